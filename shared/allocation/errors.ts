@@ -1,0 +1,58 @@
+/**
+ * Allocation failures in the kube-apiserver's own words, so a `kubectl` user reads the message
+ * they already know. Each carries the value and the range it concerns.
+ */
+import type { ValueRange } from './range.js';
+
+/** Base of every allocation failure. */
+export abstract class AllocationError extends Error {
+  /** HTTP-style status the admission answer carries: 409 for conflicts, 422 for bad values. */
+  abstract readonly statusCode: number;
+  readonly range: ValueRange;
+
+  constructor(message: string, range: ValueRange) {
+    super(message);
+    this.range = range;
+  }
+}
+
+/** No free value left in the range (both bands). */
+export class RangeFullError extends AllocationError {
+  readonly statusCode = 409;
+  constructor(range: ValueRange) {
+    super('range is full', range);
+    this.name = 'RangeFullError';
+  }
+}
+
+/** A requested value is held by another owner. */
+export class ValueAllocatedError extends AllocationError {
+  readonly statusCode = 409;
+  readonly value: string;
+  constructor(range: ValueRange, value: string) {
+    super(
+      range.kind === 'clusterIP'
+        ? 'provided IP is already allocated'
+        : 'provided port is already allocated',
+      range,
+    );
+    this.name = 'ValueAllocatedError';
+    this.value = value;
+  }
+}
+
+/** A requested value lies outside the range. */
+export class ValueNotInRangeError extends AllocationError {
+  readonly statusCode = 422;
+  readonly value: string;
+  constructor(range: ValueRange, value: string) {
+    super(
+      range.kind === 'clusterIP'
+        ? `the provided IP (${value}) is not in the valid range. The range of valid IPs is ${range.name}`
+        : `provided port is not in the valid range. The range of valid ports is ${range.name}`,
+      range,
+    );
+    this.name = 'ValueNotInRangeError';
+    this.value = value;
+  }
+}

