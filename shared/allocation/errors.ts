@@ -56,3 +56,15 @@ export class ValueNotInRangeError extends AllocationError {
     this.value = value;
   }
 }
+
+/** A dynamic pick lost the race too many times in a row; the request may be retried. */
+export class AllocationContentionError extends AllocationError {
+  readonly statusCode = 409;
+  constructor(range: ValueRange, attempts: number) {
+    super(
+      `could not claim a value in ${range.name} after ${attempts} concurrent conflicts; retry the request`,
+      range,
+    );
+    this.name = 'AllocationContentionError';
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * Exclusive values (cluster IPs, node ports) held by owners, with the kube-apiserver's semantics
+ * and DynamoDB's conditional writes in place of etcd's resourceVersion check.
+ *
+ * Protocol for one owner (an allocation id):
+ * 1. write the owner record listing every value it will hold (the intent);
+ * 2. claim each new value with a conditional write on that one value;
+ * 3. release values it no longer needs, then drop them from the record.
+ * A crash between steps leaves a record that a retry completes (a claim is idempotent per owner),
+ * or at worst a value held by an owner that no object carries, which the repair pass frees.
+ * No value is ever held by two owners: step 2 is the only way in, and it is exclusive.
+ */
+import {
+  AllocationContentionError,
+  RangeFullError,
+  ValueAllocatedError,
+  ValueNotInRangeError,
+} from './errors.js';
+import type { ValueRange } from './range.js';
+import { pickFree } from './scan.js';
+import {
+  type AllocationStore,
+  BLOCK_SIZE,
+  type Claim,
+  type OwnerRecord,
+  type OwnerRef,
+} from './store.js';
+
+/** One value an owner needs, named by its slot (e.g. `spec.clusterIPs[0]`). */
+export interface ValueRequest {
+  readonly slot: string;
+  readonly range: ValueRange;
+  /** The value asked for (a static request); absent for a dynamic pick. */
+  readonly value?: string;
+}
+
+/** A value an owner holds. */
+export interface Grant {
+  readonly slot: string;
+  readonly range: ValueRange;
+  readonly value: string;
+}
+
+/** What one `assign` did. */
+export interface Assignment {
+  readonly grants: readonly Grant[];
+  /** Values released because they were no longer requested. */
+  readonly released: readonly Claim[];
+  /** Claims lost to a concurrent writer and picked again. */
+  readonly conflicts: number;
+}
+
+/** How often a dynamic pick may lose a race before the request gives up (never unbounded). */
+const MAX_CLAIM_ATTEMPTS = 16;
+
+/** Store key of a range: its kind and name. */
+export function rangeKey(range: ValueRange): string {
+  return `${range.kind}#${range.name}`;
+}
+
+/** Dependencies, injected so tests control randomness and time. */
+export interface ExclusiveAllocatorDeps {
+  readonly store: AllocationStore;
+  /** Uniform in [0, 1): where a dynamic scan starts. */
+  readonly random: () => number;
+  /** Epoch milliseconds. */
+  readonly now: () => number;
+}
+
+/** A value this call must claim: a fresh pick, a static request, or a recorded but unclaimed one. */
+interface Pending {
+  readonly request: ValueRequest;
+  readonly key: string;
+  offset: number;
+  /** Listed in the owner record already: it may be claimed, or a crash may have stopped short. */
+  readonly recorded: boolean;
+}
+
+/** Hands out exclusive values from ranges to owners. */
+export class ExclusiveAllocator {
+  readonly #store: AllocationStore;
+  readonly #random: () => number;
+  readonly #now: () => number;
+
+  constructor(deps: ExclusiveAllocatorDeps) {
+    this.#store = deps.store;
+    this.#random = deps.random;
+    this.#now = deps.now;
+  }
+
+  /** The owner record of `id`, if any. */
+  holding(id: string): Promise<OwnerRecord | undefined> {
+    return this.#store.getOwner(id);
+  }
+
+  /**
+   * Makes owner `id` hold exactly the requested slots: slots it already holds with a matching
+   * value are kept, new ones allocated, the rest released. All or nothing: when a request fails,
+   * what this call claimed is given back and the error thrown. With `dryRun` nothing is written
+   * and a dynamic answer is a value that was free when read.
+   */
+  async assign(
+    id: string,
+    owner: OwnerRef,
+    requests: readonly ValueRequest[],
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<Assignment> {
+    const previous = await this.#store.getOwner(id);
+    const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
+    const chosen = new Map<string, Set<number>>();
+    const choose = (key: string, offset: number) => {
+      const set = chosen.get(key) ?? new Set<number>();
+      set.add(offset);
+      chosen.set(key, set);
+    };
+
+    // Slots already recorded with a matching value keep it: a retry gets the same value back.
+    const pending: Pending[] = [];
+    const unresolved: ValueRequest[] = [];
+    for (const request of requests) {
+      const key = rangeKey(request.range);
+      const wanted =
+        request.value === undefined ? undefined : request.range.offsetOf(request.value);
+      if (request.value !== undefined && wanted === undefined) {
+        throw new ValueNotInRangeError(request.range, request.value);
+      }
+      const have = recorded.get(request.slot);
+      if (have && have.range === key && (wanted === undefined || wanted === have.offset)) {
+        recorded.delete(request.slot);
+        pending.push({ request, key, offset: have.offset, recorded: true });
+        choose(key, have.offset);
+      } else if (wanted !== undefined) {
+        if (chosen.get(key)?.has(wanted))
+          throw new ValueAllocatedError(request.range, request.value ?? '');
+        pending.push({ request, key, offset: wanted, recorded: false });
+        choose(key, wanted);
+      } else {
+        unresolved.push(request);
+      }
+    }
+    for (const request of unresolved) {
+      const key = rangeKey(request.range);
+      const offset = await pickFree(
+        request.range,
+        this.#reader(key),
+        this.#random,
+        chosen.get(key),
+      );
+      if (offset === undefined) throw new RangeFullError(request.range);
+      pending.push({ request, key, offset, recorded: false });
+      choose(key, offset);
+    }
+    const dropped = [...recorded.values()];
+    const claimsOf = (): Claim[] =>
+      pending.map((p) => ({ slot: p.request.slot, range: p.key, offset: p.offset }));
+    const grantsOf = (): Grant[] =>
+      pending.map((p) => ({
+        slot: p.request.slot,
+        range: p.request.range,
+        value: p.request.range.valueAt(p.offset),
+      }));
+
+    // Recorded values this owner already holds need no write. A dry run reads a static value's
+    // holder because it will not try the conditional write that would otherwise tell.
+    const toClaim: Pending[] = [];
+    for (const entry of pending) {
+      const isStatic = entry.request.value !== undefined;
+      if (entry.recorded || (options.dryRun && isStatic)) {
+        const holder = await this.#holderOf(entry.key, entry.offset);
+        if (holder === id) continue;
+        if (holder !== undefined && isStatic)
+          throw new ValueAllocatedError(entry.request.range, entry.request.value ?? '');
+      }
+      toClaim.push(entry);
+    }
+    if (options.dryRun) return { grants: grantsOf(), released: dropped, conflicts: 0 };
+    if (toClaim.length === 0 && dropped.length === 0 && previous) {
+      return { grants: grantsOf(), released: [], conflicts: 0 };
+    }
+
+    let record: OwnerRecord = {
+      id,
+      owner,
+      claims: [...claimsOf(), ...dropped],
+      version: (previous?.version ?? 0) + 1,
+      createdAt: previous?.createdAt ?? this.#now(),
+    };
+    await this.#store.putOwner(record, previous?.version ?? 0);
+
+    let conflicts = 0;
+    const claimed: Pending[] = [];
+    try {
+      for (const entry of toClaim) {
+        for (let attempt = 1; ; attempt++) {
+          const outcome = await this.#store.claim(entry.key, entry.offset, id);
+          if (outcome.taken) break;
+          if (entry.request.value !== undefined) {
+            throw new ValueAllocatedError(entry.request.range, entry.request.value);
+          }
+          conflicts++;
+          if (attempt >= MAX_CLAIM_ATTEMPTS) {
+            throw new AllocationContentionError(entry.request.range, attempt);
+          }
+          const next = await pickFree(
+            entry.request.range,
+            this.#reader(entry.key),
+            this.#random,
+            chosen.get(entry.key),
+          );
+          if (next === undefined) throw new RangeFullError(entry.request.range);
+          choose(entry.key, next);
+          entry.offset = next;
+          const amended: OwnerRecord = {
+            ...record,
+            claims: [...claimsOf(), ...dropped],
+            version: record.version + 1,
+          };
+          await this.#store.putOwner(amended, record.version);
+          record = amended;
+        }
+        claimed.push(entry);
+      }
+    } catch (error) {
+      await this.#rollback(id, record, previous, claimed);
+      throw error;
+    }
+
+    if (dropped.length > 0) {
+      for (const claim of dropped) await this.#store.release(claim.range, claim.offset, id);
+      await this.#store.putOwner(
+        { ...record, claims: claimsOf(), version: record.version + 1 },
+        record.version,
+      );
+    }
+    return { grants: grantsOf(), released: dropped, conflicts };
+  }
+
+  /**
+   * Releases everything owner `id` holds and forgets it. Releasing an unknown or already
+   * released owner changes nothing. Returns the claims this call freed.
+   */
+  async release(
+    id: string,
+    options: { readonly dryRun?: boolean } = {},
+  ): Promise<readonly Claim[]> {
+    const record = await this.#store.getOwner(id);
+    if (!record) return [];
+    if (options.dryRun) return record.claims;
+    const freed: Claim[] = [];
+    for (const claim of record.claims) {
+      if (await this.#store.release(claim.range, claim.offset, id)) freed.push(claim);
+    }
+    await this.#store.deleteOwner(id);
+    return freed;
+  }
+
+  async #holderOf(key: string, offset: number): Promise<string | undefined> {
+    const index = Math.floor(offset / BLOCK_SIZE);
+    for await (const block of this.#store.scanBlocks(key, index, index)) {
+      return block.holders.get(offset % BLOCK_SIZE);
+    }
+    return undefined;
+  }
+
+  async #rollback(
+    id: string,
+    record: OwnerRecord,
+    previous: OwnerRecord | undefined,
+    claimed: readonly Pending[],
+  ) {
+    for (const entry of claimed) await this.#store.release(entry.key, entry.offset, id);
+    if (previous) {
+      await this.#store.putOwner({ ...previous, version: record.version + 1 }, record.version);
+    } else {
+      await this.#store.deleteOwner(id);
+    }
+  }
+
+  #reader(key: string) {
+    return (from: number, to: number) => this.#store.scanBlocks(key, from, to);
+  }
+}

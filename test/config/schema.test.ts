@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../shared/config/errors.js';
+import { parseConfig } from '../../shared/config/schema.js';
+
+function problemsOf(document: unknown): readonly string[] {
+  try {
+    parseConfig(document);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the config to be rejected');
+}
+
+describe('parseConfig', () => {
+  it('fills every default of the contract', () => {
+    const config = parseConfig({});
+    expect(config.cluster).toBe('local');
+    expect(config.serviceCIDRs).toHaveLength(1);
+    expect(config.nodePortRange).toEqual({ base: 30000, size: 2768 });
+    expect(config.hostPortRanges).toEqual({ default: { base: 7000, size: 1001 } });
+    expect(config.nodeAddressTypes).toEqual(['ExternalIP', 'InternalIP']);
+    expect(config.repair).toEqual({ intervalSeconds: 180, leakGracePasses: 3 });
+    expect(config.scale.nodePool).toEqual({ type: 'none' });
+    expect(config.eni).toEqual({
+      intervalSeconds: 60,
+      minIdle: 2,
+      maxIdle: 8,
+      cooldownSeconds: 60,
+      stickySeconds: 300,
+    });
+  });
+
+  it('reports unknown keys and every invalid value together, one line each, path first', () => {
+    const problems = problemsOf({
+      bogus: 1,
+      serviceCIDRs: ['10.0.0.0/8', 'nope'],
+      nodePortRange: '40000-30000',
+      scale: { minNodes: 2, maxNodes: 3, extra: true, nodePool: { type: 'asg' } },
+      eni: { minIdle: -1 },
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'bogus: unknown key; remove it or check its spelling',
+        expect.stringMatching(/^serviceCIDRs\[0\]: "10.0.0.0\/8" is too large/),
+        expect.stringMatching(/^serviceCIDRs\[1\]: "nope" is not a CIDR block/),
+        expect.stringMatching(
+          /^nodePortRange: end port cannot be less than start port: 40000-30000/,
+        ),
+        'scale.extra: unknown key; remove it or check its spelling',
+        'scale.nodePool.name: required: the Auto Scaling group name',
+        expect.stringMatching(/^eni.minIdle: /),
+      ]),
+    );
+    expect(problems).toHaveLength(7);
+  });
+
+  it('rejects named host port ranges that share only an end port', () => {
+    const problems = problemsOf({ hostPortRanges: { default: '7000-8000', lobby: '8000-8100' } });
+    expect(problems).toEqual([
+      expect.stringMatching(/^hostPortRanges.lobby: 8000-8100 overlaps range "default"/),
+    ]);
+  });
+
+  it('rejects two service CIDRs of one family, and more than two', () => {
+    expect(problemsOf({ serviceCIDRs: ['10.0.0.0/16', '10.1.0.0/16'] })).toEqual([
+      expect.stringMatching(/^serviceCIDRs\[1\]: 10.1.0.0\/16 is of the same family/),
+    ]);
+    expect(problemsOf({ serviceCIDRs: ['10.0.0.0/16', 'fd00::/108', '10.2.0.0/16'] })).toEqual([
+      'serviceCIDRs: takes at most two CIDRs, one per IP family',
+    ]);
+  });
+
+  it('rejects minimums above maximums', () => {
+    expect(problemsOf({ scale: { minNodes: 5, maxNodes: 2 } })).toEqual([
+      'scale.maxNodes: maxNodes must be at least minNodes',
+    ]);
+    expect(problemsOf({ eni: { minIdle: 9 } })).toEqual([
+      'eni.maxIdle: maxIdle must be at least minIdle',
+    ]);
+  });
+
+  it('rejects a host port range inside the node port range', () => {
+    expect(problemsOf({ hostPortRanges: { default: '30500-30600' } })).toEqual([
+      expect.stringMatching(
+        /^hostPortRanges.default: 30500-30600 overlaps nodePortRange 30000-32767/,
+      ),
+    ]);
+  });
+});
