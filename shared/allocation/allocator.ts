@@ -122,7 +122,7 @@ export class ExclusiveAllocator {
       const wanted =
         request.value === undefined ? undefined : request.range.offsetOf(request.value);
       if (request.value !== undefined && wanted === undefined) {
-        throw new ValueNotInRangeError(request.range, request.value);
+        throw new ValueNotInRangeError(request.range, request.value, request.slot);
       }
       const have = recorded.get(request.slot);
       if (have && have.range === key && (wanted === undefined || wanted === have.offset)) {
@@ -131,7 +131,7 @@ export class ExclusiveAllocator {
         choose(key, have.offset);
       } else if (wanted !== undefined) {
         if (chosen.get(key)?.has(wanted))
-          throw new ValueAllocatedError(request.range, request.value ?? '');
+          throw new ValueAllocatedError(request.range, request.value ?? '', request.slot);
         pending.push({ request, key, offset: wanted, recorded: false });
         choose(key, wanted);
       } else {
@@ -146,11 +146,12 @@ export class ExclusiveAllocator {
         this.#random,
         chosen.get(key),
       );
-      if (offset === undefined) throw new RangeFullError(request.range);
+      if (offset === undefined) throw new RangeFullError(request.range, request.slot);
       pending.push({ request, key, offset, recorded: false });
       choose(key, offset);
     }
-    const dropped = [...recorded.values()];
+    // A recorded value that moved to another slot of the same owner is kept, not released.
+    const dropped = [...recorded.values()].filter((claim) => !chosen.get(claim.range)?.has(claim.offset));
     const claimsOf = (): Claim[] =>
       pending.map((p) => ({ slot: p.request.slot, range: p.key, offset: p.offset }));
     const grantsOf = (): Grant[] =>
@@ -169,7 +170,7 @@ export class ExclusiveAllocator {
         const holder = await this.#holderOf(entry.key, entry.offset);
         if (holder === id) continue;
         if (holder !== undefined && isStatic)
-          throw new ValueAllocatedError(entry.request.range, entry.request.value ?? '');
+          throw new ValueAllocatedError(entry.request.range, entry.request.value ?? '', entry.request.slot);
       }
       toClaim.push(entry);
     }
@@ -195,11 +196,11 @@ export class ExclusiveAllocator {
           const outcome = await this.#store.claim(entry.key, entry.offset, id);
           if (outcome.taken) break;
           if (entry.request.value !== undefined) {
-            throw new ValueAllocatedError(entry.request.range, entry.request.value);
+            throw new ValueAllocatedError(entry.request.range, entry.request.value, entry.request.slot);
           }
           conflicts++;
           if (attempt >= MAX_CLAIM_ATTEMPTS) {
-            throw new AllocationContentionError(entry.request.range, attempt);
+            throw new AllocationContentionError(entry.request.range, attempt, entry.request.slot);
           }
           const next = await pickFree(
             entry.request.range,
@@ -207,7 +208,7 @@ export class ExclusiveAllocator {
             this.#random,
             chosen.get(entry.key),
           );
-          if (next === undefined) throw new RangeFullError(entry.request.range);
+          if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
           choose(entry.key, next);
           entry.offset = next;
           const amended: OwnerRecord = {

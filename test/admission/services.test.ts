@@ -1,0 +1,277 @@
+import { randomBytes } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ExclusiveAllocator } from '../../shared/allocation/allocator.js';
+import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
+import { type AdmissionHandlers, admit } from '../../shared/admission/dispatch.js';
+import { parseAdmissionReview } from '../../shared/admission/review.js';
+import { allow } from '../../shared/admission/response.js';
+import { serviceAdmission } from '../../shared/admission/services.js';
+import { parseCidr } from '../../shared/net/ip.js';
+import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
+import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import { freshTable } from '../support/dynamo.js';
+import { applyPatch, decodePatch } from '../support/json-patch.js';
+import { review } from '../support/reviews.js';
+
+type Obj = Record<string, any>;
+
+const ipRange = (text: string) => clusterIpRange(parseCidr(text) ?? (() => { throw new Error(text); })());
+const portRange = (text: string) => nodePortRange(parsePortRange(text) as PortRange);
+
+let handlers: AdmissionHandlers;
+let store: DynamoAllocationStore;
+
+async function setUp(cidrs: string[] = ['10.100.0.0/16'], ports = '30000-32767') {
+  const { client, tableName } = await freshTable();
+  store = new DynamoAllocationStore({ client, tableName, cluster: 'test' });
+  const allocator = new ExclusiveAllocator({ store, random: Math.random, now: Date.now });
+  handlers = {
+    services: serviceAdmission({
+      allocator,
+      ranges: { clusterIps: cidrs.map(ipRange), nodePorts: portRange(ports) },
+      randomBytes: (n) => randomBytes(n),
+    }),
+    pods: async () => allow(),
+    podBinding: async () => allow(),
+  };
+}
+
+function service(name: string, spec: Obj = {}, metadata: Obj = {}): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', ...metadata },
+    spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }], ...spec },
+  };
+}
+
+async function send(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: Obj | undefined, oldObject?: Obj, dryRun = false) {
+  const body = review({ resource: 'services', operation, object, oldObject, dryRun, name: (object ?? oldObject)?.metadata.name });
+  const { response } = await admit(parseAdmissionReview(body), handlers);
+  expect(response.uid).toBe(body.request.uid);
+  return response;
+}
+
+/** CREATE, and the object as the apiserver would store it (patched, with a uid). */
+async function create(object: Obj, dryRun = false): Promise<Obj> {
+  const response = await send('CREATE', object, undefined, dryRun);
+  expect(response.status?.message).toBeUndefined();
+  expect(response.allowed).toBe(true);
+  const stored = applyPatch(object, decodePatch(response.patch));
+  stored.metadata.uid = `uid-${stored.metadata.name}`;
+  return stored;
+}
+
+async function denial(operation: 'CREATE' | 'UPDATE', object: Obj, oldObject?: Obj) {
+  const response = await send(operation, object, oldObject);
+  expect(response.allowed).toBe(false);
+  return response.status;
+}
+
+describe('Service admission', () => {
+  beforeEach(async () => {
+    await setUp();
+  });
+
+  it('allocates a cluster IP from the upper band and writes every IP field', async () => {
+    const stored = await create(service('web'));
+    const range = ipRange('10.100.0.0/16');
+    expect(range.offsetOf(stored.spec.clusterIP)).toBeGreaterThanOrEqual(256);
+    expect(stored.spec.clusterIPs).toEqual([stored.spec.clusterIP]);
+    expect(stored.spec.ipFamilies).toEqual(['IPv4']);
+    expect(stored.spec.ipFamilyPolicy).toBe('SingleStack');
+    expect(stored.metadata.annotations['berth.dev/allocation-id']).toMatch(/^[a-z2-7]{20}$/);
+  });
+
+  it('honours a requested cluster IP and denies it to a second Service with 409', async () => {
+    const stored = await create(service('a', { clusterIP: '10.100.0.10' }));
+    expect(stored.spec.clusterIPs).toEqual(['10.100.0.10']);
+    expect(await denial('CREATE', service('b', { clusterIP: '10.100.0.10' }))).toEqual({
+      code: 409,
+      message: 'spec.clusterIPs[0]: Invalid value: "10.100.0.10": provided IP is already allocated',
+    });
+  });
+
+  it('denies a requested cluster IP outside the range with 422 and the kube text', async () => {
+    expect(await denial('CREATE', service('c', { clusterIPs: ['10.200.0.1'] }))).toEqual({
+      code: 422,
+      message:
+        'spec.clusterIPs[0]: Invalid value: "10.200.0.1": the provided IP (10.200.0.1) is not in the valid range. The range of valid IPs is 10.100.0.0/16',
+    });
+    expect((await denial('CREATE', service('d', { clusterIP: 'bogus' })))?.message).toMatch(
+      /^spec.clusterIPs\[0\]: Invalid value: "bogus": must be a valid IP address/,
+    );
+  });
+
+  it('allocates nothing for headless and ExternalName Services', async () => {
+    expect(decodePatch((await send('CREATE', service('h', { clusterIP: 'None' }))).patch)).toEqual([]);
+    expect(decodePatch((await send('CREATE', service('e', { type: 'ExternalName', externalName: 'x.example' }))).patch)).toEqual([]);
+  });
+
+  it('answers range is full with 409 when the CIDR has no free address', async () => {
+    await setUp(['10.7.0.0/29']);
+    for (let i = 0; i < 6; i++) await create(service(`s${i}`));
+    const status = await denial('CREATE', service('s6'));
+    expect(status?.code).toBe(409);
+    expect(status?.message).toBe('spec.clusterIPs[0]: failed to allocate a serviceIP: range is full');
+  });
+
+  it('allocates node ports from the upper band and honours requested ones', async () => {
+    const stored = await create(
+      service('np', {
+        type: 'NodePort',
+        ports: [
+          { name: 'a', port: 80, protocol: 'TCP' },
+          { name: 'b', port: 81, protocol: 'TCP', nodePort: 30005 },
+        ],
+      }),
+    );
+    expect(stored.spec.ports[0].nodePort).toBeGreaterThanOrEqual(30086);
+    expect(stored.spec.ports[1].nodePort).toBe(30005);
+    expect(await denial('CREATE', service('np2', { type: 'NodePort', ports: [{ port: 1, nodePort: 30005 }] }))).toEqual({
+      code: 409,
+      message: 'spec.ports[0].nodePort: Invalid value: 30005: provided port is already allocated',
+    });
+    expect(await denial('CREATE', service('np3', { type: 'NodePort', ports: [{ port: 1, nodePort: 80 }] }))).toEqual({
+      code: 422,
+      message:
+        'spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767',
+    });
+  });
+
+  it('shares one node port between entries with the same port number and different protocols', async () => {
+    const stored = await create(
+      service('dns', {
+        type: 'NodePort',
+        ports: [
+          { name: 'dns-tcp', port: 53, protocol: 'TCP' },
+          { name: 'dns-udp', port: 53, protocol: 'UDP' },
+        ],
+      }),
+    );
+    expect(stored.spec.ports[0].nodePort).toBe(stored.spec.ports[1].nodePort);
+    const record = await store.getOwner(stored.metadata.annotations['berth.dev/allocation-id']);
+    expect(record?.claims.filter((c) => c.range.startsWith('nodePort'))).toHaveLength(1);
+  });
+
+  it('denies a duplicate port and protocol', async () => {
+    const status = await denial('CREATE', service('dup', { ports: [{ port: 80 }, { port: 80, protocol: 'TCP' }] }));
+    expect(status?.code).toBe(422);
+    expect(status?.message).toMatch(/^spec.ports\[1\]: /);
+  });
+
+  it('allocates a health check node port for LoadBalancer with Local traffic policy, even without node ports', async () => {
+    const lb = await create(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }));
+    expect(lb.spec.ports[0].nodePort).toBeGreaterThan(0);
+    expect(lb.spec.healthCheckNodePort).toBeGreaterThan(0);
+    expect(lb.spec.healthCheckNodePort).not.toBe(lb.spec.ports[0].nodePort);
+    const bare = await create(
+      service('lb2', { type: 'LoadBalancer', externalTrafficPolicy: 'Local', allocateLoadBalancerNodePorts: false }),
+    );
+    expect(bare.spec.ports[0].nodePort).toBeUndefined();
+    expect(bare.spec.healthCheckNodePort).toBeGreaterThan(0);
+  });
+
+  it('allocates one IP per family for PreferDualStack and the asked family for SingleStack', async () => {
+    await setUp(['10.100.0.0/16', 'fd00:100::/108']);
+    const dual = await create(service('dual', { ipFamilyPolicy: 'PreferDualStack' }));
+    expect(dual.spec.ipFamilies).toEqual(['IPv4', 'IPv6']);
+    expect(dual.spec.clusterIPs[1]).toMatch(/^fd00:100::/);
+    const v6 = await create(service('v6', { ipFamilies: ['IPv6'] }));
+    expect(v6.spec.clusterIPs).toHaveLength(1);
+    expect(v6.spec.clusterIP).toMatch(/^fd00:100::/);
+    expect(v6.spec.ipFamilyPolicy).toBe('SingleStack');
+  });
+
+  it('denies RequireDualStack on a single-stack cluster', async () => {
+    expect(await denial('CREATE', service('req', { ipFamilyPolicy: 'RequireDualStack' }))).toEqual({
+      code: 422,
+      message: 'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
+    });
+  });
+
+  it('denies a changed cluster IP on update and keeps the old ones when the update leaves them empty', async () => {
+    const stored = await create(service('imm'));
+    const changed = structuredClone(stored);
+    changed.spec.clusterIP = '10.100.0.99';
+    changed.spec.clusterIPs = ['10.100.0.99'];
+    expect(await denial('UPDATE', changed, stored)).toEqual({
+      code: 422,
+      message: 'spec.clusterIPs[0]: Invalid value: "10.100.0.99": may not change once set',
+    });
+    const emptied = structuredClone(stored);
+    delete emptied.spec.clusterIP;
+    delete emptied.spec.clusterIPs;
+    const response = await send('UPDATE', emptied, stored);
+    expect(applyPatch(emptied, decodePatch(response.patch)).spec.clusterIPs).toEqual(stored.spec.clusterIPs);
+  });
+
+  it('allocates added node ports and releases dropped ones on update', async () => {
+    const stored = await create(service('upd', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30010 }] }));
+    const updated = structuredClone(stored);
+    updated.spec.ports = [{ name: 'b', port: 81 }];
+    const after = applyPatch(updated, decodePatch((await send('UPDATE', updated, stored)).patch));
+    expect(after.spec.ports[0].nodePort).toBeGreaterThanOrEqual(30086);
+    await create(service('taker', { type: 'NodePort', ports: [{ port: 1, nodePort: 30010 }] }));
+  });
+
+  it('releases every node port when a NodePort Service becomes ClusterIP', async () => {
+    const stored = await create(service('tc', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30020 }] }));
+    const updated = structuredClone(stored);
+    updated.spec.type = 'ClusterIP';
+    const after = applyPatch(updated, decodePatch((await send('UPDATE', updated, stored)).patch));
+    expect(after.spec.ports[0].nodePort).toBeUndefined();
+    expect(after.spec.clusterIP).toBe(stored.spec.clusterIP);
+    await create(service('taker', { type: 'NodePort', ports: [{ port: 1, nodePort: 30020 }] }));
+  });
+
+  it('releases everything on DELETE, once', async () => {
+    const stored = await create(service('del', { clusterIP: '10.100.0.50', type: 'NodePort', ports: [{ port: 80, nodePort: 30030 }] }));
+    expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
+    expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
+    const again = await create(service('reuse', { clusterIP: '10.100.0.50', type: 'NodePort', ports: [{ port: 80, nodePort: 30030 }] }));
+    expect(again.spec.clusterIP).toBe('10.100.0.50');
+  });
+
+  it('changes nothing on a dry run, and a dry-run DELETE releases nothing', async () => {
+    const dry = await create(service('dry', { clusterIP: '10.100.0.60' }), true);
+    expect(dry.spec.clusterIP).toBe('10.100.0.60');
+    expect(await store.getOwner(dry.metadata.annotations['berth.dev/allocation-id'])).toBeUndefined();
+    const real = await create(service('real', { clusterIP: '10.100.0.60' }));
+    await send('DELETE', undefined, real, true);
+    expect((await denial('CREATE', service('third', { clusterIP: '10.100.0.60' })))?.code).toBe(409);
+  });
+
+  it('recognises a re-invocation and allocates nothing new', async () => {
+    const stored = await create(service('re', { type: 'NodePort' }));
+    delete stored.metadata.uid;
+    const response = await send('CREATE', stored);
+    expect(response.allowed).toBe(true);
+    expect(decodePatch(response.patch)).toEqual([]);
+    const owners = [];
+    for await (const owner of store.listOwners()) owners.push(owner);
+    expect(owners).toHaveLength(1);
+  });
+
+  it('treats a copied allocation id in another namespace as a new Service', async () => {
+    const stored = await create(service('orig'));
+    const copy = service('copy', {}, { namespace: 'other', annotations: { ...stored.metadata.annotations } });
+    const body = review({ resource: 'services', operation: 'CREATE', object: copy, namespace: 'other' });
+    const { response } = await admit(parseAdmissionReview(body), handlers);
+    const copied = applyPatch(copy, decodePatch(response.patch));
+    expect(copied.metadata.annotations['berth.dev/allocation-id']).not.toBe(stored.metadata.annotations['berth.dev/allocation-id']);
+    expect(copied.spec.clusterIP).not.toBe(stored.spec.clusterIP);
+  });
+
+  it('denies a Service whose fields have the wrong type, naming the field', async () => {
+    const status = await denial('CREATE', service('bad', { ports: [{ port: 'eighty' }] }));
+    expect(status?.code).toBe(422);
+    expect(status?.message).toMatch(/^spec.ports\[0\].port: /);
+  });
+
+  it('allows services/status and other resources untouched', async () => {
+    const body = review({ resource: 'services', subResource: 'status', operation: 'UPDATE', object: service('s'), oldObject: service('s') });
+    const { response } = await admit(parseAdmissionReview(body), handlers);
+    expect(response).toEqual({ uid: body.request.uid, allowed: true });
+  });
+});
