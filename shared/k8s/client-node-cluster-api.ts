@@ -1,0 +1,248 @@
+/**
+ * `ClusterApi` over `@kubernetes/client-node` 2.0.1 (CoreV1Api, object parameters). Every
+ * `ApiException` leaves this file as one of berth's typed errors (./errors.ts); lists are paged
+ * with limit/continue and handed out item by item, so a pass never holds a whole cluster's pods
+ * in one response.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  ApiException,
+  CoreV1Api,
+  type CoreV1Event,
+  type KubeConfig,
+  type V1ListMeta,
+  type V1Node,
+  type V1Pod,
+  type V1Service,
+} from '@kubernetes/client-node';
+import type { ClusterApi, ClusterEvent, JsonPatchOperation, ListOptions } from './cluster-api.js';
+import {
+  KubernetesApiError,
+  KubernetesConflictError,
+  KubernetesInvalidError,
+  KubernetesListExpiredError,
+  KubernetesNotFoundError,
+  type KubernetesRequestTarget,
+  type KubernetesStatus,
+  KubernetesUnreachableError,
+} from './errors.js';
+
+/** Items per list page when the caller names none; the apiserver's own default cap is 500 too. */
+export const DEFAULT_PAGE_SIZE = 500;
+
+/** Events on cluster-scoped objects (nodes) go where kubelet puts them. */
+const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
+
+/** An event name is a DNS subdomain (≤ 253); keep room for `.` and 16 hex digits. */
+const MAX_EVENT_NAME_PREFIX = 253 - 17;
+
+/** What the adapter needs; clock and randomness are injected so tests control them. */
+export interface ClientNodeClusterApiOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Epoch ms, for event timestamps. */
+  readonly now?: () => number;
+  /** Suffix of generated event names (`<object>.<suffix>`); 16 random hex digits by default. */
+  readonly eventNameSuffix?: () => string;
+  /** Page size of lists whose options name none. */
+  readonly defaultPageSize?: number;
+}
+
+/** The page shape every client-node list call returns. */
+interface Page<T> {
+  readonly items: T[];
+  readonly metadata?: V1ListMeta;
+}
+
+/** `ClusterApi` over a client-node `CoreV1Api` made from one `KubeConfig`. */
+export class ClientNodeClusterApi implements ClusterApi {
+  readonly #core: CoreV1Api;
+  readonly #now: () => number;
+  readonly #eventNameSuffix: () => string;
+  readonly #defaultPageSize: number;
+
+  constructor(options: ClientNodeClusterApiOptions) {
+    this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.#now = options.now ?? Date.now;
+    this.#eventNameSuffix = options.eventNameSuffix ?? (() => randomBytes(8).toString('hex'));
+    this.#defaultPageSize = options.defaultPageSize ?? DEFAULT_PAGE_SIZE;
+  }
+
+  async getNode(name: string): Promise<V1Node | undefined> {
+    const target = { verb: 'get', resource: `nodes/${name}` };
+    try {
+      return await this.#core.readNode({ name });
+    } catch (error) {
+      const translated = translateKubernetesError(error, target);
+      if (translated instanceof KubernetesNotFoundError) return undefined;
+      throw translated;
+    }
+  }
+
+  async getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+    const target = { verb: 'get', resource: `namespaces/${namespace}/pods/${name}` };
+    try {
+      return await this.#core.readNamespacedPod({ namespace, name });
+    } catch (error) {
+      const translated = translateKubernetesError(error, target);
+      if (translated instanceof KubernetesNotFoundError) return undefined;
+      throw translated;
+    }
+  }
+
+  listNodes(options: ListOptions = {}): AsyncIterable<V1Node> {
+    return this.#paged({ verb: 'list', resource: 'nodes' }, options, (params) =>
+      this.#core.listNode(params),
+    );
+  }
+
+  listPods(options: ListOptions = {}): AsyncIterable<V1Pod> {
+    return this.#paged({ verb: 'list', resource: 'pods' }, options, (params) =>
+      this.#core.listPodForAllNamespaces(params),
+    );
+  }
+
+  listServices(options: ListOptions = {}): AsyncIterable<V1Service> {
+    return this.#paged({ verb: 'list', resource: 'services' }, options, (params) =>
+      this.#core.listServiceForAllNamespaces(params),
+    );
+  }
+
+  async patchNode(name: string, patch: readonly JsonPatchOperation[]): Promise<V1Node> {
+    const target = { verb: 'patch', resource: `nodes/${name}` };
+    try {
+      // client-node's default Content-Type for patchNode is application/json-patch+json.
+      return await this.#core.patchNode({ name, body: patch });
+    } catch (error) {
+      throw translateKubernetesError(error, target, { jsonPatch: true });
+    }
+  }
+
+  async deleteNode(name: string): Promise<void> {
+    const target = { verb: 'delete', resource: `nodes/${name}` };
+    try {
+      await this.#core.deleteNode({ name });
+    } catch (error) {
+      const translated = translateKubernetesError(error, target);
+      // Already gone is the outcome the caller asked for.
+      if (translated instanceof KubernetesNotFoundError) return;
+      throw translated;
+    }
+  }
+
+  async createEvent(event: ClusterEvent): Promise<void> {
+    const { involvedObject } = event;
+    const namespace = involvedObject.namespace ?? CLUSTER_SCOPED_EVENT_NAMESPACE;
+    const name = `${involvedObject.name.slice(0, MAX_EVENT_NAME_PREFIX)}.${this.#eventNameSuffix()}`;
+    const at = new Date(this.#now());
+    const body: CoreV1Event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace },
+      involvedObject: {
+        apiVersion: 'v1',
+        kind: involvedObject.kind,
+        name: involvedObject.name,
+        ...(involvedObject.namespace === undefined ? {} : { namespace: involvedObject.namespace }),
+        ...(involvedObject.uid === undefined ? {} : { uid: involvedObject.uid }),
+      },
+      reason: event.reason,
+      message: event.message,
+      type: event.type,
+      source: { component: event.component },
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    };
+    const target = { verb: 'create', resource: `namespaces/${namespace}/events` };
+    try {
+      await this.#core.createNamespacedEvent({ namespace, body });
+    } catch (error) {
+      throw translateKubernetesError(error, target);
+    }
+  }
+
+  async *#paged<T>(
+    target: KubernetesRequestTarget,
+    options: ListOptions,
+    fetchPage: (params: {
+      labelSelector?: string;
+      fieldSelector?: string;
+      limit: number;
+      _continue?: string;
+    }) => Promise<Page<T>>,
+  ): AsyncGenerator<T, void, undefined> {
+    const limit = options.pageSize ?? this.#defaultPageSize;
+    let token: string | undefined;
+    do {
+      let page: Page<T>;
+      try {
+        page = await fetchPage({
+          ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+          ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+          limit,
+          ...(token === undefined ? {} : { _continue: token }),
+        });
+      } catch (error) {
+        throw translateKubernetesError(error, target);
+      }
+      yield* page.items;
+      // An empty string means "no more pages", as an absent one does.
+      token = page.metadata?._continue || undefined;
+    } while (token !== undefined);
+  }
+}
+
+/** Options of `translateKubernetesError`. */
+export interface TranslateOptions {
+  /** The call sent a JSON patch: a cause-less 422 means the patch did not apply (a conflict). */
+  readonly jsonPatch?: boolean;
+}
+
+/** Turns whatever client-node threw into berth's typed Kubernetes error. */
+export function translateKubernetesError(
+  error: unknown,
+  target: KubernetesRequestTarget,
+  options: TranslateOptions = {},
+): KubernetesApiError {
+  if (error instanceof KubernetesApiError) return error;
+  if (!(error instanceof ApiException))
+    return new KubernetesUnreachableError(target, { cause: error });
+  const code = error.code;
+  const status = parseStatus(error.body);
+  switch (code) {
+    case 404:
+      return new KubernetesNotFoundError(target, status, { cause: error });
+    case 409:
+      return new KubernetesConflictError(target, 409, status, { cause: error });
+    case 410:
+      return new KubernetesListExpiredError(target, status, { cause: error });
+    case 422: {
+      const hasFieldCauses = (status?.details?.causes?.length ?? 0) > 0;
+      return options.jsonPatch && !hasFieldCauses
+        ? new KubernetesConflictError(target, 422, status, { cause: error })
+        : new KubernetesInvalidError(target, status, { cause: error });
+    }
+    default:
+      return new KubernetesApiError(
+        target,
+        code,
+        status ?? (code === 401 ? { code, reason: 'Unauthorized' } : undefined),
+        { cause: error },
+      );
+  }
+}
+
+/** client-node hands the error body over as the raw response text (a JSON `Status`), or not at all. */
+function parseStatus(body: unknown): KubernetesStatus | undefined {
+  let value = body;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const candidate = value as { kind?: unknown };
+  return candidate.kind === 'Status' ? (value as KubernetesStatus) : undefined;
+}

@@ -1,0 +1,55 @@
+/**
+ * A `ClusterApi` whose underlying client may be replaced between calls (EKS tokens expire). The
+ * composition root wires one `ProvidedClusterApi` at module scope; each call asks the provider
+ * for the current client, so domain code never sees a token.
+ */
+import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { ClusterApi, ClusterEvent, JsonPatchOperation, ListOptions } from './cluster-api.js';
+
+/** Hands out the `ClusterApi` to use now. */
+export interface ClusterApiProvider {
+  get(): Promise<ClusterApi>;
+}
+
+/** `ClusterApi` that resolves its client from a provider on every call. */
+export class ProvidedClusterApi implements ClusterApi {
+  readonly #provider: ClusterApiProvider;
+
+  constructor(provider: ClusterApiProvider) {
+    this.#provider = provider;
+  }
+
+  async getNode(name: string): Promise<V1Node | undefined> {
+    return (await this.#provider.get()).getNode(name);
+  }
+
+  async getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+    return (await this.#provider.get()).getPod(namespace, name);
+  }
+
+  async *listNodes(options?: ListOptions): AsyncIterable<V1Node> {
+    // One client serves the whole list: continue tokens are tied to the server, not the token,
+    // but a list should not straddle a rebuild anyway.
+    yield* (await this.#provider.get()).listNodes(options);
+  }
+
+  async *listPods(options?: ListOptions): AsyncIterable<V1Pod> {
+    yield* (await this.#provider.get()).listPods(options);
+  }
+
+  async *listServices(options?: ListOptions): AsyncIterable<V1Service> {
+    yield* (await this.#provider.get()).listServices(options);
+  }
+
+  async patchNode(name: string, patch: readonly JsonPatchOperation[]): Promise<V1Node> {
+    return (await this.#provider.get()).patchNode(name, patch);
+  }
+
+  async deleteNode(name: string): Promise<void> {
+    return (await this.#provider.get()).deleteNode(name);
+  }
+
+  async createEvent(event: ClusterEvent): Promise<void> {
+    return (await this.#provider.get()).createEvent(event);
+  }
+}

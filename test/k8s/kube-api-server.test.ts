@@ -1,0 +1,188 @@
+/** The loopback fake's own behaviour, where it mimics the apiserver, checked over raw HTTP. */
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KubernetesConflictError, KubernetesNotFoundError } from '../../shared/k8s/errors.js';
+import { FakeClusterApi } from '../fakes/cluster-api.js';
+import {
+  applyJsonPatch,
+  type KubeApiServer,
+  startKubeApiServer,
+} from '../fakes/kube-api-server.js';
+
+describe('startKubeApiServer', () => {
+  let fake: KubeApiServer;
+
+  beforeAll(async () => {
+    fake = await startKubeApiServer();
+  });
+
+  afterAll(async () => {
+    await fake.stop();
+  });
+
+  afterEach(() => {
+    fake.nodes.clear();
+    fake.pods.clear();
+    fake.requests.length = 0;
+  });
+
+  const call = async (path: string, init?: RequestInit) => {
+    const response = await fetch(`${fake.url}${path}`, init);
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  it('answers a missing node with a NotFound Status naming it', async () => {
+    expect(await call('/api/v1/nodes/ghost')).toEqual({
+      status: 404,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'nodes "ghost" not found',
+        reason: 'NotFound',
+        details: { name: 'ghost', kind: 'nodes' },
+        code: 404,
+      },
+    });
+  });
+
+  it('refuses a field selector the apiserver does not support', async () => {
+    const { status, body } = await call('/api/v1/nodes?fieldSelector=spec.nodeName%3Dn1');
+
+    expect(status).toBe(400);
+    expect(body).toMatchObject({
+      reason: 'BadRequest',
+      message: 'field label not supported: spec.nodeName',
+    });
+  });
+
+  it('counts the remaining items only for lists without selectors', async () => {
+    for (const name of ['a', 'b', 'c']) fake.addNode({ metadata: { name, labels: { x: '1' } } });
+
+    const plain = await call('/api/v1/nodes?limit=1');
+    const selected = await call('/api/v1/nodes?limit=1&labelSelector=x%3D1');
+
+    expect(plain.body.metadata).toMatchObject({
+      remainingItemCount: 2,
+      continue: expect.any(String),
+    });
+    expect(selected.body.metadata).not.toHaveProperty('remainingItemCount');
+  });
+
+  it('rejects a merge patch body sent as a JSON patch content type', async () => {
+    fake.addNode({ metadata: { name: 'n1' } });
+
+    const { status } = await call('/api/v1/nodes/n1', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: JSON.stringify({ spec: { unschedulable: true } }),
+    });
+
+    expect(status).toBe(400);
+  });
+
+  it('answers a failed test operation with the generic 422 Invalid Status', async () => {
+    fake.addNode({ metadata: { name: 'n1' }, spec: {} });
+
+    const { status, body } = await call('/api/v1/nodes/n1', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json-patch+json' },
+      body: JSON.stringify([{ op: 'test', path: '/spec/unschedulable', value: true }]),
+    });
+
+    expect(status).toBe(422);
+    expect(body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'the server rejected our request due to an error in our request',
+      reason: 'Invalid',
+      details: {},
+      code: 422,
+    });
+  });
+
+  it('refuses an event whose involved object lives in another namespace', async () => {
+    const { status, body } = await call('/api/v1/namespaces/games/events', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        metadata: { name: 'e1' },
+        involvedObject: { kind: 'Pod', namespace: 'other', name: 'p' },
+      }),
+    });
+
+    expect(status).toBe(422);
+    expect(body).toMatchObject({
+      reason: 'Invalid',
+      details: { causes: [{ field: 'involvedObject.namespace' }] },
+    });
+  });
+
+  it('fails exactly the next N matching requests', async () => {
+    fake.addNode({ metadata: { name: 'n1' } });
+    fake.failNext({ path: '/api/v1/nodes/n1', status: 500, times: 2 });
+
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await call('/api/v1/nodes/n1')).status);
+
+    expect(statuses).toEqual([500, 500, 200]);
+  });
+});
+
+describe('applyJsonPatch', () => {
+  it('adds, replaces, removes, moves and copies as RFC 6902 says', () => {
+    const doc = { a: { b: 1 }, list: [1, 2] };
+
+    const out = applyJsonPatch(doc, [
+      { op: 'add', path: '/list/1', value: 9 },
+      { op: 'add', path: '/list/-', value: 3 },
+      { op: 'replace', path: '/a/b', value: 2 },
+      { op: 'copy', from: '/a', path: '/c' },
+      { op: 'move', from: '/c/b', path: '/d' },
+      { op: 'remove', path: '/list/0' },
+      { op: 'add', path: '/e~1f', value: 'slash' },
+      { op: 'test', path: '/a', value: { b: 2 } },
+    ]);
+
+    expect(out).toEqual({ a: { b: 2 }, list: [9, 2, 3], c: {}, d: 2, 'e/f': 'slash' });
+    expect(doc).toEqual({ a: { b: 1 }, list: [1, 2] });
+  });
+
+  it('fails removing, replacing or testing a path that is not there, and adding under one', () => {
+    for (const op of [
+      { op: 'remove', path: '/x' },
+      { op: 'replace', path: '/x', value: 1 },
+      { op: 'test', path: '/x', value: null },
+      { op: 'add', path: '/x/y', value: 1 },
+    ]) {
+      expect(() => applyJsonPatch({}, [op])).toThrow();
+    }
+  });
+
+  it('leaves any document unchanged when a test of its own value passes', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (doc) => {
+        const json = JSON.parse(JSON.stringify(doc));
+        expect(applyJsonPatch(json, [{ op: 'test', path: '', value: json }])).toEqual(json);
+      }),
+    );
+  });
+});
+
+describe('FakeClusterApi', () => {
+  it('keeps the adapter contract for patches, deletes and queued errors', async () => {
+    const cluster = new FakeClusterApi().withNodes({ metadata: { name: 'n1' }, spec: {} });
+
+    await expect(
+      cluster.patchNode('n1', [{ op: 'test', path: '/spec/unschedulable', value: true }]),
+    ).rejects.toBeInstanceOf(KubernetesConflictError);
+    await expect(cluster.patchNode('n2', [])).rejects.toBeInstanceOf(KubernetesNotFoundError);
+    await cluster.deleteNode('n2');
+    cluster.failNext('getNode', new Error('boom'));
+    await expect(cluster.getNode('n1')).rejects.toThrow('boom');
+    expect((await cluster.getNode('n1'))?.metadata?.name).toBe('n1');
+  });
+});
