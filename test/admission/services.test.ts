@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { type AdmissionHandlers, admit } from '../../shared/admission/dispatch.js';
+import { allow } from '../../shared/admission/response.js';
+import { parseAdmissionReview } from '../../shared/admission/review.js';
+import { serviceAdmission } from '../../shared/admission/services.js';
 import { ExclusiveAllocator } from '../../shared/allocation/allocator.js';
 import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
-import { type AdmissionHandlers, admit } from '../../shared/admission/dispatch.js';
-import { parseAdmissionReview } from '../../shared/admission/review.js';
-import { allow } from '../../shared/admission/response.js';
-import { serviceAdmission } from '../../shared/admission/services.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
@@ -13,9 +13,37 @@ import { freshTable } from '../support/dynamo.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { review } from '../support/reviews.js';
 
-type Obj = Record<string, any>;
+/** The Service fields these tests read and write; everything else passes through untyped. */
+interface Obj {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace: string; uid?: string; annotations?: Record<string, string> };
+  spec: {
+    type?: string;
+    clusterIP?: string;
+    clusterIPs?: string[];
+    ipFamilies?: string[];
+    ipFamilyPolicy?: string;
+    ports: Array<{
+      name?: string;
+      port: number;
+      protocol?: string;
+      nodePort?: number;
+      targetPort?: unknown;
+    }>;
+    healthCheckNodePort?: number;
+    [field: string]: unknown;
+  };
+}
+type Ports = Obj['spec']['ports'];
 
-const ipRange = (text: string) => clusterIpRange(parseCidr(text) ?? (() => { throw new Error(text); })());
+const ipRange = (text: string) =>
+  clusterIpRange(
+    parseCidr(text) ??
+      (() => {
+        throw new Error(text);
+      })(),
+  );
 const portRange = (text: string) => nodePortRange(parsePortRange(text) as PortRange);
 
 let handlers: AdmissionHandlers;
@@ -36,17 +64,37 @@ async function setUp(cidrs: string[] = ['10.100.0.0/16'], ports = '30000-32767')
   };
 }
 
-function service(name: string, spec: Obj = {}, metadata: Obj = {}): Obj {
+function service(
+  name: string,
+  spec: Partial<Obj['spec']> = {},
+  metadata: Partial<Obj['metadata']> = {},
+): Obj {
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace: 'default', ...metadata },
-    spec: { selector: { app: name }, ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }], ...spec },
+    spec: {
+      selector: { app: name },
+      ports: [{ name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 }],
+      ...spec,
+    },
   };
 }
 
-async function send(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: Obj | undefined, oldObject?: Obj, dryRun = false) {
-  const body = review({ resource: 'services', operation, object, oldObject, dryRun, name: (object ?? oldObject)?.metadata.name });
+async function send(
+  operation: 'CREATE' | 'UPDATE' | 'DELETE',
+  object: Obj | undefined,
+  oldObject?: Obj,
+  dryRun = false,
+) {
+  const body = review({
+    resource: 'services',
+    operation,
+    object,
+    oldObject,
+    dryRun,
+    name: (object ?? oldObject)?.metadata.name,
+  });
   const { response } = await admit(parseAdmissionReview(body), handlers);
   expect(response.uid).toBe(body.request.uid);
   return response;
@@ -76,11 +124,11 @@ describe('Service admission', () => {
   it('allocates a cluster IP from the upper band and writes every IP field', async () => {
     const stored = await create(service('web'));
     const range = ipRange('10.100.0.0/16');
-    expect(range.offsetOf(stored.spec.clusterIP)).toBeGreaterThanOrEqual(256);
+    expect(range.offsetOf(stored.spec.clusterIP ?? '')).toBeGreaterThanOrEqual(256);
     expect(stored.spec.clusterIPs).toEqual([stored.spec.clusterIP]);
     expect(stored.spec.ipFamilies).toEqual(['IPv4']);
     expect(stored.spec.ipFamilyPolicy).toBe('SingleStack');
-    expect(stored.metadata.annotations['berth.dev/allocation-id']).toMatch(/^[a-z2-7]{20}$/);
+    expect(stored.metadata.annotations?.['berth.dev/allocation-id']).toMatch(/^[a-z2-7]{20}$/);
   });
 
   it('honours a requested cluster IP and denies it to a second Service with 409', async () => {
@@ -104,8 +152,15 @@ describe('Service admission', () => {
   });
 
   it('allocates nothing for headless and ExternalName Services', async () => {
-    expect(decodePatch((await send('CREATE', service('h', { clusterIP: 'None' }))).patch)).toEqual([]);
-    expect(decodePatch((await send('CREATE', service('e', { type: 'ExternalName', externalName: 'x.example' }))).patch)).toEqual([]);
+    expect(decodePatch((await send('CREATE', service('h', { clusterIP: 'None' }))).patch)).toEqual(
+      [],
+    );
+    expect(
+      decodePatch(
+        (await send('CREATE', service('e', { type: 'ExternalName', externalName: 'x.example' })))
+          .patch,
+      ),
+    ).toEqual([]);
   });
 
   it('answers range is full with 409 when the CIDR has no free address', async () => {
@@ -113,7 +168,9 @@ describe('Service admission', () => {
     for (let i = 0; i < 6; i++) await create(service(`s${i}`));
     const status = await denial('CREATE', service('s6'));
     expect(status?.code).toBe(409);
-    expect(status?.message).toBe('spec.clusterIPs[0]: failed to allocate a serviceIP: range is full');
+    expect(status?.message).toBe(
+      'spec.clusterIPs[0]: failed to allocate a serviceIP: range is full',
+    );
   });
 
   it('allocates node ports from the upper band and honours requested ones', async () => {
@@ -126,13 +183,23 @@ describe('Service admission', () => {
         ],
       }),
     );
-    expect(stored.spec.ports[0].nodePort).toBeGreaterThanOrEqual(30086);
-    expect(stored.spec.ports[1].nodePort).toBe(30005);
-    expect(await denial('CREATE', service('np2', { type: 'NodePort', ports: [{ port: 1, nodePort: 30005 }] }))).toEqual({
+    expect(stored.spec.ports[0]?.nodePort).toBeGreaterThanOrEqual(30086);
+    expect(stored.spec.ports[1]?.nodePort).toBe(30005);
+    expect(
+      await denial(
+        'CREATE',
+        service('np2', { type: 'NodePort', ports: [{ port: 1, nodePort: 30005 }] }),
+      ),
+    ).toEqual({
       code: 409,
       message: 'spec.ports[0].nodePort: Invalid value: 30005: provided port is already allocated',
     });
-    expect(await denial('CREATE', service('np3', { type: 'NodePort', ports: [{ port: 1, nodePort: 80 }] }))).toEqual({
+    expect(
+      await denial(
+        'CREATE',
+        service('np3', { type: 'NodePort', ports: [{ port: 1, nodePort: 80 }] }),
+      ),
+    ).toEqual({
       code: 422,
       message:
         'spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767',
@@ -149,26 +216,37 @@ describe('Service admission', () => {
         ],
       }),
     );
-    expect(stored.spec.ports[0].nodePort).toBe(stored.spec.ports[1].nodePort);
-    const record = await store.getOwner(stored.metadata.annotations['berth.dev/allocation-id']);
+    expect(stored.spec.ports[0]?.nodePort).toBe(stored.spec.ports[1]?.nodePort);
+    const record = await store.getOwner(
+      stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '',
+    );
     expect(record?.claims.filter((c) => c.range.startsWith('nodePort'))).toHaveLength(1);
   });
 
   it('denies a duplicate port and protocol', async () => {
-    const status = await denial('CREATE', service('dup', { ports: [{ port: 80 }, { port: 80, protocol: 'TCP' }] }));
+    const status = await denial(
+      'CREATE',
+      service('dup', { ports: [{ port: 80 }, { port: 80, protocol: 'TCP' }] }),
+    );
     expect(status?.code).toBe(422);
     expect(status?.message).toMatch(/^spec.ports\[1\]: /);
   });
 
   it('allocates a health check node port for LoadBalancer with Local traffic policy, even without node ports', async () => {
-    const lb = await create(service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }));
-    expect(lb.spec.ports[0].nodePort).toBeGreaterThan(0);
-    expect(lb.spec.healthCheckNodePort).toBeGreaterThan(0);
-    expect(lb.spec.healthCheckNodePort).not.toBe(lb.spec.ports[0].nodePort);
-    const bare = await create(
-      service('lb2', { type: 'LoadBalancer', externalTrafficPolicy: 'Local', allocateLoadBalancerNodePorts: false }),
+    const lb = await create(
+      service('lb', { type: 'LoadBalancer', externalTrafficPolicy: 'Local' }),
     );
-    expect(bare.spec.ports[0].nodePort).toBeUndefined();
+    expect(lb.spec.ports[0]?.nodePort).toBeGreaterThan(0);
+    expect(lb.spec.healthCheckNodePort).toBeGreaterThan(0);
+    expect(lb.spec.healthCheckNodePort).not.toBe(lb.spec.ports[0]?.nodePort);
+    const bare = await create(
+      service('lb2', {
+        type: 'LoadBalancer',
+        externalTrafficPolicy: 'Local',
+        allocateLoadBalancerNodePorts: false,
+      }),
+    );
+    expect(bare.spec.ports[0]?.nodePort).toBeUndefined();
     expect(bare.spec.healthCheckNodePort).toBeGreaterThan(0);
   });
 
@@ -176,7 +254,7 @@ describe('Service admission', () => {
     await setUp(['10.100.0.0/16', 'fd00:100::/108']);
     const dual = await create(service('dual', { ipFamilyPolicy: 'PreferDualStack' }));
     expect(dual.spec.ipFamilies).toEqual(['IPv4', 'IPv6']);
-    expect(dual.spec.clusterIPs[1]).toMatch(/^fd00:100::/);
+    expect(dual.spec.clusterIPs?.[1]).toMatch(/^fd00:100::/);
     const v6 = await create(service('v6', { ipFamilies: ['IPv6'] }));
     expect(v6.spec.clusterIPs).toHaveLength(1);
     expect(v6.spec.clusterIP).toMatch(/^fd00:100::/);
@@ -186,7 +264,8 @@ describe('Service admission', () => {
   it('denies RequireDualStack on a single-stack cluster', async () => {
     expect(await denial('CREATE', service('req', { ipFamilyPolicy: 'RequireDualStack' }))).toEqual({
       code: 422,
-      message: 'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
+      message:
+        'spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services',
     });
   });
 
@@ -203,43 +282,65 @@ describe('Service admission', () => {
     delete emptied.spec.clusterIP;
     delete emptied.spec.clusterIPs;
     const response = await send('UPDATE', emptied, stored);
-    expect(applyPatch(emptied, decodePatch(response.patch)).spec.clusterIPs).toEqual(stored.spec.clusterIPs);
+    expect(applyPatch(emptied, decodePatch(response.patch)).spec.clusterIPs).toEqual(
+      stored.spec.clusterIPs,
+    );
   });
 
   it('allocates added node ports and releases dropped ones on update', async () => {
-    const stored = await create(service('upd', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30010 }] }));
+    const stored = await create(
+      service('upd', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30010 }] }),
+    );
     const updated = structuredClone(stored);
     updated.spec.ports = [{ name: 'b', port: 81 }];
     const after = applyPatch(updated, decodePatch((await send('UPDATE', updated, stored)).patch));
-    expect(after.spec.ports[0].nodePort).toBeGreaterThanOrEqual(30086);
+    expect(after.spec.ports[0]?.nodePort).toBeGreaterThanOrEqual(30086);
     await create(service('taker', { type: 'NodePort', ports: [{ port: 1, nodePort: 30010 }] }));
   });
 
   it('releases every node port when a NodePort Service becomes ClusterIP', async () => {
-    const stored = await create(service('tc', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30020 }] }));
+    const stored = await create(
+      service('tc', { type: 'NodePort', ports: [{ name: 'a', port: 80, nodePort: 30020 }] }),
+    );
     const updated = structuredClone(stored);
     updated.spec.type = 'ClusterIP';
     const after = applyPatch(updated, decodePatch((await send('UPDATE', updated, stored)).patch));
-    expect(after.spec.ports[0].nodePort).toBeUndefined();
+    expect(after.spec.ports[0]?.nodePort).toBeUndefined();
     expect(after.spec.clusterIP).toBe(stored.spec.clusterIP);
     await create(service('taker', { type: 'NodePort', ports: [{ port: 1, nodePort: 30020 }] }));
   });
 
   it('releases everything on DELETE, once', async () => {
-    const stored = await create(service('del', { clusterIP: '10.100.0.50', type: 'NodePort', ports: [{ port: 80, nodePort: 30030 }] }));
+    const stored = await create(
+      service('del', {
+        clusterIP: '10.100.0.50',
+        type: 'NodePort',
+        ports: [{ port: 80, nodePort: 30030 }],
+      }),
+    );
     expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
     expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
-    const again = await create(service('reuse', { clusterIP: '10.100.0.50', type: 'NodePort', ports: [{ port: 80, nodePort: 30030 }] }));
+    const again = await create(
+      service('reuse', {
+        clusterIP: '10.100.0.50',
+        type: 'NodePort',
+        ports: [{ port: 80, nodePort: 30030 }],
+      }),
+    );
     expect(again.spec.clusterIP).toBe('10.100.0.50');
   });
 
   it('changes nothing on a dry run, and a dry-run DELETE releases nothing', async () => {
     const dry = await create(service('dry', { clusterIP: '10.100.0.60' }), true);
     expect(dry.spec.clusterIP).toBe('10.100.0.60');
-    expect(await store.getOwner(dry.metadata.annotations['berth.dev/allocation-id'])).toBeUndefined();
+    expect(
+      await store.getOwner(dry.metadata.annotations?.['berth.dev/allocation-id'] ?? ''),
+    ).toBeUndefined();
     const real = await create(service('real', { clusterIP: '10.100.0.60' }));
     await send('DELETE', undefined, real, true);
-    expect((await denial('CREATE', service('third', { clusterIP: '10.100.0.60' })))?.code).toBe(409);
+    expect((await denial('CREATE', service('third', { clusterIP: '10.100.0.60' })))?.code).toBe(
+      409,
+    );
   });
 
   it('recognises a re-invocation and allocates nothing new', async () => {
@@ -255,22 +356,42 @@ describe('Service admission', () => {
 
   it('treats a copied allocation id in another namespace as a new Service', async () => {
     const stored = await create(service('orig'));
-    const copy = service('copy', {}, { namespace: 'other', annotations: { ...stored.metadata.annotations } });
-    const body = review({ resource: 'services', operation: 'CREATE', object: copy, namespace: 'other' });
+    const copy = service(
+      'copy',
+      {},
+      { namespace: 'other', annotations: { ...stored.metadata.annotations } },
+    );
+    const body = review({
+      resource: 'services',
+      operation: 'CREATE',
+      object: copy,
+      namespace: 'other',
+    });
     const { response } = await admit(parseAdmissionReview(body), handlers);
     const copied = applyPatch(copy, decodePatch(response.patch));
-    expect(copied.metadata.annotations['berth.dev/allocation-id']).not.toBe(stored.metadata.annotations['berth.dev/allocation-id']);
+    expect(copied.metadata.annotations?.['berth.dev/allocation-id']).not.toBe(
+      stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '',
+    );
     expect(copied.spec.clusterIP).not.toBe(stored.spec.clusterIP);
   });
 
   it('denies a Service whose fields have the wrong type, naming the field', async () => {
-    const status = await denial('CREATE', service('bad', { ports: [{ port: 'eighty' }] }));
+    const status = await denial(
+      'CREATE',
+      service('bad', { ports: [{ port: 'eighty' }] as unknown as Ports }),
+    );
     expect(status?.code).toBe(422);
     expect(status?.message).toMatch(/^spec.ports\[0\].port: /);
   });
 
   it('allows services/status and other resources untouched', async () => {
-    const body = review({ resource: 'services', subResource: 'status', operation: 'UPDATE', object: service('s'), oldObject: service('s') });
+    const body = review({
+      resource: 'services',
+      subResource: 'status',
+      operation: 'UPDATE',
+      object: service('s'),
+      oldObject: service('s'),
+    });
     const { response } = await admit(parseAdmissionReview(body), handlers);
     expect(response).toEqual({ uid: body.request.uid, allowed: true });
   });

@@ -1,0 +1,115 @@
+/**
+ * `pods/binding` CREATE: where the game server can be reached (contract section 5). The Binding
+ * names the pod and the target node but carries none of the pod's annotations, so the pod is read
+ * through the Kubernetes API; for a berth pod the Binding gets `berth.dev/node` and
+ * `berth.dev/address`, which the apiserver copies onto the pod as it binds it.
+ */
+import type { V1NodeAddress } from '@kubernetes/client-node';
+import type { NodeAddressType } from '../config/schema.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { NodeCache } from '../k8s/node-cache.js';
+import { parseIp } from '../net/ip.js';
+import type { AdmissionHandler } from './dispatch.js';
+import { ALLOCATION_ID_ANNOTATION, annotationOf } from './identity.js';
+import { type JsonPatchOperation, pointer, setMetadataEntries } from './patch.js';
+import { allow } from './response.js';
+
+/** The node the pod is bound to. */
+export const NODE_ANNOTATION = 'berth.dev/node';
+/** The node address chosen by `nodeAddressTypes` precedence. */
+export const ADDRESS_ANNOTATION = 'berth.dev/address';
+
+/** What the binding handler needs. */
+export interface PodBindingAdmissionDeps {
+  /** Pods are read directly (a binding happens once per pod); nodes through `nodes`. */
+  readonly cluster: Pick<ClusterApi, 'getPod' | 'getNode'>;
+  /** Precedence of address types, from the config. */
+  readonly nodeAddressTypes: readonly NodeAddressType[];
+  /** Epoch milliseconds, for the node cache. */
+  readonly now: () => number;
+  /**
+   * Where nodes are read; a short-lived `NodeCache` over `cluster` when absent, so a burst of
+   * bindings onto one node (the packing affinity makes that the norm) reads it once.
+   */
+  readonly nodes?: Pick<ClusterApi, 'getNode'>;
+}
+
+const IP_TYPES: ReadonlySet<string> = new Set(['ExternalIP', 'InternalIP']);
+const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const DNS_SUBDOMAIN = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})*$`);
+
+function usable(type: string, address: string): boolean {
+  if (IP_TYPES.has(type)) return parseIp(address) !== undefined;
+  // DNS and Hostname types: an RFC 1123 subdomain, as the apiserver validates names.
+  return address.length <= 253 && DNS_SUBDOMAIN.test(address.toLowerCase());
+}
+
+/**
+ * The address to publish: the first type in `precedence` for which the node has a usable address,
+ * and of that type the first usable one in `status.addresses` order (IP types skip values that
+ * do not parse as IPs). Undefined when none is usable. Pure.
+ */
+export function chooseNodeAddress(
+  addresses: readonly Pick<V1NodeAddress, 'type' | 'address'>[],
+  precedence: readonly NodeAddressType[],
+): string | undefined {
+  for (const type of precedence) {
+    const found = addresses.find((a) => a.type === type && usable(type, a.address.trim()));
+    if (found) return found.address.trim();
+  }
+  return undefined;
+}
+
+type JsonObject = Readonly<Record<string, unknown>>;
+
+function field(object: JsonObject | undefined, key: string): JsonObject | undefined {
+  const value = object?.[key];
+  return typeof value === 'object' && value !== null ? (value as JsonObject) : undefined;
+}
+
+function text(object: JsonObject | undefined, key: string): string | undefined {
+  const value = object?.[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** The `pods/binding` admission handler. */
+export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHandler {
+  const nodes = deps.nodes ?? new NodeCache({ source: deps.cluster, now: deps.now });
+  return async (request) => {
+    if (request.operation !== 'CREATE' || !request.object) return allow();
+    const binding = request.object;
+    const metadata = field(binding, 'metadata');
+    const podName = text(metadata, 'name') ?? request.name;
+    const namespace = request.namespace ?? text(metadata, 'namespace') ?? 'default';
+    const nodeName = text(field(binding, 'target'), 'name');
+    if (podName === undefined || nodeName === undefined) return allow();
+
+    const pod = await deps.cluster.getPod(namespace, podName);
+    if (pod === undefined) {
+      return allow(undefined, [
+        `${NODE_ANNOTATION}: pod ${namespace}/${podName} was not found, so berth added no annotations`,
+      ]);
+    }
+    if (annotationOf(pod as JsonObject, ALLOCATION_ID_ANNOTATION) === undefined) return allow();
+
+    const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
+    const warnings: string[] = [];
+    const node = await nodes.getNode(nodeName);
+    if (node === undefined) {
+      warnings.push(`${ADDRESS_ANNOTATION}: node ${nodeName} was not found; no address annotation`);
+    } else {
+      const address = chooseNodeAddress(node.status?.addresses ?? [], deps.nodeAddressTypes);
+      if (address === undefined) {
+        warnings.push(
+          `${ADDRESS_ANNOTATION}: node ${nodeName} has no usable address of type ${deps.nodeAddressTypes.join(', ')}; no address annotation`,
+        );
+      } else {
+        entries[ADDRESS_ANNOTATION] = address;
+      }
+    }
+    const patch: JsonPatchOperation[] = metadata
+      ? setMetadataEntries(metadata, 'annotations', entries)
+      : [{ op: 'add', path: pointer('metadata'), value: { annotations: entries } }];
+    return allow(patch, warnings);
+  };
+}

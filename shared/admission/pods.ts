@@ -1,0 +1,145 @@
+/**
+ * `pods` CREATE and DELETE: game-server host ports with Agones semantics (contract section 4).
+ *
+ * CREATE of a pod with `berth.dev/ports`: validate the specs (422 with every problem, 400 for bad
+ * JSON), recognise a re-invocation by its stored allocation id, else allocate under a new id, and
+ * answer the patch. DELETE (not dry run) releases exactly what is recorded under the pod's id and
+ * namespace, once. Pods without the annotation are allowed untouched and cost no store access.
+ */
+
+import { hostPortRange } from '../allocation/range.js';
+import type { BerthConfig } from '../config/schema.js';
+import {
+  allocateHostPorts,
+  type HostPortAllocatorDeps,
+  type HostPortRangeUsage,
+  hostPortUsage,
+} from '../hostports/allocator.js';
+import { HostPortContentionError } from '../hostports/errors.js';
+import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
+import {
+  type HostPortRange,
+  PORTS_ANNOTATION,
+  PORTS_PATH,
+  parsePortSpecs,
+} from '../hostports/spec.js';
+import type { HostPortStore, PodRef } from '../hostports/store.js';
+import type { AdmissionHandler } from './dispatch.js';
+import { ALLOCATION_ID_ANNOTATION, annotationOf, newAllocationId } from './identity.js';
+import { allow, deny } from './response.js';
+import type { AdmissionRequest } from './review.js';
+
+/**
+ * What the pod handler needs; everything that varies is injected. From the allocator: `store`,
+ * `random` (uniform in [0, 1), ties between equally used ports), `now` (epoch ms) and an
+ * optional `sleep` for the backoff between lost races.
+ */
+export interface PodAdmissionDeps extends HostPortAllocatorDeps {
+  /** The named host port ranges come from here. */
+  readonly config: Pick<BerthConfig, 'hostPortRanges'>;
+  /** Source of allocation ids (`crypto.randomBytes` in production). */
+  readonly randomBytes: (size: number) => Uint8Array;
+  /** Told of every committed allocation and its lost races, for logs and metrics. */
+  readonly onAllocated?: (event: { readonly id: string; readonly conflicts: number }) => void;
+}
+
+/** The configured host port ranges, in config order, through the shared `hostPortRange`. */
+export function hostPortRangesOf(config: Pick<BerthConfig, 'hostPortRanges'>): HostPortRange[] {
+  return Object.entries(config.hostPortRanges).map(([name, ports]) => {
+    const values = hostPortRange(name, ports);
+    return { name: values.name, first: Number(values.valueAt(0)), size: values.size };
+  });
+}
+
+/** `/v1/status` lines of every host port range: `{ name, kind: 'hostPort', size, used }`. */
+export async function hostPortStatus(deps: {
+  readonly config: Pick<BerthConfig, 'hostPortRanges'>;
+  readonly store: Pick<HostPortStore, 'readCounts'>;
+}): Promise<HostPortRangeUsage[]> {
+  return hostPortUsage(deps.store, hostPortRangesOf(deps.config));
+}
+
+type PodObject = Readonly<Record<string, unknown>>;
+
+function metadataString(pod: PodObject, field: string): string | undefined {
+  const metadata = pod.metadata as Record<string, unknown> | undefined;
+  const value = metadata?.[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function podRefOf(request: AdmissionRequest, pod: PodObject): PodRef {
+  return {
+    namespace: request.namespace ?? metadataString(pod, 'namespace') ?? 'default',
+    name: metadataString(pod, 'name') ?? request.name ?? '',
+    generateName: metadataString(pod, 'generateName') ?? '',
+  };
+}
+
+function samePod(a: PodRef, b: PodRef): boolean {
+  return a.namespace === b.namespace && a.name === b.name && a.generateName === b.generateName;
+}
+
+/** The `pods` admission handler (CREATE allocates, DELETE releases). */
+export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
+  const ranges = hostPortRangesOf(deps.config);
+  const rangeByName = new Map(ranges.map((r) => [r.name, r]));
+
+  async function create(request: AdmissionRequest) {
+    const pod = request.object;
+    const annotation = pod ? annotationOf(pod, PORTS_ANNOTATION) : undefined;
+    if (!pod || annotation === undefined) return allow();
+    const parsed = parsePortSpecs(annotation, podContainersOf(pod), ranges);
+    // One line per problem, as config errors are printed: a message may itself contain "; ".
+    if (!parsed.ok) return deny(parsed.code, parsed.problems.join('\n'));
+    const { specs } = parsed;
+    const podRef = podRefOf(request, pod);
+    const patchInput = { specs, allocationIdAnnotation: ALLOCATION_ID_ANNOTATION };
+
+    // A re-invoked webhook sees its own earlier patch: same id stored for this very pod, and the
+    // pod's container ports carry the recorded host ports. A copied annotation fails the test
+    // and gets a fresh allocation under a new id.
+    const carriedId = annotationOf(pod, ALLOCATION_ID_ANNOTATION);
+    if (carriedId !== undefined) {
+      const record = await deps.store.getRecord(carriedId);
+      if (record && samePod(record.pod, podRef) && podCarriesHostPorts(pod, specs, record.ports)) {
+        return allow(
+          buildPodPatch(pod, { ...patchInput, held: record.ports, allocationId: record.id }),
+        );
+      }
+    }
+
+    const id = newAllocationId(deps.randomBytes);
+    try {
+      const outcome = await allocateHostPorts(deps, {
+        id,
+        pod: podRef,
+        specs,
+        ranges: rangeByName,
+        dryRun: request.dryRun === true,
+      });
+      if (request.dryRun !== true) deps.onAllocated?.({ id, conflicts: outcome.conflicts });
+      return allow(
+        buildPodPatch(pod, { ...patchInput, held: outcome.record.ports, allocationId: id }),
+      );
+    } catch (error) {
+      if (error instanceof HostPortContentionError)
+        return deny(409, `${PORTS_PATH}: ${error.message}`);
+      throw error;
+    }
+  }
+
+  async function remove(request: AdmissionRequest) {
+    const pod = request.oldObject;
+    const id = pod ? annotationOf(pod, ALLOCATION_ID_ANNOTATION) : undefined;
+    // A dry-run DELETE must not change stored state; a pod berth never allocated for has no id.
+    if (!pod || id === undefined || request.dryRun === true) return allow();
+    await deps.store.release(id, podRefOf(request, pod).namespace);
+    return allow();
+  }
+
+  return async (request) => {
+    if (request.operation === 'CREATE') return create(request);
+    if (request.operation === 'DELETE') return remove(request);
+    return allow();
+  };
+}

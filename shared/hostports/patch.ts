@@ -1,0 +1,254 @@
+/**
+ * Reading the parts of a pod host ports concern, and the JSON patch that gives a pod its ports
+ * (contract section 4). Pure. Container `ports` and `env` are written as whole arrays with `add`
+ * (which replaces an existing member), so the patch applies whether or not they exist and a
+ * re-invoked webhook replaces its own entries instead of duplicating them.
+ */
+import { type JsonPatchOperation, pointer, setMetadataEntries } from '../admission/patch.js';
+import type { ContainerRef, PodContainers, PortProtocol, PortSpec } from './spec.js';
+import type { HeldPort } from './store.js';
+
+/** JSON object name → hostPort of every spec port but None ones. */
+export const HOST_PORTS_ANNOTATION = 'berth.dev/host-ports';
+/** `Distributed` turns the packing podAffinity off. */
+export const SCHEDULING_ANNOTATION = 'berth.dev/scheduling';
+/** Marks game-server pods: the packing affinity selects it, the scale pass counts it. */
+export const GAME_SERVER_LABEL = 'berth.dev/game-server';
+
+type JsonObject = Readonly<Record<string, unknown>>;
+
+function asObject(value: unknown): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as JsonObject)
+    : undefined;
+}
+
+function asArray(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** The pod's containers and sidecar init containers, for spec validation. */
+export function podContainersOf(pod: JsonObject): PodContainers {
+  const spec = asObject(pod.spec);
+  const nameOf = (c: unknown): string => {
+    const name = asObject(c)?.name;
+    return typeof name === 'string' ? name : '';
+  };
+  return {
+    containers: asArray(spec?.containers).map(nameOf),
+    initContainers: asArray(spec?.initContainers).map((c) => ({
+      name: nameOf(c),
+      sidecar: asObject(c)?.restartPolicy === 'Always',
+    })),
+  };
+}
+
+/** `BERTH_PORT_<NAME>`: upper-cased, `-` to `_` (port names allow nothing else). */
+export function envVarName(portName: string): string {
+  return `BERTH_PORT_${portName.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/** A container port entry as the patch writes it. */
+interface PortEntry {
+  readonly name: string;
+  readonly containerPort: number;
+  readonly protocol: 'TCP' | 'UDP';
+  readonly hostPort?: number;
+}
+
+/** The host port a spec ends up with: allocated, given (Static), or none (None). */
+function hostPortOf(spec: PortSpec, allocated: ReadonlyMap<string, number>): number | undefined {
+  if (spec.portPolicy === 'Static') return spec.hostPort;
+  if (spec.portPolicy === 'None') return undefined;
+  return allocated.get(spec.name);
+}
+
+function entriesOf(spec: PortSpec, hostPort: number | undefined): PortEntry[] {
+  // Passthrough: the game server listens on the host port itself.
+  const containerPort = spec.portPolicy === 'Passthrough' ? hostPort : spec.containerPort;
+  if (containerPort === undefined) throw new RangeError(`port ${spec.name} has no container port`);
+  const entry = (name: string, protocol: 'TCP' | 'UDP'): PortEntry => ({
+    name,
+    containerPort,
+    protocol,
+    ...(hostPort !== undefined ? { hostPort } : {}),
+  });
+  return spec.protocol === 'TCPUDP'
+    ? [entry(`${spec.name}-tcp`, 'TCP'), entry(`${spec.name}-udp`, 'UDP')]
+    : [entry(spec.name, spec.protocol)];
+}
+
+/** Kubernetes defaults a container port's protocol to TCP. */
+function protocolOf(existing: JsonObject): string {
+  return typeof existing.protocol === 'string' ? existing.protocol : 'TCP';
+}
+
+function sameEntry(existing: JsonObject, entry: PortEntry): boolean {
+  return (
+    existing.name === entry.name ||
+    (existing.containerPort === entry.containerPort && protocolOf(existing) === entry.protocol)
+  );
+}
+
+/**
+ * Existing entries with berth's entries merged in: an entry with the same name, or the same
+ * containerPort and protocol, is replaced in place (kube validation would reject the duplicate);
+ * the others are appended in spec order.
+ */
+function mergePorts(existing: readonly unknown[], entries: readonly PortEntry[]): unknown[] {
+  const placed = new Set<PortEntry>();
+  const merged: unknown[] = [];
+  for (const item of existing) {
+    const object = asObject(item);
+    const match = object ? entries.find((e) => sameEntry(object, e)) : undefined;
+    if (match === undefined) merged.push(item);
+    else if (!placed.has(match)) {
+      placed.add(match);
+      merged.push(match);
+    }
+  }
+  return [...merged, ...entries.filter((e) => !placed.has(e))];
+}
+
+function mergeEnv(
+  existing: readonly unknown[],
+  vars: readonly { name: string; value: string }[],
+): unknown[] {
+  const byName = new Map(vars.map((v) => [v.name, v]));
+  const merged = existing.map((item) => {
+    const name = asObject(item)?.name;
+    const replacement = typeof name === 'string' ? byName.get(name) : undefined;
+    if (replacement) byName.delete(replacement.name);
+    return replacement ?? item;
+  });
+  return [...merged, ...byName.values()];
+}
+
+function containerAt(pod: JsonObject, ref: ContainerRef): JsonObject | undefined {
+  return asObject(asArray(asObject(pod.spec)?.[ref.field])[ref.index]);
+}
+
+/** The preferred podAffinity that packs game servers onto few nodes (Agones' Packed). */
+export const PACKING_POD_AFFINITY = {
+  preferredDuringSchedulingIgnoredDuringExecution: [
+    {
+      weight: 100,
+      podAffinityTerm: {
+        topologyKey: 'kubernetes.io/hostname',
+        labelSelector: { matchLabels: { [GAME_SERVER_LABEL]: 'true' } },
+      },
+    },
+  ],
+} as const;
+
+/** name → hostPort for the `berth.dev/host-ports` annotation: Static included, None absent. */
+export function hostPortsByName(
+  specs: readonly PortSpec[],
+  held: readonly HeldPort[],
+): Record<string, number> {
+  const allocated = new Map(held.map((h) => [h.name, h.port]));
+  const byName: Record<string, number> = {};
+  for (const spec of specs) {
+    const port = hostPortOf(spec, allocated);
+    if (port !== undefined) byName[spec.name] = port;
+  }
+  return byName;
+}
+
+/** Everything the patch needs besides the pod. */
+export interface PodPatchInput {
+  readonly specs: readonly PortSpec[];
+  readonly held: readonly HeldPort[];
+  readonly allocationId: string;
+  readonly allocationIdAnnotation: string;
+}
+
+/** The JSON patch giving `pod` its ports, env vars, annotations, label and packing affinity. */
+export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchOperation[] {
+  const { specs, held } = input;
+  const allocated = new Map(held.map((h) => [h.name, h.port]));
+  const operations: JsonPatchOperation[] = [];
+
+  const byContainer = new Map<string, { ref: ContainerRef; specs: PortSpec[] }>();
+  for (const spec of specs) {
+    const key = `${spec.container.field}/${spec.container.index}`;
+    const group = byContainer.get(key) ?? { ref: spec.container, specs: [] };
+    group.specs.push(spec);
+    byContainer.set(key, group);
+  }
+  for (const { ref, specs: own } of byContainer.values()) {
+    const container = containerAt(pod, ref);
+    const entries = own.flatMap((s) => entriesOf(s, hostPortOf(s, allocated)));
+    operations.push({
+      op: 'add',
+      path: pointer('spec', ref.field, ref.index, 'ports'),
+      value: mergePorts(asArray(container?.ports), entries),
+    });
+    const vars = own.flatMap((s) => {
+      const port = hostPortOf(s, allocated);
+      return port === undefined ? [] : [{ name: envVarName(s.name), value: String(port) }];
+    });
+    if (vars.length > 0) {
+      operations.push({
+        op: 'add',
+        path: pointer('spec', ref.field, ref.index, 'env'),
+        value: mergeEnv(asArray(container?.env), vars),
+      });
+    }
+  }
+
+  const metadata = asObject(pod.metadata);
+  operations.push(
+    ...setMetadataEntries(metadata, 'annotations', {
+      [input.allocationIdAnnotation]: input.allocationId,
+      [HOST_PORTS_ANNOTATION]: JSON.stringify(hostPortsByName(specs, held)),
+    }),
+    ...setMetadataEntries(metadata, 'labels', { [GAME_SERVER_LABEL]: 'true' }),
+  );
+
+  const annotations = asObject(metadata?.annotations);
+  const affinity = asObject(asObject(pod.spec)?.affinity);
+  if (annotations?.[SCHEDULING_ANNOTATION] !== 'Distributed' && affinity?.podAffinity == null) {
+    operations.push(
+      affinity === undefined
+        ? {
+            op: 'add',
+            path: pointer('spec', 'affinity'),
+            value: { podAffinity: PACKING_POD_AFFINITY },
+          }
+        : {
+            op: 'add',
+            path: pointer('spec', 'affinity', 'podAffinity'),
+            value: PACKING_POD_AFFINITY,
+          },
+    );
+  }
+  return operations;
+}
+
+/**
+ * Whether the pod's container port entries carry exactly the recorded host ports: the test that
+ * tells a re-invoked webhook (which sees its own earlier patch applied) from a copied annotation.
+ */
+export function podCarriesHostPorts(
+  pod: JsonObject,
+  specs: readonly PortSpec[],
+  held: readonly HeldPort[],
+): boolean {
+  const recorded = new Map(held.map((h) => [h.name, h]));
+  const allocatedSpecs = specs.filter(
+    (s) => s.portPolicy === 'Dynamic' || s.portPolicy === 'Passthrough',
+  );
+  if (allocatedSpecs.length !== held.length) return false;
+  return allocatedSpecs.every((spec) => {
+    const record = recorded.get(spec.name);
+    if (!record || record.range !== spec.range || record.protocol !== spec.protocol) return false;
+    const ports = asArray(containerAt(pod, spec.container)?.ports).map(asObject);
+    const names = entryNames(spec.name, spec.protocol);
+    return names.every((name) => ports.some((p) => p?.name === name && p.hostPort === record.port));
+  });
+}
+
+function entryNames(name: string, protocol: PortProtocol): string[] {
+  return protocol === 'TCPUDP' ? [`${name}-tcp`, `${name}-udp`] : [name];
+}

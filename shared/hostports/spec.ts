@@ -1,0 +1,424 @@
+/**
+ * The `berth.dev/ports` annotation (contract section 4): a JSON array of port specs shaped like an
+ * Agones GameServer `spec.ports` entry, parsed and validated in one pass so a user sees every
+ * problem at once. Messages follow `field.ErrorList` (`<path>: <type>: <detail>`) and reuse
+ * Agones' words where Agones has them. Pure: no I/O.
+ */
+
+/** The annotation a pod opts in with. */
+export const PORTS_ANNOTATION = 'berth.dev/ports';
+
+/** Field path of the annotation, the prefix of every validation message. */
+export const PORTS_PATH = `metadata.annotations[${PORTS_ANNOTATION}]`;
+
+/** How a port gets its host port (Agones `portPolicy`). */
+export const PORT_POLICIES = ['Dynamic', 'Passthrough', 'Static', 'None'] as const;
+/** One of `PORT_POLICIES`. */
+export type PortPolicy = (typeof PORT_POLICIES)[number];
+
+/** Agones protocols; TCPUDP is one host port serving both. */
+export const PORT_PROTOCOLS = ['UDP', 'TCP', 'TCPUDP'] as const;
+/** One of `PORT_PROTOCOLS`. */
+export type PortProtocol = (typeof PORT_PROTOCOLS)[number];
+
+/** Policies whose host port berth hands out from a range. */
+export function isAllocated(policy: PortPolicy): boolean {
+  return policy === 'Dynamic' || policy === 'Passthrough';
+}
+
+/**
+ * At most this many Dynamic/Passthrough ports per pod: an allocation is one DynamoDB transaction
+ * of at most 100 items (the owner record plus one count block per port at worst).
+ */
+export const MAX_ALLOCATED_PORTS = 99;
+
+/** A named host port range from the config: `size` ports from `first`. */
+export interface HostPortRange {
+  readonly name: string;
+  readonly first: number;
+  readonly size: number;
+}
+
+/** The last port of a range. */
+export function lastPort(range: HostPortRange): number {
+  return range.first + range.size - 1;
+}
+
+/** Where a port's container sits in the pod: a regular container or a sidecar init container. */
+export interface ContainerRef {
+  readonly field: 'containers' | 'initContainers';
+  readonly index: number;
+  readonly name: string;
+}
+
+/** One validated port spec, defaults filled in. */
+export interface PortSpec {
+  /** Position in the annotation, for messages. */
+  readonly index: number;
+  readonly name: string;
+  readonly container: ContainerRef;
+  readonly portPolicy: PortPolicy;
+  readonly protocol: PortProtocol;
+  /** Absent for Passthrough, whose container port is its host port. */
+  readonly containerPort?: number;
+  /** Present for Static only. */
+  readonly hostPort?: number;
+  /** The range a Dynamic or Passthrough port is allocated from. */
+  readonly range: string;
+}
+
+/** The parts of a pod the specs are checked against. */
+export interface PodContainers {
+  /** `spec.containers[*].name`. */
+  readonly containers: readonly string[];
+  /** `spec.initContainers[*]`: only sidecars (`restartPolicy: Always`) may take ports. */
+  readonly initContainers: readonly { readonly name: string; readonly sidecar: boolean }[];
+}
+
+/** The outcome of parsing: specs, or the denial with every problem. */
+export type PortSpecParse =
+  | { readonly ok: true; readonly specs: readonly PortSpec[] }
+  | { readonly ok: false; readonly code: 400 | 422; readonly problems: readonly string[] };
+
+const FIELDS = [
+  'name',
+  'container',
+  'containerPort',
+  'portPolicy',
+  'protocol',
+  'hostPort',
+  'range',
+] as const;
+
+const DEFAULT_RANGE = 'default';
+
+const quote = (value: unknown): string => JSON.stringify(value) ?? String(value);
+const supported = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
+
+/** Container port names are IANA service names (`IsValidPortName`): the apiserver's messages. */
+function portNameProblems(name: string): string[] {
+  const problems: string[] = [];
+  if (name.length > 15) problems.push('must be no more than 15 characters');
+  if (!/^[-a-z0-9]+$/.test(name)) {
+    problems.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  }
+  if (name.includes('--')) problems.push('must not contain consecutive hyphens');
+  if (!/[a-z]/.test(name)) problems.push('must contain at least one letter (a-z)');
+  if (name.startsWith('-') || name.endsWith('-')) {
+    problems.push('must not begin or end with a hyphen');
+  }
+  return problems;
+}
+
+/** A port number field: 0, null and absent mean unset (Agones' int32 zero value). */
+function portNumber(
+  value: unknown,
+  path: string,
+  problems: string[],
+): { set: boolean; value?: number } {
+  if (value === undefined || value === null || value === 0) return { set: false };
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) {
+    problems.push(
+      `${path}: Invalid value: ${quote(value)}: must be between 1 and 65535, inclusive`,
+    );
+    return { set: true };
+  }
+  return { set: true, value };
+}
+
+function enumValue<T extends string>(
+  value: unknown,
+  allowed: readonly T[],
+  fallback: T,
+  path: string,
+  problems: string[],
+): T | undefined {
+  // An empty string is the unset value, as Agones defaults `portPolicy: ""` to Dynamic.
+  if (value === undefined || value === null || value === '') return fallback;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) {
+    return value as T;
+  }
+  problems.push(
+    `${path}: Unsupported value: ${quote(value)}: supported values: ${supported(allowed)}`,
+  );
+  return undefined;
+}
+
+function resolveContainer(
+  value: unknown,
+  pod: PodContainers,
+  path: string,
+  problems: string[],
+): ContainerRef | undefined {
+  if (value === undefined || value === null || value === '') {
+    const [only, ...others] = pod.containers;
+    if (only === undefined) {
+      problems.push(`${path}: Required value: the pod has no containers`);
+      return undefined;
+    }
+    if (others.length > 0) {
+      problems.push(
+        `${path}: Required value: Container is required when using multiple containers in the pod template`,
+      );
+      return undefined;
+    }
+    return { field: 'containers', index: 0, name: only };
+  }
+  if (typeof value !== 'string') {
+    problems.push(`${path}: Invalid value: ${quote(value)}: must be a container name`);
+    return undefined;
+  }
+  const index = pod.containers.indexOf(value);
+  if (index >= 0) return { field: 'containers', index, name: value };
+  const init = pod.initContainers.findIndex((c) => c.name === value);
+  if (init >= 0 && pod.initContainers[init]?.sidecar) {
+    return { field: 'initContainers', index: init, name: value };
+  }
+  problems.push(
+    init >= 0
+      ? `${path}: Invalid value: ${quote(value)}: init container ${value} is not a sidecar (restartPolicy: Always), so it cannot take a port`
+      : `${path}: Invalid value: ${quote(value)}: Could not find a container named ${value}`,
+  );
+  return undefined;
+}
+
+/**
+ * Parses and validates the annotation against the pod's containers and the configured ranges.
+ * Bad JSON is 400; every other problem is 422, all of them listed.
+ */
+export function parsePortSpecs(
+  annotation: string,
+  pod: PodContainers,
+  ranges: readonly HostPortRange[],
+): PortSpecParse {
+  let document: unknown;
+  try {
+    document = JSON.parse(annotation);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      ok: false,
+      code: 400,
+      problems: [
+        `${PORTS_PATH}: Invalid value: not valid JSON (${reason}); write a JSON array of port specs`,
+      ],
+    };
+  }
+  if (!Array.isArray(document)) {
+    return {
+      ok: false,
+      code: 422,
+      problems: [
+        `${PORTS_PATH}: Invalid value: must be a JSON array of port specs, e.g. [{"name":"game","containerPort":7777}]`,
+      ],
+    };
+  }
+  const problems: string[] = [];
+  const specs: PortSpec[] = [];
+  const rangeByName = new Map(ranges.map((r) => [r.name, r]));
+  const seenNames = new Set<string>();
+  const seenEntryNames = new Map<string, number>();
+  const seenStatic = new Set<string>();
+
+  document.forEach((element: unknown, index) => {
+    const at = `${PORTS_PATH}[${index}]`;
+    if (typeof element !== 'object' || element === null || Array.isArray(element)) {
+      problems.push(
+        `${at}: Invalid value: ${quote(element)}: must be an object with at least a name`,
+      );
+      return;
+    }
+    const entry = element as Record<string, unknown>;
+    for (const key of Object.keys(entry)) {
+      if (!(FIELDS as readonly string[]).includes(key)) {
+        problems.push(
+          `${at}.${key}: Forbidden: unknown field; the fields are ${FIELDS.join(', ')}`,
+        );
+      }
+    }
+    const before = problems.length;
+
+    const rawName = entry.name;
+    let name: string | undefined;
+    if (typeof rawName !== 'string' || rawName === '') {
+      problems.push(
+        rawName === undefined || rawName === null || rawName === ''
+          ? `${at}.name: Required value: every port needs a name, unique in the pod`
+          : `${at}.name: Invalid value: ${quote(rawName)}: must be a string`,
+      );
+    } else if (seenNames.has(rawName)) {
+      problems.push(`${at}.name: Duplicate value: ${quote(rawName)}`);
+    } else {
+      seenNames.add(rawName);
+      name = rawName;
+    }
+
+    const portPolicy = enumValue(
+      entry.portPolicy,
+      PORT_POLICIES,
+      'Dynamic',
+      `${at}.portPolicy`,
+      problems,
+    );
+    const protocol = enumValue(entry.protocol, PORT_PROTOCOLS, 'UDP', `${at}.protocol`, problems);
+    const container = resolveContainer(entry.container, pod, `${at}.container`, problems);
+    const containerPort = portNumber(entry.containerPort, `${at}.containerPort`, problems);
+    const hostPort = portNumber(entry.hostPort, `${at}.hostPort`, problems);
+
+    if (name !== undefined && protocol !== undefined) {
+      // The container port entries the patch writes must be valid port names themselves.
+      const entryNames = protocol === 'TCPUDP' ? [`${name}-tcp`, `${name}-udp`] : [name];
+      const nameProblems = portNameProblems(name);
+      if (nameProblems.length === 0 && protocol === 'TCPUDP' && name.length > 11) {
+        nameProblems.push(
+          `must be no more than 11 characters with protocol TCPUDP (the container ports are named ${name}-tcp and ${name}-udp)`,
+        );
+      }
+      if (nameProblems.length > 0) {
+        problems.push(`${at}.name: Invalid value: ${quote(name)}: ${nameProblems.join(', ')}`);
+      }
+      for (const entryName of entryNames) {
+        const other = seenEntryNames.get(entryName);
+        if (other !== undefined) {
+          problems.push(
+            `${at}.name: Duplicate value: ${quote(name)}: its container port ${entryName} clashes with port [${other}]`,
+          );
+        }
+        seenEntryNames.set(entryName, index);
+      }
+    }
+
+    if (portPolicy !== undefined) {
+      if ((portPolicy === 'Dynamic' || portPolicy === 'Static') && !containerPort.set) {
+        problems.push(
+          `${at}.containerPort: Required value: ContainerPort must be defined for Dynamic and Static PortPolicies`,
+        );
+      }
+      if (portPolicy === 'None' && !containerPort.set) {
+        problems.push(
+          `${at}.containerPort: Required value: ContainerPort must be defined for None PortPolicy`,
+        );
+      }
+      if (portPolicy === 'Passthrough' && containerPort.set) {
+        problems.push(
+          `${at}.containerPort: Forbidden: ContainerPort cannot be specified with Passthrough PortPolicy`,
+        );
+      }
+      if (isAllocated(portPolicy) && hostPort.set) {
+        problems.push(
+          `${at}.hostPort: Forbidden: HostPort cannot be specified with a Dynamic or Passthrough PortPolicy`,
+        );
+      }
+      if (portPolicy === 'None' && hostPort.set) {
+        problems.push(
+          `${at}.hostPort: Forbidden: HostPort cannot be specified with None PortPolicy`,
+        );
+      }
+      if (portPolicy === 'Static' && !hostPort.set) {
+        problems.push(
+          `${at}.hostPort: Required value: HostPort must be defined for Static PortPolicy`,
+        );
+      }
+      if (portPolicy === 'Static' && hostPort.value !== undefined) {
+        // Agones lets this through and its counts then go wrong; berth refuses it.
+        const inside = ranges.find(
+          (r) =>
+            hostPort.value !== undefined &&
+            hostPort.value >= r.first &&
+            hostPort.value <= lastPort(r),
+        );
+        if (inside) {
+          problems.push(
+            `${at}.hostPort: Invalid value: ${hostPort.value}: a Static hostPort may not lie in host port range "${inside.name}" (${inside.first}-${lastPort(inside)}), whose ports berth hands out; pick a port outside every configured range`,
+          );
+        } else if (protocol !== undefined) {
+          for (const p of protocol === 'TCPUDP' ? ['TCP', 'UDP'] : [protocol]) {
+            const key = `${hostPort.value}/${p}`;
+            if (seenStatic.has(key)) {
+              problems.push(
+                `${at}.hostPort: Duplicate value: ${hostPort.value}: already used for ${p} in this pod`,
+              );
+            }
+            seenStatic.add(key);
+          }
+        }
+      }
+    }
+
+    let range = DEFAULT_RANGE;
+    if (entry.range !== undefined && entry.range !== null && entry.range !== '') {
+      if (typeof entry.range !== 'string') {
+        problems.push(
+          `${at}.range: Invalid value: ${quote(entry.range)}: must be a host port range name`,
+        );
+      } else if (!rangeByName.has(entry.range)) {
+        problems.push(
+          `${at}.range: Not found: ${quote(entry.range)}: no host port range has this name; configured: ${supported([...rangeByName.keys()])}`,
+        );
+      } else {
+        range = entry.range;
+      }
+    } else if (
+      portPolicy !== undefined &&
+      isAllocated(portPolicy) &&
+      !rangeByName.has(DEFAULT_RANGE)
+    ) {
+      problems.push(
+        `${at}.range: Required value: no host port range is named "default"; name one of ${supported([...rangeByName.keys()])}`,
+      );
+    }
+
+    if (
+      problems.length === before &&
+      name !== undefined &&
+      portPolicy !== undefined &&
+      protocol !== undefined &&
+      container !== undefined
+    ) {
+      specs.push({
+        index,
+        name,
+        container,
+        portPolicy,
+        protocol,
+        ...(containerPort.value !== undefined ? { containerPort: containerPort.value } : {}),
+        ...(hostPort.value !== undefined ? { hostPort: hostPort.value } : {}),
+        range,
+      });
+    }
+  });
+
+  if (problems.length === 0) problems.push(...demandProblems(specs, rangeByName));
+  return problems.length > 0 ? { ok: false, code: 422, problems } : { ok: true, specs };
+}
+
+/**
+ * One pod never holds a host port twice for one protocol, so it cannot ask one range for more
+ * ports of a protocol than the range has (across pods, counts may grow without bound).
+ */
+function demandProblems(
+  specs: readonly PortSpec[],
+  ranges: ReadonlyMap<string, HostPortRange>,
+): string[] {
+  const problems: string[] = [];
+  const allocated = specs.filter((s) => isAllocated(s.portPolicy));
+  if (allocated.length > MAX_ALLOCATED_PORTS) {
+    problems.push(
+      `${PORTS_PATH}: Too many: ${allocated.length}: must have at most ${MAX_ALLOCATED_PORTS} Dynamic or Passthrough ports`,
+    );
+  }
+  for (const range of ranges.values()) {
+    const inRange = allocated.filter((s) => s.range === range.name);
+    for (const protocol of ['UDP', 'TCP'] as const) {
+      const wanted = inRange.filter(
+        (s) => s.protocol === protocol || s.protocol === 'TCPUDP',
+      ).length;
+      if (wanted > range.size) {
+        problems.push(
+          `${PORTS_PATH}: Invalid value: asks for ${wanted} distinct ${protocol} host ports in range "${range.name}" (${range.first}-${lastPort(range)}), which holds ${range.size}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
