@@ -1,0 +1,120 @@
+/** The commands of `berth`, each a function of the parsed command line to an exit status. */
+import { join, resolve } from 'node:path';
+import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
+import { createHttpApi } from '../shared/http/api.js';
+import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
+import type { ClusterApi } from '../shared/k8s/cluster-api.js';
+import { loadLocalKubeConfig } from '../shared/k8s/kubeconfig.js';
+import { startServer } from '../shared/local/server.js';
+import { openStore, type StoreTarget } from '../shared/local/store-target.js';
+import { ensureLocalTls } from '../shared/local/tls.js';
+import type { CliOptions } from './main.js';
+
+/** One command. */
+export type Command = (options: CliOptions) => Promise<number>;
+
+function clusterApiOf(options: CliOptions): ClusterApi | undefined {
+  if (!options.kubeconfig) return undefined;
+  return new ClientNodeClusterApi({
+    kubeConfig: loadLocalKubeConfig({ kubeconfigPath: options.kubeconfig }),
+  });
+}
+
+async function withRuntime<T>(
+  options: CliOptions,
+  run: (runtime: BerthRuntime, store: StoreTarget) => Promise<T>,
+) {
+  const store = await openStore(options);
+  try {
+    const clusterApi = clusterApiOf(options);
+    const runtime = createRuntime({
+      config: options.config,
+      dynamo: store.client,
+      tableName: store.tableName,
+      ...(clusterApi ? { clusterApi } : {}),
+    });
+    return await run(runtime, store);
+  } finally {
+    await store.close();
+  }
+}
+
+const serve: Command = async (options) => {
+  const store = await openStore(options, { share: true });
+  const clusterApi = clusterApiOf(options);
+  const runtime = createRuntime({
+    config: options.config,
+    dynamo: store.client,
+    tableName: store.tableName,
+    ...(clusterApi ? { clusterApi } : {}),
+  });
+  const tls = options.http
+    ? undefined
+    : await ensureLocalTls(join(resolve(options.dataDir), 'tls'));
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: options.port,
+    ...(tls ? { tls } : {}),
+    handle: createHttpApi({
+      admission: runtime.admission,
+      healthy: () => runtime.healthy(),
+      status: () => runtime.status(),
+    }),
+    onError: (error, request) => {
+      process.stderr.write(
+        `berth: ${request.method} ${request.path} failed: ${(error as Error).stack ?? String(error)}\n`,
+      );
+    },
+  });
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  out(`berth serving ${server.url} for cluster "${options.config.cluster}"`);
+  out(`  admission webhook: POST ${server.url}/admission`);
+  if (tls) out(`  CA certificate:    ${tls.caPath}`);
+  out(`  DynamoDB:          ${store.where} (table ${store.tableName})`);
+  out(
+    clusterApi
+      ? `  kubeconfig:        ${options.kubeconfig}`
+      : '  kubeconfig:        none (passes off; bindings get no address)',
+  );
+  await new Promise<void>((done) => {
+    const stop = () => done();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  out('berth: shutting down');
+  await server.close();
+  await store.close();
+  return 0;
+};
+
+function formatStatus(report: StatusReport): string {
+  const rows = report.ranges.map((r) => [
+    r.name,
+    r.kind,
+    String(r.size),
+    String(r.used),
+    `${r.size === 0 ? 0 : ((100 * r.used) / r.size).toFixed(1)}%`,
+  ]);
+  const header = ['RANGE', 'KIND', 'SIZE', 'USED', 'USE'];
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [`cluster ${report.cluster}`, line(header), ...rows.map(line)].join('\n');
+}
+
+const status: Command = (options) =>
+  withRuntime(options, async (runtime) => {
+    const report = await runtime.status();
+    process.stdout.write(
+      `${options.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`,
+    );
+    return 0;
+  });
+
+/** Every command by name. */
+export const commands: Readonly<Record<string, Command>> = { serve, status };

@@ -1,0 +1,114 @@
+/**
+ * The composition root shared by the Lambda functions, the local server and the CLI: one place
+ * that wires berth's domain to its adapters, so local mode runs exactly what AWS runs.
+ */
+import { randomBytes as cryptoRandomBytes } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { podBindingAdmission } from '../admission/binding.js';
+import type { AdmissionHandlers } from '../admission/dispatch.js';
+import { hostPortStatus, podAdmission } from '../admission/pods.js';
+import { allow } from '../admission/response.js';
+import { serviceAdmission } from '../admission/services.js';
+import { ExclusiveAllocator } from '../allocation/allocator.js';
+import { clusterIpRange, nodePortRange, type ValueRange } from '../allocation/range.js';
+import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
+import type { BerthConfig } from '../config/schema.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
+import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
+
+/** What every runtime is built from. */
+export interface RuntimeDeps {
+  readonly config: BerthConfig;
+  readonly dynamo: DynamoDBClient;
+  readonly tableName: string;
+  /** Kubernetes access; without it bindings are allowed untouched, with a warning. */
+  readonly clusterApi?: ClusterApi;
+  readonly now?: () => number;
+  readonly random?: () => number;
+  readonly randomBytes?: (size: number) => Uint8Array;
+}
+
+/** The exclusive ranges a config declares. */
+export interface ServiceRangeSet {
+  readonly clusterIps: readonly ValueRange[];
+  readonly nodePorts: ValueRange;
+}
+
+/** `/v1/status` and `berth status --json`. */
+export interface StatusReport {
+  readonly cluster: string;
+  readonly ranges: readonly RangeUsage[];
+}
+
+/** berth, wired. */
+export interface BerthRuntime {
+  readonly config: BerthConfig;
+  readonly ranges: ServiceRangeSet;
+  readonly allocationStore: DynamoAllocationStore;
+  readonly hostPortStore: DynamoHostPortStore;
+  readonly allocator: ExclusiveAllocator;
+  readonly admission: AdmissionHandlers;
+  /** Whether the table answers. */
+  healthy(): Promise<boolean>;
+  status(): Promise<StatusReport>;
+}
+
+/** The ranges Services draw from, built once from the validated config. */
+export function serviceRangesOf(config: BerthConfig): ServiceRangeSet {
+  return {
+    clusterIps: config.serviceCIDRs.map(clusterIpRange),
+    nodePorts: nodePortRange(config.nodePortRange),
+  };
+}
+
+const NO_CLUSTER_WARNING =
+  'berth has no Kubernetes API access (--kubeconfig), so it cannot read the pod: no address annotations';
+
+/** Wires berth for one cluster and one table. */
+export function createRuntime(deps: RuntimeDeps): BerthRuntime {
+  const { config } = deps;
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const randomBytes = deps.randomBytes ?? ((size: number) => cryptoRandomBytes(size));
+  const storeOptions = { client: deps.dynamo, tableName: deps.tableName, cluster: config.cluster };
+  const allocationStore = new DynamoAllocationStore(storeOptions);
+  const hostPortStore = new DynamoHostPortStore(storeOptions);
+  const allocator = new ExclusiveAllocator({ store: allocationStore, random, now });
+  const ranges = serviceRangesOf(config);
+  const cluster = deps.clusterApi;
+
+  const admission: AdmissionHandlers = {
+    services: serviceAdmission({ allocator, ranges, randomBytes }),
+    pods: podAdmission({ config, store: hostPortStore, random, randomBytes, now }),
+    podBinding: cluster
+      ? podBindingAdmission({ cluster, nodeAddressTypes: config.nodeAddressTypes, now })
+      : async () => allow(undefined, [NO_CLUSTER_WARNING]),
+  };
+
+  return {
+    config,
+    ranges,
+    allocationStore,
+    hostPortStore,
+    allocator,
+    admission,
+    async healthy() {
+      try {
+        await allocationStore.getOwner('~healthz');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async status() {
+      const exclusive = await Promise.all(
+        [...ranges.clusterIps, ranges.nodePorts].map((range) =>
+          exclusiveRangeUsage(allocationStore, range),
+        ),
+      );
+      const hostPorts = await hostPortStatus({ config, store: hostPortStore });
+      return { cluster: config.cluster, ranges: [...exclusive, ...hostPorts] };
+    },
+  };
+}

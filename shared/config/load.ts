@@ -1,0 +1,68 @@
+/**
+ * Where configuration comes from: a file locally, the environment in Lambda. This is the only
+ * module that reads `process.env`; everything else receives values.
+ */
+import { readFile } from 'node:fs/promises';
+import { ConfigError } from './errors.js';
+import { type BerthConfig, parseConfig } from './schema.js';
+
+/** Reads and validates a JSON config file; no file means every default. */
+export async function loadConfigFile(path: string | undefined): Promise<BerthConfig> {
+  if (path === undefined) return parseConfig({});
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`${path}: cannot read the config file (${(error as Error).message})`], {
+      cause: error,
+    });
+  }
+  return parseConfig(parseJson(text, path));
+}
+
+function parseJson(text: string, source: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([`${source}: not valid JSON (${(error as Error).message})`], {
+      cause: error,
+    });
+  }
+}
+
+/** What a berth Lambda function reads from its environment (set by the CDK stack). */
+export interface LambdaSettings {
+  readonly config: BerthConfig;
+  readonly tableName: string;
+  readonly region: string;
+  /** ARN of the secret whose value is the webhook path segment; admission function only. */
+  readonly webhookSecretArn: string | undefined;
+}
+
+/** Reads and validates the Lambda environment; every missing or bad variable in one error. */
+export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSettings {
+  const problems: string[] = [];
+  const need = (name: string): string => {
+    const value = env[name];
+    if (!value) problems.push(`${name}: environment variable is not set`);
+    return value ?? '';
+  };
+  const tableName = need('BERTH_TABLE');
+  const region = need('AWS_REGION');
+  let config: BerthConfig | undefined;
+  try {
+    config = parseConfig(parseJson(need('BERTH_CONFIG') || '{}', 'BERTH_CONFIG'));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems.map((line) => `BERTH_CONFIG ${line}`));
+  }
+  if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
+  return { config, tableName, region, webhookSecretArn: env.BERTH_WEBHOOK_SECRET_ARN || undefined };
+}
+
+/** The `KUBECONFIG` variable, for local commands that talk to a real cluster. */
+export function kubeconfigFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  return env.KUBECONFIG || undefined;
+}

@@ -1,0 +1,126 @@
+/**
+ * berth's HTTP surface (contract section 3), independent of where it runs: the local server and
+ * the Lambda function URL both translate their requests into `HttpRequest` and call this.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
+import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
+
+/** A request as berth sees it. */
+export interface HttpRequest {
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  readonly body: string | undefined;
+}
+
+/** The answer. */
+export interface HttpResponse {
+  readonly statusCode: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** An error the API answers with its own status (a client mistake), never a 500. */
+export interface HttpFault {
+  readonly statusCode: number;
+  readonly message: string;
+}
+
+/** ENI IP assignment, when this deployment serves it. */
+export interface NodeIpApi {
+  assign(node: string, body: unknown): Promise<unknown>;
+  release(node: string, ip: string): Promise<unknown>;
+}
+
+/** What the routes call. */
+export interface HttpApiDeps {
+  readonly admission: AdmissionHandlers;
+  /** Answers whether the store can be reached. */
+  readonly healthy: () => Promise<boolean>;
+  readonly status: () => Promise<unknown>;
+  readonly nodeIps?: NodeIpApi;
+  /**
+   * The secret path segment after `/admission/` (AWS: EKS cannot give webhooks client
+   * credentials). Absent locally, where the path is plain `/admission`.
+   */
+  readonly admissionSecret?: string;
+  /** Maps an error from a route to a client fault, or undefined for an internal one. */
+  readonly classify?: (error: unknown) => HttpFault | undefined;
+}
+
+const json = (statusCode: number, body: unknown): HttpResponse => ({
+  statusCode,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+const problem = (statusCode: number, message: string) => json(statusCode, { error: message });
+
+/** Constant-time comparison, so the secret cannot be found one character at a time. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function isAdmissionPath(path: string, secret: string | undefined): boolean {
+  if (secret === undefined) return path === '/admission';
+  return path.startsWith('/admission/') && sameSecret(path.slice('/admission/'.length), secret);
+}
+
+const NODE_IPS = /^\/v1\/nodes\/([^/]+)\/ips(?:\/([^/]+))?$/;
+
+/** Builds the request handler. Internal faults propagate, so the caller answers 500 and logs them. */
+export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Promise<HttpResponse> {
+  const routes = async (request: HttpRequest): Promise<HttpResponse> => {
+    const { method, path } = request;
+    if (isAdmissionPath(path, deps.admissionSecret)) {
+      if (method !== 'POST') return problem(405, 'use POST for admission reviews');
+      let body: unknown;
+      try {
+        body = JSON.parse(request.body ?? '');
+      } catch {
+        return problem(400, 'body is not JSON: send an admission.k8s.io/v1 AdmissionReview');
+      }
+      try {
+        return json(200, await admit(parseAdmissionReview(body), deps.admission));
+      } catch (error) {
+        if (error instanceof MalformedReviewError) return problem(400, error.message);
+        throw error;
+      }
+    }
+    if (path === '/healthz' && method === 'GET') {
+      return (await deps.healthy())
+        ? { statusCode: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' }
+        : { statusCode: 503, headers: { 'content-type': 'text/plain' }, body: 'store unreachable' };
+    }
+    if (path === '/v1/status' && method === 'GET') return json(200, await deps.status());
+    const nodeIps = NODE_IPS.exec(path);
+    if (nodeIps && deps.nodeIps) {
+      const node = decodeURIComponent(nodeIps[1] ?? '');
+      const ip = nodeIps[2] === undefined ? undefined : decodeURIComponent(nodeIps[2]);
+      if (method === 'POST' && ip === undefined) {
+        let body: unknown;
+        try {
+          body = JSON.parse(request.body ?? '');
+        } catch {
+          return problem(400, 'body is not JSON: send {"namespace": "...", "pod": "..."}');
+        }
+        return json(200, await deps.nodeIps.assign(node, body));
+      }
+      if (method === 'DELETE' && ip !== undefined)
+        return json(200, await deps.nodeIps.release(node, ip));
+      return problem(405, `${method} is not allowed on ${path}`);
+    }
+    return problem(404, `no route for ${method} ${path}`);
+  };
+  return async (request) => {
+    try {
+      return await routes(request);
+    } catch (error) {
+      const fault = deps.classify?.(error);
+      if (fault) return problem(fault.statusCode, fault.message);
+      throw error;
+    }
+  };
+}

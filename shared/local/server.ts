@@ -1,0 +1,93 @@
+/** The local HTTP(S) server: node's own http/https in front of the same API the Lambda serves. */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { HttpRequest, HttpResponse } from '../http/api.js';
+
+/** The apiserver sends at most 3 MiB; anything larger is not an AdmissionReview. */
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** How to serve. */
+export interface ServerOptions {
+  readonly host: string;
+  readonly port: number;
+  /** PEM certificate and key; plain HTTP when absent. */
+  readonly tls?: { readonly cert: string; readonly key: string };
+  readonly handle: (request: HttpRequest) => Promise<HttpResponse>;
+  /** Told of internal faults, which are answered 500. */
+  readonly onError: (error: unknown, request: HttpRequest) => void;
+}
+
+/** A listening server. */
+export interface RunningServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+class BodyTooLargeError extends Error {
+  constructor() {
+    super(`request body exceeds ${MAX_BODY_BYTES} bytes`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Starts listening; resolves once the port is bound. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const listener = async (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const path = (incoming.url ?? '/').split('?')[0] ?? '/';
+    const request: HttpRequest = { method: incoming.method ?? 'GET', path, body: undefined };
+    let response: HttpResponse;
+    try {
+      const body = await readBody(incoming);
+      response = await options.handle({ ...request, body });
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        response = {
+          statusCode: 413,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ error: error.message }),
+        };
+      } else {
+        options.onError(error, request);
+        response = {
+          statusCode: 500,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ error: 'internal error; see the server log' }),
+        };
+      }
+    }
+    outgoing.writeHead(response.statusCode, response.headers);
+    outgoing.end(response.body);
+  };
+  const server = options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener)
+    : createHttpServer(listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  return {
+    url: `${options.tls ? 'https' : 'http'}://${options.host}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Which DynamoDB a local command uses (contract section 1): an explicit endpoint, a real table,
+ * the DynamoDB Local of a `berth serve` running on the same data dir, or one started for the
+ * command's own duration.
+ */
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { type DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { dynamoClient } from '../store/client.js';
+import { ensureTable } from '../store/ensure-table.js';
+import { LOCAL_TABLE_NAME } from '../store/table.js';
+import { startDynamoDbLocal } from './dynamodb-local.js';
+
+/** Flags that choose the store. */
+export interface StoreFlags {
+  readonly dataDir: string;
+  readonly dynamodbEndpoint?: string;
+  readonly table?: string;
+}
+
+/** An open store and how to let go of it. */
+export interface StoreTarget {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** Where it is, for messages: an endpoint URL or `aws`. */
+  readonly where: string;
+  close(): Promise<void>;
+}
+
+const ENDPOINT_FILE = 'dynamodb.json';
+
+async function answers(endpoint: string): Promise<boolean> {
+  const client = dynamoClient({ endpoint });
+  try {
+    await client.send(new ListTablesCommand({ Limit: 1 }));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.destroy();
+  }
+}
+
+/** The endpoint a `berth serve` recorded in the data dir, if that server is still answering. */
+async function runningEndpoint(dataDir: string): Promise<string | undefined> {
+  try {
+    const { endpoint } = JSON.parse(await readFile(join(dataDir, ENDPOINT_FILE), 'utf8')) as {
+      endpoint?: string;
+    };
+    return endpoint && (await answers(endpoint)) ? endpoint : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opens the store the flags name. With `share`, a DynamoDB Local started here is recorded in the
+ * data dir so CLI commands run meanwhile use it instead of opening the same files twice.
+ */
+export async function openStore(
+  flags: StoreFlags,
+  options: { share?: boolean } = {},
+): Promise<StoreTarget> {
+  if (flags.table && !flags.dynamodbEndpoint) {
+    const client = dynamoClient({});
+    return { client, tableName: flags.table, where: 'aws', close: async () => client.destroy() };
+  }
+  const tableName = flags.table ?? LOCAL_TABLE_NAME;
+  const dataDir = resolve(flags.dataDir);
+  const existing = flags.dynamodbEndpoint ?? (await runningEndpoint(dataDir));
+  if (existing) {
+    const client = dynamoClient({ endpoint: existing });
+    await ensureTable(client, tableName);
+    return { client, tableName, where: existing, close: async () => client.destroy() };
+  }
+  const local = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
+  const client = dynamoClient({ endpoint: local.endpoint });
+  await ensureTable(client, tableName);
+  const record = join(dataDir, ENDPOINT_FILE);
+  if (options.share)
+    await writeFile(record, JSON.stringify({ endpoint: local.endpoint, pid: process.pid }));
+  return {
+    client,
+    tableName,
+    where: local.endpoint,
+    async close() {
+      client.destroy();
+      if (options.share) await rm(record, { force: true });
+      await local.stop();
+    },
+  };
+}

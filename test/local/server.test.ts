@@ -1,0 +1,145 @@
+import { mkdtemp } from 'node:fs/promises';
+import { Agent, request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRuntime } from '../../shared/app/runtime.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { createHttpApi } from '../../shared/http/api.js';
+import { type RunningServer, startServer } from '../../shared/local/server.js';
+import { ensureLocalTls } from '../../shared/local/tls.js';
+import { freshTable } from '../support/dynamo.js';
+import { applyPatch, decodePatch } from '../support/json-patch.js';
+import { review } from '../support/reviews.js';
+
+let server: RunningServer;
+let ca: string;
+const errors: unknown[] = [];
+
+/** POSTs or GETs over HTTPS, trusting only berth's local CA. */
+function call(
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      `${server.url}${path}`,
+      { method, agent: new Agent({ ca }), headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+beforeAll(async () => {
+  const { client, tableName } = await freshTable();
+  const config = parseConfig({ cluster: 'itest', serviceCIDRs: ['10.50.0.0/24'] });
+  const runtime = createRuntime({ config, dynamo: client, tableName });
+  const tls = await ensureLocalTls(join(await mkdtemp(join(tmpdir(), 'berth-tls-')), 'tls'));
+  ca = tls.ca;
+  server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    tls,
+    handle: createHttpApi({
+      admission: runtime.admission,
+      healthy: () => runtime.healthy(),
+      status: () => runtime.status(),
+    }),
+    onError: (error) => errors.push(error),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('local server', () => {
+  it('answers healthz over TLS signed by the local CA', async () => {
+    expect(await call('GET', '/healthz')).toEqual({ status: 200, body: 'ok' });
+  });
+
+  it('answers a Service review with the same uid and a patch, and counts it in /v1/status', async () => {
+    const body = review({
+      resource: 'services',
+      operation: 'CREATE',
+      object: { metadata: { name: 'web', namespace: 'default' }, spec: { ports: [{ port: 80 }] } },
+    });
+    const answer = await call('POST', '/admission', JSON.stringify(body));
+    expect(answer.status).toBe(200);
+    const parsed = JSON.parse(answer.body);
+    expect(parsed).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
+    expect(parsed.response.uid).toBe(body.request.uid);
+    const patched = applyPatch(body.request.object, decodePatch(parsed.response.patch)) as {
+      spec: { clusterIP: string };
+    };
+    expect(patched.spec.clusterIP).toMatch(/^10\.50\.0\.\d+$/);
+
+    const status = JSON.parse((await call('GET', '/v1/status')).body);
+    expect(status.ranges).toEqual(
+      expect.arrayContaining([
+        { name: '10.50.0.0/24', kind: 'clusterIP', size: 254, used: 1 },
+        { name: '30000-32767', kind: 'nodePort', size: 2768, used: 0 },
+        { name: 'default', kind: 'hostPort', size: 1001, used: 0 },
+      ]),
+    );
+  });
+
+  it('answers 400 with a JSON error for a body that is not an AdmissionReview', async () => {
+    const notJson = await call('POST', '/admission', '{nope');
+    expect(notJson.status).toBe(400);
+    expect(JSON.parse(notJson.body).error).toMatch(/not JSON/);
+    const wrongShape = await call(
+      'POST',
+      '/admission',
+      JSON.stringify({ apiVersion: 'v1', kind: 'Pod' }),
+    );
+    expect(wrongShape.status).toBe(400);
+    expect(JSON.parse(wrongShape.body).error).toMatch(
+      /^not an admission.k8s.io\/v1 AdmissionReview: apiVersion/,
+    );
+  });
+
+  it('answers 404 for unknown paths and allows resources berth does not manage', async () => {
+    expect((await call('GET', '/nope')).status).toBe(404);
+    const body = review({
+      resource: 'configmaps',
+      operation: 'CREATE',
+      object: { metadata: { name: 'x' } },
+    });
+    const answer = JSON.parse((await call('POST', '/admission', JSON.stringify(body))).body);
+    expect(answer.response).toEqual({ uid: body.request.uid, allowed: true });
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('createHttpApi with a secret path', () => {
+  it('serves admission only under the exact secret', async () => {
+    const api = createHttpApi({
+      admission: {
+        services: async () => ({ allowed: true }),
+        pods: async () => ({ allowed: true }),
+        podBinding: async () => ({ allowed: true }),
+      },
+      healthy: async () => true,
+      status: async () => ({}),
+      admissionSecret: 's3cr3t-path',
+    });
+    const body = JSON.stringify(review({ resource: 'services', operation: 'DELETE' }));
+    expect((await api({ method: 'POST', path: '/admission/s3cr3t-path', body })).statusCode).toBe(
+      200,
+    );
+    expect((await api({ method: 'POST', path: '/admission/s3cr3t-pat', body })).statusCode).toBe(
+      404,
+    );
+    expect((await api({ method: 'POST', path: '/admission', body })).statusCode).toBe(404);
+  });
+});
