@@ -1,0 +1,27 @@
+/**
+ * The `none` pool: berth acts on Kubernetes only and reports the instance changes it would have
+ * asked a cloud for (contract section 7).
+ */
+import type { NodePool, PoolChange, PoolNode, PoolState } from './node-pool.js';
+import { instanceIdOf } from './provider-id.js';
+
+/** `NodePool` that changes nothing outside Kubernetes. */
+export class NoNodePool implements NodePool {
+  readonly type = 'none';
+
+  async describe(): Promise<PoolState> {
+    return {};
+  }
+
+  async growTo(size: number): Promise<PoolChange> {
+    return { applied: false, description: `node pool none: would ask for ${size} node(s)` };
+  }
+
+  async releaseInstance(node: PoolNode): Promise<PoolChange> {
+    const instance = instanceIdOf(node.providerId);
+    return {
+      applied: false,
+      description: `node pool none: would terminate ${instance ? `instance ${instance}` : `the instance of ${node.name}`} and decrement the desired size`,
+    };
+  }
+}

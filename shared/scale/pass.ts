@@ -1,0 +1,291 @@
+/**
+ * One node scale pass (contract section 7): under a lease, list the managed nodes and every pod,
+ * plan, then act. Each node change is a compare-and-swap JSON patch, so a node someone changed
+ * since the listing is left for the next pass instead of overwritten. Failures are collected per
+ * action; the rest of the plan still runs.
+ *
+ * Removal order, so that neither the Node nor the instance is stranded: (1) mark the node with
+ * `berth.dev/removal-started-at`, guarded by tests that it is still berth-cordoned with the same
+ * `cordoned-at`; (2) release the instance through the pool (idempotent); (3) delete the Node.
+ * The Node object carries the instance id (`spec.providerID`) until the very last step, so a pass
+ * that dies anywhere leaves a marked Node that the next pass finishes from step (2). Deleting the
+ * Node first (the contract's wording) would lose the instance id with it.
+ */
+
+import type { ScaleConfig } from '../config/schema.js';
+import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
+import type { Lease, LeaseGrant } from '../lease/lease.js';
+import { withLease } from '../lease/lease.js';
+import type { NodePool } from '../node-pool/node-pool.js';
+import { CORDONED_AT, pointerSegment, REMOVAL_STARTED_AT } from './names.js';
+import {
+  type PlannedAction,
+  planScale,
+  type ScaleAction,
+  type ScaleNote,
+  type ScalePlan,
+  toScaleAction,
+} from './plan.js';
+import { type ScalePolicy, scalePolicy } from './policy.js';
+import { formatRfc3339 } from './rfc3339.js';
+import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
+
+/** The lease that makes the pass exclusive across Lambdas and local timers. */
+export const SCALE_LEASE_NAME = 'scale';
+/** `component` of the Events the pass records. */
+export const SCALE_EVENT_COMPONENT = 'berth-scale';
+/** Event reasons, one per kind of decision. */
+export const SCALE_EVENT_REASONS = {
+  cordon: 'BerthCordoned',
+  uncordon: 'BerthUncordoned',
+  delete: 'BerthNodeRemoved',
+  failed: 'BerthScaleFailed',
+} as const;
+
+/** What one pass talks to. */
+export interface ScalePassDeps {
+  readonly cluster: ClusterApi;
+  readonly pool: NodePool;
+  readonly lease: Lease;
+  /** Epoch ms. */
+  readonly now: () => number;
+  /** Who runs the pass (e.g. the Lambda request id): the lease holder. */
+  readonly holder: string;
+}
+
+/** How to run the pass. */
+export interface ScalePassOptions {
+  /** Plan only: no lease, no patch, no pool call, no Event. */
+  readonly dryRun: boolean;
+  /** Replaces the policy derived from the config (tests, benchmark). */
+  readonly policy?: ScalePolicy;
+}
+
+/** An action that failed, with why. */
+export interface ScaleFailure {
+  readonly action: ScaleAction;
+  readonly error: string;
+}
+
+/** The outcome of a pass; `{ dryRun, actions }` is what the CLI must print (contract section 10). */
+export interface ScaleReport {
+  readonly dryRun: boolean;
+  /** Planned actions (dry run), or the actions carried out, each reason ending with what the pool did. */
+  readonly actions: readonly ScaleAction[];
+  readonly failures: readonly ScaleFailure[];
+  readonly notes: readonly ScaleNote[];
+  /** Set when another holder had the lease, so this pass did nothing. */
+  readonly leaseHeldBy?: { readonly holder: string; readonly expiresAtMs: number };
+}
+
+/** Lists what the plan needs: managed nodes, every non-terminal pod, the pool's size. */
+export async function readClusterSnapshot(
+  cluster: ClusterApi,
+  pool: NodePool,
+  nodeSelector: string,
+): Promise<ClusterSnapshot> {
+  const nodes = [];
+  for await (const node of cluster.listNodes({ labelSelector: nodeSelector, pageSize: 500 })) {
+    nodes.push(node);
+  }
+  const pods = [];
+  // All pods, not only game servers: DaemonSets and strays take CPU on game-server nodes too.
+  for await (const pod of cluster.listPods({
+    fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed',
+    pageSize: 500,
+  })) {
+    pods.push(pod);
+  }
+  return buildSnapshot(nodes, pods, await pool.describe());
+}
+
+/** Runs one scale pass over the nodes matching `config.nodeSelector`. */
+export async function runScalePass(
+  deps: ScalePassDeps,
+  config: ScaleConfig,
+  options: ScalePassOptions,
+): Promise<ScaleReport> {
+  const policy = options.policy ?? scalePolicy(config);
+  if (options.dryRun) {
+    const plan = planScale(
+      await readClusterSnapshot(deps.cluster, deps.pool, config.nodeSelector),
+      policy,
+      deps.now(),
+    );
+    return {
+      dryRun: true,
+      actions: plan.actions.map(toScaleAction),
+      failures: [],
+      notes: plan.notes,
+    };
+  }
+  const run = await withLease(
+    deps.lease,
+    { name: SCALE_LEASE_NAME, holder: deps.holder, ttlMs: policy.leaseTtlMs },
+    async (renew) => {
+      const plan = planScale(
+        await readClusterSnapshot(deps.cluster, deps.pool, config.nodeSelector),
+        policy,
+        deps.now(),
+      );
+      return carryOut(deps, policy, plan, renew);
+    },
+  );
+  if (!run.ran) {
+    return {
+      dryRun: false,
+      actions: [],
+      failures: [],
+      notes: [{ reason: `another pass (${run.holder}) holds the scale lease` }],
+      leaseHeldBy: { holder: run.holder, expiresAtMs: run.expiresAtMs },
+    };
+  }
+  return run.value;
+}
+
+/** The groups of a plan, in the order they run; each group runs with bounded concurrency. */
+const PHASES: ReadonlyArray<(a: PlannedAction) => boolean> = [
+  (a) => a.type === 'delete' && a.resume,
+  (a) => a.type === 'uncordon',
+  (a) => a.type === 'grow',
+  (a) => a.type === 'cordon',
+  (a) => a.type === 'delete' && !a.resume,
+];
+
+async function carryOut(
+  deps: ScalePassDeps,
+  policy: ScalePolicy,
+  plan: ScalePlan,
+  renew: () => Promise<LeaseGrant>,
+): Promise<ScaleReport> {
+  const done: ScaleAction[] = [];
+  const failures: ScaleFailure[] = [];
+  const notes: ScaleNote[] = [...plan.notes];
+  for (const inPhase of PHASES) {
+    const group = plan.actions.filter(inPhase);
+    if (group.length === 0) continue;
+    // Never change the cluster on a lease that may have passed to another pass.
+    await renew();
+    await forEachBounded(group, policy.concurrency, async (action) => {
+      try {
+        const outcome = await perform(deps, action);
+        done.push({ ...toScaleAction(action), reason: `${action.reason}${outcome}` });
+        await recordEvent(deps, action, 'Normal', `${action.reason}${outcome}`, notes);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        failures.push({ action: toScaleAction(action), error: message });
+        await recordEvent(deps, action, 'Warning', `${action.type} failed: ${message}`, notes);
+      }
+    });
+  }
+  return { dryRun: false, actions: done, failures, notes };
+}
+
+/** Carries out one action; answers a suffix for its reason saying what the pool did. */
+async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<string> {
+  const at = formatRfc3339(deps.now());
+  switch (action.type) {
+    case 'cordon':
+      await deps.cluster.patchNode(action.target.name, cordonPatch(action.target, at));
+      return '';
+    case 'uncordon':
+      await deps.cluster.patchNode(action.target.name, uncordonPatch(action.target));
+      return '';
+    case 'grow': {
+      const change = await deps.pool.growTo(action.to);
+      return `; ${change.description}`;
+    }
+    case 'delete': {
+      const node = action.target;
+      if (!action.resume) await deps.cluster.patchNode(node.name, removalPatch(node, at));
+      const change = await deps.pool.releaseInstance({
+        name: node.name,
+        providerId: node.providerId,
+      });
+      await deps.cluster.deleteNode(node.name);
+      return `; ${change.description}; Node deleted`;
+    }
+  }
+}
+
+const annotationPath = (key: string): string => `/metadata/annotations/${pointerSegment(key)}`;
+
+/** Cordon only the node as listed: any change since (resourceVersion) makes the patch fail. */
+export function cordonPatch(node: NodeView, at: string): JsonPatchOperation[] {
+  return [
+    ...(node.resourceVersion !== undefined
+      ? [{ op: 'test' as const, path: '/metadata/resourceVersion', value: node.resourceVersion }]
+      : []),
+    ...(node.hasAnnotationMap
+      ? []
+      : [{ op: 'add' as const, path: '/metadata/annotations', value: {} }]),
+    { op: 'add', path: '/spec/unschedulable', value: true },
+    { op: 'add', path: annotationPath(CORDONED_AT), value: at },
+  ];
+}
+
+/** Uncordon only a node still under berth's same cordon. */
+export function uncordonPatch(node: NodeView): JsonPatchOperation[] {
+  return [
+    ...stillBerthCordoned(node),
+    { op: 'remove', path: '/spec/unschedulable' },
+    { op: 'remove', path: annotationPath(CORDONED_AT) },
+  ];
+}
+
+/** Commit to removing a node still under berth's same cordon. */
+export function removalPatch(node: NodeView, at: string): JsonPatchOperation[] {
+  return [
+    ...stillBerthCordoned(node),
+    { op: 'add', path: annotationPath(REMOVAL_STARTED_AT), value: at },
+  ];
+}
+
+function stillBerthCordoned(node: NodeView): JsonPatchOperation[] {
+  // Tests on the fields that matter rather than resourceVersion: kubelet status updates bump the
+  // version all the time and must not make a cordon unremovable.
+  return [
+    { op: 'test', path: '/spec/unschedulable', value: true },
+    { op: 'test', path: annotationPath(CORDONED_AT), value: node.annotations[CORDONED_AT] },
+  ];
+}
+
+async function recordEvent(
+  deps: ScalePassDeps,
+  action: PlannedAction,
+  type: 'Normal' | 'Warning',
+  message: string,
+  notes: ScaleNote[],
+): Promise<void> {
+  if (action.type === 'grow') return;
+  const node = action.target;
+  try {
+    await deps.cluster.createEvent({
+      involvedObject: { kind: 'Node', name: node.name, ...(node.uid ? { uid: node.uid } : {}) },
+      type,
+      reason: type === 'Warning' ? SCALE_EVENT_REASONS.failed : SCALE_EVENT_REASONS[action.type],
+      message,
+      component: SCALE_EVENT_COMPONENT,
+    });
+  } catch (error) {
+    // An Event is a report, not a decision: losing one must not fail the action it describes.
+    const text = error instanceof Error ? error.message : String(error);
+    notes.push({ node: node.name, reason: `Event not recorded: ${text}` });
+  }
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function forEachBounded<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) {
+      const item = items[i];
+      if (item !== undefined) await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}

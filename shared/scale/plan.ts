@@ -1,0 +1,366 @@
+/**
+ * The scale plan: from one cluster snapshot and the policy, the cordons, uncordons, growth and
+ * removals that keep `bufferSlots` free game-server slots on as few nodes as possible. Pure: no
+ * I/O, no clock (the time is an argument), so every rule is tested on plain data and the
+ * benchmark runs this very function.
+ *
+ * Counting (contract sections 7 and 10):
+ * - a slot is `slotMillis` of CPU *requests* against a node's *allocatable* CPU; a node's free
+ *   slots are `floor((allocatable - requested) / slotMillis)`, so nodes of any size mix;
+ * - only Ready, schedulable nodes offer free slots;
+ * - capacity that is coming counts toward the buffer, so one shortfall is ordered once: a
+ *   registered node that is not Ready and younger than `bootGraceMs` brings its slots, and every
+ *   instance the pool has been asked for but whose Node has not registered yet (desired size
+ *   minus registered nodes) brings the slots of a new node;
+ * - every pending game server (unbound, not terminal) takes its slots out of that supply.
+ */
+import {
+  CORDONED_AT,
+  KARPENTER_DO_NOT_DISRUPT,
+  REMOVAL_STARTED_AT,
+  SCALE_DOWN_DISABLED,
+} from './names.js';
+import type { ScalePolicy } from './policy.js';
+import { parseRfc3339 } from './rfc3339.js';
+import type { ClusterSnapshot, NodeView } from './snapshot.js';
+
+/** The kinds of action a pass takes. */
+export const SCALE_ACTION_TYPES = ['cordon', 'uncordon', 'grow', 'delete'] as const;
+/** One of `SCALE_ACTION_TYPES`. */
+export type ScaleActionType = (typeof SCALE_ACTION_TYPES)[number];
+
+/** One decision, as the CLI prints it (contract section 10, "Scale"). */
+export interface ScaleAction {
+  readonly type: ScaleActionType;
+  readonly node?: string;
+  readonly from?: number;
+  readonly to?: number;
+  readonly reason: string;
+}
+
+/** A decision with what the pass needs to carry it out. */
+export type PlannedAction =
+  | (ScaleAction & { readonly type: 'cordon' | 'uncordon'; readonly target: NodeView })
+  | (ScaleAction & { readonly type: 'grow'; readonly from: number; readonly to: number })
+  | (ScaleAction & {
+      readonly type: 'delete';
+      readonly target: NodeView;
+      /** The removal was started by an earlier pass (the node carries `REMOVAL_STARTED_AT`). */
+      readonly resume: boolean;
+    });
+
+/** Something the plan left alone on purpose, with why (for logs; not an action). */
+export interface ScaleNote {
+  readonly node?: string;
+  readonly reason: string;
+}
+
+/** The supply and demand the plan computed, in slots. */
+export interface SlotTally {
+  /** Free slots on Ready, schedulable nodes, before this plan's actions. */
+  readonly free: number;
+  /** Slots of booting nodes and of instances asked for but not registered yet. */
+  readonly coming: number;
+  /** Slots pending game servers need. */
+  readonly pending: number;
+  /** Slots one new node is assumed to bring; undefined when no node tells. */
+  readonly slotsPerNewNode: number | undefined;
+  /** Node count the pool is at or on its way to. */
+  readonly poolSize: number;
+}
+
+/** The outcome of `planScale`. */
+export interface ScalePlan {
+  /** In the order they must be carried out: removals resumed, uncordons, growth, cordons, removals. */
+  readonly actions: readonly PlannedAction[];
+  readonly notes: readonly ScaleNote[];
+  readonly tally: SlotTally;
+}
+
+/** Why berth must not touch this node, or undefined when it may. */
+export function protectionOf(node: NodeView): string | undefined {
+  if (node.annotations[KARPENTER_DO_NOT_DISRUPT] === 'true') {
+    return `annotated ${KARPENTER_DO_NOT_DISRUPT}: "true"`;
+  }
+  if (node.annotations[SCALE_DOWN_DISABLED] === 'true') {
+    return `annotated ${SCALE_DOWN_DISABLED}: "true"`;
+  }
+  if (node.unschedulable && node.annotations[CORDONED_AT] === undefined) {
+    return `cordoned by someone else (no ${CORDONED_AT} annotation)`;
+  }
+  return undefined;
+}
+
+/** Free slots of a node if it were schedulable and Ready. */
+export function slotsOf(node: NodeView, slotMillis: number): number {
+  return Math.floor(Math.max(0, node.allocatableMillis - node.requestedMillis) / slotMillis);
+}
+
+/** Slots one pending game server needs (at least one, even for a request below a slot). */
+function slotsNeeded(requestMillis: number, slotMillis: number): number {
+  return Math.max(1, Math.ceil(requestMillis / slotMillis));
+}
+
+/**
+ * Slots a new node brings: as many as the smallest Ready node offers once its game servers are
+ * gone (its other pods, DaemonSets say, stay). The smallest, because a pool may mix instance
+ * types and under-ordering costs a whole pass of waiting players; over-ordering is cordoned
+ * again. Booting nodes only when no node is Ready; none at all when no node is registered.
+ */
+function estimateSlotsPerNewNode(
+  nodes: readonly NodeView[],
+  slotMillis: number,
+): number | undefined {
+  const sized = nodes.filter((n) => n.allocatableMillis > 0);
+  const ready = sized.filter((n) => n.ready);
+  const basis = ready.length > 0 ? ready : sized;
+  if (basis.length === 0) return undefined;
+  const slots = basis.map((n) => {
+    const others = n.requestedMillis - n.gameServerRequestedMillis;
+    return Math.max(1, Math.floor(Math.max(0, n.allocatableMillis - others) / slotMillis));
+  });
+  return Math.min(...slots);
+}
+
+/** Fullest first: most game servers, then most requested CPU, then name (stable). */
+function fullestFirst(a: NodeView, b: NodeView): number {
+  return (
+    b.gameServers - a.gameServers ||
+    b.requestedMillis - a.requestedMillis ||
+    a.name.localeCompare(b.name)
+  );
+}
+
+/** Removals an earlier pass started (instance maybe terminating already): finish them first. */
+function planResumedRemovals(resumable: readonly NodeView[], notes: ScaleNote[]): PlannedAction[] {
+  const actions: PlannedAction[] = [];
+  for (const node of [...resumable].sort((a, b) => a.name.localeCompare(b.name))) {
+    const protection = protectionOf(node);
+    if (protection) {
+      notes.push({ node: node.name, reason: `removal started but now ${protection}; left alone` });
+    } else if (node.gameServers > 0) {
+      notes.push({
+        node: node.name,
+        reason: `removal started but ${node.gameServers} game server(s) run there now; left alone`,
+      });
+    } else {
+      actions.push({
+        type: 'delete',
+        node: node.name,
+        target: node,
+        resume: true,
+        reason: `finishing the removal started at ${node.annotations[REMOVAL_STARTED_AT]}`,
+      });
+    }
+  }
+  return actions;
+}
+
+/**
+ * Removals of berth-cordoned nodes past the shutdown delay with no live game server, oldest
+ * cordon first, while `registered` nodes stay at or above `minNodes`. A cordon time that does not
+ * parse is noted and skips that node only.
+ */
+function planRemovals(
+  cordoned: readonly NodeView[],
+  registered: number,
+  policy: ScalePolicy,
+  nowMs: number,
+  notes: ScaleNote[],
+): PlannedAction[] {
+  const removable: Array<{ node: NodeView; cordonedAtMs: number }> = [];
+  for (const node of cordoned) {
+    const text = node.annotations[CORDONED_AT] ?? '';
+    const cordonedAtMs = parseRfc3339(text);
+    if (cordonedAtMs === undefined) {
+      notes.push({
+        node: node.name,
+        reason: `${CORDONED_AT} "${text}" is not an RFC 3339 time: not removed (uncordon or fix it)`,
+      });
+      continue;
+    }
+    if (nowMs < cordonedAtMs + policy.shutdownDelayMs || node.gameServers > 0) continue;
+    removable.push({ node, cordonedAtMs });
+  }
+  removable.sort(
+    (a, b) => a.cordonedAtMs - b.cordonedAtMs || a.node.name.localeCompare(b.node.name),
+  );
+  const actions: PlannedAction[] = [];
+  let remaining = registered;
+  for (const { node } of removable) {
+    if (remaining - 1 < policy.minNodes) {
+      notes.push({
+        node: node.name,
+        reason: `drained, but removing it would leave fewer than minNodes ${policy.minNodes}`,
+      });
+      continue;
+    }
+    actions.push({
+      type: 'delete',
+      node: node.name,
+      target: node,
+      resume: false,
+      reason: `cordoned by berth at ${node.annotations[CORDONED_AT]}, no game server, shutdown delay ${policy.shutdownDelayMs / 1000}s passed`,
+    });
+    remaining -= 1;
+  }
+  return actions;
+}
+
+/**
+ * Plans one pass over `snapshot` at `nowMs`. Never plans to touch a protected node, to remove a
+ * node with a live game server, to leave fewer than `minNodes` nodes or schedulable nodes, or
+ * to ask for more than `maxNodes`.
+ */
+export function planScale(
+  snapshot: ClusterSnapshot,
+  policy: ScalePolicy,
+  nowMs: number,
+): ScalePlan {
+  const { slotMillis, bufferSlots, minNodes, maxNodes } = policy;
+  const actions: PlannedAction[] = [];
+  const notes: ScaleNote[] = [];
+  const slots = (n: NodeView): number => slotsOf(n, slotMillis);
+
+  // Nodes being deleted by someone else are gone for planning; nodes berth started removing are
+  // finished first (the instance may already be terminating).
+  const active: NodeView[] = [];
+  const resumable: NodeView[] = [];
+  for (const node of snapshot.nodes) {
+    if (node.deleting) continue;
+    if (node.annotations[REMOVAL_STARTED_AT] !== undefined) resumable.push(node);
+    else active.push(node);
+  }
+  actions.push(...planResumedRemovals(resumable, notes));
+
+  let free = 0;
+  let booting = 0;
+  let schedulable = 0;
+  for (const node of active) {
+    if (node.unschedulable) continue;
+    schedulable += 1;
+    if (node.ready) {
+      free += slots(node);
+    } else if (node.createdAtMs !== undefined && nowMs - node.createdAtMs < policy.bootGraceMs) {
+      booting += slots(node);
+    } else {
+      notes.push({ node: node.name, reason: 'not Ready past the boot grace: offers no slots' });
+    }
+  }
+  const registered = active.length;
+  const desired = snapshot.pool.desiredSize;
+  const poolSize = Math.max(desired ?? 0, registered);
+  const unregistered = desired === undefined ? 0 : Math.max(0, desired - registered);
+  const slotsPerNewNode = estimateSlotsPerNewNode(active, slotMillis);
+  const coming = booting + unregistered * (slotsPerNewNode ?? 0);
+  const pending = snapshot.pendingGameServers.reduce(
+    (sum, pod) => sum + slotsNeeded(pod.requestMillis, slotMillis),
+    0,
+  );
+  const tally: SlotTally = { free, coming, pending, slotsPerNewNode, poolSize };
+
+  const berthCordoned = (n: NodeView): boolean =>
+    n.unschedulable && n.annotations[CORDONED_AT] !== undefined && protectionOf(n) === undefined;
+  for (const node of active) {
+    const protection = protectionOf(node);
+    if (protection) notes.push({ node: node.name, reason: `${protection}: never touched` });
+  }
+
+  // Scale up: uncordon (cheapest, instant), then grow.
+  let available = free + coming - pending;
+  const uncordonable = active.filter((n) => berthCordoned(n) && n.ready).sort(fullestFirst);
+  const uncordoned = new Set<string>();
+  const uncordon = (node: NodeView, reason: string): void => {
+    actions.push({ type: 'uncordon', node: node.name, target: node, reason });
+    uncordoned.add(node.name);
+    schedulable += 1;
+    free += slots(node);
+    available += slots(node);
+  };
+  for (let next = uncordonable[0]; next && schedulable < minNodes; next = uncordonable[0]) {
+    uncordonable.shift();
+    uncordon(next, `${schedulable} schedulable node(s), fewer than minNodes ${minNodes}`);
+  }
+  for (let next = uncordonable[0]; next && available < bufferSlots; next = uncordonable[0]) {
+    uncordonable.shift();
+    uncordon(
+      next,
+      `${available} slot(s) available, fewer than the buffer of ${bufferSlots}; fullest cordoned node first (${next.gameServers} game server(s), ${slots(next)} free slot(s))`,
+    );
+  }
+
+  let target = poolSize;
+  const reasons: string[] = [];
+  if (available < bufferSlots) {
+    const missing = bufferSlots - available;
+    const nodes = slotsPerNewNode === undefined ? 1 : Math.ceil(missing / slotsPerNewNode);
+    target += nodes;
+    reasons.push(
+      `free ${free} + coming ${coming} - pending ${pending} = ${available} slot(s), ${missing} short of the buffer of ${bufferSlots}; ${
+        slotsPerNewNode === undefined
+          ? 'node size unknown, one node at a time'
+          : `${slotsPerNewNode} slot(s) per new node`
+      }`,
+    );
+  }
+  if (poolSize < minNodes && target < minNodes) {
+    target = minNodes;
+    reasons.push(`${poolSize} node(s), fewer than minNodes ${minNodes}`);
+  }
+  const capped = Math.min(target, maxNodes);
+  if (capped > poolSize) {
+    const cap = capped < target ? ` (capped at maxNodes ${maxNodes}, wanted ${target})` : '';
+    actions.push({
+      type: 'grow',
+      from: poolSize,
+      to: capped,
+      reason: `${reasons.join('; ')}${cap}`,
+    });
+  } else if (target > poolSize) {
+    notes.push({ reason: `at maxNodes ${maxNodes}: cannot grow for ${reasons.join('; ')}` });
+  }
+
+  // Scale down, only when nothing was short: cordon the emptiest nodes while what is left keeps
+  // the buffer on Ready capacity alone (booting capacity might not arrive).
+  if (target === poolSize && uncordoned.size === 0) {
+    // Hysteresis: keep `cordonHeadroomNodes` new nodes' worth of slots above the buffer, so a
+    // cordon is not undone by the next few arrivals (cordon/uncordon flapping around the buffer).
+    const headroom = Math.ceil(policy.cordonHeadroomNodes * (slotsPerNewNode ?? 0));
+    let excess = free - pending - bufferSlots - headroom;
+    const cordonable = active
+      .filter((n) => !n.unschedulable && n.ready && protectionOf(n) === undefined)
+      .sort(
+        (a, b) =>
+          a.gameServers - b.gameServers || slots(b) - slots(a) || a.name.localeCompare(b.name),
+      );
+    for (const node of cordonable) {
+      if (schedulable - 1 < minNodes || slots(node) > excess) break;
+      actions.push({
+        type: 'cordon',
+        node: node.name,
+        target: node,
+        reason: `${excess} slot(s) above the buffer of ${bufferSlots} and a headroom of ${headroom}; ${node.gameServers} game server(s) here, ${slots(node)} free slot(s)`,
+      });
+      excess -= slots(node);
+      schedulable -= 1;
+    }
+  }
+
+  // Remove drained berth cordons, oldest first, never below minNodes.
+  const drained = active.filter((n) => berthCordoned(n) && !uncordoned.has(n.name));
+  actions.push(...planRemovals(drained, active.length, policy, nowMs, notes));
+
+  return { actions, notes, tally };
+}
+
+/** The printable form of a planned action (no node internals). */
+export function toScaleAction(action: PlannedAction): ScaleAction {
+  const { type, node, from, to, reason } = action;
+  return {
+    type,
+    ...(node !== undefined ? { node } : {}),
+    ...(from !== undefined ? { from } : {}),
+    ...(to !== undefined ? { to } : {}),
+    reason,
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * What the scale plan sees of a cluster: the managed nodes with the CPU their pods request and
+ * their game-server counts, the game servers waiting for a node, and the node pool's size.
+ * Built from listed Kubernetes objects by a pure function, so the benchmark and the tests feed
+ * the same code the pass runs.
+ */
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { cpuMillisOf, effectiveCpuRequestMillis } from './cpu.js';
+import { GAME_SERVER_LABEL } from './names.js';
+
+/** One managed node as the plan reads it. */
+export interface NodeView {
+  readonly name: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  /** Epoch ms of `metadata.creationTimestamp`; undefined when absent. */
+  readonly createdAtMs?: number;
+  /** The `Ready` condition is `True`. */
+  readonly ready: boolean;
+  readonly unschedulable: boolean;
+  /** `metadata.deletionTimestamp` is set: someone is deleting it already. */
+  readonly deleting: boolean;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Whether `metadata.annotations` exists (a JSON patch must create the map first). */
+  readonly hasAnnotationMap: boolean;
+  /** `spec.providerID`, e.g. `aws:///us-east-1a/i-0abc`. */
+  readonly providerId?: string;
+  readonly allocatableMillis: number;
+  /** Effective CPU requests of every non-terminal pod on the node, game servers or not. */
+  readonly requestedMillis: number;
+  /** The game servers' share of `requestedMillis`. */
+  readonly gameServerRequestedMillis: number;
+  /** Game-server pods on the node that are Pending, Running or Unknown. */
+  readonly gameServers: number;
+}
+
+/** A game-server pod no node has been chosen for yet. */
+export interface PendingGameServer {
+  readonly namespace: string;
+  readonly name: string;
+  readonly requestMillis: number;
+}
+
+/** The node pool as its cloud API reports it; `desiredSize` is unknown for `none` and Karpenter. */
+export interface PoolSize {
+  readonly desiredSize?: number;
+}
+
+/** Everything one plan is computed from. */
+export interface ClusterSnapshot {
+  readonly nodes: readonly NodeView[];
+  readonly pendingGameServers: readonly PendingGameServer[];
+  readonly pool: PoolSize;
+}
+
+const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);
+
+/** Pending, Running and Unknown pods hold their node's CPU (and a game, for game servers). */
+export function isNonTerminal(pod: V1Pod): boolean {
+  return !TERMINAL_PHASES.has(pod.status?.phase ?? 'Pending');
+}
+
+/** The pod carries berth's game-server label. */
+export function isGameServer(pod: V1Pod): boolean {
+  return pod.metadata?.labels?.[GAME_SERVER_LABEL] === 'true';
+}
+
+function epochMs(value: Date | string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = value instanceof Date ? value.getTime() : Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * The snapshot for `nodes` (already filtered by the node selector) and every pod in the cluster
+ * (pods on other nodes are ignored; unbound game servers are demand).
+ */
+export function buildSnapshot(
+  nodes: Iterable<V1Node>,
+  pods: Iterable<V1Pod>,
+  pool: PoolSize,
+): ClusterSnapshot {
+  const usage = new Map<string, { requested: number; game: number; gameServers: number }>();
+  const pendingGameServers: PendingGameServer[] = [];
+  for (const pod of pods) {
+    if (!isNonTerminal(pod)) continue;
+    const nodeName = pod.spec?.nodeName;
+    const request = effectiveCpuRequestMillis(pod);
+    const game = isGameServer(pod);
+    if (!nodeName) {
+      if (game && pod.metadata?.deletionTimestamp === undefined) {
+        pendingGameServers.push({
+          namespace: pod.metadata?.namespace ?? 'default',
+          name: pod.metadata?.name ?? '',
+          requestMillis: request,
+        });
+      }
+      continue;
+    }
+    const entry = usage.get(nodeName) ?? { requested: 0, game: 0, gameServers: 0 };
+    entry.requested += request;
+    if (game) {
+      entry.game += request;
+      entry.gameServers += 1;
+    }
+    usage.set(nodeName, entry);
+  }
+  const views: NodeView[] = [];
+  for (const node of nodes) {
+    const name = node.metadata?.name;
+    if (!name) continue;
+    const used = usage.get(name);
+    const ready =
+      node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    views.push({
+      name,
+      uid: node.metadata?.uid,
+      resourceVersion: node.metadata?.resourceVersion,
+      createdAtMs: epochMs(node.metadata?.creationTimestamp),
+      ready,
+      unschedulable: node.spec?.unschedulable === true,
+      deleting: node.metadata?.deletionTimestamp !== undefined,
+      annotations: { ...(node.metadata?.annotations ?? {}) },
+      hasAnnotationMap: node.metadata?.annotations !== undefined,
+      providerId: node.spec?.providerID,
+      allocatableMillis: cpuMillisOf(node.status?.allocatable),
+      requestedMillis: used?.requested ?? 0,
+      gameServerRequestedMillis: used?.game ?? 0,
+      gameServers: used?.gameServers ?? 0,
+    });
+  }
+  return { nodes: views, pendingGameServers, pool };
+}

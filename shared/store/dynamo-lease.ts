@@ -1,0 +1,155 @@
+/**
+ * The DynamoDB adapter of `Lease`. One item per lease, `<cluster>#lease` / `<name>`, holding the
+ * holder and the expiry in epoch ms; every change is a conditional write, so two contenders
+ * never both win. The table's TTL attribute `expiresAt` (epoch seconds) lets DynamoDB sweep
+ * abandoned leases; correctness never waits for that sweep, since the conditions compare
+ * `expiresAtMs` with the caller's clock. Clock skew between holders eats into the TTL, so TTLs
+ * are minutes, not seconds.
+ */
+import {
+  type AttributeValue,
+  DeleteItemCommand,
+  type DynamoDBClient,
+  PutItemCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { isConditionFailed } from '../aws/error-codes.js';
+import { LeaseLostError } from '../lease/errors.js';
+import type { Lease, LeaseAttempt, LeaseGrant } from '../lease/lease.js';
+import { CapacityMeter } from './capacity.js';
+import { TABLE_SCHEMA } from './table.js';
+
+const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
+
+/** Where the leases live, and the clock that decides expiry. */
+export interface DynamoLeaseOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly cluster: string;
+  /** Epoch ms. */
+  readonly now: () => number;
+  readonly meter?: CapacityMeter;
+}
+
+/** `Lease` over berth's DynamoDB table. */
+export class DynamoLease implements Lease {
+  readonly meter: CapacityMeter;
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+  readonly #cluster: string;
+  readonly #now: () => number;
+
+  constructor(options: DynamoLeaseOptions) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+    this.#cluster = options.cluster;
+    this.#now = options.now;
+    this.meter = options.meter ?? new CapacityMeter();
+  }
+
+  #key(name: string): Record<string, AttributeValue> {
+    return { [PK]: { S: `${this.#cluster}#lease` }, [SK]: { S: name } };
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseAttempt> {
+    const now = this.#now();
+    const expiresAtMs = now + ttlMs;
+    try {
+      const out = await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#table,
+          Item: { ...this.#key(name), ...expiryAttributes(holder, expiresAtMs) },
+          ConditionExpression:
+            'attribute_not_exists(#pk) OR #expiresAtMs <= :now OR #holder = :holder',
+          ExpressionAttributeNames: {
+            '#pk': PK,
+            '#expiresAtMs': 'expiresAtMs',
+            '#holder': 'holder',
+          },
+          ExpressionAttributeValues: { ':now': { N: String(now) }, ':holder': { S: holder } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return { acquired: true, lease: { name, holder, expiresAtMs } };
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      this.meter.write(undefined);
+      this.meter.conditionFailures++;
+      const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+      return {
+        acquired: false,
+        holder: item?.holder?.S ?? '',
+        expiresAtMs: Number(item?.expiresAtMs?.N ?? 0),
+      };
+    }
+  }
+
+  async renewLease(name: string, holder: string, ttlMs: number): Promise<LeaseGrant> {
+    const expiresAtMs = this.#now() + ttlMs;
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: this.#key(name),
+          UpdateExpression: 'SET #expiresAtMs = :expiresAtMs, #ttl = :ttl',
+          ConditionExpression: '#holder = :holder',
+          ExpressionAttributeNames: {
+            '#expiresAtMs': 'expiresAtMs',
+            '#ttl': TTL,
+            '#holder': 'holder',
+          },
+          ExpressionAttributeValues: {
+            ':expiresAtMs': { N: String(expiresAtMs) },
+            ':ttl': { N: String(ttlSeconds(expiresAtMs)) },
+            ':holder': { S: holder },
+          },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return { name, holder, expiresAtMs };
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      this.meter.write(undefined);
+      this.meter.conditionFailures++;
+      throw new LeaseLostError(name, holder, { cause: error });
+    }
+  }
+
+  async releaseLease(name: string, holder: string): Promise<boolean> {
+    try {
+      const out = await this.#client.send(
+        new DeleteItemCommand({
+          TableName: this.#table,
+          Key: this.#key(name),
+          ConditionExpression: '#holder = :holder',
+          ExpressionAttributeNames: { '#holder': 'holder' },
+          ExpressionAttributeValues: { ':holder': { S: holder } },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      this.meter.write(undefined);
+      this.meter.conditionFailures++;
+      return false;
+    }
+  }
+}
+
+/** DynamoDB TTL wants epoch seconds; rounding up keeps the sweep after the real expiry. */
+function ttlSeconds(expiresAtMs: number): number {
+  return Math.ceil(expiresAtMs / 1000);
+}
+
+function expiryAttributes(holder: string, expiresAtMs: number): Record<string, AttributeValue> {
+  return {
+    holder: { S: holder },
+    expiresAtMs: { N: String(expiresAtMs) },
+    [TTL]: { N: String(ttlSeconds(expiresAtMs)) },
+  };
+}

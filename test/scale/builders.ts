@@ -1,0 +1,100 @@
+/** Kubernetes objects for scale tests, with only the fields the scale pass reads. */
+import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
+import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
+
+/** Base clock of the scale tests: 2026-01-01T00:00:00Z. */
+export const T0 = Date.UTC(2026, 0, 1);
+
+/** Shape of a test node. */
+export interface NodeSpec {
+  /** Allocatable CPU (a Kubernetes quantity); capacity is 10% more. */
+  readonly cpu?: string;
+  readonly ready?: boolean;
+  readonly unschedulable?: boolean;
+  readonly annotations?: Record<string, string>;
+  readonly labels?: Record<string, string>;
+  readonly createdAtMs?: number;
+  readonly providerId?: string;
+  readonly deleting?: boolean;
+}
+
+/** A managed node (label role=game-server) with allocatable CPU `cpu` (default 4). */
+export function node(name: string, spec: NodeSpec = {}): V1Node {
+  const cpu = spec.cpu ?? '4';
+  return {
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      resourceVersion: '1',
+      labels: spec.labels ?? { role: 'game-server' },
+      ...(spec.annotations ? { annotations: { ...spec.annotations } } : {}),
+      creationTimestamp: new Date(spec.createdAtMs ?? T0 - 24 * 3_600_000),
+      ...(spec.deleting ? { deletionTimestamp: new Date(T0) } : {}),
+    },
+    spec: {
+      ...(spec.unschedulable ? { unschedulable: true } : {}),
+      providerID:
+        spec.providerId ?? `aws:///us-east-1a/i-${name.replace(/[^0-9a-f]/g, '').padEnd(8, '0')}`,
+    },
+    status: {
+      capacity: { cpu: `${Number.parseFloat(cpu) * 1.1}` },
+      allocatable: { cpu },
+      conditions: [{ type: 'Ready', status: spec.ready === false ? 'False' : 'True' }],
+    },
+  };
+}
+
+/** A node berth cordoned at `atMs`. */
+export function berthCordoned(name: string, atMs: number, spec: NodeSpec = {}): V1Node {
+  return node(name, {
+    ...spec,
+    unschedulable: true,
+    annotations: { [CORDONED_AT]: new Date(atMs).toISOString(), ...spec.annotations },
+  });
+}
+
+/** Shape of a test pod. */
+export interface PodSpec {
+  /** Bound node; absent means unscheduled. */
+  readonly node?: string;
+  /** CPU request of its one container (default 100m). */
+  readonly cpu?: string;
+  readonly limit?: string;
+  readonly game?: boolean;
+  readonly phase?: 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+  readonly namespace?: string;
+  readonly initContainers?: readonly V1Container[];
+}
+
+/** A pod; a game server unless `game: false`. */
+export function pod(name: string, spec: PodSpec = {}): V1Pod {
+  const game = spec.game ?? true;
+  return {
+    metadata: {
+      name,
+      namespace: spec.namespace ?? 'games',
+      labels: game ? { [GAME_SERVER_LABEL]: 'true' } : { app: 'daemon' },
+    },
+    spec: {
+      ...(spec.node ? { nodeName: spec.node } : {}),
+      containers: [
+        {
+          name: 'main',
+          resources: {
+            requests: { cpu: spec.cpu ?? '100m' },
+            ...(spec.limit ? { limits: { cpu: spec.limit } } : {}),
+          },
+        },
+      ],
+      ...(spec.initContainers ? { initContainers: [...spec.initContainers] } : {}),
+    },
+    status: { phase: spec.phase ?? (spec.node ? 'Running' : 'Pending') },
+  };
+}
+
+/** `count` running game servers on `nodeName`. */
+export function gameServers(nodeName: string, count: number, cpu = '100m'): V1Pod[] {
+  return Array.from({ length: count }, (_, i) =>
+    pod(`${nodeName}-game-${i}`, { node: nodeName, cpu }),
+  );
+}

@@ -1,0 +1,96 @@
+/** Hand-written fakes of `NodePool` and `Lease` for scale pass tests. */
+
+import { LeaseLostError } from '../../shared/lease/errors.js';
+import type { Lease, LeaseAttempt, LeaseGrant } from '../../shared/lease/lease.js';
+import type {
+  NodePool,
+  PoolChange,
+  PoolNode,
+  PoolState,
+} from '../../shared/node-pool/node-pool.js';
+
+/** One recorded pool call. */
+export type PoolCall =
+  | { readonly method: 'describe' }
+  | { readonly method: 'growTo'; readonly size: number }
+  | { readonly method: 'releaseInstance'; readonly node: PoolNode };
+
+/** A pool with a desired size; instances are released by name, failures injectable. */
+export class FakeNodePool implements NodePool {
+  readonly type = 'asg';
+  readonly calls: PoolCall[] = [];
+  readonly released = new Set<string>();
+  readonly failures: Partial<Record<'growTo' | 'releaseInstance', Error[]>> = {};
+  desiredSize: number | undefined;
+
+  constructor(desiredSize?: number) {
+    this.desiredSize = desiredSize;
+  }
+
+  #fail(method: 'growTo' | 'releaseInstance'): void {
+    const error = this.failures[method]?.shift();
+    if (error) throw error;
+  }
+
+  async describe(): Promise<PoolState> {
+    this.calls.push({ method: 'describe' });
+    return this.desiredSize === undefined ? {} : { desiredSize: this.desiredSize };
+  }
+
+  async growTo(size: number): Promise<PoolChange> {
+    this.calls.push({ method: 'growTo', size });
+    this.#fail('growTo');
+    const from = this.desiredSize ?? 0;
+    if (size <= from) return { applied: false, description: `already ${from}` };
+    this.desiredSize = size;
+    return { applied: true, description: `desired ${from} → ${size}` };
+  }
+
+  async releaseInstance(node: PoolNode): Promise<PoolChange> {
+    this.calls.push({ method: 'releaseInstance', node });
+    this.#fail('releaseInstance');
+    if (this.released.has(node.name)) return { applied: false, description: 'already gone' };
+    this.released.add(node.name);
+    if (this.desiredSize !== undefined) this.desiredSize -= 1;
+    return { applied: true, description: `terminated ${node.name}` };
+  }
+
+  /** Calls that change the pool. */
+  mutations(): PoolCall[] {
+    return this.calls.filter((c) => c.method !== 'describe');
+  }
+}
+
+/** Leases in memory on an injected clock. */
+export class FakeLease implements Lease {
+  readonly held = new Map<string, LeaseGrant>();
+  readonly calls: string[] = [];
+
+  constructor(private readonly now: () => number) {}
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseAttempt> {
+    this.calls.push(`acquire:${name}:${holder}`);
+    const current = this.held.get(name);
+    if (current && current.holder !== holder && current.expiresAtMs > this.now()) {
+      return { acquired: false, holder: current.holder, expiresAtMs: current.expiresAtMs };
+    }
+    const lease = { name, holder, expiresAtMs: this.now() + ttlMs };
+    this.held.set(name, lease);
+    return { acquired: true, lease };
+  }
+
+  async renewLease(name: string, holder: string, ttlMs: number): Promise<LeaseGrant> {
+    this.calls.push(`renew:${name}:${holder}`);
+    if (this.held.get(name)?.holder !== holder) throw new LeaseLostError(name, holder);
+    const lease = { name, holder, expiresAtMs: this.now() + ttlMs };
+    this.held.set(name, lease);
+    return lease;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<boolean> {
+    this.calls.push(`release:${name}:${holder}`);
+    if (this.held.get(name)?.holder !== holder) return false;
+    this.held.delete(name);
+    return true;
+  }
+}

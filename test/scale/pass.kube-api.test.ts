@@ -1,0 +1,77 @@
+/**
+ * The scale pass over the real `@kubernetes/client-node` adapter, talking HTTP to the loopback
+ * fake of the Kubernetes API: listing, compare-and-swap patches, node deletion and Events end to
+ * end.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../shared/config/schema.js';
+import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
+import { runScalePass } from '../../shared/scale/pass.js';
+import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
+import { FakeLease, FakeNodePool } from './fakes.js';
+
+const TOKEN = 'berth-test-token';
+let fake: KubeApiServer;
+let cluster: ClientNodeClusterApi;
+
+beforeAll(async () => {
+  fake = await startKubeApiServer({ token: TOKEN, now: () => T0 });
+  cluster = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig(TOKEN), now: () => T0 });
+});
+
+afterAll(async () => {
+  await fake.stop();
+});
+
+describe('runScalePass over the Kubernetes API', () => {
+  it('cordons, removes a drained node and records Events through client-node', async () => {
+    for (const n of [
+      node('busy'),
+      node('idle'),
+      node('spare'),
+      berthCordoned('drained', T0 - 10 * 60_000),
+      node('other-pool', { labels: { role: 'web' } }),
+    ]) {
+      fake.addNode(n);
+    }
+    for (const p of [
+      ...gameServers('busy', 30),
+      pod('finished', { node: 'drained', phase: 'Succeeded' }),
+      pod('daemon', { node: 'drained', game: false }),
+    ]) {
+      fake.addPod(p);
+    }
+    const pool = new FakeNodePool(4);
+    const report = await runScalePass(
+      { cluster, pool, lease: new FakeLease(() => T0), now: () => T0, holder: 'e2e' },
+      parseConfig({ scale: { bufferGameServers: 10, shutdownDelaySeconds: 60 } }).scale,
+      { dryRun: false },
+    );
+
+    expect(report.failures).toEqual([]);
+    expect(report.actions.map((a) => `${a.type} ${a.node}`)).toEqual([
+      'cordon idle',
+      'delete drained',
+    ]);
+    const idle = fake.nodes.get('idle');
+    expect(idle?.spec?.unschedulable).toBe(true);
+    expect(idle?.metadata?.annotations?.[CORDONED_AT]).toBe('2026-01-01T00:00:00.000Z');
+    expect(fake.nodes.has('drained')).toBe(false);
+    expect(fake.nodes.get('spare')?.spec?.unschedulable).toBeUndefined();
+    expect(fake.nodes.get('other-pool')?.spec?.unschedulable).toBeUndefined();
+    expect(pool.released).toEqual(new Set(['drained']));
+    // The removal mark went in before the instance was released.
+    const patches = fake.requests.filter(
+      (r) => r.method === 'PATCH' && r.path.endsWith('/drained'),
+    );
+    expect(JSON.stringify(patches[0]?.body)).toContain(REMOVAL_STARTED_AT.replace('/', '~1'));
+    expect(fake.events.map((e) => [e.involvedObject.name, e.reason, e.source?.component])).toEqual(
+      expect.arrayContaining([
+        ['idle', 'BerthCordoned', 'berth-scale'],
+        ['drained', 'BerthNodeRemoved', 'berth-scale'],
+      ]),
+    );
+  });
+});

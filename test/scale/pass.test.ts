@@ -1,0 +1,319 @@
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { parseConfig, type ScaleConfig } from '../../shared/config/schema.js';
+import { LeaseLostError } from '../../shared/lease/errors.js';
+import { KarpenterNodePool } from '../../shared/node-pool/karpenter.js';
+import type { NodePool } from '../../shared/node-pool/node-pool.js';
+import { NoNodePool } from '../../shared/node-pool/none.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
+import { runScalePass, SCALE_LEASE_NAME } from '../../shared/scale/pass.js';
+import { berthCordoned, gameServers, node, T0 } from './builders.js';
+import { FakeClusterApi } from './fake-cluster-api.js';
+import { FakeLease, FakeNodePool } from './fakes.js';
+
+const MINUTE = 60_000;
+
+function scaleConfig(scale: Record<string, unknown> = {}): ScaleConfig {
+  return parseConfig({ scale: { shutdownDelaySeconds: 60, ...scale } }).scale;
+}
+
+function setup(
+  nodes: V1Node[],
+  pods: V1Pod[] = [],
+  pool: NodePool = new FakeNodePool(nodes.length),
+) {
+  let now = T0;
+  const cluster = new FakeClusterApi(nodes, pods);
+  const lease = new FakeLease(() => now);
+  const deps = { cluster, pool, lease, now: () => now, holder: 'pass-1' };
+  return {
+    cluster,
+    pool,
+    lease,
+    deps,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+describe('runScalePass', () => {
+  it('plans without changing anything in a dry run', async () => {
+    const pool = new FakeNodePool(3);
+    const { cluster, lease, deps } = setup(
+      [node('a'), node('b'), berthCordoned('c', T0 - 10 * MINUTE)],
+      [],
+      pool,
+    );
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+      dryRun: true,
+    });
+    expect(report.dryRun).toBe(true);
+    expect(report.actions.map((a) => `${a.type} ${a.node}`)).toEqual(['cordon a', 'delete c']);
+    expect(cluster.mutations()).toEqual([]);
+    expect(pool.mutations()).toEqual([]);
+    expect(lease.calls).toEqual([]);
+  });
+
+  it('cordons with a compare-and-swap patch, records cordoned-at and an Event', async () => {
+    const { cluster, deps } = setup([node('a'), node('b')]);
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+      dryRun: false,
+    });
+    expect(report.actions).toEqual([expect.objectContaining({ type: 'cordon', node: 'a' })]);
+    const a = cluster.nodes.get('a');
+    expect(a?.spec?.unschedulable).toBe(true);
+    expect(a?.metadata?.annotations?.[CORDONED_AT]).toBe('2026-01-01T00:00:00.000Z');
+    const patch = cluster.calls.find((c) => c.method === 'patchNode');
+    expect(patch).toMatchObject({
+      patch: expect.arrayContaining([
+        { op: 'test', path: '/metadata/resourceVersion', value: '1' },
+      ]),
+    });
+    expect(cluster.events()).toEqual([
+      expect.objectContaining({
+        involvedObject: { kind: 'Node', name: 'a', uid: 'uid-a' },
+        type: 'Normal',
+        reason: 'BerthCordoned',
+        component: 'berth-scale',
+      }),
+    ]);
+  });
+
+  it('leaves a node changed since the listing for the next pass, and still acts on the others', async () => {
+    const nodes = ['a', 'b', 'c'].map((n) => node(n));
+    const { cluster, deps } = setup(nodes);
+    let touched = false;
+    cluster.afterList = () => {
+      if (!touched) cluster.touch('a');
+      touched = true;
+    };
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+      dryRun: false,
+    });
+    expect(report.failures.map((f) => f.action.node)).toEqual(['a']);
+    expect(report.actions.map((a) => a.node)).toEqual(['b']);
+    expect(cluster.nodes.get('a')?.spec?.unschedulable).toBeUndefined();
+    expect(cluster.events().map((e) => [e.involvedObject.name, e.type])).toEqual([
+      ['a', 'Warning'],
+      ['b', 'Normal'],
+    ]);
+  });
+
+  it('uncordons by removing the cordon and berth’s annotation', async () => {
+    const { cluster, deps } = setup(
+      [node('a'), berthCordoned('b', T0 - 30_000)],
+      gameServers('a', 40),
+    );
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 5 }), {
+      dryRun: false,
+    });
+    expect(report.actions.map((a) => `${a.type} ${a.node}`)).toEqual(['uncordon b']);
+    const b = cluster.nodes.get('b');
+    expect(b?.spec?.unschedulable).toBeUndefined();
+    expect(b?.metadata?.annotations?.[CORDONED_AT]).toBeUndefined();
+  });
+
+  it('does not uncordon a node someone re-cordoned in the meantime', async () => {
+    const { cluster, deps } = setup(
+      [node('a'), berthCordoned('b', T0 - 30_000)],
+      gameServers('a', 40),
+    );
+    cluster.afterList = () => {
+      const b = cluster.nodes.get('b');
+      if (b?.metadata?.annotations) b.metadata.annotations[CORDONED_AT] = '2026-01-01T00:00:01Z';
+    };
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 5 }), {
+      dryRun: false,
+    });
+    expect(report.failures.map((f) => f.action.type)).toEqual(['uncordon']);
+    expect(cluster.nodes.get('b')?.spec?.unschedulable).toBe(true);
+  });
+
+  it('grows the pool and says what the pool did', async () => {
+    const pool = new FakeNodePool(1);
+    const { deps } = setup([node('a')], gameServers('a', 40), pool);
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+      dryRun: false,
+    });
+    expect(report.actions).toEqual([
+      expect.objectContaining({
+        type: 'grow',
+        from: 1,
+        to: 2,
+        reason: expect.stringContaining('desired 1 → 2'),
+      }),
+    ]);
+    expect(pool.mutations()).toEqual([{ method: 'growTo', size: 2 }]);
+  });
+
+  it('marks the node, releases its instance, then deletes the Node', async () => {
+    const pool = new FakeNodePool(2);
+    const { cluster, deps } = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], pool);
+    const order: string[] = [];
+    const release = pool.releaseInstance.bind(pool);
+    pool.releaseInstance = async (n) => {
+      order.push(
+        `release (marked: ${cluster.nodes.get('b')?.metadata?.annotations?.[REMOVAL_STARTED_AT] !== undefined})`,
+      );
+      return release(n);
+    };
+    const deleteNode = cluster.deleteNode.bind(cluster);
+    cluster.deleteNode = async (name) => {
+      order.push(`delete ${name}`);
+      return deleteNode(name);
+    };
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(order).toEqual(['release (marked: true)', 'delete b']);
+    expect(pool.calls).toContainEqual({
+      method: 'releaseInstance',
+      node: { name: 'b', providerId: 'aws:///us-east-1a/i-b0000000' },
+    });
+    expect(report.actions).toEqual([expect.objectContaining({ type: 'delete', node: 'b' })]);
+    expect(cluster.nodes.has('b')).toBe(false);
+    expect(pool.desiredSize).toBe(1);
+    expect(cluster.events().map((e) => e.reason)).toEqual(['BerthNodeRemoved']);
+  });
+
+  it('finishes on the next pass a removal whose instance release failed', async () => {
+    const pool = new FakeNodePool(2);
+    const { cluster, deps, advance } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [],
+      pool,
+    );
+    pool.failures.releaseInstance = [new Error('ScalingActivityInProgress')];
+    const first = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(first.failures).toEqual([
+      expect.objectContaining({ action: expect.objectContaining({ type: 'delete', node: 'b' }) }),
+    ]);
+    expect(cluster.nodes.get('b')?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeDefined();
+    advance(MINUTE);
+    const second = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(second.actions).toEqual([
+      expect.objectContaining({
+        type: 'delete',
+        node: 'b',
+        reason: expect.stringContaining('finishing'),
+      }),
+    ]);
+    expect(cluster.nodes.has('b')).toBe(false);
+    expect(pool.desiredSize).toBe(1);
+  });
+
+  it('finishes on the next pass a removal whose Node delete failed, without releasing twice', async () => {
+    const pool = new FakeNodePool(2);
+    const { cluster, deps, advance } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [],
+      pool,
+    );
+    cluster.failNext('deleteNode:b', new Error('connection reset'));
+    const first = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(first.failures).toHaveLength(1);
+    expect(pool.desiredSize).toBe(1);
+    advance(MINUTE);
+    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    expect(cluster.nodes.has('b')).toBe(false);
+    expect(pool.desiredSize).toBe(1);
+    expect(pool.mutations().filter((c) => c.method === 'releaseInstance')).toHaveLength(2);
+  });
+
+  it('does nothing while another pass holds the lease', async () => {
+    const { cluster, lease, deps } = setup([node('a'), node('b')]);
+    await lease.acquireLease(SCALE_LEASE_NAME, 'pass-0', 120_000);
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+      dryRun: false,
+    });
+    expect(report.leaseHeldBy).toEqual({ holder: 'pass-0', expiresAtMs: T0 + 120_000 });
+    expect(report.actions).toEqual([]);
+    expect(cluster.calls).toEqual([]);
+  });
+
+  it('releases the lease after the pass, and when listing fails', async () => {
+    const { cluster, lease, deps } = setup([node('a')]);
+    await runScalePass(deps, scaleConfig(), { dryRun: false });
+    expect(lease.held.size).toBe(0);
+    cluster.listNodes = () => {
+      throw new Error('apiserver unavailable');
+    };
+    await expect(runScalePass(deps, scaleConfig(), { dryRun: false })).rejects.toThrow(
+      'apiserver unavailable',
+    );
+    expect(lease.held.size).toBe(0);
+  });
+
+  it('stops before acting when the lease was lost', async () => {
+    const { cluster, lease, deps } = setup([node('a'), node('b')]);
+    lease.renewLease = async (name, holder) => {
+      throw new LeaseLostError(name, holder);
+    };
+    await expect(
+      runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), { dryRun: false }),
+    ).rejects.toThrow(LeaseLostError);
+    expect(cluster.mutations()).toEqual([]);
+  });
+
+  it('keeps an action whose Event could not be recorded', async () => {
+    const { cluster, deps } = setup([node('a'), node('b')]);
+    cluster.failNext('createEvent', new Error('events forbidden'));
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+      dryRun: false,
+    });
+    expect(report.actions.map((a) => a.type)).toEqual(['cordon']);
+    expect(report.failures).toEqual([]);
+    expect(report.notes).toContainEqual({
+      node: 'a',
+      reason: 'Event not recorded: events forbidden',
+    });
+  });
+
+  it('with node pool none, acts on Kubernetes only and reports the instance change', async () => {
+    const { cluster, deps } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      gameServers('a', 40),
+      new NoNodePool(),
+    );
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 50, maxNodes: 5 }), {
+      dryRun: false,
+    });
+    expect(report.actions.map((a) => [a.type, a.reason.split('; ').at(-1)])).toEqual([
+      ['uncordon', expect.stringContaining('free slot')],
+      ['grow', 'node pool none: would ask for 3 node(s)'],
+    ]);
+    const drained = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], new NoNodePool());
+    const removal = await runScalePass(drained.deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(removal.actions[0]?.reason).toContain(
+      'node pool none: would terminate instance i-b0000000 and decrement the desired size; Node deleted',
+    );
+    expect(drained.cluster.nodes.has('b')).toBe(false);
+    expect(cluster.nodes.size).toBe(2);
+  });
+
+  it('with Karpenter, deletes the Node and leaves the instance to Karpenter', async () => {
+    const { cluster, deps } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [],
+      new KarpenterNodePool('games'),
+    );
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(report.actions[0]?.reason).toContain('Karpenter terminates the instance of b');
+    expect(cluster.mutations().map((c) => c.method)).toEqual([
+      'patchNode',
+      'deleteNode',
+      'createEvent',
+    ]);
+  });
+});
