@@ -1,5 +1,8 @@
 /** The commands of `berth`, each a function of the parsed command line to an exit status. */
+
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
@@ -8,7 +11,7 @@ import { loadLocalKubeConfig } from '../shared/k8s/kubeconfig.js';
 import { startServer } from '../shared/local/server.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
-import type { CliOptions } from './main.js';
+import { type CliOptions, UsageError } from './main.js';
 
 /** One command. */
 export type Command = (options: CliOptions) => Promise<number>;
@@ -116,5 +119,49 @@ const status: Command = (options) =>
     return 0;
   });
 
+/** Runs a pass against the cluster of `--kubeconfig`; the passes need one. */
+async function withPasses(
+  options: CliOptions,
+  run: (passes: Passes, holder: string) => Promise<number>,
+) {
+  const clusterApi = clusterApiOf(options);
+  if (!clusterApi)
+    throw new UsageError(
+      `${options.command} needs a cluster: pass --kubeconfig PATH or set KUBECONFIG`,
+    );
+  if (!options.once)
+    throw new UsageError(
+      `${options.command} runs one pass: add --once (serve runs them on timers)`,
+    );
+  const store = await openStore(options);
+  try {
+    const passes = createPasses({
+      config: options.config,
+      dynamo: store.client,
+      tableName: store.tableName,
+      clusterApi,
+    });
+    return await run(passes, `${hostname()}-${process.pid}`);
+  } finally {
+    await store.close();
+  }
+}
+
+const printJson = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+const scale: Command = (options) =>
+  withPasses(options, async (passes, holder) => {
+    const report = await passes.scale(holder, { dryRun: options.dryRun });
+    printJson({ dryRun: report.dryRun, actions: report.actions });
+    for (const note of report.notes) process.stderr.write(`note: ${JSON.stringify(note)}\n`);
+    for (const failure of report.failures)
+      process.stderr.write(`failed: ${JSON.stringify(failure)}\n`);
+    if (report.leaseHeldBy)
+      process.stderr.write(
+        `skipped: another scale pass holds the lease (${report.leaseHeldBy.holder})\n`,
+      );
+    return report.failures.length > 0 ? 1 : 0;
+  });
+
 /** Every command by name. */
-export const commands: Readonly<Record<string, Command>> = { serve, status };
+export const commands: Readonly<Record<string, Command>> = { serve, status, scale };

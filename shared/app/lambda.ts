@@ -11,6 +11,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { ProvidedClusterApi } from '../k8s/cluster-api-provider.js';
 import { EksClusterApiFactory, SdkEksClusterLookup } from '../k8s/eks-cluster-api.js';
 import { dynamoClient } from '../store/client.js';
+import { createPasses, type Passes } from './passes.js';
 import { type BerthRuntime, createRuntime } from './runtime.js';
 
 /** A runtime for a Lambda function, with the settings it was built from. */
@@ -57,4 +58,16 @@ export async function webhookSecret(settings: LambdaSettings): Promise<string> {
   client.destroy();
   if (!out.SecretString) throw new Error(`secret ${settings.webhookSecretArn} has no string value`);
   return out.SecretString;
+}
+
+/** The scheduled passes for a Lambda function, from the Lambda environment. */
+export function lambdaPasses(): { readonly settings: LambdaSettings; readonly passes: Passes } {
+  const settings = lambdaSettings();
+  const passes = createPasses({
+    config: settings.config,
+    dynamo: dynamoClient({ region: settings.region }),
+    tableName: settings.tableName,
+    clusterApi: eksClusterApi(settings),
+  });
+  return { settings, passes };
 }

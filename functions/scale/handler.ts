@@ -1,0 +1,37 @@
+/**
+ * The node scale pass, run by an EventBridge schedule every minute. The lease inside the pass
+ * keeps a slow run and the next schedule from acting at once.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { parser } from '@aws-lambda-powertools/parser/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { z } from 'zod';
+import { lambdaPasses } from '../../shared/app/lambda.js';
+import { observability } from '../../shared/app/observability.js';
+
+const { logger, metrics } = observability('scale');
+const { passes } = lambdaPasses();
+
+/** The schedule's input: `{}`, or `{ "dryRun": true }` to log the plan only. */
+const scheduleInput = z.object({ dryRun: z.boolean().optional() });
+
+const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
+  const report = await passes.scale(context.awsRequestId, { dryRun: input.dryRun ?? false });
+  for (const action of report.actions) logger.info('scale action', { action });
+  for (const failure of report.failures) logger.error('scale action failed', { failure });
+  if (report.leaseHeldBy)
+    logger.warn('skipped: another scale pass holds the lease', {
+      holder: report.leaseHeldBy.holder,
+    });
+  metrics.addMetric('ScaleActions', MetricUnit.Count, report.actions.length);
+  metrics.addMetric('ScaleFailures', MetricUnit.Count, report.failures.length);
+  return { dryRun: report.dryRun, actions: report.actions, failures: report.failures.length };
+};
+
+export const handler = middy(run)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics))
+  .use(parser({ schema: scheduleInput }));

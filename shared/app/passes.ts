@@ -1,0 +1,38 @@
+/**
+ * The scheduled passes, wired once per process (module scope in Lambda, once per `berth serve`)
+ * so AWS clients and caches are reused between runs.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { BerthConfig } from '../config/schema.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { createNodePool } from '../node-pool/create.js';
+import { runScalePass, type ScaleReport } from '../scale/pass.js';
+import { DynamoLease } from '../store/dynamo-lease.js';
+
+/** What every pass is built from. */
+export interface PassContext {
+  readonly config: BerthConfig;
+  readonly dynamo: DynamoDBClient;
+  readonly tableName: string;
+  readonly clusterApi: ClusterApi;
+  readonly now?: () => number;
+}
+
+/** The passes, ready to run; `holder` names the runner in leases (a request id, a host and pid). */
+export interface Passes {
+  scale(holder: string, options?: { readonly dryRun?: boolean }): Promise<ScaleReport>;
+}
+
+/** Wires the passes for one cluster. */
+export function createPasses(context: PassContext): Passes {
+  const { config, dynamo, tableName, clusterApi } = context;
+  const now = context.now ?? Date.now;
+  const lease = new DynamoLease({ client: dynamo, tableName, cluster: config.cluster, now });
+  const pool = createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
+  return {
+    scale: (holder, options = {}) =>
+      runScalePass({ cluster: clusterApi, pool, lease, now, holder }, config.scale, {
+        dryRun: options.dryRun ?? false,
+      }),
+  };
+}

@@ -1,0 +1,77 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { main } from '../../cli/main.js';
+import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { node } from '../scale/builders.js';
+
+let api: KubeApiServer;
+let kubeconfig: string;
+const table = `passes-${Date.now()}`;
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+    out.push(String(chunk));
+    return true;
+  });
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    err.push(String(chunk));
+    return true;
+  });
+  return { out: () => out.join(''), err: () => err.join('') };
+}
+
+beforeAll(async () => {
+  api = await startKubeApiServer();
+  for (const name of ['gs-a', 'gs-b', 'gs-c']) api.addNode(node(name));
+  kubeconfig = join(await mkdtemp(join(tmpdir(), 'berth-kube-')), 'config');
+  await writeFile(kubeconfig, api.kubeConfig().exportConfig());
+});
+
+afterAll(async () => {
+  await api.stop();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+});
+
+const store = () => ['--dynamodb-endpoint', inject('dynamodbEndpoint'), '--table', table];
+
+describe('berth scale --once', () => {
+  it('prints the plan as JSON and changes nothing on a dry run', async () => {
+    const io = capture();
+    expect(
+      await main(['scale', '--once', '--dry-run', '--kubeconfig', kubeconfig, ...store()]),
+    ).toBe(0);
+    const plan = JSON.parse(io.out());
+    expect(plan.dryRun).toBe(true);
+    // Three empty 40-slot nodes against a buffer of 10: two are cordoned, one stays (minNodes 1).
+    expect(plan.actions.map((a: { type: string }) => a.type)).toEqual(['cordon', 'cordon']);
+    expect(plan.actions.every((a: { reason: string }) => a.reason.length > 0)).toBe(true);
+    expect([...api.nodes.values()].some((n) => n.spec?.unschedulable)).toBe(false);
+  });
+
+  it('cordons for real without --dry-run, recording when', async () => {
+    const io = capture();
+    expect(await main(['scale', '--once', '--kubeconfig', kubeconfig, ...store()])).toBe(0);
+    expect(JSON.parse(io.out()).dryRun).toBe(false);
+    const cordoned = [...api.nodes.values()].filter((n) => n.spec?.unschedulable);
+    expect(cordoned).toHaveLength(2);
+    for (const n of cordoned)
+      expect(n.metadata?.annotations?.['berth.dev/cordoned-at']).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('asks for a cluster and for --once', async () => {
+    vi.stubEnv('KUBECONFIG', '');
+    const io = capture();
+    expect(await main(['scale', '--once', ...store()])).toBe(2);
+    expect(io.err()).toMatch(/scale needs a cluster: pass --kubeconfig/);
+    expect(await main(['scale', '--kubeconfig', kubeconfig, ...store()])).toBe(2);
+    expect(io.err()).toMatch(/add --once/);
+  });
+});
