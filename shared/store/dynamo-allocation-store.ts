@@ -10,8 +10,6 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
-  type QueryCommandOutput,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -25,6 +23,7 @@ import {
 } from '../allocation/store.js';
 import { isConditionFailed } from '../aws/error-codes.js';
 import { CapacityMeter } from './capacity.js';
+import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
@@ -62,6 +61,10 @@ export class DynamoAllocationStore implements AllocationStore {
 
   #ownersKey(): string {
     return `${this.#cluster}#owners`;
+  }
+
+  #target() {
+    return { client: this.#client, tableName: this.#table, meter: this.meter };
   }
 
   #rangeKey(range: string): string {
@@ -123,46 +126,19 @@ export class DynamoAllocationStore implements AllocationStore {
   }
 
   async *listOwners(): AsyncIterable<OwnerRecord> {
-    for await (const item of this.#query(this.#ownersKey(), undefined, NEXT_PAGE)) {
+    for await (const item of queryPartition(this.#target(), this.#ownersKey(), {
+      nextPages: NEXT_PAGE,
+    })) {
       yield decodeOwner(item);
     }
   }
 
   async *scanBlocks(range: string, from: number, to: number): AsyncIterable<Block> {
-    const bounds = { from: blockSortKey(from), to: blockSortKey(to) };
-    for await (const item of this.#query(this.#rangeKey(range), bounds, FIRST_PAGE)) {
+    const between = { from: blockSortKey(from), to: blockSortKey(to) };
+    const query = { between, firstPage: FIRST_PAGE, nextPages: NEXT_PAGE };
+    for await (const item of queryPartition(this.#target(), this.#rangeKey(range), query)) {
       yield decodeBlock(item);
     }
-  }
-
-  async *#query(
-    pk: string,
-    bounds: { from: string; to: string } | undefined,
-    firstPage: number,
-  ): AsyncIterable<Record<string, AttributeValue>> {
-    let startKey: Record<string, AttributeValue> | undefined;
-    let limit = firstPage;
-    do {
-      const out: QueryCommandOutput = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: bounds ? '#pk = :pk AND #sk BETWEEN :from AND :to' : '#pk = :pk',
-          ExpressionAttributeNames: bounds ? { '#pk': PK, '#sk': SK } : { '#pk': PK },
-          ExpressionAttributeValues: {
-            ':pk': { S: pk },
-            ...(bounds ? { ':from': { S: bounds.from }, ':to': { S: bounds.to } } : {}),
-          },
-          ConsistentRead: true,
-          Limit: limit,
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      this.meter.read(out.ConsumedCapacity);
-      yield* out.Items ?? [];
-      startKey = out.LastEvaluatedKey;
-      limit = NEXT_PAGE;
-    } while (startKey);
   }
 
   async claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome> {
@@ -210,6 +186,34 @@ export class DynamoAllocationStore implements AllocationStore {
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       this.meter.write(undefined);
+      return false;
+    }
+  }
+
+  /**
+   * Repair only (`shared/repair/store.ts`): hands a value from `fromId` to `toId` in one
+   * conditional write, so no other writer can take it in between; false when `fromId` no longer
+   * holds it.
+   */
+  async transfer(range: string, offset: number, fromId: string, toId: string): Promise<boolean> {
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: this.#blockKey(range, offset),
+          UpdateExpression: 'SET #slot = :to',
+          ConditionExpression: '#slot = :from',
+          ExpressionAttributeNames: { '#slot': slotAttribute(offset % BLOCK_SIZE) },
+          ExpressionAttributeValues: { ':from': { S: fromId }, ':to': { S: toId } },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      this.meter.write(undefined);
+      this.meter.conditionFailures++;
       return false;
     }
   }

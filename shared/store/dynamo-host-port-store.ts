@@ -22,8 +22,6 @@ import {
   type CancellationReason,
   type DynamoDBClient,
   GetItemCommand,
-  QueryCommand,
-  type QueryCommandOutput,
   TransactionCanceledException,
   type TransactWriteItem,
   TransactWriteItemsCommand,
@@ -44,6 +42,7 @@ import {
 } from '../hostports/spec.js';
 import type { HeldPort, HostPortStore, PodPortRecord, RangeCounts } from '../hostports/store.js';
 import { CapacityMeter } from './capacity.js';
+import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
@@ -84,6 +83,10 @@ export class DynamoHostPortStore implements HostPortStore {
     this.meter = options.meter ?? new CapacityMeter();
   }
 
+  #target() {
+    return { client: this.#client, tableName: this.#table, meter: this.meter };
+  }
+
   #countsKey(range: string): string {
     return `${this.#cluster}#hostports#${range}`;
   }
@@ -96,7 +99,9 @@ export class DynamoHostPortStore implements HostPortStore {
     const counts = new Array<number>(range.size).fill(0);
     const from = blockSortKey(Math.floor(range.first / COUNT_BLOCK_PORTS));
     const to = blockSortKey(Math.floor(lastPort(range) / COUNT_BLOCK_PORTS));
-    for await (const item of this.#query(this.#countsKey(range.name), { from, to })) {
+    for await (const item of queryPartition(this.#target(), this.#countsKey(range.name), {
+      between: { from, to },
+    })) {
       const block = Number(item[SK]?.S ?? Number.NaN);
       for (const [attribute, value] of Object.entries(item)) {
         const match = COUNT_ATTRIBUTE.exec(attribute);
@@ -192,7 +197,7 @@ export class DynamoHostPortStore implements HostPortStore {
   }
 
   async *listRecords(): AsyncIterable<PodPortRecord> {
-    for await (const item of this.#query(`${this.#cluster}#pods`, undefined)) {
+    for await (const item of queryPartition(this.#target(), `${this.#cluster}#pods`)) {
       yield decodeRecord(item);
     }
   }
@@ -301,32 +306,6 @@ export class DynamoHostPortStore implements HostPortStore {
         this.meter.conditionFailures++;
       throw error;
     }
-  }
-
-  async *#query(
-    pk: string,
-    bounds: { from: string; to: string } | undefined,
-  ): AsyncIterable<Record<string, AttributeValue>> {
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const out: QueryCommandOutput = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: bounds ? '#pk = :pk AND #sk BETWEEN :from AND :to' : '#pk = :pk',
-          ExpressionAttributeNames: bounds ? { '#pk': PK, '#sk': SK } : { '#pk': PK },
-          ExpressionAttributeValues: {
-            ':pk': { S: pk },
-            ...(bounds ? { ':from': { S: bounds.from }, ':to': { S: bounds.to } } : {}),
-          },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      this.meter.read(out.ConsumedCapacity);
-      yield* out.Items ?? [];
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
   }
 }
 

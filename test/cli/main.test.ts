@@ -3,20 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  return { out: () => out.join(''), err: () => err.join('') };
-}
+import { captureOutput } from '../support/capture.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -30,7 +17,7 @@ describe('berth CLI', () => {
       file,
       JSON.stringify({ clustr: 'x', nodePortRange: '1-99999', eni: { minIdle: 5, maxIdle: 1 } }),
     );
-    const io = capture();
+    const io = captureOutput();
     expect(await main(['status', '--config', file])).toBe(2);
     expect(io.err().trim().split('\n')).toEqual([
       'nodePortRange: the port range cannot be greater than 65535: 1-99999 (write it as "30000-32767")',
@@ -43,13 +30,13 @@ describe('berth CLI', () => {
     const dir = await mkdtemp(join(tmpdir(), 'berth-cli-'));
     const file = join(dir, 'config.json');
     await writeFile(file, '{ cluster: ');
-    const io = capture();
+    const io = captureOutput();
     expect(await main(['status', '--config', file])).toBe(2);
     expect(io.err()).toMatch(new RegExp(`^${file}: not valid JSON`));
   });
 
   it('rejects unknown commands and flags with the usage, exit 2', async () => {
-    const io = capture();
+    const io = captureOutput();
     expect(await main(['frobnicate'])).toBe(2);
     expect(io.err()).toMatch(/^berth: unknown command: frobnicate/);
     expect(await main(['status', '--bogus'])).toBe(2);
@@ -57,7 +44,7 @@ describe('berth CLI', () => {
   });
 
   it('prints range usage as JSON from the given DynamoDB', async () => {
-    const io = capture();
+    const io = captureOutput();
     const table = `cli-${Date.now()}`;
     expect(
       await main([

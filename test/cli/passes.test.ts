@@ -5,24 +5,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from
 import { main } from '../../cli/main.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
 import { node } from '../scale/builders.js';
+import { captureOutput } from '../support/capture.js';
 
 let api: KubeApiServer;
 let kubeconfig: string;
 const table = `passes-${Date.now()}`;
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  return { out: () => out.join(''), err: () => err.join('') };
-}
 
 beforeAll(async () => {
   api = await startKubeApiServer();
@@ -44,7 +31,7 @@ const store = () => ['--dynamodb-endpoint', inject('dynamodbEndpoint'), '--table
 
 describe('berth scale --once', () => {
   it('prints the plan as JSON and changes nothing on a dry run', async () => {
-    const io = capture();
+    const io = captureOutput();
     expect(
       await main(['scale', '--once', '--dry-run', '--kubeconfig', kubeconfig, ...store()]),
     ).toBe(0);
@@ -57,7 +44,7 @@ describe('berth scale --once', () => {
   });
 
   it('cordons for real without --dry-run, recording when', async () => {
-    const io = capture();
+    const io = captureOutput();
     expect(await main(['scale', '--once', '--kubeconfig', kubeconfig, ...store()])).toBe(0);
     expect(JSON.parse(io.out()).dryRun).toBe(false);
     const cordoned = [...api.nodes.values()].filter((n) => n.spec?.unschedulable);
@@ -68,7 +55,7 @@ describe('berth scale --once', () => {
 
   it('asks for a cluster and for --once', async () => {
     vi.stubEnv('KUBECONFIG', '');
-    const io = capture();
+    const io = captureOutput();
     expect(await main(['scale', '--once', ...store()])).toBe(2);
     expect(io.err()).toMatch(/scale needs a cluster: pass --kubeconfig/);
     expect(await main(['scale', '--kubeconfig', kubeconfig, ...store()])).toBe(2);
