@@ -1,0 +1,300 @@
+/**
+ * The repair policy for exclusive values (cluster IPs, node ports): from the store's view taken
+ * first and the live Services listed after it, decide what to record, what to free and what to
+ * report. Pure: the pass (`pass.ts`) reads and writes.
+ *
+ * Per value, with H the holder in the snapshot and C the live owners carrying it (list order):
+ * - C empty, H set: a leak suspect; freed (conditional on H) on the grace-th consecutive pass.
+ * - C set: the primary is the claimant whose id is H, else the first one listed; every other
+ *   claimant is a duplicate (AlreadyAllocated), never "fixed" by taking the value away.
+ *   - H is the primary: fine; the owner record is amended if it lacks the claim.
+ *   - H unset: the value is claimed for the primary (NotAllocated, "repairing").
+ *   - H is no live object's id: the value moves from H to the primary in one conditional write.
+ *   - H is a live object that does not carry it: H's hold counts down like a leak, then moves.
+ * Owner records of ids no live object carries and holding nothing count down too, then go.
+ * A Service being deleted (a finalizer holds it) spares what it still holds and claims nothing.
+ * An allocation made after the snapshot is never touched: it is not in the snapshot, and every
+ * write is conditional on the holder the snapshot read.
+ */
+import { rangeKey } from '../allocation/allocator.js';
+import type { ValueRange } from '../allocation/range.js';
+import type { Claim, OwnerRecord, OwnerRef } from '../allocation/store.js';
+import {
+  alreadyAllocated,
+  type Finding,
+  leaked,
+  notAllocated,
+  REPAIR_REASONS,
+} from './findings.js';
+import { countSighting, type LeakCounter } from './ledger.js';
+import { type LiveOwner, type ServiceReading, valueKey } from './live.js';
+
+/** Ledger key prefix of suspected leaked values. */
+export const VALUE_LEAK_PREFIX = 'value#';
+/** Ledger key prefix of suspected stale owner records. */
+export const OWNER_LEAK_PREFIX = 'owner#';
+
+/** The store as the pass read it before listing anything. */
+export interface ExclusiveSnapshot {
+  readonly ranges: readonly ValueRange[];
+  /** Range store key (`rangeKey`) → offset → holder id. */
+  readonly held: ReadonlyMap<string, ReadonlyMap<number, string>>;
+  readonly owners: ReadonlyMap<string, OwnerRecord>;
+}
+
+/** A value the pass writes, named by range and offset. */
+export interface ValueTarget {
+  readonly range: ValueRange;
+  readonly offset: number;
+}
+
+/** Take a free value for a live owner. */
+export interface ClaimAction extends ValueTarget {
+  readonly owner: string;
+}
+
+/** Move a value from the holder read in the snapshot to a live owner, conditional on `from`. */
+export interface TransferAction extends ValueTarget {
+  readonly from: string;
+  readonly to: string;
+  /** Set when `from` is a live object whose hold counted down: the move also frees a leak. */
+  readonly leak?: Finding;
+}
+
+/** Free a leaked value, conditional on `holder`. */
+export interface FreeAction extends ValueTarget {
+  readonly holder: string;
+  readonly leak: Finding;
+}
+
+/** Claims to add to (or create) an owner record, written before the values are taken. */
+export interface RecordIntent {
+  readonly id: string;
+  readonly owner: OwnerRef;
+  readonly claims: readonly Claim[];
+}
+
+/** Claims to drop from a record after their values were freed or moved away. */
+export interface RecordCleanup {
+  readonly id: string;
+  readonly claims: readonly { readonly range: string; readonly offset: number }[];
+  /** The id belongs to no live object: delete the record once it lists nothing it holds. */
+  readonly ownerGone: boolean;
+}
+
+/** A stale record to delete, if it is still at the version read. */
+export interface RecordDeletion {
+  readonly id: string;
+  readonly version: number;
+}
+
+/** Everything one pass decided about exclusive values. */
+export interface ExclusivePlan {
+  /** Findings on live objects (each becomes an Event and a summary count). */
+  readonly findings: readonly Finding[];
+  readonly intents: readonly RecordIntent[];
+  readonly claims: readonly ClaimAction[];
+  readonly transfers: readonly TransferAction[];
+  readonly frees: readonly FreeAction[];
+  readonly cleanups: readonly RecordCleanup[];
+  readonly deletions: readonly RecordDeletion[];
+  /** Leak counters still counting down after this pass. */
+  readonly counters: readonly LeakCounter[];
+}
+
+/** What the policy decides from. */
+export interface ExclusiveDiffInput {
+  readonly snapshot: ExclusiveSnapshot;
+  readonly services: readonly ServiceReading[];
+  readonly counters: ReadonlyMap<string, LeakCounter>;
+  readonly grace: number;
+  /** Epoch ms, stamped on new counters. */
+  readonly now: number;
+}
+
+interface Claimant {
+  readonly owner: LiveOwner;
+  readonly slot: string;
+}
+
+interface Carried {
+  readonly range: ValueRange;
+  readonly offset: number;
+  readonly claimants: Claimant[];
+}
+
+/** Decides one pass over cluster IPs and node ports. */
+export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
+  const { snapshot, services, counters, grace, now } = input;
+  const findings: Finding[] = services.flatMap((s) => s.problems);
+  const liveIds = new Set(services.map((s) => s.owner.id));
+  const carried = new Map<string, Carried>();
+  /** Values a terminating Service carries and still holds: neither repaired nor freed. */
+  const spared = new Set<string>();
+  for (const { owner } of services) {
+    if (owner.terminating) {
+      for (const value of owner.values) {
+        const holder = snapshot.held.get(rangeKey(value.range))?.get(value.offset);
+        if (holder === owner.id) spared.add(valueKey(value.range, value.offset));
+      }
+      continue;
+    }
+    for (const value of owner.values) {
+      const key = valueKey(value.range, value.offset);
+      const entry = carried.get(key) ?? { range: value.range, offset: value.offset, claimants: [] };
+      entry.claimants.push({ owner, slot: value.slot });
+      carried.set(key, entry);
+    }
+  }
+
+  const intents = new Map<string, { owner: OwnerRef; claims: Claim[] }>();
+  const intend = (owner: LiveOwner, claim: Claim) => {
+    const entry = intents.get(owner.id) ?? {
+      owner: { kind: 'Service', namespace: owner.object.namespace, name: owner.object.name },
+      claims: [],
+    };
+    entry.claims.push(claim);
+    intents.set(owner.id, entry);
+  };
+  const cleanups = new Map<string, { range: string; offset: number }[]>();
+  const cleanUp = (id: string, range: ValueRange, offset: number) => {
+    const list = cleanups.get(id) ?? [];
+    list.push({ range: rangeKey(range), offset });
+    cleanups.set(id, list);
+  };
+  const claims: ClaimAction[] = [];
+  const transfers: TransferAction[] = [];
+  const frees: FreeAction[] = [];
+  const kept: LeakCounter[] = [];
+  /** Ids that will still hold something after this pass's writes. */
+  const stillHolding = new Set<string>();
+
+  const countDown = (range: ValueRange, offset: number, holder: string) => {
+    const key = `${VALUE_LEAK_PREFIX}${valueKey(range, offset)}`;
+    const verdict = countSighting(counters.get(key), key, holder, grace, now);
+    if (!verdict.free) kept.push(verdict.counter);
+    return verdict.free;
+  };
+
+  // Values the live objects carry, in list order of their first claimant.
+  for (const { range, offset, claimants } of carried.values()) {
+    const holder = snapshot.held.get(rangeKey(range))?.get(offset);
+    const first = claimants[0];
+    if (!first) continue;
+    const primary = claimants.find((c) => c.owner.id === holder) ?? first;
+    const value = range.valueAt(offset);
+    if (spared.has(valueKey(range, offset))) {
+      // Held by a Service being deleted that still carries it: a duplicate until that one is gone.
+      for (const other of claimants)
+        findings.push(alreadyAllocated(range, value, other.owner.object));
+      if (holder !== undefined) stillHolding.add(holder);
+      continue;
+    }
+    for (const other of claimants) {
+      if (other !== primary) findings.push(alreadyAllocated(range, value, other.owner.object));
+    }
+    const claim: Claim = { slot: primary.slot, range: rangeKey(range), offset };
+    if (holder === primary.owner.id) {
+      stillHolding.add(holder);
+      const record = snapshot.owners.get(holder);
+      if (!record?.claims.some((c) => c.range === claim.range && c.offset === offset)) {
+        intend(primary.owner, claim);
+      }
+      continue;
+    }
+    if (!primary.owner.recordable) {
+      if (holder !== undefined) stillHolding.add(holder);
+      continue;
+    }
+    if (holder === undefined) {
+      findings.push(notAllocated(range, value, primary.owner.object));
+      intend(primary.owner, claim);
+      claims.push({ range, offset, owner: primary.owner.id });
+      stillHolding.add(primary.owner.id);
+      continue;
+    }
+    if (liveIds.has(holder) && !countDown(range, offset, holder)) {
+      // A live object holds it without carrying it: maybe an update in flight; wait the grace.
+      stillHolding.add(holder);
+      continue;
+    }
+    findings.push(notAllocated(range, value, primary.owner.object));
+    intend(primary.owner, claim);
+    transfers.push({
+      range,
+      offset,
+      from: holder,
+      to: primary.owner.id,
+      ...(liveIds.has(holder) ? { leak: leaked(range, value, holder) } : {}),
+    });
+    stillHolding.add(primary.owner.id);
+    cleanUp(holder, range, offset);
+  }
+
+  // Values held that no live object carries: leak suspects.
+  for (const range of snapshot.ranges) {
+    const key = rangeKey(range);
+    for (const [offset, holder] of snapshot.held.get(key) ?? []) {
+      if (carried.has(valueKey(range, offset))) continue;
+      if (spared.has(valueKey(range, offset)) || !countDown(range, offset, holder)) {
+        stillHolding.add(holder);
+        continue;
+      }
+      frees.push({ range, offset, holder, leak: leaked(range, range.valueAt(offset), holder) });
+      cleanUp(holder, range, offset);
+    }
+  }
+
+  // Owner records of ids no live object has, holding nothing: stale intents, counted down too.
+  const deletions: RecordDeletion[] = [];
+  for (const record of snapshot.owners.values()) {
+    if (liveIds.has(record.id) || stillHolding.has(record.id) || cleanups.has(record.id)) continue;
+    const key = `${OWNER_LEAK_PREFIX}${record.id}`;
+    const verdict = countSighting(counters.get(key), key, `v${record.version}`, grace, now);
+    if (verdict.free) deletions.push({ id: record.id, version: record.version });
+    else kept.push(verdict.counter);
+  }
+
+  return {
+    findings,
+    intents: [...intents].map(([id, { owner, claims: add }]) => ({ id, owner, claims: add })),
+    claims,
+    transfers,
+    frees,
+    cleanups: [...cleanups].map(([id, list]) => ({
+      id,
+      claims: list,
+      ownerGone: !liveIds.has(id) && !stillHolding.has(id),
+    })),
+    deletions,
+    counters: kept,
+  };
+}
+
+/** The claims of `record` after adding `add` (a slot taken again is replaced) and dropping `drop`. */
+export function mergeClaims(
+  current: readonly Claim[],
+  add: readonly Claim[],
+  drop: readonly { readonly range: string; readonly offset: number }[],
+): Claim[] {
+  const same = (a: { range: string; offset: number }, b: { range: string; offset: number }) =>
+    a.range === b.range && a.offset === b.offset;
+  const kept = current.filter(
+    (c) => !drop.some((d) => same(c, d)) && !add.some((a) => a.slot === c.slot || same(a, c)),
+  );
+  return [...kept, ...add];
+}
+
+/** Summary counts per reason of a list of findings. */
+export function countFindings(findings: readonly Finding[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const finding of findings) counts[finding.reason] = (counts[finding.reason] ?? 0) + 1;
+  return counts;
+}
+
+/** Reasons that free a value, for the summary's `released` count. */
+export const LEAK_REASONS: ReadonlySet<string> = new Set([
+  REPAIR_REASONS.clusterIpLeaked,
+  REPAIR_REASONS.portLeaked,
+  REPAIR_REASONS.hostPortLeaked,
+]);

@@ -1,0 +1,512 @@
+/**
+ * One repair pass (contract sections 6 and 10): under a lease, read the store's view first (every
+ * block of every configured range, the owner records, the leak ledger), then list every Service
+ * and Pod (paged), decide (pure: `exclusive-diff.ts`, `host-port-diff.ts`), then write, each
+ * write conditional on what the snapshot read. Writes run in an order that a crash at any point
+ * leaves repairable by the next pass: record intents, then values taken, then values freed, then
+ * record cleanup, then the leak ledger. Only a pass that got that far advances a leak counter.
+ * Events go to live objects last, and their failures never fail the pass.
+ */
+
+import { rangeKey } from '../allocation/allocator.js';
+import type { ValueRange } from '../allocation/range.js';
+import {
+  BLOCK_SIZE,
+  type Claim,
+  type OwnerRecord,
+  OwnerVersionConflictError,
+} from '../allocation/store.js';
+import { MAX_ALLOCATION_ATTEMPTS } from '../hostports/allocator.js';
+import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
+import type { HostPortRange } from '../hostports/spec.js';
+import type { PodPortRecord, RangeCounts } from '../hostports/store.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { type Lease, withLease } from '../lease/lease.js';
+import { forEachBounded } from './bounded.js';
+import { RepairIncompleteError, type RepairStage } from './errors.js';
+import {
+  countFindings,
+  diffExclusive,
+  type ExclusivePlan,
+  type ExclusiveSnapshot,
+  mergeClaims,
+  OWNER_LEAK_PREFIX,
+  VALUE_LEAK_PREFIX,
+} from './exclusive-diff.js';
+import { type Finding, REPAIR_EVENT_COMPONENT, REPAIR_REASONS } from './findings.js';
+import {
+  diffHostPorts,
+  HOST_PORT_LEAK_PREFIX,
+  type HostPortPlan,
+  type HostPortSnapshot,
+  type PodReading,
+  readPod,
+  toHostPortRange,
+} from './host-port-diff.js';
+import { type LeakCounter, type LeakLedger, ledgerChanges } from './ledger.js';
+import { readService, type ServiceReading } from './live.js';
+import type { HostPortRepairStore, RepairAllocationStore } from './store.js';
+
+/** The lease that makes passes exclusive across Lambdas, CLI runs and local timers. */
+export const REPAIR_LEASE_NAME = 'repair';
+/** Items per Kubernetes list page. */
+export const DEFAULT_REPAIR_PAGE_SIZE = 500;
+/** Store writes and Events in flight at once. */
+export const DEFAULT_REPAIR_CONCURRENCY = 16;
+/** Long enough for a pass over a large cluster; short enough that a dead holder costs ~2 passes. */
+export const DEFAULT_REPAIR_LEASE_TTL_MS = 5 * 60_000;
+/** Findings listed one by one in the summary (the counts are always complete). */
+const MAX_NOTES = 100;
+/** Attempts at a versioned owner-record write that keeps losing to concurrent writers. */
+const RECORD_ATTEMPTS = 4;
+
+/** The configured ranges, as `ValueRange`s. */
+export interface RepairRanges {
+  /** One per configured family. */
+  readonly clusterIps: readonly ValueRange[];
+  readonly nodePorts: ValueRange;
+  /** Named host port ranges (kind `hostPort`). */
+  readonly hostPorts: readonly ValueRange[];
+}
+
+/** What one pass talks to. */
+export interface RepairDeps {
+  readonly cluster: ClusterApi;
+  readonly allocations: RepairAllocationStore;
+  /** Host port records and counts; host ports are not repaired when absent. */
+  readonly hostPorts?: HostPortRepairStore;
+  readonly ledger: LeakLedger;
+  readonly lease: Lease;
+  /** Epoch ms. */
+  readonly now: () => number;
+  /** Who runs the pass (a Lambda request id, `cli-<host>-<pid>`): the lease holder. */
+  readonly holder: string;
+}
+
+/** How to run the pass. */
+export interface RepairOptions {
+  readonly ranges: RepairRanges;
+  /** `repair.leakGracePasses`: a leak is freed on this many consecutive passes finding it. */
+  readonly leakGracePasses: number;
+  readonly pageSize?: number;
+  readonly concurrency?: number;
+  readonly leaseTtlMs?: number;
+}
+
+/** What a pass did; `findings`, `released`, `recorded`, `durationMs` are what the CLI prints. */
+export interface RepairSummary {
+  /** Reason → count; leaks (`*Leaked`) count values actually freed. */
+  readonly findings: Record<string, number>;
+  readonly released: number;
+  readonly recorded: number;
+  readonly durationMs: number;
+  /** Set when another holder had the lease, so this pass did nothing. */
+  readonly skipped?: string;
+  /** Writes not made because the store changed since the snapshot; the next pass looks again. */
+  readonly conflicts: number;
+  readonly events: { readonly created: number; readonly failed: number };
+  /** The first findings one by one, for the caller's log. */
+  readonly notes: readonly Finding[];
+}
+
+/** Runs one repair pass. Throws `RepairIncompleteError` when the pass could not complete. */
+export async function runRepairPass(
+  deps: RepairDeps,
+  options: RepairOptions,
+): Promise<RepairSummary> {
+  const started = deps.now();
+  let run: Awaited<ReturnType<typeof withLease<RepairSummary>>>;
+  try {
+    run = await withLease(
+      deps.lease,
+      {
+        name: REPAIR_LEASE_NAME,
+        holder: deps.holder,
+        ttlMs: options.leaseTtlMs ?? DEFAULT_REPAIR_LEASE_TTL_MS,
+      },
+      (renew) => repairUnderLease(deps, options, started, renew),
+    );
+  } catch (error) {
+    if (error instanceof RepairIncompleteError) throw error;
+    throw new RepairIncompleteError('snapshot', { recorded: 0, released: 0 }, { cause: error });
+  }
+  if (run.ran) return run.value;
+  return {
+    findings: {},
+    released: 0,
+    recorded: 0,
+    durationMs: deps.now() - started,
+    skipped: `lease held by ${run.holder} until ${new Date(run.expiresAtMs).toISOString()}`,
+    conflicts: 0,
+    events: { created: 0, failed: 0 },
+    notes: [],
+  };
+}
+
+/** Runs `step`, turning any failure into a `RepairIncompleteError` of `stage`. */
+async function stage<T>(
+  name: RepairStage,
+  progress: Progress,
+  step: () => Promise<T> | T,
+): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof RepairIncompleteError) throw error;
+    throw new RepairIncompleteError(name, progress, { cause: error });
+  }
+}
+
+/** Running totals of the write stage. */
+interface Progress {
+  recorded: number;
+  released: number;
+  conflicts: number;
+  /** Leaks actually freed, for the summary counts. */
+  readonly freed: Finding[];
+}
+
+async function repairUnderLease(
+  deps: RepairDeps,
+  options: RepairOptions,
+  started: number,
+  renew: () => Promise<unknown>,
+): Promise<RepairSummary> {
+  const progress: Progress = { recorded: 0, released: 0, conflicts: 0, freed: [] };
+  const pageSize = options.pageSize ?? DEFAULT_REPAIR_PAGE_SIZE;
+  const concurrency = options.concurrency ?? DEFAULT_REPAIR_CONCURRENCY;
+  const exclusiveRanges = [...options.ranges.clusterIps, options.ranges.nodePorts];
+  const hostPorts = deps.hostPorts;
+
+  // 1. The store's view, before anything is listed: what is allocated later is not in it.
+  const { exclusive, host, counters } = await stage('snapshot', progress, async () => {
+    const [exclusiveView, hostView, ledger] = await Promise.all([
+      readExclusiveSnapshot(deps.allocations, exclusiveRanges),
+      hostPorts ? readHostPortSnapshot(hostPorts, options.ranges.hostPorts) : undefined,
+      deps.ledger.list(),
+    ]);
+    return { exclusive: exclusiveView, host: hostView, counters: ledger };
+  });
+
+  // 2. Every Service and Pod, paged.
+  const { services, pods } = await stage('list', progress, async () => {
+    const serviceRanges = {
+      clusterIps: options.ranges.clusterIps,
+      nodePorts: options.ranges.nodePorts,
+    };
+    const listed: ServiceReading[] = [];
+    for await (const service of deps.cluster.listServices({ pageSize })) {
+      listed.push(readService(service, serviceRanges));
+    }
+    const readings: PodReading[] = [];
+    if (host) {
+      for await (const pod of deps.cluster.listPods({ pageSize })) {
+        const reading = readPod(pod, options.ranges.hostPorts);
+        if (reading) readings.push(reading);
+      }
+    }
+    return { services: listed, pods: readings };
+  });
+
+  // 3. Decide.
+  const now = deps.now();
+  const grace = options.leakGracePasses;
+  const { exclusivePlan, hostPlan } = await stage('decide', progress, () => {
+    const exclusivePlan = diffExclusive({ snapshot: exclusive, services, counters, grace, now });
+    const hostPlan = host
+      ? diffHostPorts({ snapshot: host, pods, counters, grace, now })
+      : undefined;
+    return { exclusivePlan, hostPlan };
+  });
+
+  // 4. Write, on a lease that is still ours.
+  await stage('write', progress, async () => {
+    await renew();
+    await writeExclusive(
+      deps.allocations,
+      exclusive,
+      exclusivePlan,
+      { concurrency, now },
+      progress,
+    );
+    if (hostPorts && host && hostPlan) {
+      await renew();
+      await writeHostPorts(hostPorts, host, hostPlan, concurrency, progress);
+    }
+    const kept: LeakCounter[] = [...exclusivePlan.counters, ...(hostPlan?.counters ?? [])];
+    const prefixes = [
+      VALUE_LEAK_PREFIX,
+      OWNER_LEAK_PREFIX,
+      ...(hostPlan ? [HOST_PORT_LEAK_PREFIX] : []),
+    ];
+    await renew();
+    await deps.ledger.apply(ledgerChanges(counters, kept, prefixes));
+  });
+
+  // 5. Events on live objects; a failed Event is counted, never fatal.
+  const findings = [...exclusivePlan.findings, ...(hostPlan?.findings ?? [])];
+  const events = { created: 0, failed: 0 };
+  const onObjects = findings.filter((f) => f.object !== undefined);
+  await forEachBounded(onObjects, concurrency, async (finding) => {
+    const object = finding.object;
+    if (!object) return;
+    try {
+      await deps.cluster.createEvent({
+        involvedObject: {
+          kind: object.kind,
+          namespace: object.namespace,
+          name: object.name,
+          ...(object.uid ? { uid: object.uid } : {}),
+        },
+        type: 'Warning',
+        reason: finding.reason,
+        message: finding.message,
+        component: REPAIR_EVENT_COMPONENT,
+      });
+      events.created++;
+    } catch {
+      events.failed++;
+    }
+  });
+
+  const all = [...findings, ...progress.freed];
+  return {
+    findings: countFindings(all),
+    released: progress.released,
+    recorded: progress.recorded,
+    durationMs: deps.now() - started,
+    conflicts: progress.conflicts,
+    events,
+    notes: all.slice(0, MAX_NOTES),
+  };
+}
+
+/** Every block of every range, and every owner record. */
+export async function readExclusiveSnapshot(
+  store: RepairAllocationStore,
+  ranges: readonly ValueRange[],
+): Promise<ExclusiveSnapshot> {
+  const held = new Map<string, Map<number, string>>();
+  await Promise.all(
+    ranges.map(async (range) => {
+      const values = new Map<number, string>();
+      const last = Math.floor((range.size - 1) / BLOCK_SIZE);
+      for await (const block of store.scanBlocks(rangeKey(range), 0, last)) {
+        for (const [slot, holder] of block.holders) {
+          const offset = block.index * BLOCK_SIZE + slot;
+          if (offset < range.size) values.set(offset, holder);
+        }
+      }
+      held.set(rangeKey(range), values);
+    }),
+  );
+  const owners = new Map<string, OwnerRecord>();
+  for await (const record of store.listOwners()) owners.set(record.id, record);
+  return { ranges, held, owners };
+}
+
+/** Host port records and counts; counts are read before and after the records (see the diff). */
+async function readHostPortSnapshot(
+  store: HostPortRepairStore,
+  ranges: readonly ValueRange[],
+): Promise<HostPortSnapshot> {
+  const hostRanges = ranges.map(toHostPortRange);
+  const countsBefore = await Promise.all(hostRanges.map((r) => store.readCounts(r)));
+  const records = [];
+  for await (const record of store.listRecords()) records.push(record);
+  const countsAfter = await Promise.all(hostRanges.map((r) => store.readCounts(r)));
+  return { ranges, records, countsBefore, countsAfter };
+}
+
+async function writeExclusive(
+  store: RepairAllocationStore,
+  snapshot: ExclusiveSnapshot,
+  plan: ExclusivePlan,
+  { concurrency, now }: { readonly concurrency: number; readonly now: number },
+  progress: Progress,
+): Promise<void> {
+  // Intents first: a value is never held for an owner whose record does not list it.
+  await forEachBounded(plan.intents, concurrency, async (intent) => {
+    const done = await amendRecord(
+      store,
+      now,
+      snapshot.owners.get(intent.id),
+      intent.id,
+      (record) => ({
+        claims: mergeClaims(record?.claims ?? [], intent.claims, []),
+        owner: record?.owner ?? intent.owner,
+      }),
+    );
+    if (!done) progress.conflicts++;
+  });
+
+  const moved = new Map<string, { range: string; offset: number }[]>();
+  const markMoved = (id: string, range: ValueRange, offset: number) => {
+    const list = moved.get(id) ?? [];
+    list.push({ range: rangeKey(range), offset });
+    moved.set(id, list);
+  };
+  await forEachBounded(plan.claims, concurrency, async (claim) => {
+    const outcome = await store.claim(rangeKey(claim.range), claim.offset, claim.owner);
+    if (outcome.taken) progress.recorded++;
+    else progress.conflicts++;
+  });
+  await forEachBounded(plan.transfers, concurrency, async (transfer) => {
+    const done = await store.transfer(
+      rangeKey(transfer.range),
+      transfer.offset,
+      transfer.from,
+      transfer.to,
+    );
+    if (!done) {
+      progress.conflicts++;
+      return;
+    }
+    progress.recorded++;
+    markMoved(transfer.from, transfer.range, transfer.offset);
+    if (transfer.leak) {
+      progress.released++;
+      progress.freed.push(transfer.leak);
+    }
+  });
+  await forEachBounded(plan.frees, concurrency, async (free) => {
+    if (await store.release(rangeKey(free.range), free.offset, free.holder)) {
+      progress.released++;
+      progress.freed.push(free.leak);
+      markMoved(free.holder, free.range, free.offset);
+    } else {
+      progress.conflicts++;
+    }
+  });
+
+  // Then the records of holders that lost values: drop those claims, or the whole record.
+  await forEachBounded(plan.cleanups, concurrency, async (cleanup) => {
+    const gone = moved.get(cleanup.id) ?? [];
+    if (gone.length === 0) return;
+    const stillHeld = (claim: Claim) =>
+      snapshot.held.get(claim.range)?.get(claim.offset) === cleanup.id &&
+      !gone.some((g) => g.range === claim.range && g.offset === claim.offset);
+    const done = await amendRecord(
+      store,
+      now,
+      snapshot.owners.get(cleanup.id),
+      cleanup.id,
+      (record) => {
+        if (!record) return 'keep';
+        const claims = mergeClaims(record.claims, [], gone);
+        if (cleanup.ownerGone && !claims.some(stillHeld)) return 'delete';
+        return { claims, owner: record.owner };
+      },
+    );
+    if (!done) progress.conflicts++;
+  });
+  await forEachBounded(plan.deletions, concurrency, async (deletion) => {
+    const current = await store.getOwner(deletion.id);
+    // Only the version that counted down goes; a record written since is someone's intent.
+    if (current?.version !== deletion.version) {
+      progress.conflicts++;
+      return;
+    }
+    await store.deleteOwner(deletion.id);
+    progress.freed.push({
+      reason: REPAIR_REASONS.ownerRecordLeaked,
+      message: `the owner record ${deletion.id} (${current.owner.kind} ${current.owner.namespace}/${current.owner.name}) holds nothing and has no live object: cleaning up`,
+    });
+  });
+}
+
+/**
+ * Rewrites one owner record with `change`, versioned: on a concurrent write it reads the record
+ * again and applies `change` to that. False when it kept losing.
+ */
+async function amendRecord(
+  store: RepairAllocationStore,
+  now: number,
+  snapshot: OwnerRecord | undefined,
+  id: string,
+  change: (
+    record: OwnerRecord | undefined,
+  ) => { claims: Claim[]; owner: OwnerRecord['owner'] } | 'keep' | 'delete',
+): Promise<boolean> {
+  let current = snapshot;
+  for (let attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
+    if (attempt > 1) current = await store.getOwner(id);
+    const next = change(current);
+    if (next === 'keep') return true;
+    if (next === 'delete') {
+      if (current) await store.deleteOwner(id);
+      return true;
+    }
+    try {
+      await store.putOwner(
+        {
+          id,
+          owner: next.owner,
+          claims: next.claims,
+          version: (current?.version ?? 0) + 1,
+          createdAt: current?.createdAt ?? now,
+        },
+        current?.version ?? 0,
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof OwnerVersionConflictError)) throw error;
+    }
+  }
+  return false;
+}
+
+async function writeHostPorts(
+  store: HostPortRepairStore,
+  snapshot: HostPortSnapshot,
+  plan: HostPortPlan,
+  concurrency: number,
+  progress: Progress,
+): Promise<void> {
+  const rangeByName = new Map(snapshot.ranges.map((r) => [r.name, toHostPortRange(r)]));
+  await forEachBounded(plan.records, concurrency, async (record) => {
+    if (await commitRepaired(store, record, rangeByName)) progress.recorded += record.ports.length;
+    else progress.conflicts++;
+  });
+  await forEachBounded(plan.releases, concurrency, async (release) => {
+    if (await store.release(release.id, release.namespace)) {
+      progress.released += release.leaks.length;
+      progress.freed.push(...release.leaks);
+    } else {
+      progress.conflicts++;
+    }
+  });
+  await forEachBounded(plan.corrections, concurrency, async (c) => {
+    if (await store.correctCount(c.range.name, c.port, c.from, c.to))
+      progress.freed.push(c.finding);
+    else progress.conflicts++;
+  });
+}
+
+/**
+ * Records a live pod's ports through the allocator's own commit (record and uses in one
+ * transaction), re-reading the counts when a concurrent allocation moved them. False when a
+ * record appeared under the id meanwhile, or the counts kept moving.
+ */
+async function commitRepaired(
+  store: HostPortRepairStore,
+  record: PodPortRecord,
+  rangeByName: ReadonlyMap<string, HostPortRange>,
+): Promise<boolean> {
+  const names = [...new Set(record.ports.map((p) => p.range))];
+  for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
+    const observed = new Map<string, RangeCounts>();
+    for (const name of names) {
+      const range = rangeByName.get(name);
+      if (range) observed.set(name, await store.readCounts(range));
+    }
+    try {
+      await store.commit(record, observed);
+      return true;
+    } catch (error) {
+      if (error instanceof AllocationIdTakenError) return false;
+      if (!(error instanceof HostPortConflictError)) throw error;
+    }
+  }
+  return false;
+}

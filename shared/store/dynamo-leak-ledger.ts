@@ -1,0 +1,126 @@
+/**
+ * The DynamoDB adapter of `LeakLedger`: one item per suspected leak, `<cluster>#leaks` / `<key>`,
+ * holding the holder seen, the consecutive passes and the first sighting. Read with one paged,
+ * strongly consistent Query; written with BatchWriteItem (25 per request), since only the pass
+ * holding the repair lease writes and each item is rewritten whole.
+ */
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  type DynamoDBClient,
+  QueryCommand,
+  type QueryCommandOutput,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
+import { LeakLedgerWriteError } from '../repair/errors.js';
+import type { LeakCounter, LeakLedger, LedgerChanges } from '../repair/ledger.js';
+import { CapacityMeter } from './capacity.js';
+import { TABLE_SCHEMA } from './table.js';
+
+const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
+
+/** BatchWriteItem's limit. */
+const BATCH_SIZE = 25;
+/** Rounds of resending unprocessed items (throttling) before the write fails. */
+const MAX_BATCH_ROUNDS = 8;
+
+/** Where the ledger lives and what it counts. */
+export interface DynamoLeakLedgerOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly cluster: string;
+  readonly meter?: CapacityMeter;
+  /** Waits between resends of unprocessed items; injected so tests need not wait. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** `LeakLedger` over berth's DynamoDB table, scoped to one cluster. */
+export class DynamoLeakLedger implements LeakLedger {
+  readonly meter: CapacityMeter;
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+  readonly #pk: string;
+  readonly #sleep: (ms: number) => Promise<void>;
+
+  constructor(options: DynamoLeakLedgerOptions) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+    this.#pk = `${options.cluster}#leaks`;
+    this.meter = options.meter ?? new CapacityMeter();
+    this.#sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
+  }
+
+  async list(): Promise<ReadonlyMap<string, LeakCounter>> {
+    const counters = new Map<string, LeakCounter>();
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const out: QueryCommandOutput = await this.#client.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': PK },
+          ExpressionAttributeValues: { ':pk': { S: this.#pk } },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.read(out.ConsumedCapacity);
+      for (const item of out.Items ?? []) {
+        const counter = decode(item);
+        counters.set(counter.key, counter);
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return counters;
+  }
+
+  async apply(changes: LedgerChanges): Promise<void> {
+    const requests: WriteRequest[] = [
+      ...changes.put.map((counter) => ({
+        PutRequest: {
+          Item: { [PK]: { S: this.#pk }, [SK]: { S: counter.key }, ...encode(counter) },
+        },
+      })),
+      ...changes.remove.map((key) => ({
+        DeleteRequest: { Key: { [PK]: { S: this.#pk }, [SK]: { S: key } } },
+      })),
+    ];
+    for (let i = 0; i < requests.length; i += BATCH_SIZE) {
+      await this.#write(requests.slice(i, i + BATCH_SIZE));
+    }
+  }
+
+  async #write(batch: WriteRequest[]): Promise<void> {
+    let pending = batch;
+    for (let round = 0; round < MAX_BATCH_ROUNDS && pending.length > 0; round++) {
+      if (round > 0) await this.#sleep(Math.min(1000, 25 * 2 ** round));
+      const out = await this.#client.send(
+        new BatchWriteItemCommand({
+          RequestItems: { [this.#table]: pending },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      pending = out.UnprocessedItems?.[this.#table] ?? [];
+    }
+    if (pending.length > 0) throw new LeakLedgerWriteError(pending.length, MAX_BATCH_ROUNDS);
+  }
+}
+
+function encode(counter: LeakCounter): Record<string, AttributeValue> {
+  return {
+    holder: { S: counter.holder },
+    passes: { N: String(counter.passes) },
+    firstSeenAt: { N: String(counter.firstSeenAt) },
+  };
+}
+
+function decode(item: Record<string, AttributeValue>): LeakCounter {
+  return {
+    key: item[SK]?.S ?? '',
+    holder: item.holder?.S ?? '',
+    passes: Number(item.passes?.N ?? 0),
+    firstSeenAt: Number(item.firstSeenAt?.N ?? 0),
+  };
+}

@@ -1,0 +1,131 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { rangeKey } from '../../shared/allocation/allocator.js';
+import type { OwnerRecord } from '../../shared/allocation/store.js';
+import { diffExclusive, mergeClaims } from '../../shared/repair/exclusive-diff.js';
+import type { LeakCounter } from '../../shared/repair/ledger.js';
+import { type ServiceReading, valueKey } from '../../shared/repair/live.js';
+import { NODE_PORTS } from './support.js';
+
+const KEY = rangeKey(NODE_PORTS);
+const ids = ['a', 'b', 'c', 'd'];
+
+/** A random store view and cluster over 8 node ports and 4 ids. */
+const world = fc.record({
+  held: fc.dictionary(fc.integer({ min: 0, max: 7 }).map(String), fc.constantFrom(...ids)),
+  services: fc.array(
+    fc.record({
+      id: fc.constantFrom(...ids),
+      terminating: fc.boolean(),
+      offsets: fc.array(fc.integer({ min: 0, max: 7 }), { maxLength: 3 }),
+    }),
+    { maxLength: 4 },
+  ),
+  counters: fc.dictionary(
+    fc.integer({ min: 0, max: 7 }).map(String),
+    fc.record({ holder: fc.constantFrom(...ids), passes: fc.integer({ min: 1, max: 2 }) }),
+  ),
+});
+
+type World = typeof world extends fc.Arbitrary<infer T> ? T : never;
+
+function decide(w: World) {
+  const held = new Map(Object.entries(w.held).map(([o, id]) => [Number(o), id]));
+  const services: ServiceReading[] = w.services.map((s, i) => ({
+    owner: {
+      id: s.id,
+      recordable: true,
+      terminating: s.terminating,
+      object: { kind: 'Service', namespace: 'default', name: `s${i}` },
+      values: s.offsets.map((offset) => ({
+        range: NODE_PORTS,
+        offset,
+        slot: `nodePort/${offset}`,
+      })),
+    },
+    problems: [],
+  }));
+  const counters = new Map<string, LeakCounter>(
+    Object.entries(w.counters).map(([o, c]) => {
+      const key = `value#${valueKey(NODE_PORTS, Number(o))}`;
+      return [key, { key, ...c, firstSeenAt: 0 }];
+    }),
+  );
+  const plan = diffExclusive({
+    snapshot: { ranges: [NODE_PORTS], held: new Map([[KEY, held]]), owners: new Map() },
+    services,
+    counters,
+    grace: 3,
+    now: 1,
+  });
+  return { plan, held, services, counters };
+}
+
+describe('diffExclusive', () => {
+  it('never takes a value from a live Service that holds and carries it', () => {
+    fc.assert(
+      fc.property(world, (w) => {
+        const { plan, held, services } = decide(w);
+        const protectedOffsets = new Set(
+          services.flatMap((s) =>
+            s.owner.values.filter((v) => held.get(v.offset) === s.owner.id).map((v) => v.offset),
+          ),
+        );
+        for (const free of plan.frees) expect(protectedOffsets.has(free.offset)).toBe(false);
+        for (const move of plan.transfers) expect(protectedOffsets.has(move.offset)).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('frees only on the grace-th sighting by the same holder, and only what nobody carries', () => {
+    fc.assert(
+      fc.property(world, (w) => {
+        const { plan, services, counters } = decide(w);
+        const carried = new Set(
+          services
+            .filter((s) => !s.owner.terminating)
+            .flatMap((s) => s.owner.values.map((v) => v.offset)),
+        );
+        for (const free of plan.frees) {
+          const counter = counters.get(`value#${valueKey(NODE_PORTS, free.offset)}`);
+          expect(counter).toMatchObject({ holder: free.holder, passes: 2 });
+          expect(carried.has(free.offset)).toBe(false);
+        }
+      }),
+    );
+  });
+
+  it('claims only free values, each at most once, and counts every suspect it keeps', () => {
+    fc.assert(
+      fc.property(world, (w) => {
+        const { plan, held } = decide(w);
+        const written = [...plan.claims, ...plan.transfers].map((a) => a.offset);
+        expect(new Set(written).size).toBe(written.length);
+        for (const claim of plan.claims) expect(held.has(claim.offset)).toBe(false);
+        for (const move of plan.transfers) expect(held.get(move.offset)).toBe(move.from);
+        for (const counter of plan.counters) expect(counter.passes).toBeLessThan(3);
+      }),
+    );
+  });
+});
+
+describe('mergeClaims', () => {
+  it('replaces a claim of the same slot and drops the values named', () => {
+    const current: OwnerRecord['claims'] = [
+      { slot: 'nodePort/http', range: KEY, offset: 1 },
+      { slot: 'nodePort/x', range: KEY, offset: 2 },
+      { slot: 'nodePort/y', range: KEY, offset: 3 },
+    ];
+    expect(
+      mergeClaims(
+        current,
+        [{ slot: 'nodePort/http', range: KEY, offset: 9 }],
+        [{ range: KEY, offset: 3 }],
+      ),
+    ).toEqual([
+      { slot: 'nodePort/x', range: KEY, offset: 2 },
+      { slot: 'nodePort/http', range: KEY, offset: 9 },
+    ]);
+  });
+});
