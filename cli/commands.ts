@@ -11,6 +11,7 @@ import { loadLocalKubeConfig } from '../shared/k8s/kubeconfig.js';
 import { startServer } from '../shared/local/server.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
+import { RepairIncompleteError } from '../shared/repair/errors.js';
 import { type CliOptions, UsageError } from './main.js';
 
 /** One command. */
@@ -163,5 +164,20 @@ const scale: Command = (options) =>
     return report.failures.length > 0 ? 1 : 0;
   });
 
+const repair: Command = (options) =>
+  withPasses(options, async (passes, holder) => {
+    try {
+      const summary = await passes.repair(holder);
+      const { findings, released, recorded, durationMs } = summary;
+      printJson({ findings, released, recorded, durationMs });
+      if (summary.skipped) process.stderr.write(`skipped: ${summary.skipped}\n`);
+      return 0;
+    } catch (error) {
+      if (!(error instanceof RepairIncompleteError)) throw error;
+      process.stderr.write(`berth repair: the pass could not complete: ${error.message}\n`);
+      return 1;
+    }
+  });
+
 /** Every command by name. */
-export const commands: Readonly<Record<string, Command>> = { serve, status, scale };
+export const commands: Readonly<Record<string, Command>> = { serve, status, scale, repair };

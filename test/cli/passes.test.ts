@@ -3,6 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
+import { createRuntime } from '../../shared/app/runtime.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { dynamoClient } from '../../shared/store/client.js';
+import { ensureTable } from '../../shared/store/ensure-table.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
 import { node } from '../scale/builders.js';
 import { captureOutput } from '../support/capture.js';
@@ -27,7 +31,49 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
+const fail = (): never => {
+  throw new Error('no cluster IP range configured');
+};
 const store = () => ['--dynamodb-endpoint', inject('dynamodbEndpoint'), '--table', table];
+
+describe('berth repair --once', () => {
+  it('prints the summary and frees a leaked cluster IP on the third pass', async () => {
+    const config = parseConfig({});
+    const { client } = { client: dynamoClient({ endpoint: inject('dynamodbEndpoint') }) };
+    await ensureTable(client, table);
+    const runtime = createRuntime({ config, dynamo: client, tableName: table });
+    const owner = { kind: 'Service' as const, namespace: 'default', name: 'gone' };
+    await runtime.allocator.assign('leakedleakedleaked01', owner, [
+      {
+        slot: 'clusterIP/IPv4',
+        range: runtime.ranges.clusterIps[0] ?? fail(),
+        value: '10.100.3.3',
+      },
+    ]);
+    const released: number[] = [];
+    for (let pass = 1; pass <= 3; pass++) {
+      const io = captureOutput();
+      expect(await main(['repair', '--once', '--kubeconfig', kubeconfig, ...store()])).toBe(0);
+      const summary = JSON.parse(io.out());
+      expect(Object.keys(summary).sort()).toEqual([
+        'durationMs',
+        'findings',
+        'recorded',
+        'released',
+      ]);
+      released.push(summary.released);
+      vi.restoreAllMocks();
+    }
+    expect(released).toEqual([0, 0, 1]);
+  });
+
+  it('exits non-zero when the cluster cannot be listed', async () => {
+    api.failNext({ path: /\/api\/v1\/services/, status: 500, times: 5 });
+    const io = captureOutput();
+    expect(await main(['repair', '--once', '--kubeconfig', kubeconfig, ...store()])).toBe(1);
+    expect(io.err()).toMatch(/could not complete/);
+  });
+});
 
 describe('berth scale --once', () => {
   it('prints the plan as JSON and changes nothing on a dry run', async () => {

@@ -1,0 +1,32 @@
+/**
+ * The repair pass, run by an EventBridge schedule every `repair.intervalSeconds`. A pass that
+ * cannot complete fails the invocation (so the schedule's retry policy and alarms see it) and
+ * advances no leak counter.
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { lambdaPasses } from '../../shared/app/lambda.js';
+import { observability } from '../../shared/app/observability.js';
+
+const { logger, metrics } = observability('repair');
+const { passes } = lambdaPasses();
+
+const run = async (_event: unknown, context: Context) => {
+  const summary = await passes.repair(context.awsRequestId);
+  if (summary.skipped) logger.warn('skipped', { reason: summary.skipped });
+  for (const finding of summary.notes) logger.info('finding', { finding });
+  for (const [reason, count] of Object.entries(summary.findings)) {
+    metrics.addMetric(reason, MetricUnit.Count, count);
+  }
+  metrics.addMetric('Released', MetricUnit.Count, summary.released);
+  metrics.addMetric('Recorded', MetricUnit.Count, summary.recorded);
+  const { findings, released, recorded, durationMs } = summary;
+  return { findings, released, recorded, durationMs };
+};
+
+export const handler = middy(run)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics));
