@@ -1,0 +1,107 @@
+/**
+ * An in-memory `AllocationStore` with the DynamoDB adapter's semantics (versioned owner records,
+ * per-value exclusive claims, ascending sparse block scans), so the admission CPU benchmark
+ * measures berth's own work with no store round trip in it.
+ */
+import {
+  type AllocationStore,
+  BLOCK_SIZE,
+  type Block,
+  type ClaimOutcome,
+  type OwnerRecord,
+  OwnerVersionConflictError,
+} from '../../shared/allocation/store.js';
+
+/** The store calls a caller made: each would be one DynamoDB round trip (or more pages). */
+export type StoreCalls = Record<keyof AllocationStore, number>;
+
+/** Map-based `AllocationStore` for one process. */
+export class MemoryAllocationStore implements AllocationStore {
+  /** Calls so far, per method. */
+  readonly calls: StoreCalls = {
+    getOwner: 0,
+    putOwner: 0,
+    deleteOwner: 0,
+    listOwners: 0,
+    scanBlocks: 0,
+    claim: 0,
+    release: 0,
+  };
+  readonly #owners = new Map<string, OwnerRecord>();
+  /** range key → block index → slot → owner id. */
+  readonly #ranges = new Map<string, Map<number, Map<number, string>>>();
+
+  async getOwner(id: string): Promise<OwnerRecord | undefined> {
+    this.calls.getOwner++;
+    return this.#owners.get(id);
+  }
+
+  async putOwner(record: OwnerRecord, expectedVersion: number): Promise<void> {
+    this.calls.putOwner++;
+    const stored = this.#owners.get(record.id)?.version ?? 0;
+    if (stored !== expectedVersion) throw new OwnerVersionConflictError(record.id);
+    this.#owners.set(record.id, record);
+  }
+
+  async deleteOwner(id: string): Promise<void> {
+    this.calls.deleteOwner++;
+    this.#owners.delete(id);
+  }
+
+  async *listOwners(): AsyncIterable<OwnerRecord> {
+    this.calls.listOwners++;
+    yield* [...this.#owners.values()];
+  }
+
+  async *scanBlocks(range: string, from: number, to: number): AsyncIterable<Block> {
+    this.calls.scanBlocks++;
+    const blocks = this.#ranges.get(range);
+    if (!blocks) return;
+    // Lazily, in index order: the scan stops at the first block with room, so this stays cheap.
+    for (let index = from; index <= to; index++) {
+      const holders = blocks.get(index);
+      if (holders && holders.size > 0) yield { index, holders: new Map(holders) };
+    }
+  }
+
+  async claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome> {
+    this.calls.claim++;
+    const holders = this.#holders(range, offset);
+    const slot = offset % BLOCK_SIZE;
+    const holder = holders.get(slot);
+    if (holder !== undefined && holder !== ownerId) return { taken: false, holder };
+    holders.set(slot, ownerId);
+    return { taken: true };
+  }
+
+  async release(range: string, offset: number, ownerId: string): Promise<boolean> {
+    this.calls.release++;
+    const holders = this.#holders(range, offset);
+    const slot = offset % BLOCK_SIZE;
+    if (holders.get(slot) !== ownerId) return false;
+    holders.delete(slot);
+    return true;
+  }
+
+  /** Values held in a range, for checking the benchmark's own bookkeeping. */
+  heldCount(range: string): number {
+    let count = 0;
+    for (const holders of this.#ranges.get(range)?.values() ?? []) count += holders.size;
+    return count;
+  }
+
+  #holders(range: string, offset: number): Map<number, string> {
+    let blocks = this.#ranges.get(range);
+    if (!blocks) {
+      blocks = new Map();
+      this.#ranges.set(range, blocks);
+    }
+    const index = Math.floor(offset / BLOCK_SIZE);
+    let holders = blocks.get(index);
+    if (!holders) {
+      holders = new Map();
+      blocks.set(index, holders);
+    }
+    return holders;
+  }
+}
