@@ -69,20 +69,27 @@ async function onWrite(
   const plan = planService(service, old, deps.ranges);
   const dryRun = request.dryRun === true;
 
-  const known = old ? serviceAllocationId(old) : await reinvokedId(deps, service, namespace, plan);
+  const reinvoked = old ? undefined : await reinvocation(deps, service, namespace, plan);
+  const known = old ? serviceAllocationId(old) : reinvoked?.id;
   if (plan.requests.length === 0) {
     // ExternalName or headless now: whatever the Service held is given back.
-    if (known && !dryRun) await deps.allocator.release(known);
+    if (known && !dryRun)
+      await deps.allocator.release(known, reinvoked ? { current: reinvoked } : {});
     return allow(servicePatch(service, plan, [], known ?? ''));
   }
   const id = known ?? newAllocationId(deps.randomBytes);
+  // A CREATE that is not a re-invocation has just made its id up: there is no record to read.
+  const current = old ? undefined : (reinvoked ?? 'none');
   const owner = {
     kind: 'Service' as const,
     namespace,
     name: service.metadata.name ?? request.name ?? service.metadata.generateName ?? '',
   };
   try {
-    const { grants } = await deps.allocator.assign(id, owner, plan.requests, { dryRun });
+    const { grants } = await deps.allocator.assign(id, owner, plan.requests, {
+      dryRun,
+      ...(current ? { current } : {}),
+    });
     return allow(servicePatch(service, plan, grants, id));
   } catch (error) {
     if (error instanceof AllocationError) throw new PlannedAllocationError(error, plan.fields);
@@ -94,16 +101,16 @@ async function onWrite(
  * A CREATE carrying an allocation id is a re-invocation only when that id is stored for this
  * namespace and every value on the object is the one recorded; a copied annotation is not.
  */
-async function reinvokedId(
+async function reinvocation(
   deps: ServiceAdmissionDeps,
   service: Service,
   namespace: string,
   plan: ServicePlan,
-): Promise<string | undefined> {
+): Promise<OwnerRecord | undefined> {
   const id = service.metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
   if (!id) return undefined;
   const record = await deps.allocator.holding(id);
-  return record && matches(record, namespace, plan) ? id : undefined;
+  return record && matches(record, namespace, plan) ? record : undefined;
 }
 
 function matches(record: OwnerRecord, namespace: string, plan: ServicePlan): boolean {

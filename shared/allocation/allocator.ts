@@ -21,6 +21,7 @@ import { pickFree } from './scan.js';
 import {
   type AllocationStore,
   BLOCK_SIZE,
+  type Block,
   type Claim,
   type OwnerRecord,
   type OwnerRef,
@@ -48,6 +49,17 @@ export interface Assignment {
   readonly released: readonly Claim[];
   /** Claims lost to a concurrent writer and picked again. */
   readonly conflicts: number;
+}
+
+/** How `assign` and `release` may skip work the caller has already done. */
+export interface AssignOptions {
+  /** Answer as if, but write nothing; a dynamic answer is a value that was free when read. */
+  readonly dryRun?: boolean;
+  /**
+   * The owner record as the caller just read it, or `'none'` for an id the caller has just
+   * made up (no record can exist): either saves reading it again.
+   */
+  readonly current?: OwnerRecord | 'none';
 }
 
 /** How often a dynamic pick may lose a race before the request gives up (never unbounded). */
@@ -103,9 +115,10 @@ export class ExclusiveAllocator {
     id: string,
     owner: OwnerRef,
     requests: readonly ValueRequest[],
-    options: { readonly dryRun?: boolean } = {},
+    options: AssignOptions = {},
   ): Promise<Assignment> {
-    const previous = await this.#store.getOwner(id);
+    const fresh = options.current === 'none';
+    const previous = fresh ? undefined : await this.#current(id, options.current);
     const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
     const chosen = new Map<string, Set<number>>();
     const choose = (key: string, offset: number) => {
@@ -151,7 +164,9 @@ export class ExclusiveAllocator {
       choose(key, offset);
     }
     // A recorded value that moved to another slot of the same owner is kept, not released.
-    const dropped = [...recorded.values()].filter((claim) => !chosen.get(claim.range)?.has(claim.offset));
+    const dropped = [...recorded.values()].filter(
+      (claim) => !chosen.get(claim.range)?.has(claim.offset),
+    );
     const claimsOf = (): Claim[] =>
       pending.map((p) => ({ slot: p.request.slot, range: p.key, offset: p.offset }));
     const grantsOf = (): Grant[] =>
@@ -170,7 +185,11 @@ export class ExclusiveAllocator {
         const holder = await this.#holderOf(entry.key, entry.offset);
         if (holder === id) continue;
         if (holder !== undefined && isStatic)
-          throw new ValueAllocatedError(entry.request.range, entry.request.value ?? '', entry.request.slot);
+          throw new ValueAllocatedError(
+            entry.request.range,
+            entry.request.value ?? '',
+            entry.request.slot,
+          );
       }
       toClaim.push(entry);
     }
@@ -186,45 +205,58 @@ export class ExclusiveAllocator {
       version: (previous?.version ?? 0) + 1,
       createdAt: previous?.createdAt ?? this.#now(),
     };
-    await this.#store.putOwner(record, previous?.version ?? 0);
+    // The intent must be durable before a claim whenever a retry could come back with this id.
+    // A fresh id is known to nobody else, so its intent and its claims are written at once.
+    const intent = this.#store.putOwner(record, previous?.version ?? 0);
+    if (!fresh) await intent;
 
     let conflicts = 0;
+    // Amendments after lost races are chained: each one conditions on the version before it.
+    let amendments: Promise<void> = intent;
+    const amend = () => {
+      amendments = amendments.then(async () => {
+        const amended: OwnerRecord = {
+          ...record,
+          claims: [...claimsOf(), ...dropped],
+          version: record.version + 1,
+        };
+        await this.#store.putOwner(amended, record.version);
+        record = amended;
+      });
+      return amendments;
+    };
     const claimed: Pending[] = [];
-    try {
-      for (const entry of toClaim) {
-        for (let attempt = 1; ; attempt++) {
-          const outcome = await this.#store.claim(entry.key, entry.offset, id);
-          if (outcome.taken) break;
-          if (entry.request.value !== undefined) {
-            throw new ValueAllocatedError(entry.request.range, entry.request.value, entry.request.slot);
-          }
-          conflicts++;
-          if (attempt >= MAX_CLAIM_ATTEMPTS) {
-            throw new AllocationContentionError(entry.request.range, attempt, entry.request.slot);
-          }
-          const next = await pickFree(
+    const claimOne = async (entry: Pending) => {
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await this.#store.claim(entry.key, entry.offset, id);
+        if (outcome.taken) break;
+        if (entry.request.value !== undefined) {
+          throw new ValueAllocatedError(
             entry.request.range,
-            this.#reader(entry.key),
-            this.#random,
-            chosen.get(entry.key),
+            entry.request.value,
+            entry.request.slot,
           );
-          if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
-          choose(entry.key, next);
-          entry.offset = next;
-          const amended: OwnerRecord = {
-            ...record,
-            claims: [...claimsOf(), ...dropped],
-            version: record.version + 1,
-          };
-          await this.#store.putOwner(amended, record.version);
-          record = amended;
         }
-        claimed.push(entry);
+        conflicts++;
+        if (attempt >= MAX_CLAIM_ATTEMPTS) {
+          throw new AllocationContentionError(entry.request.range, attempt, entry.request.slot);
+        }
+        const next = await this.#repick(entry, outcome.block, chosen.get(entry.key));
+        if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
+        choose(entry.key, next);
+        entry.offset = next;
+        await amend();
       }
-    } catch (error) {
+      claimed.push(entry);
+    };
+    const outcomes = await Promise.allSettled([intent, ...toClaim.map(claimOne)]);
+    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failure) {
+      await amendments.catch(() => undefined);
       await this.#rollback(id, record, previous, claimed);
-      throw error;
+      throw failure.reason;
     }
+    await amendments;
 
     if (dropped.length > 0) {
       for (const claim of dropped) await this.#store.release(claim.range, claim.offset, id);
@@ -240,11 +272,9 @@ export class ExclusiveAllocator {
    * Releases everything owner `id` holds and forgets it. Releasing an unknown or already
    * released owner changes nothing. Returns the claims this call freed.
    */
-  async release(
-    id: string,
-    options: { readonly dryRun?: boolean } = {},
-  ): Promise<readonly Claim[]> {
-    const record = await this.#store.getOwner(id);
+  async release(id: string, options: AssignOptions = {}): Promise<readonly Claim[]> {
+    const record =
+      options.current === 'none' ? undefined : await this.#current(id, options.current);
     if (!record) return [];
     if (options.dryRun) return record.claims;
     const freed: Claim[] = [];
@@ -253,6 +283,31 @@ export class ExclusiveAllocator {
     }
     await this.#store.deleteOwner(id);
     return freed;
+  }
+
+  async #current(id: string, known: OwnerRecord | undefined): Promise<OwnerRecord | undefined> {
+    return known ?? this.#store.getOwner(id);
+  }
+
+  /**
+   * Where a lost dynamic claim goes next: the scan continues after the lost value, first in the
+   * block the failed write returned (fresh, and free of charge), then through the store.
+   */
+  async #repick(
+    entry: Pending,
+    block: Block | undefined,
+    excluded: ReadonlySet<number> | undefined,
+  ) {
+    const { range } = entry.request;
+    const inUpperBand = entry.offset >= range.reservedBand;
+    const bandEnd = inUpperBand ? range.size : range.reservedBand;
+    if (block) {
+      const blockEnd = Math.min((block.index + 1) * BLOCK_SIZE, bandEnd);
+      for (let offset = entry.offset + 1; offset < blockEnd; offset++) {
+        if (!block.holders.has(offset % BLOCK_SIZE) && !excluded?.has(offset)) return offset;
+      }
+    }
+    return pickFree(range, this.#reader(entry.key), this.#random, excluded);
   }
 
   async #holderOf(key: string, offset: number): Promise<string | undefined> {

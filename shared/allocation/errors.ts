@@ -34,7 +34,9 @@ export class ValueAllocatedError extends AllocationError {
   readonly value: string;
   constructor(range: ValueRange, value: string, slot?: string) {
     super(
-      range.kind === 'clusterIP' ? 'provided IP is already allocated' : 'provided port is already allocated',
+      range.kind === 'clusterIP'
+        ? 'provided IP is already allocated'
+        : 'provided port is already allocated',
       range,
       slot,
     );

@@ -44,7 +44,12 @@ export interface OwnerRecord {
 /** The result of trying to take one value. */
 export type ClaimOutcome =
   | { readonly taken: true }
-  | { readonly taken: false; readonly holder: string };
+  | {
+      readonly taken: false;
+      readonly holder: string;
+      /** The block as the failed write saw it, when the store returns it (DynamoDB does). */
+      readonly block?: Block;
+    };
 
 /** Persistence for exclusive values (cluster IPs, node ports) and owner records. */
 export interface AllocationStore {

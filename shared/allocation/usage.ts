@@ -12,9 +12,13 @@ export interface RangeUsage {
 }
 
 /** Counts the taken values of an exclusive range by reading its blocks (paged, never one read per value). */
-export async function exclusiveRangeUsage(store: AllocationStore, range: ValueRange): Promise<RangeUsage> {
+export async function exclusiveRangeUsage(
+  store: AllocationStore,
+  range: ValueRange,
+): Promise<RangeUsage> {
   let used = 0;
   const lastBlock = Math.max(0, Math.ceil(range.size / BLOCK_SIZE) - 1);
-  for await (const block of store.scanBlocks(rangeKey(range), 0, lastBlock)) used += block.holders.size;
+  for await (const block of store.scanBlocks(rangeKey(range), 0, lastBlock))
+    used += block.holders.size;
   return { name: range.name, kind: range.kind, size: range.size, used };
 }

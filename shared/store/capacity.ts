@@ -24,6 +24,15 @@ export class CapacityMeter {
     this.writeUnits += totalUnits(consumed, 'WriteCapacityUnits');
   }
 
+  /**
+   * Records a write that failed its condition. DynamoDB charges it like a write of the item's
+   * size but does not say how much; berth's items are under 1 KB, so 1 unit (2 in a transaction).
+   */
+  failedWrite(units = 1): void {
+    this.writeRequests++;
+    this.writeUnits += units;
+  }
+
   /** A snapshot of the totals. */
   totals(): {
     readRequests: number;

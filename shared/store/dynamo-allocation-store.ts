@@ -105,12 +105,10 @@ export class DynamoAllocationStore implements AllocationStore {
       );
       this.meter.write(out.ConsumedCapacity);
     } catch (error) {
-      this.meter.write(undefined);
-      if (isConditionFailed(error)) {
-        this.meter.conditionFailures++;
-        throw new OwnerVersionConflictError(record.id, { cause: error });
-      }
-      throw error;
+      if (!isConditionFailed(error)) throw error;
+      this.meter.failedWrite();
+      this.meter.conditionFailures++;
+      throw new OwnerVersionConflictError(record.id, { cause: error });
     }
   }
 
@@ -160,11 +158,13 @@ export class DynamoAllocationStore implements AllocationStore {
       return { taken: true };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      this.meter.write(undefined);
+      this.meter.failedWrite();
       this.meter.conditionFailures++;
-      const holder = (error as { Item?: Record<string, AttributeValue> }).Item?.[slot]?.S ?? '';
+      const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+      const holder = item?.[slot]?.S ?? '';
       // Claiming one's own value again is how a retry after a crash completes: it succeeds.
-      return holder === ownerId ? { taken: true } : { taken: false, holder };
+      if (holder === ownerId) return { taken: true };
+      return item ? { taken: false, holder, block: decodeBlock(item) } : { taken: false, holder };
     }
   }
 
@@ -185,7 +185,7 @@ export class DynamoAllocationStore implements AllocationStore {
       return true;
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      this.meter.write(undefined);
+      this.meter.failedWrite();
       return false;
     }
   }
@@ -212,7 +212,7 @@ export class DynamoAllocationStore implements AllocationStore {
       return true;
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      this.meter.write(undefined);
+      this.meter.failedWrite();
       this.meter.conditionFailures++;
       return false;
     }

@@ -247,6 +247,53 @@ describe('ExclusiveAllocator', () => {
     );
   });
 
+  it('claims a fresh id while its intent is written, and still never duplicates under 32 writers', async () => {
+    const range = ports('30000-30063');
+    const s = await newStore();
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        allocator(s).assign(`f${i}`, owner, [{ slot: 'p', range }], { current: 'none' }),
+      ),
+    );
+    const values = results.map((r) => r.grants[0]?.value);
+    expect(new Set(values).size).toBe(64);
+    for (const [i, r] of results.entries()) {
+      expect((await s.getOwner(`f${i}`))?.claims[0]?.offset).toBe(
+        range.offsetOf(r.grants[0]?.value ?? ''),
+      );
+    }
+  });
+
+  it('continues the scan after a lost claim inside the block the failed write returned', async () => {
+    const range = ports('30000-30099'); // band 16: dynamic picks start at offset 16
+    const s = await newStore();
+    // A rival takes the value the scan starts at, between our read and our claim.
+    let scans = 0;
+    const racing: AllocationStore = {
+      getOwner: (id) => s.getOwner(id),
+      putOwner: (record, version) => s.putOwner(record, version),
+      deleteOwner: (id) => s.deleteOwner(id),
+      listOwners: () => s.listOwners(),
+      scanBlocks: (key, from, to) => {
+        scans++;
+        return s.scanBlocks(key, from, to);
+      },
+      claim: async (key, offset, id) => {
+        if (id === 'me' && offset === 40) await s.claim(key, 40, 'rival');
+        return s.claim(key, offset, id);
+      },
+      release: (key, offset, id) => s.release(key, offset, id),
+    };
+    const startAt40 = () => (40 - 16) / (100 - 16);
+    const { grants, conflicts } = await allocator(racing, startAt40).assign('me', owner, [
+      { slot: 'p', range },
+    ]);
+    expect(conflicts).toBe(1);
+    expect(grants[0]?.value).toBe('30041');
+    expect(scans).toBe(1); // only the first pick read blocks; the re-pick used the returned one
+    expect((await s.getOwner('me'))?.claims[0]?.offset).toBe(41);
+  });
+
   it('keeps store and model equal under random assign, release and dry-run sequences', async () => {
     const range = ports('30000-30019');
     await fc.assert(
