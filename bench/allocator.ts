@@ -22,7 +22,6 @@ import { dynamoClient } from '../shared/store/client.js';
 import { DynamoAllocationStore } from '../shared/store/dynamo-allocation-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
-import { FreshIdStore } from './baselines/fresh-id-store.js';
 import { OneBitmapAllocator } from './baselines/one-bitmap.js';
 import { rawConditionalPut } from './baselines/raw-put.js';
 import { type ClientRun, runClients } from './support/clients.js';
@@ -44,17 +43,17 @@ const MIN_SLICE = 150;
 /** Wall-clock caps per measurement; a capped run reports the count it reached. */
 const TIME_LIMIT_MS = {
   berth: 60_000,
-  'berth-fresh': 60_000,
   baseline: 15_000,
   raw: 60_000,
 } as const;
 
 /**
- * `berth` is the engine as it is; `berth-fresh` is a what-if (see baselines/fresh-id-store.ts)
- * that skips the owner-record read for a newly minted id. Targets are judged on `berth` only.
+ * `berth` is the engine as the Service CREATE path calls it: a freshly minted id, so no owner
+ * record to read (`current: 'none'`). Targets are judged on `berth`.
  */
-type Implementation = 'berth' | 'berth-fresh' | 'baseline' | 'raw';
-const IMPLEMENTATIONS: readonly Implementation[] = ['berth', 'berth-fresh', 'baseline', 'raw'];
+type Implementation = 'berth' | 'baseline' | 'raw';
+const IMPLEMENTATIONS: readonly Implementation[] = ['berth', 'baseline', 'raw'];
+const FRESH = { current: 'none' } as const;
 
 interface RangeUnderTest {
   readonly range: ValueRange;
@@ -173,10 +172,6 @@ export async function runAllocatorBench(): Promise<void> {
     console.log('');
     console.log('targets (issue 2):');
     for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
-    const whatIf = whatIfLines(cells);
-    console.log('');
-    console.log('what-if (not a target): the owner-record read skipped for newly minted ids');
-    for (const line of whatIf) console.log(`  ${line}`);
     const durationMs = performance.now() - started;
     console.log(
       `\ntotal ${(durationMs / 1000).toFixed(0)} s; load average at start ${loadAtStart.join(' ')}, ` +
@@ -211,7 +206,6 @@ export async function runAllocatorBench(): Promise<void> {
       capacity,
       cells,
       targets,
-      whatIf,
     });
     console.log(`results: ${path}`);
   } finally {
@@ -314,19 +308,6 @@ async function measureCell(
       random: Math.random,
       now: Date.now,
     });
-    const freshStore = new FreshIdStore(
-      new DynamoAllocationStore({
-        client,
-        tableName: TABLE,
-        cluster: `${cluster}f`,
-        meter: accOf('berth-fresh').meter,
-      }),
-    );
-    const berthFresh = new ExclusiveAllocator({
-      store: freshStore,
-      random: Math.random,
-      now: Date.now,
-    });
     const put = {
       client,
       tableName: TABLE,
@@ -334,9 +315,7 @@ async function measureCell(
       meter: accOf('raw').meter,
     };
     const operations: Record<Implementation, () => Promise<number>> = {
-      berth: async () => (await berth.assign(newId(), SERVICE, request)).conflicts,
-      'berth-fresh': async () =>
-        (await berthFresh.assign(freshStore.mint(newId()), SERVICE, request)).conflicts,
+      berth: async () => (await berth.assign(newId(), SERVICE, request, FRESH)).conflicts,
       baseline: async () => (await bitmap.allocateNext()).retries,
       raw: async () => ((await rawConditionalPut(put, newId(), SERVICE.name)) ? 0 : 1),
     };
@@ -521,7 +500,7 @@ async function warmUp(client: DynamoDBClient, ranges: readonly RangeUnderTest[])
     const request = [{ slot: r.slot, range: r.range }];
     await runClients(
       options,
-      async () => (await allocator.assign(newId(), SERVICE, request)).conflicts,
+      async () => (await allocator.assign(newId(), SERVICE, request, FRESH)).conflicts,
     );
     await runClients(options, async () => (await bitmap.allocateNext()).retries);
     await runClients(options, async () =>
@@ -592,25 +571,6 @@ function printResults(cells: readonly Cell[]): void {
       .map((m) => `${c.range} ${c.fill * 100}% ${c.clients} ${m.implementation}: ${m.firstError}`),
   );
   for (const line of errored) console.log(`error: ${line}`);
-}
-
-/** berth-fresh against berth and the raw put, to size the suggested engine change. */
-function whatIfLines(cells: readonly Cell[]): string[] {
-  const rate = (c: Cell, impl: Implementation) =>
-    c.measurements.find((m) => m.implementation === impl)?.allocationsPerSecond ?? Number.NaN;
-  const p50 = (c: Cell, impl: Implementation) =>
-    c.measurements.find((m) => m.implementation === impl)?.p50Ms ?? Number.NaN;
-  return cells
-    .filter((c) => c.clients === 32 || c.clients === 1)
-    .map((c) => {
-      const where = `${c.range} ${c.fill * 100}% fill, ${c.clients} clients`;
-      if (c.clients === 1) {
-        return `${where}: p50 berth ${p50(c, 'berth').toFixed(2)} ms, berth-fresh ${p50(c, 'berth-fresh').toFixed(2)} ms`;
-      }
-      const fresh = rate(c, 'berth-fresh');
-      const raw = rate(c, 'raw');
-      return `${where}: berth-fresh ${fresh.toFixed(0)}/s (berth ${rate(c, 'berth').toFixed(0)}/s) = ${((fresh / raw) * 100).toFixed(0)}% of raw put ${raw.toFixed(0)}/s`;
-    });
 }
 
 /** The issue's targets, each computed from this run's numbers. */
