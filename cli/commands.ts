@@ -10,6 +10,7 @@ import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { loadLocalKubeConfig } from '../shared/k8s/kubeconfig.js';
 import { startServer } from '../shared/local/server.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
+import { startPassTimers } from '../shared/local/timers.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
 import { type CliOptions, UsageError } from './main.js';
@@ -80,12 +81,43 @@ const serve: Command = async (options) => {
       ? `  kubeconfig:        ${options.kubeconfig}`
       : '  kubeconfig:        none (passes off; bindings get no address)',
   );
+  const holder = `${hostname()}-${process.pid}`;
+  const passes = clusterApi
+    ? createPasses({
+        config: options.config,
+        dynamo: store.client,
+        tableName: store.tableName,
+        clusterApi,
+      })
+    : undefined;
+  const stopTimers = passes
+    ? startPassTimers(
+        [
+          {
+            name: 'repair',
+            intervalSeconds: options.config.repair.intervalSeconds,
+            run: () => passes.repair(holder),
+          },
+          {
+            name: 'scale',
+            intervalSeconds: options.config.scale.intervalSeconds,
+            run: () => passes.scale(holder),
+          },
+        ],
+        {
+          result: (name, result) => out(`${name}: ${JSON.stringify(result)}`),
+          failure: (name, error) =>
+            process.stderr.write(`berth: ${name} pass failed: ${(error as Error).message}\n`),
+        },
+      )
+    : async () => {};
   await new Promise<void>((done) => {
     const stop = () => done();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
   out('berth: shutting down');
+  await stopTimers();
   await server.close();
   await store.close();
   return 0;
