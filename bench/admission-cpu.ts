@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type BuildOptions, build } from 'esbuild';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { type AdmissionHandlers, admit } from '../shared/admission/dispatch.js';
 import { allow } from '../shared/admission/response.js';
 import { parseAdmissionReview } from '../shared/admission/review.js';
@@ -34,6 +34,8 @@ const WARM_UP_REVIEWS = 2_000;
 /** Services kept alive, so the ranges hold a steady few hundred values while reviews flow. */
 const LIVE_SERVICES = 300;
 const INIT_RUNS = 10;
+/** Inputs listed in the bundle breakdown. */
+const TOP_INPUTS = 15;
 const TARGET_CPU_P99_MS = 2;
 const TARGET_BUNDLE_BYTES = 1_500_000;
 const TARGET_INIT_MS = 300;
@@ -347,6 +349,11 @@ type BundleResult =
   | {
       readonly measured: true;
       readonly bytes: number;
+      /** The largest inputs by bytes in the output, and the same summed per npm package. */
+      readonly topInputs: readonly InputShare[];
+      readonly topPackages: readonly InputShare[];
+      /** Files of `@kubernetes/client-node` in the bundle; the admission function needs none. */
+      readonly kubernetesClientInputs: number;
       readonly esbuild: Record<string, unknown>;
       readonly initRunsMs: number[];
       readonly initMedianMs: number;
@@ -383,12 +390,14 @@ async function measureBundle(): Promise<BundleResult> {
   };
   let secrets: Server | undefined;
   try {
+    let metafile: Metafile;
     try {
-      await build(esbuildOptions);
+      ({ metafile } = await build({ ...esbuildOptions, metafile: true }));
     } catch (error) {
       return { measured: false, reason: `esbuild failed: ${(error as Error).message}` };
     }
     const bytes = (await stat(outfile)).size;
+    const contents = bundleContents(metafile);
     secrets = await secretsManagerStub();
     const address = secrets.address();
     const port = typeof address === 'object' && address ? address.port : 0;
@@ -402,6 +411,7 @@ async function measureBundle(): Promise<BundleResult> {
     const result: BundleResult = {
       measured: true,
       bytes,
+      ...contents,
       esbuild: {
         ...esbuildOptions,
         entryPoints: ['functions/admission/handler.ts'],
@@ -416,6 +426,17 @@ async function measureBundle(): Promise<BundleResult> {
         'duration (module evaluation + top-level await, with Secrets Manager answered by a loopback stub); ' +
         'process = spawn to exit',
     };
+    console.log(`\nbundle contents: top ${TOP_INPUTS} inputs by bytes in the output`);
+    printTable(
+      ['input', 'bytes'],
+      contents.topInputs.map((input) => [input.path, input.bytes]),
+    );
+    console.log(`\nby package (top ${TOP_INPUTS})`);
+    printTable(
+      ['package', 'bytes'],
+      contents.topPackages.map((input) => [input.path, input.bytes]),
+    );
+    console.log(`@kubernetes/client-node files in the bundle: ${contents.kubernetesClientInputs}`);
     console.log(
       `\nbundle: ${(bytes / 1e6).toFixed(3)} MB; init median ${result.initMedianMs} ms ` +
         `(runs ${initRunsMs.join(', ')}), whole process median ${result.processMedianMs} ms`,
@@ -425,6 +446,38 @@ async function measureBundle(): Promise<BundleResult> {
     secrets?.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** One input file, or one npm package, and the bytes it adds to the bundle. */
+interface InputShare {
+  readonly path: string;
+  readonly bytes: number;
+}
+
+/** What the bundle is made of, from esbuild's metafile. */
+function bundleContents(metafile: Metafile): {
+  topInputs: InputShare[];
+  topPackages: InputShare[];
+  kubernetesClientInputs: number;
+} {
+  const inputs = Object.values(metafile.outputs).flatMap((output) =>
+    Object.entries(output.inputs).map(([path, input]) => ({ path, bytes: input.bytesInOutput })),
+  );
+  const byPackage = new Map<string, number>();
+  for (const input of inputs) {
+    // The last node_modules segment names the package that really holds the file.
+    const name = input.path.match(/.*node_modules\/((?:@[^/]+\/)?[^/]+)/)?.[1] ?? '(berth)';
+    byPackage.set(name, (byPackage.get(name) ?? 0) + input.bytes);
+  }
+  const largest = (list: InputShare[]) =>
+    list.sort((a, b) => b.bytes - a.bytes).slice(0, TOP_INPUTS);
+  return {
+    topInputs: largest(inputs),
+    topPackages: largest([...byPackage].map(([path, bytes]) => ({ path, bytes }))),
+    kubernetesClientInputs: Object.keys(metafile.inputs).filter((path) =>
+      path.includes('node_modules/@kubernetes/client-node/'),
+    ).length,
+  };
 }
 
 /** Answers every GetSecretValue with a fixed secret string. */

@@ -6,15 +6,15 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
-import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas';
+import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import middy from '@middy/core';
-import { lambdaRuntime, webhookSecret } from '../../shared/app/lambda.js';
+import { lambdaAdmissionRuntime, webhookSecret } from '../../shared/app/lambda-admission.js';
 import { observability } from '../../shared/app/observability.js';
 import { createHttpApi, type HttpResponse } from '../../shared/http/api.js';
 
 const { logger, metrics } = observability('admission');
-const { settings, runtime } = lambdaRuntime();
+const { settings, runtime } = lambdaAdmissionRuntime();
 const api = createHttpApi({
   admission: runtime.admission,
   healthy: () => runtime.healthy(),

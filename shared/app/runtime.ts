@@ -22,8 +22,12 @@ export interface RuntimeDeps {
   readonly config: BerthConfig;
   readonly dynamo: DynamoDBClient;
   readonly tableName: string;
-  /** Kubernetes access; without it bindings are allowed untouched, with a warning. */
-  readonly clusterApi?: ClusterApi;
+  /**
+   * The Kubernetes reads of the binding webhook, all the runtime uses; without them bindings are
+   * allowed untouched, with a warning. The local server passes its full `ClusterApi`; the
+   * admission Lambda passes a small HTTPS reader (../k8s/https-node-reader.ts).
+   */
+  readonly clusterApi?: Pick<ClusterApi, 'getPod' | 'getNode'>;
   readonly now?: () => number;
   readonly random?: () => number;
   readonly randomBytes?: (size: number) => Uint8Array;

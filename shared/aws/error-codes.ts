@@ -24,6 +24,32 @@ const THROTTLED = new Set([
   'SlowDown',
 ]);
 const TRANSACTION_CONFLICT = new Set(['TransactionConflictException']);
+/** The named thing does not exist (any more): for a delete or a release, success. */
+const NOT_FOUND = new Set([
+  'ResourceNotFoundException',
+  'InvalidNetworkInterfaceID.NotFound',
+  'InvalidAttachmentID.NotFound',
+  'InvalidInstanceID.NotFound',
+  'InvalidSubnetID.NotFound',
+  'InvalidGroup.NotFound',
+]);
+/** A per-ENI, per-instance or per-account quota would be exceeded: retrying the same call cannot help. */
+const LIMIT_EXCEEDED = new Set([
+  'PrivateIpAddressLimitExceeded',
+  'AttachmentLimitExceeded',
+  'NetworkInterfaceLimitExceeded',
+]);
+/** The subnet has no free address (or no free /28 for a prefix): stop asking it for a while. */
+const SUBNET_EXHAUSTED = new Set(['InsufficientFreeAddressesInSubnet', 'InsufficientCidrBlocks']);
+/** The service failed on its side; the same request may succeed later. */
+const TRANSIENT = new Set([
+  'InternalError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'Unavailable',
+  'RequestTimeout',
+  'RequestTimeoutException',
+]);
 
 /** A DynamoDB condition expression evaluated false. */
 export function isConditionFailed(error: unknown): boolean {
@@ -38,6 +64,26 @@ export function isThrottled(error: unknown): boolean {
 /** A DynamoDB transaction lost a race with another one on the same item. */
 export function isTransactionConflict(error: unknown): boolean {
   return TRANSACTION_CONFLICT.has(codeOf(error) ?? '');
+}
+
+/** The resource is gone or never existed; deleting or releasing it is already done. */
+export function isNotFound(error: unknown): boolean {
+  return NOT_FOUND.has(codeOf(error) ?? '');
+}
+
+/** An EC2 quota (IPs per ENI, ENIs per instance or per Region) stops the call; do not retry it. */
+export function isLimitExceeded(error: unknown): boolean {
+  return LIMIT_EXCEEDED.has(codeOf(error) ?? '');
+}
+
+/** The subnet ran out of addresses; mark it exhausted instead of hammering it. */
+export function isSubnetExhausted(error: unknown): boolean {
+  return SUBNET_EXHAUSTED.has(codeOf(error) ?? '');
+}
+
+/** A server-side fault worth one more bounded, jittered attempt. */
+export function isTransient(error: unknown): boolean {
+  return TRANSIENT.has(codeOf(error) ?? '');
 }
 
 /** The error's AWS code, for logs and metrics. */
