@@ -9,7 +9,9 @@ const unescape = (token: string) => token.replaceAll('~1', '/').replaceAll('~0',
 
 /** Decodes an AdmissionResponse's base64 patch. */
 export function decodePatch(base64: string | undefined): PatchOperation[] {
-  return base64 ? (JSON.parse(Buffer.from(base64, 'base64').toString('utf8')) as PatchOperation[]) : [];
+  return base64
+    ? (JSON.parse(Buffer.from(base64, 'base64').toString('utf8')) as PatchOperation[])
+    : [];
 }
 
 /** The document after the patch; throws when a path's parent is missing, as the apiserver would. */
@@ -22,7 +24,8 @@ export function applyPatch<T>(document: T, patch: readonly PatchOperation[]): T 
     let parent = result as Record<string, unknown> | unknown[];
     for (const token of tokens) {
       const next = (parent as Record<string, unknown>)[token];
-      if (typeof next !== 'object' || next === null) throw new Error(`missing parent for ${operation.path}`);
+      if (typeof next !== 'object' || next === null)
+        throw new Error(`missing parent for ${operation.path}`);
       parent = next as Record<string, unknown>;
     }
     if (Array.isArray(parent)) {
