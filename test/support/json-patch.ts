@@ -5,7 +5,7 @@ export interface PatchOperation {
   value?: unknown;
 }
 
-const unescape = (token: string) => token.replaceAll('~1', '/').replaceAll('~0', '~');
+const decodeToken = (token: string) => token.replaceAll('~1', '/').replaceAll('~0', '~');
 
 /** Decodes an AdmissionResponse's base64 patch. */
 export function decodePatch(base64: string | undefined): PatchOperation[] {
@@ -18,7 +18,7 @@ export function decodePatch(base64: string | undefined): PatchOperation[] {
 export function applyPatch<T>(document: T, patch: readonly PatchOperation[]): T {
   const result = structuredClone(document) as unknown;
   for (const operation of patch) {
-    const tokens = operation.path.split('/').slice(1).map(unescape);
+    const tokens = operation.path.split('/').slice(1).map(decodeToken);
     const last = tokens.pop();
     if (last === undefined) throw new Error(`bad path ${operation.path}`);
     let parent = result as Record<string, unknown> | unknown[];
