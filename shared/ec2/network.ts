@@ -1,0 +1,178 @@
+/**
+ * The EC2 calls berth makes, and only those (Karpenter's `pkg/aws/sdk.go` shape). Inputs and
+ * outputs are berth's own shapes, so the domain never sees an SDK type; the SDK adapter, the
+ * rate-budget decorator and the test fake all implement this one interface.
+ */
+
+/** Tag keys berth puts on every ENI it creates (at creation, so no ENI is ever untagged). */
+export const BERTH_TAGS = {
+  cluster: 'berth.dev/cluster',
+  node: 'berth.dev/node',
+  instance: 'berth.dev/instance',
+  createdAt: 'berth.dev/created-at',
+} as const;
+
+/** One EC2 tag. */
+export interface Ec2Tag {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** An ENI attachment as EC2 reports it. */
+export interface Ec2Attachment {
+  readonly attachmentId: string;
+  readonly instanceId: string;
+  readonly deviceIndex: number;
+  readonly status: 'attaching' | 'attached' | 'detaching' | 'detached';
+  readonly deleteOnTermination: boolean;
+}
+
+/** A network interface as berth needs it. */
+export interface Ec2NetworkInterface {
+  readonly eniId: string;
+  readonly subnetId: string;
+  /** `available` (not attached), `in-use`, or a transitional state. */
+  readonly status: 'available' | 'in-use' | 'attaching' | 'detaching' | 'associated';
+  readonly primaryIp: string;
+  /** Secondary private IPv4 addresses only (never the primary). */
+  readonly secondaryIps: readonly string[];
+  readonly attachment?: Ec2Attachment;
+  readonly tags: readonly Ec2Tag[];
+  readonly securityGroupIds: readonly string[];
+}
+
+/** EC2 instance lifecycle states. */
+export type InstanceState =
+  | 'pending'
+  | 'running'
+  | 'shutting-down'
+  | 'terminated'
+  | 'stopping'
+  | 'stopped';
+
+/** An instance as berth needs it: type, placement, state and attached ENIs. */
+export interface Ec2Instance {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly state: InstanceState;
+  readonly subnetId: string;
+  readonly availabilityZone: string;
+  readonly securityGroupIds: readonly string[];
+  /** ENI ids by device index; index 0 is the primary ENI. */
+  readonly networkInterfaces: readonly { readonly eniId: string; readonly deviceIndex: number }[];
+}
+
+/** The ENI and IPv4 limits of an instance type (DescribeInstanceTypes `NetworkInfo`). */
+export interface InstanceTypeLimits {
+  readonly instanceType: string;
+  readonly maxNetworkInterfaces: number;
+  /** IPv4 addresses per ENI, the ENI's primary address included. */
+  readonly ipv4PerInterface: number;
+}
+
+/** A subnet: its CIDR and how many addresses EC2 can still hand out. */
+export interface Ec2Subnet {
+  readonly subnetId: string;
+  readonly cidr: string;
+  readonly availabilityZone: string;
+  readonly availableIpCount: number;
+}
+
+/** One page of DescribeNetworkInterfaces. */
+export interface NetworkInterfacePage {
+  readonly interfaces: readonly Ec2NetworkInterface[];
+  readonly nextToken?: string;
+}
+
+/**
+ * A DescribeNetworkInterfaces query. Always filtered (EC2's cheaper 100/20 bucket applies to
+ * filtered or paginated calls only); keys are EC2 filter names such as `tag:berth.dev/cluster`,
+ * `status` or `attachment.instance-id`.
+ */
+export interface NetworkInterfaceQuery {
+  readonly filters: Readonly<Record<string, readonly string[]>>;
+  readonly pageSize?: number;
+  readonly nextToken?: string;
+}
+
+/** CreateNetworkInterface input: tags are applied atomically with the ENI. */
+export interface CreateNetworkInterfaceInput {
+  readonly subnetId: string;
+  readonly securityGroupIds: readonly string[];
+  readonly secondaryIpCount: number;
+  readonly description: string;
+  readonly tags: readonly Ec2Tag[];
+  /** Persisted before the call, so a retry after a crash gets the same ENI, not a second one. */
+  readonly clientToken: string;
+}
+
+/** The EC2 API surface of berth's ENI pools. Errors are the SDK's, classified by `shared/aws/error-codes.ts`. */
+export interface Ec2Network {
+  describeInstances(instanceIds: readonly string[]): Promise<readonly Ec2Instance[]>;
+  describeInstanceTypes(instanceTypes: readonly string[]): Promise<readonly InstanceTypeLimits[]>;
+  describeSubnets(subnetIds: readonly string[]): Promise<readonly Ec2Subnet[]>;
+  describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfacePage>;
+  createNetworkInterface(input: CreateNetworkInterfaceInput): Promise<Ec2NetworkInterface>;
+  attachNetworkInterface(input: {
+    readonly eniId: string;
+    readonly instanceId: string;
+    readonly deviceIndex: number;
+  }): Promise<{ readonly attachmentId: string }>;
+  /** ModifyNetworkInterfaceAttribute with `Attachment.DeleteOnTermination = true`. */
+  setDeleteOnTermination(input: {
+    readonly eniId: string;
+    readonly attachmentId: string;
+  }): Promise<void>;
+  /** Assigns `count` secondary IPs in one call; answers the newly assigned ones. */
+  assignPrivateIpAddresses(input: {
+    readonly eniId: string;
+    readonly count: number;
+  }): Promise<readonly string[]>;
+  unassignPrivateIpAddresses(input: {
+    readonly eniId: string;
+    readonly ips: readonly string[];
+  }): Promise<void>;
+  detachNetworkInterface(input: { readonly attachmentId: string }): Promise<void>;
+  deleteNetworkInterface(input: { readonly eniId: string }): Promise<void>;
+  createTags(input: {
+    readonly resourceIds: readonly string[];
+    readonly tags: readonly Ec2Tag[];
+  }): Promise<void>;
+}
+
+/** The EC2 action name of each `Ec2Network` method, for budgets, metrics and logs. */
+export const EC2_ACTIONS = {
+  describeInstances: 'DescribeInstances',
+  describeInstanceTypes: 'DescribeInstanceTypes',
+  describeSubnets: 'DescribeSubnets',
+  describeNetworkInterfaces: 'DescribeNetworkInterfaces',
+  createNetworkInterface: 'CreateNetworkInterface',
+  attachNetworkInterface: 'AttachNetworkInterface',
+  setDeleteOnTermination: 'ModifyNetworkInterfaceAttribute',
+  assignPrivateIpAddresses: 'AssignPrivateIpAddresses',
+  unassignPrivateIpAddresses: 'UnassignPrivateIpAddresses',
+  detachNetworkInterface: 'DetachNetworkInterface',
+  deleteNetworkInterface: 'DeleteNetworkInterface',
+  createTags: 'CreateTags',
+} as const satisfies Record<keyof Ec2Network, string>;
+
+/** An EC2 action berth calls. */
+export type Ec2Action = (typeof EC2_ACTIONS)[keyof typeof EC2_ACTIONS];
+
+/** Every ENI matching the query, page by page (one budgeted call per page). */
+export async function* allNetworkInterfaces(
+  ec2: Ec2Network,
+  query: Omit<NetworkInterfaceQuery, 'nextToken'>,
+): AsyncIterable<Ec2NetworkInterface> {
+  let nextToken: string | undefined;
+  do {
+    const page = await ec2.describeNetworkInterfaces({ ...query, nextToken });
+    yield* page.interfaces;
+    nextToken = page.nextToken;
+  } while (nextToken);
+}
+
+/** The value of a tag, if present. */
+export function tagValue(tags: readonly Ec2Tag[], key: string): string | undefined {
+  return tags.find((tag) => tag.key === key)?.value;
+}

@@ -1,0 +1,58 @@
+/**
+ * What the ENI service and pass run on: the store, EC2 (already wrapped in the rate budget), the
+ * cluster, config and injected effects. One composition root builds it once per process.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EniConfig } from '../config/schema.js';
+import { InstanceTypeCatalog } from '../ec2/instance-types.js';
+import type { Ec2Network } from '../ec2/network.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { type PoolPolicy, poolPolicy } from './policy.js';
+import type { EniStore } from './store.js';
+
+/** Everything the ENI domain functions need. */
+export interface EniDeps {
+  readonly store: EniStore;
+  /** EC2, budgeted (`BudgetedEc2Network`): every call here is paid from the account budget. */
+  readonly ec2: Ec2Network;
+  readonly catalog: InstanceTypeCatalog;
+  readonly cluster: ClusterApi;
+  /** The config's `cluster`: scopes store keys and ENI tags. */
+  readonly clusterName: string;
+  readonly policy: PoolPolicy;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** Uniform in [0, 1). */
+  readonly random: () => number;
+  /** Names this process in pool leases. */
+  readonly holder: string;
+}
+
+/** The parts a composition root must supply; the rest has production defaults. */
+export interface EniDepsInput {
+  readonly store: EniStore;
+  readonly ec2: Ec2Network;
+  readonly cluster: ClusterApi;
+  readonly clusterName: string;
+  readonly config: EniConfig;
+  readonly now?: () => number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+  readonly holder?: string;
+}
+
+/** Builds `EniDeps`, with the real clock, `setTimeout` sleep, `Math.random` and a fresh holder id. */
+export function eniDeps(input: EniDepsInput): EniDeps {
+  return {
+    store: input.store,
+    ec2: input.ec2,
+    catalog: new InstanceTypeCatalog(input.ec2),
+    cluster: input.cluster,
+    clusterName: input.clusterName,
+    policy: poolPolicy(input.config),
+    now: input.now ?? Date.now,
+    sleep: input.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    random: input.random ?? Math.random,
+    holder: input.holder ?? `berth-${randomUUID()}`,
+  };
+}

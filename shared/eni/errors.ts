@@ -1,0 +1,75 @@
+/**
+ * Errors of the ENI pools. Those the HTTP layer maps carry `statusCode` (400 bad request, 404
+ * unknown node, 409 pool exhausted, 503 EC2 budget spent for now).
+ */
+import type { NodeItemKey } from './model.js';
+
+/** Base of the errors an HTTP caller sees. */
+export abstract class EniRequestError extends Error {
+  abstract readonly statusCode: 400 | 404 | 409 | 503;
+}
+
+/** The request body or path is malformed; the message names the field. */
+export class EniBadRequestError extends EniRequestError {
+  readonly statusCode = 400;
+  constructor(message: string) {
+    super(message);
+    this.name = 'EniBadRequestError';
+  }
+}
+
+/** berth has no pool for the node, and the node is not (or no longer) in the cluster. */
+export class UnknownNodeError extends EniRequestError {
+  readonly statusCode = 404;
+  readonly node: string;
+  constructor(node: string, detail = 'no ENI pool for this node') {
+    super(`node ${node}: ${detail}`);
+    this.name = 'UnknownNodeError';
+    this.node = node;
+  }
+}
+
+/** The node's pool has no IP to give: at instance capacity, or its subnet is out of addresses. */
+export class PoolExhaustedError extends EniRequestError {
+  readonly statusCode = 409;
+  readonly node: string;
+  constructor(node: string, reason: string, options?: { cause?: unknown }) {
+    super(`node ${node}: pool exhausted: ${reason}`, options);
+    this.name = 'PoolExhaustedError';
+    this.node = node;
+  }
+}
+
+/** The pool could not grow now (EC2 budget spent, or another writer holds the pool); retry later. */
+export class PoolBusyError extends EniRequestError {
+  readonly statusCode = 503;
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PoolBusyError';
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** A conditional write lost: the item changed (or appeared, or vanished) since it was read. */
+export class EniConflictError extends Error {
+  readonly node: string;
+  /** The write that failed, by its position in the commit. */
+  readonly index: number;
+  readonly key: NodeItemKey | undefined;
+  constructor(
+    node: string,
+    index: number,
+    key: NodeItemKey | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `node ${node}: ${key ? `${key.kind} ${key.id}` : `write ${index}`} changed concurrently`,
+      options,
+    );
+    this.name = 'EniConflictError';
+    this.node = node;
+    this.index = index;
+    this.key = key;
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The records of berth's ENI pools. A pool belongs to one node (one EC2 instance); under it live
+ * the berth ENIs attached to the instance, their secondary IPs, the pods holding them and the
+ * ENI creations in flight. Times are epoch milliseconds; every record carries a version for
+ * conditional writes.
+ */
+import { formatIp, parseCidr } from '../net/ip.js';
+
+/** One node's pool: where its ENIs go and how many the instance type allows. */
+export interface PoolRecord {
+  readonly node: string;
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly availabilityZone: string;
+  /** The subnet of the instance's primary ENI; berth's ENIs are created there. */
+  readonly subnetId: string;
+  readonly subnetCidr: string;
+  readonly securityGroupIds: readonly string[];
+  readonly maxInterfaces: number;
+  /** IPv4 addresses per ENI, the ENI's own primary address included. */
+  readonly ipv4PerInterface: number;
+  readonly createdAt: number;
+  /** The node left the cluster: no refill, every idle IP is trimmed, then the ENIs go. */
+  readonly draining: boolean;
+  readonly version: number;
+}
+
+/** A berth ENI attached to the pool's instance (the primary ENI is never recorded: berth leaves it alone). */
+export interface EniRecord {
+  readonly kind: 'eni';
+  readonly eniId: string;
+  readonly subnetId: string;
+  readonly deviceIndex: number;
+  readonly attachmentId: string;
+  /** `detaching`: on its way out; the pass finishes the delete. */
+  readonly state: 'attached' | 'detaching';
+  readonly createdAt: number;
+  /**
+   * Set before every AssignPrivateIpAddresses on this ENI (an intent: EC2's assign has no
+   * ClientToken), so the pass spares addresses EC2 shows but the store lacks for a grace period.
+   */
+  readonly mutatingAt: number;
+  readonly version: number;
+}
+
+/** One secondary IP of a berth ENI. */
+export interface IpRecord {
+  readonly kind: 'ip';
+  readonly ip: string;
+  readonly eniId: string;
+  /** `draining`: being unassigned from EC2; nobody may claim it. */
+  readonly state: 'free' | 'assigned' | 'draining';
+  /** The holder (`namespace/name`) when assigned; when free, the pod it is reserved for, if any. */
+  readonly pod?: string;
+  /** The holder gets this IP back within stickySeconds after release (StatefulSet, or annotated). */
+  readonly sticky: boolean;
+  readonly assignedAt?: number;
+  /** Last release; 0 for an address that never had a pod. Cooldown counts from here. */
+  readonly releasedAt: number;
+  /** End of a sticky reservation for `pod`. */
+  readonly reservedUntil?: number;
+  /** When the address was marked `draining` (the pass finishes an unassign older than a grace). */
+  readonly drainingSince?: number;
+  readonly createdAt: number;
+  readonly version: number;
+}
+
+/** A pod's claim on an IP: the idempotency key of assign, and the sticky memory after release. */
+export interface PodRecord {
+  readonly kind: 'pod';
+  /** `namespace/name`. */
+  readonly pod: string;
+  readonly ip: string;
+  readonly eniId: string;
+  readonly state: 'assigned' | 'released';
+  readonly sticky: boolean;
+  /** When released sticky: the end of the reservation (the record expires with it). */
+  readonly reservedUntil?: number;
+  readonly version: number;
+}
+
+/** An ENI creation in flight: written before CreateNetworkInterface, so a retry reuses its token. */
+export interface CreateIntent {
+  readonly kind: 'intent';
+  readonly clientToken: string;
+  readonly subnetId: string;
+  readonly securityGroupIds: readonly string[];
+  readonly secondaryIpCount: number;
+  readonly createdAt: number;
+  readonly version: number;
+}
+
+/** Anything stored under a node's pool. */
+export type NodeItem = EniRecord | IpRecord | PodRecord | CreateIntent;
+
+/** How a node item is addressed. */
+export interface NodeItemKey {
+  readonly kind: NodeItem['kind'];
+  readonly id: string;
+}
+
+/** The key of an item: ENI id, IP, pod key or client token. */
+export function itemKey(item: NodeItem): NodeItemKey {
+  switch (item.kind) {
+    case 'eni':
+      return { kind: 'eni', id: item.eniId };
+    case 'ip':
+      return { kind: 'ip', id: item.ip };
+    case 'pod':
+      return { kind: 'pod', id: item.pod };
+    case 'intent':
+      return { kind: 'intent', id: item.clientToken };
+  }
+}
+
+/** Everything under one node's pool. */
+export interface NodeState {
+  readonly enis: readonly EniRecord[];
+  readonly ips: readonly IpRecord[];
+  readonly pods: readonly PodRecord[];
+  readonly intents: readonly CreateIntent[];
+}
+
+/** The pod key berth stores: `namespace/name`. */
+export function podKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+/** What assign answers (contract section 8). */
+export interface IpAssignment {
+  readonly ip: string;
+  readonly eniId: string;
+  readonly subnetCidr: string;
+  readonly gateway: string;
+}
+
+/** The VPC router's address: the subnet's network address + 1 (AWS reserves it in every subnet). */
+export function subnetGateway(cidr: string): string {
+  const block = parseCidr(cidr);
+  if (block === undefined) throw new RangeError(`not a CIDR block: ${cidr}`);
+  return formatIp({ family: block.family, value: block.network + 1n });
+}

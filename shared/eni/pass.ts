@@ -1,0 +1,430 @@
+/**
+ * One ENI pool pass (`berth eni --once`, the scheduled Lambda, and the EC2 instance state-change
+ * rule): list the actual state (pools, berth ENIs in one paginated tag-filtered Describe,
+ * instances, nodes, pods), then the desired one; reconcile each pool, refill or trim it, remove
+ * pools of terminated instances, sweep leaked ENIs; collect per-item failures; return a summary.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { isNotFound } from '../aws/error-codes.js';
+import {
+  allNetworkInterfaces,
+  BERTH_TAGS,
+  type Ec2Instance,
+  type Ec2NetworkInterface,
+  type InstanceState,
+  tagValue,
+} from '../ec2/network.js';
+import type { EniDeps } from './deps.js';
+import type { PoolRecord } from './model.js';
+import { podKey } from './model.js';
+import { ENI_TIMINGS, planPool } from './policy.js';
+import {
+  type ActionTally,
+  applyPlan,
+  type EniFailure,
+  newTally,
+  spendsMutations,
+} from './pool-actions.js';
+import { createPool, instanceIdOf } from './pools.js';
+import {
+  newReconcileTally,
+  type ReconcileTally,
+  reconcilePool,
+  taggedCreatedAt,
+} from './reconcile.js';
+
+/** Options of one pass. */
+export interface EniPassOptions {
+  /** Limit the pass to these instances (an EC2 state-change event); default: every pool. */
+  readonly instanceIds?: readonly string[];
+  /** Pools worked on at once. */
+  readonly concurrency?: number;
+}
+
+/** The JSON summary of a pass. */
+export interface EniPassSummary {
+  readonly pools: number;
+  readonly poolsCreated: number;
+  readonly poolsRemoved: number;
+  readonly poolsDraining: number;
+  /** Pools left for the next pass: another writer held the lease, or the instance is stopped. */
+  readonly poolsSkipped: number;
+  readonly ipsAssigned: number;
+  readonly ipsUnassigned: number;
+  readonly enisCreated: number;
+  readonly enisDeleted: number;
+  readonly leakedEnisDeleted: number;
+  readonly enisTagged: number;
+  readonly reconcile: ReconcileTally;
+  /** Addresses held by pods / idle, over all pools after the pass's plans. */
+  readonly assignedIps: number;
+  readonly idleIps: number;
+  readonly budgetSpent: boolean;
+  readonly exhaustedSubnets: readonly string[];
+  readonly failures: readonly EniFailure[];
+  readonly durationMs: number;
+}
+
+const DEFAULT_CONCURRENCY = 4;
+const GONE_STATES: ReadonlySet<InstanceState> = new Set(['shutting-down', 'terminated']);
+const PAUSED_STATES: ReadonlySet<InstanceState> = new Set(['stopping', 'stopped']);
+
+/** An EC2 instance state-change notification (EventBridge `detail`). */
+export interface InstanceStateChange {
+  readonly instanceId: string;
+  readonly state: InstanceState;
+}
+
+/** Reads the `detail` of an "EC2 Instance State-change Notification"; undefined when it is not one. */
+export function parseInstanceStateChange(detail: unknown): InstanceStateChange | undefined {
+  if (typeof detail !== 'object' || detail === null) return undefined;
+  const fields = detail as Record<string, unknown>;
+  const instanceId = fields['instance-id'];
+  const state = fields.state;
+  const states = ['pending', 'running', 'shutting-down', 'terminated', 'stopping', 'stopped'];
+  if (typeof instanceId !== 'string' || !/^i-[0-9a-f]+$/.test(instanceId)) return undefined;
+  if (typeof state !== 'string' || !states.includes(state)) return undefined;
+  return { instanceId, state: state as InstanceState };
+}
+
+/** Runs the pass for the one instance an EC2 state-change event names. */
+export function handleInstanceStateChange(
+  deps: EniDeps,
+  change: InstanceStateChange,
+): Promise<EniPassSummary> {
+  return runEniPass(deps, { instanceIds: [change.instanceId] });
+}
+
+interface PassCounters {
+  poolsCreated: number;
+  poolsRemoved: number;
+  poolsDraining: number;
+  poolsSkipped: number;
+  leakedEnisDeleted: number;
+  enisTagged: number;
+  assignedIps: number;
+  idleIps: number;
+}
+
+/** One pass over every pool (or the pools of `options.instanceIds`). */
+export async function runEniPass(
+  deps: EniDeps,
+  options: EniPassOptions = {},
+): Promise<EniPassSummary> {
+  const started = deps.now();
+  const scope = options.instanceIds ? new Set(options.instanceIds) : undefined;
+  const actions = newTally();
+  const reconcile = newReconcileTally();
+  const counters: PassCounters = {
+    poolsCreated: 0,
+    poolsRemoved: 0,
+    poolsDraining: 0,
+    poolsSkipped: 0,
+    leakedEnisDeleted: 0,
+    enisTagged: 0,
+    assignedIps: 0,
+    idleIps: 0,
+  };
+
+  // Actual state first.
+  const pools: PoolRecord[] = [];
+  for await (const pool of deps.store.listPools()) {
+    if (!scope || scope.has(pool.instanceId)) pools.push(pool);
+  }
+  // Without EC2's view nothing is reconciled or swept this pass (an empty view would look like
+  // every ENI vanished), but pools are still refilled.
+  const interfaces = await attempt(actions, 'DescribeNetworkInterfaces', async () => {
+    const found: Ec2NetworkInterface[] = [];
+    for await (const eni of allNetworkInterfaces(deps.ec2, {
+      filters: {
+        [`tag:${BERTH_TAGS.cluster}`]: [deps.clusterName],
+        ...(scope ? { [`tag:${BERTH_TAGS.instance}`]: [...scope] } : {}),
+      },
+    })) {
+      found.push(eni);
+    }
+    return found;
+  });
+  // Then desired: the nodes (and their instances) and the pods on them.
+  const nodes = new Map<string, string>();
+  for await (const node of deps.cluster.listNodes()) {
+    const instanceId = instanceIdOf(node);
+    const name = node.metadata?.name;
+    if (name && instanceId && (!scope || scope.has(instanceId))) nodes.set(name, instanceId);
+  }
+  const livePods = await listLivePods(deps, scope ? [...nodes.keys()] : undefined);
+
+  const pooled = new Set(pools.map((pool) => pool.node));
+  const instanceIds = new Set([
+    ...pools.map((pool) => pool.instanceId),
+    ...[...nodes].filter(([node]) => !pooled.has(node)).map(([, id]) => id),
+  ]);
+  const instances = await attempt(actions, 'DescribeInstances', async () => {
+    const found = new Map<string, Ec2Instance>();
+    if (instanceIds.size === 0) return found;
+    for (const instance of await deps.ec2.describeInstances([...instanceIds])) {
+      found.set(instance.instanceId, instance);
+    }
+    return found;
+  });
+
+  // Pools for nodes that have none yet (one DescribeSubnets for all of them).
+  const newcomers = [...nodes].flatMap(([node, id]) => {
+    const instance = instances?.get(id);
+    return !pooled.has(node) && instance && !GONE_STATES.has(instance.state)
+      ? [{ node, instance }]
+      : [];
+  });
+  if (newcomers.length > 0) {
+    const subnets = new Map<string, string>();
+    try {
+      const ids = [...new Set(newcomers.map((n) => n.instance.subnetId))];
+      for (const subnet of await deps.ec2.describeSubnets(ids)) {
+        subnets.set(subnet.subnetId, subnet.cidr);
+      }
+      for (const { node, instance } of newcomers) {
+        const pool = await createPool(deps, node, instance, subnets);
+        if (pool) {
+          pools.push(pool);
+          counters.poolsCreated++;
+        }
+      }
+    } catch (error) {
+      actions.failures.push(failureOf('CreatePool', error));
+    }
+  }
+
+  const byInstance = new Map<string, Ec2NetworkInterface[]>();
+  for (const eni of interfaces ?? []) {
+    const owner = eni.attachment?.instanceId ?? tagValue(eni.tags, BERTH_TAGS.instance);
+    if (!owner) continue;
+    const list = byInstance.get(owner) ?? [];
+    list.push(eni);
+    byInstance.set(owner, list);
+  }
+
+  await forEachBounded(pools, options.concurrency ?? DEFAULT_CONCURRENCY, async (pool) => {
+    try {
+      if (!instances) {
+        counters.poolsSkipped++;
+        return;
+      }
+      await passPool(deps, pool, {
+        instance: instances.get(pool.instanceId),
+        inCluster: nodes.get(pool.node) === pool.instanceId,
+        interfaces: interfaces ? (byInstance.get(pool.instanceId) ?? []) : undefined,
+        livePods: livePods.get(pool.node) ?? new Set(),
+        actions,
+        reconcile,
+        counters,
+      });
+    } catch (error) {
+      actions.failures.push({ ...failureOf('PoolPass', error), node: pool.node });
+    }
+  });
+
+  if (interfaces) await sweepLeakedEnis(deps, interfaces, actions, counters);
+
+  return {
+    pools: pools.length - counters.poolsRemoved,
+    poolsCreated: counters.poolsCreated,
+    poolsRemoved: counters.poolsRemoved,
+    poolsDraining: counters.poolsDraining,
+    poolsSkipped: counters.poolsSkipped,
+    ipsAssigned: actions.ipsAssigned,
+    ipsUnassigned: actions.ipsUnassigned,
+    enisCreated: actions.enisCreated,
+    enisDeleted: actions.enisDeleted,
+    leakedEnisDeleted: counters.leakedEnisDeleted,
+    enisTagged: counters.enisTagged,
+    reconcile,
+    assignedIps: counters.assignedIps,
+    idleIps: counters.idleIps,
+    budgetSpent: actions.budgetSpent,
+    exhaustedSubnets: [...actions.exhaustedSubnets].sort(),
+    failures: actions.failures,
+    durationMs: deps.now() - started,
+  };
+}
+
+interface PoolContext {
+  readonly instance: Ec2Instance | undefined;
+  readonly inCluster: boolean;
+  /** Undefined when Describe failed: skip reconciliation. */
+  readonly interfaces: readonly Ec2NetworkInterface[] | undefined;
+  readonly livePods: ReadonlySet<string>;
+  readonly actions: ActionTally;
+  readonly reconcile: ReconcileTally;
+  readonly counters: PassCounters;
+}
+
+async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Promise<void> {
+  const now = deps.now();
+  const { instance, counters } = ctx;
+  if (
+    (instance && GONE_STATES.has(instance.state)) ||
+    (!instance && now - found.createdAt >= ENI_TIMINGS.missingInstanceGraceMs)
+  ) {
+    // EC2 deletes the attached berth ENIs with the instance (DeleteOnTermination); any left
+    // `available` are swept as leaks.
+    await deps.store.deletePool(found.node);
+    counters.poolsRemoved++;
+    return;
+  }
+  if (!instance || PAUSED_STATES.has(instance.state)) {
+    counters.poolsSkipped++;
+    return;
+  }
+  let pool = found;
+  if (pool.draining === ctx.inCluster) {
+    const next = { ...pool, draining: !ctx.inCluster, version: pool.version + 1 };
+    await deps.store.putPool(next, pool.version);
+    pool = next;
+  }
+  if (pool.draining) counters.poolsDraining++;
+  if (!(await deps.store.tryLease(pool.node, deps.holder, now, now + ENI_TIMINGS.leaseMs))) {
+    counters.poolsSkipped++;
+    return;
+  }
+  try {
+    if (ctx.interfaces) {
+      const before = await deps.store.loadNode(pool.node);
+      await reconcilePool(
+        deps,
+        pool,
+        before,
+        { interfaces: ctx.interfaces, livePods: ctx.livePods },
+        ctx.actions,
+        ctx.reconcile,
+      );
+    }
+    const state = await deps.store.loadNode(pool.node);
+    const at = deps.now();
+    const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
+    const plan = planPool({
+      limits: pool,
+      enis: state.enis.filter((eni) => eni.state === 'attached'),
+      pendingCreates: state.intents.map((intent) => intent.secondaryIpCount),
+      ips: state.ips,
+      policy: deps.policy,
+      now: at,
+      draining: pool.draining,
+      mayGrow: exhaustedUntil <= at,
+    });
+    if (!ctx.actions.budgetSpent) await applyPlan(deps, pool, state, plan, ctx.actions);
+    const after = await deps.store.loadNode(pool.node);
+    counters.assignedIps += after.ips.filter((ip) => ip.state === 'assigned').length;
+    counters.idleIps += after.ips.filter((ip) => ip.state === 'free').length;
+    if (
+      pool.draining &&
+      after.enis.length === 0 &&
+      after.ips.length === 0 &&
+      after.intents.length === 0
+    ) {
+      await deps.store.deletePool(pool.node);
+      counters.poolsRemoved++;
+    }
+  } finally {
+    await deps.store.endLease(pool.node, deps.holder);
+  }
+}
+
+/** Live pods by node: bound, and not Succeeded or Failed. */
+async function listLivePods(
+  deps: EniDeps,
+  nodes: readonly string[] | undefined,
+): Promise<Map<string, Set<string>>> {
+  const byNode = new Map<string, Set<string>>();
+  const add = (pod: V1Pod) => {
+    const node = pod.spec?.nodeName;
+    const phase = pod.status?.phase;
+    if (!node || phase === 'Succeeded' || phase === 'Failed') return;
+    const key = podKey(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '');
+    const set = byNode.get(node) ?? new Set<string>();
+    set.add(key);
+    byNode.set(node, set);
+  };
+  if (nodes === undefined) {
+    for await (const pod of deps.cluster.listPods({ pageSize: 500 })) add(pod);
+  } else {
+    for (const node of nodes) {
+      for await (const pod of deps.cluster.listPods({ fieldSelector: `spec.nodeName=${node}` })) {
+        add(pod);
+      }
+    }
+  }
+  return byNode;
+}
+
+/**
+ * Deletes berth ENIs left `available` (a crash between create and attach, a detach without its
+ * delete, a terminated instance without DeleteOnTermination) once older than the leak grace. One
+ * without a created-at tag gets one now and waits a full grace.
+ */
+async function sweepLeakedEnis(
+  deps: EniDeps,
+  interfaces: readonly Ec2NetworkInterface[],
+  actions: ActionTally,
+  counters: PassCounters,
+): Promise<void> {
+  const now = deps.now();
+  for (const eni of interfaces) {
+    if (eni.status !== 'available' || eni.attachment || actions.budgetSpent) continue;
+    const createdAt = taggedCreatedAt(eni);
+    try {
+      if (createdAt === undefined) {
+        await deps.ec2.createTags({
+          resourceIds: [eni.eniId],
+          tags: [{ key: BERTH_TAGS.createdAt, value: new Date(now).toISOString() }],
+        });
+        counters.enisTagged++;
+      } else if (now - createdAt >= ENI_TIMINGS.leakedEniGraceMs) {
+        await deps.ec2.deleteNetworkInterface({ eniId: eni.eniId });
+        counters.leakedEnisDeleted++;
+      }
+    } catch (error) {
+      if (isNotFound(error)) continue;
+      if (spendsMutations(error)) actions.budgetSpent = true;
+      actions.failures.push({ ...failureOf('SweepLeakedEni', error), eniId: eni.eniId });
+    }
+  }
+}
+
+/** Runs a listing the pass can do without; a failure is recorded and answers undefined. */
+async function attempt<T>(
+  actions: ActionTally,
+  action: string,
+  run: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (error) {
+    if (spendsMutations(error)) actions.budgetSpent = true;
+    actions.failures.push(failureOf(action, error));
+    return undefined;
+  }
+}
+
+function failureOf(action: string, error: unknown): EniFailure {
+  return {
+    action,
+    code: (error as { name?: string }).name ?? 'Error',
+    message: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function forEachBounded<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      if (item !== undefined) await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+}

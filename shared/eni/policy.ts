@@ -1,0 +1,325 @@
+/**
+ * The pool policy: pure functions from a pool's records to what it should hand out and what EC2
+ * calls it should make. No I/O; the assign service, the pass and the benchmark all call these.
+ *
+ * Rules (terway ENIMultiIP, run centrally, with the VPC CNI's lessons):
+ * - capacity is the berth ENIs' secondary addresses: (max ENIs − 1, the primary ENI left alone)
+ *   × (IPv4 per ENI − 1, each ENI's primary address never handed out);
+ * - an IP is "ready" when free, past its cooldown and not reserved for another pod; cooling IPs
+ *   never count as available when sizing a refill (VPC CNI issue #2896);
+ * - refill when ready < minIdle, in one batch up to maxIdle ready (one call per ENI);
+ * - trim only when idle > maxIdle, and only addresses idle for `trimIdleAfterMs`, so churn that
+ *   comes back within minutes costs no EC2 call;
+ * - a new ENI only when every attached berth ENI is full; an ENI whose every address is trimmed
+ *   goes whole (detach + delete, cheaper than unassign + detach + delete).
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { EniConfig } from '../config/schema.js';
+import type { IpRecord } from './model.js';
+
+/** The annotation that makes a pod's IP sticky without a StatefulSet owner. */
+export const STICKY_IP_ANNOTATION = 'berth.dev/sticky-ip';
+
+/** Sizing and timing of one pool, from `EniConfig` plus the fixed timings below. */
+export interface PoolPolicy {
+  readonly minIdle: number;
+  readonly maxIdle: number;
+  readonly cooldownMs: number;
+  readonly stickyMs: number;
+  readonly trimIdleAfterMs: number;
+  /**
+   * Fewest addresses one trim unassigns (fewer rested extras wait for more): the diurnal ebb
+   * then costs one call per several addresses instead of one per pass.
+   */
+  readonly trimBatch: number;
+  readonly minEniLifetimeMs: number;
+}
+
+/**
+ * Fixed timings (grace periods and leases), apart from the loop that applies them. Each grace is
+ * longer than the flow it protects, so nothing in flight is ever mistaken for a leak.
+ */
+export const ENI_TIMINGS = {
+  /**
+   * An idle address is unassigned only after resting this long (terway's idle_ip_reclaim_after):
+   * longer than a typical game session, so churn that comes back costs no EC2 call, while the
+   * diurnal ebb (hours) is still given back.
+   */
+  trimIdleAfterMs: 30 * 60_000,
+  /**
+   * A pod that finds no ready IP refills the pool on the spot, sized for the assigns of this
+   * window too: a matchmaking burst then waits for one or two EC2 calls, not one per maxIdle pods.
+   */
+  surgeWindowMs: 60_000,
+  /** An ENI younger than this is not deleted (VPC CNI's minENILifeTime). */
+  minEniLifetimeMs: 60_000,
+  /** How long one pool's EC2 changes may hold its lease. */
+  leaseMs: 60_000,
+  /** A subnet out of addresses is not asked again for this long (VPC CNI: 120 s). */
+  subnetExhaustedMs: 120_000,
+  /**
+   * Store and EC2 disagreeing about an address (or a pod gone) is acted on only after this long:
+   * Describe lags mutations (eventual consistency) and an assign may be between EC2 and store.
+   */
+  reconcileGraceMs: 120_000,
+  /** An ENI creation intent older than this is completed by the pass (the creator crashed). */
+  intentGraceMs: 60_000,
+  /** A berth ENI attached to the pool's instance but unknown to the store is adopted after this. */
+  adoptAfterMs: 120_000,
+  /** An `available` berth ENI older than this is a leak and is deleted (VPC CNI: 5 min). */
+  leakedEniGraceMs: 5 * 60_000,
+  /** A pool whose instance EC2 no longer shows is removed after this (Describe may lag a launch). */
+  missingInstanceGraceMs: 10 * 60_000,
+  /** The wait between detach and delete (detach is asynchronous; VPC CNI sleeps 2 s). */
+  detachSettleMs: 2_000,
+} as const;
+
+/** Half the idle band, at least one. */
+export function trimBatchFor(minIdle: number, maxIdle: number): number {
+  return Math.max(1, Math.ceil((maxIdle - minIdle) / 2));
+}
+
+/** The policy for a configured pool. */
+export function poolPolicy(config: EniConfig): PoolPolicy {
+  return {
+    minIdle: config.minIdle,
+    maxIdle: config.maxIdle,
+    cooldownMs: config.cooldownSeconds * 1000,
+    stickyMs: config.stickySeconds * 1000,
+    trimIdleAfterMs: ENI_TIMINGS.trimIdleAfterMs,
+    trimBatch: trimBatchFor(config.minIdle, config.maxIdle),
+    minEniLifetimeMs: ENI_TIMINGS.minEniLifetimeMs,
+  };
+}
+
+/** An instance type's ENI and IPv4 limits. */
+export interface PoolLimits {
+  readonly maxInterfaces: number;
+  readonly ipv4PerInterface: number;
+}
+
+/** Addresses one berth ENI can hand to pods (its primary address stays the ENI's). */
+export function ipsPerEni(limits: PoolLimits): number {
+  return Math.max(0, limits.ipv4PerInterface - 1);
+}
+
+/** Berth ENIs an instance can take (its primary ENI is not one). */
+export function maxBerthEnis(limits: PoolLimits): number {
+  return Math.max(0, limits.maxInterfaces - 1);
+}
+
+/** The most pod IPs a pool can hold. */
+export function poolCapacity(limits: PoolLimits): number {
+  return maxBerthEnis(limits) * ipsPerEni(limits);
+}
+
+/** Whether a pod keeps its IP across restarts: a StatefulSet member, or annotated sticky. */
+export function isStickyPod(pod: V1Pod): boolean {
+  if (pod.metadata?.annotations?.[STICKY_IP_ANNOTATION] === 'true') return true;
+  return (pod.metadata?.ownerReferences ?? []).some((owner) => owner.kind === 'StatefulSet');
+}
+
+/** Whether a free IP is reserved (sticky) for some pod at `now`. */
+export function isReserved(ip: IpRecord, now: number): boolean {
+  return ip.state === 'free' && ip.pod !== undefined && (ip.reservedUntil ?? 0) > now;
+}
+
+/** Whether anyone may be handed the IP now: free, rested past the cooldown, reserved for nobody. */
+export function isReady(ip: IpRecord, now: number, cooldownMs: number): boolean {
+  return (
+    ip.state === 'free' &&
+    (ip.releasedAt === 0 || now >= ip.releasedAt + cooldownMs) &&
+    !isReserved(ip, now)
+  );
+}
+
+/** Oldest release first, then by address: the longest-rested IP is handed out first. */
+function byRest(a: IpRecord, b: IpRecord): number {
+  return a.releasedAt - b.releasedAt || (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0);
+}
+
+/**
+ * The IPs `pod` may take, best first: its own sticky reservation (cooldown does not apply to the
+ * same pod), then every ready IP, longest-rested first.
+ */
+export function claimCandidates(
+  ips: readonly IpRecord[],
+  pod: string,
+  now: number,
+  cooldownMs: number,
+): IpRecord[] {
+  const own = ips.filter((ip) => isReserved(ip, now) && ip.pod === pod);
+  const ready = ips.filter((ip) => isReady(ip, now, cooldownMs)).sort(byRest);
+  return [...own, ...ready];
+}
+
+/** Counts of a pool's addresses at an instant. */
+export interface PoolStats {
+  readonly capacity: number;
+  readonly total: number;
+  readonly assigned: number;
+  readonly idle: number;
+  readonly ready: number;
+  readonly cooling: number;
+  readonly reserved: number;
+  readonly draining: number;
+}
+
+/** The pool's counts. */
+export function poolStats(
+  limits: PoolLimits,
+  ips: readonly IpRecord[],
+  now: number,
+  cooldownMs: number,
+): PoolStats {
+  let assigned = 0;
+  let idle = 0;
+  let ready = 0;
+  let reserved = 0;
+  let draining = 0;
+  for (const ip of ips) {
+    if (ip.state === 'assigned') assigned++;
+    else if (ip.state === 'draining') draining++;
+    else {
+      idle++;
+      if (isReserved(ip, now)) reserved++;
+      else if (isReady(ip, now, cooldownMs)) ready++;
+    }
+  }
+  return {
+    capacity: poolCapacity(limits),
+    total: ips.length,
+    assigned,
+    idle,
+    ready,
+    cooling: idle - ready - reserved,
+    reserved,
+    draining,
+  };
+}
+
+/** A berth ENI as the planner sees it. */
+export interface PlannedEni {
+  readonly eniId: string;
+  readonly createdAt: number;
+}
+
+/** Everything the planner looks at. */
+export interface PlanInput {
+  readonly limits: PoolLimits;
+  readonly enis: readonly PlannedEni[];
+  readonly ips: readonly IpRecord[];
+  readonly policy: PoolPolicy;
+  readonly now: number;
+  /** The node is leaving: keep nothing idle. */
+  readonly draining: boolean;
+  /** False while the subnet is marked exhausted: no assign, no create. */
+  readonly mayGrow: boolean;
+  /** Ready IPs wanted now on top of minIdle: the pod waiting in assign and the current surge. */
+  readonly waiting?: number;
+  /** ENI creations in flight (their intents' address counts): they count as ENIs and as ready. */
+  readonly pendingCreates?: readonly number[];
+}
+
+/** The EC2 work that brings a pool back inside its bounds. */
+export interface PoolPlan {
+  /** One AssignPrivateIpAddresses per ENI, for `count` addresses. */
+  readonly assign: readonly { readonly eniId: string; readonly count: number }[];
+  /** New ENIs to create and attach, each with this many secondary addresses. */
+  readonly create: readonly number[];
+  /** One UnassignPrivateIpAddresses per ENI. */
+  readonly unassign: readonly { readonly eniId: string; readonly ips: readonly string[] }[];
+  /** ENIs to detach and delete whole (their addresses go with them). */
+  readonly deleteEnis: readonly string[];
+  readonly stats: PoolStats;
+}
+
+/** Plans one pool. Pure; the plan never exceeds capacity and never touches a claimed address. */
+export function planPool(input: PlanInput): PoolPlan {
+  const { limits, policy, now } = input;
+  const stats = poolStats(limits, input.ips, now, policy.cooldownMs);
+  const minIdle = input.draining ? 0 : policy.minIdle;
+  const maxIdle = input.draining ? 0 : policy.maxIdle;
+  const perEni = ipsPerEni(limits);
+  const byEni = new Map<string, IpRecord[]>(input.enis.map((eni) => [eni.eniId, []]));
+  for (const ip of input.ips) byEni.get(ip.eniId)?.push(ip);
+
+  const assign: { eniId: string; count: number }[] = [];
+  const create: number[] = [];
+  const wanted = minIdle + (input.waiting ?? 0);
+  const pending = input.pendingCreates ?? [];
+  const pendingIps = pending.reduce((sum, count) => sum + count, 0);
+  const coming = stats.ready + pendingIps;
+  if (input.mayGrow && !input.draining && coming < wanted) {
+    // One batch up to maxIdle ready (or what the waiting pods need, if more), within capacity.
+    const target = Math.max(maxIdle, wanted);
+    let need = Math.min(target - coming, stats.capacity - stats.total - pendingIps);
+    // Fill the fullest ENIs first: fewer, fuller ENIs leave whole ENIs free to go later.
+    const withRoom = input.enis
+      .map((eni) => ({ eniId: eni.eniId, room: perEni - (byEni.get(eni.eniId)?.length ?? 0) }))
+      .filter((eni) => eni.room > 0)
+      .sort((a, b) => a.room - b.room || (a.eniId < b.eniId ? -1 : 1));
+    for (const eni of withRoom) {
+      if (need <= 0) break;
+      const count = Math.min(eni.room, need);
+      assign.push({ eniId: eni.eniId, count });
+      need -= count;
+    }
+    // New ENIs only once every attached one is full.
+    let enis = input.enis.length + pending.length;
+    while (need > 0 && enis < maxBerthEnis(limits) && perEni > 0) {
+      const count = Math.min(perEni, need);
+      create.push(count);
+      need -= count;
+      enis++;
+    }
+  }
+
+  const unassign: { eniId: string; ips: string[] }[] = [];
+  const deleteEnis: string[] = [];
+  if (stats.idle > maxIdle) {
+    let excess = stats.idle - maxIdle;
+    const trimAfter = input.draining ? 0 : policy.trimIdleAfterMs;
+    const rested = (ip: IpRecord) =>
+      isReady(ip, now, policy.cooldownMs) &&
+      now - Math.max(ip.releasedAt, ip.createdAt) >= trimAfter;
+    const trimmableNow = Math.min(excess, input.ips.filter(rested).length);
+    if (!input.draining && trimmableNow < policy.trimBatch) excess = 0;
+    // Empty the least-used ENIs first, so whole ENIs can go.
+    const order = input.enis
+      .map((eni) => {
+        const ips = byEni.get(eni.eniId) ?? [];
+        return { eni, ips, busy: ips.filter((ip) => !rested(ip)).length };
+      })
+      .sort(
+        (a, b) =>
+          a.busy - b.busy || a.ips.length - b.ips.length || (a.eni.eniId < b.eni.eniId ? -1 : 1),
+      );
+    for (const { eni, ips, busy } of order) {
+      if (excess <= 0) break;
+      const old = now - eni.createdAt >= policy.minEniLifetimeMs;
+      if (busy === 0 && ips.length > 0 && ips.length <= excess && old) {
+        deleteEnis.push(eni.eniId);
+        excess -= ips.length;
+        continue;
+      }
+      const trimmable = ips.filter(rested).sort(byRest).slice(0, excess);
+      if (trimmable.length > 0) {
+        unassign.push({ eniId: eni.eniId, ips: trimmable.map((ip) => ip.ip) });
+        excess -= trimmable.length;
+      }
+    }
+  }
+  // An ENI with no address at all serves nobody.
+  for (const eni of input.enis) {
+    if (
+      (byEni.get(eni.eniId)?.length ?? 0) === 0 &&
+      now - eni.createdAt >= policy.minEniLifetimeMs &&
+      !deleteEnis.includes(eni.eniId) &&
+      !assign.some((a) => a.eniId === eni.eniId)
+    ) {
+      deleteEnis.push(eni.eniId);
+    }
+  }
+  return { assign, create, unassign, deleteEnis, stats };
+}

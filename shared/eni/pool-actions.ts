@@ -1,0 +1,486 @@
+/**
+ * The EC2 side of a pool plan: assign, create + attach, unassign, detach + delete, each with its
+ * store writes in the order that survives a crash at any point:
+ * - an intent (or a `draining`/`detaching` mark) is written before the EC2 call;
+ * - the result is written after it;
+ * - the pass finishes whatever a crash left between the two (see `reconcile.ts`).
+ * Callers hold the pool's lease.
+ */
+import {
+  awsErrorCode,
+  isLimitExceeded,
+  isNotFound,
+  isSubnetExhausted,
+  isThrottled,
+} from '../aws/error-codes.js';
+import { Ec2BudgetExhaustedError } from '../ec2/errors.js';
+import { BERTH_TAGS, type Ec2NetworkInterface, type Ec2Tag } from '../ec2/network.js';
+import type { EniDeps } from './deps.js';
+import { EniConflictError } from './errors.js';
+import type { CreateIntent, EniRecord, IpRecord, NodeState, PoolRecord } from './model.js';
+import { ENI_TIMINGS, maxBerthEnis, type PoolPlan } from './policy.js';
+import type { NodeWrite } from './store.js';
+
+/** One thing that went wrong, collected instead of stopping the pass. */
+export interface EniFailure {
+  readonly node?: string;
+  readonly eniId?: string;
+  readonly action: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Running counts of what a pass (or an on-demand refill) did. */
+export interface ActionTally {
+  ipsAssigned: number;
+  ipsUnassigned: number;
+  enisCreated: number;
+  enisDeleted: number;
+  /** The EC2 budget refused; later mutations in this pass are skipped. */
+  budgetSpent: boolean;
+  readonly exhaustedSubnets: Set<string>;
+  readonly failures: EniFailure[];
+}
+
+/** An empty tally. */
+export function newTally(): ActionTally {
+  return {
+    ipsAssigned: 0,
+    ipsUnassigned: 0,
+    enisCreated: 0,
+    enisDeleted: 0,
+    budgetSpent: false,
+    exhaustedSubnets: new Set(),
+    failures: [],
+  };
+}
+
+/** The tags of every ENI berth creates: owner cluster, node, instance and creation time. */
+export function eniTags(
+  clusterName: string,
+  pool: PoolRecord,
+  createdAt: number,
+): readonly Ec2Tag[] {
+  return [
+    { key: BERTH_TAGS.cluster, value: clusterName },
+    { key: BERTH_TAGS.node, value: pool.node },
+    { key: BERTH_TAGS.instance, value: pool.instanceId },
+    { key: BERTH_TAGS.createdAt, value: new Date(createdAt).toISOString() },
+  ];
+}
+
+/** A fresh IP record for an address EC2 just put on an ENI. */
+export function newIpRecord(ip: string, eniId: string, now: number): IpRecord {
+  return {
+    kind: 'ip',
+    ip,
+    eniId,
+    state: 'free',
+    sticky: false,
+    releasedAt: 0,
+    createdAt: now,
+    version: 1,
+  };
+}
+
+/**
+ * Whether the error is a spent budget for EC2 changes: the pass then stops changing things (a
+ * spent Describe budget only costs the item that hit it).
+ */
+export function spendsMutations(error: unknown): boolean {
+  return error instanceof Ec2BudgetExhaustedError && error.family !== 'describe';
+}
+
+/** Records a failure, marking the subnet exhausted or the budget spent when that is what failed. */
+export async function noteFailure(
+  deps: EniDeps,
+  pool: PoolRecord,
+  tally: ActionTally,
+  action: string,
+  error: unknown,
+  eniId?: string,
+): Promise<void> {
+  if (spendsMutations(error)) tally.budgetSpent = true;
+  if (isSubnetExhausted(error)) {
+    tally.exhaustedSubnets.add(pool.subnetId);
+    await deps.store.markSubnetExhausted(pool.subnetId, deps.now() + ENI_TIMINGS.subnetExhaustedMs);
+  }
+  tally.failures.push({
+    node: pool.node,
+    ...(eniId ? { eniId } : {}),
+    action,
+    code: error instanceof Ec2BudgetExhaustedError ? 'BudgetExhausted' : awsErrorCode(error),
+    message: error instanceof Error ? error.message : String(error),
+  });
+}
+
+/** Whether growth should stop after this error (nothing more will succeed this round). */
+function stopsGrowth(error: unknown): boolean {
+  return error instanceof Ec2BudgetExhaustedError || isSubnetExhausted(error) || isThrottled(error);
+}
+
+/**
+ * Carries out a plan: growth first (pods may be waiting), then trims. Per-item failures are
+ * collected in the tally; growth stops at the first failure that would repeat.
+ */
+export async function applyPlan(
+  deps: EniDeps,
+  pool: PoolRecord,
+  state: NodeState,
+  plan: PoolPlan,
+  tally: ActionTally,
+): Promise<void> {
+  let growing = true;
+  for (const { eniId, count } of plan.assign) {
+    if (!growing || tally.budgetSpent) break;
+    const eni = state.enis.find((e) => e.eniId === eniId);
+    if (!eni) continue;
+    try {
+      await assignOnEni(deps, pool, eni, count, tally);
+    } catch (error) {
+      await noteFailure(deps, pool, tally, 'AssignPrivateIpAddresses', error, eniId);
+      growing = !stopsGrowth(error);
+    }
+  }
+  for (const count of plan.create) {
+    if (!growing || tally.budgetSpent) break;
+    try {
+      await createEni(deps, pool, state, count, tally);
+    } catch (error) {
+      await noteFailure(deps, pool, tally, 'CreateNetworkInterface', error);
+      growing = !stopsGrowth(error) && !isLimitExceeded(error);
+    }
+  }
+  for (const { eniId, ips } of plan.unassign) {
+    if (tally.budgetSpent) break;
+    try {
+      await unassignFromEni(deps, pool, state, eniId, ips, tally);
+    } catch (error) {
+      await noteFailure(deps, pool, tally, 'UnassignPrivateIpAddresses', error, eniId);
+    }
+  }
+  for (const eniId of plan.deleteEnis) {
+    if (tally.budgetSpent) break;
+    try {
+      await deleteEni(deps, pool, state, eniId, tally);
+    } catch (error) {
+      await noteFailure(deps, pool, tally, 'DeleteNetworkInterface', error, eniId);
+    }
+  }
+}
+
+/** One AssignPrivateIpAddresses for `count` addresses, bracketed by the ENI's intent mark. */
+async function assignOnEni(
+  deps: EniDeps,
+  pool: PoolRecord,
+  eni: EniRecord,
+  count: number,
+  tally: ActionTally,
+): Promise<void> {
+  const marked: EniRecord = { ...eni, mutatingAt: deps.now(), version: eni.version + 1 };
+  await deps.store.commit(pool.node, [{ put: marked, expectedVersion: eni.version }]);
+  const ips = await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count });
+  const now = deps.now();
+  await putNewIps(
+    deps,
+    pool.node,
+    ips.map((ip) => newIpRecord(ip, eni.eniId, now)),
+  );
+  tally.ipsAssigned += ips.length;
+}
+
+/** Writes new IP records; one that somebody else wrote meanwhile (an adoption) is kept as it is. */
+async function putNewIps(deps: EniDeps, node: string, records: readonly IpRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  try {
+    await deps.store.commit(
+      node,
+      records.map((put) => ({ put, expectedVersion: 0 })),
+    );
+  } catch (error) {
+    if (!(error instanceof EniConflictError)) throw error;
+    for (const put of records) {
+      try {
+        await deps.store.commit(node, [{ put, expectedVersion: 0 }]);
+      } catch (inner) {
+        if (!(inner instanceof EniConflictError)) throw inner;
+      }
+    }
+  }
+}
+
+/** A CreateNetworkInterface client token: random, at most 64 ASCII characters. */
+function clientToken(random: () => number): string {
+  let token = 'berth-';
+  for (let i = 0; i < 32; i++) token += Math.floor(random() * 16).toString(16);
+  return token;
+}
+
+/** Creates, attaches and records one ENI with `count` secondary addresses. */
+export async function createEni(
+  deps: EniDeps,
+  pool: PoolRecord,
+  state: NodeState,
+  count: number,
+  tally: ActionTally,
+): Promise<void> {
+  if (state.enis.length + state.intents.length >= maxBerthEnis(pool)) return;
+  const intent: CreateIntent = {
+    kind: 'intent',
+    clientToken: clientToken(deps.random),
+    subnetId: pool.subnetId,
+    securityGroupIds: pool.securityGroupIds,
+    secondaryIpCount: count,
+    createdAt: deps.now(),
+    version: 1,
+  };
+  // The token is stored before the call: a crash after it, and the pass's retry reuses it.
+  await deps.store.commit(pool.node, [{ put: intent, expectedVersion: 0 }]);
+  await completeIntent(deps, pool, state, intent, tally);
+}
+
+/**
+ * Makes an intent real: CreateNetworkInterface with the intent's token (idempotent: a retry gets
+ * the same ENI), attach unless already attached here, DeleteOnTermination, then one commit of
+ * the ENI, its addresses and the intent's removal.
+ */
+export async function completeIntent(
+  deps: EniDeps,
+  pool: PoolRecord,
+  state: NodeState,
+  intent: CreateIntent,
+  tally: ActionTally,
+): Promise<void> {
+  let eni: Ec2NetworkInterface;
+  try {
+    eni = await deps.ec2.createNetworkInterface({
+      subnetId: intent.subnetId,
+      securityGroupIds: intent.securityGroupIds,
+      secondaryIpCount: intent.secondaryIpCount,
+      description: `berth ${deps.clusterName} ${pool.node}`,
+      tags: eniTags(deps.clusterName, pool, intent.createdAt),
+      clientToken: intent.clientToken,
+    });
+  } catch (error) {
+    // EC2 refused the request outright, so no ENI exists for this token: drop the intent and
+    // let the next plan decide afresh. Any other failure may have created it: keep the token.
+    if (refusedOutright(error)) {
+      await deps.store.commit(pool.node, [{ delete: { kind: 'intent', id: intent.clientToken } }]);
+    }
+    throw error;
+  }
+  let attachment = eni.attachment;
+  if (attachment && attachment.instanceId !== pool.instanceId) {
+    throw new Error(
+      `ENI ${eni.eniId} is attached to ${attachment.instanceId}, not ${pool.instanceId}`,
+    );
+  }
+  let deleteOnTermination = attachment?.deleteOnTermination ?? false;
+  if (!attachment) {
+    const deviceIndex = await freeDeviceIndex(deps, pool, state);
+    try {
+      const { attachmentId } = await deps.ec2.attachNetworkInterface({
+        eniId: eni.eniId,
+        instanceId: pool.instanceId,
+        deviceIndex,
+      });
+      attachment = {
+        attachmentId,
+        instanceId: pool.instanceId,
+        deviceIndex,
+        status: 'attaching',
+        deleteOnTermination: false,
+      };
+    } catch (error) {
+      if (isLimitExceeded(error) || isNotFound(error)) {
+        // The instance takes no more ENIs (or is gone): this ENI can never serve it.
+        await discardEni(deps, pool, eni, intent);
+      }
+      throw error;
+    }
+    deleteOnTermination = false;
+  }
+  if (!deleteOnTermination) {
+    await deps.ec2.setDeleteOnTermination({
+      eniId: eni.eniId,
+      attachmentId: attachment.attachmentId,
+    });
+  }
+  const now = deps.now();
+  const record: EniRecord = {
+    kind: 'eni',
+    eniId: eni.eniId,
+    subnetId: eni.subnetId,
+    deviceIndex: attachment.deviceIndex,
+    attachmentId: attachment.attachmentId,
+    state: 'attached',
+    createdAt: intent.createdAt,
+    mutatingAt: now,
+    version: 1,
+  };
+  try {
+    await deps.store.commit(pool.node, [
+      { put: record, expectedVersion: 0 },
+      ...eni.secondaryIps.map(
+        (ip): NodeWrite => ({ put: newIpRecord(ip, eni.eniId, now), expectedVersion: 0 }),
+      ),
+      { delete: { kind: 'intent', id: intent.clientToken } },
+    ]);
+  } catch (error) {
+    if (!(error instanceof EniConflictError)) throw error;
+    // Adopted meanwhile by a pass: the records exist; only the intent is left to drop.
+    await deps.store.commit(pool.node, [{ delete: { kind: 'intent', id: intent.clientToken } }]);
+  }
+  tally.enisCreated++;
+  tally.ipsAssigned += eni.secondaryIps.length;
+}
+
+/** Whether EC2 (or berth's budget) rejected a request before acting on it. */
+function refusedOutright(error: unknown): boolean {
+  return (
+    error instanceof Ec2BudgetExhaustedError ||
+    isThrottled(error) ||
+    isSubnetExhausted(error) ||
+    isLimitExceeded(error)
+  );
+}
+
+/** Deletes an ENI that can never be attached, and its intent. */
+async function discardEni(
+  deps: EniDeps,
+  pool: PoolRecord,
+  eni: Ec2NetworkInterface,
+  intent: CreateIntent,
+): Promise<void> {
+  try {
+    await deps.ec2.deleteNetworkInterface({ eniId: eni.eniId });
+  } catch (error) {
+    // Left `available`, it is swept as a leak after its grace; nothing else to do here.
+    if (!isNotFound(error)) return;
+  }
+  await deps.store.commit(pool.node, [{ delete: { kind: 'intent', id: intent.clientToken } }]);
+}
+
+/** The lowest device index no ENI of the instance uses (EC2's view and berth's records together). */
+async function freeDeviceIndex(deps: EniDeps, pool: PoolRecord, state: NodeState): Promise<number> {
+  const [instance] = await deps.ec2.describeInstances([pool.instanceId]);
+  const used = new Set<number>([0, ...state.enis.map((eni) => eni.deviceIndex)]);
+  for (const eni of instance?.networkInterfaces ?? []) used.add(eni.deviceIndex);
+  let index = 1;
+  while (used.has(index)) index++;
+  return index;
+}
+
+/**
+ * Unassigns idle addresses from one ENI: mark them `draining` (so no pod can claim them), one
+ * UnassignPrivateIpAddresses, then drop the records.
+ */
+export async function unassignFromEni(
+  deps: EniDeps,
+  pool: PoolRecord,
+  state: NodeState,
+  eniId: string,
+  ips: readonly string[],
+  tally: ActionTally,
+): Promise<void> {
+  const wanted = new Set(ips);
+  const records = state.ips.filter((ip) => wanted.has(ip.ip) && ip.eniId === eniId);
+  if (records.length === 0) return;
+  const now = deps.now();
+  const draining = records.map(
+    (ip): IpRecord => ({ ...ip, state: 'draining', drainingSince: now, version: ip.version + 1 }),
+  );
+  try {
+    await deps.store.commit(
+      pool.node,
+      draining.map((put, i) => ({ put, expectedVersion: records[i]?.version ?? 0 })),
+    );
+  } catch (error) {
+    // A pod claimed one of them meanwhile: leave this ENI for the next pass.
+    if (error instanceof EniConflictError) return;
+    throw error;
+  }
+  await finishUnassign(deps, pool, eniId, draining, tally);
+}
+
+/** The EC2 call and record removal of an unassign whose records are already `draining`. */
+export async function finishUnassign(
+  deps: EniDeps,
+  pool: PoolRecord,
+  eniId: string,
+  draining: readonly IpRecord[],
+  tally: ActionTally,
+): Promise<void> {
+  try {
+    await deps.ec2.unassignPrivateIpAddresses({ eniId, ips: draining.map((ip) => ip.ip) });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  await deps.store.commit(
+    pool.node,
+    draining.map((ip) => ({ delete: { kind: 'ip', id: ip.ip }, expectedVersion: ip.version })),
+  );
+  tally.ipsUnassigned += draining.length;
+}
+
+/** Detaches and deletes a whole ENI whose addresses are all idle. */
+export async function deleteEni(
+  deps: EniDeps,
+  pool: PoolRecord,
+  state: NodeState,
+  eniId: string,
+  tally: ActionTally,
+): Promise<void> {
+  const eni = state.enis.find((e) => e.eniId === eniId);
+  if (!eni) return;
+  const ips = state.ips.filter((ip) => ip.eniId === eniId);
+  if (ips.some((ip) => ip.state !== 'free')) return;
+  const now = deps.now();
+  const detaching: EniRecord = { ...eni, state: 'detaching', version: eni.version + 1 };
+  const draining = ips.map(
+    (ip): IpRecord => ({ ...ip, state: 'draining', drainingSince: now, version: ip.version + 1 }),
+  );
+  try {
+    await deps.store.commit(pool.node, [
+      { put: detaching, expectedVersion: eni.version },
+      ...draining.map((put, i): NodeWrite => ({ put, expectedVersion: ips[i]?.version ?? 0 })),
+    ]);
+  } catch (error) {
+    if (error instanceof EniConflictError) return;
+    throw error;
+  }
+  await finishEniDelete(deps, pool, detaching, draining, true, tally);
+}
+
+/**
+ * Detach (when still attached), wait for the detach to settle, delete, then drop the records. A
+ * delete refused as "in use" leaves the `detaching` record for the next pass.
+ */
+export async function finishEniDelete(
+  deps: EniDeps,
+  pool: PoolRecord,
+  eni: EniRecord,
+  ips: readonly IpRecord[],
+  attached: boolean,
+  tally: ActionTally,
+): Promise<void> {
+  if (attached) {
+    try {
+      await deps.ec2.detachNetworkInterface({ attachmentId: eni.attachmentId });
+      await deps.sleep(ENI_TIMINGS.detachSettleMs);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+  try {
+    await deps.ec2.deleteNetworkInterface({ eniId: eni.eniId });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  await deps.store.commit(pool.node, [
+    { delete: { kind: 'eni', id: eni.eniId } },
+    ...ips.map((ip): NodeWrite => ({ delete: { kind: 'ip', id: ip.ip } })),
+  ]);
+  tally.enisDeleted++;
+  tally.ipsUnassigned += ips.length;
+}

@@ -1,0 +1,54 @@
+/** Creating and removing pool records: where a node's ENIs go and what its instance type allows. */
+import type { V1Node } from '@kubernetes/client-node';
+import type { Ec2Instance } from '../ec2/network.js';
+import type { EniDeps } from './deps.js';
+import { EniConflictError } from './errors.js';
+import type { PoolRecord } from './model.js';
+
+const AWS_PROVIDER_ID = /^aws:\/\/\/[^/]*\/(i-[0-9a-f]+)$/;
+
+/** The EC2 instance id in a node's `spec.providerID` (`aws:///<zone>/i-…`), if it has one. */
+export function instanceIdOf(node: V1Node): string | undefined {
+  return AWS_PROVIDER_ID.exec(node.spec?.providerID ?? '')?.[1];
+}
+
+/**
+ * Writes a new pool for the node from its instance (type limits cached, subnet CIDR described).
+ * Answers undefined when another writer created it first, or when EC2 does not know the type or
+ * the subnet.
+ */
+export async function createPool(
+  deps: EniDeps,
+  node: string,
+  instance: Ec2Instance,
+  subnetCidrs?: ReadonlyMap<string, string>,
+): Promise<PoolRecord | undefined> {
+  const limits = (await deps.catalog.limits([instance.instanceType])).get(instance.instanceType);
+  let cidr = subnetCidrs?.get(instance.subnetId);
+  if (cidr === undefined) {
+    const [subnet] = await deps.ec2.describeSubnets([instance.subnetId]);
+    cidr = subnet?.cidr;
+  }
+  if (!limits || cidr === undefined) return undefined;
+  const pool: PoolRecord = {
+    node,
+    instanceId: instance.instanceId,
+    instanceType: instance.instanceType,
+    availabilityZone: instance.availabilityZone,
+    subnetId: instance.subnetId,
+    subnetCidr: cidr,
+    securityGroupIds: instance.securityGroupIds,
+    maxInterfaces: limits.maxNetworkInterfaces,
+    ipv4PerInterface: limits.ipv4PerInterface,
+    createdAt: deps.now(),
+    draining: false,
+    version: 1,
+  };
+  try {
+    await deps.store.putPool(pool, 0);
+    return pool;
+  } catch (error) {
+    if (error instanceof EniConflictError) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,349 @@
+/**
+ * Assign and release of pod IPs (contract section 8). Both are idempotent, and an address goes to
+ * one pod at a time whatever the concurrency: a claim is one conditional commit of the pod record
+ * (created only if absent) and the IP record (changed only at the version read).
+ */
+import { z } from 'zod';
+import type { Ec2Instance } from '../ec2/network.js';
+import { parseIp } from '../net/ip.js';
+import type { EniDeps } from './deps.js';
+import {
+  EniBadRequestError,
+  EniConflictError,
+  PoolBusyError,
+  PoolExhaustedError,
+  UnknownNodeError,
+} from './errors.js';
+import {
+  type IpAssignment,
+  type IpRecord,
+  type PodRecord,
+  type PoolRecord,
+  podKey,
+  subnetGateway,
+} from './model.js';
+import { claimCandidates, ENI_TIMINGS, isStickyPod, planPool } from './policy.js';
+import { applyPlan, newTally } from './pool-actions.js';
+import { createPool, instanceIdOf } from './pools.js';
+
+/** An assign request, as `POST /v1/nodes/{node}/ips` carries it. */
+export interface AssignRequest {
+  readonly namespace: string;
+  readonly pod: string;
+  /** Whether the pod keeps its IP across restarts; looked up in the cluster when absent. */
+  readonly sticky?: boolean;
+}
+
+/** Reads of a contended pool before giving up (each read tries several candidates). */
+const CLAIM_ATTEMPTS = 8;
+/** Candidates tried per read. */
+const CANDIDATES_PER_READ = 16;
+/** On-demand refills per request: one, plus one more if it only waited for another writer's. */
+const MAX_REFILLS = 2;
+/** Waits for another writer's refill of the same pool before answering 503. */
+const LEASE_WAITS = 5;
+const LEASE_WAIT_MS = 400;
+
+const dnsSubdomain = z
+  .string({ error: 'required: a string' })
+  .min(1, { message: 'required' })
+  .max(253, { message: 'at most 253 characters' })
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+    message: 'must be a lower-case DNS subdomain (letters, digits, "-" and ".")',
+  });
+
+const assignBody = z.strictObject({
+  namespace: dnsSubdomain,
+  pod: dnsSubdomain,
+  sticky: z.boolean().optional(),
+});
+
+/** Parses a request body; every problem is named by its field in one `EniBadRequestError`. */
+export function parseAssignRequest(body: unknown): AssignRequest {
+  const result = assignBody.safeParse(body);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') return `${issue.keys.join(', ')}: unknown field`;
+    const path = issue.path.join('.') || 'body';
+    return `${path}: ${issue.message}`;
+  });
+  throw new EniBadRequestError(problems.join('; '));
+}
+
+function checkNode(node: string): void {
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(node) || node.length > 253) {
+    throw new EniBadRequestError(`node: "${node}" is not a node name (a lower-case DNS subdomain)`);
+  }
+}
+
+/**
+ * `POST /v1/nodes/{node}/ips`: validates the body and assigns. Throws `EniBadRequestError`
+ * (400), `UnknownNodeError` (404), `PoolExhaustedError` (409) or `PoolBusyError` (503).
+ */
+export async function handleAssignIp(
+  deps: EniDeps,
+  node: string,
+  body: unknown,
+): Promise<IpAssignment> {
+  checkNode(node);
+  return assignIp(deps, node, parseAssignRequest(body));
+}
+
+/** `DELETE /v1/nodes/{node}/ips/{ip}`: validates the path and releases. */
+export async function handleReleaseIp(
+  deps: EniDeps,
+  node: string,
+  ip: string,
+): Promise<{ readonly released: boolean }> {
+  checkNode(node);
+  const parsed = parseIp(ip);
+  if (parsed === undefined || parsed.family !== 'IPv4') {
+    throw new EniBadRequestError(`ip: "${ip}" is not an IPv4 address`);
+  }
+  return releaseIp(deps, node, ip);
+}
+
+function answer(pool: PoolRecord, ip: string, eniId: string): IpAssignment {
+  return { ip, eniId, subnetCidr: pool.subnetCidr, gateway: subnetGateway(pool.subnetCidr) };
+}
+
+/** The node's pool, created on first use when the node is in the cluster (404 otherwise). */
+async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
+  const pool = await deps.store.getPool(node);
+  if (pool?.draining) throw new UnknownNodeError(node, 'the node is leaving the cluster');
+  if (pool) return pool;
+  const nodeObject = await deps.cluster.getNode(node);
+  const instanceId = nodeObject ? instanceIdOf(nodeObject) : undefined;
+  if (!nodeObject) throw new UnknownNodeError(node, 'no such node in the cluster');
+  if (!instanceId) throw new UnknownNodeError(node, 'the node has no EC2 provider ID');
+  const [instance]: readonly Ec2Instance[] = await deps.ec2.describeInstances([instanceId]);
+  if (!instance || (instance.state !== 'running' && instance.state !== 'pending')) {
+    throw new UnknownNodeError(node, `instance ${instanceId} is not running`);
+  }
+  // Undefined: another caller created it first; read theirs.
+  const created = await createPool(deps, node, instance);
+  const current = created ?? (await deps.store.getPool(node));
+  if (!current) throw new UnknownNodeError(node);
+  return current;
+}
+
+/**
+ * Gives the pod an IP on the node's pool: the one it already holds (a repeated request), its
+ * sticky reservation, or the longest-rested ready IP; refills the pool on the spot when none is
+ * ready and the instance has room.
+ */
+export async function assignIp(
+  deps: EniDeps,
+  node: string,
+  request: AssignRequest,
+): Promise<IpAssignment> {
+  const pool = await poolFor(deps, node);
+  const key = podKey(request.namespace, request.pod);
+  const held = await deps.store.getPod(node, key);
+  if (held?.state === 'assigned') return answer(pool, held.ip, held.eniId);
+  const sticky = request.sticky ?? (await lookUpSticky(deps, request));
+
+  let refills = 0;
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const now = deps.now();
+    const state = await deps.store.loadNode(node);
+    const pod = state.pods.find((p) => p.pod === key);
+    if (pod?.state === 'assigned') return answer(pool, pod.ip, pod.eniId);
+    const candidates = claimCandidates(state.ips, key, now, deps.policy.cooldownMs);
+    if (candidates.length === 0) {
+      if (refills >= MAX_REFILLS) break;
+      await refillNow(deps, pool);
+      refills++;
+      continue;
+    }
+    // Walk down the list on a lost race: concurrent callers spread over the ready IPs in order
+    // instead of all retrying the head.
+    for (const candidate of candidates.slice(0, CANDIDATES_PER_READ)) {
+      try {
+        await claim(deps, node, key, sticky, candidate, pod, now);
+        return answer(pool, candidate.ip, candidate.eniId);
+      } catch (error) {
+        if (!(error instanceof EniConflictError)) throw error;
+        // The pod itself changed (a concurrent request for it): re-read, it may hold one now.
+        if (error.key?.kind === 'pod') break;
+      }
+    }
+  }
+  throw await exhaustion(deps, pool);
+}
+
+async function lookUpSticky(deps: EniDeps, request: AssignRequest): Promise<boolean> {
+  const pod = await deps.cluster.getPod(request.namespace, request.pod);
+  return pod ? isStickyPod(pod) : false;
+}
+
+async function claim(
+  deps: EniDeps,
+  node: string,
+  key: string,
+  sticky: boolean,
+  ip: IpRecord,
+  pod: PodRecord | undefined,
+  now: number,
+): Promise<void> {
+  const claimed: IpRecord = {
+    kind: 'ip',
+    ip: ip.ip,
+    eniId: ip.eniId,
+    state: 'assigned',
+    pod: key,
+    sticky,
+    assignedAt: now,
+    releasedAt: ip.releasedAt,
+    createdAt: ip.createdAt,
+    version: ip.version + 1,
+  };
+  const record: PodRecord = {
+    kind: 'pod',
+    pod: key,
+    ip: ip.ip,
+    eniId: ip.eniId,
+    state: 'assigned',
+    sticky,
+    version: (pod?.version ?? 0) + 1,
+  };
+  await deps.store.commit(node, [
+    { put: record, expectedVersion: pod?.version ?? 0 },
+    { put: claimed, expectedVersion: ip.version },
+  ]);
+}
+
+/** Grows the pool now, for a pod that found no ready IP; waits a little if another writer holds it. */
+async function refillNow(deps: EniDeps, pool: PoolRecord): Promise<void> {
+  for (let wait = 0; wait <= LEASE_WAITS; wait++) {
+    const now = deps.now();
+    if (await deps.store.tryLease(pool.node, deps.holder, now, now + ENI_TIMINGS.leaseMs)) {
+      try {
+        const state = await deps.store.loadNode(pool.node);
+        const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
+        const surge = state.ips.filter(
+          (ip) => ip.state === 'assigned' && now - (ip.assignedAt ?? 0) < ENI_TIMINGS.surgeWindowMs,
+        ).length;
+        const plan = planPool({
+          limits: pool,
+          enis: state.enis.filter((eni) => eni.state === 'attached'),
+          pendingCreates: state.intents.map((intent) => intent.secondaryIpCount),
+          ips: state.ips,
+          policy: deps.policy,
+          now,
+          draining: false,
+          mayGrow: exhaustedUntil <= now,
+          waiting: 1 + surge,
+        });
+        const tally = newTally();
+        await applyPlan(deps, pool, state, { ...plan, unassign: [], deleteEnis: [] }, tally);
+        const budget = tally.failures.find((f) => f.code === 'BudgetExhausted');
+        if (budget && tally.ipsAssigned === 0) {
+          throw new PoolBusyError(`node ${pool.node}: EC2 rate budget spent; retry shortly`, 1000);
+        }
+        return;
+      } finally {
+        await deps.store.endLease(pool.node, deps.holder);
+      }
+    }
+    // Another writer (the pass, or a concurrent assign) is growing this pool: give it a moment.
+    await deps.sleep(LEASE_WAIT_MS);
+    const state = await deps.store.loadNode(pool.node);
+    if (claimCandidates(state.ips, '', deps.now(), deps.policy.cooldownMs).length > 0) return;
+  }
+}
+
+/** The error for a pool that could not serve: full, subnet exhausted, or busy. */
+async function exhaustion(deps: EniDeps, pool: PoolRecord): Promise<Error> {
+  const now = deps.now();
+  const state = await deps.store.loadNode(pool.node);
+  const capacity = Math.max(0, pool.maxInterfaces - 1) * Math.max(0, pool.ipv4PerInterface - 1);
+  const busy = state.ips.filter((ip) => ip.state !== 'free').length;
+  if (busy >= capacity) {
+    return new PoolExhaustedError(
+      pool.node,
+      `all ${capacity} addresses of ${pool.instanceType} are in use`,
+    );
+  }
+  const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
+  if (exhaustedUntil > now) {
+    return new PoolExhaustedError(
+      pool.node,
+      `subnet ${pool.subnetId} (${pool.subnetCidr}) has no free addresses`,
+    );
+  }
+  const cooling = state.ips.filter((ip) => ip.state === 'free').length;
+  if (cooling > 0 && state.ips.length >= capacity) {
+    return new PoolExhaustedError(
+      pool.node,
+      `the free addresses are cooling down or reserved for sticky pods`,
+    );
+  }
+  return new PoolBusyError(`node ${pool.node}: no address ready yet; retry shortly`, 1000);
+}
+
+/**
+ * Releases an IP: the pod record goes (or, for a sticky pod, stays as a reservation until
+ * stickySeconds pass) and the address starts its cooldown. Releasing an IP that is not assigned
+ * succeeds and answers `released: false`.
+ */
+export async function releaseIp(
+  deps: EniDeps,
+  node: string,
+  ip: string,
+): Promise<{ readonly released: boolean }> {
+  const pool = await deps.store.getPool(node);
+  if (!pool) throw new UnknownNodeError(node);
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const record = await deps.store.getIp(node, ip);
+    if (record?.state !== 'assigned') return { released: false };
+    try {
+      await releaseRecord(deps, node, record, deps.now());
+      return { released: true };
+    } catch (error) {
+      if (!(error instanceof EniConflictError)) throw error;
+    }
+  }
+  throw new PoolBusyError(`node ${node}: ${ip} is contended; retry`, 100);
+}
+
+/** Frees an assigned IP record (and its pod record) at `now`; conditional on both versions. */
+export async function releaseRecord(
+  deps: EniDeps,
+  node: string,
+  record: IpRecord,
+  now: number,
+): Promise<void> {
+  const key = record.pod;
+  const pod = key ? await deps.store.getPod(node, key) : undefined;
+  const reservedUntil = now + deps.policy.stickyMs;
+  const sticky = record.sticky && deps.policy.stickyMs > 0 && key !== undefined;
+  const freed: IpRecord = {
+    kind: 'ip',
+    ip: record.ip,
+    eniId: record.eniId,
+    state: 'free',
+    sticky: false,
+    releasedAt: now,
+    createdAt: record.createdAt,
+    version: record.version + 1,
+    ...(sticky ? { pod: key, reservedUntil } : {}),
+  };
+  const podWrite =
+    pod && pod.ip === record.ip
+      ? sticky
+        ? [
+            {
+              put: {
+                ...pod,
+                state: 'released',
+                reservedUntil,
+                version: pod.version + 1,
+              } as PodRecord,
+              expectedVersion: pod.version,
+            },
+          ]
+        : [{ delete: { kind: 'pod' as const, id: pod.pod }, expectedVersion: pod.version }]
+      : [];
+  await deps.store.commit(node, [{ put: freed, expectedVersion: record.version }, ...podWrite]);
+}

@@ -1,0 +1,46 @@
+/** Pool usage for `berth status` and `GET /v1/status`. */
+import type { EniDeps } from './deps.js';
+import { poolStats } from './policy.js';
+
+/** One pool's usage. */
+export interface EniPoolStatus {
+  readonly node: string;
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly subnetCidr: string;
+  readonly draining: boolean;
+  readonly enis: number;
+  readonly capacity: number;
+  readonly assigned: number;
+  readonly idle: number;
+  readonly ready: number;
+  readonly cooling: number;
+  readonly reserved: number;
+}
+
+/** Usage of every pool of the cluster, by node name. */
+export async function eniPoolStatus(
+  deps: Pick<EniDeps, 'store' | 'policy' | 'now'>,
+): Promise<EniPoolStatus[]> {
+  const out: EniPoolStatus[] = [];
+  const now = deps.now();
+  for await (const pool of deps.store.listPools()) {
+    const state = await deps.store.loadNode(pool.node);
+    const stats = poolStats(pool, state.ips, now, deps.policy.cooldownMs);
+    out.push({
+      node: pool.node,
+      instanceId: pool.instanceId,
+      instanceType: pool.instanceType,
+      subnetCidr: pool.subnetCidr,
+      draining: pool.draining,
+      enis: state.enis.length,
+      capacity: stats.capacity,
+      assigned: stats.assigned,
+      idle: stats.idle,
+      ready: stats.ready,
+      cooling: stats.cooling,
+      reserved: stats.reserved,
+    });
+  }
+  return out;
+}

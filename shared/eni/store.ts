@@ -1,0 +1,47 @@
+/**
+ * What the ENI pools need from persistence, and nothing more. The DynamoDB adapter lives in
+ * `shared/store/dynamo-eni-store.ts`; `InMemoryEniStore` serves tests and the benchmark with the
+ * same conditional semantics.
+ */
+import type { IpRecord, NodeItem, NodeItemKey, NodeState, PodRecord, PoolRecord } from './model.js';
+
+/**
+ * One write of a commit. `expectedVersion` 0 means "must not exist"; a positive value means the
+ * stored item must have that version. A delete without `expectedVersion` is unconditional, and
+ * deleting an absent item succeeds.
+ */
+export type NodeWrite =
+  | { readonly put: NodeItem; readonly expectedVersion: number }
+  | { readonly delete: NodeItemKey; readonly expectedVersion?: number };
+
+/** Persistence of pools, scoped to one cluster. */
+export interface EniStore {
+  listPools(): AsyncIterable<PoolRecord>;
+  getPool(node: string): Promise<PoolRecord | undefined>;
+  /** Writes the pool when the stored version is `expectedVersion` (0: none yet); else `EniConflictError`. */
+  putPool(pool: PoolRecord, expectedVersion: number): Promise<void>;
+  /** Deletes the pool record and every item under the node. */
+  deletePool(node: string): Promise<void>;
+  /**
+   * Takes the node's lease for EC2 changes until `until` when it is free, expired or already
+   * `holder`'s. Claims of idle IPs need no lease: they are conditional writes.
+   */
+  tryLease(node: string, holder: string, now: number, until: number): Promise<boolean>;
+  /** Gives the lease back if `holder` still has it. */
+  endLease(node: string, holder: string): Promise<void>;
+  /** Every item under the node, strongly consistent. */
+  loadNode(node: string): Promise<NodeState>;
+  getPod(node: string, pod: string): Promise<PodRecord | undefined>;
+  getIp(node: string, ip: string): Promise<IpRecord | undefined>;
+  /**
+   * Applies the writes all or nothing (commits of more than 100 writes are applied in chunks of
+   * 100, each all or nothing). A failed condition throws `EniConflictError` naming the write.
+   */
+  commit(node: string, writes: readonly NodeWrite[]): Promise<void>;
+  /** Until when the subnet counts as out of addresses (0: not marked). */
+  subnetExhaustedUntil(subnetId: string): Promise<number>;
+  markSubnetExhausted(subnetId: string, until: number): Promise<void>;
+}
+
+/** The largest number of writes one commit applies atomically (DynamoDB's TransactWriteItems). */
+export const MAX_ATOMIC_WRITES = 100;

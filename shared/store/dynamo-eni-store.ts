@@ -1,0 +1,531 @@
+/**
+ * The DynamoDB adapter of `EniStore`, in berth's one table. Item families:
+ * - `<cluster>#eni#pools` / `<node>`: the pool record, plus its lease (`leaseHolder`,
+ *   `leaseUntil`), so listing every pool is one Query;
+ * - `<cluster>#eni#node#<node>` / `eni#<id>`, `ip#<address>`, `pod#<ns>/<name>`,
+ *   `intent#<client token>`: everything under one node, read with one Query;
+ * - `<cluster>#eni#subnets` / `<subnet id>`: until when a subnet counts as exhausted (TTL).
+ * Records are flat, so each field is one attribute. Every write is conditional on the item's
+ * `version`; a commit of several writes is one TransactWriteItems.
+ */
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+  type TransactWriteItem,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { isConditionFailed } from '../aws/error-codes.js';
+import { EniConflictError } from '../eni/errors.js';
+import {
+  type IpRecord,
+  itemKey,
+  type NodeItem,
+  type NodeItemKey,
+  type NodeState,
+  type PodRecord,
+  type PoolRecord,
+} from '../eni/model.js';
+import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite } from '../eni/store.js';
+import { CapacityMeter } from './capacity.js';
+import { TABLE_SCHEMA } from './table.js';
+
+const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
+
+/** Where the store lives and what it counts. */
+export interface DynamoEniStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly cluster: string;
+  readonly meter?: CapacityMeter;
+}
+
+/** A released sticky pod record outlives its reservation by this much before TTL removes it. */
+const POD_TTL_SLACK_S = 3600;
+/** An intent older than a day is stale whatever happened (the pass completes them in a minute). */
+const INTENT_TTL_S = 86_400;
+/** BatchWriteItem retries of unprocessed items, each after a short wait. */
+const BATCH_RETRIES = 5;
+
+type Flat = Record<string, string | number | boolean | readonly string[] | undefined>;
+
+/** Flat record → attributes: strings, numbers, booleans and string lists; undefined is left out. */
+function marshal(record: Flat): Record<string, AttributeValue> {
+  const item: Record<string, AttributeValue> = {};
+  for (const [name, value] of Object.entries(record)) {
+    if (value === undefined) continue;
+    if (typeof value === 'string') item[name] = { S: value };
+    else if (typeof value === 'number') item[name] = { N: String(value) };
+    else if (typeof value === 'boolean') item[name] = { BOOL: value };
+    else item[name] = { L: value.map((s) => ({ S: s })) };
+  }
+  return item;
+}
+
+/** Attributes → flat record (the inverse of `marshal`; key and TTL attributes dropped). */
+function unmarshal(item: Record<string, AttributeValue>): Flat {
+  const record: Flat = {};
+  for (const [name, value] of Object.entries(item)) {
+    if (name === PK || name === SK || name === TTL) continue;
+    if (value.S !== undefined) record[name] = value.S;
+    else if (value.N !== undefined) record[name] = Number(value.N);
+    else if (value.BOOL !== undefined) record[name] = value.BOOL;
+    else if (value.L !== undefined) record[name] = value.L.map((v) => v.S ?? '');
+  }
+  return record;
+}
+
+const sortKeyOf = (key: NodeItemKey): string => `${key.kind}#${key.id}`;
+
+/** The TTL (epoch seconds) an item gets, if any. */
+function expiresAt(item: NodeItem): number | undefined {
+  if (item.kind === 'pod' && item.state === 'released' && item.reservedUntil !== undefined) {
+    return Math.ceil(item.reservedUntil / 1000) + POD_TTL_SLACK_S;
+  }
+  if (item.kind === 'intent') return Math.ceil(item.createdAt / 1000) + INTENT_TTL_S;
+  return undefined;
+}
+
+/** `EniStore` over one DynamoDB table, scoped to one cluster. */
+export class DynamoEniStore implements EniStore {
+  readonly meter: CapacityMeter;
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+  readonly #cluster: string;
+
+  constructor(options: DynamoEniStoreOptions) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+    this.#cluster = options.cluster;
+    this.meter = options.meter ?? new CapacityMeter();
+  }
+
+  #poolsKey(): string {
+    return `${this.#cluster}#eni#pools`;
+  }
+
+  #nodeKey(node: string): string {
+    return `${this.#cluster}#eni#node#${node}`;
+  }
+
+  #subnetsKey(): string {
+    return `${this.#cluster}#eni#subnets`;
+  }
+
+  async *listPools(): AsyncIterable<PoolRecord> {
+    for await (const item of this.#query(this.#poolsKey())) yield decodePool(item);
+  }
+
+  async getPool(node: string): Promise<PoolRecord | undefined> {
+    const item = await this.#get(this.#poolsKey(), node);
+    return item ? decodePool(item) : undefined;
+  }
+
+  async putPool(pool: PoolRecord, expectedVersion: number): Promise<void> {
+    // UpdateItem, not PutItem: the lease attributes on the same item must survive.
+    const fields = marshal({ ...pool, securityGroupIds: [...pool.securityGroupIds] });
+    const names: Record<string, string> = {};
+    const values: Record<string, AttributeValue> = {};
+    const sets = Object.entries(fields).map(([name, value], i) => {
+      names[`#f${i}`] = name;
+      values[`:f${i}`] = value;
+      return `#f${i} = :f${i}`;
+    });
+    const condition = expectedVersion === 0 ? 'attribute_not_exists(#pk)' : '#version = :expected';
+    if (expectedVersion === 0) names['#pk'] = PK;
+    else {
+      names['#version'] = 'version';
+      values[':expected'] = { N: String(expectedVersion) };
+    }
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: { [PK]: { S: this.#poolsKey() }, [SK]: { S: pool.node } },
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+    } catch (error) {
+      this.meter.write(undefined);
+      if (!isConditionFailed(error)) throw error;
+      this.meter.conditionFailures++;
+      throw new EniConflictError(pool.node, 0, undefined, { cause: error });
+    }
+  }
+
+  async deletePool(node: string): Promise<void> {
+    const keys: Record<string, AttributeValue>[] = [];
+    for await (const item of this.#query(this.#nodeKey(node), true)) {
+      keys.push({ [PK]: item[PK] ?? { S: '' }, [SK]: item[SK] ?? { S: '' } });
+    }
+    keys.push({ [PK]: { S: this.#poolsKey() }, [SK]: { S: node } });
+    for (let start = 0; start < keys.length; start += 25) {
+      let pending = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > BATCH_RETRIES)
+          throw new Error(`deleting pool ${node}: DynamoDB kept items unprocessed`);
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        const out = await this.#client.send(
+          new BatchWriteItemCommand({
+            RequestItems: { [this.#table]: pending },
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+        );
+        this.meter.write(out.ConsumedCapacity);
+        pending = (out.UnprocessedItems?.[this.#table] ?? []).flatMap((request) =>
+          request.DeleteRequest?.Key ? [{ DeleteRequest: { Key: request.DeleteRequest.Key } }] : [],
+        );
+      }
+    }
+  }
+
+  async tryLease(node: string, holder: string, now: number, until: number): Promise<boolean> {
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: { [PK]: { S: this.#poolsKey() }, [SK]: { S: node } },
+          UpdateExpression: 'SET #holder = :holder, #until = :until',
+          ConditionExpression:
+            'attribute_exists(#pk) AND (attribute_not_exists(#until) OR #until <= :now OR #holder = :holder)',
+          ExpressionAttributeNames: { '#pk': PK, '#holder': 'leaseHolder', '#until': 'leaseUntil' },
+          ExpressionAttributeValues: {
+            ':holder': { S: holder },
+            ':until': { N: String(until) },
+            ':now': { N: String(now) },
+          },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      this.meter.write(undefined);
+      if (!isConditionFailed(error)) throw error;
+      this.meter.conditionFailures++;
+      return false;
+    }
+  }
+
+  async endLease(node: string, holder: string): Promise<void> {
+    try {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: { [PK]: { S: this.#poolsKey() }, [SK]: { S: node } },
+          UpdateExpression: 'REMOVE #holder, #until',
+          ConditionExpression: '#holder = :holder',
+          ExpressionAttributeNames: { '#holder': 'leaseHolder', '#until': 'leaseUntil' },
+          ExpressionAttributeValues: { ':holder': { S: holder } },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+    } catch (error) {
+      this.meter.write(undefined);
+      // Expired and taken by another holder, or the pool is gone: nothing to give back.
+      if (!isConditionFailed(error)) throw error;
+    }
+  }
+
+  async loadNode(node: string): Promise<NodeState> {
+    const state: {
+      enis: NodeState['enis'][number][];
+      ips: NodeState['ips'][number][];
+      pods: NodeState['pods'][number][];
+      intents: NodeState['intents'][number][];
+    } = { enis: [], ips: [], pods: [], intents: [] };
+    for await (const item of this.#query(this.#nodeKey(node))) {
+      const record = decodeNodeItem(item);
+      if (record?.kind === 'eni') state.enis.push(record);
+      else if (record?.kind === 'ip') state.ips.push(record);
+      else if (record?.kind === 'pod') state.pods.push(record);
+      else if (record?.kind === 'intent') state.intents.push(record);
+    }
+    return state;
+  }
+
+  async getPod(node: string, pod: string): Promise<PodRecord | undefined> {
+    const item = await this.#get(this.#nodeKey(node), sortKeyOf({ kind: 'pod', id: pod }));
+    const record = item ? decodeNodeItem(item) : undefined;
+    return record?.kind === 'pod' ? record : undefined;
+  }
+
+  async getIp(node: string, ip: string): Promise<IpRecord | undefined> {
+    const item = await this.#get(this.#nodeKey(node), sortKeyOf({ kind: 'ip', id: ip }));
+    const record = item ? decodeNodeItem(item) : undefined;
+    return record?.kind === 'ip' ? record : undefined;
+  }
+
+  async commit(node: string, writes: readonly NodeWrite[]): Promise<void> {
+    for (let start = 0; start < writes.length; start += MAX_ATOMIC_WRITES) {
+      const chunk = writes.slice(start, start + MAX_ATOMIC_WRITES);
+      if (chunk.length === 1 && chunk[0]) await this.#single(node, chunk[0], start);
+      else await this.#transact(node, chunk, start);
+    }
+  }
+
+  #keyOf(write: NodeWrite): NodeItemKey {
+    return 'put' in write ? itemKey(write.put) : write.delete;
+  }
+
+  #condition(
+    write: NodeWrite,
+  ): Pick<
+    TransactWriteItem['Put'] & object,
+    'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+  > {
+    if (write.expectedVersion === undefined) return {};
+    if (write.expectedVersion === 0) {
+      return {
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': PK },
+      };
+    }
+    return {
+      ConditionExpression: '#version = :expected',
+      ExpressionAttributeNames: { '#version': 'version' },
+      ExpressionAttributeValues: { ':expected': { N: String(write.expectedVersion) } },
+    };
+  }
+
+  #putItem(node: string, item: NodeItem): Record<string, AttributeValue> {
+    const ttl = expiresAt(item);
+    const flat: Flat =
+      item.kind === 'intent'
+        ? { ...item, securityGroupIds: [...item.securityGroupIds] }
+        : { ...item };
+    return {
+      [PK]: { S: this.#nodeKey(node) },
+      [SK]: { S: sortKeyOf(itemKey(item)) },
+      ...marshal(flat),
+      ...(ttl === undefined ? {} : { [TTL]: { N: String(ttl) } }),
+    };
+  }
+
+  async #single(node: string, write: NodeWrite, index: number): Promise<void> {
+    const key = this.#keyOf(write);
+    try {
+      const out =
+        'put' in write
+          ? await this.#client.send(
+              new PutItemCommand({
+                TableName: this.#table,
+                Item: this.#putItem(node, write.put),
+                ...this.#condition(write),
+                ReturnConsumedCapacity: 'TOTAL',
+              }),
+            )
+          : await this.#client.send(
+              new DeleteItemCommand({
+                TableName: this.#table,
+                Key: { [PK]: { S: this.#nodeKey(node) }, [SK]: { S: sortKeyOf(key) } },
+                ...this.#condition(write),
+                ReturnConsumedCapacity: 'TOTAL',
+              }),
+            );
+      this.meter.write(out.ConsumedCapacity);
+    } catch (error) {
+      this.meter.write(undefined);
+      if (!isConditionFailed(error)) throw error;
+      this.meter.conditionFailures++;
+      throw new EniConflictError(node, index, key, { cause: error });
+    }
+  }
+
+  async #transact(node: string, chunk: readonly NodeWrite[], start: number): Promise<void> {
+    const items: TransactWriteItem[] = chunk.map((write) =>
+      'put' in write
+        ? {
+            Put: {
+              TableName: this.#table,
+              Item: this.#putItem(node, write.put),
+              ...this.#condition(write),
+            },
+          }
+        : {
+            Delete: {
+              TableName: this.#table,
+              Key: {
+                [PK]: { S: this.#nodeKey(node) },
+                [SK]: { S: sortKeyOf(write.delete) },
+              },
+              ...this.#condition(write),
+            },
+          },
+    );
+    try {
+      const out = await this.#client.send(
+        new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+    } catch (error) {
+      this.meter.write(undefined);
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+      if ((error as { name?: string }).name !== 'TransactionCanceledException' || !reasons)
+        throw error;
+      // A lost condition, or a concurrent transaction on the same item: both mean "re-read".
+      const failed = reasons.findIndex(
+        (reason) =>
+          reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict',
+      );
+      if (failed < 0) throw error;
+      this.meter.conditionFailures++;
+      const write = chunk[failed];
+      throw new EniConflictError(node, start + failed, write ? this.#keyOf(write) : undefined, {
+        cause: error,
+      });
+    }
+  }
+
+  async subnetExhaustedUntil(subnetId: string): Promise<number> {
+    const item = await this.#get(this.#subnetsKey(), subnetId);
+    return Number(item?.exhaustedUntil?.N ?? 0);
+  }
+
+  async markSubnetExhausted(subnetId: string, until: number): Promise<void> {
+    const out = await this.#client.send(
+      new PutItemCommand({
+        TableName: this.#table,
+        Item: {
+          [PK]: { S: this.#subnetsKey() },
+          [SK]: { S: subnetId },
+          exhaustedUntil: { N: String(until) },
+          [TTL]: { N: String(Math.ceil(until / 1000) + 3600) },
+        },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    this.meter.write(out.ConsumedCapacity);
+  }
+
+  async #get(pk: string, sk: string): Promise<Record<string, AttributeValue> | undefined> {
+    const out = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#table,
+        Key: { [PK]: { S: pk }, [SK]: { S: sk } },
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    this.meter.read(out.ConsumedCapacity);
+    return out.Item;
+  }
+
+  async *#query(pk: string, keysOnly = false): AsyncIterable<Record<string, AttributeValue>> {
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const out: QueryCommandOutput = await this.#client.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': PK, ...(keysOnly ? { '#sk': SK } : {}) },
+          ExpressionAttributeValues: { ':pk': { S: pk } },
+          ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.read(out.ConsumedCapacity);
+      yield* out.Items ?? [];
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+  }
+}
+
+function decodePool(item: Record<string, AttributeValue>): PoolRecord {
+  const f = unmarshal(item);
+  return {
+    node: String(f.node ?? item[SK]?.S ?? ''),
+    instanceId: String(f.instanceId ?? ''),
+    instanceType: String(f.instanceType ?? ''),
+    availabilityZone: String(f.availabilityZone ?? ''),
+    subnetId: String(f.subnetId ?? ''),
+    subnetCidr: String(f.subnetCidr ?? ''),
+    securityGroupIds: Array.isArray(f.securityGroupIds) ? [...f.securityGroupIds] : [],
+    maxInterfaces: Number(f.maxInterfaces ?? 0),
+    ipv4PerInterface: Number(f.ipv4PerInterface ?? 0),
+    createdAt: Number(f.createdAt ?? 0),
+    draining: f.draining === true,
+    version: Number(f.version ?? 0),
+  };
+}
+
+const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefined {
+  const f = unmarshal(item);
+  const version = Number(f.version ?? 0);
+  switch (f.kind) {
+    case 'eni':
+      return {
+        kind: 'eni',
+        eniId: String(f.eniId),
+        subnetId: String(f.subnetId),
+        deviceIndex: Number(f.deviceIndex),
+        attachmentId: String(f.attachmentId),
+        state: f.state === 'detaching' ? 'detaching' : 'attached',
+        createdAt: Number(f.createdAt),
+        mutatingAt: Number(f.mutatingAt ?? 0),
+        version,
+      };
+    case 'ip': {
+      const pod = str(f.pod);
+      const assignedAt = num(f.assignedAt);
+      const reservedUntil = num(f.reservedUntil);
+      const drainingSince = num(f.drainingSince);
+      return {
+        kind: 'ip',
+        ip: String(f.ip),
+        eniId: String(f.eniId),
+        state: f.state === 'assigned' ? 'assigned' : f.state === 'draining' ? 'draining' : 'free',
+        ...(pod === undefined ? {} : { pod }),
+        sticky: f.sticky === true,
+        ...(assignedAt === undefined ? {} : { assignedAt }),
+        releasedAt: Number(f.releasedAt ?? 0),
+        ...(reservedUntil === undefined ? {} : { reservedUntil }),
+        ...(drainingSince === undefined ? {} : { drainingSince }),
+        createdAt: Number(f.createdAt ?? 0),
+        version,
+      };
+    }
+    case 'pod': {
+      const reservedUntil = num(f.reservedUntil);
+      return {
+        kind: 'pod',
+        pod: String(f.pod),
+        ip: String(f.ip),
+        eniId: String(f.eniId),
+        state: f.state === 'released' ? 'released' : 'assigned',
+        sticky: f.sticky === true,
+        ...(reservedUntil === undefined ? {} : { reservedUntil }),
+        version,
+      };
+    }
+    case 'intent':
+      return {
+        kind: 'intent',
+        clientToken: String(f.clientToken),
+        subnetId: String(f.subnetId),
+        securityGroupIds: Array.isArray(f.securityGroupIds) ? [...f.securityGroupIds] : [],
+        secondaryIpCount: Number(f.secondaryIpCount),
+        createdAt: Number(f.createdAt),
+        version,
+      };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The account's EC2 rate budget in DynamoDB: one item per action family under
+ * `<cluster>#ec2-budget`, holding the bucket's level and when it was last updated. Taking tokens
+ * is read, refill, conditional write on the level read (optimistic concurrency), so every Lambda
+ * and CLI of the cluster draws from the same buckets.
+ */
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { isConditionFailed } from '../aws/error-codes.js';
+import {
+  type BudgetGrant,
+  DEFAULT_EC2_BUDGET,
+  type Ec2ActionFamily,
+  type RateBudget,
+} from '../ec2/rate-budget.js';
+import { type BucketSpec, type BucketState, fullBucket, takeTokens } from '../ec2/token-bucket.js';
+import { CapacityMeter } from './capacity.js';
+import { TABLE_SCHEMA } from './table.js';
+
+const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
+
+/** Writers racing on one bucket retry this often before answering "try again shortly". */
+const CONTENDED_ATTEMPTS = 5;
+const CONTENDED_RETRY_MS = 50;
+
+/** Where the budget lives. */
+export interface DynamoRateBudgetOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly cluster: string;
+  readonly now: () => number;
+  readonly specs?: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
+  readonly meter?: CapacityMeter;
+}
+
+/** `RateBudget` shared through DynamoDB. */
+export class DynamoRateBudget implements RateBudget {
+  readonly meter: CapacityMeter;
+  readonly #client: DynamoDBClient;
+  readonly #table: string;
+  readonly #pk: string;
+  readonly #now: () => number;
+  readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
+
+  constructor(options: DynamoRateBudgetOptions) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+    this.#pk = `${options.cluster}#ec2-budget`;
+    this.#now = options.now;
+    this.#specs = options.specs ?? DEFAULT_EC2_BUDGET;
+    this.meter = options.meter ?? new CapacityMeter();
+  }
+
+  async take(family: Ec2ActionFamily, count = 1): Promise<BudgetGrant> {
+    const spec = this.#specs[family];
+    let stored = await this.#read(family);
+    for (let attempt = 0; attempt < CONTENDED_ATTEMPTS; attempt++) {
+      const now = this.#now();
+      const outcome = takeTokens(spec, stored ?? fullBucket(spec, now), now, count);
+      if (!outcome.granted) return { granted: false, retryAfterMs: outcome.retryAfterMs };
+      const current = await this.#write(family, outcome.state, stored);
+      if (current === 'written') return { granted: true, retryAfterMs: 0 };
+      stored = current;
+    }
+    return { granted: false, retryAfterMs: CONTENDED_RETRY_MS };
+  }
+
+  async #read(family: Ec2ActionFamily): Promise<BucketState | undefined> {
+    const out = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#table,
+        Key: { [PK]: { S: this.#pk }, [SK]: { S: family } },
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    this.meter.read(out.ConsumedCapacity);
+    return out.Item ? decodeBucket(out.Item) : undefined;
+  }
+
+  /** Writes the new level if the stored one is still `expected`; else answers what is stored now. */
+  async #write(
+    family: Ec2ActionFamily,
+    next: BucketState,
+    expected: BucketState | undefined,
+  ): Promise<'written' | BucketState | undefined> {
+    try {
+      const out = await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#table,
+          Item: {
+            [PK]: { S: this.#pk },
+            [SK]: { S: family },
+            tokens: { N: String(next.tokens) },
+            updatedAt: { N: String(next.updatedAt) },
+          },
+          ...(expected
+            ? {
+                ConditionExpression: '#tokens = :tokens AND #updatedAt = :updatedAt',
+                ExpressionAttributeNames: { '#tokens': 'tokens', '#updatedAt': 'updatedAt' },
+                ExpressionAttributeValues: {
+                  ':tokens': { N: String(expected.tokens) },
+                  ':updatedAt': { N: String(expected.updatedAt) },
+                },
+              }
+            : {
+                ConditionExpression: 'attribute_not_exists(#pk)',
+                ExpressionAttributeNames: { '#pk': PK },
+              }),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return 'written';
+    } catch (error) {
+      this.meter.write(undefined);
+      if (!isConditionFailed(error)) throw error;
+      this.meter.conditionFailures++;
+      const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+      return item ? decodeBucket(item) : undefined;
+    }
+  }
+}
+
+function decodeBucket(item: Record<string, AttributeValue>): BucketState {
+  return { tokens: Number(item.tokens?.N ?? 0), updatedAt: Number(item.updatedAt?.N ?? 0) };
+}

@@ -1,0 +1,209 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  isLimitExceeded,
+  isNotFound,
+  isSubnetExhausted,
+  isThrottled,
+  isTransient,
+} from '../../shared/aws/error-codes.js';
+import { Ec2BudgetExhaustedError } from '../../shared/ec2/errors.js';
+import {
+  BudgetedEc2Network,
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  DEFAULT_EC2_BUDGET,
+  EC2_ACTION_FAMILY,
+  InMemoryRateBudget,
+} from '../../shared/ec2/rate-budget.js';
+import { fullBucket, refill, takeTokens } from '../../shared/ec2/token-bucket.js';
+import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
+import { EC2_DEFAULT_BUCKETS, FakeEc2 } from '../fakes/ec2-fake.js';
+import { freshTable } from '../support/dynamo.js';
+
+describe('takeTokens', () => {
+  it('never grants more than capacity plus what the elapsed time refilled', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 100 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.integer({ min: 0, max: 2_000 }), { minLength: 1, maxLength: 200 }),
+        (capacity, refillPerSecond, gaps) => {
+          const spec = { capacity, refillPerSecond };
+          let state = fullBucket(spec, 0);
+          let now = 0;
+          let granted = 0;
+          for (const gap of gaps) {
+            now += gap;
+            const outcome = takeTokens(spec, state, now);
+            state = outcome.state;
+            if (outcome.granted) granted++;
+            else expect(outcome.retryAfterMs).toBeGreaterThan(0);
+          }
+          expect(granted).toBeLessThanOrEqual(capacity + (now / 1000) * refillPerSecond);
+        },
+      ),
+    );
+  });
+
+  it('refills at the given rate up to capacity, and not at all when the clock goes back', () => {
+    const spec = { capacity: 10, refillPerSecond: 2 };
+    expect(refill(spec, { tokens: 0, updatedAt: 0 }, 1_500).tokens).toBe(3);
+    expect(refill(spec, { tokens: 9, updatedAt: 0 }, 10_000).tokens).toBe(10);
+    expect(refill(spec, { tokens: 4, updatedAt: 5_000 }, 1_000)).toEqual({
+      tokens: 4,
+      updatedAt: 5_000,
+    });
+  });
+});
+
+describe('DEFAULT_EC2_BUDGET', () => {
+  it('stays at or below half of every EC2 bucket its actions draw from', () => {
+    for (const [action, family] of Object.entries(EC2_ACTION_FAMILY)) {
+      const ec2 = EC2_DEFAULT_BUCKETS[action as keyof typeof EC2_DEFAULT_BUCKETS];
+      const budget = DEFAULT_EC2_BUDGET[family];
+      expect(budget.refillPerSecond).toBeLessThanOrEqual(ec2.refillPerSecond / 2);
+      expect(budget.capacity).toBeLessThanOrEqual(ec2.capacity / 2);
+    }
+  });
+});
+
+describe('backoffDelay', () => {
+  it('is jittered under a ceiling that doubles and is capped', () => {
+    expect(backoffDelay(DEFAULT_BACKOFF, 1, () => 0.999)).toBeLessThan(200);
+    expect(backoffDelay(DEFAULT_BACKOFF, 3, () => 0.5)).toBe(400);
+    expect(backoffDelay(DEFAULT_BACKOFF, 30, () => 0.999)).toBeLessThan(DEFAULT_BACKOFF.maxDelayMs);
+    expect(backoffDelay(DEFAULT_BACKOFF, 2, () => 0)).toBe(0);
+  });
+});
+
+function budgetedFake(options: { throttleRate?: number } = {}) {
+  const clock = { now: 0 };
+  const slept: number[] = [];
+  const fake = new FakeEc2({ now: () => clock.now, random: () => 0.3 });
+  fake.addSubnet('subnet-1', '10.0.0.0/24');
+  fake.throttleRate = options.throttleRate ?? 0;
+  const budget = new InMemoryRateBudget(() => clock.now);
+  const network = new BudgetedEc2Network(fake, {
+    budget,
+    now: () => clock.now,
+    sleep: async (ms) => {
+      slept.push(ms);
+      clock.now += ms;
+    },
+    random: () => 0.5,
+  });
+  return { clock, fake, network, slept };
+}
+
+describe('BudgetedEc2Network', () => {
+  it('retries RequestLimitExceeded a bounded number of times with capped jittered waits', async () => {
+    const { fake, network, slept } = budgetedFake({ throttleRate: 1 });
+    const failure = await network.describeSubnets(['subnet-1']).catch((e: unknown) => e);
+    expect(isThrottled(failure)).toBe(true);
+    expect(fake.counts.get('DescribeSubnets')).toBe(DEFAULT_BACKOFF.maxAttempts);
+    expect(slept).toEqual([100, 200, 400]);
+  });
+
+  it('does not retry an error that a retry cannot fix', async () => {
+    const { fake, network } = budgetedFake();
+    fake.failNext('DeleteNetworkInterface', 'InvalidNetworkInterfaceID.NotFound');
+    await expect(network.deleteNetworkInterface({ eniId: 'eni-x' })).rejects.toMatchObject({
+      name: 'InvalidNetworkInterfaceID.NotFound',
+    });
+    expect(fake.counts.get('DeleteNetworkInterface')).toBe(1);
+  });
+
+  it('paces calls to the budget and never exceeds it in any window', async () => {
+    const { clock, fake, network } = budgetedFake();
+    const times: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      await network.createTags({ resourceIds: [], tags: [] }).catch(() => undefined);
+      times.push(clock.now);
+    }
+    const spec = DEFAULT_EC2_BUDGET.tags;
+    for (let i = 0; i < times.length; i++) {
+      for (let j = i; j < times.length; j++) {
+        const window = ((times[j] ?? 0) - (times[i] ?? 0)) / 1000;
+        expect(j - i + 1).toBeLessThanOrEqual(spec.capacity + window * spec.refillPerSecond + 1);
+      }
+    }
+    expect(fake.throttled).toBe(0);
+  });
+
+  it('gives up with Ec2BudgetExhaustedError instead of waiting past its limit', async () => {
+    const clock = { now: 0 };
+    const network = new BudgetedEc2Network(new FakeEc2({ now: () => clock.now }), {
+      budget: new InMemoryRateBudget(() => clock.now, {
+        ...DEFAULT_EC2_BUDGET,
+        interfaces: { capacity: 1, refillPerSecond: 0.01 },
+      }),
+      now: () => clock.now,
+      sleep: async (ms) => {
+        clock.now += ms;
+      },
+      random: () => 0,
+    });
+    await network.deleteNetworkInterface({ eniId: 'eni-x' }).catch(() => undefined);
+    const failure = await network
+      .deleteNetworkInterface({ eniId: 'eni-x' })
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(Ec2BudgetExhaustedError);
+    expect((failure as Ec2BudgetExhaustedError).family).toBe('interfaces');
+  });
+});
+
+describe('EC2 error classification', () => {
+  it('sorts EC2 codes into not found, limit exceeded, subnet exhausted, throttled and transient', () => {
+    const err = (name: string) => Object.assign(new Error(name), { name });
+    expect(isNotFound(err('InvalidNetworkInterfaceID.NotFound'))).toBe(true);
+    expect(isNotFound(err('InvalidAttachmentID.NotFound'))).toBe(true);
+    expect(isLimitExceeded(err('PrivateIpAddressLimitExceeded'))).toBe(true);
+    expect(isLimitExceeded(err('AttachmentLimitExceeded'))).toBe(true);
+    expect(isSubnetExhausted(err('InsufficientFreeAddressesInSubnet'))).toBe(true);
+    expect(isSubnetExhausted(err('InsufficientCidrBlocks'))).toBe(true);
+    expect(isThrottled(err('RequestLimitExceeded'))).toBe(true);
+    expect(isTransient(err('InternalError'))).toBe(true);
+    expect(isNotFound(err('InvalidParameterValue'))).toBe(false);
+    expect(isLimitExceeded({ Code: 'NetworkInterfaceLimitExceeded' })).toBe(true);
+  });
+});
+
+describe('DynamoRateBudget', () => {
+  it('grants up to capacity, refuses with a retry time, and refills', async () => {
+    const { client, tableName } = await freshTable();
+    const clock = { now: 1_000_000 };
+    const budget = new DynamoRateBudget({
+      client,
+      tableName,
+      cluster: 'test',
+      now: () => clock.now,
+      specs: { ...DEFAULT_EC2_BUDGET, addresses: { capacity: 3, refillPerSecond: 1 } },
+    });
+    for (let i = 0; i < 3; i++) expect((await budget.take('addresses')).granted).toBe(true);
+    const refused = await budget.take('addresses');
+    expect(refused).toEqual({ granted: false, retryAfterMs: 1000 });
+    clock.now += 2_000;
+    expect((await budget.take('addresses', 2)).granted).toBe(true);
+    expect((await budget.take('addresses')).granted).toBe(false);
+  });
+
+  it('is shared: concurrent takers of two processes never exceed the bucket', async () => {
+    const { client, tableName } = await freshTable();
+    const now = () => 5_000_000;
+    const specs = { ...DEFAULT_EC2_BUDGET, interfaces: { capacity: 10, refillPerSecond: 0 } };
+    const a = new DynamoRateBudget({ client, tableName, cluster: 'test', now, specs });
+    const b = new DynamoRateBudget({ client, tableName, cluster: 'test', now, specs });
+    const grants = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => (i % 2 ? a : b).take('interfaces')),
+    );
+    const granted = grants.filter((g) => g.granted).length;
+    expect(granted).toBeLessThanOrEqual(10);
+    // Contention may refuse a few more than strictly needed; a retry then gets the rest.
+    let extra = 0;
+    for (let i = 0; i < 20 && granted + extra < 10; i++)
+      if ((await a.take('interfaces')).granted) extra++;
+    expect(granted + extra).toBe(10);
+    expect((await b.take('interfaces')).granted).toBe(false);
+  });
+});

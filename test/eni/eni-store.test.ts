@@ -1,0 +1,229 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EniConflictError } from '../../shared/eni/errors.js';
+import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
+import type { IpRecord, PodRecord, PoolRecord } from '../../shared/eni/model.js';
+import { runEniPass } from '../../shared/eni/pass.js';
+import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import type { EniStore } from '../../shared/eni/store.js';
+import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
+import { freshTable } from '../support/dynamo.js';
+import { eniWorld } from './harness.js';
+
+const pool: PoolRecord = {
+  node: 'node-a',
+  instanceId: 'i-0abc',
+  instanceType: 'c5.large',
+  availabilityZone: 'us-east-1a',
+  subnetId: 'subnet-1',
+  subnetCidr: '10.0.0.0/24',
+  securityGroupIds: ['sg-1', 'sg-2'],
+  maxInterfaces: 3,
+  ipv4PerInterface: 10,
+  createdAt: 1_000,
+  draining: false,
+  version: 1,
+};
+
+const ip = (address: string, extra: Partial<IpRecord> = {}): IpRecord => ({
+  kind: 'ip',
+  ip: address,
+  eniId: 'eni-1',
+  state: 'free',
+  sticky: false,
+  releasedAt: 0,
+  createdAt: 1_000,
+  version: 1,
+  ...extra,
+});
+
+type StoreFactory = () => Promise<EniStore>;
+
+const stores: [string, StoreFactory][] = [
+  ['InMemoryEniStore', async () => new InMemoryEniStore()],
+  [
+    'DynamoEniStore',
+    async () => {
+      const { client, tableName } = await freshTable();
+      return new DynamoEniStore({ client, tableName, cluster: 'test' });
+    },
+  ],
+];
+
+describe.each(stores)('%s', (_name, make) => {
+  let store: EniStore;
+  beforeAll(async () => {
+    store = await make();
+  });
+
+  it('round-trips a pool and refuses a write at a stale version', async () => {
+    await store.putPool(pool, 0);
+    expect(await store.getPool('node-a')).toEqual(pool);
+    await expect(store.putPool(pool, 0)).rejects.toBeInstanceOf(EniConflictError);
+    await store.putPool({ ...pool, draining: true, version: 2 }, 1);
+    await expect(store.putPool({ ...pool, version: 2 }, 1)).rejects.toBeInstanceOf(
+      EniConflictError,
+    );
+    const listed = [];
+    for await (const p of store.listPools()) listed.push(p);
+    expect(listed.map((p) => [p.node, p.draining])).toEqual([['node-a', true]]);
+  });
+
+  it('grants a lease to one holder until it expires or is given back', async () => {
+    await store.putPool({ ...pool, node: 'node-l' }, 0);
+    expect(await store.tryLease('node-l', 'one', 100, 200)).toBe(true);
+    expect(await store.tryLease('node-l', 'two', 150, 250)).toBe(false);
+    expect(await store.tryLease('node-l', 'one', 150, 300)).toBe(true);
+    expect(await store.tryLease('node-l', 'two', 301, 400)).toBe(true);
+    await store.endLease('node-l', 'one');
+    expect(await store.tryLease('node-l', 'one', 302, 400)).toBe(false);
+    await store.endLease('node-l', 'two');
+    expect(await store.tryLease('node-l', 'one', 302, 400)).toBe(true);
+    // The lease survives a pool update.
+    const current = await store.getPool('node-l');
+    await store.putPool({ ...pool, node: 'node-l', version: 2 }, current?.version ?? 0);
+    expect(await store.tryLease('node-l', 'two', 303, 400)).toBe(false);
+    expect(await store.tryLease('missing', 'one', 0, 1)).toBe(false);
+  });
+
+  it('commits all writes or none and names the write that failed', async () => {
+    await store.commit('node-c', [{ put: ip('10.0.0.10'), expectedVersion: 0 }]);
+    const pod: PodRecord = {
+      kind: 'pod',
+      pod: 'g/p',
+      ip: '10.0.0.10',
+      eniId: 'eni-1',
+      state: 'assigned',
+      sticky: true,
+      version: 1,
+    };
+    const claimed = ip('10.0.0.10', { state: 'assigned', pod: 'g/p', assignedAt: 5, version: 2 });
+    const failure = await store
+      .commit('node-c', [
+        { put: pod, expectedVersion: 0 },
+        { put: claimed, expectedVersion: 7 },
+      ])
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(EniConflictError);
+    expect((failure as EniConflictError).index).toBe(1);
+    expect((failure as EniConflictError).key).toEqual({ kind: 'ip', id: '10.0.0.10' });
+    expect(await store.getPod('node-c', 'g/p')).toBeUndefined();
+    await store.commit('node-c', [
+      { put: pod, expectedVersion: 0 },
+      { put: claimed, expectedVersion: 1 },
+    ]);
+    expect(await store.getIp('node-c', '10.0.0.10')).toEqual(claimed);
+    expect(await store.getPod('node-c', 'g/p')).toEqual(pod);
+    await store.commit('node-c', [{ delete: { kind: 'pod', id: 'g/p' }, expectedVersion: 1 }]);
+    expect(await store.getPod('node-c', 'g/p')).toBeUndefined();
+    // Deleting what is absent succeeds.
+    await store.commit('node-c', [{ delete: { kind: 'pod', id: 'g/p' } }]);
+  });
+
+  it('loads every item of a node, and deletePool removes them all', async () => {
+    await store.putPool({ ...pool, node: 'node-d' }, 0);
+    await store.commit('node-d', [
+      {
+        put: {
+          kind: 'eni',
+          eniId: 'eni-9',
+          subnetId: 'subnet-1',
+          deviceIndex: 1,
+          attachmentId: 'eni-attach-9',
+          state: 'attached',
+          createdAt: 1,
+          mutatingAt: 2,
+          version: 1,
+        },
+        expectedVersion: 0,
+      },
+      ...Array.from({ length: 120 }, (_, i) => ({
+        put: ip(`10.0.1.${i}`, { eniId: 'eni-9', reservedUntil: 9, pod: 'g/x' }),
+        expectedVersion: 0,
+      })),
+      {
+        put: {
+          kind: 'intent',
+          clientToken: 'berth-tok',
+          subnetId: 'subnet-1',
+          securityGroupIds: ['sg-1'],
+          secondaryIpCount: 4,
+          createdAt: 3,
+          version: 1,
+        },
+        expectedVersion: 0,
+      },
+    ]);
+    const state = await store.loadNode('node-d');
+    expect(state.enis).toHaveLength(1);
+    expect(state.ips).toHaveLength(120);
+    expect(state.ips.find((r) => r.ip === '10.0.1.7')).toEqual(
+      ip('10.0.1.7', { eniId: 'eni-9', reservedUntil: 9, pod: 'g/x' }),
+    );
+    expect(state.intents[0]?.securityGroupIds).toEqual(['sg-1']);
+    await store.deletePool('node-d');
+    expect(await store.getPool('node-d')).toBeUndefined();
+    const after = await store.loadNode('node-d');
+    expect(after.enis.length + after.ips.length + after.intents.length).toBe(0);
+  });
+
+  it('remembers exhausted subnets', async () => {
+    expect(await store.subnetExhaustedUntil('subnet-x')).toBe(0);
+    await store.markSubnetExhausted('subnet-x', 5_000);
+    expect(await store.subnetExhaustedUntil('subnet-x')).toBe(5_000);
+  });
+
+  it('never gives one address to two pods under concurrent assigns', async () => {
+    const world = eniWorld({ store: await make(), eni: { minIdle: 4, maxIdle: 12 } });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i % 12}` }),
+      ),
+    );
+    const byPod = new Map<string, string>();
+    answers.forEach((answer, i) => {
+      const pod = `p${i % 12}`;
+      const earlier = byPod.get(pod);
+      if (earlier) expect(answer.ip).toBe(earlier);
+      byPod.set(pod, answer.ip);
+    });
+    expect(new Set(byPod.values()).size).toBe(12);
+    await Promise.all(
+      [...byPod.values()].map((address) => releaseIp(world.deps, 'node-a', address)),
+    );
+    const state = await world.store.loadNode('node-a');
+    expect(state.ips.filter((r) => r.state === 'assigned')).toHaveLength(0);
+  });
+});
+
+describe('DynamoEniStore', () => {
+  it('sets the TTL of a released sticky pod record and keys items by cluster', async () => {
+    const { client, tableName } = await freshTable();
+    const store = new DynamoEniStore({ client, tableName, cluster: 'blue' });
+    await store.commit('node-a', [
+      {
+        put: {
+          kind: 'pod',
+          pod: 'g/web-0',
+          ip: '10.0.0.9',
+          eniId: 'eni-1',
+          state: 'released',
+          sticky: true,
+          reservedUntil: 1_700_000_000_000,
+          version: 2,
+        },
+        expectedVersion: 0,
+      },
+    ]);
+    const out = await client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: 'blue#eni#node#node-a' }, sk: { S: 'pod#g/web-0' } },
+      }),
+    );
+    expect(out.Item?.expiresAt?.N).toBe(String(1_700_000_000 + 3600));
+    expect(store.meter.totals().writeRequests).toBe(1);
+  });
+});

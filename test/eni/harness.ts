@@ -1,0 +1,96 @@
+/**
+ * One ENI world for a test: a manual clock, the EC2 fake behind the rate budget, a fake cluster,
+ * the in-memory store (or a given one) and `EniDeps` wired over them.
+ */
+import { parseConfig } from '../../shared/config/schema.js';
+import {
+  BudgetedEc2Network,
+  DEFAULT_EC2_BUDGET,
+  InMemoryRateBudget,
+} from '../../shared/ec2/rate-budget.js';
+import { type EniDeps, eniDeps } from '../../shared/eni/deps.js';
+import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
+import type { EniStore } from '../../shared/eni/store.js';
+import { FakeEc2, type FakeEc2Options } from '../fakes/ec2-fake.js';
+import { FakeCluster } from './cluster-fake.js';
+
+/** The subnet every test node lives in: 10.0.0.0/24 (251 usable addresses). */
+export const SUBNET_ID = 'subnet-0a';
+/** Its CIDR. */
+export const SUBNET_CIDR = '10.0.0.0/24';
+
+/** Everything a test touches. */
+export interface EniWorld {
+  readonly clock: { now: number };
+  readonly ec2: FakeEc2;
+  readonly cluster: FakeCluster;
+  readonly store: EniStore;
+  readonly deps: EniDeps;
+  /** Launches an instance and registers its node. */
+  addNode(name: string, instanceType?: string): string;
+}
+
+/** A seeded uniform random source (mulberry32), so runs repeat. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Builds a world; `eni` overrides config keys, `fake` the EC2 fake's options. */
+export function eniWorld(
+  options: {
+    eni?: Record<string, number>;
+    fake?: Partial<FakeEc2Options>;
+    store?: EniStore;
+    subnetCidr?: string;
+    seed?: number;
+    holder?: string;
+  } = {},
+): EniWorld {
+  const clock = { now: Date.parse('2025-06-01T00:00:00Z') };
+  const now = () => clock.now;
+  const random = seededRandom(options.seed ?? 1);
+  const ec2 = new FakeEc2({ now, random, ...options.fake });
+  ec2.addSubnet(SUBNET_ID, options.subnetCidr ?? SUBNET_CIDR);
+  const cluster = new FakeCluster();
+  const store = options.store ?? new InMemoryEniStore();
+  const sleep = async (ms: number) => {
+    clock.now += ms;
+  };
+  const budgeted = new BudgetedEc2Network(ec2, {
+    budget: new InMemoryRateBudget(now, DEFAULT_EC2_BUDGET),
+    now,
+    sleep,
+    random,
+  });
+  const config = parseConfig({ cluster: 'test', eni: options.eni ?? {} });
+  const deps = eniDeps({
+    store,
+    ec2: budgeted,
+    cluster,
+    clusterName: 'test',
+    config: config.eni,
+    now,
+    sleep,
+    random,
+    holder: options.holder ?? 'test-holder',
+  });
+  return {
+    clock,
+    ec2,
+    cluster,
+    store,
+    deps,
+    addNode(name, instanceType = 'c5.large') {
+      const id = ec2.launchInstance({ instanceType, subnetId: SUBNET_ID });
+      cluster.addNode(name, id);
+      return id;
+    },
+  };
+}

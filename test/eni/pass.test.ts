@@ -1,0 +1,372 @@
+import { describe, expect, it } from 'vitest';
+import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
+import {
+  handleInstanceStateChange,
+  parseInstanceStateChange,
+  runEniPass,
+} from '../../shared/eni/pass.js';
+import { ENI_TIMINGS } from '../../shared/eni/policy.js';
+import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { crashAfter, SimulatedCrashError } from './crash.js';
+import { type EniWorld, eniWorld, SUBNET_ID } from './harness.js';
+
+const MINUTE = 60_000;
+
+function berthEnis(world: EniWorld) {
+  return world.ec2
+    .allInterfaces()
+    .filter((eni) => tagValue(eni.tags, BERTH_TAGS.cluster) === 'test');
+}
+
+async function passAfter(world: EniWorld, ms: number) {
+  world.clock.now += ms;
+  return runEniPass(world.deps);
+}
+
+describe('runEniPass', () => {
+  it('fills a new node to maxIdle with one ENI created with its addresses', async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 8 } });
+    world.addNode('node-a', 'c5.4xlarge');
+    const summary = await runEniPass(world.deps);
+    expect(summary).toMatchObject({ poolsCreated: 1, enisCreated: 1, ipsAssigned: 8, idleIps: 8 });
+    expect(world.ec2.counts.get('CreateNetworkInterface')).toBe(1);
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0).toBe(0);
+    expect(JSON.parse(JSON.stringify(summary))).toEqual(summary);
+  });
+
+  it('refills with one AssignPrivateIpAddresses for several addresses', async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 8 } });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    for (let i = 0; i < 7; i++) {
+      world.cluster.addPod('g', `p${i}`, 'node-a');
+      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
+    }
+    const summary = await passAfter(world, MINUTE);
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses')).toBe(1);
+    expect(summary.ipsAssigned).toBe(7);
+    expect(summary.idleIps).toBe(8);
+  });
+
+  it('trims idle addresses beyond maxIdle in one call per ENI once they have rested', async () => {
+    const world = eniWorld({ eni: { minIdle: 1, maxIdle: 3, cooldownSeconds: 30 } });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    const ips: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      world.cluster.addPod('g', `p${i}`, 'node-a');
+      ips.push((await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` })).ip);
+    }
+    await passAfter(world, MINUTE);
+    for (const [i, ip] of ips.entries()) {
+      world.cluster.removePod('g', `p${i}`);
+      await releaseIp(world.deps, 'node-a', ip);
+    }
+    const early = await passAfter(world, MINUTE);
+    expect(early.ipsUnassigned).toBe(0);
+    const later = await passAfter(world, ENI_TIMINGS.trimIdleAfterMs);
+    expect(later.idleIps).toBe(3);
+    expect(world.ec2.counts.get('UnassignPrivateIpAddresses')).toBe(1);
+  });
+
+  it('drains the pool of a node that left the cluster and deletes its empty ENIs', async () => {
+    const world = eniWorld();
+    world.addNode('node-a', 'c5.large');
+    await runEniPass(world.deps);
+    expect(berthEnis(world)).toHaveLength(1);
+    world.cluster.nodes.delete('node-a');
+    const summary = await passAfter(world, 2 * MINUTE);
+    expect(summary).toMatchObject({ poolsDraining: 1, enisDeleted: 1, poolsRemoved: 1 });
+    expect(berthEnis(world)).toHaveLength(0);
+    expect(await world.store.getPool('node-a')).toBeUndefined();
+  });
+
+  it('releases addresses of pods no longer on the node after the grace period', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    world.cluster.addPod('g', 'alive', 'node-a');
+    const alive = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'alive' });
+    const gone = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'gone' });
+    const early = await passAfter(world, 10_000);
+    expect(early.reconcile.podsReleased).toBe(0);
+    const late = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
+    expect(late.reconcile.podsReleased).toBe(1);
+    expect((await world.store.getIp('node-a', gone.ip))?.state).toBe('free');
+    expect((await world.store.getIp('node-a', alive.ip))?.state).toBe('assigned');
+  });
+
+  it('drops records of addresses EC2 no longer has, once past the grace', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const held = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p' });
+    world.cluster.addPod('g', 'p', 'node-a');
+    // Somebody else unassigns it behind berth's back.
+    await world.ec2.unassignPrivateIpAddresses({ eniId: held.eniId, ips: [held.ip] });
+    const summary = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
+    expect(summary.reconcile.recordsDropped).toBe(1);
+    expect(await world.store.getIp('node-a', held.ip)).toBeUndefined();
+    expect(await world.store.getPod('node-a', 'g/p')).toBeUndefined();
+  });
+
+  it('trusts a lagging Describe for nothing within the grace period', async () => {
+    const world = eniWorld({ fake: { describeLagMs: 30_000 } });
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    const summary = await passAfter(world, 5_000);
+    expect(summary.reconcile).toMatchObject({
+      recordsDropped: 0,
+      enisAdopted: 0,
+      unknownIpsUnassigned: 0,
+    });
+    expect((await world.store.loadNode('node-a')).ips).toHaveLength(8);
+    expect(berthEnis(world)).toHaveLength(1);
+  });
+});
+
+describe('runEniPass after a crash', () => {
+  it('reuses the persisted ClientToken when the creator died after CreateNetworkInterface', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'createNetworkInterface') };
+    await expect(runEniPass(crashing)).resolves.toMatchObject({
+      failures: [expect.objectContaining({ code: 'SimulatedCrashError' })],
+    });
+    expect(berthEnis(world)).toHaveLength(1);
+    expect(berthEnis(world)[0]?.status).toBe('available');
+    const summary = await passAfter(world, ENI_TIMINGS.intentGraceMs);
+    expect(summary.reconcile.intentsRecovered).toBe(1);
+    const enis = berthEnis(world);
+    expect(enis).toHaveLength(1);
+    expect(enis[0]?.attachment?.deleteOnTermination).toBe(true);
+    const state = await world.store.loadNode('node-a');
+    expect(state.intents).toHaveLength(0);
+    expect(state.enis.map((e) => e.eniId)).toEqual([enis[0]?.eniId]);
+    expect(state.ips.map((ip) => ip.ip).sort()).toEqual([...(enis[0]?.secondaryIps ?? [])].sort());
+  });
+
+  it('finishes an ENI whose creator died after AttachNetworkInterface', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'attachNetworkInterface') };
+    await runEniPass(crashing);
+    await passAfter(world, ENI_TIMINGS.intentGraceMs);
+    const enis = berthEnis(world);
+    expect(enis).toHaveLength(1);
+    expect(enis[0]?.attachment?.deleteOnTermination).toBe(true);
+    expect((await world.store.loadNode('node-a')).enis).toHaveLength(1);
+  });
+
+  it('unassigns addresses an assign left in EC2 but not in the store, after the grace', async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 4 } });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    for (let i = 0; i < 4; i++) {
+      world.cluster.addPod('g', `p${i}`, 'node-a');
+      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
+    }
+    const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'assignPrivateIpAddresses') };
+    world.clock.now += MINUTE;
+    const crashed = await runEniPass(crashing);
+    expect(crashed.failures.map((f) => f.code)).toContain('SimulatedCrashError');
+    const [eni] = berthEnis(world);
+    expect(eni?.secondaryIps).toHaveLength(8);
+    expect((await world.store.loadNode('node-a')).ips).toHaveLength(4);
+    const early = await passAfter(world, 10_000);
+    expect(early.reconcile.unknownIpsUnassigned).toBe(0);
+    const late = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
+    expect(late.reconcile.unknownIpsUnassigned).toBe(4);
+    const stored = (await world.store.loadNode('node-a')).ips.map((ip) => ip.ip).sort();
+    expect([...(berthEnis(world)[0]?.secondaryIps ?? [])].sort()).toEqual(stored);
+  });
+
+  it('adopts a berth ENI attached to the instance but missing from the store', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    const [eni] = berthEnis(world);
+    // The store loses the ENI (a crash after attach and after the intent was removed by hand).
+    const state = await world.store.loadNode('node-a');
+    await world.store.commit('node-a', [
+      { delete: { kind: 'eni', id: eni?.eniId ?? '' } },
+      ...state.ips.map((ip) => ({ delete: { kind: 'ip' as const, id: ip.ip } })),
+    ]);
+    const summary = await passAfter(world, ENI_TIMINGS.adoptAfterMs);
+    expect(summary.reconcile.enisAdopted).toBe(1);
+    expect(summary.enisCreated).toBe(0);
+    expect((await world.store.loadNode('node-a')).ips).toHaveLength(8);
+  });
+
+  it('finishes an unassign whose records were left draining', async () => {
+    const world = eniWorld({ eni: { minIdle: 0, maxIdle: 2 } });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    for (let i = 0; i < 6; i++) {
+      world.cluster.addPod('g', `p${i}`, 'node-a');
+      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
+    }
+    for (const ip of (await world.store.loadNode('node-a')).ips) {
+      await releaseIp(world.deps, 'node-a', ip.ip);
+    }
+    for (let i = 0; i < 6; i++) world.cluster.removePod('g', `p${i}`);
+    world.clock.now += ENI_TIMINGS.trimIdleAfterMs;
+    const crashing = {
+      ...world.deps,
+      ec2: crashAfter(world.deps.ec2, 'unassignPrivateIpAddresses'),
+    };
+    await runEniPass(crashing);
+    const draining = (await world.store.loadNode('node-a')).ips.filter(
+      (ip) => ip.state === 'draining',
+    );
+    expect(draining.length).toBeGreaterThan(0);
+    await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
+    const after = await world.store.loadNode('node-a');
+    expect(after.ips.filter((ip) => ip.state === 'draining')).toHaveLength(0);
+    const inEc2 = new Set(berthEnis(world).flatMap((eni) => eni.secondaryIps));
+    expect(after.ips.every((ip) => inEc2.has(ip.ip))).toBe(true);
+    expect(inEc2.size).toBe(after.ips.length);
+  });
+});
+
+describe('runEniPass under EC2 pressure', () => {
+  it('converges when half of all EC2 calls are throttled', async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 6 }, seed: 7 });
+    for (let i = 0; i < 12; i++) world.addNode(`node-${i}`, i % 2 ? 'c5.large' : 'm5.xlarge');
+    world.ec2.throttleRate = 0.5;
+    let passes = 0;
+    let settled = false;
+    while (!settled && passes < 15) {
+      const before = [...world.ec2.counts.values()].reduce((a, b) => a + b, 0);
+      const summary = await passAfter(world, MINUTE);
+      const calls = [...world.ec2.counts.values()].reduce((a, b) => a + b, 0) - before;
+      // Bounded retries: every call is tried at most maxAttempts (4) times per pass.
+      expect(calls).toBeLessThan(400);
+      passes++;
+      settled = summary.pools === 12 && summary.idleIps === 12 * 6 && summary.failures.length === 0;
+    }
+    expect(settled).toBe(true);
+    expect(world.ec2.throttled).toBeGreaterThan(0);
+    // No duplicate ENIs from retried creates: exactly one berth ENI per node.
+    expect(berthEnis(world)).toHaveLength(12);
+  });
+
+  it('marks an exhausted subnet and stops asking it until the mark expires', async () => {
+    // A /27 has 27 usable addresses; three primary ENIs take 3.
+    const world = eniWorld({ subnetCidr: '10.0.0.0/27', eni: { minIdle: 2, maxIdle: 8 } });
+    for (let i = 0; i < 3; i++) world.addNode(`node-${i}`, 'c5.4xlarge');
+    const first = await runEniPass(world.deps);
+    expect(first.exhaustedSubnets).toEqual([SUBNET_ID]);
+    expect(world.ec2.freeAddresses(SUBNET_ID)).toBeLessThan(9);
+    const creates = world.ec2.counts.get('CreateNetworkInterface') ?? 0;
+    const assigns = world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0;
+    await passAfter(world, 30_000);
+    expect(world.ec2.counts.get('CreateNetworkInterface') ?? 0).toBe(creates);
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0).toBe(assigns);
+    await expect(assignIp(world.deps, 'node-2', { namespace: 'g', pod: 'late' })).rejects.toThrow(
+      /subnet subnet-0a .* has no free addresses/,
+    );
+  });
+});
+
+describe('handleInstanceStateChange', () => {
+  it('removes the pool of a terminated instance, whose ENIs EC2 deletes with it', async () => {
+    const world = eniWorld();
+    const instanceId = world.addNode('node-a');
+    world.addNode('node-b');
+    await runEniPass(world.deps);
+    expect(berthEnis(world)).toHaveLength(2);
+    world.ec2.terminateInstance(instanceId);
+    const summary = await handleInstanceStateChange(world.deps, {
+      instanceId,
+      state: 'terminated',
+    });
+    expect(summary.poolsRemoved).toBe(1);
+    expect(await world.store.getPool('node-a')).toBeUndefined();
+    expect(await world.store.getPool('node-b')).toBeDefined();
+    expect(berthEnis(world)).toHaveLength(1);
+  });
+
+  it('reads the EventBridge detail of a state-change notification', () => {
+    expect(
+      parseInstanceStateChange({ 'instance-id': 'i-0abc123', state: 'shutting-down' }),
+    ).toEqual({ instanceId: 'i-0abc123', state: 'shutting-down' });
+    expect(parseInstanceStateChange({ 'instance-id': 'x', state: 'running' })).toBeUndefined();
+    expect(parseInstanceStateChange('nope')).toBeUndefined();
+  });
+});
+
+describe('leaked ENI sweep', () => {
+  it('deletes available berth ENIs older than the grace, tags untagged ones, spares young ones', async () => {
+    const world = eniWorld();
+    const now = world.clock.now;
+    const make = async (createdAt: number | undefined, token: string) =>
+      world.ec2.createNetworkInterface({
+        subnetId: SUBNET_ID,
+        securityGroupIds: ['sg-1'],
+        secondaryIpCount: 2,
+        description: 'leak',
+        tags: [
+          { key: BERTH_TAGS.cluster, value: 'test' },
+          ...(createdAt === undefined
+            ? []
+            : [{ key: BERTH_TAGS.createdAt, value: new Date(createdAt).toISOString() }]),
+        ],
+        clientToken: token,
+      });
+    const old = await make(now - ENI_TIMINGS.leakedEniGraceMs - 1, 'old');
+    const young = await make(now - 1_000, 'young');
+    const untagged = await make(undefined, 'untagged');
+    const foreign = await world.ec2.createNetworkInterface({
+      subnetId: SUBNET_ID,
+      securityGroupIds: ['sg-1'],
+      secondaryIpCount: 0,
+      description: 'not berth',
+      tags: [{ key: BERTH_TAGS.cluster, value: 'another-cluster' }],
+      clientToken: 'foreign',
+    });
+    const summary = await runEniPass(world.deps);
+    expect(summary).toMatchObject({ leakedEnisDeleted: 1, enisTagged: 1 });
+    expect(world.ec2.networkInterface(old.eniId)).toBeUndefined();
+    expect(world.ec2.networkInterface(young.eniId)).toBeDefined();
+    expect(world.ec2.networkInterface(foreign.eniId)).toBeDefined();
+    expect(
+      tagValue(world.ec2.networkInterface(untagged.eniId)?.tags ?? [], BERTH_TAGS.createdAt),
+    ).toBeDefined();
+  });
+
+  it('deletes the ENI a crash left detached from a terminated instance', async () => {
+    const world = eniWorld();
+    const instanceId = world.addNode('node-a');
+    // Crash before DeleteOnTermination: the ENI survives termination as `available`.
+    const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'attachNetworkInterface') };
+    await runEniPass(crashing);
+    world.ec2.terminateInstance(instanceId);
+    world.cluster.nodes.delete('node-a');
+    await passAfter(world, MINUTE);
+    expect(berthEnis(world).map((eni) => eni.status)).toEqual(['available']);
+    await passAfter(world, ENI_TIMINGS.leakedEniGraceMs);
+    expect(berthEnis(world)).toHaveLength(0);
+  });
+});
+
+describe('SimulatedCrashError', () => {
+  it('is what the crash wrapper throws', () => {
+    expect(new SimulatedCrashError('x').name).toBe('SimulatedCrashError');
+  });
+});
+
+describe('runEniPass housekeeping', () => {
+  it('forgets sticky reservations once they have lapsed', async () => {
+    const world = eniWorld({ eni: { stickySeconds: 60 } });
+    world.addNode('node-a');
+    const held = await assignIp(world.deps, 'node-a', {
+      namespace: 'db',
+      pod: 'web-0',
+      sticky: true,
+    });
+    await releaseIp(world.deps, 'node-a', held.ip);
+    await passAfter(world, 30_000);
+    expect((await world.store.getPod('node-a', 'db/web-0'))?.state).toBe('released');
+    await passAfter(world, 31_000);
+    expect(await world.store.getPod('node-a', 'db/web-0')).toBeUndefined();
+  });
+});

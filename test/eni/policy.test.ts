@@ -1,0 +1,351 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { IpRecord } from '../../shared/eni/model.js';
+import { runEniPass } from '../../shared/eni/pass.js';
+import {
+  claimCandidates,
+  ipsPerEni,
+  isReady,
+  isStickyPod,
+  maxBerthEnis,
+  type PoolPolicy,
+  planPool,
+  poolCapacity,
+} from '../../shared/eni/policy.js';
+import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { eniWorld } from './harness.js';
+
+const NOW = 10_000_000;
+
+const policyArb = fc
+  .record({
+    minIdle: fc.integer({ min: 0, max: 10 }),
+    spread: fc.integer({ min: 0, max: 20 }),
+    cooldownMs: fc.integer({ min: 0, max: 300_000 }),
+    stickyMs: fc.integer({ min: 0, max: 600_000 }),
+  })
+  .map(
+    (p): PoolPolicy => ({
+      minIdle: p.minIdle,
+      maxIdle: p.minIdle + p.spread,
+      cooldownMs: p.cooldownMs,
+      stickyMs: p.stickyMs,
+      trimIdleAfterMs: 600_000,
+      trimBatch: Math.max(1, Math.ceil(p.spread / 2)),
+      minEniLifetimeMs: 60_000,
+    }),
+  );
+
+const limitsArb = fc.constantFrom(
+  { maxInterfaces: 3, ipv4PerInterface: 6 },
+  { maxInterfaces: 3, ipv4PerInterface: 10 },
+  { maxInterfaces: 4, ipv4PerInterface: 15 },
+  { maxInterfaces: 8, ipv4PerInterface: 30 },
+);
+
+/** A random but consistent pool: ENIs within limits, each with at most its share of addresses. */
+const poolArb = fc.tuple(limitsArb, policyArb).chain(([limits, policy]) =>
+  fc
+    .array(
+      fc.array(
+        fc.record({
+          state: fc.constantFrom('free', 'assigned', 'draining'),
+          pod: fc.option(fc.constantFrom('g/a', 'g/b', 'g/c'), { nil: undefined }),
+          sticky: fc.boolean(),
+          releasedAgo: fc.option(fc.integer({ min: 0, max: 2_000_000 }), { nil: undefined }),
+          reservedFor: fc.integer({ min: -100_000, max: 600_000 }),
+          age: fc.integer({ min: 0, max: 5_000_000 }),
+        }),
+        { maxLength: ipsPerEni(limits) },
+      ),
+      { maxLength: maxBerthEnis(limits) },
+    )
+    .map((enis) => {
+      const ips: IpRecord[] = [];
+      enis.forEach((addresses, e) => {
+        addresses.forEach((a, i) => {
+          const holder = a.state === 'assigned' ? (a.pod ?? 'g/x') : a.pod;
+          ips.push({
+            kind: 'ip',
+            ip: `10.0.${e}.${i + 10}`,
+            eniId: `eni-${e}`,
+            state: a.state as IpRecord['state'],
+            ...(holder ? { pod: holder } : {}),
+            sticky: a.sticky,
+            releasedAt: a.releasedAgo === undefined ? 0 : NOW - a.releasedAgo,
+            ...(a.state === 'free' && holder ? { reservedUntil: NOW + a.reservedFor } : {}),
+            createdAt: NOW - a.age,
+            version: 1,
+          });
+        });
+      });
+      return {
+        limits,
+        policy,
+        enis: enis.map((_, e) => ({ eniId: `eni-${e}`, createdAt: NOW - 3_600_000 })),
+        ips,
+      };
+    }),
+);
+
+describe('planPool', () => {
+  it('never plans more addresses than the instance type holds, per ENI or in total', () => {
+    fc.assert(
+      fc.property(
+        poolArb,
+        fc.boolean(),
+        fc.boolean(),
+        fc.nat(20),
+        fc.nat(2),
+        (pool, draining, mayGrow, waiting, inFlight) => {
+          // Creations in flight fit the instance too: at most the ENIs left, each within its share.
+          const pendingCreates = Array.from(
+            { length: Math.min(inFlight, maxBerthEnis(pool.limits) - pool.enis.length) },
+            () => Math.min(3, ipsPerEni(pool.limits)),
+          ).filter((_, i) => pool.ips.length + (i + 1) * 3 <= poolCapacity(pool.limits));
+          const plan = planPool({ ...pool, now: NOW, draining, mayGrow, waiting, pendingCreates });
+          const added =
+            plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
+          const pendingIps = pendingCreates.reduce((n, c) => n + c, 0);
+          expect(pool.ips.length + pendingIps + added).toBeLessThanOrEqual(
+            poolCapacity(pool.limits),
+          );
+          expect(pool.enis.length + pendingCreates.length + plan.create.length).toBeLessThanOrEqual(
+            maxBerthEnis(pool.limits),
+          );
+          for (const { eniId, count } of plan.assign) {
+            const onEni = pool.ips.filter((ip) => ip.eniId === eniId).length;
+            expect(onEni + count).toBeLessThanOrEqual(ipsPerEni(pool.limits));
+          }
+          expect(pool.enis.length + plan.create.length).toBeLessThanOrEqual(
+            maxBerthEnis(pool.limits),
+          );
+        },
+      ),
+    );
+  });
+
+  it('creates an ENI only when every attached ENI is full', () => {
+    fc.assert(
+      fc.property(poolArb, fc.nat(20), (pool, waiting) => {
+        const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true, waiting });
+        if (plan.create.length === 0) return;
+        for (const eni of pool.enis) {
+          const onEni = pool.ips.filter((ip) => ip.eniId === eni.eniId).length;
+          const assigned = plan.assign.find((a) => a.eniId === eni.eniId)?.count ?? 0;
+          expect(onEni + assigned).toBe(ipsPerEni(pool.limits));
+        }
+      }),
+    );
+  });
+
+  it('trims and deletes only free, rested addresses that nobody has reserved', () => {
+    fc.assert(
+      fc.property(poolArb, fc.boolean(), (pool, draining) => {
+        const plan = planPool({ ...pool, now: NOW, draining, mayGrow: true });
+        const byIp = new Map(pool.ips.map((ip) => [ip.ip, ip]));
+        for (const { ips } of plan.unassign) {
+          for (const ip of ips) {
+            const record = byIp.get(ip);
+            expect(record && isReady(record, NOW, pool.policy.cooldownMs)).toBe(true);
+          }
+        }
+        for (const eniId of plan.deleteEnis) {
+          for (const ip of pool.ips.filter((r) => r.eniId === eniId)) {
+            expect(isReady(ip, NOW, pool.policy.cooldownMs)).toBe(true);
+          }
+        }
+      }),
+    );
+  });
+
+  it('keeps at least minIdle ready addresses after a refill when capacity allows', () => {
+    fc.assert(
+      fc.property(poolArb, (pool) => {
+        const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true });
+        const added =
+          plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
+        const room = poolCapacity(pool.limits) - pool.ips.length;
+        expect(plan.stats.ready + added).toBeGreaterThanOrEqual(
+          Math.min(pool.policy.minIdle, plan.stats.ready + room),
+        );
+      }),
+    );
+  });
+});
+
+describe('claimCandidates', () => {
+  it('offers only free addresses past their cooldown, and reservations only to their pod', () => {
+    fc.assert(
+      fc.property(poolArb, fc.constantFrom('g/a', 'g/b', 'g/new'), (pool, pod) => {
+        for (const ip of claimCandidates(pool.ips, pod, NOW, pool.policy.cooldownMs)) {
+          expect(ip.state).toBe('free');
+          const reserved = ip.pod !== undefined && (ip.reservedUntil ?? 0) > NOW;
+          if (reserved) expect(ip.pod).toBe(pod);
+          else
+            expect(ip.releasedAt === 0 || NOW - ip.releasedAt >= pool.policy.cooldownMs).toBe(true);
+        }
+      }),
+    );
+  });
+
+  it('offers a pod its own reservation first', () => {
+    fc.assert(
+      fc.property(poolArb, (pool) => {
+        const own = pool.ips.find(
+          (ip) => ip.state === 'free' && ip.pod === 'g/a' && (ip.reservedUntil ?? 0) > NOW,
+        );
+        const [first] = claimCandidates(pool.ips, 'g/a', NOW, pool.policy.cooldownMs);
+        if (own) expect(first?.pod).toBe('g/a');
+      }),
+    );
+  });
+
+  it('hands out the longest-rested address first', () => {
+    fc.assert(
+      fc.property(poolArb, (pool) => {
+        const list = claimCandidates(pool.ips, 'g/new', NOW, pool.policy.cooldownMs);
+        for (let i = 1; i < list.length; i++) {
+          expect(list[i - 1]?.releasedAt ?? 0).toBeLessThanOrEqual(list[i]?.releasedAt ?? 0);
+        }
+      }),
+    );
+  });
+});
+
+describe('isStickyPod', () => {
+  it('is true for StatefulSet members and annotated pods only', () => {
+    expect(
+      isStickyPod({
+        metadata: {
+          ownerReferences: [{ kind: 'StatefulSet', apiVersion: 'apps/v1', name: 's', uid: 'u' }],
+        },
+      }),
+    ).toBe(true);
+    expect(isStickyPod({ metadata: { annotations: { 'berth.dev/sticky-ip': 'true' } } })).toBe(
+      true,
+    );
+    expect(isStickyPod({ metadata: { annotations: { 'berth.dev/sticky-ip': 'false' } } })).toBe(
+      false,
+    );
+    expect(
+      isStickyPod({
+        metadata: {
+          ownerReferences: [{ kind: 'ReplicaSet', apiVersion: 'apps/v1', name: 's', uid: 'u' }],
+        },
+      }),
+    ).toBe(false);
+  });
+});
+
+type Op =
+  | { readonly kind: 'assign'; readonly pod: number }
+  | { readonly kind: 'release'; readonly pod: number }
+  | { readonly kind: 'wait'; readonly seconds: number }
+  | { readonly kind: 'pass' };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('assign' as const), pod: fc.nat(14) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('release' as const), pod: fc.nat(14) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('wait' as const),
+      seconds: fc.integer({ min: 1, max: 900 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('pass' as const) }) },
+);
+
+describe('ENI pool (model-based)', () => {
+  it('never exceeds capacity, never gives one IP to two pods, respects cooldown and returns sticky IPs', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(opArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 25 }),
+        fc.constantFrom('t3.medium', 'c5.large', 'm5.xlarge'),
+        async (batches, instanceType) => {
+          const cooldownSeconds = 60;
+          const stickySeconds = 300;
+          const world = eniWorld({
+            eni: { minIdle: 1, maxIdle: 4, cooldownSeconds, stickySeconds },
+          });
+          world.addNode('node-a', instanceType);
+          const capacity = poolCapacity(
+            instanceType === 't3.medium'
+              ? { maxInterfaces: 3, ipv4PerInterface: 6 }
+              : instanceType === 'c5.large'
+                ? { maxInterfaces: 3, ipv4PerInterface: 10 }
+                : { maxInterfaces: 4, ipv4PerInterface: 15 },
+          );
+          const holding = new Map<number, string>();
+          const lastRelease = new Map<string, { pod: number; at: number; sticky: boolean }>();
+          // A pod's kind does not change between its requests: even pods are StatefulSet members.
+          const isSticky = (pod: number) => pod % 2 === 0;
+          for (const batch of batches) {
+            // Time moves between batches; the rest of a batch runs concurrently, which is where
+            // a double assignment would show.
+            for (const op of batch) if (op.kind === 'wait') world.clock.now += op.seconds * 1000;
+            const at = world.clock.now;
+            // Requests for one pod are not raced against each other here (a release racing its
+            // own pod's assign has no single right answer); the service test covers repeats.
+            const seen = new Set<number>();
+            const concurrent = batch.filter((op) => {
+              if (!('pod' in op)) return true;
+              if (seen.has(op.pod)) return false;
+              seen.add(op.pod);
+              return true;
+            });
+            await Promise.all(
+              concurrent.map(async (op) => {
+                if (op.kind === 'pass') {
+                  await runEniPass(world.deps);
+                } else if (op.kind === 'assign') {
+                  world.cluster.addPod('g', `p${op.pod}`, 'node-a');
+                  const outcome = await assignIp(world.deps, 'node-a', {
+                    namespace: 'g',
+                    pod: `p${op.pod}`,
+                    sticky: isSticky(op.pod),
+                  }).catch((error: unknown) => error as { statusCode?: number });
+                  if (!('ip' in outcome)) {
+                    expect(outcome.statusCode).toBeOneOf([409, 503]);
+                    return;
+                  }
+                  const { ip } = outcome;
+                  const previous = holding.get(op.pod);
+                  if (previous !== undefined) expect(ip).toBe(previous);
+                  const rested = lastRelease.get(ip);
+                  if (rested && rested.pod !== op.pod) {
+                    expect(at - rested.at).toBeGreaterThanOrEqual(cooldownSeconds * 1000);
+                  }
+                  const mine = [...lastRelease].find(([, r]) => r.pod === op.pod && r.sticky);
+                  if (previous === undefined && mine && at - mine[1].at < stickySeconds * 1000) {
+                    // Still reserved, so nobody else can have it: the sticky pod gets it back.
+                    expect(ip).toBe(mine[0]);
+                  }
+                  holding.set(op.pod, ip);
+                } else if (op.kind === 'release') {
+                  const ip = holding.get(op.pod);
+                  if (ip === undefined) return;
+                  holding.delete(op.pod);
+                  world.cluster.removePod('g', `p${op.pod}`);
+                  await releaseIp(world.deps, 'node-a', ip);
+                  for (const [other, r] of lastRelease) {
+                    if (r.pod === op.pod) lastRelease.delete(other);
+                  }
+                  lastRelease.set(ip, { pod: op.pod, at, sticky: isSticky(op.pod) });
+                }
+              }),
+            );
+            const state = await world.store.loadNode('node-a');
+            expect(state.ips.length).toBeLessThanOrEqual(capacity);
+            const holders = state.ips.filter((ip) => ip.state === 'assigned').map((ip) => ip.pod);
+            expect(new Set(holders).size).toBe(holders.length);
+            const ips = [...holding.values()];
+            expect(new Set(ips).size).toBe(ips.length);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});

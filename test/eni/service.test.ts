@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
+import {
+  EniBadRequestError,
+  PoolExhaustedError,
+  UnknownNodeError,
+} from '../../shared/eni/errors.js';
+import { runEniPass } from '../../shared/eni/pass.js';
+import { assignIp, handleAssignIp, handleReleaseIp, releaseIp } from '../../shared/eni/service.js';
+import { eniPoolStatus } from '../../shared/eni/status.js';
+import { eniWorld, SUBNET_CIDR } from './harness.js';
+
+describe('assignIp', () => {
+  it('creates the pool and a tagged berth ENI on first use, and answers the subnet gateway', async () => {
+    const world = eniWorld();
+    const instanceId = world.addNode('node-a');
+    const answer = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    expect(answer.subnetCidr).toBe(SUBNET_CIDR);
+    expect(answer.gateway).toBe('10.0.0.1');
+    const eni = world.ec2.networkInterface(answer.eniId);
+    expect(eni?.secondaryIps).toContain(answer.ip);
+    expect(eni?.attachment).toMatchObject({ instanceId, deleteOnTermination: true });
+    expect(eni?.attachment?.deviceIndex).toBe(1);
+    expect(tagValue(eni?.tags ?? [], BERTH_TAGS.cluster)).toBe('test');
+    expect(tagValue(eni?.tags ?? [], BERTH_TAGS.node)).toBe('node-a');
+    expect(tagValue(eni?.tags ?? [], BERTH_TAGS.instance)).toBe(instanceId);
+    expect(tagValue(eni?.tags ?? [], BERTH_TAGS.createdAt)).toBe(
+      new Date(world.clock.now).toISOString(),
+    );
+  });
+
+  it('answers a repeated request with the same address', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const first = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    const calls = world.ec2.mutatingCalls();
+    const again = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    expect(again).toEqual(first);
+    expect(world.ec2.mutatingCalls()).toBe(calls);
+  });
+
+  it('answers concurrent requests of one pod with one address', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' }),
+      ),
+    );
+    expect(new Set(answers.map((a) => a.ip)).size).toBe(1);
+  });
+
+  it('gives concurrent pods distinct addresses', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        assignIp(world.deps, 'node-a', { namespace: 'games', pod: `gs-${i}` }),
+      ),
+    );
+    expect(new Set(answers.map((a) => a.ip)).size).toBe(12);
+  });
+
+  it('refuses a node that is not in the cluster with UnknownNodeError', async () => {
+    const world = eniWorld();
+    await expect(
+      assignIp(world.deps, 'ghost', { namespace: 'games', pod: 'gs-1' }),
+    ).rejects.toBeInstanceOf(UnknownNodeError);
+  });
+
+  it('refuses with PoolExhaustedError once the instance type is full', async () => {
+    // t3.medium: 3 ENIs × 6 IPv4; berth leaves the primary ENI alone → 2 × 5 = 10 pod IPs.
+    const world = eniWorld({ eni: { minIdle: 0, maxIdle: 2 } });
+    world.addNode('node-a', 't3.medium');
+    for (let i = 0; i < 10; i++) {
+      await assignIp(world.deps, 'node-a', { namespace: 'games', pod: `gs-${i}` });
+    }
+    await expect(
+      assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-10' }),
+    ).rejects.toBeInstanceOf(PoolExhaustedError);
+    const berthEnis = world.ec2
+      .allInterfaces()
+      .filter((eni) => tagValue(eni.tags, BERTH_TAGS.cluster) === 'test');
+    expect(berthEnis).toHaveLength(2);
+  });
+
+  it('creates a second ENI only when the first is full', async () => {
+    const world = eniWorld({ eni: { minIdle: 0, maxIdle: 1 } });
+    world.addNode('node-a', 'c5.large');
+    const eniIds = new Set<string>();
+    for (let i = 0; i < 9; i++) {
+      eniIds.add((await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` })).eniId);
+    }
+    expect(eniIds.size).toBe(1);
+    eniIds.add((await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p9' })).eniId);
+    expect(eniIds.size).toBe(2);
+  });
+});
+
+describe('releaseIp', () => {
+  it('releases once and answers released: false for a repeated release', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const { ip } = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    expect(await releaseIp(world.deps, 'node-a', ip)).toEqual({ released: true });
+    expect(await releaseIp(world.deps, 'node-a', ip)).toEqual({ released: false });
+  });
+
+  it('keeps a released address out of reach until the cooldown has passed', async () => {
+    const world = eniWorld({ eni: { minIdle: 0, maxIdle: 1, cooldownSeconds: 60 } });
+    world.addNode('node-a');
+    const first = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'a' });
+    await releaseIp(world.deps, 'node-a', first.ip);
+    const second = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'b' });
+    expect(second.ip).not.toBe(first.ip);
+    await releaseIp(world.deps, 'node-a', second.ip);
+    world.clock.now += 61_000;
+    // Both rested now; the longest-rested (first) goes out first.
+    const third = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'c' });
+    expect(third.ip).toBe(first.ip);
+  });
+
+  it('gives a StatefulSet pod its previous address back within stickySeconds', async () => {
+    const world = eniWorld({ eni: { stickySeconds: 300, cooldownSeconds: 60 } });
+    world.addNode('node-a');
+    world.cluster.addPod('db', 'web-0', 'node-a', { statefulSet: true });
+    const first = await assignIp(world.deps, 'node-a', { namespace: 'db', pod: 'web-0' });
+    await releaseIp(world.deps, 'node-a', first.ip);
+    world.clock.now += 10_000;
+    const other = await assignIp(world.deps, 'node-a', { namespace: 'db', pod: 'other' });
+    expect(other.ip).not.toBe(first.ip);
+    const again = await assignIp(world.deps, 'node-a', { namespace: 'db', pod: 'web-0' });
+    expect(again.ip).toBe(first.ip);
+  });
+
+  it('honours the sticky-ip annotation, and lets the reservation lapse after stickySeconds', async () => {
+    const world = eniWorld({
+      eni: { stickySeconds: 120, cooldownSeconds: 0, minIdle: 0, maxIdle: 1 },
+    });
+    world.addNode('node-a');
+    world.cluster.addPod('g', 'pinned', 'node-a', { stickyAnnotation: true });
+    const first = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'pinned' });
+    await releaseIp(world.deps, 'node-a', first.ip);
+    world.clock.now += 121_000;
+    const stranger = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'stranger' });
+    expect(stranger.ip).toBe(first.ip);
+  });
+});
+
+describe('handleAssignIp', () => {
+  it('names the bad field in EniBadRequestError', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    await expect(handleAssignIp(world.deps, 'node-a', { namespace: 'g' })).rejects.toThrow(/pod: /);
+    await expect(
+      handleAssignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p', extra: 1 }),
+    ).rejects.toThrow(/extra: unknown field/);
+    await expect(handleAssignIp(world.deps, 'node-a', 'nope')).rejects.toBeInstanceOf(
+      EniBadRequestError,
+    );
+  });
+
+  it('maps errors to 400, 404 and 409 status codes', async () => {
+    const world = eniWorld();
+    const bad = await handleAssignIp(world.deps, 'node-a', {}).catch((e: unknown) => e);
+    const unknown = await handleAssignIp(world.deps, 'ghost', { namespace: 'g', pod: 'p' }).catch(
+      (e: unknown) => e,
+    );
+    const badIp = await handleReleaseIp(world.deps, 'node-a', '10.0.0.999').catch(
+      (e: unknown) => e,
+    );
+    expect((bad as EniBadRequestError).statusCode).toBe(400);
+    expect((unknown as UnknownNodeError).statusCode).toBe(404);
+    expect((badIp as EniBadRequestError).statusCode).toBe(400);
+    expect(new PoolExhaustedError('n', 'full').statusCode).toBe(409);
+  });
+});
+
+describe('eniPoolStatus', () => {
+  it('reports each pool with its capacity, assigned and idle addresses', async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 8 } });
+    world.addNode('node-a', 'c5.large');
+    await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p' });
+    expect(await eniPoolStatus(world.deps)).toEqual([
+      expect.objectContaining({
+        node: 'node-a',
+        instanceType: 'c5.large',
+        enis: 1,
+        capacity: 18,
+        assigned: 1,
+        // The first pod's on-demand refill brought maxIdle addresses; it holds one.
+        idle: 7,
+        ready: 7,
+      }),
+    ]);
+  });
+});

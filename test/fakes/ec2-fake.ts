@@ -1,0 +1,821 @@
+/**
+ * A faithful in-memory EC2 for berth's `Ec2Network` (Karpenter's `pkg/fake/ec2api.go` idea):
+ * instance types with their real ENI/IPv4 limits, subnets with finite addresses (AWS reserves
+ * the first four and the last one), the real error codes, a token bucket per action with EC2's
+ * default sizes and refill, asynchronous detach, ClientToken idempotency on create, and an
+ * optional eventual-consistency lag on DescribeNetworkInterfaces. Tests steer it with injected
+ * errors, a throttle rate and instance launches/terminations; it records every call.
+ */
+import type {
+  CreateNetworkInterfaceInput,
+  Ec2Action,
+  Ec2Instance,
+  Ec2Network,
+  Ec2NetworkInterface,
+  Ec2Subnet,
+  Ec2Tag,
+  InstanceState,
+  InstanceTypeLimits,
+  NetworkInterfacePage,
+  NetworkInterfaceQuery,
+} from '../../shared/ec2/network.js';
+import {
+  type BucketSpec,
+  type BucketState,
+  fullBucket,
+  takeTokens,
+} from '../../shared/ec2/token-bucket.js';
+import { formatIp, parseCidr } from '../../shared/net/ip.js';
+
+/** Real limits (reference §2.10 and DescribeInstanceTypes): max ENIs × IPv4 per ENI. */
+export const INSTANCE_TYPES: Readonly<Record<string, InstanceTypeLimits>> = {
+  't3.small': { instanceType: 't3.small', maxNetworkInterfaces: 3, ipv4PerInterface: 4 },
+  't3.medium': { instanceType: 't3.medium', maxNetworkInterfaces: 3, ipv4PerInterface: 6 },
+  'm5.large': { instanceType: 'm5.large', maxNetworkInterfaces: 3, ipv4PerInterface: 10 },
+  'c5.large': { instanceType: 'c5.large', maxNetworkInterfaces: 3, ipv4PerInterface: 10 },
+  'm5.xlarge': { instanceType: 'm5.xlarge', maxNetworkInterfaces: 4, ipv4PerInterface: 15 },
+  'c5.4xlarge': { instanceType: 'c5.4xlarge', maxNetworkInterfaces: 8, ipv4PerInterface: 30 },
+  'm5.24xlarge': { instanceType: 'm5.24xlarge', maxNetworkInterfaces: 15, ipv4PerInterface: 50 },
+};
+
+/** EC2's default buckets per action (reference §3.1), for filtered/paginated Describe calls. */
+export const EC2_DEFAULT_BUCKETS: Readonly<Record<Ec2Action, BucketSpec>> = {
+  DescribeInstances: { capacity: 100, refillPerSecond: 20 },
+  DescribeInstanceTypes: { capacity: 100, refillPerSecond: 20 },
+  DescribeSubnets: { capacity: 100, refillPerSecond: 20 },
+  DescribeNetworkInterfaces: { capacity: 100, refillPerSecond: 20 },
+  AssignPrivateIpAddresses: { capacity: 100, refillPerSecond: 5 },
+  UnassignPrivateIpAddresses: { capacity: 100, refillPerSecond: 5 },
+  CreateNetworkInterface: { capacity: 100, refillPerSecond: 5 },
+  DeleteNetworkInterface: { capacity: 100, refillPerSecond: 5 },
+  ModifyNetworkInterfaceAttribute: { capacity: 100, refillPerSecond: 5 },
+  AttachNetworkInterface: { capacity: 50, refillPerSecond: 5 },
+  DetachNetworkInterface: { capacity: 50, refillPerSecond: 5 },
+  CreateTags: { capacity: 100, refillPerSecond: 10 },
+};
+
+/** Actions that change state (the benchmark's "mutating calls"). */
+export const MUTATING_ACTIONS: ReadonlySet<Ec2Action> = new Set([
+  'CreateNetworkInterface',
+  'AttachNetworkInterface',
+  'ModifyNetworkInterfaceAttribute',
+  'AssignPrivateIpAddresses',
+  'UnassignPrivateIpAddresses',
+  'DetachNetworkInterface',
+  'DeleteNetworkInterface',
+  'CreateTags',
+]);
+
+/** An error shaped like the SDK's: `name` and `Code` are the EC2 error code. */
+export class FakeEc2Error extends Error {
+  readonly Code: string;
+  readonly $fault = 'client';
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = code;
+    this.Code = code;
+  }
+}
+
+/** One call the fake answered (or refused). */
+export interface FakeCall {
+  readonly action: Ec2Action;
+  readonly at: number;
+  readonly outcome: 'ok' | 'error';
+  readonly code?: string;
+}
+
+interface Subnet {
+  readonly subnetId: string;
+  readonly cidr: string;
+  readonly availabilityZone: string;
+  readonly network: bigint;
+  readonly size: bigint;
+  next: bigint;
+  /** Released offsets, reused oldest first (a queue: `released[releasedHead]` is next). */
+  readonly released: bigint[];
+  releasedHead: number;
+  readonly used: Set<string>;
+}
+
+interface Attachment {
+  attachmentId: string;
+  instanceId: string;
+  deviceIndex: number;
+  deleteOnTermination: boolean;
+  /** Detach requested: the ENI becomes `available` at this time. */
+  detachAt?: number;
+}
+
+interface Eni {
+  readonly eniId: string;
+  readonly subnetId: string;
+  readonly primaryIp: string;
+  readonly secondaryIps: string[];
+  readonly securityGroupIds: readonly string[];
+  tags: Ec2Tag[];
+  attachment?: Attachment;
+  readonly primaryOfInstance: boolean;
+}
+
+interface Instance {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  state: InstanceState;
+  readonly subnetId: string;
+  readonly availabilityZone: string;
+  readonly securityGroupIds: readonly string[];
+}
+
+/** Options of the fake. */
+export interface FakeEc2Options {
+  readonly now: () => number;
+  /** Uniform in [0, 1): drives the throttle rate. */
+  readonly random?: () => number;
+  /** DescribeNetworkInterfaces shows the state as it was this long ago. */
+  readonly describeLagMs?: number;
+  /** How long a detach takes before the ENI is `available`. */
+  readonly detachDelayMs?: number;
+  /** Override EC2's buckets (e.g. to model other tenants using the account). */
+  readonly buckets?: Partial<Record<Ec2Action, BucketSpec>>;
+  /** Keep a call log (off in the benchmark, which only needs counts). */
+  readonly recordCalls?: boolean;
+}
+
+/** The fake EC2 account and Region. */
+export class FakeEc2 implements Ec2Network {
+  readonly #now: () => number;
+  readonly #random: () => number;
+  readonly #detachDelayMs: number;
+  readonly #describeLagMs: number;
+  readonly #buckets = new Map<Ec2Action, BucketState>();
+  readonly #bucketSpecs: Record<Ec2Action, BucketSpec>;
+  readonly #subnets = new Map<string, Subnet>();
+  readonly #instances = new Map<string, Instance>();
+  readonly #enis = new Map<string, Eni>();
+  readonly #tokens = new Map<string, { eniId: string; params: string }>();
+  readonly #history = new Map<string, { at: number; view: Ec2NetworkInterface | undefined }[]>();
+  readonly #injected: { action: Ec2Action; code: string; message: string }[] = [];
+  readonly #recordCalls: boolean;
+  #seq = 0;
+  /** Probability that any call is answered `RequestLimitExceeded` before it does anything. */
+  throttleRate = 0;
+  /** Every call, when `recordCalls` is on. */
+  readonly calls: FakeCall[] = [];
+  /** Calls per action, ok or not. */
+  readonly counts = new Map<Ec2Action, number>();
+  /** Calls refused with RequestLimitExceeded. */
+  throttled = 0;
+
+  constructor(options: FakeEc2Options) {
+    this.#now = options.now;
+    this.#random = options.random ?? Math.random;
+    this.#detachDelayMs = options.detachDelayMs ?? 1_000;
+    this.#describeLagMs = options.describeLagMs ?? 0;
+    this.#bucketSpecs = { ...EC2_DEFAULT_BUCKETS, ...options.buckets };
+    this.#recordCalls = options.recordCalls ?? true;
+  }
+
+  // ---- world building -------------------------------------------------------------------------
+
+  /** Adds a subnet; its usable addresses are the CIDR minus AWS's five reserved ones. */
+  addSubnet(subnetId: string, cidr: string, availabilityZone = 'us-east-1a'): void {
+    const block = parseCidr(cidr);
+    if (block?.family !== 'IPv4') throw new Error(`bad subnet CIDR ${cidr}`);
+    this.#subnets.set(subnetId, {
+      subnetId,
+      cidr,
+      availabilityZone,
+      network: block.network,
+      size: 1n << BigInt(block.hostBits),
+      next: 4n,
+      released: [],
+      releasedHead: 0,
+      used: new Set(),
+    });
+  }
+
+  /** Launches a running instance with its primary ENI (device 0, deleted on termination). */
+  launchInstance(input: {
+    instanceType: string;
+    subnetId: string;
+    securityGroupIds?: readonly string[];
+    instanceId?: string;
+  }): string {
+    const subnet = this.#subnet(input.subnetId);
+    if (!INSTANCE_TYPES[input.instanceType]) throw new Error(`unknown type ${input.instanceType}`);
+    const instanceId = input.instanceId ?? `i-${this.#hex(17)}`;
+    this.#instances.set(instanceId, {
+      instanceId,
+      instanceType: input.instanceType,
+      state: 'running',
+      subnetId: subnet.subnetId,
+      availabilityZone: subnet.availabilityZone,
+      securityGroupIds: input.securityGroupIds ?? ['sg-0123456789abcdef0'],
+    });
+    const [primaryIp] = this.#allocate(subnet, 1);
+    const eni: Eni = {
+      eniId: `eni-${this.#hex(17)}`,
+      subnetId: subnet.subnetId,
+      primaryIp: primaryIp ?? '',
+      secondaryIps: [],
+      securityGroupIds: input.securityGroupIds ?? ['sg-0123456789abcdef0'],
+      tags: [],
+      attachment: {
+        attachmentId: `eni-attach-${this.#hex(17)}`,
+        instanceId,
+        deviceIndex: 0,
+        deleteOnTermination: true,
+      },
+      primaryOfInstance: true,
+    };
+    this.#enis.set(eni.eniId, eni);
+    this.#snapshot(eni.eniId);
+    return instanceId;
+  }
+
+  /** Terminates an instance: ENIs marked DeleteOnTermination go, the others become `available`. */
+  terminateInstance(instanceId: string): void {
+    const instance = this.#instances.get(instanceId);
+    if (!instance) return;
+    instance.state = 'terminated';
+    for (const eni of [...this.#enis.values()]) {
+      if (eni.attachment?.instanceId !== instanceId) continue;
+      if (eni.attachment.deleteOnTermination) this.#destroy(eni);
+      else {
+        eni.attachment = undefined;
+        this.#snapshot(eni.eniId);
+      }
+    }
+  }
+
+  /** Makes the next call of `action` fail with `code` (queued; each injection fails one call). */
+  failNext(action: Ec2Action, code: string, message = `injected ${code}`): void {
+    this.#injected.push({ action, code, message });
+  }
+
+  /** Free addresses left in a subnet. */
+  freeAddresses(subnetId: string): number {
+    const subnet = this.#subnet(subnetId);
+    return Number(subnet.size - 5n) - subnet.used.size;
+  }
+
+  /** The current (not lagged) view of every ENI. */
+  allInterfaces(): Ec2NetworkInterface[] {
+    return [...this.#enis.values()].map((eni) => this.#view(eni));
+  }
+
+  /** The current view of one ENI, if it exists. */
+  networkInterface(eniId: string): Ec2NetworkInterface | undefined {
+    const eni = this.#enis.get(eniId);
+    if (eni) this.#settle(eni);
+    return eni ? this.#view(eni) : undefined;
+  }
+
+  /** Mutating calls made so far. */
+  mutatingCalls(): number {
+    let total = 0;
+    for (const [action, count] of this.counts) if (MUTATING_ACTIONS.has(action)) total += count;
+    return total;
+  }
+
+  // ---- Ec2Network -----------------------------------------------------------------------------
+
+  async describeInstances(instanceIds: readonly string[]): Promise<readonly Ec2Instance[]> {
+    this.#enter('DescribeInstances');
+    const found: Ec2Instance[] = [];
+    // One sweep over the ENIs indexes them by instance (Describe of a whole fleet stays linear).
+    const attached = new Map<string, Eni[]>();
+    for (const eni of this.#enis.values()) {
+      this.#settle(eni);
+      const owner = eni.attachment?.instanceId;
+      if (owner === undefined) continue;
+      const list = attached.get(owner) ?? [];
+      list.push(eni);
+      attached.set(owner, list);
+    }
+    for (const id of instanceIds) {
+      const instance = this.#instances.get(id);
+      if (!instance) continue;
+      found.push({
+        instanceId: instance.instanceId,
+        instanceType: instance.instanceType,
+        state: instance.state,
+        subnetId: instance.subnetId,
+        availabilityZone: instance.availabilityZone,
+        securityGroupIds: instance.securityGroupIds,
+        networkInterfaces: (attached.get(id) ?? []).map((eni) => ({
+          eniId: eni.eniId,
+          deviceIndex: eni.attachment?.deviceIndex ?? 0,
+        })),
+      });
+    }
+    return this.#ok('DescribeInstances', found);
+  }
+
+  async describeInstanceTypes(
+    instanceTypes: readonly string[],
+  ): Promise<readonly InstanceTypeLimits[]> {
+    this.#enter('DescribeInstanceTypes');
+    const found: InstanceTypeLimits[] = [];
+    for (const type of instanceTypes) {
+      const limits = INSTANCE_TYPES[type];
+      if (!limits) {
+        this.#fail(
+          'DescribeInstanceTypes',
+          'InvalidInstanceType',
+          `The following supplied instance types do not exist: [${type}]`,
+        );
+      } else found.push(limits);
+    }
+    return this.#ok('DescribeInstanceTypes', found);
+  }
+
+  async describeSubnets(subnetIds: readonly string[]): Promise<readonly Ec2Subnet[]> {
+    this.#enter('DescribeSubnets');
+    const found: Ec2Subnet[] = [];
+    for (const id of subnetIds) {
+      const subnet = this.#subnets.get(id);
+      if (!subnet) continue;
+      found.push({
+        subnetId: id,
+        cidr: subnet.cidr,
+        availabilityZone: subnet.availabilityZone,
+        availableIpCount: this.freeAddresses(id),
+      });
+    }
+    return this.#ok('DescribeSubnets', found);
+  }
+
+  async describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfacePage> {
+    this.#enter('DescribeNetworkInterfaces');
+    const pageSize = query.pageSize ?? 1000;
+    if (pageSize < 5 || pageSize > 1000) {
+      this.#fail(
+        'DescribeNetworkInterfaces',
+        'InvalidParameterValue',
+        `MaxResults must be between 5 and 1000`,
+      );
+    }
+    const views = this.#visibleInterfaces().filter((eni) => matches(eni, query.filters));
+    const start = query.nextToken ? Number(query.nextToken) : 0;
+    const page = views.slice(start, start + pageSize);
+    const end = start + page.length;
+    return this.#ok('DescribeNetworkInterfaces', {
+      interfaces: page,
+      ...(end < views.length ? { nextToken: String(end) } : {}),
+    });
+  }
+
+  async createNetworkInterface(input: CreateNetworkInterfaceInput): Promise<Ec2NetworkInterface> {
+    this.#enter('CreateNetworkInterface');
+    const params = JSON.stringify([
+      input.subnetId,
+      [...input.securityGroupIds].sort(),
+      input.secondaryIpCount,
+      input.description,
+      input.tags,
+    ]);
+    const earlier = this.#tokens.get(input.clientToken);
+    if (earlier) {
+      if (earlier.params !== params) {
+        this.#fail(
+          'CreateNetworkInterface',
+          'IdempotentParameterMismatch',
+          'The client token you have provided is associated with a resource that has different parameters',
+        );
+      }
+      const eni = this.#enis.get(earlier.eniId);
+      if (eni) {
+        this.#settle(eni);
+        return this.#ok('CreateNetworkInterface', this.#view(eni));
+      }
+    }
+    const subnet = this.#subnets.get(input.subnetId);
+    if (!subnet) {
+      this.#fail(
+        'CreateNetworkInterface',
+        'InvalidSubnetID.NotFound',
+        `The subnet ID '${input.subnetId}' does not exist`,
+      );
+    }
+    if (input.secondaryIpCount < 0 || input.secondaryIpCount > 49) {
+      this.#fail(
+        'CreateNetworkInterface',
+        'InvalidParameterValue',
+        'SecondaryPrivateIpAddressCount out of range',
+      );
+    }
+    if (this.freeAddresses(subnet.subnetId) < 1 + input.secondaryIpCount) {
+      this.#fail(
+        'CreateNetworkInterface',
+        'InsufficientFreeAddressesInSubnet',
+        `There are not enough free addresses in subnet '${subnet.subnetId}' to satisfy the requested number of instances.`,
+      );
+    }
+    const [primaryIp, ...secondaryIps] = this.#allocate(subnet, 1 + input.secondaryIpCount);
+    const eni: Eni = {
+      eniId: `eni-${this.#hex(17)}`,
+      subnetId: subnet.subnetId,
+      primaryIp: primaryIp ?? '',
+      secondaryIps,
+      securityGroupIds: input.securityGroupIds,
+      tags: [...input.tags],
+      primaryOfInstance: false,
+    };
+    this.#enis.set(eni.eniId, eni);
+    this.#tokens.set(input.clientToken, { eniId: eni.eniId, params });
+    this.#snapshot(eni.eniId);
+    return this.#ok('CreateNetworkInterface', this.#view(eni));
+  }
+
+  async attachNetworkInterface(input: {
+    eniId: string;
+    instanceId: string;
+    deviceIndex: number;
+  }): Promise<{ attachmentId: string }> {
+    const action = 'AttachNetworkInterface';
+    this.#enter(action);
+    const eni = this.#eni(action, input.eniId);
+    const instance = this.#instances.get(input.instanceId);
+    if (!instance || instance.state === 'terminated') {
+      this.#fail(
+        action,
+        'InvalidInstanceID.NotFound',
+        `The instance ID '${input.instanceId}' does not exist`,
+      );
+    }
+    if (instance.state !== 'running' && instance.state !== 'stopped') {
+      this.#fail(
+        action,
+        'IncorrectInstanceState',
+        `The instance '${instance.instanceId}' is not in a valid state`,
+      );
+    }
+    if (eni.attachment) {
+      this.#fail(action, 'InvalidParameterValue', `Interface: [${eni.eniId}] in use.`);
+    }
+    const attached = [...this.#enis.values()].filter((other) => {
+      this.#settle(other);
+      return other.attachment?.instanceId === instance.instanceId;
+    });
+    const limits = INSTANCE_TYPES[instance.instanceType];
+    if (attached.length >= (limits?.maxNetworkInterfaces ?? 1)) {
+      this.#fail(
+        action,
+        'AttachmentLimitExceeded',
+        `Interface count ${attached.length + 1} exceeds the limit for ${instance.instanceType}`,
+      );
+    }
+    if (attached.some((other) => other.attachment?.deviceIndex === input.deviceIndex)) {
+      this.#fail(
+        action,
+        'InvalidParameterValue',
+        `Instance '${instance.instanceId}' already has an interface attached at device index '${input.deviceIndex}'.`,
+      );
+    }
+    if (eni.secondaryIps.length + 1 > (limits?.ipv4PerInterface ?? 1)) {
+      this.#fail(
+        action,
+        'PrivateIpAddressLimitExceeded',
+        `Number of private addresses on ${eni.eniId} exceeds the limit for ${instance.instanceType}`,
+      );
+    }
+    const attachmentId = `eni-attach-${this.#hex(17)}`;
+    eni.attachment = {
+      attachmentId,
+      instanceId: instance.instanceId,
+      deviceIndex: input.deviceIndex,
+      deleteOnTermination: false,
+    };
+    this.#snapshot(eni.eniId);
+    return this.#ok(action, { attachmentId });
+  }
+
+  async setDeleteOnTermination(input: { eniId: string; attachmentId: string }): Promise<void> {
+    const action = 'ModifyNetworkInterfaceAttribute';
+    this.#enter(action);
+    const eni = this.#eni(action, input.eniId);
+    if (eni.attachment?.attachmentId !== input.attachmentId || eni.attachment.detachAt) {
+      this.#fail(
+        action,
+        'InvalidAttachmentID.NotFound',
+        `The attachment ID '${input.attachmentId}' does not exist`,
+      );
+    }
+    eni.attachment.deleteOnTermination = true;
+    this.#snapshot(eni.eniId);
+    this.#ok(action, undefined);
+  }
+
+  async assignPrivateIpAddresses(input: {
+    eniId: string;
+    count: number;
+  }): Promise<readonly string[]> {
+    const action = 'AssignPrivateIpAddresses';
+    this.#enter(action);
+    const eni = this.#eni(action, input.eniId);
+    if (input.count < 1) {
+      this.#fail(
+        action,
+        'InvalidParameterValue',
+        'SecondaryPrivateIpAddressCount must be positive',
+      );
+    }
+    const instance = eni.attachment ? this.#instances.get(eni.attachment.instanceId) : undefined;
+    const limit = instance ? (INSTANCE_TYPES[instance.instanceType]?.ipv4PerInterface ?? 50) : 50;
+    if (1 + eni.secondaryIps.length + input.count > limit) {
+      this.#fail(
+        action,
+        'PrivateIpAddressLimitExceeded',
+        `Number of private addresses will exceed limit.`,
+      );
+    }
+    const subnet = this.#subnet(eni.subnetId);
+    if (this.freeAddresses(subnet.subnetId) < input.count) {
+      this.#fail(
+        action,
+        'InsufficientFreeAddressesInSubnet',
+        `There are not enough free addresses in subnet '${subnet.subnetId}'.`,
+      );
+    }
+    const ips = this.#allocate(subnet, input.count);
+    eni.secondaryIps.push(...ips);
+    this.#snapshot(eni.eniId);
+    return this.#ok(action, ips);
+  }
+
+  async unassignPrivateIpAddresses(input: {
+    eniId: string;
+    ips: readonly string[];
+  }): Promise<void> {
+    const action = 'UnassignPrivateIpAddresses';
+    this.#enter(action);
+    const eni = this.#eni(action, input.eniId);
+    for (const ip of input.ips) {
+      if (ip === eni.primaryIp) {
+        this.#fail(
+          action,
+          'InvalidParameterValue',
+          `The primary address ${ip} cannot be unassigned`,
+        );
+      }
+      if (!eni.secondaryIps.includes(ip)) {
+        this.#fail(
+          action,
+          'InvalidParameterValue',
+          `Some of the specified addresses are not assigned to interface ${eni.eniId}`,
+        );
+      }
+    }
+    const subnet = this.#subnet(eni.subnetId);
+    for (const ip of input.ips) {
+      eni.secondaryIps.splice(eni.secondaryIps.indexOf(ip), 1);
+      this.#free(subnet, ip);
+    }
+    this.#snapshot(eni.eniId);
+    this.#ok(action, undefined);
+  }
+
+  async detachNetworkInterface(input: { attachmentId: string }): Promise<void> {
+    const action = 'DetachNetworkInterface';
+    this.#enter(action);
+    const eni = [...this.#enis.values()].find(
+      (e) => e.attachment?.attachmentId === input.attachmentId,
+    );
+    if (!eni?.attachment || eni.attachment.detachAt !== undefined) {
+      this.#fail(
+        action,
+        'InvalidAttachmentID.NotFound',
+        `The attachment ID '${input.attachmentId}' does not exist`,
+      );
+    }
+    if (eni.primaryOfInstance) {
+      this.#fail(
+        action,
+        'OperationNotPermitted',
+        'The primary network interface cannot be detached',
+      );
+    }
+    eni.attachment.detachAt = this.#now() + this.#detachDelayMs;
+    this.#snapshot(eni.eniId);
+    this.#ok(action, undefined);
+  }
+
+  async deleteNetworkInterface(input: { eniId: string }): Promise<void> {
+    const action = 'DeleteNetworkInterface';
+    this.#enter(action);
+    const eni = this.#eni(action, input.eniId);
+    this.#settle(eni);
+    if (eni.attachment) {
+      this.#fail(
+        action,
+        'InvalidParameterValue',
+        `Network interface '${eni.eniId}' is currently in use.`,
+      );
+    }
+    this.#destroy(eni);
+    this.#ok(action, undefined);
+  }
+
+  async createTags(input: {
+    resourceIds: readonly string[];
+    tags: readonly Ec2Tag[];
+  }): Promise<void> {
+    const action = 'CreateTags';
+    this.#enter(action);
+    const enis = input.resourceIds.map((id) => this.#eni(action, id));
+    for (const eni of enis) {
+      const keys = new Set(input.tags.map((tag) => tag.key));
+      eni.tags = [...eni.tags.filter((tag) => !keys.has(tag.key)), ...input.tags];
+      this.#snapshot(eni.eniId);
+    }
+    this.#ok(action, undefined);
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  /** Throttling, then injected failures: both refuse the call before it changes anything. */
+  #enter(action: Ec2Action): void {
+    this.counts.set(action, (this.counts.get(action) ?? 0) + 1);
+    const spec = this.#bucketSpecs[action];
+    const now = this.#now();
+    const outcome = takeTokens(spec, this.#buckets.get(action) ?? fullBucket(spec, now), now);
+    this.#buckets.set(action, outcome.state);
+    if (!outcome.granted || (this.throttleRate > 0 && this.#random() < this.throttleRate)) {
+      this.throttled++;
+      this.#fail(action, 'RequestLimitExceeded', 'Request limit exceeded.');
+    }
+    const index = this.#injected.findIndex((e) => e.action === action);
+    const injected = index >= 0 ? this.#injected.splice(index, 1)[0] : undefined;
+    if (injected) this.#fail(action, injected.code, injected.message);
+  }
+
+  #ok<T>(action: Ec2Action, value: T): T {
+    if (this.#recordCalls) this.calls.push({ action, at: this.#now(), outcome: 'ok' });
+    return value;
+  }
+
+  #fail(action: Ec2Action, code: string, message: string): never {
+    if (this.#recordCalls) this.calls.push({ action, at: this.#now(), outcome: 'error', code });
+    throw new FakeEc2Error(code, message);
+  }
+
+  #eni(action: Ec2Action, eniId: string): Eni {
+    const eni = this.#enis.get(eniId);
+    if (!eni) {
+      this.#fail(
+        action,
+        'InvalidNetworkInterfaceID.NotFound',
+        `The networkInterface ID '${eniId}' does not exist`,
+      );
+    }
+    this.#settle(eni);
+    return eni;
+  }
+
+  #subnet(subnetId: string): Subnet {
+    const subnet = this.#subnets.get(subnetId);
+    if (!subnet) throw new FakeEc2Error('InvalidSubnetID.NotFound', `no subnet ${subnetId}`);
+    return subnet;
+  }
+
+  /** Completes a detach whose time has come. */
+  #settle(eni: Eni): void {
+    const detachAt = eni.attachment?.detachAt;
+    if (detachAt !== undefined && this.#now() >= detachAt) {
+      eni.attachment = undefined;
+      this.#snapshot(eni.eniId);
+    }
+  }
+
+  #destroy(eni: Eni): void {
+    const subnet = this.#subnet(eni.subnetId);
+    for (const ip of [eni.primaryIp, ...eni.secondaryIps]) this.#free(subnet, ip);
+    this.#enis.delete(eni.eniId);
+    this.#snapshot(eni.eniId);
+  }
+
+  #allocate(subnet: Subnet, count: number): string[] {
+    const out: string[] = [];
+    while (out.length < count) {
+      let offset: bigint | undefined;
+      if (subnet.releasedHead < subnet.released.length) {
+        offset = subnet.released[subnet.releasedHead++];
+        if (subnet.releasedHead > 1024 && subnet.releasedHead * 2 > subnet.released.length) {
+          subnet.released.splice(0, subnet.releasedHead);
+          subnet.releasedHead = 0;
+        }
+      }
+      if (offset === undefined) {
+        if (subnet.next >= subnet.size - 1n) break;
+        offset = subnet.next++;
+      }
+      const ip = formatIp({ family: 'IPv4', value: subnet.network + offset });
+      subnet.used.add(ip);
+      out.push(ip);
+    }
+    return out;
+  }
+
+  #free(subnet: Subnet, ip: string): void {
+    if (!subnet.used.delete(ip)) return;
+    const parsed = parseCidr(`${ip}/32`);
+    if (parsed) subnet.released.push(parsed.network - subnet.network);
+  }
+
+  #view(eni: Eni): Ec2NetworkInterface {
+    const attachment = eni.attachment;
+    return {
+      eniId: eni.eniId,
+      subnetId: eni.subnetId,
+      status: attachment
+        ? attachment.detachAt !== undefined
+          ? 'detaching'
+          : 'in-use'
+        : 'available',
+      primaryIp: eni.primaryIp,
+      secondaryIps: [...eni.secondaryIps],
+      ...(attachment
+        ? {
+            attachment: {
+              attachmentId: attachment.attachmentId,
+              instanceId: attachment.instanceId,
+              deviceIndex: attachment.deviceIndex,
+              status: attachment.detachAt !== undefined ? 'detaching' : 'attached',
+              deleteOnTermination: attachment.deleteOnTermination,
+            },
+          }
+        : {}),
+      tags: [...eni.tags],
+      securityGroupIds: eni.securityGroupIds,
+    };
+  }
+
+  #snapshot(eniId: string): void {
+    if (this.#describeLagMs <= 0) return;
+    const eni = this.#enis.get(eniId);
+    const list = this.#history.get(eniId) ?? [];
+    list.push({ at: this.#now(), view: eni ? this.#view(eni) : undefined });
+    this.#history.set(eniId, list);
+  }
+
+  /** What Describe shows: the present, or with a lag, each ENI as it was `describeLagMs` ago. */
+  #visibleInterfaces(): Ec2NetworkInterface[] {
+    for (const eni of this.#enis.values()) this.#settle(eni);
+    if (this.#describeLagMs <= 0) {
+      return [...this.#enis.values()].map((eni) => this.#view(eni));
+    }
+    const horizon = this.#now() - this.#describeLagMs;
+    const views: Ec2NetworkInterface[] = [];
+    for (const [eniId, list] of this.#history) {
+      let shown: Ec2NetworkInterface | undefined;
+      let kept = 0;
+      list.forEach((entry, i) => {
+        if (entry.at <= horizon) {
+          shown = entry.view;
+          kept = i;
+        }
+      });
+      // Entries older than the one shown can never be shown again.
+      if (kept > 0) list.splice(0, kept);
+      if (list.length === 1 && list[0]?.view === undefined && (list[0]?.at ?? 0) <= horizon) {
+        this.#history.delete(eniId);
+      }
+      if (shown) views.push(shown);
+    }
+    return views;
+  }
+
+  #hex(length: number): string {
+    this.#seq++;
+    return this.#seq.toString(16).padStart(length, '0');
+  }
+}
+
+/** EC2 filter semantics for the filters berth uses: values OR'ed, filters AND'ed. */
+function matches(
+  eni: Ec2NetworkInterface,
+  filters: Readonly<Record<string, readonly string[]>>,
+): boolean {
+  return Object.entries(filters).every(([name, values]) => {
+    if (name.startsWith('tag:')) {
+      const key = name.slice(4);
+      return eni.tags.some((tag) => tag.key === key && values.includes(tag.value));
+    }
+    switch (name) {
+      case 'tag-key':
+        return eni.tags.some((tag) => values.includes(tag.key));
+      case 'status':
+        return values.includes(eni.status);
+      case 'attachment.instance-id':
+        return eni.attachment !== undefined && values.includes(eni.attachment.instanceId);
+      case 'subnet-id':
+        return values.includes(eni.subnetId);
+      case 'network-interface-id':
+        return values.includes(eni.eniId);
+      default:
+        throw new FakeEc2Error('InvalidParameterValue', `The filter '${name}' is invalid`);
+    }
+  });
+}
