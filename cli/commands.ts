@@ -2,7 +2,7 @@
 
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createPasses, type Passes } from '../shared/app/passes.js';
+import { createPasses, nodeIpFault, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
@@ -53,6 +53,15 @@ const serve: Command = async (options) => {
     tableName: store.tableName,
     ...(clusterApi ? { clusterApi } : {}),
   });
+  const holder = `${hostname()}-${process.pid}`;
+  const passes = clusterApi
+    ? createPasses({
+        config: options.config,
+        dynamo: store.client,
+        tableName: store.tableName,
+        clusterApi,
+      })
+    : undefined;
   const tls = options.http
     ? undefined
     : await ensureLocalTls(join(resolve(options.dataDir), 'tls'));
@@ -64,6 +73,8 @@ const serve: Command = async (options) => {
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
+      ...(passes ? { nodeIps: passes.nodeIps } : {}),
+      classify: nodeIpFault,
     }),
     onError: (error, request) => {
       process.stderr.write(
@@ -81,15 +92,6 @@ const serve: Command = async (options) => {
       ? `  kubeconfig:        ${options.kubeconfig}`
       : '  kubeconfig:        none (passes off; bindings get no address)',
   );
-  const holder = `${hostname()}-${process.pid}`;
-  const passes = clusterApi
-    ? createPasses({
-        config: options.config,
-        dynamo: store.client,
-        tableName: store.tableName,
-        clusterApi,
-      })
-    : undefined;
   const stopTimers = passes
     ? startPassTimers(
         [
@@ -102,6 +104,11 @@ const serve: Command = async (options) => {
             name: 'scale',
             intervalSeconds: options.config.scale.intervalSeconds,
             run: () => passes.scale(holder),
+          },
+          {
+            name: 'eni',
+            intervalSeconds: options.config.eni.intervalSeconds,
+            run: () => passes.eni(),
           },
         ],
         {
@@ -123,15 +130,8 @@ const serve: Command = async (options) => {
   return 0;
 };
 
-function formatStatus(report: StatusReport): string {
-  const rows = report.ranges.map((r) => [
-    r.name,
-    r.kind,
-    String(r.size),
-    String(r.used),
-    `${r.size === 0 ? 0 : ((100 * r.used) / r.size).toFixed(1)}%`,
-  ]);
-  const header = ['RANGE', 'KIND', 'SIZE', 'USED', 'USE'];
+/** Left-aligned columns, two spaces apart. */
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((h, i) =>
     Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)),
   );
@@ -140,7 +140,40 @@ function formatStatus(report: StatusReport): string {
       .map((c, i) => c.padEnd(widths[i] ?? 0))
       .join('  ')
       .trimEnd();
-  return [`cluster ${report.cluster}`, line(header), ...rows.map(line)].join('\n');
+  return [line(header), ...rows.map(line)];
+}
+
+const percent = (used: number, size: number) =>
+  `${size === 0 ? '0.0' : ((100 * used) / size).toFixed(1)}%`;
+
+function formatStatus(report: StatusReport): string {
+  const ranges = table(
+    ['RANGE', 'KIND', 'SIZE', 'USED', 'USE'],
+    report.ranges.map((r) => [
+      r.name,
+      r.kind,
+      String(r.size),
+      String(r.used),
+      percent(r.used, r.size),
+    ]),
+  );
+  const pools =
+    report.pools.length === 0
+      ? ['no ENI pools']
+      : table(
+          ['NODE', 'INSTANCE', 'TYPE', 'ENIS', 'CAPACITY', 'ASSIGNED', 'IDLE', 'COOLING'],
+          report.pools.map((p) => [
+            p.node,
+            p.instanceId,
+            p.instanceType,
+            String(p.enis),
+            String(p.capacity),
+            String(p.assigned),
+            String(p.idle),
+            String(p.cooling),
+          ]),
+        );
+  return [`cluster ${report.cluster}`, ...ranges, '', ...pools].join('\n');
 }
 
 const status: Command = (options) =>
@@ -211,5 +244,12 @@ const repair: Command = (options) =>
     }
   });
 
+const eni: Command = (options) =>
+  withPasses(options, async (passes) => {
+    const summary = await passes.eni();
+    printJson(summary);
+    return summary.failures.length > 0 ? 1 : 0;
+  });
+
 /** Every command by name. */
-export const commands: Readonly<Record<string, Command>> = { serve, status, scale, repair };
+export const commands: Readonly<Record<string, Command>> = { serve, status, scale, repair, eni };

@@ -36,6 +36,7 @@ export function lambdaPasses(): { readonly settings: LambdaSettings; readonly pa
     dynamo: dynamoClient({ region: settings.region }),
     tableName: settings.tableName,
     clusterApi: eksClusterApi(settings),
+    region: settings.region,
   });
   return { settings, passes };
 }

@@ -13,8 +13,11 @@ import { ExclusiveAllocator } from '../allocation/allocator.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../allocation/range.js';
 import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import type { BerthConfig } from '../config/schema.js';
+import { poolPolicy } from '../eni/policy.js';
+import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
+import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
 
 /** What every runtime is built from. */
@@ -43,6 +46,8 @@ export interface ServiceRangeSet {
 export interface StatusReport {
   readonly cluster: string;
   readonly ranges: readonly RangeUsage[];
+  /** ENI secondary IP pools, one per node berth manages. */
+  readonly pools: readonly EniPoolStatus[];
 }
 
 /** berth, wired. */
@@ -79,6 +84,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const allocationStore = new DynamoAllocationStore(storeOptions);
   const hostPortStore = new DynamoHostPortStore(storeOptions);
   const allocator = new ExclusiveAllocator({ store: allocationStore, random, now });
+  const eniPools = { store: new DynamoEniStore(storeOptions), policy: poolPolicy(config.eni), now };
   const ranges = serviceRangesOf(config);
   const cluster = deps.clusterApi;
 
@@ -112,7 +118,8 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         ),
       );
       const hostPorts = await hostPortStatus({ config, store: hostPortStore });
-      return { cluster: config.cluster, ranges: [...exclusive, ...hostPorts] };
+      const pools = await eniPoolStatus(eniPools);
+      return { cluster: config.cluster, ranges: [...exclusive, ...hostPorts], pools };
     },
   };
 }

@@ -35,10 +35,12 @@ export interface NodeIpApi {
 
 /** What the routes call. */
 export interface HttpApiDeps {
-  readonly admission: AdmissionHandlers;
+  /** The webhook; a deployment that only serves node IPs has none. */
+  readonly admission?: AdmissionHandlers;
   /** Answers whether the store can be reached. */
   readonly healthy: () => Promise<boolean>;
-  readonly status: () => Promise<unknown>;
+  readonly status?: () => Promise<unknown>;
+  /** ENI IP assignment; absent where berth has no cluster and EC2 access. */
   readonly nodeIps?: NodeIpApi;
   /**
    * The secret path segment after `/admission/` (AWS: EKS cannot give webhooks client
@@ -74,7 +76,8 @@ const NODE_IPS = /^\/v1\/nodes\/([^/]+)\/ips(?:\/([^/]+))?$/;
 export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Promise<HttpResponse> {
   const routes = async (request: HttpRequest): Promise<HttpResponse> => {
     const { method, path } = request;
-    if (isAdmissionPath(path, deps.admissionSecret)) {
+    const { admission } = deps;
+    if (admission && isAdmissionPath(path, deps.admissionSecret)) {
       if (method !== 'POST') return problem(405, 'use POST for admission reviews');
       let body: unknown;
       try {
@@ -83,7 +86,7 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         return problem(400, 'body is not JSON: send an admission.k8s.io/v1 AdmissionReview');
       }
       try {
-        return json(200, await admit(parseAdmissionReview(body), deps.admission));
+        return json(200, await admit(parseAdmissionReview(body), admission));
       } catch (error) {
         if (error instanceof MalformedReviewError) return problem(400, error.message);
         throw error;
@@ -94,8 +97,15 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         ? { statusCode: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' }
         : { statusCode: 503, headers: { 'content-type': 'text/plain' }, body: 'store unreachable' };
     }
-    if (path === '/v1/status' && method === 'GET') return json(200, await deps.status());
+    if (path === '/v1/status' && method === 'GET' && deps.status)
+      return json(200, await deps.status());
     const nodeIps = NODE_IPS.exec(path);
+    if (nodeIps && !deps.nodeIps) {
+      return problem(
+        503,
+        'ENI IP assignment is not enabled here: it needs a cluster (--kubeconfig) and EC2 access',
+      );
+    }
     if (nodeIps && deps.nodeIps) {
       const node = decodeURIComponent(nodeIps[1] ?? '');
       const ip = nodeIps[2] === undefined ? undefined : decodeURIComponent(nodeIps[2]);

@@ -1,0 +1,46 @@
+/**
+ * The ENI pool pass: every `eni.intervalSeconds` from an EventBridge schedule (the whole
+ * cluster), and on EC2 instance state-change events (that instance only, so a new node's pool is
+ * warm before its first pod and a terminated node's pool is gone at once).
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import { z } from 'zod';
+import { lambdaPasses } from '../../shared/app/lambda.js';
+import { observability } from '../../shared/app/observability.js';
+import type { EniPassSummary } from '../../shared/eni/pass.js';
+
+const { logger, metrics } = observability('eni');
+const { passes } = lambdaPasses();
+
+/** An EventBridge rule's EC2 event; anything else (the schedule's `{}`) runs the whole pass. */
+const instanceStateChange = z.object({
+  source: z.literal('aws.ec2'),
+  'detail-type': z.literal('EC2 Instance State-change Notification'),
+  detail: z.unknown(),
+});
+
+const run = async (event: unknown) => {
+  const change = instanceStateChange.safeParse(event);
+  let summary: EniPassSummary | undefined;
+  if (change.success) {
+    summary = await passes.instanceStateChange(change.data.detail);
+    if (!summary) logger.warn('ignored an instance state-change event without an instance id');
+  } else {
+    summary = await passes.eni();
+  }
+  if (!summary) return { ignored: true };
+  for (const failure of summary.failures) logger.error('pool action failed', { failure });
+  metrics.addMetric('IpsAssigned', MetricUnit.Count, summary.ipsAssigned);
+  metrics.addMetric('IpsUnassigned', MetricUnit.Count, summary.ipsUnassigned);
+  metrics.addMetric('EnisCreated', MetricUnit.Count, summary.enisCreated);
+  metrics.addMetric('EniFailures', MetricUnit.Count, summary.failures.length);
+  logger.info('eni pass', { summary: { ...summary, failures: summary.failures.length } });
+  return summary;
+};
+
+export const handler = middy(run)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics));
