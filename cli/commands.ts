@@ -14,6 +14,7 @@ import { startPassTimers } from '../shared/local/timers.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
 import { type CliOptions, UsageError } from './main.js';
+import { manifestsCommand } from './manifests.js';
 
 /** One command. */
 export type Command = (options: CliOptions) => Promise<number>;
@@ -252,4 +253,11 @@ const eni: Command = (options) =>
   });
 
 /** Every command by name. */
-export const commands: Readonly<Record<string, Command>> = { serve, status, scale, repair, eni };
+export const commands: Readonly<Record<string, Command>> = {
+  serve,
+  status,
+  scale,
+  repair,
+  eni,
+  manifests: manifestsCommand,
+};

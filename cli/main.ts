@@ -16,7 +16,8 @@ commands:
   repair --once         one repair pass, JSON summary
   scale --once [--dry-run]  one node scale pass, JSON plan/actions
   eni --once            one ENI pool maintenance and GC pass
-  manifests             the Kubernetes manifests a cluster needs
+  manifests [--url URL [--ca-file FILE] | --stack NAME] [--json]
+                        the Kubernetes manifests a cluster needs (default: the local server)
 
 flags:
   --config FILE             JSON config (contract section 2)
@@ -41,6 +42,7 @@ export interface CliOptions {
   readonly dryRun: boolean;
   readonly url?: string;
   readonly stack?: string;
+  readonly caFile?: string;
 }
 
 /** Thrown for a bad command line; printed with the usage, exit status 2. */
@@ -76,6 +78,7 @@ async function parse(argv: readonly string[]): Promise<CliOptions> {
     ...(kubeconfig ? { kubeconfig } : {}),
     ...(values.url ? { url: values.url } : {}),
     ...(values.stack ? { stack: values.stack } : {}),
+    ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
     http: values.http ?? false,
     port,
     json: values.json ?? false,
@@ -97,6 +100,7 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   url: { type: 'string' },
   stack: { type: 'string' },
+  'ca-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

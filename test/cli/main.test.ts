@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
@@ -62,5 +62,28 @@ describe('berth CLI', () => {
       'nodePort',
       'hostPort',
     ]);
+  });
+});
+
+describe('berth manifests', () => {
+  it('prints the webhook configuration for the local server, trusting its CA', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-cli-'));
+    const io = captureOutput();
+    expect(await main(['manifests', '--json', '--data-dir', dir, '--port', '9443'])).toBe(0);
+    interface Manifest {
+      kind: string;
+      webhooks?: Array<{ clientConfig: { url: string; caBundle: string } }>;
+    }
+    const objects = (JSON.parse(io.out()) as { items: Manifest[] }).items;
+    const webhook = objects.find((o) => o.kind === 'MutatingWebhookConfiguration');
+    expect(webhook?.webhooks?.[0]?.clientConfig.url).toBe('https://127.0.0.1:9443/admission');
+    const ca = Buffer.from(
+      webhook?.webhooks?.[0]?.clientConfig.caBundle ?? '',
+      'base64',
+    ).toString();
+    expect(ca).toBe(await readFile(join(dir, 'tls', 'ca.crt'), 'utf8'));
+    expect(objects.map((o) => o.kind)).toEqual(
+      expect.arrayContaining(['ClusterRole', 'ClusterRoleBinding']),
+    );
   });
 });

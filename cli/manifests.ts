@@ -1,0 +1,187 @@
+/**
+ * `berth manifests`: prints the MutatingWebhookConfiguration and RBAC a cluster needs, for one of
+ * three endpoints:
+ * - the local server (default): `https://127.0.0.1:<port>/admission`, trusting the CA under
+ *   `<data-dir>/tls/` (made now if `berth serve` has not made it yet, exactly as serve would);
+ * - `--url URL`: any HTTPS endpoint, e.g. the stack's WebhookBaseUrl followed by the secret;
+ *   `--ca-file FILE` adds a private CA, otherwise public roots apply (Lambda function URLs);
+ * - `--stack NAME`: a deployed stack, whose outputs name the base URL and the secret.
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { BerthConfig } from '../shared/config/schema.js';
+import { ensureLocalTls } from '../shared/local/tls.js';
+import { WebhookEndpointError } from '../shared/manifests/errors.js';
+import { berthManifests } from '../shared/manifests/manifests.js';
+import { printManifests } from '../shared/manifests/print.js';
+import { STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
+import {
+  localWebhookUrl,
+  securedWebhookUrl,
+  type WebhookEndpoint,
+  webhookUrl,
+} from '../shared/manifests/webhooks.js';
+import type { CliOptions } from './main.js';
+
+/** The command-line options `berth manifests` reads (a subset of `CliOptions`, plus `--ca-file`). */
+export interface ManifestsOptions {
+  readonly config: BerthConfig;
+  readonly dataDir: string;
+  readonly port: number;
+  readonly http: boolean;
+  readonly json: boolean;
+  readonly url?: string;
+  readonly stack?: string;
+  readonly caFile?: string;
+}
+
+/** Reads a CloudFormation stack's outputs by name (DescribeStacks). */
+export interface StackOutputReader {
+  outputs(stackName: string): Promise<Readonly<Record<string, string>>>;
+}
+
+/** Reads a secret's string value by ARN. */
+export interface SecretReader {
+  secretString(secretArn: string): Promise<string>;
+}
+
+/** What the command talks to; tests pass fakes. */
+export interface ManifestsDeps {
+  /** Absent until the CLI ships a CloudFormation client; `--stack` then explains the way round. */
+  readonly stacks?: StackOutputReader;
+  readonly secrets: SecretReader;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  /** Makes or reuses the local TLS material under a directory; returns the CA's PEM. */
+  readonly localCa: (tlsDir: string) => Promise<string>;
+}
+
+async function readCaFile(path: string): Promise<string> {
+  let pem: string;
+  try {
+    pem = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new WebhookEndpointError(
+      `--ca-file ${path}: cannot read it (${(error as Error).message})`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new WebhookEndpointError(
+      `--ca-file ${path}: not a PEM certificate (no BEGIN CERTIFICATE line)`,
+    );
+  }
+  return pem;
+}
+
+async function stackEndpoint(stack: string, deps: ManifestsDeps): Promise<WebhookEndpoint> {
+  if (!deps.stacks) {
+    throw new WebhookEndpointError(
+      `--stack ${stack}: this build cannot read CloudFormation outputs; pass --url with the stack's ` +
+        `${STACK_OUTPUTS.webhookBaseUrl} output followed by the value of its ${STACK_OUTPUTS.webhookSecretArn} secret`,
+    );
+  }
+  const outputs = await deps.stacks.outputs(stack);
+  const baseUrl = outputs[STACK_OUTPUTS.webhookBaseUrl];
+  const secretArn = outputs[STACK_OUTPUTS.webhookSecretArn];
+  if (!baseUrl || !secretArn) {
+    throw new WebhookEndpointError(
+      `--stack ${stack}: outputs ${STACK_OUTPUTS.webhookBaseUrl} and ${STACK_OUTPUTS.webhookSecretArn} not found; is it a berth stack?`,
+    );
+  }
+  return { url: securedWebhookUrl(baseUrl, await deps.secrets.secretString(secretArn)) };
+}
+
+async function endpointFor(
+  options: ManifestsOptions,
+  deps: ManifestsDeps,
+): Promise<WebhookEndpoint> {
+  if (options.url !== undefined && options.stack !== undefined) {
+    throw new WebhookEndpointError('give either --url or --stack, not both');
+  }
+  const caPem = options.caFile === undefined ? undefined : await readCaFile(options.caFile);
+  if (options.stack !== undefined) {
+    const endpoint = await stackEndpoint(options.stack, deps);
+    return caPem === undefined ? endpoint : { ...endpoint, caPem };
+  }
+  if (options.url !== undefined) {
+    const url = webhookUrl(options.url);
+    return caPem === undefined ? { url } : { url, caPem };
+  }
+  if (options.http) {
+    throw new WebhookEndpointError(
+      'the apiserver calls webhooks over HTTPS only: drop --http (berth serve uses TLS by default) or pass --url',
+    );
+  }
+  return {
+    url: localWebhookUrl(options.port),
+    caPem: caPem ?? (await deps.localCa(join(resolve(options.dataDir), 'tls'))),
+  };
+}
+
+/** Builds the command over its collaborators. */
+export function createManifestsCommand(
+  deps: ManifestsDeps,
+): (options: ManifestsOptions) => Promise<number> {
+  return async (options) => {
+    let endpoint: WebhookEndpoint;
+    try {
+      endpoint = await endpointFor(options, deps);
+    } catch (error) {
+      deps.stderr(`berth manifests: ${(error as Error).message}\n`);
+      // A bad flag or endpoint is the user's to fix (2, like every usage error); an AWS call
+      // that failed (credentials, a missing stack) is an operational failure (1).
+      return error instanceof WebhookEndpointError ? 2 : 1;
+    }
+    const objects = berthManifests(endpoint, options.config.cluster);
+    deps.stdout(printManifests(objects, options.json ? 'json' : 'yaml'));
+    return 0;
+  };
+}
+
+/** Secrets Manager, in the secret's own region (taken from its ARN). */
+export const secretsManagerReader: SecretReader = {
+  async secretString(secretArn) {
+    const region = secretArn.split(':')[3];
+    const client = new SecretsManagerClient(region ? { region } : {});
+    try {
+      const out = await client.send(new GetSecretValueCommand({ SecretId: secretArn }));
+      if (!out.SecretString) throw new Error(`secret ${secretArn} has no string value`);
+      return out.SecretString;
+    } finally {
+      client.destroy();
+    }
+  },
+};
+
+/** CloudFormation: a stack's outputs by key. */
+export const cloudFormationOutputs: StackOutputReader = {
+  async outputs(stackName) {
+    const client = new CloudFormationClient({});
+    try {
+      const out = await client.send(new DescribeStacksCommand({ StackName: stackName }));
+      return Object.fromEntries(
+        (out.Stacks?.[0]?.Outputs ?? []).flatMap((o) =>
+          o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue] as const] : [],
+        ),
+      );
+    } finally {
+      client.destroy();
+    }
+  },
+};
+
+const run = createManifestsCommand({
+  secrets: secretsManagerReader,
+  stacks: cloudFormationOutputs,
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  localCa: async (tlsDir) => (await ensureLocalTls(tlsDir)).ca,
+});
+
+/** `berth manifests [--url URL [--ca-file FILE] | --stack NAME] [--json]`. */
+export const manifestsCommand = (options: CliOptions): Promise<number> => run(options);

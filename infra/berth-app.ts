@@ -1,0 +1,38 @@
+/**
+ * The CDK app: one berth stack for the cluster in the context, checked by cdk-nag's AwsSolutions
+ * pack (a violation that is not acknowledged with a reason fails synthesis).
+ */
+import { App, type AppProps, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { stackNameFor } from '../shared/manifests/stack-outputs.js';
+import { BerthStack } from './berth-stack.js';
+import { type StackContext, stackSettings } from './settings.js';
+
+/** The app and its one stack. */
+export interface BerthApp {
+  readonly app: App;
+  readonly stack: BerthStack;
+}
+
+/**
+ * Builds the app. Context comes from the CDK CLI (`-c cluster=NAME -c config=FILE`) or, in
+ * tests, from `props.context`; `readText` reads the config file.
+ */
+export function createBerthApp(
+  props: AppProps = {},
+  readText?: (path: string) => string,
+): BerthApp {
+  const app = new App(props);
+  const context: StackContext = {
+    cluster: app.node.tryGetContext('cluster'),
+    config: app.node.tryGetContext('config'),
+    nodeIpsCallers: app.node.tryGetContext('nodeIpsCallers'),
+  };
+  const settings = stackSettings(context, readText);
+  const stack = new BerthStack(app, stackNameFor(settings.config.cluster), {
+    settings,
+    description: `berth for EKS cluster ${settings.config.cluster}: admission webhook, allocation table, passes`,
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { app, stack };
+}

@@ -1,0 +1,203 @@
+/**
+ * berth for one EKS cluster (contract section 9): the table, the five functions with their own
+ * least-privilege roles, the webhook endpoint, the ENI IP API, the pass schedules, the EC2
+ * instance-state rule, the EKS access entries, alarms and a dashboard.
+ *
+ * The functions reach the cluster's public API endpoint; a cluster with a private-only endpoint
+ * would need the functions in its VPC, which this stack does not do.
+ */
+import {
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Tags,
+  Validations,
+} from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { BERTH_TAGS } from '../shared/ec2/network.js';
+import { STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
+import { WEBHOOK_TIMEOUT_SECONDS } from '../shared/manifests/webhooks.js';
+import { TABLE_SCHEMA } from '../shared/store/table.js';
+import { BerthFunction, type FunctionName } from './constructs/berth-function.js';
+import { ClusterAccess } from './constructs/cluster-access.js';
+import { Monitoring } from './constructs/monitoring.js';
+import { PassSchedule } from './constructs/pass-schedule.js';
+import {
+  eniNetworkPermissions,
+  grantPermissions,
+  nodePoolPermissions,
+} from './constructs/permissions.js';
+import { exposeAdmission, WebhookSecret } from './constructs/webhook-endpoint.js';
+import type { StackSettings } from './settings.js';
+
+/** Props of a berth stack. */
+export interface BerthStackProps extends StackProps {
+  readonly settings: StackSettings;
+}
+
+/** Size and time limit of each function. */
+const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeout: Duration }>> = {
+  // More memory is more CPU: a faster cold start for the call the apiserver waits on. The
+  // timeout stays under the webhook's own, so the apiserver gets an error it can apply its
+  // failurePolicy to, not a hang until its deadline.
+  admission: { memorySize: 1024, timeout: Duration.seconds(WEBHOOK_TIMEOUT_SECONDS - 1) },
+  // Lists every Service and pod (paged) and diffs them against the store in memory.
+  repair: { memorySize: 1024, timeout: Duration.minutes(5) },
+  scale: { memorySize: 512, timeout: Duration.minutes(2) },
+  // EC2 calls under the shared rate budget may wait for tokens.
+  eni: { memorySize: 512, timeout: Duration.minutes(2) },
+  // A pod start waits on it; an assignment may need one EC2 call.
+  'node-ips': { memorySize: 512, timeout: Duration.seconds(15) },
+};
+
+const DESCRIPTIONS: Readonly<Record<FunctionName, string>> = {
+  admission: 'berth admission webhook: host ports, Service IPs and node ports, binding addresses',
+  repair: 'berth repair pass: reconciles allocations with the cluster',
+  scale: 'berth node scale pass: packs game servers, cordons and removes empty nodes',
+  eni: 'berth ENI pool pass: refills, trims and garbage-collects secondary IPs',
+  'node-ips': 'berth ENI IP assignment API (SigV4)',
+};
+
+/** One berth deployment, for the cluster named in the settings. */
+export class BerthStack extends Stack {
+  /** The allocation table. */
+  readonly table: dynamodb.TableV2;
+  /** The functions by name. */
+  readonly functions: Readonly<Record<FunctionName, BerthFunction>>;
+
+  constructor(scope: Construct, id: string, props: BerthStackProps) {
+    super(scope, id, props);
+    const { config, configDocument, nodeIpsCallerArns } = props.settings;
+    const cluster = config.cluster;
+    Tags.of(this).add(BERTH_TAGS.cluster, cluster);
+
+    this.table = new dynamodb.TableV2(this, 'Table', {
+      partitionKey: { name: TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLE_SCHEMA.sortKey, type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: TABLE_SCHEMA.timeToLiveAttribute,
+      billing: dynamodb.Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      // The allocations are the truth about which Service owns which IP: never dropped with the stack.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    new CfnOutput(this, 'TableNameOutput', {
+      key: STACK_OUTPUTS.tableName,
+      value: this.table.tableName,
+    });
+
+    const webhookSecret = new WebhookSecret(this, 'WebhookSecret', { cluster });
+    const make = (name: FunctionName, id: string, environment?: Record<string, string>) =>
+      new BerthFunction(this, id, {
+        name,
+        description: DESCRIPTIONS[name],
+        table: this.table,
+        configDocument,
+        ...FUNCTION_SIZING[name],
+        ...(environment ? { environment } : {}),
+      });
+
+    const admission = make('admission', 'Admission', {
+      BERTH_WEBHOOK_SECRET_ARN: webhookSecret.secret.secretArn,
+    });
+    // Read once per container at init, then compared on every request.
+    webhookSecret.secret.grantRead(admission.role);
+    exposeAdmission(this, admission.function);
+
+    const repair = make('repair', 'Repair');
+    const scale = make('scale', 'Scale');
+    grantPermissions(scale.role, nodePoolPermissions(this, cluster, config.scale.nodePool));
+    const eni = make('eni', 'Eni');
+    const nodeIps = make('node-ips', 'NodeIps');
+    // The pass and the API manage the same pools: both may create, fill and drain berth's ENIs.
+    grantPermissions(eni.role, eniNetworkPermissions(this, cluster));
+    grantPermissions(nodeIps.role, eniNetworkPermissions(this, cluster));
+    // AWS_IAM: the callers are node agents with IAM roles, so SigV4 authenticates them and
+    // the function URL refuses everyone else before any code runs.
+    const nodeIpsUrl = nodeIps.function.addFunctionUrl({
+      authType: lambda.FunctionUrlAuthType.AWS_IAM,
+    });
+    for (const [index, arn] of nodeIpsCallerArns.entries()) {
+      nodeIps.function.grantInvokeUrl(
+        iam.Role.fromRoleArn(this, `NodeIpsCaller${index}`, arn, { mutable: false }),
+      );
+    }
+    new CfnOutput(this, 'NodeIpsUrlOutput', {
+      key: STACK_OUTPUTS.nodeIpsUrl,
+      value: nodeIpsUrl.url,
+      description: 'ENI IP assignment API; callers sign with SigV4 (service lambda)',
+    });
+
+    this.functions = { admission, repair, scale, eni, 'node-ips': nodeIps };
+
+    const deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+    });
+    Validations.of(deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is the dead-letter queue of the schedules and the instance-state rule.',
+    });
+    const passes = [
+      ['repair', repair, config.repair.intervalSeconds],
+      ['scale', scale, config.scale.intervalSeconds],
+      ['eni', eni, config.eni.intervalSeconds],
+    ] as const;
+    for (const [pass, fn, intervalSeconds] of passes) {
+      // A failed pass is not retried by Lambda: the next scheduled pass does the same work
+      // against fresher state, and the Errors alarm reports the failure.
+      fn.function.configureAsyncInvoke({ retryAttempts: 0 });
+      new PassSchedule(this, `${fn.node.id}Schedule`, {
+        pass,
+        target: fn.function,
+        intervalSeconds,
+        deadLetterQueue,
+      });
+    }
+
+    new events.Rule(this, 'InstanceStateRule', {
+      description:
+        'EC2 instance state changes: new nodes get ENI pools, terminated ones lose theirs',
+      eventPattern: {
+        source: ['aws.ec2'],
+        detailType: ['EC2 Instance State-change Notification'],
+        detail: { state: ['running', 'shutting-down', 'terminated'] },
+      },
+      targets: [
+        new targets.LambdaFunction(eni.function, {
+          deadLetterQueue,
+          retryAttempts: 3,
+          maxEventAge: Duration.minutes(15),
+        }),
+      ],
+    });
+
+    new ClusterAccess(this, 'ClusterAccess', {
+      cluster,
+      roles: Object.fromEntries(
+        Object.values(this.functions).map((fn) => [fn.node.id, fn.role] as const),
+      ),
+    });
+
+    new Monitoring(this, 'Monitoring', {
+      cluster,
+      functions: Object.fromEntries(
+        Object.entries(this.functions).map(([name, fn]) => [name, fn.function] as const),
+      ),
+      admission: admission.function,
+      // Half the webhook timeout: well before calls start timing out.
+      admissionLatencyBudget: Duration.millis((WEBHOOK_TIMEOUT_SECONDS * 1000) / 2),
+      table: this.table,
+      deadLetterQueue,
+    });
+  }
+}

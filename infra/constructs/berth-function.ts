@@ -1,0 +1,127 @@
+/**
+ * One berth Lambda function: `functions/<name>/handler.ts` bundled locally with esbuild (never
+ * Docker), Node.js 24 on arm64, its own role with only its log group, the table and
+ * `eks:DescribeCluster` (every berth function talks to the cluster: bindings, repair, scale and
+ * the ENI pools all read pods or nodes). Callers add the rest of what one function needs.
+ */
+import { join } from 'node:path';
+import { type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** The berth functions, each a directory under `functions/`. */
+export const FUNCTION_NAMES = ['admission', 'repair', 'scale', 'eni', 'node-ips'] as const;
+/** One of `FUNCTION_NAMES`. */
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+const PROJECT_ROOT = join(import.meta.dirname, '..', '..');
+
+/** Where a function's entry point lives. */
+export function handlerEntry(name: FunctionName): string {
+  return join(PROJECT_ROOT, 'functions', name, 'handler.ts');
+}
+
+/**
+ * ESM bundles have no `require`; a CommonJS dependency that calls it (Powertools, parts of
+ * client-node) gets one made from the module's own URL (Powertools' documented banner).
+ */
+const REQUIRE_BANNER =
+  "import { createRequire as __berthCreateRequire } from 'node:module'; const require = __berthCreateRequire(import.meta.url);";
+
+/** Props of a berth function. */
+export interface BerthFunctionProps {
+  readonly name: FunctionName;
+  readonly description: string;
+  readonly table: ITableV2;
+  /** The validated config document (BERTH_CONFIG). */
+  readonly configDocument: Readonly<Record<string, unknown>>;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  /** Extra environment variables (e.g. BERTH_WEBHOOK_SECRET_ARN). */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+/** A bundled berth function with its role and log group. */
+export class BerthFunction extends Construct {
+  /** The function. */
+  readonly function: NodejsFunction;
+  /** Its execution role: the principal of its EKS access entry. */
+  readonly role: iam.Role;
+  /** Where it logs (one month). */
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: BerthFunctionProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const cluster = String(props.configDocument.cluster);
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // An own role instead of AWSLambdaBasicExecutionRole: that managed policy may write to any
+    // log group in the account, this one only to the function's own.
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `berth ${props.name} function for cluster ${cluster}`,
+    });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        // The cluster's endpoint and CA, read once per container to reach the Kubernetes API.
+        actions: ['eks:DescribeCluster'],
+        resources: [
+          stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: cluster }),
+        ],
+      }),
+    );
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: handlerEntry(props.name),
+      handler: 'handler',
+      description: props.description,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize,
+      timeout: props.timeout,
+      role: this.role,
+      logGroup: this.logGroup,
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      environment: {
+        BERTH_CONFIG: JSON.stringify(props.configDocument),
+        BERTH_TABLE: props.table.tableName,
+        // esbuild's source maps turn minified stack traces back into file:line.
+        NODE_OPTIONS: '--enable-source-maps',
+        ...props.environment,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        banner: REQUIRE_BANNER,
+        // The SDK is bundled rather than taken from the runtime: the functions then run the
+        // exact client versions the tests and aws-sdk-client-mock ran against (the runtime's copy
+        // changes under us), and a minified, tree-shaken bundle loads fewer files at cold start
+        // than the runtime's unminified node_modules, which the admission webhook's latency
+        // budget cares about more than a few hundred kB of package size.
+        bundleAwsSDK: true,
+        externalModules: [],
+        forceDockerBundling: false,
+      },
+    });
+    props.table.grantReadWriteData(this.role);
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Alarms and a dashboard for one berth stack. Every alarm notifies one SNS topic (subscribe a
+ * mailbox or a pager to the AlarmTopicArn output). Thresholds are "any" for faults that should
+ * never happen in a healthy stack (errors, throttles, dead letters) and a latency bound for the
+ * webhook, whose calls hold up the apiserver.
+ */
+import { CfnOutput, Duration, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { STACK_OUTPUTS } from '../../shared/manifests/stack-outputs.js';
+
+/** Props of the monitoring. */
+export interface MonitoringProps {
+  readonly cluster: string;
+  /** Every berth function, by name. */
+  readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** The webhook function, watched for latency and answered 500s as well. */
+  readonly admission: lambda.IFunction;
+  /** p99 duration above this raises an alarm: the apiserver is waiting on berth. */
+  readonly admissionLatencyBudget: Duration;
+  readonly table: dynamodb.ITableV2;
+  readonly deadLetterQueue: sqs.IQueue;
+}
+
+const PERIOD = Duration.minutes(5);
+
+/** Alarms, their topic and the dashboard. */
+export class Monitoring extends Construct {
+  /** Where every alarm sends its state changes. */
+  readonly topic: sns.Topic;
+  /** Every alarm, by id. */
+  readonly alarms: readonly cloudwatch.Alarm[];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    this.topic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: `berth alarms (${props.cluster})`,
+      enforceSSL: true,
+    });
+    Validations.of(this.topic).acknowledge({
+      id: 'AwsSolutions-SNS2',
+      reason:
+        'Alarm notifications carry no secret or customer data; CloudWatch alarms cannot publish to a topic encrypted with the AWS managed SNS key.',
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      key: STACK_OUTPUTS.alarmTopicArn,
+      value: this.topic.topicArn,
+      description: 'SNS topic of the berth alarms',
+    });
+
+    const alarms: cloudwatch.Alarm[] = [];
+    const alarm = (
+      alarmId: string,
+      metric: cloudwatch.IMetric,
+      threshold: number,
+      description: string,
+    ) => {
+      const created = new cloudwatch.Alarm(this, alarmId, {
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // No data means no invocations, which is not a fault.
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        alarmDescription: `berth (${props.cluster}): ${description}`,
+      });
+      created.addAlarmAction(new actions.SnsAction(this.topic));
+      created.addOkAction(new actions.SnsAction(this.topic));
+      alarms.push(created);
+      return created;
+    };
+
+    for (const [name, fn] of Object.entries(props.functions)) {
+      const id = name.replace(/(^|-)(\w)/g, (_, __, letter: string) => letter.toUpperCase());
+      alarm(`${id}Errors`, fn.metricErrors({ period: PERIOD }), 1, `the ${name} function failed`);
+      alarm(
+        `${id}Throttles`,
+        fn.metricThrottles({ period: PERIOD }),
+        1,
+        `the ${name} function was throttled`,
+      );
+    }
+    // The HTTP functions answer internal faults with HTTP 500 (the apiserver then applies its
+    // failurePolicy; a node agent retries) instead of failing the invocation, so the Errors
+    // metric misses them; Powertools counts them per service.
+    const internalErrorsOf = (service: string) =>
+      new cloudwatch.Metric({
+        namespace: 'berth',
+        metricName: 'InternalErrors',
+        dimensionsMap: { service: `berth-${service}` },
+        statistic: cloudwatch.Stats.SUM,
+        period: PERIOD,
+      });
+    const internalErrors = internalErrorsOf('admission');
+    alarm('AdmissionInternalErrors', internalErrors, 1, 'the webhook answered HTTP 500');
+    alarm(
+      'NodeIpsInternalErrors',
+      internalErrorsOf('node-ips'),
+      1,
+      'the ENI IP API answered HTTP 500',
+    );
+    const admissionP99 = props.admission.metricDuration({
+      period: PERIOD,
+      statistic: cloudwatch.Stats.p(99),
+    });
+    alarm(
+      'AdmissionLatency',
+      admissionP99,
+      props.admissionLatencyBudget.toMilliseconds(),
+      `webhook p99 duration reached ${props.admissionLatencyBudget.toMilliseconds()} ms`,
+    );
+    const deadLetters = props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      period: PERIOD,
+      statistic: cloudwatch.Stats.MAXIMUM,
+    });
+    alarm(
+      'DeadLetters',
+      deadLetters,
+      1,
+      'a scheduled pass or instance event could not be delivered',
+    );
+    // The operations berth issues (an alarm's math expression takes at most ten metrics).
+    const operations = [
+      dynamodb.Operation.GET_ITEM,
+      dynamodb.Operation.QUERY,
+      dynamodb.Operation.PUT_ITEM,
+      dynamodb.Operation.UPDATE_ITEM,
+      dynamodb.Operation.DELETE_ITEM,
+      dynamodb.Operation.BATCH_WRITE_ITEM,
+      dynamodb.Operation.TRANSACT_WRITE_ITEMS,
+    ];
+    const tableThrottles = props.table.metricThrottledRequestsForOperations({
+      period: PERIOD,
+      operations,
+    });
+    alarm('TableThrottles', tableThrottles, 1, 'DynamoDB throttled requests on the berth table');
+    const tableSystemErrors = props.table.metricSystemErrorsForOperations({
+      period: PERIOD,
+      operations,
+    });
+    alarm(
+      'TableSystemErrors',
+      tableSystemErrors,
+      1,
+      'DynamoDB answered requests with system errors',
+    );
+    this.alarms = alarms;
+
+    const functions = Object.entries(props.functions);
+    const perFunction = (title: string, metric: (fn: lambda.IFunction) => cloudwatch.Metric) =>
+      new cloudwatch.GraphWidget({
+        title,
+        width: 8,
+        left: functions.map(([name, fn]) => metric(fn).with({ label: name })),
+      });
+    new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `berth-${props.cluster}`,
+      defaultInterval: Duration.hours(6),
+      widgets: [
+        [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24 })],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Webhook duration (ms)',
+            width: 8,
+            left: [
+              props.admission.metricDuration({ statistic: cloudwatch.Stats.p(50), label: 'p50' }),
+              props.admission.metricDuration({ statistic: cloudwatch.Stats.p(99), label: 'p99' }),
+            ],
+            leftAnnotations: [
+              {
+                value: props.admissionLatencyBudget.toMilliseconds(),
+                label: 'alarm',
+                color: cloudwatch.Color.RED,
+              },
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Webhook answers',
+            width: 8,
+            left: [
+              props.admission.metricInvocations({ label: 'invocations' }),
+              internalErrors.with({ label: 'HTTP 500', period: Duration.minutes(5) }),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Dead letters',
+            width: 8,
+            left: [deadLetters.with({ label: 'visible messages' })],
+          }),
+        ],
+        [
+          perFunction('Invocations', (fn) => fn.metricInvocations()),
+          perFunction('Errors', (fn) => fn.metricErrors()),
+          perFunction('Duration p99 (ms)', (fn) =>
+            fn.metricDuration({ statistic: cloudwatch.Stats.p(99) }),
+          ),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Table capacity (units)',
+            width: 12,
+            left: [
+              props.table.metricConsumedReadCapacityUnits({ label: 'read' }),
+              props.table.metricConsumedWriteCapacityUnits({ label: 'write' }),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Table throttles and conflicts',
+            width: 12,
+            left: [
+              tableThrottles,
+              props.table.metricConditionalCheckFailedRequests({
+                label: 'conditional check failed',
+              }),
+            ],
+          }),
+        ],
+      ],
+    });
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * What a berth stack is built from: the CDK context (`-c cluster=NAME`, `-c config=FILE`,
+ * `-c nodeIpsCallers=ARN,ARN`) and the config file, validated at synth time with the same schema
+ * the functions use, so a bad config fails `cdk synth` with every problem listed at once instead
+ * of failing every cold start after a deploy.
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../shared/config/errors.js';
+import { type BerthConfig, parseConfig } from '../shared/config/schema.js';
+
+/** The validated inputs of one stack. */
+export interface StackSettings {
+  /** The parsed config; `cluster` is the EKS cluster's name. */
+  readonly config: BerthConfig;
+  /**
+   * The config document as the user wrote it, cluster filled in. It, not `config`, goes into
+   * BERTH_CONFIG: the functions parse it with the same schema (the parsed form holds CIDR
+   * objects that do not survive JSON), and it has just been proven valid.
+   */
+  readonly configDocument: Readonly<Record<string, unknown>>;
+  /** IAM principals (node roles) allowed to call the SigV4 ENI IP API; none by default. */
+  readonly nodeIpsCallerArns: readonly string[];
+}
+
+/** The CDK context keys berth reads. */
+export interface StackContext {
+  readonly cluster?: unknown;
+  readonly config?: unknown;
+  readonly nodeIpsCallers?: unknown;
+}
+
+const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
+
+function asText(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  return String(value);
+}
+
+function readDocument(
+  path: string,
+  readText: (path: string) => string,
+  problems: string[],
+): unknown {
+  let text: string;
+  try {
+    text = readText(path);
+  } catch (error) {
+    problems.push(`-c config=${path}: cannot read the config file (${(error as Error).message})`);
+    return {};
+  }
+  try {
+    const document: unknown = JSON.parse(text);
+    if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+      problems.push(`-c config=${path}: must hold one JSON object`);
+      return {};
+    }
+    return document;
+  } catch (error) {
+    problems.push(`-c config=${path}: not valid JSON (${(error as Error).message})`);
+    return {};
+  }
+}
+
+/**
+ * Reads and validates the stack's inputs. Throws ConfigError with one line per problem. Without
+ * `-c cluster` the config's own `cluster` is used (so a plain `cdk synth` works); with both,
+ * they must agree.
+ */
+export function stackSettings(
+  context: StackContext,
+  readText: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): StackSettings {
+  const problems: string[] = [];
+  const configPath = asText(context.config);
+  const document = (configPath ? readDocument(configPath, readText, problems) : {}) as Record<
+    string,
+    unknown
+  >;
+
+  const cluster = asText(context.cluster);
+  if (cluster !== undefined && document.cluster !== undefined && document.cluster !== cluster) {
+    problems.push(
+      `cluster: the config file says "${String(document.cluster)}" but -c cluster=${cluster}; one stack serves one cluster, make them agree`,
+    );
+  }
+  const configDocument = cluster === undefined ? document : { ...document, cluster };
+
+  const nodeIpsCallerArns = (asText(context.nodeIpsCallers) ?? '')
+    .split(',')
+    .map((arn) => arn.trim())
+    .filter((arn) => arn !== '');
+  for (const arn of nodeIpsCallerArns) {
+    if (!ROLE_ARN.test(arn)) {
+      problems.push(
+        `-c nodeIpsCallers: "${arn}" is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)`,
+      );
+    }
+  }
+
+  let config: BerthConfig | undefined;
+  try {
+    config = parseConfig(configDocument);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
+  return { config, configDocument, nodeIpsCallerArns };
+}

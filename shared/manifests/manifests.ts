@@ -1,0 +1,18 @@
+/** Every Kubernetes object a cluster needs for berth, in the order `kubectl apply` should create them. */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { berthClusterRole, berthClusterRoleBinding } from './rbac.js';
+import { mutatingWebhookConfiguration, type WebhookEndpoint } from './webhooks.js';
+
+/** The manifests for one cluster and one webhook endpoint. */
+export function berthManifests(
+  endpoint: WebhookEndpoint,
+  cluster: string,
+): readonly KubernetesObject[] {
+  // RBAC first: the webhook starts calling berth as soon as it exists, and the binding webhook
+  // reads pods and nodes with the permissions granted here.
+  return [
+    berthClusterRole(),
+    berthClusterRoleBinding(),
+    mutatingWebhookConfiguration(endpoint, cluster),
+  ];
+}

@@ -1,0 +1,47 @@
+/**
+ * What berth's Lambda roles may do in the cluster. The stack's EKS access entries put each
+ * function role in the Kubernetes group `berth`; these objects give that group exactly the calls
+ * of `ClusterApi` (shared/k8s/cluster-api.ts) and nothing else. Pure.
+ */
+import type { V1ClusterRole, V1ClusterRoleBinding } from '@kubernetes/client-node';
+import { MANIFEST_LABELS } from './webhooks.js';
+
+/** The Kubernetes group of berth's access entries (CDK `kubernetesGroups`). */
+export const BERTH_GROUP = 'berth';
+
+/** Name of the ClusterRole and its binding. */
+export const CLUSTER_ROLE_NAME = 'berth';
+
+/** The ClusterRole: reads for repair and binding, node changes for scale, events for findings. */
+export function berthClusterRole(): V1ClusterRole {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: CLUSTER_ROLE_NAME, labels: { ...MANIFEST_LABELS } },
+    rules: [
+      // Repair lists every Service; watch lets a future informer reuse the role.
+      { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
+      // Repair and scale list pods; binding reads the bound pod (a Binding lacks its annotations).
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      // Binding reads a node's addresses; scale cordons (patch) and removes drained nodes.
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
+      // Findings and scale decisions are recorded as core/v1 Events on the objects concerned.
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+    ],
+  };
+}
+
+/** Binds the ClusterRole to the group the access entries name. */
+export function berthClusterRoleBinding(): V1ClusterRoleBinding {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: CLUSTER_ROLE_NAME, labels: { ...MANIFEST_LABELS } },
+    roleRef: {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: CLUSTER_ROLE_NAME,
+    },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: BERTH_GROUP }],
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * The CloudFormation output names of a berth stack. The CDK stack writes them and
+ * `berth manifests --stack` reads them, so both sides use this one list.
+ */
+export const STACK_OUTPUTS = {
+  /** `https://<id>.lambda-url.<region>.on.aws/admission/`: the webhook URL without its secret. */
+  webhookBaseUrl: 'WebhookBaseUrl',
+  /** The Secrets Manager secret whose value is the webhook's last path segment. */
+  webhookSecretArn: 'WebhookSecretArn',
+  /** The ENI IP assignment API (`POST /v1/nodes/{node}/ips`), SigV4 (`lambda` service). */
+  nodeIpsUrl: 'NodeIpsUrl',
+  /** The DynamoDB table holding every allocation. */
+  tableName: 'TableName',
+  /** SNS topic the alarms notify; subscribe an address or a pager to it. */
+  alarmTopicArn: 'AlarmTopicArn',
+} as const;
+
+/** The name of the stack for one cluster (`npx cdk deploy -c cluster=NAME`). */
+export function stackNameFor(cluster: string): string {
+  return `berth-${cluster}`;
+}

@@ -1,0 +1,224 @@
+/**
+ * The MutatingWebhookConfiguration that routes pods, pod bindings and Services to berth
+ * (contract sections 3 and 9). Pure: builds a plain object; printing is `print.ts`'s job.
+ *
+ * One entry per (resource, failure mode) rather than one per resource: a webhook has a single
+ * `failurePolicy`, and berth needs Fail where a missed call breaks a promise (a game server
+ * without its port, two Services on one IP) and Ignore where it only delays cleanup that the
+ * repair pass does anyway (deletes) or where failing would stop scheduling (bindings).
+ */
+import type { V1MutatingWebhook, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { GAME_SERVER_LABEL } from '../hostports/patch.js';
+import { PORTS_ANNOTATION } from '../hostports/spec.js';
+import { WebhookEndpointError } from './errors.js';
+
+/** Name of the MutatingWebhookConfiguration object. */
+export const WEBHOOK_CONFIGURATION_NAME = 'berth';
+
+/** Namespaces berth never sees: the control plane's own objects must not depend on berth. */
+export const EXCLUDED_NAMESPACES = ['kube-system'] as const;
+
+/**
+ * Seconds the apiserver waits for one call. A cold admission Lambda (≈0.3-1 s init with the
+ * Secrets Manager read) plus a handful of DynamoDB round trips (≈10 ms each, a few conflict
+ * retries at worst) and, for bindings, an EKS token and two Kubernetes reads fit in well under
+ * 2 s; 5 s leaves that margin twice over and, being half the 10 s default, returns a hung
+ * call's apiserver worker sooner. The admission function's own timeout sits below it, so the
+ * apiserver sees an error it can apply its failurePolicy to rather than its own deadline.
+ */
+export const WEBHOOK_TIMEOUT_SECONDS = 5;
+
+/** Labels every berth manifest carries, so `kubectl get -l` finds (and deletes) them all. */
+export const MANIFEST_LABELS = {
+  'app.kubernetes.io/name': 'berth',
+  'app.kubernetes.io/part-of': 'berth',
+};
+
+/** Where the apiserver sends reviews. */
+export interface WebhookEndpoint {
+  /** `https://…/admission` locally, `https://…/admission/<secret>` in AWS. */
+  readonly url: string;
+  /** PEM of the CA that signed the server certificate; absent when public roots apply (AWS). */
+  readonly caPem?: string;
+}
+
+type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+/** What sets one webhook apart from the others; the shared fields come from `berthWebhook`. */
+interface WebhookPolicy {
+  readonly name: string;
+  readonly resources: readonly string[];
+  readonly operations: readonly Operation[];
+  readonly failurePolicy: 'Fail' | 'Ignore';
+  readonly reinvocationPolicy: 'IfNeeded' | 'Never';
+  readonly objectSelector?: V1MutatingWebhook['objectSelector'];
+  readonly matchConditions?: V1MutatingWebhook['matchConditions'];
+}
+
+/** berth's webhooks as data, each with the reason for its failure mode and filters. */
+export const WEBHOOK_POLICIES: readonly WebhookPolicy[] = [
+  {
+    // Fail: a game server started without its host port cannot be reached, and the pod would
+    // run unrecorded (no release on delete). A refused CREATE is retried by its controller.
+    // Only pods asking for ports: objectSelector cannot see annotations, a CEL condition can.
+    // IfNeeded: a later webhook may add containers or ports; berth's patch is idempotent
+    // (the allocation id is recognised), so a second call re-applies the same ports.
+    name: 'pods-create.berth.dev',
+    resources: ['pods'],
+    operations: ['CREATE'],
+    failurePolicy: 'Fail',
+    reinvocationPolicy: 'IfNeeded',
+    matchConditions: [
+      {
+        name: 'requests-berth-ports',
+        expression: `has(object.metadata.annotations) && '${PORTS_ANNOTATION}' in object.metadata.annotations`,
+      },
+    ],
+  },
+  {
+    // Ignore: an outage must never block deleting a pod (or a node drain). A missed release is
+    // a leak the repair pass frees after its grace passes.
+    // Only pods berth labelled at CREATE; for DELETE the selector is matched on the old object.
+    name: 'pods-delete.berth.dev',
+    resources: ['pods'],
+    operations: ['DELETE'],
+    failurePolicy: 'Ignore',
+    reinvocationPolicy: 'Never',
+    objectSelector: { matchLabels: { [GAME_SERVER_LABEL]: 'true' } },
+  },
+  {
+    // Ignore: failing a Binding would stop the scheduler placing any pod during an outage; a
+    // missed address annotation is recoverable, an unschedulable cluster is not.
+    // All bindings: a Binding carries neither the pod's labels nor its annotations, so nothing
+    // can filter it here; berth answers a pod without an allocation id at once, untouched.
+    name: 'pods-binding.berth.dev',
+    resources: ['pods/binding'],
+    operations: ['CREATE'],
+    failurePolicy: 'Ignore',
+    reinvocationPolicy: 'Never',
+  },
+  {
+    // Fail: a Service admitted without berth would get no cluster IP from berth's ranges, or
+    // one berth does not know about, so two Services could end up sharing an IP or node port.
+    // IfNeeded: a later webhook may change the type or ports; berth's answer is idempotent.
+    name: 'services.berth.dev',
+    resources: ['services'],
+    operations: ['CREATE', 'UPDATE'],
+    failurePolicy: 'Fail',
+    reinvocationPolicy: 'IfNeeded',
+  },
+  {
+    // Ignore: deleting a Service must work during an outage; repair frees what it held.
+    name: 'services-delete.berth.dev',
+    resources: ['services'],
+    operations: ['DELETE'],
+    failurePolicy: 'Ignore',
+    reinvocationPolicy: 'Never',
+  },
+];
+
+/**
+ * Checks a webhook URL against what `admissionregistration/v1` accepts: HTTPS, no user info,
+ * no query (the apiserver adds its own `?timeout=`), no fragment. Returns it normalised.
+ */
+export function webhookUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch (error) {
+    throw new WebhookEndpointError(
+      `webhook URL "${text}" is not a URL: write it as https://host/admission`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (url.protocol !== 'https:') {
+    throw new WebhookEndpointError(
+      `webhook URL "${text}" must use https: the apiserver calls webhooks over TLS only`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new WebhookEndpointError(
+      `webhook URL "${text}" must not carry user:password@; the apiserver rejects it`,
+    );
+  }
+  if (url.search || url.hash || text.includes('?') || text.includes('#')) {
+    throw new WebhookEndpointError(
+      `webhook URL "${text}" must not have a query or fragment; put a secret in the path instead`,
+    );
+  }
+  return url.toString();
+}
+
+/**
+ * The AWS webhook URL: the stack's base URL (ending in `/admission/`) and the secret path
+ * segment, which Secrets Manager generates without punctuation.
+ */
+export function securedWebhookUrl(baseUrl: string, secret: string): string {
+  if (!/^[A-Za-z0-9_-]{32,}$/.test(secret)) {
+    throw new WebhookEndpointError(
+      "the webhook secret must be at least 32 letters or digits; is this the stack's WebhookSecretArn?",
+    );
+  }
+  const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
+  return webhookUrl(`${base}${secret}`);
+}
+
+/** The local server's webhook URL (`berth serve` on this machine). */
+export function localWebhookUrl(port: number): string {
+  return `https://127.0.0.1:${port}/admission`;
+}
+
+function berthWebhook(policy: WebhookPolicy, endpoint: WebhookEndpoint): V1MutatingWebhook {
+  return {
+    name: policy.name,
+    clientConfig: {
+      url: endpoint.url,
+      ...(endpoint.caPem
+        ? { caBundle: Buffer.from(endpoint.caPem, 'utf8').toString('base64') }
+        : {}),
+    },
+    rules: [
+      {
+        apiGroups: [''],
+        apiVersions: ['v1'],
+        operations: [...policy.operations],
+        resources: [...policy.resources],
+        scope: 'Namespaced',
+      },
+    ],
+    namespaceSelector: {
+      matchExpressions: [
+        { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...EXCLUDED_NAMESPACES] },
+      ],
+    },
+    ...(policy.objectSelector ? { objectSelector: policy.objectSelector } : {}),
+    ...(policy.matchConditions ? { matchConditions: policy.matchConditions } : {}),
+    // berth writes DynamoDB, but never for a dry run (it answers the patch it would apply).
+    sideEffects: 'NoneOnDryRun',
+    admissionReviewVersions: ['v1'],
+    // Equivalent: a request through another API version of the same resource still reaches berth.
+    matchPolicy: 'Equivalent',
+    failurePolicy: policy.failurePolicy,
+    reinvocationPolicy: policy.reinvocationPolicy,
+    timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+  };
+}
+
+/** The MutatingWebhookConfiguration for one endpoint. */
+export function mutatingWebhookConfiguration(
+  endpoint: WebhookEndpoint,
+  cluster: string,
+): V1MutatingWebhookConfiguration {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: {
+      name: WEBHOOK_CONFIGURATION_NAME,
+      labels: { ...MANIFEST_LABELS },
+      annotations: { 'berth.dev/cluster': cluster },
+    },
+    webhooks: WEBHOOK_POLICIES.map((policy) => berthWebhook(policy, endpoint)),
+  };
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { createBerthApp } from '../../infra/berth-app.js';
+import { stackSettings } from '../../infra/settings.js';
+import { ConfigError } from '../../shared/config/errors.js';
+
+function files(contents: Record<string, string>) {
+  return (path: string): string => {
+    const text = contents[path];
+    if (text === undefined) throw new Error(`ENOENT: no such file '${path}'`);
+    return text;
+  };
+}
+
+function problemsOf(run: () => unknown): readonly string[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('stackSettings', () => {
+  it('uses every default without context, as a plain cdk synth does', () => {
+    const settings = stackSettings({});
+    expect(settings.config.cluster).toBe('local');
+    expect(settings.configDocument).toEqual({});
+    expect(settings.nodeIpsCallerArns).toEqual([]);
+  });
+
+  it('fills the cluster from -c cluster into the document the functions receive', () => {
+    const settings = stackSettings(
+      { cluster: 'games', config: 'berth.json' },
+      files({ 'berth.json': JSON.stringify({ repair: { intervalSeconds: 300 } }) }),
+    );
+    expect(settings.config.cluster).toBe('games');
+    expect(settings.config.repair.intervalSeconds).toBe(300);
+    expect(settings.configDocument).toEqual({ repair: { intervalSeconds: 300 }, cluster: 'games' });
+  });
+
+  it('refuses a config file naming another cluster than -c cluster', () => {
+    const problems = problemsOf(() =>
+      stackSettings(
+        { cluster: 'games', config: 'c.json' },
+        files({ 'c.json': '{"cluster":"other"}' }),
+      ),
+    );
+    expect(problems).toEqual([
+      'cluster: the config file says "other" but -c cluster=games; one stack serves one cluster, make them agree',
+    ]);
+  });
+
+  it('reports every config problem at once', () => {
+    const problems = problemsOf(() =>
+      stackSettings(
+        { cluster: 'games', config: 'c.json' },
+        files({
+          'c.json': JSON.stringify({
+            nodePortRange: 'x',
+            scale: { minNodes: 5, maxNodes: 1 },
+            typo: 1,
+          }),
+        }),
+      ),
+    );
+    expect(problems).toHaveLength(3);
+    expect(problems.some((line) => line.startsWith('nodePortRange:'))).toBe(true);
+    expect(problems).toContain('scale.maxNodes: maxNodes must be at least minNodes');
+    expect(problems).toContain('typo: unknown key; remove it or check its spelling');
+  });
+
+  it.each([
+    ['an unreadable file', {}, /-c config=c.json: cannot read the config file/],
+    ['a file that is not JSON', { 'c.json': '{' }, /-c config=c.json: not valid JSON/],
+    ['a JSON array', { 'c.json': '[]' }, /-c config=c.json: must hold one JSON object/],
+  ])('names %s', (_, contents, message) => {
+    const problems = problemsOf(() => stackSettings({ config: 'c.json' }, files(contents)));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(message);
+  });
+
+  it('reads node role ARNs allowed to call the ENI IP API', () => {
+    const arns =
+      'arn:aws:iam::111122223333:role/nodes-a, arn:aws:iam::111122223333:role/path/nodes-b';
+    expect(stackSettings({ nodeIpsCallers: arns }).nodeIpsCallerArns).toEqual([
+      'arn:aws:iam::111122223333:role/nodes-a',
+      'arn:aws:iam::111122223333:role/path/nodes-b',
+    ]);
+    expect(problemsOf(() => stackSettings({ nodeIpsCallers: 'nodes-a' }))).toEqual([
+      '-c nodeIpsCallers: "nodes-a" is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)',
+    ]);
+  });
+});
+
+describe('createBerthApp', () => {
+  it('fails synthesis on a bad config before building anything', () => {
+    expect(() =>
+      createBerthApp(
+        { context: { cluster: 'games', config: 'c.json' } },
+        files({ 'c.json': '{"eni":{"minIdle":-1}}' }),
+      ),
+    ).toThrow(ConfigError);
+  });
+});

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { createBerthApp } from '../../infra/berth-app.js';
+
+const NODE_ROLE = 'arn:aws:iam::111122223333:role/game-nodes';
+
+/** Builds a stack for a config without bundling (`aws:cdk:bundling-stacks` empty): layout only. */
+function synth(config: object, context: Record<string, unknown> = {}) {
+  const { app, stack } = createBerthApp(
+    {
+      context: {
+        cluster: 'games',
+        config: 'berth.json',
+        'aws:cdk:bundling-stacks': [],
+        ...context,
+      },
+    },
+    () => JSON.stringify(config),
+  );
+  const assembly = app.synth();
+  const report = JSON.parse(
+    readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8'),
+  ) as {
+    pluginReports: { conclusion: string; violations: unknown[] }[];
+  };
+  return { template: Template.fromStack(stack), report };
+}
+
+// Synthesis with cdk-nag takes seconds even without bundling; more when it shares the cores.
+describe('BerthStack variants', { timeout: 120_000 }, () => {
+  it('scales an Auto Scaling group by name and passes cdk-nag with its findings acknowledged', () => {
+    const { template, report } = synth({ scale: { nodePool: { type: 'asg', name: 'game-asg' } } });
+    expect(report.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).toContain(':autoScalingGroup:*:autoScalingGroupName/game-asg');
+    expect(policies).toContain('autoscaling:SetDesiredCapacity');
+  });
+
+  it('gives a Karpenter pool no AWS scaling permission', () => {
+    const { template } = synth({ scale: { nodePool: { type: 'karpenter', name: 'games' } } });
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).not.toContain('autoscaling:');
+    expect(policies).not.toContain('Nodegroup');
+  });
+
+  it('leaves out the schedule of a pass whose interval is 0', () => {
+    const { template } = synth({ repair: { intervalSeconds: 0 } });
+    template.resourceCountIs('AWS::Scheduler::Schedule', 2);
+  });
+
+  it('lets the configured node roles call the ENI IP API with SigV4', () => {
+    const { template, report } = synth({}, { nodeIpsCallers: NODE_ROLE });
+    expect(report.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      Principal: NODE_ROLE,
+      FunctionUrlAuthType: 'AWS_IAM',
+    });
+  });
+});

@@ -1,0 +1,332 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createBerthApp } from '../../infra/berth-app.js';
+import type { BerthStack } from '../../infra/berth-stack.js';
+
+/** A config that differs from the defaults where the template shows it. */
+const CONFIG = {
+  repair: { intervalSeconds: 300 },
+  eni: { intervalSeconds: 90 },
+  scale: { nodePool: { type: 'eks-nodegroup', name: 'game-nodes' } },
+};
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+interface PolicyStatement {
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: unknown;
+}
+
+let stack: BerthStack;
+let template: Template;
+let assemblyDir: string;
+let validationReport: {
+  pluginReports: { pluginName: string; conclusion: string; violations: unknown[] }[];
+};
+
+/** The logical id of one berth function's CfnFunction, e.g. `Admission` → `AdmissionFunction…`. */
+function functionId(construct: string): string {
+  const ids = Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) =>
+    id.startsWith(`${construct}Function`),
+  );
+  expect(ids).toHaveLength(1);
+  return ids[0] ?? '';
+}
+
+function roleId(construct: string): string {
+  const ids = Object.keys(template.findResources('AWS::IAM::Role')).filter((id) =>
+    id.startsWith(`${construct}Role`),
+  );
+  expect(ids).toHaveLength(1);
+  return ids[0] ?? '';
+}
+
+/** Every statement of the policies attached to one function's role. */
+function statementsOf(construct: string): PolicyStatement[] {
+  const role = roleId(construct);
+  const policies = Object.values(template.findResources('AWS::IAM::Policy') as Resources).filter(
+    (policy) => JSON.stringify(policy.Properties.Roles).includes(`"${role}"`),
+  );
+  return policies.flatMap(
+    (policy) => (policy.Properties.PolicyDocument as { Statement: PolicyStatement[] }).Statement,
+  );
+}
+
+const actionsOf = (statements: PolicyStatement[]) =>
+  statements.flatMap((statement) => [statement.Action].flat());
+
+beforeAll(() => {
+  const { app, stack: built } = createBerthApp(
+    { context: { cluster: 'games', config: 'berth.json' } },
+    (path) => {
+      if (path !== 'berth.json') throw new Error(`unexpected read of ${path}`);
+      return JSON.stringify(CONFIG);
+    },
+  );
+  stack = built;
+  // Bundles every function for real with the local esbuild: a few seconds each, once per file.
+  const assembly = app.synth();
+  assemblyDir = assembly.directory;
+  template = Template.fromStack(stack);
+  validationReport = JSON.parse(readFileSync(join(assemblyDir, 'validation-report.json'), 'utf8'));
+}, 180_000);
+
+describe('BerthStack', () => {
+  it('is named after the cluster', () => {
+    expect(stack.stackName).toBe('berth-games');
+  });
+
+  it('passes cdk-nag AwsSolutions with no unacknowledged finding', () => {
+    const report = validationReport.pluginReports.find(
+      (plugin) => plugin.pluginName === 'AwsSolutions',
+    );
+    expect(report?.conclusion).toBe('success');
+    expect(report?.violations).toEqual([]);
+  });
+
+  it('keeps the table on-demand, recoverable, protected and retained, with the shared key schema', () => {
+    template.resourceCountIs('AWS::DynamoDB::GlobalTable', 1);
+    template.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        Replicas: [
+          Match.objectLike({
+            DeletionProtectionEnabled: true,
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          }),
+        ],
+      }),
+    });
+  });
+
+  it('runs five functions on Node.js 24, arm64, with source maps and the validated config', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 5);
+    const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
+    for (const fn of functions) {
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+      });
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> })
+        .Variables;
+      expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
+      expect(JSON.parse(String(variables.BERTH_CONFIG))).toEqual({ ...CONFIG, cluster: 'games' });
+      expect(variables.BERTH_TABLE).toEqual({ Ref: expect.stringMatching(/^Table/) });
+    }
+  });
+
+  it('bundles each function as one ESM file with the require banner', () => {
+    for (const construct of ['Admission', 'Repair', 'Scale', 'Eni', 'NodeIps']) {
+      const fn = template.findResources('AWS::Lambda::Function')[
+        functionId(construct)
+      ] as Resources[string];
+      const asset = String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '');
+      const bundle = join(assemblyDir, `asset.${asset}`, 'index.mjs');
+      expect(existsSync(bundle)).toBe(true);
+      expect(
+        readFileSync(bundle, 'utf8').startsWith('import { createRequire as __berthCreateRequire }'),
+      ).toBe(true);
+      expect(existsSync(`${bundle}.map`)).toBe(true);
+    }
+  });
+
+  it('gives only the admission function the webhook secret, and times it out before the webhook does', () => {
+    const admission = template.findResources('AWS::Lambda::Function')[
+      functionId('Admission')
+    ] as Resources[string];
+    expect(admission.Properties.Timeout).toBe(4);
+    const variables = (admission.Properties.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    expect(variables.BERTH_WEBHOOK_SECRET_ARN).toEqual({
+      Ref: expect.stringMatching(/^WebhookSecret/),
+    });
+    for (const construct of ['Repair', 'Scale', 'Eni', 'NodeIps']) {
+      expect(actionsOf(statementsOf(construct))).not.toContain('secretsmanager:GetSecretValue');
+    }
+    expect(actionsOf(statementsOf('Admission'))).toContain('secretsmanager:GetSecretValue');
+  });
+
+  it('generates a long webhook secret without punctuation', () => {
+    template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: Match.objectLike({
+        ExcludePunctuation: true,
+        IncludeSpace: false,
+        PasswordLength: 48,
+      }),
+    });
+  });
+
+  it('exposes the webhook without auth (the apiserver cannot sign) and the ENI IP API with SigV4', () => {
+    template.resourceCountIs('AWS::Lambda::Url', 2);
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'NONE',
+      TargetFunctionArn: { 'Fn::GetAtt': [functionId('Admission'), 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [functionId('NodeIps'), 'Arn'] },
+    });
+  });
+
+  it('schedules the passes at their configured intervals, rounded up to whole minutes', () => {
+    template.resourceCountIs('AWS::Scheduler::Schedule', 3);
+    const schedules = Object.values(
+      template.findResources('AWS::Scheduler::Schedule') as Resources,
+    );
+    const byTarget = Object.fromEntries(
+      schedules.map((schedule) => {
+        const target = schedule.Properties.Target as { Arn: { 'Fn::GetAtt': [string, string] } };
+        return [target.Arn['Fn::GetAtt'][0], schedule.Properties];
+      }),
+    );
+    expect(byTarget[functionId('Repair')]?.ScheduleExpression).toBe('rate(5 minutes)');
+    expect(byTarget[functionId('Scale')]?.ScheduleExpression).toBe('rate(1 minute)');
+    expect(byTarget[functionId('Eni')]?.ScheduleExpression).toBe('rate(2 minutes)');
+    for (const schedule of schedules) {
+      expect(schedule.Properties.Target).toMatchObject({
+        RetryPolicy: { MaximumRetryAttempts: 3 },
+        DeadLetterConfig: {
+          Arn: { 'Fn::GetAtt': [expect.stringMatching(/^DeadLetterQueue/), 'Arn'] },
+        },
+      });
+    }
+  });
+
+  it('sends EC2 instance state changes to the ENI function with a dead-letter queue', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.ec2'],
+        'detail-type': ['EC2 Instance State-change Notification'],
+        detail: { state: ['running', 'shutting-down', 'terminated'] },
+      },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [functionId('Eni'), 'Arn'] },
+          DeadLetterConfig: Match.anyValue(),
+          RetryPolicy: Match.objectLike({ MaximumRetryAttempts: 3 }),
+        }),
+      ],
+    });
+  });
+
+  it('lets every function describe only its own cluster and use only its own table', () => {
+    for (const construct of ['Admission', 'Repair', 'Scale', 'Eni', 'NodeIps']) {
+      const statements = statementsOf(construct);
+      const describe = statements.filter((statement) =>
+        [statement.Action].flat().includes('eks:DescribeCluster'),
+      );
+      expect(describe).toHaveLength(1);
+      expect(JSON.stringify(describe[0]?.Resource)).toContain(':cluster/games"');
+      const dynamo = statements.filter((statement) =>
+        [statement.Action].flat().some((a) => a.startsWith('dynamodb:')),
+      );
+      for (const statement of dynamo) {
+        expect(statement.Resource).toEqual({
+          'Fn::GetAtt': [expect.stringMatching(/^Table/), 'Arn'],
+        });
+      }
+      expect(actionsOf(statements).some((action) => action.endsWith(':*') || action === '*')).toBe(
+        false,
+      );
+    }
+  });
+
+  it('gives EC2 permissions to the ENI functions only, and node pool permissions to scale only', () => {
+    for (const construct of ['Admission', 'Repair', 'Scale']) {
+      expect(actionsOf(statementsOf(construct)).some((action) => action.startsWith('ec2:'))).toBe(
+        false,
+      );
+    }
+    for (const construct of ['Admission', 'Repair', 'Eni', 'NodeIps']) {
+      const actions = actionsOf(statementsOf(construct));
+      expect(
+        actions.some((action) => action.startsWith('autoscaling:') || action.includes('Nodegroup')),
+      ).toBe(false);
+    }
+    expect(actionsOf(statementsOf('Scale'))).toEqual(
+      expect.arrayContaining([
+        'eks:UpdateNodegroupConfig',
+        'autoscaling:TerminateInstanceInAutoScalingGroup',
+      ]),
+    );
+    for (const construct of ['Eni', 'NodeIps']) {
+      expect(actionsOf(statementsOf(construct))).toEqual(
+        expect.arrayContaining(['ec2:CreateNetworkInterface', 'ec2:AssignPrivateIpAddresses']),
+      );
+    }
+  });
+
+  it('conditions every mutating EC2 call on berth ENIs on the cluster tag', () => {
+    for (const construct of ['Eni', 'NodeIps']) {
+      for (const statement of statementsOf(construct)) {
+        const onEnis = JSON.stringify(statement.Resource).includes(':network-interface/*');
+        if (onEnis)
+          expect(JSON.stringify(statement.Condition)).toMatch(
+            /berth.dev\/cluster|ec2:CreateAction/,
+          );
+      }
+    }
+  });
+
+  it('puts every function role into the berth Kubernetes group through an access entry', () => {
+    template.resourceCountIs('AWS::EKS::AccessEntry', 5);
+    for (const construct of ['Admission', 'Repair', 'Scale', 'Eni', 'NodeIps']) {
+      template.hasResourceProperties('AWS::EKS::AccessEntry', {
+        ClusterName: 'games',
+        PrincipalArn: { 'Fn::GetAtt': [roleId(construct), 'Arn'] },
+        KubernetesGroups: ['berth'],
+        Type: 'STANDARD',
+      });
+    }
+  });
+
+  it('alarms on function errors and throttles, webhook 500s and latency, dead letters and table throttles', () => {
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
+    const metricNames = alarms.map((alarm) => alarm.Properties.MetricName ?? 'expression');
+    expect(metricNames.filter((name) => name === 'Errors')).toHaveLength(5);
+    expect(metricNames.filter((name) => name === 'Throttles')).toHaveLength(5);
+    expect(metricNames.filter((name) => name === 'InternalErrors')).toHaveLength(2);
+    expect(metricNames).toEqual(
+      expect.arrayContaining(['Duration', 'ApproximateNumberOfMessagesVisible']),
+    );
+    const descriptions = alarms.map((alarm) => String(alarm.Properties.AlarmDescription));
+    expect(descriptions.some((text) => text.includes('DynamoDB throttled requests'))).toBe(true);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([
+        { Ref: expect.stringMatching(/^MonitoringAlarmTopic/) },
+      ]);
+    }
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('outputs the webhook base URL, the secret ARN, the node IPs URL and the table name', () => {
+    const outputs = template.findOutputs('*');
+    expect(Object.keys(outputs).sort()).toEqual(
+      ['AlarmTopicArn', 'NodeIpsUrl', 'TableName', 'WebhookBaseUrl', 'WebhookSecretArn'].sort(),
+    );
+    expect(outputs.WebhookBaseUrl?.Value).toEqual({
+      'Fn::Join': [
+        '',
+        [
+          { 'Fn::GetAtt': [expect.stringMatching(/^AdmissionFunctionFunctionUrl/), 'FunctionUrl'] },
+          'admission/',
+        ],
+      ],
+    });
+    expect(outputs.WebhookSecretArn?.Value).toEqual({
+      Ref: expect.stringMatching(/^WebhookSecret/),
+    });
+    expect(outputs.TableName?.Value).toEqual({ Ref: expect.stringMatching(/^Table/) });
+  });
+});

@@ -1,0 +1,219 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  createManifestsCommand,
+  type ManifestsDeps,
+  type ManifestsOptions,
+  manifestsCommand,
+} from '../../cli/manifests.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { ensureLocalTls } from '../../shared/local/tls.js';
+
+const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBlocal\n-----END CERTIFICATE-----\n';
+const PRIVATE_CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBprivate\n-----END CERTIFICATE-----\n';
+const SECRET = 'Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa98765';
+const BASE_URL = 'https://abc123.lambda-url.eu-west-1.on.aws/admission/';
+const SECRET_ARN =
+  'arn:aws:secretsmanager:eu-west-1:111122223333:secret:berth-games-webhook-AbCdEf';
+
+function options(overrides: Partial<ManifestsOptions> = {}): ManifestsOptions {
+  return {
+    config: parseConfig({ cluster: 'games' }),
+    dataDir: '.berth-test',
+    port: 8443,
+    http: false,
+    json: false,
+    ...overrides,
+  };
+}
+
+/** A fake of the command's collaborators, recording what it was asked. */
+function fakeDeps(overrides: Partial<ManifestsDeps> = {}) {
+  const calls = { localCa: [] as string[], stacks: [] as string[], secrets: [] as string[] };
+  const out: string[] = [];
+  const err: string[] = [];
+  const deps: ManifestsDeps = {
+    stacks: {
+      async outputs(stack) {
+        calls.stacks.push(stack);
+        return { WebhookBaseUrl: BASE_URL, WebhookSecretArn: SECRET_ARN, TableName: 't' };
+      },
+    },
+    secrets: {
+      async secretString(arn) {
+        calls.secrets.push(arn);
+        return SECRET;
+      },
+    },
+    stdout: (text) => out.push(text),
+    stderr: (text) => err.push(text),
+    localCa: async (dir) => {
+      calls.localCa.push(dir);
+      return CA_PEM;
+    },
+    ...overrides,
+  };
+  return { deps, calls, out: () => out.join(''), err: () => err.join('') };
+}
+
+function webhookConfiguration(jsonText: string): V1MutatingWebhookConfiguration {
+  const list = JSON.parse(jsonText) as { items: { kind: string }[] };
+  const found = list.items.find((item) => item.kind === 'MutatingWebhookConfiguration');
+  if (!found) throw new Error('no MutatingWebhookConfiguration printed');
+  return found as V1MutatingWebhookConfiguration;
+}
+
+function clientConfigs(jsonText: string) {
+  return (webhookConfiguration(jsonText).webhooks ?? []).map((webhook) => webhook.clientConfig);
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('berth manifests', () => {
+  it('targets the local server with the CA from the data dir by default', async () => {
+    const io = fakeDeps();
+    expect(await createManifestsCommand(io.deps)(options({ json: true, port: 9443 }))).toBe(0);
+    expect(io.calls.localCa).toEqual([join(resolve('.berth-test'), 'tls')]);
+    for (const config of clientConfigs(io.out())) {
+      expect(config.url).toBe('https://127.0.0.1:9443/admission');
+      expect(Buffer.from(config.caBundle ?? '', 'base64').toString()).toBe(CA_PEM);
+    }
+  });
+
+  it('prints YAML unless --json is given', async () => {
+    const io = fakeDeps();
+    expect(await createManifestsCommand(io.deps)(options())).toBe(0);
+    expect(io.out()).toMatch(
+      /^---\napiVersion: rbac.authorization.k8s.io\/v1\nkind: ClusterRole\n/,
+    );
+    expect(io.out()).toContain('kind: MutatingWebhookConfiguration');
+    expect(io.out()).toContain('url: "https://127.0.0.1:8443/admission"');
+  });
+
+  it('refuses --http: the apiserver calls webhooks over HTTPS only', async () => {
+    const io = fakeDeps();
+    expect(await createManifestsCommand(io.deps)(options({ http: true }))).toBe(2);
+    expect(io.err()).toMatch(/HTTPS only/);
+    expect(io.out()).toBe('');
+  });
+
+  it('uses --url as given and trusts public roots without --ca-file', async () => {
+    const io = fakeDeps();
+    const url = `${BASE_URL}${SECRET}`;
+    expect(await createManifestsCommand(io.deps)(options({ json: true, url }))).toBe(0);
+    expect(clientConfigs(io.out())).toEqual(Array(5).fill({ url }));
+    expect(io.calls.localCa).toEqual([]);
+  });
+
+  it('adds the CA of --ca-file to --url', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-manifests-'));
+    const caFile = join(dir, 'ca.pem');
+    await writeFile(caFile, PRIVATE_CA_PEM);
+    const io = fakeDeps();
+    expect(
+      await createManifestsCommand(io.deps)(
+        options({ json: true, url: 'https://berth.internal/admission', caFile }),
+      ),
+    ).toBe(0);
+    for (const config of clientConfigs(io.out())) {
+      expect(Buffer.from(config.caBundle ?? '', 'base64').toString()).toBe(PRIVATE_CA_PEM);
+    }
+  });
+
+  it('rejects a --ca-file that is missing or not a PEM certificate', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-manifests-'));
+    const notPem = join(dir, 'key.txt');
+    await writeFile(notPem, 'hello');
+    const url = 'https://berth.internal/admission';
+    for (const caFile of [join(dir, 'absent.pem'), notPem]) {
+      const io = fakeDeps();
+      expect(await createManifestsCommand(io.deps)(options({ url, caFile }))).toBe(2);
+      expect(io.err()).toContain(`--ca-file ${caFile}`);
+    }
+  });
+
+  it('rejects a --url the apiserver would refuse', async () => {
+    const io = fakeDeps();
+    expect(
+      await createManifestsCommand(io.deps)(options({ url: 'http://example.com/admission' })),
+    ).toBe(2);
+    expect(io.err()).toMatch(/must use https/);
+  });
+
+  it('builds the URL of a deployed stack from its outputs and secret', async () => {
+    const io = fakeDeps();
+    expect(
+      await createManifestsCommand(io.deps)(options({ json: true, stack: 'berth-games' })),
+    ).toBe(0);
+    expect(io.calls.stacks).toEqual(['berth-games']);
+    expect(io.calls.secrets).toEqual([SECRET_ARN]);
+    expect(clientConfigs(io.out())).toEqual(Array(5).fill({ url: `${BASE_URL}${SECRET}` }));
+  });
+
+  it('refuses --url together with --stack', async () => {
+    const io = fakeDeps();
+    expect(
+      await createManifestsCommand(io.deps)(
+        options({ url: `${BASE_URL}${SECRET}`, stack: 'berth-games' }),
+      ),
+    ).toBe(2);
+    expect(io.err()).toMatch(/either --url or --stack/);
+  });
+
+  it('says how to pass --url when it cannot read stack outputs', async () => {
+    const io = fakeDeps({ stacks: undefined });
+    expect(await createManifestsCommand(io.deps)(options({ stack: 'berth-games' }))).toBe(2);
+    expect(io.err()).toMatch(/pass --url with the stack's WebhookBaseUrl output/);
+  });
+
+  it('names the missing outputs of a stack that is not berth', async () => {
+    const io = fakeDeps({ stacks: { outputs: async () => ({ BucketName: 'b' }) } });
+    expect(await createManifestsCommand(io.deps)(options({ stack: 'other' }))).toBe(2);
+    expect(io.err()).toMatch(/outputs WebhookBaseUrl and WebhookSecretArn not found/);
+  });
+
+  it('exits 1 when an AWS call fails', async () => {
+    const io = fakeDeps({
+      secrets: {
+        secretString: async () => {
+          throw new Error('AccessDeniedException: not allowed');
+        },
+      },
+    });
+    expect(await createManifestsCommand(io.deps)(options({ stack: 'berth-games' }))).toBe(1);
+    expect(io.err()).toContain('AccessDeniedException');
+  });
+});
+
+describe('manifestsCommand', () => {
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'berth-manifests-data-'));
+    await ensureLocalTls(join(dataDir, 'tls'));
+  });
+
+  it('writes the manifests for the local server to stdout with the CA berth serve uses', async () => {
+    const out: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      out.push(String(chunk));
+      return true;
+    });
+    const cliOptions = {
+      ...options({ json: true, dataDir }),
+      command: 'manifests',
+      once: false,
+      dryRun: false,
+    };
+    expect(await manifestsCommand(cliOptions)).toBe(0);
+    const ca = await readFile(join(dataDir, 'tls', 'ca.crt'), 'utf8');
+    for (const config of clientConfigs(out.join(''))) {
+      expect(Buffer.from(config.caBundle ?? '', 'base64').toString()).toBe(ca);
+    }
+  });
+});
