@@ -2,7 +2,8 @@
 
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createPasses, nodeIpFault, type Passes } from '../shared/app/passes.js';
+import { nodeIpFault } from '../shared/app/eni-pass.js';
+import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
@@ -74,7 +75,7 @@ const serve: Command = async (options) => {
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
-      ...(passes ? { nodeIps: passes.nodeIps } : {}),
+      ...(passes ? { nodeIps: passes.eni.nodeIps } : {}),
       classify: nodeIpFault,
     }),
     onError: (error, request) => {
@@ -109,7 +110,7 @@ const serve: Command = async (options) => {
           {
             name: 'eni',
             intervalSeconds: options.config.eni.intervalSeconds,
-            run: () => passes.eni(),
+            run: () => passes.eni.pass(),
           },
         ],
         {
@@ -247,7 +248,7 @@ const repair: Command = (options) =>
 
 const eni: Command = (options) =>
   withPasses(options, async (passes) => {
-    const summary = await passes.eni();
+    const summary = await passes.eni.pass();
     printJson(summary);
     return summary.failures.length > 0 ? 1 : 0;
   });

@@ -8,12 +8,13 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
-import { lambdaPasses } from '../../shared/app/lambda.js';
+import { eniRunner } from '../../shared/app/eni-pass.js';
+import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { observability } from '../../shared/app/observability.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
 const { logger, metrics } = observability('eni');
-const { passes } = lambdaPasses();
+const eni = eniRunner(lambdaPassContext());
 
 /** An EventBridge rule's EC2 event; anything else (the schedule's `{}`) runs the whole pass. */
 const instanceStateChange = z.object({
@@ -26,10 +27,10 @@ const run = async (event: unknown) => {
   const change = instanceStateChange.safeParse(event);
   let summary: EniPassSummary | undefined;
   if (change.success) {
-    summary = await passes.instanceStateChange(change.data.detail);
+    summary = await eni.instanceStateChange(change.data.detail);
     if (!summary) logger.warn('ignored an instance state-change event without an instance id');
   } else {
-    summary = await passes.eni();
+    summary = await eni.pass();
   }
   if (!summary) return { ignored: true };
   for (const failure of summary.failures) logger.error('pool action failed', { failure });

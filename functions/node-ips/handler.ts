@@ -10,16 +10,16 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import middy from '@middy/core';
-import { lambdaPasses } from '../../shared/app/lambda.js';
+import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
+import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { observability } from '../../shared/app/observability.js';
-import { nodeIpFault } from '../../shared/app/passes.js';
 import { createHttpApi, type HttpResponse } from '../../shared/http/api.js';
 
 const { logger, metrics } = observability('node-ips');
-const { passes } = lambdaPasses();
+const eni = eniRunner(lambdaPassContext());
 const api = createHttpApi({
   healthy: async () => true,
-  nodeIps: passes.nodeIps,
+  nodeIps: eni.nodeIps,
   classify: nodeIpFault,
 });
 

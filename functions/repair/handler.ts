@@ -8,14 +8,15 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { lambdaPasses } from '../../shared/app/lambda.js';
+import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { observability } from '../../shared/app/observability.js';
+import { repairRunner } from '../../shared/app/repair-pass.js';
 
 const { logger, metrics } = observability('repair');
-const { passes } = lambdaPasses();
+const repair = repairRunner(lambdaPassContext());
 
 const run = async (_event: unknown, context: Context) => {
-  const summary = await passes.repair(context.awsRequestId);
+  const summary = await repair(context.awsRequestId);
   if (summary.skipped) logger.warn('skipped', { reason: summary.skipped });
   for (const finding of summary.notes) logger.info('finding', { finding });
   for (const [reason, count] of Object.entries(summary.findings)) {

@@ -9,17 +9,18 @@ import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
-import { lambdaPasses } from '../../shared/app/lambda.js';
+import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { observability } from '../../shared/app/observability.js';
+import { scaleRunner } from '../../shared/app/scale-pass.js';
 
 const { logger, metrics } = observability('scale');
-const { passes } = lambdaPasses();
+const scale = scaleRunner(lambdaPassContext());
 
 /** The schedule's input: `{}`, or `{ "dryRun": true }` to log the plan only. */
 const scheduleInput = z.object({ dryRun: z.boolean().optional() });
 
 const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
-  const report = await passes.scale(context.awsRequestId, { dryRun: input.dryRun ?? false });
+  const report = await scale(context.awsRequestId, { dryRun: input.dryRun ?? false });
   for (const action of report.actions) logger.info('scale action', { action });
   for (const failure of report.failures) logger.error('scale action failed', { failure });
   if (report.leaseHeldBy)

@@ -1,17 +1,15 @@
 /**
- * Composition for the scheduled-pass Lambda functions (repair, scale, ENI): settings from the
- * environment, AWS clients created once per container (module scope of each function), Kubernetes
- * access through client-node with an EKS token made from the function's own role. The admission
- * function has its own, client-node-free composition: ./lambda-admission.ts.
+ * Composition for the pass functions: settings from the environment, clients created once per
+ * container (module scope of each function), Kubernetes through an EKS token made from the
+ * function's own role.
  */
-
 import { EKSClient } from '@aws-sdk/client-eks';
 import { type LambdaSettings, lambdaSettings } from '../config/load.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { ProvidedClusterApi } from '../k8s/cluster-api-provider.js';
 import { EksClusterApiFactory, SdkEksClusterLookup } from '../k8s/eks-cluster-api.js';
 import { dynamoClient } from '../store/client.js';
-import { createPasses, type Passes } from './passes.js';
+import type { PassContext } from './pass-context.js';
 
 /** Kubernetes access for the configured EKS cluster (`cluster` in the config is its name). */
 export function eksClusterApi(settings: LambdaSettings): ClusterApi {
@@ -28,15 +26,14 @@ export function eksClusterApi(settings: LambdaSettings): ClusterApi {
   );
 }
 
-/** The scheduled passes for a Lambda function, from the Lambda environment. */
-export function lambdaPasses(): { readonly settings: LambdaSettings; readonly passes: Passes } {
+/** What a pass function builds its pass from, read from the Lambda environment. */
+export function lambdaPassContext(): PassContext {
   const settings = lambdaSettings();
-  const passes = createPasses({
+  return {
     config: settings.config,
     dynamo: dynamoClient({ region: settings.region }),
     tableName: settings.tableName,
     clusterApi: eksClusterApi(settings),
     region: settings.region,
-  });
-  return { settings, passes };
+  };
 }

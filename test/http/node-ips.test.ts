@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeIpFault } from '../../shared/app/passes.js';
+import { nodeIpFault } from '../../shared/app/eni-pass.js';
 import { handleAssignIp, handleReleaseIp } from '../../shared/eni/service.js';
 import { createHttpApi } from '../../shared/http/api.js';
 import { eniWorld } from '../eni/harness.js';

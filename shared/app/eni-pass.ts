@@ -1,0 +1,66 @@
+/** The ENI pools: their pass, the instance state-change handler and the node IP API. */
+import { BudgetedEc2Network } from '../ec2/rate-budget.js';
+import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
+import { eniDeps } from '../eni/deps.js';
+import { EniRequestError } from '../eni/errors.js';
+import {
+  type EniPassSummary,
+  handleInstanceStateChange,
+  parseInstanceStateChange,
+  runEniPass,
+} from '../eni/pass.js';
+import { handleAssignIp, handleReleaseIp } from '../eni/service.js';
+import type { HttpFault, NodeIpApi } from '../http/api.js';
+import { DynamoEniStore } from '../store/dynamo-eni-store.js';
+import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
+import { type PassContext, storeOptions } from './pass-context.js';
+
+/** The ENI operations, ready to run. */
+export interface EniRunner {
+  /** Refills, trims and reconciles every pool. */
+  pass(): Promise<EniPassSummary>;
+  /** An EC2 state-change event's `detail`: that instance only; undefined when it is not one. */
+  instanceStateChange(detail: unknown): Promise<EniPassSummary | undefined>;
+  /** `POST /v1/nodes/{node}/ips` and `DELETE /v1/nodes/{node}/ips/{ip}`. */
+  readonly nodeIps: NodeIpApi;
+}
+
+/** The node IP API's client mistakes (400, 404, 409, 503), answered with their own status. */
+export function nodeIpFault(error: unknown): HttpFault | undefined {
+  return error instanceof EniRequestError
+    ? { statusCode: error.statusCode, message: error.message }
+    : undefined;
+}
+
+/** Wires the pools: EC2 behind the account's rate budget, the pool store, the cluster. */
+export function eniRunner(context: PassContext): EniRunner {
+  const now = context.now ?? Date.now;
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const stores = storeOptions(context);
+  const ec2 = new BudgetedEc2Network(new SdkEc2Network(ec2Client(context.region)), {
+    budget: new DynamoRateBudget({ ...stores, now }),
+    now,
+    sleep,
+    random: Math.random,
+  });
+  const deps = eniDeps({
+    store: new DynamoEniStore(stores),
+    ec2,
+    cluster: context.clusterApi,
+    clusterName: context.config.cluster,
+    config: context.config.eni,
+    now,
+    sleep,
+  });
+  return {
+    pass: () => runEniPass(deps, {}),
+    async instanceStateChange(detail) {
+      const change = parseInstanceStateChange(detail);
+      return change ? handleInstanceStateChange(deps, change) : undefined;
+    },
+    nodeIps: {
+      assign: (node, body) => handleAssignIp(deps, node, body),
+      release: (node, ip) => handleReleaseIp(deps, node, ip),
+    },
+  };
+}

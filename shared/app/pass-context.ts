@@ -1,0 +1,27 @@
+/** What every scheduled pass is built from; each pass has its own wiring module, so a Lambda
+ * bundles only the pass it runs. */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { BerthConfig } from '../config/schema.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { DynamoLease } from '../store/dynamo-lease.js';
+
+/** The cluster, the table and the clock a pass runs against. */
+export interface PassContext {
+  readonly config: BerthConfig;
+  readonly dynamo: DynamoDBClient;
+  readonly tableName: string;
+  readonly clusterApi: ClusterApi;
+  /** AWS Region of EC2 and the node pool; the SDK's default chain when absent. */
+  readonly region?: string;
+  readonly now?: () => number;
+}
+
+/** The table coordinates every berth store takes. */
+export function storeOptions(context: PassContext) {
+  return { client: context.dynamo, tableName: context.tableName, cluster: context.config.cluster };
+}
+
+/** The lease that keeps two runs of one pass apart. */
+export function passLease(context: PassContext): DynamoLease {
+  return new DynamoLease({ ...storeOptions(context), now: context.now ?? Date.now });
+}

@@ -1,0 +1,22 @@
+/** The node scale pass, wired once per process. */
+import { createNodePool } from '../node-pool/create.js';
+import { runScalePass, type ScaleReport } from '../scale/pass.js';
+import { type PassContext, passLease } from './pass-context.js';
+
+/** Runs one scale pass; `holder` names the runner in the lease. */
+export type ScaleRunner = (
+  holder: string,
+  options?: { readonly dryRun?: boolean },
+) => Promise<ScaleReport>;
+
+/** Wires the scale pass: the node pool's AWS clients are made once. */
+export function scaleRunner(context: PassContext): ScaleRunner {
+  const { config, clusterApi } = context;
+  const now = context.now ?? Date.now;
+  const lease = passLease(context);
+  const pool = createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
+  return (holder, options = {}) =>
+    runScalePass({ cluster: clusterApi, pool, lease, now, holder }, config.scale, {
+      dryRun: options.dryRun ?? false,
+    });
+}
