@@ -22,7 +22,7 @@ import { ExclusiveAllocator } from '../shared/allocation/allocator.js';
 import { clusterIpRange, nodePortRange } from '../shared/allocation/range.js';
 import { parseCidr } from '../shared/net/ip.js';
 import { parsePortRange } from '../shared/net/port-range.js';
-import { applyAdmissionPatch } from './support/json-patch.js';
+import { applyPatch, decodePatch } from '../test/support/json-patch.js';
 import { MemoryAllocationStore, type StoreCalls } from './support/memory-allocation-store.js';
 import { writeResults } from './support/results.js';
 import { median, percentile, round } from './support/stats.js';
@@ -214,7 +214,7 @@ async function measureHandlerCpu(): Promise<{
     }
     if (operation === 'CREATE' && object && kind !== 'reinvocation') {
       // What the apiserver stores: the patched object, with a uid.
-      const stored = applyAdmissionPatch(object, answer.response.patch);
+      const stored = applyPatch(object, decodePatch(answer.response.patch));
       lastCreated = stored;
       live.push({
         ...stored,

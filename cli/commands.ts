@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { nodeIpFault } from '../shared/app/eni-pass.js';
+import type { PassContext } from '../shared/app/pass-context.js';
 import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { createHttpApi } from '../shared/http/api.js';
@@ -27,20 +28,23 @@ function clusterApiOf(options: CliOptions): ClusterApi | undefined {
   });
 }
 
-async function withRuntime<T>(
-  options: CliOptions,
-  run: (runtime: BerthRuntime, store: StoreTarget) => Promise<T>,
-) {
+function runtimeOn(options: CliOptions, store: StoreTarget, clusterApi?: ClusterApi): BerthRuntime {
+  return createRuntime({
+    config: options.config,
+    dynamo: store.client,
+    tableName: store.tableName,
+    ...(clusterApi ? { clusterApi } : {}),
+  });
+}
+
+function passContext(options: CliOptions, store: StoreTarget, clusterApi: ClusterApi): PassContext {
+  return { config: options.config, dynamo: store.client, tableName: store.tableName, clusterApi };
+}
+
+async function withRuntime<T>(options: CliOptions, run: (runtime: BerthRuntime) => Promise<T>) {
   const store = await openStore(options);
   try {
-    const clusterApi = clusterApiOf(options);
-    const runtime = createRuntime({
-      config: options.config,
-      dynamo: store.client,
-      tableName: store.tableName,
-      ...(clusterApi ? { clusterApi } : {}),
-    });
-    return await run(runtime, store);
+    return await run(runtimeOn(options, store));
   } finally {
     await store.close();
   }
@@ -49,21 +53,9 @@ async function withRuntime<T>(
 const serve: Command = async (options) => {
   const store = await openStore(options, { share: true });
   const clusterApi = clusterApiOf(options);
-  const runtime = createRuntime({
-    config: options.config,
-    dynamo: store.client,
-    tableName: store.tableName,
-    ...(clusterApi ? { clusterApi } : {}),
-  });
+  const runtime = runtimeOn(options, store, clusterApi);
   const holder = `${hostname()}-${process.pid}`;
-  const passes = clusterApi
-    ? createPasses({
-        config: options.config,
-        dynamo: store.client,
-        tableName: store.tableName,
-        clusterApi,
-      })
-    : undefined;
+  const passes = clusterApi ? createPasses(passContext(options, store, clusterApi)) : undefined;
   const tls = options.http
     ? undefined
     : await ensureLocalTls(join(resolve(options.dataDir), 'tls'));
@@ -203,12 +195,7 @@ async function withPasses(
     );
   const store = await openStore(options);
   try {
-    const passes = createPasses({
-      config: options.config,
-      dynamo: store.client,
-      tableName: store.tableName,
-      clusterApi,
-    });
+    const passes = createPasses(passContext(options, store, clusterApi));
     return await run(passes, `${hostname()}-${process.pid}`);
   } finally {
     await store.close();

@@ -1,0 +1,57 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
+import { describe, expect, it } from 'vitest';
+import { functionUrlHandler } from '../../shared/app/function-url.js';
+import type { HttpRequest } from '../../shared/http/api.js';
+
+function event(path: string, body: string, isBase64Encoded: boolean): LambdaFunctionUrlEvent {
+  return {
+    version: '2.0',
+    rawPath: path,
+    rawQueryString: 'timeout=5s',
+    headers: { 'content-type': 'application/json' },
+    requestContext: { http: { method: 'POST', path } },
+    body,
+    isBase64Encoded,
+  } as unknown as LambdaFunctionUrlEvent;
+}
+
+const observe = () => ({
+  logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
+  metrics: new Metrics({ namespace: 'test' }),
+});
+
+describe('functionUrlHandler', () => {
+  it('hands the API the method, the path without the query and the decoded body', async () => {
+    const seen: HttpRequest[] = [];
+    const handle = functionUrlHandler(async (request) => {
+      seen.push(request);
+      return { statusCode: 200, headers: {}, body: 'ok' };
+    }, observe());
+    await handle(event('/admission/s3cr3t', Buffer.from('{"a":1}').toString('base64'), true));
+    await handle(event('/healthz', 'plain', false));
+    expect(seen).toEqual([
+      { method: 'POST', path: '/admission/s3cr3t', body: '{"a":1}' },
+      { method: 'POST', path: '/healthz', body: 'plain' },
+    ]);
+  });
+
+  it('answers an internal fault with 500 and logs it without the secret path segment', async () => {
+    const { logger, metrics } = observe();
+    const logged: unknown[] = [];
+    logger.error = (...args: unknown[]) => {
+      logged.push(args);
+    };
+    const handle = functionUrlHandler(
+      async () => {
+        throw new Error('store down');
+      },
+      { logger, metrics },
+    );
+    const response = await handle(event('/admission/s3cr3t', '{}', false));
+    expect(response.statusCode).toBe(500);
+    expect(JSON.stringify(logged)).not.toContain('s3cr3t');
+    expect(JSON.stringify(logged)).toContain('/admission');
+  });
+});
