@@ -3,10 +3,10 @@
  * local stack creates it from the same one, so the two can never disagree.
  *
  * Every key starts with the cluster name, so several clusters share one table without sharing
- * any item. Item families (see README, "Data model"):
- * - `<cluster>#range#<kind>#<name>` / `b#<block>`: one block of 32 consecutive values of a range;
- *   each taken value is an attribute `v<slot>` holding its owner's allocation id.
- * - `<cluster>#owners` / `<allocation id>`: the owner record, listing what one object holds.
+ * any item. Each adapter in this folder owns its item families (the README's "Data model" lists
+ * them all): exclusive ranges and owner records (dynamo-allocation-store), host port counts and
+ * pod records (dynamo-host-port-store), leases, leak counters, ENI pools and the EC2 rate budget.
+ * No secondary index: every read is a GetItem or a Query of one partition.
  */
 
 /** Key schema and TTL attribute of the table. */
