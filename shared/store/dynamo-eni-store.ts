@@ -15,8 +15,6 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
-  type QueryCommandOutput,
   type TransactWriteItem,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -34,6 +32,7 @@ import {
 } from '../eni/model.js';
 import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite } from '../eni/store.js';
 import { CapacityMeter } from './capacity.js';
+import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
@@ -106,6 +105,10 @@ export class DynamoEniStore implements EniStore {
     this.meter = options.meter ?? new CapacityMeter();
   }
 
+  #target() {
+    return { client: this.#client, tableName: this.#table, meter: this.meter };
+  }
+
   #poolsKey(): string {
     return `${this.#cluster}#eni#pools`;
   }
@@ -119,7 +122,8 @@ export class DynamoEniStore implements EniStore {
   }
 
   async *listPools(): AsyncIterable<PoolRecord> {
-    for await (const item of this.#query(this.#poolsKey())) yield decodePool(item);
+    for await (const item of queryPartition(this.#target(), this.#poolsKey()))
+      yield decodePool(item);
   }
 
   async getPool(node: string): Promise<PoolRecord | undefined> {
@@ -166,7 +170,9 @@ export class DynamoEniStore implements EniStore {
 
   async deletePool(node: string): Promise<void> {
     const keys: Record<string, AttributeValue>[] = [];
-    for await (const item of this.#query(this.#nodeKey(node), true)) {
+    for await (const item of queryPartition(this.#target(), this.#nodeKey(node), {
+      keysOnly: true,
+    })) {
       keys.push({ [PK]: item[PK] ?? { S: '' }, [SK]: item[SK] ?? { S: '' } });
     }
     keys.push({ [PK]: { S: this.#poolsKey() }, [SK]: { S: node } });
@@ -246,7 +252,7 @@ export class DynamoEniStore implements EniStore {
       pods: NodeState['pods'][number][];
       intents: NodeState['intents'][number][];
     } = { enis: [], ips: [], pods: [], intents: [] };
-    for await (const item of this.#query(this.#nodeKey(node))) {
+    for await (const item of queryPartition(this.#target(), this.#nodeKey(node))) {
       const record = decodeNodeItem(item);
       if (record?.kind === 'eni') state.enis.push(record);
       else if (record?.kind === 'ip') state.ips.push(record);
@@ -421,27 +427,6 @@ export class DynamoEniStore implements EniStore {
     );
     this.meter.read(out.ConsumedCapacity);
     return out.Item;
-  }
-
-  async *#query(pk: string, keysOnly = false): AsyncIterable<Record<string, AttributeValue>> {
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const out: QueryCommandOutput = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': PK, ...(keysOnly ? { '#sk': SK } : {}) },
-          ExpressionAttributeValues: { ':pk': { S: pk } },
-          ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      this.meter.read(out.ConsumedCapacity);
-      yield* out.Items ?? [];
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
   }
 }
 

@@ -25,6 +25,8 @@ export interface PartitionQuery {
   readonly firstPage?: number;
   /** Items in later pages; DynamoDB's 1 MB page limit applies when absent. */
   readonly nextPages?: number;
+  /** Only the key attributes (to delete a partition, say); the read costs the same. */
+  readonly keysOnly?: boolean;
 }
 
 /** Streams the items of partition `pk` in sort key order, page by page, as the caller consumes them. */
@@ -33,7 +35,7 @@ export async function* queryPartition(
   pk: string,
   query: PartitionQuery = {},
 ): AsyncIterable<Record<string, AttributeValue>> {
-  const { between } = query;
+  const { between, keysOnly } = query;
   let startKey: Record<string, AttributeValue> | undefined;
   let limit = query.firstPage ?? query.nextPages;
   do {
@@ -41,7 +43,8 @@ export async function* queryPartition(
       new QueryCommand({
         TableName: target.tableName,
         KeyConditionExpression: between ? '#pk = :pk AND #sk BETWEEN :from AND :to' : '#pk = :pk',
-        ExpressionAttributeNames: between ? { '#pk': PK, '#sk': SK } : { '#pk': PK },
+        ExpressionAttributeNames: between || keysOnly ? { '#pk': PK, '#sk': SK } : { '#pk': PK },
+        ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
         ExpressionAttributeValues: {
           ':pk': { S: pk },
           ...(between ? { ':from': { S: between.from }, ':to': { S: between.to } } : {}),
