@@ -8,8 +8,8 @@
  * - an IP is "ready" when free, past its cooldown and not reserved for another pod; cooling IPs
  *   never count as available when sizing a refill (VPC CNI issue #2896);
  * - refill when ready < minIdle, in one batch up to maxIdle ready (one call per ENI);
- * - trim only when idle > maxIdle, and only addresses idle for `trimIdleAfterMs`, so churn that
- *   comes back within minutes costs no EC2 call;
+ * - trim only when idle > maxIdle, never below minIdle ready, and only addresses idle for
+ *   `trimIdleAfterMs`, so churn that comes back within minutes costs no EC2 call;
  * - a new ENI only when every attached berth ENI is full; an ENI whose every address is trimmed
  *   goes whole (detach + delete, cheaper than unassign + detach + delete).
  */
@@ -278,7 +278,9 @@ export function planPool(input: PlanInput): PoolPlan {
   const unassign: { eniId: string; ips: string[] }[] = [];
   const deleteEnis: string[] = [];
   if (stats.idle > maxIdle) {
-    let excess = stats.idle - maxIdle;
+    // Never trim below minIdle ready: cooling IPs count as idle but cannot be handed out, and a
+    // trim that leaves fewer ready than the refill threshold is bought back on the next pass.
+    let excess = Math.min(stats.idle - maxIdle, stats.ready - minIdle);
     const trimAfter = input.draining ? 0 : policy.trimIdleAfterMs;
     const rested = (ip: IpRecord) =>
       isReady(ip, now, policy.cooldownMs) &&

@@ -159,6 +159,20 @@ describe('planPool', () => {
     );
   });
 
+  it('never trims a pool below minIdle ready addresses, so a trim is never bought back', () => {
+    fc.assert(
+      fc.property(poolArb, (pool) => {
+        const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true });
+        const trimmed = plan.unassign.reduce((n, u) => n + u.ips.length, 0);
+        if (trimmed > 0) {
+          expect(plan.stats.ready - trimmed).toBeGreaterThanOrEqual(pool.policy.minIdle);
+          expect(plan.assign).toEqual([]);
+          expect(plan.create).toEqual([]);
+        }
+      }),
+    );
+  });
+
   it('keeps at least minIdle ready addresses after a refill when capacity allows', () => {
     fc.assert(
       fc.property(poolArb, (pool) => {
