@@ -1,19 +1,20 @@
 /**
  * ENI pool benchmark: one simulated day of game-server churn on the EC2 fake (a few hundred
- * nodes of mixed instance types, a diurnal load, matchmaking bursts), run three times on the
+ * nodes of mixed instance types, a diurnal load, matchmaking bursts), run five times on the
  * same pre-generated workload:
  * - berth: the real pool code (`assignIp`, `releaseIp`, `runEniPass` every 60 s) behind the
  *   account rate budget, over the in-memory store (same `EniStore` contract as DynamoDB, used
- *   for speed);
+ *   for speed), three times: config defaults, burst-sized, and sized to hold the idle IPs
+ *   WARM_ENI_TARGET=1 holds (derived from that run, so the target is judged like for like);
  * - the AWS VPC CNI's ipamd warm pool with WARM_ENI_TARGET=1 (its default);
  * - ipamd with WARM_IP_TARGET / MINIMUM_IP_TARGET.
  * ipamd is modelled per node from the formulas in shared/reference/eni-ip-pool.md §2 (5 s loop,
  * cooldown IPs counted as available, 30 s decrease interval, one ENI freed per cycle, ENIs freed
  * only when old ≥ 1 min with no assigned or cooling IP), calling the same EC2 fake.
  *
- * Reports EC2 mutating calls, peak calls per second, idle IPs held (average and peak), pods that
- * waited for an IP (and for how long), throttling, and rate-budget compliance; writes
- * bench/results/eni.json. Run alone with `npx tsx bench/eni.ts`.
+ * Reports EC2 mutating calls, peak calls per second, idle IPs held (average, peak, per instance
+ * type), pods that waited for an IP (and for how long, and why), throttling, and rate-budget
+ * compliance; writes bench/results/eni.json. Run alone with `npx tsx bench/eni.ts`.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -31,6 +32,7 @@ import { fullBucket, takeTokens } from '../shared/ec2/token-bucket.js';
 import { eniDeps } from '../shared/eni/deps.js';
 import { InMemoryEniStore } from '../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../shared/eni/pass.js';
+import { ipsPerEni, poolCapacity, poolStats } from '../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../shared/eni/service.js';
 import { FakeCluster } from '../test/eni/cluster-fake.js';
 import { seededRandom } from '../test/eni/harness.js';
@@ -84,6 +86,54 @@ export interface EniRunResult {
   readonly waitSeconds: number;
   /** Calls beyond berth's budget buckets (replayed strictly); berth must have 0. */
   readonly budgetViolations: number;
+  /** Average idle IPs per node of each instance type (ipamd runs and diagnosed berth runs). */
+  readonly idleByInstanceType?: Record<string, number>;
+  /** Why berth's pods waited, from the pool as the pod found it (diagnosed berth runs). */
+  readonly waitCauses?: WaitCauses;
+}
+
+/** A waiting pod's cause, judged on the pool just before its assign, first match wins. */
+export type WaitCause = 'coldPool' | 'nodeFull' | 'cooling' | 'drained';
+
+/** Waiting pods by cause, with the context that explains them. */
+export interface WaitCauses {
+  /**
+   * coldPool: the pool had fewer addresses than min(minIdle, capacity), its first fill not done;
+   * nodeFull: every address the instance can hold in use; cooling: no ready IP but released ones
+   * resting in cooldown; drained: no idle IP at all, the node's recent arrivals took them all.
+   */
+  readonly byCause: Record<WaitCause, number>;
+  /** Waits served only after an on-demand refill (the pod waited for EC2 calls). */
+  readonly servedAfterRefill: number;
+  /** Waits whose refill did not produce an IP at once: the pod retried every RETRY_S. */
+  readonly retried: number;
+  /** Waits on a node that joined less than 2 minutes before. */
+  readonly withinTwoMinutesOfJoin: number;
+  /** Arrivals on the same node in the 60 s before a wait (the wait's own included). */
+  readonly arrivalsInPrior60s: { readonly median: number; readonly max: number };
+  /** Waits that came within 15 s of a matchmaking wave's start. */
+  readonly duringBurstWave: number;
+  /** Waits by instance type. */
+  readonly byInstanceType: Record<string, number>;
+  /** Idle IPs on the pool when the waiting pod arrived (all cooling: none was ready). */
+  readonly idleWhenWaited: { readonly median: number; readonly max: number };
+  /** Waits an IP released 30–60 s before could have served: ready under ipamd's 30 s cooldown. */
+  readonly servableWith30sCooldown: number;
+}
+
+/** How the equal-idle berth scenario's sizing was derived from the WARM_ENI_TARGET=1 run. */
+export interface EqualIdleSizing {
+  readonly source: string;
+  readonly idleAverage: number;
+  readonly idlePeak: number;
+  readonly nodes: number;
+  readonly perNodeAverage: number;
+  readonly perNodePeak: number;
+  /** The fleet's mean IPs per ENI (what one spare ENI holds on an average node). */
+  readonly fleetMeanIpsPerEni: number;
+  readonly minIdle: number;
+  readonly maxIdle: number;
+  readonly explanation: string;
 }
 
 /** What `runEniBench` answers and writes. */
@@ -105,6 +155,21 @@ export interface EniBenchResult {
     readonly waitingTargetMet: boolean;
     readonly budgetRespected: boolean;
   }[];
+  /** How "berth (equal idle IPs)" was sized. */
+  readonly equalIdleSizing: EqualIdleSizing;
+  /** The issue's target judged like for like: berth at equal idle IPs vs WARM_ENI_TARGET=1. */
+  readonly verdict: {
+    readonly run: string;
+    readonly against: string;
+    readonly idleIpsVsWarmEni: number;
+    readonly callsVsWarmEni: number;
+    readonly callsTargetMet: boolean;
+    readonly waitingPods: number;
+    readonly warmEniWaitingPods: number;
+    readonly waitingTargetMet: boolean;
+    readonly budgetRespected: boolean;
+    readonly met: boolean;
+  };
   readonly runtimeMs: number;
 }
 
@@ -251,13 +316,46 @@ class CallLedger {
 
 const peak = (map: Map<number, number>) => Math.max(0, ...map.values());
 
+/** Idle IPs per node of each instance type, summed over the samples. */
+class IdleByType {
+  readonly #sum = new Map<string, number>();
+  readonly #samples = new Map<string, number>();
+
+  add(type: string, idle: number): void {
+    this.#sum.set(type, (this.#sum.get(type) ?? 0) + idle);
+    this.#samples.set(type, (this.#samples.get(type) ?? 0) + 1);
+  }
+
+  averages(): Record<string, number> {
+    return Object.fromEntries(
+      FLEET.map((f) => [
+        f.type,
+        Math.round(
+          ((this.#sum.get(f.type) ?? 0) / Math.max(1, this.#samples.get(f.type) ?? 0)) * 10,
+        ) / 10,
+      ]),
+    );
+  }
+}
+
 // ---- berth ------------------------------------------------------------------------------------
+
+/** Whether `second` falls in the first 15 s of a matchmaking wave (waves fill within 10 s). */
+function isBurstWave(second: number): boolean {
+  return second >= BURST_EVERY_S && second % BURST_EVERY_S < 15;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
 
 async function runBerth(
   name: string,
   eni: { readonly minIdle?: number; readonly maxIdle?: number },
   nodes: NodeSpec[],
   events: PodEvent[],
+  options: { readonly diagnose?: boolean } = {},
 ): Promise<EniRunResult> {
   const clock = { now: START };
   const now = () => clock.now;
@@ -296,6 +394,36 @@ async function runBerth(
   const idle: number[] = [];
   const joinOrder = joinSchedule(nodes);
   let joined = 0;
+  // Diagnosis (diagnosed runs only): the pool as each arriving pod found it.
+  const byCause: Record<WaitCause, number> = { coldPool: 0, nodeFull: 0, cooling: 0, drained: 0 };
+  const byInstanceType: Record<string, number> = {};
+  const priorArrivals: number[] = [];
+  const recentArrivals = nodes.map((): number[] => []);
+  let servedAfterRefill = 0;
+  let retried = 0;
+  let nearJoin = 0;
+  let duringWave = 0;
+  let servable30s = 0;
+  const idleWhenWaited: number[] = [];
+  const idleByType = new IdleByType();
+  const poolAsFound = async (
+    node: string,
+  ): Promise<{ cause: WaitCause; idle: number; ready30s: number }> => {
+    const pool = await deps.store.getPool(node);
+    if (!pool) return { cause: 'coldPool', idle: 0, ready30s: 0 };
+    const state = await deps.store.loadNode(node);
+    const stats = poolStats(pool, state.ips, clock.now, deps.policy.cooldownMs);
+    const ready30s = poolStats(pool, state.ips, clock.now, CNI_COOLDOWN_MS).ready;
+    const cause: WaitCause =
+      stats.total < Math.min(deps.policy.minIdle, poolCapacity(pool))
+        ? 'coldPool'
+        : stats.total - stats.idle >= poolCapacity(pool)
+          ? 'nodeFull'
+          : stats.cooling > 0
+            ? 'cooling'
+            : 'drained';
+    return { cause, idle: stats.idle, ready30s };
+  };
 
   const tryAssign = async (node: string, pod: string): Promise<boolean> => {
     try {
@@ -333,13 +461,34 @@ async function runBerth(
         cluster.addPod('games', event.pod, node);
         const before = ledger.mutating();
         const since = clock.now;
+        let found: Awaited<ReturnType<typeof poolAsFound>> | undefined;
+        let recent: number[] = [];
+        if (options.diagnose) {
+          found = await poolAsFound(node);
+          recent = (recentArrivals[event.node] ?? []).filter((t) => t > event.at - 60);
+          recent.push(event.at);
+          recentArrivals[event.node] = recent;
+        }
+        let waited = true;
         if (!(await tryAssign(node, event.pod))) {
           waitingPods++;
+          retried++;
           pending.set(event.pod, { node, since });
         } else if (ledger.mutating() > before) {
           // Served, but only after an on-demand refill: the pod waited for EC2.
           waitingPods++;
+          servedAfterRefill++;
           waitMs += ON_DEMAND_WAIT_MS;
+        } else waited = false;
+        const spec = nodes[event.node];
+        if (waited && found && spec) {
+          byCause[found.cause]++;
+          idleWhenWaited.push(found.idle);
+          if (found.ready30s > 0) servable30s++;
+          byInstanceType[spec.type] = (byInstanceType[spec.type] ?? 0) + 1;
+          priorArrivals.push(recent.length);
+          if (event.at - spec.joinAt < 120) nearJoin++;
+          if (isBurstWave(Math.floor(event.at))) duringWave++;
         }
       } else {
         cluster.removePod('games', event.pod);
@@ -362,6 +511,14 @@ async function runBerth(
     if (second % BERTH_PASS_S === 0) {
       const summary = await runEniPass(deps, { concurrency: 1 });
       idle.push(summary.idleIps);
+      if (options.diagnose) {
+        for (const index of joinOrder.slice(0, joined)) {
+          const spec = nodes[index];
+          if (!spec) continue;
+          const state = await deps.store.loadNode(spec.name);
+          idleByType.add(spec.type, state.ips.filter((ip) => ip.state === 'free').length);
+        }
+      }
     }
   }
   for (const wait of pending.values()) waitMs += clock.now - wait.since;
@@ -386,6 +543,28 @@ async function runBerth(
     waitingPods,
     waitSeconds: Math.round(waitMs / 1000),
     budgetViolations: ledger.budgetViolations(),
+    ...(options.diagnose
+      ? {
+          idleByInstanceType: idleByType.averages(),
+          waitCauses: {
+            byCause,
+            servedAfterRefill,
+            retried,
+            withinTwoMinutesOfJoin: nearJoin,
+            arrivalsInPrior60s: {
+              median: median(priorArrivals),
+              max: Math.max(0, ...priorArrivals),
+            },
+            duringBurstWave: duringWave,
+            byInstanceType: Object.fromEntries(Object.entries(byInstanceType).sort()),
+            idleWhenWaited: {
+              median: median(idleWhenWaited),
+              max: Math.max(0, ...idleWhenWaited),
+            },
+            servableWith30sCooldown: servable30s,
+          },
+        }
+      : {}),
   };
 }
 
@@ -671,6 +850,7 @@ async function runVpcCni(
   const live: (CniNode | undefined)[] = nodes.map(() => undefined);
   const byPhase: CniNode[][] = Array.from({ length: CNI_LOOP_S }, () => []);
   const idle: number[] = [];
+  const idleByType = new IdleByType();
   let waitingPods = 0;
   const joinOrder = joinSchedule(nodes);
   let joined = 0;
@@ -744,6 +924,7 @@ async function runVpcCni(
         if (!node) continue;
         const { total, assigned } = ipamd.counts(node);
         sum += total - assigned;
+        idleByType.add(node.spec.type, total - assigned);
       }
       idle.push(sum);
     }
@@ -765,6 +946,7 @@ async function runVpcCni(
     waitingPods,
     waitSeconds: Math.round(waitTotals.ms / 1000),
     budgetViolations: ledger.budgetViolations(),
+    idleByInstanceType: idleByType.averages(),
   };
 }
 
@@ -802,14 +984,54 @@ function table(runs: readonly EniRunResult[]): string {
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-/** Runs the day four times (berth twice, ipamd twice), prints the table and writes bench/results/eni.json. */
+/**
+ * berth sized to hold about the idle IPs WARM_ENI_TARGET=1 holds: minIdle is its average idle IPs
+ * per node; maxIdle is its peak per node (one spare ENI, the other choice, holds fewer IPs than
+ * minIdle on an average node here, and maxIdle may not be below minIdle).
+ */
+function equalIdleSizing(warmEni: EniRunResult, nodes: readonly NodeSpec[]): EqualIdleSizing {
+  const count = Math.max(1, nodes.length);
+  const perNodeAverage = warmEni.idleIps.average / count;
+  const perNodePeak = warmEni.idleIps.peak / count;
+  const perEni = nodes.map((node) => {
+    const limits = INSTANCE_TYPES[node.type];
+    return limits
+      ? ipsPerEni({
+          maxInterfaces: limits.maxNetworkInterfaces,
+          ipv4PerInterface: limits.ipv4PerInterface,
+        })
+      : 0;
+  });
+  const fleetMeanIpsPerEni = perEni.reduce((a, b) => a + b, 0) / count;
+  const minIdle = Math.round(perNodeAverage);
+  const maxIdle = Math.max(minIdle, Math.ceil(perNodePeak), Math.round(fleetMeanIpsPerEni));
+  const round2 = (n: number) => Math.round(n * 100) / 100;
+  return {
+    source: warmEni.name,
+    idleAverage: warmEni.idleIps.average,
+    idlePeak: warmEni.idleIps.peak,
+    nodes: nodes.length,
+    perNodeAverage: round2(perNodeAverage),
+    perNodePeak: round2(perNodePeak),
+    fleetMeanIpsPerEni: round2(fleetMeanIpsPerEni),
+    minIdle,
+    maxIdle,
+    explanation:
+      `minIdle = round(${warmEni.idleIps.average} idle IPs avg / ${nodes.length} nodes = ` +
+      `${round2(perNodeAverage)}) = ${minIdle}; maxIdle = ceil(${warmEni.idleIps.peak} idle IPs ` +
+      `peak / ${nodes.length} = ${round2(perNodePeak)}) = ${maxIdle} (one spare ENI holds ` +
+      `${round2(fleetMeanIpsPerEni)} IPs on the fleet's average node, below minIdle); pools are ` +
+      'capped by instance capacity (t3.medium 10, c5.large 18 berth IPs)',
+  };
+}
+
+/**
+ * Runs the day five times (ipamd twice, then berth at its defaults, burst-sized, and at the idle
+ * IPs WARM_ENI_TARGET=1 holds), prints the table and writes bench/results/eni.json.
+ */
 export async function runEniBench(): Promise<EniBenchResult> {
   const started = performance.now();
   const { nodes, events } = generateWorkload();
-  const berthRuns = [
-    await runBerth('berth (config defaults)', {}, nodes, events),
-    await runBerth('berth (burst-sized)', BURST_SIZED, nodes, events),
-  ];
   const warmEni = await runVpcCni(
     'vpc-cni WARM_ENI_TARGET=1',
     { warmEniTarget: 1, warmIpTarget: 0, minimumIpTarget: 0 },
@@ -822,8 +1044,25 @@ export async function runEniBench(): Promise<EniBenchResult> {
     nodes,
     events,
   );
+  const sizing = equalIdleSizing(warmEni, nodes);
+  const equalIdle = await runBerth(
+    'berth (equal idle IPs)',
+    { minIdle: sizing.minIdle, maxIdle: sizing.maxIdle },
+    nodes,
+    events,
+    { diagnose: true },
+  );
+  const berthRuns = [
+    await runBerth('berth (config defaults)', {}, nodes, events, { diagnose: true }),
+    await runBerth('berth (burst-sized)', BURST_SIZED, nodes, events, { diagnose: true }),
+    equalIdle,
+  ];
   const runs = [...berthRuns, warmEni, warmIp];
   const ratio = (a: number, b: number) => Math.round((a / Math.max(1, b)) * 1000) / 1000;
+  const callsVsWarmEni = ratio(equalIdle.mutatingCalls, warmEni.mutatingCalls);
+  const callsTargetMet = equalIdle.mutatingCalls <= 0.25 * warmEni.mutatingCalls;
+  const waitingTargetMet = equalIdle.waitingPods <= warmEni.waitingPods;
+  const budgetRespected = equalIdle.budgetViolations === 0;
   const result: EniBenchResult = {
     workload: {
       nodes: nodes.length,
@@ -849,22 +1088,76 @@ export async function runEniBench(): Promise<EniBenchResult> {
         berth.waitingPods <= warmEni.waitingPods && berth.waitingPods <= warmIp.waitingPods,
       budgetRespected: berth.budgetViolations === 0,
     })),
+    equalIdleSizing: sizing,
+    verdict: {
+      run: equalIdle.name,
+      against: warmEni.name,
+      idleIpsVsWarmEni: ratio(equalIdle.idleIps.average, warmEni.idleIps.average),
+      callsVsWarmEni,
+      callsTargetMet,
+      waitingPods: equalIdle.waitingPods,
+      warmEniWaitingPods: warmEni.waitingPods,
+      waitingTargetMet,
+      budgetRespected,
+      met: callsTargetMet && waitingTargetMet && budgetRespected,
+    },
     runtimeMs: Math.round(performance.now() - started),
   };
   console.log(
     `ENI pools: ${result.workload.nodes} nodes, ${result.workload.podsStarted} pods over ${result.workload.simulatedHours} h (${result.workload.store})`,
   );
   console.log(table(runs));
+  console.log(`berth (equal idle IPs) sizing, from ${sizing.source}: ${sizing.explanation}`);
   for (const target of result.targets) {
     const run = runs.find((r) => r.name === target.run);
     console.log(
       `${target.run}: calls ${target.callsVsWarmEni} of WARM_ENI's, ${target.callsVsWarmIp} of WARM_IP's ` +
-        `(target ≤ 0.25 ${target.callsTargetMet ? 'met' : 'NOT met'}); waiting pods ${run?.waitingPods} ` +
-        `vs ${warmEni.waitingPods} (WARM_ENI) and ${warmIp.waitingPods} (WARM_IP): target ` +
-        `${target.waitingTargetMet ? 'met' : 'NOT met'}; rate budget ` +
+        `(≤ 0.25 of both ${target.callsTargetMet ? 'met' : 'NOT met'}); waiting pods ${run?.waitingPods} ` +
+        `vs ${warmEni.waitingPods} (WARM_ENI) and ${warmIp.waitingPods} (WARM_IP): ` +
+        `${target.waitingTargetMet ? 'no more' : 'MORE'}; rate budget ` +
         `${target.budgetRespected ? 'respected' : 'EXCEEDED'}`,
     );
   }
+  for (const run of runs) {
+    const causes = run.waitCauses;
+    if (causes) {
+      console.log(
+        `${run.name} waits by cause (pool as the pod found it): cold pool ` +
+          `${causes.byCause.coldPool}, node full ${causes.byCause.nodeFull}, only cooling IPs ` +
+          `${causes.byCause.cooling}, no idle IP ${causes.byCause.drained}; ready under a 30 s ` +
+          `cooldown ${causes.servableWith30sCooldown}; served after an on-demand refill ` +
+          `${causes.servedAfterRefill}, retried ${causes.retried}; within 2 min of the node joining ` +
+          `${causes.withinTwoMinutesOfJoin}; in a matchmaking wave ${causes.duringBurstWave}; ` +
+          `arrivals on the node in the prior 60 s median ${causes.arrivalsInPrior60s.median}, max ` +
+          `${causes.arrivalsInPrior60s.max}; idle IPs then median ${causes.idleWhenWaited.median}; ` +
+          `by type ${Object.entries(causes.byInstanceType)
+            .map(([type, n]) => `${type} ${n}`)
+            .join(', ')}`,
+      );
+    }
+  }
+  const byType = runs.filter((r) => r.idleByInstanceType);
+  console.log(
+    `idle IPs per node by type (${FLEET.map((f) => f.type).join(' / ')}): ` +
+      byType
+        .map(
+          (r) => `${r.name} ${FLEET.map((f) => r.idleByInstanceType?.[f.type] ?? '-').join(' / ')}`,
+        )
+        .join('; '),
+  );
+  console.log(
+    `berth (equal idle IPs) calls by action: ${Object.entries(equalIdle.callsByAction)
+      .filter(([action]) => MUTATING_ACTIONS.has(action as Ec2Action))
+      .map(([action, n]) => `${action} ${n}`)
+      .join(', ')}`,
+  );
+  const v = result.verdict;
+  console.log(
+    `TARGET (like for like: ${v.run} vs ${v.against}, idle IPs ${v.idleIpsVsWarmEni}× theirs): ` +
+      `calls ${v.callsVsWarmEni} of theirs (≤ 0.25: ${v.callsTargetMet ? 'yes' : 'NO'}); waiting ` +
+      `pods ${v.waitingPods} vs ${v.warmEniWaitingPods} (no more: ${v.waitingTargetMet ? 'yes' : 'NO'}); ` +
+      `rate budget ${v.budgetRespected ? 'respected' : 'EXCEEDED'} => target ${v.met ? 'MET' : 'NOT MET'}`,
+  );
   console.log(`runtime ${result.runtimeMs} ms`);
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'eni.json');
   await mkdir(dirname(out), { recursive: true });
