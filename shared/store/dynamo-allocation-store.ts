@@ -140,54 +140,26 @@ export class DynamoAllocationStore implements AllocationStore {
   }
 
   async claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome> {
-    const slot = slotAttribute(offset % BLOCK_SIZE);
-    try {
-      const out = await this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#table,
-          Key: this.#blockKey(range, offset),
-          UpdateExpression: 'SET #slot = :owner',
-          ConditionExpression: 'attribute_not_exists(#slot)',
-          ExpressionAttributeNames: { '#slot': slot },
-          ExpressionAttributeValues: { ':owner': { S: ownerId } },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return { taken: true };
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      this.meter.conditionFailures++;
-      const item = (error as { Item?: Record<string, AttributeValue> }).Item;
-      const holder = item?.[slot]?.S ?? '';
-      // Claiming one's own value again is how a retry after a crash completes: it succeeds.
-      if (holder === ownerId) return { taken: true };
-      return item ? { taken: false, holder, block: decodeBlock(item) } : { taken: false, holder };
-    }
+    const outcome = await this.#writeSlot(range, offset, {
+      update: 'SET #slot = :owner',
+      condition: 'attribute_not_exists(#slot)',
+      values: { ':owner': { S: ownerId } },
+    });
+    if (outcome.written) return { taken: true };
+    const { item } = outcome;
+    const holder = item?.[slotAttribute(offset % BLOCK_SIZE)]?.S ?? '';
+    // Claiming one's own value again is how a retry after a crash completes: it succeeds.
+    if (holder === ownerId) return { taken: true };
+    return item ? { taken: false, holder, block: decodeBlock(item) } : { taken: false, holder };
   }
 
   async release(range: string, offset: number, ownerId: string): Promise<boolean> {
-    try {
-      const out = await this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#table,
-          Key: this.#blockKey(range, offset),
-          UpdateExpression: 'REMOVE #slot',
-          ConditionExpression: '#slot = :owner',
-          ExpressionAttributeNames: { '#slot': slotAttribute(offset % BLOCK_SIZE) },
-          ExpressionAttributeValues: { ':owner': { S: ownerId } },
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      return false;
-    }
+    const outcome = await this.#writeSlot(range, offset, {
+      update: 'REMOVE #slot',
+      condition: '#slot = :owner',
+      values: { ':owner': { S: ownerId } },
+    });
+    return outcome.written;
   }
 
   /**
@@ -196,25 +168,45 @@ export class DynamoAllocationStore implements AllocationStore {
    * holds it.
    */
   async transfer(range: string, offset: number, fromId: string, toId: string): Promise<boolean> {
+    const outcome = await this.#writeSlot(range, offset, {
+      update: 'SET #slot = :to',
+      condition: '#slot = :from',
+      values: { ':from': { S: fromId }, ':to': { S: toId } },
+    });
+    return outcome.written;
+  }
+
+  /**
+   * One conditional write of the attribute of one value (`#slot` in the expressions). A failed
+   * condition is an answer, not an error: it comes back with the block as it stood (ALL_OLD).
+   */
+  async #writeSlot(
+    range: string,
+    offset: number,
+    expression: { update: string; condition: string; values: Record<string, AttributeValue> },
+  ): Promise<
+    { written: true } | { written: false; item: Record<string, AttributeValue> | undefined }
+  > {
     try {
       const out = await this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: this.#blockKey(range, offset),
-          UpdateExpression: 'SET #slot = :to',
-          ConditionExpression: '#slot = :from',
+          UpdateExpression: expression.update,
+          ConditionExpression: expression.condition,
           ExpressionAttributeNames: { '#slot': slotAttribute(offset % BLOCK_SIZE) },
-          ExpressionAttributeValues: { ':from': { S: fromId }, ':to': { S: toId } },
+          ExpressionAttributeValues: expression.values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
       this.meter.write(out.ConsumedCapacity);
-      return true;
+      return { written: true };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       this.meter.failedWrite();
       this.meter.conditionFailures++;
-      return false;
+      return { written: false, item: (error as { Item?: Record<string, AttributeValue> }).Item };
     }
   }
 
