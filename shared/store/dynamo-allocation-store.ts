@@ -23,6 +23,7 @@ import {
 } from '../allocation/store.js';
 import { isConditionFailed } from '../aws/error-codes.js';
 import { CapacityMeter } from './capacity.js';
+import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 
@@ -37,14 +38,6 @@ const SLOT_ATTRIBUTE = /^v(\d+)$/;
 const FIRST_PAGE = 4;
 const NEXT_PAGE = 128;
 
-/** Where the store lives and what it counts. */
-export interface DynamoStoreOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
-  readonly meter?: CapacityMeter;
-}
-
 /** `AllocationStore` over one DynamoDB table, scoped to one cluster. */
 export class DynamoAllocationStore implements AllocationStore {
   readonly meter: CapacityMeter;
@@ -52,7 +45,7 @@ export class DynamoAllocationStore implements AllocationStore {
   readonly #table: string;
   readonly #cluster: string;
 
-  constructor(options: DynamoStoreOptions) {
+  constructor(options: TableLocation) {
     this.#client = options.client;
     this.#table = options.tableName;
     this.#cluster = options.cluster;

@@ -32,18 +32,11 @@ import {
 } from '../eni/model.js';
 import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite } from '../eni/store.js';
 import { CapacityMeter } from './capacity.js';
+import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
-
-/** Where the store lives and what it counts. */
-export interface DynamoEniStoreOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
-  readonly meter?: CapacityMeter;
-}
 
 /** A released sticky pod record outlives its reservation by this much before TTL removes it. */
 const POD_TTL_SLACK_S = 3600;
@@ -98,7 +91,7 @@ export class DynamoEniStore implements EniStore {
   readonly #table: string;
   readonly #cluster: string;
 
-  constructor(options: DynamoEniStoreOptions) {
+  constructor(options: TableLocation) {
     this.#client = options.client;
     this.#table = options.tableName;
     this.#cluster = options.cluster;

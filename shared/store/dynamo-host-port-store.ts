@@ -42,6 +42,7 @@ import {
 } from '../hostports/spec.js';
 import type { HeldPort, HostPortStore, PodPortRecord, RangeCounts } from '../hostports/store.js';
 import { CapacityMeter } from './capacity.js';
+import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 
@@ -61,14 +62,6 @@ const LOST_RACE: ReadonlySet<string> = new Set([
   'None',
 ]);
 
-/** Where the store lives and what it counts. */
-export interface DynamoHostPortStoreOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
-  readonly meter?: CapacityMeter;
-}
-
 /** `HostPortStore` over one DynamoDB table, scoped to one cluster. */
 export class DynamoHostPortStore implements HostPortStore {
   readonly meter: CapacityMeter;
@@ -76,7 +69,7 @@ export class DynamoHostPortStore implements HostPortStore {
   readonly #table: string;
   readonly #cluster: string;
 
-  constructor(options: DynamoHostPortStoreOptions) {
+  constructor(options: TableLocation) {
     this.#client = options.client;
     this.#table = options.tableName;
     this.#cluster = options.cluster;

@@ -8,13 +8,13 @@ import {
   type AttributeValue,
   BatchWriteItemCommand,
   type DynamoDBClient,
-  QueryCommand,
-  type QueryCommandOutput,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { LeakLedgerWriteError } from '../repair/errors.js';
 import type { LeakCounter, LeakLedger, LedgerChanges } from '../repair/ledger.js';
 import { CapacityMeter } from './capacity.js';
+import type { TableLocation } from './location.js';
+import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
@@ -25,11 +25,7 @@ const BATCH_SIZE = 25;
 const MAX_BATCH_ROUNDS = 8;
 
 /** Where the ledger lives and what it counts. */
-export interface DynamoLeakLedgerOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
-  readonly meter?: CapacityMeter;
+export interface DynamoLeakLedgerOptions extends TableLocation {
   /** Waits between resends of unprocessed items; injected so tests need not wait. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -52,26 +48,11 @@ export class DynamoLeakLedger implements LeakLedger {
 
   async list(): Promise<ReadonlyMap<string, LeakCounter>> {
     const counters = new Map<string, LeakCounter>();
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const out: QueryCommandOutput = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': PK },
-          ExpressionAttributeValues: { ':pk': { S: this.#pk } },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      this.meter.read(out.ConsumedCapacity);
-      for (const item of out.Items ?? []) {
-        const counter = decode(item);
-        counters.set(counter.key, counter);
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
+    const target = { client: this.#client, tableName: this.#table, meter: this.meter };
+    for await (const item of queryPartition(target, this.#pk)) {
+      const counter = decode(item);
+      counters.set(counter.key, counter);
+    }
     return counters;
   }
 

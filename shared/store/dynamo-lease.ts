@@ -17,18 +17,15 @@ import { isConditionFailed } from '../aws/error-codes.js';
 import { LeaseLostError } from '../lease/errors.js';
 import type { Lease, LeaseAttempt, LeaseGrant } from '../lease/lease.js';
 import { CapacityMeter } from './capacity.js';
+import type { TableLocation } from './location.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
 
 /** Where the leases live, and the clock that decides expiry. */
-export interface DynamoLeaseOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
+export interface DynamoLeaseOptions extends TableLocation {
   /** Epoch ms. */
   readonly now: () => number;
-  readonly meter?: CapacityMeter;
 }
 
 /** `Lease` over berth's DynamoDB table. */

@@ -19,6 +19,7 @@ import {
 } from '../ec2/rate-budget.js';
 import { type BucketSpec, type BucketState, fullBucket, takeTokens } from '../ec2/token-bucket.js';
 import { CapacityMeter } from './capacity.js';
+import type { TableLocation } from './location.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
@@ -28,13 +29,9 @@ const CONTENDED_ATTEMPTS = 5;
 const CONTENDED_RETRY_MS = 50;
 
 /** Where the budget lives. */
-export interface DynamoRateBudgetOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
+export interface DynamoRateBudgetOptions extends TableLocation {
   readonly now: () => number;
   readonly specs?: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
-  readonly meter?: CapacityMeter;
 }
 
 /** `RateBudget` shared through DynamoDB. */
