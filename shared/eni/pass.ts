@@ -6,6 +6,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { isNotFound } from '../aws/error-codes.js';
+import { forEachBounded } from '../concurrency/bounded.js';
 import {
   allNetworkInterfaces,
   BERTH_TAGS,
@@ -411,20 +412,4 @@ function failureOf(action: string, error: unknown): EniFailure {
     code: (error as { name?: string }).name ?? 'Error',
     message: error instanceof Error ? error.message : String(error),
   };
-}
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function forEachBounded<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++];
-      if (item !== undefined) await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }

@@ -16,13 +16,13 @@ import {
   type OwnerRecord,
   OwnerVersionConflictError,
 } from '../allocation/store.js';
+import { forEachBounded } from '../concurrency/bounded.js';
 import { MAX_ALLOCATION_ATTEMPTS } from '../hostports/allocator.js';
 import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
 import type { HostPortRange } from '../hostports/spec.js';
 import type { PodPortRecord, RangeCounts } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { type Lease, withLease } from '../lease/lease.js';
-import { forEachBounded } from './bounded.js';
 import { RepairIncompleteError, type RepairStage } from './errors.js';
 import {
   countFindings,

@@ -3,8 +3,8 @@
  * cordons it owns: a node cordoned without them is someone else's and is never touched.
  */
 
-/** Label of game-server pods (set by berth's pod webhook, contract section 4). */
-export const GAME_SERVER_LABEL = 'berth.dev/game-server';
+/** Label of game-server pods: the one the pod webhook sets, so the two can never drift apart. */
+export { GAME_SERVER_LABEL } from '../hostports/patch.js';
 /** RFC 3339 time berth cordoned the node; its presence makes the cordon berth's. */
 export const CORDONED_AT = 'berth.dev/cordoned-at';
 /**

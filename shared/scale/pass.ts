@@ -12,6 +12,7 @@
  * Node first (the contract's wording) would lose the instance id with it.
  */
 
+import { forEachBounded } from '../concurrency/bounded.js';
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
@@ -272,20 +273,4 @@ async function recordEvent(
     const text = error instanceof Error ? error.message : String(error);
     notes.push({ node: node.name, reason: `Event not recorded: ${text}` });
   }
-}
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-async function forEachBounded<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < items.length; i = next++) {
-      const item = items[i];
-      if (item !== undefined) await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }

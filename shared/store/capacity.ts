@@ -25,12 +25,13 @@ export class CapacityMeter {
   }
 
   /**
-   * Records a write that failed its condition. DynamoDB charges it like a write of the item's
+   * Records a write that failed its condition (or a cancelled transaction). DynamoDB charges it like a write of the item's
    * size but does not say how much; berth's items are under 1 KB, so 1 unit (2 in a transaction).
    */
   failedWrite(units = 1): void {
     this.writeRequests++;
     this.writeUnits += units;
+    this.conditionFailures++;
   }
 
   /** A snapshot of the totals. */

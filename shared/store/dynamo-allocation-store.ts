@@ -100,7 +100,6 @@ export class DynamoAllocationStore implements AllocationStore {
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       this.meter.failedWrite();
-      this.meter.conditionFailures++;
       throw new OwnerVersionConflictError(record.id, { cause: error });
     }
   }
@@ -198,7 +197,6 @@ export class DynamoAllocationStore implements AllocationStore {
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       this.meter.failedWrite();
-      this.meter.conditionFailures++;
       return { written: false, item: (error as { Item?: Record<string, AttributeValue> }).Item };
     }
   }

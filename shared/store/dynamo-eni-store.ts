@@ -154,9 +154,8 @@ export class DynamoEniStore implements EniStore {
       );
       this.meter.write(out.ConsumedCapacity);
     } catch (error) {
-      this.meter.write(undefined);
       if (!isConditionFailed(error)) throw error;
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       throw new EniConflictError(pool.node, 0, undefined, { cause: error });
     }
   }
@@ -210,9 +209,8 @@ export class DynamoEniStore implements EniStore {
       this.meter.write(out.ConsumedCapacity);
       return true;
     } catch (error) {
-      this.meter.write(undefined);
       if (!isConditionFailed(error)) throw error;
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       return false;
     }
   }
@@ -232,9 +230,9 @@ export class DynamoEniStore implements EniStore {
       );
       this.meter.write(out.ConsumedCapacity);
     } catch (error) {
-      this.meter.write(undefined);
       // Expired and taken by another holder, or the pool is gone: nothing to give back.
       if (!isConditionFailed(error)) throw error;
+      this.meter.failedWrite();
     }
   }
 
@@ -336,9 +334,8 @@ export class DynamoEniStore implements EniStore {
             );
       this.meter.write(out.ConsumedCapacity);
     } catch (error) {
-      this.meter.write(undefined);
       if (!isConditionFailed(error)) throw error;
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       throw new EniConflictError(node, index, key, { cause: error });
     }
   }
@@ -370,7 +367,6 @@ export class DynamoEniStore implements EniStore {
       );
       this.meter.write(out.ConsumedCapacity);
     } catch (error) {
-      this.meter.write(undefined);
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
       if ((error as { name?: string }).name !== 'TransactionCanceledException' || !reasons)
         throw error;
@@ -380,7 +376,8 @@ export class DynamoEniStore implements EniStore {
           reason.Code === 'ConditionalCheckFailed' || reason.Code === 'TransactionConflict',
       );
       if (failed < 0) throw error;
-      this.meter.conditionFailures++;
+      // A cancelled transaction is billed twice the items' size, as a transaction is.
+      this.meter.failedWrite(2 * chunk.length);
       const write = chunk[failed];
       throw new EniConflictError(node, start + failed, write ? this.#keyOf(write) : undefined, {
         cause: error,

@@ -222,8 +222,7 @@ export class DynamoHostPortStore implements HostPortStore {
       return true;
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      this.meter.write(undefined);
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       return false;
     }
   }
@@ -294,9 +293,9 @@ export class DynamoHostPortStore implements HostPortStore {
       );
       this.meter.write(out.ConsumedCapacity);
     } catch (error) {
-      this.meter.write(undefined);
+      // A cancelled transaction is billed twice the items' size, as a transaction is.
       if (cancellationReasons(error) || isTransactionConflict(error))
-        this.meter.conditionFailures++;
+        this.meter.failedWrite(2 * items.length);
       throw error;
     }
   }

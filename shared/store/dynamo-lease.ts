@@ -72,8 +72,7 @@ export class DynamoLease implements Lease {
       return { acquired: true, lease: { name, holder, expiresAtMs } };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      this.meter.write(undefined);
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       const item = (error as { Item?: Record<string, AttributeValue> }).Item;
       return {
         acquired: false,
@@ -109,8 +108,7 @@ export class DynamoLease implements Lease {
       return { name, holder, expiresAtMs };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      this.meter.write(undefined);
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       throw new LeaseLostError(name, holder, { cause: error });
     }
   }
@@ -131,8 +129,7 @@ export class DynamoLease implements Lease {
       return true;
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      this.meter.write(undefined);
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       return false;
     }
   }

@@ -115,9 +115,8 @@ export class DynamoRateBudget implements RateBudget {
       this.meter.write(out.ConsumedCapacity);
       return 'written';
     } catch (error) {
-      this.meter.write(undefined);
       if (!isConditionFailed(error)) throw error;
-      this.meter.conditionFailures++;
+      this.meter.failedWrite();
       const item = (error as { Item?: Record<string, AttributeValue> }).Item;
       return item ? decodeBucket(item) : undefined;
     }
