@@ -12,7 +12,7 @@ export type BlockReader = (from: number, to: number) => AsyncIterable<Block>;
  * The first free offset in `[from, to)` in ascending order, skipping `excluded`; undefined when
  * there is none. An absent block is entirely free.
  */
-export async function firstFree(
+async function firstFree(
   read: BlockReader,
   from: number,
   to: number,

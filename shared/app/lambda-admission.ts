@@ -22,7 +22,7 @@ export interface LambdaAdmissionRuntime {
  * EKS access for the configured cluster (`cluster` in the config is its name): DescribeCluster
  * once, a bearer token from the function's role renewed before EKS stops honouring it.
  */
-export function eksCredentials(settings: LambdaSettings): EksCredentials {
+function eksCredentials(settings: LambdaSettings): EksCredentials {
   const eks = new EKSClient({ region: settings.region });
   return new EksCredentials({
     cluster: settings.config.cluster,

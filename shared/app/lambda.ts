@@ -12,7 +12,7 @@ import { dynamoClient } from '../store/client.js';
 import type { PassContext } from './pass-context.js';
 
 /** Kubernetes access for the configured EKS cluster (`cluster` in the config is its name). */
-export function eksClusterApi(settings: LambdaSettings): ClusterApi {
+function eksClusterApi(settings: LambdaSettings): ClusterApi {
   const eks = new EKSClient({ region: settings.region });
   return new ProvidedClusterApi(
     new EksClusterApiFactory({

@@ -64,7 +64,7 @@ export interface BerthRuntime {
 }
 
 /** The ranges Services draw from, built once from the validated config. */
-export function serviceRangesOf(config: BerthConfig): ServiceRangeSet {
+function serviceRangesOf(config: BerthConfig): ServiceRangeSet {
   return {
     clusterIps: config.serviceCIDRs.map(clusterIpRange),
     nodePorts: nodePortRange(config.nodePortRange),

@@ -18,7 +18,7 @@ export interface DynamoDbLocal {
 }
 
 /** A free loopback TCP port, found by binding port 0. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);

@@ -23,11 +23,6 @@ export interface CidrBlock {
 
 const BITS: Record<IpFamily, number> = { IPv4: 32, IPv6: 128 };
 
-/** Address width in bits for a family. */
-export function familyBits(family: IpFamily): number {
-  return BITS[family];
-}
-
 const IPV4_OCTET = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 function parseIpv4(text: string): bigint | undefined {

@@ -38,8 +38,6 @@ const service = z.looseObject({
 export type Service = z.output<typeof service>;
 /** Its spec. */
 export type ServiceSpec = Service['spec'];
-/** One entry of `spec.ports`. */
-export type ServicePort = ServiceSpec['ports'][number];
 
 /** A Service whose fields berth needs have the wrong type: the path and the problem. */
 export class MalformedServiceError extends Error {
