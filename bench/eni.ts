@@ -531,18 +531,7 @@ async function runBerth(
       passSeconds: BERTH_PASS_S,
       store: 'in-memory (EniStore contract)',
     },
-    mutatingCalls: ledger.mutating(),
-    callsByAction: Object.fromEntries([...ledger.byAction].sort()),
-    peakCallsPerSecond: peak(ledger.perSecond),
-    peakMutatingCallsPerSecond: peak(ledger.mutatingPerSecond),
-    throttledCalls: ledger.throttled,
-    idleIps: {
-      average: Math.round(idle.reduce((a, b) => a + b, 0) / Math.max(1, idle.length)),
-      peak: Math.max(0, ...idle),
-    },
-    waitingPods,
-    waitSeconds: Math.round(waitMs / 1000),
-    budgetViolations: ledger.budgetViolations(),
+    ...tally(ledger, idle, waitingPods, waitMs),
     ...(options.diagnose
       ? {
           idleByInstanceType: idleByType.averages(),
@@ -934,6 +923,14 @@ async function runVpcCni(
   return {
     name,
     settings: { ...settings, loopSeconds: CNI_LOOP_S, cooldownSeconds: CNI_COOLDOWN_MS / 1000 },
+    ...tally(ledger, idle, waitingPods, waitTotals.ms),
+    idleByInstanceType: idleByType.averages(),
+  };
+}
+
+/** What every run reports the same way: EC2 calls, idle IPs over time, pods that waited. */
+function tally(ledger: CallLedger, idle: readonly number[], waitingPods: number, waitMs: number) {
+  return {
     mutatingCalls: ledger.mutating(),
     callsByAction: Object.fromEntries([...ledger.byAction].sort()),
     peakCallsPerSecond: peak(ledger.perSecond),
@@ -944,9 +941,8 @@ async function runVpcCni(
       peak: Math.max(0, ...idle),
     },
     waitingPods,
-    waitSeconds: Math.round(waitTotals.ms / 1000),
+    waitSeconds: Math.round(waitMs / 1000),
     budgetViolations: ledger.budgetViolations(),
-    idleByInstanceType: idleByType.averages(),
   };
 }
 
