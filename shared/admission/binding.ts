@@ -10,8 +10,8 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { parseIp } from '../net/ip.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { ALLOCATION_ID_ANNOTATION, annotationOf } from './identity.js';
-import { type JsonPatchOperation, pointer, setMetadataEntries } from './patch.js';
+import { ALLOCATION_ID_ANNOTATION, annotationOf, objectAt, stringAt } from './identity.js';
+import { setMetadataEntries } from './patch.js';
 import { allow } from './response.js';
 
 /** The node the pod is bound to. */
@@ -62,26 +62,17 @@ export function chooseNodeAddress(
 
 type JsonObject = Readonly<Record<string, unknown>>;
 
-function field(object: JsonObject | undefined, key: string): JsonObject | undefined {
-  const value = object?.[key];
-  return typeof value === 'object' && value !== null ? (value as JsonObject) : undefined;
-}
-
-function text(object: JsonObject | undefined, key: string): string | undefined {
-  const value = object?.[key];
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
 /** The `pods/binding` admission handler. */
 export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHandler {
   const nodes = deps.nodes ?? new NodeCache({ source: deps.cluster, now: deps.now });
   return async (request) => {
     if (request.operation !== 'CREATE' || !request.object) return allow();
     const binding = request.object;
-    const metadata = field(binding, 'metadata');
-    const podName = text(metadata, 'name') ?? request.name;
-    const namespace = request.namespace ?? text(metadata, 'namespace') ?? 'default';
-    const nodeName = text(field(binding, 'target'), 'name');
+    // An empty name is no name: the request's own, then nothing.
+    const podName = stringAt(binding, 'metadata', 'name') || request.name || undefined;
+    const namespace =
+      request.namespace ?? (stringAt(binding, 'metadata', 'namespace') || 'default');
+    const nodeName = stringAt(binding, 'target', 'name') || undefined;
     if (podName === undefined || nodeName === undefined) return allow();
 
     const pod = await deps.cluster.getPod(namespace, podName);
@@ -107,9 +98,9 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
         entries[ADDRESS_ANNOTATION] = address;
       }
     }
-    const patch: JsonPatchOperation[] = metadata
-      ? setMetadataEntries(metadata, 'annotations', entries)
-      : [{ op: 'add', path: pointer('metadata'), value: { annotations: entries } }];
-    return allow(patch, warnings);
+    return allow(
+      setMetadataEntries(objectAt(binding, 'metadata'), 'annotations', entries),
+      warnings,
+    );
   };
 }

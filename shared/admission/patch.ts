@@ -2,7 +2,7 @@
 
 /** One patch operation. */
 export interface JsonPatchOperation {
-  readonly op: 'add' | 'replace' | 'remove';
+  readonly op: 'add' | 'replace' | 'remove' | 'test';
   readonly path: string;
   readonly value?: unknown;
 }
@@ -21,15 +21,19 @@ export function pointer(...tokens: ReadonlyArray<string | number>): string {
 }
 
 /**
- * Operations that set `metadata.<field>[key] = value` for every entry, creating the map when
- * the object has none (an `add` to a missing parent fails the whole patch).
+ * Operations that set `metadata.<field>[key] = value` for every entry, creating the map, or the
+ * whole `metadata` when `metadata` is undefined (the object has none), since an `add` to a
+ * missing parent fails the whole patch.
  */
 export function setMetadataEntries(
   metadata: Readonly<Record<string, unknown>> | undefined,
   field: 'annotations' | 'labels',
   entries: Readonly<Record<string, string>>,
 ): JsonPatchOperation[] {
-  const existing = metadata?.[field];
+  if (metadata === undefined) {
+    return [{ op: 'add', path: pointer('metadata'), value: { [field]: { ...entries } } }];
+  }
+  const existing = metadata[field];
   if (existing === undefined || existing === null) {
     return [{ op: 'add', path: pointer('metadata', field), value: { ...entries } }];
   }

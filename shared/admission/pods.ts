@@ -7,7 +7,6 @@
  * namespace, once. Pods without the annotation are allowed untouched and cost no store access.
  */
 
-import { hostPortRange } from '../allocation/range.js';
 import type { BerthConfig } from '../config/schema.js';
 import {
   allocateHostPorts,
@@ -25,7 +24,7 @@ import {
 } from '../hostports/spec.js';
 import type { HostPortStore, PodRef } from '../hostports/store.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { ALLOCATION_ID_ANNOTATION, annotationOf, newAllocationId } from './identity.js';
+import { ALLOCATION_ID_ANNOTATION, annotationOf, newAllocationId, stringAt } from './identity.js';
 import { allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -43,12 +42,13 @@ export interface PodAdmissionDeps extends HostPortAllocatorDeps {
   readonly onAllocated?: (event: { readonly id: string; readonly conflicts: number }) => void;
 }
 
-/** The configured host port ranges, in config order, through the shared `hostPortRange`. */
+/** The configured host port ranges, in config order. */
 export function hostPortRangesOf(config: Pick<BerthConfig, 'hostPortRanges'>): HostPortRange[] {
-  return Object.entries(config.hostPortRanges).map(([name, ports]) => {
-    const values = hostPortRange(name, ports);
-    return { name: values.name, first: Number(values.valueAt(0)), size: values.size };
-  });
+  return Object.entries(config.hostPortRanges).map(([name, ports]) => ({
+    name,
+    first: ports.base,
+    size: ports.size,
+  }));
 }
 
 /** `/v1/status` lines of every host port range: `{ name, kind: 'hostPort', size, used }`. */
@@ -61,17 +61,11 @@ export async function hostPortStatus(deps: {
 
 type PodObject = Readonly<Record<string, unknown>>;
 
-function metadataString(pod: PodObject, field: string): string | undefined {
-  const metadata = pod.metadata as Record<string, unknown> | undefined;
-  const value = metadata?.[field];
-  return typeof value === 'string' ? value : undefined;
-}
-
 function podRefOf(request: AdmissionRequest, pod: PodObject): PodRef {
   return {
-    namespace: request.namespace ?? metadataString(pod, 'namespace') ?? 'default',
-    name: metadataString(pod, 'name') ?? request.name ?? '',
-    generateName: metadataString(pod, 'generateName') ?? '',
+    namespace: request.namespace ?? stringAt(pod, 'metadata', 'namespace') ?? 'default',
+    name: stringAt(pod, 'metadata', 'name') ?? request.name ?? '',
+    generateName: stringAt(pod, 'metadata', 'generateName') ?? '',
   };
 }
 
@@ -88,7 +82,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const pod = request.object;
     const annotation = pod ? annotationOf(pod, PORTS_ANNOTATION) : undefined;
     if (!pod || annotation === undefined) return allow();
-    const parsed = parsePortSpecs(annotation, podContainersOf(pod), ranges);
+    const parsed = parsePortSpecs(annotation, podContainersOf(pod), rangeByName);
     // One line per problem, as config errors are printed: a message may itself contain "; ".
     if (!parsed.ok) return deny(parsed.code, parsed.problems.join('\n'));
     const { specs } = parsed;

@@ -5,13 +5,19 @@
  * re-invoked webhook replaces its own entries instead of duplicating them.
  */
 import { type JsonPatchOperation, pointer, setMetadataEntries } from '../admission/patch.js';
-import type { ContainerRef, PodContainers, PortProtocol, PortSpec } from './spec.js';
+import {
+  type ContainerRef,
+  containerPortsOf,
+  isAllocated,
+  type PodContainers,
+  type PortSpec,
+} from './spec.js';
 import type { HeldPort } from './store.js';
 
 /** JSON object name → hostPort of every spec port but None ones. */
 export const HOST_PORTS_ANNOTATION = 'berth.dev/host-ports';
 /** `Distributed` turns the packing podAffinity off. */
-export const SCHEDULING_ANNOTATION = 'berth.dev/scheduling';
+const SCHEDULING_ANNOTATION = 'berth.dev/scheduling';
 /** Marks game-server pods: the packing affinity selects it, the scale pass counts it. */
 export const GAME_SERVER_LABEL = 'berth.dev/game-server';
 
@@ -44,7 +50,7 @@ export function podContainersOf(pod: JsonObject): PodContainers {
 }
 
 /** `BERTH_PORT_<NAME>`: upper-cased, `-` to `_` (port names allow nothing else). */
-export function envVarName(portName: string): string {
+function envVarName(portName: string): string {
   return `BERTH_PORT_${portName.toUpperCase().replaceAll('-', '_')}`;
 }
 
@@ -73,9 +79,7 @@ function entriesOf(spec: PortSpec, hostPort: number | undefined): PortEntry[] {
     protocol,
     ...(hostPort !== undefined ? { hostPort } : {}),
   });
-  return spec.protocol === 'TCPUDP'
-    ? [entry(`${spec.name}-tcp`, 'TCP'), entry(`${spec.name}-udp`, 'UDP')]
-    : [entry(spec.name, spec.protocol)];
+  return containerPortsOf(spec.name, spec.protocol).map((port) => entry(port.name, port.protocol));
 }
 
 /** Kubernetes defaults a container port's protocol to TCP. */
@@ -142,7 +146,7 @@ export const PACKING_POD_AFFINITY = {
 } as const;
 
 /** name → hostPort for the `berth.dev/host-ports` annotation: Static included, None absent. */
-export function hostPortsByName(
+function hostPortsByName(
   specs: readonly PortSpec[],
   held: readonly HeldPort[],
 ): Record<string, number> {
@@ -203,7 +207,8 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
       [input.allocationIdAnnotation]: input.allocationId,
       [HOST_PORTS_ANNOTATION]: JSON.stringify(hostPortsByName(specs, held)),
     }),
-    ...setMetadataEntries(metadata, 'labels', { [GAME_SERVER_LABEL]: 'true' }),
+    // When the pod had no metadata, the annotations operation has just added it.
+    ...setMetadataEntries(metadata ?? {}, 'labels', { [GAME_SERVER_LABEL]: 'true' }),
   );
 
   const annotations = asObject(metadata?.annotations);
@@ -236,19 +241,14 @@ export function podCarriesHostPorts(
   held: readonly HeldPort[],
 ): boolean {
   const recorded = new Map(held.map((h) => [h.name, h]));
-  const allocatedSpecs = specs.filter(
-    (s) => s.portPolicy === 'Dynamic' || s.portPolicy === 'Passthrough',
-  );
+  const allocatedSpecs = specs.filter((s) => isAllocated(s.portPolicy));
   if (allocatedSpecs.length !== held.length) return false;
   return allocatedSpecs.every((spec) => {
     const record = recorded.get(spec.name);
     if (!record || record.range !== spec.range || record.protocol !== spec.protocol) return false;
     const ports = asArray(containerAt(pod, spec.container)?.ports).map(asObject);
-    const names = entryNames(spec.name, spec.protocol);
-    return names.every((name) => ports.some((p) => p?.name === name && p.hostPort === record.port));
+    return containerPortsOf(spec.name, spec.protocol).every(({ name }) =>
+      ports.some((p) => p?.name === name && p.hostPort === record.port),
+    );
   });
-}
-
-function entryNames(name: string, protocol: PortProtocol): string[] {
-  return protocol === 'TCPUDP' ? [`${name}-tcp`, `${name}-udp`] : [name];
 }

@@ -21,6 +21,22 @@ export const PORT_PROTOCOLS = ['UDP', 'TCP', 'TCPUDP'] as const;
 /** One of `PORT_PROTOCOLS`. */
 export type PortProtocol = (typeof PORT_PROTOCOLS)[number];
 
+/**
+ * The container port entries one spec becomes: `<name>` for UDP or TCP, `<name>-tcp` and
+ * `<name>-udp` for TCPUDP (a container port has one protocol).
+ */
+export function containerPortsOf(
+  name: string,
+  protocol: PortProtocol,
+): { readonly name: string; readonly protocol: 'TCP' | 'UDP' }[] {
+  return protocol === 'TCPUDP'
+    ? [
+        { name: `${name}-tcp`, protocol: 'TCP' },
+        { name: `${name}-udp`, protocol: 'UDP' },
+      ]
+    : [{ name, protocol }];
+}
+
 /** Policies whose host port berth hands out from a range. */
 export function isAllocated(policy: PortPolicy): boolean {
   return policy === 'Dynamic' || policy === 'Passthrough';
@@ -183,13 +199,13 @@ function resolveContainer(
 }
 
 /**
- * Parses and validates the annotation against the pod's containers and the configured ranges.
- * Bad JSON is 400; every other problem is 422, all of them listed.
+ * Parses and validates the annotation against the pod's containers and the configured ranges
+ * (by name, in config order). Bad JSON is 400; every other problem is 422, all of them listed.
  */
 export function parsePortSpecs(
   annotation: string,
   pod: PodContainers,
-  ranges: readonly HostPortRange[],
+  rangeByName: ReadonlyMap<string, HostPortRange>,
 ): PortSpecParse {
   let document: unknown;
   try {
@@ -215,7 +231,6 @@ export function parsePortSpecs(
   }
   const problems: string[] = [];
   const specs: PortSpec[] = [];
-  const rangeByName = new Map(ranges.map((r) => [r.name, r]));
   const seenNames = new Set<string>();
   const seenEntryNames = new Map<string, number>();
   const seenStatic = new Set<string>();
@@ -267,7 +282,7 @@ export function parsePortSpecs(
 
     if (name !== undefined && protocol !== undefined) {
       // The container port entries the patch writes must be valid port names themselves.
-      const entryNames = protocol === 'TCPUDP' ? [`${name}-tcp`, `${name}-udp`] : [name];
+      const entryNames = containerPortsOf(name, protocol).map((port) => port.name);
       const nameProblems = portNameProblems(name);
       if (nameProblems.length === 0 && protocol === 'TCPUDP' && name.length > 11) {
         nameProblems.push(
@@ -321,7 +336,7 @@ export function parsePortSpecs(
       }
       if (portPolicy === 'Static' && hostPort.value !== undefined) {
         // Agones lets this through and its counts then go wrong; berth refuses it.
-        const inside = ranges.find(
+        const inside = [...rangeByName.values()].find(
           (r) =>
             hostPort.value !== undefined &&
             hostPort.value >= r.first &&

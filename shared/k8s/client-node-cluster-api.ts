@@ -23,12 +23,12 @@ import {
   KubernetesListExpiredError,
   KubernetesNotFoundError,
   type KubernetesRequestTarget,
-  type KubernetesStatus,
   KubernetesUnreachableError,
+  statusOf,
 } from './errors.js';
 
 /** Items per list page when the caller names none; the apiserver's own default cap is 500 too. */
-export const DEFAULT_PAGE_SIZE = 500;
+const DEFAULT_PAGE_SIZE = 500;
 
 /** Events on cluster-scoped objects (nodes) go where kubelet puts them. */
 const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
@@ -208,7 +208,8 @@ export function translateKubernetesError(
   if (!(error instanceof ApiException))
     return new KubernetesUnreachableError(target, { cause: error });
   const code = error.code;
-  const status = parseStatus(error.body);
+  // client-node hands the error body over as the raw response text, or not at all.
+  const status = statusOf(error.body, code);
   switch (code) {
     case 404:
       return new KubernetesNotFoundError(target, status, { cause: error });
@@ -223,26 +224,6 @@ export function translateKubernetesError(
         : new KubernetesInvalidError(target, status, { cause: error });
     }
     default:
-      return new KubernetesApiError(
-        target,
-        code,
-        status ?? (code === 401 ? { code, reason: 'Unauthorized' } : undefined),
-        { cause: error },
-      );
+      return new KubernetesApiError(target, code, status, { cause: error });
   }
-}
-
-/** client-node hands the error body over as the raw response text (a JSON `Status`), or not at all. */
-function parseStatus(body: unknown): KubernetesStatus | undefined {
-  let value = body;
-  if (typeof value === 'string') {
-    try {
-      value = JSON.parse(value);
-    } catch {
-      return undefined;
-    }
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const candidate = value as { kind?: unknown };
-  return candidate.kind === 'Status' ? (value as KubernetesStatus) : undefined;
 }

@@ -5,10 +5,13 @@
  */
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ClusterApi, ClusterEvent, JsonPatchOperation, ListOptions } from './cluster-api.js';
+import { isUnauthorized } from './errors.js';
 
 /** Hands out the `ClusterApi` to use now. */
 export interface ClusterApiProvider {
   get(): Promise<ClusterApi>;
+  /** Drops the cached client after the apiserver refused its token (401). */
+  invalidate?(): void;
 }
 
 /** `ClusterApi` that resolves its client from a provider on every call. */
@@ -20,11 +23,11 @@ export class ProvidedClusterApi implements ClusterApi {
   }
 
   async getNode(name: string): Promise<V1Node | undefined> {
-    return (await this.#provider.get()).getNode(name);
+    return this.#call((api) => api.getNode(name));
   }
 
   async getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-    return (await this.#provider.get()).getPod(namespace, name);
+    return this.#call((api) => api.getPod(namespace, name));
   }
 
   async *listNodes(options?: ListOptions): AsyncIterable<V1Node> {
@@ -42,14 +45,29 @@ export class ProvidedClusterApi implements ClusterApi {
   }
 
   async patchNode(name: string, patch: readonly JsonPatchOperation[]): Promise<V1Node> {
-    return (await this.#provider.get()).patchNode(name, patch);
+    return this.#call((api) => api.patchNode(name, patch));
   }
 
   async deleteNode(name: string): Promise<void> {
-    return (await this.#provider.get()).deleteNode(name);
+    return this.#call((api) => api.deleteNode(name));
   }
 
   async createEvent(event: ClusterEvent): Promise<void> {
-    return (await this.#provider.get()).createEvent(event);
+    return this.#call((api) => api.createEvent(event));
+  }
+
+  /**
+   * One call; a refused token (401) drops the client and the call is made once more with a new
+   * one. A 401 means the apiserver did nothing, so a write is safe to repeat. Lists are not
+   * retried: a page may already have been handed out.
+   */
+  async #call<T>(call: (api: ClusterApi) => Promise<T>): Promise<T> {
+    try {
+      return await call(await this.#provider.get());
+    } catch (error) {
+      if (!isUnauthorized(error) || !this.#provider.invalidate) throw error;
+      this.#provider.invalidate();
+      return call(await this.#provider.get());
+    }
   }
 }

@@ -4,12 +4,10 @@
  */
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 
+import type { JsonPatchOperation } from '../admission/patch.js';
+
 /** One RFC 6902 operation, as `patchNode` sends them. */
-export interface JsonPatchOperation {
-  readonly op: 'add' | 'replace' | 'remove' | 'test';
-  readonly path: string;
-  readonly value?: unknown;
-}
+export type { JsonPatchOperation } from '../admission/patch.js';
 
 /** A core/v1 Event berth records on an object it looked at. */
 export interface ClusterEvent {

@@ -8,7 +8,7 @@
  */
 import { DescribeClusterCommand, type EKSClient } from '@aws-sdk/client-eks';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
-import { createEksToken } from './eks-token.js';
+import { createEksToken, EKS_TOKEN_LIFETIME_MS } from './eks-token.js';
 import { EksClusterLookupError } from './errors.js';
 
 /** Where a cluster's API server is and which CA signs its certificate. */
@@ -47,8 +47,8 @@ export class SdkEksClusterLookup implements EksClusterLookup {
   }
 }
 
-/** Make a new token when the current one is this old; EKS honours a token for 15 minutes. */
-export const EKS_TOKEN_REFRESH_MS = 10 * 60_000;
+/** Make a new token when the current one is this old: 5 minutes before EKS stops honouring it. */
+export const EKS_TOKEN_REFRESH_MS = EKS_TOKEN_LIFETIME_MS - 5 * 60_000;
 
 /** An endpoint, its CA and a bearer token young enough to use now. */
 export interface EksAccess extends EksClusterEndpoint {
@@ -81,6 +81,8 @@ export class EksCredentials {
   #endpoint: Promise<EksClusterEndpoint> | undefined;
   #current: EksAccess | undefined;
   #refreshing: Promise<EksAccess> | undefined;
+  /** Bumped by `invalidate`; a refresh begun under an older one does not become current. */
+  #generation = 0;
 
   constructor(options: EksCredentialsOptions) {
     this.#options = options;
@@ -91,18 +93,27 @@ export class EksCredentials {
   async get(): Promise<EksAccess> {
     const current = this.#current;
     if (current && this.#options.now() - current.tokenMadeAt < this.#refreshMs) return current;
-    this.#refreshing ??= this.#refresh().finally(() => {
-      this.#refreshing = undefined;
+    if (this.#refreshing) return this.#refreshing;
+    const refreshing = this.#refresh().finally(() => {
+      // An `invalidate` may have replaced this refresh with a newer one already.
+      if (this.#refreshing === refreshing) this.#refreshing = undefined;
     });
-    return this.#refreshing;
+    this.#refreshing = refreshing;
+    return refreshing;
   }
 
-  /** Drops the cached token, e.g. after a 401, so the next `get` makes a fresh one. */
+  /**
+   * Drops the cached token, e.g. after a 401, so the next `get` makes a fresh one. A refresh in
+   * flight still answers the callers already waiting on it, but its token is not cached.
+   */
   invalidate(): void {
+    this.#generation++;
     this.#current = undefined;
+    this.#refreshing = undefined;
   }
 
   async #refresh(): Promise<EksAccess> {
+    const generation = this.#generation;
     const { cluster, region, credentials, now } = this.#options;
     // A failed lookup is not cached: the next call asks EKS again.
     this.#endpoint ??= this.#options.lookup.describe(cluster).catch((error: unknown) => {
@@ -113,7 +124,7 @@ export class EksCredentials {
     const tokenMadeAt = now();
     const token = await createEksToken({ cluster, region, credentials, now: () => tokenMadeAt });
     const access: EksAccess = { endpoint, caData, token, tokenMadeAt };
-    this.#current = access;
+    if (generation === this.#generation) this.#current = access;
     return access;
   }
 }

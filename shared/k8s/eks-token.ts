@@ -13,13 +13,13 @@ import type { AwsCredentialIdentityProvider } from '@smithy/types';
 export const EKS_TOKEN_PREFIX = 'k8s-aws-v1.';
 
 /** The header naming the cluster; it must be signed or EKS rejects the token. */
-export const CLUSTER_ID_HEADER = 'x-k8s-aws-id';
+const CLUSTER_ID_HEADER = 'x-k8s-aws-id';
 
 /**
  * `X-Amz-Expires` is set to 60 for compatibility and ignored by EKS: a token is honoured for
  * 15 minutes after its `X-Amz-Date` (aws-iam-authenticator `token.go`).
  */
-export const PRESIGN_EXPIRES_SECONDS = 60;
+const PRESIGN_EXPIRES_SECONDS = 60;
 
 /** How long EKS accepts a token after it was signed. */
 export const EKS_TOKEN_LIFETIME_MS = 15 * 60_000;

@@ -16,6 +16,35 @@ export interface KubernetesStatus {
   };
 }
 
+/**
+ * The `metav1.Status` of an error answer, from its raw body text (or an already parsed body).
+ * A 401 carries no Status body from every server, so one is made up for it.
+ */
+export function statusOf(body: unknown, statusCode: number): KubernetesStatus | undefined {
+  return (
+    parseStatusBody(body) ??
+    (statusCode === 401 ? { code: statusCode, reason: 'Unauthorized' } : undefined)
+  );
+}
+
+function parseStatusBody(body: unknown): KubernetesStatus | undefined {
+  let value = body;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  return (value as { kind?: unknown }).kind === 'Status' ? (value as KubernetesStatus) : undefined;
+}
+
+/** The token was refused (401): a new token may be accepted where this one was not. */
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof KubernetesApiError && error.statusCode === 401;
+}
+
 /** What the adapter was doing when the call failed, for messages and logs. */
 export interface KubernetesRequestTarget {
   /** e.g. `patch`, `list`. */

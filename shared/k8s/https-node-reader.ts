@@ -9,10 +9,11 @@ import { Agent, request } from 'node:https';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { ClusterApi } from './cluster-api.js';
 import {
+  isUnauthorized,
   KubernetesApiError,
   type KubernetesRequestTarget,
-  type KubernetesStatus,
   KubernetesUnreachableError,
+  statusOf,
 } from './errors.js';
 
 /**
@@ -35,6 +36,8 @@ export interface BearerAccess {
 /** Hands out the access to use now; `EksCredentials` renews its token before EKS stops taking it. */
 export interface BearerAccessSource {
   get(): Promise<BearerAccess>;
+  /** Drops the cached token after the apiserver refused it (401), so `get` makes a new one. */
+  invalidate?(): void;
 }
 
 /** What `HttpsClusterReader` needs. */
@@ -86,7 +89,21 @@ export class HttpsClusterReader implements Pick<ClusterApi, 'getPod' | 'getNode'
     this.#pool = undefined;
   }
 
+  /**
+   * One read; a refused token (401) is dropped and the read made once more with a new one, since
+   * a token can stop being honoured before the source's refresh age (clock skew, a rotated role).
+   */
   async #get<T>(target: KubernetesRequestTarget, path: string): Promise<T | undefined> {
+    try {
+      return await this.#getOnce<T>(target, path);
+    } catch (error) {
+      if (!isUnauthorized(error) || !this.#access.invalidate) throw error;
+      this.#access.invalidate();
+      return this.#getOnce<T>(target, path);
+    }
+  }
+
+  async #getOnce<T>(target: KubernetesRequestTarget, path: string): Promise<T | undefined> {
     const access = await this.#access.get();
     let answer: Answer;
     try {
@@ -106,11 +123,7 @@ export class HttpsClusterReader implements Pick<ClusterApi, 'getPod' | 'getNode'
         });
       }
     }
-    // As the client-node adapter does: a 401 carries no Status body from every server.
-    const status =
-      parseStatus(body) ??
-      (statusCode === 401 ? { code: statusCode, reason: 'Unauthorized' } : undefined);
-    throw new KubernetesApiError(target, statusCode, status);
+    throw new KubernetesApiError(target, statusCode, statusOf(body, statusCode));
   }
 
   /**
@@ -190,18 +203,5 @@ export class HttpsClusterReader implements Pick<ClusterApi, 'getPod' | 'getNode'
     });
     this.#pool = { caData, agent };
     return agent;
-  }
-}
-
-/** The `metav1.Status` of an error answer, when the body is one. */
-function parseStatus(body: string): KubernetesStatus | undefined {
-  try {
-    const value: unknown = JSON.parse(body);
-    if (typeof value !== 'object' || value === null) return undefined;
-    return (value as { kind?: unknown }).kind === 'Status'
-      ? (value as KubernetesStatus)
-      : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -19,14 +19,14 @@ export function berthClusterRole(): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: { name: CLUSTER_ROLE_NAME, labels: { ...MANIFEST_LABELS } },
     rules: [
-      // Repair lists every Service; watch lets a future informer reuse the role.
-      { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch'] },
+      // Repair lists every Service (and never reads one by name).
+      { apiGroups: [''], resources: ['services'], verbs: ['list'] },
       // Repair and scale list pods; binding reads the bound pod (a Binding lacks its annotations).
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
       // Binding reads a node's addresses; scale cordons (patch) and removes drained nodes.
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
-      // Findings and scale decisions are recorded as core/v1 Events on the objects concerned.
-      { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      // Findings and scale decisions are recorded as new core/v1 Events (each has its own name).
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ],
   };
 }

@@ -16,8 +16,3 @@ export const REMOVAL_STARTED_AT = 'berth.dev/removal-started-at';
 export const KARPENTER_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 /** Cluster Autoscaler's per-node opt-out of scale-down; berth honours it. */
 export const SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
-
-/** A JSON Pointer segment (RFC 6901): `/` and `~` escaped, for annotation keys in patches. */
-export function pointerSegment(key: string): string {
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
-}

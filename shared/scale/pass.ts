@@ -12,13 +12,14 @@
  * Node first (the contract's wording) would lose the instance id with it.
  */
 
+import { pointer } from '../admission/patch.js';
 import { forEachBounded } from '../concurrency/bounded.js';
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import type { NodePool } from '../node-pool/node-pool.js';
-import { CORDONED_AT, pointerSegment, REMOVAL_STARTED_AT } from './names.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import {
   type PlannedAction,
   planScale,
@@ -209,7 +210,7 @@ async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<stri
   }
 }
 
-const annotationPath = (key: string): string => `/metadata/annotations/${pointerSegment(key)}`;
+const annotationPath = (key: string): string => pointer('metadata', 'annotations', key);
 
 /** Cordon only the node as listed: any change since (resourceVersion) makes the patch fail. */
 export function cordonPatch(node: NodeView, at: string): JsonPatchOperation[] {

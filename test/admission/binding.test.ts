@@ -187,6 +187,35 @@ describe('podBindingAdmission', () => {
     );
   });
 
+  it('adds the whole metadata when the Binding has none', async () => {
+    const { cluster, handler } = harness();
+    cluster.gamePod('gs');
+    cluster.node('node-1', [address('InternalIP', '10.0.0.5')]);
+    const request = parseAdmissionReview({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'b-no-metadata',
+        kind: { group: '', version: 'v1', kind: 'Binding' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        subResource: 'binding',
+        name: 'gs',
+        namespace: 'default',
+        operation: 'CREATE',
+        object: { apiVersion: 'v1', kind: 'Binding', target: { kind: 'Node', name: 'node-1' } },
+      },
+    });
+    expect(await handler(request)).toEqual(
+      allow([
+        {
+          op: 'add',
+          path: '/metadata',
+          value: { annotations: { [NODE_ANNOTATION]: 'node-1', [ADDRESS_ANNOTATION]: '10.0.0.5' } },
+        },
+      ]),
+    );
+  });
+
   it('allows a pod without berth.dev/allocation-id untouched, without reading the node', async () => {
     const { cluster, handler } = harness();
     cluster.pods.set('default/web', { metadata: { name: 'web', namespace: 'default' } });

@@ -6,7 +6,9 @@ import {
   parsePortSpecs,
 } from '../../shared/hostports/spec.js';
 
-const ranges: HostPortRange[] = [{ name: 'default', first: 7000, size: 1001 }];
+const ranges = new Map<string, HostPortRange>([
+  ['default', { name: 'default', first: 7000, size: 1001 }],
+]);
 const one: PodContainers = { containers: ['game'], initContainers: [] };
 const p = 'metadata.annotations[berth.dev/ports]';
 

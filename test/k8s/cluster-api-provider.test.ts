@@ -1,10 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
 import {
   type ClusterApiProvider,
   ProvidedClusterApi,
 } from '../../shared/k8s/cluster-api-provider.js';
 import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
 
 /** Hands out the clients it is given, one per `get`, repeating the last. */
 class SequenceProvider implements ClusterApiProvider {
@@ -83,5 +85,72 @@ describe('ProvidedClusterApi', () => {
     ]);
     expect(cluster.events).toEqual([event]);
     expect(cluster.nodes.size).toBe(0);
+  });
+});
+
+/** Clients of the loopback fake, each with the next token of a list; counts invalidations. */
+class TokenProvider implements ClusterApiProvider {
+  invalidations = 0;
+  #next = 0;
+  #current: ClusterApi | undefined;
+  constructor(
+    readonly fake: KubeApiServer,
+    readonly tokens: readonly string[],
+  ) {}
+  async get(): Promise<ClusterApi> {
+    if (this.#current) return this.#current;
+    const token = this.tokens[Math.min(this.#next, this.tokens.length - 1)] ?? '';
+    this.#next++;
+    this.#current = new ClientNodeClusterApi({ kubeConfig: this.fake.kubeConfig(token) });
+    return this.#current;
+  }
+  invalidate(): void {
+    this.invalidations++;
+    this.#current = undefined;
+  }
+}
+
+describe('ProvidedClusterApi on a refused token', () => {
+  let fake: KubeApiServer;
+
+  beforeAll(async () => {
+    fake = await startKubeApiServer({ token: 'fresh' });
+    fake.addNode({ metadata: { name: 'n1' }, spec: {} });
+  });
+
+  afterAll(async () => {
+    await fake.stop();
+  });
+
+  it('invalidates the client and retries once with a new token after a 401', async () => {
+    const provider = new TokenProvider(fake, ['stale', 'fresh']);
+    const api = new ProvidedClusterApi(provider);
+
+    expect((await api.getNode('n1'))?.metadata?.name).toBe('n1');
+    await api.patchNode('n1', [{ op: 'add', path: '/spec/unschedulable', value: true }]);
+
+    expect(provider.invalidations).toBe(1);
+    expect(fake.nodes.get('n1')?.spec?.unschedulable).toBe(true);
+  });
+
+  it('throws the 401 when the new token is refused too, after one retry', async () => {
+    const provider = new TokenProvider(fake, ['stale', 'also-stale', 'fresh']);
+    const api = new ProvidedClusterApi(provider);
+
+    await expect(api.getNode('n1')).rejects.toMatchObject({ statusCode: 401 });
+    expect(provider.invalidations).toBe(1);
+  });
+
+  it('does not retry a list that is refused', async () => {
+    const provider = new TokenProvider(fake, ['stale', 'fresh']);
+    const api = new ProvidedClusterApi(provider);
+
+    const drain = async () => {
+      for await (const _ of api.listNodes()) {
+        // drain
+      }
+    };
+    await expect(drain()).rejects.toMatchObject({ statusCode: 401 });
+    expect(provider.invalidations).toBe(0);
   });
 });

@@ -9,6 +9,7 @@ import {
   type EksClusterLookup,
   SdkEksClusterLookup,
 } from '../../shared/k8s/eks-cluster-api.js';
+import { EksCredentials } from '../../shared/k8s/eks-credentials.js';
 import { EKS_TOKEN_PREFIX } from '../../shared/k8s/eks-token.js';
 import { EksClusterLookupError } from '../../shared/k8s/errors.js';
 import { FakeClusterApi } from '../fakes/cluster-api.js';
@@ -189,5 +190,32 @@ describe('EksClusterApiFactory', () => {
     await factory.get();
 
     expect(built).toHaveLength(2);
+  });
+});
+
+describe('EksCredentials', () => {
+  it('does not cache a token whose refresh was in flight when it was invalidated', async () => {
+    let answer: (endpoint: EksClusterEndpoint) => void = () => {};
+    const described = new Promise<EksClusterEndpoint>((resolve) => {
+      answer = resolve;
+    });
+    let now = Date.parse('2026-03-01T12:00:00Z');
+    const credentials = new EksCredentials({
+      cluster: 'games-prod',
+      region: 'eu-west-1',
+      credentials: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
+      lookup: { describe: () => described },
+      now: () => (now += 1_000),
+    });
+
+    const inFlight = credentials.get();
+    credentials.invalidate();
+    answer({ endpoint: ENDPOINT, caData: CA });
+    const first = await inFlight;
+    const second = await credentials.get();
+
+    expect(second).not.toBe(first);
+    expect(second.token).not.toBe(first.token);
+    expect(await credentials.get()).toBe(second);
   });
 });

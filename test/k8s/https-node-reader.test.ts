@@ -55,6 +55,22 @@ const statusBody = (code: number, reason: string, message: string) => ({
 });
 
 /** An access source that counts its calls and can be told to hand out another token. */
+/** An access source that hands out the next of its tokens after each `invalidate`. */
+class RotatingAccess implements BearerAccessSource {
+  invalidations = 0;
+  constructor(
+    readonly base: Omit<BearerAccess, 'token'>,
+    readonly tokens: readonly string[],
+  ) {}
+  async get(): Promise<BearerAccess> {
+    const token = this.tokens[Math.min(this.invalidations, this.tokens.length - 1)] ?? '';
+    return { ...this.base, token };
+  }
+  invalidate(): void {
+    this.invalidations++;
+  }
+}
+
 class StaticAccess implements BearerAccessSource {
   calls = 0;
   constructor(public access: BearerAccess) {}
@@ -75,6 +91,8 @@ describe('HttpsClusterReader', () => {
   let connections = 0;
   const perSocket = new WeakMap<Socket, number>();
   const readers: HttpsClusterReader[] = [];
+  /** When set, a request with another bearer token is answered 401 without a body. */
+  let requiredToken: string | undefined;
 
   const reader = (access: BearerAccessSource, timeoutMs?: number) => {
     const made = new HttpsClusterReader({
@@ -101,6 +119,11 @@ describe('HttpsClusterReader', () => {
         headers: req.headers,
         earlierOnConnection: earlier,
       });
+      if (requiredToken !== undefined && req.headers.authorization !== `Bearer ${requiredToken}`) {
+        res.writeHead(401);
+        res.end();
+        return;
+      }
       const answer = script.get(req.url ?? '') ?? {
         status: 404,
         body: statusBody(404, 'NotFound', 'not found'),
@@ -134,6 +157,7 @@ describe('HttpsClusterReader', () => {
     for (const made of readers.splice(0)) made.close();
     server.closeAllConnections();
     script.clear();
+    requiredToken = undefined;
     seen.length = 0;
     connections = 0;
   });
@@ -188,6 +212,25 @@ describe('HttpsClusterReader', () => {
       retryable: false,
       target: { verb: 'get', resource: 'nodes/n1' },
     });
+  });
+
+  it('invalidates a refused token and reads once more with a new one', async () => {
+    script.set('/api/v1/namespaces/games/pods/gs-1', { status: 200, body: POD });
+    requiredToken = 'token-2';
+    const access = new RotatingAccess({ endpoint, caData }, ['token-1', 'token-2']);
+
+    expect(await reader(access).getPod('games', 'gs-1')).toEqual(POD);
+    expect(access.invalidations).toBe(1);
+    expect(seen.map((r) => r.headers.authorization)).toEqual(['Bearer token-1', 'Bearer token-2']);
+  });
+
+  it('throws the 401 when the new token is refused too, after one retry', async () => {
+    requiredToken = 'token-3';
+    const access = new RotatingAccess({ endpoint, caData }, ['token-1', 'token-2', 'token-3']);
+
+    await expect(reader(access).getNode('n1')).rejects.toMatchObject({ statusCode: 401 });
+    expect(access.invalidations).toBe(1);
+    expect(seen).toHaveLength(2);
   });
 
   it('throws an API error carrying the Status on 403', async () => {
