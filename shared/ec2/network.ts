@@ -41,14 +41,25 @@ export interface Ec2NetworkInterface {
   readonly securityGroupIds: readonly string[];
 }
 
+/** EC2 instance lifecycle states, in lifecycle order. */
+export const INSTANCE_STATES = [
+  'pending',
+  'running',
+  'shutting-down',
+  'terminated',
+  'stopping',
+  'stopped',
+] as const;
+
 /** EC2 instance lifecycle states. */
-export type InstanceState =
-  | 'pending'
-  | 'running'
-  | 'shutting-down'
-  | 'terminated'
-  | 'stopping'
-  | 'stopped';
+export type InstanceState = (typeof INSTANCE_STATES)[number];
+
+const INSTANCE_STATE_SET: ReadonlySet<string> = new Set(INSTANCE_STATES);
+
+/** Whether a string is one of EC2's instance states. */
+export function isInstanceState(value: unknown): value is InstanceState {
+  return typeof value === 'string' && INSTANCE_STATE_SET.has(value);
+}
 
 /** An instance as berth needs it: type, placement, state and attached ENIs. */
 export interface Ec2Instance {

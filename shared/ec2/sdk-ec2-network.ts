@@ -22,18 +22,18 @@ import {
   type NetworkInterface,
   UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
-import type {
-  CreateNetworkInterfaceInput,
-  Ec2Attachment,
-  Ec2Instance,
-  Ec2Network,
-  Ec2NetworkInterface,
-  Ec2Subnet,
-  Ec2Tag,
-  InstanceState,
-  InstanceTypeLimits,
-  NetworkInterfacePage,
-  NetworkInterfaceQuery,
+import {
+  type CreateNetworkInterfaceInput,
+  type Ec2Attachment,
+  type Ec2Instance,
+  type Ec2Network,
+  type Ec2NetworkInterface,
+  type Ec2Subnet,
+  type Ec2Tag,
+  type InstanceTypeLimits,
+  isInstanceState,
+  type NetworkInterfacePage,
+  type NetworkInterfaceQuery,
 } from './network.js';
 
 /** DescribeNetworkInterfaces page size: EC2's maximum, so one tick is usually one page. */
@@ -232,21 +232,12 @@ function toSdkTags(tags: readonly Ec2Tag[]): { Key: string; Value: string }[] {
   return tags.map((tag) => ({ Key: tag.key, Value: tag.value }));
 }
 
-const INSTANCE_STATES: ReadonlySet<string> = new Set([
-  'pending',
-  'running',
-  'shutting-down',
-  'terminated',
-  'stopping',
-  'stopped',
-]);
-
 function toInstance(instance: Instance): Ec2Instance {
   const state = instance.State?.Name ?? 'pending';
   return {
     instanceId: instance.InstanceId ?? '',
     instanceType: String(instance.InstanceType ?? ''),
-    state: (INSTANCE_STATES.has(state) ? state : 'pending') as InstanceState,
+    state: isInstanceState(state) ? state : 'pending',
     subnetId: instance.SubnetId ?? '',
     availabilityZone: instance.Placement?.AvailabilityZone ?? '',
     securityGroupIds: (instance.SecurityGroups ?? []).flatMap((g) =>

@@ -24,8 +24,10 @@ export interface EniDeps {
   readonly sleep: (ms: number) => Promise<void>;
   /** Uniform in [0, 1). */
   readonly random: () => number;
-  /** Names this process in pool leases. */
+  /** Names this process in pool leases; each acquisition adds its own suffix (`leaseHolder`). */
   readonly holder: string;
+  /** A fresh unique id per lease acquisition. */
+  readonly newId: () => string;
 }
 
 /** The parts a composition root must supply; the rest has production defaults. */
@@ -39,6 +41,7 @@ export interface EniDepsInput {
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
   readonly holder?: string;
+  readonly newId?: () => string;
 }
 
 /** Builds `EniDeps`, with the real clock, `setTimeout` sleep, `Math.random` and a fresh holder id. */
@@ -54,5 +57,15 @@ export function eniDeps(input: EniDepsInput): EniDeps {
     sleep: input.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     random: input.random ?? Math.random,
     holder: input.holder ?? `berth-${randomUUID()}`,
+    newId: input.newId ?? randomUUID,
   };
+}
+
+/**
+ * A holder for one lease acquisition: the process holder plus a fresh id. Stores admit a holder
+ * again while it holds the lease, so one name shared by a pass and concurrent refills in one
+ * process would let them all in at once, and the first `endLease` would free it under the rest.
+ */
+export function leaseHolder(deps: EniDeps): string {
+  return `${deps.holder}#${deps.newId()}`;
 }

@@ -13,9 +13,11 @@ import {
   type Ec2Instance,
   type Ec2NetworkInterface,
   type InstanceState,
+  isInstanceState,
   tagValue,
 } from '../ec2/network.js';
-import type { EniDeps } from './deps.js';
+import { instanceIdOf } from '../node-pool/provider-id.js';
+import { type EniDeps, leaseHolder } from './deps.js';
 import type { PoolRecord } from './model.js';
 import { podKey } from './model.js';
 import { ENI_TIMINGS, planPool } from './policy.js';
@@ -26,7 +28,7 @@ import {
   newTally,
   spendsMutations,
 } from './pool-actions.js';
-import { createPool, instanceIdOf } from './pools.js';
+import { createPool } from './pools.js';
 import {
   newReconcileTally,
   type ReconcileTally,
@@ -82,10 +84,9 @@ export function parseInstanceStateChange(detail: unknown): InstanceStateChange |
   const fields = detail as Record<string, unknown>;
   const instanceId = fields['instance-id'];
   const state = fields.state;
-  const states = ['pending', 'running', 'shutting-down', 'terminated', 'stopping', 'stopped'];
   if (typeof instanceId !== 'string' || !/^i-[0-9a-f]+$/.test(instanceId)) return undefined;
-  if (typeof state !== 'string' || !states.includes(state)) return undefined;
-  return { instanceId, state: state as InstanceState };
+  if (!isInstanceState(state)) return undefined;
+  return { instanceId, state };
 }
 
 /** Runs the pass for the one instance an EC2 state-change event names. */
@@ -149,7 +150,7 @@ export async function runEniPass(
   // Then desired: the nodes (and their instances) and the pods on them.
   const nodes = new Map<string, string>();
   for await (const node of deps.cluster.listNodes()) {
-    const instanceId = instanceIdOf(node);
+    const instanceId = instanceIdOf(node.spec?.providerID);
     const name = node.metadata?.name;
     if (name && instanceId && (!scope || scope.has(instanceId))) nodes.set(name, instanceId);
   }
@@ -283,7 +284,8 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     pool = next;
   }
   if (pool.draining) counters.poolsDraining++;
-  if (!(await deps.store.tryLease(pool.node, deps.holder, now, now + ENI_TIMINGS.leaseMs))) {
+  const holder = leaseHolder(deps);
+  if (!(await deps.store.tryLease(pool.node, holder, now, now + ENI_TIMINGS.leaseMs))) {
     counters.poolsSkipped++;
     return;
   }
@@ -326,7 +328,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
       counters.poolsRemoved++;
     }
   } finally {
-    await deps.store.endLease(pool.node, deps.holder);
+    await deps.store.endLease(pool.node, holder);
   }
 }
 

@@ -142,13 +142,14 @@ export async function applyPlan(
       growing = !stopsGrowth(error);
     }
   }
+  const indexes = deviceIndexes(deps, pool, state);
   for (const count of plan.create) {
     if (!growing || tally.budgetSpent) break;
     try {
-      await createEni(deps, pool, state, count, tally);
+      await createEni(deps, pool, state, count, tally, indexes);
     } catch (error) {
       await noteFailure(deps, pool, tally, 'CreateNetworkInterface', error);
-      growing = !stopsGrowth(error) && !isLimitExceeded(error);
+      growing = !refusedOutright(error);
     }
   }
   for (const { eniId, ips } of plan.unassign) {
@@ -223,6 +224,7 @@ export async function createEni(
   state: NodeState,
   count: number,
   tally: ActionTally,
+  indexes: DeviceIndexes,
 ): Promise<void> {
   if (state.enis.length + state.intents.length >= maxBerthEnis(pool)) return;
   const intent: CreateIntent = {
@@ -236,7 +238,7 @@ export async function createEni(
   };
   // The token is stored before the call: a crash after it, and the pass's retry reuses it.
   await deps.store.commit(pool.node, [{ put: intent, expectedVersion: 0 }]);
-  await completeIntent(deps, pool, state, intent, tally);
+  await completeIntent(deps, pool, intent, tally, indexes);
 }
 
 /**
@@ -247,9 +249,9 @@ export async function createEni(
 export async function completeIntent(
   deps: EniDeps,
   pool: PoolRecord,
-  state: NodeState,
   intent: CreateIntent,
   tally: ActionTally,
+  indexes: DeviceIndexes,
 ): Promise<void> {
   let eni: Ec2NetworkInterface;
   try {
@@ -277,7 +279,7 @@ export async function completeIntent(
   }
   let deleteOnTermination = attachment?.deleteOnTermination ?? false;
   if (!attachment) {
-    const deviceIndex = await freeDeviceIndex(deps, pool, state);
+    const deviceIndex = await indexes.take();
     try {
       const { attachmentId } = await deps.ec2.attachNetworkInterface({
         eniId: eni.eniId,
@@ -337,12 +339,7 @@ export async function completeIntent(
 
 /** Whether EC2 (or berth's budget) rejected a request before acting on it. */
 function refusedOutright(error: unknown): boolean {
-  return (
-    error instanceof Ec2BudgetExhaustedError ||
-    isThrottled(error) ||
-    isSubnetExhausted(error) ||
-    isLimitExceeded(error)
-  );
+  return stopsGrowth(error) || isLimitExceeded(error);
 }
 
 /** Deletes an ENI that can never be attached, and its intent. */
@@ -361,14 +358,41 @@ async function discardEni(
   await deps.store.commit(pool.node, [{ delete: { kind: 'intent', id: intent.clientToken } }]);
 }
 
-/** The lowest device index no ENI of the instance uses (EC2's view and berth's records together). */
-async function freeDeviceIndex(deps: EniDeps, pool: PoolRecord, state: NodeState): Promise<number> {
-  const [instance] = await deps.ec2.describeInstances([pool.instanceId]);
-  const used = new Set<number>([0, ...state.enis.map((eni) => eni.deviceIndex)]);
-  for (const eni of instance?.networkInterfaces ?? []) used.add(eni.deviceIndex);
-  let index = 1;
-  while (used.has(index)) index++;
-  return index;
+/**
+ * The device indexes one plan hands out on an instance. Every create of the plan starts from the
+ * same state, so each chosen index is remembered here: the next create cannot pick it again.
+ */
+export interface DeviceIndexes {
+  /** The lowest index no ENI of the instance uses (EC2's view, berth's records, earlier picks). */
+  take(): Promise<number>;
+}
+
+/** Device indexes for one plan: one DescribeInstances, on the first create that needs it. */
+export function deviceIndexes(deps: EniDeps, pool: PoolRecord, state: NodeState): DeviceIndexes {
+  let used: Promise<Set<number>> | undefined;
+  const describe = async (): Promise<Set<number>> => {
+    const [instance] = await deps.ec2.describeInstances([pool.instanceId]);
+    const taken = new Set<number>([0, ...state.enis.map((eni) => eni.deviceIndex)]);
+    for (const eni of instance?.networkInterfaces ?? []) taken.add(eni.deviceIndex);
+    return taken;
+  };
+  return {
+    async take() {
+      used ??= describe();
+      let taken: Set<number>;
+      try {
+        taken = await used;
+      } catch (error) {
+        // A failed Describe is retried by the next create, not remembered.
+        used = undefined;
+        throw error;
+      }
+      let index = 1;
+      while (taken.has(index)) index++;
+      taken.add(index);
+      return index;
+    },
+  };
 }
 
 /**

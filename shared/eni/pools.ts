@@ -1,16 +1,8 @@
 /** Creating and removing pool records: where a node's ENIs go and what its instance type allows. */
-import type { V1Node } from '@kubernetes/client-node';
 import type { Ec2Instance } from '../ec2/network.js';
 import type { EniDeps } from './deps.js';
 import { EniConflictError } from './errors.js';
 import type { PoolRecord } from './model.js';
-
-const AWS_PROVIDER_ID = /^aws:\/\/\/[^/]*\/(i-[0-9a-f]+)$/;
-
-/** The EC2 instance id in a node's `spec.providerID` (`aws:///<zone>/i-…`), if it has one. */
-export function instanceIdOf(node: V1Node): string | undefined {
-  return AWS_PROVIDER_ID.exec(node.spec?.providerID ?? '')?.[1];
-}
 
 /**
  * Writes a new pool for the node from its instance (type limits cached, subnet CIDR described).

@@ -13,6 +13,7 @@ import { ENI_TIMINGS } from './policy.js';
 import {
   type ActionTally,
   completeIntent,
+  deviceIndexes,
   finishEniDelete,
   finishUnassign,
   newIpRecord,
@@ -75,10 +76,11 @@ export async function reconcilePool(
   const grace = ENI_TIMINGS.reconcileGraceMs;
   const live = new Map(seen.interfaces.map((eni) => [eni.eniId, eni]));
 
+  const indexes = deviceIndexes(deps, pool, state);
   for (const intent of state.intents) {
     if (now - intent.createdAt < ENI_TIMINGS.intentGraceMs || actions.budgetSpent) continue;
     try {
-      await completeIntent(deps, pool, state, intent, actions);
+      await completeIntent(deps, pool, intent, actions, indexes);
       tally.intentsRecovered++;
     } catch (error) {
       await noteFailure(deps, pool, actions, 'RecoverEniCreation', error);

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import type { Ec2Instance } from '../ec2/network.js';
 import { parseIp } from '../net/ip.js';
-import type { EniDeps } from './deps.js';
+import { instanceIdOf } from '../node-pool/provider-id.js';
+import { type EniDeps, leaseHolder } from './deps.js';
 import {
   EniBadRequestError,
   EniConflictError,
@@ -22,9 +23,16 @@ import {
   podKey,
   subnetGateway,
 } from './model.js';
-import { claimCandidates, ENI_TIMINGS, isStickyPod, planPool } from './policy.js';
+import {
+  claimCandidates,
+  ENI_TIMINGS,
+  isStickyPod,
+  planPool,
+  poolCapacity,
+  poolStats,
+} from './policy.js';
 import { applyPlan, newTally } from './pool-actions.js';
-import { createPool, instanceIdOf } from './pools.js';
+import { createPool } from './pools.js';
 
 /** An assign request, as `POST /v1/nodes/{node}/ips` carries it. */
 export interface AssignRequest {
@@ -71,7 +79,7 @@ export function parseAssignRequest(body: unknown): AssignRequest {
 }
 
 function checkNode(node: string): void {
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(node) || node.length > 253) {
+  if (!dnsSubdomain.safeParse(node).success) {
     throw new EniBadRequestError(`node: "${node}" is not a node name (a lower-case DNS subdomain)`);
   }
 }
@@ -113,7 +121,7 @@ async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
   if (pool?.draining) throw new UnknownNodeError(node, 'the node is leaving the cluster');
   if (pool) return pool;
   const nodeObject = await deps.cluster.getNode(node);
-  const instanceId = nodeObject ? instanceIdOf(nodeObject) : undefined;
+  const instanceId = instanceIdOf(nodeObject?.spec?.providerID);
   if (!nodeObject) throw new UnknownNodeError(node, 'no such node in the cluster');
   if (!instanceId) throw new UnknownNodeError(node, 'the node has no EC2 provider ID');
   const [instance]: readonly Ec2Instance[] = await deps.ec2.describeInstances([instanceId]);
@@ -139,9 +147,8 @@ export async function assignIp(
 ): Promise<IpAssignment> {
   const pool = await poolFor(deps, node);
   const key = podKey(request.namespace, request.pod);
-  const held = await deps.store.getPod(node, key);
-  if (held?.state === 'assigned') return answer(pool, held.ip, held.eniId);
-  const sticky = request.sticky ?? (await lookUpSticky(deps, request));
+  // Looked up only when a claim is due: a repeated request answers from the first read.
+  let sticky = request.sticky;
 
   let refills = 0;
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -151,13 +158,16 @@ export async function assignIp(
     if (pod?.state === 'assigned') return answer(pool, pod.ip, pod.eniId);
     const candidates = claimCandidates(state.ips, key, now, deps.policy.cooldownMs);
     if (candidates.length === 0) {
-      if (refills >= MAX_REFILLS) break;
+      // Every slot of the instance holds an address and none is ready: a refill cannot help.
+      const stats = poolStats(pool, state.ips, now, deps.policy.cooldownMs);
+      if (refills >= MAX_REFILLS || stats.total >= stats.capacity) break;
       await refillNow(deps, pool);
       refills++;
       continue;
     }
     // Walk down the list on a lost race: concurrent callers spread over the ready IPs in order
     // instead of all retrying the head.
+    sticky ??= await lookUpSticky(deps, request);
     for (const candidate of candidates.slice(0, CANDIDATES_PER_READ)) {
       try {
         await claim(deps, node, key, sticky, candidate, pod, now);
@@ -217,7 +227,8 @@ async function claim(
 async function refillNow(deps: EniDeps, pool: PoolRecord): Promise<void> {
   for (let wait = 0; wait <= LEASE_WAITS; wait++) {
     const now = deps.now();
-    if (await deps.store.tryLease(pool.node, deps.holder, now, now + ENI_TIMINGS.leaseMs)) {
+    const holder = leaseHolder(deps);
+    if (await deps.store.tryLease(pool.node, holder, now, now + ENI_TIMINGS.leaseMs)) {
       try {
         const state = await deps.store.loadNode(pool.node);
         const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
@@ -243,7 +254,7 @@ async function refillNow(deps: EniDeps, pool: PoolRecord): Promise<void> {
         }
         return;
       } finally {
-        await deps.store.endLease(pool.node, deps.holder);
+        await deps.store.endLease(pool.node, holder);
       }
     }
     // Another writer (the pass, or a concurrent assign) is growing this pool: give it a moment.
@@ -257,7 +268,7 @@ async function refillNow(deps: EniDeps, pool: PoolRecord): Promise<void> {
 async function exhaustion(deps: EniDeps, pool: PoolRecord): Promise<Error> {
   const now = deps.now();
   const state = await deps.store.loadNode(pool.node);
-  const capacity = Math.max(0, pool.maxInterfaces - 1) * Math.max(0, pool.ipv4PerInterface - 1);
+  const capacity = poolCapacity(pool);
   const busy = state.ips.filter((ip) => ip.state !== 'free').length;
   if (busy >= capacity) {
     return new PoolExhaustedError(

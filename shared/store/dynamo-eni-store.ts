@@ -19,7 +19,7 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isConditionFailed } from '../aws/error-codes.js';
+import { isConditionFailed, isTransactionConflict } from '../aws/error-codes.js';
 import { EniConflictError } from '../eni/errors.js';
 import {
   type IpRecord,
@@ -334,7 +334,8 @@ export class DynamoEniStore implements EniStore {
             );
       this.meter.write(out.ConsumedCapacity);
     } catch (error) {
-      if (!isConditionFailed(error)) throw error;
+      // A lost condition, or a transaction in flight on the item: both mean "re-read".
+      if (!isConditionFailed(error) && !isTransactionConflict(error)) throw error;
       this.meter.failedWrite();
       throw new EniConflictError(node, index, key, { cause: error });
     }
@@ -391,19 +392,29 @@ export class DynamoEniStore implements EniStore {
   }
 
   async markSubnetExhausted(subnetId: string, until: number): Promise<void> {
-    const out = await this.#client.send(
-      new PutItemCommand({
-        TableName: this.#table,
-        Item: {
-          [PK]: { S: this.#subnetsKey() },
-          [SK]: { S: subnetId },
-          exhaustedUntil: { N: String(until) },
-          [TTL]: { N: String(Math.ceil(until / 1000) + 3600) },
-        },
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    this.meter.write(out.ConsumedCapacity);
+    try {
+      const out = await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#table,
+          Item: {
+            [PK]: { S: this.#subnetsKey() },
+            [SK]: { S: subnetId },
+            exhaustedUntil: { N: String(until) },
+            [TTL]: { N: String(Math.ceil(until / 1000) + 3600) },
+          },
+          // Keep the latest mark: a slower writer with an older `until` must not shorten it.
+          ConditionExpression: 'attribute_not_exists(#until) OR #until < :until',
+          ExpressionAttributeNames: { '#until': 'exhaustedUntil' },
+          ExpressionAttributeValues: { ':until': { N: String(until) } },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+    } catch (error) {
+      // A later mark is already there: that is the one to keep.
+      if (!isConditionFailed(error)) throw error;
+      this.meter.failedWrite();
+    }
   }
 
   async #get(pk: string, sk: string): Promise<Record<string, AttributeValue> | undefined> {

@@ -1,4 +1,10 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EniConflictError } from '../../shared/eni/errors.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
@@ -173,6 +179,14 @@ describe.each(stores)('%s', (_name, make) => {
     expect(await store.subnetExhaustedUntil('subnet-x')).toBe(5_000);
   });
 
+  it('keeps the latest exhausted mark when an older one arrives after it', async () => {
+    await store.markSubnetExhausted('subnet-y', 9_000);
+    await store.markSubnetExhausted('subnet-y', 7_000);
+    expect(await store.subnetExhaustedUntil('subnet-y')).toBe(9_000);
+    await store.markSubnetExhausted('subnet-y', 12_000);
+    expect(await store.subnetExhaustedUntil('subnet-y')).toBe(12_000);
+  });
+
   it('never gives one address to two pods under concurrent assigns', async () => {
     const world = eniWorld({ store: await make(), eni: { minIdle: 4, maxIdle: 12 } });
     world.addNode('node-a', 'c5.4xlarge');
@@ -225,5 +239,20 @@ describe('DynamoEniStore', () => {
     );
     expect(out.Item?.expiresAt?.N).toBe(String(1_700_000_000 + 3600));
     expect(store.meter.totals().writeRequests).toBe(1);
+  });
+
+  it('answers a single write that meets a transaction in flight with EniConflictError', async () => {
+    const client = new DynamoDBClient({ region: 'us-east-1' });
+    const mock = mockClient(client);
+    mock
+      .on(PutItemCommand)
+      .rejects(new TransactionConflictException({ message: 'conflict', $metadata: {} }));
+    const store = new DynamoEniStore({ client, tableName: 't', cluster: 'blue' });
+    const error = await store
+      .commit('node-a', [{ put: ip('10.0.0.7'), expectedVersion: 0 }])
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EniConflictError);
+    expect((error as EniConflictError).key).toEqual({ kind: 'ip', id: '10.0.0.7' });
+    mock.restore();
   });
 });

@@ -69,6 +69,7 @@ export function eniWorld(
     sleep,
     random,
   });
+  let ids = 0;
   const config = parseConfig({ cluster: 'test', eni: options.eni ?? {} });
   const deps = eniDeps({
     store,
@@ -80,6 +81,7 @@ export function eniWorld(
     sleep,
     random,
     holder: options.holder ?? 'test-holder',
+    newId: () => `id-${++ids}`,
   });
   return {
     clock,

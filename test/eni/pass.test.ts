@@ -370,3 +370,16 @@ describe('runEniPass housekeeping', () => {
     expect(await world.store.getPod('node-a', 'db/web-0')).toBeUndefined();
   });
 });
+
+describe('runEniPass device indexes', () => {
+  it('gives each ENI of one plan its own device index', async () => {
+    // Describe lags: the second create cannot learn the first one's index from EC2.
+    const world = eniWorld({ eni: { minIdle: 12, maxIdle: 18 }, fake: { describeLagMs: 30_000 } });
+    world.addNode('node-a', 'c5.large');
+    const summary = await runEniPass(world.deps);
+    expect(summary.failures).toEqual([]);
+    expect(summary.enisCreated).toBe(2);
+    const indexes = berthEnis(world).map((eni) => eni.attachment?.deviceIndex);
+    expect(indexes.sort()).toEqual([1, 2]);
+  });
+});

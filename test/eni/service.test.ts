@@ -5,10 +5,20 @@ import {
   PoolExhaustedError,
   UnknownNodeError,
 } from '../../shared/eni/errors.js';
+import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleAssignIp, handleReleaseIp, releaseIp } from '../../shared/eni/service.js';
 import { eniPoolStatus } from '../../shared/eni/status.js';
 import { eniWorld, SUBNET_CIDR } from './harness.js';
+
+/** The in-memory store, counting lease attempts (each one is a refill or a pass over a pool). */
+class LeaseCountingStore extends InMemoryEniStore {
+  leases = 0;
+  override async tryLease(node: string, holder: string, now: number, until: number) {
+    this.leases++;
+    return super.tryLease(node, holder, now, until);
+  }
+}
 
 describe('assignIp', () => {
   it('creates the pool and a tagged berth ENI on first use, and answers the subnet gateway', async () => {
@@ -84,6 +94,42 @@ describe('assignIp', () => {
       .allInterfaces()
       .filter((eni) => tagValue(eni.tags, BERTH_TAGS.cluster) === 'test');
     expect(berthEnis).toHaveLength(2);
+  });
+
+  it('answers a full pool with PoolExhaustedError without trying to refill', async () => {
+    const store = new LeaseCountingStore();
+    const world = eniWorld({ store, eni: { minIdle: 0, maxIdle: 2 } });
+    world.addNode('node-a', 't3.medium');
+    for (let i = 0; i < 10; i++) {
+      await assignIp(world.deps, 'node-a', { namespace: 'games', pod: `gs-${i}` });
+    }
+    const leases = store.leases;
+    const calls = world.ec2.mutatingCalls();
+    await expect(
+      assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-10' }),
+    ).rejects.toBeInstanceOf(PoolExhaustedError);
+    expect(store.leases).toBe(leases);
+    expect(world.ec2.mutatingCalls()).toBe(calls);
+  });
+
+  it('answers a repeated request without reading the pod from the cluster again', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const first = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    const getPod = world.deps.cluster.getPod.bind(world.deps.cluster);
+    let lookups = 0;
+    const cluster = Object.assign(Object.create(world.deps.cluster), {
+      getPod: (namespace: string, name: string) => {
+        lookups++;
+        return getPod(namespace, name);
+      },
+    });
+    const again = await assignIp({ ...world.deps, cluster }, 'node-a', {
+      namespace: 'games',
+      pod: 'gs-1',
+    });
+    expect(again).toEqual(first);
+    expect(lookups).toBe(0);
   });
 
   it('creates a second ENI only when the first is full', async () => {
