@@ -25,6 +25,8 @@ import type { Construct } from 'constructs';
 import { BERTH_TAGS } from '../shared/ec2/network.js';
 import { STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../shared/manifests/webhooks.js';
+import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../shared/repair/pass.js';
+import { SCALE_POLICY_DEFAULTS } from '../shared/scale/policy.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
 import { BerthFunction, type FunctionName } from './constructs/berth-function.js';
 import { ClusterAccess } from './constructs/cluster-access.js';
@@ -43,6 +45,13 @@ export interface BerthStackProps extends StackProps {
   readonly settings: StackSettings;
 }
 
+/**
+ * How long before its lease expires a leased pass's Lambda is killed. A pass must be dead before
+ * its lease can pass to the next holder, or two passes write at once; 30 s covers clock skew
+ * between Lambda and DynamoDB and the pass's last store round trips.
+ */
+const LEASE_MARGIN_MS = 30_000;
+
 /** Size and time limit of each function. */
 const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeout: Duration }>> = {
   // More memory is more CPU: a faster cold start for the call the apiserver waits on. The
@@ -50,8 +59,15 @@ const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeo
   // failurePolicy to, not a hang until its deadline.
   admission: { memorySize: 1024, timeout: Duration.seconds(WEBHOOK_TIMEOUT_SECONDS - 1) },
   // Lists every Service and pod (paged) and diffs them against the store in memory.
-  repair: { memorySize: 1024, timeout: Duration.minutes(5) },
-  scale: { memorySize: 512, timeout: Duration.minutes(2) },
+  // Leased passes time out before their lease TTL (see LEASE_MARGIN_MS).
+  repair: {
+    memorySize: 1024,
+    timeout: Duration.millis(DEFAULT_REPAIR_LEASE_TTL_MS - LEASE_MARGIN_MS),
+  },
+  scale: {
+    memorySize: 512,
+    timeout: Duration.millis(SCALE_POLICY_DEFAULTS.leaseTtlMs - LEASE_MARGIN_MS),
+  },
   // EC2 calls under the shared rate budget may wait for tokens.
   eni: { memorySize: 512, timeout: Duration.minutes(2) },
   // A pod start waits on it; an assignment may need one EC2 call.

@@ -43,9 +43,13 @@ export class MemoryAllocationStore implements AllocationStore {
     this.#owners.set(record.id, record);
   }
 
-  async deleteOwner(id: string): Promise<void> {
+  async deleteOwner(id: string, expectedVersion?: number): Promise<boolean> {
     this.calls.deleteOwner++;
+    if (expectedVersion !== undefined && this.#owners.get(id)?.version !== expectedVersion) {
+      return false;
+    }
     this.#owners.delete(id);
+    return true;
   }
 
   async *listOwners(): AsyncIterable<OwnerRecord> {

@@ -57,8 +57,11 @@ export interface AllocationStore {
   getOwner(id: string): Promise<OwnerRecord | undefined>;
   /** Writes the record when the stored version is `expectedVersion` (0: no record yet). */
   putOwner(record: OwnerRecord, expectedVersion: number): Promise<void>;
-  /** Deletes the record; deleting an absent record succeeds. */
-  deleteOwner(id: string): Promise<void>;
+  /**
+   * Deletes the record; deleting an absent record succeeds. With `expectedVersion`, only a record
+   * still at that version goes: false (not an error) when it is absent or was rewritten.
+   */
+  deleteOwner(id: string, expectedVersion?: number): Promise<boolean>;
   /** Every owner record of the cluster. */
   listOwners(): AsyncIterable<OwnerRecord>;
   /** Blocks with index in `[from, to]`, ascending, strongly consistent; absent blocks are all free. */

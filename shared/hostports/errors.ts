@@ -32,3 +32,19 @@ export class HostPortContentionError extends Error {
     this.attempts = attempts;
   }
 }
+
+/** Every attempt at releasing a pod's host ports lost a race; the record and its uses are unchanged. */
+export class HostPortReleaseContentionError extends Error {
+  /** The pod's allocation id (`berth.dev/allocation-id`). */
+  readonly id: string;
+  readonly attempts: number;
+  constructor(id: string, attempts: number, options?: { cause?: unknown }) {
+    super(
+      `could not release the host ports of allocation ${id} after ${attempts} concurrent conflicts; the repair pass releases them if the pod is gone`,
+      options,
+    );
+    this.name = 'HostPortReleaseContentionError';
+    this.id = id;
+    this.attempts = attempts;
+  }
+}

@@ -46,9 +46,13 @@ export interface HostPortStore {
    * Writes the record and adds one use per held port, all or nothing, provided the record does
    * not exist yet and every touched count still has the value in `observed`. Throws
    * `HostPortConflictError` when a count moved (re-read and choose again) and
-   * `AllocationIdTakenError` when the id is taken.
+   * `AllocationIdTakenError` when the id is taken. `observed: undefined` adds the uses with no
+   * count condition: for a caller that chose no ports (repair records what a pod already uses).
    */
-  commit(record: PodPortRecord, observed: ReadonlyMap<string, RangeCounts>): Promise<void>;
+  commit(
+    record: PodPortRecord,
+    observed: ReadonlyMap<string, RangeCounts> | undefined,
+  ): Promise<void>;
   /**
    * Deletes the record stored under `id` for `namespace` and removes one use per held port, all
    * or nothing; undefined (and nothing changed) when no such record exists, so a repeated release

@@ -37,7 +37,8 @@ export type LeasedRun<T> =
 /**
  * Runs `work` under the lease `name` and releases it afterwards, also when `work` throws. When
  * another holder has it, `work` does not run. `work` gets a `renew` to call before a step that
- * must not run once the lease may have passed to someone else.
+ * must not run once the lease may have passed to someone else. The release is best-effort: its
+ * failure never replaces `work`'s result or error, since the TTL frees the lease anyway.
  */
 export async function withLease<T>(
   lease: Lease,
@@ -53,6 +54,10 @@ export async function withLease<T>(
     const value = await work(() => lease.renewLease(name, holder, ttlMs));
     return { ran: true, value };
   } finally {
-    await lease.releaseLease(name, holder);
+    try {
+      await lease.releaseLease(name, holder);
+    } catch {
+      // Best-effort: the TTL reclaims a lease whose release failed.
+    }
   }
 }

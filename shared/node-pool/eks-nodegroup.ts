@@ -27,6 +27,7 @@ export interface EksNodegroupPoolOptions {
 export class EksNodegroupPool implements NodePool {
   readonly type = 'eks-nodegroup';
   readonly #options: EksNodegroupPoolOptions;
+  #groups: Promise<ReadonlySet<string>> | undefined;
 
   constructor(options: EksNodegroupPoolOptions) {
     this.#options = options;
@@ -82,10 +83,31 @@ export class EksNodegroupPool implements NodePool {
   }
 
   async releaseInstance(node: PoolNode): Promise<PoolChange> {
-    const { resources } = await this.#nodegroup();
-    const groups = new Set(
-      (resources?.autoScalingGroups ?? []).flatMap((g) => (g.name ? [g.name] : [])),
-    );
+    const groups = await this.#autoScalingGroups();
     return releaseAsgInstance(this.#options.autoScaling, node, groups, this.#options.nodegroupName);
+  }
+
+  /**
+   * The node group's Auto Scaling group names, read once per instance: a scale-in removes many
+   * nodes and the names do not change. A failed or empty read (a group still being created) is
+   * not kept, so the next call asks again.
+   */
+  #autoScalingGroups(): Promise<ReadonlySet<string>> {
+    if (!this.#groups) {
+      const read = this.#nodegroup().then(
+        ({ resources }) =>
+          new Set((resources?.autoScalingGroups ?? []).flatMap((g) => (g.name ? [g.name] : []))),
+      );
+      this.#groups = read;
+      read.then(
+        (names) => {
+          if (names.size === 0 && this.#groups === read) this.#groups = undefined;
+        },
+        () => {
+          if (this.#groups === read) this.#groups = undefined;
+        },
+      );
+    }
+    return this.#groups;
   }
 }

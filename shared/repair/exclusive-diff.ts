@@ -19,13 +19,7 @@
 import { rangeKey } from '../allocation/allocator.js';
 import type { ValueRange } from '../allocation/range.js';
 import type { Claim, OwnerRecord, OwnerRef } from '../allocation/store.js';
-import {
-  alreadyAllocated,
-  type Finding,
-  leaked,
-  notAllocated,
-  REPAIR_REASONS,
-} from './findings.js';
+import { alreadyAllocated, type Finding, leaked, notAllocated } from './findings.js';
 import { countSighting, type LeakCounter } from './ledger.js';
 import { type LiveOwner, type ServiceReading, valueKey } from './live.js';
 
@@ -291,10 +285,3 @@ export function countFindings(findings: readonly Finding[]): Record<string, numb
   for (const finding of findings) counts[finding.reason] = (counts[finding.reason] ?? 0) + 1;
   return counts;
 }
-
-/** Reasons that free a value, for the summary's `released` count. */
-export const LEAK_REASONS: ReadonlySet<string> = new Set([
-  REPAIR_REASONS.clusterIpLeaked,
-  REPAIR_REASONS.portLeaked,
-  REPAIR_REASONS.hostPortLeaked,
-]);

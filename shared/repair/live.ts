@@ -110,7 +110,7 @@ export function readService(service: V1Service, ranges: ServiceRanges): ServiceR
 }
 
 /** The kube-apiserver's `collectServiceNodePorts`, with the slot each first listing gets. */
-export function collectServiceNodePorts(
+function collectServiceNodePorts(
   service: V1Service,
 ): { readonly port: number; readonly slot: string }[] {
   const listed: { port: number; slot: string }[] = [];

@@ -17,12 +17,10 @@ import {
   OwnerVersionConflictError,
 } from '../allocation/store.js';
 import { forEachBounded } from '../concurrency/bounded.js';
-import { MAX_ALLOCATION_ATTEMPTS } from '../hostports/allocator.js';
 import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
-import type { HostPortRange } from '../hostports/spec.js';
-import type { PodPortRecord, RangeCounts } from '../hostports/store.js';
+import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { type Lease, withLease } from '../lease/lease.js';
+import { type Lease, type LeasedRun, withLease } from '../lease/lease.js';
 import { RepairIncompleteError, type RepairStage } from './errors.js';
 import {
   countFindings,
@@ -115,7 +113,8 @@ export async function runRepairPass(
   options: RepairOptions,
 ): Promise<RepairSummary> {
   const started = deps.now();
-  let run: Awaited<ReturnType<typeof withLease<RepairSummary>>>;
+  let acquired = false;
+  let run: LeasedRun<RepairSummary>;
   try {
     run = await withLease(
       deps.lease,
@@ -124,10 +123,14 @@ export async function runRepairPass(
         holder: deps.holder,
         ttlMs: options.leaseTtlMs ?? DEFAULT_REPAIR_LEASE_TTL_MS,
       },
-      (renew) => repairUnderLease(deps, options, started, renew),
+      (renew) => {
+        acquired = true;
+        return repairUnderLease(deps, options, started, renew);
+      },
     );
   } catch (error) {
-    if (error instanceof RepairIncompleteError) throw error;
+    // Only a failed acquisition is a snapshot failure; the pass's own errors carry their stage.
+    if (acquired || error instanceof RepairIncompleteError) throw error;
     throw new RepairIncompleteError('snapshot', { recorded: 0, released: 0 }, { cause: error });
   }
   if (run.ran) return run.value;
@@ -231,7 +234,7 @@ async function repairUnderLease(
     );
     if (hostPorts && host && hostPlan) {
       await renew();
-      await writeHostPorts(hostPorts, host, hostPlan, concurrency, progress);
+      await writeHostPorts(hostPorts, hostPlan, concurrency, progress);
     }
     const kept: LeakCounter[] = [...exclusivePlan.counters, ...(hostPlan?.counters ?? [])];
     const prefixes = [
@@ -282,7 +285,7 @@ async function repairUnderLease(
 }
 
 /** Every block of every range, and every owner record. */
-export async function readExclusiveSnapshot(
+async function readExclusiveSnapshot(
   store: RepairAllocationStore,
   ranges: readonly ValueRange[],
 ): Promise<ExclusiveSnapshot> {
@@ -401,16 +404,17 @@ async function writeExclusive(
     if (!done) progress.conflicts++;
   });
   await forEachBounded(plan.deletions, concurrency, async (deletion) => {
-    const current = await store.getOwner(deletion.id);
     // Only the version that counted down goes; a record written since is someone's intent.
-    if (current?.version !== deletion.version) {
+    if (!(await store.deleteOwner(deletion.id, deletion.version))) {
       progress.conflicts++;
       return;
     }
-    await store.deleteOwner(deletion.id);
+    // The deleted version is the snapshot's, so the snapshot names its owner.
+    const owner = snapshot.owners.get(deletion.id)?.owner;
+    const whose = owner ? ` (${owner.kind} ${owner.namespace}/${owner.name})` : '';
     progress.freed.push({
       reason: REPAIR_REASONS.ownerRecordLeaked,
-      message: `the owner record ${deletion.id} (${current.owner.kind} ${current.owner.namespace}/${current.owner.name}) holds nothing and has no live object: cleaning up`,
+      message: `the owner record ${deletion.id}${whose} holds nothing and has no live object: cleaning up`,
     });
   });
 }
@@ -434,8 +438,9 @@ async function amendRecord(
     const next = change(current);
     if (next === 'keep') return true;
     if (next === 'delete') {
-      if (current) await store.deleteOwner(id);
-      return true;
+      // Versioned: a record rewritten since it was read is someone's intent, so read it again.
+      if (!current || (await store.deleteOwner(id, current.version))) return true;
+      continue;
     }
     try {
       await store.putOwner(
@@ -458,14 +463,12 @@ async function amendRecord(
 
 async function writeHostPorts(
   store: HostPortRepairStore,
-  snapshot: HostPortSnapshot,
   plan: HostPortPlan,
   concurrency: number,
   progress: Progress,
 ): Promise<void> {
-  const rangeByName = new Map(snapshot.ranges.map((r) => [r.name, toHostPortRange(r)]));
   await forEachBounded(plan.records, concurrency, async (record) => {
-    if (await commitRepaired(store, record, rangeByName)) progress.recorded += record.ports.length;
+    if (await commitRepaired(store, record)) progress.recorded += record.ports.length;
     else progress.conflicts++;
   });
   await forEachBounded(plan.releases, concurrency, async (release) => {
@@ -485,28 +488,18 @@ async function writeHostPorts(
 
 /**
  * Records a live pod's ports through the allocator's own commit (record and uses in one
- * transaction), re-reading the counts when a concurrent allocation moved them. False when a
- * record appeared under the id meanwhile, or the counts kept moving.
+ * transaction). Repair chooses no ports, so the uses are a plain ADD with no count condition and
+ * no reads: parallel commits on one port never knock each other out. False when a record appeared
+ * under the id meanwhile, or the transaction lost a race (the next pass looks again).
  */
-async function commitRepaired(
-  store: HostPortRepairStore,
-  record: PodPortRecord,
-  rangeByName: ReadonlyMap<string, HostPortRange>,
-): Promise<boolean> {
-  const names = [...new Set(record.ports.map((p) => p.range))];
-  for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
-    const observed = new Map<string, RangeCounts>();
-    for (const name of names) {
-      const range = rangeByName.get(name);
-      if (range) observed.set(name, await store.readCounts(range));
+async function commitRepaired(store: HostPortRepairStore, record: PodPortRecord): Promise<boolean> {
+  try {
+    await store.commit(record, undefined);
+    return true;
+  } catch (error) {
+    if (error instanceof AllocationIdTakenError || error instanceof HostPortConflictError) {
+      return false;
     }
-    try {
-      await store.commit(record, observed);
-      return true;
-    } catch (error) {
-      if (error instanceof AllocationIdTakenError) return false;
-      if (!(error instanceof HostPortConflictError)) throw error;
-    }
+    throw error;
   }
-  return false;
 }

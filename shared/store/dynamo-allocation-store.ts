@@ -104,15 +104,29 @@ export class DynamoAllocationStore implements AllocationStore {
     }
   }
 
-  async deleteOwner(id: string): Promise<void> {
-    const out = await this.#client.send(
-      new DeleteItemCommand({
-        TableName: this.#table,
-        Key: { [PK]: { S: this.#ownersKey() }, [SK]: { S: id } },
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    this.meter.write(out.ConsumedCapacity);
+  async deleteOwner(id: string, expectedVersion?: number): Promise<boolean> {
+    try {
+      const out = await this.#client.send(
+        new DeleteItemCommand({
+          TableName: this.#table,
+          Key: { [PK]: { S: this.#ownersKey() }, [SK]: { S: id } },
+          ...(expectedVersion === undefined
+            ? {}
+            : {
+                ConditionExpression: '#version = :expected',
+                ExpressionAttributeNames: { '#version': 'version' },
+                ExpressionAttributeValues: { ':expected': { N: String(expectedVersion) } },
+              }),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (expectedVersion === undefined || !isConditionFailed(error)) throw error;
+      this.meter.failedWrite();
+      return false;
+    }
   }
 
   async *listOwners(): AsyncIterable<OwnerRecord> {

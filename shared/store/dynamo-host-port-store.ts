@@ -32,7 +32,7 @@ import { MAX_ALLOCATION_ATTEMPTS } from '../hostports/allocator.js';
 import {
   AllocationIdTakenError,
   HostPortConflictError,
-  HostPortContentionError,
+  HostPortReleaseContentionError,
 } from '../hostports/errors.js';
 import {
   type HostPortRange,
@@ -62,18 +62,38 @@ const LOST_RACE: ReadonlySet<string> = new Set([
   'None',
 ]);
 
+/** Upper bound of the first release retry's backoff; it doubles per attempt (full jitter). */
+export const RELEASE_BACKOFF_BASE_MS = 25;
+
+/** Where the store is, and the sleep and random source its release retries back off with. */
+export interface DynamoHostPortStoreOptions extends TableLocation {
+  /** Waits `ms`; a real timer unless a test injects one. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** In [0, 1): the jitter of each backoff. */
+  readonly random?: () => number;
+}
+
+const realSleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => {
+    setTimeout(resolve, ms);
+  });
+
 /** `HostPortStore` over one DynamoDB table, scoped to one cluster. */
 export class DynamoHostPortStore implements HostPortStore {
   readonly meter: CapacityMeter;
   readonly #client: DynamoDBClient;
   readonly #table: string;
   readonly #cluster: string;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #random: () => number;
 
-  constructor(options: TableLocation) {
+  constructor(options: DynamoHostPortStoreOptions) {
     this.#client = options.client;
     this.#table = options.tableName;
     this.#cluster = options.cluster;
     this.meter = options.meter ?? new CapacityMeter();
+    this.#sleep = options.sleep ?? realSleep;
+    this.#random = options.random ?? Math.random;
   }
 
   #target() {
@@ -119,7 +139,10 @@ export class DynamoHostPortStore implements HostPortStore {
     return out.Item ? decodeRecord(out.Item) : undefined;
   }
 
-  async commit(record: PodPortRecord, observed: ReadonlyMap<string, RangeCounts>): Promise<void> {
+  async commit(
+    record: PodPortRecord,
+    observed: ReadonlyMap<string, RangeCounts> | undefined,
+  ): Promise<void> {
     const items: TransactWriteItem[] = [
       {
         Put: {
@@ -129,11 +152,16 @@ export class DynamoHostPortStore implements HostPortStore {
           ExpressionAttributeNames: { '#pk': PK },
         },
       },
-      ...this.#countUpdates(record.ports, 1, (port) => {
-        const read = observed.get(port.range);
-        if (!read) throw new RangeError(`no counts read for range ${port.range}`);
-        return read.counts[port.port - read.range.first] ?? 0;
-      }),
+      ...this.#countUpdates(
+        record.ports,
+        1,
+        observed &&
+          ((port) => {
+            const read = observed.get(port.range);
+            if (!read) throw new RangeError(`no counts read for range ${port.range}`);
+            return read.counts[port.port - read.range.first] ?? 0;
+          }),
+      ),
     ];
     try {
       await this.#transact(items);
@@ -153,23 +181,30 @@ export class DynamoHostPortStore implements HostPortStore {
   }
 
   async release(id: string, namespace: string): Promise<PodPortRecord | undefined> {
+    // A record is written once (its Put requires absence), so one read serves every attempt; the
+    // Delete's condition catches a concurrent release.
+    const record = await this.getRecord(id);
+    // DELETE releases only what is recorded under the pod's id AND namespace.
+    if (!record || record.pod.namespace !== namespace) return undefined;
+    const items: TransactWriteItem[] = [
+      {
+        Delete: {
+          TableName: this.#table,
+          Key: this.#recordKey(id),
+          ConditionExpression: 'attribute_exists(#pk) AND #ns = :ns',
+          ExpressionAttributeNames: { '#pk': PK, '#ns': 'namespace' },
+          ExpressionAttributeValues: { ':ns': { S: namespace } },
+        },
+      },
+      ...this.#countUpdates(record.ports, -1, undefined),
+    ];
     let lastConflict: unknown;
     for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
-      const record = await this.getRecord(id);
-      // DELETE releases only what is recorded under the pod's id AND namespace.
-      if (!record || record.pod.namespace !== namespace) return undefined;
-      const items: TransactWriteItem[] = [
-        {
-          Delete: {
-            TableName: this.#table,
-            Key: this.#recordKey(id),
-            ConditionExpression: 'attribute_exists(#pk) AND #ns = :ns',
-            ExpressionAttributeNames: { '#pk': PK, '#ns': 'namespace' },
-            ExpressionAttributeValues: { ':ns': { S: namespace } },
-          },
-        },
-        ...this.#countUpdates(record.ports, -1, undefined),
-      ];
+      // Full jitter, doubling: releases racing on one hot count item spread out instead of
+      // colliding again at once.
+      if (attempt > 1) {
+        await this.#sleep(this.#random() * RELEASE_BACKOFF_BASE_MS * 2 ** (attempt - 2));
+      }
       try {
         await this.#transact(items);
         return record;
@@ -186,7 +221,7 @@ export class DynamoHostPortStore implements HostPortStore {
         lastConflict = error;
       }
     }
-    throw new HostPortContentionError([], MAX_ALLOCATION_ATTEMPTS, { cause: lastConflict });
+    throw new HostPortReleaseContentionError(id, MAX_ALLOCATION_ATTEMPTS, { cause: lastConflict });
   }
 
   async *listRecords(): AsyncIterable<PodPortRecord> {

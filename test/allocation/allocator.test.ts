@@ -272,7 +272,7 @@ describe('ExclusiveAllocator', () => {
     const racing: AllocationStore = {
       getOwner: (id) => s.getOwner(id),
       putOwner: (record, version) => s.putOwner(record, version),
-      deleteOwner: (id) => s.deleteOwner(id),
+      deleteOwner: (id, version) => s.deleteOwner(id, version),
       listOwners: () => s.listOwners(),
       scanBlocks: (key, from, to) => {
         scans++;

@@ -1,15 +1,24 @@
 import {
   DynamoDBClient,
+  GetItemCommand,
   QueryCommand,
   TransactionCanceledException,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { AllocationIdTakenError, HostPortConflictError } from '../../shared/hostports/errors.js';
+import { MAX_ALLOCATION_ATTEMPTS } from '../../shared/hostports/allocator.js';
+import {
+  AllocationIdTakenError,
+  HostPortConflictError,
+  HostPortReleaseContentionError,
+} from '../../shared/hostports/errors.js';
 import type { HostPortRange } from '../../shared/hostports/spec.js';
 import type { PodPortRecord, RangeCounts } from '../../shared/hostports/store.js';
-import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
+import {
+  DynamoHostPortStore,
+  RELEASE_BACKOFF_BASE_MS,
+} from '../../shared/store/dynamo-host-port-store.js';
 import { freshTable } from '../support/dynamo.js';
 
 const range: HostPortRange = { name: 'default', first: 7000, size: 200 };
@@ -98,6 +107,23 @@ describe('DynamoHostPortStore', () => {
     expect(await store.release('a', 'default')).toBeUndefined();
   });
 
+  it('adds uses with no count condition when nothing was observed', async () => {
+    const store = await newStore();
+    const before = await store.readCounts(range);
+    await commitFresh(store, record('a', [7010]));
+    // Counts read before 'a' would refuse a conditioned commit; an unconditioned one adds.
+    await expect(store.commit(record('b', [7010]), new Map([['default', before]]))).rejects.toThrow(
+      HostPortConflictError,
+    );
+    await store.commit(record('b', [7010, 7011]), undefined);
+    await store.commit(record('c', [7010]), undefined);
+    const counts = await store.readCounts(range);
+    expect([countAt(counts, 7010), countAt(counts, 7011)]).toEqual([3, 1]);
+    await expect(store.commit(record('c', [7012]), undefined)).rejects.toThrow(
+      AllocationIdTakenError,
+    );
+  });
+
   it('releases nothing for another namespace or an unknown id', async () => {
     const store = await newStore();
     await commitFresh(store, record('a', [7010], 'games'));
@@ -154,6 +180,66 @@ describe('DynamoHostPortStore error translation', () => {
       await expect(store.commit(record('a', [7000]), empty)).rejects.toThrow(HostPortConflictError);
       expect(store.meter.conditionFailures).toBe(1);
     }
+  });
+
+  function releasing(...outcomes: (Error | undefined)[]) {
+    const client = new DynamoDBClient({
+      region: 'local',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    });
+    const mock = mockClient(client);
+    mock.on(GetItemCommand).resolves({
+      Item: {
+        pk: { S: 'm#pods' },
+        sk: { S: 'a' },
+        namespace: { S: 'default' },
+        name: { S: 'a' },
+        generateName: { S: '' },
+        ports: {
+          L: [{ M: { n: { S: 'p0' }, r: { S: 'default' }, p: { N: '7000' }, t: { S: 'UDP' } } }],
+        },
+        createdAt: { N: '1' },
+      },
+    });
+    let transact = mock.on(TransactWriteItemsCommand);
+    for (const outcome of outcomes) {
+      transact = outcome ? transact.rejectsOnce(outcome) : transact.resolvesOnce({});
+    }
+    const sleeps: number[] = [];
+    const store = new DynamoHostPortStore({
+      client,
+      tableName: 'berth',
+      cluster: 'm',
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+      random: () => 0.5,
+    });
+    return { mock, store, sleeps };
+  }
+
+  it('reads the record once and backs off with jitter between release attempts', async () => {
+    const { mock, store, sleeps } = releasing(
+      canceled('None', 'TransactionConflict'),
+      canceled('TransactionConflict', 'None'),
+      undefined,
+    );
+    expect((await store.release('a', 'default'))?.id).toBe('a');
+    expect(mock.commandCalls(GetItemCommand)).toHaveLength(1);
+    expect(mock.commandCalls(TransactWriteItemsCommand)).toHaveLength(3);
+    expect(sleeps).toEqual([0.5 * RELEASE_BACKOFF_BASE_MS, RELEASE_BACKOFF_BASE_MS]);
+  });
+
+  it('gives up a release that keeps losing with an error naming the allocation id', async () => {
+    const conflicts = Array.from({ length: MAX_ALLOCATION_ATTEMPTS }, () =>
+      canceled('None', 'TransactionConflict'),
+    );
+    const { store, sleeps } = releasing(...conflicts);
+    const failure = await store.release('a', 'default').catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(HostPortReleaseContentionError);
+    expect(failure).toMatchObject({ id: 'a', attempts: MAX_ALLOCATION_ATTEMPTS });
+    expect(String((failure as Error).message)).toContain('allocation a');
+    expect(sleeps).toHaveLength(MAX_ALLOCATION_ATTEMPTS - 1);
   });
 
   it('passes throttling and other failures through untouched', async () => {

@@ -4,6 +4,8 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createBerthApp } from '../../infra/berth-app.js';
 import type { BerthStack } from '../../infra/berth-stack.js';
+import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../../shared/repair/pass.js';
+import { SCALE_POLICY_DEFAULTS } from '../../shared/scale/policy.js';
 
 /** A config that differs from the defaults where the template shows it. */
 const CONFIG = {
@@ -155,6 +157,16 @@ describe('BerthStack', () => {
       expect(actionsOf(statementsOf(construct))).not.toContain('secretsmanager:GetSecretValue');
     }
     expect(actionsOf(statementsOf('Admission'))).toContain('secretsmanager:GetSecretValue');
+  });
+
+  it('times the leased passes out 30 s before their lease expires', () => {
+    const functions = template.findResources('AWS::Lambda::Function');
+    const timeoutOf = (name: string) =>
+      (functions[functionId(name)] as Resources[string]).Properties.Timeout;
+    expect(timeoutOf('Repair')).toBe(DEFAULT_REPAIR_LEASE_TTL_MS / 1000 - 30);
+    expect(timeoutOf('Repair')).toBe(270);
+    expect(timeoutOf('Scale')).toBe(SCALE_POLICY_DEFAULTS.leaseTtlMs / 1000 - 30);
+    expect(timeoutOf('Scale')).toBe(90);
   });
 
   it('generates a long webhook secret without punctuation', () => {

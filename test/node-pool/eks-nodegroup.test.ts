@@ -90,6 +90,32 @@ describe('EksNodegroupPool', () => {
     });
   });
 
+  it('reads the node group’s Auto Scaling groups once for many released nodes', async () => {
+    eks.on(DescribeNodegroupCommand).resolves(nodegroup(3));
+    autoScaling.on(DescribeAutoScalingInstancesCommand).resolves({
+      AutoScalingInstances: [asgInstance('InService', 'eks-games-1234')],
+    });
+    autoScaling.on(TerminateInstanceInAutoScalingGroupCommand).resolves({});
+    const games = pool();
+    await games.releaseInstance(node);
+    await games.releaseInstance({ ...node, name: 'ip-10-0-0-2' });
+    await games.releaseInstance({ ...node, name: 'ip-10-0-0-3' });
+    expect(eks.commandCalls(DescribeNodegroupCommand)).toHaveLength(1);
+    expect(autoScaling.commandCalls(TerminateInstanceInAutoScalingGroupCommand)).toHaveLength(3);
+  });
+
+  it('asks again after a failed read of the node group', async () => {
+    eks.on(DescribeNodegroupCommand).rejectsOnce(new Error('throttled')).resolves(nodegroup(3));
+    autoScaling.on(DescribeAutoScalingInstancesCommand).resolves({
+      AutoScalingInstances: [asgInstance('InService', 'eks-games-1234')],
+    });
+    autoScaling.on(TerminateInstanceInAutoScalingGroupCommand).resolves({});
+    const games = pool();
+    await expect(games.releaseInstance(node)).rejects.toThrow('throttled');
+    await games.releaseInstance(node);
+    expect(eks.commandCalls(DescribeNodegroupCommand)).toHaveLength(2);
+  });
+
   it('refuses an instance outside the node group', async () => {
     eks.on(DescribeNodegroupCommand).resolves(nodegroup(3));
     autoScaling.on(DescribeAutoScalingInstancesCommand).resolves({

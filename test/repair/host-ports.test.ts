@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
+import type { HostPortRepairStore } from '../../shared/repair/store.js';
 import { eventsOf, gamePod, HOST_PORTS, held, repairEnv } from './support.js';
 
 describe('runRepairPass: host ports', () => {
@@ -87,6 +88,37 @@ describe('runRepairPass: host ports', () => {
       ]),
     );
     expect((await env.pass()).findings).toEqual({});
+  });
+
+  it('records live pods with one write each and no count reads, even on a shared port', async () => {
+    const env = await repairEnv();
+    await env.commitPod('other', 'default', 'gs-o', [held('game', 7015)]);
+    env.cluster.withPods(
+      gamePod('gs-o', 'other', [{ name: 'game', hostPort: 7015 }]),
+      ...['a', 'b', 'c', 'd'].map((id) =>
+        gamePod(`gs-${id}`, `lost-${id}`, [{ name: 'game', hostPort: 7015 }]),
+      ),
+    );
+    const calls = { readCounts: 0, commits: [] as unknown[] };
+    const counted: HostPortRepairStore = {
+      readCounts: (range) => {
+        calls.readCounts++;
+        return env.hostPorts.readCounts(range);
+      },
+      listRecords: () => env.hostPorts.listRecords(),
+      commit: (record, observed) => {
+        calls.commits.push(observed);
+        return env.hostPorts.commit(record, observed);
+      },
+      release: (id, namespace) => env.hostPorts.release(id, namespace),
+      correctCount: (range, port, from, to) => env.hostPorts.correctCount(range, port, from, to),
+    };
+    const summary = await env.pass({ hostPorts: counted }, { concurrency: 4 });
+    expect(summary).toMatchObject({ recorded: 4, conflicts: 0 });
+    // The snapshot's two reads of the one range; the commits read nothing and condition on nothing.
+    expect(calls.readCounts).toBe(2);
+    expect(calls.commits).toEqual([undefined, undefined, undefined, undefined]);
+    expect(await env.hostCounts()).toEqual(new Map([[7015, 5]]));
   });
 
   it('records nothing for a pod being deleted and keeps its record', async () => {

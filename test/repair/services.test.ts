@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { rangeKey } from '../../shared/allocation/allocator.js';
+import type { Lease } from '../../shared/lease/lease.js';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import type { RepairSummary } from '../../shared/repair/pass.js';
+import type { RepairAllocationStore } from '../../shared/repair/store.js';
 import {
   allocationIdForUid,
   clusterDuring,
@@ -308,6 +310,55 @@ describe('runRepairPass: Services', () => {
     const third = await env.pass();
     expect(third.findings).toEqual({ OwnerRecordLeaked: 1 });
     expect(await env.allocations.getOwner('intent')).toBeUndefined();
+  });
+
+  it('keeps an owner record rewritten after the snapshot instead of deleting it', async () => {
+    const env = await repairEnv();
+    const record = { id: 'intent', owner: svcOwner('x'), claims: [], createdAt: env.clock.now };
+    await env.allocations.putOwner({ ...record, version: 1 }, 0);
+    await env.pass();
+    await env.pass();
+    // A webhook rewrites the record just before the third pass deletes the version it counted.
+    const racing: RepairAllocationStore = {
+      ...failingAllocations(env.allocations, 'claim', Number.POSITIVE_INFINITY, new Error()),
+      deleteOwner: async (id, version) => {
+        await env.allocations.putOwner({ ...record, version: 2 }, 1);
+        return env.allocations.deleteOwner(id, version);
+      },
+    };
+    const third = await env.pass({ allocations: racing });
+    expect(third.findings).toEqual({});
+    expect(third.conflicts).toBe(1);
+    expect((await env.allocations.getOwner('intent'))?.version).toBe(2);
+  });
+
+  it('maps only a failed lease acquisition to the snapshot stage', async () => {
+    const env = await repairEnv();
+    const down = new Error('lease table unavailable');
+    const unreachable: Lease = {
+      acquireLease: () => Promise.reject(down),
+      renewLease: (n, h, t) => env.lease.renewLease(n, h, t),
+      releaseLease: (n, h) => env.lease.releaseLease(n, h),
+    };
+    await expect(env.pass({ lease: unreachable })).rejects.toMatchObject({
+      name: 'RepairIncompleteError',
+      stage: 'snapshot',
+      cause: down,
+    });
+    // A failed release loses nothing: the pass's summary stands, and the TTL frees the lease.
+    const sticky: Lease = {
+      acquireLease: (n, h, t) => env.lease.acquireLease(n, h, t),
+      renewLease: (n, h, t) => env.lease.renewLease(n, h, t),
+      releaseLease: () => Promise.reject(new Error('throttled')),
+    };
+    const summary = await env.pass({ lease: sticky, holder: 'sticky' });
+    expect(summary).toMatchObject({ findings: {}, conflicts: 0 });
+    expect(summary.skipped).toBeUndefined();
+    // A failed pass keeps its own stage although the release fails too.
+    env.cluster.failNext('listServices', new Error('apiserver unavailable'));
+    await expect(env.pass({ lease: sticky, holder: 'sticky' })).rejects.toMatchObject({
+      stage: 'list',
+    });
   });
 
   it('never frees a value allocated while the pass is listing', async () => {

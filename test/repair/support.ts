@@ -252,7 +252,7 @@ export function failingAllocations(
       if (method === 'putOwner') trip();
       return inner.putOwner(record, version);
     },
-    deleteOwner: (id) => inner.deleteOwner(id),
+    deleteOwner: (id, version) => inner.deleteOwner(id, version),
     listOwners: () => inner.listOwners(),
     scanBlocks: (range, from, to) => inner.scanBlocks(range, from, to),
     claim: async (range, offset, owner) => {

@@ -1,7 +1,7 @@
 import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../shared/lease/errors.js';
-import { withLease } from '../../shared/lease/lease.js';
+import { type Lease, withLease } from '../../shared/lease/lease.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
 import { freshTable } from '../support/dynamo.js';
 
@@ -162,5 +162,25 @@ describe('withLease', () => {
     expect((await b.acquireLease('scale', 'b', TTL)).acquired).toBe(true);
     const skipped = await withLease(a, { name: 'scale', holder: 'a', ttlMs: TTL }, async () => 1);
     expect(skipped).toEqual({ ran: false, holder: 'b', expiresAtMs: T0 + TTL });
+  });
+
+  it('keeps the work’s result or error when the release fails', async () => {
+    const { client, tableName } = await freshTable();
+    const inner = new DynamoLease({ client, tableName, cluster: 'r', now: () => T0 });
+    const failingRelease: Lease = {
+      acquireLease: (n, h, t) => inner.acquireLease(n, h, t),
+      renewLease: (n, h, t) => inner.renewLease(n, h, t),
+      releaseLease: () => Promise.reject(new Error('throttled')),
+    };
+    const request = { name: 'repair', holder: 'a', ttlMs: TTL };
+    expect(await withLease(failingRelease, request, async () => 7)).toEqual({
+      ran: true,
+      value: 7,
+    });
+    await expect(
+      withLease(failingRelease, request, async () => {
+        throw new Error('pass failed');
+      }),
+    ).rejects.toThrow('pass failed');
   });
 });
