@@ -6,6 +6,7 @@ import { nodeIpFault } from '../shared/app/eni-pass.js';
 import type { PassContext } from '../shared/app/pass-context.js';
 import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
+import { inProcessRefills } from '../shared/eni/refill.js';
 import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
@@ -67,7 +68,17 @@ const serve: Command = async (options) => {
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
-      ...(passes ? { nodeIps: passes.eni.nodeIps } : {}),
+      ...(passes
+        ? {
+            nodeIps: passes.eni.nodeIps(
+              inProcessRefills((node, error) =>
+                process.stderr.write(
+                  `berth: background refill of node ${node} failed: ${(error as Error).message}\n`,
+                ),
+              ),
+            ),
+          }
+        : {}),
       classify: nodeIpFault,
     }),
     onError: (error, request) => {

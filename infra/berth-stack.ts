@@ -132,7 +132,16 @@ export class BerthStack extends Stack {
     const scale = make('scale', 'Scale');
     grantPermissions(scale.role, nodePoolPermissions(this, cluster, config.scale.nodePool));
     const eni = make('eni', 'Eni');
-    const nodeIps = make('node-ips', 'NodeIps');
+    // An assign that leaves its pool low hands a background refill to the ENI function (an
+    // asynchronous invoke), so the node agent's request does not wait for EC2.
+    const nodeIps = make('node-ips', 'NodeIps', { BERTH_ENI_FUNCTION: eni.function.functionName });
+    // The unqualified function only (`grantInvoke` would add every version and alias, `:*`).
+    nodeIps.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [eni.function.functionArn],
+      }),
+    );
     // The pass and the API manage the same pools: both may create, fill and drain berth's ENIs.
     grantPermissions(eni.role, eniNetworkPermissions(this, cluster));
     grantPermissions(nodeIps.role, eniNetworkPermissions(this, cluster));

@@ -1,14 +1,15 @@
 /**
  * The ENI pool pass: every `eni.intervalSeconds` from an EventBridge schedule (the whole
  * cluster), and on EC2 instance state-change events (that instance only, so a new node's pool is
- * warm before its first pod and a terminated node's pool is gone at once).
+ * warm before its first pod and a terminated node's pool is gone at once). The node IP function
+ * also sends it `refill-pool` events: one pool grown ahead of demand.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
-import { eniRunner } from '../../shared/app/eni-pass.js';
+import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { observability } from '../../shared/app/observability.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
@@ -24,6 +25,15 @@ const instanceStateChange = z.object({
 });
 
 const run = async (event: unknown) => {
+  const refill = refillPoolEvent.safeParse(event);
+  if (refill.success) {
+    const { outcome, failures } = await eni.refill(refill.data.node);
+    for (const failure of failures) logger.error('pool action failed', { failure });
+    metrics.addMetric('BackgroundRefills', MetricUnit.Count, 1);
+    metrics.addMetric('BackgroundRefillsGrown', MetricUnit.Count, outcome === 'grown' ? 1 : 0);
+    logger.info('background refill', { node: refill.data.node, outcome });
+    return { refill: outcome };
+  }
   const change = instanceStateChange.safeParse(event);
   let summary: EniPassSummary | undefined;
   if (change.success) {

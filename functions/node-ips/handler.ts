@@ -1,7 +1,8 @@
 /**
  * ENI IP assignment behind a function URL with IAM auth (callers sign with SigV4):
  * `POST /v1/nodes/{node}/ips` and `DELETE /v1/nodes/{node}/ips/{ip}`. Repeated requests answer
- * the same, so a caller may retry freely.
+ * the same, so a caller may retry freely. An assign that leaves its pool low hands a background
+ * refill to the ENI function (an asynchronous invoke) and answers without waiting for EC2.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -12,13 +13,19 @@ import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { observability } from '../../shared/app/observability.js';
+import { refillInvoker } from '../../shared/app/refill-invoker.js';
+import { lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics } = observability('node-ips');
-const eni = eniRunner(lambdaPassContext());
+const settings = lambdaSettings();
+const eni = eniRunner(lambdaPassContext(settings));
+const refills = refillInvoker(settings, (node, error) =>
+  logger.warn('could not hand a background refill to the ENI function', { node, error }),
+);
 const api = createHttpApi({
   healthy: async () => true,
-  nodeIps: eni.nodeIps,
+  nodeIps: eni.nodeIps(() => refills),
   classify: nodeIpFault,
 });
 

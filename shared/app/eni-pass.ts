@@ -1,7 +1,8 @@
 /** The ENI pools: their pass, the instance state-change handler and the node IP API. */
+import { z } from 'zod';
 import { BudgetedEc2Network } from '../ec2/rate-budget.js';
 import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
-import { eniDeps } from '../eni/deps.js';
+import { type EniDeps, eniDeps } from '../eni/deps.js';
 import { EniRequestError } from '../eni/errors.js';
 import {
   type EniPassSummary,
@@ -9,11 +10,21 @@ import {
   parseInstanceStateChange,
   runEniPass,
 } from '../eni/pass.js';
+import { type RefillRequests, type RefillResult, refillAhead } from '../eni/refill.js';
 import { handleAssignIp, handleReleaseIp } from '../eni/service.js';
 import type { HttpFault, NodeIpApi } from '../http/api.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
 import { type PassContext, storeOptions } from './pass-context.js';
+
+/** The ENI function's event for one pool's background refill (sent by `LambdaRefillInvoker`). */
+export const refillPoolEvent = z.strictObject({
+  kind: z.literal('refill-pool'),
+  node: z.string().min(1),
+});
+
+/** A background refill request as the ENI function receives it. */
+export type RefillPoolEvent = z.infer<typeof refillPoolEvent>;
 
 /** The ENI operations, ready to run. */
 export interface EniRunner {
@@ -21,8 +32,14 @@ export interface EniRunner {
   pass(): Promise<EniPassSummary>;
   /** An EC2 state-change event's `detail`: that instance only; undefined when it is not one. */
   instanceStateChange(detail: unknown): Promise<EniPassSummary | undefined>;
-  /** `POST /v1/nodes/{node}/ips` and `DELETE /v1/nodes/{node}/ips/{ip}`. */
-  readonly nodeIps: NodeIpApi;
+  /** A background refill an assign asked for: the node's pool, grown ahead of demand. */
+  refill(node: string): Promise<RefillResult>;
+  /**
+   * `POST /v1/nodes/{node}/ips` and `DELETE /v1/nodes/{node}/ips/{ip}`, sending background
+   * refills to `refills`: run in this process (`inProcessRefills`, a long-lived server) or handed
+   * to the ENI function (`LambdaRefillInvoker`).
+   */
+  nodeIps(refills: (deps: EniDeps) => RefillRequests): NodeIpApi;
 }
 
 /** The node IP API's client mistakes (400, 404, 409, 503), answered with their own status. */
@@ -58,9 +75,13 @@ export function eniRunner(context: PassContext): EniRunner {
       const change = parseInstanceStateChange(detail);
       return change ? handleInstanceStateChange(deps, change) : undefined;
     },
-    nodeIps: {
-      assign: (node, body) => handleAssignIp(deps, node, body),
-      release: (node, ip) => handleReleaseIp(deps, node, ip),
+    refill: (node) => refillAhead(deps, node),
+    nodeIps(refills) {
+      const assignDeps = { ...deps, refills: refills(deps) };
+      return {
+        assign: (node, body) => handleAssignIp(assignDeps, node, body),
+        release: (node, ip) => handleReleaseIp(deps, node, ip),
+      };
     },
   };
 }

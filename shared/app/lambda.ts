@@ -27,8 +27,7 @@ function eksClusterApi(settings: LambdaSettings): ClusterApi {
 }
 
 /** What a pass function builds its pass from, read from the Lambda environment. */
-export function lambdaPassContext(): PassContext {
-  const settings = lambdaSettings();
+export function lambdaPassContext(settings: LambdaSettings = lambdaSettings()): PassContext {
   return {
     config: settings.config,
     dynamo: dynamoClient({ region: settings.region }),

@@ -37,6 +37,8 @@ export interface LambdaSettings {
   readonly region: string;
   /** ARN of the secret whose value is the webhook path segment; admission function only. */
   readonly webhookSecretArn: string | undefined;
+  /** Name of the ENI function, which runs background pool refills; node IP function only. */
+  readonly eniFunctionName: string | undefined;
 }
 
 /** Reads and validates the Lambda environment; every missing or bad variable in one error. */
@@ -57,7 +59,13 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     problems.push(...error.problems.map((line) => `BERTH_CONFIG ${line}`));
   }
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
-  return { config, tableName, region, webhookSecretArn: env.BERTH_WEBHOOK_SECRET_ARN || undefined };
+  return {
+    config,
+    tableName,
+    region,
+    webhookSecretArn: env.BERTH_WEBHOOK_SECRET_ARN || undefined,
+    eniFunctionName: env.BERTH_ENI_FUNCTION || undefined,
+  };
 }
 
 /** The `KUBECONFIG` variable, for local commands that talk to a real cluster. */

@@ -20,7 +20,7 @@ import { instanceIdOf } from '../node-pool/provider-id.js';
 import { type EniDeps, leaseHolder } from './deps.js';
 import type { PoolRecord } from './model.js';
 import { podKey } from './model.js';
-import { ENI_TIMINGS, planPool } from './policy.js';
+import { ENI_TIMINGS } from './policy.js';
 import {
   type ActionTally,
   applyPlan,
@@ -35,6 +35,7 @@ import {
   reconcilePool,
   taggedCreatedAt,
 } from './reconcile.js';
+import { planStoredPool } from './refill.js';
 
 /** Options of one pass. */
 export interface EniPassOptions {
@@ -302,18 +303,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
       );
     }
     const state = await deps.store.loadNode(pool.node);
-    const at = deps.now();
-    const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
-    const plan = planPool({
-      limits: pool,
-      enis: state.enis.filter((eni) => eni.state === 'attached'),
-      pendingCreates: state.intents.map((intent) => intent.secondaryIpCount),
-      ips: state.ips,
-      policy: deps.policy,
-      now: at,
-      draining: pool.draining,
-      mayGrow: exhaustedUntil <= at,
-    });
+    const plan = await planStoredPool(deps, pool, state, deps.now());
     if (!ctx.actions.budgetSpent) await applyPlan(deps, pool, state, plan, ctx.actions);
     const after = await deps.store.loadNode(pool.node);
     counters.assignedIps += after.ips.filter((ip) => ip.state === 'assigned').length;

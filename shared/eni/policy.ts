@@ -7,9 +7,12 @@
  *   × (IPv4 per ENI − 1, each ENI's primary address never handed out);
  * - an IP is "ready" when free, past its cooldown and not reserved for another pod; cooling IPs
  *   never count as available when sizing a refill (VPC CNI issue #2896);
- * - refill when ready < minIdle, in one batch up to maxIdle ready (one call per ENI);
- * - trim only when idle > maxIdle, never below minIdle ready, and only addresses idle for
- *   `trimIdleAfterMs`, so churn that comes back within minutes costs no EC2 call;
+ * - refill when ready < minIdle, in one batch up to maxIdle ready (one call per ENI, the best
+ *   fit); while pods arrive, both bounds rise by the surge (the assigns of the last minute): an
+ *   assign that leaves ready < minIdle + surge asks for a background top-up to maxIdle + surge;
+ * - hand out the most recently idle ready address, so the longest idle are the surplus;
+ * - trim only addresses idle for `trimIdleAfterMs` (the pool's low-water mark over that window)
+ *   and only what of them lies beyond maxIdle (+ surge), so a node's normal swing costs no call;
  * - a new ENI only when every attached berth ENI is full; an ENI whose every address is trimmed
  *   goes whole (detach + delete, cheaper than unassign + detach + delete).
  */
@@ -41,14 +44,17 @@ export interface PoolPolicy {
  */
 export const ENI_TIMINGS = {
   /**
-   * An idle address is unassigned only after resting this long (terway's idle_ip_reclaim_after):
-   * longer than a typical game session, so churn that comes back costs no EC2 call, while the
-   * diurnal ebb (hours) is still given back.
+   * An idle address is unassigned only after resting this long (terway's idle_ip_reclaim_after).
+   * Since assigns take the most recently idle address, the rested ones are the pool's low-water
+   * mark over this window; several game sessions long (they last 10–30 min), so a node's normal
+   * swing and its next matchmaking round cost no EC2 call, while the diurnal ebb (hours) is
+   * still given back. At 30 min the benchmark day cost twice the calls.
    */
-  trimIdleAfterMs: 30 * 60_000,
+  trimIdleAfterMs: 120 * 60_000,
   /**
-   * A pod that finds no ready IP refills the pool on the spot, sized for the assigns of this
-   * window too: a matchmaking burst then waits for one or two EC2 calls, not one per maxIdle pods.
+   * The assigns of this window are the pool's momentum (its surge): a refill, ahead of demand or
+   * for a waiting pod, adds that many on top of the idle band, so a matchmaking wave costs one or
+   * two EC2 calls instead of one per maxIdle pods.
    */
   surgeWindowMs: 60_000,
   /** An ENI younger than this is not deleted (VPC CNI's minENILifeTime). */
@@ -133,14 +139,31 @@ export function isReady(ip: IpRecord, now: number, cooldownMs: number): boolean 
   );
 }
 
-/** Oldest release first, then by address: the longest-rested IP is handed out first. */
-function byRest(a: IpRecord, b: IpRecord): number {
-  return a.releasedAt - b.releasedAt || (a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0);
+/** When the address last became idle: its release, or its creation if it never served. */
+function idleSince(ip: IpRecord): number {
+  return Math.max(ip.releasedAt, ip.createdAt);
+}
+
+function byAddress(a: IpRecord, b: IpRecord): number {
+  return a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : 0;
+}
+
+/** Longest idle first (what a trim gives back first). */
+function byLongestIdle(a: IpRecord, b: IpRecord): number {
+  return idleSince(a) - idleSince(b) || byAddress(a, b);
+}
+
+/** Most recently idle first (what an assign hands out first, once past its cooldown). */
+function byLatestIdle(a: IpRecord, b: IpRecord): number {
+  return idleSince(b) - idleSince(a) || byAddress(a, b);
 }
 
 /**
  * The IPs `pod` may take, best first: its own sticky reservation (cooldown does not apply to the
- * same pod), then every ready IP, longest-rested first.
+ * same pod), then every ready IP, the most recently idle first. Every one has rested its
+ * cooldown; handing out the freshest keeps the pool's working set at the top of a stack, so the
+ * addresses left idle longest are exactly the ones no pod reached for: the surplus a trim can
+ * give back without buying it again at the next peak.
  */
 export function claimCandidates(
   ips: readonly IpRecord[],
@@ -149,8 +172,24 @@ export function claimCandidates(
   cooldownMs: number,
 ): IpRecord[] {
   const own = ips.filter((ip) => isReserved(ip, now) && ip.pod === pod);
-  const ready = ips.filter((ip) => isReady(ip, now, cooldownMs)).sort(byRest);
+  const ready = ips.filter((ip) => isReady(ip, now, cooldownMs)).sort(byLatestIdle);
   return [...own, ...ready];
+}
+
+/** The pool's surge: addresses assigned within the last `surgeWindowMs`. */
+export function surgeOf(ips: readonly IpRecord[], now: number): number {
+  return ips.filter(
+    (ip) => ip.state === 'assigned' && now - (ip.assignedAt ?? 0) < ENI_TIMINGS.surgeWindowMs,
+  ).length;
+}
+
+/**
+ * Whether the pool should be topped up now, off the request path: fewer ready addresses than
+ * minIdle plus the surge, and room on the instance. `stats` and `surge` are taken after the
+ * assign that asks.
+ */
+export function refillAheadDue(stats: PoolStats, surge: number, policy: PoolPolicy): boolean {
+  return stats.total < stats.capacity && stats.ready < policy.minIdle + surge;
 }
 
 /** Counts of a pool's addresses at an instant. */
@@ -215,7 +254,10 @@ export interface PlanInput {
   readonly draining: boolean;
   /** False while the subnet is marked exhausted: no assign, no create. */
   readonly mayGrow: boolean;
-  /** Ready IPs wanted now on top of minIdle: the pod waiting in assign and the current surge. */
+  /**
+   * What raises both bounds now: the pod waiting in assign and the current surge. A refill then
+   * runs below minIdle + waiting, up to maxIdle + waiting, and a trim keeps maxIdle + waiting.
+   */
   readonly waiting?: number;
   /** ENI creations in flight (their intents' address counts): they count as ENIs and as ready. */
   readonly pendingCreates?: readonly number[];
@@ -238,28 +280,30 @@ export interface PoolPlan {
 export function planPool(input: PlanInput): PoolPlan {
   const { limits, policy, now } = input;
   const stats = poolStats(limits, input.ips, now, policy.cooldownMs);
-  const minIdle = input.draining ? 0 : policy.minIdle;
-  const maxIdle = input.draining ? 0 : policy.maxIdle;
+  // Both bounds rise by what is waiting: a trim never undoes the refill the same surge asked for.
+  const waiting = input.draining ? 0 : (input.waiting ?? 0);
+  const minIdle = input.draining ? 0 : policy.minIdle + waiting;
+  const maxIdle = input.draining ? 0 : policy.maxIdle + waiting;
   const perEni = ipsPerEni(limits);
   const byEni = new Map<string, IpRecord[]>(input.enis.map((eni) => [eni.eniId, []]));
   for (const ip of input.ips) byEni.get(ip.eniId)?.push(ip);
 
   const assign: { eniId: string; count: number }[] = [];
   const create: number[] = [];
-  const wanted = minIdle + (input.waiting ?? 0);
   const pending = input.pendingCreates ?? [];
   const pendingIps = pending.reduce((sum, count) => sum + count, 0);
   const coming = stats.ready + pendingIps;
-  if (input.mayGrow && !input.draining && coming < wanted) {
-    // One batch up to maxIdle ready (or what the waiting pods need, if more), within capacity.
-    const target = Math.max(maxIdle, wanted);
-    let need = Math.min(target - coming, stats.capacity - stats.total - pendingIps);
-    // Fill the fullest ENIs first: fewer, fuller ENIs leave whole ENIs free to go later.
+  if (input.mayGrow && !input.draining && coming < minIdle) {
+    // One batch up to maxIdle ready, within capacity.
+    let need = Math.min(maxIdle - coming, stats.capacity - stats.total - pendingIps);
+    // Best fit: the fullest ENI with room for the whole batch (one call), else the fullest ENIs
+    // first. Fewer, fuller ENIs leave whole ENIs free to go later.
     const withRoom = input.enis
       .map((eni) => ({ eniId: eni.eniId, room: perEni - (byEni.get(eni.eniId)?.length ?? 0) }))
       .filter((eni) => eni.room > 0)
       .sort((a, b) => a.room - b.room || (a.eniId < b.eniId ? -1 : 1));
-    for (const eni of withRoom) {
+    const fit = withRoom.find((eni) => eni.room >= need);
+    for (const eni of fit ? [fit] : withRoom) {
       if (need <= 0) break;
       const count = Math.min(eni.room, need);
       assign.push({ eniId: eni.eniId, count });
@@ -278,15 +322,15 @@ export function planPool(input: PlanInput): PoolPlan {
   const unassign: { eniId: string; ips: string[] }[] = [];
   const deleteEnis: string[] = [];
   if (stats.idle > maxIdle) {
-    // Never trim below minIdle ready: cooling IPs count as idle but cannot be handed out, and a
-    // trim that leaves fewer ready than the refill threshold is bought back on the next pass.
-    let excess = Math.min(stats.idle - maxIdle, stats.ready - minIdle);
     const trimAfter = input.draining ? 0 : policy.trimIdleAfterMs;
     const rested = (ip: IpRecord) =>
-      isReady(ip, now, policy.cooldownMs) &&
-      now - Math.max(ip.releasedAt, ip.createdAt) >= trimAfter;
-    const trimmableNow = Math.min(excess, input.ips.filter(rested).length);
-    if (!input.draining && trimmableNow < policy.trimBatch) excess = 0;
+      isReady(ip, now, policy.cooldownMs) && now - idleSince(ip) >= trimAfter;
+    // Assigns take the most recently idle addresses, so the ones rested for trimAfter are the
+    // pool's low-water mark over that window: even its busiest moment left them idle. What of
+    // them lies beyond maxIdle goes; the rest is the pool's normal swing, kept. (Cooling IPs
+    // never count: they are not rested.)
+    let excess = input.ips.filter(rested).length - maxIdle;
+    if (!input.draining && excess < policy.trimBatch) excess = 0;
     // Empty the least-used ENIs first, so whole ENIs can go.
     const order = input.enis
       .map((eni) => {
@@ -305,7 +349,7 @@ export function planPool(input: PlanInput): PoolPlan {
         excess -= ips.length;
         continue;
       }
-      const trimmable = ips.filter(rested).sort(byRest).slice(0, excess);
+      const trimmable = ips.filter(rested).sort(byLongestIdle).slice(0, excess);
       if (trimmable.length > 0) {
         unassign.push({ eniId: eni.eniId, ips: trimmable.map((ip) => ip.ip) });
         excess -= trimmable.length;

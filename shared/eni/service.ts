@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Ec2Instance } from '../ec2/network.js';
 import { parseIp } from '../net/ip.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
-import { type EniDeps, leaseHolder } from './deps.js';
+import type { EniDeps } from './deps.js';
 import {
   EniBadRequestError,
   EniConflictError,
@@ -25,14 +25,19 @@ import {
 } from './model.js';
 import {
   claimCandidates,
-  ENI_TIMINGS,
   isStickyPod,
-  planPool,
   poolCapacity,
   poolStats,
+  refillAheadDue,
+  surgeOf,
 } from './policy.js';
-import { applyPlan, newTally } from './pool-actions.js';
 import { createPool } from './pools.js';
+import { type RefillRequests, refillPool } from './refill.js';
+
+/** What assigns run on: the pools' deps, and where a low pool asks for a background refill. */
+export interface AssignDeps extends EniDeps {
+  readonly refills: RefillRequests;
+}
 
 /** An assign request, as `POST /v1/nodes/{node}/ips` carries it. */
 export interface AssignRequest {
@@ -89,7 +94,7 @@ function checkNode(node: string): void {
  * (400), `UnknownNodeError` (404), `PoolExhaustedError` (409) or `PoolBusyError` (503).
  */
 export async function handleAssignIp(
-  deps: EniDeps,
+  deps: AssignDeps,
   node: string,
   body: unknown,
 ): Promise<IpAssignment> {
@@ -138,10 +143,11 @@ async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
 /**
  * Gives the pod an IP on the node's pool: the one it already holds (a repeated request), its
  * sticky reservation, or the longest-rested ready IP; refills the pool on the spot when none is
- * ready and the instance has room.
+ * ready and the instance has room, and asks for a background refill when the claim leaves the
+ * pool below its low watermark.
  */
 export async function assignIp(
-  deps: EniDeps,
+  deps: AssignDeps,
   node: string,
   request: AssignRequest,
 ): Promise<IpAssignment> {
@@ -171,6 +177,7 @@ export async function assignIp(
     for (const candidate of candidates.slice(0, CANDIDATES_PER_READ)) {
       try {
         await claim(deps, node, key, sticky, candidate, pod, now);
+        await refillAheadIfDue(deps, pool, state.ips, candidate, now);
         return answer(pool, candidate.ip, candidate.eniId);
       } catch (error) {
         if (!(error instanceof EniConflictError)) throw error;
@@ -226,41 +233,31 @@ async function claim(
 /** Grows the pool now, for a pod that found no ready IP; waits a little if another writer holds it. */
 async function refillNow(deps: EniDeps, pool: PoolRecord): Promise<void> {
   for (let wait = 0; wait <= LEASE_WAITS; wait++) {
-    const now = deps.now();
-    const holder = leaseHolder(deps);
-    if (await deps.store.tryLease(pool.node, holder, now, now + ENI_TIMINGS.leaseMs)) {
-      try {
-        const state = await deps.store.loadNode(pool.node);
-        const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
-        const surge = state.ips.filter(
-          (ip) => ip.state === 'assigned' && now - (ip.assignedAt ?? 0) < ENI_TIMINGS.surgeWindowMs,
-        ).length;
-        const plan = planPool({
-          limits: pool,
-          enis: state.enis.filter((eni) => eni.state === 'attached'),
-          pendingCreates: state.intents.map((intent) => intent.secondaryIpCount),
-          ips: state.ips,
-          policy: deps.policy,
-          now,
-          draining: false,
-          mayGrow: exhaustedUntil <= now,
-          waiting: 1 + surge,
-        });
-        const tally = newTally();
-        await applyPlan(deps, pool, state, { ...plan, unassign: [], deleteEnis: [] }, tally);
-        const budget = tally.failures.find((f) => f.code === 'BudgetExhausted');
-        if (budget && tally.ipsAssigned === 0) {
-          throw new PoolBusyError(`node ${pool.node}: EC2 rate budget spent; retry shortly`, 1000);
-        }
-        return;
-      } finally {
-        await deps.store.endLease(pool.node, holder);
-      }
-    }
-    // Another writer (the pass, or a concurrent assign) is growing this pool: give it a moment.
+    if ((await refillPool(deps, pool, 1)).outcome !== 'busy') return;
+    // Another writer (the pass, or a concurrent refill) is growing this pool: give it a moment.
     await deps.sleep(LEASE_WAIT_MS);
     const state = await deps.store.loadNode(pool.node);
     if (claimCandidates(state.ips, '', deps.now(), deps.policy.cooldownMs).length > 0) return;
+  }
+}
+
+/**
+ * After a claim: asks for a background top-up when the pool fell below its low watermark. The
+ * counts are the read the claim was made from, with the claimed address taken.
+ */
+async function refillAheadIfDue(
+  deps: AssignDeps,
+  pool: PoolRecord,
+  ips: readonly IpRecord[],
+  claimed: IpRecord,
+  now: number,
+): Promise<void> {
+  const after = ips.map(
+    (ip): IpRecord => (ip.ip === claimed.ip ? { ...ip, state: 'assigned', assignedAt: now } : ip),
+  );
+  const stats = poolStats(pool, after, now, deps.policy.cooldownMs);
+  if (refillAheadDue(stats, surgeOf(after, now), deps.policy)) {
+    await deps.refills.request(pool.node);
   }
 }
 

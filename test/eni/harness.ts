@@ -8,8 +8,10 @@ import {
   DEFAULT_EC2_BUDGET,
   InMemoryRateBudget,
 } from '../../shared/ec2/rate-budget.js';
-import { type EniDeps, eniDeps } from '../../shared/eni/deps.js';
+import { eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
+import type { RefillRequests } from '../../shared/eni/refill.js';
+import type { AssignDeps } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
 import { FakeEc2, type FakeEc2Options } from '../fakes/ec2-fake.js';
 import { FakeCluster } from './cluster-fake.js';
@@ -25,7 +27,9 @@ export interface EniWorld {
   readonly ec2: FakeEc2;
   readonly cluster: FakeCluster;
   readonly store: EniStore;
-  readonly deps: EniDeps;
+  readonly deps: AssignDeps;
+  /** The background refills assigns asked for, in order; a test runs them (`refillAhead`). */
+  readonly refillRequests: string[];
   /** Launches an instance and registers its node. */
   addNode(name: string, instanceType?: string): string;
 }
@@ -71,7 +75,13 @@ export function eniWorld(
   });
   let ids = 0;
   const config = parseConfig({ cluster: 'test', eni: options.eni ?? {} });
-  const deps = eniDeps({
+  const refillRequests: string[] = [];
+  const refills: RefillRequests = {
+    request: async (node) => {
+      refillRequests.push(node);
+    },
+  };
+  const base = eniDeps({
     store,
     ec2: budgeted,
     cluster,
@@ -88,7 +98,8 @@ export function eniWorld(
     ec2,
     cluster,
     store,
-    deps,
+    deps: { ...base, refills },
+    refillRequests,
     addNode(name, instanceType = 'c5.large') {
       const id = ec2.launchInstance({ instanceType, subnetId: SUBNET_ID });
       cluster.addNode(name, id);

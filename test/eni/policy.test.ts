@@ -11,6 +11,8 @@ import {
   type PoolPolicy,
   planPool,
   poolCapacity,
+  poolStats,
+  refillAheadDue,
 } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import { eniWorld } from './harness.js';
@@ -173,6 +175,118 @@ describe('planPool', () => {
     );
   });
 
+  it('trims only what stayed idle beyond maxIdle for the whole trim delay', () => {
+    fc.assert(
+      fc.property(poolArb, fc.nat(10), (pool, waiting) => {
+        const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true, waiting });
+        const rested = pool.ips.filter(
+          (ip) =>
+            isReady(ip, NOW, pool.policy.cooldownMs) &&
+            NOW - Math.max(ip.releasedAt, ip.createdAt) >= pool.policy.trimIdleAfterMs,
+        );
+        const gone = new Set([
+          ...plan.unassign.flatMap((u) => u.ips),
+          ...pool.ips.filter((ip) => plan.deleteEnis.includes(ip.eniId)).map((ip) => ip.ip),
+        ]);
+        for (const ip of gone) expect(rested.some((r) => r.ip === ip)).toBe(true);
+        if (gone.size > 0) {
+          expect(rested.length - gone.size).toBeGreaterThanOrEqual(pool.policy.maxIdle + waiting);
+        }
+      }),
+    );
+  });
+
+  it('gives back exactly the rested addresses beyond maxIdle + waiting, longest idle first', () => {
+    const limits = { maxInterfaces: 2, ipv4PerInterface: 50 };
+    fc.assert(
+      fc.property(
+        policyArb,
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 10 }),
+        fc.nat(5),
+        (policy, restedCount, recentCount, waiting) => {
+          const free = (i: number, idleFor: number): IpRecord => ({
+            kind: 'ip',
+            ip: `10.0.0.${i + 10}`,
+            eniId: 'eni-0',
+            state: 'free',
+            sticky: false,
+            releasedAt: NOW - idleFor,
+            createdAt: NOW - 10_000_000,
+            version: 1,
+          });
+          const ips = [
+            // Rested: idle longer than the trim delay, the longest idle first in address order.
+            ...Array.from({ length: restedCount }, (_, i) =>
+              free(i, policy.trimIdleAfterMs + (restedCount - i) * 1000 + policy.cooldownMs),
+            ),
+            // Recently used, past the cooldown but not the trim delay.
+            ...Array.from({ length: recentCount }, (_, i) =>
+              free(restedCount + i, Math.min(policy.cooldownMs, policy.trimIdleAfterMs - 1)),
+            ),
+          ];
+          const enis = [{ eniId: 'eni-0', createdAt: NOW - 3_600_000 }];
+          const plan = planPool({
+            limits,
+            policy,
+            enis,
+            ips,
+            now: NOW,
+            draining: false,
+            mayGrow: true,
+            waiting,
+          });
+          const trimmed = plan.unassign.flatMap((u) => u.ips);
+          const beyond = restedCount - policy.maxIdle - waiting;
+          const expected = beyond >= policy.trimBatch ? beyond : 0;
+          if (plan.deleteEnis.length > 0) {
+            // The whole ENI went: every address on it was rested surplus.
+            expect(recentCount + policy.maxIdle + waiting).toBe(0);
+          } else {
+            expect(trimmed).toEqual(ips.slice(0, expected).map((ip) => ip.ip));
+          }
+        },
+      ),
+    );
+  });
+
+  it('raises both bounds by what is waiting: refills below minIdle + w, up to maxIdle + w', () => {
+    fc.assert(
+      fc.property(poolArb, fc.nat(10), (pool, waiting) => {
+        const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true, waiting });
+        const added =
+          plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
+        const room = poolCapacity(pool.limits) - pool.ips.length;
+        if (plan.stats.ready >= pool.policy.minIdle + waiting) expect(added).toBe(0);
+        else {
+          expect(plan.stats.ready + added).toBe(
+            Math.min(pool.policy.maxIdle + waiting, plan.stats.ready + room),
+          );
+        }
+      }),
+    );
+  });
+
+  it('a pool that asks for a refill ahead gets one from the plan of the same surge', () => {
+    fc.assert(
+      fc.property(poolArb, fc.nat(10), (pool, surge) => {
+        const stats = poolStats(pool.limits, pool.ips, NOW, pool.policy.cooldownMs);
+        if (!refillAheadDue(stats, surge, pool.policy)) return;
+        const plan = planPool({
+          ...pool,
+          now: NOW,
+          draining: false,
+          mayGrow: true,
+          waiting: surge,
+        });
+        const added =
+          plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
+        expect(added).toBeGreaterThan(0);
+        expect(plan.unassign).toEqual([]);
+      }),
+    );
+  });
+
   it('keeps at least minIdle ready addresses after a refill when capacity allows', () => {
     fc.assert(
       fc.property(poolArb, (pool) => {
@@ -215,12 +329,14 @@ describe('claimCandidates', () => {
     );
   });
 
-  it('hands out the longest-rested address first', () => {
+  it('hands out the most recently idle address first, so the longest idle are the surplus', () => {
+    const idleSince = (ip: IpRecord | undefined) =>
+      Math.max(ip?.releasedAt ?? 0, ip?.createdAt ?? 0);
     fc.assert(
       fc.property(poolArb, (pool) => {
         const list = claimCandidates(pool.ips, 'g/new', NOW, pool.policy.cooldownMs);
         for (let i = 1; i < list.length; i++) {
-          expect(list[i - 1]?.releasedAt ?? 0).toBeLessThanOrEqual(list[i]?.releasedAt ?? 0);
+          expect(idleSince(list[i - 1])).toBeGreaterThanOrEqual(idleSince(list[i]));
         }
       }),
     );

@@ -236,9 +236,9 @@ describe('eniPoolStatus', () => {
         enis: 1,
         capacity: 18,
         assigned: 1,
-        // The first pod's on-demand refill brought maxIdle addresses; it holds one.
-        idle: 7,
-        ready: 7,
+        // The first pod's on-demand refill brought maxIdle plus one for itself; it holds one.
+        idle: 8,
+        ready: 8,
       }),
     ]);
   });

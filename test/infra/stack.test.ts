@@ -279,6 +279,24 @@ describe('BerthStack', () => {
     }
   });
 
+  it('lets the node IP function hand background refills to the ENI function, and only that', () => {
+    const eni = { 'Fn::GetAtt': [functionId('Eni'), 'Arn'] };
+    const invokes = (construct: string) =>
+      statementsOf(construct).filter((statement) =>
+        [statement.Action].flat().some((action) => action.startsWith('lambda:')),
+      );
+    expect(invokes('NodeIps')).toEqual([
+      expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: eni }),
+    ]);
+    for (const construct of ['Admission', 'Repair', 'Scale', 'Eni']) {
+      expect(invokes(construct)).toEqual([]);
+    }
+    const nodeIps = template.findResources('AWS::Lambda::Function')[functionId('NodeIps')];
+    expect(nodeIps?.Properties.Environment.Variables.BERTH_ENI_FUNCTION).toEqual({
+      Ref: functionId('Eni'),
+    });
+  });
+
   it('conditions every mutating EC2 call on berth ENIs on the cluster tag', () => {
     for (const construct of ['Eni', 'NodeIps']) {
       for (const statement of statementsOf(construct)) {
