@@ -6,7 +6,7 @@ import { nodeIpFault } from '../shared/app/eni-pass.js';
 import type { PassContext } from '../shared/app/pass-context.js';
 import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
-import { inProcessRefills } from '../shared/eni/refill.js';
+import { InProcessRefills } from '../shared/eni/refill.js';
 import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
@@ -57,6 +57,16 @@ const serve: Command = async (options) => {
   const runtime = runtimeOn(options, store, clusterApi);
   const holder = `${hostname()}-${process.pid}`;
   const passes = clusterApi ? createPasses(passContext(options, store, clusterApi)) : undefined;
+  // Background pool refills run in this process, beside the requests that ask for them.
+  const refills = passes
+    ? new InProcessRefills(
+        (node) => passes.eni.refill(node),
+        (node, error) =>
+          process.stderr.write(
+            `berth: background refill of node ${node} failed: ${(error as Error).message}\n`,
+          ),
+      )
+    : undefined;
   const tls = options.http
     ? undefined
     : await ensureLocalTls(join(resolve(options.dataDir), 'tls'));
@@ -68,17 +78,7 @@ const serve: Command = async (options) => {
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
-      ...(passes
-        ? {
-            nodeIps: passes.eni.nodeIps(
-              inProcessRefills((node, error) =>
-                process.stderr.write(
-                  `berth: background refill of node ${node} failed: ${(error as Error).message}\n`,
-                ),
-              ),
-            ),
-          }
-        : {}),
+      ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
       classify: nodeIpFault,
     }),
     onError: (error, request) => {
@@ -131,6 +131,8 @@ const serve: Command = async (options) => {
   out('berth: shutting down');
   await stopTimers();
   await server.close();
+  // No request can ask for another now; let the running ones finish before the store closes.
+  await refills?.settled();
   await store.close();
   return 0;
 };

@@ -25,7 +25,7 @@ const refills = refillInvoker(settings, (node, error) =>
 );
 const api = createHttpApi({
   healthy: async () => true,
-  nodeIps: eni.nodeIps(() => refills),
+  nodeIps: eni.nodeIps(refills),
   classify: nodeIpFault,
 });
 

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { BudgetedEc2Network } from '../ec2/rate-budget.js';
 import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
-import { type EniDeps, eniDeps } from '../eni/deps.js';
+import { eniDeps } from '../eni/deps.js';
 import { EniRequestError } from '../eni/errors.js';
 import {
   type EniPassSummary,
@@ -36,10 +36,10 @@ export interface EniRunner {
   refill(node: string): Promise<RefillResult>;
   /**
    * `POST /v1/nodes/{node}/ips` and `DELETE /v1/nodes/{node}/ips/{ip}`, sending background
-   * refills to `refills`: run in this process (`inProcessRefills`, a long-lived server) or handed
-   * to the ENI function (`LambdaRefillInvoker`).
+   * refills to `refills`: run in this process (`InProcessRefills` over `refill`, a long-lived
+   * server) or handed to the ENI function (`LambdaRefillInvoker`).
    */
-  nodeIps(refills: (deps: EniDeps) => RefillRequests): NodeIpApi;
+  nodeIps(refills: RefillRequests): NodeIpApi;
 }
 
 /** The node IP API's client mistakes (400, 404, 409, 503), answered with their own status. */
@@ -77,7 +77,7 @@ export function eniRunner(context: PassContext): EniRunner {
     },
     refill: (node) => refillAhead(deps, node),
     nodeIps(refills) {
-      const assignDeps = { ...deps, refills: refills(deps) };
+      const assignDeps = { ...deps, refills };
       return {
         assign: (node, body) => handleAssignIp(assignDeps, node, body),
         release: (node, ip) => handleReleaseIp(deps, node, ip),

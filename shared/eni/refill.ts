@@ -102,8 +102,8 @@ export async function refillAhead(deps: EniDeps, node: string): Promise<RefillRe
 }
 
 /**
- * Background refills inside one long-lived process (the local server, the benchmark's
- * simulation): at most one per node queued or running, run off the request path.
+ * Background refills inside one long-lived process (`berth serve`): at most one per node queued
+ * or running, run off the request path.
  */
 export class InProcessRefills implements RefillRequests {
   readonly #run: (node: string) => Promise<unknown>;
@@ -134,11 +134,4 @@ export class InProcessRefills implements RefillRequests {
   async settled(): Promise<void> {
     while (this.#running.size > 0) await Promise.all(this.#running.values());
   }
-}
-
-/** `EniDepsInput.refills` for a long-lived process: refills run beside the requests. */
-export function inProcessRefills(
-  onError: (node: string, error: unknown) => void,
-): (deps: EniDeps) => InProcessRefills {
-  return (deps) => new InProcessRefills((node) => refillAhead(deps, node), onError);
 }

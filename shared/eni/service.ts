@@ -142,7 +142,7 @@ async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
 
 /**
  * Gives the pod an IP on the node's pool: the one it already holds (a repeated request), its
- * sticky reservation, or the longest-rested ready IP; refills the pool on the spot when none is
+ * sticky reservation, or the most recently rested ready IP; refills the pool on the spot when none is
  * ready and the instance has room, and asks for a background refill when the claim leaves the
  * pool below its low watermark.
  */
