@@ -247,8 +247,38 @@ function generateWorkload(): { nodes: NodeSpec[]; events: PodEvent[] } {
 }
 
 /** Node indexes in the order they join the cluster. */
-function joinSchedule(nodes: readonly NodeSpec[]): number[] {
-  return nodes.map((_, i) => i).sort((a, b) => (nodes[a]?.joinAt ?? 0) - (nodes[b]?.joinAt ?? 0));
+/** The nodes in the order they join the cluster, handed out as their join time comes. */
+class JoinSchedule {
+  readonly #nodes: readonly NodeSpec[];
+  readonly #order: readonly number[];
+  #joined = 0;
+
+  constructor(nodes: readonly NodeSpec[]) {
+    this.#nodes = nodes;
+    this.#order = nodes
+      .map((_, i) => i)
+      .sort((a, b) => (nodes[a]?.joinAt ?? 0) - (nodes[b]?.joinAt ?? 0));
+  }
+
+  /** The nodes joining by `second`, each once, with the subnet its instance launches in. */
+  *due(second: number): Generator<{
+    readonly index: number;
+    readonly spec: NodeSpec;
+    readonly subnetId: string;
+  }> {
+    while (this.#joined < this.#order.length) {
+      const index = this.#order[this.#joined] ?? 0;
+      const spec = this.#nodes[index];
+      if (!spec || spec.joinAt > second) return;
+      this.#joined++;
+      yield { index, spec, subnetId: index % 2 ? 'subnet-a' : 'subnet-b' };
+    }
+  }
+
+  /** The nodes that have joined so far. */
+  joined(): NodeSpec[] {
+    return this.#order.slice(0, this.#joined).flatMap((index) => this.#nodes[index] ?? []);
+  }
 }
 
 /** Counts calls per action and per second, for every run alike. */
@@ -400,8 +430,7 @@ async function runBerth(
   let waitingPods = 0;
   let waitMs = 0;
   const idle: number[] = [];
-  const joinOrder = joinSchedule(nodes);
-  let joined = 0;
+  const joins = new JoinSchedule(nodes);
   // Diagnosis (diagnosed runs only): the pool as each arriving pod found it.
   const byCause: Record<WaitCause, number> = { coldPool: 0, nodeFull: 0, cooling: 0, drained: 0 };
   const byInstanceType: Record<string, number> = {};
@@ -447,14 +476,7 @@ async function runBerth(
   for (let second = 0; second < DAY_S; second++) {
     const at = START + second * 1000;
     clock.now = Math.max(clock.now, at);
-    while (
-      joined < joinOrder.length &&
-      (nodes[joinOrder[joined] ?? 0]?.joinAt ?? DAY_S) <= second
-    ) {
-      const index = joinOrder[joined++] ?? 0;
-      const spec = nodes[index];
-      if (!spec) break;
-      const subnetId = index % 2 ? 'subnet-a' : 'subnet-b';
+    for (const { spec, subnetId } of joins.due(second)) {
       const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
       cluster.addNode(spec.name, instanceId);
       // The EC2 state-change rule: "running" runs the pass for this instance.
@@ -522,9 +544,7 @@ async function runBerth(
       const summary = await runEniPass(deps, { concurrency: 1 });
       idle.push(summary.idleIps);
       if (options.diagnose) {
-        for (const index of joinOrder.slice(0, joined)) {
-          const spec = nodes[index];
-          if (!spec) continue;
+        for (const spec of joins.joined()) {
           const state = await deps.store.loadNode(spec.name);
           idleByType.add(spec.type, state.ips.filter((ip) => ip.state === 'free').length);
         }
@@ -852,19 +872,11 @@ async function runVpcCni(
   const idle: number[] = [];
   const idleByType = new IdleByType();
   let waitingPods = 0;
-  const joinOrder = joinSchedule(nodes);
-  let joined = 0;
+  const joins = new JoinSchedule(nodes);
   let next = 0;
   for (let second = 0; second < DAY_S; second++) {
     clock.now = START + second * 1000;
-    while (
-      joined < joinOrder.length &&
-      (nodes[joinOrder[joined] ?? 0]?.joinAt ?? DAY_S) <= second
-    ) {
-      const index = joinOrder[joined++] ?? 0;
-      const spec = nodes[index];
-      if (!spec) break;
-      const subnetId = index % 2 ? 'subnet-a' : 'subnet-b';
+    for (const { index, spec, subnetId } of joins.due(second)) {
       const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
       const limits = INSTANCE_TYPES[spec.type];
       const maxEnis = limits?.maxNetworkInterfaces ?? 1;
