@@ -21,8 +21,8 @@ import {
   type OwnerRecord,
   OwnerVersionConflictError,
 } from '../allocation/store.js';
-import { isConditionFailed } from '../aws/error-codes.js';
 import { CapacityMeter } from './capacity.js';
+import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
@@ -78,8 +78,8 @@ export class DynamoAllocationStore implements AllocationStore {
   }
 
   async putOwner(record: OwnerRecord, expectedVersion: number): Promise<void> {
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
           Item: { [PK]: { S: this.#ownersKey() }, [SK]: { S: record.id }, ...encodeOwner(record) },
@@ -95,18 +95,14 @@ export class DynamoAllocationStore implements AllocationStore {
               }),
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      throw new OwnerVersionConflictError(record.id, { cause: error });
-    }
+      ),
+    );
+    if (!write.applied) throw new OwnerVersionConflictError(record.id, { cause: write.failure });
   }
 
   async deleteOwner(id: string, expectedVersion?: number): Promise<boolean> {
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new DeleteItemCommand({
           TableName: this.#table,
           Key: { [PK]: { S: this.#ownersKey() }, [SK]: { S: id } },
@@ -119,14 +115,9 @@ export class DynamoAllocationStore implements AllocationStore {
               }),
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (expectedVersion === undefined || !isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      return false;
-    }
+      ),
+    );
+    return write.applied;
   }
 
   async *listOwners(): AsyncIterable<OwnerRecord> {
@@ -193,8 +184,8 @@ export class DynamoAllocationStore implements AllocationStore {
   ): Promise<
     { written: true } | { written: false; item: Record<string, AttributeValue> | undefined }
   > {
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: this.#blockKey(range, offset),
@@ -205,14 +196,12 @@ export class DynamoAllocationStore implements AllocationStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return { written: true };
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      return { written: false, item: (error as { Item?: Record<string, AttributeValue> }).Item };
+      ),
+    );
+    if (!write.applied) {
+      return { written: false, item: write.item };
     }
+    return { written: true };
   }
 
   #blockKey(range: string, offset: number): Record<string, AttributeValue> {

@@ -32,6 +32,7 @@ import {
 } from '../eni/model.js';
 import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite } from '../eni/store.js';
 import { CapacityMeter } from './capacity.js';
+import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
@@ -140,8 +141,8 @@ export class DynamoEniStore implements EniStore {
       names['#version'] = 'version';
       values[':expected'] = { N: String(expectedVersion) };
     }
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: { [PK]: { S: this.#poolsKey() }, [SK]: { S: pool.node } },
@@ -151,13 +152,10 @@ export class DynamoEniStore implements EniStore {
           ExpressionAttributeValues: values,
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      throw new EniConflictError(pool.node, 0, undefined, { cause: error });
-    }
+      ),
+    );
+    if (!write.applied)
+      throw new EniConflictError(pool.node, 0, undefined, { cause: write.failure });
   }
 
   async deletePool(node: string): Promise<void> {
@@ -189,8 +187,8 @@ export class DynamoEniStore implements EniStore {
   }
 
   async tryLease(node: string, holder: string, now: number, until: number): Promise<boolean> {
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: { [PK]: { S: this.#poolsKey() }, [SK]: { S: node } },
@@ -205,19 +203,15 @@ export class DynamoEniStore implements EniStore {
           },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      return false;
-    }
+      ),
+    );
+    return write.applied;
   }
 
   async endLease(node: string, holder: string): Promise<void> {
-    try {
-      const out = await this.#client.send(
+    // A refused condition (expired and taken by another holder, or no pool) leaves nothing to give back.
+    await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: { [PK]: { S: this.#poolsKey() }, [SK]: { S: node } },
@@ -227,13 +221,8 @@ export class DynamoEniStore implements EniStore {
           ExpressionAttributeValues: { ':holder': { S: holder } },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-    } catch (error) {
-      // Expired and taken by another holder, or the pool is gone: nothing to give back.
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-    }
+      ),
+    );
   }
 
   async loadNode(node: string): Promise<NodeState> {
@@ -392,8 +381,9 @@ export class DynamoEniStore implements EniStore {
   }
 
   async markSubnetExhausted(subnetId: string, until: number): Promise<void> {
-    try {
-      const out = await this.#client.send(
+    // A refused condition means a later mark is already there: that is the one to keep.
+    await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
           Item: {
@@ -408,13 +398,8 @@ export class DynamoEniStore implements EniStore {
           ExpressionAttributeValues: { ':until': { N: String(until) } },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-    } catch (error) {
-      // A later mark is already there: that is the one to keep.
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-    }
+      ),
+    );
   }
 
   async #get(pk: string, sk: string): Promise<Record<string, AttributeValue> | undefined> {

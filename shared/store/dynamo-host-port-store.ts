@@ -27,7 +27,7 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isConditionFailed, isTransactionConflict } from '../aws/error-codes.js';
+import { isTransactionConflict } from '../aws/error-codes.js';
 import { MAX_ALLOCATION_ATTEMPTS } from '../hostports/allocator.js';
 import {
   AllocationIdTakenError,
@@ -42,6 +42,7 @@ import {
 } from '../hostports/spec.js';
 import type { HeldPort, HostPortStore, PodPortRecord, RangeCounts } from '../hostports/store.js';
 import { CapacityMeter } from './capacity.js';
+import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
@@ -238,8 +239,8 @@ export class DynamoHostPortStore implements HostPortStore {
    */
   async correctCount(range: string, port: number, from: number, to: number): Promise<boolean> {
     const slot = port % COUNT_BLOCK_PORTS;
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: {
@@ -252,14 +253,9 @@ export class DynamoHostPortStore implements HostPortStore {
           ExpressionAttributeValues: { ':from': { N: String(from) }, ':to': { N: String(to) } },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      return false;
-    }
+      ),
+    );
+    return write.applied;
   }
 
   // ---- end of repair only --------------------------------------------------------------------

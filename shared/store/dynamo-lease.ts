@@ -13,10 +13,10 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isConditionFailed } from '../aws/error-codes.js';
 import { LeaseLostError } from '../lease/errors.js';
 import type { Lease, LeaseAttempt, LeaseGrant } from '../lease/lease.js';
 import { CapacityMeter } from './capacity.js';
+import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { TABLE_SCHEMA } from './table.js';
 
@@ -51,8 +51,8 @@ export class DynamoLease implements Lease {
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<LeaseAttempt> {
     const now = this.#now();
     const expiresAtMs = now + ttlMs;
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
           Item: { ...this.#key(name), ...expiryAttributes(holder, expiresAtMs) },
@@ -67,25 +67,22 @@ export class DynamoLease implements Lease {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return { acquired: true, lease: { name, holder, expiresAtMs } };
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+      ),
+    );
+    if (!write.applied) {
       return {
         acquired: false,
-        holder: item?.holder?.S ?? '',
-        expiresAtMs: Number(item?.expiresAtMs?.N ?? 0),
+        holder: write.item?.holder?.S ?? '',
+        expiresAtMs: Number(write.item?.expiresAtMs?.N ?? 0),
       };
     }
+    return { acquired: true, lease: { name, holder, expiresAtMs } };
   }
 
   async renewLease(name: string, holder: string, ttlMs: number): Promise<LeaseGrant> {
     const expiresAtMs = this.#now() + ttlMs;
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: this.#key(name),
@@ -103,19 +100,17 @@ export class DynamoLease implements Lease {
           },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return { name, holder, expiresAtMs };
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      throw new LeaseLostError(name, holder, { cause: error });
+      ),
+    );
+    if (!write.applied) {
+      throw new LeaseLostError(name, holder, { cause: write.failure });
     }
+    return { name, holder, expiresAtMs };
   }
 
   async releaseLease(name: string, holder: string): Promise<boolean> {
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new DeleteItemCommand({
           TableName: this.#table,
           Key: this.#key(name),
@@ -124,14 +119,9 @@ export class DynamoLease implements Lease {
           ExpressionAttributeValues: { ':holder': { S: holder } },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      return false;
-    }
+      ),
+    );
+    return write.applied;
   }
 }
 

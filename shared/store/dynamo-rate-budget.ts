@@ -10,7 +10,6 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isConditionFailed } from '../aws/error-codes.js';
 import {
   type BudgetGrant,
   DEFAULT_EC2_BUDGET,
@@ -19,6 +18,7 @@ import {
 } from '../ec2/rate-budget.js';
 import { type BucketSpec, type BucketState, fullBucket, takeTokens } from '../ec2/token-bucket.js';
 import { CapacityMeter } from './capacity.js';
+import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { TABLE_SCHEMA } from './table.js';
 
@@ -85,8 +85,8 @@ export class DynamoRateBudget implements RateBudget {
     next: BucketState,
     expected: BucketState | undefined,
   ): Promise<'written' | BucketState | undefined> {
-    try {
-      const out = await this.#client.send(
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
           Item: {
@@ -111,15 +111,12 @@ export class DynamoRateBudget implements RateBudget {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      return 'written';
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      this.meter.failedWrite();
-      const item = (error as { Item?: Record<string, AttributeValue> }).Item;
-      return item ? decodeBucket(item) : undefined;
+      ),
+    );
+    if (!write.applied) {
+      return write.item ? decodeBucket(write.item) : undefined;
     }
+    return 'written';
   }
 }
 
