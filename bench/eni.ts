@@ -36,8 +36,8 @@ import { poolCapacity, poolStats } from '../shared/eni/policy.js';
 import { refillAhead } from '../shared/eni/refill.js';
 import { type AssignDeps, assignIp, releaseIp } from '../shared/eni/service.js';
 import { FakeCluster } from '../test/eni/cluster-fake.js';
-import { seededRandom } from '../test/eni/harness.js';
 import { FakeEc2, INSTANCE_TYPES, MUTATING_ACTIONS } from '../test/fakes/ec2-fake.js';
+import { seededRandom } from '../test/support/random.js';
 
 const DAY_S = 24 * 3600;
 const NODES = 300;

@@ -32,6 +32,7 @@ import { planScale } from '../shared/scale/plan.js';
 import { type ScalePolicy, scalePolicy } from '../shared/scale/policy.js';
 import { formatRfc3339, parseRfc3339 } from '../shared/scale/rfc3339.js';
 import { buildSnapshot } from '../shared/scale/snapshot.js';
+import { seededRandom } from '../test/support/random.js';
 import { writeResults } from './support/results.js';
 
 const SECOND = 1000;
@@ -109,18 +110,6 @@ const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-/** A seeded PRNG (mulberry32), so every run sees the same day. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function poisson(mean: number, rand: () => number): number {
   // Knuth's method: means here are a few per step.
   const limit = Math.exp(-mean);
@@ -136,7 +125,7 @@ interface Arrival {
 
 /** The day's sessions, in arrival order. */
 function arrivals(sc: Scenario): Arrival[] {
-  const rand = random(sc.seed);
+  const rand = seededRandom(sc.seed);
   const { basePerMinute, peakPerMinute, troughAtMs } = sc.arrivals;
   const { minSessionMs, maxSessionMs } = sc.game;
   const session = () => minSessionMs + Math.floor(rand() * (maxSessionMs - minSessionMs));

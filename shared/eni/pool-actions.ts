@@ -84,6 +84,36 @@ export function newIpRecord(ip: string, eniId: string, now: number): IpRecord {
 }
 
 /**
+ * The writes that record an ENI attached to the pool's instance and the addresses it carries,
+ * each created only if absent: after a create and attach, or when the pass adopts an ENI a
+ * crash left unrecorded.
+ */
+export function attachedEniWrites(
+  eni: Ec2NetworkInterface,
+  attachment: { readonly deviceIndex: number; readonly attachmentId: string },
+  createdAt: number,
+  now: number,
+): NodeWrite[] {
+  const record: EniRecord = {
+    kind: 'eni',
+    eniId: eni.eniId,
+    subnetId: eni.subnetId,
+    deviceIndex: attachment.deviceIndex,
+    attachmentId: attachment.attachmentId,
+    state: 'attached',
+    createdAt,
+    mutatingAt: now,
+    version: 1,
+  };
+  return [
+    { put: record, expectedVersion: 0 },
+    ...eni.secondaryIps.map(
+      (ip): NodeWrite => ({ put: newIpRecord(ip, eni.eniId, now), expectedVersion: 0 }),
+    ),
+  ];
+}
+
+/**
  * Whether the error is a spent budget for EC2 changes: the pass then stops changing things (a
  * spent Describe budget only costs the item that hit it).
  */
@@ -308,24 +338,9 @@ export async function completeIntent(
       attachmentId: attachment.attachmentId,
     });
   }
-  const now = deps.now();
-  const record: EniRecord = {
-    kind: 'eni',
-    eniId: eni.eniId,
-    subnetId: eni.subnetId,
-    deviceIndex: attachment.deviceIndex,
-    attachmentId: attachment.attachmentId,
-    state: 'attached',
-    createdAt: intent.createdAt,
-    mutatingAt: now,
-    version: 1,
-  };
   try {
     await deps.store.commit(pool.node, [
-      { put: record, expectedVersion: 0 },
-      ...eni.secondaryIps.map(
-        (ip): NodeWrite => ({ put: newIpRecord(ip, eni.eniId, now), expectedVersion: 0 }),
-      ),
+      ...attachedEniWrites(eni, attachment, intent.createdAt, deps.now()),
       { delete: { kind: 'intent', id: intent.clientToken } },
     ]);
   } catch (error) {

@@ -12,11 +12,11 @@ import type { EniRecord, IpRecord, NodeState, PoolRecord } from './model.js';
 import { ENI_TIMINGS } from './policy.js';
 import {
   type ActionTally,
+  attachedEniWrites,
   completeIntent,
   deviceIndexes,
   finishEniDelete,
   finishUnassign,
-  newIpRecord,
   noteFailure,
 } from './pool-actions.js';
 import { releaseRecord } from './service.js';
@@ -114,24 +114,8 @@ export async function reconcilePool(
     const createdAt = taggedCreatedAt(eni) ?? 0;
     if (now - createdAt < ENI_TIMINGS.adoptAfterMs) continue;
     // Attached here by berth, unknown to the store: a crash between attach and the store write.
-    const record: EniRecord = {
-      kind: 'eni',
-      eniId: eni.eniId,
-      subnetId: eni.subnetId,
-      deviceIndex: eni.attachment.deviceIndex,
-      attachmentId: eni.attachment.attachmentId,
-      state: 'attached',
-      createdAt,
-      mutatingAt: now,
-      version: 1,
-    };
     try {
-      await deps.store.commit(pool.node, [
-        { put: record, expectedVersion: 0 },
-        ...eni.secondaryIps.map(
-          (ip): NodeWrite => ({ put: newIpRecord(ip, eni.eniId, now), expectedVersion: 0 }),
-        ),
-      ]);
+      await deps.store.commit(pool.node, attachedEniWrites(eni, eni.attachment, createdAt, now));
       if (!eni.attachment.deleteOnTermination) {
         await deps.ec2.setDeleteOnTermination({
           eniId: eni.eniId,

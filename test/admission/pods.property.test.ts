@@ -15,9 +15,9 @@ import {
   patched,
   podHarness,
   podRequest,
-  seededRandom,
 } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
+import { seededRandom } from '../support/random.js';
 
 type Protocol = 'UDP' | 'TCP' | 'TCPUDP';
 interface SpecInput {

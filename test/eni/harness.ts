@@ -14,6 +14,7 @@ import type { RefillRequests } from '../../shared/eni/refill.js';
 import type { AssignDeps } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
 import { FakeEc2, type FakeEc2Options } from '../fakes/ec2-fake.js';
+import { seededRandom } from '../support/random.js';
 import { FakeCluster } from './cluster-fake.js';
 
 /** The subnet every test node lives in: 10.0.0.0/24 (251 usable addresses). */
@@ -32,18 +33,6 @@ export interface EniWorld {
   readonly refillRequests: string[];
   /** Launches an instance and registers its node. */
   addNode(name: string, instanceType?: string): string;
-}
-
-/** A seeded uniform random source (mulberry32), so runs repeat. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Builds a world; `eni` overrides config keys, `fake` the EC2 fake's options. */

@@ -126,18 +126,6 @@ export function denial(verdict: AdmissionVerdict, code: number): string {
   return verdict.message;
 }
 
-/** mulberry32: a small seeded PRNG, so a failing property run replays. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A pod handler over a fresh table, with the store and ranges for inspection. */
 export interface PodHarness {
   readonly handler: AdmissionHandler;
