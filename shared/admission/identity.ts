@@ -18,6 +18,22 @@ export function newAllocationId(randomBytes: (size: number) => Uint8Array): stri
   return id;
 }
 
+const ALLOCATION_ID_SHAPE = /^[a-z2-7]{20}$/;
+
+/**
+ * Whether a value has the shape of the ids berth makes. Anything else on an object (empty, over
+ * long, hand-written) is treated as no id at all: it never reaches the store as a key.
+ */
+export function isAllocationId(value: unknown): value is string {
+  return typeof value === 'string' && ALLOCATION_ID_SHAPE.test(value);
+}
+
+/** The allocation id an opaque object carries, when it has berth's shape. */
+export function carriedAllocationId(object: JsonObject | null | undefined): string | undefined {
+  const id = annotationOf(object, ALLOCATION_ID_ANNOTATION);
+  return isAllocationId(id) ? id : undefined;
+}
+
 /**
  * The id of an object that carries no allocation-id annotation (created while berth was not in
  * its path), derived from its uid so the repair pass and later webhook calls agree on it.
