@@ -22,6 +22,7 @@ import { ExclusiveAllocator } from '../shared/allocation/allocator.js';
 import { clusterIpRange, nodePortRange } from '../shared/allocation/range.js';
 import { parseCidr } from '../shared/net/ip.js';
 import { parsePortRange } from '../shared/net/port-range.js';
+import { ImmediateSettler } from '../shared/settle/settler.js';
 import { applyPatch, decodePatch } from '../test/support/json-patch.js';
 import { MemoryAllocationStore, type StoreCalls } from './support/memory-allocation-store.js';
 import { writeResults } from './support/results.js';
@@ -151,6 +152,9 @@ async function measureHandlerCpu(): Promise<{
       allocator,
       ranges: { clusterIps: [clusterIpRange(cidr)], nodePorts: nodePortRange(ports) },
       randomBytes: (n) => randomBytes(n),
+      now: Date.now,
+      // Nothing to read back here: given-back values are freed at once, as without a cluster.
+      settler: new ImmediateSettler(allocator),
     }),
     pods: async () => allow(),
     podBinding: async () => allow(),

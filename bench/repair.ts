@@ -94,6 +94,9 @@ class PagingClusterApi implements ClusterApi {
   async getPod(): Promise<V1Pod | undefined> {
     return undefined;
   }
+  async getService(): Promise<V1Service | undefined> {
+    return undefined;
+  }
   listNodes(): AsyncIterable<V1Node> {
     return this.#paged([], {});
   }

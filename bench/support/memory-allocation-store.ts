@@ -73,7 +73,7 @@ export class MemoryAllocationStore implements AllocationStore {
     const holders = this.#holders(range, offset);
     const slot = offset % BLOCK_SIZE;
     const holder = holders.get(slot);
-    if (holder !== undefined && holder !== ownerId) return { taken: false, holder };
+    if (holder !== undefined) return { taken: false, holder };
     holders.set(slot, ownerId);
     return { taken: true };
   }

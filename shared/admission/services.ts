@@ -1,6 +1,7 @@
 /**
- * Service admission (contract section 6): cluster IPs and node ports with kube-apiserver
- * semantics, held in berth's store under the Service's allocation id.
+ * Service admission: cluster IPs and node ports with kube-apiserver semantics, held in berth's
+ * store under the Service's allocation id. Admission allocates but never frees: what an UPDATE
+ * drops or a DELETE gives back stays held until the settle step has read the committed object.
  */
 
 import type { ExclusiveAllocator } from '../allocation/allocator.js';
@@ -10,7 +11,7 @@ import {
   ValueAllocatedError,
   ValueNotInRangeError,
 } from '../allocation/errors.js';
-import type { OwnerRecord } from '../allocation/store.js';
+import { type OwnerRecord, type OwnerRef, OwnerVersionConflictError } from '../allocation/store.js';
 import { ServiceFieldError } from '../services/errors.js';
 import {
   planService,
@@ -19,8 +20,15 @@ import {
   servicePatch,
 } from '../services/plan.js';
 import { MalformedServiceError, parseService, type Service } from '../services/service-spec.js';
+import type { Settler } from '../settle/settler.js';
+import type { SettleReason } from '../settle/task.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { ALLOCATION_ID_ANNOTATION, allocationIdForUid, newAllocationId } from './identity.js';
+import {
+  ALLOCATION_ID_ANNOTATION,
+  allocationIdForUid,
+  isAllocationId,
+  newAllocationId,
+} from './identity.js';
 import { type AdmissionVerdict, allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -29,31 +37,63 @@ export interface ServiceAdmissionDeps {
   readonly allocator: ExclusiveAllocator;
   readonly ranges: ServiceRanges;
   readonly randomBytes: (size: number) => Uint8Array;
+  /** Takes owners whose values wait for the apiserver's commit. */
+  readonly settler: Settler;
+  /** Epoch ms. */
+  readonly now: () => number;
 }
 
-/** The id a stored Service's allocations live under: its annotation, else one derived from its uid. */
+/**
+ * The id a stored Service's allocations live under: its annotation when it has berth's shape,
+ * else one derived from its uid (a Service created while berth was not in its path).
+ */
 export function serviceAllocationId(service: Service): string | undefined {
   const annotated = service.metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
-  if (annotated) return annotated;
+  if (isAllocationId(annotated)) return annotated;
   return service.metadata.uid ? allocationIdForUid(service.metadata.uid) : undefined;
 }
+
+/** Attempts when an admission of the same Service, or its settle step, rewrites the record. */
+const RECORD_ATTEMPTS = 3;
 
 /** The admission handler for `services`. */
 export function serviceAdmission(deps: ServiceAdmissionDeps): AdmissionHandler {
   return async (request) => {
-    try {
-      if (request.operation === 'DELETE') return await onDelete(deps, request);
-      return await onWrite(deps, request);
-    } catch (error) {
-      if (error instanceof ServiceFieldError || error instanceof MalformedServiceError) {
-        return deny(error.statusCode, error.message);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (request.operation === 'DELETE') return await onDelete(deps, request);
+        return await onWrite(deps, request);
+      } catch (error) {
+        if (error instanceof OwnerVersionConflictError && attempt < RECORD_ATTEMPTS) continue;
+        if (error instanceof ServiceFieldError || error instanceof MalformedServiceError) {
+          return deny(error.statusCode, error.message);
+        }
+        if (error instanceof PlannedAllocationError) {
+          return deny(error.failure.statusCode, describe(error.failure, error.fields));
+        }
+        throw error;
       }
-      if (error instanceof PlannedAllocationError) {
-        return deny(error.failure.statusCode, describe(error.failure, error.fields));
-      }
-      throw error;
     }
   };
+}
+
+/** The object an admission is about: what identifies it as an owner. */
+function ownerOf(request: AdmissionRequest, service: Service): OwnerRef {
+  return {
+    kind: 'Service',
+    namespace: request.namespace ?? service.metadata.namespace ?? 'default',
+    // Empty for a CREATE with generateName: the apiserver names the object after admission.
+    name: service.metadata.name ?? request.name ?? '',
+  };
+}
+
+/** Whether a record is this object's: a copied annotation names another object's record. */
+function sameObject(record: OwnerRecord, owner: OwnerRef): boolean {
+  return (
+    record.owner.kind === 'Service' &&
+    record.owner.namespace === owner.namespace &&
+    record.owner.name === owner.name
+  );
 }
 
 async function onWrite(
@@ -65,31 +105,28 @@ async function onWrite(
     request.operation === 'UPDATE' && request.oldObject
       ? parseService(request.oldObject)
       : undefined;
-  const namespace = request.namespace ?? service.metadata.namespace ?? 'default';
+  const owner = ownerOf(request, service);
   const plan = planService(service, old, deps.ranges);
   const dryRun = request.dryRun === true;
 
-  const reinvoked = old ? undefined : await reinvocation(deps, service, namespace, plan);
-  const known = old ? serviceAllocationId(old) : reinvoked?.id;
+  const known = old
+    ? await storedIdentity(deps, old, owner)
+    : await reinvocation(deps, service, owner, plan);
   if (plan.requests.length === 0) {
-    // ExternalName or headless now: whatever the Service held is given back.
-    if (known && !dryRun)
-      await deps.allocator.release(known, reinvoked ? { current: reinvoked } : {});
-    return allow(servicePatch(service, plan, [], known ?? ''));
+    // ExternalName or headless now: whatever the Service held is given back, once committed.
+    if (known?.record && !dryRun) await giveBack(deps, known.id);
+    return allow(servicePatch(service, plan, [], known?.id ?? ''));
   }
-  const id = known ?? newAllocationId(deps.randomBytes);
   // A CREATE that is not a re-invocation has just made its id up: there is no record to read.
-  const current = old ? undefined : (reinvoked ?? 'none');
-  const owner = {
-    kind: 'Service' as const,
-    namespace,
-    name: service.metadata.name ?? request.name ?? service.metadata.generateName ?? '',
-  };
+  const id = known?.id ?? newAllocationId(deps.randomBytes);
+  const current = known ? known.record : 'none';
   try {
-    const { grants } = await deps.allocator.assign(id, owner, plan.requests, {
+    const { grants, releasing } = await deps.allocator.assign(id, owner, plan.requests, {
       dryRun,
       ...(current ? { current } : {}),
     });
+    if (!dryRun && !known) await track(deps, id, 'create');
+    if (!dryRun && releasing.length > 0) await track(deps, id, 'release');
     return allow(servicePatch(service, plan, grants, id));
   } catch (error) {
     if (error instanceof AllocationError) throw new PlannedAllocationError(error, plan.fields);
@@ -97,24 +134,32 @@ async function onWrite(
   }
 }
 
+interface Identity {
+  readonly id: string;
+  /** The record under `id`, read just now; undefined when there is none. */
+  readonly record: OwnerRecord | undefined;
+}
+
 /**
  * A CREATE carrying an allocation id is a re-invocation only when that id is stored for this
- * namespace and every value on the object is the one recorded; a copied annotation is not.
+ * very object (namespace and name) and every value on the object is the one recorded; a copied
+ * annotation is not, and gets a fresh id.
  */
 async function reinvocation(
   deps: ServiceAdmissionDeps,
   service: Service,
-  namespace: string,
+  owner: OwnerRef,
   plan: ServicePlan,
-): Promise<OwnerRecord | undefined> {
+): Promise<Identity | undefined> {
   const id = service.metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
-  if (!id) return undefined;
+  if (!isAllocationId(id)) return undefined;
   const record = await deps.allocator.holding(id);
-  return record && matches(record, namespace, plan) ? record : undefined;
+  return record && sameObject(record, owner) && carriesRecorded(record, plan)
+    ? { id, record }
+    : undefined;
 }
 
-function matches(record: OwnerRecord, namespace: string, plan: ServicePlan): boolean {
-  if (record.owner.kind !== 'Service' || record.owner.namespace !== namespace) return false;
+function carriesRecorded(record: OwnerRecord, plan: ServicePlan): boolean {
   return plan.requests.every((request) => {
     const claim = record.claims.find((c) => c.slot === request.slot);
     return (
@@ -125,20 +170,46 @@ function matches(record: OwnerRecord, namespace: string, plan: ServicePlan): boo
   });
 }
 
+/**
+ * The identity of a stored Service (UPDATE, DELETE): the id it carries, unless that id's record
+ * belongs to another object (the annotation was copied while berth was not in the path); then
+ * the one derived from its uid, so it can never act on the other object's values.
+ */
+async function storedIdentity(
+  deps: ServiceAdmissionDeps,
+  stored: Service,
+  owner: OwnerRef,
+): Promise<Identity | undefined> {
+  const carried = serviceAllocationId(stored);
+  if (carried === undefined) return undefined;
+  const record = await deps.allocator.holding(carried);
+  if (!record || sameObject(record, owner)) return { id: carried, record };
+  const own = stored.metadata.uid ? allocationIdForUid(stored.metadata.uid) : undefined;
+  if (own === undefined || own === carried) return undefined;
+  const ownRecord = await deps.allocator.holding(own);
+  return { id: own, record: ownRecord && sameObject(ownRecord, owner) ? ownRecord : undefined };
+}
+
 async function onDelete(
   deps: ServiceAdmissionDeps,
   request: AdmissionRequest,
 ): Promise<AdmissionVerdict> {
   if (request.dryRun || !request.oldObject) return allow();
   const old = parseService(request.oldObject);
-  const id = serviceAllocationId(old);
-  if (!id) return allow();
-  const record = await deps.allocator.holding(id);
-  const namespace = request.namespace ?? old.metadata.namespace;
-  // Only what is recorded under this id for this namespace is released.
-  if (record?.owner.kind === 'Service' && record.owner.namespace === namespace)
-    await deps.allocator.release(id);
+  const known = await storedIdentity(deps, old, ownerOf(request, old));
+  // Only what is recorded under this object's own id is given back.
+  if (known?.record) await giveBack(deps, known.id);
   return allow();
+}
+
+/** Everything `id` holds starts its way out; the settle step frees it once the write commits. */
+async function giveBack(deps: ServiceAdmissionDeps, id: string): Promise<void> {
+  const record = await deps.allocator.giveBack(id);
+  if (record?.releasing?.length) await track(deps, id, 'release');
+}
+
+function track(deps: ServiceAdmissionDeps, id: string, reason: SettleReason): Promise<void> {
+  return deps.settler.track({ id, reason, admittedAt: deps.now(), attempt: 0 });
 }
 
 /** An allocation failure with the plan's slot → field map, so the denial can name the field. */

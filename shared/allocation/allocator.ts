@@ -5,10 +5,13 @@
  * Protocol for one owner (an allocation id):
  * 1. write the owner record listing every value it will hold (the intent);
  * 2. claim each new value with a conditional write on that one value;
- * 3. release values it no longer needs, then drop them from the record.
- * A crash between steps leaves a record that a retry completes (a claim is idempotent per owner),
- * or at worst a value held by an owner that no object carries, which the repair pass frees.
- * No value is ever held by two owners: step 2 is the only way in, and it is exclusive.
+ * 3. values it no longer needs are not freed here: they move to the record's `releasing` list and
+ *    stay held until the settle step (`shared/settle/`) has read that the object no longer
+ *    carries them, because admission sees intent and the apiserver may still refuse the write.
+ * A crash between steps leaves a record that a retry completes (it checks what it holds before
+ * claiming), or at worst a value held by an owner that no object carries, which the repair pass
+ * frees. No value is ever held by two owners: step 2 is the only way in, and it is exclusive,
+ * even against the owner itself (a value on its way out is never taken back under its id).
  */
 import {
   AllocationContentionError,
@@ -25,6 +28,8 @@ import {
   type Claim,
   type OwnerRecord,
   type OwnerRef,
+  OwnerVersionConflictError,
+  type ReleasingClaim,
 } from './store.js';
 
 /** One value an owner needs, named by its slot (e.g. `spec.clusterIPs[0]`). */
@@ -45,8 +50,8 @@ export interface Grant {
 /** What one `assign` did. */
 export interface Assignment {
   readonly grants: readonly Grant[];
-  /** Values released because they were no longer requested. */
-  readonly released: readonly Claim[];
+  /** Values no longer requested: still held, now waiting for the settle step. */
+  readonly releasing: readonly Claim[];
   /** Claims lost to a concurrent writer and picked again. */
   readonly conflicts: number;
 }
@@ -65,9 +70,17 @@ export interface AssignOptions {
 /** How often a dynamic pick may lose a race before the request gives up (never unbounded). */
 const MAX_CLAIM_ATTEMPTS = 16;
 
+/** Attempts at an owner-record change that keeps losing to a concurrent writer of that record. */
+const RECORD_ATTEMPTS = 4;
+
 /** Store key of a range: its kind and name. */
 export function rangeKey(range: ValueRange): string {
   return `${range.kind}#${range.name}`;
+}
+
+/** One value of one range, as a map key. */
+export function claimKey(claim: { readonly range: string; readonly offset: number }): string {
+  return `${claim.range}#${claim.offset}`;
 }
 
 /** Dependencies, injected so tests control randomness and time. */
@@ -120,6 +133,9 @@ export class ExclusiveAllocator {
     const fresh = options.current === 'none';
     const previous = fresh ? undefined : await this.#current(id, options.current);
     const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
+    const recordedValues = new Set((previous?.claims ?? []).map(claimKey));
+    const releasing = new Map((previous?.releasing ?? []).map((claim) => [claimKey(claim), claim]));
+    let reverted = 0;
     const chosen = new Map<string, Set<number>>();
     const choose = (key: string, offset: number) => {
       const set = chosen.get(key) ?? new Set<number>();
@@ -145,7 +161,16 @@ export class ExclusiveAllocator {
       } else if (wanted !== undefined) {
         if (chosen.get(key)?.has(wanted))
           throw new ValueAllocatedError(request.range, request.value ?? '', request.slot);
-        pending.push({ request, key, offset: wanted, recorded: false });
+        const value = claimKey({ range: key, offset: wanted });
+        // Asked for again before it was freed (a refused change retried): it stays held.
+        const takenBack = releasing.delete(value);
+        if (takenBack) reverted++;
+        pending.push({
+          request,
+          key,
+          offset: wanted,
+          recorded: takenBack || recordedValues.has(value),
+        });
         choose(key, wanted);
       } else {
         unresolved.push(request);
@@ -163,10 +188,14 @@ export class ExclusiveAllocator {
       pending.push({ request, key, offset, recorded: false });
       choose(key, offset);
     }
-    // A recorded value that moved to another slot of the same owner is kept, not released.
+    // A recorded value that moved to another slot of the same owner is kept, not given back.
     const dropped = [...recorded.values()].filter(
       (claim) => !chosen.get(claim.range)?.has(claim.offset),
     );
+    const stillReleasing: ReleasingClaim[] = [
+      ...releasing.values(),
+      ...dropped.map((claim) => ({ ...claim, since: this.#now() })),
+    ];
     const claimsOf = (): Claim[] =>
       pending.map((p) => ({ slot: p.request.slot, range: p.key, offset: p.offset }));
     const grantsOf = (): Grant[] =>
@@ -183,7 +212,7 @@ export class ExclusiveAllocator {
       const isStatic = entry.request.value !== undefined;
       if (entry.recorded || (options.dryRun && isStatic)) {
         const holder = await this.#holderOf(entry.key, entry.offset);
-        if (holder === id) continue;
+        if (holder === id && entry.recorded) continue;
         if (holder !== undefined && isStatic)
           throw new ValueAllocatedError(
             entry.request.range,
@@ -193,18 +222,20 @@ export class ExclusiveAllocator {
       }
       toClaim.push(entry);
     }
-    if (options.dryRun) return { grants: grantsOf(), released: dropped, conflicts: 0 };
-    if (toClaim.length === 0 && dropped.length === 0 && previous) {
-      return { grants: grantsOf(), released: [], conflicts: 0 };
+    if (options.dryRun) return { grants: grantsOf(), releasing: dropped, conflicts: 0 };
+    if (toClaim.length === 0 && dropped.length === 0 && reverted === 0 && previous) {
+      return { grants: grantsOf(), releasing: [], conflicts: 0 };
     }
 
-    let record: OwnerRecord = {
+    const recordOf = (version: number): OwnerRecord => ({
       id,
       owner,
-      claims: [...claimsOf(), ...dropped],
-      version: (previous?.version ?? 0) + 1,
+      claims: claimsOf(),
+      ...(stillReleasing.length > 0 ? { releasing: stillReleasing } : {}),
+      version,
       createdAt: previous?.createdAt ?? this.#now(),
-    };
+    });
+    let record = recordOf((previous?.version ?? 0) + 1);
     // The intent must be durable before a claim whenever a retry could come back with this id.
     // A fresh id is known to nobody else, so its intent and its claims are written at once.
     const intent = this.#store.putOwner(record, previous?.version ?? 0);
@@ -215,11 +246,7 @@ export class ExclusiveAllocator {
     let amendments: Promise<void> = intent;
     const amend = () => {
       amendments = amendments.then(async () => {
-        const amended: OwnerRecord = {
-          ...record,
-          claims: [...claimsOf(), ...dropped],
-          version: record.version + 1,
-        };
+        const amended = recordOf(record.version + 1);
         await this.#store.putOwner(amended, record.version);
         record = amended;
       });
@@ -257,32 +284,95 @@ export class ExclusiveAllocator {
       throw failure.reason;
     }
     await amendments;
-
-    if (dropped.length > 0) {
-      for (const claim of dropped) await this.#store.release(claim.range, claim.offset, id);
-      await this.#store.putOwner(
-        { ...record, claims: claimsOf(), version: record.version + 1 },
-        record.version,
-      );
-    }
-    return { grants: grantsOf(), released: dropped, conflicts };
+    return { grants: grantsOf(), releasing: dropped, conflicts };
   }
 
   /**
-   * Releases everything owner `id` holds and forgets it. Releasing an unknown or already
-   * released owner changes nothing. Returns the claims this call freed.
+   * Gives back everything owner `id` holds (its object is being deleted): every value moves to
+   * the record's `releasing` list, still held, for the settle step to free once the object is
+   * gone. An unknown owner changes nothing. Returns the record as written, if any.
    */
-  async release(id: string, options: AssignOptions = {}): Promise<readonly Claim[]> {
-    const record =
-      options.current === 'none' ? undefined : await this.#current(id, options.current);
-    if (!record) return [];
-    if (options.dryRun) return record.claims;
-    const freed: Claim[] = [];
-    for (const claim of record.claims) {
-      if (await this.#store.release(claim.range, claim.offset, id)) freed.push(claim);
+  async giveBack(id: string): Promise<OwnerRecord | undefined> {
+    return this.#change(id, (record) =>
+      record.claims.length === 0
+        ? record
+        : {
+            ...record,
+            claims: [],
+            releasing: [
+              ...(record.releasing ?? []),
+              ...record.claims.map((claim) => ({ ...claim, since: this.#now() })),
+            ],
+          },
+    );
+  }
+
+  /**
+   * Frees values of `record` that the settle step found no object carries, and puts `kept`
+   * values back among the held ones (a refused change). The record is rewritten first, versioned,
+   * and each value freed after: a concurrent admission of the same owner either wins the record
+   * write (and this call frees nothing) or finds the value gone from its record and can never
+   * claim it again under its id while the release is on its way. False when the record changed
+   * since it was read; the caller reads it again.
+   */
+  async settle(
+    record: OwnerRecord,
+    decision: { readonly free: readonly Claim[]; readonly keep?: readonly Claim[] },
+  ): Promise<boolean> {
+    const freed = new Set(decision.free.map(claimKey));
+    const kept = new Set((decision.keep ?? []).map(claimKey));
+    if (freed.size === 0 && kept.size === 0) return true;
+    const claims = [
+      ...record.claims.filter((c) => !freed.has(claimKey(c))),
+      ...(record.releasing ?? [])
+        .filter((c) => kept.has(claimKey(c)))
+        .map(({ slot, range, offset }) => ({ slot, range, offset })),
+    ];
+    const releasing = (record.releasing ?? []).filter(
+      (c) => !freed.has(claimKey(c)) && !kept.has(claimKey(c)),
+    );
+    if (claims.length === 0 && releasing.length === 0) {
+      if (!(await this.#store.deleteOwner(record.id, record.version))) return false;
+    } else {
+      const next: OwnerRecord = {
+        id: record.id,
+        owner: record.owner,
+        claims,
+        ...(releasing.length > 0 ? { releasing } : {}),
+        version: record.version + 1,
+        createdAt: record.createdAt,
+      };
+      try {
+        await this.#store.putOwner(next, record.version);
+      } catch (error) {
+        if (error instanceof OwnerVersionConflictError) return false;
+        throw error;
+      }
     }
-    await this.#store.deleteOwner(id);
-    return freed;
+    for (const claim of decision.free)
+      await this.#store.release(claim.range, claim.offset, record.id);
+    return true;
+  }
+
+  /** Rewrites the record of `id` with `change`, versioned, reading it again on a conflict. */
+  async #change(
+    id: string,
+    change: (record: OwnerRecord) => OwnerRecord,
+  ): Promise<OwnerRecord | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const record = await this.#store.getOwner(id);
+      if (!record) return undefined;
+      const next = change(record);
+      if (next === record) return record;
+      const written = { ...next, version: record.version + 1 };
+      try {
+        await this.#store.putOwner(written, record.version);
+        return written;
+      } catch (error) {
+        if (!(error instanceof OwnerVersionConflictError) || attempt >= RECORD_ATTEMPTS)
+          throw error;
+      }
+    }
   }
 
   async #current(id: string, known: OwnerRecord | undefined): Promise<OwnerRecord | undefined> {

@@ -28,6 +28,16 @@ export interface Claim {
 }
 
 /**
+ * A value its owner gave back at admission (an UPDATE dropped it, or a DELETE). It stays held
+ * until the settle step has read from the Kubernetes API that the object no longer carries it:
+ * the apiserver may still refuse the write, and until then the value is the object's.
+ */
+export interface ReleasingClaim extends Claim {
+  /** Epoch milliseconds of the admission that gave it back. */
+  readonly since: number;
+}
+
+/**
  * The owner record: written before any value is claimed (an intent log), so a retry after a
  * crash finds the values it chose and a release knows exactly what to free.
  */
@@ -35,6 +45,8 @@ export interface OwnerRecord {
   readonly id: string;
   readonly owner: OwnerRef;
   readonly claims: readonly Claim[];
+  /** Values still held but given back, waiting for the settle step; absent when none. */
+  readonly releasing?: readonly ReleasingClaim[];
   /** Optimistic-concurrency version; 1 on first write. */
   readonly version: number;
   /** Epoch milliseconds of the first write. */
@@ -66,7 +78,11 @@ export interface AllocationStore {
   listOwners(): AsyncIterable<OwnerRecord>;
   /** Blocks with index in `[from, to]`, ascending, strongly consistent; absent blocks are all free. */
   scanBlocks(range: string, from: number, to: number): AsyncIterable<Block>;
-  /** Takes the value for `ownerId` unless someone holds it; taking one's own value again succeeds. */
+  /**
+   * Takes the value for `ownerId` only when nobody holds it, the owner itself included: a value
+   * an owner still holds but is giving back may have a release on its way, so it is never taken
+   * again under the same id (an owner's retries check what they hold before claiming).
+   */
   claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome>;
   /** Frees the value if `ownerId` holds it; false when it did not (already released). */
   release(range: string, offset: number, ownerId: string): Promise<boolean>;

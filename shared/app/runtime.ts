@@ -16,6 +16,7 @@ import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
 import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
@@ -31,6 +32,11 @@ export interface RuntimeDeps {
    * admission Lambda passes a small HTTPS reader (../k8s/https-node-reader.ts).
    */
   readonly clusterApi?: Pick<ClusterApi, 'getPod' | 'getNode'>;
+  /**
+   * Where Service admission hands values that wait for the apiserver's commit. Without one,
+   * nothing can be read back, so what admission gives back is freed at once.
+   */
+  readonly settler?: (allocator: ExclusiveAllocator) => Settler;
   readonly now?: () => number;
   readonly random?: () => number;
   readonly randomBytes?: (size: number) => Uint8Array;
@@ -89,7 +95,13 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const cluster = deps.clusterApi;
 
   const admission: AdmissionHandlers = {
-    services: serviceAdmission({ allocator, ranges, randomBytes }),
+    services: serviceAdmission({
+      allocator,
+      ranges,
+      randomBytes,
+      now,
+      settler: deps.settler?.(allocator) ?? new ImmediateSettler(allocator),
+    }),
     pods: podAdmission({ config, store: hostPortStore, random, randomBytes, now }),
     podBinding: cluster
       ? podBindingAdmission({ cluster, nodeAddressTypes: config.nodeAddressTypes, now })

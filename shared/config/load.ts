@@ -39,6 +39,8 @@ export interface LambdaSettings {
   readonly webhookSecretArn: string | undefined;
   /** Name of the ENI function, which runs background pool refills; node IP function only. */
   readonly eniFunctionName: string | undefined;
+  /** URL of the settle queue; admission and settle functions. */
+  readonly settleQueueUrl: string | undefined;
 }
 
 /** Reads and validates the Lambda environment; every missing or bad variable in one error. */
@@ -65,6 +67,7 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     region,
     webhookSecretArn: env.BERTH_WEBHOOK_SECRET_ARN || undefined,
     eniFunctionName: env.BERTH_ENI_FUNCTION || undefined,
+    settleQueueUrl: env.BERTH_SETTLE_QUEUE || undefined,
   };
 }
 

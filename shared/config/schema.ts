@@ -172,6 +172,17 @@ const configSchema = z
         message: 'maxIdle must be at least minIdle',
         path: ['maxIdle'],
       }),
+    settle: z
+      .strictObject({
+        // Never 0: a value must not be freed before the apiserver has had time to commit.
+        delaySeconds: z
+          .number()
+          .int()
+          .min(1, 'must be at least 1: values are freed only after the apiserver commits')
+          .max(60)
+          .default(5),
+      })
+      .prefault({}),
   })
   .check((ctx) => {
     for (const [name, range] of Object.entries(ctx.value.hostPortRanges)) {

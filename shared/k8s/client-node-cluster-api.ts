@@ -78,6 +78,17 @@ export class ClientNodeClusterApi implements ClusterApi {
     }
   }
 
+  async getService(namespace: string, name: string): Promise<V1Service | undefined> {
+    const target = { verb: 'get', resource: `namespaces/${namespace}/services/${name}` };
+    try {
+      return await this.#core.readNamespacedService({ namespace, name });
+    } catch (error) {
+      const translated = translateKubernetesError(error, target);
+      if (translated instanceof KubernetesNotFoundError) return undefined;
+      throw translated;
+    }
+  }
+
   async getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
     const target = { verb: 'get', resource: `namespaces/${namespace}/pods/${name}` };
     try {

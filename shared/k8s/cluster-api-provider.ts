@@ -30,6 +30,10 @@ export class ProvidedClusterApi implements ClusterApi {
     return this.#call((api) => api.getPod(namespace, name));
   }
 
+  async getService(namespace: string, name: string): Promise<V1Service | undefined> {
+    return this.#call((api) => api.getService(namespace, name));
+  }
+
   async *listNodes(options?: ListOptions): AsyncIterable<V1Node> {
     // One client serves the whole list: continue tokens are tied to the server, not the token,
     // but a list should not straddle a rebuild anyway.

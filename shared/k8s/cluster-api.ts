@@ -36,6 +36,7 @@ export interface ListOptions {
 export interface ClusterApi {
   getNode(name: string): Promise<V1Node | undefined>;
   getPod(namespace: string, name: string): Promise<V1Pod | undefined>;
+  getService(namespace: string, name: string): Promise<V1Service | undefined>;
   listNodes(options?: ListOptions): AsyncIterable<V1Node>;
   listPods(options?: ListOptions): AsyncIterable<V1Pod>;
   listServices(options?: ListOptions): AsyncIterable<V1Service>;

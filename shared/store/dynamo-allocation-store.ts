@@ -20,6 +20,7 @@ import {
   type ClaimOutcome,
   type OwnerRecord,
   OwnerVersionConflictError,
+  type ReleasingClaim,
 } from '../allocation/store.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
@@ -145,8 +146,6 @@ export class DynamoAllocationStore implements AllocationStore {
     if (outcome.written) return { taken: true };
     const { item } = outcome;
     const holder = item?.[slotAttribute(offset % BLOCK_SIZE)]?.S ?? '';
-    // Claiming one's own value again is how a retry after a crash completes: it succeeds.
-    if (holder === ownerId) return { taken: true };
     return item ? { taken: false, holder, block: decodeBlock(item) } : { taken: false, holder };
   }
 
@@ -222,28 +221,44 @@ function decodeBlock(item: Record<string, AttributeValue>): Block {
   return { index, holders };
 }
 
+const encodeClaim = (c: Claim): Record<string, AttributeValue> => ({
+  s: { S: c.slot },
+  r: { S: c.range },
+  o: { N: String(c.offset) },
+});
+const decodeClaim = (entry: AttributeValue): Claim => ({
+  slot: entry.M?.s?.S ?? '',
+  range: entry.M?.r?.S ?? '',
+  offset: Number(entry.M?.o?.N ?? Number.NaN),
+});
+
 function encodeOwner(record: OwnerRecord): Record<string, AttributeValue> {
+  const releasing = record.releasing ?? [];
   return {
+    ...(releasing.length > 0
+      ? {
+          releasing: {
+            L: releasing.map((c) => ({ M: { ...encodeClaim(c), t: { N: String(c.since) } } })),
+          },
+        }
+      : {}),
     kind: { S: record.owner.kind },
     namespace: { S: record.owner.namespace },
     name: { S: record.owner.name },
-    claims: {
-      L: record.claims.map((c) => ({
-        M: { s: { S: c.slot }, r: { S: c.range }, o: { N: String(c.offset) } },
-      })),
-    },
+    claims: { L: record.claims.map((c) => ({ M: encodeClaim(c) })) },
     version: { N: String(record.version) },
     createdAt: { N: String(record.createdAt) },
   };
 }
 
 function decodeOwner(item: Record<string, AttributeValue>): OwnerRecord {
-  const claims: Claim[] = (item.claims?.L ?? []).map((entry) => ({
-    slot: entry.M?.s?.S ?? '',
-    range: entry.M?.r?.S ?? '',
-    offset: Number(entry.M?.o?.N ?? Number.NaN),
+  const claims: Claim[] = (item.claims?.L ?? []).map(decodeClaim);
+  const releasing: ReleasingClaim[] = (item.releasing?.L ?? []).map((entry) => ({
+    ...decodeClaim(entry),
+    since: Number(entry.M?.t?.N ?? 0),
   }));
   return {
+    ...(releasing.length > 0 ? { releasing } : {}),
     id: item[SK]?.S ?? '',
     owner: {
       kind: item.kind?.S === 'Pod' ? 'Pod' : 'Service',

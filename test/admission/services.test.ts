@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { V1Service } from '@kubernetes/client-node';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type AdmissionHandlers, admit } from '../../shared/admission/dispatch.js';
 import { allow } from '../../shared/admission/response.js';
@@ -8,7 +9,12 @@ import { ExclusiveAllocator } from '../../shared/allocation/allocator.js';
 import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
+import type { ServiceRanges } from '../../shared/services/plan.js';
+import { settleTiming } from '../../shared/settle/policy.js';
+import { settleStep } from '../../shared/settle/step.js';
+import type { SettleTask } from '../../shared/settle/task.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import { FakeClusterApi } from '../fakes/cluster-api.js';
 import { freshTable } from '../support/dynamo.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { review } from '../support/reviews.js';
@@ -48,20 +54,50 @@ const portRange = (text: string) => nodePortRange(parsePortRange(text) as PortRa
 
 let handlers: AdmissionHandlers;
 let store: DynamoAllocationStore;
+let allocator: ExclusiveAllocator;
+let ranges: ServiceRanges;
+/** The test's clock, epoch ms. */
+let clock: number;
+/** Settle tasks admission handed over, in order. */
+let tasks: SettleTask[];
 
 async function setUp(cidrs: string[] = ['10.100.0.0/16'], ports = '30000-32767') {
   const { client, tableName } = await freshTable();
   store = new DynamoAllocationStore({ client, tableName, cluster: 'test' });
-  const allocator = new ExclusiveAllocator({ store, random: Math.random, now: Date.now });
+  clock = Date.parse('2026-11-24T12:00:00Z');
+  tasks = [];
+  allocator = new ExclusiveAllocator({ store, random: Math.random, now: () => clock });
+  ranges = { clusterIps: cidrs.map(ipRange), nodePorts: portRange(ports) };
   handlers = {
     services: serviceAdmission({
       allocator,
-      ranges: { clusterIps: cidrs.map(ipRange), nodePorts: portRange(ports) },
+      ranges,
       randomBytes: (n) => randomBytes(n),
+      now: () => clock,
+      settler: {
+        track: async (task) => {
+          tasks.push(task);
+        },
+      },
     }),
     pods: async () => allow(),
     podBinding: async () => allow(),
   };
+}
+
+/**
+ * Runs the settle step once for every task handed over so far, against `stored`: the Services
+ * the apiserver has committed. Tasks that ask for another look stay queued.
+ */
+async function settle(...stored: Obj[]) {
+  const cluster = new FakeClusterApi().withServices(...(stored as V1Service[]));
+  const deps = { allocator, cluster, ranges, timing: settleTiming(5), now: () => clock };
+  const looked = tasks;
+  tasks = [];
+  for (const task of looked) {
+    const outcome = await settleStep(deps, task);
+    if (outcome.recheckAfter !== undefined) tasks.push({ ...task, attempt: task.attempt + 1 });
+  }
 }
 
 function service(
@@ -295,7 +331,11 @@ describe('Service admission', () => {
     updated.spec.ports = [{ name: 'b', port: 81 }];
     const after = applyPatch(updated, decodePatch((await send('UPDATE', updated, stored)).patch));
     expect(after.spec.ports[0]?.nodePort).toBeGreaterThanOrEqual(30086);
-    await create(service('taker', { type: 'NodePort', ports: [{ port: 1, nodePort: 30010 }] }));
+    const taker = service('taker', { type: 'NodePort', ports: [{ port: 1, nodePort: 30010 }] });
+    // Given back, but held until the apiserver has stored the Service without it.
+    expect((await denial('CREATE', taker))?.code).toBe(409);
+    await settle(after);
+    await create(taker);
   });
 
   it('releases every node port when a NodePort Service becomes ClusterIP', async () => {
@@ -307,6 +347,7 @@ describe('Service admission', () => {
     const after = applyPatch(updated, decodePatch((await send('UPDATE', updated, stored)).patch));
     expect(after.spec.ports[0]?.nodePort).toBeUndefined();
     expect(after.spec.clusterIP).toBe(stored.spec.clusterIP);
+    await settle(after);
     await create(service('taker', { type: 'NodePort', ports: [{ port: 1, nodePort: 30020 }] }));
   });
 
@@ -320,13 +361,14 @@ describe('Service admission', () => {
     );
     expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
     expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
-    const again = await create(
-      service('reuse', {
-        clusterIP: '10.100.0.50',
-        type: 'NodePort',
-        ports: [{ port: 80, nodePort: 30030 }],
-      }),
-    );
+    const reuse = service('reuse', {
+      clusterIP: '10.100.0.50',
+      type: 'NodePort',
+      ports: [{ port: 80, nodePort: 30030 }],
+    });
+    expect((await denial('CREATE', reuse))?.code).toBe(409);
+    await settle();
+    const again = await create(reuse);
     expect(again.spec.clusterIP).toBe('10.100.0.50');
   });
 
@@ -394,5 +436,123 @@ describe('Service admission', () => {
     });
     const { response } = await admit(parseAdmissionReview(body), handlers);
     expect(response).toEqual({ uid: body.request.uid, allowed: true });
+  });
+});
+
+describe('Service admission: one value, one live owner', () => {
+  beforeEach(async () => {
+    await setUp();
+  });
+  const nodePortService = (name: string, nodePort: number, clusterIP?: string) =>
+    service(name, {
+      type: 'NodePort',
+      ports: [{ name: 'game', port: 80, nodePort }],
+      ...(clusterIP ? { clusterIP } : {}),
+    });
+
+  it('denies a copy of a Service under another name with 409, and deleting the copy frees nothing of the original', async () => {
+    const a = await create(nodePortService('a', 30100, '10.100.0.70'));
+    // kubectl get svc a -o yaml | rename to b | kubectl create: annotation, IP and port copied.
+    const b = structuredClone(a);
+    b.metadata.name = 'b';
+    delete b.metadata.uid;
+    const status = await denial('CREATE', b);
+    expect(status?.code).toBe(409);
+    expect(status?.message).toContain('provided IP is already allocated');
+
+    // Had the copy been stored while berth was not in the path, its DELETE gives back nothing of a's.
+    b.metadata.uid = 'uid-b';
+    expect((await send('DELETE', undefined, b)).allowed).toBe(true);
+    await settle(a);
+    expect((await denial('CREATE', nodePortService('c', 30100)))?.code).toBe(409);
+    expect((await denial('CREATE', service('d', { clusterIP: '10.100.0.70' })))?.code).toBe(409);
+  });
+
+  it('keeps a node port an UPDATE dropped while the apiserver has not stored the change, and holds it again when the change was refused', async () => {
+    const stored = await create(nodePortService('upd', 30110));
+    const updated = structuredClone(stored);
+    updated.spec.ports = [{ name: 'other', port: 81 }];
+    expect((await send('UPDATE', updated, stored)).allowed).toBe(true);
+    const rival = nodePortService('rival', 30110);
+    expect((await denial('CREATE', rival))?.code).toBe(409);
+
+    // The apiserver refused the UPDATE (stale resourceVersion): the stored Service still has the port.
+    await settle(stored);
+    expect((await denial('CREATE', rival))?.code).toBe(409);
+    clock += 10 * 60_000;
+    await settle(stored);
+    expect(tasks).toEqual([]);
+    const record = await store.getOwner(
+      stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '',
+    );
+    expect(record?.releasing).toBeUndefined();
+    expect(record?.claims.map((c) => c.offset)).toContain(110);
+    expect((await denial('CREATE', rival))?.code).toBe(409);
+  });
+
+  it('keeps every value of a Service held by a finalizer until it is gone from the API', async () => {
+    const stored = await create(
+      service('lb', { type: 'LoadBalancer', ports: [{ name: 'game', port: 80, nodePort: 30120 }] }),
+    );
+    expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
+    const terminating = structuredClone(stored);
+    (terminating.metadata as Record<string, unknown>).deletionTimestamp = '2026-11-24T12:00:01Z';
+    (terminating.metadata as Record<string, unknown>).finalizers = ['service.k8s.aws/resources'];
+    for (let look = 0; look < 4; look++) {
+      clock += 60_000;
+      await settle(terminating);
+      expect((await denial('CREATE', nodePortService('next', 30120)))?.code).toBe(409);
+    }
+    expect(tasks.map((t) => t.reason)).toEqual(['release']);
+    await settle();
+    await create(nodePortService('next', 30120));
+  });
+
+  it('frees the values of a CREATE the apiserver never stored once no write can still commit it', async () => {
+    const never = await create(nodePortService('never', 30130));
+    const kept = await create(nodePortService('kept', 30131));
+    await settle(kept);
+    expect(tasks.map((t) => t.reason)).toEqual(['create']);
+    clock += 30_000;
+    await settle(kept);
+    expect((await denial('CREATE', nodePortService('again', 30130)))?.code).toBe(409);
+    clock += 90_000;
+    await settle(kept);
+    expect(tasks).toEqual([]);
+    await create(nodePortService('again', 30130));
+    expect((await denial('CREATE', nodePortService('again2', 30131)))?.code).toBe(409);
+    expect(never.metadata.name).toBe('never');
+  });
+
+  it('frees what a DELETE gave back once, however often the DELETE and the settle step repeat', async () => {
+    const stored = await create(nodePortService('twice', 30140));
+    await send('DELETE', undefined, stored);
+    await send('DELETE', undefined, stored);
+    await settle();
+    const next = await create(nodePortService('next', 30140));
+    await send('DELETE', undefined, stored);
+    await settle(next);
+    expect((await denial('CREATE', nodePortService('third', 30140)))?.code).toBe(409);
+  });
+
+  it('takes a value back when the change that dropped it is retried with it before the settle step', async () => {
+    const stored = await create(nodePortService('back', 30150));
+    const dropped = structuredClone(stored);
+    dropped.spec.ports = [{ name: 'other', port: 81 }];
+    const after = applyPatch(dropped, decodePatch((await send('UPDATE', dropped, stored)).patch));
+    const again = structuredClone(stored);
+    expect((await send('UPDATE', again, stored)).allowed).toBe(true);
+    await settle(stored);
+    expect((await denial('CREATE', nodePortService('rival', 30150)))?.code).toBe(409);
+    expect(after.spec.ports[0]?.nodePort).not.toBe(30150);
+  });
+
+  it('treats an allocation id not of berth shape as absent', async () => {
+    for (const id of ['', 'x'.repeat(1500), 'UPPERCASEUPPERCASEUP']) {
+      const created = await create(
+        service(`odd-${id.length}`, {}, { annotations: { 'berth.dev/allocation-id': id } }),
+      );
+      expect(created.metadata.annotations?.['berth.dev/allocation-id']).toMatch(/^[a-z2-7]{20}$/);
+    }
   });
 });

@@ -12,6 +12,7 @@ import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
+import { freeOwner } from '../support/free-owner.js';
 
 const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
 
@@ -79,7 +80,7 @@ describe('ExclusiveAllocator', () => {
     for (let i = 0; i < 10; i++) await a.assign(`o${i}`, owner, [{ slot: 'p', range }]);
     const record = await a.holding('o4');
     const value = range.valueAt(record?.claims[0]?.offset ?? -1);
-    await a.release('o4');
+    await freeOwner(a, 'o4');
     const { grants } = await a.assign('late', owner, [{ slot: 'p', range }]);
     expect(grants[0]?.value).toBe(value);
   });
@@ -140,8 +141,8 @@ describe('ExclusiveAllocator', () => {
     const first = await a.assign('same', owner, [{ slot: 'p', range }]);
     const again = await a.assign('same', owner, [{ slot: 'p', range }]);
     expect(again.grants).toEqual(first.grants);
-    expect(await a.release('same')).toHaveLength(1);
-    expect(await a.release('same')).toHaveLength(0);
+    expect(await freeOwner(a, 'same')).toHaveLength(1);
+    expect(await freeOwner(a, 'same')).toHaveLength(0);
   });
 
   it('completes an allocation that crashed between the owner record and the claim', async () => {
@@ -215,7 +216,13 @@ describe('ExclusiveAllocator', () => {
       { slot: 'c', range },
     ]);
     expect(second.grants.find((g) => g.slot === 'a')?.value).toBe(kept);
-    expect(second.released.map((c) => c.slot)).toEqual(['b']);
+    expect(second.releasing.map((c) => c.slot)).toEqual(['b']);
+    // Given back, still held: nobody gets it before the settle step frees it.
+    await expect(
+      a.assign('other', owner, [{ slot: 'x', range, value: dropped }]),
+    ).rejects.toBeInstanceOf(ValueAllocatedError);
+    const record = await a.holding('svc');
+    expect(record && (await a.settle(record, { free: record.releasing ?? [] }))).toBe(true);
     const reuse = await a.assign('other', owner, [{ slot: 'x', range, value: dropped }]);
     expect(reuse.grants[0]?.value).toBe(dropped);
   });
@@ -318,7 +325,7 @@ describe('ExclusiveAllocator', () => {
               range,
             }));
             if (step.op === 'release') {
-              await a.release(id);
+              await freeOwner(a, id);
               model.delete(id);
               continue;
             }

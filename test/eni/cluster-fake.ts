@@ -76,6 +76,10 @@ export class FakeCluster implements ClusterApi {
     }
   }
 
+  async getService(): Promise<V1Service | undefined> {
+    return undefined;
+  }
+
   async *listServices(): AsyncIterable<V1Service> {
     yield* [];
   }

@@ -79,6 +79,12 @@ export class FakeClusterApi implements ClusterApi {
     return pod && structuredClone(pod);
   }
 
+  async getService(namespace: string, name: string): Promise<V1Service | undefined> {
+    this.#enter('getService', [namespace, name]);
+    const service = this.services.get(`${namespace}/${name}`);
+    return service && structuredClone(service);
+  }
+
   async *listNodes(options: ListOptions = {}): AsyncIterable<V1Node> {
     this.#enter('listNodes', [options]);
     yield* listed('nodes', this.nodes, options);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { sid } from '../support/shaped-id.js';
 import { gamePod, held, IPS, NOW, repairEnv, service, svcOwner } from './support.js';
 
 describe('runRepairPass through the real client and a paging API server', () => {
@@ -24,14 +25,14 @@ describe('runRepairPass through the real client and a paging API server', () => 
   it('reads every Service and Pod page by page and posts its Events', async () => {
     const env = await repairEnv();
     for (let i = 0; i < 7; i++) {
-      fake.addService(service(`s${i}`, { id: `sid${i}`, clusterIPs: [`10.100.0.${10 + i}`] }));
+      fake.addService(service(`s${i}`, { id: sid(`sid${i}`), clusterIPs: [`10.100.0.${10 + i}`] }));
     }
     for (let i = 0; i < 5; i++) {
-      fake.addPod(gamePod(`gs${i}`, `pid${i}`, [{ name: 'game', hostPort: 7000 + i }]));
+      fake.addPod(gamePod(`gs${i}`, sid(`pid${i}`), [{ name: 'game', hostPort: 7000 + i }]));
     }
     // A pod that is gone in the cluster but recorded, and one listed on the last page.
     await env.commitPod('gone', 'default', 'gs-gone', [held('game', 7090)]);
-    await env.allocator.assign('sid6', svcOwner('s6'), [
+    await env.allocator.assign(sid('sid6'), svcOwner('s6'), [
       { slot: 'clusterIP/IPv4', range: IPS, value: '10.100.0.16' },
     ]);
 
@@ -60,8 +61,8 @@ describe('runRepairPass through the real client and a paging API server', () => 
     const env = await repairEnv();
     fake.services.clear();
     fake.pods.clear();
-    for (let i = 0; i < 5; i++) fake.addService(service(`t${i}`, { id: `tid${i}` }));
-    await env.allocator.assign('leak', svcOwner('l'), [
+    for (let i = 0; i < 5; i++) fake.addService(service(`t${i}`, { id: sid(`tid${i}`) }));
+    await env.allocator.assign(sid('leak'), svcOwner('l'), [
       { slot: 'clusterIP/IPv4', range: IPS, value: '10.100.0.99' },
     ]);
     fake.failNext({ method: 'GET', path: '/api/v1/services', status: 500, times: 1 });
@@ -80,6 +81,6 @@ describe('runRepairPass through the real client and a paging API server', () => 
     };
     await expect(env.pass({ cluster }, { pageSize: 2 })).rejects.toMatchObject({ stage: 'list' });
     expect(await env.ledger.list()).toEqual(new Map());
-    expect(await env.holderOf(IPS, '10.100.0.99')).toBe('leak');
+    expect(await env.holderOf(IPS, '10.100.0.99')).toBe(sid('leak'));
   });
 });

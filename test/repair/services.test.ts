@@ -4,6 +4,8 @@ import type { Lease } from '../../shared/lease/lease.js';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import type { RepairSummary } from '../../shared/repair/pass.js';
 import type { RepairAllocationStore } from '../../shared/repair/store.js';
+import { freeOwner } from '../support/free-owner.js';
+import { sid } from '../support/shaped-id.js';
 import {
   allocationIdForUid,
   clusterDuring,
@@ -26,7 +28,7 @@ const nodePort = (name: string, value: number) => ({
 describe('runRepairPass: Services', () => {
   it('frees a leaked cluster IP and node port on the third pass and not before', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('gone', svcOwner('web'), [
+    await env.allocator.assign(sid('gone'), svcOwner('web'), [
       ip('10.100.0.20'),
       nodePort('http', 30010),
     ]);
@@ -35,8 +37,8 @@ describe('runRepairPass: Services', () => {
     const second = await env.coldStart().pass();
     expect(first.released).toBe(0);
     expect(second.released).toBe(0);
-    expect(await env.holderOf(IPS, '10.100.0.20')).toBe('gone');
-    expect(await env.holderOf(NODE_PORTS, '30010')).toBe('gone');
+    expect(await env.holderOf(IPS, '10.100.0.20')).toBe(sid('gone'));
+    expect(await env.holderOf(NODE_PORTS, '30010')).toBe(sid('gone'));
 
     const third = await env.coldStart().pass();
     expect(third.released).toBe(2);
@@ -44,14 +46,14 @@ describe('runRepairPass: Services', () => {
     expect(await env.holderOf(IPS, '10.100.0.20')).toBeUndefined();
     expect(await env.holderOf(NODE_PORTS, '30010')).toBeUndefined();
     // The record of an owner that holds nothing any more goes with its last value.
-    expect(await env.allocations.getOwner('gone')).toBeUndefined();
+    expect(await env.allocations.getOwner(sid('gone'))).toBeUndefined();
     expect(await env.ledger.list()).toEqual(new Map());
     expect(env.cluster.events).toEqual([]);
   });
 
   it('honours another leakGracePasses', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('gone', svcOwner('web'), [ip('10.100.0.21')]);
+    await env.allocator.assign(sid('gone'), svcOwner('web'), [ip('10.100.0.21')]);
     expect((await env.pass({}, { leakGracePasses: 1 })).released).toBe(1);
   });
 
@@ -77,7 +79,7 @@ describe('runRepairPass: Services', () => {
     const env = await repairEnv();
     env.cluster.withServices(
       service('web', {
-        id: 'webid',
+        id: sid('webid'),
         clusterIPs: ['10.100.0.40'],
         ports: [{ name: 'http', nodePort: 30040 }],
       }),
@@ -86,9 +88,9 @@ describe('runRepairPass: Services', () => {
 
     expect(summary.recorded).toBe(2);
     expect(summary.findings).toEqual({ ClusterIPNotAllocated: 1, PortNotAllocated: 1 });
-    expect(await env.holderOf(IPS, '10.100.0.40')).toBe('webid');
-    expect(await env.holderOf(NODE_PORTS, '30040')).toBe('webid');
-    const record = await env.allocations.getOwner('webid');
+    expect(await env.holderOf(IPS, '10.100.0.40')).toBe(sid('webid'));
+    expect(await env.holderOf(NODE_PORTS, '30040')).toBe(sid('webid'));
+    const record = await env.allocations.getOwner(sid('webid'));
     expect(record?.owner).toEqual(svcOwner('web'));
     expect(record?.claims).toEqual(
       expect.arrayContaining([
@@ -119,11 +121,11 @@ describe('runRepairPass: Services', () => {
 
   it('reports a duplicate on every owner but the one holding the value, and changes nothing', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('bid', svcOwner('b'), [ip('10.100.0.50')]);
+    await env.allocator.assign(sid('bid'), svcOwner('b'), [ip('10.100.0.50')]);
     env.cluster.withServices(
-      service('a', { id: 'aid', clusterIPs: ['10.100.0.50'] }),
-      service('b', { id: 'bid', clusterIPs: ['10.100.0.50'] }),
-      service('c', { id: 'cid', clusterIPs: ['10.100.0.50'] }),
+      service('a', { id: sid('aid'), clusterIPs: ['10.100.0.50'] }),
+      service('b', { id: sid('bid'), clusterIPs: ['10.100.0.50'] }),
+      service('c', { id: sid('cid'), clusterIPs: ['10.100.0.50'] }),
     );
     const summary = await env.pass();
     expect(summary.findings).toEqual({ ClusterIPAlreadyAllocated: 2 });
@@ -132,14 +134,14 @@ describe('runRepairPass: Services', () => {
       'ClusterIPAlreadyAllocated Service/default/a',
       'ClusterIPAlreadyAllocated Service/default/c',
     ]);
-    expect(await env.holderOf(IPS, '10.100.0.50')).toBe('bid');
+    expect(await env.holderOf(IPS, '10.100.0.50')).toBe(sid('bid'));
   });
 
   it('records a duplicated unrecorded value for the first Service listed only', async () => {
     const env = await repairEnv();
     env.cluster.withServices(
-      service('a', { id: 'aid', ports: [{ nodePort: 30050 }] }),
-      service('b', { id: 'bid', ports: [{ nodePort: 30050 }] }),
+      service('a', { id: sid('aid'), ports: [{ nodePort: 30050 }] }),
+      service('b', { id: sid('bid'), ports: [{ nodePort: 30050 }] }),
     );
     const summary = await env.pass();
     expect(summary.findings).toEqual({ PortNotAllocated: 1, PortAlreadyAllocated: 1 });
@@ -147,15 +149,19 @@ describe('runRepairPass: Services', () => {
       'PortAlreadyAllocated Service/default/b',
       'PortNotAllocated Service/default/a',
     ]);
-    expect(await env.holderOf(NODE_PORTS, '30050')).toBe('aid');
+    expect(await env.holderOf(NODE_PORTS, '30050')).toBe(sid('aid'));
   });
 
   it('reports values outside the configured ranges and invalid IPs, and records none', async () => {
     const env = await repairEnv();
     env.cluster.withServices(
-      service('far', { id: 'farid', clusterIPs: ['10.200.0.1'], ports: [{ nodePort: 31000 }] }),
-      service('bad', { id: 'badid', clusterIPs: ['not-an-ip'] }),
-      service('v6', { id: 'v6id', clusterIPs: ['fd00::1'] }),
+      service('far', {
+        id: sid('farid'),
+        clusterIPs: ['10.200.0.1'],
+        ports: [{ nodePort: 31000 }],
+      }),
+      service('bad', { id: sid('badid'), clusterIPs: ['not-an-ip'] }),
+      service('v6', { id: sid('v6id'), clusterIPs: ['fd00::1'] }),
     );
     const summary = await env.pass();
     expect(summary.findings).toEqual({
@@ -171,14 +177,14 @@ describe('runRepairPass: Services', () => {
       'Cluster IP not-an-ip is not a valid IP; please recreate service',
       'Port 31000 is not within the port range 30000-30099; please recreate service',
     ]);
-    expect(await env.allocations.getOwner('farid')).toBeUndefined();
+    expect(await env.allocations.getOwner(sid('farid'))).toBeUndefined();
   });
 
   it('shares one node port between the TCP and UDP entries of one Service', async () => {
     const env = await repairEnv();
     env.cluster.withServices(
       service('dns', {
-        id: 'dnsid',
+        id: sid('dnsid'),
         ports: [
           { name: 'dns-tcp', port: 53, protocol: 'TCP', nodePort: 30053 },
           { name: 'dns-udp', port: 53, protocol: 'UDP', nodePort: 30053 },
@@ -188,14 +194,14 @@ describe('runRepairPass: Services', () => {
     const summary = await env.pass();
     expect(summary.findings).toEqual({ PortNotAllocated: 1 });
     expect(summary.recorded).toBe(1);
-    expect(await env.holderOf(NODE_PORTS, '30053')).toBe('dnsid');
+    expect(await env.holderOf(NODE_PORTS, '30053')).toBe(sid('dnsid'));
   });
 
   it('reports one node port listed twice for one protocol as a duplicate', async () => {
     const env = await repairEnv();
     env.cluster.withServices(
       service('twice', {
-        id: 'twiceid',
+        id: sid('twiceid'),
         ports: [
           { name: 'a', port: 80, nodePort: 30060 },
           { name: 'b', port: 81, nodePort: 30060 },
@@ -214,19 +220,19 @@ describe('runRepairPass: Services', () => {
     const env = await repairEnv();
     env.cluster.withServices(
       service('tcp', {
-        id: 'tcpid',
+        id: sid('tcpid'),
         type: 'LoadBalancer',
         ports: [{ name: 'http', protocol: 'TCP', nodePort: 30070 }],
         healthCheckNodePort: 30070,
       }),
       service('udp', {
-        id: 'udpid',
+        id: sid('udpid'),
         type: 'LoadBalancer',
         ports: [{ name: 'game', protocol: 'UDP', nodePort: 30071 }],
         healthCheckNodePort: 30071,
       }),
       service('own', {
-        id: 'ownid',
+        id: sid('ownid'),
         type: 'LoadBalancer',
         ports: [{ name: 'http', protocol: 'TCP', nodePort: 30072 }],
         healthCheckNodePort: 30073,
@@ -235,9 +241,9 @@ describe('runRepairPass: Services', () => {
     const summary = await env.pass();
     expect(summary.findings).toEqual({ PortNotAllocated: 4, PortAlreadyAllocated: 1 });
     expect(eventsOf(env.cluster)).toContain('PortAlreadyAllocated Service/default/tcp');
-    expect(await env.holderOf(NODE_PORTS, '30071')).toBe('udpid');
-    expect(await env.holderOf(NODE_PORTS, '30073')).toBe('ownid');
-    const record = await env.allocations.getOwner('ownid');
+    expect(await env.holderOf(NODE_PORTS, '30071')).toBe(sid('udpid'));
+    expect(await env.holderOf(NODE_PORTS, '30073')).toBe(sid('ownid'));
+    const record = await env.allocations.getOwner(sid('ownid'));
     expect(record?.claims.map((c) => c.slot).sort()).toEqual([
       'healthCheckNodePort',
       'nodePort/http',
@@ -246,75 +252,86 @@ describe('runRepairPass: Services', () => {
 
   it('moves a value held by an id no live object has to the live Service carrying it', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('stale', svcOwner('old'), [ip('10.100.0.80'), ip2('10.100.0.81')]);
-    env.cluster.withServices(service('new', { id: 'newid', clusterIPs: ['10.100.0.80'] }));
+    await env.allocator.assign(sid('stale'), svcOwner('old'), [
+      ip('10.100.0.80'),
+      ip2('10.100.0.81'),
+    ]);
+    env.cluster.withServices(service('new', { id: sid('newid'), clusterIPs: ['10.100.0.80'] }));
     const summary = await env.pass();
     expect(summary.findings).toEqual({ ClusterIPNotAllocated: 1 });
     expect(summary.recorded).toBe(1);
-    expect(await env.holderOf(IPS, '10.100.0.80')).toBe('newid');
+    expect(await env.holderOf(IPS, '10.100.0.80')).toBe(sid('newid'));
     // The stale holder keeps what it still holds, minus the value that moved.
-    const stale = await env.allocations.getOwner('stale');
+    const stale = await env.allocations.getOwner(sid('stale'));
     expect(stale?.claims.map((c) => c.offset)).toEqual([80]);
   });
 
   it('waits out the grace before moving a value from a live Service that no longer carries it', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('holder', svcOwner('h'), [ip('10.100.0.90'), nodePort('x', 30090)]);
+    await env.allocator.assign(sid('holder'), svcOwner('h'), [
+      ip('10.100.0.90'),
+      nodePort('x', 30090),
+    ]);
     env.cluster.withServices(
-      service('h', { id: 'holder', ports: [{ name: 'x', nodePort: 30090 }] }),
-      service('user', { id: 'userid', clusterIPs: ['10.100.0.90'] }),
+      service('h', { id: sid('holder'), ports: [{ name: 'x', nodePort: 30090 }] }),
+      service('user', { id: sid('userid'), clusterIPs: ['10.100.0.90'] }),
     );
     expect((await env.pass()).recorded).toBe(0);
     expect((await env.pass()).recorded).toBe(0);
     const third = await env.pass();
     expect(third.findings).toEqual({ ClusterIPLeaked: 1, ClusterIPNotAllocated: 1 });
     expect(third).toMatchObject({ recorded: 1, released: 1 });
-    expect(await env.holderOf(IPS, '10.100.0.90')).toBe('userid');
-    expect((await env.allocations.getOwner('holder'))?.claims.map((c) => c.slot)).toEqual([
+    expect(await env.holderOf(IPS, '10.100.0.90')).toBe(sid('userid'));
+    expect((await env.allocations.getOwner(sid('holder')))?.claims.map((c) => c.slot)).toEqual([
       'nodePort/x',
     ]);
   });
 
   it('spares what a Service being deleted still holds and records nothing for it', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('fin', svcOwner('lb'), [ip('10.100.0.100')]);
+    await env.allocator.assign(sid('fin'), svcOwner('lb'), [ip('10.100.0.100')]);
     env.cluster.withServices(
-      service('lb', { id: 'fin', clusterIPs: ['10.100.0.100'], deleting: true }),
-      service('lb2', { id: 'fin2', clusterIPs: ['10.100.0.101'], deleting: true }),
+      service('lb', { id: sid('fin'), clusterIPs: ['10.100.0.100'], deleting: true }),
+      service('lb2', { id: sid('fin2'), clusterIPs: ['10.100.0.101'], deleting: true }),
     );
     for (let i = 0; i < 4; i++) await env.pass();
-    expect(await env.holderOf(IPS, '10.100.0.100')).toBe('fin');
+    expect(await env.holderOf(IPS, '10.100.0.100')).toBe(sid('fin'));
     expect(await env.holderOf(IPS, '10.100.0.101')).toBeUndefined();
     expect(env.cluster.events).toEqual([]);
 
     // A live Service carrying it meanwhile is a duplicate until the deleted one is gone.
-    env.cluster.withServices(service('next', { id: 'nextid', clusterIPs: ['10.100.0.100'] }));
+    env.cluster.withServices(service('next', { id: sid('nextid'), clusterIPs: ['10.100.0.100'] }));
     for (let i = 0; i < 3; i++) {
       expect((await env.pass()).findings).toEqual({ ClusterIPAlreadyAllocated: 1 });
     }
-    expect(await env.holderOf(IPS, '10.100.0.100')).toBe('fin');
+    expect(await env.holderOf(IPS, '10.100.0.100')).toBe(sid('fin'));
     env.cluster.services.delete('default/lb');
     expect((await env.pass()).findings).toEqual({ ClusterIPNotAllocated: 1 });
-    expect(await env.holderOf(IPS, '10.100.0.100')).toBe('nextid');
+    expect(await env.holderOf(IPS, '10.100.0.100')).toBe(sid('nextid'));
   });
 
   it('deletes an owner record that holds nothing and has no Service, after the grace', async () => {
     const env = await repairEnv();
     await env.allocations.putOwner(
-      { id: 'intent', owner: svcOwner('x'), claims: [], version: 1, createdAt: env.clock.now },
+      { id: sid('intent'), owner: svcOwner('x'), claims: [], version: 1, createdAt: env.clock.now },
       0,
     );
     await env.pass();
     await env.pass();
-    expect(await env.allocations.getOwner('intent')).toBeDefined();
+    expect(await env.allocations.getOwner(sid('intent'))).toBeDefined();
     const third = await env.pass();
     expect(third.findings).toEqual({ OwnerRecordLeaked: 1 });
-    expect(await env.allocations.getOwner('intent')).toBeUndefined();
+    expect(await env.allocations.getOwner(sid('intent'))).toBeUndefined();
   });
 
   it('keeps an owner record rewritten after the snapshot instead of deleting it', async () => {
     const env = await repairEnv();
-    const record = { id: 'intent', owner: svcOwner('x'), claims: [], createdAt: env.clock.now };
+    const record = {
+      id: sid('intent'),
+      owner: svcOwner('x'),
+      claims: [],
+      createdAt: env.clock.now,
+    };
     await env.allocations.putOwner({ ...record, version: 1 }, 0);
     await env.pass();
     await env.pass();
@@ -329,7 +346,7 @@ describe('runRepairPass: Services', () => {
     const third = await env.pass({ allocations: racing });
     expect(third.findings).toEqual({});
     expect(third.conflicts).toBe(1);
-    expect((await env.allocations.getOwner('intent'))?.version).toBe(2);
+    expect((await env.allocations.getOwner(sid('intent')))?.version).toBe(2);
   });
 
   it('maps only a failed lease acquisition to the snapshot stage', async () => {
@@ -363,33 +380,33 @@ describe('runRepairPass: Services', () => {
 
   it('never frees a value allocated while the pass is listing', async () => {
     const env = await repairEnv();
-    env.cluster.withServices(service('a', { id: 'aid', clusterIPs: ['10.100.0.110'] }));
+    env.cluster.withServices(service('a', { id: sid('aid'), clusterIPs: ['10.100.0.110'] }));
     const cluster = clusterDuring(env.cluster, async () => {
       // An admission racing the pass: allocated after the snapshot, its Service not listed yet.
-      await env.allocator.assign('racer', svcOwner('r'), [ip('10.100.0.111')]);
+      await env.allocator.assign(sid('racer'), svcOwner('r'), [ip('10.100.0.111')]);
     });
     const summary = await env.pass({ cluster }, { leakGracePasses: 1 });
     expect(summary.released).toBe(0);
-    expect(await env.holderOf(IPS, '10.100.0.111')).toBe('racer');
+    expect(await env.holderOf(IPS, '10.100.0.111')).toBe(sid('racer'));
   });
 
   it('never frees a value that changed hands while the pass was listing', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('gone', svcOwner('g'), [ip('10.100.0.120')]);
+    await env.allocator.assign(sid('gone'), svcOwner('g'), [ip('10.100.0.120')]);
     const cluster = clusterDuring(env.cluster, async () => {
-      await env.allocator.release('gone');
-      await env.allocator.assign('racer', svcOwner('r'), [ip('10.100.0.120')]);
+      await freeOwner(env.allocator, sid('gone'));
+      await env.allocator.assign(sid('racer'), svcOwner('r'), [ip('10.100.0.120')]);
     });
-    env.cluster.withServices(service('other', { id: 'o', clusterIPs: ['10.100.0.121'] }));
+    env.cluster.withServices(service('other', { id: sid('o'), clusterIPs: ['10.100.0.121'] }));
     const summary = await env.pass({ cluster }, { leakGracePasses: 1 });
     expect(summary.released).toBe(0);
     expect(summary.conflicts).toBeGreaterThan(0);
-    expect(await env.holderOf(IPS, '10.100.0.120')).toBe('racer');
+    expect(await env.holderOf(IPS, '10.100.0.120')).toBe(sid('racer'));
   });
 
   it('lets one of two overlapping passes run and reports the other as skipped', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('gone', svcOwner('g'), [ip('10.100.0.130')]);
+    await env.allocator.assign(sid('gone'), svcOwner('g'), [ip('10.100.0.130')]);
     let inner: RepairSummary | undefined;
     // The second pass starts while the first one is listing, as a slow pass and the next schedule.
     const cluster = clusterDuring(env.cluster, async () => {
@@ -413,7 +430,7 @@ describe('runRepairPass: Services', () => {
 
   it('stops a pass whose listing fails without advancing any leak counter', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('gone', svcOwner('g'), [ip('10.100.0.140')]);
+    await env.allocator.assign(sid('gone'), svcOwner('g'), [ip('10.100.0.140')]);
     await env.pass();
     env.cluster.failNext('listServices', new Error('apiserver unavailable'));
     const failed = env.pass();
@@ -421,18 +438,18 @@ describe('runRepairPass: Services', () => {
     await expect(failed).rejects.toMatchObject({ stage: 'list' });
     expect([...(await env.ledger.list()).values()].map((c) => c.passes)).toEqual([1]);
     await env.pass();
-    expect(await env.holderOf(IPS, '10.100.0.140')).toBe('gone');
+    expect(await env.holderOf(IPS, '10.100.0.140')).toBe(sid('gone'));
     expect((await env.pass()).released).toBe(1);
   });
 
   it('recovers from a crash in the middle of the writes with a clean next pass', async () => {
     const env = await repairEnv();
-    await env.allocator.assign('gone', svcOwner('g'), [ip('10.100.0.160')]);
+    await env.allocator.assign(sid('gone'), svcOwner('g'), [ip('10.100.0.160')]);
     await env.pass();
     await env.pass();
     env.cluster.withServices(
       ...Array.from({ length: 6 }, (_, i) =>
-        service(`s${i}`, { id: `id${i}`, clusterIPs: [`10.100.0.${150 + i}`] }),
+        service(`s${i}`, { id: sid(`id${i}`), clusterIPs: [`10.100.0.${150 + i}`] }),
       ),
     );
     const crashing = failingAllocations(env.allocations, 'claim', 3, new Error('store crashed'));
@@ -443,14 +460,14 @@ describe('runRepairPass: Services', () => {
     });
     // The crashed pass advanced no counter: the leak is still at two sightings.
     expect([...(await env.ledger.list()).values()].map((c) => c.passes)).toEqual([2]);
-    expect(await env.holderOf(IPS, '10.100.0.160')).toBe('gone');
+    expect(await env.holderOf(IPS, '10.100.0.160')).toBe(sid('gone'));
 
     const clean = await env.pass();
     expect(clean.findings).toEqual({ ClusterIPNotAllocated: 4, ClusterIPLeaked: 1 });
     expect(clean).toMatchObject({ recorded: 4, released: 1, conflicts: 0 });
     for (let i = 0; i < 6; i++) {
-      expect(await env.holderOf(IPS, `10.100.0.${150 + i}`)).toBe(`id${i}`);
-      expect((await env.allocations.getOwner(`id${i}`))?.claims).toHaveLength(1);
+      expect(await env.holderOf(IPS, `10.100.0.${150 + i}`)).toBe(sid(`id${i}`));
+      expect((await env.allocations.getOwner(sid(`id${i}`)))?.claims).toHaveLength(1);
     }
     expect(await env.holderOf(IPS, '10.100.0.160')).toBeUndefined();
     expect((await env.pass()).findings).toEqual({});

@@ -276,6 +276,7 @@ export function clusterDuring(inner: ClusterApi, during: () => Promise<void>): C
   return {
     getNode: (n) => inner.getNode(n),
     getPod: (ns, n) => inner.getPod(ns, n),
+    getService: (ns, n) => inner.getService(ns, n),
     listNodes: (o) => inner.listNodes(o),
     listPods: (o) => inner.listPods(o),
     async *listServices(o) {

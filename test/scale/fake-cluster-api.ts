@@ -95,6 +95,10 @@ export class FakeClusterApi implements ClusterApi {
     yield* out;
   }
 
+  async getService(): Promise<V1Service | undefined> {
+    return undefined;
+  }
+
   async *listServices(): AsyncIterable<V1Service> {}
 
   async patchNode(name: string, patch: readonly JsonPatchOperation[]): Promise<V1Node> {

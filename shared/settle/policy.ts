@@ -1,0 +1,102 @@
+/**
+ * What the settle step does with one owner, decided from its record and one reading of its
+ * object. Pure: `step.ts` reads and writes.
+ *
+ * The rule it serves: a value its object still carries is never freed. So
+ * - a value given back is freed once the object is gone or stored without it;
+ * - one the object still carries waits: a terminating object (finalizers) until it is gone, a
+ *   live one until the change that dropped it commits, or, once no apiserver request can still be
+ *   in flight, it is held again (the change was refused);
+ * - values allocated for a CREATE whose object never appears are freed once no apiserver request
+ *   can still commit it.
+ */
+import { claimKey } from '../allocation/allocator.js';
+import type { Claim, OwnerRecord } from '../allocation/store.js';
+import type { SettleTask } from './task.js';
+
+/** The object as the settle step read it from the Kubernetes API. */
+export type ObjectReading =
+  | { readonly present: false }
+  | {
+      readonly present: true;
+      /** `deletionTimestamp` set: a finalizer keeps it, and it still carries what it carries. */
+      readonly terminating: boolean;
+      /** `claimKey`s of the values it carries. */
+      readonly carries: ReadonlySet<string>;
+    };
+
+/** Timing of the settle step, in seconds. */
+export interface SettleTiming {
+  /** First look after the admission (`settle.delaySeconds`). */
+  readonly delaySeconds: number;
+  /**
+   * How long after an admission its write may still commit. The apiserver gives a request 60 s
+   * and a webhook at most 30 s, so 90 s is past any write that admission could have let through.
+   */
+  readonly commitWindowSeconds: number;
+  /** Longest wait between two looks. */
+  readonly maxDelaySeconds: number;
+}
+
+/** The defaults; `delaySeconds` comes from the config. */
+export function settleTiming(delaySeconds: number): SettleTiming {
+  return { delaySeconds, commitWindowSeconds: 90, maxDelaySeconds: 300 };
+}
+
+/** What to do now, and whether to look again. */
+export interface SettleDecision {
+  /** Values to free (the object does not carry them). */
+  readonly free: readonly Claim[];
+  /** Given-back values the live object still carries long after: the change was refused. */
+  readonly keep: readonly Claim[];
+  /** Seconds until the next look; absent when nothing is left to decide. */
+  readonly recheckAfter?: number;
+}
+
+/** Decides one look at one owner. `now` is epoch ms. */
+export function decideSettle(
+  record: OwnerRecord,
+  reading: ObjectReading,
+  task: SettleTask,
+  now: number,
+  timing: SettleTiming,
+): SettleDecision {
+  const windowMs = timing.commitWindowSeconds * 1000;
+  const releasing = record.releasing ?? [];
+  const carried = (claim: Claim) => reading.present && reading.carries.has(claimKey(claim));
+
+  // The object is there: its CREATE committed. What it gave back since is a release task's.
+  if (task.reason === 'create' && reading.present) return { free: [], keep: [] };
+  if (task.reason === 'create') {
+    // Not there yet: the apiserver may still be committing it, until the window closes.
+    const waited = now - task.admittedAt;
+    if (waited < windowMs) {
+      return {
+        free: [],
+        keep: [],
+        recheckAfter: Math.min(
+          backoff(task.attempt, timing),
+          Math.ceil((windowMs - waited) / 1000),
+        ),
+      };
+    }
+    return { free: [...record.claims, ...releasing], keep: [] };
+  }
+
+  const free = releasing.filter((claim) => !carried(claim));
+  const waiting = releasing.filter(carried);
+  const terminating = reading.present && reading.terminating;
+  const refused = terminating ? [] : waiting.filter((claim) => now - claim.since >= windowMs);
+  const left = waiting.length - refused.length;
+  return {
+    free,
+    keep: refused,
+    ...(left > 0 ? { recheckAfter: backoff(task.attempt, timing) } : {}),
+  };
+}
+
+/** Exponential from `delaySeconds`, capped: 5, 10, 20, 40, 80, 160, 300, 300, … */
+export function backoff(attempt: number, timing: SettleTiming): number {
+  const delay = timing.delaySeconds * 2 ** Math.min(attempt + 1, 20);
+  return Math.max(1, Math.min(delay, timing.maxDelaySeconds));
+}

@@ -1,0 +1,58 @@
+/**
+ * How admission hands owners to the settle step. Three ways, one interface:
+ * - `QueueSettler` puts a task on a delay queue (SQS in AWS, timers in `berth serve`);
+ * - `ImmediateSettler` frees given-back values at once, for a server without a cluster, where
+ *   nothing can be read back (the server says so at start);
+ * - tests use their own.
+ */
+import type { ExclusiveAllocator } from '../allocation/allocator.js';
+import type { SettleTask } from './task.js';
+
+/** Takes owners whose values wait for the apiserver's commit. */
+export interface Settler {
+  /**
+   * Hands over one owner. Never throws: the values are marked in the store, so a task lost here
+   * is found again by the repair pass; `onLost` hears about it.
+   */
+  track(task: SettleTask): Promise<void>;
+}
+
+/** A delay queue of settle tasks. */
+export interface SettleQueue {
+  /** Delivers `task` to the settle step after `delaySeconds`, at least once. */
+  submit(task: SettleTask, delaySeconds: number): Promise<void>;
+}
+
+/** Tasks go on a delay queue, for a first look `delaySeconds` after the admission. */
+export class QueueSettler implements Settler {
+  constructor(
+    private readonly queue: SettleQueue,
+    private readonly delaySeconds: number,
+    private readonly onLost: (task: SettleTask, error: unknown) => void,
+  ) {}
+
+  async track(task: SettleTask): Promise<void> {
+    try {
+      await this.queue.submit(task, this.delaySeconds);
+    } catch (error) {
+      this.onLost(task, error);
+    }
+  }
+}
+
+/**
+ * No cluster to read: what admission gave back is freed at once (the object is taken to carry
+ * what the admitted change says), and values of a CREATE are kept.
+ */
+export class ImmediateSettler implements Settler {
+  constructor(private readonly allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>) {}
+
+  async track(task: SettleTask): Promise<void> {
+    if (task.reason !== 'release') return;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const record = await this.allocator.holding(task.id);
+      if (!record?.releasing?.length) return;
+      if (await this.allocator.settle(record, { free: record.releasing })) return;
+    }
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * One look at one owner: read its record, read its object from the Kubernetes API, decide
+ * (`policy.ts`), write. Every write is conditional on the record version read, so two looks at
+ * one owner (a queue's duplicate delivery, the repair pass finishing one) never free twice.
+ */
+import type { V1Service } from '@kubernetes/client-node';
+import type { ExclusiveAllocator } from '../allocation/allocator.js';
+import { claimKey, rangeKey } from '../allocation/allocator.js';
+import type { OwnerRecord } from '../allocation/store.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { readService } from '../repair/live.js';
+import type { ServiceRanges } from '../services/plan.js';
+import { decideSettle, type ObjectReading, type SettleTiming } from './policy.js';
+import type { SettleTask } from './task.js';
+
+/** What a look needs. */
+export interface SettleStepDeps {
+  readonly allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>;
+  readonly cluster: Pick<ClusterApi, 'getService' | 'listServices'>;
+  readonly ranges: ServiceRanges;
+  readonly timing: SettleTiming;
+  /** Epoch ms. */
+  readonly now: () => number;
+}
+
+/** What one look did. */
+export interface SettleOutcome {
+  /** Values freed. */
+  readonly freed: number;
+  /** Values held again because the change that gave them back was refused. */
+  readonly kept: number;
+  /** Seconds until the next look, when something is left to decide. */
+  readonly recheckAfter?: number;
+}
+
+/** Attempts when the record keeps changing under the look (a concurrent admission). */
+const ATTEMPTS = 3;
+
+/** Looks at one owner once. Kubernetes and store failures propagate: the caller retries. */
+export async function settleStep(deps: SettleStepDeps, task: SettleTask): Promise<SettleOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    const record = await deps.allocator.holding(task.id);
+    if (!record) return { freed: 0, kept: 0 };
+    const reading = await readObject(deps, record);
+    const decision = decideSettle(record, reading, task, deps.now(), deps.timing);
+    if (await deps.allocator.settle(record, decision)) {
+      return {
+        freed: decision.free.length,
+        kept: decision.keep.length,
+        ...(decision.recheckAfter === undefined ? {} : { recheckAfter: decision.recheckAfter }),
+      };
+    }
+    // The record changed since it was read: an admission of the same owner wrote it. Look again.
+    if (attempt >= ATTEMPTS) return { freed: 0, kept: 0, recheckAfter: deps.timing.delaySeconds };
+  }
+}
+
+/**
+ * The owner's object as stored: the Service with the record's namespace and name whose
+ * allocation id is the record's (another Service of the same name is another object). A record
+ * without a name (generateName) is found by its id among the namespace's Services.
+ */
+async function readObject(deps: SettleStepDeps, record: OwnerRecord): Promise<ObjectReading> {
+  const { namespace, name } = record.owner;
+  const service = name
+    ? await deps.cluster.getService(namespace, name)
+    : await findById(deps, namespace, record.id);
+  if (!service) return { present: false };
+  const { owner } = readService(service, deps.ranges);
+  if (owner.id !== record.id) return { present: false };
+  return {
+    present: true,
+    terminating: owner.terminating,
+    carries: new Set(
+      owner.values.map((value) => claimKey({ range: rangeKey(value.range), offset: value.offset })),
+    ),
+  };
+}
+
+async function findById(
+  deps: SettleStepDeps,
+  namespace: string,
+  id: string,
+): Promise<V1Service | undefined> {
+  for await (const service of deps.cluster.listServices({
+    fieldSelector: `metadata.namespace=${namespace}`,
+  })) {
+    if (readService(service, deps.ranges).owner.id === id) return service;
+  }
+  return undefined;
+}

@@ -1,0 +1,54 @@
+/**
+ * A settle task: one owner whose values wait for the apiserver's commit. Small and
+ * self-describing, because it travels through a queue (SQS in AWS) and may come back many times.
+ */
+import { z } from 'zod';
+import { isAllocationId } from '../admission/identity.js';
+
+/**
+ * Why the owner is waiting:
+ * - `create`: values were allocated for a CREATE; if the object never appears they are freed;
+ * - `release`: values were given back (an UPDATE dropped them, or a DELETE); they are freed once
+ *   the object no longer carries them.
+ */
+export type SettleReason = 'create' | 'release';
+
+/** One owner to look at. */
+export interface SettleTask {
+  readonly id: string;
+  readonly reason: SettleReason;
+  /** Epoch ms of the admission that asked for it. */
+  readonly admittedAt: number;
+  /** 0 for the first look; each re-check adds one (the backoff's step). */
+  readonly attempt: number;
+}
+
+const settleTask = z.strictObject({
+  id: z.string().refine(isAllocationId, 'not an allocation id'),
+  reason: z.enum(['create', 'release']),
+  admittedAt: z.number().int().nonnegative(),
+  attempt: z.number().int().nonnegative().max(1_000),
+});
+
+/** Raised for a queue message that is not a settle task (it is dropped, not retried). */
+export class MalformedSettleTaskError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`not a settle task: ${problems.join('; ')}`);
+    this.name = 'MalformedSettleTaskError';
+  }
+}
+
+/** Parses a queue message body. */
+export function parseSettleTask(body: string): SettleTask {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new MalformedSettleTaskError(['body is not JSON']);
+  }
+  const result = settleTask.safeParse(json);
+  if (result.success) return result.data;
+  throw new MalformedSettleTaskError(
+    result.error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`),
+  );
+}
