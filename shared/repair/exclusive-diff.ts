@@ -12,7 +12,8 @@
  *   - H is no live object's id: the value moves from H to the primary in one conditional write.
  *   - H is a live object that does not carry it: H's hold counts down like a leak, then moves.
  * Owner records of ids no live object carries and holding nothing count down too, then go.
- * A Service being deleted (a finalizer holds it) spares what it still holds and claims nothing.
+ * A Service being deleted (a finalizer holds it) spares what it still holds and claims nothing:
+ * its DELETE gave everything back, and the settle step frees it once the Service is gone.
  * An allocation made after the snapshot is never touched: it is not in the snapshot, and every
  * write is conditional on the holder the snapshot read.
  */
@@ -191,7 +192,9 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
     if (holder === primary.owner.id) {
       stillHolding.add(holder);
       const record = snapshot.owners.get(holder);
-      if (!record?.claims.some((c) => c.range === claim.range && c.offset === offset)) {
+      const lists = (c: Claim) => c.range === claim.range && c.offset === offset;
+      // A value given back but still carried waits for the settle step, which decides it.
+      if (!record?.claims.some(lists) && !record?.releasing?.some(lists)) {
         intend(primary.owner, claim);
       }
       continue;

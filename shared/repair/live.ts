@@ -31,8 +31,9 @@ export interface LiveOwner {
   readonly recordable: boolean;
   readonly object: ObjectRef;
   /**
-   * `deletionTimestamp` set (a finalizer holds it): its DELETE was admitted and released what it
-   * held, so it gets nothing recorded and is nobody's duplicate; what it still holds is spared.
+   * `deletionTimestamp` set (a finalizer holds it): its DELETE was admitted and gave back what it
+   * held, so it gets nothing recorded and is nobody's duplicate; what it still holds is spared
+   * until the settle step sees it gone.
    */
   readonly terminating: boolean;
   /** In the order read; a value listed twice is a duplicate of itself. */

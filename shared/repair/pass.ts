@@ -8,7 +8,7 @@
  * Events go to live objects last, and their failures never fail the pass.
  */
 
-import { rangeKey } from '../allocation/allocator.js';
+import { claimKey, ExclusiveAllocator, rangeKey } from '../allocation/allocator.js';
 import type { ValueRange } from '../allocation/range.js';
 import {
   BLOCK_SIZE,
@@ -21,6 +21,8 @@ import { AllocationIdTakenError, HostPortConflictError } from '../hostports/erro
 import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { type Lease, type LeasedRun, withLease } from '../lease/lease.js';
+import { settleTiming } from '../settle/policy.js';
+import { settleStep } from '../settle/step.js';
 import { RepairIncompleteError, type RepairStage } from './errors.js';
 import {
   countFindings,
@@ -55,6 +57,10 @@ export const DEFAULT_REPAIR_CONCURRENCY = 16;
 export const DEFAULT_REPAIR_LEASE_TTL_MS = 5 * 60_000;
 /** Findings listed one by one in the summary (the counts are always complete). */
 const MAX_NOTES = 100;
+/** A release still waiting this long after its admission lost its settle task. */
+const LOST_SETTLE_AFTER_MS = 2 * 60_000;
+/** `settle.delaySeconds` when the caller does not pass the config's. */
+const DEFAULT_SETTLE_DELAY_SECONDS = 5;
 /** Attempts at a versioned owner-record write that keeps losing to concurrent writers. */
 const RECORD_ATTEMPTS = 4;
 
@@ -89,6 +95,8 @@ export interface RepairOptions {
   readonly pageSize?: number;
   readonly concurrency?: number;
   readonly leaseTtlMs?: number;
+  /** `settle.delaySeconds`, for finishing releases whose settle task was lost. */
+  readonly settleDelaySeconds?: number;
 }
 
 /** What a pass did; `findings`, `released`, `recorded`, `durationMs` are what the CLI prints. */
@@ -246,7 +254,36 @@ async function repairUnderLease(
     await deps.ledger.apply(ledgerChanges(counters, kept, prefixes));
   });
 
-  // 5. Events on live objects; a failed Event is counted, never fatal.
+  // 5. Releases whose settle task was lost (a container died, the queue dropped it) are finished
+  // here, by the settle step itself: freed only when the stored object no longer carries them.
+  await stage('write', progress, async () => {
+    const settle = {
+      allocator: new ExclusiveAllocator({
+        store: deps.allocations,
+        random: Math.random,
+        now: deps.now,
+      }),
+      cluster: deps.cluster,
+      ranges: { clusterIps: options.ranges.clusterIps, nodePorts: options.ranges.nodePorts },
+      timing: settleTiming(options.settleDelaySeconds ?? DEFAULT_SETTLE_DELAY_SECONDS),
+      now: deps.now,
+    };
+    const stale = [...exclusive.owners.values()].filter((record) =>
+      (record.releasing ?? []).some((claim) => claim.since <= now - LOST_SETTLE_AFTER_MS),
+    );
+    await forEachBounded(stale, concurrency, async (record) => {
+      const since = Math.min(...(record.releasing ?? []).map((claim) => claim.since));
+      const outcome = await settleStep(settle, {
+        id: record.id,
+        reason: 'release',
+        admittedAt: since,
+        attempt: 0,
+      });
+      progress.released += outcome.freed;
+    });
+  });
+
+  // 6. Events on live objects; a failed Event is counted, never fatal.
   const findings = [...exclusivePlan.findings, ...(hostPlan?.findings ?? [])];
   const events = { created: 0, failed: 0 };
   const onObjects = findings.filter((f) => f.object !== undefined);
@@ -397,8 +434,11 @@ async function writeExclusive(
       (record) => {
         if (!record) return 'keep';
         const claims = mergeClaims(record.claims, [], gone);
-        if (cleanup.ownerGone && !claims.some(stillHeld)) return 'delete';
-        return { claims, owner: record.owner };
+        const goneKeys = new Set(gone.map(claimKey));
+        const releasing = (record.releasing ?? []).filter((c) => !goneKeys.has(claimKey(c)));
+        if (cleanup.ownerGone && !claims.some(stillHeld) && !releasing.some(stillHeld))
+          return 'delete';
+        return { claims, owner: record.owner, releasing };
       },
     );
     if (!done) progress.conflicts++;
@@ -430,7 +470,10 @@ async function amendRecord(
   id: string,
   change: (
     record: OwnerRecord | undefined,
-  ) => { claims: Claim[]; owner: OwnerRecord['owner'] } | 'keep' | 'delete',
+  ) =>
+    | { claims: Claim[]; owner: OwnerRecord['owner']; releasing?: OwnerRecord['releasing'] }
+    | 'keep'
+    | 'delete',
 ): Promise<boolean> {
   let current = snapshot;
   for (let attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
@@ -443,11 +486,13 @@ async function amendRecord(
       continue;
     }
     try {
+      const releasing = next.releasing ?? current?.releasing ?? [];
       await store.putOwner(
         {
           id,
           owner: next.owner,
           claims: next.claims,
+          ...(releasing.length > 0 ? { releasing } : {}),
           version: (current?.version ?? 0) + 1,
           createdAt: current?.createdAt ?? now,
         },

@@ -404,6 +404,25 @@ describe('runRepairPass: Services', () => {
     expect(await env.holderOf(IPS, '10.100.0.120')).toBe(sid('racer'));
   });
 
+  it('finishes a release whose settle task was lost, and only once the Service no longer carries it', async () => {
+    const env = await repairEnv();
+    await env.allocator.assign(sid('lost'), svcOwner('lb'), [ip('10.100.0.130')]);
+    await env.allocator.giveBack(sid('lost'));
+    // Still stored, held by a finalizer: the value stays its own.
+    env.cluster.withServices(
+      service('lb', { id: sid('lost'), clusterIPs: ['10.100.0.130'], deleting: true }),
+    );
+    env.clock.now += 5 * 60_000;
+    expect((await env.pass()).released).toBe(0);
+    expect(await env.holderOf(IPS, '10.100.0.130')).toBe(sid('lost'));
+    // Gone: the first pass after frees it, without waiting out the leak grace.
+    env.cluster.services.clear();
+    env.clock.now += 5 * 60_000;
+    expect((await env.pass()).released).toBe(1);
+    expect(await env.holderOf(IPS, '10.100.0.130')).toBeUndefined();
+    expect(await env.allocations.getOwner(sid('lost'))).toBeUndefined();
+  });
+
   it('lets one of two overlapping passes run and reports the other as skipped', async () => {
     const env = await repairEnv();
     await env.allocator.assign(sid('gone'), svcOwner('g'), [ip('10.100.0.130')]);

@@ -1,0 +1,120 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { OwnerRecord } from '../../shared/allocation/store.js';
+import { backoff, decideSettle, settleTiming } from '../../shared/settle/policy.js';
+import type { SettleTask } from '../../shared/settle/task.js';
+
+const T0 = Date.parse('2026-11-24T12:00:00Z');
+const timing = settleTiming(5);
+const claim = (offset: number, since = T0) => ({
+  slot: `p${offset}`,
+  range: 'nodePort#r',
+  offset,
+  since,
+});
+const record = (claims: number[], releasing: number[]): OwnerRecord => ({
+  id: 'abcdefghijklmnopqrst',
+  owner: { kind: 'Service', namespace: 'default', name: 'web' },
+  claims: claims.map((o) => ({ slot: `p${o}`, range: 'nodePort#r', offset: o })),
+  ...(releasing.length ? { releasing: releasing.map((o) => claim(o)) } : {}),
+  version: 3,
+  createdAt: T0,
+});
+const task = (reason: SettleTask['reason'], attempt = 0): SettleTask => ({
+  id: 'abcdefghijklmnopqrst',
+  reason,
+  admittedAt: T0,
+  attempt,
+});
+const carrying = (...offsets: number[]) => ({
+  present: true as const,
+  terminating: false,
+  carries: new Set(offsets.map((o) => `nodePort#r#${o}`)),
+});
+
+describe('decideSettle', () => {
+  it('frees what the stored object no longer carries and keeps waiting for the rest', () => {
+    const d = decideSettle(record([1], [2, 3]), carrying(1, 3), task('release'), T0 + 5000, timing);
+    expect(d.free.map((c) => c.offset)).toEqual([2]);
+    expect(d.keep).toEqual([]);
+    expect(d.recheckAfter).toBe(10);
+  });
+
+  it('frees everything given back once the object is gone', () => {
+    const d = decideSettle(record([], [1, 2]), { present: false }, task('release'), T0, timing);
+    expect(d.free.map((c) => c.offset)).toEqual([1, 2]);
+    expect(d.recheckAfter).toBeUndefined();
+  });
+
+  it('never frees a value a terminating object carries, however long it waits', () => {
+    const terminating = { ...carrying(1), terminating: true };
+    const d = decideSettle(
+      record([], [1]),
+      terminating,
+      task('release', 9),
+      T0 + 86_400_000,
+      timing,
+    );
+    expect(d.free).toEqual([]);
+    expect(d.keep).toEqual([]);
+    expect(d.recheckAfter).toBe(300);
+  });
+
+  it('holds a value again when the live object still carries it after the commit window', () => {
+    const early = decideSettle(record([], [1]), carrying(1), task('release'), T0 + 89_000, timing);
+    expect(early.keep).toEqual([]);
+    const late = decideSettle(record([], [1]), carrying(1), task('release'), T0 + 90_000, timing);
+    expect(late.keep.map((c) => c.offset)).toEqual([1]);
+    expect(late.recheckAfter).toBeUndefined();
+  });
+
+  it('frees the values of a CREATE that never appeared only after the commit window, and looks again before it closes', () => {
+    const waiting = decideSettle(
+      record([1], []),
+      { present: false },
+      task('create', 3),
+      T0 + 80_000,
+      timing,
+    );
+    expect(waiting.free).toEqual([]);
+    expect(waiting.recheckAfter).toBe(10);
+    const closed = decideSettle(
+      record([1], [2]),
+      { present: false },
+      task('create', 4),
+      T0 + 90_000,
+      timing,
+    );
+    expect(closed.free.map((c) => c.offset)).toEqual([1, 2]);
+    expect(decideSettle(record([1], []), carrying(1), task('create'), T0 + 90_000, timing)).toEqual(
+      {
+        free: [],
+        keep: [],
+      },
+    );
+  });
+
+  it('never frees a value the object carries', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { maxLength: 8 }),
+        fc.uniqueArray(fc.integer({ min: 41, max: 80 }), { maxLength: 8 }),
+        fc.array(fc.integer({ min: 0, max: 80 }), { maxLength: 12 }),
+        fc.boolean(),
+        fc.constantFrom<SettleTask['reason']>('create', 'release'),
+        fc.integer({ min: 0, max: 3_600_000 }),
+        (held, given, carried, terminating, reason, elapsed) => {
+          const reading = { ...carrying(...carried), terminating };
+          const d = decideSettle(record(held, given), reading, task(reason), T0 + elapsed, timing);
+          return d.free.every((c) => !carried.includes(c.offset));
+        },
+      ),
+    );
+  });
+
+  it('backs off from the delay up to five minutes', () => {
+    expect([0, 1, 2, 3, 4, 5, 6, 30].map((a) => backoff(a, timing))).toEqual([
+      10, 20, 40, 80, 160, 300, 300, 300,
+    ]);
+  });
+});
