@@ -6,6 +6,7 @@ import { nodeIpFault } from '../shared/app/eni-pass.js';
 import type { PassContext } from '../shared/app/pass-context.js';
 import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
+import { settleRunner } from '../shared/app/settle.js';
 import { InProcessRefills } from '../shared/eni/refill.js';
 import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
@@ -16,6 +17,8 @@ import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { startPassTimers } from '../shared/local/timers.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
+import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
+import { QueueSettler } from '../shared/settle/settler.js';
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
 
@@ -54,7 +57,32 @@ async function withRuntime<T>(options: CliOptions, run: (runtime: BerthRuntime) 
 const serve: Command = async (options) => {
   const store = await openStore(options, { share: true });
   const clusterApi = clusterApiOf(options);
-  const runtime = runtimeOn(options, store, clusterApi);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  // With a cluster, values a Service gives back are freed once its stored object shows it.
+  const settleQueue = clusterApi
+    ? new InProcessSettleQueue(settleRunner(passContext(options, store, clusterApi)), {
+        settled: (task, outcome) => {
+          if (outcome.freed > 0 || outcome.kept > 0)
+            out(`settle: ${task.id} freed ${outcome.freed}, held again ${outcome.kept}`);
+        },
+        failed: (task, error) =>
+          process.stderr.write(`berth: settle of ${task.id} failed: ${(error as Error).message}\n`),
+      })
+    : undefined;
+  const runtime = createRuntime({
+    config: options.config,
+    dynamo: store.client,
+    tableName: store.tableName,
+    ...(clusterApi ? { clusterApi } : {}),
+    ...(settleQueue
+      ? {
+          settler: () =>
+            new QueueSettler(settleQueue, options.config.settle.delaySeconds, (task, error) =>
+              process.stderr.write(`berth: settle of ${task.id} not queued: ${String(error)}\n`),
+            ),
+        }
+      : {}),
+  });
   const holder = `${hostname()}-${process.pid}`;
   const passes = clusterApi ? createPasses(passContext(options, store, clusterApi)) : undefined;
   // Background pool refills run in this process, beside the requests that ask for them.
@@ -87,7 +115,6 @@ const serve: Command = async (options) => {
       );
     },
   });
-  const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`berth serving ${server.url} for cluster "${options.config.cluster}"`);
   out(`  admission webhook: POST ${server.url}/admission`);
   if (tls) out(`  CA certificate:    ${tls.caPath}`);
@@ -96,6 +123,11 @@ const serve: Command = async (options) => {
     clusterApi
       ? `  kubeconfig:        ${options.kubeconfig}`
       : '  kubeconfig:        none (passes off; bindings get no address)',
+  );
+  out(
+    settleQueue
+      ? `  settle:            values a Service gives back are freed once the cluster stores the change (first look after ${options.config.settle.delaySeconds} s)`
+      : '  settle:            no cluster to read back: values a Service gives back are freed at admission',
   );
   const stopTimers = passes
     ? startPassTimers(
@@ -131,6 +163,8 @@ const serve: Command = async (options) => {
   out('berth: shutting down');
   await stopTimers();
   await server.close();
+  // Waiting looks are dropped: the values stay marked, and the repair pass finishes them.
+  await settleQueue?.close();
   // No request can ask for another now; let the running ones finish before the store closes.
   await refills?.settled();
   await store.close();

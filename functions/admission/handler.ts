@@ -13,7 +13,10 @@ import { observability } from '../../shared/app/observability.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics } = observability('admission');
-const { settings, runtime } = lambdaAdmissionRuntime();
+const { settings, runtime } = lambdaAdmissionRuntime((task, error) =>
+  // The values stay marked in the table: the repair pass finishes what this task would have.
+  logger.warn('settle task not queued', { task, error }),
+);
 const api = createHttpApi({
   admission: runtime.admission,
   healthy: () => runtime.healthy(),

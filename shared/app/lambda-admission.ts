@@ -9,7 +9,10 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { type LambdaSettings, lambdaSettings } from '../config/load.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
+import { QueueSettler } from '../settle/settler.js';
+import type { SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
+import { lambdaSettleQueue } from './lambda-settle.js';
 import { type BerthRuntime, createRuntime } from './runtime.js';
 
 /** The admission runtime, with the settings it was built from. */
@@ -34,14 +37,21 @@ function eksCredentials(settings: LambdaSettings): EksCredentials {
   });
 }
 
-/** Builds the admission runtime from the Lambda environment. */
-export function lambdaAdmissionRuntime(): LambdaAdmissionRuntime {
+/**
+ * Builds the admission runtime from the Lambda environment. Values a Service gives back go to
+ * the settle queue; `onSettleLost` hears of a task the queue refused (the repair pass finishes it).
+ */
+export function lambdaAdmissionRuntime(
+  onSettleLost: (task: SettleTask, error: unknown) => void,
+): LambdaAdmissionRuntime {
   const settings = lambdaSettings();
+  const queue = lambdaSettleQueue(settings);
   const runtime = createRuntime({
     config: settings.config,
     dynamo: dynamoClient({ region: settings.region }),
     tableName: settings.tableName,
     clusterApi: new HttpsClusterReader({ access: eksCredentials(settings) }),
+    settler: () => new QueueSettler(queue, settings.config.settle.delaySeconds, onSettleLost),
   });
   return { settings, runtime };
 }

@@ -30,5 +30,12 @@ export function repairRunner(context: PassContext): RepairRunner {
     ),
   };
   return (holder) =>
-    runRepairPass({ ...deps, holder }, { ranges, leakGracePasses: config.repair.leakGracePasses });
+    runRepairPass(
+      { ...deps, holder },
+      {
+        ranges,
+        leakGracePasses: config.repair.leakGracePasses,
+        settleDelaySeconds: config.settle.delaySeconds,
+      },
+    );
 }

@@ -11,8 +11,8 @@ import type { SettleTask } from './task.js';
 /** Takes owners whose values wait for the apiserver's commit. */
 export interface Settler {
   /**
-   * Hands over one owner. Never throws: the values are marked in the store, so a task lost here
-   * is found again by the repair pass; `onLost` hears about it.
+   * Hands over one owner. A queue that refuses the task does not fail the admission: the values
+   * are marked in the store, so the repair pass finds them again. Store failures propagate.
    */
   track(task: SettleTask): Promise<void>;
 }

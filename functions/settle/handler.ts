@@ -1,0 +1,51 @@
+/**
+ * The settle step behind the SQS settle queue: each message is one owner whose values wait for
+ * the apiserver's commit. A look that asks for another puts the task back with its backoff; a
+ * look that fails is reported as a batch item failure, so SQS delivers it again after the
+ * visibility timeout (and to the dead-letter queue after its last try; the repair pass still
+ * finishes what it marked).
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { lambdaPassContext } from '../../shared/app/lambda.js';
+import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
+import { observability } from '../../shared/app/observability.js';
+import { settleRunner } from '../../shared/app/settle.js';
+import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
+
+const { logger, metrics } = observability('settle');
+const context = lambdaPassContext();
+const settle = settleRunner(context);
+const queue = lambdaSettleQueue();
+
+const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    try {
+      const task = parseSettleTask(record.body);
+      const outcome = await settle(task);
+      metrics.addMetric('SettleFreed', MetricUnit.Count, outcome.freed);
+      if (outcome.kept > 0) metrics.addMetric('SettleRefusedKept', MetricUnit.Count, outcome.kept);
+      metrics.addMetric('SettleLag', MetricUnit.Seconds, (Date.now() - task.admittedAt) / 1000);
+      if (outcome.recheckAfter !== undefined) {
+        await queue.submit({ ...task, attempt: task.attempt + 1 }, outcome.recheckAfter);
+      }
+      logger.info('settled', { task, outcome });
+    } catch (error) {
+      if (error instanceof MalformedSettleTaskError) {
+        logger.error('dropped a message that is not a settle task', { error: error.message });
+        continue;
+      }
+      logger.error('settle look failed', { error, messageId: record.messageId });
+      batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures };
+};
+
+export const handler = middy(run)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(logMetrics(metrics));
