@@ -7,6 +7,7 @@ import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { serviceAdmission } from '../../shared/admission/services.js';
 import { ExclusiveAllocator } from '../../shared/allocation/allocator.js';
 import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
+import { exclusiveRangeUsage } from '../../shared/allocation/usage.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import type { ServiceRanges } from '../../shared/services/plan.js';
@@ -545,6 +546,16 @@ describe('Service admission: one value, one live owner', () => {
     await settle(stored);
     expect((await denial('CREATE', nodePortService('rival', 30150)))?.code).toBe(409);
     expect(after.spec.ports[0]?.nodePort).not.toBe(30150);
+  });
+
+  it('counts a value given back as used until the settle step frees it', async () => {
+    const stored = await create(nodePortService('count', 30160));
+    const used = async () => (await exclusiveRangeUsage(store, ranges.nodePorts)).used;
+    expect(await used()).toBe(1);
+    await send('DELETE', undefined, stored);
+    expect(await used()).toBe(1);
+    await settle();
+    expect(await used()).toBe(0);
   });
 
   it('treats an allocation id not of berth shape as absent', async () => {

@@ -331,11 +331,15 @@ describe('ExclusiveAllocator', () => {
             }
             try {
               const result = await a.assign(id, owner, requests, { dryRun: step.op === 'dry' });
-              if (step.op === 'assign')
-                model.set(
-                  id,
-                  result.grants.map((g) => g.value),
+              if (step.op === 'assign') {
+                // What it gave back stays its own until the settle step frees it.
+                const given = result.releasing.map((c) => range.valueAt(c.offset));
+                const before = (model.get(id) ?? []).filter(
+                  (v) => !result.grants.some((g) => g.value === v),
                 );
+                expect(before.sort()).toEqual(expect.arrayContaining(given.sort()));
+                model.set(id, [...result.grants.map((g) => g.value), ...before]);
+              }
             } catch (error) {
               expect(error).toBeInstanceOf(RangeFullError);
             }
