@@ -23,7 +23,7 @@ describe('settle step through the Kubernetes client and DynamoDB Local', () => {
     await fake.stop();
   });
 
-  it('frees a deleted Service's cluster IP and node port only once the apiserver no longer has the Service', async () => {
+  it("frees a deleted Service's cluster IP and node port only once the apiserver no longer has the Service", async () => {
     const { client, tableName } = await freshTable();
     const config = parseConfig({ cluster: 'settle' });
     const tasks: SettleTask[] = [];
