@@ -120,12 +120,14 @@ async function onWrite(
   // A CREATE that is not a re-invocation has just made its id up: there is no record to read.
   const id = known?.id ?? newAllocationId(deps.randomBytes);
   const current = known ? known.record : 'none';
+  // A new owner is handed to the settle step at once, beside the allocation rather than after it:
+  // should the apiserver never store the object, its values are freed. (Denied, it holds nothing.)
+  const created = !dryRun && !known ? track(deps, id, 'create') : undefined;
   try {
-    const { grants, releasing } = await deps.allocator.assign(id, owner, plan.requests, {
-      dryRun,
-      ...(current ? { current } : {}),
-    });
-    if (!dryRun && !known) await track(deps, id, 'create');
+    const [{ grants, releasing }] = await Promise.all([
+      deps.allocator.assign(id, owner, plan.requests, { dryRun, ...(current ? { current } : {}) }),
+      created,
+    ]);
     if (!dryRun && releasing.length > 0) await track(deps, id, 'release');
     return allow(servicePatch(service, plan, grants, id));
   } catch (error) {

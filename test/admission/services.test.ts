@@ -504,7 +504,7 @@ describe('Service admission: one value, one live owner', () => {
       await settle(terminating);
       expect((await denial('CREATE', nodePortService('next', 30120)))?.code).toBe(409);
     }
-    expect(tasks.map((t) => t.reason)).toEqual(['release']);
+    expect(tasks.filter((t) => t.reason === 'release')).toHaveLength(1);
     await settle();
     await create(nodePortService('next', 30120));
   });
