@@ -1,6 +1,6 @@
 /**
- * berth for one EKS cluster (contract section 9): the table, the five functions with their own
- * least-privilege roles, the webhook endpoint, the ENI IP API, the pass schedules, the EC2
+ * berth for one EKS cluster: the table, the six functions with their own least-privilege roles,
+ * the webhook endpoint, the settle queue, the ENI IP API, the pass schedules, the EC2
  * instance-state rule, the EKS access entries, alarms and a dashboard.
  *
  * The functions reach the cluster's public API endpoint; a cluster with a private-only endpoint
@@ -37,6 +37,7 @@ import {
   grantPermissions,
   nodePoolPermissions,
 } from './constructs/permissions.js';
+import { SettleQueue } from './constructs/settle-queue.js';
 import { exposeAdmission, WebhookSecret } from './constructs/webhook-endpoint.js';
 import type { StackSettings } from './settings.js';
 
@@ -58,6 +59,8 @@ const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeo
   // timeout stays under the webhook's own, so the apiserver gets an error it can apply its
   // failurePolicy to, not a hang until its deadline.
   admission: { memorySize: 1024, timeout: Duration.seconds(WEBHOOK_TIMEOUT_SECONDS - 1) },
+  // Up to ten looks a batch, each a record read, a Kubernetes GET and a few writes.
+  settle: { memorySize: 512, timeout: Duration.seconds(30) },
   // Lists every Service and pod (paged) and diffs them against the store in memory.
   // Leased passes time out before their lease TTL (see LEASE_MARGIN_MS).
   repair: {
@@ -76,6 +79,7 @@ const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeo
 
 const DESCRIPTIONS: Readonly<Record<FunctionName, string>> = {
   admission: 'berth admission webhook: host ports, Service IPs and node ports, binding addresses',
+  settle: 'berth settle step: frees Service values once the apiserver has committed the change',
   repair: 'berth repair pass: reconciles allocations with the cluster',
   scale: 'berth node scale pass: packs game servers, cordons and removes empty nodes',
   eni: 'berth ENI pool pass: refills, trims and garbage-collects secondary IPs',
@@ -128,6 +132,18 @@ export class BerthStack extends Stack {
     webhookSecret.secret.grantRead(admission.role);
     exposeAdmission(this, admission.function);
 
+    // What a Service gives back is freed by the settle function once the apiserver has stored
+    // the change; admission puts the owner on the queue, the settle function looks it up.
+    const settle = make('settle', 'Settle');
+    const settleQueue = new SettleQueue(this, 'SettleQueue', {
+      consumer: settle.function,
+      producers: [admission.role],
+      consumerTimeout: FUNCTION_SIZING.settle.timeout,
+    });
+    for (const fn of [admission, settle]) {
+      fn.function.addEnvironment('BERTH_SETTLE_QUEUE', settleQueue.queue.queueUrl);
+    }
+
     const repair = make('repair', 'Repair');
     const scale = make('scale', 'Scale');
     grantPermissions(scale.role, nodePoolPermissions(this, cluster, config.scale.nodePool));
@@ -161,7 +177,7 @@ export class BerthStack extends Stack {
       description: 'ENI IP assignment API; callers sign with SigV4 (service lambda)',
     });
 
-    this.functions = { admission, repair, scale, eni, 'node-ips': nodeIps };
+    this.functions = { admission, settle, repair, scale, eni, 'node-ips': nodeIps };
 
     const deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       retentionPeriod: Duration.days(14),
@@ -223,6 +239,8 @@ export class BerthStack extends Stack {
       admissionLatencyBudget: Duration.millis((WEBHOOK_TIMEOUT_SECONDS * 1000) / 2),
       table: this.table,
       deadLetterQueue,
+      settleQueue: settleQueue.queue,
+      settleDeadLetterQueue: settleQueue.deadLetterQueue,
     });
   }
 }

@@ -14,7 +14,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
 /** The berth functions, each a directory under `functions/`. */
-export const FUNCTION_NAMES = ['admission', 'repair', 'scale', 'eni', 'node-ips'] as const;
+export const FUNCTION_NAMES = [
+  'admission',
+  'settle',
+  'repair',
+  'scale',
+  'eni',
+  'node-ips',
+] as const;
 /** One of `FUNCTION_NAMES`. */
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 

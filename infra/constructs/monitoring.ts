@@ -25,6 +25,10 @@ export interface MonitoringProps {
   readonly admissionLatencyBudget: Duration;
   readonly table: dynamodb.ITableV2;
   readonly deadLetterQueue: sqs.IQueue;
+  /** Where settle tasks end that kept failing (the repair pass finishes their releases). */
+  readonly settleDeadLetterQueue: sqs.IQueue;
+  /** The settle queue: its oldest message's age is the settle lag. */
+  readonly settleQueue: sqs.IQueue;
 }
 
 const PERIOD = Duration.minutes(5);
@@ -123,6 +127,25 @@ export class Monitoring extends Construct {
       deadLetters,
       1,
       'a scheduled pass or instance event could not be delivered',
+    );
+    alarm(
+      'SettleDeadLetters',
+      props.settleDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: PERIOD,
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
+      1,
+      'settle looks kept failing: given-back Service values wait for the repair pass',
+    );
+    // A task waits at most 5 minutes between looks; one older than 15 has no consumer.
+    alarm(
+      'SettleLag',
+      props.settleQueue.metricApproximateAgeOfOldestMessage({
+        period: PERIOD,
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
+      900,
+      'the settle queue is not being drained: given-back Service values are not freed',
     );
     // The operations berth issues (an alarm's math expression takes at most ten metrics).
     const operations = [

@@ -111,8 +111,8 @@ describe('BerthStack', () => {
     });
   });
 
-  it('runs five functions on Node.js 24, arm64, with source maps and the validated config', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 5);
+  it('runs six functions on Node.js 24, arm64, with source maps and the validated config', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 6);
     const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({
@@ -310,7 +310,7 @@ describe('BerthStack', () => {
   });
 
   it('puts every function role into the berth Kubernetes group through an access entry', () => {
-    template.resourceCountIs('AWS::EKS::AccessEntry', 5);
+    template.resourceCountIs('AWS::EKS::AccessEntry', 6);
     for (const construct of ['Admission', 'Repair', 'Scale', 'Eni', 'NodeIps']) {
       template.hasResourceProperties('AWS::EKS::AccessEntry', {
         ClusterName: 'games',
@@ -324,8 +324,12 @@ describe('BerthStack', () => {
   it('alarms on function errors and throttles, webhook 500s and latency, dead letters and table throttles', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
     const metricNames = alarms.map((alarm) => alarm.Properties.MetricName ?? 'expression');
-    expect(metricNames.filter((name) => name === 'Errors')).toHaveLength(5);
-    expect(metricNames.filter((name) => name === 'Throttles')).toHaveLength(5);
+    expect(metricNames.filter((name) => name === 'Errors')).toHaveLength(6);
+    expect(metricNames.filter((name) => name === 'Throttles')).toHaveLength(6);
+    expect(
+      metricNames.filter((name) => name === 'ApproximateNumberOfMessagesVisible'),
+    ).toHaveLength(2);
+    expect(metricNames).toContain('ApproximateAgeOfOldestMessage');
     expect(metricNames.filter((name) => name === 'InternalErrors')).toHaveLength(2);
     expect(metricNames).toEqual(
       expect.arrayContaining(['Duration', 'ApproximateNumberOfMessagesVisible']),
@@ -338,6 +342,29 @@ describe('BerthStack', () => {
       ]);
     }
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('feeds the settle function from an encrypted SQS queue with a dead-letter queue, and lets admission send to it', () => {
+    const queues = template.findResources('AWS::SQS::Queue') as Resources;
+    const settle = Object.entries(queues).find(([id]) => /^SettleQueue[0-9A-F]{8}$/.test(id));
+    expect(settle?.[1].Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { maxReceiveCount: 5 },
+      VisibilityTimeout: 180,
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SettleQueue[0-9A-F]{8}$'), 'Arn'] },
+      FunctionName: { Ref: Match.stringLikeRegexp('^SettleFunction') },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
+    const withQueue = functions.filter(
+      (fn) => fn.Properties.Environment?.Variables?.BERTH_SETTLE_QUEUE !== undefined,
+    );
+    expect(withQueue).toHaveLength(2);
+    const policies = Object.entries(template.findResources('AWS::IAM::Policy') as Resources);
+    const admissionPolicy = policies.find(([id]) => id.startsWith('AdmissionRole'))?.[1];
+    expect(JSON.stringify(admissionPolicy?.Properties.PolicyDocument)).toContain('sqs:SendMessage');
   });
 
   it('outputs the webhook base URL, the secret ARN, the node IPs URL and the table name', () => {
