@@ -359,7 +359,9 @@ describe('BerthStack', () => {
     });
     const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
     const withQueue = functions.filter(
-      (fn) => fn.Properties.Environment?.Variables?.BERTH_SETTLE_QUEUE !== undefined,
+      (fn) =>
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
+          ?.Variables?.BERTH_SETTLE_QUEUE !== undefined,
     );
     expect(withQueue).toHaveLength(2);
     const policies = Object.entries(template.findResources('AWS::IAM::Policy') as Resources);
