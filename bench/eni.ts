@@ -527,7 +527,7 @@ async function runBerth(
         const holding = held.get(event.pod);
         if (holding) {
           held.delete(event.pod);
-          await releaseIp(deps, holding.node, holding.ip);
+          await releaseIp(deps, holding.node, holding.ip, { namespace: 'games', pod: event.pod });
         }
       }
     }

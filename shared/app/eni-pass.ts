@@ -80,7 +80,7 @@ export function eniRunner(context: PassContext): EniRunner {
       const assignDeps = { ...deps, refills };
       return {
         assign: (node, body) => handleAssignIp(assignDeps, node, body),
-        release: (node, ip) => handleReleaseIp(deps, node, ip),
+        release: (node, ip, holder) => handleReleaseIp(deps, node, ip, holder),
       };
     },
   };

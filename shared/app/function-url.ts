@@ -23,6 +23,7 @@ export function functionUrlHandler(
       const response = await api({
         method: event.requestContext.http.method,
         path: event.rawPath,
+        query: Object.fromEntries(new URLSearchParams(event.rawQueryString ?? '')),
         body,
       });
       metrics.addMetric(`Http${response.statusCode}`, MetricUnit.Count, 1);

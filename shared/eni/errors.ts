@@ -40,6 +40,18 @@ export class PoolExhaustedError extends EniRequestError {
   }
 }
 
+/**
+ * A release named a holder that does not hold the address: it was released before and has since
+ * gone to another pod or container (a late or repeated CNI DEL). Nothing was changed.
+ */
+export class IpHeldByAnotherError extends EniRequestError {
+  readonly statusCode = 409;
+  constructor(ip: string, asked: string, holder: string) {
+    super(`${ip} is held by ${holder}, not ${asked}: nothing released`);
+    this.name = 'IpHeldByAnotherError';
+  }
+}
+
 /** The pool could not grow now (EC2 budget spent, or another writer holds the pool); retry later. */
 export class PoolBusyError extends EniRequestError {
   readonly statusCode = 503;

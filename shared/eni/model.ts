@@ -52,6 +52,8 @@ export interface IpRecord {
   readonly state: 'free' | 'assigned' | 'draining';
   /** The holder (`namespace/name`) when assigned; when free, the pod it is reserved for, if any. */
   readonly pod?: string;
+  /** The holder's container (the CNI's CNI_CONTAINERID), when its ADD named one. */
+  readonly containerId?: string;
   /** The holder gets this IP back within stickySeconds after release (StatefulSet, or annotated). */
   readonly sticky: boolean;
   readonly assignedAt?: number;

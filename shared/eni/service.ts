@@ -1,6 +1,6 @@
 /**
- * Assign and release of pod IPs (contract section 8). Both are idempotent, and an address goes to
- * one pod at a time whatever the concurrency: a claim is one conditional commit of the pod record
+ * Assign and release of pod IPs. Both are idempotent, a release frees an address only for the
+ * holder it names, and an address goes to one pod at a time whatever the concurrency: a claim is one conditional commit of the pod record
  * (created only if absent) and the IP record (changed only at the version read).
  */
 import { z } from 'zod';
@@ -11,6 +11,7 @@ import type { EniDeps } from './deps.js';
 import {
   EniBadRequestError,
   EniConflictError,
+  IpHeldByAnotherError,
   PoolBusyError,
   PoolExhaustedError,
   UnknownNodeError,
@@ -43,6 +44,8 @@ export interface AssignDeps extends EniDeps {
 export interface AssignRequest {
   readonly namespace: string;
   readonly pod: string;
+  /** The container runtime's sandbox id (CNI_CONTAINERID): a release must name it to free the IP. */
+  readonly containerId?: string;
   /** Whether the pod keeps its IP across restarts; looked up in the cluster when absent. */
   readonly sticky?: boolean;
 }
@@ -65,19 +68,51 @@ const dnsSubdomain = z
     message: 'must be a lower-case DNS subdomain (letters, digits, "-" and ".")',
   });
 
+const containerId = z
+  .string({ error: 'must be a string' })
+  .min(1, { message: 'must not be empty' })
+  .max(256, { message: 'at most 256 characters' })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, {
+    message: 'must be a container id (letters, digits, "_", "." and "-")',
+  });
+
 const assignBody = z.strictObject({
   namespace: dnsSubdomain,
   pod: dnsSubdomain,
+  containerId: containerId.optional(),
   sticky: z.boolean().optional(),
+});
+
+/** Who a release is for, as `DELETE /v1/nodes/{node}/ips/{ip}` names it in its query. */
+export interface ReleaseHolder {
+  readonly namespace: string;
+  readonly pod: string;
+  /** When given, the IP is released only while this container of the pod holds it. */
+  readonly containerId?: string;
+}
+
+const releaseQuery = z.object({
+  namespace: dnsSubdomain,
+  pod: dnsSubdomain,
+  containerId: containerId.optional(),
 });
 
 /** Parses a request body; every problem is named by its field in one `EniBadRequestError`. */
 export function parseAssignRequest(body: unknown): AssignRequest {
-  const result = assignBody.safeParse(body);
+  return parsed(assignBody, body, 'body');
+}
+
+/** Parses a release's query; a missing `namespace` or `pod` is named. */
+export function parseReleaseHolder(query: Readonly<Record<string, string>>): ReleaseHolder {
+  return parsed(releaseQuery, query, 'query');
+}
+
+function parsed<T>(schema: z.ZodType<T>, input: unknown, what: string): T {
+  const result = schema.safeParse(input);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     if (issue.code === 'unrecognized_keys') return `${issue.keys.join(', ')}: unknown field`;
-    const path = issue.path.join('.') || 'body';
+    const path = issue.path.join('.') || what;
     return `${path}: ${issue.message}`;
   });
   throw new EniBadRequestError(problems.join('; '));
@@ -102,18 +137,19 @@ export async function handleAssignIp(
   return assignIp(deps, node, parseAssignRequest(body));
 }
 
-/** `DELETE /v1/nodes/{node}/ips/{ip}`: validates the path and releases. */
+/** `DELETE /v1/nodes/{node}/ips/{ip}?namespace=N&pod=P[&containerId=C]`: validates and releases. */
 export async function handleReleaseIp(
   deps: EniDeps,
   node: string,
   ip: string,
+  query: Readonly<Record<string, string>>,
 ): Promise<{ readonly released: boolean }> {
   checkNode(node);
-  const parsed = parseIp(ip);
-  if (parsed === undefined || parsed.family !== 'IPv4') {
+  const address = parseIp(ip);
+  if (address === undefined || address.family !== 'IPv4') {
     throw new EniBadRequestError(`ip: "${ip}" is not an IPv4 address`);
   }
-  return releaseIp(deps, node, ip);
+  return releaseIp(deps, node, ip, parseReleaseHolder(query));
 }
 
 function answer(pool: PoolRecord, ip: string, eniId: string): IpAssignment {
@@ -161,7 +197,24 @@ export async function assignIp(
     const now = deps.now();
     const state = await deps.store.loadNode(node);
     const pod = state.pods.find((p) => p.pod === key);
-    if (pod?.state === 'assigned') return answer(pool, pod.ip, pod.eniId);
+    if (pod?.state === 'assigned') {
+      const held = state.ips.find((ip) => ip.ip === pod.ip && ip.pod === key);
+      // A new sandbox of the same pod takes the IP over: a late DEL of the old one must not free it.
+      if (held && request.containerId !== undefined && held.containerId !== request.containerId) {
+        try {
+          await deps.store.commit(node, [
+            {
+              put: { ...held, containerId: request.containerId, version: held.version + 1 },
+              expectedVersion: held.version,
+            },
+          ]);
+        } catch (error) {
+          if (error instanceof EniConflictError) continue;
+          throw error;
+        }
+      }
+      return answer(pool, pod.ip, pod.eniId);
+    }
     const candidates = claimCandidates(state.ips, key, now, deps.policy.cooldownMs);
     if (candidates.length === 0) {
       // Every slot of the instance holds an address and none is ready: a refill cannot help.
@@ -176,7 +229,15 @@ export async function assignIp(
     sticky ??= await lookUpSticky(deps, request);
     for (const candidate of candidates.slice(0, CANDIDATES_PER_READ)) {
       try {
-        await claim(deps, node, key, sticky, candidate, pod, now);
+        await claim(
+          deps,
+          node,
+          { key, containerId: request.containerId },
+          sticky,
+          candidate,
+          pod,
+          now,
+        );
         await refillAheadIfDue(deps, pool, state.ips, candidate, now);
         return answer(pool, candidate.ip, candidate.eniId);
       } catch (error) {
@@ -197,7 +258,7 @@ async function lookUpSticky(deps: EniDeps, request: AssignRequest): Promise<bool
 async function claim(
   deps: EniDeps,
   node: string,
-  key: string,
+  holder: { readonly key: string; readonly containerId: string | undefined },
   sticky: boolean,
   ip: IpRecord,
   pod: PodRecord | undefined,
@@ -208,7 +269,8 @@ async function claim(
     ip: ip.ip,
     eniId: ip.eniId,
     state: 'assigned',
-    pod: key,
+    pod: holder.key,
+    ...(holder.containerId === undefined ? {} : { containerId: holder.containerId }),
     sticky,
     assignedAt: now,
     releasedAt: ip.releasedAt,
@@ -217,7 +279,7 @@ async function claim(
   };
   const record: PodRecord = {
     kind: 'pod',
-    pod: key,
+    pod: holder.key,
     ip: ip.ip,
     eniId: ip.eniId,
     state: 'assigned',
@@ -291,20 +353,35 @@ async function exhaustion(deps: EniDeps, pool: PoolRecord): Promise<Error> {
 }
 
 /**
- * Releases an IP: the pod record goes (or, for a sticky pod, stays as a reservation until
- * stickySeconds pass) and the address starts its cooldown. Releasing an IP that is not assigned
- * succeeds and answers `released: false`.
+ * Releases an IP for its holder: the pod record goes (or, for a sticky pod, stays as a reservation
+ * until stickySeconds pass) and the address starts its cooldown. Releasing an IP that is not
+ * assigned succeeds and answers `released: false`; one another pod (or another container of the
+ * pod, when the release names one) now holds raises `IpHeldByAnotherError` and changes nothing:
+ * the write is conditional on the record version whose holder was checked.
  */
 export async function releaseIp(
   deps: EniDeps,
   node: string,
   ip: string,
+  holder: ReleaseHolder,
 ): Promise<{ readonly released: boolean }> {
   const pool = await deps.store.getPool(node);
   if (!pool) throw new UnknownNodeError(node);
+  const key = podKey(holder.namespace, holder.pod);
+  const asked = holder.containerId === undefined ? key : `${key} (container ${holder.containerId})`;
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const record = await deps.store.getIp(node, ip);
     if (record?.state !== 'assigned') return { released: false };
+    const containerDiffers =
+      holder.containerId !== undefined &&
+      record.containerId !== undefined &&
+      record.containerId !== holder.containerId;
+    if (record.pod !== key || containerDiffers) {
+      const held = record.containerId
+        ? `${record.pod} (container ${record.containerId})`
+        : record.pod;
+      throw new IpHeldByAnotherError(ip, asked, held ?? 'another holder');
+    }
     try {
       await releaseRecord(deps, node, record, deps.now());
       return { released: true };

@@ -11,6 +11,8 @@ export interface HttpRequest {
   readonly method: string;
   /** The path without the query string. */
   readonly path: string;
+  /** The query string's parameters (the first value of each). */
+  readonly query?: Readonly<Record<string, string>>;
   readonly body: string | undefined;
 }
 
@@ -30,7 +32,8 @@ export interface HttpFault {
 /** ENI IP assignment, when this deployment serves it. */
 export interface NodeIpApi {
   assign(node: string, body: unknown): Promise<unknown>;
-  release(node: string, ip: string): Promise<unknown>;
+  /** Releases `ip` for the holder the query names (`namespace`, `pod`, `containerId`). */
+  release(node: string, ip: string, holder: Readonly<Record<string, string>>): Promise<unknown>;
 }
 
 /** What the routes call. */
@@ -119,7 +122,7 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         return json(200, await deps.nodeIps.assign(node, body));
       }
       if (method === 'DELETE' && ip !== undefined)
-        return json(200, await deps.nodeIps.release(node, ip));
+        return json(200, await deps.nodeIps.release(node, ip, request.query ?? {}));
       return problem(405, `${method} is not allowed on ${path}`);
     }
     return problem(404, `no route for ${method} ${path}`);

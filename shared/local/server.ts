@@ -48,8 +48,9 @@ async function readBody(request: IncomingMessage): Promise<string> {
 /** Starts listening; resolves once the port is bound. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const listener = async (incoming: IncomingMessage, outgoing: ServerResponse) => {
-    const path = (incoming.url ?? '/').split('?')[0] ?? '/';
-    const request: HttpRequest = { method: incoming.method ?? 'GET', path, body: undefined };
+    const [path = '/', search = ''] = (incoming.url ?? '/').split('?', 2);
+    const query = Object.fromEntries(new URLSearchParams(search));
+    const request: HttpRequest = { method: incoming.method ?? 'GET', path, query, body: undefined };
     let response: HttpResponse;
     try {
       const body = await readBody(incoming);

@@ -455,6 +455,7 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
       };
     case 'ip': {
       const pod = str(f.pod);
+      const containerId = str(f.containerId);
       const assignedAt = num(f.assignedAt);
       const reservedUntil = num(f.reservedUntil);
       const drainingSince = num(f.drainingSince);
@@ -464,6 +465,7 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
         eniId: String(f.eniId),
         state: f.state === 'assigned' ? 'assigned' : f.state === 'draining' ? 'draining' : 'free',
         ...(pod === undefined ? {} : { pod }),
+        ...(containerId === undefined ? {} : { containerId }),
         sticky: f.sticky === true,
         ...(assignedAt === undefined ? {} : { assignedAt }),
         releasedAt: Number(f.releasedAt ?? 0),

@@ -205,10 +205,35 @@ describe.each(stores)('%s', (_name, make) => {
     });
     expect(new Set(byPod.values()).size).toBe(12);
     await Promise.all(
-      [...byPod.values()].map((address) => releaseIp(world.deps, 'node-a', address)),
+      [...byPod].map(([pod, address]) =>
+        releaseIp(world.deps, 'node-a', address, { namespace: 'g', pod }),
+      ),
     );
     const state = await world.store.loadNode('node-a');
     expect(state.ips.filter((r) => r.state === 'assigned')).toHaveLength(0);
+  });
+
+  it('keeps the holding container, and a late release racing a new holder frees nothing', async () => {
+    const world = eniWorld({
+      store: await make(),
+      eni: { minIdle: 1, maxIdle: 1, cooldownSeconds: 0 },
+    });
+    world.addNode('node-a', 'c5.large');
+    await runEniPass(world.deps);
+    const a = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'a', containerId: 'ca' });
+    expect((await world.store.getIp('node-a', a.ip))?.containerId).toBe('ca');
+    const holderA = { namespace: 'g', pod: 'a', containerId: 'ca' };
+    // The same DEL twice at once (a kubelet retry), then a new pod: exactly one release lands.
+    const outcomes = await Promise.allSettled([
+      releaseIp(world.deps, 'node-a', a.ip, holderA),
+      releaseIp(world.deps, 'node-a', a.ip, holderA),
+    ]);
+    const released = outcomes.filter((o) => o.status === 'fulfilled' && o.value.released).length;
+    expect(released).toBe(1);
+    const b = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'b', containerId: 'cb' });
+    expect(b.ip).toBe(a.ip);
+    await expect(releaseIp(world.deps, 'node-a', a.ip, holderA)).rejects.toThrow(/held by g\/b/);
+    expect((await world.store.getIp('node-a', b.ip))?.pod).toBe('g/b');
   });
 });
 

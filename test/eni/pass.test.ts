@@ -60,7 +60,7 @@ describe('runEniPass', () => {
     await passAfter(world, MINUTE);
     for (const [i, ip] of ips.entries()) {
       world.cluster.removePod('g', `p${i}`);
-      await releaseIp(world.deps, 'node-a', ip);
+      await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod: `p${i}` });
     }
     const early = await passAfter(world, MINUTE);
     expect(early.ipsUnassigned).toBe(0);
@@ -205,7 +205,8 @@ describe('runEniPass after a crash', () => {
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
     for (const ip of (await world.store.loadNode('node-a')).ips) {
-      await releaseIp(world.deps, 'node-a', ip.ip);
+      const [namespace = '', pod = ''] = (ip.pod ?? '/').split('/');
+      await releaseIp(world.deps, 'node-a', ip.ip, { namespace, pod });
     }
     for (let i = 0; i < 6; i++) world.cluster.removePod('g', `p${i}`);
     world.clock.now += ENI_TIMINGS.trimIdleAfterMs;
@@ -363,7 +364,7 @@ describe('runEniPass housekeeping', () => {
       pod: 'web-0',
       sticky: true,
     });
-    await releaseIp(world.deps, 'node-a', held.ip);
+    await releaseIp(world.deps, 'node-a', held.ip, { namespace: 'db', pod: 'web-0' });
     await passAfter(world, 30_000);
     expect((await world.store.getPod('node-a', 'db/web-0'))?.state).toBe('released');
     await passAfter(world, 31_000);

@@ -458,7 +458,7 @@ describe('ENI pool (model-based)', () => {
                   if (ip === undefined) return;
                   holding.delete(op.pod);
                   world.cluster.removePod('g', `p${op.pod}`);
-                  await releaseIp(world.deps, 'node-a', ip);
+                  await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod: `p${op.pod}` });
                   for (const [other, r] of lastRelease) {
                     if (r.pod === op.pod) lastRelease.delete(other);
                   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
 import {
   EniBadRequestError,
+  IpHeldByAnotherError,
   PoolExhaustedError,
   UnknownNodeError,
 } from '../../shared/eni/errors.js';
@@ -150,18 +151,19 @@ describe('releaseIp', () => {
     const world = eniWorld();
     world.addNode('node-a');
     const { ip } = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
-    expect(await releaseIp(world.deps, 'node-a', ip)).toEqual({ released: true });
-    expect(await releaseIp(world.deps, 'node-a', ip)).toEqual({ released: false });
+    const holder = { namespace: 'games', pod: 'gs-1' };
+    expect(await releaseIp(world.deps, 'node-a', ip, holder)).toEqual({ released: true });
+    expect(await releaseIp(world.deps, 'node-a', ip, holder)).toEqual({ released: false });
   });
 
   it('keeps a released address out of reach until the cooldown has passed', async () => {
     const world = eniWorld({ eni: { minIdle: 0, maxIdle: 1, cooldownSeconds: 60 } });
     world.addNode('node-a');
     const first = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'a' });
-    await releaseIp(world.deps, 'node-a', first.ip);
+    await releaseIp(world.deps, 'node-a', first.ip, { namespace: 'g', pod: 'a' });
     const second = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'b' });
     expect(second.ip).not.toBe(first.ip);
-    await releaseIp(world.deps, 'node-a', second.ip);
+    await releaseIp(world.deps, 'node-a', second.ip, { namespace: 'g', pod: 'b' });
     world.clock.now += 61_000;
     // Both rested now; the longest-rested (first) goes out first.
     const third = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'c' });
@@ -173,7 +175,7 @@ describe('releaseIp', () => {
     world.addNode('node-a');
     world.cluster.addPod('db', 'web-0', 'node-a', { statefulSet: true });
     const first = await assignIp(world.deps, 'node-a', { namespace: 'db', pod: 'web-0' });
-    await releaseIp(world.deps, 'node-a', first.ip);
+    await releaseIp(world.deps, 'node-a', first.ip, { namespace: 'db', pod: 'web-0' });
     world.clock.now += 10_000;
     const other = await assignIp(world.deps, 'node-a', { namespace: 'db', pod: 'other' });
     expect(other.ip).not.toBe(first.ip);
@@ -188,10 +190,86 @@ describe('releaseIp', () => {
     world.addNode('node-a');
     world.cluster.addPod('g', 'pinned', 'node-a', { stickyAnnotation: true });
     const first = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'pinned' });
-    await releaseIp(world.deps, 'node-a', first.ip);
+    await releaseIp(world.deps, 'node-a', first.ip, { namespace: 'g', pod: 'pinned' });
     world.clock.now += 121_000;
     const stranger = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'stranger' });
     expect(stranger.ip).toBe(first.ip);
+  });
+});
+
+describe('releaseIp keyed by holder', () => {
+  it('refuses a late release for a pod whose IP has since gone to another pod, and changes nothing', async () => {
+    const world = eniWorld({ eni: { minIdle: 0, maxIdle: 1, cooldownSeconds: 30 } });
+    world.addNode('node-a');
+    const a = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'a', containerId: 'ca' });
+    expect(await releaseIp(world.deps, 'node-a', a.ip, { namespace: 'g', pod: 'a' })).toEqual({
+      released: true,
+    });
+    world.clock.now += 31_000;
+    const b = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'b', containerId: 'cb' });
+    expect(b.ip).toBe(a.ip);
+    // kubelet retries the DEL of pod a: it must not free b's address.
+    const late = await releaseIp(world.deps, 'node-a', a.ip, {
+      namespace: 'g',
+      pod: 'a',
+      containerId: 'ca',
+    }).catch((error: unknown) => error);
+    expect(late).toBeInstanceOf(IpHeldByAnotherError);
+    expect((late as IpHeldByAnotherError).statusCode).toBe(409);
+    expect((await world.store.getIp('node-a', a.ip))?.pod).toBe('g/b');
+    world.clock.now += 31_000;
+    const c = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'c' });
+    expect(c.ip).not.toBe(a.ip);
+  });
+
+  it('frees only for the container that holds the IP, and follows a new sandbox of the same pod', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const first = await assignIp(world.deps, 'node-a', {
+      namespace: 'g',
+      pod: 'p',
+      containerId: 'old',
+    });
+    const again = await assignIp(world.deps, 'node-a', {
+      namespace: 'g',
+      pod: 'p',
+      containerId: 'new',
+    });
+    expect(again).toEqual(first);
+    await expect(
+      releaseIp(world.deps, 'node-a', first.ip, { namespace: 'g', pod: 'p', containerId: 'old' }),
+    ).rejects.toBeInstanceOf(IpHeldByAnotherError);
+    expect(
+      await releaseIp(world.deps, 'node-a', first.ip, {
+        namespace: 'g',
+        pod: 'p',
+        containerId: 'new',
+      }),
+    ).toEqual({ released: true });
+  });
+
+  it('answers released: false for an address that is free or was never assigned', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    const { ip } = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p' });
+    await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod: 'p' });
+    expect(await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod: 'other' })).toEqual({
+      released: false,
+    });
+    expect(await releaseIp(world.deps, 'node-a', '10.9.9.9', { namespace: 'g', pod: 'p' })).toEqual(
+      { released: false },
+    );
+  });
+
+  it('names a missing namespace or pod in the query', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    await expect(handleReleaseIp(world.deps, 'node-a', '10.0.0.1', { pod: 'p' })).rejects.toThrow(
+      /namespace: /,
+    );
+    await expect(
+      handleReleaseIp(world.deps, 'node-a', '10.0.0.1', { namespace: 'g' }),
+    ).rejects.toThrow(/pod: /);
   });
 });
 
@@ -214,7 +292,7 @@ describe('handleAssignIp', () => {
     const unknown = await handleAssignIp(world.deps, 'ghost', { namespace: 'g', pod: 'p' }).catch(
       (e: unknown) => e,
     );
-    const badIp = await handleReleaseIp(world.deps, 'node-a', '10.0.0.999').catch(
+    const badIp = await handleReleaseIp(world.deps, 'node-a', '10.0.0.999', {}).catch(
       (e: unknown) => e,
     );
     expect((bad as EniBadRequestError).statusCode).toBe(400);

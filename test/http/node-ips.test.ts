@@ -11,14 +11,16 @@ function api() {
     healthy: async () => true,
     nodeIps: {
       assign: (node, body) => handleAssignIp(world.deps, node, body),
-      release: (node, ip) => handleReleaseIp(world.deps, node, ip),
+      release: (node, ip, holder) => handleReleaseIp(world.deps, node, ip, holder),
     },
     classify: nodeIpFault,
   });
-  const call = async (method: string, path: string, body?: unknown) => {
+  const call = async (method: string, target: string, body?: unknown) => {
+    const [path = '', search = ''] = target.split('?', 2);
     const response = await handle({
       method,
       path,
+      query: Object.fromEntries(new URLSearchParams(search)),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: response.statusCode, body: JSON.parse(response.body) };
@@ -40,11 +42,32 @@ describe('node IP routes', () => {
     expect(
       await call('POST', '/v1/nodes/gs-1/ips', { namespace: 'games', pod: 'match-1' }),
     ).toEqual(first);
-    const released = await call('DELETE', `/v1/nodes/gs-1/ips/${first.body.ip}`);
+    const release = `/v1/nodes/gs-1/ips/${first.body.ip}?namespace=games&pod=match-1`;
+    const released = await call('DELETE', release);
     expect(released).toEqual({ status: 200, body: { released: true } });
-    expect((await call('DELETE', `/v1/nodes/gs-1/ips/${first.body.ip}`)).body).toEqual({
-      released: false,
+    expect((await call('DELETE', release)).body).toEqual({ released: false });
+  });
+
+  it('answers 409 to a release for a pod or container that does not hold the IP, and 400 without a holder', async () => {
+    const { call } = api();
+    const held = await call('POST', '/v1/nodes/gs-1/ips', {
+      namespace: 'games',
+      pod: 'match-2',
+      containerId: 'c2',
     });
+    const base = `/v1/nodes/gs-1/ips/${held.body.ip}`;
+    const other = await call('DELETE', `${base}?namespace=games&pod=match-1`);
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatch(/held by games\/match-2/);
+    expect(
+      (await call('DELETE', `${base}?namespace=games&pod=match-2&containerId=c1`)).status,
+    ).toBe(409);
+    const missing = await call('DELETE', base);
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatch(/namespace: .*pod: /);
+    expect(
+      (await call('DELETE', `${base}?namespace=games&pod=match-2&containerId=c2`)).body,
+    ).toEqual({ released: true });
   });
 
   it('answers a bad body 400, an unknown node 404, and a wrong method 405', async () => {
