@@ -27,6 +27,7 @@ export function createBerthApp(
     cluster: app.node.tryGetContext('cluster'),
     config: app.node.tryGetContext('config'),
     nodeIpsCallers: app.node.tryGetContext('nodeIpsCallers'),
+    admissionConcurrency: app.node.tryGetContext('admissionConcurrency'),
   };
   const settings = stackSettings(context, readText);
   const stack = new BerthStack(app, stackNameFor(settings.config.cluster), {

@@ -95,7 +95,7 @@ export class BerthStack extends Stack {
 
   constructor(scope: Construct, id: string, props: BerthStackProps) {
     super(scope, id, props);
-    const { config, configDocument, nodeIpsCallerArns } = props.settings;
+    const { config, configDocument, nodeIpsCallerArns, admissionConcurrency } = props.settings;
     const cluster = config.cluster;
     Tags.of(this).add(BERTH_TAGS.cluster, cluster);
 
@@ -115,7 +115,12 @@ export class BerthStack extends Stack {
     });
 
     const webhookSecret = new WebhookSecret(this, 'WebhookSecret', { cluster });
-    const make = (name: FunctionName, id: string, environment?: Record<string, string>) =>
+    const make = (
+      name: FunctionName,
+      id: string,
+      environment?: Record<string, string>,
+      reservedConcurrency?: number,
+    ) =>
       new BerthFunction(this, id, {
         name,
         description: DESCRIPTIONS[name],
@@ -123,11 +128,15 @@ export class BerthStack extends Stack {
         configDocument,
         ...FUNCTION_SIZING[name],
         ...(environment ? { environment } : {}),
+        ...(reservedConcurrency === undefined ? {} : { reservedConcurrency }),
       });
 
-    const admission = make('admission', 'Admission', {
-      BERTH_WEBHOOK_SECRET_ARN: webhookSecret.secret.secretArn,
-    });
+    const admission = make(
+      'admission',
+      'Admission',
+      { BERTH_WEBHOOK_SECRET_ARN: webhookSecret.secret.secretArn },
+      admissionConcurrency,
+    );
     // Read once per container at init, then compared on every request.
     webhookSecret.secret.grantRead(admission.role);
     exposeAdmission(this, admission.function);

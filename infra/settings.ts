@@ -20,13 +20,24 @@ export interface StackSettings {
   readonly configDocument: Readonly<Record<string, unknown>>;
   /** IAM principals (node roles) allowed to call the SigV4 ENI IP API; none by default. */
   readonly nodeIpsCallerArns: readonly string[];
+  /** Concurrent executions reserved for (and capping) the admission function. */
+  readonly admissionConcurrency: number;
 }
+
+/**
+ * Reserved for the webhook: a flood of requests (anyone can reach the public URL) cannot take the
+ * account's concurrency from other functions, nor can other functions starve the webhook. At
+ * ~20 ms a review, 50 executions answer ~2,500 reviews a second; past that the URL answers 429
+ * and the apiserver applies the webhook's failurePolicy.
+ */
+export const DEFAULT_ADMISSION_CONCURRENCY = 50;
 
 /** The CDK context keys berth reads. */
 export interface StackContext {
   readonly cluster?: unknown;
   readonly config?: unknown;
   readonly nodeIpsCallers?: unknown;
+  readonly admissionConcurrency?: unknown;
 }
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
@@ -97,6 +108,15 @@ export function stackSettings(
     }
   }
 
+  const concurrencyText = asText(context.admissionConcurrency);
+  const admissionConcurrency =
+    concurrencyText === undefined ? DEFAULT_ADMISSION_CONCURRENCY : Number(concurrencyText);
+  if (!Number.isInteger(admissionConcurrency) || admissionConcurrency < 1) {
+    problems.push(
+      `-c admissionConcurrency: "${concurrencyText}" is not a whole number of at least 1 (default ${DEFAULT_ADMISSION_CONCURRENCY})`,
+    );
+  }
+
   let config: BerthConfig | undefined;
   try {
     config = parseConfig(configDocument);
@@ -105,5 +125,5 @@ export function stackSettings(
     problems.push(...error.problems);
   }
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
-  return { config, configDocument, nodeIpsCallerArns };
+  return { config, configDocument, nodeIpsCallerArns, admissionConcurrency };
 }

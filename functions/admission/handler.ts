@@ -1,6 +1,7 @@
 /**
- * The admission webhook behind a Lambda function URL: `POST /admission/<secret>`, `GET /healthz`,
- * `GET /v1/status`. Clients and the secret are set up once per container, at module scope.
+ * The admission webhook behind a public Lambda function URL: `POST /admission/<secret>`,
+ * `GET /healthz/<secret>`, `GET /v1/status/<secret>`; without the secret nothing answers but a
+ * bare 404. Clients and the secret are set up once per container, at module scope.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
@@ -21,7 +22,7 @@ const api = createHttpApi({
   admission: runtime.admission,
   healthy: () => runtime.healthy(),
   status: () => runtime.status(),
-  admissionSecret: await webhookSecret(settings),
+  pathSecret: await webhookSecret(settings),
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

@@ -50,6 +50,8 @@ export interface BerthFunctionProps {
   readonly timeout: Duration;
   /** Extra environment variables (e.g. BERTH_WEBHOOK_SECRET_ARN). */
   readonly environment?: Readonly<Record<string, string>>;
+  /** Concurrent executions reserved for this function, and its cap. */
+  readonly reservedConcurrency?: number;
 }
 
 /** A bundled berth function with its role and log group. */
@@ -100,6 +102,9 @@ export class BerthFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize,
       timeout: props.timeout,
+      ...(props.reservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrency }),
       role: this.role,
       logGroup: this.logGroup,
       projectRoot: PROJECT_ROOT,

@@ -4,10 +4,12 @@
  * never happen in a healthy stack (errors, throttles, dead letters) and a latency bound for the
  * webhook, whose calls hold up the apiserver.
  */
-import { CfnOutput, Duration, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -42,14 +44,26 @@ export class Monitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    // CloudWatch alarms cannot publish to a topic under the AWS managed SNS key, so the topic
+    // has a key of its own that lets CloudWatch (and only it, besides the account) use it.
+    const key = new kms.Key(this, 'AlarmTopicKey', {
+      description: `berth alarm topic (${props.cluster})`,
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
+    });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
     this.topic = new sns.Topic(this, 'AlarmTopic', {
       displayName: `berth alarms (${props.cluster})`,
       enforceSSL: true,
-    });
-    Validations.of(this.topic).acknowledge({
-      id: 'AwsSolutions-SNS2',
-      reason:
-        'Alarm notifications carry no secret or customer data; CloudWatch alarms cannot publish to a topic encrypted with the AWS managed SNS key.',
+      masterKey: key,
     });
     new CfnOutput(this, 'AlarmTopicArn', {
       key: STACK_OUTPUTS.alarmTopicArn,

@@ -46,10 +46,11 @@ export interface HttpApiDeps {
   /** ENI IP assignment; absent where berth has no cluster and EC2 access. */
   readonly nodeIps?: NodeIpApi;
   /**
-   * The secret path segment after `/admission/` (AWS: EKS cannot give webhooks client
-   * credentials). Absent locally, where the path is plain `/admission`.
+   * The secret last path segment of every route (AWS: EKS cannot give webhooks client
+   * credentials, and the public URL must answer nobody else): `/admission/<secret>`,
+   * `/healthz/<secret>`, `/v1/status/<secret>`. Absent locally, where paths are plain.
    */
-  readonly admissionSecret?: string;
+  readonly pathSecret?: string;
   /** Maps an error from a route to a client fault, or undefined for an internal one. */
   readonly classify?: (error: unknown) => HttpFault | undefined;
 }
@@ -68,19 +69,29 @@ function sameSecret(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function isAdmissionPath(path: string, secret: string | undefined): boolean {
-  if (secret === undefined) return path === '/admission';
-  return path.startsWith('/admission/') && sameSecret(path.slice('/admission/'.length), secret);
+/**
+ * The route a path names: with a secret, the path without its last segment when that segment is
+ * the secret, and undefined for anything else (which is answered with nothing but a 404).
+ */
+function routeOf(path: string, secret: string | undefined): string | undefined {
+  if (secret === undefined) return path;
+  const cut = path.lastIndexOf('/');
+  if (cut <= 0 || !sameSecret(path.slice(cut + 1), secret)) return undefined;
+  return path.slice(0, cut);
 }
+
+const NOT_FOUND: HttpResponse = { statusCode: 404, headers: {}, body: '' };
 
 const NODE_IPS = /^\/v1\/nodes\/([^/]+)\/ips(?:\/([^/]+))?$/;
 
 /** Builds the request handler. Internal faults propagate, so the caller answers 500 and logs them. */
 export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Promise<HttpResponse> {
   const routes = async (request: HttpRequest): Promise<HttpResponse> => {
-    const { method, path } = request;
+    const { method } = request;
     const { admission } = deps;
-    if (admission && isAdmissionPath(path, deps.admissionSecret)) {
+    const path = routeOf(request.path, deps.pathSecret);
+    if (path === undefined) return NOT_FOUND;
+    if (admission && path === '/admission') {
       if (method !== 'POST') return problem(405, 'use POST for admission reviews');
       let body: unknown;
       try {

@@ -94,6 +94,14 @@ describe('stackSettings', () => {
 });
 
 describe('createBerthApp', () => {
+  it('reserves 50 admission executions unless -c admissionConcurrency says otherwise', () => {
+    expect(stackSettings({}).admissionConcurrency).toBe(50);
+    expect(stackSettings({ admissionConcurrency: '200' }).admissionConcurrency).toBe(200);
+    expect(problemsOf(() => stackSettings({ admissionConcurrency: 'lots' }))).toEqual([
+      '-c admissionConcurrency: "lots" is not a whole number of at least 1 (default 50)',
+    ]);
+  });
+
   it('fails synthesis on a bad config before building anything', () => {
     expect(() =>
       createBerthApp(

@@ -369,6 +369,37 @@ describe('BerthStack', () => {
     expect(JSON.stringify(admissionPolicy?.Properties.PolicyDocument)).toContain('sqs:SendMessage');
   });
 
+  it('reserves and caps the admission function concurrency, and no other function', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
+    const reserved = functions
+      .map((fn) => fn.Properties.ReservedConcurrentExecutions)
+      .filter((value) => value !== undefined);
+    expect(reserved).toEqual([50]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^berth admission webhook'),
+      ReservedConcurrentExecutions: 50,
+    });
+  });
+
+  it('encrypts the alarm topic with a rotated customer key CloudWatch may use, instead of acknowledging SNS2', () => {
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MonitoringAlarmTopicKey'), 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          }),
+        ]),
+      },
+    });
+    const acknowledged = JSON.stringify(template.toJSON());
+    expect(acknowledged).not.toContain('AwsSolutions-SNS2');
+  });
+
   it('outputs the webhook base URL, the secret ARN, the node IPs URL and the table name', () => {
     const outputs = template.findOutputs('*');
     expect(Object.keys(outputs).sort()).toEqual(

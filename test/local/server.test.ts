@@ -131,7 +131,7 @@ describe('createHttpApi with a secret path', () => {
       },
       healthy: async () => true,
       status: async () => ({}),
-      admissionSecret: 's3cr3t-path',
+      pathSecret: 's3cr3t-path',
     });
     const body = JSON.stringify(review({ resource: 'services', operation: 'DELETE' }));
     expect((await api({ method: 'POST', path: '/admission/s3cr3t-path', body })).statusCode).toBe(
@@ -141,5 +141,22 @@ describe('createHttpApi with a secret path', () => {
       404,
     );
     expect((await api({ method: 'POST', path: '/admission', body })).statusCode).toBe(404);
+  });
+
+  it('answers nothing without the secret: health and status included', async () => {
+    const api = createHttpApi({
+      healthy: async () => true,
+      status: async () => ({ ranges: [] }),
+      pathSecret: 's3cr3t-path',
+    });
+    for (const path of ['/healthz', '/v1/status', '/', '/healthz/wrong', '/s3cr3t-path']) {
+      const response = await api({ method: 'GET', path, body: undefined });
+      expect(response).toEqual({ statusCode: 404, headers: {}, body: '' });
+    }
+    expect((await api({ method: 'GET', path: '/healthz/s3cr3t-path', body: undefined })).body).toBe(
+      'ok',
+    );
+    const status = await api({ method: 'GET', path: '/v1/status/s3cr3t-path', body: undefined });
+    expect(JSON.parse(status.body)).toEqual({ ranges: [] });
   });
 });
