@@ -97,7 +97,10 @@ export class BerthStack extends Stack {
     super(scope, id, props);
     const { config, configDocument, nodeIpsCallerArns, admissionConcurrency } = props.settings;
     const cluster = config.cluster;
-    Tags.of(this).add(BERTH_TAGS.cluster, cluster);
+    // CloudFormation takes no tags on a dashboard.
+    Tags.of(this).add(BERTH_TAGS.cluster, cluster, {
+      excludeResourceTypes: ['AWS::CloudWatch::Dashboard'],
+    });
 
     this.table = new dynamodb.TableV2(this, 'Table', {
       partitionKey: { name: TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
