@@ -5,6 +5,7 @@
 import { runAdmissionCpuBench } from './admission-cpu.js';
 import { runAllocatorBench } from './allocator.js';
 import { runEniBench } from './eni.js';
+import { runFuzzBench } from './fuzz.js';
 import { runHostPortBench } from './hostports.js';
 import { runRepairBench } from './repair.js';
 import { runScaleBench } from './scale.js';
@@ -16,6 +17,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   repair: runRepairBench,
   scale: runScaleBench,
   eni: runEniBench,
+  fuzz: runFuzzBench,
 };
 
 const wanted = process.argv.slice(2);

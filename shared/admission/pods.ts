@@ -24,7 +24,13 @@ import {
 } from '../hostports/spec.js';
 import type { HostPortStore, PodRef } from '../hostports/store.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { ALLOCATION_ID_ANNOTATION, annotationOf, newAllocationId, stringAt } from './identity.js';
+import {
+  ALLOCATION_ID_ANNOTATION,
+  annotationOf,
+  carriedAllocationId,
+  newAllocationId,
+  stringAt,
+} from './identity.js';
 import { allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -92,7 +98,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // A re-invoked webhook sees its own earlier patch: same id stored for this very pod, and the
     // pod's container ports carry the recorded host ports. A copied annotation fails the test
     // and gets a fresh allocation under a new id.
-    const carriedId = annotationOf(pod, ALLOCATION_ID_ANNOTATION);
+    const carriedId = carriedAllocationId(pod);
     if (carriedId !== undefined) {
       const record = await deps.store.getRecord(carriedId);
       if (record && samePod(record.pod, podRef) && podCarriesHostPorts(pod, specs, record.ports)) {
@@ -124,8 +130,9 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
 
   async function remove(request: AdmissionRequest) {
     const pod = request.oldObject;
-    const id = pod ? annotationOf(pod, ALLOCATION_ID_ANNOTATION) : undefined;
-    // A dry-run DELETE must not change stored state; a pod berth never allocated for has no id.
+    const id = pod ? carriedAllocationId(pod) : undefined;
+    // A dry-run DELETE must not change stored state; a pod berth never allocated for has no id
+    // (and one of another shape was never berth's).
     if (!pod || id === undefined || request.dryRun === true) return allow();
     await deps.store.release(id, podRefOf(request, pod).namespace);
     return allow();

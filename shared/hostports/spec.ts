@@ -108,7 +108,21 @@ const FIELDS = [
 
 const DEFAULT_RANGE = 'default';
 
-const quote = (value: unknown): string => JSON.stringify(value) ?? String(value);
+/** Longest quoted value a message repeats back. */
+const QUOTE_LIMIT = 64;
+/** Longest annotation read: Kubernetes allows 256 KiB for all annotations together. */
+const MAX_ANNOTATION_LENGTH = 64 * 1024;
+
+/**
+ * A value as a message shows it: scalars as JSON, cut short; arrays and objects by their shape,
+ * never serialised (a deeply nested value would overflow the stack, a large one the message).
+ */
+function quote(value: unknown): string {
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'object' && value !== null) return 'an object';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT)}…` : text;
+}
 const supported = (values: readonly string[]): string => values.map((v) => `"${v}"`).join(', ');
 
 /** Container port names are IANA service names (`IsValidPortName`): the apiserver's messages. */
@@ -207,6 +221,15 @@ export function parsePortSpecs(
   pod: PodContainers,
   rangeByName: ReadonlyMap<string, HostPortRange>,
 ): PortSpecParse {
+  if (annotation.length > MAX_ANNOTATION_LENGTH) {
+    return {
+      ok: false,
+      code: 422,
+      problems: [
+        `${PORTS_PATH}: Too long: ${annotation.length} characters: must have at most ${MAX_ANNOTATION_LENGTH}`,
+      ],
+    };
+  }
   let document: unknown;
   try {
     document = JSON.parse(annotation);

@@ -15,7 +15,7 @@
  * DELETE already released it.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { ALLOCATION_ID_ANNOTATION } from '../admission/identity.js';
+import { ALLOCATION_ID_ANNOTATION, isAllocationId } from '../admission/identity.js';
 import type { ValueRange } from '../allocation/range.js';
 import type { HostPortRange, PortProtocol } from '../hostports/spec.js';
 import type { HeldPort, PodPortRecord, PodRef, RangeCounts } from '../hostports/store.js';
@@ -50,7 +50,7 @@ export interface PodReading {
 export function readPod(pod: V1Pod, ranges: readonly ValueRange[]): PodReading | undefined {
   const metadata = pod.metadata ?? {};
   const id = metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
-  if (!id) return undefined;
+  if (!isAllocationId(id)) return undefined;
   const namespace = metadata.namespace ?? 'default';
   const name = metadata.name ?? '';
   return {

@@ -537,3 +537,32 @@ describe('podAdmission identity and dry run', () => {
     expect(hostPortsOf(rerun)).toEqual(hostPortsOf(real));
   });
 });
+
+describe('pod admission on input that is not what berth expects', () => {
+  it('denies a deeply nested ports annotation with 422 naming the field, instead of overflowing the stack', async () => {
+    const h = await podHarness();
+    const nested = `[${'['.repeat(20_000)}${']'.repeat(20_000)}]`;
+    const verdict = await h.handler(podRequest(gamePod(nested)));
+    expect(denial(verdict, 422)).toMatch(/^metadata\.annotations\[berth\.dev\/ports\]\[0\]: /);
+  });
+
+  it('denies a ports annotation longer than 64 KiB', async () => {
+    const h = await podHarness();
+    const long = JSON.stringify([{ name: 'game', containerPort: 7777, range: 'x'.repeat(70_000) }]);
+    expect(denial(await h.handler(podRequest(gamePod(long))), 422)).toMatch(/Too long/);
+  });
+
+  it('treats an empty or oversized allocation id as absent on CREATE and DELETE', async () => {
+    const h = await podHarness();
+    for (const carried of ['', 'x'.repeat(1500)]) {
+      const pod = gamePod([{ name: 'game', containerPort: 7777 }], {
+        annotations: { [ALLOCATION_ID_ANNOTATION]: carried },
+      });
+      const created = await h.create(pod);
+      expect(allocationIdOf(created)).toMatch(/^[a-z2-7]{20}$/);
+      const verdict = await h.handler(podRequest(pod, { operation: 'DELETE' }));
+      expect(verdict.allowed).toBe(true);
+    }
+    expect([...(await h.counts()).values()].reduce((a, b) => a + b, 0)).toBe(2);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * `npm run bench -- fuzz`: 10,000 fuzzed admission requests (the generators of the fuzz test)
+ * against the real HTTP surface and DynamoDB Local. Counts answers by HTTP status and by verdict,
+ * and judges the three rules: no answer of 500 or more, the server healthy after, and no
+ * allocation held by a request that was denied (or answered with anything but an allow).
+ */
+import fc from 'fast-check';
+import { createRuntime } from '../shared/app/runtime.js';
+import { parseConfig } from '../shared/config/schema.js';
+import { createHttpApi } from '../shared/http/api.js';
+import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
+import { startServer } from '../shared/local/server.js';
+import { dynamoClient } from '../shared/store/client.js';
+import { ensureTable } from '../shared/store/ensure-table.js';
+import { type FuzzOutcome, fuzzCase, sendCase } from '../test/support/fuzz-reviews.js';
+import { writeResults } from './support/results.js';
+
+const CASES = 10_000;
+const SEED = 20261124;
+const RESULTS = 'bench/results/fuzz.json';
+
+const tally = (keys: readonly (string | number)[]): Record<string, number> => {
+  const counts: Record<string, number> = {};
+  for (const key of keys) counts[String(key)] = (counts[String(key)] ?? 0) + 1;
+  return counts;
+};
+
+/** Runs the benchmark and writes its results. */
+export async function runFuzzBench(): Promise<void> {
+  const started = performance.now();
+  const dynamo = await startDynamoDbLocal();
+  const client = dynamoClient({ endpoint: dynamo.endpoint });
+  const internalFaults: string[] = [];
+  try {
+    await ensureTable(client, 'fuzz');
+    const runtime = createRuntime({
+      config: parseConfig({
+        cluster: 'fuzz',
+        hostPortRanges: { default: '7000-7100', other: '8100-8110' },
+      }),
+      dynamo: client,
+      tableName: 'fuzz',
+    });
+    const server = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      handle: createHttpApi({
+        admission: runtime.admission,
+        healthy: () => runtime.healthy(),
+        status: () => runtime.status(),
+      }),
+      onError: (error) => internalFaults.push(String(error)),
+    });
+    const outcomes: FuzzOutcome[] = [];
+    try {
+      const cases = fc.sample(fuzzCase, { numRuns: CASES, seed: SEED });
+      for (const [index, fuzz] of cases.entries()) {
+        outcomes.push(await sendCase(server.url, fuzz));
+        if ((index + 1) % 1000 === 0) process.stdout.write(`  ${index + 1}/${CASES} sent\n`);
+      }
+      const healthy = (await fetch(`${server.url}/healthz`)).status === 200;
+      const allowedIds = new Set(outcomes.flatMap((o) => o.ids));
+      const held: string[] = [];
+      for await (const owner of runtime.allocationStore.listOwners()) held.push(owner.id);
+      for await (const record of runtime.hostPortStore.listRecords()) held.push(record.id);
+      const heldByDenied = held.filter((id) => !allowedIds.has(id));
+      const byStatus = tally(outcomes.map((o) => o.status));
+      const byVerdict = tally(outcomes.map((o) => o.verdict));
+      const violations = outcomes.flatMap((o) => (o.violation ? [o.violation] : []));
+      const fiveHundreds = outcomes.filter((o) => o.status >= 500).length;
+
+      console.log('  answers by HTTP status:');
+      for (const [status, n] of Object.entries(byStatus)) console.log(`    ${status}  ${n}`);
+      console.log('  answers by verdict:');
+      for (const [verdict, n] of Object.entries(byVerdict))
+        console.log(`    ${verdict.padEnd(12)} ${n}`);
+      console.log(`  allocations held after the run: ${held.length}`);
+
+      const targets = [
+        {
+          target: '0 responses >= 500',
+          pass: fiveHundreds === 0 && internalFaults.length === 0,
+          line: `${fiveHundreds} of ${CASES} responses were 5xx; ${internalFaults.length} internal faults logged`,
+        },
+        {
+          target: 'server healthy after',
+          pass: healthy,
+          line: `GET /healthz after ${CASES} cases: ${healthy ? '200 ok' : 'not ok'}`,
+        },
+        {
+          target: 'no allocation held by a denied request',
+          pass: heldByDenied.length === 0 && violations.length === 0,
+          line: `${held.length} allocations held, ${heldByDenied.length} of them by requests that were not allowed; ${violations.length} malformed answers`,
+        },
+      ];
+      console.log('\ntargets:');
+      for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
+      await writeResults(RESULTS, {
+        command: 'npm run bench -- fuzz',
+        cases: CASES,
+        seed: SEED,
+        byStatus,
+        byVerdict,
+        held: held.length,
+        heldByDenied: heldByDenied.slice(0, 20),
+        violations: violations.slice(0, 20),
+        internalFaults: internalFaults.slice(0, 20),
+        durationMs: Math.round(performance.now() - started),
+        targets,
+      });
+      console.log(`\nwrote ${RESULTS}`);
+    } finally {
+      await server.close();
+    }
+  } finally {
+    client.destroy();
+    await dynamo.stop();
+  }
+}

@@ -1,0 +1,340 @@
+/**
+ * Fuzzed admission requests, as anyone who may create pods or Services can send them through the
+ * apiserver (and anyone who reaches the URL can send directly): well-formed reviews with every
+ * field of every kind wrong, deep and oversized JSON, ids of every shape, and bodies that are not
+ * reviews at all. Shared by the fuzz test (a fixed-seed slice) and `npm run bench -- fuzz`.
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { decodePatch } from './json-patch.js';
+
+/** One request body, and the uid the answer must carry when it is a review. */
+export interface FuzzCase {
+  readonly body: string;
+  /** Set when the body is a well-formed review: a 200 must answer with this uid. */
+  readonly uid?: string;
+  readonly dryRun: boolean;
+}
+
+const junk = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double(),
+  fc.string({ maxLength: 12 }),
+  fc.constant(''),
+  fc.constant(-1),
+  fc.constant(2 ** 53),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 4 }), fc.integer(), { maxKeys: 3 }),
+);
+
+/** Mostly a value of the right shape, sometimes junk: deep enough to reach every handler. */
+const maybe = <T>(valid: fc.Arbitrary<T>): fc.Arbitrary<T | unknown> =>
+  fc.oneof({ weight: 8, arbitrary: valid }, { weight: 1, arbitrary: junk });
+
+/** A JSON value nested `depth` deep: arrays or objects. */
+const deep = (depth: number, asObject: boolean): string =>
+  asObject
+    ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+    : `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+const allocationId = fc.oneof(
+  fc.constant(''),
+  fc.constant('x'.repeat(1500)),
+  fc.constant('a'.repeat(20)),
+  fc.stringMatching(/^[a-z2-7]{20}$/),
+  fc.string({ maxLength: 40 }),
+  fc.constant('../../etc/passwd'),
+);
+
+const portSpec = fc.record(
+  {
+    name: maybe(fc.constantFrom('game', 'query', 'rcon', 'GAME', 'a-b', '')),
+    container: maybe(fc.constantFrom('server', 'sidecar', 'nope')),
+    containerPort: maybe(fc.integer({ min: -5, max: 70_000 })),
+    portPolicy: maybe(fc.constantFrom('Dynamic', 'Static', 'Passthrough', 'None', '')),
+    protocol: maybe(fc.constantFrom('UDP', 'TCP', 'TCPUDP', 'SCTP')),
+    hostPort: maybe(fc.integer({ min: -5, max: 70_000 })),
+    range: maybe(fc.constantFrom('default', 'other')),
+    extra: junk,
+  },
+  { requiredKeys: [] },
+);
+
+const portsAnnotation = fc.oneof(
+  fc.array(portSpec, { maxLength: 4 }).map((specs) => JSON.stringify(specs)),
+  fc.constant(JSON.stringify([{ name: 'game', containerPort: 7777 }])),
+  fc.integer({ min: 1_000, max: 20_000 }).map((depth) => deep(depth, false)),
+  fc.integer({ min: 1_000, max: 20_000 }).map((depth) => deep(depth, true)),
+  fc.constant(JSON.stringify([{ name: 'x'.repeat(5000), containerPort: 1 }])),
+  fc.constant(
+    JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ name: `p${i}`, containerPort: 1 }))),
+  ),
+  fc.string({ maxLength: 30 }),
+  fc.constant('{"name":"game"}'),
+  fc.constant('[{"name":"game","containerPort":7777}'),
+);
+
+const container = fc.record(
+  {
+    name: maybe(fc.constantFrom('server', 'sidecar')),
+    image: fc.constant('game:1'),
+    ports: fc.oneof(
+      fc.array(
+        fc.record({ name: junk, containerPort: junk, protocol: junk }, { requiredKeys: [] }),
+        {
+          maxLength: 2,
+        },
+      ),
+    ),
+    env: maybe(fc.constant([])),
+  },
+  { requiredKeys: ['name'] },
+);
+
+const metadata = (kind: 'pod' | 'service') =>
+  fc.record(
+    {
+      name: maybe(
+        fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom('a', 'b', 'gs-1') },
+          { weight: 1, arbitrary: fc.string({ maxLength: 300 }) },
+        ),
+      ),
+      namespace: maybe(fc.constantFrom('default', 'games')),
+      uid: maybe(fc.uuid()),
+      generateName: maybe(fc.constant('gs-')),
+      annotations: maybe(
+        fc.record(
+          {
+            'berth.dev/allocation-id': allocationId,
+            ...(kind === 'pod'
+              ? {
+                  'berth.dev/ports': portsAnnotation,
+                  'berth.dev/scheduling': maybe(fc.constant('Distributed')),
+                }
+              : {}),
+          },
+          { requiredKeys: [] },
+        ),
+      ),
+      labels: maybe(fc.constant({ app: 'x' })),
+    },
+    { requiredKeys: [] },
+  );
+
+const pod = fc.record(
+  {
+    apiVersion: fc.constant('v1'),
+    kind: fc.constant('Pod'),
+    metadata: maybe(metadata('pod')),
+    spec: maybe(
+      fc.record(
+        {
+          containers: maybe(fc.array(container, { maxLength: 3 })),
+          initContainers: maybe(fc.array(container, { maxLength: 1 })),
+          affinity: junk,
+          nodeName: maybe(fc.constant('node-1')),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
+  { requiredKeys: [] },
+);
+
+const servicePort = fc.record(
+  {
+    name: maybe(fc.constantFrom('http', 'game', '')),
+    port: maybe(fc.integer({ min: -1, max: 70_000 })),
+    protocol: maybe(fc.constantFrom('TCP', 'UDP', 'SCTP')),
+    nodePort: fc.oneof(
+      fc.integer({ min: -1, max: 70_000 }),
+      fc.integer({ min: 30_000, max: 30_100 }),
+    ),
+    targetPort: junk,
+  },
+  { requiredKeys: [] },
+);
+
+const ip = fc.oneof(
+  fc.constantFrom(
+    '',
+    'None',
+    '10.100.0.10',
+    '10.100.255.255',
+    '10.200.0.1',
+    'fd00::1',
+    '::',
+    '1.2.3',
+  ),
+  fc.ipV4(),
+  fc.ipV6(),
+  fc.string({ maxLength: 20 }),
+);
+
+const service = fc.record(
+  {
+    apiVersion: fc.constant('v1'),
+    kind: fc.constant('Service'),
+    metadata: maybe(metadata('service')),
+    spec: maybe(
+      fc.record(
+        {
+          type: fc.oneof(fc.constantFrom('ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName')),
+          clusterIP: maybe(ip),
+          clusterIPs: maybe(fc.array(ip, { maxLength: 3 })),
+          ipFamilies: fc.oneof(fc.array(fc.constantFrom('IPv4', 'IPv6', 'IPv5'), { maxLength: 3 })),
+          ipFamilyPolicy: fc.oneof(
+            fc.constantFrom('SingleStack', 'PreferDualStack', 'RequireDualStack'),
+          ),
+          ports: maybe(fc.array(servicePort, { maxLength: 4 })),
+          externalTrafficPolicy: maybe(fc.constantFrom('Local', 'Cluster')),
+          healthCheckNodePort: maybe(fc.integer({ min: -1, max: 70_000 })),
+          allocateLoadBalancerNodePorts: maybe(fc.boolean()),
+          externalName: maybe(fc.constant('example.com')),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+  },
+  { requiredKeys: [] },
+);
+
+const binding = fc.record({
+  apiVersion: fc.constant('v1'),
+  kind: fc.constant('Binding'),
+  metadata: maybe(fc.record({ name: maybe(fc.constant('gs-1')) })),
+  target: maybe(fc.record({ kind: fc.constant('Node'), name: maybe(fc.constant('node-1')) })),
+});
+
+const target = fc.oneof(
+  fc.record({
+    resource: fc.constant('pods'),
+    subResource: fc.constant(''),
+    object: pod,
+    oldObject: pod,
+  }),
+  fc.record({
+    resource: fc.constant('services'),
+    subResource: fc.constant(''),
+    object: service,
+    oldObject: service,
+  }),
+  fc.record({
+    resource: fc.constant('pods'),
+    subResource: fc.constant('binding'),
+    object: binding,
+    oldObject: maybe(fc.constant(null)),
+  }),
+  fc.record({
+    resource: fc.constantFrom('configmaps', 'services'),
+    subResource: fc.constantFrom('status', ''),
+    object: maybe(fc.constant({ kind: 'ConfigMap', data: { a: 'b' } })),
+    oldObject: maybe(fc.constant(null)),
+  }),
+);
+
+const review = fc
+  .record({
+    target,
+    operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT'),
+    namespace: fc.oneof(fc.constantFrom('default', 'games'), fc.string({ maxLength: 300 })),
+    name: fc.oneof(fc.constantFrom('a', 'b', 'gs-1'), fc.string({ maxLength: 300 })),
+    dryRun: fc.boolean(),
+    dropObject: fc.boolean(),
+  })
+  .map(({ target: t, operation, namespace, name, dryRun, dropObject }): FuzzCase => {
+    const uid = randomUUID();
+    const request = {
+      uid,
+      kind: { group: '', version: 'v1', kind: 'Object' },
+      resource: { group: '', version: 'v1', resource: t.resource },
+      ...(t.subResource ? { subResource: t.subResource } : {}),
+      name,
+      namespace,
+      operation,
+      userInfo: { username: 'fuzz' },
+      object: dropObject && operation === 'DELETE' ? null : t.object,
+      oldObject: operation === 'CREATE' ? null : t.oldObject,
+      dryRun,
+    };
+    return {
+      body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request }),
+      uid,
+      dryRun,
+    };
+  });
+
+const malformed: fc.Arbitrary<FuzzCase> = fc
+  .oneof(
+    fc.string({ maxLength: 50 }),
+    fc.constant(''),
+    fc.constant('null'),
+    fc.constant('[]'),
+    fc.integer({ min: 1_000, max: 50_000 }).map((depth) => deep(depth, true)),
+    fc.constant(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' })),
+    fc.constant(
+      JSON.stringify({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: { uid: '' },
+      }),
+    ),
+    junk.map((request) =>
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request }),
+    ),
+    fc
+      .record({ uid: junk, resource: junk, operation: junk })
+      .map((request) =>
+        JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request }),
+      ),
+  )
+  .map((body) => ({ body, dryRun: false }));
+
+/** Every kind of body, reviews most of the time. */
+export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
+  { weight: 8, arbitrary: review },
+  { weight: 2, arbitrary: malformed },
+);
+
+/** What one answer was, for the counts. */
+export interface FuzzOutcome {
+  readonly status: number;
+  /** `allowed`, `denied <code>`, or `http` for a non-review answer. */
+  readonly verdict: string;
+  /** Why the answer breaks the rules, if it does. */
+  readonly violation?: string;
+  /** Allocation ids an allowed, stored (not dry-run) answer patched onto its object. */
+  readonly ids: readonly string[];
+}
+
+/** Posts one case and judges the answer. */
+export async function sendCase(url: string, fuzz: FuzzCase): Promise<FuzzOutcome> {
+  const response = await fetch(`${url}/admission`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: fuzz.body,
+  });
+  const text = await response.text();
+  const status = response.status;
+  if (status >= 500)
+    return { status, verdict: 'http', violation: `HTTP ${status}: ${text.slice(0, 200)}`, ids: [] };
+  if (status !== 200) return { status, verdict: 'http', ids: [] };
+  let answer: {
+    response?: { uid?: string; allowed?: boolean; patch?: string; status?: { code?: number } };
+  };
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    return { status, verdict: 'http', violation: 'a 200 that is not JSON', ids: [] };
+  }
+  const reply = answer.response;
+  if (!reply || (fuzz.uid !== undefined && reply.uid !== fuzz.uid)) {
+    return { status, verdict: 'http', violation: 'a 200 without the request uid', ids: [] };
+  }
+  if (!reply.allowed) return { status, verdict: `denied ${reply.status?.code ?? '?'}`, ids: [] };
+  const patched = fuzz.dryRun ? '' : JSON.stringify(decodePatch(reply.patch));
+  return { status, verdict: 'allowed', ids: patched.match(/[a-z2-7]{20}/g) ?? [] };
+}
