@@ -4,6 +4,7 @@
  */
 import { runAdmissionCpuBench } from './admission-cpu.js';
 import { runAllocatorBench } from './allocator.js';
+import { runChaosBench } from './chaos.js';
 import { runEniBench } from './eni.js';
 import { runFuzzBench } from './fuzz.js';
 import { runHostPortBench } from './hostports.js';
@@ -18,6 +19,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   scale: runScaleBench,
   eni: runEniBench,
   fuzz: runFuzzBench,
+  chaos: runChaosBench,
 };
 
 const wanted = process.argv.slice(2);

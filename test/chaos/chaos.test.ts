@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { runChaos } from '../support/chaos.js';
+import { freshTable } from '../support/dynamo.js';
+
+describe('allocation under chaos', () => {
+  it('never lets two live objects hold one value, frees every leak within the grace, and ends with counts equal to records', async () => {
+    const { client, tableName } = await freshTable();
+    const report = await runChaos(client, tableName, {
+      seed: 7,
+      actors: 16,
+      operations: 300,
+      throttle: 0.03,
+      ambiguous: 0.03,
+      crash: 0.02,
+      refuse: 0.1,
+      finalizer: 0.3,
+    });
+    expect(report.violations).toEqual([]);
+    expect(report.mismatches).toEqual([]);
+    expect(report.countsEqualRecords).toBe(true);
+    expect(report.maxPassesToFree).toBeLessThanOrEqual(report.leakGracePasses);
+    // The run really shook: faults of every kind were injected and the apiserver refused writes.
+    expect(report.faults.throttle).toBeGreaterThan(0);
+    expect(report.faults.ambiguous).toBeGreaterThan(0);
+    expect(report.faults.crash).toBeGreaterThan(0);
+    expect(report.operations['refused by the apiserver']).toBeGreaterThan(0);
+    expect(report.invariantChecks).toBeGreaterThan(5);
+  });
+});
