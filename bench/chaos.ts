@@ -1,6 +1,7 @@
 /**
  * `npm run bench -- chaos`: 64 concurrent clients drive Services and game-server pods through
- * berth's admission, settle and repair on DynamoDB Local while the store throttles, times out
+ * berth's admission, settle and repair, and ENI IPs through the CNI's ADD and DEL (with kubelet's
+ * late DEL retries), on DynamoDB Local while the store throttles, times out
  * after writes that landed, and crashes callers between writes, and the simulated apiserver
  * refuses writes admission allowed and keeps Services behind finalizers (test/support/chaos.ts).
  */
@@ -48,8 +49,8 @@ export async function runChaosBench(): Promise<void> {
     const targets = [
       {
         target: '0 values held by two live owners',
-        pass: report.violations.length === 0,
-        line: `${report.violations.length} violations in ${report.invariantChecks} store checks and a duplicate check after every operation`,
+        pass: report.violations.length === 0 && report.unexpected.length === 0,
+        line: `${report.violations.length} violations and ${report.unexpected.length} unexpected errors in ${report.invariantChecks} store checks and a duplicate check after every operation`,
       },
       {
         target: 'every leak freed within leakGracePasses',

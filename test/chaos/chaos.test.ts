@@ -16,6 +16,7 @@ describe('allocation under chaos', () => {
       finalizer: 0.3,
     });
     expect(report.violations).toEqual([]);
+    expect(report.unexpected).toEqual([]);
     expect(report.mismatches).toEqual([]);
     expect(report.countsEqualRecords).toBe(true);
     expect(report.maxPassesToFree).toBeLessThanOrEqual(report.leakGracePasses);
@@ -24,6 +25,7 @@ describe('allocation under chaos', () => {
     expect(report.faults.ambiguous).toBeGreaterThan(0);
     expect(report.faults.crash).toBeGreaterThan(0);
     expect(report.operations['refused by the apiserver']).toBeGreaterThan(0);
+    expect(report.operations['ENI late DEL']).toBeGreaterThan(0);
     expect(report.invariantChecks).toBeGreaterThan(5);
   });
 });

@@ -23,6 +23,10 @@ import { hostPortRange } from '../../shared/allocation/range.js';
 import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { EniRequestError, IpHeldByAnotherError } from '../../shared/eni/errors.js';
+import { runEniPass } from '../../shared/eni/pass.js';
+import { ENI_TIMINGS } from '../../shared/eni/policy.js';
+import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import { readPod, toHostPortRange } from '../../shared/repair/host-port-diff.js';
 import { readService } from '../../shared/repair/live.js';
 import { runRepairPass } from '../../shared/repair/pass.js';
@@ -31,9 +35,11 @@ import { QueueSettler } from '../../shared/settle/settler.js';
 import { settleStep } from '../../shared/settle/step.js';
 import type { SettleTask } from '../../shared/settle/task.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
+import { eniWorld } from '../eni/harness.js';
 import { FakeClusterApi } from '../fakes/cluster-api.js';
 import { applyPatch, decodePatch } from './json-patch.js';
 import { seededRandom } from './random.js';
@@ -63,6 +69,8 @@ export interface ChaosReport {
   /** Moments a value was carried by two stored Services, or carried but not held by its carrier. */
   readonly violations: readonly string[];
   readonly invariantChecks: number;
+  /** Errors that were neither injected nor a transport failure: berth's own faults. */
+  readonly unexpected: readonly string[];
   /** Values held after the run that no object carried, and the repair passes it took to free them. */
   readonly leaks: number;
   readonly maxPassesToFree: number;
@@ -141,11 +149,25 @@ function faultyClient(
   return wrapped;
 }
 
+/**
+ * Whether a failure is one a real client meets and retries: an injected fault, or DynamoDB Local
+ * dropping a connection under load (the SDK's TimeoutError after its own retries).
+ */
+function transient(error: unknown): boolean {
+  return (
+    injected(error) !== undefined ||
+    (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'ECONNRESET'))
+  );
+}
+
 /** The fault behind an error, through any wrapping. */
 function injected(error: unknown): InjectedFault | undefined {
   for (let e = error; e instanceof Error; e = e.cause) if (e instanceof InjectedFault) return e;
   return undefined;
 }
+
+const describeError = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
 type Answer = { readonly allowed: boolean; readonly patch?: string } | 'crashed' | 'failed';
 
@@ -169,6 +191,8 @@ export async function runChaos(
     operations[kind] = (operations[kind] ?? 0) + 1;
   };
   const violations: string[] = [];
+  /** Errors no real client would shrug off: berth's own faults, which the run reports. */
+  const unexpected: string[] = [];
   let shaking = true;
   const faulty = faultyClient(client, random, options, faults, () => shaking);
 
@@ -238,7 +262,7 @@ export async function runChaos(
         return { allowed: response.allowed, ...(response.patch ? { patch: response.patch } : {}) };
       } catch (error) {
         if (injected(error)?.kind === 'crash') return 'crashed';
-        if (!injected(error)) throw error;
+        if (!transient(error)) unexpected.push(describeError(error));
       }
     }
     return 'failed';
@@ -372,6 +396,81 @@ export async function runChaos(
     api.pods.delete(key(name));
   };
 
+  // --- ENI IPs, as the CNI plugin's ADD and DEL ask for them ------------------------------------
+  const eni = eniWorld({
+    store: new DynamoEniStore({ client: faulty, tableName, cluster: config.cluster }),
+    eni: { minIdle: 2, maxIdle: 6, cooldownSeconds: 0, stickySeconds: 0 },
+  });
+  eni.clock.now = START;
+  eni.addNode('node-a', 'm5.xlarge');
+  /** Pods holding an IP, as the CNI saw its ADD answered. */
+  const eniHolders = new Map<string, { readonly ip: string; readonly containerId: string }>();
+  /** DELs kubelet sends again later, after the IP may have gone to another pod. */
+  const lateDels: { pod: string; ip: string; containerId: string }[] = [];
+  const checkUniqueIp = (pod: string, ip: string) => {
+    for (const [other, held] of eniHolders)
+      if (other !== pod && held.ip === ip)
+        violations.push(`${ip} held by pods ${other} and ${pod}`);
+  };
+  const eniDel = async () => {
+    const [pod, held] = pick([...eniHolders]) ?? [];
+    if (pod === undefined || held === undefined) return;
+    count('ENI DEL');
+    eniHolders.delete(pod);
+    eni.cluster.removePod('net', pod);
+    const holder = { namespace: 'net', pod, containerId: held.containerId };
+    for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
+      try {
+        await releaseIp(eni.deps, 'node-a', held.ip, holder);
+        break;
+      } catch (error) {
+        if (error instanceof IpHeldByAnotherError)
+          violations.push(`${pod}'s own DEL found ${held.ip} held by another: ${error.message}`);
+        if (injected(error)?.kind === 'crash') break;
+        if (!transient(error) && !(error instanceof EniRequestError))
+          unexpected.push(describeError(error));
+      }
+    }
+    if (random() < 0.3) lateDels.push({ pod, ...held });
+  };
+  const eniAdd = async () => {
+    if (eniHolders.size >= 24) return eniDel();
+    count('ENI ADD');
+    const pod = `ip-${serial++}`;
+    const containerId = `sandbox-${serial}`;
+    eni.cluster.addPod('net', pod, 'node-a');
+    for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
+      try {
+        const { ip } = await assignIp(eni.deps, 'node-a', { namespace: 'net', pod, containerId });
+        checkUniqueIp(pod, ip);
+        eniHolders.set(pod, { ip, containerId });
+        return;
+      } catch (error) {
+        if (injected(error)?.kind === 'crash') break;
+        if (!transient(error) && !(error instanceof EniRequestError))
+          unexpected.push(describeError(error));
+      }
+    }
+    // The sandbox never started: kubelet gives up on the pod, and the ENI pass frees what leaked.
+    eni.cluster.removePod('net', pod);
+  };
+  const eniLateDel = async () => {
+    const late = lateDels.shift();
+    if (!late) return eniAdd();
+    count('ENI late DEL');
+    const holder = { namespace: 'net', pod: late.pod, containerId: late.containerId };
+    try {
+      const { released } = await releaseIp(eni.deps, 'node-a', late.ip, holder);
+      for (const [other, held] of eniHolders)
+        if (released && held.ip === late.ip)
+          violations.push(`a late DEL of ${late.pod} freed ${late.ip}, which ${other} holds`);
+    } catch (error) {
+      if (error instanceof IpHeldByAnotherError) count('ENI late DEL refused (409)');
+      else if (!transient(error) && !(error instanceof EniRequestError))
+        unexpected.push(describeError(error));
+    }
+  };
+
   // --- Checks ---------------------------------------------------------------------------------
   let invariantChecks = 0;
   const carried = () => {
@@ -432,7 +531,7 @@ export async function runChaos(
             task: { ...task, attempt: task.attempt + 1 },
           });
       } catch (error) {
-        if (!injected(error)) throw error;
+        if (!transient(error)) unexpected.push(describeError(error));
         // As SQS would: the message comes back after its visibility timeout.
         queue.push({ due: now() + 30_000, task });
       }
@@ -451,6 +550,9 @@ export async function runChaos(
     deleteService,
     createPod,
     deletePod,
+    eniAdd,
+    eniDel,
+    eniLateDel,
   ];
   const actor = async () => {
     while (issued < options.operations) {
@@ -469,11 +571,8 @@ export async function runChaos(
         nextRepair = now() + REPAIR_EVERY_MS;
         count('repair pass');
         await repair(shaken).catch((error: unknown) => {
-          if (
-            !injected(error) &&
-            !(error instanceof Error && error.name === 'RepairIncompleteError')
-          )
-            throw error;
+          if (!(error instanceof Error && error.name === 'RepairIncompleteError'))
+            unexpected.push(describeError(error));
           count('repair pass failed');
         });
       }
@@ -481,6 +580,9 @@ export async function runChaos(
     }
   };
   let finished = false;
+  shaking = false;
+  await runEniPass(eni.deps);
+  shaking = true;
   const controller = background(() => finished);
   await Promise.all(Array.from({ length: options.actors }, actor));
   finished = true;
@@ -536,6 +638,10 @@ export async function runChaos(
     maxPassesToFree = pass;
   }
 
+  // The ENI pass releases what crashed ADDs left assigned to pods that are gone, after its grace.
+  eni.clock.now = now() + ENI_TIMINGS.reconcileGraceMs + 60_000;
+  await runEniPass(eni.deps);
+
   // --- Counts equal records -------------------------------------------------------------------
   const mismatches: string[] = [];
   const carriedNow = carried();
@@ -566,6 +672,18 @@ export async function runChaos(
       mismatches.push(
         `host port ${port}: ${uses.get(port) ?? 0} live pods, count ${counts.get(port) ?? 0}`,
       );
+  const { ips } = await eni.store.loadNode('node-a');
+  const assigned = new Map(
+    ips.flatMap((ip) => (ip.state === 'assigned' ? [[ip.pod ?? '', ip.ip] as const] : [])),
+  );
+  for (const [pod, held] of eniHolders)
+    if (assigned.get(`net/${pod}`) !== held.ip)
+      mismatches.push(
+        `ENI ${held.ip}: held by ${pod}, recorded for ${assigned.get(`net/${pod}`) ?? 'nobody'}`,
+      );
+  for (const [pod, ip] of assigned)
+    if (!eniHolders.has(pod.slice('net/'.length)))
+      mismatches.push(`ENI ${ip} assigned to ${pod}, which is gone`);
   const podIds = new Set([...api.pods.values()].map((pod) => readPod(pod, hostRanges)?.id));
   for await (const record of clean.hostPorts.listRecords())
     if (!podIds.has(record.id)) mismatches.push(`pod record ${record.id} has no live pod`);
@@ -574,6 +692,7 @@ export async function runChaos(
     operations,
     faults,
     violations,
+    unexpected: unexpected.slice(0, 20),
     invariantChecks,
     leaks,
     maxPassesToFree,
