@@ -64,7 +64,10 @@ export function serviceAdmission(deps: ServiceAdmissionDeps): AdmissionHandler {
         if (request.operation === 'DELETE') return await onDelete(deps, request);
         return await onWrite(deps, request);
       } catch (error) {
-        if (error instanceof OwnerVersionConflictError && attempt < RECORD_ATTEMPTS) continue;
+        if (error instanceof OwnerVersionConflictError) {
+          if (attempt < RECORD_ATTEMPTS) continue;
+          return contended(request);
+        }
         if (error instanceof ServiceFieldError || error instanceof MalformedServiceError) {
           return deny(error.statusCode, error.message);
         }
@@ -75,6 +78,25 @@ export function serviceAdmission(deps: ServiceAdmissionDeps): AdmissionHandler {
       }
     }
   };
+}
+
+/**
+ * The Service's record kept changing under this request (other writes of the same Service, its
+ * settle step). Contention is not a fault: a write is refused with the apiserver's own 409, for
+ * the client to retry; a DELETE is let through, because a DELETE must never be blocked, and what
+ * it could not give back is freed by the repair pass once the Service is gone.
+ */
+function contended(request: AdmissionRequest): AdmissionVerdict {
+  const field = `metadata.annotations[${ALLOCATION_ID_ANNOTATION}]`;
+  if (request.operation === 'DELETE') {
+    return allow(undefined, [
+      `${field}: the Service's allocations changed concurrently; the repair pass frees them`,
+    ]);
+  }
+  return deny(
+    409,
+    `${field}: Operation cannot be fulfilled: the Service's allocations changed concurrently; retry`,
+  );
 }
 
 /** The object an admission is about: what identifies it as an owner. */

@@ -7,6 +7,7 @@ import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { serviceAdmission } from '../../shared/admission/services.js';
 import { ExclusiveAllocator } from '../../shared/allocation/allocator.js';
 import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
+import { OwnerVersionConflictError } from '../../shared/allocation/store.js';
 import { exclusiveRangeUsage } from '../../shared/allocation/usage.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
@@ -556,6 +557,55 @@ describe('Service admission: one value, one live owner', () => {
     expect(await used()).toBe(1);
     await settle();
     expect(await used()).toBe(0);
+  });
+
+  it('answers a write whose record keeps changing under it with 409, and lets such a DELETE through', async () => {
+    const stored = await create(nodePortService('busy', 30170));
+    const contended = new ExclusiveAllocator({
+      store: {
+        getOwner: (id) => store.getOwner(id),
+        putOwner: async (record) => {
+          throw new OwnerVersionConflictError(record.id);
+        },
+        deleteOwner: (id, version) => store.deleteOwner(id, version),
+        listOwners: () => store.listOwners(),
+        scanBlocks: (range, from, to) => store.scanBlocks(range, from, to),
+        claim: (range, offset, owner) => store.claim(range, offset, owner),
+        release: (range, offset, owner) => store.release(range, offset, owner),
+      },
+      random: Math.random,
+      now: () => clock,
+    });
+    const busy = serviceAdmission({
+      allocator: contended,
+      ranges,
+      randomBytes: (n) => randomBytes(n),
+      now: () => clock,
+      settler: { track: async () => {} },
+    });
+    const updated = structuredClone(stored);
+    updated.spec.ports = [{ name: 'other', port: 81 }];
+    const update = await busy(
+      parseAdmissionReview(
+        review({
+          resource: 'services',
+          operation: 'UPDATE',
+          name: 'busy',
+          object: updated,
+          oldObject: stored,
+        }),
+      ),
+    );
+    expect(update).toMatchObject({ allowed: false, code: 409 });
+    expect(update.allowed ? '' : update.message).toMatch(
+      /^metadata\.annotations\[berth\.dev\/allocation-id\]: .*retry$/,
+    );
+    const deleted = await busy(
+      parseAdmissionReview(
+        review({ resource: 'services', operation: 'DELETE', name: 'busy', oldObject: stored }),
+      ),
+    );
+    expect(deleted.allowed).toBe(true);
   });
 
   it('treats an allocation id not of berth shape as absent', async () => {
