@@ -23,7 +23,7 @@ const observe = () => ({
 });
 
 describe('functionUrlHandler', () => {
-  it('hands the API the method, the path without the query and the decoded body', async () => {
+  it('hands the API the method, the path, the query apart and the decoded body', async () => {
     const seen: HttpRequest[] = [];
     const handle = functionUrlHandler(async (request) => {
       seen.push(request);
@@ -32,8 +32,8 @@ describe('functionUrlHandler', () => {
     await handle(event('/admission/s3cr3t', Buffer.from('{"a":1}').toString('base64'), true));
     await handle(event('/healthz', 'plain', false));
     expect(seen).toEqual([
-      { method: 'POST', path: '/admission/s3cr3t', body: '{"a":1}' },
-      { method: 'POST', path: '/healthz', body: 'plain' },
+      { method: 'POST', path: '/admission/s3cr3t', query: { timeout: '5s' }, body: '{"a":1}' },
+      { method: 'POST', path: '/healthz', query: { timeout: '5s' }, body: 'plain' },
     ]);
   });
 

@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
 import type { HostPortRepairStore } from '../../shared/repair/store.js';
+import { sid } from '../support/shaped-id.js';
 import { eventsOf, gamePod, HOST_PORTS, held, repairEnv } from './support.js';
 
 describe('runRepairPass: host ports', () => {
   it('releases the record of a deleted pod on the third pass and not before', async () => {
     const env = await repairEnv();
-    await env.commitPod('gone', 'default', 'gs-1', [
+    await env.commitPod(sid('gone'), 'default', 'gs-1', [
       held('game', 7001),
       held('query', 7002, 'TCP'),
     ]);
@@ -24,18 +25,18 @@ describe('runRepairPass: host ports', () => {
     const third = await env.coldStart().pass();
     expect(third.released).toBe(2);
     expect(third.findings).toEqual({ HostPortLeaked: 2 });
-    expect(await env.hostPorts.getRecord('gone')).toBeUndefined();
+    expect(await env.hostPorts.getRecord(sid('gone'))).toBeUndefined();
     expect(await env.hostCounts()).toEqual(new Map());
     expect(env.cluster.events).toEqual([]);
   });
 
   it('counts a pod in phase Succeeded or Failed as gone', async () => {
     const env = await repairEnv();
-    await env.commitPod('done', 'default', 'gs-done', [held('game', 7003)]);
-    await env.commitPod('failed', 'default', 'gs-failed', [held('game', 7004)]);
+    await env.commitPod(sid('done'), 'default', 'gs-done', [held('game', 7003)]);
+    await env.commitPod(sid('failed'), 'default', 'gs-failed', [held('game', 7004)]);
     env.cluster.withPods(
-      gamePod('gs-done', 'done', [{ name: 'game', hostPort: 7003 }], { phase: 'Succeeded' }),
-      gamePod('gs-failed', 'failed', [{ name: 'game', hostPort: 7004 }], { phase: 'Failed' }),
+      gamePod('gs-done', sid('done'), [{ name: 'game', hostPort: 7003 }], { phase: 'Succeeded' }),
+      gamePod('gs-failed', sid('failed'), [{ name: 'game', hostPort: 7004 }], { phase: 'Failed' }),
     );
     const summary = await env.pass({}, { leakGracePasses: 1 });
     expect(summary.findings).toEqual({ HostPortLeaked: 2 });
@@ -44,29 +45,29 @@ describe('runRepairPass: host ports', () => {
 
   it('restarts the countdown when the pod is seen again', async () => {
     const env = await repairEnv();
-    await env.commitPod('gs', 'default', 'gs-2', [held('game', 7005)]);
+    await env.commitPod(sid('gs'), 'default', 'gs-2', [held('game', 7005)]);
     await env.pass();
     await env.pass();
-    env.cluster.withPods(gamePod('gs-2', 'gs', [{ name: 'game', hostPort: 7005 }]));
+    env.cluster.withPods(gamePod('gs-2', sid('gs'), [{ name: 'game', hostPort: 7005 }]));
     await env.pass();
     env.cluster.pods.clear();
     await env.pass();
     await env.pass();
-    expect(await env.hostPorts.getRecord('gs')).toBeDefined();
+    expect(await env.hostPorts.getRecord(sid('gs'))).toBeDefined();
     expect((await env.pass()).released).toBe(1);
-    expect(await env.hostPorts.getRecord('gs')).toBeUndefined();
+    expect(await env.hostPorts.getRecord(sid('gs'))).toBeUndefined();
   });
 
   it('records the host ports of a live pod whose allocation id has no record', async () => {
     const env = await repairEnv();
     env.cluster.withPods(
-      gamePod('gs-3', 'lost', [
+      gamePod('gs-3', sid('lost'), [
         { name: 'game-tcp', hostPort: 7010, protocol: 'TCP' },
         { name: 'game-udp', hostPort: 7010, protocol: 'UDP' },
         { name: 'rcon', hostPort: 7011, protocol: 'TCP' },
         { name: 'static', hostPort: 9000, protocol: 'TCP' },
       ]),
-      gamePod('plain', undefined, [{ name: 'other', hostPort: 7012 }]),
+      gamePod('plain', undefined, [{ name: sid('other'), hostPort: 7012 }]),
     );
     const summary = await env.pass();
     expect(summary.findings).toEqual({ HostPortNotAllocated: 2 });
@@ -75,7 +76,7 @@ describe('runRepairPass: host ports', () => {
       'HostPortNotAllocated Pod/default/gs-3',
       'HostPortNotAllocated Pod/default/gs-3',
     ]);
-    const record = await env.hostPorts.getRecord('lost');
+    const record = await env.hostPorts.getRecord(sid('lost'));
     expect(record?.pod).toEqual({ namespace: 'default', name: 'gs-3', generateName: '' });
     expect(record?.ports).toEqual(
       expect.arrayContaining([held('game', 7010, 'TCPUDP'), held('rcon', 7011, 'TCP')]),
@@ -92,11 +93,11 @@ describe('runRepairPass: host ports', () => {
 
   it('records live pods with one write each and no count reads, even on a shared port', async () => {
     const env = await repairEnv();
-    await env.commitPod('other', 'default', 'gs-o', [held('game', 7015)]);
+    await env.commitPod(sid('other'), 'default', 'gs-o', [held('game', 7015)]);
     env.cluster.withPods(
-      gamePod('gs-o', 'other', [{ name: 'game', hostPort: 7015 }]),
-      ...['a', 'b', 'c', 'd'].map((id) =>
-        gamePod(`gs-${id}`, `lost-${id}`, [{ name: 'game', hostPort: 7015 }]),
+      gamePod('gs-o', sid('other'), [{ name: 'game', hostPort: 7015 }]),
+      ...[sid('a'), 'b', 'c', 'd'].map((id) =>
+        gamePod(`gs-${id}`, sid(`lost-${id}`), [{ name: 'game', hostPort: 7015 }]),
       ),
     );
     const calls = { readCounts: 0, commits: [] as unknown[] };
@@ -123,20 +124,20 @@ describe('runRepairPass: host ports', () => {
 
   it('records nothing for a pod being deleted and keeps its record', async () => {
     const env = await repairEnv();
-    await env.commitPod('kept', 'default', 'gs-4', [held('game', 7020)]);
+    await env.commitPod(sid('kept'), 'default', 'gs-4', [held('game', 7020)]);
     env.cluster.withPods(
-      gamePod('gs-4', 'kept', [{ name: 'game', hostPort: 7020 }], { deleting: true }),
-      gamePod('gs-5', 'released', [{ name: 'game', hostPort: 7021 }], { deleting: true }),
+      gamePod('gs-4', sid('kept'), [{ name: 'game', hostPort: 7020 }], { deleting: true }),
+      gamePod('gs-5', sid('released'), [{ name: 'game', hostPort: 7021 }], { deleting: true }),
     );
     for (let i = 0; i < 3; i++) await env.pass();
-    expect(await env.hostPorts.getRecord('kept')).toBeDefined();
-    expect(await env.hostPorts.getRecord('released')).toBeUndefined();
+    expect(await env.hostPorts.getRecord(sid('kept'))).toBeDefined();
+    expect(await env.hostPorts.getRecord(sid('released'))).toBeUndefined();
   });
 
   it('corrects a use count that drifted from the records once the drift is seen on the grace-th pass', async () => {
     const env = await repairEnv();
-    await env.commitPod('a', 'default', 'gs-a', [held('game', 7030)]);
-    env.cluster.withPods(gamePod('gs-a', 'a', [{ name: 'game', hostPort: 7030 }]));
+    await env.commitPod(sid('a'), 'default', 'gs-a', [held('game', 7030)]);
+    env.cluster.withPods(gamePod('gs-a', sid('a'), [{ name: 'game', hostPort: 7030 }]));
     // Drift: two extra uses on a port nobody holds, one missing on a port someone holds.
     expect(await env.hostPorts.correctCount('default', 7031, 0, 2)).toBe(true);
     expect(await env.hostPorts.correctCount('default', 7030, 1, 0)).toBe(true);
@@ -151,7 +152,7 @@ describe('runRepairPass: host ports', () => {
 
   it('releases a leaked record and corrects drift on the same port in one pass', async () => {
     const env = await repairEnv();
-    await env.commitPod('gone', 'default', 'gs-g', [held('game', 7040)]);
+    await env.commitPod(sid('gone'), 'default', 'gs-g', [held('game', 7040)]);
     expect(await env.hostPorts.correctCount('default', 7040, 1, 3)).toBe(true);
     const summary = await env.pass({}, { leakGracePasses: 1 });
     expect(summary.findings).toEqual({ HostPortLeaked: 1, HostPortCountDrift: 1 });
@@ -163,23 +164,23 @@ describe('runRepairPass: host ports', () => {
     const env = await repairEnv();
     const pods = env.cluster.listPods.bind(env.cluster);
     env.cluster.listPods = async function* (options) {
-      await env.commitPod('racer', 'default', 'gs-r', [held('game', 7050)]);
+      await env.commitPod(sid('racer'), 'default', 'gs-r', [held('game', 7050)]);
       yield* pods(options);
     };
     const summary = await env.pass({}, { leakGracePasses: 1 });
     expect(summary.released).toBe(0);
-    expect(await env.hostPorts.getRecord('racer')).toBeDefined();
+    expect(await env.hostPorts.getRecord(sid('racer'))).toBeDefined();
     expect(await env.hostCounts()).toEqual(new Map([[7050, 1]]));
   });
 
   it('stops without advancing a counter when the pods cannot be listed', async () => {
     const env = await repairEnv();
-    await env.commitPod('gone', 'default', 'gs-x', [held('game', 7060)]);
+    await env.commitPod(sid('gone'), 'default', 'gs-x', [held('game', 7060)]);
     await env.pass();
     env.cluster.failNext('listPods', new Error('apiserver unavailable'));
     await expect(env.pass()).rejects.toBeInstanceOf(RepairIncompleteError);
     await env.pass();
-    expect(await env.hostPorts.getRecord('gone')).toBeDefined();
+    expect(await env.hostPorts.getRecord(sid('gone'))).toBeDefined();
     expect((await env.pass()).released).toBe(1);
   });
 });
