@@ -11,7 +11,7 @@ import { InProcessRefills } from '../shared/eni/refill.js';
 import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
-import { loadLocalKubeConfig } from '../shared/k8s/kubeconfig.js';
+import { kubeconfigFiles, loadLocalKubeConfig } from '../shared/k8s/kubeconfig.js';
 import { startServer } from '../shared/local/server.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { startPassTimers } from '../shared/local/timers.js';
@@ -25,11 +25,36 @@ import { manifestsCommand } from './manifests.js';
 /** One command. */
 export type Command = (options: CliOptions) => Promise<number>;
 
-function clusterApiOf(options: CliOptions): ClusterApi | undefined {
-  if (!options.kubeconfig) return undefined;
-  return new ClientNodeClusterApi({
-    kubeConfig: loadLocalKubeConfig({ kubeconfigPath: options.kubeconfig }),
-  });
+/** The cluster as kubectl would find it: `--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`. */
+interface LocalCluster {
+  readonly api: ClusterApi;
+  readonly context: string;
+  readonly server: string;
+}
+
+function kubeconfigSource(options: CliOptions) {
+  return {
+    ...(options.kubeconfig ? { kubeconfigPath: options.kubeconfig } : {}),
+    ...(options.kubeconfigEnv ? { kubeconfigEnv: options.kubeconfigEnv } : {}),
+    ...(options.context ? { context: options.context } : {}),
+  };
+}
+
+/** The cluster the passes need; a missing or unusable kubeconfig is an environment error. */
+function requiredCluster(options: CliOptions): LocalCluster {
+  const kubeConfig = loadLocalKubeConfig(kubeconfigSource(options));
+  return {
+    api: new ClientNodeClusterApi({ kubeConfig }),
+    context: kubeConfig.getCurrentContext(),
+    server: kubeConfig.getCurrentCluster()?.server ?? '?',
+  };
+}
+
+/** The cluster `serve` reads, if kubectl would find one; none is no error for a local server. */
+function optionalCluster(options: CliOptions): LocalCluster | undefined {
+  const source = kubeconfigSource(options);
+  if (!options.kubeconfig && kubeconfigFiles(source).length === 0) return undefined;
+  return requiredCluster(options);
 }
 
 function runtimeOn(options: CliOptions, store: StoreTarget, clusterApi?: ClusterApi): BerthRuntime {
@@ -42,7 +67,13 @@ function runtimeOn(options: CliOptions, store: StoreTarget, clusterApi?: Cluster
 }
 
 function passContext(options: CliOptions, store: StoreTarget, clusterApi: ClusterApi): PassContext {
-  return { config: options.config, dynamo: store.client, tableName: store.tableName, clusterApi };
+  return {
+    config: options.config,
+    dynamo: store.client,
+    tableName: store.tableName,
+    clusterApi,
+    ...(options.region ? { region: options.region } : {}),
+  };
 }
 
 async function withRuntime<T>(options: CliOptions, run: (runtime: BerthRuntime) => Promise<T>) {
@@ -55,8 +86,14 @@ async function withRuntime<T>(options: CliOptions, run: (runtime: BerthRuntime) 
 }
 
 const serve: Command = async (options) => {
+  const cluster = optionalCluster(options);
+  if (options.passes && !cluster) {
+    throw new UsageError(
+      '--passes needs a cluster: pass --kubeconfig PATH, set KUBECONFIG, or create ~/.kube/config',
+    );
+  }
+  const clusterApi = cluster?.api;
   const store = await openStore(options, { share: true });
-  const clusterApi = clusterApiOf(options);
   const out = (line: string) => process.stdout.write(`${line}\n`);
   // With a cluster, values a Service gives back are freed once its stored object shows it.
   const settleQueue = clusterApi
@@ -84,7 +121,11 @@ const serve: Command = async (options) => {
       : {}),
   });
   const holder = `${hostname()}-${process.pid}`;
-  const passes = clusterApi ? createPasses(passContext(options, store, clusterApi)) : undefined;
+  // The passes change the cluster (cordon, delete nodes, EC2): only when asked for.
+  const passes =
+    clusterApi && options.passes
+      ? createPasses(passContext(options, store, clusterApi))
+      : undefined;
   // Background pool refills run in this process, beside the requests that ask for them.
   const refills = passes
     ? new InProcessRefills(
@@ -97,9 +138,13 @@ const serve: Command = async (options) => {
     : undefined;
   const tls = options.http
     ? undefined
-    : await ensureLocalTls(join(resolve(options.dataDir), 'tls'));
+    : await ensureLocalTls(
+        join(resolve(options.dataDir), 'tls'),
+        Date.now,
+        [options.host, options.advertiseAddress].filter((name): name is string => !!name),
+      );
   const server = await startServer({
-    host: '127.0.0.1',
+    host: options.host,
     port: options.port,
     ...(tls ? { tls } : {}),
     handle: createHttpApi({
@@ -115,14 +160,29 @@ const serve: Command = async (options) => {
       );
     },
   });
+  // Listening for the stop signals before the banner: a supervisor may send one as soon as it
+  // sees the server up, and an unhandled SIGTERM would skip the shutdown below.
+  const stopped = new Promise<void>((done) => {
+    process.once('SIGINT', () => done());
+    process.once('SIGTERM', () => done());
+  });
   out(`berth serving ${server.url} for cluster "${options.config.cluster}"`);
   out(`  admission webhook: POST ${server.url}/admission`);
   if (tls) out(`  CA certificate:    ${tls.caPath}`);
   out(`  DynamoDB:          ${store.where} (table ${store.tableName})`);
+  if (options.advertiseAddress)
+    out(
+      `  advertised as:     ${options.advertiseAddress} (in the certificate; berth manifests --local --advertise-address ${options.advertiseAddress})`,
+    );
   out(
-    clusterApi
-      ? `  kubeconfig:        ${options.kubeconfig}`
-      : '  kubeconfig:        none (passes off; bindings get no address)',
+    cluster
+      ? `  cluster:           context ${cluster.context}, server ${cluster.server} (read for bindings and settle)`
+      : '  cluster:           none found (no --kubeconfig, KUBECONFIG or ~/.kube/config): bindings get no address',
+  );
+  out(
+    passes
+      ? '  passes:            repair, scale and ENI on timers (--passes): they change this cluster'
+      : '  passes:            off (berth serve --passes runs them on timers)',
   );
   out(
     settleQueue
@@ -155,11 +215,7 @@ const serve: Command = async (options) => {
         },
       )
     : async () => {};
-  await new Promise<void>((done) => {
-    const stop = () => done();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await stopped;
   out('berth: shutting down');
   await stopTimers();
   await server.close();
@@ -226,20 +282,16 @@ const status: Command = (options) =>
     return 0;
   });
 
-/** Runs a pass against the cluster of `--kubeconfig`; the passes need one. */
+/** Runs a pass against the cluster kubectl would use; the passes need one. */
 async function withPasses(
   options: CliOptions,
   run: (passes: Passes, holder: string) => Promise<number>,
 ) {
-  const clusterApi = clusterApiOf(options);
-  if (!clusterApi)
-    throw new UsageError(
-      `${options.command} needs a cluster: pass --kubeconfig PATH or set KUBECONFIG`,
-    );
   if (!options.once)
     throw new UsageError(
       `${options.command} runs one pass: add --once (serve runs them on timers)`,
     );
+  const clusterApi = requiredCluster(options).api;
   const store = await openStore(options);
   try {
     const passes = createPasses(passContext(options, store, clusterApi));
@@ -271,6 +323,9 @@ const repair: Command = (options) =>
       const summary = await passes.repair(holder);
       const { findings, released, recorded, durationMs } = summary;
       printJson({ findings, released, recorded, durationMs });
+      if (options.verbose) {
+        for (const note of summary.notes) process.stderr.write(`${JSON.stringify(note)}\n`);
+      }
       if (summary.skipped) process.stderr.write(`skipped: ${summary.skipped}\n`);
       return 0;
     } catch (error) {

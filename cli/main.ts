@@ -1,129 +1,217 @@
 /**
- * The `berth` command line (contract section 1). Every command runs the same runtime as the
- * Lambdas; only the adapters' endpoints differ.
+ * The `berth` command line. Every command runs the same runtime as the Lambdas; only the
+ * adapters' endpoints differ. Parsing loads nothing but commander: a command's dependencies (the
+ * AWS SDK, the Kubernetes client, DynamoDB Local) are imported after its flags were checked, so
+ * `--help` and a usage error answer at once.
  */
-import { parseArgs } from 'node:util';
+import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../shared/config/errors.js';
-import { kubeconfigFromEnvironment, loadConfigFile } from '../shared/config/load.js';
 import type { BerthConfig } from '../shared/config/schema.js';
-import { commands } from './commands.js';
+import { exitCodeOf, UsageError } from './errors.js';
 
-const USAGE = `usage: berth <command> [flags]
-
-commands:
-  serve                 the local server (https://127.0.0.1:8443) and the scheduled passes
-  status [--json]       usage of every range and pool
-  repair --once         one repair pass, JSON summary
-  scale --once [--dry-run]  one node scale pass, JSON plan/actions
-  eni --once            one ENI pool maintenance and GC pass
-  manifests [--url URL [--ca-file FILE] | --stack NAME] [--json]
-                        the Kubernetes manifests a cluster needs (default: the local server)
-
-flags:
-  --config FILE             JSON config (contract section 2)
-  --data-dir DIR            DynamoDB Local files and TLS material (default .berth/)
-  --dynamodb-endpoint URL   use this DynamoDB endpoint
-  --table NAME              use this table (with normal AWS credentials unless an endpoint is given)
-  --kubeconfig PATH         the cluster the passes and bindings talk to (default: KUBECONFIG)
-  serve: --http, --port N (default 8443)`;
+export { UsageError } from './errors.js';
 
 /** Parsed command line, shared by every command. */
 export interface CliOptions {
   readonly command: string;
   readonly config: BerthConfig;
+  /** The config file given, for messages. */
+  readonly configFile?: string;
   readonly dataDir: string;
   readonly dynamodbEndpoint?: string;
   readonly table?: string;
+  /** `--kubeconfig`: wins over `KUBECONFIG` and `~/.kube/config`. */
   readonly kubeconfig?: string;
+  /** `KUBECONFIG` as the environment has it (paths joined by the OS delimiter). */
+  readonly kubeconfigEnv?: string;
+  readonly context?: string;
+  readonly region?: string;
+  readonly profile?: string;
   readonly http: boolean;
+  readonly host: string;
+  /** The address a cluster reaches the local server at (certificate names, manifests). */
+  readonly advertiseAddress?: string;
   readonly port: number;
+  /** `serve --passes`: run the passes that change a cluster on timers. */
+  readonly passes: boolean;
   readonly json: boolean;
   readonly once: boolean;
   readonly dryRun: boolean;
+  readonly verbose: boolean;
+  readonly local: boolean;
   readonly url?: string;
   readonly stack?: string;
   readonly caFile?: string;
 }
 
-/** Thrown for a bad command line; printed with the usage, exit status 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
+/** What the commands read from the environment, passed in so tests control it. */
+export interface CliEnvironment {
+  readonly KUBECONFIG?: string;
 }
 
-async function parse(argv: readonly string[]): Promise<CliOptions> {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
-  try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+type Flags = Record<string, string | boolean | undefined>;
+
+const port = (value: string): string => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new UsageError(`--port: "${value}" is not a port number (0-65535)`);
   }
-  const { values, positionals } = parsed;
-  const [command, ...rest] = positionals;
-  if (!command) throw new UsageError('no command given');
-  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`);
-  const port = Number(values.port ?? '8443');
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`--port: "${values.port}" is not a port number (0-65535)`);
-  }
-  const kubeconfig = values.kubeconfig ?? kubeconfigFromEnvironment();
+  return value;
+};
+
+function program(run: (command: string, flags: Flags) => Promise<void>): Command {
+  const root = new Command('berth')
+    .description(
+      'Serverless network plumbing for game-server fleets: the local server, the passes, and the manifests a cluster needs.',
+    )
+    .option('--config <file>', 'JSON config file (default: every key at its default)')
+    .option('--data-dir <dir>', "DynamoDB Local's files and the TLS material", '.berth')
+    .option('--dynamodb-endpoint <url>', 'use this DynamoDB endpoint instead of DynamoDB Local')
+    .option(
+      '--table <name>',
+      'use this table (with normal AWS credentials unless an endpoint is given)',
+    )
+    .option('--kubeconfig <path>', 'the cluster to read (default: KUBECONFIG, then ~/.kube/config)')
+    .option('--context <name>', "the kubeconfig context (default: the file's current-context)")
+    .option('--region <region>', 'AWS Region for EC2, node groups and stacks')
+    .option('--profile <name>', 'AWS shared-config profile')
+    .configureHelp({ showGlobalOptions: true })
+    .showSuggestionAfterError(true)
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  const action = (name: string) => (_: unknown, command: Command) =>
+    run(name, command.optsWithGlobals() as Flags);
+  root
+    .command('serve')
+    .description(
+      'the local server: DynamoDB Local, the webhook and the APIs; with a cluster it reads bindings and settles released values',
+    )
+    .option('--http', 'plain HTTP on loopback instead of HTTPS')
+    .addOption(new Option('--port <n>', 'port to listen on').default('8443').argParser(port))
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option(
+      '--advertise-address <address>',
+      'address the cluster reaches this server at (added to the certificate; kind, minikube)',
+    )
+    .option(
+      '--passes',
+      'also run the repair, scale and ENI passes on timers (they change the cluster)',
+    )
+    .action(action('serve'));
+  root
+    .command('status')
+    .description('usage of every range and pool')
+    .option('--json', 'print JSON (the /v1/status document)')
+    .action(action('status'));
+  root
+    .command('repair')
+    .description('one repair pass against the cluster; prints a JSON summary')
+    .option('--once', 'run one pass (required: serve --passes runs them on timers)')
+    .option('--verbose', 'also list each finding and each leak countdown on stderr')
+    .action(action('repair'));
+  root
+    .command('scale')
+    .description('one node scale pass; prints the plan and actions as JSON')
+    .option('--once', 'run one pass (required)')
+    .option('--dry-run', 'print the plan only; change nothing')
+    .action(action('scale'));
+  root
+    .command('eni')
+    .description('one ENI pool maintenance and GC pass')
+    .option('--once', 'run one pass (required)')
+    .action(action('eni'));
+  root
+    .command('manifests')
+    .description(
+      'the MutatingWebhookConfiguration and RBAC for one target: --stack, --url or --local',
+    )
+    .option('--stack <name>', 'a deployed berth stack (reads its outputs and secret)')
+    .option('--url <url>', 'any HTTPS webhook endpoint')
+    .option('--ca-file <file>', 'CA that signed --url (default: public roots)')
+    .option('--local', 'the local server (https://127.0.0.1:8443, or --advertise-address)')
+    .option('--advertise-address <address>', 'address the cluster reaches the local server at')
+    .addOption(new Option('--port <n>', 'port of the local server').default('8443').argParser(port))
+    .option('--json', 'print JSON instead of YAML')
+    .action(action('manifests'));
+  return root;
+}
+
+/** Reads the config and turns commander's flags into `CliOptions`. */
+async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Promise<CliOptions> {
+  const { loadConfigFile } = await import('../shared/config/load.js');
+  const text = (key: string) =>
+    typeof flags[key] === 'string' ? (flags[key] as string) : undefined;
+  const on = (key: string) => flags[key] === true;
+  const optional = (entries: Record<string, string | undefined>) =>
+    Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
+  const configFile = text('config');
   return {
     command,
-    config: await loadConfigFile(values.config),
-    dataDir: values['data-dir'] ?? '.berth',
-    ...(values['dynamodb-endpoint'] ? { dynamodbEndpoint: values['dynamodb-endpoint'] } : {}),
-    ...(values.table ? { table: values.table } : {}),
-    ...(kubeconfig ? { kubeconfig } : {}),
-    ...(values.url ? { url: values.url } : {}),
-    ...(values.stack ? { stack: values.stack } : {}),
-    ...(values['ca-file'] ? { caFile: values['ca-file'] } : {}),
-    http: values.http ?? false,
-    port,
-    json: values.json ?? false,
-    once: values.once ?? false,
-    dryRun: values['dry-run'] ?? false,
+    config: await loadConfigFile(configFile),
+    dataDir: text('dataDir') ?? '.berth',
+    ...optional({
+      configFile,
+      dynamodbEndpoint: text('dynamodbEndpoint'),
+      table: text('table'),
+      kubeconfig: text('kubeconfig'),
+      kubeconfigEnv: env.KUBECONFIG || undefined,
+      context: text('context'),
+      region: text('region'),
+      profile: text('profile'),
+      advertiseAddress: text('advertiseAddress'),
+      url: text('url'),
+      stack: text('stack'),
+      caFile: text('caFile'),
+    }),
+    http: on('http'),
+    host: text('host') ?? '127.0.0.1',
+    port: Number(text('port') ?? '8443'),
+    passes: on('passes'),
+    json: on('json'),
+    once: on('once'),
+    dryRun: on('dryRun'),
+    verbose: on('verbose'),
+    local: on('local'),
   };
 }
 
-const OPTIONS = {
-  config: { type: 'string' },
-  'data-dir': { type: 'string' },
-  'dynamodb-endpoint': { type: 'string' },
-  table: { type: 'string' },
-  kubeconfig: { type: 'string' },
-  http: { type: 'boolean' },
-  port: { type: 'string' },
-  json: { type: 'boolean' },
-  once: { type: 'boolean' },
-  'dry-run': { type: 'boolean' },
-  url: { type: 'string' },
-  stack: { type: 'string' },
-  'ca-file': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
 /** Runs one command line; resolves to the process exit status. */
-export async function main(argv: readonly string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h') || argv.length === 0) {
-    process.stdout.write(`${USAGE}\n`);
-    return argv.length === 0 ? 2 : 0;
+export async function main(
+  argv: readonly string[],
+  env: CliEnvironment = {
+    ...(process.env.KUBECONFIG ? { KUBECONFIG: process.env.KUBECONFIG } : {}),
+  },
+): Promise<number> {
+  let status = 0;
+  const root = program(async (command, flags) => {
+    const options = await optionsOf(command, flags, env);
+    const { commands } = await import('./commands.js');
+    const run = commands[command];
+    if (!run) throw new UsageError(`unknown command: ${command}`);
+    status = await run(options);
+  });
+  root.configureOutput({
+    writeOut: (text) => process.stdout.write(text),
+    writeErr: (text) => process.stderr.write(text),
+  });
+  if (argv.length === 0) {
+    process.stderr.write(root.helpInformation());
+    return 2;
   }
   try {
-    const options = await parse(argv);
-    const command = commands[options.command];
-    if (!command) throw new UsageError(`unknown command: ${options.command}`);
-    return await command(options);
+    await root.parseAsync([...argv], { from: 'user' });
+    return status;
   } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are answers, not errors; every other parse failure is a usage error.
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
+    }
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.problems.join('\n')}\n`);
       return 2;
     }
-    if (error instanceof UsageError) {
-      process.stderr.write(`berth: ${error.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    throw error;
+    const code = exitCodeOf(error);
+    process.stderr.write(`berth: ${(error as Error).message ?? String(error)}\n`);
+    return code;
   }
 }

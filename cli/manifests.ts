@@ -1,8 +1,10 @@
 /**
  * `berth manifests`: prints the MutatingWebhookConfiguration and RBAC a cluster needs, for one of
- * three endpoints:
- * - the local server (default): `https://127.0.0.1:<port>/admission`, trusting the CA under
- *   `<data-dir>/tls/` (made now if `berth serve` has not made it yet, exactly as serve would);
+ * three endpoints, named explicitly (a webhook with `failurePolicy: Fail` pointed at the wrong
+ * place blocks every Service change in a cluster, so there is no default):
+ * - `--local`: the local server, `https://127.0.0.1:<port>/admission` (or the address given by
+ *   `--advertise-address`), trusting the CA under `<data-dir>/tls/` (made now if `berth serve`
+ *   has not made it yet, exactly as serve would);
  * - `--url URL`: any HTTPS endpoint, e.g. the stack's WebhookBaseUrl followed by the secret;
  *   `--ca-file FILE` adds a private CA, otherwise public roots apply (Lambda function URLs);
  * - `--stack NAME`: a deployed stack, whose outputs name the base URL and the secret.
@@ -35,6 +37,10 @@ export interface ManifestsOptions {
   readonly url?: string;
   readonly stack?: string;
   readonly caFile?: string;
+  /** `--local`: the local server. */
+  readonly local?: boolean;
+  /** The address a cluster reaches the local server at. */
+  readonly advertiseAddress?: string;
 }
 
 /** Reads a CloudFormation stack's outputs by name (DescribeStacks). */
@@ -54,8 +60,8 @@ export interface ManifestsDeps {
   readonly secrets: SecretReader;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
-  /** Makes or reuses the local TLS material under a directory; returns the CA's PEM. */
-  readonly localCa: (tlsDir: string) => Promise<string>;
+  /** Makes or reuses the local TLS material under a directory, valid for `host`; the CA's PEM. */
+  readonly localCa: (tlsDir: string, host: string) => Promise<string>;
 }
 
 async function readCaFile(path: string): Promise<string> {
@@ -100,8 +106,18 @@ async function endpointFor(
   options: ManifestsOptions,
   deps: ManifestsDeps,
 ): Promise<WebhookEndpoint> {
-  if (options.url !== undefined && options.stack !== undefined) {
-    throw new WebhookEndpointError('give either --url or --stack, not both');
+  const targets = [
+    options.stack === undefined ? [] : ['--stack'],
+    options.url === undefined ? [] : ['--url'],
+    options.local ? ['--local'] : [],
+  ].flat();
+  if (targets.length === 0) {
+    throw new WebhookEndpointError(
+      "no target: pass --stack NAME (a deployed berth stack), --url URL (any HTTPS endpoint) or --local (this machine's berth serve); nothing is printed without one, because a webhook pointed at the wrong place blocks every Service change in the cluster",
+    );
+  }
+  if (targets.length > 1) {
+    throw new WebhookEndpointError(`give one target, not ${targets.join(' and ')}`);
   }
   const caPem = options.caFile === undefined ? undefined : await readCaFile(options.caFile);
   if (options.stack !== undefined) {
@@ -117,9 +133,10 @@ async function endpointFor(
       'the apiserver calls webhooks over HTTPS only: drop --http (berth serve uses TLS by default) or pass --url',
     );
   }
+  const host = options.advertiseAddress ?? '127.0.0.1';
   return {
-    url: localWebhookUrl(options.port),
-    caPem: caPem ?? (await deps.localCa(join(resolve(options.dataDir), 'tls'))),
+    url: localWebhookUrl(options.port, host),
+    caPem: caPem ?? (await deps.localCa(join(resolve(options.dataDir), 'tls'), host)),
   };
 }
 
@@ -180,8 +197,8 @@ const run = createManifestsCommand({
   stacks: cloudFormationOutputs,
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  localCa: async (tlsDir) => (await ensureLocalTls(tlsDir)).ca,
+  localCa: async (tlsDir, host) => (await ensureLocalTls(tlsDir, Date.now, [host])).ca,
 });
 
-/** `berth manifests [--url URL [--ca-file FILE] | --stack NAME] [--json]`. */
+/** `berth manifests (--stack NAME | --url URL [--ca-file FILE] | --local) [--json]`. */
 export const manifestsCommand = (options: CliOptions): Promise<number> => run(options);

@@ -59,7 +59,26 @@ export function loadLocalKubeConfig(source: LocalKubeConfigSource = {}): KubeCon
       `kubeconfig ${files.join(delimiter)} has no current context with a cluster`,
     );
   }
-  return kubeConfig;
+  return acceptingPlainHttp(kubeConfig);
+}
+
+/**
+ * kubectl talks to an `http://` server as written (that is how `kubectl proxy` is reached);
+ * client-node refuses one unless `insecure-skip-tls-verify` is set, a flag that means nothing
+ * without TLS. So plain-HTTP clusters get it, and every other cluster stays as configured.
+ */
+function acceptingPlainHttp(kubeConfig: KubeConfig): KubeConfig {
+  if (!kubeConfig.clusters.some((cluster) => cluster.server.startsWith('http:'))) return kubeConfig;
+  const rewritten = new KubeConfig();
+  rewritten.loadFromOptions({
+    clusters: kubeConfig.clusters.map((cluster) =>
+      cluster.server.startsWith('http:') ? { ...cluster, skipTLSVerify: true } : cluster,
+    ),
+    users: kubeConfig.users,
+    contexts: kubeConfig.contexts,
+    currentContext: kubeConfig.currentContext,
+  });
+  return rewritten;
 }
 
 /** The files `loadLocalKubeConfig` reads, in order; empty when none applies. */

@@ -1,9 +1,11 @@
 /**
- * The local server's TLS material: a private CA and a server certificate for 127.0.0.1 and
- * localhost signed by it, kept under `<data dir>/tls/`. The CA is what a cluster's webhook
+ * The local server's TLS material: a private CA and a server certificate for 127.0.0.1,
+ * localhost and any advertised address, signed by it, kept under `<data dir>/tls/`. The CA is what a cluster's webhook
  * `caBundle` (or curl's `--cacert`) trusts; it is made once and reused.
  */
+
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import forge from 'node-forge';
 
@@ -18,7 +20,16 @@ export interface LocalTls {
 const VALID_DAYS = 825;
 
 /** Reads the TLS material from `dir`, creating it when missing or expiring within a day. */
-export async function ensureLocalTls(dir: string, now: () => number = Date.now): Promise<LocalTls> {
+export async function ensureLocalTls(
+  dir: string,
+  now: () => number = Date.now,
+  names: readonly string[] = [],
+): Promise<LocalTls> {
+  // The certificate always covers loopback; a cluster outside this host (kind, minikube) reaches
+  // the server at an advertised address, which must be in the certificate too.
+  const wanted = [...new Set(['127.0.0.1', 'localhost', ...names])].filter(
+    (name) => name !== '0.0.0.0' && name !== '::',
+  );
   const caPath = join(dir, 'ca.crt');
   const certPath = join(dir, 'tls.crt');
   const keyPath = join(dir, 'tls.key');
@@ -26,18 +37,21 @@ export async function ensureLocalTls(dir: string, now: () => number = Date.now):
     const [ca, cert, key] = await Promise.all(
       [caPath, certPath, keyPath].map((p) => readFile(p, 'utf8')),
     );
+    const parsed = cert ? forge.pki.certificateFromPem(cert) : undefined;
     if (
       ca &&
       cert &&
+      parsed &&
       key &&
-      forge.pki.certificateFromPem(cert).validity.notAfter.getTime() > now() + 86_400_000
+      parsed.validity.notAfter.getTime() > now() + 86_400_000 &&
+      wanted.every((name) => namesOf(parsed).includes(name))
     ) {
       return { caPath, ca, cert, key };
     }
   } catch {
     // Missing or unreadable: made anew below.
   }
-  const material = issue(new Date(now()));
+  const material = issue(new Date(now()), wanted);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeFile(caPath, material.ca);
   await writeFile(certPath, material.cert);
@@ -45,7 +59,21 @@ export async function ensureLocalTls(dir: string, now: () => number = Date.now):
   return { caPath, ...material };
 }
 
-function issue(notBefore: Date): { ca: string; cert: string; key: string } {
+/** The DNS names and IP addresses a certificate is valid for. */
+function namesOf(cert: forge.pki.Certificate): string[] {
+  const extension = cert.getExtension('subjectAltName') as
+    | { altNames?: { type: number; value?: string; ip?: string }[] }
+    | undefined;
+  return (extension?.altNames ?? []).flatMap((name) => {
+    const value = name.type === 7 ? name.ip : name.value;
+    return value === undefined ? [] : [value];
+  });
+}
+
+function issue(
+  notBefore: Date,
+  names: readonly string[],
+): { ca: string; cert: string; key: string } {
   const notAfter = new Date(notBefore.getTime() + VALID_DAYS * 86_400_000);
   const caKeys = forge.pki.rsa.generateKeyPair(2048);
   const ca = forge.pki.createCertificate();
@@ -77,10 +105,9 @@ function issue(notBefore: Date): { ca: string; cert: string; key: string } {
     { name: 'extKeyUsage', serverAuth: true },
     {
       name: 'subjectAltName',
-      altNames: [
-        { type: 7, ip: '127.0.0.1' },
-        { type: 2, value: 'localhost' },
-      ],
+      altNames: names.map((name) =>
+        isIP(name) ? { type: 7, ip: name } : { type: 2, value: name },
+      ),
     },
   ]);
   cert.sign(caKeys.privateKey, forge.md.sha256.create());

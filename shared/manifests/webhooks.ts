@@ -166,8 +166,9 @@ export function securedWebhookUrl(baseUrl: string, secret: string): string {
 }
 
 /** The local server's webhook URL (`berth serve` on this machine). */
-export function localWebhookUrl(port: number): string {
-  return `https://127.0.0.1:${port}/admission`;
+export function localWebhookUrl(port: number, host = '127.0.0.1'): string {
+  const authority = host.includes(':') ? `[${host}]` : host;
+  return `https://${authority}:${port}/admission`;
 }
 
 function berthWebhook(policy: WebhookPolicy, endpoint: WebhookEndpoint): V1MutatingWebhook {

@@ -38,9 +38,38 @@ describe('berth CLI', () => {
   it('rejects unknown commands and flags with the usage, exit 2', async () => {
     const io = captureOutput();
     expect(await main(['frobnicate'])).toBe(2);
-    expect(io.err()).toMatch(/^berth: unknown command: frobnicate/);
+    expect(io.err()).toMatch(/unknown command 'frobnicate'/);
+    expect(await main(['statsu'])).toBe(2);
+    expect(io.err()).toMatch(/Did you mean status\?/);
     expect(await main(['status', '--bogus'])).toBe(2);
-    expect(io.err()).toMatch(/Unknown option '--bogus'/);
+    expect(io.err()).toMatch(/unknown option '--bogus'/);
+  });
+
+  it('answers --help for every command with its own flags, exit 0', async () => {
+    const flags: Record<string, string[]> = {
+      serve: ['--passes', '--advertise-address', '--http', '--port'],
+      status: ['--json'],
+      repair: ['--once', '--verbose'],
+      scale: ['--once', '--dry-run'],
+      eni: ['--once'],
+      manifests: ['--stack', '--url', '--local', '--ca-file'],
+    };
+    for (const [command, own] of Object.entries(flags)) {
+      const io = captureOutput();
+      expect(await main([command, '--help'])).toBe(0);
+      for (const flag of own) expect(io.out()).toContain(flag);
+      expect(io.out()).toContain('--kubeconfig');
+    }
+    const io = captureOutput();
+    expect(await main(['--help'])).toBe(0);
+    for (const command of Object.keys(flags)) expect(io.out()).toContain(command);
+  });
+
+  it('prints no manifests without a target and exits 2', async () => {
+    const io = captureOutput();
+    expect(await main(['manifests'])).toBe(2);
+    expect(io.out()).toBe('');
+    expect(io.err()).toMatch(/--stack NAME .* --url URL .* --local/);
   });
 
   it('prints range usage as JSON from the given DynamoDB', async () => {
@@ -69,7 +98,9 @@ describe('berth manifests', () => {
   it('prints the webhook configuration for the local server, trusting its CA', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'berth-cli-'));
     const io = captureOutput();
-    expect(await main(['manifests', '--json', '--data-dir', dir, '--port', '9443'])).toBe(0);
+    expect(
+      await main(['manifests', '--local', '--json', '--data-dir', dir, '--port', '9443']),
+    ).toBe(0);
     interface Manifest {
       kind: string;
       webhooks?: Array<{ clientConfig: { url: string; caBundle: string } }>;

@@ -99,11 +99,13 @@ describe('berth scale --once', () => {
       expect(n.metadata?.annotations?.['berth.dev/cordoned-at']).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
-  it('asks for a cluster and for --once', async () => {
+  it('asks for a cluster (exit 3) and for --once (exit 2)', async () => {
     vi.stubEnv('KUBECONFIG', '');
+    vi.stubEnv('HOME', await mkdtemp(join(tmpdir(), 'berth-home-')));
     const io = captureOutput();
-    expect(await main(['scale', '--once', ...store()])).toBe(2);
-    expect(io.err()).toMatch(/scale needs a cluster: pass --kubeconfig/);
+    // No kubeconfig anywhere kubectl looks: the environment refused, exit 3.
+    expect(await main(['scale', '--once', ...store()])).toBe(3);
+    expect(io.err()).toMatch(/no kubeconfig found: pass --kubeconfig PATH, set KUBECONFIG/);
     expect(await main(['scale', '--kubeconfig', kubeconfig, ...store()])).toBe(2);
     expect(io.err()).toMatch(/add --once/);
   });

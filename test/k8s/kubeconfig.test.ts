@@ -12,7 +12,13 @@ import {
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
 
 /** A kubeconfig document with one cluster, user and context named `name`. */
-function kubeconfigYaml(name: string, server: string, token: string, current = true): string {
+function kubeconfigYaml(
+  name: string,
+  server: string,
+  token: string,
+  current = true,
+  insecure = true,
+): string {
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -20,7 +26,7 @@ function kubeconfigYaml(name: string, server: string, token: string, current = t
     `- name: ${name}`,
     '  cluster:',
     `    server: ${server}`,
-    '    insecure-skip-tls-verify: true',
+    ...(insecure ? ['    insecure-skip-tls-verify: true'] : []),
     'users:',
     `- name: ${name}`,
     '  user:',
@@ -70,6 +76,15 @@ describe('loadLocalKubeConfig', () => {
 
     expect((await api.getNode('n1'))?.metadata?.name).toBe('n1');
     expect(fake.requests.at(-1)?.headers.authorization).toBe('Bearer from-file');
+  });
+
+  it('reaches a plain-HTTP server as kubectl proxy serves it, without insecure-skip-tls-verify', async () => {
+    const path = write('proxy', kubeconfigYaml('proxy', fake.url, 'from-file', true, false));
+    fake.addNode({ metadata: { name: 'n2' } });
+    const api = new ClientNodeClusterApi({
+      kubeConfig: loadLocalKubeConfig({ kubeconfigPath: path }),
+    });
+    expect((await api.getNode('n2'))?.metadata?.name).toBe('n2');
   });
 
   it('merges the KUBECONFIG files, keeping the first current context', () => {

@@ -33,6 +33,7 @@ function options(overrides: Partial<ManifestsOptions> = {}): ManifestsOptions {
 /** A fake of the command's collaborators, recording what it was asked. */
 function fakeDeps(overrides: Partial<ManifestsDeps> = {}) {
   const calls = { localCa: [] as string[], stacks: [] as string[], secrets: [] as string[] };
+  const hosts: string[] = [];
   const out: string[] = [];
   const err: string[] = [];
   const deps: ManifestsDeps = {
@@ -50,13 +51,14 @@ function fakeDeps(overrides: Partial<ManifestsDeps> = {}) {
     },
     stdout: (text) => out.push(text),
     stderr: (text) => err.push(text),
-    localCa: async (dir) => {
+    localCa: async (dir, host) => {
       calls.localCa.push(dir);
+      hosts.push(host);
       return CA_PEM;
     },
     ...overrides,
   };
-  return { deps, calls, out: () => out.join(''), err: () => err.join('') };
+  return { deps, calls, hosts, out: () => out.join(''), err: () => err.join('') };
 }
 
 function webhookConfiguration(jsonText: string): V1MutatingWebhookConfiguration {
@@ -75,9 +77,29 @@ afterEach(() => {
 });
 
 describe('berth manifests', () => {
-  it('targets the local server with the CA from the data dir by default', async () => {
+  it('prints nothing without a target, says which to pass, and exits 2', async () => {
     const io = fakeDeps();
-    expect(await createManifestsCommand(io.deps)(options({ json: true, port: 9443 }))).toBe(0);
+    expect(await createManifestsCommand(io.deps)(options())).toBe(2);
+    expect(io.out()).toBe('');
+    expect(io.err()).toMatch(/no target: pass --stack NAME .* --url URL .* --local/);
+    expect(io.calls.localCa).toEqual([]);
+  });
+
+  it('targets the local server at an advertised address, with a CA valid for it', async () => {
+    const io = fakeDeps();
+    const local = options({ json: true, local: true, advertiseAddress: '192.168.49.1' });
+    expect(await createManifestsCommand(io.deps)(local)).toBe(0);
+    for (const config of clientConfigs(io.out())) {
+      expect(config.url).toBe('https://192.168.49.1:8443/admission');
+    }
+    expect(io.hosts).toEqual(['192.168.49.1']);
+  });
+
+  it('targets the local server with --local, with the CA from the data dir', async () => {
+    const io = fakeDeps();
+    expect(
+      await createManifestsCommand(io.deps)(options({ json: true, port: 9443, local: true })),
+    ).toBe(0);
     expect(io.calls.localCa).toEqual([join(resolve('.berth-test'), 'tls')]);
     for (const config of clientConfigs(io.out())) {
       expect(config.url).toBe('https://127.0.0.1:9443/admission');
@@ -87,7 +109,7 @@ describe('berth manifests', () => {
 
   it('prints YAML unless --json is given', async () => {
     const io = fakeDeps();
-    expect(await createManifestsCommand(io.deps)(options())).toBe(0);
+    expect(await createManifestsCommand(io.deps)(options({ local: true }))).toBe(0);
     expect(io.out()).toMatch(
       /^---\napiVersion: rbac.authorization.k8s.io\/v1\nkind: ClusterRole\n/,
     );
@@ -97,7 +119,7 @@ describe('berth manifests', () => {
 
   it('refuses --http: the apiserver calls webhooks over HTTPS only', async () => {
     const io = fakeDeps();
-    expect(await createManifestsCommand(io.deps)(options({ http: true }))).toBe(2);
+    expect(await createManifestsCommand(io.deps)(options({ http: true, local: true }))).toBe(2);
     expect(io.err()).toMatch(/HTTPS only/);
     expect(io.out()).toBe('');
   });
@@ -162,7 +184,7 @@ describe('berth manifests', () => {
         options({ url: `${BASE_URL}${SECRET}`, stack: 'berth-games' }),
       ),
     ).toBe(2);
-    expect(io.err()).toMatch(/either --url or --stack/);
+    expect(io.err()).toMatch(/give one target, not --stack and --url/);
   });
 
   it('says how to pass --url when it cannot read stack outputs', async () => {
@@ -205,10 +227,14 @@ describe('manifestsCommand', () => {
       return true;
     });
     const cliOptions = {
-      ...options({ json: true, dataDir }),
+      ...options({ json: true, dataDir, local: true }),
       command: 'manifests',
+      host: '127.0.0.1',
+      passes: false,
       once: false,
       dryRun: false,
+      verbose: false,
+      local: true,
     };
     expect(await manifestsCommand(cliOptions)).toBe(0);
     const ca = await readFile(join(dataDir, 'tls', 'ca.crt'), 'utf8');

@@ -1,0 +1,49 @@
+/** How the `berth` command fails, and the exit status each failure gets. */
+import { KubeConfigError, KubernetesUnreachableError } from '../shared/k8s/errors.js';
+
+/** A bad command line or flag combination; exit status 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/**
+ * The environment refused: a kubeconfig that does not exist, an API server or DynamoDB endpoint
+ * that does not answer, a port in use, missing AWS region or credentials; exit status 3.
+ */
+export class EnvironmentError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EnvironmentError';
+  }
+}
+
+/** Socket errors that mean "nothing answered there" or "that address is taken". */
+const REFUSING_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EADDRINUSE',
+  'EACCES',
+]);
+/** The AWS SDK's names for missing credentials or region. */
+const AWS_SETUP_ERRORS = new Set(['CredentialsProviderError', 'ExpiredTokenException']);
+
+/** 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). */
+export function exitCodeOf(error: unknown): 1 | 2 | 3 {
+  if (error instanceof UsageError) return 2;
+  if (
+    error instanceof EnvironmentError ||
+    error instanceof KubeConfigError ||
+    error instanceof KubernetesUnreachableError
+  )
+    return 3;
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && REFUSING_CODES.has(code)) return 3;
+    if (AWS_SETUP_ERRORS.has(cause.name) || /Region is missing/i.test(cause.message)) return 3;
+  }
+  return 1;
+}
