@@ -4,13 +4,10 @@
  */
 import { z } from 'zod';
 import { type CidrBlock, formatCidr, parseCidr } from '../net/ip.js';
-import {
-  formatPortRange,
-  type PortRange,
-  parsePortRange,
-  portRangesOverlap,
-} from '../net/port-range.js';
+import { type PortRange, parsePortRange } from '../net/port-range.js';
+import { crossFieldProblems } from './cross-field.js';
 import { ConfigError } from './errors.js';
+import { describeIssue, primaryIssues } from './messages.js';
 
 /** Node address types in `status.addresses`, in the user's order of precedence. */
 export const NODE_ADDRESS_TYPES = [
@@ -82,120 +79,84 @@ const nodePool = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('karpenter'), name: poolName('the Karpenter NodePool name') }),
 ]);
 
-const configSchema = z
-  .strictObject({
-    cluster: z
-      .string()
-      .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, {
-        message: 'must be a DNS label: lower-case letters, digits and "-", at most 63',
-      })
-      .default('local'),
-    serviceCIDRs: z
-      .array(cidrText)
-      .min(1, { message: 'needs one CIDR, or two of different IP families' })
-      .max(2, { message: 'takes at most two CIDRs, one per IP family' })
-      .prefault(['10.100.0.0/16'])
-      .check((ctx) => {
-        const [first, second] = ctx.value;
-        if (first && second && first.family === second.family) {
-          ctx.issues.push({
-            code: 'custom',
-            input: ctx.value,
-            path: [1],
-            message: `${formatCidr(second)} is of the same family as ${formatCidr(first)}; dual stack needs one IPv4 and one IPv6 CIDR`,
-          });
-        }
-      }),
-    nodePortRange: portRangeText.prefault('30000-32767'),
-    hostPortRanges: z
-      .record(
-        z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
-          message: 'range names are lower-case DNS labels',
-        }),
-        portRangeText,
-      )
-      .prefault({ default: '7000-8000' })
-      .check((ctx) => {
-        const entries = Object.entries(ctx.value);
-        for (const [i, [name, range]] of entries.entries()) {
-          for (const [other, otherRange] of entries.slice(0, i)) {
-            if (portRangesOverlap(range, otherRange)) {
-              ctx.issues.push({
-                code: 'custom',
-                input: ctx.value,
-                path: [name],
-                message: `${formatPortRange(range)} overlaps range "${other}" (${formatPortRange(otherRange)}); named host port ranges must not share any port, end ports included`,
-              });
-            }
-          }
-        }
-      }),
-    nodeAddressTypes: z
-      .array(z.enum(NODE_ADDRESS_TYPES))
-      .min(1)
-      .default(['ExternalIP', 'InternalIP'])
-      .refine((types) => new Set(types).size === types.length, {
-        message: 'lists an address type twice',
-      }),
-    repair: z
-      .strictObject({
-        intervalSeconds: seconds(180),
-        leakGracePasses: z.number().int().min(1).max(100).default(3),
-      })
-      .prefault({}),
-    scale: z
-      .strictObject({
-        intervalSeconds: seconds(60),
-        nodeSelector: labelSelector.default('role=game-server'),
-        gameServerCpuMillis: z.number().int().min(1).default(100),
-        bufferGameServers: z.number().int().min(0).default(10),
-        minNodes: z.number().int().min(0).default(1),
-        maxNodes: z.number().int().min(1).default(10),
-        shutdownDelaySeconds: seconds(60),
-        nodePool: nodePool.prefault({ type: 'none' }),
-      })
-      .prefault({})
-      .refine((scale) => scale.maxNodes >= scale.minNodes, {
-        message: 'maxNodes must be at least minNodes',
-        path: ['maxNodes'],
-      }),
-    eni: z
-      .strictObject({
-        intervalSeconds: seconds(60),
-        minIdle: z.number().int().min(0).default(2),
-        maxIdle: z.number().int().min(0).default(8),
-        cooldownSeconds: seconds(60),
-        stickySeconds: seconds(300),
-      })
-      .prefault({})
-      .refine((eni) => eni.maxIdle >= eni.minIdle, {
-        message: 'maxIdle must be at least minIdle',
-        path: ['maxIdle'],
-      }),
-    settle: z
-      .strictObject({
-        // Never 0: a value must not be freed before the apiserver has had time to commit.
-        delaySeconds: z
-          .number()
-          .int()
-          .min(1, 'must be at least 1: values are freed only after the apiserver commits')
-          .max(60)
-          .default(5),
-      })
-      .prefault({}),
-  })
-  .check((ctx) => {
-    for (const [name, range] of Object.entries(ctx.value.hostPortRanges)) {
-      if (portRangesOverlap(range, ctx.value.nodePortRange)) {
+const configSchema = z.strictObject({
+  cluster: z
+    .string()
+    .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, {
+      message: 'must be a DNS label: lower-case letters, digits and "-", at most 63',
+    })
+    .default('local'),
+  serviceCIDRs: z
+    .array(cidrText)
+    .min(1, { message: 'needs one CIDR, or two of different IP families' })
+    .max(2, { message: 'takes at most two CIDRs, one per IP family' })
+    .prefault(['10.100.0.0/16'])
+    .check((ctx) => {
+      const [first, second] = ctx.value;
+      if (first && second && first.family === second.family) {
         ctx.issues.push({
           code: 'custom',
           input: ctx.value,
-          path: ['hostPortRanges', name],
-          message: `${formatPortRange(range)} overlaps nodePortRange ${formatPortRange(ctx.value.nodePortRange)}; kube-proxy opens node ports on every node`,
+          path: [1],
+          message: `${formatCidr(second)} is of the same family as ${formatCidr(first)}; dual stack needs one IPv4 and one IPv6 CIDR`,
         });
       }
-    }
-  });
+    }),
+  nodePortRange: portRangeText.prefault('30000-32767'),
+  hostPortRanges: z
+    .record(
+      z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
+        message: 'range names are lower-case DNS labels',
+      }),
+      portRangeText,
+    )
+    .prefault({ default: '7000-8000' }),
+  nodeAddressTypes: z
+    .array(z.enum(NODE_ADDRESS_TYPES))
+    .min(1)
+    .default(['ExternalIP', 'InternalIP'])
+    .refine((types) => new Set(types).size === types.length, {
+      message: 'lists an address type twice',
+    }),
+  repair: z
+    .strictObject({
+      intervalSeconds: seconds(180),
+      leakGracePasses: z.number().int().min(1).max(100).default(3),
+    })
+    .prefault({}),
+  scale: z
+    .strictObject({
+      intervalSeconds: seconds(60),
+      nodeSelector: labelSelector.default('role=game-server'),
+      gameServerCpuMillis: z.number().int().min(1).default(100),
+      bufferGameServers: z.number().int().min(0).default(10),
+      minNodes: z.number().int().min(0).default(1),
+      maxNodes: z.number().int().min(1).default(10),
+      shutdownDelaySeconds: seconds(60),
+      nodePool: nodePool.prefault({ type: 'none' }),
+    })
+    .prefault({}),
+  eni: z
+    .strictObject({
+      intervalSeconds: seconds(60),
+      minIdle: z.number().int().min(0).default(2),
+      maxIdle: z.number().int().min(0).default(8),
+      cooldownSeconds: seconds(60),
+      stickySeconds: seconds(300),
+    })
+    .prefault({}),
+  settle: z
+    .strictObject({
+      // Never 0: a value must not be freed before the apiserver has had time to commit.
+      delaySeconds: z
+        .number()
+        .int()
+        .min(1, 'must be at least 1: values are freed only after the apiserver commits')
+        .max(60)
+        .default(5),
+    })
+    .prefault({}),
+});
 
 /** berth's validated configuration, with CIDRs and port ranges already parsed. */
 export type BerthConfig = z.output<typeof configSchema>;
@@ -206,30 +167,21 @@ export type EniConfig = BerthConfig['eni'];
 /** The node pool berth grows and shrinks. */
 export type NodePoolConfig = ScaleConfig['nodePool'];
 
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((text, key) => {
-    if (typeof key === 'number') return `${text}[${key}]`;
-    return text === '' ? String(key) : `${text}.${String(key)}`;
-  }, '');
-}
-
 /**
- * Validates a parsed JSON document. Throws ConfigError listing every problem, one per line,
- * each starting with the key path.
+ * Validates a parsed JSON document. Throws ConfigError listing every problem, one per line, each
+ * starting with the key path: the schema's, then the checks across fields (which run whatever
+ * else is wrong, so a fix never uncovers a second round), then unknown keys.
  */
 export function parseConfig(document: unknown): BerthConfig {
-  const result = configSchema.safeParse(document ?? {});
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const path = formatPath(issue.path);
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys
-        .map(
-          (key) => `${path ? `${path}.` : ''}${key}: unknown key; remove it or check its spelling`,
-        )
-        .join('\n');
-    }
-    return `${path || '(root)'}: ${issue.message}`;
-  });
+  const result = configSchema.safeParse(document ?? {}, { reportInput: true });
+  const crossField = crossFieldProblems(document ?? {});
+  if (result.success && crossField.length === 0) return result.data;
+  const issues = result.success ? [] : primaryIssues(result.error.issues);
+  const unknown = issues.filter((issue) => issue.code === 'unrecognized_keys');
+  const problems = [
+    ...issues.filter((issue) => issue.code !== 'unrecognized_keys').map(describeIssue),
+    ...crossField,
+    ...unknown.flatMap(describeIssue),
+  ];
   throw new ConfigError(problems.flatMap((line) => line.split('\n')));
 }

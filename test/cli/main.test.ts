@@ -21,7 +21,7 @@ describe('berth CLI', () => {
     expect(await main(['status', '--config', file])).toBe(2);
     expect(io.err().trim().split('\n')).toEqual([
       'nodePortRange: the port range cannot be greater than 65535: 1-99999 (write it as "30000-32767")',
-      'eni.maxIdle: maxIdle must be at least minIdle',
+      'eni.maxIdle: maxIdle must be at least minIdle (maxIdle 1, minIdle 5)',
       'clustr: unknown key; remove it or check its spelling',
     ]);
   });

@@ -73,10 +73,34 @@ describe('parseConfig', () => {
 
   it('rejects minimums above maximums', () => {
     expect(problemsOf({ scale: { minNodes: 5, maxNodes: 2 } })).toEqual([
-      'scale.maxNodes: maxNodes must be at least minNodes',
+      'scale.maxNodes: maxNodes must be at least minNodes (maxNodes 2, minNodes 5)',
     ]);
     expect(problemsOf({ eni: { minIdle: 9 } })).toEqual([
-      'eni.maxIdle: maxIdle must be at least minIdle',
+      'eni.maxIdle: maxIdle must be at least minIdle (maxIdle 8, minIdle 9)',
+    ]);
+  });
+
+  it('reports checks across fields even when other fields are wrong', () => {
+    expect(
+      problemsOf({
+        hostPortRanges: { a: '7000-7100', b: '7100-7200', c: 'nonsense' },
+        scale: { minNodes: 5, maxNodes: 2, bufferGameServers: 'ten' },
+      }),
+    ).toEqual([
+      expect.stringMatching(/^hostPortRanges\.c: /),
+      'scale.bufferGameServers: must be a number, not the string "ten"',
+      expect.stringMatching(/^hostPortRanges\.b: 7100-7200 overlaps range "a"/),
+      'scale.maxNodes: maxNodes must be at least minNodes (maxNodes 2, minNodes 5)',
+    ]);
+  });
+
+  it('says what a value must be and what it was, in plain words', () => {
+    expect(
+      problemsOf({ cluster: 5, serviceCIDRs: '10.0.0.0/16', repair: { leakGracePasses: 1.5 } }),
+    ).toEqual([
+      'cluster: must be a string, not the number 5',
+      'serviceCIDRs: must be a list, not the string "10.0.0.0/16"',
+      'repair.leakGracePasses: must be a whole number, not the number 1.5',
     ]);
   });
 

@@ -66,7 +66,9 @@ describe('stackSettings', () => {
     );
     expect(problems).toHaveLength(3);
     expect(problems.some((line) => line.startsWith('nodePortRange:'))).toBe(true);
-    expect(problems).toContain('scale.maxNodes: maxNodes must be at least minNodes');
+    expect(problems).toContain(
+      'scale.maxNodes: maxNodes must be at least minNodes (maxNodes 1, minNodes 5)',
+    );
     expect(problems).toContain('typo: unknown key; remove it or check its spelling');
   });
 

@@ -1,0 +1,77 @@
+/**
+ * The config's checks across fields, run on the raw document whatever else is wrong with it (a
+ * schema refinement only runs once every field it reads is valid, so a third range that fails to
+ * parse would hide two that overlap). Each field is read leniently: one that cannot be read here
+ * is the schema's to report.
+ */
+import {
+  formatPortRange,
+  type PortRange,
+  parsePortRange,
+  portRangesOverlap,
+} from '../net/port-range.js';
+
+type Document = Readonly<Record<string, unknown>>;
+
+const DEFAULT_HOST_PORT_RANGES: Document = { default: '7000-8000' };
+const DEFAULT_NODE_PORT_RANGE = '30000-32767';
+
+const objectAt = (value: unknown): Document | undefined =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Document)
+    : undefined;
+
+const rangeOf = (value: unknown): PortRange | undefined => {
+  if (typeof value !== 'string') return undefined;
+  const parsed = parsePortRange(value);
+  return typeof parsed === 'string' ? undefined : parsed;
+};
+
+const numberOr = (value: unknown, fallback: number): number | undefined =>
+  value === undefined ? fallback : typeof value === 'number' ? value : undefined;
+
+/** Problems between fields, one line each, key path first. */
+export function crossFieldProblems(raw: unknown): string[] {
+  const document = objectAt(raw);
+  if (!document) return [];
+  const problems: string[] = [];
+
+  const hostRanges = objectAt(document.hostPortRanges ?? DEFAULT_HOST_PORT_RANGES) ?? {};
+  const nodePorts = rangeOf(document.nodePortRange ?? DEFAULT_NODE_PORT_RANGE);
+  const parsed = Object.entries(hostRanges).flatMap(([name, value]) => {
+    const range = rangeOf(value);
+    return range ? [[name, range] as const] : [];
+  });
+  for (const [i, [name, range]] of parsed.entries()) {
+    for (const [other, otherRange] of parsed.slice(0, i)) {
+      if (portRangesOverlap(range, otherRange)) {
+        problems.push(
+          `hostPortRanges.${name}: ${formatPortRange(range)} overlaps range "${other}" (${formatPortRange(otherRange)}); named host port ranges must not share any port, end ports included`,
+        );
+      }
+    }
+    if (nodePorts && portRangesOverlap(range, nodePorts)) {
+      problems.push(
+        `hostPortRanges.${name}: ${formatPortRange(range)} overlaps nodePortRange ${formatPortRange(nodePorts)}; kube-proxy opens node ports on every node`,
+      );
+    }
+  }
+
+  const scale = objectAt(document.scale ?? {});
+  const minNodes = numberOr(scale?.minNodes, 1);
+  const maxNodes = numberOr(scale?.maxNodes, 10);
+  if (minNodes !== undefined && maxNodes !== undefined && maxNodes < minNodes) {
+    problems.push(
+      `scale.maxNodes: maxNodes must be at least minNodes (maxNodes ${maxNodes}, minNodes ${minNodes})`,
+    );
+  }
+  const eni = objectAt(document.eni ?? {});
+  const minIdle = numberOr(eni?.minIdle, 2);
+  const maxIdle = numberOr(eni?.maxIdle, 8);
+  if (minIdle !== undefined && maxIdle !== undefined && maxIdle < minIdle) {
+    problems.push(
+      `eni.maxIdle: maxIdle must be at least minIdle (maxIdle ${maxIdle}, minIdle ${minIdle})`,
+    );
+  }
+  return problems;
+}
