@@ -21,6 +21,12 @@ const SCHEDULING_ANNOTATION = 'berth.dev/scheduling';
 /** Marks game-server pods: the packing affinity selects it, the scale pass counts it. */
 export const GAME_SERVER_LABEL = 'berth.dev/game-server';
 
+/** The annotations that keep Cluster Autoscaler and Karpenter from draining a live game. */
+export const EVICTION_PROTECTION: Readonly<Record<string, string>> = {
+  'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false',
+  'karpenter.sh/do-not-disrupt': 'true',
+};
+
 type JsonObject = Readonly<Record<string, unknown>>;
 
 function asObject(value: unknown): JsonObject | undefined {
@@ -202,10 +208,17 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
   }
 
   const metadata = asObject(pod.metadata);
+  const own = asObject(metadata?.annotations) ?? {};
+  // No other scaler may evict a live game: Cluster Autoscaler and Karpenter are told so, unless
+  // the pod already says what it wants.
+  const protections = Object.fromEntries(
+    Object.entries(EVICTION_PROTECTION).filter(([key]) => own[key] === undefined),
+  );
   operations.push(
     ...setMetadataEntries(metadata, 'annotations', {
       [input.allocationIdAnnotation]: input.allocationId,
       [HOST_PORTS_ANNOTATION]: JSON.stringify(hostPortsByName(specs, held)),
+      ...protections,
     }),
     // When the pod had no metadata, the annotations operation has just added it.
     ...setMetadataEntries(metadata ?? {}, 'labels', { [GAME_SERVER_LABEL]: 'true' }),

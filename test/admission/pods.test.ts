@@ -566,3 +566,23 @@ describe('pod admission on input that is not what berth expects', () => {
     expect([...(await h.counts()).values()].reduce((a, b) => a + b, 0)).toBe(2);
   });
 });
+
+describe('pod admission and other scalers', () => {
+  it('tells Cluster Autoscaler and Karpenter not to evict the game, unless the pod says otherwise', async () => {
+    const h = await podHarness();
+    const guarded = await h.create(gamePod([{ name: 'game', containerPort: 7777 }]));
+    const annotations = (guarded.metadata as { annotations: Record<string, string> }).annotations;
+    expect(annotations['cluster-autoscaler.kubernetes.io/safe-to-evict']).toBe('false');
+    expect(annotations['karpenter.sh/do-not-disrupt']).toBe('true');
+
+    const own = await h.create(
+      gamePod([{ name: 'game', containerPort: 7777 }], {
+        name: 'own',
+        annotations: { 'cluster-autoscaler.kubernetes.io/safe-to-evict': 'true' },
+      }),
+    );
+    const kept = (own.metadata as { annotations: Record<string, string> }).annotations;
+    expect(kept['cluster-autoscaler.kubernetes.io/safe-to-evict']).toBe('true');
+    expect(kept['karpenter.sh/do-not-disrupt']).toBe('true');
+  });
+});
