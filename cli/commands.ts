@@ -2,13 +2,14 @@
 
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { formatDecision } from '../shared/admission/decision.js';
 import { nodeIpFault } from '../shared/app/eni-pass.js';
 import type { PassContext } from '../shared/app/pass-context.js';
 import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { settleRunner } from '../shared/app/settle.js';
 import { InProcessRefills } from '../shared/eni/refill.js';
-import { createHttpApi } from '../shared/http/api.js';
+import { createHttpApi, type HttpRequest, type HttpResponse } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { kubeconfigFiles, loadLocalKubeConfig } from '../shared/k8s/kubeconfig.js';
@@ -21,6 +22,7 @@ import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
+import { type ServeLog, serveLog } from './serve-log.js';
 
 /** One command. */
 export type Command = (options: CliOptions) => Promise<number>;
@@ -95,15 +97,16 @@ const serve: Command = async (options) => {
   const clusterApi = cluster?.api;
   const store = await openStore(options, { share: true });
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  const log = serveLog();
   // With a cluster, values a Service gives back are freed once its stored object shows it.
   const settleQueue = clusterApi
     ? new InProcessSettleQueue(settleRunner(passContext(options, store, clusterApi)), {
         settled: (task, outcome) => {
           if (outcome.freed > 0 || outcome.kept > 0)
-            out(`settle: ${task.id} freed ${outcome.freed}, held again ${outcome.kept}`);
+            log.info(`settle ${task.id}: freed ${outcome.freed}, held again ${outcome.kept}`);
         },
         failed: (task, error) =>
-          process.stderr.write(`berth: settle of ${task.id} failed: ${(error as Error).message}\n`),
+          log.warn(`settle ${task.id} failed, looking again shortly: ${(error as Error).message}`),
       })
     : undefined;
   const runtime = createRuntime({
@@ -115,7 +118,9 @@ const serve: Command = async (options) => {
       ? {
           settler: () =>
             new QueueSettler(settleQueue, options.config.settle.delaySeconds, (task, error) =>
-              process.stderr.write(`berth: settle of ${task.id} not queued: ${String(error)}\n`),
+              log.warn(
+                `settle ${task.id} not queued (the repair pass finishes it): ${String(error)}`,
+              ),
             ),
         }
       : {}),
@@ -131,9 +136,7 @@ const serve: Command = async (options) => {
     ? new InProcessRefills(
         (node) => passes.eni.refill(node),
         (node, error) =>
-          process.stderr.write(
-            `berth: background refill of node ${node} failed: ${(error as Error).message}\n`,
-          ),
+          log.error(`background refill of node ${node} failed: ${(error as Error).message}`),
       )
     : undefined;
   const tls = options.http
@@ -147,16 +150,20 @@ const serve: Command = async (options) => {
     host: options.host,
     port: options.port,
     ...(tls ? { tls } : {}),
-    handle: createHttpApi({
-      admission: runtime.admission,
-      healthy: () => runtime.healthy(),
-      status: () => runtime.status(),
-      ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
-      classify: nodeIpFault,
-    }),
+    handle: requestLogged(
+      createHttpApi({
+        admission: runtime.admission,
+        healthy: () => runtime.healthy(),
+        status: () => runtime.status(),
+        ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
+        classify: nodeIpFault,
+        onDecision: (decision) => log.info(`admission ${formatDecision(decision)}`),
+      }),
+      log,
+    ),
     onError: (error, request) => {
-      process.stderr.write(
-        `berth: ${request.method} ${request.path} failed: ${(error as Error).stack ?? String(error)}\n`,
+      log.error(
+        `${request.method} ${request.path} failed: ${(error as Error).stack ?? String(error)}`,
       );
     },
   });
@@ -209,9 +216,8 @@ const serve: Command = async (options) => {
           },
         ],
         {
-          result: (name, result) => out(`${name}: ${JSON.stringify(result)}`),
-          failure: (name, error) =>
-            process.stderr.write(`berth: ${name} pass failed: ${(error as Error).message}\n`),
+          result: (name, result) => log.info(`${name} pass: ${JSON.stringify(result)}`),
+          failure: (name, error) => log.error(`${name} pass failed: ${(error as Error).message}`),
         },
       )
     : async () => {};
@@ -226,6 +232,20 @@ const serve: Command = async (options) => {
   await store.close();
   return 0;
 };
+
+/** Every request gets one log line: method, path (without a secret), status and time taken. */
+function requestLogged(
+  handle: (request: HttpRequest) => Promise<HttpResponse>,
+  log: ServeLog,
+): (request: HttpRequest) => Promise<HttpResponse> {
+  return async (request) => {
+    const started = performance.now();
+    const response = await handle(request);
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    log.info(`${request.method} ${request.path} ${response.statusCode} ${ms} ms`);
+    return response;
+  };
+}
 
 /** Left-aligned columns, two spaces apart. */
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {

@@ -10,7 +10,7 @@ import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/l
 import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaAdmissionRuntime, webhookSecret } from '../../shared/app/lambda-admission.js';
-import { observability } from '../../shared/app/observability.js';
+import { decisionRecorder, forCluster, observability } from '../../shared/app/observability.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics } = observability('admission');
@@ -18,11 +18,13 @@ const { settings, runtime } = lambdaAdmissionRuntime((task, error) =>
   // The values stay marked in the table: the repair pass finishes what this task would have.
   logger.warn('settle task not queued', { task, error }),
 );
+forCluster(metrics, settings.config.cluster);
 const api = createHttpApi({
   admission: runtime.admission,
   healthy: () => runtime.healthy(),
   status: () => runtime.status(),
   pathSecret: await webhookSecret(settings),
+  onDecision: decisionRecorder(logger, metrics),
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

@@ -11,11 +11,13 @@ import middy from '@middy/core';
 import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { observability } from '../../shared/app/observability.js';
+import { forCluster, observability } from '../../shared/app/observability.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
 const { logger, metrics } = observability('eni');
-const eni = eniRunner(lambdaPassContext());
+const context = lambdaPassContext();
+forCluster(metrics, context.config.cluster);
+const eni = eniRunner(context);
 
 /** An EventBridge rule's EC2 event; anything else (the schedule's `{}`) runs the whole pass. */
 const instanceStateChange = z.object({

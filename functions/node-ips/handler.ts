@@ -12,13 +12,14 @@ import middy from '@middy/core';
 import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { observability } from '../../shared/app/observability.js';
+import { forCluster, observability } from '../../shared/app/observability.js';
 import { refillInvoker } from '../../shared/app/refill-invoker.js';
 import { lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics } = observability('node-ips');
 const settings = lambdaSettings();
+forCluster(metrics, settings.config.cluster);
 const eni = eniRunner(lambdaPassContext(settings));
 const refills = refillInvoker(settings, (node, error) =>
   logger.warn('could not hand a background refill to the ENI function', { node, error }),

@@ -9,11 +9,13 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { observability } from '../../shared/app/observability.js';
+import { forCluster, observability } from '../../shared/app/observability.js';
 import { repairRunner } from '../../shared/app/repair-pass.js';
 
 const { logger, metrics } = observability('repair');
-const repair = repairRunner(lambdaPassContext());
+const context = lambdaPassContext();
+forCluster(metrics, context.config.cluster);
+const repair = repairRunner(context);
 
 const run = async (_event: unknown, context: Context) => {
   const summary = await repair(context.awsRequestId);

@@ -10,11 +10,13 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { observability } from '../../shared/app/observability.js';
+import { forCluster, observability } from '../../shared/app/observability.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
 
 const { logger, metrics } = observability('scale');
-const scale = scaleRunner(lambdaPassContext());
+const context = lambdaPassContext();
+forCluster(metrics, context.config.cluster);
+const scale = scaleRunner(context);
 
 /** The schedule's input: `{}`, or `{ "dryRun": true }` to log the plan only. */
 const scheduleInput = z.object({ dryRun: z.boolean().optional() });

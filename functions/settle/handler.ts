@@ -12,12 +12,13 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
-import { observability } from '../../shared/app/observability.js';
+import { forCluster, observability } from '../../shared/app/observability.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
 const { logger, metrics } = observability('settle');
 const context = lambdaPassContext();
+forCluster(metrics, context.config.cluster);
 const settle = settleRunner(context);
 const queue = lambdaSettleQueue();
 

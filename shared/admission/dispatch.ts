@@ -4,6 +4,7 @@
  * 500 and the apiserver applies the webhook's failurePolicy instead of a silent allow.
  */
 
+import { type AdmissionDecision, decisionOf } from './decision.js';
 import {
   type AdmissionReviewResponse,
   type AdmissionVerdict,
@@ -45,12 +46,16 @@ export function route(
   return undefined;
 }
 
-/** Answers one parsed request. */
+/** Answers one parsed request; `onDecision` hears every request a handler took. */
 export async function admit(
   request: AdmissionRequest,
   handlers: AdmissionHandlers,
+  onDecision?: (decision: AdmissionDecision) => void,
 ): Promise<AdmissionReviewResponse> {
   const handler = route(request, handlers);
-  const verdict = handler ? await handler(request) : allow();
+  if (!handler) return toReviewResponse(request.uid, allow());
+  const started = performance.now();
+  const verdict = await handler(request);
+  onDecision?.(decisionOf(request, verdict, performance.now() - started));
   return toReviewResponse(request.uid, verdict);
 }

@@ -1,11 +1,44 @@
 /** Powertools logger and metrics shared by every berth function (service name per function). */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, type Metrics as MetricsType, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { AdmissionDecision } from '../admission/decision.js';
 
 /** A logger and a metrics emitter for one berth function. */
 export function observability(service: string): { logger: Logger; metrics: Metrics } {
   return {
     logger: new Logger({ serviceName: `berth-${service}` }),
     metrics: new Metrics({ namespace: 'berth', serviceName: `berth-${service}` }),
+  };
+}
+
+/** Every metric of the function carries the cluster, so one dashboard tells clusters apart. */
+export function forCluster(metrics: MetricsType, cluster: string): void {
+  metrics.setDefaultDimensions({ cluster });
+}
+
+/**
+ * Records an admission decision: one structured log line at info (denials included), and counts
+ * of allowed and denied reviews, denials by code, full-range denials and values handed out.
+ */
+export function decisionRecorder(
+  logger: Logger,
+  metrics: MetricsType,
+): (decision: AdmissionDecision) => void {
+  return (decision) => {
+    logger.info('admission decision', { decision });
+    if (decision.allowed) {
+      metrics.addMetric('AdmissionAllowed', MetricUnit.Count, 1);
+      if (!decision.dryRun && decision.values.length > 0) {
+        metrics.addMetric('ValuesAllocated', MetricUnit.Count, decision.values.length);
+      }
+      return;
+    }
+    metrics.addMetric('AdmissionDenied', MetricUnit.Count, 1);
+    if (decision.reason?.includes('range is full')) {
+      metrics.addMetric('RangeFullDenials', MetricUnit.Count, 1);
+    }
+    const byCode = metrics.singleMetric();
+    byCode.addDimension('code', String(decision.code ?? 0));
+    byCode.addMetric('AdmissionDeniedByCode', MetricUnit.Count, 1);
   };
 }

@@ -3,6 +3,7 @@
  * the Lambda function URL both translate their requests into `HttpRequest` and call this.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
 
@@ -51,6 +52,8 @@ export interface HttpApiDeps {
    * `/healthz/<secret>`, `/v1/status/<secret>`. Absent locally, where paths are plain.
    */
   readonly pathSecret?: string;
+  /** Hears every admission decision (the structured log line, the metrics). */
+  readonly onDecision?: (decision: AdmissionDecision) => void;
   /** Maps an error from a route to a client fault, or undefined for an internal one. */
   readonly classify?: (error: unknown) => HttpFault | undefined;
 }
@@ -100,7 +103,7 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         return problem(400, 'body is not JSON: send an admission.k8s.io/v1 AdmissionReview');
       }
       try {
-        return json(200, await admit(parseAdmissionReview(body), admission));
+        return json(200, await admit(parseAdmissionReview(body), admission, deps.onDecision));
       } catch (error) {
         if (error instanceof MalformedReviewError) return problem(400, error.message);
         throw error;
