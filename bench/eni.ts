@@ -151,8 +151,14 @@ export interface EniBenchResult {
   };
   readonly runs: readonly EniRunResult[];
   /** Per berth run: its calls and idle IPs as a share of the VPC CNI runs', and the targets. */
-  readonly targets: readonly EniTargetCheck[];
-  /** The issue's target, default against default: berth's config defaults vs both ipamd runs. */
+  readonly judgments: readonly EniTargetCheck[];
+  /** The targets, judged default against default, one entry each. */
+  readonly targets: readonly {
+    readonly target: string;
+    readonly pass: boolean;
+    readonly line: string;
+  }[];
+  /** The target, default against default: berth's config defaults vs both ipamd runs. */
   readonly verdict: EniTargetCheck & { readonly against: readonly string[]; readonly met: boolean };
   readonly runtimeMs: number;
 }
@@ -1059,7 +1065,24 @@ export async function runEniBench(): Promise<EniBenchResult> {
         'berth ran on InMemoryEniStore (the EniStore contract DynamoEniStore passes), for speed',
     },
     runs,
-    targets: berthRuns.map(judge),
+    judgments: berthRuns.map(judge),
+    targets: [
+      {
+        target: "mutating EC2 calls at most 25% of both VPC CNI runs'",
+        pass: verdict.callsTargetMet,
+        line: `${verdict.run}: ${verdict.callsVsWarmEni} of WARM_ENI's and ${verdict.callsVsWarmIp} of WARM_IP's calls`,
+      },
+      {
+        target: 'no more pods waiting for an IP than either VPC CNI run',
+        pass: verdict.waitingTargetMet,
+        line: `${verdict.run}: ${defaults.waitingPods} pods waited, against ${warmEni.waitingPods} and ${warmIp.waitingPods}`,
+      },
+      {
+        target: 'the EC2 rate budget respected',
+        pass: verdict.budgetRespected,
+        line: `${verdict.run}: ${defaults.budgetViolations} calls over the budget`,
+      },
+    ],
     verdict: {
       ...verdict,
       against: [warmEni.name, warmIp.name],
@@ -1071,7 +1094,7 @@ export async function runEniBench(): Promise<EniBenchResult> {
     `ENI pools: ${result.workload.nodes} nodes, ${result.workload.podsStarted} pods over ${result.workload.simulatedHours} h (${result.workload.store})`,
   );
   console.log(table(runs));
-  for (const target of result.targets) {
+  for (const target of result.judgments) {
     const run = runs.find((r) => r.name === target.run);
     console.log(
       `${target.run}: calls ${target.callsVsWarmEni} of WARM_ENI's, ${target.callsVsWarmIp} of WARM_IP's ` +

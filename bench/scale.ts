@@ -580,8 +580,26 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
   console.log(
     `main: node-hours ratio ${main.nodeHoursRatio} (target <= 0.9), interrupted ${main.berth.interruptedGames} (target 0), waiting ${main.berth.waitingPods} vs ${main.baseline.waitingPods} (target <=): ${targetsMet ? 'targets met' : 'TARGETS NOT MET'}`,
   );
+  const targets = [
+    {
+      target: 'node-hours at most 90% of the baseline',
+      pass: main.targets.nodeHoursAtMost90Percent,
+      line: `${main.berth.nodeHours} node-hours against ${main.baseline.nodeHours}: ratio ${main.nodeHoursRatio}`,
+    },
+    {
+      target: 'no game server interrupted',
+      pass: main.targets.noInterruptedGames,
+      line: `${main.berth.interruptedGames} games interrupted`,
+    },
+    {
+      target: 'no more waiting pods than the baseline',
+      pass: main.targets.noMoreWaitingPods,
+      line: `${main.berth.waitingPods} pods waited against ${main.baseline.waitingPods}`,
+    },
+  ];
   await writeResults(fileURLToPath(new URL('./results/scale.json', import.meta.url)), {
     policy: scalePolicy(parseConfig({ scale: MAIN_SCENARIO.scale }).scale),
+    targets,
     targetsMet,
     main,
     scenarios,
