@@ -20,6 +20,7 @@ import { ensureLocalTls } from '../shared/local/tls.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
 import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
+import type { Holding } from '../shared/status/holders.js';
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
 import { type ServeLog, serveLog } from './serve-log.js';
@@ -263,15 +264,32 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 const percent = (used: number, size: number) =>
   `${size === 0 ? '0.0' : ((100 * used) / size).toFixed(1)}%`;
 
+function formatHoldings(query: string, holdings: readonly Holding[]): string {
+  if (holdings.length === 0) return `nobody holds ${query}`;
+  return table(
+    ['VALUE', 'KIND', 'RANGE', 'HOLDER', 'STATE', 'ALLOCATION ID'],
+    holdings.map((h) => [
+      h.value,
+      h.kind,
+      h.range,
+      `${h.holder.kind} ${h.holder.namespace}/${h.holder.name}`,
+      h.state,
+      h.allocationId,
+    ]),
+  ).join('\n');
+}
+
 function formatStatus(report: StatusReport): string {
+  // Host ports are use counts: what predicts Pending pods is how many pods share the busiest port.
   const ranges = table(
-    ['RANGE', 'KIND', 'SIZE', 'USED', 'USE'],
+    ['RANGE', 'KIND', 'SIZE', 'USED', 'USE', 'PODS PER PORT'],
     report.ranges.map((r) => [
       r.name,
       r.kind,
       String(r.size),
       String(r.used),
-      percent(r.used, r.size),
+      r.kind === 'hostPort' ? '' : percent(r.used, r.size),
+      'minUse' in r ? `${r.minUse}-${r.maxUse}` : '',
     ]),
   );
   const pools =
@@ -295,6 +313,13 @@ function formatStatus(report: StatusReport): string {
 
 const status: Command = (options) =>
   withRuntime(options, async (runtime) => {
+    if (options.holder !== undefined) {
+      const holdings = await runtime.holders(options.holder);
+      process.stdout.write(
+        `${options.json ? JSON.stringify(holdings, null, 2) : formatHoldings(options.holder, holdings)}\n`,
+      );
+      return 0;
+    }
     const report = await runtime.status();
     process.stdout.write(
       `${options.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`,

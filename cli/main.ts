@@ -42,6 +42,8 @@ export interface CliOptions {
   readonly url?: string;
   readonly stack?: string;
   readonly caFile?: string;
+  /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
+  readonly holder?: string;
 }
 
 /** What the commands read from the environment, passed in so tests control it. */
@@ -102,6 +104,10 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .command('status')
     .description('usage of every range and pool')
     .option('--json', 'print JSON (the /v1/status document)')
+    .option(
+      '--holder <value>',
+      'who holds a cluster IP, a node port or a host port, or what namespace/name holds',
+    )
     .action(action('status'));
   root
     .command('repair')
@@ -162,6 +168,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       url: text('url'),
       stack: text('stack'),
       caFile: text('caFile'),
+      holder: text('holder'),
     }),
     http: on('http'),
     host: text('host') ?? '127.0.0.1',

@@ -15,8 +15,10 @@ import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
 import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
+import type { HostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
+import { findHolders, type Holding } from '../status/holders.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
@@ -51,7 +53,8 @@ export interface ServiceRangeSet {
 /** `/v1/status` and `berth status --json`. */
 export interface StatusReport {
   readonly cluster: string;
-  readonly ranges: readonly RangeUsage[];
+  /** Exclusive ranges, then host port ranges (which also tell their busiest and idlest port). */
+  readonly ranges: readonly (RangeUsage | HostPortRangeUsage)[];
   /** ENI secondary IP pools, one per node berth manages. */
   readonly pools: readonly EniPoolStatus[];
 }
@@ -67,6 +70,8 @@ export interface BerthRuntime {
   /** Whether the table answers. */
   healthy(): Promise<boolean>;
   status(): Promise<StatusReport>;
+  /** Who holds a cluster IP, a node port, a host port, or what `namespace/name` holds. */
+  holders(query: string): Promise<Holding[]>;
 }
 
 /** The ranges Services draw from, built once from the validated config. */
@@ -123,6 +128,16 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         return false;
       }
     },
+    holders: (query) =>
+      findHolders(
+        {
+          clusterIps: ranges.clusterIps,
+          nodePorts: ranges.nodePorts,
+          allocations: allocationStore,
+          hostPorts: hostPortStore,
+        },
+        query,
+      ),
     async status() {
       const exclusive = await Promise.all(
         [...ranges.clusterIps, ranges.nodePorts].map((range) =>

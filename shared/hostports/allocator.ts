@@ -143,6 +143,12 @@ export interface HostPortRangeUsage {
   readonly size: number;
   /** (pod, port) allocations held in the range; a TCPUDP port counts once. */
   readonly used: number;
+  /**
+   * The lowest and highest use count of any port. What predicts Pending pods: a port used by as
+   * many pods as there are game-server nodes cannot be scheduled again anywhere.
+   */
+  readonly minUse: number;
+  readonly maxUse: number;
 }
 
 /**
@@ -157,7 +163,9 @@ export async function hostPortUsage(
     ranges.map(async (range) => {
       const { counts } = await store.readCounts(range);
       const used = counts.reduce((sum, c) => sum + c, 0);
-      return { name: range.name, kind: 'hostPort' as const, size: range.size, used };
+      const minUse = counts.length > 0 ? Math.min(...counts) : 0;
+      const maxUse = counts.length > 0 ? Math.max(...counts) : 0;
+      return { name: range.name, kind: 'hostPort' as const, size: range.size, used, minUse, maxUse };
     }),
   );
 }

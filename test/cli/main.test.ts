@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
+import { admit } from '../../shared/admission/dispatch.js';
+import { parseAdmissionReview } from '../../shared/admission/review.js';
+import { createRuntime } from '../../shared/app/runtime.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { dynamoClient } from '../../shared/store/client.js';
+import { ensureTable } from '../../shared/store/ensure-table.js';
 import { captureOutput } from '../support/capture.js';
+import { review } from '../support/reviews.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -70,6 +77,45 @@ describe('berth CLI', () => {
     expect(await main(['manifests'])).toBe(2);
     expect(io.out()).toBe('');
     expect(io.err()).toMatch(/--stack NAME .* --url URL .* --local/);
+  });
+
+  it('answers who holds a cluster IP, a node port, or what a Service holds', async () => {
+    const table = `holder-${Date.now()}`;
+    const client = dynamoClient({ endpoint: inject('dynamodbEndpoint') });
+    await ensureTable(client, table);
+    const runtime = createRuntime({ config: parseConfig({}), dynamo: client, tableName: table });
+    const object = {
+      metadata: { name: 'lobby', namespace: 'games' },
+      spec: { type: 'NodePort', clusterIP: '10.100.0.50', ports: [{ port: 80, nodePort: 30050 }] },
+    };
+    const body = review({
+      resource: 'services',
+      operation: 'CREATE',
+      namespace: 'games',
+      name: 'lobby',
+      object,
+    });
+    expect((await admit(parseAdmissionReview(body), runtime.admission)).response.allowed).toBe(
+      true,
+    );
+    const store = ['--dynamodb-endpoint', inject('dynamodbEndpoint'), '--table', table];
+    for (const query of ['10.100.0.50', '30050']) {
+      const io = captureOutput();
+      expect(await main(['status', '--holder', query, ...store])).toBe(0);
+      expect(io.out()).toMatch(
+        new RegExp(`${query.replaceAll('.', '\\.')} .* Service games/lobby +held`),
+      );
+    }
+    const io = captureOutput();
+    expect(await main(['status', '--holder', 'games/lobby', '--json', ...store])).toBe(0);
+    expect(
+      JSON.parse(io.out())
+        .map((h: { value: string }) => h.value)
+        .sort(),
+    ).toEqual(['10.100.0.50', '30050']);
+    const none = captureOutput();
+    expect(await main(['status', '--holder', '10.100.0.51', ...store])).toBe(0);
+    expect(none.out()).toBe('nobody holds 10.100.0.51\n');
   });
 
   it('prints range usage as JSON from the given DynamoDB', async () => {
