@@ -165,7 +165,14 @@ export async function hostPortUsage(
       const used = counts.reduce((sum, c) => sum + c, 0);
       const minUse = counts.length > 0 ? Math.min(...counts) : 0;
       const maxUse = counts.length > 0 ? Math.max(...counts) : 0;
-      return { name: range.name, kind: 'hostPort' as const, size: range.size, used, minUse, maxUse };
+      return {
+        name: range.name,
+        kind: 'hostPort' as const,
+        size: range.size,
+        used,
+        minUse,
+        maxUse,
+      };
     }),
   );
 }

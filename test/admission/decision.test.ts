@@ -32,7 +32,7 @@ describe('admission decisions', () => {
           { op: 'replace', path: '/spec/ports/0/nodePort', value: 30034 },
         ],
       },
-      3.14159,
+      3.14651,
     );
     expect(decision).toMatchObject({
       resource: 'services',
@@ -41,10 +41,10 @@ describe('admission decisions', () => {
       name: 'lobby',
       allowed: true,
       values: ['clusterIP=10.100.4.2', 'nodePort=30034'],
-      latencyMs: 3.14,
+      latencyMs: 3.15,
     });
     expect(formatDecision(decision)).toBe(
-      'CREATE services games/lobby allowed clusterIP=10.100.4.2 nodePort=30034 3.14 ms',
+      'CREATE services games/lobby allowed clusterIP=10.100.4.2 nodePort=30034 3.15 ms',
     );
     const denied = decisionOf(
       request,

@@ -465,8 +465,8 @@ describe('podAdmission allocation (Agones logical-node behaviour as counts)', ()
       ]),
     );
     expect(await hostPortStatus({ config: h.config, store: h.store })).toEqual([
-      { name: 'default', kind: 'hostPort', size: 10, used: 2 },
-      { name: 'tools', kind: 'hostPort', size: 2, used: 1 },
+      { name: 'default', kind: 'hostPort', size: 10, used: 2, minUse: 0, maxUse: 1 },
+      { name: 'tools', kind: 'hostPort', size: 2, used: 1, minUse: 0, maxUse: 1 },
     ]);
   });
 });
