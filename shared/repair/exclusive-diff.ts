@@ -28,6 +28,8 @@ import { type LiveOwner, type ServiceReading, valueKey } from './live.js';
 export const VALUE_LEAK_PREFIX = 'value#';
 /** Ledger key prefix of suspected stale owner records. */
 export const OWNER_LEAK_PREFIX = 'owner#';
+/** Ledger key prefix of claims a record lists but its owner neither holds nor carries. */
+export const STALE_CLAIM_PREFIX = 'claim#';
 
 /** The store as the pass read it before listing anything. */
 export interface ExclusiveSnapshot {
@@ -93,6 +95,11 @@ export interface ExclusivePlan {
   readonly frees: readonly FreeAction[];
   readonly cleanups: readonly RecordCleanup[];
   readonly deletions: readonly RecordDeletion[];
+  /**
+   * Claims to drop from the records of live owners: listed, yet neither held in the store nor
+   * carried by the object (an intent a crash or a refused write left behind).
+   */
+  readonly trims: readonly { readonly id: string; readonly claims: readonly Claim[] }[];
   /** Leak counters still counting down after this pass. */
   readonly counters: readonly LeakCounter[];
 }
@@ -252,8 +259,32 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
     else kept.push(verdict.counter);
   }
 
+  // Claims a live owner's record lists that nobody holds for it and it does not carry.
+  const carriedBy = new Map<string, Set<string>>();
+  for (const { owner } of services) {
+    const keys = carriedBy.get(owner.id) ?? new Set<string>();
+    for (const value of owner.values) keys.add(valueKey(value.range, value.offset));
+    carriedBy.set(owner.id, keys);
+  }
+  const rangeByKey = new Map(snapshot.ranges.map((range) => [rangeKey(range), range]));
+  const trims: { id: string; claims: Claim[] }[] = [];
+  for (const record of snapshot.owners.values()) {
+    if (!liveIds.has(record.id)) continue;
+    const stale = record.claims.filter((claim) => {
+      const range = rangeByKey.get(claim.range);
+      if (!range || snapshot.held.get(claim.range)?.get(claim.offset) === record.id) return false;
+      if (carriedBy.get(record.id)?.has(valueKey(range, claim.offset))) return false;
+      const key = `${STALE_CLAIM_PREFIX}${record.id}#${claim.range}#${claim.offset}`;
+      const verdict = countSighting(counters.get(key), key, record.id, grace, now);
+      if (!verdict.free) kept.push(verdict.counter);
+      return verdict.free;
+    });
+    if (stale.length > 0) trims.push({ id: record.id, claims: stale });
+  }
+
   return {
     findings,
+    trims,
     intents: [...intents].map(([id, { owner, claims: add }]) => ({ id, owner, claims: add })),
     claims,
     transfers,

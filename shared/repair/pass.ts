@@ -31,6 +31,7 @@ import {
   type ExclusiveSnapshot,
   mergeClaims,
   OWNER_LEAK_PREFIX,
+  STALE_CLAIM_PREFIX,
   VALUE_LEAK_PREFIX,
 } from './exclusive-diff.js';
 import { type Finding, REPAIR_EVENT_COMPONENT, REPAIR_REASONS } from './findings.js';
@@ -248,6 +249,7 @@ async function repairUnderLease(
     const prefixes = [
       VALUE_LEAK_PREFIX,
       OWNER_LEAK_PREFIX,
+      STALE_CLAIM_PREFIX,
       ...(hostPlan ? [HOST_PORT_LEAK_PREFIX] : []),
     ];
     await renew();
@@ -440,6 +442,15 @@ async function writeExclusive(
           return 'delete';
         return { claims, owner: record.owner, releasing };
       },
+    );
+    if (!done) progress.conflicts++;
+  });
+  await forEachBounded(plan.trims, concurrency, async (trim) => {
+    const stale = new Set(trim.claims.map(claimKey));
+    const done = await amendRecord(store, now, snapshot.owners.get(trim.id), trim.id, (record) =>
+      record
+        ? { claims: record.claims.filter((c) => !stale.has(claimKey(c))), owner: record.owner }
+        : 'keep',
     );
     if (!done) progress.conflicts++;
   });

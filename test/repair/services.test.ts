@@ -423,6 +423,29 @@ describe('runRepairPass: Services', () => {
     expect(await env.allocations.getOwner(sid('lost'))).toBeUndefined();
   });
 
+  it('trims from a live Service record a claim it neither holds nor carries, on the grace-th pass', async () => {
+    const env = await repairEnv();
+    await env.allocator.assign(sid('trim'), svcOwner('t'), [ip('10.100.0.140')]);
+    // An UPDATE's intent that a crash cut short: recorded, never claimed, never stored.
+    const record = await env.allocations.getOwner(sid('trim'));
+    if (!record) throw new Error('no record');
+    await env.allocations.putOwner(
+      {
+        ...record,
+        claims: [...record.claims, { slot: 'nodePort/x', range: rangeKey(NODE_PORTS), offset: 42 }],
+        version: record.version + 1,
+      },
+      record.version,
+    );
+    env.cluster.withServices(service('t', { id: sid('trim'), clusterIPs: ['10.100.0.140'] }));
+    for (let pass = 1; pass <= 3; pass++) {
+      await env.pass();
+      const claims = (await env.allocations.getOwner(sid('trim')))?.claims ?? [];
+      expect(claims.length).toBe(pass < 3 ? 2 : 1);
+    }
+    expect(await env.holderOf(IPS, '10.100.0.140')).toBe(sid('trim'));
+  });
+
   it('lets one of two overlapping passes run and reports the other as skipped', async () => {
     const env = await repairEnv();
     await env.allocator.assign(sid('gone'), svcOwner('g'), [ip('10.100.0.130')]);
