@@ -4,7 +4,7 @@
  * with limit/continue and handed out item by item, so a pass never holds a whole cluster's pods
  * in one response.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   ApiException,
   CoreV1Api,
@@ -33,16 +33,14 @@ const DEFAULT_PAGE_SIZE = 500;
 /** Events on cluster-scoped objects (nodes) go where kubelet puts them. */
 const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
 
-/** An event name is a DNS subdomain (≤ 253); keep room for `.` and 16 hex digits. */
+/** An event name is a DNS subdomain (≤ 253); keep room for `.` and 16 hex digits of its key. */
 const MAX_EVENT_NAME_PREFIX = 253 - 17;
 
-/** What the adapter needs; clock and randomness are injected so tests control them. */
+/** What the adapter needs; the clock is injected so tests control it. */
 export interface ClientNodeClusterApiOptions {
   readonly kubeConfig: KubeConfig;
   /** Epoch ms, for event timestamps. */
   readonly now?: () => number;
-  /** Suffix of generated event names (`<object>.<suffix>`); 16 random hex digits by default. */
-  readonly eventNameSuffix?: () => string;
   /** Page size of lists whose options name none. */
   readonly defaultPageSize?: number;
 }
@@ -57,13 +55,11 @@ interface Page<T> {
 export class ClientNodeClusterApi implements ClusterApi {
   readonly #core: CoreV1Api;
   readonly #now: () => number;
-  readonly #eventNameSuffix: () => string;
   readonly #defaultPageSize: number;
 
   constructor(options: ClientNodeClusterApiOptions) {
     this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
     this.#now = options.now ?? Date.now;
-    this.#eventNameSuffix = options.eventNameSuffix ?? (() => randomBytes(8).toString('hex'));
     this.#defaultPageSize = options.defaultPageSize ?? DEFAULT_PAGE_SIZE;
   }
 
@@ -140,10 +136,17 @@ export class ClientNodeClusterApi implements ClusterApi {
     }
   }
 
+  /**
+   * Records an Event the way client-go's recorder does: the same finding on the same object
+   * (component, object, type, reason, message) is one Event whose `count` rises and whose
+   * `lastTimestamp` moves, not a new Event per pass. The name is derived from that key, so a
+   * stateless pass finds the Event it made last time; the count is raised with a `test`-guarded
+   * JSON patch, so two passes racing on it never lose an increment silently.
+   */
   async createEvent(event: ClusterEvent): Promise<void> {
     const { involvedObject } = event;
     const namespace = involvedObject.namespace ?? CLUSTER_SCOPED_EVENT_NAMESPACE;
-    const name = `${involvedObject.name.slice(0, MAX_EVENT_NAME_PREFIX)}.${this.#eventNameSuffix()}`;
+    const name = `${involvedObject.name.slice(0, MAX_EVENT_NAME_PREFIX)}.${eventKey(event)}`;
     const at = new Date(this.#now());
     const body: CoreV1Event = {
       apiVersion: 'v1',
@@ -164,11 +167,39 @@ export class ClientNodeClusterApi implements ClusterApi {
       lastTimestamp: at,
       count: 1,
     };
-    const target = { verb: 'create', resource: `namespaces/${namespace}/events` };
+    const create = { verb: 'create', resource: `namespaces/${namespace}/events` };
     try {
       await this.#core.createNamespacedEvent({ namespace, body });
+      return;
     } catch (error) {
-      throw translateKubernetesError(error, target);
+      const translated = translateKubernetesError(error, create);
+      if (!(translated instanceof KubernetesConflictError)) throw translated;
+    }
+    await this.#countAgain(namespace, name, at);
+  }
+
+  /** Raises the count of an existing Event by one; tries again once if another pass raced it. */
+  async #countAgain(namespace: string, name: string, at: Date): Promise<void> {
+    const target = { verb: 'patch', resource: `namespaces/${namespace}/events/${name}` };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = await this.#core.readNamespacedEvent({ name, namespace });
+        const count = existing.count ?? 1;
+        await this.#core.patchNamespacedEvent({
+          name,
+          namespace,
+          body: [
+            { op: 'test', path: '/count', value: count },
+            { op: 'replace', path: '/count', value: count + 1 },
+            { op: 'replace', path: '/lastTimestamp', value: at.toISOString() },
+          ],
+        });
+        return;
+      } catch (error) {
+        const translated = translateKubernetesError(error, target, { jsonPatch: true });
+        if (translated instanceof KubernetesConflictError && attempt < 2) continue;
+        throw translated;
+      }
     }
   }
 
@@ -237,4 +268,20 @@ export function translateKubernetesError(
     default:
       return new KubernetesApiError(target, code, status, { cause: error });
   }
+}
+
+/** 16 hex characters naming one finding on one object, as client-go's aggregator keys them. */
+function eventKey(event: ClusterEvent): string {
+  const { involvedObject: o } = event;
+  const key = [
+    event.component,
+    o.kind,
+    o.namespace ?? '',
+    o.name,
+    o.uid ?? '',
+    event.type,
+    event.reason,
+    event.message,
+  ];
+  return createHash('sha256').update(key.join('\u0000')).digest('hex').slice(0, 16);
 }

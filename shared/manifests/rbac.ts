@@ -19,14 +19,15 @@ export function berthClusterRole(): V1ClusterRole {
     kind: 'ClusterRole',
     metadata: { name: CLUSTER_ROLE_NAME, labels: { ...MANIFEST_LABELS } },
     rules: [
-      // Repair lists every Service (and never reads one by name).
-      { apiGroups: [''], resources: ['services'], verbs: ['list'] },
+      // Repair lists every Service; the settle step reads one by name to see what it carries.
+      { apiGroups: [''], resources: ['services'], verbs: ['get', 'list'] },
       // Repair and scale list pods; binding reads the bound pod (a Binding lacks its annotations).
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
       // Binding reads a node's addresses; scale cordons (patch) and removes drained nodes.
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
-      // Findings and scale decisions are recorded as new core/v1 Events (each has its own name).
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      // Findings and scale decisions are core/v1 Events; a repeated one raises the count of the
+      // Event it made before (read, then patch), as client-go's recorder does.
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
     ],
   };
 }

@@ -438,6 +438,37 @@ export async function startKubeApiServer(
         if (method === 'GET') return { status: 200, body: list('events', namespace, query) };
         throw methodNotAllowed();
       }
+      if (resource === 'events' && rest.length === 4 && name !== undefined) {
+        const index = events.findIndex(
+          (e) => e.metadata.name === name && e.metadata.namespace === namespace,
+        );
+        const found = events[index];
+        if (!found) throw new StatusFailure(404, 'NotFound', `events "${name}" not found`);
+        if (method === 'GET') return { status: 200, body: found as unknown as JsonObject };
+        if (method === 'PATCH') {
+          if (contentType !== 'application/json-patch+json') {
+            throw new StatusFailure(
+              415,
+              'UnsupportedMediaType',
+              `unsupported patch type ${contentType}`,
+            );
+          }
+          let patched: unknown;
+          try {
+            patched = applyJsonPatch(found, body as unknown[]);
+          } catch {
+            // The apiserver's answer to a failed `test`: 422 with no field causes.
+            throw new StatusFailure(
+              422,
+              'Invalid',
+              'the server rejected our request due to an error in our request',
+            );
+          }
+          events[index] = patched as CoreV1Event;
+          return { status: 200, body: patched as JsonObject };
+        }
+        throw methodNotAllowed();
+      }
       if ((resource === 'pods' || resource === 'services') && rest.length <= 4) {
         if (method !== 'GET') throw methodNotAllowed();
         if (name === undefined) return { status: 200, body: list(resource, namespace, query) };

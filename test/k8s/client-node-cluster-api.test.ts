@@ -45,7 +45,6 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
 describe('ClientNodeClusterApi', () => {
   let fake: KubeApiServer;
   let api: ClientNodeClusterApi;
-  let suffix = 0;
 
   beforeAll(async () => {
     fake = await startKubeApiServer({ token: TOKEN, now: () => NOW });
@@ -56,11 +55,9 @@ describe('ClientNodeClusterApi', () => {
   });
 
   beforeEach(() => {
-    suffix = 0;
     api = new ClientNodeClusterApi({
       kubeConfig: fake.kubeConfig(TOKEN),
       now: () => NOW,
-      eventNameSuffix: () => `${++suffix}`.padStart(16, '0'),
     });
   });
 
@@ -335,7 +332,7 @@ describe('ClientNodeClusterApi', () => {
 
       expect(fake.events).toHaveLength(1);
       expect(fake.events[0]).toMatchObject({
-        metadata: { name: 'gs-1.0000000000000001', namespace: 'games' },
+        metadata: { name: expect.stringMatching(/^gs-1\.[0-9a-f]{16}$/), namespace: 'games' },
         involvedObject: {
           apiVersion: 'v1',
           kind: 'Pod',
@@ -364,13 +361,13 @@ describe('ClientNodeClusterApi', () => {
       });
 
       expect(fake.events[0]?.metadata).toMatchObject({
-        name: 'n1.0000000000000001',
+        name: expect.stringMatching(/^n1\.[0-9a-f]{16}$/),
         namespace: 'default',
       });
       expect(fake.events[0]?.involvedObject.namespace).toBeUndefined();
     });
 
-    it('generates a fresh name for every event', async () => {
+    it('merges a repeated finding into one Event with a rising count, as client-go does', async () => {
       const event = {
         involvedObject: { kind: 'Service', namespace: 'games', name: 'lobby' },
         type: 'Warning',
@@ -381,25 +378,13 @@ describe('ClientNodeClusterApi', () => {
 
       await api.createEvent(event);
       await api.createEvent(event);
+      await api.createEvent(event);
+      await api.createEvent({ ...event, message: 'another finding' });
 
-      expect(fake.events.map((e) => e.metadata.name)).toEqual([
-        'lobby.0000000000000001',
-        'lobby.0000000000000002',
+      expect(fake.events.map((e) => [e.metadata.name, e.count, e.message])).toEqual([
+        [expect.stringMatching(/^lobby\.[0-9a-f]{16}$/), 3, 'x'],
+        [expect.stringMatching(/^lobby\.[0-9a-f]{16}$/), 1, 'another finding'],
       ]);
-    });
-
-    it('uses 16 random hex digits as the name suffix by default', async () => {
-      const plain = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig(TOKEN) });
-
-      await plain.createEvent({
-        involvedObject: { kind: 'Node', name: 'n1' },
-        type: 'Normal',
-        reason: 'R',
-        message: 'm',
-        component: 'berth-scale',
-      });
-
-      expect(fake.events[0]?.metadata.name).toMatch(/^n1\.[0-9a-f]{16}$/);
     });
 
     it('throws an invalid-object error when the apiserver rejects the event', async () => {

@@ -197,10 +197,10 @@ describe('localWebhookUrl', () => {
 describe('berth RBAC', () => {
   it('grants the berth group exactly the Kubernetes calls berth makes', () => {
     expect(berthClusterRole().rules).toEqual([
-      { apiGroups: [''], resources: ['services'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['services'], verbs: ['get', 'list'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
-      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
     ]);
   });
 
