@@ -25,6 +25,8 @@ import type { Construct } from 'constructs';
 import { BERTH_TAGS } from '../shared/ec2/network.js';
 import { STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../shared/manifests/webhooks.js';
+import { formatCidr } from '../shared/net/ip.js';
+import { formatPortRange } from '../shared/net/port-range.js';
 import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../shared/repair/pass.js';
 import { SCALE_POLICY_DEFAULTS } from '../shared/scale/policy.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
@@ -252,6 +254,10 @@ export class BerthStack extends Stack {
       table: this.table,
       deadLetterQueue,
       settleQueue: settleQueue.queue,
+      ranges: [
+        ...config.serviceCIDRs.map((cidr) => formatCidr(cidr)),
+        formatPortRange(config.nodePortRange),
+      ],
       settleDeadLetterQueue: settleQueue.deadLetterQueue,
     });
   }

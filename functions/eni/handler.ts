@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { forCluster, observability } from '../../shared/app/observability.js';
+import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
 const { logger, metrics } = observability('eni');
@@ -50,7 +51,20 @@ const run = async (event: unknown) => {
   metrics.addMetric('IpsUnassigned', MetricUnit.Count, summary.ipsUnassigned);
   metrics.addMetric('EnisCreated', MetricUnit.Count, summary.enisCreated);
   metrics.addMetric('EniFailures', MetricUnit.Count, summary.failures.length);
+  metrics.addMetric('IdleIps', MetricUnit.Count, summary.idleIps);
+  metrics.addMetric('AssignedIps', MetricUnit.Count, summary.assignedIps);
+  metrics.addMetric('Ec2BudgetSpent', MetricUnit.Count, summary.budgetSpent ? 1 : 0);
   logger.info('eni pass', { summary: { ...summary, failures: summary.failures.length } });
+  failWhenNothingWorked(
+    'eni',
+    summary.ipsAssigned +
+      summary.ipsUnassigned +
+      summary.enisCreated +
+      summary.enisDeleted +
+      summary.poolsCreated +
+      summary.poolsRemoved,
+    summary.failures,
+  );
   return summary;
 };
 

@@ -10,12 +10,13 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { forCluster, observability } from '../../shared/app/observability.js';
-import { repairRunner } from '../../shared/app/repair-pass.js';
+import { exclusiveUsage, repairRunner } from '../../shared/app/repair-pass.js';
 
 const { logger, metrics } = observability('repair');
 const context = lambdaPassContext();
 forCluster(metrics, context.config.cluster);
 const repair = repairRunner(context);
+const usage = exclusiveUsage(context);
 
 const run = async (_event: unknown, context: Context) => {
   const summary = await repair(context.awsRequestId);
@@ -25,6 +26,15 @@ const run = async (_event: unknown, context: Context) => {
     metrics.addMetric(reason, MetricUnit.Count, count);
   }
   metrics.addMetric('Released', MetricUnit.Count, summary.released);
+  for (const range of await usage()) {
+    const used = metrics.singleMetric();
+    used.addDimension('range', range.name);
+    used.addMetric(
+      'RangeUsedPercent',
+      MetricUnit.Percent,
+      (100 * range.used) / Math.max(1, range.size),
+    );
+  }
   metrics.addMetric('Recorded', MetricUnit.Count, summary.recorded);
   const { findings, released, recorded, durationMs } = summary;
   return { findings, released, recorded, durationMs };

@@ -11,6 +11,7 @@ import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { forCluster, observability } from '../../shared/app/observability.js';
+import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
 
 const { logger, metrics } = observability('scale');
@@ -31,6 +32,7 @@ const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
     });
   metrics.addMetric('ScaleActions', MetricUnit.Count, report.actions.length);
   metrics.addMetric('ScaleFailures', MetricUnit.Count, report.failures.length);
+  failWhenNothingWorked('scale', report.actions.length, report.failures);
   return { dryRun: report.dryRun, actions: report.actions, failures: report.failures.length };
 };
 

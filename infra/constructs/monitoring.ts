@@ -31,6 +31,8 @@ export interface MonitoringProps {
   readonly settleDeadLetterQueue: sqs.IQueue;
   /** The settle queue: its oldest message's age is the settle lag. */
   readonly settleQueue: sqs.IQueue;
+  /** Names of the exclusive ranges (the service CIDRs and the node port range). */
+  readonly ranges: readonly string[];
 }
 
 const PERIOD = Duration.minutes(5);
@@ -106,14 +108,25 @@ export class Monitoring extends Construct {
     // The HTTP functions answer internal faults with HTTP 500 (the apiserver then applies its
     // failurePolicy; a node agent retries) instead of failing the invocation, so the Errors
     // metric misses them; Powertools counts them per service.
-    const internalErrorsOf = (service: string) =>
+    // berth's own metrics (Powertools EMF): every one carries its service and the cluster.
+    const berthMetric = (
+      service: string,
+      metricName: string,
+      options: { statistic?: string; dimensions?: Record<string, string>; label?: string } = {},
+    ) =>
       new cloudwatch.Metric({
         namespace: 'berth',
-        metricName: 'InternalErrors',
-        dimensionsMap: { service: `berth-${service}` },
-        statistic: cloudwatch.Stats.SUM,
+        metricName,
+        dimensionsMap: {
+          service: `berth-${service}`,
+          cluster: props.cluster,
+          ...options.dimensions,
+        },
+        statistic: options.statistic ?? cloudwatch.Stats.SUM,
         period: PERIOD,
+        ...(options.label ? { label: options.label } : {}),
       });
+    const internalErrorsOf = (service: string) => berthMetric(service, 'InternalErrors');
     const internalErrors = internalErrorsOf('admission');
     alarm('AdmissionInternalErrors', internalErrors, 1, 'the webhook answered HTTP 500');
     alarm(
@@ -186,6 +199,44 @@ export class Monitoring extends Construct {
       1,
       'DynamoDB answered requests with system errors',
     );
+    // "Are we running out?": each exclusive range's use, as the repair pass reads it.
+    const rangeUse = props.ranges.map((range) =>
+      berthMetric('repair', 'RangeUsedPercent', {
+        statistic: cloudwatch.Stats.MAXIMUM,
+        dimensions: { range },
+        label: range,
+      }),
+    );
+    for (const [index, metric] of rangeUse.entries()) {
+      alarm(`RangeNearlyFull${index}`, metric, 90, `range ${props.ranges[index]} is over 90% used`);
+    }
+    const fullRangeDenials = berthMetric('admission', 'RangeFullDenials', {
+      label: 'range is full',
+    });
+    alarm('RangeFullDenials', fullRangeDenials, 1, 'a request was denied because a range is full');
+    // "Did repair find anything?": values it freed because nothing carried them.
+    const leaks = new cloudwatch.MathExpression({
+      expression: 'FILL(ip, 0) + FILL(port, 0) + FILL(host, 0)',
+      usingMetrics: {
+        ip: berthMetric('repair', 'ClusterIPLeaked'),
+        port: berthMetric('repair', 'PortLeaked'),
+        host: berthMetric('repair', 'HostPortLeaked'),
+      },
+      label: 'leaks freed',
+      period: PERIOD,
+    });
+    alarm('RepairLeaks', leaks, 1, 'the repair pass freed leaked values');
+    // "Are ENI pools warm?": idle and assigned IPs after each pass, and the EC2 budget.
+    const idleIps = berthMetric('eni', 'IdleIps', {
+      statistic: cloudwatch.Stats.MINIMUM,
+      label: 'idle',
+    });
+    const assignedIps = berthMetric('eni', 'AssignedIps', {
+      statistic: cloudwatch.Stats.MAXIMUM,
+      label: 'assigned',
+    });
+    const budgetSpent = berthMetric('eni', 'Ec2BudgetSpent', { label: 'EC2 budget spent' });
+    alarm('Ec2Throttling', budgetSpent, 1, "ENI passes found berth's EC2 rate budget spent");
     this.alarms = alarms;
 
     const functions = Object.entries(props.functions);
@@ -199,6 +250,30 @@ export class Monitoring extends Construct {
       dashboardName: `berth-${props.cluster}`,
       defaultInterval: Duration.hours(6),
       widgets: [
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Are we running out? (% of each range used)',
+            width: 8,
+            left: rangeUse,
+            right: [fullRangeDenials],
+            leftAnnotations: [{ value: 90, label: 'alarm', color: cloudwatch.Color.RED }],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Did repair find anything? (leaks freed, findings)',
+            width: 8,
+            left: [leaks],
+            right: [
+              berthMetric('repair', 'Released', { label: 'released' }),
+              berthMetric('repair', 'Recorded', { label: 'recorded' }),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Are ENI pools warm? (IPs after each pass)',
+            width: 8,
+            left: [idleIps, assignedIps],
+            right: [budgetSpent],
+          }),
+        ],
         [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24 })],
         [
           new cloudwatch.GraphWidget({

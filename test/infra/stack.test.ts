@@ -409,6 +409,41 @@ describe('BerthStack', () => {
     expect(acknowledged).not.toContain('AwsSolutions-SNS2');
   });
 
+  it('opens the dashboard on its three questions: running out, repair findings, warm ENI pools', () => {
+    const [dashboard] = Object.values(
+      template.findResources('AWS::CloudWatch::Dashboard') as Resources,
+    );
+    const body = JSON.stringify(dashboard?.Properties.DashboardBody);
+    const titles = [...body.matchAll(/\\"title\\":\\"([^\\]+)\\"/g)].map((m) => m[1]);
+    expect(titles.slice(0, 3)).toEqual([
+      'Are we running out? (% of each range used)',
+      'Did repair find anything? (leaks freed, findings)',
+      'Are ENI pools warm? (IPs after each pass)',
+    ]);
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
+    const descriptions = alarms.map((alarm) => String(alarm.Properties.AlarmDescription));
+    for (const text of [
+      'range 10.100.0.0/16 is over 90% used',
+      'range 30000-32767 is over 90% used',
+      'a request was denied because a range is full',
+      'the repair pass freed leaked values',
+      "ENI passes found berth's EC2 rate budget spent",
+    ]) {
+      expect(descriptions.some((d) => d.endsWith(text))).toBe(true);
+    }
+    const nearlyFull = alarms.find((a) =>
+      String(a.Properties.AlarmDescription).includes('10.100.0.0/16'),
+    );
+    expect(nearlyFull?.Properties.Threshold).toBe(90);
+    const query = JSON.stringify(nearlyFull?.Properties);
+    for (const part of [
+      '"MetricName":"RangeUsedPercent"',
+      '{"Name":"range","Value":"10.100.0.0/16"}',
+      '{"Name":"cluster","Value":"games"}',
+    ])
+      expect(query).toContain(part);
+  });
+
   it('outputs the webhook base URL, the secret ARN, the node IPs URL and the table name', () => {
     const outputs = template.findOutputs('*');
     expect(Object.keys(outputs).sort()).toEqual(
