@@ -192,6 +192,8 @@ export async function main(
   let status = 0;
   const root = program(async (command, flags) => {
     const options = await optionsOf(command, flags, env);
+    const { useAwsSettings } = await import('../shared/config/load.js');
+    useAwsSettings(options);
     const { commands } = await import('./commands.js');
     const run = commands[command];
     if (!run) throw new UsageError(`unknown command: ${command}`);

@@ -77,3 +77,16 @@ export function kubeconfigFromEnvironment(
 ): string | undefined {
   return env.KUBECONFIG || undefined;
 }
+
+/**
+ * `--region` and `--profile` for every AWS client a command makes: the SDK's default chains read
+ * them from the environment, so setting them here reaches DynamoDB, EC2, CloudFormation and
+ * Secrets Manager alike, exactly as the AWS CLI's own flags do.
+ */
+export function useAwsSettings(
+  settings: { readonly region?: string; readonly profile?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  if (settings.region) env.AWS_REGION = settings.region;
+  if (settings.profile) env.AWS_PROFILE = settings.profile;
+}
