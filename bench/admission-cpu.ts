@@ -1,5 +1,5 @@
 /**
- * The admission handler's own cost (issue 2, targets): CPU time per Service review with the
+ * The admission handler's own cost: CPU time per Service review with the
  * store in memory (no round trip in it), and the bundled admission function's size and
  * initialisation time.
  *
@@ -100,7 +100,7 @@ export async function runAdmissionCpuBench(): Promise<void> {
         ]
       : []),
   ];
-  console.log('\ntargets (issue 2):');
+  console.log('\ntargets:');
   for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
   if (!bundle.measured) console.log(`  not measured: ${bundle.reason}`);
 

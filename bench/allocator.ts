@@ -1,5 +1,5 @@
 /**
- * The allocator benchmark (issue 2, part 7): berth's block allocator against the one-bitmap
+ * The allocator benchmark: berth's block allocator against the one-bitmap
  * kube-apiserver design and the raw conditional-put ceiling, on one DynamoDB Local, for a /16
  * cluster IP range and the default node-port range at 10/50/90% fill and 1/8/32 clients.
  *
@@ -170,7 +170,7 @@ export async function runAllocatorBench(): Promise<void> {
     printResults(cells);
     const targets = evaluateTargets(cells);
     console.log('');
-    console.log('targets (issue 2):');
+    console.log('targets:');
     for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
     const durationMs = performance.now() - started;
     console.log(

@@ -1,5 +1,5 @@
 /**
- * Host port benchmark (issue 3 targets):
+ * Host port benchmark:
  * 1. Concurrency: rounds of 32 concurrent pod CREATEs through the real handler against DynamoDB
  *    Local, reporting lost-race retries per allocation (target ≤ 0.3) and allocations per second
  *    next to the raw rate of 32 concurrent conditional PutItems of unique keys, rounds of the two

@@ -1,5 +1,5 @@
 /**
- * The repair benchmark (issue 4): passes over 10,000 Services and 30,000 game-server pods with 1%
+ * The repair benchmark: passes over 10,000 Services and 30,000 game-server pods with 1%
  * leaks, on DynamoDB Local, and the same at a tenth of the size, to show that the DynamoDB reads
  * of a pass grow with the stored blocks and record pages, not with one request per value.
  *

@@ -1,5 +1,5 @@
 /**
- * `pods/binding` CREATE: where the game server can be reached (contract section 5). The Binding
+ * `pods/binding` CREATE: where the game server can be reached. The Binding
  * names the pod and the target node but carries none of the pod's annotations, so the pod is read
  * through the Kubernetes API; for a berth pod the Binding gets `berth.dev/node` and
  * `berth.dev/address`, which the apiserver copies onto the pod as it binds it.

@@ -1,5 +1,5 @@
 /**
- * Dispatch on resource, subresource and operation (contract section 3). Anything berth does not
+ * Dispatch on resource, subresource and operation. Anything berth does not
  * handle is allowed untouched; a handler's internal fault propagates, so the HTTP layer answers
  * 500 and the apiserver applies the webhook's failurePolicy instead of a silent allow.
  */

@@ -1,5 +1,5 @@
 /**
- * `pods` CREATE and DELETE: game-server host ports with Agones semantics (contract section 4).
+ * `pods` CREATE and DELETE: game-server host ports with Agones semantics.
  *
  * CREATE of a pod with `berth.dev/ports`: validate the specs (422 with every problem, 400 for bad
  * JSON), recognise a re-invocation by its stored allocation id, else allocate under a new id, and

@@ -2,7 +2,7 @@
  * Composition for the admission function alone. It is kept apart from ./lambda.ts, whose passes
  * need `@kubernetes/client-node`: the webhook only reads a pod and a node, so it reaches the
  * cluster through the small HTTPS reader and its bundle carries no Kubernetes client (cold start
- * and bundle size, issue 2). Clients are created once per container, at the handler's module scope.
+ * and bundle size). Clients are created once per container, at the handler's module scope.
  */
 import { EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';

@@ -1,5 +1,5 @@
 /**
- * The one schema of berth's configuration (contract section 2). Every problem is collected, so
+ * The one schema of berth's configuration. Every problem is collected, so
  * a user fixes a bad file in one round: unknown keys, bad values and conflicting ranges alike.
  */
 import { z } from 'zod';

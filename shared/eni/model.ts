@@ -128,7 +128,7 @@ export function podKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-/** What assign answers (contract section 8). */
+/** What assign answers. */
 export interface IpAssignment {
   readonly ip: string;
   readonly eniId: string;

@@ -1,6 +1,6 @@
 /**
  * Reading the parts of a pod host ports concern, and the JSON patch that gives a pod its ports
- * (contract section 4). Pure. Container `ports` and `env` are written as whole arrays with `add`
+ *. Pure. Container `ports` and `env` are written as whole arrays with `add`
  * (which replaces an existing member), so the patch applies whether or not they exist and a
  * re-invoked webhook replaces its own entries instead of duplicating them.
  */

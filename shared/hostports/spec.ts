@@ -1,5 +1,5 @@
 /**
- * The `berth.dev/ports` annotation (contract section 4): a JSON array of port specs shaped like an
+ * The `berth.dev/ports` annotation: a JSON array of port specs shaped like an
  * Agones GameServer `spec.ports` entry, parsed and validated in one pass so a user sees every
  * problem at once. Messages follow `field.ErrorList` (`<path>: <type>: <detail>`) and reuse
  * Agones' words where Agones has them. Pure: no I/O.

@@ -1,5 +1,5 @@
 /**
- * berth's HTTP surface (contract section 3), independent of where it runs: the local server and
+ * berth's HTTP surface, independent of where it runs: the local server and
  * the Lambda function URL both translate their requests into `HttpRequest` and call this.
  */
 import { timingSafeEqual } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Which DynamoDB a local command uses (contract section 1): an explicit endpoint, a real table,
+ * Which DynamoDB a local command uses: an explicit endpoint, a real table,
  * the DynamoDB Local of a `berth serve` running on the same data dir, or one started for the
  * command's own duration.
  */

@@ -1,6 +1,6 @@
 /**
  * The MutatingWebhookConfiguration that routes pods, pod bindings and Services to berth
- * (contract sections 3 and 9). Pure: builds a plain object; printing is `print.ts`'s job.
+ *. Pure: builds a plain object; printing is `print.ts`'s job.
  *
  * One entry per (resource, failure mode) rather than one per resource: a webhook has a single
  * `failurePolicy`, and berth needs Fail where a missed call breaks a promise (a game server

@@ -1,6 +1,6 @@
 /**
  * The `none` pool: berth acts on Kubernetes only and reports the instance changes it would have
- * asked a cloud for (contract section 7).
+ * asked a cloud for.
  */
 import type { NodePool, PoolChange, PoolNode, PoolState } from './node-pool.js';
 import { instanceIdOf } from './provider-id.js';

@@ -1,7 +1,7 @@
 /**
  * The repair policy for game-server host ports. Pure: the pass reads and writes.
  *
- * Host ports are not exclusive (contract section 4): what is stored is one owner record per
+ * Host ports are not exclusive: what is stored is one owner record per
  * allocation id (the pod's `berth.dev/allocation-id`) and a use count per port. So:
  * - a record whose pod is gone (deleted, or in phase Succeeded/Failed) is a leak suspect, released
  *   (record and uses, one transaction) on the grace-th consecutive pass that finds it;

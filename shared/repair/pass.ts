@@ -1,5 +1,5 @@
 /**
- * One repair pass (contract sections 6 and 10): under a lease, read the store's view first (every
+ * One repair pass: under a lease, read the store's view first (every
  * block of every configured range, the owner records, the leak ledger), then list every Service
  * and Pod (paged), decide (pure: `exclusive-diff.ts`, `host-port-diff.ts`), then write, each
  * write conditional on what the snapshot read. Writes run in an order that a crash at any point

@@ -1,5 +1,5 @@
 /**
- * One node scale pass (contract section 7): under a lease, list the managed nodes and every pod,
+ * One node scale pass: under a lease, list the managed nodes and every pod,
  * plan, then act. Each node change is a compare-and-swap JSON patch, so a node someone changed
  * since the listing is left for the next pass instead of overwritten. Failures are collected per
  * action; the rest of the plan still runs.
@@ -69,7 +69,7 @@ export interface ScaleFailure {
   readonly error: string;
 }
 
-/** The outcome of a pass; `{ dryRun, actions }` is what the CLI must print (contract section 10). */
+/** The outcome of a pass; `{ dryRun, actions }` is what the CLI must print. */
 export interface ScaleReport {
   readonly dryRun: boolean;
   /** Planned actions (dry run), or the actions carried out, each reason ending with what the pool did. */

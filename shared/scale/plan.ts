@@ -4,7 +4,7 @@
  * I/O, no clock (the time is an argument), so every rule is tested on plain data and the
  * benchmark runs this very function.
  *
- * Counting (contract sections 7 and 10):
+ * Counting:
  * - a slot is `slotMillis` of CPU *requests* against a node's *allocatable* CPU; a node's free
  *   slots are `floor((allocatable - requested) / slotMillis)`, so nodes of any size mix;
  * - only Ready, schedulable nodes offer free slots;
@@ -29,7 +29,7 @@ export const SCALE_ACTION_TYPES = ['cordon', 'uncordon', 'grow', 'delete'] as co
 /** One of `SCALE_ACTION_TYPES`. */
 export type ScaleActionType = (typeof SCALE_ACTION_TYPES)[number];
 
-/** One decision, as the CLI prints it (contract section 10, "Scale"). */
+/** One decision, as the CLI prints it. */
 export interface ScaleAction {
   readonly type: ScaleActionType;
   readonly node?: string;
