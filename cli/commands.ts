@@ -96,9 +96,9 @@ const serve: Command = async (options) => {
     );
   }
   const clusterApi = cluster?.api;
-  const store = await openStore(options, { share: true });
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const log = serveLog();
+  const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
   // With a cluster, values a Service gives back are freed once its stored object shows it.
   const settleQueue = clusterApi
     ? new InProcessSettleQueue(settleRunner(passContext(options, store, clusterApi)), {

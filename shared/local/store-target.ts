@@ -59,7 +59,7 @@ async function runningEndpoint(dataDir: string): Promise<string | undefined> {
  */
 export async function openStore(
   flags: StoreFlags,
-  options: { share?: boolean } = {},
+  options: { share?: boolean; progress?: (line: string) => void } = {},
 ): Promise<StoreTarget> {
   if (flags.table && !flags.dynamodbEndpoint) {
     const client = dynamoClient({});
@@ -73,7 +73,11 @@ export async function openStore(
     await ensureTable(client, tableName);
     return { client, tableName, where: existing, close: async () => client.destroy() };
   }
+  // Java starts in a few seconds: say what is being waited for.
+  options.progress?.(`starting DynamoDB Local (data under ${join(dataDir, 'dynamodb')})…`);
+  const started = Date.now();
   const local = await startDynamoDbLocal({ dataDir: join(dataDir, 'dynamodb') });
+  options.progress?.(`DynamoDB Local ready on ${local.endpoint} in ${Date.now() - started} ms`);
   const client = dynamoClient({ endpoint: local.endpoint });
   await ensureTable(client, tableName);
   const record = join(dataDir, ENDPOINT_FILE);
