@@ -28,6 +28,9 @@ export function createBerthApp(
     config: app.node.tryGetContext('config'),
     nodeIpsCallers: app.node.tryGetContext('nodeIpsCallers'),
     admissionConcurrency: app.node.tryGetContext('admissionConcurrency'),
+    vpc: app.node.tryGetContext('vpc'),
+    subnets: app.node.tryGetContext('subnets'),
+    vpcEndpoints: app.node.tryGetContext('vpcEndpoints'),
   };
   const settings = stackSettings(context, readText);
   const stack = new BerthStack(app, stackNameFor(settings.config.cluster), {

@@ -3,8 +3,8 @@
  * the webhook endpoint, the settle queue, the ENI IP API, the pass schedules, the EC2
  * instance-state rule, the EKS access entries, alarms and a dashboard.
  *
- * The functions reach the cluster's public API endpoint; a cluster with a private-only endpoint
- * would need the functions in its VPC, which this stack does not do.
+ * The functions reach the cluster's API endpoint from outside any VPC by default; for a cluster
+ * whose endpoint is private only, `-c vpc=… -c subnets=…` runs them in its VPC.
  */
 import {
   CfnOutput,
@@ -39,6 +39,7 @@ import {
   grantPermissions,
   nodePoolPermissions,
 } from './constructs/permissions.js';
+import { PrivateNetwork } from './constructs/private-network.js';
 import { SettleQueue } from './constructs/settle-queue.js';
 import { exposeAdmission, WebhookSecret } from './constructs/webhook-endpoint.js';
 import type { StackSettings } from './settings.js';
@@ -97,7 +98,8 @@ export class BerthStack extends Stack {
 
   constructor(scope: Construct, id: string, props: BerthStackProps) {
     super(scope, id, props);
-    const { config, configDocument, nodeIpsCallerArns, admissionConcurrency } = props.settings;
+    const { config, configDocument, nodeIpsCallerArns, admissionConcurrency, privateNetwork } =
+      props.settings;
     const cluster = config.cluster;
     // CloudFormation takes no tags on a dashboard.
     Tags.of(this).add(BERTH_TAGS.cluster, cluster, {
@@ -120,6 +122,9 @@ export class BerthStack extends Stack {
     });
 
     const webhookSecret = new WebhookSecret(this, 'WebhookSecret', { cluster });
+    const network = privateNetwork
+      ? new PrivateNetwork(this, 'PrivateNetwork', privateNetwork)
+      : undefined;
     const make = (
       name: FunctionName,
       id: string,
@@ -134,6 +139,7 @@ export class BerthStack extends Stack {
         ...FUNCTION_SIZING[name],
         ...(environment ? { environment } : {}),
         ...(reservedConcurrency === undefined ? {} : { reservedConcurrency }),
+        ...(network ? { network } : {}),
       });
 
     const admission = make(

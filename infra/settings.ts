@@ -22,6 +22,12 @@ export interface StackSettings {
   readonly nodeIpsCallerArns: readonly string[];
   /** Concurrent executions reserved for (and capping) the admission function. */
   readonly admissionConcurrency: number;
+  /** The VPC and subnets to run the functions in (a private-only EKS API endpoint), if any. */
+  readonly privateNetwork?: {
+    readonly vpcId: string;
+    readonly subnetIds: readonly string[];
+    readonly endpoints: boolean;
+  };
 }
 
 /**
@@ -38,6 +44,9 @@ export interface StackContext {
   readonly config?: unknown;
   readonly nodeIpsCallers?: unknown;
   readonly admissionConcurrency?: unknown;
+  readonly vpc?: unknown;
+  readonly subnets?: unknown;
+  readonly vpcEndpoints?: unknown;
 }
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
@@ -117,6 +126,27 @@ export function stackSettings(
     );
   }
 
+  const vpcId = asText(context.vpc);
+  const subnetIds = (asText(context.subnets) ?? '')
+    .split(',')
+    .map((subnet) => subnet.trim())
+    .filter((subnet) => subnet !== '');
+  if (vpcId !== undefined && !/^vpc-[0-9a-f]+$/.test(vpcId)) {
+    problems.push(`-c vpc: "${vpcId}" is not a VPC id (vpc-0123456789abcdef0)`);
+  }
+  for (const subnet of subnetIds.filter((s) => !/^subnet-[0-9a-f]+$/.test(s))) {
+    problems.push(`-c subnets: "${subnet}" is not a subnet id (subnet-0123456789abcdef0)`);
+  }
+  if ((vpcId === undefined) !== (subnetIds.length === 0)) {
+    problems.push(
+      '-c vpc and -c subnets go together: the VPC of a private EKS endpoint and the private subnets the functions run in',
+    );
+  }
+  const privateNetwork =
+    vpcId !== undefined && subnetIds.length > 0
+      ? { vpcId, subnetIds, endpoints: asText(context.vpcEndpoints) !== 'false' }
+      : undefined;
+
   let config: BerthConfig | undefined;
   try {
     config = parseConfig(configDocument);
@@ -125,5 +155,11 @@ export function stackSettings(
     problems.push(...error.problems);
   }
   if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
-  return { config, configDocument, nodeIpsCallerArns, admissionConcurrency };
+  return {
+    config,
+    configDocument,
+    nodeIpsCallerArns,
+    admissionConcurrency,
+    ...(privateNetwork ? { privateNetwork } : {}),
+  };
 }

@@ -12,6 +12,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import type { PrivateNetwork } from './private-network.js';
 
 /** The berth functions, each a directory under `functions/`. */
 export const FUNCTION_NAMES = [
@@ -52,6 +53,8 @@ export interface BerthFunctionProps {
   readonly environment?: Readonly<Record<string, string>>;
   /** Concurrent executions reserved for this function, and its cap. */
   readonly reservedConcurrency?: number;
+  /** The VPC placement, for a cluster whose API endpoint is private only. */
+  readonly network?: PrivateNetwork;
 }
 
 /** A bundled berth function with its role and log group. */
@@ -107,6 +110,13 @@ export class BerthFunction extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
       role: this.role,
       logGroup: this.logGroup,
+      ...(props.network
+        ? {
+            vpc: props.network.vpc,
+            vpcSubnets: { subnets: [...props.network.subnets] },
+            securityGroups: [props.network.securityGroup],
+          }
+        : {}),
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
       environment: {

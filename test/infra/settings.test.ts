@@ -104,6 +104,24 @@ describe('createBerthApp', () => {
     ]);
   });
 
+  it('reads the VPC of a private cluster, and refuses half of it or ids of the wrong shape', () => {
+    expect(
+      stackSettings({ vpc: 'vpc-0abc', subnets: 'subnet-01, subnet-02' }).privateNetwork,
+    ).toEqual({
+      vpcId: 'vpc-0abc',
+      subnetIds: ['subnet-01', 'subnet-02'],
+      endpoints: true,
+    });
+    expect(stackSettings({}).privateNetwork).toBeUndefined();
+    expect(problemsOf(() => stackSettings({ vpc: 'vpc-0abc' }))).toEqual([
+      '-c vpc and -c subnets go together: the VPC of a private EKS endpoint and the private subnets the functions run in',
+    ]);
+    expect(problemsOf(() => stackSettings({ vpc: 'my-vpc', subnets: 'sn-1' }))).toEqual([
+      '-c vpc: "my-vpc" is not a VPC id (vpc-0123456789abcdef0)',
+      '-c subnets: "sn-1" is not a subnet id (subnet-0123456789abcdef0)',
+    ]);
+  });
+
   it('fails synthesis on a bad config before building anything', () => {
     expect(() =>
       createBerthApp(

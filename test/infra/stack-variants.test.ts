@@ -45,6 +45,42 @@ describe('BerthStack variants', { timeout: 120_000 }, () => {
     expect(policies).not.toContain('Nodegroup');
   });
 
+  it('runs every function in the given private subnets with VPC endpoints for the APIs it calls', () => {
+    const { template, report } = synth(
+      {},
+      { vpc: 'vpc-0abc1234', subnets: 'subnet-0aaa1111,subnet-0bbb2222' },
+    );
+    expect(report.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions).toHaveLength(6);
+    for (const fn of functions) {
+      expect(fn.Properties.VpcConfig.SubnetIds).toEqual(['subnet-0aaa1111', 'subnet-0bbb2222']);
+      expect(fn.Properties.VpcConfig.SecurityGroupIds).toHaveLength(1);
+    }
+    const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')).map((e) =>
+      JSON.stringify(e.Properties.ServiceName),
+    );
+    for (const service of [
+      'dynamodb',
+      'sqs',
+      'secretsmanager',
+      'eks',
+      'ec2',
+      'lambda',
+      'autoscaling',
+    ])
+      expect(endpoints.some((name) => name.includes(`.${service}"`))).toBe(true);
+    template.hasResourceProperties('AWS::EC2::SecurityGroup', {
+      SecurityGroupEgress: [{ CidrIp: '0.0.0.0/0', FromPort: 443, ToPort: 443, IpProtocol: 'tcp' }],
+    });
+
+    const bare = synth(
+      {},
+      { vpc: 'vpc-0abc1234', subnets: 'subnet-0aaa1111', vpcEndpoints: 'false' },
+    );
+    bare.template.resourceCountIs('AWS::EC2::VPCEndpoint', 0);
+  });
+
   it('leaves out the schedule of a pass whose interval is 0', () => {
     const { template } = synth({ repair: { intervalSeconds: 0 } });
     template.resourceCountIs('AWS::Scheduler::Schedule', 2);
