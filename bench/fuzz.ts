@@ -5,14 +5,16 @@
  * allocation held by a request that was denied (or answered with anything but an allow).
  */
 import fc from 'fast-check';
-import { createRuntime } from '../shared/app/runtime.js';
-import { parseConfig } from '../shared/config/schema.js';
-import { createHttpApi } from '../shared/http/api.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
-import { startServer } from '../shared/local/server.js';
 import { dynamoClient } from '../shared/store/client.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
-import { type FuzzOutcome, fuzzCase, sendCase } from '../test/support/fuzz-reviews.js';
+import {
+  type FuzzOutcome,
+  fuzzCase,
+  heldAllocationIds,
+  sendCase,
+  startFuzzTarget,
+} from '../test/support/fuzz-reviews.js';
 import { writeResults } from './support/results.js';
 
 const CASES = 10_000;
@@ -30,27 +32,9 @@ export async function runFuzzBench(): Promise<void> {
   const started = performance.now();
   const dynamo = await startDynamoDbLocal();
   const client = dynamoClient({ endpoint: dynamo.endpoint });
-  const internalFaults: string[] = [];
   try {
     await ensureTable(client, 'fuzz');
-    const runtime = createRuntime({
-      config: parseConfig({
-        cluster: 'fuzz',
-        hostPortRanges: { default: '7000-7100', other: '8100-8110' },
-      }),
-      dynamo: client,
-      tableName: 'fuzz',
-    });
-    const server = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      handle: createHttpApi({
-        admission: runtime.admission,
-        healthy: () => runtime.healthy(),
-        status: () => runtime.status(),
-      }),
-      onError: (error) => internalFaults.push(String(error)),
-    });
+    const { server, runtime, internalFaults } = await startFuzzTarget(client, 'fuzz');
     const outcomes: FuzzOutcome[] = [];
     try {
       const cases = fc.sample(fuzzCase, { numRuns: CASES, seed: SEED });
@@ -60,9 +44,7 @@ export async function runFuzzBench(): Promise<void> {
       }
       const healthy = (await fetch(`${server.url}/healthz`)).status === 200;
       const allowedIds = new Set(outcomes.flatMap((o) => o.ids));
-      const held: string[] = [];
-      for await (const owner of runtime.allocationStore.listOwners()) held.push(owner.id);
-      for await (const record of runtime.hostPortStore.listRecords()) held.push(record.id);
+      const held = await heldAllocationIds(runtime);
       const heldByDenied = held.filter((id) => !allowedIds.has(id));
       const byStatus = tally(outcomes.map((o) => o.status));
       const byVerdict = tally(outcomes.map((o) => o.verdict));
@@ -104,7 +86,7 @@ export async function runFuzzBench(): Promise<void> {
         held: held.length,
         heldByDenied: heldByDenied.slice(0, 20),
         violations: violations.slice(0, 20),
-        internalFaults: internalFaults.slice(0, 20),
+        internalFaults: internalFaults.slice(0, 20).map(String),
         durationMs: Math.round(performance.now() - started),
         targets,
       });

@@ -63,34 +63,28 @@ export class ClientNodeClusterApi implements ClusterApi {
     this.#defaultPageSize = options.defaultPageSize ?? DEFAULT_PAGE_SIZE;
   }
 
-  async getNode(name: string): Promise<V1Node | undefined> {
-    const target = { verb: 'get', resource: `nodes/${name}` };
-    try {
-      return await this.#core.readNode({ name });
-    } catch (error) {
-      const translated = translateKubernetesError(error, target);
-      if (translated instanceof KubernetesNotFoundError) return undefined;
-      throw translated;
-    }
+  getNode(name: string): Promise<V1Node | undefined> {
+    return this.#read(`nodes/${name}`, () => this.#core.readNode({ name }));
   }
 
-  async getService(namespace: string, name: string): Promise<V1Service | undefined> {
-    const target = { verb: 'get', resource: `namespaces/${namespace}/services/${name}` };
-    try {
-      return await this.#core.readNamespacedService({ namespace, name });
-    } catch (error) {
-      const translated = translateKubernetesError(error, target);
-      if (translated instanceof KubernetesNotFoundError) return undefined;
-      throw translated;
-    }
+  getService(namespace: string, name: string): Promise<V1Service | undefined> {
+    return this.#read(`namespaces/${namespace}/services/${name}`, () =>
+      this.#core.readNamespacedService({ namespace, name }),
+    );
   }
 
-  async getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
-    const target = { verb: 'get', resource: `namespaces/${namespace}/pods/${name}` };
+  getPod(namespace: string, name: string): Promise<V1Pod | undefined> {
+    return this.#read(`namespaces/${namespace}/pods/${name}`, () =>
+      this.#core.readNamespacedPod({ namespace, name }),
+    );
+  }
+
+  /** One GET; an object that does not exist reads as undefined, anything else is translated. */
+  async #read<T>(resource: string, get: () => Promise<T>): Promise<T | undefined> {
     try {
-      return await this.#core.readNamespacedPod({ namespace, name });
+      return await get();
     } catch (error) {
-      const translated = translateKubernetesError(error, target);
+      const translated = translateKubernetesError(error, { verb: 'get', resource });
       if (translated instanceof KubernetesNotFoundError) return undefined;
       throw translated;
     }

@@ -5,7 +5,12 @@
  * reviews at all. Shared by the fuzz test (a fixed-seed slice) and `npm run bench -- fuzz`.
  */
 import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
+import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { createHttpApi } from '../../shared/http/api.js';
+import { type RunningServer, startServer } from '../../shared/local/server.js';
 import { decodePatch } from './json-patch.js';
 
 /** One request body, and the uid the answer must carry when it is a review. */
@@ -337,4 +342,47 @@ export async function sendCase(url: string, fuzz: FuzzCase): Promise<FuzzOutcome
   if (!reply.allowed) return { status, verdict: `denied ${reply.status?.code ?? '?'}`, ids: [] };
   const patched = fuzz.dryRun ? '' : JSON.stringify(decodePatch(reply.patch));
   return { status, verdict: 'allowed', ids: patched.match(/[a-z2-7]{20}/g) ?? [] };
+}
+
+/** The server the cases go to: berth's HTTP surface on loopback, on a table of its own. */
+export interface FuzzTarget {
+  readonly server: RunningServer;
+  readonly runtime: BerthRuntime;
+  /** Internal faults the server answered 500 for (there must be none). */
+  readonly internalFaults: unknown[];
+}
+
+/** Starts the real HTTP surface over `tableName`, with two host port ranges to aim at. */
+export async function startFuzzTarget(
+  dynamo: DynamoDBClient,
+  tableName: string,
+): Promise<FuzzTarget> {
+  const runtime = createRuntime({
+    config: parseConfig({
+      cluster: 'fuzz',
+      hostPortRanges: { default: '7000-7100', other: '8100-8110' },
+    }),
+    dynamo,
+    tableName,
+  });
+  const internalFaults: unknown[] = [];
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    handle: createHttpApi({
+      admission: runtime.admission,
+      healthy: () => runtime.healthy(),
+      status: () => runtime.status(),
+    }),
+    onError: (error) => internalFaults.push(error),
+  });
+  return { server, runtime, internalFaults };
+}
+
+/** Allocation ids held in the store after a run: owner records and pod records alike. */
+export async function heldAllocationIds(runtime: BerthRuntime): Promise<string[]> {
+  const held: string[] = [];
+  for await (const owner of runtime.allocationStore.listOwners()) held.push(owner.id);
+  for await (const record of runtime.hostPortStore.listRecords()) held.push(record.id);
+  return held;
 }
