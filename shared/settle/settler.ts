@@ -25,17 +25,25 @@ export interface SettleQueue {
 
 /** Tasks go on a delay queue, for a first look `delaySeconds` after the admission. */
 export class QueueSettler implements Settler {
+  readonly #queue: SettleQueue;
+  readonly #delaySeconds: number;
+  readonly #onLost: (task: SettleTask, error: unknown) => void;
+
   constructor(
-    private readonly queue: SettleQueue,
-    private readonly delaySeconds: number,
-    private readonly onLost: (task: SettleTask, error: unknown) => void,
-  ) {}
+    queue: SettleQueue,
+    delaySeconds: number,
+    onLost: (task: SettleTask, error: unknown) => void,
+  ) {
+    this.#queue = queue;
+    this.#delaySeconds = delaySeconds;
+    this.#onLost = onLost;
+  }
 
   async track(task: SettleTask): Promise<void> {
     try {
-      await this.queue.submit(task, this.delaySeconds);
+      await this.#queue.submit(task, this.#delaySeconds);
     } catch (error) {
-      this.onLost(task, error);
+      this.#onLost(task, error);
     }
   }
 }
@@ -45,14 +53,19 @@ export class QueueSettler implements Settler {
  * what the admitted change says), and values of a CREATE are kept.
  */
 export class ImmediateSettler implements Settler {
-  constructor(private readonly allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>) {}
+  readonly #allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>;
+
+  constructor(allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>) {
+    this.#allocator = allocator;
+  }
 
   async track(task: SettleTask): Promise<void> {
     if (task.reason !== 'release') return;
+    // Versioned like every settle: a concurrent admission of the owner means reading again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const record = await this.allocator.holding(task.id);
+      const record = await this.#allocator.holding(task.id);
       if (!record?.releasing?.length) return;
-      if (await this.allocator.settle(record, { free: record.releasing })) return;
+      if (await this.#allocator.settle(record, { free: record.releasing })) return;
     }
   }
 }

@@ -12,15 +12,18 @@ const MAX_DELAY_SECONDS = 900;
 
 /** `SettleQueue` over one SQS queue. */
 export class SqsSettleQueue implements SettleQueue {
-  constructor(
-    private readonly client: SQSClient,
-    private readonly queueUrl: string,
-  ) {}
+  readonly #client: SQSClient;
+  readonly #queueUrl: string;
+
+  constructor(client: SQSClient, queueUrl: string) {
+    this.#client = client;
+    this.#queueUrl = queueUrl;
+  }
 
   async submit(task: SettleTask, delaySeconds: number): Promise<void> {
-    await this.client.send(
+    await this.#client.send(
       new SendMessageCommand({
-        QueueUrl: this.queueUrl,
+        QueueUrl: this.#queueUrl,
         MessageBody: JSON.stringify(task),
         DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))),
       }),
