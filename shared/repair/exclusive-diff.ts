@@ -48,6 +48,11 @@ export interface ValueTarget {
 /** Take a free value for a live owner. */
 export interface ClaimAction extends ValueTarget {
   readonly owner: string;
+  /**
+   * Reported only if the claim is taken: the store may have been read just before the owner's
+   * own allocation landed, and a value its owner already holds is no finding.
+   */
+  readonly finding: Finding;
 }
 
 /** Move a value from the holder read in the snapshot to a live owner, conditional on `from`. */
@@ -211,9 +216,13 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
       continue;
     }
     if (holder === undefined) {
-      findings.push(notAllocated(range, value, primary.owner.object));
       intend(primary.owner, claim);
-      claims.push({ range, offset, owner: primary.owner.id });
+      claims.push({
+        range,
+        offset,
+        owner: primary.owner.id,
+        finding: notAllocated(range, value, primary.owner.object),
+      });
       stillHolding.add(primary.owner.id);
       continue;
     }

@@ -176,6 +176,8 @@ interface Progress {
   conflicts: number;
   /** Leaks actually freed, for the summary counts. */
   readonly freed: Finding[];
+  /** Findings on live objects that only the writes could confirm. */
+  readonly confirmed: Finding[];
 }
 
 async function repairUnderLease(
@@ -184,7 +186,13 @@ async function repairUnderLease(
   started: number,
   renew: () => Promise<unknown>,
 ): Promise<RepairSummary> {
-  const progress: Progress = { recorded: 0, released: 0, conflicts: 0, freed: [] };
+  const progress: Progress = {
+    recorded: 0,
+    released: 0,
+    conflicts: 0,
+    freed: [],
+    confirmed: [],
+  };
   const pageSize = options.pageSize ?? DEFAULT_REPAIR_PAGE_SIZE;
   const concurrency = options.concurrency ?? DEFAULT_REPAIR_CONCURRENCY;
   const exclusiveRanges = [...options.ranges.clusterIps, options.ranges.nodePorts];
@@ -286,7 +294,11 @@ async function repairUnderLease(
   });
 
   // 6. Events on live objects; a failed Event is counted, never fatal.
-  const findings = [...exclusivePlan.findings, ...(hostPlan?.findings ?? [])];
+  const findings = [
+    ...exclusivePlan.findings,
+    ...progress.confirmed,
+    ...(hostPlan?.findings ?? []),
+  ];
   const events = { created: 0, failed: 0 };
   const onObjects = findings.filter((f) => f.object !== undefined);
   await forEachBounded(onObjects, concurrency, async (finding) => {
@@ -388,11 +400,20 @@ async function writeExclusive(
     list.push({ range: rangeKey(range), offset });
     moved.set(id, list);
   };
-  await forEachBounded(plan.claims, concurrency, async (claim) => {
+  // Findings in plan order, whatever order the concurrent claims finish in.
+  const confirmed: (Finding | undefined)[] = plan.claims.map(() => undefined);
+  await forEachBounded([...plan.claims.entries()], concurrency, async ([index, claim]) => {
     const outcome = await store.claim(rangeKey(claim.range), claim.offset, claim.owner);
-    if (outcome.taken) progress.recorded++;
-    else progress.conflicts++;
+    if (outcome.taken) {
+      progress.recorded++;
+      confirmed[index] = claim.finding;
+    } else if (outcome.holder !== claim.owner) {
+      // Someone else took it meanwhile: the object carries a value it does not hold.
+      progress.conflicts++;
+      confirmed[index] = claim.finding;
+    }
   });
+  progress.confirmed.push(...confirmed.filter((f): f is Finding => f !== undefined));
   await forEachBounded(plan.transfers, concurrency, async (transfer) => {
     const done = await store.transfer(
       rangeKey(transfer.range),

@@ -446,6 +446,22 @@ describe('runRepairPass: Services', () => {
     expect(await env.holderOf(IPS, '10.100.0.140')).toBe(sid('trim'));
   });
 
+  it('reports no NotAllocated for a value its owner claimed after the pass read the store', async () => {
+    const env = await repairEnv();
+    env.cluster.withServices(
+      service('early', { id: sid('early'), clusterIPs: ['10.100.0.160'] }),
+      service('late', { id: sid('late'), clusterIPs: ['10.100.0.161'] }),
+    );
+    // The webhook allocates for `late` while the pass lists: the store said free, now it is not.
+    const cluster = clusterDuring(env.cluster, async () => {
+      await env.allocator.assign(sid('late'), svcOwner('late'), [ip('10.100.0.161')]);
+    });
+    const summary = await env.pass({ cluster });
+    expect(summary.findings.ClusterIPNotAllocated).toBe(1);
+    expect(env.cluster.events.map((e) => e.involvedObject.name)).toEqual(['early']);
+    expect(await env.holderOf(IPS, '10.100.0.161')).toBe(sid('late'));
+  });
+
   it('lets one of two overlapping passes run and reports the other as skipped', async () => {
     const env = await repairEnv();
     await env.allocator.assign(sid('gone'), svcOwner('g'), [ip('10.100.0.130')]);
