@@ -369,7 +369,22 @@ const repair: Command = (options) =>
       const { findings, released, recorded, durationMs } = summary;
       printJson({ findings, released, recorded, durationMs });
       if (options.verbose) {
-        for (const note of summary.notes) process.stderr.write(`${JSON.stringify(note)}\n`);
+        const found = summary.notes.map((note) => [
+          note.reason,
+          note.object
+            ? `${note.object.kind} ${note.object.namespace ?? ''}/${note.object.name}`
+            : '',
+          note.message,
+        ]);
+        process.stderr.write(`${table(['FINDING', 'OBJECT', 'MESSAGE'], found).join('\n')}\n\n`);
+        const countdowns = summary.countdowns.map((c) => [
+          c.key,
+          c.holder,
+          `${c.passes} of ${c.grace}`,
+        ]);
+        process.stderr.write(
+          `${table(['SUSPECTED LEAK', 'HOLDER', 'PASSES SEEN'], countdowns).join('\n')}\n`,
+        );
       }
       if (summary.skipped) process.stderr.write(`skipped: ${summary.skipped}\n`);
       return 0;

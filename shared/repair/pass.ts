@@ -114,6 +114,13 @@ export interface RepairSummary {
   readonly events: { readonly created: number; readonly failed: number };
   /** The first findings one by one, for the caller's log. */
   readonly notes: readonly Finding[];
+  /** Suspected leaks still counting down: seen on `passes` consecutive passes of `grace`. */
+  readonly countdowns: readonly {
+    readonly key: string;
+    readonly holder: string;
+    readonly passes: number;
+    readonly grace: number;
+  }[];
 }
 
 /** Runs one repair pass. Throws `RepairIncompleteError` when the pass could not complete. */
@@ -152,6 +159,7 @@ export async function runRepairPass(
     conflicts: 0,
     events: { created: 0, failed: 0 },
     notes: [],
+    countdowns: [],
   };
 }
 
@@ -332,6 +340,9 @@ async function repairUnderLease(
     conflicts: progress.conflicts,
     events,
     notes: all.slice(0, MAX_NOTES),
+    countdowns: [...exclusivePlan.counters, ...(hostPlan?.counters ?? [])]
+      .slice(0, MAX_NOTES)
+      .map(({ key, holder, passes }) => ({ key, holder, passes, grace })),
   };
 }
 

@@ -53,7 +53,15 @@ describe('berth repair --once', () => {
     const released: number[] = [];
     for (let pass = 1; pass <= 3; pass++) {
       const io = captureOutput();
-      expect(await main(['repair', '--once', '--kubeconfig', kubeconfig, ...store()])).toBe(0);
+      const verbose = pass === 2 ? ['--verbose'] : [];
+      expect(
+        await main(['repair', '--once', '--kubeconfig', kubeconfig, ...verbose, ...store()]),
+      ).toBe(0);
+      // --verbose shows each suspected leak's countdown.
+      if (pass === 2)
+        expect(io.err()).toMatch(
+          /value#clusterIP#10\.100\.0\.0\/16#\d+ +leakedleakedleaked01 +2 of 3/,
+        );
       const summary = JSON.parse(io.out());
       expect(Object.keys(summary).sort()).toEqual([
         'durationMs',
