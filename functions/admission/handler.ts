@@ -7,13 +7,14 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaAdmissionRuntime, webhookSecret } from '../../shared/app/lambda-admission.js';
 import { decisionRecorder, forCluster, observability } from '../../shared/app/observability.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
-const { logger, metrics } = observability('admission');
+const { logger, metrics, tracer } = observability('admission');
 const { settings, runtime } = lambdaAdmissionRuntime((task, error) =>
   // The values stay marked in the table: the repair pass finishes what this task would have.
   logger.warn('settle task not queued', { task, error }),
@@ -30,6 +31,7 @@ const api = createHttpApi({
 const answer = functionUrlHandler(api, { logger, metrics });
 
 export const handler = middy(answer)
+  .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

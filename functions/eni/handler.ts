@@ -7,6 +7,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
@@ -15,7 +16,7 @@ import { forCluster, observability } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
-const { logger, metrics } = observability('eni');
+const { logger, metrics, tracer } = observability('eni');
 const context = lambdaPassContext();
 forCluster(metrics, context.config.cluster);
 const eni = eniRunner(context);
@@ -69,5 +70,6 @@ const run = async (event: unknown) => {
 };
 
 export const handler = middy(run)
+  .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics));

@@ -8,6 +8,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
@@ -17,7 +18,7 @@ import { refillInvoker } from '../../shared/app/refill-invoker.js';
 import { lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
-const { logger, metrics } = observability('node-ips');
+const { logger, metrics, tracer } = observability('node-ips');
 const settings = lambdaSettings();
 forCluster(metrics, settings.config.cluster);
 const eni = eniRunner(lambdaPassContext(settings));
@@ -33,6 +34,7 @@ const api = createHttpApi({
 const answer = functionUrlHandler(api, { logger, metrics });
 
 export const handler = middy(answer)
+  .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

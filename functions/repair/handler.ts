@@ -6,13 +6,14 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { forCluster, observability } from '../../shared/app/observability.js';
 import { exclusiveUsage, repairRunner } from '../../shared/app/repair-pass.js';
 
-const { logger, metrics } = observability('repair');
+const { logger, metrics, tracer } = observability('repair');
 const context = lambdaPassContext();
 forCluster(metrics, context.config.cluster);
 const repair = repairRunner(context);
@@ -41,5 +42,6 @@ const run = async (_event: unknown, context: Context) => {
 };
 
 export const handler = middy(run)
+  .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics));

@@ -6,6 +6,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
@@ -14,7 +15,7 @@ import { forCluster, observability } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
 
-const { logger, metrics } = observability('scale');
+const { logger, metrics, tracer } = observability('scale');
 const context = lambdaPassContext();
 forCluster(metrics, context.config.cluster);
 const scale = scaleRunner(context);
@@ -37,6 +38,7 @@ const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
 };
 
 export const handler = middy(run)
+  .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics))
   .use(parser({ schema: scheduleInput }));

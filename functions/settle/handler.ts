@@ -8,6 +8,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
@@ -16,7 +17,7 @@ import { forCluster, observability } from '../../shared/app/observability.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
-const { logger, metrics } = observability('settle');
+const { logger, metrics, tracer } = observability('settle');
 const context = lambdaPassContext();
 forCluster(metrics, context.config.cluster);
 const settle = settleRunner(context);
@@ -48,5 +49,6 @@ const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
 };
 
 export const handler = middy(run)
+  .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(logMetrics(metrics));

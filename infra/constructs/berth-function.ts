@@ -5,13 +5,14 @@
  * the ENI pools all read pods or nodes). Callers add the rest of what one function needs.
  */
 import { join } from 'node:path';
-import { type Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { wildcardFinding } from './permissions.js';
 import type { PrivateNetwork } from './private-network.js';
 
 /** The berth functions, each a directory under `functions/`. */
@@ -110,6 +111,8 @@ export class BerthFunction extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
       role: this.role,
       logGroup: this.logGroup,
+      // Powertools Tracer: one trace per invocation, through the SDK calls it makes.
+      tracing: lambda.Tracing.ACTIVE,
       ...(props.network
         ? {
             vpc: props.network.vpc,
@@ -143,6 +146,13 @@ export class BerthFunction extends Construct {
         externalModules: [],
         forceDockerBundling: false,
       },
+    });
+    // Active tracing grants xray:PutTraceSegments and xray:PutTelemetryRecords, which X-Ray
+    // cannot scope to a resource.
+    Validations.of(this.role).acknowledge({
+      id: wildcardFinding('*'),
+      reason:
+        'X-Ray trace uploads (PutTraceSegments, PutTelemetryRecords) support no resource-level permissions; every other statement of this role is scoped, and those that cannot be carry their own reason.',
     });
     props.table.grantReadWriteData(this.role);
   }

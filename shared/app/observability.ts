@@ -1,13 +1,19 @@
-/** Powertools logger and metrics shared by every berth function (service name per function). */
+/** Powertools logger, metrics and tracer shared by every berth function (service name per function). */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, type Metrics as MetricsType, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
 import type { AdmissionDecision } from '../admission/decision.js';
 
-/** A logger and a metrics emitter for one berth function. */
-export function observability(service: string): { logger: Logger; metrics: Metrics } {
+/** A logger, a metrics emitter and a tracer for one berth function. */
+export function observability(service: string): {
+  logger: Logger;
+  metrics: Metrics;
+  tracer: Tracer;
+} {
   return {
     logger: new Logger({ serviceName: `berth-${service}` }),
     metrics: new Metrics({ namespace: 'berth', serviceName: `berth-${service}` }),
+    tracer: new Tracer({ serviceName: `berth-${service}` }),
   };
 }
 

@@ -444,6 +444,13 @@ describe('BerthStack', () => {
       expect(query).toContain(part);
   });
 
+  it('traces every function with X-Ray (Powertools Tracer)', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
+    expect(functions.map((fn) => fn.Properties.TracingConfig)).toEqual(
+      Array(6).fill({ Mode: 'Active' }),
+    );
+  });
+
   it('outputs the webhook base URL, the secret ARN, the node IPs URL and the table name', () => {
     const outputs = template.findOutputs('*');
     expect(Object.keys(outputs).sort()).toEqual(
