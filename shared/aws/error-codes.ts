@@ -41,6 +41,8 @@ const LIMIT_EXCEEDED = new Set([
 ]);
 /** The subnet has no free address (or no free /28 for a prefix): stop asking it for a while. */
 const SUBNET_EXHAUSTED = new Set(['InsufficientFreeAddressesInSubnet', 'InsufficientCidrBlocks']);
+
+const IN_USE = new Set(['InvalidNetworkInterface.InUse']);
 /** The service failed on its side; the same request may succeed later. */
 const TRANSIENT = new Set([
   'InternalError',
@@ -79,6 +81,14 @@ export function isLimitExceeded(error: unknown): boolean {
 /** The subnet ran out of addresses; mark it exhausted instead of hammering it. */
 export function isSubnetExhausted(error: unknown): boolean {
   return SUBNET_EXHAUSTED.has(codeOf(error) ?? '');
+}
+
+/**
+ * The interface is already attached (an earlier attach landed though its answer was lost); the
+ * ENI is fine, and its attachment is read again rather than the ENI discarded.
+ */
+export function isInUse(error: unknown): boolean {
+  return IN_USE.has(codeOf(error) ?? '');
 }
 
 /** A server-side fault worth one more bounded, jittered attempt. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isInUse, isLimitExceeded, isNotFound } from '../../shared/aws/error-codes.js';
 import { FakeEc2 } from '../fakes/ec2-fake.js';
 
 function account(options: { describeLagMs?: number } = {}) {
@@ -59,6 +60,12 @@ describe('FakeEc2', () => {
       await codeOf(ec2.attachNetworkInterface({ eniId: b.eniId, instanceId, deviceIndex: 1 })),
     ).toBe('InvalidParameterValue');
     await ec2.attachNetworkInterface({ eniId: b.eniId, instanceId, deviceIndex: 2 });
+    // Attaching an attached interface again: EC2's own code, which berth classifies as in use.
+    const again = await ec2
+      .attachNetworkInterface({ eniId: b.eniId, instanceId, deviceIndex: 3 })
+      .catch((error: unknown) => error);
+    expect(isInUse(again)).toBe(true);
+    expect(isLimitExceeded(again) || isNotFound(again)).toBe(false);
     expect(
       await codeOf(ec2.attachNetworkInterface({ eniId: c.eniId, instanceId, deviceIndex: 3 })),
     ).toBe('AttachmentLimitExceeded');

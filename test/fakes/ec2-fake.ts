@@ -453,7 +453,8 @@ export class FakeEc2 implements Ec2Network {
       );
     }
     if (eni.attachment) {
-      this.#fail(action, 'InvalidParameterValue', `Interface: [${eni.eniId}] in use.`);
+      // EC2's own answer to attaching an attached interface.
+      this.#fail(action, 'InvalidNetworkInterface.InUse', `Interface: [${eni.eniId}] in use.`);
     }
     const attached = [...this.#enis.values()].filter((other) => {
       this.#settle(other);
