@@ -34,6 +34,8 @@ export interface EniRecord {
   readonly attachmentId: string;
   /** `detaching`: on its way out; the pass finishes the delete. */
   readonly state: 'attached' | 'detaching';
+  /** The interface's own address: never a pod's, whatever an assign answer lists. */
+  readonly primaryIp?: string;
   readonly createdAt: number;
   /**
    * Set before every AssignPrivateIpAddresses on this ENI (an intent: EC2's assign has no

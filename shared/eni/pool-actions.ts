@@ -101,6 +101,7 @@ export function attachedEniWrites(
     deviceIndex: attachment.deviceIndex,
     attachmentId: attachment.attachmentId,
     state: 'attached',
+    ...(eni.primaryIp ? { primaryIp: eni.primaryIp } : {}),
     createdAt,
     mutatingAt: now,
     version: 1,
@@ -210,7 +211,11 @@ async function assignOnEni(
 ): Promise<void> {
   const marked: EniRecord = { ...eni, mutatingAt: deps.now(), version: eni.version + 1 };
   await deps.store.commit(pool.node, [{ put: marked, expectedVersion: eni.version }]);
-  const ips = await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count });
+  // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must not
+  // make the interface's own address a pod's.
+  const ips = (await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count })).filter(
+    (ip) => ip !== eni.primaryIp,
+  );
   const now = deps.now();
   await putNewIps(
     deps,

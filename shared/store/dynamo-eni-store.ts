@@ -449,6 +449,7 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
         deviceIndex: Number(f.deviceIndex),
         attachmentId: String(f.attachmentId),
         state: f.state === 'detaching' ? 'detaching' : 'attached',
+        ...(typeof f.primaryIp === 'string' ? { primaryIp: f.primaryIp } : {}),
         createdAt: Number(f.createdAt),
         mutatingAt: Number(f.mutatingAt ?? 0),
         version,

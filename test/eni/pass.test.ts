@@ -48,6 +48,27 @@ describe('runEniPass', () => {
     expect(summary.idleIps).toBe(8);
   });
 
+  it("never makes an interface's primary address a pool address, even if an assign answer lists it", async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 8 } });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    // An EC2-compatible API that answers AssignPrivateIpAddresses with the primary as well.
+    const assign = world.deps.ec2.assignPrivateIpAddresses.bind(world.deps.ec2);
+    world.deps.ec2.assignPrivateIpAddresses = async (input) => {
+      const primary = world.ec2.allInterfaces().find((e) => e.eniId === input.eniId)?.primaryIp;
+      return [...(await assign(input)), ...(primary ? [primary] : [])];
+    };
+    for (let i = 0; i < 7; i++) {
+      world.cluster.addPod('g', `p${i}`, 'node-a');
+      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
+    }
+    await passAfter(world, MINUTE);
+    const primaries = new Set(world.ec2.allInterfaces().map((e) => e.primaryIp));
+    const { ips } = await world.store.loadNode('node-a');
+    expect(ips.length).toBeGreaterThan(8);
+    expect(ips.filter((ip) => primaries.has(ip.ip))).toEqual([]);
+  });
+
   it('trims idle addresses beyond maxIdle in one call per ENI once they have rested', async () => {
     const world = eniWorld({ eni: { minIdle: 1, maxIdle: 3, cooldownSeconds: 30 } });
     world.addNode('node-a', 'c5.4xlarge');
