@@ -28,6 +28,8 @@ export interface ReconcileTally {
   enisAdopted: number;
   /** Records of ENIs or addresses EC2 no longer has, dropped. */
   recordsDropped: number;
+  /** Of those, addresses a pod still held: each gets a Warning Event on its pod. */
+  podIpsLost: number;
   /** Addresses EC2 has on a berth ENI but the store does not know, unassigned. */
   unknownIpsUnassigned: number;
   /** Unassigns and ENI deletes a crash left half done, finished. */
@@ -42,6 +44,7 @@ export function newReconcileTally(): ReconcileTally {
     intentsRecovered: 0,
     enisAdopted: 0,
     recordsDropped: 0,
+    podIpsLost: 0,
     unknownIpsUnassigned: 0,
     drainsFinished: 0,
     podsReleased: 0,
@@ -97,7 +100,7 @@ export async function reconcilePool(
         tally.drainsFinished++;
       } else if (!inEc2 || !attachedHere) {
         if (now - Math.max(eni.createdAt, eni.mutatingAt) >= grace) {
-          await dropRecords(deps, pool, state, ips, eni);
+          await dropRecords(deps, pool, state, ips, tally, eni);
           tally.recordsDropped += 1 + ips.length;
         }
       } else {
@@ -183,7 +186,7 @@ async function reconcileAddresses(
   const ec2Ips = new Set(inEc2.secondaryIps);
   const gone = ips.filter((ip) => !ec2Ips.has(ip.ip) && now - ip.createdAt >= grace);
   if (gone.length > 0) {
-    await dropRecords(deps, pool, state, gone);
+    await dropRecords(deps, pool, state, gone, tally);
     tally.recordsDropped += gone.length;
   }
   const stuck = ips.filter(
@@ -205,12 +208,17 @@ async function reconcileAddresses(
   }
 }
 
-/** Drops records of addresses (and optionally their ENI) that EC2 no longer has, with their pod records. */
+/**
+ * Drops records of addresses (and optionally their ENI) that EC2 no longer has, with their pod
+ * records. An address a pod still held is not dropped silently: the pod gets a Warning Event,
+ * since it keeps using an address its node no longer has until it restarts.
+ */
 async function dropRecords(
   deps: EniDeps,
   pool: PoolRecord,
   state: NodeState,
   ips: readonly IpRecord[],
+  tally: ReconcileTally,
   eni?: EniRecord,
 ): Promise<void> {
   const dropped = new Set(ips.map((ip) => ip.ip));
@@ -222,4 +230,19 @@ async function dropRecords(
       .map((pod): NodeWrite => ({ delete: { kind: 'pod', id: pod.pod } })),
   ];
   await deps.store.commit(pool.node, writes);
+  for (const ip of ips) {
+    if (ip.state !== 'assigned' || !ip.pod) continue;
+    tally.podIpsLost++;
+    const [namespace = '', name = ''] = ip.pod.split('/');
+    await deps.cluster
+      .createEvent({
+        involvedObject: { kind: 'Pod', namespace, name },
+        type: 'Warning',
+        reason: 'PodIPLost',
+        message: `${ip.ip} was removed from ${ip.eniId} outside berth; the pod keeps an address its node no longer has: restart it`,
+        component: 'berth-eni',
+      })
+      // The record is gone either way; an Event that could not be written is only a lost notice.
+      .catch(() => undefined);
+  }
 }

@@ -94,5 +94,10 @@ export class FakeCluster implements ClusterApi {
     this.nodes.delete(name);
   }
 
-  async createEvent(_event: ClusterEvent): Promise<void> {}
+  /** Events recorded, in order. */
+  readonly events: ClusterEvent[] = [];
+
+  async createEvent(event: ClusterEvent): Promise<void> {
+    this.events.push(event);
+  }
 }

@@ -127,6 +127,15 @@ describe('runEniPass', () => {
     expect(summary.reconcile.recordsDropped).toBe(1);
     expect(await world.store.getIp('node-a', held.ip)).toBeUndefined();
     expect(await world.store.getPod('node-a', 'g/p')).toBeUndefined();
+    // The pod still uses it: that is said on the pod, not dropped silently.
+    expect(summary.reconcile.podIpsLost).toBe(1);
+    expect(world.cluster.events).toEqual([
+      expect.objectContaining({
+        involvedObject: { kind: 'Pod', namespace: 'g', name: 'p' },
+        type: 'Warning',
+        reason: 'PodIPLost',
+      }),
+    ]);
   });
 
   it('trusts a lagging Describe for nothing within the grace period', async () => {
@@ -136,6 +145,7 @@ describe('runEniPass', () => {
     const summary = await passAfter(world, 5_000);
     expect(summary.reconcile).toMatchObject({
       recordsDropped: 0,
+      podIpsLost: 0,
       enisAdopted: 0,
       unknownIpsUnassigned: 0,
     });
