@@ -11,21 +11,25 @@ describe('allocation under chaos', () => {
       operations: 300,
       throttle: 0.03,
       ambiguous: 0.03,
+      retried: 0.03,
       crash: 0.02,
       refuse: 0.1,
+      delay: 0.2,
       finalizer: 0.3,
     });
     expect(report.violations).toEqual([]);
     expect(report.unexpected).toEqual([]);
     expect(report.mismatches).toEqual([]);
     expect(report.countsEqualRecords).toBe(true);
+    expect(report.overdueLeaks).toEqual([]);
     expect(report.maxPassesToFree).toBeLessThanOrEqual(report.leakGracePasses);
-    // The run really shook: faults of every kind were injected and the apiserver refused writes.
-    expect(report.faults.throttle).toBeGreaterThan(0);
-    expect(report.faults.ambiguous).toBeGreaterThan(0);
-    expect(report.faults.crash).toBeGreaterThan(0);
+    // The run really shook: faults of every kind, writes refused and stored late, leaks to free.
+    for (const kind of ['throttle', 'ambiguous', 'retried', 'crash'])
+      expect(report.faults[kind], kind).toBeGreaterThan(0);
     expect(report.operations['refused by the apiserver']).toBeGreaterThan(0);
+    expect(report.operations['stored late by the apiserver']).toBeGreaterThan(0);
     expect(report.operations['ENI late DEL']).toBeGreaterThan(0);
+    expect(report.leaks).toBeGreaterThan(0);
     expect(report.invariantChecks).toBeGreaterThan(5);
   });
 });

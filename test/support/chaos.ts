@@ -1,17 +1,22 @@
 /**
  * A chaos run: many concurrent clients drive Services and game-server pods through berth's real
- * admission handlers, a simulated apiserver (it stores what admission allowed, sometimes refuses
- * a write admission already allowed, keeps some Services behind a finalizer), the settle step and
- * the repair pass, all on DynamoDB Local, while the store's client throttles, times out after a
- * write landed (the caller sees an error), and crashes callers between writes. Clients retry as
+ * admission handlers and a simulated apiserver (`chaos-apiserver.ts`: it stores what admission
+ * allowed, at once or late, sometimes refuses a write admission already allowed, keeps some
+ * Services behind a finalizer), ENI IPs through the CNI's ADD and DEL (with kubelet's late DEL
+ * retries), and the settle step and the repair pass behind them, all on DynamoDB Local, while the
+ * store throttles, times out after writes that landed, answers 500 after writes that landed (the
+ * SDK sends them again), and kills callers between writes (`chaos-faults.ts`). Clients retry as
  * real ones do. Shared by the chaos test (a short fixed-seed slice) and `npm run bench -- chaos`.
  *
  * What it checks, continuously and at the end:
- * - no cluster IP or node port is carried by two stored Services, and every value a stored
- *   Service carries is held in the store by that Service's own id (so it cannot be handed out);
- * - once quiet, every leak is freed within `leakGracePasses` repair passes;
- * - counts equal records: held values are exactly the carried ones, host port use counts are
- *   exactly the live pods' ports.
+ * - no cluster IP or node port is carried by two stored Services (checked after every operation
+ *   and every commit), every value a stored Service carries is held in the store by that
+ *   Service's own id (sampled), and no ENI IP is handed to a pod while another live pod has it;
+ * - every leak is freed on the `leakGracePasses`-th completed repair pass that finds it
+ *   (`leak-watch.ts`), during the run and once quiet;
+ * - counts equal records once quiet: held values are exactly the carried ones, owner records list
+ *   exactly what their ids hold, host port use counts are exactly the live pods' ports, and ENI
+ *   IPs are assigned exactly to the pods whose ADD was answered.
  */
 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -22,11 +27,13 @@ import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/
 import { hostPortRange } from '../../shared/allocation/range.js';
 import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { createRuntime } from '../../shared/app/runtime.js';
+import { forEachBounded } from '../../shared/concurrency/bounded.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { EniRequestError, IpHeldByAnotherError } from '../../shared/eni/errors.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { readPod, toHostPortRange } from '../../shared/repair/host-port-diff.js';
 import { readService } from '../../shared/repair/live.js';
 import { runRepairPass } from '../../shared/repair/pass.js';
@@ -40,41 +47,56 @@ import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.j
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
 import { eniWorld } from '../eni/harness.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { SimulatedApiServer } from './chaos-apiserver.js';
+import { FaultInjector, InjectedFault, injected } from './chaos-faults.js';
 import { applyPatch, decodePatch } from './json-patch.js';
+import { LeakWatch, type ListingView, type StoreView } from './leak-watch.js';
 import { seededRandom } from './random.js';
 import { review } from './reviews.js';
 
-/** How hard to shake. Probabilities are per store request (faults) or per write (apiserver). */
+/** How hard to shake. Fault probabilities are per store request or write; the rest per write. */
 export interface ChaosOptions {
   readonly seed: number;
   readonly actors: number;
   readonly operations: number;
-  /** A request refused with a throttling error before it reaches the table. */
+  /** A request refused with a throttling error that outlasted the SDK's retries. */
   readonly throttle: number;
-  /** A write that lands, then the caller sees a timeout (and retries). */
+  /** A write that lands, then the caller sees a timeout (and its client retries). */
   readonly ambiguous: number;
-  /** A write that lands, then the caller dies (never retries; the apiserver fails the request). */
+  /** A write that lands, then DynamoDB answers 500 and the SDK sends it again. */
+  readonly retried: number;
+  /** A write that lands, then the caller dies: nothing it does after reaches anything. */
   readonly crash: number;
-  /** A write admission allowed that the apiserver then refuses (stale resourceVersion, a later webhook). */
+  /** A write admission allowed that the apiserver then refuses. */
   readonly refuse: number;
+  /** A write admission allowed that the apiserver stores up to 55 s later. */
+  readonly delay: number;
   /** A Service DELETE held by a finalizer for a while. */
   readonly finalizer: number;
+  /** `repair.leakGracePasses` (default 3, as in the contract's example config). */
+  readonly leakGracePasses?: number;
 }
 
 /** What a run did and found. */
 export interface ChaosReport {
   readonly operations: Record<string, number>;
   readonly faults: Record<string, number>;
-  /** Moments a value was carried by two stored Services, or carried but not held by its carrier. */
+  /** Moments two live owners had one value, or a Service carried a value it did not hold. */
   readonly violations: readonly string[];
   readonly invariantChecks: number;
   /** Errors that were neither injected nor a transport failure: berth's own faults. */
   readonly unexpected: readonly string[];
-  /** Values held after the run that no object carried, and the repair passes it took to free them. */
+  /** Distinct leaks completed repair passes found, during the run and once quiet. */
   readonly leaks: number;
+  /** Most completed passes that found one leak before it was gone. */
   readonly maxPassesToFree: number;
+  /** Leaks still held after their `leakGracePasses`-th completed pass, or when the run ended. */
+  readonly overdueLeaks: readonly string[];
   readonly leakGracePasses: number;
+  /** Values and host port records held, with no object, once the run went quiet. */
+  readonly leaksWhenQuiet: number;
+  /** Repair passes it took to free them. */
+  readonly passesWhenQuiet: number;
   /** Held values, host port counts and records equal what the live objects carry, once quiet. */
   readonly countsEqualRecords: boolean;
   readonly mismatches: readonly string[];
@@ -86,68 +108,28 @@ const CONFIG = {
   serviceCIDRs: ['10.100.0.0/24'],
   nodePortRange: '30000-30199',
   hostPortRanges: { default: '7000-7049' },
+  // The passes are the run's own (`REPAIR_EVERY_MS`), not the config's timer.
   repair: { intervalSeconds: 0, leakGracePasses: 3 },
   settle: { delaySeconds: 5 },
 };
 /** Past DynamoDB Local's TTL sweep, which deletes items whose `expiresAt` is in the real past. */
 const START = Date.parse('2036-03-01T12:00:00Z');
-/** Virtual time one finished operation moves the clock by. */
-const TICK_MS = 250;
-const REPAIR_EVERY_MS = 180_000;
-/** How often a failing admission call is tried again by its client. */
+/**
+ * Virtual time one finished operation moves the clock by. The clock is shared, so it runs as
+ * fast as all clients together finish operations, while each call takes real time on DynamoDB
+ * Local: small enough that a call usually answers within the webhook timeout, as it does in AWS.
+ */
+const TICK_MS = 50;
+/** `repair.intervalSeconds` of the run: several passes while it shakes. */
+const REPAIR_EVERY_MS = 60_000;
+/** Once quiet, the default `repair.intervalSeconds`. */
+const QUIET_REPAIR_EVERY_MS = 180_000;
+/** How often a failing call is made again by its client (the apiserver per failurePolicy, the CNI). */
 const CLIENT_ATTEMPTS = 3;
-
-class InjectedFault extends Error {
-  constructor(
-    readonly kind: 'throttle' | 'ambiguous' | 'crash',
-    name: string,
-  ) {
-    super(`injected ${kind}`);
-    this.name = name;
-  }
-}
-
-const WRITES = new Set([
-  'PutItemCommand',
-  'UpdateItemCommand',
-  'DeleteItemCommand',
-  'TransactWriteItemsCommand',
-]);
-
-/** The table's client, shaking: throttles any request, and times out or crashes after a write. */
-function faultyClient(
-  client: DynamoDBClient,
-  random: () => number,
-  options: ChaosOptions,
-  faults: Record<string, number>,
-  enabled: () => boolean,
-): DynamoDBClient {
-  const wrapped = Object.create(client) as DynamoDBClient;
-  const send = async (command: { constructor: { name: string } }) => {
-    const count = (kind: string) => {
-      faults[kind] = (faults[kind] ?? 0) + 1;
-    };
-    if (enabled() && random() < options.throttle) {
-      count('throttle');
-      throw new InjectedFault('throttle', 'ThrottlingException');
-    }
-    const out = await (client.send as (c: unknown) => Promise<unknown>)(command);
-    if (enabled() && WRITES.has(command.constructor.name)) {
-      const roll = random();
-      if (roll < options.crash) {
-        count('crash');
-        throw new InjectedFault('crash', 'CallerCrashed');
-      }
-      if (roll < options.crash + options.ambiguous) {
-        count('ambiguous');
-        throw new InjectedFault('ambiguous', 'TimeoutError');
-      }
-    }
-    return out;
-  };
-  wrapped.send = send as unknown as DynamoDBClient['send'];
-  return wrapped;
-}
+/** The webhooks' `timeoutSeconds` (`berth manifests`): an answer later than this is not waited for. */
+const WEBHOOK_TIMEOUT_MS = 5_000;
+/** Settle looks in flight at once (the settle function's concurrent executions). */
+const SETTLE_CONCURRENCY = 8;
 
 /**
  * Whether a failure is one a real client meets and retries: an injected fault, or DynamoDB Local
@@ -160,16 +142,18 @@ function transient(error: unknown): boolean {
   );
 }
 
-/** The fault behind an error, through any wrapping. */
-function injected(error: unknown): InjectedFault | undefined {
-  for (let e = error; e instanceof Error; e = e.cause) if (e instanceof InjectedFault) return e;
-  return undefined;
-}
-
 const describeError = (error: unknown): string =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 
-type Answer = { readonly allowed: boolean; readonly patch?: string } | 'crashed' | 'failed';
+type Answer =
+  | {
+      readonly allowed: boolean;
+      readonly patch?: string;
+      readonly code?: number;
+      /** Virtual time the webhook call that answered started. */
+      readonly startedAt: number;
+    }
+  | 'failed';
 
 /** Runs one chaos run on a table of `client`'s DynamoDB. */
 export async function runChaos(
@@ -181,11 +165,13 @@ export async function runChaos(
   const random = seededRandom(options.seed);
   const pick = <T>(items: readonly T[]): T | undefined =>
     items[Math.floor(random() * items.length)];
-  const config = parseConfig(CONFIG);
+  const config = parseConfig({
+    ...CONFIG,
+    repair: { ...CONFIG.repair, leakGracePasses: options.leakGracePasses ?? 3 },
+  });
   const grace = config.repair.leakGracePasses;
   const clock = { now: START };
   const now = () => clock.now;
-  const faults: Record<string, number> = {};
   const operations: Record<string, number> = {};
   const count = (kind: string) => {
     operations[kind] = (operations[kind] ?? 0) + 1;
@@ -193,21 +179,29 @@ export async function runChaos(
   const violations: string[] = [];
   /** Errors no real client would shrug off: berth's own faults, which the run reports. */
   const unexpected: string[] = [];
-  let shaking = true;
-  const faulty = faultyClient(client, random, options, faults, () => shaking);
+  const faults = new FaultInjector(random, options);
+  faults.shaking = false;
+  const shaken = faults.shake(client);
+  const apiserver = new SimulatedApiServer(random, options, now, count);
+  const api = apiserver.api;
 
-  const api = new FakeClusterApi();
   const queue: { due: number; task: SettleTask }[] = [];
   const runtime = createRuntime({
     config,
-    dynamo: faulty,
+    dynamo: shaken.client,
     tableName,
     now,
     random,
     randomBytes: (size) => Uint8Array.from({ length: size }, () => Math.floor(random() * 256)),
     settler: () =>
       new QueueSettler(
-        { submit: async (task, delay) => void queue.push({ due: now() + delay * 1000, task }) },
+        {
+          submit: async (task, delay) => {
+            // A dead invocation never sends its message.
+            if (!faults.alive()) throw new InjectedFault('crash', 'CallerCrashed');
+            queue.push({ due: now() + delay * 1000, task });
+          },
+        },
         config.settle.delaySeconds,
         () => count('settle task lost'),
       ),
@@ -225,17 +219,17 @@ export async function runChaos(
     return {
       allocations,
       hostPorts: new DynamoHostPortStore(location),
-      ledger: new DynamoLeakLedger(location),
+      ledger: new DynamoLeakLedger({ ...location, sleep: async () => undefined }),
       lease: new DynamoLease({ ...location, now }),
       allocator: new ExclusiveAllocator({ store: allocations, random, now }),
     };
   };
-  const shaken = stores(faulty);
+  const shakenStores = stores(shaken.client);
   const clean = stores(client);
-  const settleWith = (allocator: ExclusiveAllocator) => (task: SettleTask) =>
+  const settleLook = (task: SettleTask) =>
     settleStep(
       {
-        allocator,
+        allocator: shakenStores.allocator,
         cluster: api,
         ranges: serviceRanges,
         timing: settleTiming(config.settle.delaySeconds),
@@ -243,44 +237,38 @@ export async function runChaos(
       },
       task,
     );
-  let passes = 0;
-  const repair = (set: ReturnType<typeof stores>) =>
-    runRepairPass(
-      { cluster: api, ...set, now, holder: `chaos-${passes++}` },
-      {
-        ranges: { ...serviceRanges, hostPorts: hostRanges },
-        leakGracePasses: grace,
-        settleDelaySeconds: config.settle.delaySeconds,
-      },
-    );
 
-  /** One admission call as its client makes it: tried again on an error, never after a crash. */
+  /**
+   * One admission call as the apiserver makes it: called again on an error, a crash or an answer
+   * later than the webhook timeout (the invocation behind it may still be writing).
+   */
   const call = async (body: ReturnType<typeof review>): Promise<Answer> => {
     for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
+      const startedAt = now();
       try {
-        const { response } = await admit(parseAdmissionReview(body), runtime.admission);
-        return { allowed: response.allowed, ...(response.patch ? { patch: response.patch } : {}) };
+        const { response } = await faults.invoke(() =>
+          admit(parseAdmissionReview(body), runtime.admission),
+        );
+        if (now() - startedAt > WEBHOOK_TIMEOUT_MS) {
+          count('webhook call timed out (answered too late)');
+          continue;
+        }
+        return {
+          startedAt,
+          allowed: response.allowed,
+          ...(response.patch ? { patch: response.patch } : {}),
+          ...(response.status?.code ? { code: response.status.code } : {}),
+        };
       } catch (error) {
-        if (injected(error)?.kind === 'crash') return 'crashed';
-        if (!transient(error)) unexpected.push(describeError(error));
+        if (injected(error)?.kind === 'crash') count('webhook died mid-review');
+        else if (!transient(error)) unexpected.push(describeError(error));
       }
     }
     return 'failed';
   };
-  const key = (name: string) => `default/${name}`;
-  let rv = 0;
-  const store = <T extends V1Service | V1Pod>(object: T): T => {
-    const stored = structuredClone(object);
-    stored.metadata = {
-      ...stored.metadata,
-      uid: `uid-${stored.metadata?.name}-${++rv}`,
-      resourceVersion: String(rv),
-    };
-    return stored;
-  };
+  let serial = 0;
 
   // --- Services -------------------------------------------------------------------------------
-  let serial = 0;
   const staticPort = () => 30_000 + Math.floor(random() * 20);
   const newService = (): V1Service => {
     const nodePort = random() < 0.5;
@@ -302,19 +290,30 @@ export async function runChaos(
       },
     };
   };
-  const live = (map: ReadonlyMap<string, V1Service | V1Pod>) =>
-    [...map.values()].filter((o) => !o.metadata?.deletionTimestamp);
-  const createService = async () => {
-    count('service CREATE');
-    const object = newService();
+  /**
+   * A CREATE, and its client's one retry of the same object when the request failed or was slow
+   * to answer (a timed-out client cannot tell a slow commit from none: its retry may find the
+   * name taken by its own first try).
+   */
+  const createService = async (retryOf?: V1Service) => {
+    count(retryOf ? 'service CREATE (client retry)' : 'service CREATE');
+    const object = retryOf ?? newService();
     const name = object.metadata?.name ?? '';
     const answer = await call(review({ resource: 'services', operation: 'CREATE', name, object }));
-    if (typeof answer === 'string' || !answer.allowed) return;
-    if (random() < options.refuse) return void count('refused by the apiserver');
-    api.services.set(key(name), store(applyPatch(object, decodePatch(answer.patch))));
+    let fate: string = answer === 'failed' ? 'failed' : 'denied';
+    if (answer !== 'failed' && answer.allowed)
+      fate = apiserver.create(
+        'services',
+        applyPatch(object, decodePatch(answer.patch)),
+        answer.startedAt,
+      );
+    if (answer !== 'failed' && answer.code === 409 && (await onlyLeaksHold(object)))
+      count('CREATE denied 409 for a value only a leak held');
+    if (!retryOf && (fate === 'failed' || fate === 'delayed') && random() < 0.5)
+      await createService(object);
   };
   const updateService = async () => {
-    const current = pick(live(api.services)) as V1Service | undefined;
+    const current = pick(apiserver.live('services'));
     if (!current) return;
     count('service UPDATE');
     const name = current.metadata?.name ?? '';
@@ -332,77 +331,69 @@ export async function runChaos(
     const answer = await call(
       review({ resource: 'services', operation: 'UPDATE', name, object: next, oldObject: current }),
     );
-    if (typeof answer === 'string' || !answer.allowed) return;
-    const stored = api.services.get(key(name));
-    // The apiserver's resourceVersion check: a write from a stale read is refused.
-    if (
-      stored?.metadata?.resourceVersion !== current.metadata?.resourceVersion ||
-      stored?.metadata?.deletionTimestamp
-    )
-      return void count('refused by the apiserver');
-    if (random() < options.refuse) return void count('refused by the apiserver');
-    api.services.set(key(name), store(applyPatch(next, decodePatch(answer.patch))));
+    if (answer === 'failed' || !answer.allowed) return;
+    apiserver.update(current, applyPatch(next, decodePatch(answer.patch)), answer.startedAt);
   };
-  const finalizers: { due: number; key: string }[] = [];
   const deleteService = async () => {
-    const current = pick(live(api.services)) as V1Service | undefined;
+    const current = pick(apiserver.live('services'));
     if (!current) return;
     count('service DELETE');
     const name = current.metadata?.name ?? '';
     // failurePolicy Ignore: the Service goes whatever the webhook answered.
     await call(review({ resource: 'services', operation: 'DELETE', name, oldObject: current }));
-    if (!api.services.has(key(name))) return;
-    if (random() < options.finalizer) {
-      const held = structuredClone(current);
-      held.metadata = { ...held.metadata, deletionTimestamp: new Date(now()) };
-      api.services.set(key(name), held);
-      finalizers.push({ due: now() + 10_000 + random() * 110_000, key: key(name) });
-      return void count('held by a finalizer');
-    }
-    api.services.delete(key(name));
+    apiserver.deleteService(current);
   };
 
   // --- Game-server pods -----------------------------------------------------------------------
-  const createPod = async () => {
-    count('pod CREATE');
-    const name = `gs-${serial++}`;
+  const newPod = (): V1Pod => {
     const ports = [
       { name: 'game', containerPort: 7777 },
       ...(random() < 0.3 ? [{ name: 'query', containerPort: 7778, protocol: 'TCP' }] : []),
     ];
-    const object: V1Pod = {
+    return {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
-        name,
+        name: `gs-${serial++}`,
         namespace: 'default',
         annotations: { 'berth.dev/ports': JSON.stringify(ports) },
       },
       spec: { containers: [{ name: 'server', image: 'game:1' }] },
     };
+  };
+  const createPod = async (retryOf?: V1Pod) => {
+    count(retryOf ? 'pod CREATE (client retry)' : 'pod CREATE');
+    const object = retryOf ?? newPod();
+    const name = object.metadata?.name ?? '';
     const answer = await call(review({ resource: 'pods', operation: 'CREATE', name, object }));
-    if (typeof answer === 'string' || !answer.allowed) return;
-    if (random() < options.refuse) return void count('refused by the apiserver');
-    const stored = store(applyPatch(object, decodePatch(answer.patch)));
-    stored.status = { phase: 'Running' };
-    api.pods.set(key(name), stored);
+    let fate: string = answer === 'failed' ? 'failed' : 'denied';
+    if (answer !== 'failed' && answer.allowed) {
+      const admitted = applyPatch(object, decodePatch(answer.patch));
+      admitted.status = { phase: 'Running' };
+      fate = apiserver.create('pods', admitted, answer.startedAt);
+    }
+    if (!retryOf && (fate === 'failed' || fate === 'delayed') && random() < 0.5)
+      await createPod(object);
   };
   const deletePod = async () => {
-    const current = pick([...api.pods.values()]);
+    const current = pick(apiserver.live('pods'));
     if (!current) return;
     count('pod DELETE');
     const name = current.metadata?.name ?? '';
+    // failurePolicy Ignore, as for Services.
     await call(review({ resource: 'pods', operation: 'DELETE', name, oldObject: current }));
-    api.pods.delete(key(name));
+    apiserver.deletePod(current);
   };
 
   // --- ENI IPs, as the CNI plugin's ADD and DEL ask for them ------------------------------------
   const eni = eniWorld({
-    store: new DynamoEniStore({ client: faulty, tableName, cluster: config.cluster }),
+    store: new DynamoEniStore({ client: shaken.client, tableName, cluster: config.cluster }),
     eni: { minIdle: 2, maxIdle: 6, cooldownSeconds: 0, stickySeconds: 0 },
   });
   eni.clock.now = START;
   eni.addNode('node-a', 'm5.xlarge');
+  // A dead invocation makes no EC2 call either.
+  const eniDeps = { ...eni.deps, ec2: faults.gate(eni.deps.ec2) };
   /** Pods holding an IP, as the CNI saw its ADD answered. */
   const eniHolders = new Map<string, { readonly ip: string; readonly containerId: string }>();
   /** DELs kubelet sends again later, after the IP may have gone to another pod. */
@@ -421,15 +412,14 @@ export async function runChaos(
     const holder = { namespace: 'net', pod, containerId: held.containerId };
     for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
       try {
-        await releaseIp(eni.deps, 'node-a', held.ip, holder);
+        await faults.invoke(() => releaseIp(eniDeps, 'node-a', held.ip, holder));
         break;
       } catch (error) {
         // On a first try the IP must still be the pod's; a retry may follow a release that
-        // landed unseen (a timeout), after which the IP may rightly have gone to another pod.
+        // landed unseen (a timeout, a crash), after which the IP may rightly be another pod's.
         if (error instanceof IpHeldByAnotherError && attempt === 1)
           violations.push(`${pod}'s own DEL found ${held.ip} held by another: ${error.message}`);
         if (error instanceof IpHeldByAnotherError) break;
-        if (injected(error)?.kind === 'crash') break;
         if (!transient(error) && !(error instanceof EniRequestError))
           unexpected.push(describeError(error));
       }
@@ -444,12 +434,13 @@ export async function runChaos(
     eni.cluster.addPod('net', pod, 'node-a');
     for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
       try {
-        const { ip } = await assignIp(eni.deps, 'node-a', { namespace: 'net', pod, containerId });
+        const { ip } = await faults.invoke(() =>
+          assignIp(eniDeps, 'node-a', { namespace: 'net', pod, containerId }),
+        );
         checkUniqueIp(pod, ip);
         eniHolders.set(pod, { ip, containerId });
         return;
       } catch (error) {
-        if (injected(error)?.kind === 'crash') break;
         if (!transient(error) && !(error instanceof EniRequestError))
           unexpected.push(describeError(error));
       }
@@ -463,7 +454,7 @@ export async function runChaos(
     count('ENI late DEL');
     const holder = { namespace: 'net', pod: late.pod, containerId: late.containerId };
     try {
-      const { released } = await releaseIp(eni.deps, 'node-a', late.ip, holder);
+      const { released } = await faults.invoke(() => releaseIp(eniDeps, 'node-a', late.ip, holder));
       for (const [other, held] of eniHolders)
         if (released && held.ip === late.ip)
           violations.push(`a late DEL of ${late.pod} freed ${late.ip}, which ${other} holds`);
@@ -476,19 +467,42 @@ export async function runChaos(
 
   // --- Checks ---------------------------------------------------------------------------------
   let invariantChecks = 0;
-  const carried = () => {
+  const elapsed = () => `+${((now() - START) / 1000).toFixed(1)} s`;
+  /** Violations are reported once each, as first seen (a check repeats until the run ends). */
+  const reported = new Set<string>();
+  const violate = (key: string, describe: () => string) => {
+    if (reported.has(key)) return;
+    reported.add(key);
+    violations.push(describe());
+  };
+  /** Value key → id of the stored Service carrying it; two carriers are a violation. */
+  const carriedBy = (services: Iterable<V1Service>, report: boolean) => {
     const values = new Map<string, string>();
-    for (const service of api.services.values()) {
+    for (const service of services) {
       const { owner } = readService(service, serviceRanges);
       for (const value of owner.values) {
         const at = claimKey({ range: rangeKey(value.range), offset: value.offset });
         const other = values.get(at);
-        if (other !== undefined && other !== owner.id)
-          violations.push(`${at} carried by two Services (${other}, ${owner.id})`);
+        if (report && other !== undefined && other !== owner.id)
+          violate(
+            `two:${at}:${other}:${owner.id}`,
+            () =>
+              `${at} carried by two Services (${describeOwner(other)}; ${describeOwner(owner.id)}) at ${elapsed()}`,
+          );
         values.set(at, owner.id);
       }
     }
     return values;
+  };
+  const carried = () => carriedBy(api.services.values(), true);
+  /** The stored Service with allocation id `id`, and when it was admitted and stored. */
+  const describeOwner = (id: string) => {
+    for (const service of api.services.values()) {
+      if (readService(service, serviceRanges).owner.id !== id) continue;
+      const key = `${service.metadata?.namespace}/${service.metadata?.name}`;
+      return `${key} ${id}, ${apiserver.provenance(key, START)}`;
+    }
+    return id;
   };
   const held = async () => {
     const values = new Map<string, string>();
@@ -513,21 +527,58 @@ export async function runChaos(
     const after = carried();
     for (const [value, id] of before) {
       // Read on both sides of the store read: a value dropped meanwhile proves nothing.
-      if (after.get(value) === id && holders.get(value) !== id)
-        violations.push(
-          `${value} is carried by ${id} but held by ${holders.get(value) ?? 'nobody'}`,
+      if (after.get(value) === id && holders.get(value) !== id) {
+        const holder = holders.get(value) ?? 'nobody';
+        violate(
+          `held:${value}:${id}:${holder}`,
+          () => `${value} carried by ${describeOwner(id)} but held by ${holder} at ${elapsed()}`,
         );
+      }
     }
   };
+  /**
+   * Whether a requested value of `object` is held by an id that no owner record lists and no
+   * stored Service carries: the denial was for a leak (a crash's, or a write the SDK sent twice).
+   */
+  const onlyLeaksHold = async (object: V1Service) => {
+    const requested = [
+      ...(object.spec?.clusterIP
+        ? serviceRanges.clusterIps.map((range) => ({ range, value: object.spec?.clusterIP ?? '' }))
+        : []),
+      ...(object.spec?.ports ?? []).flatMap((p) =>
+        p.nodePort ? [{ range: serviceRanges.nodePorts, value: String(p.nodePort) }] : [],
+      ),
+    ];
+    const holders = await held();
+    const carriers = carriedBy(api.services.values(), false);
+    for (const { range, value } of requested) {
+      const offset = range.offsetOf(value);
+      if (offset === undefined) continue;
+      const key = claimKey({ range: rangeKey(range), offset });
+      const holder = holders.get(key);
+      if (holder === undefined || carriers.has(key)) continue;
+      if (!(await clean.allocations.getOwner(holder))) return true;
+    }
+    return false;
+  };
+  const storeView = async (): Promise<StoreView> => {
+    const records = new Map<string, { owner: string; createdAt: number }>();
+    for await (const record of clean.hostPorts.listRecords())
+      records.set(record.id, {
+        owner: `${record.pod.namespace}/${record.id}`,
+        createdAt: record.createdAt,
+      });
+    return { held: await held(), records };
+  };
 
-  // --- The run --------------------------------------------------------------------------------
-  const settleShaken = settleWith(shaken.allocator);
-  const runDue = async (look: (task: SettleTask) => Promise<{ recheckAfter?: number }>) => {
+  // --- Settle and repair ----------------------------------------------------------------------
+  /** The due settle tasks, taken off the queue and looked at as the settle function's instances do. */
+  const runDueSettles = async () => {
     const due = queue.filter((entry) => entry.due <= now());
     for (const entry of due) queue.splice(queue.indexOf(entry), 1);
-    for (const { task } of due) {
+    await forEachBounded(due, SETTLE_CONCURRENCY, async ({ task }) => {
       try {
-        const outcome = await look(task);
+        const outcome = await faults.invoke(() => settleLook(task));
         if (outcome.recheckAfter !== undefined)
           queue.push({
             due: now() + outcome.recheckAfter * 1000,
@@ -538,20 +589,69 @@ export async function runChaos(
         // As SQS would: the message comes back after its visibility timeout.
         queue.push({ due: now() + 30_000, task });
       }
-    }
-    for (const entry of finalizers.filter((f) => f.due <= now())) {
-      finalizers.splice(finalizers.indexOf(entry), 1);
-      api.services.delete(entry.key);
-    }
+    });
   };
+  const watch = new LeakWatch(grace);
+  let passes = 0;
+  /** One repair pass, watched: true when it completed. */
+  const repair = async (): Promise<boolean> => {
+    const before = await storeView();
+    const listing: { carried?: ReadonlySet<string>; runningPods?: ReadonlySet<string> } = {};
+    const cluster = apiserver.listedBy((resource, items) => {
+      if (resource === 'services') {
+        listing.carried = new Set(carriedBy(items as V1Service[], false).keys());
+        return;
+      }
+      const running = new Set<string>();
+      for (const pod of items as V1Pod[]) {
+        const reading = readPod(pod, hostRanges);
+        if (reading?.running) running.add(`${reading.pod.namespace}/${reading.id}`);
+      }
+      listing.runningPods = running;
+    });
+    count('repair pass');
+    try {
+      const summary = await faults.invoke(() =>
+        runRepairPass(
+          { cluster, ...shakenStores, now, holder: `chaos-${passes++}` },
+          {
+            ranges: { ...serviceRanges, hostPorts: hostRanges },
+            leakGracePasses: grace,
+            settleDelaySeconds: config.settle.delaySeconds,
+          },
+        ),
+      );
+      if (summary.skipped) {
+        count('repair pass skipped (lease held by a dead pass)');
+        return false;
+      }
+    } catch (error) {
+      if (!(error instanceof RepairIncompleteError) && injected(error)?.kind !== 'crash')
+        unexpected.push(describeError(error));
+      count('repair pass failed');
+      // It may have written its ledger before failing: counts it did not find start again.
+      if (listing.carried && listing.runningPods)
+        watch.failed(before, { carried: listing.carried, runningPods: listing.runningPods });
+      return false;
+    }
+    if (!listing.carried || !listing.runningPods) throw new Error('the pass listed nothing');
+    watch.observe(
+      before,
+      { carried: listing.carried, runningPods: listing.runningPods } satisfies ListingView,
+      await storeView(),
+    );
+    return true;
+  };
+
+  // --- The run --------------------------------------------------------------------------------
   let issued = 0;
   let nextRepair = START + REPAIR_EVERY_MS;
   const actions = [
-    createService,
-    createService,
+    () => createService(),
+    () => createService(),
     updateService,
     deleteService,
-    createPod,
+    () => createPod(),
     deletePod,
     eniAdd,
     eniDel,
@@ -560,60 +660,51 @@ export async function runChaos(
   const actor = async () => {
     while (issued < options.operations) {
       issued++;
-      const action = pick(actions);
-      await action?.();
+      await pick(actions)?.();
       carried();
       clock.now += TICK_MS;
+      // Writes the apiserver stores late are stored on time, not when a loop comes round.
+      if (apiserver.advance()) carried();
       if (issued % 25 === 0) await checkHeld();
     }
   };
-  const background = async (done: () => boolean) => {
+  const yieldTurn = () => new Promise((resolve) => setTimeout(resolve, 2));
+  // The settle function and the repair schedule run side by side, as in AWS: a long batch of
+  // settle looks never delays a pass, nor a pass the looks.
+  const settling = async (done: () => boolean) => {
     while (!done()) {
-      await runDue(settleShaken);
-      if (now() >= nextRepair) {
-        nextRepair = now() + REPAIR_EVERY_MS;
-        count('repair pass');
-        await repair(shaken).catch((error: unknown) => {
-          if (!(error instanceof Error && error.name === 'RepairIncompleteError'))
-            unexpected.push(describeError(error));
-          count('repair pass failed');
-        });
-      }
-      await new Promise((resolve) => setImmediate(resolve));
+      await runDueSettles();
+      await yieldTurn();
     }
   };
-  let finished = false;
-  shaking = false;
+  const repairing = async (done: () => boolean) => {
+    while (!done()) {
+      if (now() >= nextRepair) {
+        nextRepair = now() + REPAIR_EVERY_MS;
+        await repair();
+      }
+      await yieldTurn();
+    }
+  };
   await runEniPass(eni.deps);
-  shaking = true;
-  const controller = background(() => finished);
+  faults.shaking = true;
+  let finished = false;
+  const background = [settling(() => finished), repairing(() => finished)];
   await Promise.all(Array.from({ length: options.actors }, actor));
   finished = true;
-  await controller;
+  await Promise.all(background);
   await checkHeld();
 
-  // --- Quiet: faults off, finalizers done, settle queue drained, then repair passes -----------
-  shaking = false;
-  for (const entry of finalizers) api.services.delete(entry.key);
-  finalizers.length = 0;
-  const settleClean = settleWith(clean.allocator);
+  // --- Quiet: faults off, writes stored, finalizers done, settle queue drained ----------------
+  faults.shaking = false;
+  apiserver.finish();
+  carried();
   for (let step = 0; step < 400 && queue.length > 0; step++) {
     clock.now += 30_000;
-    await runDue(settleClean);
+    await runDueSettles();
   }
   await checkHeld();
 
-  const leaksNow = async () => {
-    const carriedNow = carried();
-    const heldNow = await held();
-    const values = [...heldNow].filter(([value, id]) => carriedNow.get(value) !== id).length;
-    const pods = hostUses();
-    const counts = await hostCounts();
-    const ports = [...new Set([...pods.keys(), ...counts.keys()])].filter(
-      (port) => (pods.get(port) ?? 0) !== (counts.get(port) ?? 0),
-    ).length;
-    return values + ports;
-  };
   const hostUses = () => {
     const uses = new Map<number, number>();
     for (const pod of api.pods.values()) {
@@ -633,17 +724,44 @@ export async function runChaos(
     }
     return counts;
   };
-  const leaks = await leaksNow();
-  let maxPassesToFree = 0;
-  for (let pass = 1; pass <= grace + 2 && (await leaksNow()) > 0; pass++) {
-    clock.now += REPAIR_EVERY_MS;
-    await repair(clean);
-    maxPassesToFree = pass;
+  const podIds = () =>
+    new Set([...api.pods.values()].map((pod) => readPod(pod, hostRanges)?.id ?? ''));
+  /** Values held that no Service carries, and pod records without a pod; and drifted counts. */
+  const leaksNow = async () => {
+    const carriedNow = carried();
+    const { held: heldNow, records } = await storeView();
+    const values = [...heldNow].filter(([value, id]) => carriedNow.get(value) !== id).length;
+    const live = podIds();
+    const orphans = [...records.keys()].filter((id) => !live.has(id)).length;
+    const uses = hostUses();
+    const counts = await hostCounts();
+    const drift = [...new Set([...uses.keys(), ...counts.keys()])].filter(
+      (port) => (uses.get(port) ?? 0) !== (counts.get(port) ?? 0),
+    ).length;
+    return { leaks: values + orphans, drift };
+  };
+  const quiet = async () => {
+    const { leaks, drift } = await leaksNow();
+    return leaks + drift === 0;
+  };
+  const leaksWhenQuiet = (await leaksNow()).leaks;
+  let passesWhenQuiet = 0;
+  // Passes at the default interval; one that died holding the lease keeps the next ones out
+  // for the lease's TTL (5 minutes, so two of them).
+  for (let tries = 0; tries < grace + 3 && !(await quiet()); tries++) {
+    clock.now += QUIET_REPAIR_EVERY_MS;
+    if (await repair()) passesWhenQuiet++;
   }
+  const watched = watch.report();
+  const overdueLeaks = [
+    ...watched.overdue,
+    ...(watched.open > 0 ? [`${watched.open} leaks still held once quiet`] : []),
+  ];
 
   // The ENI pass releases what crashed ADDs left assigned to pods that are gone, after its grace.
   eni.clock.now = now() + ENI_TIMINGS.reconcileGraceMs + 60_000;
   await runEniPass(eni.deps);
+  shaken.uninstall();
 
   // --- Counts equal records -------------------------------------------------------------------
   const mismatches: string[] = [];
@@ -675,31 +793,40 @@ export async function runChaos(
       mismatches.push(
         `host port ${port}: ${uses.get(port) ?? 0} live pods, count ${counts.get(port) ?? 0}`,
       );
+  const live = podIds();
+  for await (const record of clean.hostPorts.listRecords())
+    if (!live.has(record.id)) mismatches.push(`pod record ${record.id} has no live pod`);
   const { ips } = await eni.store.loadNode('node-a');
   const assigned = new Map(
     ips.flatMap((ip) => (ip.state === 'assigned' ? [[ip.pod ?? '', ip.ip] as const] : [])),
   );
-  for (const [pod, held] of eniHolders)
-    if (assigned.get(`net/${pod}`) !== held.ip)
+  for (const [pod, holder] of eniHolders)
+    if (assigned.get(`net/${pod}`) !== holder.ip)
       mismatches.push(
-        `ENI ${held.ip}: held by ${pod}, recorded for ${assigned.get(`net/${pod}`) ?? 'nobody'}`,
+        `ENI ${holder.ip}: held by ${pod}, recorded for ${assigned.get(`net/${pod}`) ?? 'nobody'}`,
       );
   for (const [pod, ip] of assigned)
     if (!eniHolders.has(pod.slice('net/'.length)))
       mismatches.push(`ENI ${ip} assigned to ${pod}, which is gone`);
-  const podIds = new Set([...api.pods.values()].map((pod) => readPod(pod, hostRanges)?.id));
-  for await (const record of clean.hostPorts.listRecords())
-    if (!podIds.has(record.id)) mismatches.push(`pod record ${record.id} has no live pod`);
+  const ipOwners = new Map<string, string>();
+  for (const [pod, ip] of assigned) {
+    const other = ipOwners.get(ip);
+    if (other !== undefined) violations.push(`ENI ${ip} recorded for ${other} and ${pod}`);
+    ipOwners.set(ip, pod);
+  }
 
   return {
     operations,
-    faults,
+    faults: faults.faults,
     violations,
     unexpected: unexpected.slice(0, 20),
     invariantChecks,
-    leaks,
-    maxPassesToFree,
+    leaks: watched.leaks,
+    maxPassesToFree: watched.maxPassesToFree,
+    overdueLeaks,
     leakGracePasses: grace,
+    leaksWhenQuiet,
+    passesWhenQuiet,
     countsEqualRecords: mismatches.length === 0,
     mismatches: mismatches.slice(0, 20),
     durationMs: Math.round(performance.now() - started),
