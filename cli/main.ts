@@ -183,16 +183,17 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
 }
 
 /** Runs one command line; resolves to the process exit status. */
-export async function main(
-  argv: readonly string[],
-  env: CliEnvironment = {
-    ...(process.env.KUBECONFIG ? { KUBECONFIG: process.env.KUBECONFIG } : {}),
-  },
-): Promise<number> {
+export async function main(argv: readonly string[], env?: CliEnvironment): Promise<number> {
   let status = 0;
   const root = program(async (command, flags) => {
-    const options = await optionsOf(command, flags, env);
-    const { useAwsSettings } = await import('../shared/config/load.js');
+    // The environment is the config module's to read, and only once a command runs.
+    const { kubeconfigFromEnvironment, useAwsSettings } = await import('../shared/config/load.js');
+    const fromEnvironment = kubeconfigFromEnvironment();
+    const options = await optionsOf(
+      command,
+      flags,
+      env ?? (fromEnvironment ? { KUBECONFIG: fromEnvironment } : {}),
+    );
     useAwsSettings(options);
     const { commands } = await import('./commands.js');
     const run = commands[command];
