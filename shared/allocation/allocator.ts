@@ -99,6 +99,8 @@ interface Pending {
   offset: number;
   /** Listed in the owner record already: it may be claimed, or a crash may have stopped short. */
   readonly recorded: boolean;
+  /** When an admission last added it to this owner; absent when this one adds it (now). */
+  readonly claimedAt?: number;
 }
 
 /** Hands out exclusive values from ranges to owners. */
@@ -133,7 +135,6 @@ export class ExclusiveAllocator {
     const fresh = options.current === 'none';
     const previous = fresh ? undefined : await this.#current(id, options.current);
     const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
-    const recordedValues = new Set((previous?.claims ?? []).map(claimKey));
     const releasing = new Map((previous?.releasing ?? []).map((claim) => [claimKey(claim), claim]));
     let reverted = 0;
     const chosen = new Map<string, Set<number>>();
@@ -156,20 +157,33 @@ export class ExclusiveAllocator {
       const have = recorded.get(request.slot);
       if (have && have.range === key && (wanted === undefined || wanted === have.offset)) {
         recorded.delete(request.slot);
-        pending.push({ request, key, offset: have.offset, recorded: true });
+        pending.push({
+          request,
+          key,
+          offset: have.offset,
+          recorded: true,
+          ...(have.claimedAt === undefined ? {} : { claimedAt: have.claimedAt }),
+        });
         choose(key, have.offset);
       } else if (wanted !== undefined) {
         if (chosen.get(key)?.has(wanted))
           throw new ValueAllocatedError(request.range, request.value ?? '', request.slot);
         const value = claimKey({ range: key, offset: wanted });
-        // Asked for again before it was freed (a refused change retried): it stays held.
+        // Asked for again before it was freed (a refused change retried): it stays held, and
+        // counts as added now (this admission's write carries it again).
         const takenBack = releasing.delete(value);
         if (takenBack) reverted++;
+        const elsewhere = previous?.claims.find((c) => claimKey(c) === value);
         pending.push({
           request,
           key,
           offset: wanted,
-          recorded: takenBack || recordedValues.has(value),
+          recorded: takenBack || elsewhere !== undefined,
+          ...(takenBack || elsewhere === undefined
+            ? { claimedAt: this.#now() }
+            : elsewhere.claimedAt === undefined
+              ? {}
+              : { claimedAt: elsewhere.claimedAt }),
         });
         choose(key, wanted);
       } else {
@@ -185,7 +199,7 @@ export class ExclusiveAllocator {
         chosen.get(key),
       );
       if (offset === undefined) throw new RangeFullError(request.range, request.slot);
-      pending.push({ request, key, offset, recorded: false });
+      pending.push({ request, key, offset, recorded: false, claimedAt: this.#now() });
       choose(key, offset);
     }
     // A recorded value that moved to another slot of the same owner is kept, not given back.
@@ -197,7 +211,12 @@ export class ExclusiveAllocator {
       ...dropped.map((claim) => ({ ...claim, since: this.#now() })),
     ];
     const claimsOf = (): Claim[] =>
-      pending.map((p) => ({ slot: p.request.slot, range: p.key, offset: p.offset }));
+      pending.map((p) => ({
+        slot: p.request.slot,
+        range: p.key,
+        offset: p.offset,
+        ...(p.claimedAt === undefined ? {} : { claimedAt: p.claimedAt }),
+      }));
     const grantsOf = (): Grant[] =>
       pending.map((p) => ({
         slot: p.request.slot,
@@ -326,7 +345,7 @@ export class ExclusiveAllocator {
       ...record.claims.filter((c) => !freed.has(claimKey(c))),
       ...(record.releasing ?? [])
         .filter((c) => kept.has(claimKey(c)))
-        .map(({ slot, range, offset }) => ({ slot, range, offset })),
+        .map(({ since: _, ...claim }) => claim),
     ];
     const releasing = (record.releasing ?? []).filter(
       (c) => !freed.has(claimKey(c)) && !kept.has(claimKey(c)),

@@ -25,6 +25,12 @@ export interface Claim {
   readonly slot: string;
   readonly range: string;
   readonly offset: number;
+  /**
+   * Epoch ms of the admission that last added the value to its owner (allocated it, or took it
+   * back from `releasing`). The write that admission let through may still be on its way to
+   * etcd until its deadline, carrying the value: absent for values no such write can carry now.
+   */
+  readonly claimedAt?: number;
 }
 
 /**

@@ -2,8 +2,10 @@
  * What the settle step does with one owner, decided from its record and one reading of its
  * object. Pure: `step.ts` reads and writes.
  *
- * The rule it serves: a value its object still carries is never freed. So
- * - a value given back is freed once the object is gone or stored without it;
+ * The rule it serves: a value its object still carries, or may yet carry, is never freed. So
+ * - a value given back is freed once the object is gone, or stored without it and no write that
+ *   added it can still commit: an UPDATE that allocated it (or took it back) may be on its way
+ *   to etcd, on top of the very object read, until its deadline;
  * - one the object still carries waits: a terminating object (finalizers) until it is gone, a
  *   live one until the change that dropped it commits, or, once no apiserver request can still be
  *   in flight, it is held again (the change was refused);
@@ -83,11 +85,14 @@ export function decideSettle(
     return { free: [...record.claims, ...releasing], keep: [] };
   }
 
-  const free = releasing.filter((claim) => !carried(claim));
+  // Stored without it, but added by an admission whose write may still commit: not yet.
+  const inFlight = (claim: Claim) =>
+    reading.present && !carried(claim) && now - (claim.claimedAt ?? 0) < windowMs;
+  const free = releasing.filter((claim) => !carried(claim) && !inFlight(claim));
   const waiting = releasing.filter(carried);
   const terminating = reading.present && reading.terminating;
   const refused = terminating ? [] : waiting.filter((claim) => now - claim.since >= windowMs);
-  const left = waiting.length - refused.length;
+  const left = waiting.length - refused.length + releasing.filter(inFlight).length;
   return {
     free,
     keep: refused,

@@ -41,8 +41,11 @@ export async function settleStep(deps: SettleStepDeps, task: SettleTask): Promis
   for (let attempt = 1; ; attempt++) {
     const record = await deps.allocator.holding(task.id);
     if (!record) return { freed: 0, kept: 0 };
+    // The reading is as of no earlier than now: an object absent then may be stored until its
+    // request's deadline, so the window is judged at the time taken before the read, never after.
+    const readAt = deps.now();
     const reading = await readObject(deps, record);
-    const decision = decideSettle(record, reading, task, deps.now(), deps.timing);
+    const decision = decideSettle(record, reading, task, readAt, deps.timing);
     if (await deps.allocator.settle(record, decision)) {
       return {
         freed: decision.free.length,

@@ -225,11 +225,13 @@ const encodeClaim = (c: Claim): Record<string, AttributeValue> => ({
   s: { S: c.slot },
   r: { S: c.range },
   o: { N: String(c.offset) },
+  ...(c.claimedAt === undefined ? {} : { a: { N: String(c.claimedAt) } }),
 });
 const decodeClaim = (entry: AttributeValue): Claim => ({
   slot: entry.M?.s?.S ?? '',
   range: entry.M?.r?.S ?? '',
   offset: Number(entry.M?.o?.N ?? Number.NaN),
+  ...(entry.M?.a?.N === undefined ? {} : { claimedAt: Number(entry.M.a.N) }),
 });
 
 function encodeOwner(record: OwnerRecord): Record<string, AttributeValue> {

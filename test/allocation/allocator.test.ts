@@ -227,6 +227,35 @@ describe('ExclusiveAllocator', () => {
     expect(reuse.grants[0]?.value).toBe(dropped);
   });
 
+  it('stamps each value with the admission that last added it: allocated or taken back now, kept as it was', async () => {
+    const range = ports('30000-32767');
+    const clock = { now: 1_000 };
+    const a = new ExclusiveAllocator({
+      store: await newStore(),
+      random: Math.random,
+      now: () => clock.now,
+    });
+    const first = await a.assign('svc', owner, [
+      { slot: 'a', range },
+      { slot: 'b', range },
+    ]);
+    const b = first.grants.find((g) => g.slot === 'b')?.value ?? '';
+    clock.now = 2_000;
+    await a.assign('svc', owner, [{ slot: 'a', range }]);
+    clock.now = 3_000;
+    // A refused change retried: the value given back is asked for again before it was freed.
+    await a.assign('svc', owner, [
+      { slot: 'a', range },
+      { slot: 'b', range, value: b },
+    ]);
+    const record = await a.holding('svc');
+    expect(record?.claims.map((c) => [c.slot, c.claimedAt])).toEqual([
+      ['a', 1_000],
+      ['b', 3_000],
+    ]);
+    expect(record?.releasing ?? []).toEqual([]);
+  });
+
   it('never gives one value to two of 64 concurrent allocators, and accounts for every value', async () => {
     const range = ports('30000-30127'); // 128 ports, 64 owners taking two each
     const s = await newStore();

@@ -40,6 +40,21 @@ describe('decideSettle', () => {
     expect(d.recheckAfter).toBe(10);
   });
 
+  it('waits out the commit window of a value an admission added before it was given back: that UPDATE may still commit on top of the object read', () => {
+    // An UPDATE admitted at T0 allocated node port 2; another, from the same stored object,
+    // gave it back at T0 + 1 s and was refused. The stored object (the UPDATEs' common base) does
+    // not carry 2, yet the first UPDATE can still commit it until its deadline.
+    const added = { ...record([1], []), releasing: [{ ...claim(2, T0 + 1000), claimedAt: T0 }] };
+    const early = decideSettle(added, carrying(1), task('release'), T0 + 6000, timing);
+    expect(early.free).toEqual([]);
+    expect(early.recheckAfter).toBeGreaterThan(0);
+    const late = decideSettle(added, carrying(1), task('release'), T0 + 90_000, timing);
+    expect(late.free.map((c) => c.offset)).toEqual([2]);
+    // Gone, no write can bring the object back: freed at once.
+    const gone = decideSettle(added, { present: false }, task('release'), T0 + 6000, timing);
+    expect(gone.free.map((c) => c.offset)).toEqual([2]);
+  });
+
   it('frees everything given back once the object is gone', () => {
     const d = decideSettle(record([], [1, 2]), { present: false }, task('release'), T0, timing);
     expect(d.free.map((c) => c.offset)).toEqual([1, 2]);

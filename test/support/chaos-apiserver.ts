@@ -49,16 +49,21 @@ export class SimulatedApiServer {
   readonly #history = new Map<string, { readonly admitted: number; readonly stored: number }>();
   #resourceVersion = 0;
 
+  readonly #onStored: ((object: Stored) => void) | undefined;
+
   constructor(
     random: () => number,
     behaviour: ApiServerBehaviour,
     now: () => number,
     count: (kind: string) => void,
+    /** Told of every write as it is stored (a run's trace). */
+    onStored?: (object: Stored) => void,
   ) {
     this.#random = random;
     this.#behaviour = behaviour;
     this.#now = now;
     this.#count = count;
+    this.#onStored = onStored;
   }
 
   /** Stored Services and Pods that are not being deleted. */
@@ -79,7 +84,7 @@ export class SimulatedApiServer {
         this.#count('refused by the apiserver (AlreadyExists)');
         return false;
       }
-      this.#map(resource).set(key, this.#stamp(object));
+      this.#map(resource).set(key, this.#stored(object));
       return true;
     });
   }
@@ -96,7 +101,7 @@ export class SimulatedApiServer {
         this.#count('refused by the apiserver (conflict)');
         return false;
       }
-      this.api.services.set(key, this.#stamp(next));
+      this.api.services.set(key, this.#stored(next));
       return true;
     });
   }
@@ -205,7 +210,7 @@ export class SimulatedApiServer {
   }
 
   /** A stored copy with a new resourceVersion, and a uid if it is new. */
-  #stamp<T extends Stored>(object: T): T {
+  #stored<T extends Stored>(object: T): T {
     const stored = structuredClone(object);
     const rv = ++this.#resourceVersion;
     stored.metadata = {
@@ -213,6 +218,7 @@ export class SimulatedApiServer {
       uid: stored.metadata?.uid ?? `uid-${stored.metadata?.name}-${rv}`,
       resourceVersion: String(rv),
     };
+    this.#onStored?.(stored);
     return stored;
   }
 }

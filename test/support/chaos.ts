@@ -75,6 +75,8 @@ export interface ChaosOptions {
   readonly finalizer: number;
   /** `repair.leakGracePasses` (default 3, as in the contract's example config). */
   readonly leakGracePasses?: number;
+  /** Told what happens to Services and their values, line by line, to explain a violation. */
+  readonly trace?: (line: string) => void;
 }
 
 /** What a run did and found. */
@@ -182,7 +184,26 @@ export async function runChaos(
   const faults = new FaultInjector(random, options);
   faults.shaking = false;
   const shaken = faults.shake(client);
-  const apiserver = new SimulatedApiServer(random, options, now, count);
+  const trace = options.trace;
+  /** `name id value,value` of a Service, for the trace. */
+  const traced = (service: V1Service) => {
+    const { owner } = readService(service, serviceRanges);
+    const values = owner.values.map((v) => `${v.range.kind}:${v.range.valueAt(v.offset)}`);
+    return `${service.metadata?.name} ${owner.id} [${values.join(',')}]`;
+  };
+  const apiserver = new SimulatedApiServer(
+    random,
+    options,
+    now,
+    count,
+    trace &&
+      ((object) => {
+        if (object.kind === 'Service')
+          trace(
+            `${elapsed()} stored ${traced(object as V1Service)} rv ${object.metadata?.resourceVersion}`,
+          );
+      }),
+  );
   const api = apiserver.api;
 
   const queue: { due: number; task: SettleTask }[] = [];
@@ -301,12 +322,11 @@ export async function runChaos(
     const name = object.metadata?.name ?? '';
     const answer = await call(review({ resource: 'services', operation: 'CREATE', name, object }));
     let fate: string = answer === 'failed' ? 'failed' : 'denied';
-    if (answer !== 'failed' && answer.allowed)
-      fate = apiserver.create(
-        'services',
-        applyPatch(object, decodePatch(answer.patch)),
-        answer.startedAt,
-      );
+    if (answer !== 'failed' && answer.allowed) {
+      const admitted = applyPatch(object, decodePatch(answer.patch));
+      fate = apiserver.create('services', admitted, answer.startedAt);
+      trace?.(`${elapsed()} CREATE ${traced(admitted)} ${fate}`);
+    }
     if (answer !== 'failed' && answer.code === 409 && (await onlyLeaksHold(object)))
       count('CREATE denied 409 for a value only a leak held');
     if (!retryOf && (fate === 'failed' || fate === 'delayed') && random() < 0.5)
@@ -332,7 +352,11 @@ export async function runChaos(
       review({ resource: 'services', operation: 'UPDATE', name, object: next, oldObject: current }),
     );
     if (answer === 'failed' || !answer.allowed) return;
-    apiserver.update(current, applyPatch(next, decodePatch(answer.patch)), answer.startedAt);
+    const admitted = applyPatch(next, decodePatch(answer.patch));
+    const fate = apiserver.update(current, admitted, answer.startedAt);
+    trace?.(
+      `${elapsed()} UPDATE ${traced(admitted)} from rv ${current.metadata?.resourceVersion} ${fate}`,
+    );
   };
   const deleteService = async () => {
     const current = pick(apiserver.live('services'));
@@ -578,7 +602,12 @@ export async function runChaos(
     for (const entry of due) queue.splice(queue.indexOf(entry), 1);
     await forEachBounded(due, SETTLE_CONCURRENCY, async ({ task }) => {
       try {
+        const record = trace && (await clean.allocations.getOwner(task.id));
         const outcome = await faults.invoke(() => settleLook(task));
+        if (record && outcome.freed + outcome.kept > 0)
+          trace?.(
+            `${elapsed()} settle ${task.reason} ${task.id} freed ${outcome.freed} kept ${outcome.kept} of releasing [${(record.releasing ?? []).map(claimKey).join(',')}] claims [${record.claims.map(claimKey).join(',')}]`,
+          );
         if (outcome.recheckAfter !== undefined)
           queue.push({
             due: now() + outcome.recheckAfter * 1000,
