@@ -30,12 +30,18 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * DynamoDB Local's start-up, measured on a 2-core machine: 5-10 s idle, 26 s once with the JVM
+ * competing for both cores. Long enough that a slow start is not mistaken for a broken one.
+ */
+const START_TIMEOUT_MS = 120_000;
+
 /** Where and how to run it. */
 export interface DynamoDbLocalOptions {
   /** Directory for the database file; in memory when absent. */
   readonly dataDir?: string;
   readonly port?: number;
-  /** How long to wait for it to answer. */
+  /** How long to wait for it to answer (default 120 s: a JVM on two busy cores takes its time). */
   readonly startTimeoutMs?: number;
 }
 
@@ -70,7 +76,7 @@ export async function startDynamoDbLocal(
   exited.catch(() => {});
   const endpoint = `http://127.0.0.1:${port}`;
   const client = dynamoClient({ endpoint });
-  const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? START_TIMEOUT_MS);
   try {
     for (;;) {
       const probe = client.send(new ListTablesCommand({ Limit: 1 })).then(

@@ -75,7 +75,7 @@ beforeAll(() => {
   assemblyDir = assembly.directory;
   template = Template.fromStack(stack);
   validationReport = JSON.parse(readFileSync(join(assemblyDir, 'validation-report.json'), 'utf8'));
-}, 180_000);
+}, 600_000);
 
 describe('BerthStack', () => {
   it('is named after the cluster', () => {

@@ -56,7 +56,7 @@ beforeAll(async () => {
     }),
     onError: (error) => errors.push(error),
   });
-}, 60_000);
+}, 600_000);
 
 afterAll(async () => {
   await server?.close();
