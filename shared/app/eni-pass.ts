@@ -11,7 +11,7 @@ import {
   runEniPass,
 } from '../eni/pass.js';
 import { type RefillRequests, type RefillResult, refillAhead } from '../eni/refill.js';
-import { handleAssignIp, handleReleaseIp } from '../eni/service.js';
+import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../eni/service.js';
 import type { HttpFault, NodeIpApi } from '../http/api.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
@@ -81,6 +81,7 @@ export function eniRunner(context: PassContext): EniRunner {
       return {
         assign: (node, body) => handleAssignIp(assignDeps, node, body),
         release: (node, ip, holder) => handleReleaseIp(deps, node, ip, holder),
+        lookUp: (node, holder) => handleLookUpIp(deps, node, holder),
       };
     },
   };

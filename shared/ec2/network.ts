@@ -12,6 +12,15 @@ export const BERTH_TAGS = {
   createdAt: 'berth.dev/created-at',
 } as const;
 
+/**
+ * The VPC CNI's opt-out tag: its ipamd takes over every ENI on a node without it, so berth's
+ * ENIs carry it on nodes where aws-node still runs.
+ */
+export const VPC_CNI_NO_MANAGE_TAG = {
+  key: 'node.k8s.amazonaws.com/no_manage',
+  value: 'true',
+} as const;
+
 /** One EC2 tag. */
 export interface Ec2Tag {
   readonly key: string;
@@ -34,6 +43,8 @@ export interface Ec2NetworkInterface {
   /** `available` (not attached), `in-use`, or a transitional state. */
   readonly status: 'available' | 'in-use' | 'attaching' | 'detaching' | 'associated';
   readonly primaryIp: string;
+  /** The interface's MAC address: how a node finds the link that is this ENI. */
+  readonly macAddress: string;
   /** Secondary private IPv4 addresses only (never the primary). */
   readonly secondaryIps: readonly string[];
   readonly attachment?: Ec2Attachment;

@@ -287,6 +287,7 @@ function toNetworkInterface(eni: NetworkInterface): Ec2NetworkInterface {
     subnetId: eni.SubnetId ?? '',
     status: (ENI_STATUSES.has(status) ? status : 'available') as Ec2NetworkInterface['status'],
     primaryIp,
+    macAddress: eni.MacAddress ?? '',
     secondaryIps: addresses.flatMap((a) =>
       !a.Primary && a.PrivateIpAddress && a.PrivateIpAddress !== primaryIp
         ? [a.PrivateIpAddress]

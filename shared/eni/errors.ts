@@ -52,6 +52,15 @@ export class IpHeldByAnotherError extends EniRequestError {
   }
 }
 
+/** The holder a read-only lookup named holds no address on the node (the CNI's CHECK, or a DEL). */
+export class NotAssignedError extends EniRequestError {
+  readonly statusCode = 404;
+  constructor(node: string, holder: string) {
+    super(`node ${node}: ${holder} holds no address here`);
+    this.name = 'NotAssignedError';
+  }
+}
+
 /** The pool could not grow now (EC2 budget spent, or another writer holds the pool); retry later. */
 export class PoolBusyError extends EniRequestError {
   readonly statusCode = 503;

@@ -36,10 +36,14 @@ export interface EniRecord {
   readonly state: 'attached' | 'detaching';
   /** The interface's own address: never a pod's, whatever an assign answer lists. */
   readonly primaryIp?: string;
+  /** The interface's MAC address, by which the CNI plugin finds its link on the node. */
+  readonly macAddress?: string;
   readonly createdAt: number;
   /**
    * Set before every AssignPrivateIpAddresses on this ENI (an intent: EC2's assign has no
-   * ClientToken), so the pass spares addresses EC2 shows but the store lacks for a grace period.
+   * ClientToken) and cleared (0) by the write that records its answer. While set, the pass spares
+   * addresses EC2 shows but the store lacks for a grace period, and the next assign reads the ENI
+   * back and adopts them instead of assigning more.
    */
   readonly mutatingAt: number;
   readonly version: number;
@@ -136,6 +140,13 @@ export interface IpAssignment {
   readonly eniId: string;
   readonly subnetCidr: string;
   readonly gateway: string;
+  /**
+   * The ENI's device index and MAC address: the CNI plugin finds the ENI's link by its MAC and
+   * routes the pod's traffic out through it. Absent for a record made before berth kept MACs,
+   * until the ENI pass fills it in.
+   */
+  readonly deviceIndex?: number;
+  readonly macAddress?: string;
 }
 
 /** The VPC router's address: the subnet's network address + 1 (AWS reserves it in every subnet). */

@@ -54,6 +54,8 @@ export interface EniPassSummary {
   /** Pools left for the next pass: another writer held the lease, or the instance is stopped. */
   readonly poolsSkipped: number;
   readonly ipsAssigned: number;
+  /** Addresses an unseen earlier assign left on an ENI, recorded instead of assigned again. */
+  readonly ipsAdopted: number;
   readonly ipsUnassigned: number;
   readonly enisCreated: number;
   readonly enisDeleted: number;
@@ -235,6 +237,7 @@ export async function runEniPass(
     poolsDraining: counters.poolsDraining,
     poolsSkipped: counters.poolsSkipped,
     ipsAssigned: actions.ipsAssigned,
+    ipsAdopted: actions.ipsAdopted,
     ipsUnassigned: actions.ipsUnassigned,
     enisCreated: actions.enisCreated,
     enisDeleted: actions.enisDeleted,

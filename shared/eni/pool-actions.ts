@@ -14,7 +14,12 @@ import {
   isThrottled,
 } from '../aws/error-codes.js';
 import { Ec2BudgetExhaustedError } from '../ec2/errors.js';
-import { BERTH_TAGS, type Ec2NetworkInterface, type Ec2Tag } from '../ec2/network.js';
+import {
+  BERTH_TAGS,
+  type Ec2NetworkInterface,
+  type Ec2Tag,
+  VPC_CNI_NO_MANAGE_TAG,
+} from '../ec2/network.js';
 import type { EniDeps } from './deps.js';
 import { EniConflictError } from './errors.js';
 import type { CreateIntent, EniRecord, IpRecord, NodeState, PoolRecord } from './model.js';
@@ -33,6 +38,8 @@ export interface EniFailure {
 /** Running counts of what a pass (or an on-demand refill) did. */
 export interface ActionTally {
   ipsAssigned: number;
+  /** Addresses an earlier assign put on an ENI unseen, recorded instead of assigned again. */
+  ipsAdopted: number;
   ipsUnassigned: number;
   enisCreated: number;
   enisDeleted: number;
@@ -46,6 +53,7 @@ export interface ActionTally {
 export function newTally(): ActionTally {
   return {
     ipsAssigned: 0,
+    ipsAdopted: 0,
     ipsUnassigned: 0,
     enisCreated: 0,
     enisDeleted: 0,
@@ -66,6 +74,7 @@ export function eniTags(
     { key: BERTH_TAGS.node, value: pool.node },
     { key: BERTH_TAGS.instance, value: pool.instanceId },
     { key: BERTH_TAGS.createdAt, value: new Date(createdAt).toISOString() },
+    VPC_CNI_NO_MANAGE_TAG,
   ];
 }
 
@@ -102,8 +111,10 @@ export function attachedEniWrites(
     attachmentId: attachment.attachmentId,
     state: 'attached',
     ...(eni.primaryIp ? { primaryIp: eni.primaryIp } : {}),
+    ...(eni.macAddress ? { macAddress: eni.macAddress } : {}),
     createdAt,
-    mutatingAt: now,
+    // Its addresses are recorded by these very writes: no assign is left unseen.
+    mutatingAt: 0,
     version: 1,
   };
   return [
@@ -167,7 +178,8 @@ export async function applyPlan(
     const eni = state.enis.find((e) => e.eniId === eniId);
     if (!eni) continue;
     try {
-      await assignOnEni(deps, pool, eni, count, tally);
+      const recorded = state.ips.filter((ip) => ip.eniId === eniId).map((ip) => ip.ip);
+      await assignOnEni(deps, pool, eni, count, new Set(recorded), tally);
     } catch (error) {
       await noteFailure(deps, pool, tally, 'AssignPrivateIpAddresses', error, eniId);
       growing = !stopsGrowth(error);
@@ -201,38 +213,76 @@ export async function applyPlan(
   }
 }
 
-/** One AssignPrivateIpAddresses for `count` addresses, bracketed by the ENI's intent mark. */
+/**
+ * `count` more addresses on one ENI, in one AssignPrivateIpAddresses bracketed by the ENI's
+ * intent mark: set before the call, cleared in the same write that records what EC2 answered.
+ * EC2's assign has no ClientToken, so a mark still set means an earlier assign may have landed
+ * unseen (a crash, a timeout after EC2 acted): the ENI is read back first and what it already
+ * carries is adopted, so a retried assign converges instead of over-assigning.
+ */
 async function assignOnEni(
   deps: EniDeps,
   pool: PoolRecord,
   eni: EniRecord,
   count: number,
+  recorded: ReadonlySet<string>,
   tally: ActionTally,
 ): Promise<void> {
+  const adopted = eni.mutatingAt === 0 ? [] : await unrecordedAddresses(deps, eni, recorded);
+  const wanted = count - adopted.length;
   const marked: EniRecord = { ...eni, mutatingAt: deps.now(), version: eni.version + 1 };
-  await deps.store.commit(pool.node, [{ put: marked, expectedVersion: eni.version }]);
+  if (wanted > 0) {
+    await deps.store.commit(pool.node, [{ put: marked, expectedVersion: eni.version }]);
+  }
   // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must not
   // make the interface's own address a pod's.
-  const ips = (await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count })).filter(
-    (ip) => ip !== eni.primaryIp,
-  );
+  const assigned =
+    wanted > 0
+      ? (await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: wanted })).filter(
+          (ip) => ip !== eni.primaryIp,
+        )
+      : [];
   const now = deps.now();
+  const last = wanted > 0 ? marked : eni;
   await putNewIps(
     deps,
     pool.node,
-    ips.map((ip) => newIpRecord(ip, eni.eniId, now)),
+    [...adopted, ...assigned].map((ip) => newIpRecord(ip, eni.eniId, now)),
+    { put: { ...last, mutatingAt: 0, version: last.version + 1 }, expectedVersion: last.version },
   );
-  tally.ipsAssigned += ips.length;
+  tally.ipsAssigned += assigned.length;
+  tally.ipsAdopted += adopted.length;
 }
 
-/** Writes new IP records; one that somebody else wrote meanwhile (an adoption) is kept as it is. */
-async function putNewIps(deps: EniDeps, node: string, records: readonly IpRecord[]): Promise<void> {
-  if (records.length === 0) return;
+/** Secondary addresses EC2 shows on the ENI that the store has no record of. */
+async function unrecordedAddresses(
+  deps: EniDeps,
+  eni: EniRecord,
+  recorded: ReadonlySet<string>,
+): Promise<string[]> {
+  const page = await deps.ec2.describeNetworkInterfaces({
+    filters: { 'network-interface-id': [eni.eniId] },
+  });
+  const inEc2 = page.interfaces.find((i) => i.eniId === eni.eniId);
+  return (inEc2?.secondaryIps ?? []).filter((ip) => ip !== eni.primaryIp && !recorded.has(ip));
+}
+
+/**
+ * Writes new IP records, with the ENI's cleared mark, in one transaction. When one of them
+ * somebody else wrote meanwhile (an adoption), each is written on its own, kept as it is where it
+ * exists, and the mark stays: the next assign reads the ENI back first.
+ */
+async function putNewIps(
+  deps: EniDeps,
+  node: string,
+  records: readonly IpRecord[],
+  settled: NodeWrite,
+): Promise<void> {
   try {
-    await deps.store.commit(
-      node,
-      records.map((put) => ({ put, expectedVersion: 0 })),
-    );
+    await deps.store.commit(node, [
+      ...records.map((put) => ({ put, expectedVersion: 0 })),
+      settled,
+    ]);
   } catch (error) {
     if (!(error instanceof EniConflictError)) throw error;
     for (const put of records) {

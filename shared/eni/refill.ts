@@ -58,10 +58,10 @@ export async function refillPool(
     const tally = newTally();
     await applyPlan(deps, pool, state, { ...plan, unassign: [], deleteEnis: [] }, tally);
     const budget = tally.failures.find((f) => f.code === 'BudgetExhausted');
-    if (budget && tally.ipsAssigned === 0) {
+    if (budget && tally.ipsAssigned + tally.ipsAdopted === 0) {
       throw new PoolBusyError(`node ${pool.node}: EC2 rate budget spent; retry shortly`, 1000);
     }
-    const grown = tally.ipsAssigned > 0 || tally.enisCreated > 0;
+    const grown = tally.ipsAssigned + tally.ipsAdopted > 0 || tally.enisCreated > 0;
     return { outcome: grown ? 'grown' : 'failed', failures: tally.failures };
   } finally {
     await deps.store.endLease(pool.node, holder);

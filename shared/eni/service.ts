@@ -12,6 +12,7 @@ import {
   EniBadRequestError,
   EniConflictError,
   IpHeldByAnotherError,
+  NotAssignedError,
   PoolBusyError,
   PoolExhaustedError,
   UnknownNodeError,
@@ -19,6 +20,7 @@ import {
 import {
   type IpAssignment,
   type IpRecord,
+  type NodeState,
   type PodRecord,
   type PoolRecord,
   podKey,
@@ -152,8 +154,44 @@ export async function handleReleaseIp(
   return releaseIp(deps, node, ip, parseReleaseHolder(query));
 }
 
-function answer(pool: PoolRecord, ip: string, eniId: string): IpAssignment {
-  return { ip, eniId, subnetCidr: pool.subnetCidr, gateway: subnetGateway(pool.subnetCidr) };
+function answer(pool: PoolRecord, state: NodeState, ip: string, eniId: string): IpAssignment {
+  const eni = state.enis.find((e) => e.eniId === eniId);
+  return {
+    ip,
+    eniId,
+    subnetCidr: pool.subnetCidr,
+    gateway: subnetGateway(pool.subnetCidr),
+    ...(eni ? { deviceIndex: eni.deviceIndex } : {}),
+    ...(eni?.macAddress ? { macAddress: eni.macAddress } : {}),
+  };
+}
+
+/**
+ * `GET /v1/nodes/{node}/ips?namespace=N&pod=P[&containerId=C]`: the address the holder has, read
+ * only. The CNI's CHECK verifies with it, and a DEL whose cached result was lost finds its IP.
+ * Throws `NotAssignedError` (404) when the holder has none.
+ */
+export async function handleLookUpIp(
+  deps: EniDeps,
+  node: string,
+  query: Readonly<Record<string, string>>,
+): Promise<IpAssignment> {
+  checkNode(node);
+  const holder = parseReleaseHolder(query);
+  const key = podKey(holder.namespace, holder.pod);
+  const pool = await deps.store.getPool(node);
+  const state = pool ? await deps.store.loadNode(node) : undefined;
+  const held = state?.ips.find(
+    (ip) =>
+      ip.state === 'assigned' &&
+      ip.pod === key &&
+      (holder.containerId === undefined || ip.containerId === holder.containerId),
+  );
+  if (!pool || !state || !held) {
+    const who = holder.containerId ? `${key} (container ${holder.containerId})` : key;
+    throw new NotAssignedError(node, who);
+  }
+  return answer(pool, state, held.ip, held.eniId);
 }
 
 /** The node's pool, created on first use when the node is in the cluster (404 otherwise). */
@@ -213,7 +251,7 @@ export async function assignIp(
           throw error;
         }
       }
-      return answer(pool, pod.ip, pod.eniId);
+      return answer(pool, state, pod.ip, pod.eniId);
     }
     const candidates = claimCandidates(state.ips, key, now, deps.policy.cooldownMs);
     if (candidates.length === 0) {
@@ -239,7 +277,7 @@ export async function assignIp(
           now,
         );
         await refillAheadIfDue(deps, pool, state.ips, candidate, now);
-        return answer(pool, candidate.ip, candidate.eniId);
+        return answer(pool, state, candidate.ip, candidate.eniId);
       } catch (error) {
         if (!(error instanceof EniConflictError)) throw error;
         // The pod itself changed (a concurrent request for it): re-read, it may hold one now.

@@ -35,6 +35,8 @@ export interface NodeIpApi {
   assign(node: string, body: unknown): Promise<unknown>;
   /** Releases `ip` for the holder the query names (`namespace`, `pod`, `containerId`). */
   release(node: string, ip: string, holder: Readonly<Record<string, string>>): Promise<unknown>;
+  /** The address the holder the query names has, read only. */
+  lookUp(node: string, holder: Readonly<Record<string, string>>): Promise<unknown>;
 }
 
 /** What the routes call. */
@@ -135,6 +137,8 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         }
         return json(200, await deps.nodeIps.assign(node, body));
       }
+      if (method === 'GET' && ip === undefined)
+        return json(200, await deps.nodeIps.lookUp(node, request.query ?? {}));
       if (method === 'DELETE' && ip !== undefined)
         return json(200, await deps.nodeIps.release(node, ip, request.query ?? {}));
       return problem(405, `${method} is not allowed on ${path}`);

@@ -450,6 +450,7 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
         attachmentId: String(f.attachmentId),
         state: f.state === 'detaching' ? 'detaching' : 'attached',
         ...(typeof f.primaryIp === 'string' ? { primaryIp: f.primaryIp } : {}),
+        ...(typeof f.macAddress === 'string' ? { macAddress: f.macAddress } : {}),
         createdAt: Number(f.createdAt),
         mutatingAt: Number(f.mutatingAt ?? 0),
         version,

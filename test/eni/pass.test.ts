@@ -18,6 +18,10 @@ function berthEnis(world: EniWorld) {
     .filter((eni) => tagValue(eni.tags, BERTH_TAGS.cluster) === 'test');
 }
 
+async function podIp(world: EniWorld, pod: string) {
+  return (await world.store.loadNode('node-a')).pods.find((p) => p.pod === pod)?.ip;
+}
+
 async function passAfter(world: EniWorld, ms: number) {
   world.clock.now += ms;
   return runEniPass(world.deps);
@@ -187,7 +191,8 @@ describe('runEniPass after a crash', () => {
     expect((await world.store.loadNode('node-a')).enis).toHaveLength(1);
   });
 
-  it('unassigns addresses an assign left in EC2 but not in the store, after the grace', async () => {
+  /** A pool whose last assign landed in EC2 (4 addresses) and died before it was recorded. */
+  async function crashedAssign() {
     const world = eniWorld({ eni: { minIdle: 2, maxIdle: 4 } });
     world.addNode('node-a', 'c5.4xlarge');
     await runEniPass(world.deps);
@@ -199,10 +204,41 @@ describe('runEniPass after a crash', () => {
     world.clock.now += MINUTE;
     const crashed = await runEniPass(crashing);
     expect(crashed.failures.map((f) => f.code)).toContain('SimulatedCrashError');
-    const [eni] = berthEnis(world);
-    expect(eni?.secondaryIps).toHaveLength(8);
+    expect(berthEnis(world)[0]?.secondaryIps).toHaveLength(8);
     expect((await world.store.loadNode('node-a')).ips).toHaveLength(4);
-    const early = await passAfter(world, 10_000);
+    return world;
+  }
+
+  it('converges when an assign is retried after one that landed unseen: reads the ENI back and adopts, assigns no more', async () => {
+    const world = await crashedAssign();
+    const assignsBefore = world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0;
+    const retried = await passAfter(world, 10_000);
+    expect(retried).toMatchObject({ ipsAdopted: 4, ipsAssigned: 0 });
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0).toBe(assignsBefore);
+    expect(retried.reconcile.unknownIpsUnassigned).toBe(0);
+    const stored = (await world.store.loadNode('node-a')).ips.map((ip) => ip.ip).sort();
+    expect([...(berthEnis(world)[0]?.secondaryIps ?? [])].sort()).toEqual(stored);
+    expect(stored).toHaveLength(8);
+    // The mark is cleared with the records: later passes neither read the ENI back nor unassign.
+    expect((await world.store.loadNode('node-a')).enis[0]?.mutatingAt).toBe(0);
+    const later = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
+    expect(later.reconcile.unknownIpsUnassigned).toBe(0);
+    expect(berthEnis(world)[0]?.secondaryIps).toHaveLength(8);
+  });
+
+  it('unassigns addresses an assign left in EC2 but not in the store once the grace is over, when nothing assigns there again', async () => {
+    const world = await crashedAssign();
+    // The pods go: the pool has idle addresses again, so no assign follows on that ENI.
+    for (let i = 0; i < 4; i++) {
+      world.cluster.removePod('g', `p${i}`);
+      await releaseIp(world.deps, 'node-a', (await podIp(world, `g/p${i}`)) ?? '', {
+        namespace: 'g',
+        pod: `p${i}`,
+      });
+    }
+    // Past the released addresses' cooldown, inside the assign's grace.
+    const early = await passAfter(world, 70_000);
+    expect(early.ipsAssigned + early.ipsAdopted).toBe(0);
     expect(early.reconcile.unknownIpsUnassigned).toBe(0);
     const late = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
     expect(late.reconcile.unknownIpsUnassigned).toBe(4);

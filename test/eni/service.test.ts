@@ -38,6 +38,10 @@ describe('assignIp', () => {
     expect(tagValue(eni?.tags ?? [], BERTH_TAGS.createdAt)).toBe(
       new Date(world.clock.now).toISOString(),
     );
+    // aws-node's ipamd leaves it alone, and the CNI plugin finds its link by MAC.
+    expect(tagValue(eni?.tags ?? [], 'node.k8s.amazonaws.com/no_manage')).toBe('true');
+    expect(answer).toMatchObject({ deviceIndex: 1, macAddress: eni?.macAddress });
+    expect(eni?.macAddress).toMatch(/^0a(:[0-9a-f]{2}){5}$/);
   });
 
   it('answers a repeated request with the same address', async () => {

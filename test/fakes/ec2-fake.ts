@@ -111,6 +111,7 @@ interface Eni {
   readonly eniId: string;
   readonly subnetId: string;
   readonly primaryIp: string;
+  readonly macAddress: string;
   readonly secondaryIps: string[];
   readonly securityGroupIds: readonly string[];
   tags: Ec2Tag[];
@@ -218,6 +219,7 @@ export class FakeEc2 implements Ec2Network {
       eniId: `eni-${this.#hex(17)}`,
       subnetId: subnet.subnetId,
       primaryIp: primaryIp ?? '',
+      macAddress: this.#mac(),
       secondaryIps: [],
       securityGroupIds: input.securityGroupIds ?? ['sg-0123456789abcdef0'],
       tags: [],
@@ -418,6 +420,7 @@ export class FakeEc2 implements Ec2Network {
       eniId: `eni-${this.#hex(17)}`,
       subnetId: subnet.subnetId,
       primaryIp: primaryIp ?? '',
+      macAddress: this.#mac(),
       secondaryIps,
       securityGroupIds: input.securityGroupIds,
       tags: [...input.tags],
@@ -736,6 +739,7 @@ export class FakeEc2 implements Ec2Network {
           : 'in-use'
         : 'available',
       primaryIp: eni.primaryIp,
+      macAddress: eni.macAddress,
       secondaryIps: [...eni.secondaryIps],
       ...(attachment
         ? {
@@ -791,6 +795,12 @@ export class FakeEc2 implements Ec2Network {
   #hex(length: number): string {
     this.#seq++;
     return this.#seq.toString(16).padStart(length, '0');
+  }
+
+  /** A locally administered unicast MAC, as EC2 gives every interface (`0a:…`, 6 octets). */
+  #mac(): string {
+    const octets = this.#hex(10).match(/../g) ?? [];
+    return ['0a', ...octets].join(':');
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nodeIpFault } from '../../shared/app/eni-pass.js';
-import { handleAssignIp, handleReleaseIp } from '../../shared/eni/service.js';
+import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../../shared/eni/service.js';
 import { createHttpApi } from '../../shared/http/api.js';
 import { eniWorld } from '../eni/harness.js';
 
@@ -12,6 +12,7 @@ function api() {
     nodeIps: {
       assign: (node, body) => handleAssignIp(world.deps, node, body),
       release: (node, ip, holder) => handleReleaseIp(world.deps, node, ip, holder),
+      lookUp: (node, holder) => handleLookUpIp(world.deps, node, holder),
     },
     classify: nodeIpFault,
   });
@@ -38,7 +39,11 @@ describe('node IP routes', () => {
       eniId: expect.stringMatching(/^eni-/),
       subnetCidr: '10.0.0.0/24',
       gateway: '10.0.0.1',
+      deviceIndex: 1,
+      macAddress: expect.stringMatching(/^0a(:[0-9a-f]{2}){5}$/),
     });
+    const lookUp = '/v1/nodes/gs-1/ips?namespace=games&pod=match-1';
+    expect(await call('GET', lookUp)).toEqual(first);
     expect(
       await call('POST', '/v1/nodes/gs-1/ips', { namespace: 'games', pod: 'match-1' }),
     ).toEqual(first);
@@ -46,6 +51,8 @@ describe('node IP routes', () => {
     const released = await call('DELETE', release);
     expect(released).toEqual({ status: 200, body: { released: true } });
     expect((await call('DELETE', release)).body).toEqual({ released: false });
+    expect((await call('GET', lookUp)).status).toBe(404);
+    expect((await call('GET', '/v1/nodes/gs-1/ips?pod=match-1')).status).toBe(400);
   });
 
   it('answers 409 to a release for a pod or container that does not hold the IP, and 400 without a holder', async () => {
@@ -78,7 +85,7 @@ describe('node IP routes', () => {
     expect(
       (await call('POST', '/v1/nodes/nope/ips', { namespace: 'games', pod: 'p' })).status,
     ).toBe(404);
-    expect((await call('GET', '/v1/nodes/gs-1/ips')).status).toBe(405);
+    expect((await call('PUT', '/v1/nodes/gs-1/ips')).status).toBe(405);
   });
 
   it('answers 503 where ENI management is not enabled', async () => {
