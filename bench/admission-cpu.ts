@@ -104,8 +104,7 @@ export async function runAdmissionCpuBench(): Promise<void> {
   for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
   if (!bundle.measured) console.log(`  not measured: ${bundle.reason}`);
 
-  const path = fileURLToPath(new URL('./results/admission.json', import.meta.url));
-  await writeResults(path, {
+  await writeResults('admission', {
     benchmark: 'admission',
     handlerCpu: {
       method:
@@ -121,7 +120,6 @@ export async function runAdmissionCpuBench(): Promise<void> {
     bundle,
     targets,
   });
-  console.log(`results: ${path}`);
 }
 
 /** Per-case and overall percentiles of CPU and wall time per review. */

@@ -180,8 +180,7 @@ export async function runAllocatorBench(): Promise<void> {
           .join(' ')} (${availableParallelism()} cores): other work on the machine skews timings`,
     );
 
-    const path = fileURLToPath(new URL('./results/allocator.json', import.meta.url));
-    await writeResults(path, {
+    await writeResults('allocator', {
       benchmark: 'allocator',
       durationMs: Math.round(durationMs),
       setup: {
@@ -207,7 +206,6 @@ export async function runAllocatorBench(): Promise<void> {
       cells,
       targets,
     });
-    console.log(`results: ${path}`);
   } finally {
     process.off('SIGINT', stopOnSignal);
     process.off('SIGTERM', stopOnSignal);

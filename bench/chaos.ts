@@ -13,7 +13,6 @@ import { ensureTable } from '../shared/store/ensure-table.js';
 import { runChaos } from '../test/support/chaos.js';
 import { writeResults } from './support/results.js';
 
-const RESULTS = 'bench/results/chaos.json';
 const OPTIONS = {
   seed: 20261124,
   actors: 64,
@@ -80,13 +79,12 @@ export async function runChaosBench(): Promise<void> {
     ];
     console.log('\ntargets:');
     for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
-    await writeResults(RESULTS, {
+    await writeResults('chaos', {
       command: 'npm run bench -- chaos',
       options: OPTIONS,
       ...report,
       targets,
     });
-    console.log(`\nwrote ${RESULTS}`);
   } finally {
     client.destroy();
     await dynamo.stop();

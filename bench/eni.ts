@@ -16,9 +16,7 @@
  * type), pods that waited for an IP (and for how long, and why), throttling, and rate-budget
  * compliance; writes bench/results/eni.json. Run alone with `npx tsx bench/eni.ts`.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { parseConfig } from '../shared/config/schema.js';
 import type { Ec2Action, Ec2Network } from '../shared/ec2/network.js';
 import {
@@ -38,6 +36,7 @@ import { type AssignDeps, assignIp, releaseIp } from '../shared/eni/service.js';
 import { FakeCluster } from '../test/eni/cluster-fake.js';
 import { FakeEc2, INSTANCE_TYPES, MUTATING_ACTIONS } from '../test/fakes/ec2-fake.js';
 import { seededRandom } from '../test/support/random.js';
+import { writeResults } from './support/results.js';
 
 const DAY_S = 24 * 3600;
 const NODES = 300;
@@ -1147,9 +1146,7 @@ export async function runEniBench(): Promise<EniBenchResult> {
       `rate budget ${v.budgetRespected ? 'respected' : 'EXCEEDED'} => target ${v.met ? 'MET' : 'NOT MET'}`,
   );
   console.log(`runtime ${result.runtimeMs} ms`);
-  const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'eni.json');
-  await mkdir(dirname(out), { recursive: true });
-  await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
+  await writeResults('eni', { ...result });
   return result;
 }
 

@@ -19,7 +19,6 @@ import { writeResults } from './support/results.js';
 
 const CASES = 10_000;
 const SEED = 20261124;
-const RESULTS = 'bench/results/fuzz.json';
 
 const tally = (keys: readonly (string | number)[]): Record<string, number> => {
   const counts: Record<string, number> = {};
@@ -77,7 +76,7 @@ export async function runFuzzBench(): Promise<void> {
       ];
       console.log('\ntargets:');
       for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
-      await writeResults(RESULTS, {
+      await writeResults('fuzz', {
         command: 'npm run bench -- fuzz',
         cases: CASES,
         seed: SEED,
@@ -90,7 +89,6 @@ export async function runFuzzBench(): Promise<void> {
         durationMs: Math.round(performance.now() - started),
         targets,
       });
-      console.log(`\nwrote ${RESULTS}`);
     } finally {
       await server.close();
     }

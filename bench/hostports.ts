@@ -13,9 +13,8 @@
  * Prints a table and writes bench/results/hostports.json. Alone: `npx tsx bench/hostports.ts`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { hostPortRangesOf, podAdmission } from '../shared/admission/pods.js';
 import { parseAdmissionReview } from '../shared/admission/review.js';
@@ -26,6 +25,7 @@ import { CapacityMeter } from '../shared/store/capacity.js';
 import { dynamoClient } from '../shared/store/client.js';
 import { DynamoHostPortStore } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
+import { writeResults } from './support/results.js';
 
 const CONCURRENCY = 32;
 const ROUNDS = 10;
@@ -363,9 +363,7 @@ export async function runHostPortBench(
       line: `${c.scenario}: ${c.retriesPerAllocation.toFixed(3)} retries per allocation over ${c.allocations} allocations`,
     }));
     for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
-    const out = resolve(dirname(fileURLToPath(import.meta.url)), 'results', 'hostports.json');
-    await mkdir(dirname(out), { recursive: true });
-    await writeFile(out, `${JSON.stringify({ ...result, targets }, null, 2)}\n`);
+    await writeResults('hostports', { ...result, targets });
     return result;
   } finally {
     await local?.stop();

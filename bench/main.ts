@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: every benchmark in turn, each printing its table and writing its JSON under
- * bench/results/. Name some to run only those: `npm run bench -- allocator scale`. Exits 1 when a
+ * `npm run bench`: every benchmark in turn, each printing its table and writing its JSON results
+ * (under `.berth/bench/`; with `--save` under `bench/results/`, the record committed with the
+ * code). Name some to run only those: `npm run bench -- allocator scale --save`. Exits 1 when a
  * target is not met, and warns first when the machine is busy.
  */
 import { readFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { runFuzzBench } from './fuzz.js';
 import { runHostPortBench } from './hostports.js';
 import { runRepairBench } from './repair.js';
 import { runScaleBench } from './scale.js';
+import { resultsFile } from './support/results.js';
 
 const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   allocator: runAllocatorBench,
@@ -25,11 +27,11 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   chaos: runChaosBench,
 };
 
-const wanted = process.argv.slice(2);
+const wanted = process.argv.slice(2).filter((arg) => arg !== '--save');
 const unknown = wanted.filter((name) => !(name in BENCHMARKS));
 if (unknown.length > 0) {
   process.stderr.write(
-    `unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}\n`,
+    `unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}; --save writes bench/results/\n`,
   );
   process.exit(2);
 }
@@ -55,8 +57,7 @@ if (failed.length > 0) {
 
 /** The targets a benchmark's results file marks as not met. */
 async function failedTargets(name: string): Promise<string[]> {
-  const file = new URL(`./results/${name}.json`, import.meta.url);
-  const results = JSON.parse(await readFile(file, 'utf8')) as {
+  const results = JSON.parse(await readFile(resultsFile(name), 'utf8')) as {
     targets?: { target: string; pass: boolean }[];
   };
   if (!Array.isArray(results.targets)) return [`${name}.json has no targets`];

@@ -496,8 +496,7 @@ export async function runRepairBench(): Promise<void> {
     for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.line}`);
     const durationMs = Math.round(performance.now() - started);
     console.log(`\ntotal ${(durationMs / 1000).toFixed(0)} s`);
-    const path = fileURLToPath(new URL('./results/repair.json', import.meta.url));
-    await writeResults(path, {
+    await writeResults('repair', {
       benchmark: 'repair',
       setup: {
         leakEvery: LEAK_EVERY,
@@ -510,7 +509,6 @@ export async function runRepairBench(): Promise<void> {
       targets,
       durationMs,
     });
-    console.log(`results: ${path}`);
   } finally {
     await dynamo.stop();
   }

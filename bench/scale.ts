@@ -597,7 +597,7 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
       line: `${main.berth.waitingPods} pods waited against ${main.baseline.waitingPods}`,
     },
   ];
-  await writeResults(fileURLToPath(new URL('./results/scale.json', import.meta.url)), {
+  await writeResults('scale', {
     policy: scalePolicy(parseConfig({ scale: MAIN_SCENARIO.scale }).scale),
     targets,
     targetsMet,

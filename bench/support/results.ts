@@ -2,7 +2,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, platform, release, totalmem } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Where and when a benchmark ran. */
 export interface MachineInfo {
@@ -37,10 +38,27 @@ export function machineInfo(now: () => number = Date.now): MachineInfo {
   };
 }
 
-/** Writes `{ machine, ...data }` as indented JSON, creating the directory. */
-export async function writeResults(path: string, data: Record<string, unknown>): Promise<void> {
+/** The checkout's root: bench/support/ is two levels below it. */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Where a benchmark's results go. `--save` writes the committed record under `bench/results/`;
+ * without it a run lands under `.berth/bench/` (ignored by git), so measuring never dirties the
+ * checkout unless asked.
+ */
+export function resultsFile(name: string, argv: readonly string[] = process.argv): string {
+  return argv.includes('--save')
+    ? join(ROOT, 'bench', 'results', `${name}.json`)
+    : join(ROOT, '.berth', 'bench', `${name}.json`);
+}
+
+/** Writes `{ machine, ...data }` as indented JSON to `resultsFile(name)`, and says where. */
+export async function writeResults(name: string, data: Record<string, unknown>): Promise<string> {
+  const path = resultsFile(name);
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, `${JSON.stringify({ machine: machineInfo(), ...data }, null, 2)}\n`);
+  console.log(`results: ${path}`);
+  return path;
 }
 
 function git(args: readonly string[]): string | undefined {
