@@ -1,0 +1,58 @@
+/**
+ * Builds berth-cni for a node: one bundled ES module (no node_modules on the node) and a `sh`
+ * wrapper named as the CNI type, which runs it with a Node.js runtime. The DaemonSet installs
+ * both with the runtime copied from a public Node.js image; tests point the wrapper at their own.
+ */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+/** The CNI type the plugin is installed as. */
+export const PLUGIN_TYPE = 'berth-cni';
+
+/** Where the bundle and the runtime live beside the wrapper: `/opt/cni/bin/berth-cni.d/`. */
+export const SUPPORT_DIR = `${PLUGIN_TYPE}.d`;
+
+/** The bundled plugin, as text. */
+export async function bundlePlugin(): Promise<string> {
+  const result = await build({
+    entryPoints: [fileURLToPath(new URL('./main.ts', import.meta.url))],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    minify: true,
+    legalComments: 'none',
+    // Some AWS helpers still `require` Node's built-ins.
+    banner: {
+      js: "import { createRequire as __berthRequire } from 'node:module'; const require = __berthRequire(import.meta.url);",
+    },
+  });
+  const [output] = result.outputFiles;
+  if (!output) throw new Error('esbuild produced no output for cni/main.ts');
+  return output.text;
+}
+
+/** The wrapper: runs the bundle beside it with `node` (an absolute path, or one beside it). */
+export function wrapperScript(node: string): string {
+  const runtime = node.startsWith('/') ? `'${node}'` : `"$here/${SUPPORT_DIR}/${node}"`;
+  return [
+    '#!/bin/sh',
+    "# berth-cni: berth's CNI IPAM plugin; the README's section on ENI IPs explains it.",
+    'here=$(dirname "$0")',
+    `exec ${runtime} --disable-warning=ExperimentalWarning "$here/${SUPPORT_DIR}/berth-cni.mjs" "$@"`,
+    '',
+  ].join('\n');
+}
+
+/** Writes `<dir>/berth-cni` and `<dir>/berth-cni.d/berth-cni.mjs`; returns the wrapper's path. */
+export async function installPlugin(dir: string, node: string = process.execPath): Promise<string> {
+  await mkdir(join(dir, SUPPORT_DIR), { recursive: true });
+  await writeFile(join(dir, SUPPORT_DIR, 'berth-cni.mjs'), await bundlePlugin());
+  const wrapper = join(dir, PLUGIN_TYPE);
+  await writeFile(wrapper, wrapperScript(node));
+  await chmod(wrapper, 0o755);
+  return wrapper;
+}

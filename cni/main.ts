@@ -1,0 +1,85 @@
+/**
+ * The berth-cni executable: the container runtime starts it per pod with the CNI environment and
+ * the network configuration on stdin, and reads a result or an error result from stdout. Every
+ * failure is a CNI error result with its cause, never a stack trace, and the whole invocation
+ * ends within the configured timeout, before the runtime's own.
+ */
+import { readInvocation } from './environment.js';
+import { CNI_ERROR, CniError } from './errors.js';
+import { withHostLock } from './host-lock.js';
+import { iproute } from './host-network.js';
+import { NodeIpClient } from './node-ip-client.js';
+import { type Output, runCommand } from './plugin.js';
+
+/** Where the node's routing lock lives (tmpfs: a reboot leaves none behind). */
+const LOCK_FILE = process.env.BERTH_CNI_LOCK ?? '/run/berth-cni.lock';
+/** Used until the configuration is read (VERSION, or a configuration that does not parse). */
+const FALLBACK_TIMEOUT_MS = 10_000;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function configuredTimeout(stdin: string): number {
+  try {
+    const seconds = (JSON.parse(stdin) as { ipam?: { timeoutSeconds?: unknown } }).ipam
+      ?.timeoutSeconds;
+    return typeof seconds === 'number' && seconds > 0 ? seconds * 1000 : FALLBACK_TIMEOUT_MS;
+  } catch {
+    return FALLBACK_TIMEOUT_MS;
+  }
+}
+
+function print(output: Output): void {
+  if (output !== undefined) process.stdout.write(`${JSON.stringify(output)}\n`);
+}
+
+function fail(error: unknown, cniVersion: string): never {
+  const known =
+    error instanceof CniError
+      ? error
+      : new CniError(
+          CNI_ERROR.ioFailure,
+          `berth-cni failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+  process.stdout.write(
+    `${JSON.stringify({
+      cniVersion,
+      code: known.code,
+      msg: known.message,
+      ...(known.details === undefined ? {} : { details: known.details }),
+    })}\n`,
+  );
+  process.exit(1);
+}
+
+const stdin = await readStdin();
+let cniVersion = '1.0.0';
+try {
+  const declared = (JSON.parse(stdin) as { cniVersion?: unknown }).cniVersion;
+  if (typeof declared === 'string') cniVersion = declared;
+} catch {
+  // Reported by the command that needs the configuration.
+}
+const timeoutMs = configuredTimeout(stdin);
+const signal = AbortSignal.timeout(timeoutMs);
+// A last resort should anything ignore the signal: the runtime must get an answer in time.
+setTimeout(
+  () => fail(new CniError(CNI_ERROR.tryAgainLater, `no result within ${timeoutMs} ms`), cniVersion),
+  timeoutMs + 1_000,
+).unref();
+try {
+  const invocation = readInvocation(process.env);
+  print(
+    await runCommand(invocation, stdin, {
+      client: (config) => new NodeIpClient(config, signal),
+      host: iproute(signal),
+      locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
+    }),
+  );
+  process.exit(0);
+} catch (error) {
+  fail(error, cniVersion);
+}

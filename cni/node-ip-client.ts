@@ -1,0 +1,168 @@
+/**
+ * berth's node IP API as the plugin calls it: assign (`POST`), look up (`GET`) and release
+ * (`DELETE`) for one holder, each within the invocation's deadline.
+ */
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { HttpRequest } from '@smithy/protocol-http';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { PodRef } from './environment.js';
+import { CNI_ERROR, CniError } from './errors.js';
+import { instanceIdentity } from './imds.js';
+import type { BerthIpamConfig } from './netconf.js';
+import type { Assignment } from './result.js';
+
+/** A request before it goes out: signing may add headers. */
+interface OutgoingRequest {
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly url: URL;
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+}
+
+/** Adds authentication to a request. */
+export type Signer = (request: OutgoingRequest, signal: AbortSignal) => Promise<OutgoingRequest>;
+
+/** The release's answer: whether this holder's address was freed now. */
+export type ReleaseOutcome = 'released' | 'already-free' | 'held-by-another';
+
+/** The node IP API for one node. */
+export class NodeIpClient {
+  readonly #config: BerthIpamConfig;
+  readonly #signal: AbortSignal;
+  readonly #sign: Signer;
+
+  constructor(config: BerthIpamConfig, signal: AbortSignal, sign: Signer = signerFor(config)) {
+    this.#config = config;
+    this.#signal = signal;
+    this.#sign = sign;
+  }
+
+  /** The holder's address: the one it has, or a new one. */
+  async assign(pod: PodRef): Promise<Assignment> {
+    const { status, body } = await this.#send('POST', '', {
+      namespace: pod.namespace,
+      pod: pod.name,
+      containerId: pod.containerId,
+    });
+    if (status === 200) return body as Assignment;
+    throw refused('assign', status, body);
+  }
+
+  /** The holder's address, read only; undefined when it has none. */
+  async lookUp(pod: PodRef): Promise<Assignment | undefined> {
+    const { status, body } = await this.#send('GET', `?${holderQuery(pod)}`);
+    if (status === 200) return body as Assignment;
+    if (status === 404) return undefined;
+    throw refused('look up', status, body);
+  }
+
+  /** Frees `ip` only while this holder has it. */
+  async release(ip: string, pod: PodRef): Promise<ReleaseOutcome> {
+    const { status, body } = await this.#send(
+      'DELETE',
+      `/${encodeURIComponent(ip)}?${holderQuery(pod)}`,
+    );
+    if (status === 200)
+      return (body as { released?: boolean }).released ? 'released' : 'already-free';
+    if (status === 409) return 'held-by-another';
+    throw refused('release', status, body);
+  }
+
+  async #send(
+    method: OutgoingRequest['method'],
+    suffix: string,
+    json?: unknown,
+  ): Promise<{ status: number; body: unknown }> {
+    const url = new URL(
+      `${this.#config.endpoint}/v1/nodes/${encodeURIComponent(this.#config.node)}/ips${suffix}`,
+    );
+    const unsigned: OutgoingRequest = {
+      method,
+      url,
+      headers: json === undefined ? {} : { 'content-type': 'application/json' },
+      ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+    };
+    let response: Response;
+    try {
+      const request = await this.#sign(unsigned, this.#signal);
+      response = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body === undefined ? {} : { body: request.body }),
+        signal: this.#signal,
+      });
+    } catch (error) {
+      const why = this.#signal.aborted
+        ? `no answer within ${this.#config.timeoutMs / 1000} s`
+        : error instanceof Error
+          ? ((error.cause as Error | undefined)?.message ?? error.message)
+          : String(error);
+      throw new CniError(
+        CNI_ERROR.tryAgainLater,
+        `berth at ${this.#config.endpoint} did not answer: ${why}`,
+        `${method} ${url.pathname}`,
+      );
+    }
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // A proxy's HTML or an empty body: reported as text.
+    }
+    return { status: response.status, body };
+  }
+}
+
+function holderQuery(pod: PodRef): string {
+  return new URLSearchParams({
+    namespace: pod.namespace,
+    pod: pod.name,
+    containerId: pod.containerId,
+  }).toString();
+}
+
+/** A refusal as a CNI error: 503 and 5xx are worth a retry, the rest are berth's answer. */
+function refused(what: string, status: number, body: unknown): CniError {
+  const message =
+    typeof body === 'object' && body !== null && 'error' in body
+      ? String((body as { error: unknown }).error)
+      : String(body).slice(0, 200);
+  return new CniError(
+    status === 503 || status >= 500 ? CNI_ERROR.tryAgainLater : CNI_ERROR.refused,
+    `berth refused to ${what} the pod's address (HTTP ${status}): ${message}`,
+  );
+}
+
+/** No signing locally; SigV4 for the stack's function URL (service `lambda`). */
+function signerFor(config: BerthIpamConfig): Signer {
+  const { auth } = config;
+  if (auth.kind === 'none') return async (request) => request;
+  return async (request, signal) => {
+    const identity = await instanceIdentity(signal).catch((error: unknown) => {
+      throw new CniError(
+        CNI_ERROR.tryAgainLater,
+        `cannot sign for berth: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    });
+    const signer = new SignatureV4({
+      service: 'lambda',
+      region: auth.region ?? identity.region,
+      credentials: identity.credentials,
+      sha256: Sha256,
+    });
+    const query = Object.fromEntries(request.url.searchParams);
+    const signed = await signer.sign(
+      new HttpRequest({
+        method: request.method,
+        protocol: request.url.protocol,
+        hostname: request.url.hostname,
+        path: request.url.pathname,
+        query,
+        headers: { ...request.headers, host: request.url.host },
+        ...(request.body === undefined ? {} : { body: request.body }),
+      }),
+    );
+    return { ...request, headers: signed.headers as Record<string, string> };
+  };
+}

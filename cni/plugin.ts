@@ -1,0 +1,174 @@
+/**
+ * berth-cni: what each CNI command does. ADD asks berth for the pod's address and routes the
+ * pod's traffic out through the address's ENI; DEL releases the address keyed by its holder and
+ * undoes the routing; CHECK verifies both; VERSION answers. Nothing is kept on the node: berth
+ * holds every assignment, keyed by namespace, pod and container.
+ */
+import { type Invocation, type PodRef, podOf } from './environment.js';
+import { CNI_ERROR, CniError } from './errors.js';
+import type { LockMode } from './host-lock.js';
+import type { HostNetwork } from './host-network.js';
+import {
+  type BerthIpamConfig,
+  cniVersionOf,
+  type NetworkConfig,
+  parseNetworkConfig,
+  SUPPORTED_VERSIONS,
+} from './netconf.js';
+import type { NodeIpClient } from './node-ip-client.js';
+import { type Assignment, ipamResult } from './result.js';
+import { type PodRoute, planAdd, planDelete, routingProblems } from './source-routing.js';
+
+/** What the commands act through. */
+export interface PluginDeps {
+  readonly client: (config: BerthIpamConfig) => NodeIpClient;
+  readonly host: HostNetwork;
+  /** Runs `work` holding the node's routing lock, shared (ADD, CHECK) or exclusive (DEL). */
+  readonly locked: <T>(mode: LockMode, work: () => Promise<T>) => Promise<T>;
+}
+
+/** What the plugin prints on stdout (nothing for a DEL or CHECK that succeeded). */
+export type Output = Record<string, unknown> | undefined;
+
+/** Runs one command. Failures are `CniError`s; anything else is a bug the caller reports. */
+export async function runCommand(
+  invocation: Invocation,
+  stdin: string,
+  deps: PluginDeps,
+): Promise<Output> {
+  if (invocation.command === 'VERSION') return version(stdin);
+  const config = parseNetworkConfig(stdin);
+  const pod = podOf(invocation);
+  const client = deps.client(config.ipam);
+  switch (invocation.command) {
+    case 'ADD':
+      return add(config, pod, client, deps);
+    case 'DEL':
+      await del(config, pod, client, deps);
+      return undefined;
+    case 'CHECK':
+      await check(config, pod, client, deps);
+      return undefined;
+  }
+}
+
+function version(stdin: string): Output {
+  let cniVersion = '1.0.0';
+  try {
+    const conf = JSON.parse(stdin) as Record<string, unknown>;
+    if (conf && typeof conf === 'object' && 'cniVersion' in conf) cniVersion = cniVersionOf(conf);
+  } catch (error) {
+    if (error instanceof CniError) throw error;
+    // VERSION may come with no configuration at all.
+  }
+  return { cniVersion, supportedVersions: [...SUPPORTED_VERSIONS] };
+}
+
+async function add(
+  config: NetworkConfig,
+  pod: PodRef,
+  client: NodeIpClient,
+  deps: PluginDeps,
+): Promise<Output> {
+  const assignment = await client.assign(pod);
+  if (config.ipam.sourceRouting) {
+    try {
+      const route = await podRoute(assignment, config.ipam, deps.host);
+      await deps.locked('shared', async () =>
+        deps.host.run(planAdd(await deps.host.rules(), route)),
+      );
+    } catch (error) {
+      // Nothing half-done: the address goes back (keyed by this holder), and the runtime retries.
+      await deps
+        .locked('exclusive', async () => {
+          await client.release(assignment.ip, pod);
+          await deps.host.run(planDelete(await deps.host.rules(), assignment.ip));
+        })
+        .catch(() => undefined);
+      throw error;
+    }
+  }
+  return ipamResult(config.cniVersion, assignment, config.ipam.podGateway);
+}
+
+/**
+ * Releases the pod's address if this container still holds it. The address is the cached
+ * result's, or berth's answer for the holder when the runtime lost its cache. An address that
+ * has gone to another container is left alone, its routing included: the DEL is late.
+ */
+async function del(
+  config: NetworkConfig,
+  pod: PodRef,
+  client: NodeIpClient,
+  deps: PluginDeps,
+): Promise<void> {
+  const cached = config.prevResult?.ips[0]?.address.split('/')[0];
+  const ip = cached ?? (await client.lookUp(pod))?.ip;
+  if (ip === undefined) return;
+  await deps.locked('exclusive', async () => {
+    const outcome = await client.release(ip, pod);
+    if (outcome === 'held-by-another' || !config.ipam.sourceRouting) return;
+    await deps.host.run(planDelete(await deps.host.rules(), ip));
+  });
+}
+
+async function check(
+  config: NetworkConfig,
+  pod: PodRef,
+  client: NodeIpClient,
+  deps: PluginDeps,
+): Promise<void> {
+  const assignment = await client.lookUp(pod);
+  if (!assignment) {
+    throw new CniError(
+      CNI_ERROR.mismatch,
+      `berth holds no address for ${pod.namespace}/${pod.name} (container ${pod.containerId})`,
+    );
+  }
+  const cached = config.prevResult?.ips[0]?.address.split('/')[0];
+  if (cached !== undefined && cached !== assignment.ip) {
+    throw new CniError(
+      CNI_ERROR.mismatch,
+      `the pod has ${cached}, but berth assigned ${assignment.ip} to ${pod.namespace}/${pod.name}`,
+    );
+  }
+  if (!config.ipam.sourceRouting) return;
+  const route = await podRoute(assignment, config.ipam, deps.host);
+  const problems = routingProblems(
+    await deps.host.rules(),
+    await deps.host.routes(route.table),
+    route,
+  );
+  if (problems.length > 0) {
+    throw new CniError(CNI_ERROR.mismatch, `${assignment.ip}: ${problems.join('; ')}`);
+  }
+}
+
+/** The pod's route: its ENI's link (found by MAC) and table (by device index). */
+async function podRoute(
+  assignment: Assignment,
+  config: BerthIpamConfig,
+  host: HostNetwork,
+): Promise<PodRoute> {
+  const { macAddress, deviceIndex } = assignment;
+  if (macAddress === undefined || deviceIndex === undefined) {
+    throw new CniError(
+      CNI_ERROR.tryAgainLater,
+      `berth has not recorded the MAC address of ${assignment.eniId} yet: the ENI pass records it`,
+    );
+  }
+  const link = await host.linkByMac(macAddress);
+  if (link === undefined) {
+    throw new CniError(
+      CNI_ERROR.tryAgainLater,
+      `${assignment.eniId} (${macAddress}) is not attached to this node yet`,
+      'the ENI has no link with its MAC address on the node',
+    );
+  }
+  return {
+    ip: assignment.ip,
+    table: config.routeTableBase + deviceIndex,
+    link,
+    gateway: assignment.gateway,
+  };
+}

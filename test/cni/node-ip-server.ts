@@ -1,0 +1,68 @@
+/**
+ * berth's node IP API on loopback for the CNI plugin's tests, e2e script and benchmark: the real
+ * HTTP surface (`createHttpApi`, `startServer`) over the real pool service, with the EC2 fake and
+ * the in-memory pool store behind it, and one node whose pool the ENI pass has filled.
+ */
+import { nodeIpFault } from '../../shared/app/eni-pass.js';
+import { runEniPass } from '../../shared/eni/pass.js';
+import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../../shared/eni/service.js';
+import { createHttpApi } from '../../shared/http/api.js';
+import { startServer } from '../../shared/local/server.js';
+import { type EniWorld, eniWorld } from '../eni/harness.js';
+
+/** The node every plugin test runs on. */
+export const NODE = 'node-a';
+
+/** A running node IP API. */
+export interface NodeIpServer {
+  readonly url: string;
+  readonly world: EniWorld;
+  /** The node's ENIs as EC2 has them (MAC, primary address, device index), berth's only. */
+  berthEnis(): { eniId: string; macAddress: string; primaryIp: string; deviceIndex: number }[];
+  close(): Promise<void>;
+}
+
+/** Starts the API on 127.0.0.1 with a warm pool of `idle` addresses on `instanceType`. */
+export async function startNodeIpServer(
+  options: { idle?: number; instanceType?: string; host?: string } = {},
+): Promise<NodeIpServer> {
+  const idle = options.idle ?? 8;
+  // Cooldown and sticky reservations off: tests reuse addresses at once.
+  const world = eniWorld({
+    eni: { minIdle: idle, maxIdle: idle * 2, cooldownSeconds: 0, stickySeconds: 0 },
+  });
+  const instanceId = world.addNode(NODE, options.instanceType ?? 'c5.4xlarge');
+  await runEniPass(world.deps);
+  const handle = createHttpApi({
+    healthy: async () => true,
+    nodeIps: {
+      assign: (node, body) => handleAssignIp(world.deps, node, body),
+      release: (node, ip, holder) => handleReleaseIp(world.deps, node, ip, holder),
+      lookUp: (node, holder) => handleLookUpIp(world.deps, node, holder),
+    },
+    classify: nodeIpFault,
+  });
+  const server = await startServer({
+    host: options.host ?? '127.0.0.1',
+    port: 0,
+    handle,
+    onError: (error) => process.stderr.write(`node IP server: ${String(error)}\n`),
+  });
+  return {
+    url: server.url,
+    world,
+    berthEnis: () =>
+      world.ec2
+        .allInterfaces()
+        .filter(
+          (eni) => eni.attachment?.instanceId === instanceId && eni.attachment.deviceIndex > 0,
+        )
+        .map((eni) => ({
+          eniId: eni.eniId,
+          macAddress: eni.macAddress,
+          primaryIp: eni.primaryIp,
+          deviceIndex: eni.attachment?.deviceIndex ?? 0,
+        })),
+    close: () => server.close(),
+  };
+}
