@@ -1,0 +1,303 @@
+/**
+ * The inside of `npm run e2e:cni` (see `e2e-cni.ts`): runs in the node namespace, where berth's
+ * node IP API listens on loopback and `ptp` calls berth-cni for each pod. Returns the exit code.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { installPlugin } from '../cni/build.js';
+import { NODE, startNodeIpServer } from '../test/cni/node-ip-server.js';
+
+const run = promisify(execFile);
+const ip = async (...args: string[]) => (await run('ip', args)).stdout;
+const ipJson = async <T>(...args: string[]): Promise<T[]> => {
+  const out = (await ip('-j', ...args)).trim();
+  return out ? (JSON.parse(out) as T[]) : [];
+};
+
+interface Stage {
+  readonly prefix: string;
+  readonly vpc: string;
+  readonly pods: number;
+}
+
+interface CniRun {
+  readonly code: number;
+  readonly json: Record<string, unknown> | undefined;
+  readonly stdout: string;
+}
+
+/** `ptp` as the runtime runs it, with berth-cni as its IPAM. */
+function ptp(
+  ptpDir: string,
+  pluginDir: string,
+  lock: string,
+  command: string,
+  pod: string,
+  config: Record<string, unknown>,
+): Promise<CniRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(join(ptpDir, 'ptp'), [], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+        CNI_COMMAND: command,
+        CNI_CONTAINERID: `sandbox-${pod}`,
+        CNI_NETNS: `/var/run/netns/${pod}`,
+        CNI_IFNAME: 'eth0',
+        CNI_PATH: `${pluginDir}:${ptpDir}`,
+        CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=games;K8S_POD_NAME=${pod}`,
+        BERTH_CNI_LOCK: lock,
+      },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => process.stderr.write(chunk));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      let json: Record<string, unknown> | undefined;
+      try {
+        json = stdout.trim() ? JSON.parse(stdout) : undefined;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: code ?? 1, json, stdout });
+    });
+    child.stdin.end(JSON.stringify(config));
+  });
+}
+
+const problems: string[] = [];
+function expect(ok: boolean, what: string): void {
+  process.stdout.write(`  ${ok ? 'ok  ' : 'FAIL'} ${what}\n`);
+  if (!ok) problems.push(what);
+}
+
+/** Runs the stage; 0 when every check held. */
+export async function inside(ptpDir: string, work: string, stage: Stage): Promise<number> {
+  const pluginDir = join(work, 'bin');
+  await installPlugin(pluginDir);
+  const lock = join(work, 'berth-cni.lock');
+  const server = await startNodeIpServer({ idle: stage.pods, instanceType: 'c5.4xlarge' });
+  const podName = (i: number) => `${stage.prefix}pod-${i}`;
+  try {
+    // The node's berth ENIs as links, their peers on the VPC's router bridge.
+    const enis = server.berthEnis();
+    for (const [i, eni] of enis.entries()) {
+      await ip(
+        'link',
+        'add',
+        `eni${i + 1}`,
+        'type',
+        'veth',
+        'peer',
+        'name',
+        `vpc${i + 1}`,
+        'netns',
+        stage.vpc,
+      );
+      await ip('link', 'set', `eni${i + 1}`, 'address', eni.macAddress);
+      await ip('addr', 'add', `${eni.primaryIp}/24`, 'dev', `eni${i + 1}`);
+      await ip('link', 'set', `eni${i + 1}`, 'up');
+      await ip('-n', stage.vpc, 'link', 'set', `vpc${i + 1}`, 'master', 'router', 'up');
+    }
+    const config = {
+      cniVersion: '1.0.0',
+      name: 'berth',
+      type: 'ptp',
+      ipMasq: false,
+      ipam: { type: 'berth-cni', endpoint: server.url, node: NODE, timeoutSeconds: 60 },
+    };
+    console.log(`berth: ${enis.length} ENIs on ${NODE}, node IP API at ${server.url}`);
+
+    // 1. Concurrent ADDs.
+    for (let i = 0; i < stage.pods; i++) await ip('netns', 'add', podName(i));
+    const started = performance.now();
+    const added = await Promise.all(
+      Array.from({ length: stage.pods }, (_, i) =>
+        ptp(ptpDir, pluginDir, lock, 'ADD', podName(i), config),
+      ),
+    );
+    console.log(`${stage.pods} concurrent ADDs in ${(performance.now() - started).toFixed(0)} ms`);
+    expect(
+      added.every((r) => r.code === 0),
+      `every ADD succeeded (${added
+        .filter((r) => r.code !== 0)
+        .map((r) => r.stdout)
+        .join(' ')})`,
+    );
+    const addresses = added.map(
+      (r) =>
+        String((r.json?.ips as { address?: string }[] | undefined)?.[0]?.address ?? '').split(
+          '/',
+        )[0] ?? '',
+    );
+    expect(new Set(addresses).size === stage.pods, `${stage.pods} distinct addresses`);
+    const state = await server.world.store.loadNode(NODE);
+    const eniOf = new Map(state.ips.map((r) => [r.ip, r.eniId]));
+    const linkOf = new Map(enis.map((eni, i) => [eni.eniId, `eni${i + 1}`]));
+    console.log(`on ENIs: ${[...new Set(addresses.map((a) => eniOf.get(a)))].join(', ')}`);
+    const rules = await ipJson<{ priority: number; src?: string; dst?: string; table?: string }>(
+      '-4',
+      'rule',
+      'show',
+    );
+    let configured = 0;
+    let routed = 0;
+    for (const [i, address] of addresses.entries()) {
+      const inPod = await ipJson<{ addr_info: { local: string }[] }>(
+        '-n',
+        podName(i),
+        'addr',
+        'show',
+        'eth0',
+      ).catch(() => []);
+      const defaultRoute = await ipJson<{ dst: string; gateway?: string }>(
+        '-n',
+        podName(i),
+        'route',
+        'show',
+        'default',
+      ).catch(() => []);
+      if (
+        inPod[0]?.addr_info.some((a) => a.local === address) &&
+        defaultRoute[0]?.gateway === '10.0.0.3'
+      )
+        configured++;
+      const link = linkOf.get(eniOf.get(address) ?? '');
+      const table = String(
+        1000 + (enis.find((e) => e.eniId === eniOf.get(address))?.deviceIndex ?? -1),
+      );
+      const hasRules =
+        rules.some((r) => r.priority === 512 && r.dst === address && r.table === 'main') &&
+        rules.some((r) => r.priority === 1536 && r.src === address && r.table === table);
+      const hostVeth =
+        (await ipJson<{ dev: string }>('route', 'get', address).catch(() => []))[0]?.dev ?? '';
+      const egress = await ipJson<{ dev: string }>(
+        'route',
+        'get',
+        '10.0.0.1',
+        'from',
+        address,
+        'iif',
+        hostVeth,
+      ).catch(() => []);
+      if (hasRules && egress[0]?.dev === link) routed++;
+    }
+    expect(
+      configured === stage.pods,
+      `every pod has its address on eth0 and a default route via 10.0.0.3 (the subnet's reserved fourth address) (${configured})`,
+    );
+    expect(
+      routed === stage.pods,
+      `every pod's rules are on the node and its traffic leaves through its own ENI (${routed})`,
+    );
+    // The VPC delivers each pod address to the ENI that owns it.
+    for (const address of addresses) {
+      const eni = enis.find((e) => e.eniId === eniOf.get(address));
+      if (eni) await ip('-n', stage.vpc, 'route', 'add', `${address}/32`, 'via', eni.primaryIp);
+    }
+    const pinged = await Promise.all(
+      [0, 1, stage.pods - 1].map((i) =>
+        run('ip', ['netns', 'exec', podName(i), 'ping', '-c', '1', '-W', '2', '10.0.0.1']).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    expect(
+      pinged.every(Boolean),
+      'pods reach the subnet router through their ENI and get the answer',
+    );
+
+    // 2. CHECK.
+    const checked = await Promise.all(
+      added.map((r, i) =>
+        ptp(ptpDir, pluginDir, lock, 'CHECK', podName(i), { ...config, prevResult: r.json }),
+      ),
+    );
+    expect(
+      checked.every((r) => r.code === 0),
+      `CHECK passed for every pod (${checked
+        .filter((r) => r.code !== 0)
+        .map((r) => r.stdout)
+        .join(' ')})`,
+    );
+
+    // 3. DEL of all.
+    const deleted = await Promise.all(
+      added.map((r, i) =>
+        ptp(ptpDir, pluginDir, lock, 'DEL', podName(i), { ...config, prevResult: r.json }),
+      ),
+    );
+    expect(
+      deleted.every((r) => r.code === 0),
+      'every DEL succeeded',
+    );
+    const rulesAfter = await ipJson<{ priority: number }>('-4', 'rule', 'show');
+    expect(
+      !rulesAfter.some((r) => r.priority === 512 || r.priority === 1536),
+      'no pod rule is left on the node',
+    );
+    const tables = await Promise.all(
+      // A table with no route left does not exist any more, which is what is wanted.
+      enis.map((e) =>
+        ipJson<unknown>('-4', 'route', 'show', 'table', String(1000 + e.deviceIndex)).catch(
+          () => [],
+        ),
+      ),
+    );
+    expect(
+      tables.every((t) => t.length === 0),
+      'every ENI route table is empty again',
+    );
+    const veths = (await ipJson<{ ifname: string; link_type?: string }>('link', 'show')).filter(
+      (l) => l.ifname.startsWith('veth'),
+    );
+    expect(
+      veths.length === 0,
+      `no pod link is left on the node (${veths.map((l) => l.ifname).join(', ')})`,
+    );
+    const podAddresses = await Promise.all(
+      Array.from({ length: stage.pods }, (_, i) =>
+        ipJson<unknown>('-n', podName(i), 'addr', 'show', 'eth0').catch(() => []),
+      ),
+    );
+    expect(
+      podAddresses.every((a) => a.length === 0),
+      'no pod namespace keeps an interface',
+    );
+    const stateAfter = await server.world.store.loadNode(NODE);
+    expect(!stateAfter.ips.some((r) => r.state === 'assigned'), 'every address is free in berth');
+
+    // 4. ADD while berth is down.
+    await server.close();
+    const down = await ptp(ptpDir, pluginDir, lock, 'ADD', podName(0), config);
+    expect(
+      down.code !== 0 && down.json?.code === 11,
+      `an ADD while berth is down fails with CNI error 11 (${down.stdout.trim()})`,
+    );
+    const leftover = await ipJson<unknown>('-n', podName(0), 'link', 'show', 'eth0').catch(
+      () => [],
+    );
+    const rulesDown = await ipJson<{ priority: number }>('-4', 'rule', 'show');
+    const vethsDown = (await ipJson<{ ifname: string }>('link', 'show')).filter((l) =>
+      l.ifname.startsWith('veth'),
+    );
+    expect(
+      leftover.length === 0 &&
+        vethsDown.length === 0 &&
+        !rulesDown.some((r) => r.priority === 512 || r.priority === 1536),
+      'and leaves nothing half-configured',
+    );
+  } finally {
+    await server.close().catch(() => undefined);
+  }
+  console.log(
+    problems.length === 0
+      ? 'e2e:cni: all checks passed'
+      : `e2e:cni: ${problems.length} check(s) failed`,
+  );
+  return problems.length === 0 ? 0 : 1;
+}
