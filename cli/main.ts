@@ -42,6 +42,10 @@ export interface CliOptions {
   readonly url?: string;
   readonly stack?: string;
   readonly caFile?: string;
+  /** `manifests --cni`: the CNI plugin's DaemonSet instead of the webhook. */
+  readonly cni: boolean;
+  /** `manifests --cni-nodes`: the nodes that run berth-cni (default: `scale.nodeSelector`). */
+  readonly cniNodes?: string;
   /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
   readonly holder?: string;
 }
@@ -138,6 +142,11 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .option('--advertise-address <address>', 'address the cluster reaches the local server at')
     .addOption(new Option('--port <n>', 'port of the local server').default('8443').argParser(port))
     .option('--json', 'print JSON instead of YAML')
+    .option(
+      '--cni',
+      "berth-cni's DaemonSet instead: the node IP API of --stack, of --url, or of --local (serve --http)",
+    )
+    .option('--cni-nodes <selector>', 'nodes that run berth-cni (default: scale.nodeSelector)')
     .action(action('manifests'));
   return root;
 }
@@ -168,6 +177,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       url: text('url'),
       stack: text('stack'),
       caFile: text('caFile'),
+      cniNodes: text('cniNodes'),
       holder: text('holder'),
     }),
     http: on('http'),
@@ -179,6 +189,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
     dryRun: on('dryRun'),
     verbose: on('verbose'),
     local: on('local'),
+    cni: on('cni'),
   };
 }
 

@@ -15,6 +15,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
+import { type CniTarget, cniManifests } from '../shared/manifests/cni.js';
 import { WebhookEndpointError } from '../shared/manifests/errors.js';
 import { berthManifests } from '../shared/manifests/manifests.js';
 import { printManifests } from '../shared/manifests/print.js';
@@ -41,6 +42,9 @@ export interface ManifestsOptions {
   readonly local?: boolean;
   /** The address a cluster reaches the local server at. */
   readonly advertiseAddress?: string;
+  /** berth-cni's DaemonSet instead of the webhook. */
+  readonly cni?: boolean;
+  readonly cniNodes?: string;
 }
 
 /** Reads a CloudFormation stack's outputs by name (DescribeStacks). */
@@ -140,11 +144,70 @@ async function endpointFor(
   };
 }
 
+/** Where nodes reach the node IP API: the stack's AWS_IAM URL, any URL, or the local server. */
+async function cniTargetFor(options: ManifestsOptions, deps: ManifestsDeps): Promise<CniTarget> {
+  const nodeSelector = options.cniNodes ?? options.config.scale.nodeSelector;
+  const targets = [
+    options.stack === undefined ? [] : ['--stack'],
+    options.url === undefined ? [] : ['--url'],
+    options.local ? ['--local'] : [],
+  ].flat();
+  if (targets.length !== 1) {
+    throw new WebhookEndpointError(
+      targets.length === 0
+        ? 'no target for --cni: pass --stack NAME (its NodeIpsUrl, SigV4), --url URL (a node IP API) or --local (berth serve --http on --advertise-address)'
+        : `give one target, not ${targets.join(' and ')}`,
+    );
+  }
+  if (options.stack !== undefined) {
+    if (!deps.stacks)
+      throw new WebhookEndpointError(
+        `--stack ${options.stack}: pass --url with its ${STACK_OUTPUTS.nodeIpsUrl} output`,
+      );
+    const url = (await deps.stacks.outputs(options.stack))[STACK_OUTPUTS.nodeIpsUrl];
+    if (!url) {
+      throw new WebhookEndpointError(
+        `--stack ${options.stack}: output ${STACK_OUTPUTS.nodeIpsUrl} not found; is it a berth stack?`,
+      );
+    }
+    return { endpoint: url.replace(/\/+$/, ''), auth: 'sigv4', nodeSelector };
+  }
+  if (options.url !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch {
+      throw new WebhookEndpointError(`--url ${options.url}: not a URL`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new WebhookEndpointError(`--url ${options.url}: must be http:// or https://`);
+    }
+    // A Lambda function URL is the stack's AWS_IAM one; anything else is taken as plain.
+    const auth = url.hostname.endsWith('.on.aws') ? 'sigv4' : 'none';
+    return { endpoint: options.url.replace(/\/+$/, ''), auth, nodeSelector };
+  }
+  const host = options.advertiseAddress ?? '127.0.0.1';
+  return { endpoint: `http://${host}:${options.port}`, auth: 'none', nodeSelector };
+}
+
 /** Builds the command over its collaborators. */
 export function createManifestsCommand(
   deps: ManifestsDeps,
 ): (options: ManifestsOptions) => Promise<number> {
   return async (options) => {
+    if (options.cni) {
+      let target: CniTarget;
+      try {
+        target = await cniTargetFor(options, deps);
+      } catch (error) {
+        deps.stderr(`berth manifests --cni: ${(error as Error).message}\n`);
+        return error instanceof WebhookEndpointError ? 2 : 1;
+      }
+      const { bundlePlugin, wrapperScript } = await import('../cni/build.js');
+      const plugin = { bundle: await bundlePlugin(), wrapper: wrapperScript('node') };
+      deps.stdout(printManifests(cniManifests(target, plugin), options.json ? 'json' : 'yaml'));
+      return 0;
+    }
     let endpoint: WebhookEndpoint;
     try {
       endpoint = await endpointFor(options, deps);

@@ -235,6 +235,7 @@ describe('manifestsCommand', () => {
       dryRun: false,
       verbose: false,
       local: true,
+      cni: false,
     };
     expect(await manifestsCommand(cliOptions)).toBe(0);
     const ca = await readFile(join(dataDir, 'tls', 'ca.crt'), 'utf8');

@@ -1,0 +1,156 @@
+/**
+ * The manifests that put berth-cni on nodes: a ConfigMap with the bundled plugin and its
+ * installer, and a DaemonSet on the matching nodes that copies them, with a Node.js runtime
+ * from a public image, into `/opt/cni/bin` and writes the network configuration into
+ * `/etc/cni/net.d`. No image of berth's own: the plugin travels in the ConfigMap (a few hundred
+ * KB against the 1 MiB limit). Deleting the DaemonSet removes what it installed.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { MANIFEST_LABELS } from './webhooks.js';
+
+/** The public image whose `node` runs the plugin on the node (glibc, as EKS AMIs are). */
+export const CNI_RUNTIME_IMAGE = 'public.ecr.aws/docker/library/node:24-bookworm-slim';
+/** The network configuration file: sorted before aws-node's `10-aws.conflist`. */
+export const CNI_CONFIG_FILE = '05-berth.conflist';
+const NAME = 'berth-cni';
+const NAMESPACE = 'kube-system';
+
+/** How nodes reach berth's node IP API. */
+export interface CniTarget {
+  /** Base URL of the node IP API. */
+  readonly endpoint: string;
+  /** SigV4 with the node role (the stack's AWS_IAM URL), or plain (a local server). */
+  readonly auth: 'sigv4' | 'none';
+  /** Nodes that take their pod IPs from berth: `key=value[,key=value]`. */
+  readonly nodeSelector: string;
+}
+
+/** The conflist for one node; the installer puts the node's name in place of `__NODE__`. */
+export function cniNetworkConfig(target: CniTarget): Record<string, unknown> {
+  return {
+    cniVersion: '1.0.0',
+    name: 'berth',
+    plugins: [
+      {
+        // ptp: one veth per pod, the pod's address /32 on the host side, no bridge to share.
+        type: 'ptp',
+        ipMasq: false,
+        mtu: 9001,
+        ipam: {
+          type: NAME,
+          endpoint: target.endpoint,
+          node: '__NODE__',
+          auth: target.auth,
+        },
+      },
+      // Game servers publish host ports.
+      { type: 'portmap', capabilities: { portMappings: true }, snat: false },
+    ],
+  };
+}
+
+/** The installer: what the init container runs, and what the main container undoes on exit. */
+export function installScript(wrapper: string): string {
+  return `#!/bin/sh
+set -eu
+bin=/host/opt/cni/bin
+net=/host/etc/cni/net.d
+mkdir -p "$bin/${NAME}.d.new" "$net"
+cp /usr/local/bin/node "$bin/${NAME}.d.new/node"
+cp /config/berth-cni.mjs "$bin/${NAME}.d.new/berth-cni.mjs"
+rm -rf "$bin/${NAME}.d" && mv "$bin/${NAME}.d.new" "$bin/${NAME}.d"
+cat > "$bin/${NAME}.new" <<'WRAPPER'
+${wrapper.trimEnd()}
+WRAPPER
+chmod 755 "$bin/${NAME}.new" && mv "$bin/${NAME}.new" "$bin/${NAME}"
+sed "s/__NODE__/$NODE_NAME/" /config/${CNI_CONFIG_FILE} > "$net/.${CNI_CONFIG_FILE}.new"
+mv "$net/.${CNI_CONFIG_FILE}.new" "$net/${CNI_CONFIG_FILE}"
+echo "berth-cni installed for node $NODE_NAME"
+`;
+}
+
+/** What the main container runs: wait, and remove the plugin when the DaemonSet goes. */
+export const UNINSTALL_ON_EXIT = `trap 'rm -f /host/etc/cni/net.d/${CNI_CONFIG_FILE} /host/opt/cni/bin/${NAME}; rm -rf /host/opt/cni/bin/${NAME}.d; exit 0' TERM INT
+while true; do sleep 3600 & wait $!; done`;
+
+/** `key=value,key=value` as a nodeSelector map. */
+function selectorMap(selector: string): Record<string, string> {
+  return Object.fromEntries(
+    selector
+      .split(',')
+      .map((pair) => pair.trim())
+      .filter(Boolean)
+      .map((pair) => {
+        const cut = pair.indexOf('=');
+        return cut < 0 ? [pair, ''] : [pair.slice(0, cut), pair.slice(cut + 1)];
+      }),
+  );
+}
+
+/** The ConfigMap and DaemonSet, for `bundle` (the plugin) and its `wrapper` script. */
+export function cniManifests(
+  target: CniTarget,
+  plugin: { readonly bundle: string; readonly wrapper: string },
+): readonly KubernetesObject[] {
+  const labels = { ...MANIFEST_LABELS, 'app.kubernetes.io/component': NAME };
+  const mounts = [
+    { name: 'cni-bin', mountPath: '/host/opt/cni/bin' },
+    { name: 'cni-net', mountPath: '/host/etc/cni/net.d' },
+  ];
+  const configMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: NAME, namespace: NAMESPACE, labels },
+    data: {
+      'berth-cni.mjs': plugin.bundle,
+      'install.sh': installScript(plugin.wrapper),
+      [CNI_CONFIG_FILE]: `${JSON.stringify(cniNetworkConfig(target), null, 2)}\n`,
+    },
+  };
+  const daemonSet = {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: NAME, namespace: NAMESPACE, labels },
+    spec: {
+      selector: { matchLabels: { 'app.kubernetes.io/component': NAME } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+      template: {
+        metadata: { labels },
+        spec: {
+          hostNetwork: true,
+          priorityClassName: 'system-node-critical',
+          nodeSelector: selectorMap(target.nodeSelector),
+          // Pod networking does not exist on the node until this has run.
+          tolerations: [{ operator: 'Exists' }],
+          terminationGracePeriodSeconds: 10,
+          initContainers: [
+            {
+              name: 'install',
+              image: CNI_RUNTIME_IMAGE,
+              command: ['sh', '/config/install.sh'],
+              env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+              volumeMounts: [...mounts, { name: 'config', mountPath: '/config', readOnly: true }],
+              securityContext: { runAsUser: 0 },
+            },
+          ],
+          containers: [
+            {
+              name: 'uninstall-on-exit',
+              image: CNI_RUNTIME_IMAGE,
+              command: ['sh', '-c', UNINSTALL_ON_EXIT],
+              volumeMounts: mounts,
+              resources: { requests: { cpu: '1m', memory: '8Mi' }, limits: { memory: '32Mi' } },
+              securityContext: { runAsUser: 0 },
+            },
+          ],
+          volumes: [
+            { name: 'cni-bin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } },
+            { name: 'cni-net', hostPath: { path: '/etc/cni/net.d', type: 'DirectoryOrCreate' } },
+            { name: 'config', configMap: { name: NAME } },
+          ],
+        },
+      },
+    },
+  };
+  return [configMap, daemonSet];
+}
