@@ -147,7 +147,12 @@ async function onWrite(
   const created = !dryRun && !known ? track(deps, id, 'create') : undefined;
   try {
     const [{ grants, releasing }] = await Promise.all([
-      deps.allocator.assign(id, owner, plan.requests, { dryRun, ...(current ? { current } : {}) }),
+      deps.allocator.assign(id, owner, plan.requests, {
+        dryRun,
+        ...(current ? { current } : {}),
+        // An UPDATE's write commits only on top of the version it was admitted against.
+        ...(old ? { base: old.metadata.resourceVersion ?? '*' } : {}),
+      }),
       created,
     ]);
     if (!dryRun && releasing.length > 0) await track(deps, id, 'release');

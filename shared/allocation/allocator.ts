@@ -65,6 +65,11 @@ export interface AssignOptions {
    * made up (no record can exist): either saves reading it again.
    */
   readonly current?: OwnerRecord | 'none';
+  /**
+   * For an UPDATE, the resourceVersion of the stored object it applies to (`*` if unknown):
+   * values it adds are stamped with it, since its write can commit only on top of that version.
+   */
+  readonly base?: string;
 }
 
 /** How often a dynamic pick may lose a race before the request gives up (never unbounded). */
@@ -72,6 +77,14 @@ const MAX_CLAIM_ATTEMPTS = 16;
 
 /** Attempts at an owner-record change that keeps losing to a concurrent writer of that record. */
 const RECORD_ATTEMPTS = 4;
+
+/** The stamps of the admission that added a value, carried over as they are. */
+function addedBy(claim: { readonly claimedAt?: number; readonly addedOn?: string }) {
+  return {
+    ...(claim.claimedAt === undefined ? {} : { claimedAt: claim.claimedAt }),
+    ...(claim.addedOn === undefined ? {} : { addedOn: claim.addedOn }),
+  };
+}
 
 /** Store key of a range: its kind and name. */
 export function rangeKey(range: ValueRange): string {
@@ -99,8 +112,9 @@ interface Pending {
   offset: number;
   /** Listed in the owner record already: it may be claimed, or a crash may have stopped short. */
   readonly recorded: boolean;
-  /** When an admission last added it to this owner; absent when this one adds it (now). */
+  /** When an admission last added it to this owner, and on which stored version (`Claim`). */
   readonly claimedAt?: number;
+  readonly addedOn?: string;
 }
 
 /** Hands out exclusive values from ranges to owners. */
@@ -133,6 +147,11 @@ export class ExclusiveAllocator {
     options: AssignOptions = {},
   ): Promise<Assignment> {
     const fresh = options.current === 'none';
+    /** Stamps a value this admission adds (allocated, or taken back from `releasing`). */
+    const addedNow = () => ({
+      claimedAt: this.#now(),
+      ...(options.base === undefined ? {} : { addedOn: options.base }),
+    });
     const previous = fresh ? undefined : await this.#current(id, options.current);
     const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
     const releasing = new Map((previous?.releasing ?? []).map((claim) => [claimKey(claim), claim]));
@@ -162,7 +181,7 @@ export class ExclusiveAllocator {
           key,
           offset: have.offset,
           recorded: true,
-          ...(have.claimedAt === undefined ? {} : { claimedAt: have.claimedAt }),
+          ...addedBy(have),
         });
         choose(key, have.offset);
       } else if (wanted !== undefined) {
@@ -179,11 +198,7 @@ export class ExclusiveAllocator {
           key,
           offset: wanted,
           recorded: takenBack || elsewhere !== undefined,
-          ...(takenBack || elsewhere === undefined
-            ? { claimedAt: this.#now() }
-            : elsewhere.claimedAt === undefined
-              ? {}
-              : { claimedAt: elsewhere.claimedAt }),
+          ...(takenBack || elsewhere === undefined ? addedNow() : addedBy(elsewhere)),
         });
         choose(key, wanted);
       } else {
@@ -199,7 +214,7 @@ export class ExclusiveAllocator {
         chosen.get(key),
       );
       if (offset === undefined) throw new RangeFullError(request.range, request.slot);
-      pending.push({ request, key, offset, recorded: false, claimedAt: this.#now() });
+      pending.push({ request, key, offset, recorded: false, ...addedNow() });
       choose(key, offset);
     }
     // A recorded value that moved to another slot of the same owner is kept, not given back.
@@ -215,7 +230,7 @@ export class ExclusiveAllocator {
         slot: p.request.slot,
         range: p.key,
         offset: p.offset,
-        ...(p.claimedAt === undefined ? {} : { claimedAt: p.claimedAt }),
+        ...addedBy(p),
       }));
     const grantsOf = (): Grant[] =>
       pending.map((p) => ({

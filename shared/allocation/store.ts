@@ -31,6 +31,12 @@ export interface Claim {
    * etcd until its deadline, carrying the value: absent for values no such write can carry now.
    */
   readonly claimedAt?: number;
+  /**
+   * The resourceVersion of the stored object the UPDATE that added the value applied to (`*`
+   * when unknown). That write can only commit while the object is still at that version.
+   * Absent when a CREATE added it: once the object exists, that CREATE has committed.
+   */
+  readonly addedOn?: string;
 }
 
 /**

@@ -29,6 +29,7 @@ const service = z.looseObject({
     generateName: z.string().optional(),
     namespace: z.string().optional(),
     uid: z.string().optional(),
+    resourceVersion: z.string().optional(),
     annotations: z.record(z.string(), z.string()).optional(),
   }),
   spec: serviceSpec.prefault({}),

@@ -4,8 +4,8 @@
  *
  * The rule it serves: a value its object still carries, or may yet carry, is never freed. So
  * - a value given back is freed once the object is gone, or stored without it and no write that
- *   added it can still commit: an UPDATE that allocated it (or took it back) may be on its way
- *   to etcd, on top of the very object read, until its deadline;
+ *   added it can still commit: an UPDATE that allocated it (or took it back) admitted against
+ *   the very version read may still be on its way to etcd, until its deadline;
  * - one the object still carries waits: a terminating object (finalizers) until it is gone, a
  *   live one until the change that dropped it commits, or, once no apiserver request can still be
  *   in flight, it is held again (the change was refused);
@@ -25,6 +25,8 @@ export type ObjectReading =
       readonly terminating: boolean;
       /** `claimKey`s of the values it carries. */
       readonly carries: ReadonlySet<string>;
+      /** Its resourceVersion: an admitted UPDATE can still commit only on top of it. */
+      readonly resourceVersion?: string;
     };
 
 /** Timing of the settle step, in seconds. */
@@ -85,9 +87,14 @@ export function decideSettle(
     return { free: [...record.claims, ...releasing], keep: [] };
   }
 
-  // Stored without it, but added by an admission whose write may still commit: not yet.
+  // Stored without it, but added by an UPDATE admitted against this very version, whose write
+  // may still commit until its deadline: not yet.
   const inFlight = (claim: Claim) =>
-    reading.present && !carried(claim) && now - (claim.claimedAt ?? 0) < windowMs;
+    reading.present &&
+    !carried(claim) &&
+    claim.addedOn !== undefined &&
+    (claim.addedOn === '*' || claim.addedOn === reading.resourceVersion) &&
+    now - (claim.claimedAt ?? 0) < windowMs;
   const free = releasing.filter((claim) => !carried(claim) && !inFlight(claim));
   const waiting = releasing.filter(carried);
   const terminating = reading.present && reading.terminating;

@@ -74,6 +74,9 @@ async function readObject(deps: SettleStepDeps, record: OwnerRecord): Promise<Ob
   return {
     present: true,
     terminating: owner.terminating,
+    ...(service.metadata?.resourceVersion === undefined
+      ? {}
+      : { resourceVersion: service.metadata.resourceVersion }),
     carries: new Set(
       owner.values.map((value) => claimKey({ range: rangeKey(value.range), offset: value.offset })),
     ),

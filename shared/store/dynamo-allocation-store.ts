@@ -226,12 +226,14 @@ const encodeClaim = (c: Claim): Record<string, AttributeValue> => ({
   r: { S: c.range },
   o: { N: String(c.offset) },
   ...(c.claimedAt === undefined ? {} : { a: { N: String(c.claimedAt) } }),
+  ...(c.addedOn === undefined ? {} : { b: { S: c.addedOn } }),
 });
 const decodeClaim = (entry: AttributeValue): Claim => ({
   slot: entry.M?.s?.S ?? '',
   range: entry.M?.r?.S ?? '',
   offset: Number(entry.M?.o?.N ?? Number.NaN),
   ...(entry.M?.a?.N === undefined ? {} : { claimedAt: Number(entry.M.a.N) }),
+  ...(entry.M?.b?.S === undefined ? {} : { addedOn: entry.M.b.S }),
 });
 
 function encodeOwner(record: OwnerRecord): Record<string, AttributeValue> {

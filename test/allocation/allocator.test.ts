@@ -244,14 +244,19 @@ describe('ExclusiveAllocator', () => {
     await a.assign('svc', owner, [{ slot: 'a', range }]);
     clock.now = 3_000;
     // A refused change retried: the value given back is asked for again before it was freed.
-    await a.assign('svc', owner, [
-      { slot: 'a', range },
-      { slot: 'b', range, value: b },
-    ]);
+    await a.assign(
+      'svc',
+      owner,
+      [
+        { slot: 'a', range },
+        { slot: 'b', range, value: b },
+      ],
+      { base: '42' },
+    );
     const record = await a.holding('svc');
-    expect(record?.claims.map((c) => [c.slot, c.claimedAt])).toEqual([
-      ['a', 1_000],
-      ['b', 3_000],
+    expect(record?.claims.map((c) => [c.slot, c.claimedAt, c.addedOn])).toEqual([
+      ['a', 1_000, undefined],
+      ['b', 3_000, '42'],
     ]);
     expect(record?.releasing ?? []).toEqual([]);
   });

@@ -44,12 +44,19 @@ describe('decideSettle', () => {
     // An UPDATE admitted at T0 allocated node port 2; another, from the same stored object,
     // gave it back at T0 + 1 s and was refused. The stored object (the UPDATEs' common base) does
     // not carry 2, yet the first UPDATE can still commit it until its deadline.
-    const added = { ...record([1], []), releasing: [{ ...claim(2, T0 + 1000), claimedAt: T0 }] };
-    const early = decideSettle(added, carrying(1), task('release'), T0 + 6000, timing);
+    const added = {
+      ...record([1], []),
+      releasing: [{ ...claim(2, T0 + 1000), claimedAt: T0, addedOn: '17' }],
+    };
+    const atBase = { ...carrying(1), resourceVersion: '17' };
+    const early = decideSettle(added, atBase, task('release'), T0 + 6000, timing);
     expect(early.free).toEqual([]);
     expect(early.recheckAfter).toBeGreaterThan(0);
-    const late = decideSettle(added, carrying(1), task('release'), T0 + 90_000, timing);
+    const late = decideSettle(added, atBase, task('release'), T0 + 90_000, timing);
     expect(late.free.map((c) => c.offset)).toEqual([2]);
+    // Stored at another version: the UPDATE that added it can no longer commit.
+    const moved = { ...carrying(1), resourceVersion: '18' };
+    expect(decideSettle(added, moved, task('release'), T0 + 6000, timing).free).toHaveLength(1);
     // Gone, no write can bring the object back: freed at once.
     const gone = decideSettle(added, { present: false }, task('release'), T0 + 6000, timing);
     expect(gone.free.map((c) => c.offset)).toEqual([2]);
