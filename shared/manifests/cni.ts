@@ -70,7 +70,7 @@ echo "berth-cni installed for node $NODE_NAME"
 }
 
 /** What the main container runs: wait, and remove the plugin when the DaemonSet goes. */
-export const UNINSTALL_ON_EXIT = `trap 'rm -f /host/etc/cni/net.d/${CNI_CONFIG_FILE} /host/opt/cni/bin/${NAME}; rm -rf /host/opt/cni/bin/${NAME}.d; exit 0' TERM INT
+export const UNINSTALL_ON_EXIT = `trap 'rm -f /host/etc/cni/net.d/${CNI_CONFIG_FILE} /host/opt/cni/bin/${NAME}; rm -rf /host/opt/cni/bin/${NAME}.d; kill $! 2>/dev/null; exit 0' TERM INT
 while true; do sleep 3600 & wait $!; done`;
 
 /** `key=value,key=value` as a nodeSelector map. */

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createManifestsCommand, type ManifestsOptions } from '../../cli/manifests.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { CNI_CONFIG_FILE, UNINSTALL_ON_EXIT } from '../../shared/manifests/cni.js';
+import { runPlugin } from '../cni/run-plugin.js';
 
 const NODE_IPS_URL = 'https://xyz789.lambda-url.eu-west-1.on.aws/';
 
@@ -113,21 +114,23 @@ describe('berth manifests --cni', () => {
           .replaceAll('/host/', `${root}/host/`);
       const run = promisify(execFile);
       await run('sh', ['-c', rewrite(items[0]?.data['install.sh'])], {
-        env: { NODE_NAME: 'ip-10-0-0-7' },
+        env: { PATH: process.env.PATH, NODE_NAME: 'ip-10-0-0-7' },
       });
       const installed = JSON.parse(
         await readFile(join(root, 'host/etc/cni/net.d', CNI_CONFIG_FILE), 'utf8'),
       );
       expect(installed.plugins[0].ipam.node).toBe('ip-10-0-0-7');
-      const version = await run(join(root, 'host/opt/cni/bin/berth-cni'), [], {
-        env: { CNI_COMMAND: 'VERSION' },
-      });
-      expect(JSON.parse(version.stdout)).toMatchObject({
+      const version = await runPlugin(
+        join(root, 'host/opt/cni/bin/berth-cni'),
+        { CNI_COMMAND: 'VERSION' },
+        '{"cniVersion":"1.0.0"}',
+      );
+      expect(version.json).toMatchObject({
         supportedVersions: expect.arrayContaining(['1.0.0']),
       });
-      // SIGTERM to the main container's shell runs the uninstall.
+      // SIGTERM to the main container's shell runs the uninstall (once its trap is set).
       const child = execFile('sh', ['-c', rewrite(UNINSTALL_ON_EXIT)]);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
