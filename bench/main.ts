@@ -9,6 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { runAdmissionCpuBench } from './admission-cpu.js';
 import { runAllocatorBench } from './allocator.js';
 import { runChaosBench } from './chaos.js';
+import { runCniBench } from './cni.js';
 import { runEniBench } from './eni.js';
 import { runFuzzBench } from './fuzz.js';
 import { runHostPortBench } from './hostports.js';
@@ -25,6 +26,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   eni: runEniBench,
   fuzz: runFuzzBench,
   chaos: runChaosBench,
+  cni: runCniBench,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => arg !== '--save');
