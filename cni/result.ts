@@ -2,18 +2,14 @@
  * The IPAM result of an ADD, in the configuration's CNI version: the pod's address with the
  * prefix length of the ENI's subnet, its gateway and a default route through it.
  */
+import type { IpAssignment } from '../shared/eni/model.js';
 import type { CniVersion } from './netconf.js';
 
-/** What berth's node IP API answers for a holder (`POST` and `GET /v1/nodes/{node}/ips`). */
-export interface Assignment {
-  readonly ip: string;
-  readonly eniId: string;
-  readonly subnetCidr: string;
-  /** The VPC router of the ENI's subnet: where the node sends the pod's traffic. */
-  readonly gateway: string;
-  readonly deviceIndex?: number;
-  readonly macAddress?: string;
-}
+/**
+ * What berth's node IP API answers for a holder (`POST` and `GET /v1/nodes/{node}/ips`); its
+ * `gateway` is the subnet's router, where the node sends the pod's traffic.
+ */
+export type Assignment = IpAssignment;
 
 /** The subnet's prefix length (`10.0.0.0/24` → 24). */
 export function prefixLength(cidr: string): number {

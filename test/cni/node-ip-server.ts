@@ -22,6 +22,19 @@ export interface NodeIpServer {
   close(): Promise<void>;
 }
 
+/** berth's HTTP surface serving node IPs from `world`'s pools. */
+export function nodeIpApi(world: EniWorld) {
+  return createHttpApi({
+    healthy: async () => true,
+    nodeIps: {
+      assign: (node, body) => handleAssignIp(world.deps, node, body),
+      release: (node, ip, holder) => handleReleaseIp(world.deps, node, ip, holder),
+      lookUp: (node, holder) => handleLookUpIp(world.deps, node, holder),
+    },
+    classify: nodeIpFault,
+  });
+}
+
 /** Starts the API on 127.0.0.1 with a warm pool of `idle` addresses on `instanceType`. */
 export async function startNodeIpServer(
   options: { idle?: number; instanceType?: string; host?: string } = {},
@@ -33,15 +46,7 @@ export async function startNodeIpServer(
   });
   const instanceId = world.addNode(NODE, options.instanceType ?? 'c5.4xlarge');
   await runEniPass(world.deps);
-  const handle = createHttpApi({
-    healthy: async () => true,
-    nodeIps: {
-      assign: (node, body) => handleAssignIp(world.deps, node, body),
-      release: (node, ip, holder) => handleReleaseIp(world.deps, node, ip, holder),
-      lookUp: (node, holder) => handleLookUpIp(world.deps, node, holder),
-    },
-    classify: nodeIpFault,
-  });
+  const handle = nodeIpApi(world);
   const server = await startServer({
     host: options.host ?? '127.0.0.1',
     port: 0,

@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { nodeIpFault } from '../../shared/app/eni-pass.js';
-import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../../shared/eni/service.js';
-import { createHttpApi } from '../../shared/http/api.js';
+import { nodeIpApi } from '../cni/node-ip-server.js';
 import { eniWorld } from '../eni/harness.js';
 
 function api() {
   const world = eniWorld();
   world.addNode('gs-1', 'c5.large');
-  const handle = createHttpApi({
-    healthy: async () => true,
-    nodeIps: {
-      assign: (node, body) => handleAssignIp(world.deps, node, body),
-      release: (node, ip, holder) => handleReleaseIp(world.deps, node, ip, holder),
-      lookUp: (node, holder) => handleLookUpIp(world.deps, node, holder),
-    },
-    classify: nodeIpFault,
-  });
+  const handle = nodeIpApi(world);
   const call = async (method: string, target: string, body?: unknown) => {
     const [path = '', search = ''] = target.split('?', 2);
     const response = await handle({
