@@ -31,7 +31,11 @@ export class NodeIpClient {
   readonly #signal: AbortSignal;
   readonly #sign: Signer;
 
-  constructor(config: BerthIpamConfig, signal: AbortSignal, sign: Signer = signerFor(config)) {
+  constructor(
+    config: BerthIpamConfig,
+    signal: AbortSignal,
+    sign: Signer = config.auth.kind === 'sigv4' ? sigv4Signer(config.auth.region) : unsigned,
+  ) {
     this.#config = config;
     this.#signal = signal;
     this.#sign = sign;
@@ -134,12 +138,16 @@ function refused(what: string, status: number, body: unknown): CniError {
   );
 }
 
-/** No signing locally; SigV4 for the stack's function URL (service `lambda`). */
-function signerFor(config: BerthIpamConfig): Signer {
-  const { auth } = config;
-  if (auth.kind === 'none') return async (request) => request;
+/** Plain requests: the local server. */
+const unsigned: Signer = async (request) => request;
+
+/**
+ * SigV4 for the stack's AWS_IAM function URL (service `lambda`), with the instance role's
+ * credentials and region from the instance metadata service at `imds`.
+ */
+export function sigv4Signer(region: string | undefined, imds?: string): Signer {
   return async (request, signal) => {
-    const identity = await instanceIdentity(signal).catch((error: unknown) => {
+    const identity = await instanceIdentity(signal, imds).catch((error: unknown) => {
       throw new CniError(
         CNI_ERROR.tryAgainLater,
         `cannot sign for berth: ${error instanceof Error ? error.message : String(error)}`,
@@ -147,7 +155,7 @@ function signerFor(config: BerthIpamConfig): Signer {
     });
     const signer = new SignatureV4({
       service: 'lambda',
-      region: auth.region ?? identity.region,
+      region: region ?? identity.region,
       credentials: identity.credentials,
       sha256: Sha256,
     });
