@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createHttpApi } from '../../shared/http/api.js';
 import { nodeIpApi } from '../cni/node-ip-server.js';
 import { eniWorld } from '../eni/harness.js';
 
