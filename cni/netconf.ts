@@ -23,7 +23,7 @@ export interface BerthIpamConfig {
   /** The Kubernetes node this plugin runs on (written per node by the installer). */
   readonly node: string;
   readonly auth: ApiAuth;
-  /** Whole-call budget, below the runtime's own timeout (kubelet's CRI calls allow 2 min). */
+  /** Whole-call budget (at most 110 s), below the runtime's own (kubelet's CRI calls allow 2 min). */
   readonly timeoutMs: number;
   /**
    * The gateway the pod is given, which the main plugin (`ptp`) puts on the host end of every
@@ -113,7 +113,7 @@ export function parseNetworkConfig(stdin: string): NetworkConfig {
       endpoint: endpoint.replace(/\/+$/, ''),
       node,
       auth,
-      timeoutMs: number('timeoutSeconds', DEFAULTS.timeoutSeconds, 1, 60) * 1000,
+      timeoutMs: number('timeoutSeconds', DEFAULTS.timeoutSeconds, 1, 110) * 1000,
       podGateway: ipam.podGateway === undefined ? undefined : text('podGateway'),
       routeTableBase: number('routeTableBase', DEFAULTS.routeTableBase, 1, 2 ** 31 - 1000),
       sourceRouting: sourceRouting === true,

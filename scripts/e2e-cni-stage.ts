@@ -107,7 +107,7 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
       name: 'berth',
       type: 'ptp',
       ipMasq: false,
-      ipam: { type: 'berth-cni', endpoint: server.url, node: NODE, timeoutSeconds: 60 },
+      ipam: { type: 'berth-cni', endpoint: server.url, node: NODE, timeoutSeconds: 110 },
     };
     console.log(`berth: ${enis.length} ENIs on ${NODE}, node IP API at ${server.url}`);
 
