@@ -3,6 +3,7 @@
  * prefix length of the ENI's subnet, its gateway and a default route through it.
  */
 import type { IpAssignment } from '../shared/eni/model.js';
+import { formatIp, parseCidr } from '../shared/net/ip.js';
 import type { CniVersion } from './netconf.js';
 
 /**
@@ -11,10 +12,9 @@ import type { CniVersion } from './netconf.js';
  */
 export type Assignment = IpAssignment;
 
-/** The subnet's prefix length (`10.0.0.0/24` → 24). */
+/** The subnet's prefix length (`10.0.0.0/24` → 24); a host route when it does not parse. */
 export function prefixLength(cidr: string): number {
-  const length = Number(cidr.split('/')[1]);
-  return Number.isInteger(length) && length >= 0 && length <= 32 ? length : 32;
+  return parseCidr(cidr)?.prefixLength ?? 32;
 }
 
 /**
@@ -22,9 +22,9 @@ export function prefixLength(cidr: string): number {
  * + 3), which AWS reserves in every subnet "for future use" and never assigns.
  */
 export function reservedGateway(subnetCidr: string): string {
-  const [network = '0.0.0.0'] = subnetCidr.split('/');
-  const value = network.split('.').reduce((sum, octet) => sum * 256 + Number(octet), 0) + 3;
-  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join('.');
+  const block = parseCidr(subnetCidr);
+  if (block === undefined) throw new RangeError(`not a CIDR block: ${subnetCidr}`);
+  return formatIp({ family: block.family, value: block.network + 3n });
 }
 
 /** The result the runtime (and the main plugin) reads. */
