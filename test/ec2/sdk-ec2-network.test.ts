@@ -27,6 +27,7 @@ const sdkEni = {
   SubnetId: 'subnet-1',
   Status: 'in-use' as const,
   PrivateIpAddress: '10.0.0.5',
+  MacAddress: '0a:1b:2c:3d:4e:5f',
   PrivateIpAddresses: [
     { PrivateIpAddress: '10.0.0.5', Primary: true },
     { PrivateIpAddress: '10.0.0.6', Primary: false },
@@ -159,6 +160,7 @@ describe('SdkEc2Network', () => {
       subnetId: 'subnet-1',
       status: 'in-use',
       primaryIp: '10.0.0.5',
+      macAddress: '0a:1b:2c:3d:4e:5f',
       secondaryIps: ['10.0.0.6', '10.0.0.7'],
       attachment: {
         attachmentId: 'eni-attach-1',
