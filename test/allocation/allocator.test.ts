@@ -61,17 +61,17 @@ describe('ExclusiveAllocator', () => {
   });
 
   it('fills the upper band before touching the reserved lower band', async () => {
-    const range = cidr('10.1.0.0/26'); // 62 usable, band min(max(16, 64/16), 256) = 16
+    const range = cidr('10.1.0.0/27'); // 30 usable, band min(max(16, 32/16), 256) = 16
     expect(range.reservedBand).toBe(16);
     const a = allocator(await newStore());
     const offsets: number[] = [];
-    for (let i = 0; i < 62; i++) {
+    for (let i = 0; i < 30; i++) {
       const { grants } = await a.assign(`o${i}`, owner, [{ slot: 'ip', range }]);
       offsets.push(range.offsetOf(grants[0]?.value ?? '') ?? -1);
     }
-    expect(offsets.slice(0, 46).every((o) => o >= 16)).toBe(true);
-    expect(offsets.slice(46).every((o) => o < 16)).toBe(true);
-    expect(new Set(offsets).size).toBe(62);
+    expect(offsets.slice(0, 14).every((o) => o >= 16)).toBe(true);
+    expect(offsets.slice(14).every((o) => o < 16)).toBe(true);
+    expect(new Set(offsets).size).toBe(30);
   });
 
   it('picks a released value again when it is the only free one', async () => {
@@ -261,11 +261,11 @@ describe('ExclusiveAllocator', () => {
     expect(record?.releasing ?? []).toEqual([]);
   });
 
-  it('never gives one value to two of 64 concurrent allocators, and accounts for every value', async () => {
-    const range = ports('30000-30127'); // 128 ports, 64 owners taking two each
+  it('never gives one value to two of 32 concurrent allocators, and accounts for every value', async () => {
+    const range = ports('30000-30063'); // 64 ports in two blocks, 32 owners taking two each
     const s = await newStore();
     const results = await Promise.all(
-      Array.from({ length: 64 }, (_, i) =>
+      Array.from({ length: 32 }, (_, i) =>
         allocator(s).assign(`c${i}`, owner, [
           { slot: 'a', range },
           { slot: 'b', range },
@@ -273,13 +273,13 @@ describe('ExclusiveAllocator', () => {
       ),
     );
     const values = results.flatMap((r) => r.grants.map((g) => g.value));
-    expect(values).toHaveLength(128);
-    expect(new Set(values).size).toBe(128);
+    expect(values).toHaveLength(64);
+    expect(new Set(values).size).toBe(64);
     const holders = new Map<number, string>();
     for await (const block of s.scanBlocks(rangeKey(range), 0, 3)) {
       for (const [slot, holder] of block.holders) holders.set(block.index * 32 + slot, holder);
     }
-    expect(holders.size).toBe(128);
+    expect(holders.size).toBe(64);
     for (const [i, r] of results.entries()) {
       for (const g of r.grants) expect(holders.get(range.offsetOf(g.value) ?? -1)).toBe(`c${i}`);
     }
