@@ -47,6 +47,8 @@ export interface Ec2NetworkInterface {
   readonly macAddress: string;
   /** Secondary private IPv4 addresses only (never the primary). */
   readonly secondaryIps: readonly string[];
+  /** Delegated IPv4 prefixes (`a.b.c.d/28`): 16 addresses each, assigned and unassigned whole. */
+  readonly ipv4Prefixes: readonly string[];
   readonly attachment?: Ec2Attachment;
   readonly tags: readonly Ec2Tag[];
   readonly securityGroupIds: readonly string[];
@@ -90,7 +92,15 @@ export interface InstanceTypeLimits {
   readonly maxNetworkInterfaces: number;
   /** IPv4 addresses per ENI, the ENI's primary address included. */
   readonly ipv4PerInterface: number;
+  /**
+   * Whether ENIs on this type take /28 prefixes (Nitro instances only). A prefix then takes one
+   * of the `ipv4PerInterface - 1` secondary slots, as a secondary address does.
+   */
+  readonly prefixDelegation: boolean;
 }
+
+/** Addresses in one delegated IPv4 prefix (a /28). */
+export const IPV4_PREFIX_SIZE = 16;
 
 /** A subnet: its CIDR and how many addresses EC2 can still hand out. */
 export interface Ec2Subnet {
@@ -122,6 +132,8 @@ export interface CreateNetworkInterfaceInput {
   readonly subnetId: string;
   readonly securityGroupIds: readonly string[];
   readonly secondaryIpCount: number;
+  /** /28 prefixes to delegate at creation instead of addresses (EC2 takes one or the other). */
+  readonly ipv4PrefixCount?: number;
   readonly description: string;
   readonly tags: readonly Ec2Tag[];
   /** Persisted before the call, so a retry after a crash gets the same ENI, not a second one. */
@@ -154,6 +166,20 @@ export interface Ec2Network {
     readonly eniId: string;
     readonly ips: readonly string[];
   }): Promise<void>;
+  /**
+   * AssignPrivateIpAddresses with `Ipv4PrefixCount`: delegates `count` /28 prefixes in one call;
+   * answers the new prefixes. A subnet with no free aligned /28 refuses with
+   * `InsufficientCidrBlocks`, however many single addresses it has left.
+   */
+  assignIpv4Prefixes(input: {
+    readonly eniId: string;
+    readonly count: number;
+  }): Promise<readonly string[]>;
+  /** UnassignPrivateIpAddresses with `Ipv4Prefixes`: gives whole prefixes back. */
+  unassignIpv4Prefixes(input: {
+    readonly eniId: string;
+    readonly prefixes: readonly string[];
+  }): Promise<void>;
   detachNetworkInterface(input: { readonly attachmentId: string }): Promise<void>;
   deleteNetworkInterface(input: { readonly eniId: string }): Promise<void>;
   createTags(input: {
@@ -173,6 +199,8 @@ export const EC2_ACTIONS = {
   setDeleteOnTermination: 'ModifyNetworkInterfaceAttribute',
   assignPrivateIpAddresses: 'AssignPrivateIpAddresses',
   unassignPrivateIpAddresses: 'UnassignPrivateIpAddresses',
+  assignIpv4Prefixes: 'AssignPrivateIpAddresses',
+  unassignIpv4Prefixes: 'UnassignPrivateIpAddresses',
   detachNetworkInterface: 'DetachNetworkInterface',
   deleteNetworkInterface: 'DeleteNetworkInterface',
   createTags: 'CreateTags',

@@ -217,6 +217,12 @@ export class BudgetedEc2Network implements Ec2Network {
       this.#inner.unassignPrivateIpAddresses(...args),
     );
   }
+  assignIpv4Prefixes(...args: Parameters<Ec2Network['assignIpv4Prefixes']>) {
+    return this.#call('assignIpv4Prefixes', () => this.#inner.assignIpv4Prefixes(...args));
+  }
+  unassignIpv4Prefixes(...args: Parameters<Ec2Network['unassignIpv4Prefixes']>) {
+    return this.#call('unassignIpv4Prefixes', () => this.#inner.unassignIpv4Prefixes(...args));
+  }
   detachNetworkInterface(...args: Parameters<Ec2Network['detachNetworkInterface']>) {
     return this.#call('detachNetworkInterface', () => this.#inner.detachNetworkInterface(...args));
   }

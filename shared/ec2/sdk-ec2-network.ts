@@ -93,6 +93,8 @@ export class SdkEc2Network implements Ec2Network {
           instanceType: String(info.InstanceType ?? ''),
           maxNetworkInterfaces: info.NetworkInfo?.MaximumNetworkInterfaces ?? 1,
           ipv4PerInterface: info.NetworkInfo?.Ipv4AddressesPerInterface ?? 1,
+          // Prefix delegation is a Nitro feature; EC2 says so only through the hypervisor.
+          prefixDelegation: info.Hypervisor === 'nitro',
         });
       }
     }
@@ -143,6 +145,7 @@ export class SdkEc2Network implements Ec2Network {
         ...(input.secondaryIpCount > 0
           ? { SecondaryPrivateIpAddressCount: input.secondaryIpCount }
           : {}),
+        ...(input.ipv4PrefixCount ? { Ipv4PrefixCount: input.ipv4PrefixCount } : {}),
         TagSpecifications: [{ ResourceType: 'network-interface', Tags: toSdkTags(input.tags) }],
         ClientToken: input.clientToken,
       }),
@@ -198,6 +201,25 @@ export class SdkEc2Network implements Ec2Network {
       new UnassignPrivateIpAddressesCommand({
         NetworkInterfaceId: input.eniId,
         PrivateIpAddresses: [...input.ips],
+      }),
+    );
+  }
+
+  async assignIpv4Prefixes(input: { eniId: string; count: number }): Promise<readonly string[]> {
+    const out = await this.#client.send(
+      new AssignPrivateIpAddressesCommand({
+        NetworkInterfaceId: input.eniId,
+        Ipv4PrefixCount: input.count,
+      }),
+    );
+    return (out.AssignedIpv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : []));
+  }
+
+  async unassignIpv4Prefixes(input: { eniId: string; prefixes: readonly string[] }): Promise<void> {
+    await this.#client.send(
+      new UnassignPrivateIpAddressesCommand({
+        NetworkInterfaceId: input.eniId,
+        Ipv4Prefixes: [...input.prefixes],
       }),
     );
   }
@@ -293,6 +315,7 @@ function toNetworkInterface(eni: NetworkInterface): Ec2NetworkInterface {
         ? [a.PrivateIpAddress]
         : [],
     ),
+    ipv4Prefixes: (eni.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : [])),
     ...(attachment ? { attachment } : {}),
     tags: (eni.TagSet ?? []).map((tag) => ({ key: tag.Key ?? '', value: tag.Value ?? '' })),
     securityGroupIds: (eni.Groups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : [])),

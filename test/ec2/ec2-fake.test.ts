@@ -184,4 +184,141 @@ describe('FakeEc2', () => {
     expect(await codeOf(ec2.describeSubnets(['subnet-1']))).toBe('InternalError');
     expect(await codeOf(ec2.describeSubnets(['subnet-1']))).toBe('ok');
   });
+
+  describe('prefix delegation', () => {
+    /** A /26 (4 blocks of 16: the first holds AWS's four reserves, the last its broadcast). */
+    function prefixAccount(instanceType = 'm5.large') {
+      const ec2 = new FakeEc2({ now: () => 0 });
+      ec2.addSubnet('subnet-1', '10.0.0.0/26');
+      const instanceId = ec2.launchInstance({ instanceType, subnetId: 'subnet-1' });
+      return { ec2, instanceId };
+    }
+    const attached = async (ec2: FakeEc2, instanceId: string) => {
+      const eni = await create(ec2, `t-${Math.random()}`, 0);
+      await ec2.attachNetworkInterface({ eniId: eni.eniId, instanceId, deviceIndex: 1 });
+      return eni;
+    };
+
+    it('delegates aligned /28s of free addresses, never one holding a reserved address', async () => {
+      const { ec2, instanceId } = prefixAccount();
+      const eni = await attached(ec2, instanceId);
+      // Primary of the instance .4 and of the ENI .5 sit in block 0, with the reserves.
+      expect(ec2.freePrefixes('subnet-1')).toBe(2);
+      expect(await ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 2 })).toEqual([
+        '10.0.0.16/28',
+        '10.0.0.32/28',
+      ]);
+      expect(ec2.freeAddresses('subnet-1')).toBe(64 - 5 - 2 - 32);
+      expect(ec2.networkInterface(eni.eniId)?.ipv4Prefixes).toEqual([
+        '10.0.0.16/28',
+        '10.0.0.32/28',
+      ]);
+      // Single addresses go around the prefixes.
+      const single = await ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: 1 });
+      expect(single).toEqual(['10.0.0.6']);
+    });
+
+    it('refuses InsufficientCidrBlocks when free addresses are scattered, and changes nothing', async () => {
+      const ec2 = new FakeEc2({ now: () => 0 });
+      ec2.addSubnet('subnet-1', '10.0.0.0/24');
+      const instanceId = ec2.launchInstance({ instanceType: 'm5.large', subnetId: 'subnet-1' });
+      const eni = await attached(ec2, instanceId);
+      let seed = 7;
+      const random = () => {
+        seed = (seed * 48271) % 2147483647;
+        return seed / 2147483647;
+      };
+      const foreign = ec2.scatterForeign('subnet-1', 1, random);
+      expect(foreign).toHaveLength(14); // every block not already touched
+      expect(ec2.freePrefixes('subnet-1')).toBe(0);
+      const before = ec2.freeAddresses('subnet-1');
+      expect(before).toBeGreaterThan(200);
+      expect(await codeOf(ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 1 }))).toBe(
+        'InsufficientCidrBlocks',
+      );
+      expect(
+        await codeOf(
+          ec2.createNetworkInterface({
+            subnetId: 'subnet-1',
+            securityGroupIds: ['sg-1'],
+            secondaryIpCount: 0,
+            ipv4PrefixCount: 1,
+            description: 'd',
+            tags: [],
+            clientToken: 'p',
+          }),
+        ),
+      ).toBe('InsufficientCidrBlocks');
+      expect(ec2.freeAddresses('subnet-1')).toBe(before);
+      // Single addresses are still there: the fallback berth takes.
+      expect(await ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: 3 })).toHaveLength(3);
+      // Once the other tenant leaves a block whole, prefixes are back.
+      ec2.releaseForeign('subnet-1', foreign.slice(-1));
+      expect(await ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 1 })).toHaveLength(1);
+    });
+
+    it('counts a prefix as one of the ENI slots, with the addresses, against the type limit', async () => {
+      const ec2 = new FakeEc2({ now: () => 0 });
+      ec2.addSubnet('subnet-1', '10.0.0.0/20');
+      const instanceId = ec2.launchInstance({ instanceType: 't3.medium', subnetId: 'subnet-1' });
+      const eni = await attached(ec2, instanceId);
+      // t3.medium: 6 IPv4 per ENI, so 5 slots: 3 prefixes + 2 addresses.
+      await ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 3 });
+      await ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: 2 });
+      expect(await codeOf(ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 1 }))).toBe(
+        'PrivateIpAddressLimitExceeded',
+      );
+      expect(await codeOf(ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: 1 }))).toBe(
+        'PrivateIpAddressLimitExceeded',
+      );
+    });
+
+    it('gives a prefix back whole, refuses one the ENI does not hold, and refuses non-Nitro types', async () => {
+      const { ec2, instanceId } = prefixAccount();
+      const eni = await attached(ec2, instanceId);
+      const [prefix] = await ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 1 });
+      expect(
+        await codeOf(ec2.unassignIpv4Prefixes({ eniId: eni.eniId, prefixes: ['10.0.0.48/28'] })),
+      ).toBe('InvalidParameterValue');
+      await ec2.unassignIpv4Prefixes({ eniId: eni.eniId, prefixes: [prefix ?? ''] });
+      expect(ec2.freePrefixes('subnet-1')).toBe(2);
+      expect(ec2.networkInterface(eni.eniId)?.ipv4Prefixes).toEqual([]);
+
+      const xen = prefixAccount('c4.large');
+      const other = await attached(xen.ec2, xen.instanceId);
+      expect(await codeOf(xen.ec2.assignIpv4Prefixes({ eniId: other.eniId, count: 1 }))).toBe(
+        'InvalidParameterValue',
+      );
+    });
+
+    it('refuses an ENI asking for both addresses and prefixes, and frees prefixes with the ENI', async () => {
+      const { ec2 } = prefixAccount();
+      const input = {
+        subnetId: 'subnet-1',
+        securityGroupIds: ['sg-1'],
+        description: 'd',
+        tags: [],
+      };
+      expect(
+        await codeOf(
+          ec2.createNetworkInterface({
+            ...input,
+            secondaryIpCount: 1,
+            ipv4PrefixCount: 1,
+            clientToken: 'x',
+          }),
+        ),
+      ).toBe('InvalidParameterCombination');
+      const eni = await ec2.createNetworkInterface({
+        ...input,
+        secondaryIpCount: 0,
+        ipv4PrefixCount: 2,
+        clientToken: 'y',
+      });
+      expect(eni.ipv4Prefixes).toHaveLength(2);
+      expect(ec2.freePrefixes('subnet-1')).toBe(0);
+      await ec2.deleteNetworkInterface({ eniId: eni.eniId });
+      expect(ec2.freePrefixes('subnet-1')).toBe(2);
+    });
+  });
 });

@@ -33,6 +33,7 @@ const sdkEni = {
     { PrivateIpAddress: '10.0.0.6', Primary: false },
     { PrivateIpAddress: '10.0.0.7', Primary: false },
   ],
+  Ipv4Prefixes: [{ Ipv4Prefix: '10.0.0.32/28' }],
   Attachment: {
     AttachmentId: 'eni-attach-1',
     InstanceId: 'i-1',
@@ -102,20 +103,37 @@ describe('SdkEc2Network', () => {
     expect(calls[1]?.args[0].input.NextToken).toBe('more');
   });
 
-  it('reads ENI and IPv4 limits from DescribeInstanceTypes', async () => {
+  it('reads ENI and IPv4 limits from DescribeInstanceTypes, and prefix delegation from Nitro', async () => {
     ec2Mock.on(DescribeInstanceTypesCommand).resolves({
       InstanceTypes: [
         {
           InstanceType: 'm5.xlarge',
+          Hypervisor: 'nitro',
           NetworkInfo: { MaximumNetworkInterfaces: 4, Ipv4AddressesPerInterface: 15 },
+        },
+        {
+          InstanceType: 'c4.large',
+          Hypervisor: 'xen',
+          NetworkInfo: { MaximumNetworkInterfaces: 3, Ipv4AddressesPerInterface: 10 },
         },
       ],
     });
-    expect(await network().describeInstanceTypes(['m5.xlarge'])).toEqual([
-      { instanceType: 'm5.xlarge', maxNetworkInterfaces: 4, ipv4PerInterface: 15 },
+    expect(await network().describeInstanceTypes(['m5.xlarge', 'c4.large'])).toEqual([
+      {
+        instanceType: 'm5.xlarge',
+        maxNetworkInterfaces: 4,
+        ipv4PerInterface: 15,
+        prefixDelegation: true,
+      },
+      {
+        instanceType: 'c4.large',
+        maxNetworkInterfaces: 3,
+        ipv4PerInterface: 10,
+        prefixDelegation: false,
+      },
     ]);
     expect(ec2Mock.commandCalls(DescribeInstanceTypesCommand)[0]?.args[0].input).toEqual({
-      InstanceTypes: ['m5.xlarge'],
+      InstanceTypes: ['m5.xlarge', 'c4.large'],
     });
   });
 
@@ -162,6 +180,7 @@ describe('SdkEc2Network', () => {
       primaryIp: '10.0.0.5',
       macAddress: '0a:1b:2c:3d:4e:5f',
       secondaryIps: ['10.0.0.6', '10.0.0.7'],
+      ipv4Prefixes: ['10.0.0.32/28'],
       attachment: {
         attachmentId: 'eni-attach-1',
         instanceId: 'i-1',
@@ -253,6 +272,40 @@ describe('SdkEc2Network', () => {
       NetworkInterfaceId: 'eni-1',
       PrivateIpAddresses: ['10.0.0.8'],
     });
+  });
+
+  it('delegates and gives back /28 prefixes through the address calls', async () => {
+    ec2Mock.on(AssignPrivateIpAddressesCommand).resolves({
+      AssignedIpv4Prefixes: [{ Ipv4Prefix: '10.0.0.48/28' }, { Ipv4Prefix: '10.0.0.64/28' }],
+    });
+    ec2Mock.on(UnassignPrivateIpAddressesCommand).resolves({});
+    ec2Mock.on(CreateNetworkInterfaceCommand).resolves({ NetworkInterface: sdkEni });
+    const ec2 = network();
+    expect(await ec2.assignIpv4Prefixes({ eniId: 'eni-1', count: 2 })).toEqual([
+      '10.0.0.48/28',
+      '10.0.0.64/28',
+    ]);
+    await ec2.unassignIpv4Prefixes({ eniId: 'eni-1', prefixes: ['10.0.0.48/28'] });
+    await ec2.createNetworkInterface({
+      subnetId: 'subnet-1',
+      securityGroupIds: ['sg-1'],
+      secondaryIpCount: 0,
+      ipv4PrefixCount: 1,
+      description: 'berth c node-a',
+      tags: [],
+      clientToken: 'berth-token',
+    });
+    expect(ec2Mock.commandCalls(AssignPrivateIpAddressesCommand)[0]?.args[0].input).toEqual({
+      NetworkInterfaceId: 'eni-1',
+      Ipv4PrefixCount: 2,
+    });
+    expect(ec2Mock.commandCalls(UnassignPrivateIpAddressesCommand)[0]?.args[0].input).toEqual({
+      NetworkInterfaceId: 'eni-1',
+      Ipv4Prefixes: ['10.0.0.48/28'],
+    });
+    const create = ec2Mock.commandCalls(CreateNetworkInterfaceCommand)[0]?.args[0].input;
+    expect(create?.Ipv4PrefixCount).toBe(1);
+    expect(create?.SecondaryPrivateIpAddressCount).toBeUndefined();
   });
 
   it('detaches, deletes and tags', async () => {

@@ -1,7 +1,9 @@
 /**
  * A faithful in-memory EC2 for berth's `Ec2Network` (Karpenter's `pkg/fake/ec2api.go` idea):
  * instance types with their real ENI/IPv4 limits, subnets with finite addresses (AWS reserves
- * the first four and the last one), the real error codes, a token bucket per action with EC2's
+ * the first four and the last one), /28 prefix delegation on Nitro types (a prefix is an aligned
+ * block of 16 free addresses and takes one secondary slot; a subnet whose free addresses are
+ * scattered has none to give: `InsufficientCidrBlocks`), the real error codes, a token bucket per action with EC2's
  * default sizes and refill, asynchronous detach, ClientToken idempotency on create, and an
  * optional eventual-consistency lag on DescribeNetworkInterfaces. Tests steer it with injected
  * errors, a throttle rate and instance launches/terminations; it records every call.
@@ -27,15 +29,62 @@ import {
 } from '../../shared/ec2/token-bucket.js';
 import { formatIp, parseCidr } from '../../shared/net/ip.js';
 
-/** Real limits (reference §2.10 and DescribeInstanceTypes): max ENIs × IPv4 per ENI. */
+/** Addresses per delegated prefix, and so the alignment of a /28 inside its subnet. */
+const BLOCK = 16n;
+
+/**
+ * Real limits (reference §2.10 and DescribeInstanceTypes): max ENIs × IPv4 per ENI; every type
+ * here is Nitro (prefix delegation) but the Xen c4.large.
+ */
 export const INSTANCE_TYPES: Readonly<Record<string, InstanceTypeLimits>> = {
-  't3.small': { instanceType: 't3.small', maxNetworkInterfaces: 3, ipv4PerInterface: 4 },
-  't3.medium': { instanceType: 't3.medium', maxNetworkInterfaces: 3, ipv4PerInterface: 6 },
-  'm5.large': { instanceType: 'm5.large', maxNetworkInterfaces: 3, ipv4PerInterface: 10 },
-  'c5.large': { instanceType: 'c5.large', maxNetworkInterfaces: 3, ipv4PerInterface: 10 },
-  'm5.xlarge': { instanceType: 'm5.xlarge', maxNetworkInterfaces: 4, ipv4PerInterface: 15 },
-  'c5.4xlarge': { instanceType: 'c5.4xlarge', maxNetworkInterfaces: 8, ipv4PerInterface: 30 },
-  'm5.24xlarge': { instanceType: 'm5.24xlarge', maxNetworkInterfaces: 15, ipv4PerInterface: 50 },
+  't3.small': {
+    instanceType: 't3.small',
+    maxNetworkInterfaces: 3,
+    ipv4PerInterface: 4,
+    prefixDelegation: true,
+  },
+  't3.medium': {
+    instanceType: 't3.medium',
+    maxNetworkInterfaces: 3,
+    ipv4PerInterface: 6,
+    prefixDelegation: true,
+  },
+  'm5.large': {
+    instanceType: 'm5.large',
+    maxNetworkInterfaces: 3,
+    ipv4PerInterface: 10,
+    prefixDelegation: true,
+  },
+  'c5.large': {
+    instanceType: 'c5.large',
+    maxNetworkInterfaces: 3,
+    ipv4PerInterface: 10,
+    prefixDelegation: true,
+  },
+  'm5.xlarge': {
+    instanceType: 'm5.xlarge',
+    maxNetworkInterfaces: 4,
+    ipv4PerInterface: 15,
+    prefixDelegation: true,
+  },
+  'c5.4xlarge': {
+    instanceType: 'c5.4xlarge',
+    maxNetworkInterfaces: 8,
+    ipv4PerInterface: 30,
+    prefixDelegation: true,
+  },
+  'm5.24xlarge': {
+    instanceType: 'm5.24xlarge',
+    maxNetworkInterfaces: 15,
+    ipv4PerInterface: 50,
+    prefixDelegation: true,
+  },
+  'c4.large': {
+    instanceType: 'c4.large',
+    maxNetworkInterfaces: 3,
+    ipv4PerInterface: 10,
+    prefixDelegation: false,
+  },
 };
 
 /** EC2's default buckets per action (reference §3.1), for filtered/paginated Describe calls. */
@@ -91,11 +140,15 @@ interface Subnet {
   readonly availabilityZone: string;
   readonly network: bigint;
   readonly size: bigint;
+  /** Single addresses are handed out in order from here, then from `released`. */
   next: bigint;
   /** Released offsets, reused oldest first (a queue: `released[releasedHead]` is next). */
   readonly released: bigint[];
   releasedHead: number;
-  readonly used: Set<string>;
+  /** Offsets in use: by an ENI (primary, secondary or prefix) or by another tenant. */
+  readonly used: Set<bigint>;
+  /** Offsets taken per /28 block, AWS's reserved addresses included: a prefix needs a 0. */
+  readonly blockUse: Map<bigint, number>;
 }
 
 interface Attachment {
@@ -113,6 +166,7 @@ interface Eni {
   readonly primaryIp: string;
   readonly macAddress: string;
   readonly secondaryIps: string[];
+  readonly prefixes: string[];
   readonly securityGroupIds: readonly string[];
   tags: Ec2Tag[];
   attachment?: Attachment;
@@ -183,17 +237,57 @@ export class FakeEc2 implements Ec2Network {
   addSubnet(subnetId: string, cidr: string, availabilityZone = 'us-east-1a'): void {
     const block = parseCidr(cidr);
     if (block?.family !== 'IPv4') throw new Error(`bad subnet CIDR ${cidr}`);
+    const size = 1n << BigInt(block.hostBits);
+    // The network address, the VPC router, DNS, a reserved one and the broadcast address.
+    const blockUse = new Map<bigint, number>([[0n, 4]]);
+    const last = (size - 1n) / BLOCK;
+    blockUse.set(last, (blockUse.get(last) ?? 0) + 1);
     this.#subnets.set(subnetId, {
       subnetId,
       cidr,
       availabilityZone,
       network: block.network,
-      size: 1n << BigInt(block.hostBits),
+      size,
       next: 4n,
       released: [],
       releasedHead: 0,
       used: new Set(),
+      blockUse,
     });
+  }
+
+  /**
+   * Other tenants of the subnet (Lambda functions, load balancers, other clusters' ENIs) take one
+   * address in `share` of its /28 blocks, spread by `random`: the subnet keeps most of its free
+   * addresses but few whole /28s, as in VPC CNI issue #2749. Answers the addresses taken, which
+   * `releaseForeign` gives back.
+   */
+  scatterForeign(subnetId: string, share: number, random: () => number): string[] {
+    const subnet = this.#subnet(subnetId);
+    const taken: string[] = [];
+    for (let block = 0n; block * BLOCK < subnet.size; block++) {
+      if ((subnet.blockUse.get(block) ?? 0) > 0 || random() >= share) continue;
+      const offset = block * BLOCK + BigInt(Math.floor(random() * 16));
+      this.#take(subnet, offset);
+      taken.push(this.#ipAt(subnet, offset));
+    }
+    return taken;
+  }
+
+  /** Another tenant lets addresses go (see `scatterForeign`). */
+  releaseForeign(subnetId: string, ips: readonly string[]): void {
+    const subnet = this.#subnet(subnetId);
+    for (const ip of ips) this.#free(subnet, ip);
+  }
+
+  /** Whole /28 blocks the subnet could still delegate. */
+  freePrefixes(subnetId: string): number {
+    const subnet = this.#subnet(subnetId);
+    let free = 0;
+    for (let block = 0n; block * BLOCK < subnet.size; block++) {
+      if ((subnet.blockUse.get(block) ?? 0) === 0) free++;
+    }
+    return free;
   }
 
   /** Launches a running instance with its primary ENI (device 0, deleted on termination). */
@@ -221,6 +315,7 @@ export class FakeEc2 implements Ec2Network {
       primaryIp: primaryIp ?? '',
       macAddress: this.#mac(),
       secondaryIps: [],
+      prefixes: [],
       securityGroupIds: input.securityGroupIds ?? ['sg-0123456789abcdef0'],
       tags: [],
       attachment: {
@@ -375,6 +470,7 @@ export class FakeEc2 implements Ec2Network {
       input.subnetId,
       [...input.securityGroupIds].sort(),
       input.secondaryIpCount,
+      input.ipv4PrefixCount ?? 0,
       input.description,
       input.tags,
     ]);
@@ -408,11 +504,32 @@ export class FakeEc2 implements Ec2Network {
         'SecondaryPrivateIpAddressCount out of range',
       );
     }
+    const prefixCount = input.ipv4PrefixCount ?? 0;
+    if (prefixCount > 0 && input.secondaryIpCount > 0) {
+      this.#fail(
+        'CreateNetworkInterface',
+        'InvalidParameterCombination',
+        'You cannot specify a count of IPv4 prefixes together with a count of private IPv4 addresses',
+      );
+    }
+    if (prefixCount < 0 || prefixCount > 49) {
+      this.#fail('CreateNetworkInterface', 'InvalidParameterValue', 'Ipv4PrefixCount out of range');
+    }
     if (this.freeAddresses(subnet.subnetId) < 1 + input.secondaryIpCount) {
       this.#fail(
         'CreateNetworkInterface',
         'InsufficientFreeAddressesInSubnet',
         `There are not enough free addresses in subnet '${subnet.subnetId}' to satisfy the requested number of instances.`,
+      );
+    }
+    // Prefixes first: a refused create must leave the subnet as it found it.
+    const prefixes = this.#allocatePrefixes(subnet, prefixCount);
+    if (prefixes.length < prefixCount) {
+      for (const prefix of prefixes) this.#freePrefix(subnet, prefix);
+      this.#fail(
+        'CreateNetworkInterface',
+        'InsufficientCidrBlocks',
+        'The specified subnet does not have enough free cidr blocks to satisfy the request.',
       );
     }
     const [primaryIp, ...secondaryIps] = this.#allocate(subnet, 1 + input.secondaryIpCount);
@@ -422,6 +539,7 @@ export class FakeEc2 implements Ec2Network {
       primaryIp: primaryIp ?? '',
       macAddress: this.#mac(),
       secondaryIps,
+      prefixes,
       securityGroupIds: input.securityGroupIds,
       tags: [...input.tags],
       primaryOfInstance: false,
@@ -478,7 +596,7 @@ export class FakeEc2 implements Ec2Network {
         `Instance '${instance.instanceId}' already has an interface attached at device index '${input.deviceIndex}'.`,
       );
     }
-    if (eni.secondaryIps.length + 1 > (limits?.ipv4PerInterface ?? 1)) {
+    if (slotsUsed(eni) > (limits?.ipv4PerInterface ?? 1)) {
       this.#fail(
         action,
         'PrivateIpAddressLimitExceeded',
@@ -526,9 +644,7 @@ export class FakeEc2 implements Ec2Network {
         'SecondaryPrivateIpAddressCount must be positive',
       );
     }
-    const instance = eni.attachment ? this.#instances.get(eni.attachment.instanceId) : undefined;
-    const limit = instance ? (INSTANCE_TYPES[instance.instanceType]?.ipv4PerInterface ?? 50) : 50;
-    if (1 + eni.secondaryIps.length + input.count > limit) {
+    if (slotsUsed(eni) + input.count > this.#slotLimit(eni)) {
       this.#fail(
         action,
         'PrivateIpAddressLimitExceeded',
@@ -576,6 +692,65 @@ export class FakeEc2 implements Ec2Network {
     for (const ip of input.ips) {
       eni.secondaryIps.splice(eni.secondaryIps.indexOf(ip), 1);
       this.#free(subnet, ip);
+    }
+    this.#snapshot(eni.eniId);
+    this.#ok(action, undefined);
+  }
+
+  async assignIpv4Prefixes(input: { eniId: string; count: number }): Promise<readonly string[]> {
+    const action = 'AssignPrivateIpAddresses';
+    this.#enter(action);
+    const eni = this.#eni(action, input.eniId);
+    if (input.count < 1) {
+      this.#fail(action, 'InvalidParameterValue', 'Ipv4PrefixCount must be positive');
+    }
+    const instance = eni.attachment ? this.#instances.get(eni.attachment.instanceId) : undefined;
+    if (instance && !INSTANCE_TYPES[instance.instanceType]?.prefixDelegation) {
+      this.#fail(
+        action,
+        'InvalidParameterValue',
+        `Prefix delegation is not supported for instance type ${instance.instanceType}`,
+      );
+    }
+    if (slotsUsed(eni) + input.count > this.#slotLimit(eni)) {
+      this.#fail(
+        action,
+        'PrivateIpAddressLimitExceeded',
+        `Number of private addresses will exceed limit.`,
+      );
+    }
+    const subnet = this.#subnet(eni.subnetId);
+    const prefixes = this.#allocatePrefixes(subnet, input.count);
+    if (prefixes.length < input.count) {
+      for (const prefix of prefixes) this.#freePrefix(subnet, prefix);
+      this.#fail(
+        action,
+        'InsufficientCidrBlocks',
+        'The specified subnet does not have enough free cidr blocks to satisfy the request.',
+      );
+    }
+    eni.prefixes.push(...prefixes);
+    this.#snapshot(eni.eniId);
+    return this.#ok(action, prefixes);
+  }
+
+  async unassignIpv4Prefixes(input: { eniId: string; prefixes: readonly string[] }): Promise<void> {
+    const action = 'UnassignPrivateIpAddresses';
+    this.#enter(action);
+    const eni = this.#eni(action, input.eniId);
+    for (const prefix of input.prefixes) {
+      if (!eni.prefixes.includes(prefix)) {
+        this.#fail(
+          action,
+          'InvalidParameterValue',
+          `Some of the specified prefixes are not assigned to interface ${eni.eniId}`,
+        );
+      }
+    }
+    const subnet = this.#subnet(eni.subnetId);
+    for (const prefix of input.prefixes) {
+      eni.prefixes.splice(eni.prefixes.indexOf(prefix), 1);
+      this.#freePrefix(subnet, prefix);
     }
     this.#snapshot(eni.eniId);
     this.#ok(action, undefined);
@@ -693,39 +868,89 @@ export class FakeEc2 implements Ec2Network {
     }
   }
 
+  /** Secondary slots of the ENI's instance type (50, EC2's most, while unattached). */
+  #slotLimit(eni: Eni): number {
+    const instance = eni.attachment ? this.#instances.get(eni.attachment.instanceId) : undefined;
+    return instance ? (INSTANCE_TYPES[instance.instanceType]?.ipv4PerInterface ?? 50) : 50;
+  }
+
   #destroy(eni: Eni): void {
     const subnet = this.#subnet(eni.subnetId);
     for (const ip of [eni.primaryIp, ...eni.secondaryIps]) this.#free(subnet, ip);
+    for (const prefix of eni.prefixes) this.#freePrefix(subnet, prefix);
     this.#enis.delete(eni.eniId);
     this.#snapshot(eni.eniId);
   }
 
+  /** Single addresses: released ones oldest first, then never used ones in order. */
   #allocate(subnet: Subnet, count: number): string[] {
     const out: string[] = [];
     while (out.length < count) {
       let offset: bigint | undefined;
-      if (subnet.releasedHead < subnet.released.length) {
-        offset = subnet.released[subnet.releasedHead++];
-        if (subnet.releasedHead > 1024 && subnet.releasedHead * 2 > subnet.released.length) {
-          subnet.released.splice(0, subnet.releasedHead);
-          subnet.releasedHead = 0;
-        }
+      while (offset === undefined && subnet.releasedHead < subnet.released.length) {
+        const candidate = subnet.released[subnet.releasedHead++];
+        // A released address may have gone into a prefix or to another tenant since.
+        if (candidate !== undefined && !subnet.used.has(candidate)) offset = candidate;
       }
-      if (offset === undefined) {
-        if (subnet.next >= subnet.size - 1n) break;
-        offset = subnet.next++;
+      while (offset === undefined && subnet.next < subnet.size - 1n) {
+        const candidate = subnet.next++;
+        if (!subnet.used.has(candidate)) offset = candidate;
       }
-      const ip = formatIp({ family: 'IPv4', value: subnet.network + offset });
-      subnet.used.add(ip);
-      out.push(ip);
+      if (subnet.releasedHead > 1024 && subnet.releasedHead * 2 > subnet.released.length) {
+        subnet.released.splice(0, subnet.releasedHead);
+        subnet.releasedHead = 0;
+      }
+      if (offset === undefined) break;
+      this.#take(subnet, offset);
+      out.push(this.#ipAt(subnet, offset));
     }
     return out;
   }
 
+  /** Whole aligned /28 blocks, lowest first; fewer than `count` when the subnet has no more. */
+  #allocatePrefixes(subnet: Subnet, count: number): string[] {
+    const out: string[] = [];
+    for (let block = 0n; out.length < count && block * BLOCK < subnet.size; block++) {
+      if ((subnet.blockUse.get(block) ?? 0) > 0) continue;
+      for (let offset = block * BLOCK; offset < (block + 1n) * BLOCK; offset++) {
+        this.#take(subnet, offset);
+      }
+      out.push(`${this.#ipAt(subnet, block * BLOCK)}/28`);
+    }
+    return out;
+  }
+
+  #take(subnet: Subnet, offset: bigint): void {
+    subnet.used.add(offset);
+    const block = offset / BLOCK;
+    subnet.blockUse.set(block, (subnet.blockUse.get(block) ?? 0) + 1);
+  }
+
   #free(subnet: Subnet, ip: string): void {
-    if (!subnet.used.delete(ip)) return;
+    const offset = this.#offsetOf(subnet, ip);
+    if (offset === undefined || !subnet.used.delete(offset)) return;
+    const block = offset / BLOCK;
+    const left = (subnet.blockUse.get(block) ?? 1) - 1;
+    if (left > 0) subnet.blockUse.set(block, left);
+    else subnet.blockUse.delete(block);
+    subnet.released.push(offset);
+  }
+
+  #freePrefix(subnet: Subnet, prefix: string): void {
+    const block = parseCidr(prefix);
+    if (!block) return;
+    for (let i = 0n; i < BLOCK; i++) {
+      this.#free(subnet, formatIp({ family: 'IPv4', value: block.network + i }));
+    }
+  }
+
+  #ipAt(subnet: Subnet, offset: bigint): string {
+    return formatIp({ family: 'IPv4', value: subnet.network + offset });
+  }
+
+  #offsetOf(subnet: Subnet, ip: string): bigint | undefined {
     const parsed = parseCidr(`${ip}/32`);
-    if (parsed) subnet.released.push(parsed.network - subnet.network);
+    return parsed ? parsed.network - subnet.network : undefined;
   }
 
   #view(eni: Eni): Ec2NetworkInterface {
@@ -741,6 +966,7 @@ export class FakeEc2 implements Ec2Network {
       primaryIp: eni.primaryIp,
       macAddress: eni.macAddress,
       secondaryIps: [...eni.secondaryIps],
+      ipv4Prefixes: [...eni.prefixes],
       ...(attachment
         ? {
             attachment: {
@@ -802,6 +1028,11 @@ export class FakeEc2 implements Ec2Network {
     const octets = this.#hex(10).match(/../g) ?? [];
     return ['0a', ...octets].join(':');
   }
+}
+
+/** Slots an ENI fills against its type's IPv4 limit: its primary, each address, each prefix. */
+function slotsUsed(eni: Eni): number {
+  return 1 + eni.secondaryIps.length + eni.prefixes.length;
 }
 
 /** EC2 filter semantics for the filters berth uses: values OR'ed, filters AND'ed. */
