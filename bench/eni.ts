@@ -454,12 +454,12 @@ async function runBerth(
     const pool = await deps.store.getPool(node);
     if (!pool) return { cause: 'coldPool', idle: 0, ready30s: 0 };
     const state = await deps.store.loadNode(node);
-    const stats = poolStats(pool, state.ips, clock.now, deps.policy.cooldownMs);
-    const ready30s = poolStats(pool, state.ips, clock.now, CNI_COOLDOWN_MS).ready;
+    const stats = poolStats(pool, state.ips, clock.now, deps.policy.cooldownMs, deps.policy.mode);
+    const ready30s = poolStats(pool, state.ips, clock.now, CNI_COOLDOWN_MS, deps.policy.mode).ready;
     const cause: WaitCause =
-      stats.total < Math.min(deps.policy.minIdle, poolCapacity(pool))
+      stats.total < Math.min(deps.policy.minIdle, poolCapacity(pool, deps.policy.mode))
         ? 'coldPool'
-        : stats.total - stats.idle >= poolCapacity(pool)
+        : stats.total - stats.idle >= poolCapacity(pool, deps.policy.mode)
           ? 'nodeFull'
           : stats.cooling > 0
             ? 'cooling'

@@ -40,7 +40,7 @@ const LIMIT_EXCEEDED = new Set([
   'NetworkInterfaceLimitExceeded',
 ]);
 /** The subnet has no free address (or no free /28 for a prefix): stop asking it for a while. */
-const SUBNET_EXHAUSTED = new Set(['InsufficientFreeAddressesInSubnet', 'InsufficientCidrBlocks']);
+const SUBNET_EXHAUSTED = new Set(['InsufficientFreeAddressesInSubnet']);
 
 const IN_USE = new Set(['InvalidNetworkInterface.InUse']);
 /** The service failed on its side; the same request may succeed later. */
@@ -81,6 +81,14 @@ export function isLimitExceeded(error: unknown): boolean {
 /** The subnet ran out of addresses; mark it exhausted instead of hammering it. */
 export function isSubnetExhausted(error: unknown): boolean {
   return SUBNET_EXHAUSTED.has(codeOf(error) ?? '');
+}
+
+/**
+ * The subnet has no free aligned /28 for a prefix (fragmented, VPC CNI #2749), though it may
+ * still have single addresses: fall back to those rather than mark the subnet exhausted.
+ */
+export function isPrefixShortage(error: unknown): boolean {
+  return codeOf(error) === 'InsufficientCidrBlocks';
 }
 
 /**

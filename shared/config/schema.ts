@@ -139,6 +139,9 @@ const configSchema = z.strictObject({
   eni: z
     .strictObject({
       intervalSeconds: seconds(60),
+      // `prefix`: /28 prefixes (16 addresses per EC2 call and per ENI slot) on Nitro nodes,
+      // single addresses while a subnet has no free /28; `ip`: single secondary addresses.
+      mode: z.enum(['ip', 'prefix']).default('ip'),
       minIdle: z.number().int().min(0).default(2),
       maxIdle: z.number().int().min(0).default(8),
       cooldownSeconds: seconds(60),

@@ -3,6 +3,7 @@
  * outputs are berth's own shapes, so the domain never sees an SDK type; the SDK adapter, the
  * rate-budget decorator and the test fake all implement this one interface.
  */
+import { formatIp, parseCidr } from '../net/ip.js';
 
 /** Tag keys berth puts on every ENI it creates (at creation, so no ENI is ever untagged). */
 export const BERTH_TAGS = {
@@ -101,6 +102,27 @@ export interface InstanceTypeLimits {
 
 /** Addresses in one delegated IPv4 prefix (a /28). */
 export const IPV4_PREFIX_SIZE = 16;
+
+/** The 16 addresses of a delegated `a.b.c.d/28`, every one a pod's to use. */
+export function prefixAddresses(prefix: string): string[] {
+  const block = parseCidr(prefix);
+  if (block?.family !== 'IPv4' || block.hostBits !== 4) {
+    throw new RangeError(`not an IPv4 /28 prefix: ${prefix}`);
+  }
+  return Array.from({ length: IPV4_PREFIX_SIZE }, (_, i) =>
+    formatIp({ family: 'IPv4', value: block.network + BigInt(i) }),
+  );
+}
+
+/** Every pod address EC2 shows on an ENI: its secondary addresses and those of its prefixes. */
+export function podAddressesOf(eni: Ec2NetworkInterface): Map<string, string | undefined> {
+  const addresses = new Map<string, string | undefined>();
+  for (const ip of eni.secondaryIps) addresses.set(ip, undefined);
+  for (const prefix of eni.ipv4Prefixes) {
+    for (const ip of prefixAddresses(prefix)) addresses.set(ip, prefix);
+  }
+  return addresses;
+}
 
 /** A subnet: its CIDR and how many addresses EC2 can still hand out. */
 export interface Ec2Subnet {

@@ -15,7 +15,7 @@ import {
   type PodRecord,
   type PoolRecord,
 } from './model.js';
-import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite } from './store.js';
+import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite, type SubnetShortage } from './store.js';
 
 interface NodeEntry {
   pool?: PoolRecord;
@@ -28,6 +28,7 @@ const slot = (key: NodeItemKey): string => `${key.kind}#${key.id}`;
 /** An in-memory `EniStore`; every method yields once, so concurrent callers interleave as with a real store. */
 export class InMemoryEniStore implements EniStore {
   readonly #nodes = new Map<string, NodeEntry>();
+  /** Shortage marks by `<subnet id>#<shortage>`. */
   readonly #subnets = new Map<string, number>();
   /** Requests served, for the benchmark's cost report. */
   requests = 0;
@@ -135,13 +136,14 @@ export class InMemoryEniStore implements EniStore {
     }
   }
 
-  async subnetExhaustedUntil(subnetId: string): Promise<number> {
+  async subnetShortUntil(subnetId: string, what: SubnetShortage): Promise<number> {
     await this.#tick();
-    return this.#subnets.get(subnetId) ?? 0;
+    return this.#subnets.get(`${subnetId}#${what}`) ?? 0;
   }
 
-  async markSubnetExhausted(subnetId: string, until: number): Promise<void> {
+  async markSubnetShort(subnetId: string, what: SubnetShortage, until: number): Promise<void> {
     await this.#tick();
-    this.#subnets.set(subnetId, Math.max(until, this.#subnets.get(subnetId) ?? 0));
+    const key = `${subnetId}#${what}`;
+    this.#subnets.set(key, Math.max(until, this.#subnets.get(key) ?? 0));
   }
 }

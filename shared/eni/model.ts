@@ -19,6 +19,10 @@ export interface PoolRecord {
   readonly maxInterfaces: number;
   /** IPv4 addresses per ENI, the ENI's own primary address included. */
   readonly ipv4PerInterface: number;
+  /** The instance type takes /28 prefixes (Nitro). Absent on pools recorded before prefixes. */
+  readonly prefixDelegation?: boolean;
+  /** The node's allocatable pods (kubelet's maxPods): the pool never grows past it. */
+  readonly maxPods?: number;
   readonly createdAt: number;
   /** The node left the cluster: no refill, every idle IP is trimmed, then the ENIs go. */
   readonly draining: boolean;
@@ -54,6 +58,11 @@ export interface IpRecord {
   readonly kind: 'ip';
   readonly ip: string;
   readonly eniId: string;
+  /**
+   * The delegated /28 the address belongs to; absent for a single secondary address. A prefix is
+   * given back to EC2 whole, so its 16 records drain together.
+   */
+  readonly prefix?: string;
   /** `draining`: being unassigned from EC2; nobody may claim it. */
   readonly state: 'free' | 'assigned' | 'draining';
   /** The holder (`namespace/name`) when assigned; when free, the pod it is reserved for, if any. */
@@ -94,6 +103,8 @@ export interface CreateIntent {
   readonly subnetId: string;
   readonly securityGroupIds: readonly string[];
   readonly secondaryIpCount: number;
+  /** /28 prefixes asked for instead of addresses (prefix mode). */
+  readonly ipv4PrefixCount?: number;
   readonly createdAt: number;
   readonly version: number;
 }

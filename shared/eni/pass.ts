@@ -28,7 +28,7 @@ import {
   newTally,
   spendsMutations,
 } from './pool-actions.js';
-import { createPool } from './pools.js';
+import { allocatablePods, createPool } from './pools.js';
 import {
   newReconcileTally,
   type ReconcileTally,
@@ -152,10 +152,14 @@ export async function runEniPass(
   });
   // Then desired: the nodes (and their instances) and the pods on them.
   const nodes = new Map<string, string>();
+  const maxPods = new Map<string, number | undefined>();
   for await (const node of deps.cluster.listNodes()) {
     const instanceId = instanceIdOf(node.spec?.providerID);
     const name = node.metadata?.name;
-    if (name && instanceId && (!scope || scope.has(instanceId))) nodes.set(name, instanceId);
+    if (name && instanceId && (!scope || scope.has(instanceId))) {
+      nodes.set(name, instanceId);
+      maxPods.set(name, allocatablePods(node));
+    }
   }
   const livePods = await listLivePods(deps, scope ? [...nodes.keys()] : undefined);
 
@@ -188,7 +192,7 @@ export async function runEniPass(
         subnets.set(subnet.subnetId, subnet.cidr);
       }
       for (const { node, instance } of newcomers) {
-        const pool = await createPool(deps, node, instance, subnets);
+        const pool = await createPool(deps, node, instance, maxPods.get(node), subnets);
         if (pool) {
           pools.push(pool);
           counters.poolsCreated++;

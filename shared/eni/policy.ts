@@ -3,8 +3,13 @@
  * calls it should make. No I/O; the assign service, the pass and the benchmark all call these.
  *
  * Rules (terway ENIMultiIP, run centrally, with the VPC CNI's lessons):
- * - capacity is the berth ENIs' secondary addresses: (max ENIs − 1, the primary ENI left alone)
- *   × (IPv4 per ENI − 1, each ENI's primary address never handed out);
+ * - capacity is the berth ENIs' secondary slots: (max ENIs − 1, the primary ENI left alone)
+ *   × (IPv4 per ENI − 1, each ENI's primary address never handed out), one address per slot, or
+ *   in prefix mode on a Nitro node a /28 (16 addresses) per slot; never more than the node's
+ *   maxPods (VPC CNI issue #2793), rounded up to a whole prefix;
+ * - in prefix mode growth is in whole prefixes (one EC2 call gives 16 addresses), and a prefix
+ *   goes back only whole, once all 16 addresses have rested; while the subnet has no free /28 the
+ *   pool grows by single addresses, and tries prefixes again once the mark lapses;
  * - an IP is "ready" when free, past its cooldown and not reserved for another pod; cooling IPs
  *   never count as available when sizing a refill (VPC CNI issue #2896);
  * - refill when ready < minIdle, in one batch up to maxIdle ready (one call per ENI, the best
@@ -18,13 +23,18 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EniConfig } from '../config/schema.js';
+import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
 import type { IpRecord } from './model.js';
 
 /** The annotation that makes a pod's IP sticky without a StatefulSet owner. */
 export const STICKY_IP_ANNOTATION = 'berth.dev/sticky-ip';
 
+/** How a pool grows: single secondary addresses, or /28 prefixes. */
+export type PoolMode = 'ip' | 'prefix';
+
 /** Sizing and timing of one pool, from `EniConfig` plus the fixed timings below. */
 export interface PoolPolicy {
+  readonly mode: PoolMode;
   readonly minIdle: number;
   readonly maxIdle: number;
   readonly cooldownMs: number;
@@ -64,6 +74,12 @@ export const ENI_TIMINGS = {
   /** A subnet out of addresses is not asked again for this long (VPC CNI: 120 s). */
   subnetExhaustedMs: 120_000,
   /**
+   * A subnet that had no free /28 is not asked for prefixes for this long; pools grow by single
+   * addresses meanwhile, then try prefixes again (never stuck in fallback, unlike Cilium #46644).
+   * The VPC CNI backs off 120 s after InsufficientCidrBlocks; the same here.
+   */
+  prefixFallbackMs: 120_000,
+  /**
    * Store and EC2 disagreeing about an address (or a pod gone) is acted on only after this long:
    * Describe lags mutations (eventual consistency) and an assign may be between EC2 and store.
    */
@@ -88,6 +104,7 @@ export function trimBatchFor(minIdle: number, maxIdle: number): number {
 /** The policy for a configured pool. */
 export function poolPolicy(config: EniConfig): PoolPolicy {
   return {
+    mode: config.mode,
     minIdle: config.minIdle,
     maxIdle: config.maxIdle,
     cooldownMs: config.cooldownSeconds * 1000,
@@ -98,14 +115,18 @@ export function poolPolicy(config: EniConfig): PoolPolicy {
   };
 }
 
-/** An instance type's ENI and IPv4 limits. */
+/** An instance type's ENI and IPv4 limits, and the node's pod limit. */
 export interface PoolLimits {
   readonly maxInterfaces: number;
   readonly ipv4PerInterface: number;
+  /** Nitro: ENIs take /28 prefixes. */
+  readonly prefixDelegation?: boolean;
+  /** The node's allocatable pods, when known. */
+  readonly maxPods?: number;
 }
 
-/** Addresses one berth ENI can hand to pods (its primary address stays the ENI's). */
-export function ipsPerEni(limits: PoolLimits): number {
+/** Secondary slots of one berth ENI, each an address or a /28 (its primary stays the ENI's). */
+export function slotsPerEni(limits: PoolLimits): number {
   return Math.max(0, limits.ipv4PerInterface - 1);
 }
 
@@ -114,9 +135,35 @@ export function maxBerthEnis(limits: PoolLimits): number {
   return Math.max(0, limits.maxInterfaces - 1);
 }
 
-/** The most pod IPs a pool can hold. */
-export function poolCapacity(limits: PoolLimits): number {
-  return maxBerthEnis(limits) * ipsPerEni(limits);
+/** Whether a pool of this mode grows by prefixes on this node (prefix mode, Nitro). */
+export function usesPrefixes(mode: PoolMode, limits: PoolLimits): boolean {
+  return mode === 'prefix' && limits.prefixDelegation === true;
+}
+
+/**
+ * The most pod IPs a pool can hold: every slot filled (16 addresses each when it grows by
+ * prefixes), never beyond the node's maxPods, which a prefix pool rounds up to a whole prefix.
+ */
+export function poolCapacity(limits: PoolLimits, mode: PoolMode): number {
+  const prefixes = usesPrefixes(mode, limits);
+  const slots = maxBerthEnis(limits) * slotsPerEni(limits);
+  const raw = prefixes ? slots * IPV4_PREFIX_SIZE : slots;
+  if (limits.maxPods === undefined) return raw;
+  const cap = prefixes
+    ? Math.ceil(limits.maxPods / IPV4_PREFIX_SIZE) * IPV4_PREFIX_SIZE
+    : limits.maxPods;
+  return Math.min(raw, cap);
+}
+
+/** Slots the records fill on their ENI: one per single address, one per prefix. */
+export function slotsUsed(ips: readonly IpRecord[]): number {
+  const prefixes = new Set<string>();
+  let singles = 0;
+  for (const ip of ips) {
+    if (ip.prefix === undefined) singles++;
+    else prefixes.add(ip.prefix);
+  }
+  return singles + prefixes.size;
 }
 
 /** Whether a pod keeps its IP across restarts: a StatefulSet member, or annotated sticky. */
@@ -210,6 +257,7 @@ export function poolStats(
   ips: readonly IpRecord[],
   now: number,
   cooldownMs: number,
+  mode: PoolMode,
 ): PoolStats {
   let assigned = 0;
   let idle = 0;
@@ -226,7 +274,7 @@ export function poolStats(
     }
   }
   return {
-    capacity: poolCapacity(limits),
+    capacity: poolCapacity(limits, mode),
     total: ips.length,
     assigned,
     idle,
@@ -255,6 +303,11 @@ export interface PlanInput {
   /** False while the subnet is marked exhausted: no assign, no create. */
   readonly mayGrow: boolean;
   /**
+   * Grow by /28 prefixes (prefix mode on a Nitro node, and the subnet not marked short of free
+   * /28s); otherwise by single addresses.
+   */
+  readonly growByPrefix?: boolean;
+  /**
    * What raises both bounds now: the pod waiting in assign and the current surge. A refill then
    * runs below minIdle + waiting, up to maxIdle + waiting, and a trim keeps maxIdle + waiting.
    */
@@ -263,61 +316,58 @@ export interface PlanInput {
   readonly pendingCreates?: readonly number[];
 }
 
+/** What one slot-filling request asks for: single addresses, or /28 prefixes. */
+export type GrowthUnit = 'ip' | 'prefix';
+
+/** Growth on one ENI, or on a new one: `count` units in one EC2 call. */
+export interface PlannedGrowth {
+  readonly unit: GrowthUnit;
+  readonly count: number;
+}
+
 /** The EC2 work that brings a pool back inside its bounds. */
 export interface PoolPlan {
-  /** One AssignPrivateIpAddresses per ENI, for `count` addresses. */
-  readonly assign: readonly { readonly eniId: string; readonly count: number }[];
-  /** New ENIs to create and attach, each with this many secondary addresses. */
-  readonly create: readonly number[];
-  /** One UnassignPrivateIpAddresses per ENI. */
+  /** One AssignPrivateIpAddresses per ENI, for `count` addresses or prefixes. */
+  readonly assign: readonly (PlannedGrowth & { readonly eniId: string })[];
+  /** New ENIs to create and attach, each with this many addresses or prefixes. */
+  readonly create: readonly PlannedGrowth[];
+  /**
+   * One UnassignPrivateIpAddresses per ENI: single addresses by address, prefixes whole (every
+   * address of a listed prefix is in `ips`).
+   */
   readonly unassign: readonly { readonly eniId: string; readonly ips: readonly string[] }[];
   /** ENIs to detach and delete whole (their addresses go with them). */
   readonly deleteEnis: readonly string[];
+  /**
+   * The same growth in single addresses, when `assign`/`create` ask for prefixes: what to do
+   * instead on `InsufficientCidrBlocks`, so no pod waits for the subnet to defragment.
+   */
+  readonly fallback?: Pick<PoolPlan, 'assign' | 'create'>;
   readonly stats: PoolStats;
 }
 
 /** Plans one pool. Pure; the plan never exceeds capacity and never touches a claimed address. */
 export function planPool(input: PlanInput): PoolPlan {
   const { limits, policy, now } = input;
-  const stats = poolStats(limits, input.ips, now, policy.cooldownMs);
+  const stats = poolStats(limits, input.ips, now, policy.cooldownMs, policy.mode);
   // Both bounds rise by what is waiting: a trim never undoes the refill the same surge asked for.
   const waiting = input.draining ? 0 : (input.waiting ?? 0);
   const minIdle = input.draining ? 0 : policy.minIdle + waiting;
   const maxIdle = input.draining ? 0 : policy.maxIdle + waiting;
-  const perEni = ipsPerEni(limits);
   const byEni = new Map<string, IpRecord[]>(input.enis.map((eni) => [eni.eniId, []]));
   for (const ip of input.ips) byEni.get(ip.eniId)?.push(ip);
 
-  const assign: { eniId: string; count: number }[] = [];
-  const create: number[] = [];
   const pending = input.pendingCreates ?? [];
   const pendingIps = pending.reduce((sum, count) => sum + count, 0);
   const coming = stats.ready + pendingIps;
-  if (input.mayGrow && !input.draining && coming < minIdle) {
-    // One batch up to maxIdle ready, within capacity.
-    let need = Math.min(maxIdle - coming, stats.capacity - stats.total - pendingIps);
-    // Best fit: the fullest ENI with room for the whole batch (one call), else the fullest ENIs
-    // first. Fewer, fuller ENIs leave whole ENIs free to go later.
-    const withRoom = input.enis
-      .map((eni) => ({ eniId: eni.eniId, room: perEni - (byEni.get(eni.eniId)?.length ?? 0) }))
-      .filter((eni) => eni.room > 0)
-      .sort((a, b) => a.room - b.room || (a.eniId < b.eniId ? -1 : 1));
-    const fit = withRoom.find((eni) => eni.room >= need);
-    for (const eni of fit ? [fit] : withRoom) {
-      if (need <= 0) break;
-      const count = Math.min(eni.room, need);
-      assign.push({ eniId: eni.eniId, count });
-      need -= count;
-    }
-    // New ENIs only once every attached one is full.
-    let enis = input.enis.length + pending.length;
-    while (need > 0 && enis < maxBerthEnis(limits) && perEni > 0) {
-      const count = Math.min(perEni, need);
-      create.push(count);
-      need -= count;
-      enis++;
-    }
-  }
+  // One batch up to maxIdle ready, within capacity.
+  const wanted =
+    input.mayGrow && !input.draining && coming < minIdle
+      ? Math.min(maxIdle - coming, stats.capacity - stats.total - pendingIps)
+      : 0;
+  const growth = planGrowth(input, byEni, wanted, input.growByPrefix ? 'prefix' : 'ip');
+  // Should the subnet turn out to have no free /28, the same batch in single addresses.
+  const fallback = input.growByPrefix ? planGrowth(input, byEni, wanted, 'ip') : undefined;
 
   const unassign: { eniId: string; ips: string[] }[] = [];
   const deleteEnis: string[] = [];
@@ -331,6 +381,20 @@ export function planPool(input: PlanInput): PoolPlan {
     // never count: they are not rested.)
     let excess = input.ips.filter(rested).length - maxIdle;
     if (!input.draining && excess < policy.trimBatch) excess = 0;
+    // A prefix goes back whole: only when all 16 of its addresses have rested and fit the excess.
+    const trimmable = (ips: readonly IpRecord[], room: number): IpRecord[] => {
+      const out: IpRecord[] = [];
+      const prefixes = new Map<string, IpRecord[]>();
+      for (const ip of [...ips].sort(byLongestIdle)) {
+        if (ip.prefix === undefined) {
+          if (rested(ip) && out.length < room) out.push(ip);
+        } else prefixes.set(ip.prefix, [...(prefixes.get(ip.prefix) ?? []), ip]);
+      }
+      for (const members of prefixes.values()) {
+        if (members.every(rested) && out.length + members.length <= room) out.push(...members);
+      }
+      return out;
+    };
     // Empty the least-used ENIs first, so whole ENIs can go.
     const order = input.enis
       .map((eni) => {
@@ -349,10 +413,10 @@ export function planPool(input: PlanInput): PoolPlan {
         excess -= ips.length;
         continue;
       }
-      const trimmable = ips.filter(rested).sort(byLongestIdle).slice(0, excess);
-      if (trimmable.length > 0) {
-        unassign.push({ eniId: eni.eniId, ips: trimmable.map((ip) => ip.ip) });
-        excess -= trimmable.length;
+      const chosen = trimmable(ips, excess);
+      if (chosen.length > 0) {
+        unassign.push({ eniId: eni.eniId, ips: chosen.map((ip) => ip.ip) });
+        excess -= chosen.length;
       }
     }
   }
@@ -362,10 +426,46 @@ export function planPool(input: PlanInput): PoolPlan {
       (byEni.get(eni.eniId)?.length ?? 0) === 0 &&
       now - eni.createdAt >= policy.minEniLifetimeMs &&
       !deleteEnis.includes(eni.eniId) &&
-      !assign.some((a) => a.eniId === eni.eniId)
+      !growth.assign.some((a) => a.eniId === eni.eniId)
     ) {
       deleteEnis.push(eni.eniId);
     }
   }
-  return { assign, create, unassign, deleteEnis, stats };
+  return { ...growth, ...(fallback ? { fallback } : {}), unassign, deleteEnis, stats };
+}
+
+/**
+ * Where `wanted` more addresses go, in whole units (a prefix is 16): best fit, the fullest ENI
+ * with room for the whole batch (one call), else the fullest ENIs first (fewer, fuller ENIs
+ * leave whole ENIs free to go later); new ENIs only once every attached one is full.
+ */
+function planGrowth(
+  input: PlanInput,
+  byEni: ReadonlyMap<string, readonly IpRecord[]>,
+  wanted: number,
+  unit: GrowthUnit,
+): Pick<PoolPlan, 'assign' | 'create'> {
+  const assign: (PlannedGrowth & { eniId: string })[] = [];
+  const create: PlannedGrowth[] = [];
+  const perEni = slotsPerEni(input.limits);
+  let need = Math.ceil(Math.max(0, wanted) / (unit === 'prefix' ? IPV4_PREFIX_SIZE : 1));
+  const withRoom = input.enis
+    .map((eni) => ({ eniId: eni.eniId, room: perEni - slotsUsed(byEni.get(eni.eniId) ?? []) }))
+    .filter((eni) => eni.room > 0)
+    .sort((a, b) => a.room - b.room || (a.eniId < b.eniId ? -1 : 1));
+  const fit = withRoom.find((eni) => eni.room >= need);
+  for (const eni of fit ? [fit] : withRoom) {
+    if (need <= 0) break;
+    const count = Math.min(eni.room, need);
+    assign.push({ eniId: eni.eniId, unit, count });
+    need -= count;
+  }
+  let enis = input.enis.length + (input.pendingCreates?.length ?? 0);
+  while (need > 0 && enis < maxBerthEnis(input.limits) && perEni > 0) {
+    const count = Math.min(perEni, need);
+    create.push({ unit, count });
+    need -= count;
+    enis++;
+  }
+  return { assign, create };
 }

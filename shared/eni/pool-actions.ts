@@ -10,6 +10,7 @@ import {
   awsErrorCode,
   isLimitExceeded,
   isNotFound,
+  isPrefixShortage,
   isSubnetExhausted,
   isThrottled,
 } from '../aws/error-codes.js';
@@ -18,12 +19,14 @@ import {
   BERTH_TAGS,
   type Ec2NetworkInterface,
   type Ec2Tag,
+  podAddressesOf,
+  prefixAddresses,
   VPC_CNI_NO_MANAGE_TAG,
 } from '../ec2/network.js';
 import type { EniDeps } from './deps.js';
 import { EniConflictError } from './errors.js';
 import type { CreateIntent, EniRecord, IpRecord, NodeState, PoolRecord } from './model.js';
-import { ENI_TIMINGS, maxBerthEnis, type PoolPlan } from './policy.js';
+import { ENI_TIMINGS, maxBerthEnis, type PlannedGrowth, type PoolPlan } from './policy.js';
 import type { NodeWrite } from './store.js';
 
 /** One thing that went wrong, collected instead of stopping the pass. */
@@ -78,12 +81,13 @@ export function eniTags(
   ];
 }
 
-/** A fresh IP record for an address EC2 just put on an ENI. */
-export function newIpRecord(ip: string, eniId: string, now: number): IpRecord {
+/** A fresh IP record for an address EC2 just put on an ENI (on its own, or in `prefix`). */
+export function newIpRecord(ip: string, eniId: string, now: number, prefix?: string): IpRecord {
   return {
     kind: 'ip',
     ip,
     eniId,
+    ...(prefix ? { prefix } : {}),
     state: 'free',
     sticky: false,
     releasedAt: 0,
@@ -119,9 +123,14 @@ export function attachedEniWrites(
   };
   return [
     { put: record, expectedVersion: 0 },
-    ...eni.secondaryIps.map(
-      (ip): NodeWrite => ({ put: newIpRecord(ip, eni.eniId, now), expectedVersion: 0 }),
-    ),
+    ...[...podAddressesOf(eni)]
+      .filter(([ip]) => ip !== eni.primaryIp)
+      .map(
+        ([ip, prefix]): NodeWrite => ({
+          put: newIpRecord(ip, eni.eniId, now, prefix),
+          expectedVersion: 0,
+        }),
+      ),
   ];
 }
 
@@ -143,9 +152,20 @@ export async function noteFailure(
   eniId?: string,
 ): Promise<void> {
   if (spendsMutations(error)) tally.budgetSpent = true;
+  if (isPrefixShortage(error)) {
+    await deps.store.markSubnetShort(
+      pool.subnetId,
+      'prefixes',
+      deps.now() + ENI_TIMINGS.prefixFallbackMs,
+    );
+  }
   if (isSubnetExhausted(error)) {
     tally.exhaustedSubnets.add(pool.subnetId);
-    await deps.store.markSubnetExhausted(pool.subnetId, deps.now() + ENI_TIMINGS.subnetExhaustedMs);
+    await deps.store.markSubnetShort(
+      pool.subnetId,
+      'addresses',
+      deps.now() + ENI_TIMINGS.subnetExhaustedMs,
+    );
   }
   tally.failures.push({
     node: pool.node,
@@ -158,12 +178,18 @@ export async function noteFailure(
 
 /** Whether growth should stop after this error (nothing more will succeed this round). */
 function stopsGrowth(error: unknown): boolean {
-  return error instanceof Ec2BudgetExhaustedError || isSubnetExhausted(error) || isThrottled(error);
+  return (
+    error instanceof Ec2BudgetExhaustedError ||
+    isSubnetExhausted(error) ||
+    isPrefixShortage(error) ||
+    isThrottled(error)
+  );
 }
 
 /**
  * Carries out a plan: growth first (pods may be waiting), then trims. Per-item failures are
- * collected in the tally; growth stops at the first failure that would repeat.
+ * collected in the tally; growth stops at the first failure that would repeat. A subnet with no
+ * free /28 for the plan's first prefix gets the plan's single-address fallback at once.
  */
 export async function applyPlan(
   deps: EniDeps,
@@ -172,28 +198,9 @@ export async function applyPlan(
   plan: PoolPlan,
   tally: ActionTally,
 ): Promise<void> {
-  let growing = true;
-  for (const { eniId, count } of plan.assign) {
-    if (!growing || tally.budgetSpent) break;
-    const eni = state.enis.find((e) => e.eniId === eniId);
-    if (!eni) continue;
-    try {
-      const recorded = state.ips.filter((ip) => ip.eniId === eniId).map((ip) => ip.ip);
-      await assignOnEni(deps, pool, eni, count, new Set(recorded), tally);
-    } catch (error) {
-      await noteFailure(deps, pool, tally, 'AssignPrivateIpAddresses', error, eniId);
-      growing = !stopsGrowth(error);
-    }
-  }
-  const indexes = deviceIndexes(deps, pool, state);
-  for (const count of plan.create) {
-    if (!growing || tally.budgetSpent) break;
-    try {
-      await createEni(deps, pool, state, count, tally, indexes);
-    } catch (error) {
-      await noteFailure(deps, pool, tally, 'CreateNetworkInterface', error);
-      growing = !refusedOutright(error);
-    }
+  const outcome = await applyGrowth(deps, pool, state, plan, tally);
+  if (outcome === 'prefixes-short' && plan.fallback) {
+    await applyGrowth(deps, pool, state, plan.fallback, tally);
   }
   for (const { eniId, ips } of plan.unassign) {
     if (tally.budgetSpent) break;
@@ -214,57 +221,110 @@ export async function applyPlan(
 }
 
 /**
- * `count` more addresses on one ENI, in one AssignPrivateIpAddresses bracketed by the ENI's
- * intent mark: set before the call, cleared in the same write that records what EC2 answered.
- * EC2's assign has no ClientToken, so a mark still set means an earlier assign may have landed
- * unseen (a crash, a timeout after EC2 acted): the ENI is read back first and what it already
- * carries is adopted, so a retried assign converges instead of over-assigning.
+ * How the growth half of a plan ended: `prefixes-short` when the subnet had no free /28 before
+ * any prefix landed (the single-address fallback may run instead).
+ */
+type GrowthOutcome = 'done' | 'prefixes-short';
+
+/** The assigns, then the creates, of a plan (or of its fallback). */
+async function applyGrowth(
+  deps: EniDeps,
+  pool: PoolRecord,
+  state: NodeState,
+  growth: Pick<PoolPlan, 'assign' | 'create'>,
+  tally: ActionTally,
+): Promise<GrowthOutcome> {
+  const grownBefore = tally.ipsAssigned + tally.ipsAdopted;
+  const shortOfPrefixes = async (error: unknown): Promise<GrowthOutcome> =>
+    isPrefixShortage(error) && tally.ipsAssigned + tally.ipsAdopted === grownBefore
+      ? 'prefixes-short'
+      : 'done';
+  for (const { eniId, ...unit } of growth.assign) {
+    if (tally.budgetSpent) break;
+    const eni = state.enis.find((e) => e.eniId === eniId);
+    if (!eni) continue;
+    try {
+      const recorded = state.ips.filter((ip) => ip.eniId === eniId).map((ip) => ip.ip);
+      await assignOnEni(deps, pool, eni, unit, new Set(recorded), tally);
+    } catch (error) {
+      await noteFailure(deps, pool, tally, 'AssignPrivateIpAddresses', error, eniId);
+      if (stopsGrowth(error)) return shortOfPrefixes(error);
+    }
+  }
+  const indexes = deviceIndexes(deps, pool, state);
+  for (const unit of growth.create) {
+    if (tally.budgetSpent) break;
+    try {
+      await createEni(deps, pool, state, unit, tally, indexes);
+    } catch (error) {
+      await noteFailure(deps, pool, tally, 'CreateNetworkInterface', error);
+      if (refusedOutright(error)) return shortOfPrefixes(error);
+    }
+  }
+  return 'done';
+}
+
+/**
+ * `count` more addresses or prefixes on one ENI, in one AssignPrivateIpAddresses bracketed by
+ * the ENI's intent mark: set before the call, cleared in the same write that records what EC2
+ * answered. EC2's assign has no ClientToken, so a mark still set means an earlier assign may have
+ * landed unseen (a crash, a timeout after EC2 acted): the ENI is read back first and what it
+ * already carries is adopted, so a retried assign converges instead of over-assigning.
  */
 async function assignOnEni(
   deps: EniDeps,
   pool: PoolRecord,
   eni: EniRecord,
-  count: number,
+  growth: PlannedGrowth,
   recorded: ReadonlySet<string>,
   tally: ActionTally,
 ): Promise<void> {
   const adopted = eni.mutatingAt === 0 ? [] : await unrecordedAddresses(deps, eni, recorded);
-  const wanted = count - adopted.length;
+  const adoptedUnits =
+    growth.unit === 'prefix'
+      ? new Set(adopted.flatMap((a) => (a.prefix ? [a.prefix] : []))).size
+      : adopted.filter((a) => a.prefix === undefined).length;
+  const wanted = growth.count - adoptedUnits;
   const marked: EniRecord = { ...eni, mutatingAt: deps.now(), version: eni.version + 1 };
   if (wanted > 0) {
     await deps.store.commit(pool.node, [{ put: marked, expectedVersion: eni.version }]);
   }
-  // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must not
-  // make the interface's own address a pod's.
-  const assigned =
-    wanted > 0
-      ? (await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: wanted })).filter(
-          (ip) => ip !== eni.primaryIp,
-        )
-      : [];
+  let assigned: { ip: string; prefix?: string }[] = [];
+  if (wanted > 0 && growth.unit === 'prefix') {
+    const prefixes = await deps.ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: wanted });
+    assigned = prefixes.flatMap((prefix) => prefixAddresses(prefix).map((ip) => ({ ip, prefix })));
+  } else if (wanted > 0) {
+    // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must
+    // not make the interface's own address a pod's.
+    const ips = await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: wanted });
+    assigned = ips.filter((ip) => ip !== eni.primaryIp).map((ip) => ({ ip }));
+  }
   const now = deps.now();
   const last = wanted > 0 ? marked : eni;
   await putNewIps(
     deps,
     pool.node,
-    [...adopted, ...assigned].map((ip) => newIpRecord(ip, eni.eniId, now)),
+    [...adopted, ...assigned].map((a) => newIpRecord(a.ip, eni.eniId, now, a.prefix)),
     { put: { ...last, mutatingAt: 0, version: last.version + 1 }, expectedVersion: last.version },
   );
   tally.ipsAssigned += assigned.length;
   tally.ipsAdopted += adopted.length;
 }
 
-/** Secondary addresses EC2 shows on the ENI that the store has no record of. */
+/** Pod addresses EC2 shows on the ENI (its own or its prefixes') that the store has no record of. */
 async function unrecordedAddresses(
   deps: EniDeps,
   eni: EniRecord,
   recorded: ReadonlySet<string>,
-): Promise<string[]> {
+): Promise<{ ip: string; prefix?: string }[]> {
   const page = await deps.ec2.describeNetworkInterfaces({
     filters: { 'network-interface-id': [eni.eniId] },
   });
   const inEc2 = page.interfaces.find((i) => i.eniId === eni.eniId);
-  return (inEc2?.secondaryIps ?? []).filter((ip) => ip !== eni.primaryIp && !recorded.has(ip));
+  if (!inEc2) return [];
+  return [...podAddressesOf(inEc2)]
+    .filter(([ip]) => ip !== eni.primaryIp && !recorded.has(ip))
+    .map(([ip, prefix]) => (prefix ? { ip, prefix } : { ip }));
 }
 
 /**
@@ -302,12 +362,12 @@ function clientToken(random: () => number): string {
   return token;
 }
 
-/** Creates, attaches and records one ENI with `count` secondary addresses. */
+/** Creates, attaches and records one ENI with `count` secondary addresses or prefixes. */
 export async function createEni(
   deps: EniDeps,
   pool: PoolRecord,
   state: NodeState,
-  count: number,
+  growth: PlannedGrowth,
   tally: ActionTally,
   indexes: DeviceIndexes,
 ): Promise<void> {
@@ -317,7 +377,9 @@ export async function createEni(
     clientToken: clientToken(deps.random),
     subnetId: pool.subnetId,
     securityGroupIds: pool.securityGroupIds,
-    secondaryIpCount: count,
+    ...(growth.unit === 'prefix'
+      ? { secondaryIpCount: 0, ipv4PrefixCount: growth.count }
+      : { secondaryIpCount: growth.count }),
     createdAt: deps.now(),
     version: 1,
   };
@@ -344,6 +406,7 @@ export async function completeIntent(
       subnetId: intent.subnetId,
       securityGroupIds: intent.securityGroupIds,
       secondaryIpCount: intent.secondaryIpCount,
+      ...(intent.ipv4PrefixCount ? { ipv4PrefixCount: intent.ipv4PrefixCount } : {}),
       description: `berth ${deps.clusterName} ${pool.node}`,
       tags: eniTags(deps.clusterName, pool, intent.createdAt),
       clientToken: intent.clientToken,
@@ -404,7 +467,7 @@ export async function completeIntent(
     await deps.store.commit(pool.node, [{ delete: { kind: 'intent', id: intent.clientToken } }]);
   }
   tally.enisCreated++;
-  tally.ipsAssigned += eni.secondaryIps.length;
+  tally.ipsAssigned += podAddressesOf(eni).size;
 }
 
 /** Whether EC2 (or berth's budget) rejected a request before acting on it. */
@@ -466,8 +529,22 @@ export function deviceIndexes(deps: EniDeps, pool: PoolRecord, state: NodeState)
 }
 
 /**
+ * Of the records asked to go, those EC2 can take back without touching anything else: every
+ * single address, and a prefix only with all of its recorded addresses (unassigning a prefix
+ * takes all 16, so one address still claimed keeps the whole prefix).
+ */
+export function wholeUnits(records: readonly IpRecord[], wanted: ReadonlySet<string>): IpRecord[] {
+  const blocked = new Set(
+    records.flatMap((ip) => (ip.prefix !== undefined && !wanted.has(ip.ip) ? [ip.prefix] : [])),
+  );
+  return records.filter(
+    (ip) => wanted.has(ip.ip) && (ip.prefix === undefined || !blocked.has(ip.prefix)),
+  );
+}
+
+/**
  * Unassigns idle addresses from one ENI: mark them `draining` (so no pod can claim them), one
- * UnassignPrivateIpAddresses, then drop the records.
+ * UnassignPrivateIpAddresses (of addresses, and of whole prefixes), then drop the records.
  */
 export async function unassignFromEni(
   deps: EniDeps,
@@ -477,8 +554,10 @@ export async function unassignFromEni(
   ips: readonly string[],
   tally: ActionTally,
 ): Promise<void> {
-  const wanted = new Set(ips);
-  const records = state.ips.filter((ip) => wanted.has(ip.ip) && ip.eniId === eniId);
+  const records = wholeUnits(
+    state.ips.filter((ip) => ip.eniId === eniId),
+    new Set(ips),
+  );
   if (records.length === 0) return;
   const now = deps.now();
   const draining = records.map(
@@ -497,7 +576,10 @@ export async function unassignFromEni(
   await finishUnassign(deps, pool, eniId, draining, tally);
 }
 
-/** The EC2 call and record removal of an unassign whose records are already `draining`. */
+/**
+ * The EC2 calls and record removal of an unassign whose records are already `draining`, every
+ * address of a listed prefix among them (`wholeUnits`).
+ */
 export async function finishUnassign(
   deps: EniDeps,
   pool: PoolRecord,
@@ -505,10 +587,16 @@ export async function finishUnassign(
   draining: readonly IpRecord[],
   tally: ActionTally,
 ): Promise<void> {
-  try {
-    await deps.ec2.unassignPrivateIpAddresses({ eniId, ips: draining.map((ip) => ip.ip) });
-  } catch (error) {
+  const singles = draining.filter((ip) => ip.prefix === undefined).map((ip) => ip.ip);
+  const prefixes = [...new Set(draining.flatMap((ip) => (ip.prefix ? [ip.prefix] : [])))];
+  const alreadyGone = (error: unknown) => {
     if (!isNotFound(error)) throw error;
+  };
+  if (singles.length > 0) {
+    await deps.ec2.unassignPrivateIpAddresses({ eniId, ips: singles }).catch(alreadyGone);
+  }
+  if (prefixes.length > 0) {
+    await deps.ec2.unassignIpv4Prefixes({ eniId, prefixes }).catch(alreadyGone);
   }
   await deps.store.commit(
     pool.node,

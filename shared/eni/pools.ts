@@ -1,18 +1,27 @@
 /** Creating and removing pool records: where a node's ENIs go and what its instance type allows. */
+import type { V1Node } from '@kubernetes/client-node';
 import type { Ec2Instance } from '../ec2/network.js';
 import type { EniDeps } from './deps.js';
 import { EniConflictError } from './errors.js';
 import type { PoolRecord } from './model.js';
 
+/** The node's allocatable pods (kubelet's maxPods), when it reports a whole number. */
+export function allocatablePods(node: V1Node | undefined): number | undefined {
+  const text = node?.status?.allocatable?.pods;
+  const pods = text === undefined ? Number.NaN : Number(text);
+  return Number.isInteger(pods) && pods > 0 ? pods : undefined;
+}
+
 /**
- * Writes a new pool for the node from its instance (type limits cached, subnet CIDR described).
- * Answers undefined when another writer created it first, or when EC2 does not know the type or
- * the subnet.
+ * Writes a new pool for the node from its instance (type limits cached, subnet CIDR described)
+ * and its allocatable pods. Answers undefined when another writer created it first, or when EC2
+ * does not know the type or the subnet.
  */
 export async function createPool(
   deps: EniDeps,
   node: string,
   instance: Ec2Instance,
+  maxPods: number | undefined,
   subnetCidrs?: ReadonlyMap<string, string>,
 ): Promise<PoolRecord | undefined> {
   const limits = (await deps.catalog.limits([instance.instanceType])).get(instance.instanceType);
@@ -32,6 +41,8 @@ export async function createPool(
     securityGroupIds: instance.securityGroupIds,
     maxInterfaces: limits.maxNetworkInterfaces,
     ipv4PerInterface: limits.ipv4PerInterface,
+    prefixDelegation: limits.prefixDelegation,
+    ...(maxPods === undefined ? {} : { maxPods }),
     createdAt: deps.now(),
     draining: false,
     version: 1,

@@ -5,7 +5,13 @@
  * its store write. "Already gone" is success. Callers hold the pool's lease.
  */
 import { isNotFound } from '../aws/error-codes.js';
-import { BERTH_TAGS, type Ec2NetworkInterface, tagValue } from '../ec2/network.js';
+import {
+  BERTH_TAGS,
+  type Ec2NetworkInterface,
+  IPV4_PREFIX_SIZE,
+  podAddressesOf,
+  tagValue,
+} from '../ec2/network.js';
 import type { EniDeps } from './deps.js';
 import { EniConflictError } from './errors.js';
 import type { EniRecord, IpRecord, NodeState, PoolRecord } from './model.js';
@@ -18,6 +24,7 @@ import {
   finishEniDelete,
   finishUnassign,
   noteFailure,
+  wholeUnits,
 } from './pool-actions.js';
 import { releaseRecord } from './service.js';
 import type { NodeWrite } from './store.js';
@@ -30,7 +37,7 @@ export interface ReconcileTally {
   recordsDropped: number;
   /** Of those, addresses a pod still held: each gets a Warning Event on its pod. */
   podIpsLost: number;
-  /** Addresses EC2 has on a berth ENI but the store does not know, unassigned. */
+  /** Addresses (prefixes count 16) EC2 has on a berth ENI but the store does not know, unassigned. */
   unknownIpsUnassigned: number;
   /** Unassigns and ENI deletes a crash left half done, finished. */
   drainsFinished: number;
@@ -183,28 +190,49 @@ async function reconcileAddresses(
 ): Promise<void> {
   const now = deps.now();
   const grace = ENI_TIMINGS.reconcileGraceMs;
-  const ec2Ips = new Set(inEc2.secondaryIps);
+  const ec2Ips = podAddressesOf(inEc2);
   const gone = ips.filter((ip) => !ec2Ips.has(ip.ip) && now - ip.createdAt >= grace);
   if (gone.length > 0) {
     await dropRecords(deps, pool, state, gone, tally);
     tally.recordsDropped += gone.length;
   }
-  const stuck = ips.filter(
+  const stuckIps = ips.filter(
     (ip) => ip.state === 'draining' && ec2Ips.has(ip.ip) && now - (ip.drainingSince ?? 0) >= grace,
+  );
+  // A prefix goes back only if every one of its records is draining.
+  const stuck = wholeUnits(
+    ips.filter((ip) => ec2Ips.has(ip.ip)),
+    new Set(stuckIps.map((ip) => ip.ip)),
   );
   if (stuck.length > 0 && !actions.budgetSpent) {
     await finishUnassign(deps, pool, eni.eniId, stuck, actions);
     tally.drainsFinished++;
   }
+  if (now - eni.mutatingAt < grace || actions.budgetSpent) return;
+  // Unknown to the store: single addresses, and prefixes none of whose addresses it records
+  // (a prefix with any recorded address is berth's, and is never given back from here).
   const known = new Set(ips.map((ip) => ip.ip));
+  const recordedPrefixes = new Set(ips.flatMap((ip) => (ip.prefix ? [ip.prefix] : [])));
+  for (const ip of known) {
+    const prefix = ec2Ips.get(ip);
+    if (prefix) recordedPrefixes.add(prefix);
+  }
   const unknown = inEc2.secondaryIps.filter((ip) => !known.has(ip));
-  if (unknown.length > 0 && now - eni.mutatingAt >= grace && !actions.budgetSpent) {
-    try {
-      await deps.ec2.unassignPrivateIpAddresses({ eniId: eni.eniId, ips: unknown });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
+  const unknownPrefixes = inEc2.ipv4Prefixes.filter((prefix) => !recordedPrefixes.has(prefix));
+  const alreadyGone = (error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  };
+  if (unknown.length > 0) {
+    await deps.ec2
+      .unassignPrivateIpAddresses({ eniId: eni.eniId, ips: unknown })
+      .catch(alreadyGone);
     tally.unknownIpsUnassigned += unknown.length;
+  }
+  if (unknownPrefixes.length > 0) {
+    await deps.ec2
+      .unassignIpv4Prefixes({ eniId: eni.eniId, prefixes: unknownPrefixes })
+      .catch(alreadyGone);
+    tally.unknownIpsUnassigned += unknownPrefixes.length * IPV4_PREFIX_SIZE;
   }
 }
 

@@ -4,10 +4,12 @@
  * once a minute; a matchmaking wave fills a node in seconds, so the assign path asks for the
  * top-up and the pool is grown before the wave drains it.
  */
+
+import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
 import { type EniDeps, leaseHolder } from './deps.js';
 import { PoolBusyError } from './errors.js';
 import type { NodeState, PoolRecord } from './model.js';
-import { ENI_TIMINGS, type PoolPlan, planPool, surgeOf } from './policy.js';
+import { ENI_TIMINGS, type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
 import { applyPlan, type EniFailure, newTally } from './pool-actions.js';
 
 /**
@@ -69,9 +71,11 @@ export async function refillPool(
 }
 
 /**
- * Plans a pool from its stored records: growth only while its subnet is not marked exhausted,
- * both bounds raised by the surge plus `waiting` (pods blocked on this plan). The pass and every
- * refill plan through here, so none undoes what another sized.
+ * Plans a pool from its stored records: growth only while its subnet is not marked exhausted, by
+ * prefixes in prefix mode on a Nitro node unless the subnet is marked short of free /28s (then by
+ * single addresses until the mark lapses), both bounds raised by the surge plus `waiting` (pods
+ * blocked on this plan). The pass and every refill plan through here, so none undoes what another
+ * sized.
  */
 export async function planStoredPool(
   deps: EniDeps,
@@ -80,16 +84,22 @@ export async function planStoredPool(
   now: number,
   waiting = 0,
 ): Promise<PoolPlan> {
-  const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
+  const exhaustedUntil = await deps.store.subnetShortUntil(pool.subnetId, 'addresses');
+  const growByPrefix =
+    usesPrefixes(deps.policy.mode, pool) &&
+    (await deps.store.subnetShortUntil(pool.subnetId, 'prefixes')) <= now;
   return planPool({
     limits: pool,
     enis: state.enis.filter((eni) => eni.state === 'attached'),
-    pendingCreates: state.intents.map((intent) => intent.secondaryIpCount),
+    pendingCreates: state.intents.map(
+      (intent) => intent.secondaryIpCount + (intent.ipv4PrefixCount ?? 0) * IPV4_PREFIX_SIZE,
+    ),
     ips: state.ips,
     policy: deps.policy,
     now,
     draining: pool.draining,
     mayGrow: exhaustedUntil <= now,
+    growByPrefix,
     waiting: waiting + surgeOf(state.ips, now),
   });
 }

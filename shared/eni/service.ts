@@ -34,7 +34,7 @@ import {
   refillAheadDue,
   surgeOf,
 } from './policy.js';
-import { createPool } from './pools.js';
+import { allocatablePods, createPool } from './pools.js';
 import { type RefillRequests, refillPool } from './refill.js';
 
 /** What assigns run on: the pools' deps, and where a low pool asks for a background refill. */
@@ -208,7 +208,7 @@ async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
     throw new UnknownNodeError(node, `instance ${instanceId} is not running`);
   }
   // Undefined: another caller created it first; read theirs.
-  const created = await createPool(deps, node, instance);
+  const created = await createPool(deps, node, instance, allocatablePods(nodeObject));
   const current = created ?? (await deps.store.getPool(node));
   if (!current) throw new UnknownNodeError(node);
   return current;
@@ -256,7 +256,7 @@ export async function assignIp(
     const candidates = claimCandidates(state.ips, key, now, deps.policy.cooldownMs);
     if (candidates.length === 0) {
       // Every slot of the instance holds an address and none is ready: a refill cannot help.
-      const stats = poolStats(pool, state.ips, now, deps.policy.cooldownMs);
+      const stats = poolStats(pool, state.ips, now, deps.policy.cooldownMs, deps.policy.mode);
       if (refills >= MAX_REFILLS || stats.total >= stats.capacity) break;
       await refillNow(deps, pool);
       refills++;
@@ -306,6 +306,7 @@ async function claim(
     kind: 'ip',
     ip: ip.ip,
     eniId: ip.eniId,
+    ...(ip.prefix === undefined ? {} : { prefix: ip.prefix }),
     state: 'assigned',
     pod: holder.key,
     ...(holder.containerId === undefined ? {} : { containerId: holder.containerId }),
@@ -355,7 +356,7 @@ async function refillAheadIfDue(
   const after = ips.map(
     (ip): IpRecord => (ip.ip === claimed.ip ? { ...ip, state: 'assigned', assignedAt: now } : ip),
   );
-  const stats = poolStats(pool, after, now, deps.policy.cooldownMs);
+  const stats = poolStats(pool, after, now, deps.policy.cooldownMs, deps.policy.mode);
   if (refillAheadDue(stats, surgeOf(after, now), deps.policy)) {
     await deps.refills.request(pool.node);
   }
@@ -365,7 +366,7 @@ async function refillAheadIfDue(
 async function exhaustion(deps: EniDeps, pool: PoolRecord): Promise<Error> {
   const now = deps.now();
   const state = await deps.store.loadNode(pool.node);
-  const capacity = poolCapacity(pool);
+  const capacity = poolCapacity(pool, deps.policy.mode);
   const busy = state.ips.filter((ip) => ip.state !== 'free').length;
   if (busy >= capacity) {
     return new PoolExhaustedError(
@@ -373,7 +374,7 @@ async function exhaustion(deps: EniDeps, pool: PoolRecord): Promise<Error> {
       `all ${capacity} addresses of ${pool.instanceType} are in use`,
     );
   }
-  const exhaustedUntil = await deps.store.subnetExhaustedUntil(pool.subnetId);
+  const exhaustedUntil = await deps.store.subnetShortUntil(pool.subnetId, 'addresses');
   if (exhaustedUntil > now) {
     return new PoolExhaustedError(
       pool.node,
@@ -445,6 +446,7 @@ export async function releaseRecord(
     kind: 'ip',
     ip: record.ip,
     eniId: record.eniId,
+    ...(record.prefix === undefined ? {} : { prefix: record.prefix }),
     state: 'free',
     sticky: false,
     releasedAt: now,

@@ -26,7 +26,7 @@ export async function eniPoolStatus(
   const now = deps.now();
   for await (const pool of deps.store.listPools()) {
     const state = await deps.store.loadNode(pool.node);
-    const stats = poolStats(pool, state.ips, now, deps.policy.cooldownMs);
+    const stats = poolStats(pool, state.ips, now, deps.policy.cooldownMs, deps.policy.mode);
     out.push({
       node: pool.node,
       instanceId: pool.instanceId,

@@ -38,10 +38,17 @@ export interface EniStore {
    * 100, each all or nothing). A failed condition throws `EniConflictError` naming the write.
    */
   commit(node: string, writes: readonly NodeWrite[]): Promise<void>;
-  /** Until when the subnet counts as out of addresses (0: not marked). */
-  subnetExhaustedUntil(subnetId: string): Promise<number>;
-  markSubnetExhausted(subnetId: string, until: number): Promise<void>;
+  /** Until when the subnet counts as short of `what` (0: not marked). */
+  subnetShortUntil(subnetId: string, what: SubnetShortage): Promise<number>;
+  /** Marks the subnet short of `what` until `until`; a later mark already there is kept. */
+  markSubnetShort(subnetId: string, what: SubnetShortage, until: number): Promise<void>;
 }
+
+/**
+ * What a subnet ran out of: any address (`InsufficientFreeAddressesInSubnet`), or whole /28
+ * blocks for prefixes (`InsufficientCidrBlocks`, while single addresses may remain).
+ */
+export type SubnetShortage = 'addresses' | 'prefixes';
 
 /** The largest number of writes one commit applies atomically (DynamoDB's TransactWriteItems). */
 export const MAX_ATOMIC_WRITES = 100;

@@ -4,7 +4,8 @@
  *   `leaseUntil`), so listing every pool is one Query;
  * - `<cluster>#eni#node#<node>` / `eni#<id>`, `ip#<address>`, `pod#<ns>/<name>`,
  *   `intent#<client token>`: everything under one node, read with one Query;
- * - `<cluster>#eni#subnets` / `<subnet id>`: until when a subnet counts as exhausted (TTL).
+ * - `<cluster>#eni#subnets` / `<subnet id>`: until when a subnet counts as out of addresses, and
+ *   `<subnet id>#prefixes`: out of free /28s (TTL).
  * Records are flat, so each field is one attribute. Every write is conditional on the item's
  * `version`; a commit of several writes is one TransactWriteItems.
  */
@@ -30,7 +31,12 @@ import {
   type PodRecord,
   type PoolRecord,
 } from '../eni/model.js';
-import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite } from '../eni/store.js';
+import {
+  type EniStore,
+  MAX_ATOMIC_WRITES,
+  type NodeWrite,
+  type SubnetShortage,
+} from '../eni/store.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
@@ -375,12 +381,12 @@ export class DynamoEniStore implements EniStore {
     }
   }
 
-  async subnetExhaustedUntil(subnetId: string): Promise<number> {
-    const item = await this.#get(this.#subnetsKey(), subnetId);
+  async subnetShortUntil(subnetId: string, what: SubnetShortage): Promise<number> {
+    const item = await this.#get(this.#subnetsKey(), subnetMarkKey(subnetId, what));
     return Number(item?.exhaustedUntil?.N ?? 0);
   }
 
-  async markSubnetExhausted(subnetId: string, until: number): Promise<void> {
+  async markSubnetShort(subnetId: string, what: SubnetShortage, until: number): Promise<void> {
     // A refused condition means a later mark is already there: that is the one to keep.
     await conditionalWrite(this.meter, () =>
       this.#client.send(
@@ -388,7 +394,7 @@ export class DynamoEniStore implements EniStore {
           TableName: this.#table,
           Item: {
             [PK]: { S: this.#subnetsKey() },
-            [SK]: { S: subnetId },
+            [SK]: { S: subnetMarkKey(subnetId, what) },
             exhaustedUntil: { N: String(until) },
             [TTL]: { N: String(Math.ceil(until / 1000) + 3600) },
           },
@@ -428,6 +434,8 @@ function decodePool(item: Record<string, AttributeValue>): PoolRecord {
     securityGroupIds: Array.isArray(f.securityGroupIds) ? [...f.securityGroupIds] : [],
     maxInterfaces: Number(f.maxInterfaces ?? 0),
     ipv4PerInterface: Number(f.ipv4PerInterface ?? 0),
+    ...(typeof f.prefixDelegation === 'boolean' ? { prefixDelegation: f.prefixDelegation } : {}),
+    ...(typeof f.maxPods === 'number' ? { maxPods: f.maxPods } : {}),
     createdAt: Number(f.createdAt ?? 0),
     draining: f.draining === true,
     version: Number(f.version ?? 0),
@@ -461,10 +469,12 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
       const assignedAt = num(f.assignedAt);
       const reservedUntil = num(f.reservedUntil);
       const drainingSince = num(f.drainingSince);
+      const prefix = str(f.prefix);
       return {
         kind: 'ip',
         ip: String(f.ip),
         eniId: String(f.eniId),
+        ...(prefix === undefined ? {} : { prefix }),
         state: f.state === 'assigned' ? 'assigned' : f.state === 'draining' ? 'draining' : 'free',
         ...(pod === undefined ? {} : { pod }),
         ...(containerId === undefined ? {} : { containerId }),
@@ -497,10 +507,16 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
         subnetId: String(f.subnetId),
         securityGroupIds: Array.isArray(f.securityGroupIds) ? [...f.securityGroupIds] : [],
         secondaryIpCount: Number(f.secondaryIpCount),
+        ...(typeof f.ipv4PrefixCount === 'number' ? { ipv4PrefixCount: f.ipv4PrefixCount } : {}),
         createdAt: Number(f.createdAt),
         version,
       };
     default:
       return undefined;
   }
+}
+
+/** The sort key of a subnet's shortage mark (the address mark keeps its original key). */
+function subnetMarkKey(subnetId: string, what: SubnetShortage): string {
+  return what === 'addresses' ? subnetId : `${subnetId}#${what}`;
 }

@@ -24,6 +24,7 @@ describe('parseConfig', () => {
     expect(config.scale.nodePool).toEqual({ type: 'none' });
     expect(config.eni).toEqual({
       intervalSeconds: 60,
+      mode: 'ip',
       minIdle: 2,
       maxIdle: 8,
       cooldownSeconds: 60,
@@ -74,6 +75,9 @@ describe('parseConfig', () => {
   it('rejects minimums above maximums', () => {
     expect(problemsOf({ scale: { minNodes: 5, maxNodes: 2 } })).toEqual([
       'scale.maxNodes: maxNodes must be at least minNodes (maxNodes 2, minNodes 5)',
+    ]);
+    expect(problemsOf({ eni: { mode: 'cidr' } })).toEqual([
+      'eni.mode: must be one of "ip", "prefix", not the string "cidr"',
     ]);
     expect(problemsOf({ eni: { minIdle: 9 } })).toEqual([
       'eni.maxIdle: maxIdle must be at least minIdle (maxIdle 8, minIdle 9)',

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   isLimitExceeded,
   isNotFound,
+  isPrefixShortage,
   isSubnetExhausted,
   isThrottled,
   isTransient,
@@ -161,7 +162,10 @@ describe('EC2 error classification', () => {
     expect(isLimitExceeded(err('PrivateIpAddressLimitExceeded'))).toBe(true);
     expect(isLimitExceeded(err('AttachmentLimitExceeded'))).toBe(true);
     expect(isSubnetExhausted(err('InsufficientFreeAddressesInSubnet'))).toBe(true);
-    expect(isSubnetExhausted(err('InsufficientCidrBlocks'))).toBe(true);
+    // A fragmented subnet may still have single addresses: a prefix shortage, not exhaustion.
+    expect(isSubnetExhausted(err('InsufficientCidrBlocks'))).toBe(false);
+    expect(isPrefixShortage(err('InsufficientCidrBlocks'))).toBe(true);
+    expect(isPrefixShortage(err('InsufficientFreeAddressesInSubnet'))).toBe(false);
     expect(isThrottled(err('RequestLimitExceeded'))).toBe(true);
     expect(isTransient(err('InternalError'))).toBe(true);
     expect(isNotFound(err('InvalidParameterValue'))).toBe(false);

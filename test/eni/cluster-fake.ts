@@ -16,10 +16,11 @@ export class FakeCluster implements ClusterApi {
   listPodsError: Error | undefined;
 
   /** Adds a node backed by an EC2 instance. */
-  addNode(name: string, instanceId: string, zone = 'us-east-1a'): void {
+  addNode(name: string, instanceId: string, zone = 'us-east-1a', maxPods?: number): void {
     this.nodes.set(name, {
       metadata: { name },
       spec: { providerID: `aws:///${zone}/${instanceId}` },
+      ...(maxPods === undefined ? {} : { status: { allocatable: { pods: String(maxPods) } } }),
     });
   }
 

@@ -8,7 +8,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EniConflictError } from '../../shared/eni/errors.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
-import type { IpRecord, PodRecord, PoolRecord } from '../../shared/eni/model.js';
+import type { CreateIntent, IpRecord, PodRecord, PoolRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
@@ -73,6 +73,30 @@ describe.each(stores)('%s', (_name, make) => {
     const listed = [];
     for await (const p of store.listPools()) listed.push(p);
     expect(listed.map((p) => [p.node, p.draining])).toEqual([['node-a', true]]);
+  });
+
+  it('round-trips what prefix mode records: a pool limits, prefixed addresses, prefix intents', async () => {
+    const nitro: PoolRecord = { ...pool, node: 'node-p', prefixDelegation: true, maxPods: 110 };
+    await store.putPool(nitro, 0);
+    expect(await store.getPool('node-p')).toEqual(nitro);
+    const prefixed = ip('10.0.1.17', { prefix: '10.0.1.16/28' });
+    const intent: CreateIntent = {
+      kind: 'intent',
+      clientToken: 'berth-p',
+      subnetId: 'subnet-1',
+      securityGroupIds: ['sg-1'],
+      secondaryIpCount: 0,
+      ipv4PrefixCount: 2,
+      createdAt: 1_000,
+      version: 1,
+    };
+    await store.commit('node-p', [
+      { put: prefixed, expectedVersion: 0 },
+      { put: intent, expectedVersion: 0 },
+    ]);
+    const state = await store.loadNode('node-p');
+    expect(state.ips).toEqual([prefixed]);
+    expect(state.intents).toEqual([intent]);
   });
 
   it('grants a lease to one holder until it expires or is given back', async () => {
@@ -174,17 +198,26 @@ describe.each(stores)('%s', (_name, make) => {
   });
 
   it('remembers exhausted subnets', async () => {
-    expect(await store.subnetExhaustedUntil('subnet-x')).toBe(0);
-    await store.markSubnetExhausted('subnet-x', 5_000);
-    expect(await store.subnetExhaustedUntil('subnet-x')).toBe(5_000);
+    expect(await store.subnetShortUntil('subnet-x', 'addresses')).toBe(0);
+    await store.markSubnetShort('subnet-x', 'addresses', 5_000);
+    expect(await store.subnetShortUntil('subnet-x', 'addresses')).toBe(5_000);
+  });
+
+  it('keeps a subnet short of /28 prefixes apart from one short of addresses', async () => {
+    await store.markSubnetShort('subnet-z', 'prefixes', 8_000);
+    expect(await store.subnetShortUntil('subnet-z', 'prefixes')).toBe(8_000);
+    expect(await store.subnetShortUntil('subnet-z', 'addresses')).toBe(0);
+    await store.markSubnetShort('subnet-z', 'addresses', 3_000);
+    expect(await store.subnetShortUntil('subnet-z', 'prefixes')).toBe(8_000);
+    expect(await store.subnetShortUntil('subnet-z', 'addresses')).toBe(3_000);
   });
 
   it('keeps the latest exhausted mark when an older one arrives after it', async () => {
-    await store.markSubnetExhausted('subnet-y', 9_000);
-    await store.markSubnetExhausted('subnet-y', 7_000);
-    expect(await store.subnetExhaustedUntil('subnet-y')).toBe(9_000);
-    await store.markSubnetExhausted('subnet-y', 12_000);
-    expect(await store.subnetExhaustedUntil('subnet-y')).toBe(12_000);
+    await store.markSubnetShort('subnet-y', 'addresses', 9_000);
+    await store.markSubnetShort('subnet-y', 'addresses', 7_000);
+    expect(await store.subnetShortUntil('subnet-y', 'addresses')).toBe(9_000);
+    await store.markSubnetShort('subnet-y', 'addresses', 12_000);
+    expect(await store.subnetShortUntil('subnet-y', 'addresses')).toBe(12_000);
   });
 
   it('never gives one address to two pods under concurrent assigns', async () => {

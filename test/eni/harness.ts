@@ -31,14 +31,14 @@ export interface EniWorld {
   readonly deps: AssignDeps;
   /** The background refills assigns asked for, in order; a test runs them (`refillAhead`). */
   readonly refillRequests: string[];
-  /** Launches an instance and registers its node. */
-  addNode(name: string, instanceType?: string): string;
+  /** Launches an instance and registers its node (with its allocatable pods, when given). */
+  addNode(name: string, instanceType?: string, maxPods?: number): string;
 }
 
 /** Builds a world; `eni` overrides config keys, `fake` the EC2 fake's options. */
 export function eniWorld(
   options: {
-    eni?: Record<string, number>;
+    eni?: Record<string, number | string>;
     fake?: Partial<FakeEc2Options>;
     store?: EniStore;
     subnetCidr?: string;
@@ -89,9 +89,9 @@ export function eniWorld(
     store,
     deps: { ...base, refills },
     refillRequests,
-    addNode(name, instanceType = 'c5.large') {
+    addNode(name, instanceType = 'c5.large', maxPods) {
       const id = ec2.launchInstance({ instanceType, subnetId: SUBNET_ID });
-      cluster.addNode(name, id);
+      cluster.addNode(name, id, 'us-east-1a', maxPods);
       return id;
     },
   };

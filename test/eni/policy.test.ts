@@ -4,7 +4,6 @@ import type { IpRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import {
   claimCandidates,
-  ipsPerEni,
   isReady,
   isStickyPod,
   maxBerthEnis,
@@ -13,6 +12,8 @@ import {
   poolCapacity,
   poolStats,
   refillAheadDue,
+  slotsPerEni,
+  slotsUsed,
 } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import { eniWorld } from './harness.js';
@@ -28,6 +29,7 @@ const policyArb = fc
   })
   .map(
     (p): PoolPolicy => ({
+      mode: 'ip',
       minIdle: p.minIdle,
       maxIdle: p.minIdle + p.spread,
       cooldownMs: p.cooldownMs,
@@ -58,7 +60,7 @@ const poolArb = fc.tuple(limitsArb, policyArb).chain(([limits, policy]) =>
           reservedFor: fc.integer({ min: -100_000, max: 600_000 }),
           age: fc.integer({ min: 0, max: 5_000_000 }),
         }),
-        { maxLength: ipsPerEni(limits) },
+        { maxLength: slotsPerEni(limits) },
       ),
       { maxLength: maxBerthEnis(limits) },
     )
@@ -103,21 +105,22 @@ describe('planPool', () => {
           // Creations in flight fit the instance too: at most the ENIs left, each within its share.
           const pendingCreates = Array.from(
             { length: Math.min(inFlight, maxBerthEnis(pool.limits) - pool.enis.length) },
-            () => Math.min(3, ipsPerEni(pool.limits)),
-          ).filter((_, i) => pool.ips.length + (i + 1) * 3 <= poolCapacity(pool.limits));
+            () => Math.min(3, slotsPerEni(pool.limits)),
+          ).filter((_, i) => pool.ips.length + (i + 1) * 3 <= poolCapacity(pool.limits, 'ip'));
           const plan = planPool({ ...pool, now: NOW, draining, mayGrow, waiting, pendingCreates });
           const added =
-            plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
+            plan.assign.reduce((n, a) => n + a.count, 0) +
+            plan.create.reduce((n, c) => n + c.count, 0);
           const pendingIps = pendingCreates.reduce((n, c) => n + c, 0);
           expect(pool.ips.length + pendingIps + added).toBeLessThanOrEqual(
-            poolCapacity(pool.limits),
+            poolCapacity(pool.limits, 'ip'),
           );
           expect(pool.enis.length + pendingCreates.length + plan.create.length).toBeLessThanOrEqual(
             maxBerthEnis(pool.limits),
           );
           for (const { eniId, count } of plan.assign) {
             const onEni = pool.ips.filter((ip) => ip.eniId === eniId).length;
-            expect(onEni + count).toBeLessThanOrEqual(ipsPerEni(pool.limits));
+            expect(onEni + count).toBeLessThanOrEqual(slotsPerEni(pool.limits));
           }
           expect(pool.enis.length + plan.create.length).toBeLessThanOrEqual(
             maxBerthEnis(pool.limits),
@@ -135,7 +138,7 @@ describe('planPool', () => {
         for (const eni of pool.enis) {
           const onEni = pool.ips.filter((ip) => ip.eniId === eni.eniId).length;
           const assigned = plan.assign.find((a) => a.eniId === eni.eniId)?.count ?? 0;
-          expect(onEni + assigned).toBe(ipsPerEni(pool.limits));
+          expect(onEni + assigned).toBe(slotsPerEni(pool.limits));
         }
       }),
     );
@@ -255,8 +258,9 @@ describe('planPool', () => {
       fc.property(poolArb, fc.nat(10), (pool, waiting) => {
         const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true, waiting });
         const added =
-          plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
-        const room = poolCapacity(pool.limits) - pool.ips.length;
+          plan.assign.reduce((n, a) => n + a.count, 0) +
+          plan.create.reduce((n, c) => n + c.count, 0);
+        const room = poolCapacity(pool.limits, 'ip') - pool.ips.length;
         if (plan.stats.ready >= pool.policy.minIdle + waiting) expect(added).toBe(0);
         else {
           expect(plan.stats.ready + added).toBe(
@@ -270,7 +274,7 @@ describe('planPool', () => {
   it('a pool that asks for a refill ahead gets one from the plan of the same surge', () => {
     fc.assert(
       fc.property(poolArb, fc.nat(10), (pool, surge) => {
-        const stats = poolStats(pool.limits, pool.ips, NOW, pool.policy.cooldownMs);
+        const stats = poolStats(pool.limits, pool.ips, NOW, pool.policy.cooldownMs, 'ip');
         if (!refillAheadDue(stats, surge, pool.policy)) return;
         const plan = planPool({
           ...pool,
@@ -280,7 +284,8 @@ describe('planPool', () => {
           waiting: surge,
         });
         const added =
-          plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
+          plan.assign.reduce((n, a) => n + a.count, 0) +
+          plan.create.reduce((n, c) => n + c.count, 0);
         expect(added).toBeGreaterThan(0);
         expect(plan.unassign).toEqual([]);
       }),
@@ -292,13 +297,185 @@ describe('planPool', () => {
       fc.property(poolArb, (pool) => {
         const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true });
         const added =
-          plan.assign.reduce((n, a) => n + a.count, 0) + plan.create.reduce((n, c) => n + c, 0);
-        const room = poolCapacity(pool.limits) - pool.ips.length;
+          plan.assign.reduce((n, a) => n + a.count, 0) +
+          plan.create.reduce((n, c) => n + c.count, 0);
+        const room = poolCapacity(pool.limits, 'ip') - pool.ips.length;
         expect(plan.stats.ready + added).toBeGreaterThanOrEqual(
           Math.min(pool.policy.minIdle, plan.stats.ready + room),
         );
       }),
     );
+  });
+});
+
+/** A Nitro pool in prefix mode: each ENI holds whole /28s (16 records each) and a few singles. */
+const prefixPoolArb = fc
+  .record({
+    limits: fc.constantFrom(
+      { maxInterfaces: 3, ipv4PerInterface: 10, prefixDelegation: true },
+      { maxInterfaces: 3, ipv4PerInterface: 10, prefixDelegation: true, maxPods: 110 },
+      { maxInterfaces: 3, ipv4PerInterface: 6, prefixDelegation: true, maxPods: 17 },
+      { maxInterfaces: 4, ipv4PerInterface: 15, prefixDelegation: true, maxPods: 58 },
+    ),
+    policy: policyArb.map((p): PoolPolicy => ({ ...p, mode: 'prefix' })),
+    enis: fc.array(
+      fc.record({
+        prefixes: fc.array(
+          fc.record({
+            state: fc.constantFrom('free', 'assigned', 'draining'),
+            restedAgo: fc.integer({ min: 0, max: 2_000_000 }),
+            busy: fc.nat(16),
+          }),
+          { maxLength: 4 },
+        ),
+        singles: fc.nat(2),
+      }),
+      { maxLength: 3 },
+    ),
+  })
+  .map(({ limits, policy, enis }) => {
+    const ips: IpRecord[] = [];
+    const kept = enis.slice(0, maxBerthEnis(limits));
+    kept.forEach((eni, e) => {
+      const prefixes = eni.prefixes.slice(0, slotsPerEni(limits));
+      const singles = Math.min(eni.singles, slotsPerEni(limits) - prefixes.length);
+      prefixes.forEach((p, k) => {
+        const prefix = `10.${e}.${k}.0/28`;
+        for (let i = 0; i < 16; i++) {
+          const busy = i < p.busy && p.state !== 'free';
+          ips.push({
+            kind: 'ip',
+            ip: `10.${e}.${k}.${i}`,
+            eniId: `eni-${e}`,
+            prefix,
+            state: busy ? (p.state as IpRecord['state']) : 'free',
+            ...(busy && p.state === 'assigned' ? { pod: `g/p${e}-${k}-${i}` } : {}),
+            sticky: false,
+            releasedAt: NOW - p.restedAgo,
+            createdAt: NOW - 3_600_000,
+            version: 1,
+          });
+        }
+      });
+      for (let i = 0; i < singles; i++) {
+        ips.push({
+          kind: 'ip',
+          ip: `10.${e}.200.${i}`,
+          eniId: `eni-${e}`,
+          state: 'free',
+          sticky: false,
+          releasedAt: 0,
+          createdAt: NOW - 3_600_000,
+          version: 1,
+        });
+      }
+    });
+    return {
+      limits,
+      policy,
+      enis: kept.map((_, e) => ({ eniId: `eni-${e}`, createdAt: NOW - 3_600_000 })),
+      ips,
+    };
+  });
+
+describe('planPool in prefix mode', () => {
+  it('grows in whole prefixes within every ENI slot, the instance and maxPods rounded to a prefix', () => {
+    fc.assert(
+      fc.property(prefixPoolArb, fc.nat(40), (pool, waiting) => {
+        const plan = planPool({
+          ...pool,
+          now: NOW,
+          draining: false,
+          mayGrow: true,
+          growByPrefix: true,
+          waiting,
+        });
+        const growth = [...plan.assign, ...plan.create];
+        expect(growth.every((g) => g.unit === 'prefix')).toBe(true);
+        for (const { eniId, count } of plan.assign) {
+          const onEni = pool.ips.filter((ip) => ip.eniId === eniId);
+          expect(slotsUsed(onEni) + count).toBeLessThanOrEqual(slotsPerEni(pool.limits));
+        }
+        for (const { count } of plan.create) {
+          expect(count).toBeLessThanOrEqual(slotsPerEni(pool.limits));
+        }
+        const added = growth.reduce((n, g) => n + g.count * 16, 0);
+        // Growth starts only below the cap, so it never overshoots by a whole prefix.
+        if (added > 0) {
+          expect(pool.ips.length + added - 16).toBeLessThan(poolCapacity(pool.limits, 'prefix'));
+        }
+        if (pool.limits.maxPods !== undefined) {
+          expect(poolCapacity(pool.limits, 'prefix')).toBe(
+            Math.min(
+              maxBerthEnis(pool.limits) * slotsPerEni(pool.limits) * 16,
+              Math.ceil(pool.limits.maxPods / 16) * 16,
+            ),
+          );
+        }
+        // The same batch in single addresses, should the subnet have no free /28.
+        expect(
+          [...(plan.fallback?.assign ?? []), ...(plan.fallback?.create ?? [])].every(
+            (g) => g.unit === 'ip',
+          ),
+        ).toBe(true);
+        if (added > 0) expect(plan.fallback).toBeDefined();
+      }),
+    );
+  });
+
+  it('gives a prefix back only whole, and only when every address of it has rested', () => {
+    fc.assert(
+      fc.property(prefixPoolArb, fc.boolean(), (pool, draining) => {
+        const plan = planPool({
+          ...pool,
+          now: NOW,
+          draining,
+          mayGrow: false,
+          growByPrefix: true,
+        });
+        const listed = new Set(plan.unassign.flatMap((u) => u.ips));
+        const byPrefix = new Map<string, IpRecord[]>();
+        for (const ip of pool.ips) {
+          if (ip.prefix) byPrefix.set(ip.prefix, [...(byPrefix.get(ip.prefix) ?? []), ip]);
+        }
+        for (const members of byPrefix.values()) {
+          const taken = members.filter((ip) => listed.has(ip.ip));
+          expect([0, members.length]).toContain(taken.length);
+          if (taken.length > 0) {
+            expect(members.every((ip) => isReady(ip, NOW, pool.policy.cooldownMs))).toBe(true);
+          }
+        }
+      }),
+    );
+  });
+
+  it('counts a prefix as one slot and an address as one', () => {
+    const record = (ip: string, prefix?: string): IpRecord => ({
+      kind: 'ip',
+      ip,
+      eniId: 'eni-1',
+      ...(prefix ? { prefix } : {}),
+      state: 'free',
+      sticky: false,
+      releasedAt: 0,
+      createdAt: 0,
+      version: 1,
+    });
+    const prefixed = Array.from({ length: 16 }, (_, i) =>
+      record(`10.0.0.${16 + i}`, '10.0.0.16/28'),
+    );
+    expect(slotsUsed([...prefixed, record('10.0.0.5'), record('10.0.0.6')])).toBe(3);
+    expect(poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10 }, 'prefix')).toBe(18);
+    expect(
+      poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10, prefixDelegation: true }, 'prefix'),
+    ).toBe(288);
+    expect(
+      poolCapacity(
+        { maxInterfaces: 3, ipv4PerInterface: 10, prefixDelegation: true, maxPods: 110 },
+        'prefix',
+      ),
+    ).toBe(112);
+    expect(poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10, maxPods: 110 }, 'ip')).toBe(18);
   });
 });
 
@@ -406,6 +583,7 @@ describe('ENI pool (model-based)', () => {
               : instanceType === 'c5.large'
                 ? { maxInterfaces: 3, ipv4PerInterface: 10 }
                 : { maxInterfaces: 4, ipv4PerInterface: 15 },
+            'ip',
           );
           const holding = new Map<number, string>();
           const lastRelease = new Map<string, { pod: number; at: number; sticky: boolean }>();

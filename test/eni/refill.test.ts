@@ -10,7 +10,8 @@ async function readiness(world: ReturnType<typeof eniWorld>, node: string) {
   const state = await world.store.loadNode(node);
   const now = world.clock.now;
   return {
-    ready: poolStats(pool, state.ips, now, world.deps.policy.cooldownMs).ready,
+    ready: poolStats(pool, state.ips, now, world.deps.policy.cooldownMs, world.deps.policy.mode)
+      .ready,
     surge: surgeOf(state.ips, now),
   };
 }
@@ -72,7 +73,9 @@ describe('refill ahead of demand', () => {
         code: 'InsufficientFreeAddressesInSubnet',
       }),
     ]);
-    expect(await world.store.subnetExhaustedUntil(SUBNET_ID)).toBeGreaterThan(world.clock.now);
+    expect(await world.store.subnetShortUntil(SUBNET_ID, 'addresses')).toBeGreaterThan(
+      world.clock.now,
+    );
     // While the subnet is marked, the next refill does not ask EC2 again.
     const calls = world.ec2.mutatingCalls();
     expect((await refillAhead(world.deps, 'node-a')).outcome).toBe('not-needed');
