@@ -30,7 +30,7 @@ import {
 import { formatIp, parseCidr } from '../../shared/net/ip.js';
 
 /** Addresses per delegated prefix, and so the alignment of a /28 inside its subnet. */
-const BLOCK = 16n;
+const BLOCK = 16;
 
 /**
  * Real limits (reference §2.10 and DescribeInstanceTypes): max ENIs × IPv4 per ENI; every type
@@ -139,16 +139,17 @@ interface Subnet {
   readonly cidr: string;
   readonly availabilityZone: string;
   readonly network: bigint;
-  readonly size: bigint;
+  /** Addresses in the subnet; offsets are plain numbers (a VPC subnet is at most a /16). */
+  readonly size: number;
   /** Single addresses are handed out in order from here, then from `released`. */
-  next: bigint;
+  next: number;
   /** Released offsets, reused oldest first (a queue: `released[releasedHead]` is next). */
-  readonly released: bigint[];
+  readonly released: number[];
   releasedHead: number;
   /** Offsets in use: by an ENI (primary, secondary or prefix) or by another tenant. */
-  readonly used: Set<bigint>;
+  readonly used: Set<number>;
   /** Offsets taken per /28 block, AWS's reserved addresses included: a prefix needs a 0. */
-  readonly blockUse: Map<bigint, number>;
+  readonly blockUse: Map<number, number>;
 }
 
 interface Attachment {
@@ -237,10 +238,10 @@ export class FakeEc2 implements Ec2Network {
   addSubnet(subnetId: string, cidr: string, availabilityZone = 'us-east-1a'): void {
     const block = parseCidr(cidr);
     if (block?.family !== 'IPv4') throw new Error(`bad subnet CIDR ${cidr}`);
-    const size = 1n << BigInt(block.hostBits);
+    const size = 2 ** block.hostBits;
     // The network address, the VPC router, DNS, a reserved one and the broadcast address.
-    const blockUse = new Map<bigint, number>([[0n, 4]]);
-    const last = (size - 1n) / BLOCK;
+    const blockUse = new Map<number, number>([[0, 4]]);
+    const last = Math.floor((size - 1) / BLOCK);
     blockUse.set(last, (blockUse.get(last) ?? 0) + 1);
     this.#subnets.set(subnetId, {
       subnetId,
@@ -248,7 +249,7 @@ export class FakeEc2 implements Ec2Network {
       availabilityZone,
       network: block.network,
       size,
-      next: 4n,
+      next: 4,
       released: [],
       releasedHead: 0,
       used: new Set(),
@@ -265,9 +266,9 @@ export class FakeEc2 implements Ec2Network {
   scatterForeign(subnetId: string, share: number, random: () => number): string[] {
     const subnet = this.#subnet(subnetId);
     const taken: string[] = [];
-    for (let block = 0n; block * BLOCK < subnet.size; block++) {
+    for (let block = 0; block * BLOCK < subnet.size; block++) {
       if ((subnet.blockUse.get(block) ?? 0) > 0 || random() >= share) continue;
-      const offset = block * BLOCK + BigInt(Math.floor(random() * 16));
+      const offset = block * BLOCK + Math.floor(random() * BLOCK);
       this.#take(subnet, offset);
       taken.push(this.#ipAt(subnet, offset));
     }
@@ -284,7 +285,7 @@ export class FakeEc2 implements Ec2Network {
   freePrefixes(subnetId: string): number {
     const subnet = this.#subnet(subnetId);
     let free = 0;
-    for (let block = 0n; block * BLOCK < subnet.size; block++) {
+    for (let block = 0; block * BLOCK < subnet.size; block++) {
       if ((subnet.blockUse.get(block) ?? 0) === 0) free++;
     }
     return free;
@@ -354,7 +355,7 @@ export class FakeEc2 implements Ec2Network {
   /** Free addresses left in a subnet. */
   freeAddresses(subnetId: string): number {
     const subnet = this.#subnet(subnetId);
-    return Number(subnet.size - 5n) - subnet.used.size;
+    return subnet.size - 5 - subnet.used.size;
   }
 
   /** The current (not lagged) view of every ENI. */
@@ -886,13 +887,13 @@ export class FakeEc2 implements Ec2Network {
   #allocate(subnet: Subnet, count: number): string[] {
     const out: string[] = [];
     while (out.length < count) {
-      let offset: bigint | undefined;
+      let offset: number | undefined;
       while (offset === undefined && subnet.releasedHead < subnet.released.length) {
         const candidate = subnet.released[subnet.releasedHead++];
         // A released address may have gone into a prefix or to another tenant since.
         if (candidate !== undefined && !subnet.used.has(candidate)) offset = candidate;
       }
-      while (offset === undefined && subnet.next < subnet.size - 1n) {
+      while (offset === undefined && subnet.next < subnet.size - 1) {
         const candidate = subnet.next++;
         if (!subnet.used.has(candidate)) offset = candidate;
       }
@@ -910,9 +911,9 @@ export class FakeEc2 implements Ec2Network {
   /** Whole aligned /28 blocks, lowest first; fewer than `count` when the subnet has no more. */
   #allocatePrefixes(subnet: Subnet, count: number): string[] {
     const out: string[] = [];
-    for (let block = 0n; out.length < count && block * BLOCK < subnet.size; block++) {
+    for (let block = 0; out.length < count && block * BLOCK < subnet.size; block++) {
       if ((subnet.blockUse.get(block) ?? 0) > 0) continue;
-      for (let offset = block * BLOCK; offset < (block + 1n) * BLOCK; offset++) {
+      for (let offset = block * BLOCK; offset < (block + 1) * BLOCK; offset++) {
         this.#take(subnet, offset);
       }
       out.push(`${this.#ipAt(subnet, block * BLOCK)}/28`);
@@ -920,16 +921,16 @@ export class FakeEc2 implements Ec2Network {
     return out;
   }
 
-  #take(subnet: Subnet, offset: bigint): void {
+  #take(subnet: Subnet, offset: number): void {
     subnet.used.add(offset);
-    const block = offset / BLOCK;
+    const block = Math.floor(offset / BLOCK);
     subnet.blockUse.set(block, (subnet.blockUse.get(block) ?? 0) + 1);
   }
 
   #free(subnet: Subnet, ip: string): void {
     const offset = this.#offsetOf(subnet, ip);
     if (offset === undefined || !subnet.used.delete(offset)) return;
-    const block = offset / BLOCK;
+    const block = Math.floor(offset / BLOCK);
     const left = (subnet.blockUse.get(block) ?? 1) - 1;
     if (left > 0) subnet.blockUse.set(block, left);
     else subnet.blockUse.delete(block);
@@ -939,18 +940,18 @@ export class FakeEc2 implements Ec2Network {
   #freePrefix(subnet: Subnet, prefix: string): void {
     const block = parseCidr(prefix);
     if (!block) return;
-    for (let i = 0n; i < BLOCK; i++) {
-      this.#free(subnet, formatIp({ family: 'IPv4', value: block.network + i }));
+    for (let i = 0; i < BLOCK; i++) {
+      this.#free(subnet, formatIp({ family: 'IPv4', value: block.network + BigInt(i) }));
     }
   }
 
-  #ipAt(subnet: Subnet, offset: bigint): string {
-    return formatIp({ family: 'IPv4', value: subnet.network + offset });
+  #ipAt(subnet: Subnet, offset: number): string {
+    return formatIp({ family: 'IPv4', value: subnet.network + BigInt(offset) });
   }
 
-  #offsetOf(subnet: Subnet, ip: string): bigint | undefined {
+  #offsetOf(subnet: Subnet, ip: string): number | undefined {
     const parsed = parseCidr(`${ip}/32`);
-    return parsed ? parsed.network - subnet.network : undefined;
+    return parsed ? Number(parsed.network - subnet.network) : undefined;
   }
 
   #view(eni: Eni): Ec2NetworkInterface {

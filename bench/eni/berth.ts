@@ -1,0 +1,271 @@
+/**
+ * berth in the ENI benchmark: the real pool code (`assignIp`, `releaseIp`, background refills and
+ * `runEniPass` every 60 s) behind the account rate budget, over the in-memory store (the same
+ * `EniStore` contract as DynamoDB, used for speed).
+ */
+import { parseConfig } from '../../shared/config/schema.js';
+import type { Ec2Network } from '../../shared/ec2/network.js';
+import { BudgetedEc2Network, InMemoryRateBudget } from '../../shared/ec2/rate-budget.js';
+import { eniDeps } from '../../shared/eni/deps.js';
+import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
+import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
+import { poolCapacity, poolStats } from '../../shared/eni/policy.js';
+import { refillAhead } from '../../shared/eni/refill.js';
+import { type AssignDeps, assignIp, releaseIp } from '../../shared/eni/service.js';
+import { FakeCluster } from '../../test/eni/cluster-fake.js';
+import { FakeEc2 } from '../../test/fakes/ec2-fake.js';
+import { seededRandom } from '../../test/support/random.js';
+import {
+  CallLedger,
+  type EniRunResult,
+  IdleByType,
+  median,
+  tally,
+  type WaitCause,
+} from './ledger.js';
+import {
+  BERTH_PASS_S,
+  CNI_COOLDOWN_MS,
+  DAY_S,
+  isBurstWave,
+  JoinSchedule,
+  type NodeSpec,
+  type PodEvent,
+  RETRY_S,
+  SEED,
+  START,
+} from './workload.js';
+
+/** berth with maxIdle sized to the workload's largest matchmaking burst (about 35 pods). */
+export const BURST_SIZED = { minIdle: 8, maxIdle: 32 };
+/**
+ * From an assign's refill request to the ENI function's refill: Lambda's async invoke queue and
+ * a warm start, with margin.
+ */
+const BACKGROUND_REFILL_DELAY_MS = 1_000;
+/** What an on-demand refill inside assign costs the waiting pod (one EC2 call, plus margin). */
+const ON_DEMAND_WAIT_MS = 1_000;
+
+export async function runBerth(
+  name: string,
+  eni: { readonly minIdle?: number; readonly maxIdle?: number },
+  nodes: NodeSpec[],
+  events: PodEvent[],
+  options: { readonly diagnose?: boolean } = {},
+): Promise<EniRunResult> {
+  const clock = { now: START };
+  const now = () => clock.now;
+  const random = seededRandom(SEED + 1);
+  const fake = new FakeEc2({ now, random, recordCalls: false });
+  fake.addSubnet('subnet-a', '10.0.0.0/17');
+  fake.addSubnet('subnet-b', '10.0.128.0/17');
+  const cluster = new FakeCluster();
+  const ledger = new CallLedger();
+  const sleep = async (ms: number) => {
+    clock.now += ms;
+  };
+  const ec2: Ec2Network = new BudgetedEc2Network(fake, {
+    budget: new InMemoryRateBudget(now),
+    now,
+    sleep,
+    random,
+    onCall: (call) => ledger.record(call.action, call.at, call.outcome === 'throttled'),
+  });
+  const config = parseConfig({ cluster: 'bench', eni });
+  const base = eniDeps({
+    store: new InMemoryEniStore(),
+    ec2,
+    cluster,
+    clusterName: 'bench',
+    config: config.eni,
+    now,
+    sleep,
+    random,
+    holder: 'bench',
+  });
+  // Background refills as the node IP function hands them to the ENI function: run
+  // BACKGROUND_REFILL_DELAY_MS after the assign that asked, one queued per node at a time.
+  const refillsDue = new Map<string, number>();
+  const deps: AssignDeps = {
+    ...base,
+    refills: {
+      request: async (node) => {
+        if (!refillsDue.has(node)) refillsDue.set(node, clock.now + BACKGROUND_REFILL_DELAY_MS);
+      },
+    },
+  };
+  let backgroundRefills = 0;
+  const runRefillsDueBy = async (time: number) => {
+    const due = [...refillsDue].filter(([, at]) => at <= time).sort((a, b) => a[1] - b[1]);
+    for (const [node, at] of due) {
+      refillsDue.delete(node);
+      clock.now = Math.max(clock.now, at);
+      try {
+        if ((await refillAhead(deps, node)).outcome === 'grown') backgroundRefills++;
+      } catch {
+        // Budget spent: the ENI function's invocation fails; the pass and on-demand refills remain.
+      }
+    }
+  };
+  const held = new Map<string, { node: string; ip: string }>();
+  const pending = new Map<string, { node: string; since: number }>();
+  let waitingPods = 0;
+  let waitMs = 0;
+  const idle: number[] = [];
+  const joins = new JoinSchedule(nodes);
+  // Diagnosis (diagnosed runs only): the pool as each arriving pod found it.
+  const byCause: Record<WaitCause, number> = { coldPool: 0, nodeFull: 0, cooling: 0, drained: 0 };
+  const byInstanceType: Record<string, number> = {};
+  const priorArrivals: number[] = [];
+  const recentArrivals = nodes.map((): number[] => []);
+  let servedAfterRefill = 0;
+  let retried = 0;
+  let nearJoin = 0;
+  let duringWave = 0;
+  let servable30s = 0;
+  const idleWhenWaited: number[] = [];
+  const idleByType = new IdleByType();
+  const poolAsFound = async (
+    node: string,
+  ): Promise<{ cause: WaitCause; idle: number; ready30s: number }> => {
+    const pool = await deps.store.getPool(node);
+    if (!pool) return { cause: 'coldPool', idle: 0, ready30s: 0 };
+    const state = await deps.store.loadNode(node);
+    const stats = poolStats(pool, state.ips, clock.now, deps.policy.cooldownMs, deps.policy.mode);
+    const ready30s = poolStats(pool, state.ips, clock.now, CNI_COOLDOWN_MS, deps.policy.mode).ready;
+    const cause: WaitCause =
+      stats.total < Math.min(deps.policy.minIdle, poolCapacity(pool, deps.policy.mode))
+        ? 'coldPool'
+        : stats.total - stats.idle >= poolCapacity(pool, deps.policy.mode)
+          ? 'nodeFull'
+          : stats.cooling > 0
+            ? 'cooling'
+            : 'drained';
+    return { cause, idle: stats.idle, ready30s };
+  };
+
+  const tryAssign = async (node: string, pod: string): Promise<boolean> => {
+    try {
+      const answer = await assignIp(deps, node, { namespace: 'games', pod, sticky: false });
+      held.set(pod, { node, ip: answer.ip });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  let next = 0;
+  for (let second = 0; second < DAY_S; second++) {
+    const at = START + second * 1000;
+    clock.now = Math.max(clock.now, at);
+    for (const { spec, subnetId } of joins.due(second)) {
+      const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
+      cluster.addNode(spec.name, instanceId);
+      // The EC2 state-change rule: "running" runs the pass for this instance.
+      await handleInstanceStateChange(deps, { instanceId, state: 'running' });
+    }
+    for (; next < events.length && (events[next]?.at ?? DAY_S) < second + 1; next++) {
+      const event = events[next];
+      if (!event) continue;
+      const node = nodes[event.node]?.name ?? '';
+      await runRefillsDueBy(START + Math.floor(event.at * 1000));
+      clock.now = Math.max(clock.now, START + Math.floor(event.at * 1000));
+      if (event.kind === 'arrive') {
+        cluster.addPod('games', event.pod, node);
+        const before = ledger.mutating();
+        const since = clock.now;
+        let found: Awaited<ReturnType<typeof poolAsFound>> | undefined;
+        let recent: number[] = [];
+        if (options.diagnose) {
+          found = await poolAsFound(node);
+          recent = (recentArrivals[event.node] ?? []).filter((t) => t > event.at - 60);
+          recent.push(event.at);
+          recentArrivals[event.node] = recent;
+        }
+        let waited = true;
+        if (!(await tryAssign(node, event.pod))) {
+          waitingPods++;
+          retried++;
+          pending.set(event.pod, { node, since });
+        } else if (ledger.mutating() > before) {
+          // Served, but only after an on-demand refill: the pod waited for EC2.
+          waitingPods++;
+          servedAfterRefill++;
+          waitMs += ON_DEMAND_WAIT_MS;
+        } else waited = false;
+        const spec = nodes[event.node];
+        if (waited && found && spec) {
+          byCause[found.cause]++;
+          idleWhenWaited.push(found.idle);
+          if (found.ready30s > 0) servable30s++;
+          byInstanceType[spec.type] = (byInstanceType[spec.type] ?? 0) + 1;
+          priorArrivals.push(recent.length);
+          if (event.at - spec.joinAt < 120) nearJoin++;
+          if (isBurstWave(Math.floor(event.at))) duringWave++;
+        }
+      } else {
+        cluster.removePod('games', event.pod);
+        pending.delete(event.pod);
+        const holding = held.get(event.pod);
+        if (holding) {
+          held.delete(event.pod);
+          await releaseIp(deps, holding.node, holding.ip, { namespace: 'games', pod: event.pod });
+        }
+      }
+    }
+    await runRefillsDueBy(at + 999);
+    if (second % RETRY_S === 0 && pending.size > 0) {
+      for (const [pod, wait] of [...pending]) {
+        if (await tryAssign(wait.node, pod)) {
+          pending.delete(pod);
+          waitMs += clock.now - wait.since;
+        }
+      }
+    }
+    if (second % BERTH_PASS_S === 0) {
+      const summary = await runEniPass(deps, { concurrency: 1 });
+      idle.push(summary.idleIps);
+      if (options.diagnose) {
+        for (const spec of joins.joined()) {
+          const state = await deps.store.loadNode(spec.name);
+          idleByType.add(spec.type, state.ips.filter((ip) => ip.state === 'free').length);
+        }
+      }
+    }
+  }
+  for (const wait of pending.values()) waitMs += clock.now - wait.since;
+  return {
+    name,
+    settings: {
+      minIdle: config.eni.minIdle,
+      maxIdle: config.eni.maxIdle,
+      cooldownSeconds: config.eni.cooldownSeconds,
+      passSeconds: BERTH_PASS_S,
+      store: 'in-memory (EniStore contract)',
+    },
+    ...tally(ledger, idle, waitingPods, waitMs),
+    ...(options.diagnose
+      ? {
+          idleByInstanceType: idleByType.averages(),
+          backgroundRefills,
+          waitCauses: {
+            byCause,
+            servedAfterRefill,
+            retried,
+            withinTwoMinutesOfJoin: nearJoin,
+            arrivalsInPrior60s: {
+              median: median(priorArrivals),
+              max: Math.max(0, ...priorArrivals),
+            },
+            duringBurstWave: duringWave,
+            byInstanceType: Object.fromEntries(Object.entries(byInstanceType).sort()),
+            idleWhenWaited: {
+              median: median(idleWhenWaited),
+              max: Math.max(0, ...idleWhenWaited),
+            },
+            servableWith30sCooldown: servable30s,
+          },
+        }
+      : {}),
+  };
+}

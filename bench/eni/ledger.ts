@@ -1,0 +1,161 @@
+/**
+ * What every run of the ENI benchmark reports the same way: EC2 calls per action and per second,
+ * calls beyond berth's budget (replayed strictly), idle addresses over time, waiting pods.
+ */
+import type { Ec2Action } from '../../shared/ec2/network.js';
+import {
+  DEFAULT_EC2_BUDGET,
+  EC2_ACTION_FAMILY,
+  type Ec2ActionFamily,
+} from '../../shared/ec2/rate-budget.js';
+import { fullBucket, takeTokens } from '../../shared/ec2/token-bucket.js';
+import { MUTATING_ACTIONS } from '../../test/fakes/ec2-fake.js';
+import { FLEET } from './workload.js';
+
+/** One run's measurements. */
+export interface EniRunResult {
+  readonly name: string;
+  readonly settings: Record<string, number | string>;
+  readonly mutatingCalls: number;
+  readonly callsByAction: Record<string, number>;
+  readonly peakCallsPerSecond: number;
+  readonly peakMutatingCallsPerSecond: number;
+  readonly throttledCalls: number;
+  readonly idleIps: { readonly average: number; readonly peak: number };
+  readonly waitingPods: number;
+  readonly waitSeconds: number;
+  /** Calls beyond berth's budget buckets (replayed strictly); berth must have 0. */
+  readonly budgetViolations: number;
+  /** Average idle IPs per node of each instance type (ipamd runs and diagnosed berth runs). */
+  readonly idleByInstanceType?: Record<string, number>;
+  /** Why berth's pods waited, from the pool as the pod found it (diagnosed berth runs). */
+  readonly waitCauses?: WaitCauses;
+}
+
+/** A waiting pod's cause, judged on the pool just before its assign, first match wins. */
+export type WaitCause = 'coldPool' | 'nodeFull' | 'cooling' | 'drained';
+
+/** Waiting pods by cause, with the context that explains them. */
+export interface WaitCauses {
+  /**
+   * coldPool: the pool had fewer addresses than min(minIdle, capacity), its first fill not done;
+   * nodeFull: every address the instance can hold in use; cooling: no ready IP but released ones
+   * resting in cooldown; drained: no idle IP at all, the node's recent arrivals took them all.
+   */
+  readonly byCause: Record<WaitCause, number>;
+  /** Waits served only after an on-demand refill (the pod waited for EC2 calls). */
+  readonly servedAfterRefill: number;
+  /** Waits whose refill did not produce an IP at once: the pod retried every RETRY_S. */
+  readonly retried: number;
+  /** Waits on a node that joined less than 2 minutes before. */
+  readonly withinTwoMinutesOfJoin: number;
+  /** Arrivals on the same node in the 60 s before a wait (the wait's own included). */
+  readonly arrivalsInPrior60s: { readonly median: number; readonly max: number };
+  /** Waits that came within 15 s of a matchmaking wave's start. */
+  readonly duringBurstWave: number;
+  /** Waits by instance type. */
+  readonly byInstanceType: Record<string, number>;
+  /** Idle IPs on the pool when the waiting pod arrived (all cooling: none was ready). */
+  readonly idleWhenWaited: { readonly median: number; readonly max: number };
+  /** Waits an IP released 30–60 s before could have served: ready under ipamd's 30 s cooldown. */
+  readonly servableWith30sCooldown: number;
+}
+
+/** Counts calls per action and per second, for every run alike. */
+export class CallLedger {
+  readonly byAction = new Map<string, number>();
+  readonly perSecond = new Map<number, number>();
+  readonly mutatingPerSecond = new Map<number, number>();
+  readonly byFamily = new Map<Ec2ActionFamily, number[]>();
+  throttled = 0;
+
+  record(action: Ec2Action, atMs: number, throttled: boolean): void {
+    this.byAction.set(action, (this.byAction.get(action) ?? 0) + 1);
+    const second = Math.floor(atMs / 1000);
+    this.perSecond.set(second, (this.perSecond.get(second) ?? 0) + 1);
+    if (MUTATING_ACTIONS.has(action)) {
+      this.mutatingPerSecond.set(second, (this.mutatingPerSecond.get(second) ?? 0) + 1);
+    }
+    const family = EC2_ACTION_FAMILY[action];
+    const times = this.byFamily.get(family) ?? [];
+    times.push(atMs);
+    this.byFamily.set(family, times);
+    if (throttled) this.throttled++;
+  }
+
+  mutating(): number {
+    let total = 0;
+    for (const [action, count] of this.byAction) {
+      if (MUTATING_ACTIONS.has(action as Ec2Action)) total += count;
+    }
+    return total;
+  }
+
+  /** Replays every family's calls through berth's budget bucket; counts calls it would refuse. */
+  budgetViolations(): number {
+    let violations = 0;
+    for (const [family, times] of this.byFamily) {
+      const spec = DEFAULT_EC2_BUDGET[family];
+      let state = fullBucket(spec, times[0] ?? 0);
+      for (const at of [...times].sort((a, b) => a - b)) {
+        // A hair of slack for float rounding in the refill arithmetic.
+        const outcome = takeTokens(spec, state, at, 0.999);
+        if (!outcome.granted) violations++;
+        state = { ...outcome.state, tokens: outcome.state.tokens - (outcome.granted ? 0.001 : 0) };
+      }
+    }
+    return violations;
+  }
+}
+
+export const peak = (map: Map<number, number>) => Math.max(0, ...map.values());
+
+/** Idle IPs per node of each instance type, summed over the samples. */
+export class IdleByType {
+  readonly #sum = new Map<string, number>();
+  readonly #samples = new Map<string, number>();
+
+  add(type: string, idle: number): void {
+    this.#sum.set(type, (this.#sum.get(type) ?? 0) + idle);
+    this.#samples.set(type, (this.#samples.get(type) ?? 0) + 1);
+  }
+
+  averages(): Record<string, number> {
+    return Object.fromEntries(
+      FLEET.map((f) => [
+        f.type,
+        Math.round(
+          ((this.#sum.get(f.type) ?? 0) / Math.max(1, this.#samples.get(f.type) ?? 0)) * 10,
+        ) / 10,
+      ]),
+    );
+  }
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** What every run reports the same way: EC2 calls, idle IPs over time, pods that waited. */
+export function tally(
+  ledger: CallLedger,
+  idle: readonly number[],
+  waitingPods: number,
+  waitMs: number,
+) {
+  return {
+    mutatingCalls: ledger.mutating(),
+    callsByAction: Object.fromEntries([...ledger.byAction].sort()),
+    peakCallsPerSecond: peak(ledger.perSecond),
+    peakMutatingCallsPerSecond: peak(ledger.mutatingPerSecond),
+    throttledCalls: ledger.throttled,
+    idleIps: {
+      average: Math.round(idle.reduce((a, b) => a + b, 0) / Math.max(1, idle.length)),
+      peak: Math.max(0, ...idle),
+    },
+    waitingPods,
+    waitSeconds: Math.round(waitMs / 1000),
+    budgetViolations: ledger.budgetViolations(),
+  };
+}
