@@ -235,7 +235,7 @@ async function applyGrowth(
   tally: ActionTally,
 ): Promise<GrowthOutcome> {
   const grownBefore = tally.ipsAssigned + tally.ipsAdopted;
-  const shortOfPrefixes = async (error: unknown): Promise<GrowthOutcome> =>
+  const shortOfPrefixes = (error: unknown): GrowthOutcome =>
     isPrefixShortage(error) && tally.ipsAssigned + tally.ipsAdopted === grownBefore
       ? 'prefixes-short'
       : 'done';
