@@ -141,7 +141,8 @@ const configSchema = z.strictObject({
       intervalSeconds: seconds(60),
       // `prefix`: /28 prefixes (16 addresses per EC2 call and per ENI slot) on Nitro nodes,
       // single addresses while a subnet has no free /28; `ip`: single secondary addresses.
-      mode: z.enum(['ip', 'prefix']).default('ip'),
+      // Absent means `DEFAULT_POOL_MODE` (shared/eni/policy.ts), applied where pools are sized.
+      mode: z.enum(['ip', 'prefix']).optional(),
       minIdle: z.number().int().min(0).default(2),
       maxIdle: z.number().int().min(0).default(8),
       cooldownSeconds: seconds(60),

@@ -32,6 +32,9 @@ export const STICKY_IP_ANNOTATION = 'berth.dev/sticky-ip';
 /** How a pool grows: single secondary addresses, or /28 prefixes. */
 export type PoolMode = 'ip' | 'prefix';
 
+/** The mode of a config that names none. */
+export const DEFAULT_POOL_MODE: PoolMode = 'ip';
+
 /** Sizing and timing of one pool, from `EniConfig` plus the fixed timings below. */
 export interface PoolPolicy {
   readonly mode: PoolMode;
@@ -104,7 +107,7 @@ export function trimBatchFor(minIdle: number, maxIdle: number): number {
 /** The policy for a configured pool. */
 export function poolPolicy(config: EniConfig): PoolPolicy {
   return {
-    mode: config.mode,
+    mode: config.mode ?? DEFAULT_POOL_MODE,
     minIdle: config.minIdle,
     maxIdle: config.maxIdle,
     cooldownMs: config.cooldownSeconds * 1000,

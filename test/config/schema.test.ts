@@ -24,7 +24,6 @@ describe('parseConfig', () => {
     expect(config.scale.nodePool).toEqual({ type: 'none' });
     expect(config.eni).toEqual({
       intervalSeconds: 60,
-      mode: 'ip',
       minIdle: 2,
       maxIdle: 8,
       cooldownSeconds: 60,

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../shared/config/schema.js';
 import type { IpRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import {
@@ -10,6 +11,7 @@ import {
   type PoolPolicy,
   planPool,
   poolCapacity,
+  poolPolicy,
   poolStats,
   refillAheadDue,
   slotsPerEni,
@@ -377,6 +379,13 @@ const prefixPoolArb = fc
       ips,
     };
   });
+
+describe('poolPolicy', () => {
+  it('grows by single addresses unless the config asks for prefixes', () => {
+    expect(poolPolicy(parseConfig({}).eni).mode).toBe('ip');
+    expect(poolPolicy(parseConfig({ eni: { mode: 'prefix' } }).eni).mode).toBe('prefix');
+  });
+});
 
 describe('planPool in prefix mode', () => {
   it('grows in whole prefixes within every ENI slot, the instance and maxPods rounded to a prefix', () => {
