@@ -4,6 +4,7 @@
  * ENI creations in flight. Times are epoch milliseconds; every record carries a version for
  * conditional writes.
  */
+import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
 import { formatIp, parseCidr } from '../net/ip.js';
 
 /** One node's pool: where its ENIs go and how many the instance type allows. */
@@ -107,6 +108,16 @@ export interface CreateIntent {
   readonly ipv4PrefixCount?: number;
   readonly createdAt: number;
   readonly version: number;
+}
+
+/** The pod addresses an ENI creation asks for: its single addresses plus 16 per prefix. */
+export function intentAddresses(intent: CreateIntent): number {
+  return intent.secondaryIpCount + (intent.ipv4PrefixCount ?? 0) * IPV4_PREFIX_SIZE;
+}
+
+/** The distinct /28 prefixes the records belong to (single addresses belong to none). */
+export function prefixesOf(records: readonly Pick<IpRecord, 'prefix'>[]): Set<string> {
+  return new Set(records.flatMap((record) => (record.prefix === undefined ? [] : [record.prefix])));
 }
 
 /** Anything stored under a node's pool. */

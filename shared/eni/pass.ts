@@ -151,14 +151,12 @@ export async function runEniPass(
     return found;
   });
   // Then desired: the nodes (and their instances) and the pods on them.
-  const nodes = new Map<string, string>();
-  const maxPods = new Map<string, number | undefined>();
+  const nodes = new Map<string, { readonly instanceId: string; readonly maxPods?: number }>();
   for await (const node of deps.cluster.listNodes()) {
     const instanceId = instanceIdOf(node.spec?.providerID);
     const name = node.metadata?.name;
     if (name && instanceId && (!scope || scope.has(instanceId))) {
-      nodes.set(name, instanceId);
-      maxPods.set(name, allocatablePods(node));
+      nodes.set(name, { instanceId, maxPods: allocatablePods(node) });
     }
   }
   const livePods = await listLivePods(deps, scope ? [...nodes.keys()] : undefined);
@@ -166,7 +164,7 @@ export async function runEniPass(
   const pooled = new Set(pools.map((pool) => pool.node));
   const instanceIds = new Set([
     ...pools.map((pool) => pool.instanceId),
-    ...[...nodes].filter(([node]) => !pooled.has(node)).map(([, id]) => id),
+    ...[...nodes].filter(([node]) => !pooled.has(node)).map(([, seen]) => seen.instanceId),
   ]);
   const instances = await attempt(actions, 'DescribeInstances', async () => {
     const found = new Map<string, Ec2Instance>();
@@ -178,10 +176,10 @@ export async function runEniPass(
   });
 
   // Pools for nodes that have none yet (one DescribeSubnets for all of them).
-  const newcomers = [...nodes].flatMap(([node, id]) => {
-    const instance = instances?.get(id);
+  const newcomers = [...nodes].flatMap(([node, seen]) => {
+    const instance = instances?.get(seen.instanceId);
     return !pooled.has(node) && instance && !GONE_STATES.has(instance.state)
-      ? [{ node, instance }]
+      ? [{ node, instance, maxPods: seen.maxPods }]
       : [];
   });
   if (newcomers.length > 0) {
@@ -191,8 +189,8 @@ export async function runEniPass(
       for (const subnet of await deps.ec2.describeSubnets(ids)) {
         subnets.set(subnet.subnetId, subnet.cidr);
       }
-      for (const { node, instance } of newcomers) {
-        const pool = await createPool(deps, node, instance, maxPods.get(node), subnets);
+      for (const { node, instance, maxPods } of newcomers) {
+        const pool = await createPool(deps, node, instance, maxPods, subnets);
         if (pool) {
           pools.push(pool);
           counters.poolsCreated++;
@@ -220,7 +218,7 @@ export async function runEniPass(
       }
       await passPool(deps, pool, {
         instance: instances.get(pool.instanceId),
-        inCluster: nodes.get(pool.node) === pool.instanceId,
+        inCluster: nodes.get(pool.node)?.instanceId === pool.instanceId,
         interfaces: interfaces ? (byInstance.get(pool.instanceId) ?? []) : undefined,
         livePods: livePods.get(pool.node) ?? new Set(),
         actions,

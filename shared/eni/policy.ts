@@ -24,7 +24,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EniConfig } from '../config/schema.js';
 import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
-import type { IpRecord } from './model.js';
+import { type IpRecord, prefixesOf } from './model.js';
 
 /** The annotation that makes a pod's IP sticky without a StatefulSet owner. */
 export const STICKY_IP_ANNOTATION = 'berth.dev/sticky-ip';
@@ -160,13 +160,7 @@ export function poolCapacity(limits: PoolLimits, mode: PoolMode): number {
 
 /** Slots the records fill on their ENI: one per single address, one per prefix. */
 export function slotsUsed(ips: readonly IpRecord[]): number {
-  const prefixes = new Set<string>();
-  let singles = 0;
-  for (const ip of ips) {
-    if (ip.prefix === undefined) singles++;
-    else prefixes.add(ip.prefix);
-  }
-  return singles + prefixes.size;
+  return ips.filter((ip) => ip.prefix === undefined).length + prefixesOf(ips).size;
 }
 
 /** Whether a pod keeps its IP across restarts: a StatefulSet member, or annotated sticky. */
@@ -384,20 +378,6 @@ export function planPool(input: PlanInput): PoolPlan {
     // never count: they are not rested.)
     let excess = input.ips.filter(rested).length - maxIdle;
     if (!input.draining && excess < policy.trimBatch) excess = 0;
-    // A prefix goes back whole: only when all 16 of its addresses have rested and fit the excess.
-    const trimmable = (ips: readonly IpRecord[], room: number): IpRecord[] => {
-      const out: IpRecord[] = [];
-      const prefixes = new Map<string, IpRecord[]>();
-      for (const ip of [...ips].sort(byLongestIdle)) {
-        if (ip.prefix === undefined) {
-          if (rested(ip) && out.length < room) out.push(ip);
-        } else prefixes.set(ip.prefix, [...(prefixes.get(ip.prefix) ?? []), ip]);
-      }
-      for (const members of prefixes.values()) {
-        if (members.every(rested) && out.length + members.length <= room) out.push(...members);
-      }
-      return out;
-    };
     // Empty the least-used ENIs first, so whole ENIs can go.
     const order = input.enis
       .map((eni) => {
@@ -416,7 +396,7 @@ export function planPool(input: PlanInput): PoolPlan {
         excess -= ips.length;
         continue;
       }
-      const chosen = trimmable(ips, excess);
+      const chosen = trimmable(ips, excess, rested);
       if (chosen.length > 0) {
         unassign.push({ eniId: eni.eniId, ips: chosen.map((ip) => ip.ip) });
         excess -= chosen.length;
@@ -435,6 +415,26 @@ export function planPool(input: PlanInput): PoolPlan {
     }
   }
   return { ...growth, ...(fallback ? { fallback } : {}), unassign, deleteEnis, stats };
+}
+
+/**
+ * What one ENI can give back within `room` addresses: its rested single addresses, longest idle
+ * first, then whole prefixes whose 16 addresses have all rested and still fit.
+ */
+function trimmable(
+  ips: readonly IpRecord[],
+  room: number,
+  rested: (ip: IpRecord) => boolean,
+): IpRecord[] {
+  const out = ips
+    .filter((ip) => ip.prefix === undefined && rested(ip))
+    .sort(byLongestIdle)
+    .slice(0, room);
+  for (const prefix of prefixesOf(ips)) {
+    const members = ips.filter((ip) => ip.prefix === prefix);
+    if (members.every(rested) && out.length + members.length <= room) out.push(...members);
+  }
+  return out;
 }
 
 /**

@@ -25,7 +25,14 @@ import {
 } from '../ec2/network.js';
 import type { EniDeps } from './deps.js';
 import { EniConflictError } from './errors.js';
-import type { CreateIntent, EniRecord, IpRecord, NodeState, PoolRecord } from './model.js';
+import {
+  type CreateIntent,
+  type EniRecord,
+  type IpRecord,
+  type NodeState,
+  type PoolRecord,
+  prefixesOf,
+} from './model.js';
 import { ENI_TIMINGS, maxBerthEnis, type PlannedGrowth, type PoolPlan } from './policy.js';
 import type { NodeWrite } from './store.js';
 
@@ -123,14 +130,12 @@ export function attachedEniWrites(
   };
   return [
     { put: record, expectedVersion: 0 },
-    ...[...podAddressesOf(eni)]
-      .filter(([ip]) => ip !== eni.primaryIp)
-      .map(
-        ([ip, prefix]): NodeWrite => ({
-          put: newIpRecord(ip, eni.eniId, now, prefix),
-          expectedVersion: 0,
-        }),
-      ),
+    ...[...podAddressesOf(eni)].map(
+      ([ip, prefix]): NodeWrite => ({
+        put: newIpRecord(ip, eni.eniId, now, prefix),
+        expectedVersion: 0,
+      }),
+    ),
   ];
 }
 
@@ -282,7 +287,7 @@ async function assignOnEni(
   const adopted = eni.mutatingAt === 0 ? [] : await unrecordedAddresses(deps, eni, recorded);
   const adoptedUnits =
     growth.unit === 'prefix'
-      ? new Set(adopted.flatMap((a) => (a.prefix ? [a.prefix] : []))).size
+      ? prefixesOf(adopted).size
       : adopted.filter((a) => a.prefix === undefined).length;
   const wanted = growth.count - adoptedUnits;
   const marked: EniRecord = { ...eni, mutatingAt: deps.now(), version: eni.version + 1 };
@@ -577,6 +582,26 @@ export async function unassignFromEni(
 }
 
 /**
+ * Gives single addresses and whole prefixes of one ENI back to EC2: one UnassignPrivateIpAddresses
+ * for each kind it has. What EC2 no longer has is already given back.
+ */
+export async function giveBack(
+  deps: EniDeps,
+  eniId: string,
+  what: { readonly ips: readonly string[]; readonly prefixes: readonly string[] },
+): Promise<void> {
+  const alreadyGone = (error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  };
+  if (what.ips.length > 0) {
+    await deps.ec2.unassignPrivateIpAddresses({ eniId, ips: what.ips }).catch(alreadyGone);
+  }
+  if (what.prefixes.length > 0) {
+    await deps.ec2.unassignIpv4Prefixes({ eniId, prefixes: what.prefixes }).catch(alreadyGone);
+  }
+}
+
+/**
  * The EC2 calls and record removal of an unassign whose records are already `draining`, every
  * address of a listed prefix among them (`wholeUnits`).
  */
@@ -587,17 +612,10 @@ export async function finishUnassign(
   draining: readonly IpRecord[],
   tally: ActionTally,
 ): Promise<void> {
-  const singles = draining.filter((ip) => ip.prefix === undefined).map((ip) => ip.ip);
-  const prefixes = [...new Set(draining.flatMap((ip) => (ip.prefix ? [ip.prefix] : [])))];
-  const alreadyGone = (error: unknown) => {
-    if (!isNotFound(error)) throw error;
-  };
-  if (singles.length > 0) {
-    await deps.ec2.unassignPrivateIpAddresses({ eniId, ips: singles }).catch(alreadyGone);
-  }
-  if (prefixes.length > 0) {
-    await deps.ec2.unassignIpv4Prefixes({ eniId, prefixes }).catch(alreadyGone);
-  }
+  await giveBack(deps, eniId, {
+    ips: draining.filter((ip) => ip.prefix === undefined).map((ip) => ip.ip),
+    prefixes: [...prefixesOf(draining)],
+  });
   await deps.store.commit(
     pool.node,
     draining.map((ip) => ({ delete: { kind: 'ip', id: ip.ip }, expectedVersion: ip.version })),

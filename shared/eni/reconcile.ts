@@ -4,7 +4,6 @@
  * (`ENI_TIMINGS`), because Describe lags mutations and a writer may sit between its EC2 call and
  * its store write. "Already gone" is success. Callers hold the pool's lease.
  */
-import { isNotFound } from '../aws/error-codes.js';
 import {
   BERTH_TAGS,
   type Ec2NetworkInterface,
@@ -23,6 +22,7 @@ import {
   deviceIndexes,
   finishEniDelete,
   finishUnassign,
+  giveBack,
   noteFailure,
   wholeUnits,
 } from './pool-actions.js';
@@ -212,28 +212,11 @@ async function reconcileAddresses(
   // Unknown to the store: single addresses, and prefixes none of whose addresses it records
   // (a prefix with any recorded address is berth's, and is never given back from here).
   const known = new Set(ips.map((ip) => ip.ip));
-  const recordedPrefixes = new Set(ips.flatMap((ip) => (ip.prefix ? [ip.prefix] : [])));
-  for (const ip of known) {
-    const prefix = ec2Ips.get(ip);
-    if (prefix) recordedPrefixes.add(prefix);
-  }
+  const recordedPrefixes = new Set(ips.flatMap((ip) => ec2Ips.get(ip.ip) ?? []));
   const unknown = inEc2.secondaryIps.filter((ip) => !known.has(ip));
   const unknownPrefixes = inEc2.ipv4Prefixes.filter((prefix) => !recordedPrefixes.has(prefix));
-  const alreadyGone = (error: unknown) => {
-    if (!isNotFound(error)) throw error;
-  };
-  if (unknown.length > 0) {
-    await deps.ec2
-      .unassignPrivateIpAddresses({ eniId: eni.eniId, ips: unknown })
-      .catch(alreadyGone);
-    tally.unknownIpsUnassigned += unknown.length;
-  }
-  if (unknownPrefixes.length > 0) {
-    await deps.ec2
-      .unassignIpv4Prefixes({ eniId: eni.eniId, prefixes: unknownPrefixes })
-      .catch(alreadyGone);
-    tally.unknownIpsUnassigned += unknownPrefixes.length * IPV4_PREFIX_SIZE;
-  }
+  await giveBack(deps, eni.eniId, { ips: unknown, prefixes: unknownPrefixes });
+  tally.unknownIpsUnassigned += unknown.length + unknownPrefixes.length * IPV4_PREFIX_SIZE;
 }
 
 /**

@@ -4,11 +4,9 @@
  * once a minute; a matchmaking wave fills a node in seconds, so the assign path asks for the
  * top-up and the pool is grown before the wave drains it.
  */
-
-import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
 import { type EniDeps, leaseHolder } from './deps.js';
 import { PoolBusyError } from './errors.js';
-import type { NodeState, PoolRecord } from './model.js';
+import { intentAddresses, type NodeState, type PoolRecord } from './model.js';
 import { ENI_TIMINGS, type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
 import { applyPlan, type EniFailure, newTally } from './pool-actions.js';
 
@@ -84,22 +82,23 @@ export async function planStoredPool(
   now: number,
   waiting = 0,
 ): Promise<PoolPlan> {
-  const exhaustedUntil = await deps.store.subnetShortUntil(pool.subnetId, 'addresses');
-  const growByPrefix =
-    usesPrefixes(deps.policy.mode, pool) &&
-    (await deps.store.subnetShortUntil(pool.subnetId, 'prefixes')) <= now;
+  // Both marks at once: an on-demand refill plans while a pod waits.
+  const [exhaustedUntil, prefixesShortUntil] = await Promise.all([
+    deps.store.subnetShortUntil(pool.subnetId, 'addresses'),
+    usesPrefixes(deps.policy.mode, pool)
+      ? deps.store.subnetShortUntil(pool.subnetId, 'prefixes')
+      : Promise.resolve(undefined),
+  ]);
   return planPool({
     limits: pool,
     enis: state.enis.filter((eni) => eni.state === 'attached'),
-    pendingCreates: state.intents.map(
-      (intent) => intent.secondaryIpCount + (intent.ipv4PrefixCount ?? 0) * IPV4_PREFIX_SIZE,
-    ),
+    pendingCreates: state.intents.map(intentAddresses),
     ips: state.ips,
     policy: deps.policy,
     now,
     draining: pool.draining,
     mayGrow: exhaustedUntil <= now,
-    growByPrefix,
+    growByPrefix: prefixesShortUntil !== undefined && prefixesShortUntil <= now,
     waiting: waiting + surgeOf(state.ips, now),
   });
 }
