@@ -24,6 +24,15 @@ export interface EniRunResult {
   readonly idleIps: { readonly average: number; readonly peak: number };
   readonly waitingPods: number;
   readonly waitSeconds: number;
+  /** The longest any one pod waited for an address. */
+  readonly longestWaitSeconds: number;
+  /** Waits that began while the node's subnet could delegate no /28 (the fragmented day). */
+  readonly fragmentationWaits: { readonly pods: number; readonly longestSeconds: number };
+  /**
+   * Per instance type: the pods a node can hold under the policy (its addresses for pods, capped
+   * by maxPods) and the most pods one node of the type held addresses for at once.
+   */
+  readonly podsPerNode: Record<string, { readonly capacity: number; readonly peak: number }>;
   /** Calls beyond berth's budget buckets (replayed strictly); berth must have 0. */
   readonly budgetViolations: number;
   /** Average idle IPs per node of each instance type (ipamd runs and diagnosed berth runs). */
@@ -132,17 +141,76 @@ export class IdleByType {
   }
 }
 
+/** Every pod that waited for an address, and how long. */
+export class Waits {
+  pods = 0;
+  #ms = 0;
+  #longestMs = 0;
+  #fragmentation = { pods: 0, longestMs: 0 };
+
+  /** A pod waited `ms`; `fragmented` when its subnet could delegate no /28 as it arrived. */
+  add(ms: number, fragmented: boolean): void {
+    this.pods++;
+    this.#ms += ms;
+    this.#longestMs = Math.max(this.#longestMs, ms);
+    if (fragmented) {
+      this.#fragmentation.pods++;
+      this.#fragmentation.longestMs = Math.max(this.#fragmentation.longestMs, ms);
+    }
+  }
+
+  report() {
+    return {
+      waitingPods: this.pods,
+      waitSeconds: Math.round(this.#ms / 1000),
+      longestWaitSeconds: Math.round(this.#longestMs / 100) / 10,
+      fragmentationWaits: {
+        pods: this.#fragmentation.pods,
+        longestSeconds: Math.round(this.#fragmentation.longestMs / 100) / 10,
+      },
+    };
+  }
+}
+
+/** Pods per node by instance type: what the policy allows, and what a node reached. */
+export class PodsPerNode {
+  readonly #capacity = new Map<string, number>();
+  readonly #peak = new Map<string, number>();
+
+  /** The pods a node of `type` can hold addresses for under the policy. */
+  capacity(type: string, pods: number): void {
+    this.#capacity.set(type, Math.max(this.#capacity.get(type) ?? 0, pods));
+  }
+
+  /** A node of `type` holds addresses for `pods` pods now. */
+  seen(type: string, pods: number): void {
+    this.#peak.set(type, Math.max(this.#peak.get(type) ?? 0, pods));
+  }
+
+  report(): Record<string, { capacity: number; peak: number }> {
+    return Object.fromEntries(
+      FLEET.map((f) => [
+        f.type,
+        { capacity: this.#capacity.get(f.type) ?? 0, peak: this.#peak.get(f.type) ?? 0 },
+      ]),
+    );
+  }
+}
+
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** What every run reports the same way: EC2 calls, idle IPs over time, pods that waited. */
+/**
+ * What every run reports the same way: EC2 calls, idle addresses over time, pods that waited,
+ * pods per node.
+ */
 export function tally(
   ledger: CallLedger,
   idle: readonly number[],
-  waitingPods: number,
-  waitMs: number,
+  waits: Waits,
+  podsPerNode: PodsPerNode,
 ) {
   return {
     mutatingCalls: ledger.mutating(),
@@ -154,8 +222,8 @@ export function tally(
       average: Math.round(idle.reduce((a, b) => a + b, 0) / Math.max(1, idle.length)),
       peak: Math.max(0, ...idle),
     },
-    waitingPods,
-    waitSeconds: Math.round(waitMs / 1000),
+    ...waits.report(),
     budgetViolations: ledger.budgetViolations(),
+    podsPerNode: podsPerNode.report(),
   };
 }
