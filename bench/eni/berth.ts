@@ -9,19 +9,23 @@ import { BudgetedEc2Network, InMemoryRateBudget } from '../../shared/ec2/rate-bu
 import { eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
+import type { PoolMode } from '../../shared/eni/policy.js';
 import { poolCapacity, poolStats } from '../../shared/eni/policy.js';
 import { refillAhead } from '../../shared/eni/refill.js';
 import { type AssignDeps, assignIp, releaseIp } from '../../shared/eni/service.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
-import { FakeEc2 } from '../../test/fakes/ec2-fake.js';
+import { FakeEc2, INSTANCE_TYPES } from '../../test/fakes/ec2-fake.js';
 import { seededRandom } from '../../test/support/random.js';
+import { type DayKind, DaySubnets } from './day.js';
 import {
   CallLedger,
   type EniRunResult,
   IdleByType,
   median,
+  PodsPerNode,
   tally,
   type WaitCause,
+  Waits,
 } from './ledger.js';
 import {
   BERTH_PASS_S,
@@ -46,9 +50,27 @@ const BACKGROUND_REFILL_DELAY_MS = 1_000;
 /** What an on-demand refill inside assign costs the waiting pod (one EC2 call, plus margin). */
 const ON_DEMAND_WAIT_MS = 1_000;
 
+/** berth's ENI settings in a run: the config's `eni` block, any of it left to the defaults. */
+export interface BerthEniSettings {
+  readonly minIdle?: number;
+  readonly maxIdle?: number;
+  readonly mode?: PoolMode;
+}
+
+/**
+ * The pods a node may run, as kubelet reports them: the EKS max-pods calculator's value for the
+ * mode (its ENI formula for single addresses, 110 with prefix delegation below 30 vCPUs).
+ */
+function maxPodsOf(type: string, prefixes: boolean): number {
+  const limits = INSTANCE_TYPES[type];
+  if (prefixes) return 110;
+  return (limits?.maxNetworkInterfaces ?? 1) * ((limits?.ipv4PerInterface ?? 1) - 1) + 2;
+}
+
 export async function runBerth(
   name: string,
-  eni: { readonly minIdle?: number; readonly maxIdle?: number },
+  eni: BerthEniSettings,
+  day: DayKind,
   nodes: NodeSpec[],
   events: PodEvent[],
   options: { readonly diagnose?: boolean } = {},
@@ -57,8 +79,7 @@ export async function runBerth(
   const now = () => clock.now;
   const random = seededRandom(SEED + 1);
   const fake = new FakeEc2({ now, random, recordCalls: false });
-  fake.addSubnet('subnet-a', '10.0.0.0/17');
-  fake.addSubnet('subnet-b', '10.0.128.0/17');
+  const subnets = new DaySubnets(fake, day);
   const cluster = new FakeCluster();
   const ledger = new CallLedger();
   const sleep = async (ms: number) => {
@@ -108,9 +129,11 @@ export async function runBerth(
     }
   };
   const held = new Map<string, { node: string; ip: string }>();
-  const pending = new Map<string, { node: string; since: number }>();
-  let waitingPods = 0;
-  let waitMs = 0;
+  const pending = new Map<string, { node: string; since: number; fragmented: boolean }>();
+  const waits = new Waits();
+  const podsPerNode = new PodsPerNode();
+  const podsOn = new Map<string, number>();
+  const subnetOf = new Map<string, string>();
   const idle: number[] = [];
   const joins = new JoinSchedule(nodes);
   // Diagnosis (diagnosed runs only): the pool as each arriving pod found it.
@@ -144,10 +167,13 @@ export async function runBerth(
     return { cause, idle: stats.idle, ready30s };
   };
 
-  const tryAssign = async (node: string, pod: string): Promise<boolean> => {
+  const tryAssign = async (node: string, type: string, pod: string): Promise<boolean> => {
     try {
       const answer = await assignIp(deps, node, { namespace: 'games', pod, sticky: false });
       held.set(pod, { node, ip: answer.ip });
+      const count = (podsOn.get(node) ?? 0) + 1;
+      podsOn.set(node, count);
+      podsPerNode.seen(type, count);
       return true;
     } catch {
       return false;
@@ -158,9 +184,27 @@ export async function runBerth(
   for (let second = 0; second < DAY_S; second++) {
     const at = START + second * 1000;
     clock.now = Math.max(clock.now, at);
+    subnets.advance(second);
     for (const { spec, subnetId } of joins.due(second)) {
       const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
-      cluster.addNode(spec.name, instanceId);
+      const limits = INSTANCE_TYPES[spec.type];
+      const maxPods = maxPodsOf(spec.type, deps.policy.mode === 'prefix');
+      subnetOf.set(spec.name, subnetId);
+      cluster.addNode(spec.name, instanceId, 'us-east-1a', maxPods);
+      if (limits) {
+        podsPerNode.capacity(
+          spec.type,
+          poolCapacity(
+            {
+              maxInterfaces: limits.maxNetworkInterfaces,
+              ipv4PerInterface: limits.ipv4PerInterface,
+              prefixDelegation: limits.prefixDelegation,
+              maxPods,
+            },
+            deps.policy.mode,
+          ),
+        );
+      }
       // The EC2 state-change rule: "running" runs the pass for this instance.
       await handleInstanceStateChange(deps, { instanceId, state: 'running' });
     }
@@ -168,6 +212,7 @@ export async function runBerth(
       const event = events[next];
       if (!event) continue;
       const node = nodes[event.node]?.name ?? '';
+      const type = nodes[event.node]?.type ?? '';
       await runRefillsDueBy(START + Math.floor(event.at * 1000));
       clock.now = Math.max(clock.now, START + Math.floor(event.at * 1000));
       if (event.kind === 'arrive') {
@@ -182,16 +227,15 @@ export async function runBerth(
           recent.push(event.at);
           recentArrivals[event.node] = recent;
         }
+        const fragmented = subnets.shortOfPrefixes(subnetOf.get(node) ?? '');
         let waited = true;
-        if (!(await tryAssign(node, event.pod))) {
-          waitingPods++;
+        if (!(await tryAssign(node, type, event.pod))) {
           retried++;
-          pending.set(event.pod, { node, since });
+          pending.set(event.pod, { node, since, fragmented });
         } else if (ledger.mutating() > before) {
           // Served, but only after an on-demand refill: the pod waited for EC2.
-          waitingPods++;
           servedAfterRefill++;
-          waitMs += ON_DEMAND_WAIT_MS;
+          waits.add(ON_DEMAND_WAIT_MS, fragmented);
         } else waited = false;
         const spec = nodes[event.node];
         if (waited && found && spec) {
@@ -205,10 +249,16 @@ export async function runBerth(
         }
       } else {
         cluster.removePod('games', event.pod);
-        pending.delete(event.pod);
+        const wait = pending.get(event.pod);
+        if (wait) {
+          // It waited until its game was given up: the whole session.
+          pending.delete(event.pod);
+          waits.add(clock.now - wait.since, wait.fragmented);
+        }
         const holding = held.get(event.pod);
         if (holding) {
           held.delete(event.pod);
+          podsOn.set(holding.node, (podsOn.get(holding.node) ?? 1) - 1);
           await releaseIp(deps, holding.node, holding.ip, { namespace: 'games', pod: event.pod });
         }
       }
@@ -216,9 +266,10 @@ export async function runBerth(
     await runRefillsDueBy(at + 999);
     if (second % RETRY_S === 0 && pending.size > 0) {
       for (const [pod, wait] of [...pending]) {
-        if (await tryAssign(wait.node, pod)) {
+        const type = nodes.find((n) => n.name === wait.node)?.type ?? '';
+        if (await tryAssign(wait.node, type, pod)) {
           pending.delete(pod);
-          waitMs += clock.now - wait.since;
+          waits.add(clock.now - wait.since, wait.fragmented);
         }
       }
     }
@@ -233,17 +284,18 @@ export async function runBerth(
       }
     }
   }
-  for (const wait of pending.values()) waitMs += clock.now - wait.since;
+  for (const wait of pending.values()) waits.add(clock.now - wait.since, wait.fragmented);
   return {
     name,
     settings: {
+      mode: deps.policy.mode,
       minIdle: config.eni.minIdle,
       maxIdle: config.eni.maxIdle,
       cooldownSeconds: config.eni.cooldownSeconds,
       passSeconds: BERTH_PASS_S,
       store: 'in-memory (EniStore contract)',
     },
-    ...tally(ledger, idle, waitingPods, waitMs),
+    ...tally(ledger, idle, waits, podsPerNode),
     ...(options.diagnose
       ? {
           idleByInstanceType: idleByType.averages(),
