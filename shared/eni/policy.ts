@@ -33,7 +33,7 @@ export const STICKY_IP_ANNOTATION = 'berth.dev/sticky-ip';
 export type PoolMode = 'ip' | 'prefix';
 
 /** The mode of a config that names none. */
-export const DEFAULT_POOL_MODE: PoolMode = 'ip';
+export const DEFAULT_POOL_MODE: PoolMode = 'prefix';
 
 /** Sizing and timing of one pool, from `EniConfig` plus the fixed timings below. */
 export interface PoolPolicy {

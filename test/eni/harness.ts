@@ -35,7 +35,7 @@ export interface EniWorld {
   addNode(name: string, instanceType?: string, maxPods?: number): string;
 }
 
-/** Builds a world; `eni` overrides config keys, `fake` the EC2 fake's options. */
+/** Builds a world; `eni` overrides config keys (mode `ip` unless given), `fake` the EC2 fake's options. */
 export function eniWorld(
   options: {
     eni?: Record<string, number | string>;
@@ -63,7 +63,9 @@ export function eniWorld(
     random,
   });
   let ids = 0;
-  const config = parseConfig({ cluster: 'test', eni: options.eni ?? {} });
+  // Single addresses unless a test asks for prefixes: most tests here are about the pool's
+  // mechanics, which read most plainly one address at a time; prefix-mode.test.ts covers /28s.
+  const config = parseConfig({ cluster: 'test', eni: { mode: 'ip', ...options.eni } });
   const refillRequests: string[] = [];
   const refills: RefillRequests = {
     request: async (node) => {

@@ -381,9 +381,9 @@ const prefixPoolArb = fc
   });
 
 describe('poolPolicy', () => {
-  it('grows by single addresses unless the config asks for prefixes', () => {
-    expect(poolPolicy(parseConfig({}).eni).mode).toBe('ip');
-    expect(poolPolicy(parseConfig({ eni: { mode: 'prefix' } }).eni).mode).toBe('prefix');
+  it('grows by /28 prefixes unless the config asks for single addresses', () => {
+    expect(poolPolicy(parseConfig({}).eni).mode).toBe('prefix');
+    expect(poolPolicy(parseConfig({ eni: { mode: 'ip' } }).eni).mode).toBe('ip');
   });
 });
 
