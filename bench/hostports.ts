@@ -1,12 +1,15 @@
 /**
  * Host port benchmark:
  * 1. Concurrency: rounds of 32 concurrent pod CREATEs through the real handler against DynamoDB
- *    Local, reporting lost-race retries per allocation (target ≤ 0.3) and allocations per second
- *    next to the raw rate of 32 concurrent conditional PutItems of unique keys, rounds of the two
- *    interleaved so they share the machine's state. Two loads: a range with plenty of ports at
- *    the lowest count (the usual case), and a level boundary where only 16 ports remain at the
- *    lowest count, so all 32 pods want them: exact least-used choice must serialise those, and
- *    the retries show what that costs.
+ *    Local, then the 32 DELETEs, reporting lost-race retries per allocation (target ≤ 0.3), the
+ *    write units a CREATE and a DELETE are billed (record included; target ≤ 2 for a one-port
+ *    pod), the round trips on a CREATE's critical path (target ≤ 1.3 on average) and allocations
+ *    per second next to the raw rate of 32 concurrent conditional PutItems of unique keys, rounds
+ *    of the two interleaved so they share the machine's state. Two loads: a range with plenty of
+ *    ports at the lowest count (the usual case), and a level boundary where only 16 ports remain
+ *    at the lowest count, so all 32 pods want them. Two ways of serving them: one process (`berth
+ *    serve`: one view of the counts for all 32), and 32 warm Lambda containers, one pod each,
+ *    each with its own view, which the others' allocations make stale.
  * 2. Spread: the pure choice policy in memory. The first pick of a fresh 1,001-port range over
  *    100,000 trials (Agones measured 85 to 452 hits per port around 200 over 200,000 trials), and
  *    100,000 sequential single-port allocations in one range.
@@ -16,9 +19,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ALLOCATION_ID_ANNOTATION } from '../shared/admission/identity.js';
 import { hostPortRangesOf, podAdmission } from '../shared/admission/pods.js';
 import { parseAdmissionReview } from '../shared/admission/review.js';
 import { parseConfig } from '../shared/config/schema.js';
+import { recordHostPorts } from '../shared/hostports/allocator.js';
 import { chooseOneLeastUsed } from '../shared/hostports/choice.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { CapacityMeter } from '../shared/store/capacity.js';
@@ -26,6 +31,7 @@ import { dynamoClient } from '../shared/store/client.js';
 import { DynamoHostPortStore } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { writeResults } from './support/results.js';
+import { countRoundTrips, withRoundTrips } from './support/round-trips.js';
 
 const CONCURRENCY = 32;
 const ROUNDS = 10;
@@ -38,10 +44,17 @@ const AGONES = { trials: 200_000, min: 85, max: 452, mean: 200 } as const;
 /** One concurrency scenario's numbers. */
 interface ConcurrencyResult {
   readonly scenario: string;
+  readonly ports: number;
   readonly allocations: number;
   readonly denied: number;
   readonly conflictRetries: number;
   readonly retriesPerAllocation: number;
+  /** Write units billed per CREATE and per DELETE, failed conditional writes included. */
+  readonly wcuPerCreate: number;
+  readonly wcuPerDelete: number;
+  /** DynamoDB requests a CREATE waited for one after another (parallel ones count once). */
+  readonly roundTripsPerCreate: number;
+  readonly readsPerCreate: number;
   readonly allocationsPerSecond: number;
   readonly rawConditionalPutsPerSecond: number;
   readonly p50Ms: number;
@@ -93,16 +106,35 @@ interface Scenario {
   readonly ports: number;
   /** Before each round, fill a fresh range so that only this many ports remain at the lowest count. */
   readonly leftAtLowest?: number;
+  /** One handler (one view) for the round's 32 pods, or one warm container per pod. */
+  readonly serving: 'one process' | 'a container per pod';
 }
 
 const SCENARIOS: readonly Scenario[] = [
-  { scenario: '1-port pods, room at the lowest count', ports: 1 },
-  { scenario: '3-port pods, room at the lowest count', ports: 3 },
-  { scenario: '1-port pods, level boundary (16 left)', ports: 1, leftAtLowest: 16 },
+  { scenario: '1-port pods, room at the lowest count', ports: 1, serving: 'one process' },
+  { scenario: '3-port pods, room at the lowest count', ports: 3, serving: 'one process' },
+  {
+    scenario: '1-port pods, level boundary (16 left)',
+    ports: 1,
+    leftAtLowest: 16,
+    serving: 'one process',
+  },
+  {
+    scenario: '1-port pods, room at the lowest count, 32 containers',
+    ports: 1,
+    serving: 'a container per pod',
+  },
+  {
+    scenario: '1-port pods, level boundary (16 left), 32 containers',
+    ports: 1,
+    leftAtLowest: 16,
+    serving: 'a container per pod',
+  },
 ];
 
 async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
   const client = dynamoClient({ endpoint });
+  countRoundTrips(client);
   const tableName = `bench-hostports-${randomUUID()}`;
   await ensureTable(client, tableName);
   const config = parseConfig({ hostPortRanges: { default: RANGE } });
@@ -110,57 +142,73 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
   if (!range) throw new Error('no default range');
   const results: ConcurrencyResult[] = [];
   let clusterSeq = 0;
-  for (const { scenario, ports, leftAtLowest } of SCENARIOS) {
+  for (const { scenario, ports, leftAtLowest, serving } of SCENARIOS) {
     let conflictRetries = 0;
     const meter = new CapacityMeter();
-    const newHandler = () => {
+    const allocated: string[] = [];
+    /** A fresh range (its own cluster prefix) and the handlers that serve it. */
+    const newRange = () => {
       const store = new DynamoHostPortStore({
         client,
         tableName,
         cluster: `bench${clusterSeq++}`,
         meter,
       });
-      const handler = podAdmission({
-        config,
-        store,
-        random: Math.random,
-        randomBytes: (size) => new Uint8Array(randomBytes(size)),
-        now: Date.now,
-        onAllocated: (event) => {
-          conflictRetries += event.conflicts;
-        },
-      });
-      return { store, handler };
+      const handler = () =>
+        podAdmission({
+          config,
+          store,
+          random: Math.random,
+          randomBytes: (size) => new Uint8Array(randomBytes(size)),
+          now: Date.now,
+          onAllocated: (event) => {
+            conflictRetries += event.conflicts;
+            allocated.push(event.id);
+          },
+        });
+      const one = handler();
+      const handlers = Array.from({ length: CONCURRENCY }, (_, i) =>
+        serving === 'one process' || i === 0 ? one : handler(),
+      );
+      return { store, handlers };
     };
-    let current = newHandler();
+    let current = newRange();
     const annotation = JSON.stringify(
       Array.from({ length: ports }, (_, i) => ({ name: `p${i}`, containerPort: 7000 + i })),
     );
     let seq = 0;
-    const create = async (): Promise<{ allowed: boolean; ms: number }> => {
+    const review = (operation: 'CREATE' | 'DELETE', options: { id?: string; dryRun?: boolean }) => {
       const n = seq++;
-      const started = performance.now();
-      const verdict = await current.handler(
-        parseAdmissionReview({
-          apiVersion: 'admission.k8s.io/v1',
-          kind: 'AdmissionReview',
-          request: {
-            uid: `bench-${n}`,
-            resource: { group: '', version: 'v1', resource: 'pods' },
-            namespace: 'bench',
-            operation: 'CREATE',
-            object: {
-              metadata: {
-                generateName: 'fleet-',
-                namespace: 'bench',
-                annotations: { 'berth.dev/ports': annotation },
-              },
-              spec: { containers: [{ name: 'game' }] },
-            },
+      const pod = {
+        metadata: {
+          generateName: 'fleet-',
+          namespace: 'bench',
+          annotations: {
+            'berth.dev/ports': annotation,
+            ...(options.id ? { [ALLOCATION_ID_ANNOTATION]: options.id } : {}),
           },
-        }),
-      );
-      return { allowed: verdict.allowed, ms: performance.now() - started };
+        },
+        spec: { containers: [{ name: 'game' }] },
+      };
+      return parseAdmissionReview({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid: `bench-${n}`,
+          resource: { group: '', version: 'v1', resource: 'pods' },
+          namespace: 'bench',
+          operation,
+          ...(operation === 'CREATE' ? { object: pod } : { oldObject: pod }),
+          ...(options.dryRun ? { dryRun: true } : {}),
+        },
+      });
+    };
+    const create = async (
+      handler: ReturnType<typeof podAdmission>,
+    ): Promise<{ allowed: boolean; ms: number; roundTrips: number }> => {
+      const started = performance.now();
+      const { value, roundTrips } = await withRoundTrips(() => handler(review('CREATE', {})));
+      return { allowed: value.allowed, ms: performance.now() - started, roundTrips };
     };
     let putSeq = 0;
     const put = () =>
@@ -171,58 +219,84 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
-    // All ports but `left` get one use, in one transaction (16 count blocks + the record).
+    // All ports but `left` get one use (the record, then one write per count block).
     const prefill = async (left: number) => {
-      current = newHandler();
-      const counts = await current.store.readCounts(range);
-      await current.store.commit(
-        {
-          id: `prefill-${clusterSeq}`,
-          pod: { namespace: 'bench', name: 'prefill', generateName: '' },
-          ports: Array.from({ length: range.size - left }, (_, i) => ({
-            name: `f${i}`,
-            range: range.name,
-            port: range.first + i,
-            protocol: 'UDP' as const,
-          })),
-          createdAt: Date.now(),
-        },
-        new Map([[range.name, counts]]),
-      );
+      await recordHostPorts(current.store, {
+        id: `prefill-${clusterSeq}`,
+        pod: { namespace: 'bench', name: 'prefill', generateName: '' },
+        ports: Array.from({ length: range.size - left }, (_, i) => ({
+          name: `f${i}`,
+          range: range.name,
+          port: range.first + i,
+          protocol: 'UDP' as const,
+        })),
+        createdAt: Date.now(),
+      });
+    };
+    /** A fresh range, loaded as the scenario says, whose handlers have seen its counts. */
+    const prepare = async () => {
+      current = newRange();
+      if (leftAtLowest !== undefined) await prefill(leftAtLowest);
+      // A dry run reads the counts into each handler's view and writes nothing: the containers
+      // are warm, as a busy fleet's are.
+      for (const handler of new Set(current.handlers)) {
+        await handler(review('CREATE', { dryRun: true }));
+      }
     };
 
     // Warm-up: JIT (node and DynamoDB Local's JVM), sockets, caches; not counted.
     for (let round = 0; round < WARM_UP_ROUNDS; round++) {
+      await prepare();
       await Promise.all(Array.from({ length: CONCURRENCY }, put));
-      await Promise.all(Array.from({ length: CONCURRENCY }, create));
+      await Promise.all(current.handlers.map(create));
     }
     conflictRetries = 0;
 
     let allocMs = 0;
     let rawMs = 0;
     let denied = 0;
+    let roundTrips = 0;
+    let reads = 0;
+    let createUnits = 0;
+    let deleteUnits = 0;
+    let deletes = 0;
     const latencies: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       // Each round gets a fresh range, so rounds do not drift into a level boundary unasked.
-      if (leftAtLowest !== undefined) await prefill(leftAtLowest);
-      else current = newHandler();
+      await prepare();
+      allocated.length = 0;
       const rawStart = performance.now();
       await Promise.all(Array.from({ length: CONCURRENCY }, put));
       rawMs += performance.now() - rawStart;
+      const before = meter.totals();
       const allocStart = performance.now();
-      const outcomes = await Promise.all(Array.from({ length: CONCURRENCY }, create));
+      const outcomes = await Promise.all(current.handlers.map(create));
       allocMs += performance.now() - allocStart;
+      const afterCreates = meter.totals();
+      createUnits += afterCreates.writeUnits - before.writeUnits;
+      reads += afterCreates.readRequests - before.readRequests;
       denied += outcomes.filter((o) => !o.allowed).length;
+      roundTrips += outcomes.reduce((sum, o) => sum + o.roundTrips, 0);
       latencies.push(...outcomes.map((o) => o.ms));
+      await Promise.all(
+        allocated.map((id, i) => current.handlers[i % CONCURRENCY]?.(review('DELETE', { id }))),
+      );
+      deletes += allocated.length;
+      deleteUnits += meter.totals().writeUnits - afterCreates.writeUnits;
     }
     const allocations = ROUNDS * CONCURRENCY - denied;
     latencies.sort((a, b) => a - b);
     results.push({
       scenario,
+      ports,
       allocations,
       denied,
       conflictRetries,
       retriesPerAllocation: conflictRetries / Math.max(1, allocations),
+      wcuPerCreate: createUnits / Math.max(1, allocations),
+      wcuPerDelete: deleteUnits / Math.max(1, deletes),
+      roundTripsPerCreate: roundTrips / Math.max(1, ROUNDS * CONCURRENCY),
+      readsPerCreate: reads / Math.max(1, ROUNDS * CONCURRENCY),
       allocationsPerSecond: allocations / (allocMs / 1000),
       rawConditionalPutsPerSecond: (ROUNDS * CONCURRENCY) / (rawMs / 1000),
       p50Ms: percentile(latencies, 50),
@@ -308,6 +382,10 @@ function print(result: HostPortBenchResult): void {
       allocations: c.allocations,
       denied: c.denied,
       'retries/alloc (≤ 0.3)': fixed(c.retriesPerAllocation, 3),
+      'WCU/CREATE': fixed(c.wcuPerCreate, 2),
+      'WCU/DELETE': fixed(c.wcuPerDelete, 2),
+      'trips/CREATE': fixed(c.roundTripsPerCreate, 2),
+      'reads/CREATE': fixed(c.readsPerCreate, 2),
       'alloc/s': fixed(c.allocationsPerSecond),
       'raw cond. put/s': fixed(c.rawConditionalPutsPerSecond),
       'p50 ms': fixed(c.p50Ms),
@@ -357,11 +435,27 @@ export async function runHostPortBench(
       spread: spread(),
     };
     print(result);
-    const targets = result.concurrency.map((c) => ({
-      target: `at most 0.3 conflict retries per allocation: ${c.scenario}`,
-      pass: c.retriesPerAllocation <= 0.3,
-      line: `${c.scenario}: ${c.retriesPerAllocation.toFixed(3)} retries per allocation over ${c.allocations} allocations`,
-    }));
+    const targets = result.concurrency.flatMap((c) => [
+      {
+        target: `at most 0.3 conflict retries per allocation: ${c.scenario}`,
+        pass: c.retriesPerAllocation <= 0.3,
+        line: `${c.scenario}: ${c.retriesPerAllocation.toFixed(3)} retries per allocation over ${c.allocations} allocations`,
+      },
+      {
+        target: `at most 1.3 round trips on a CREATE's critical path on average: ${c.scenario}`,
+        pass: c.roundTripsPerCreate <= 1.3,
+        line: `${c.scenario}: ${c.roundTripsPerCreate.toFixed(3)} round trips per CREATE (${c.readsPerCreate.toFixed(3)} reads)`,
+      },
+      ...(c.ports === 1
+        ? [
+            {
+              target: `at most 2 WCU per 1-port pod CREATE and per DELETE, record included: ${c.scenario}`,
+              pass: c.wcuPerCreate <= 2 && c.wcuPerDelete <= 2,
+              line: `${c.scenario}: ${c.wcuPerCreate.toFixed(3)} WCU per CREATE, ${c.wcuPerDelete.toFixed(3)} per DELETE, failed writes included`,
+            },
+          ]
+        : []),
+    ]);
     for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.line}`);
     await writeResults('hostports', { ...result, targets });
     return result;

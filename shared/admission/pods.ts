@@ -13,7 +13,9 @@ import {
   type HostPortAllocatorDeps,
   type HostPortRangeUsage,
   hostPortUsage,
+  releaseHostPorts,
 } from '../hostports/allocator.js';
+import { CountView } from '../hostports/count-view.js';
 import { HostPortContentionError } from '../hostports/errors.js';
 import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
 import {
@@ -39,7 +41,8 @@ import type { AdmissionRequest } from './review.js';
  * `random` (uniform in [0, 1), ties between equally used ports), `now` (epoch ms) and an
  * optional `sleep` for the backoff between lost races.
  */
-export interface PodAdmissionDeps extends HostPortAllocatorDeps {
+/** What the pod handler needs; it keeps its own view of the counts (one per process). */
+export interface PodAdmissionDeps extends Omit<HostPortAllocatorDeps, 'view'> {
   /** The named host port ranges come from here. */
   readonly config: Pick<BerthConfig, 'hostPortRanges'>;
   /** Source of allocation ids (`crypto.randomBytes` in production). */
@@ -83,6 +86,7 @@ function samePod(a: PodRef, b: PodRef): boolean {
 export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
   const ranges = hostPortRangesOf(deps.config);
   const rangeByName = new Map(ranges.map((r) => [r.name, r]));
+  const allocator = { ...deps, view: new CountView({ now: deps.now }) };
 
   async function create(request: AdmissionRequest) {
     const pod = request.object;
@@ -110,7 +114,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
 
     const id = newAllocationId(deps.randomBytes);
     try {
-      const outcome = await allocateHostPorts(deps, {
+      const outcome = await allocateHostPorts(allocator, {
         id,
         pod: podRef,
         specs,
@@ -134,7 +138,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // A dry-run DELETE must not change stored state; a pod berth never allocated for has no id
     // (and one of another shape was never berth's).
     if (!pod || id === undefined || request.dryRun === true) return allow();
-    await deps.store.release(id, podRefOf(request, pod).namespace);
+    await releaseHostPorts(allocator, id, podRefOf(request, pod).namespace);
     return allow();
   }
 

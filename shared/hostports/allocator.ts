@@ -1,31 +1,49 @@
 /**
- * Allocation and release of a pod's host ports over a `HostPortStore`: read the counts, choose
- * (pure, `choice.ts`), commit in one transaction conditioned on the counts read, and on a lost
- * race read again and choose again, a bounded number of times.
+ * Allocation and release of a pod's host ports over a `HostPortStore`: choose from the
+ * process's view of the counts (pure, `choice.ts`; the view reads a range whole only when it is
+ * stale), then write the record and the uses together, each use conditioned on the level the
+ * choice saw; on a lost race choose again from the counts the refused write returned, a bounded
+ * number of times.
  *
- * Why this is safe against concurrency, retries and crashes:
- * - the record and every count it adds are one transaction, so there is never a half-written
- *   allocation: a crash before the commit leaves nothing, after it leaves a complete record;
- * - each touched count is conditioned on the value read, so two pods that read the same counts
- *   cannot both take "the last port at the lowest count": one of them chooses again;
- * - a release deletes the record (condition: it exists) and removes its uses in one transaction,
- *   so a repeated or retried DELETE finds no record and changes nothing: exactly once.
+ * Why this is safe against concurrency, retries and crashes without a transaction:
+ * - each use is conditioned on its count being at most the level chosen, so two pods that saw
+ *   the same counts cannot both take "the last port at the lowest count": one of them is refused
+ *   and chooses again; a count lower than seen (a release meanwhile) still takes the use;
+ * - the record carries the allocation's token: the allocation may rewrite its own record after
+ *   choosing again, no other writer may, and an id that is taken leaves no use behind;
+ * - a release deletes the record first (condition: it exists, same namespace) and only the
+ *   caller whose delete succeeded removes the uses: a repeated or retried DELETE finds no record
+ *   and changes nothing, exactly once;
+ * - a crash between the record and its uses leaves a count off by the pod's ports; the repair
+ *   pass sees a count that differs from the records and corrects it after its grace.
  * Concurrent allocations only raise counts, which never invalidates a choice at the lowest count;
- * a release committed between another allocation's read and its commit may leave that allocation
- * one use above the new minimum, which the following allocations fill (see `choice.ts`).
+ * a release committed between another allocation's choice and its write may leave that
+ * allocation one use above the new minimum, which the following allocations fill (`choice.ts`).
  */
 import { assignRangePorts, type Random } from './choice.js';
-import { HostPortConflictError, HostPortContentionError } from './errors.js';
+import type { CountView } from './count-view.js';
+import {
+  AllocationIdTakenError,
+  HostPortConflictError,
+  HostPortContentionError,
+} from './errors.js';
 import { type HostPortRange, isAllocated, type PortSpec } from './spec.js';
-import type { HeldPort, HostPortStore, PodPortRecord, PodRef, RangeCounts } from './store.js';
+import {
+  type HeldPort,
+  type HostPortStore,
+  levelKey,
+  type PodPortRecord,
+  type PodRef,
+  type RangeCounts,
+} from './store.js';
 
-/** Attempts of read-choose-commit before the request fails with `HostPortContentionError`. */
+/** Attempts of choose-write before the request fails with `HostPortContentionError`. */
 export const MAX_ALLOCATION_ATTEMPTS = 8;
 
 /**
  * Full-jitter backoff after a lost race: up to 10, 20, 40, 80, 160 ms, then 200 ms. Losers of one
- * race would otherwise re-read together and race again for the same lowest-count ports; spread
- * out, each re-read sees the winners' counts. At most 0.71 s of waiting over 8 attempts (0.36 s
+ * race would otherwise choose again together and race again for the same lowest-count ports;
+ * spread out, each sees the winners' counts. At most 0.71 s of waiting over 8 attempts (0.36 s
  * expected), well inside a webhook timeout.
  */
 export function backoffMs(attempt: number, random: Random): number {
@@ -37,12 +55,16 @@ const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(do
 /** Dependencies, injected so tests and benchmarks control randomness and time. */
 export interface HostPortAllocatorDeps {
   readonly store: HostPortStore;
+  /** The process's view of the counts (one per process: a Lambda container, `berth serve`). */
+  readonly view: CountView;
   /** Uniform in [0, 1): ties between equally used ports. */
   readonly random: Random;
   /** Epoch milliseconds, for `createdAt`. */
   readonly now: () => number;
   /** Waits between attempts; `setTimeout` when absent. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Makes the token that marks an allocation's own record. */
+  readonly randomBytes: (size: number) => Uint8Array;
 }
 
 /** What to allocate: one pod's validated specs under a fresh allocation id. */
@@ -59,7 +81,7 @@ export interface AllocationRequest {
 /** What an allocation did. */
 export interface AllocationOutcome {
   readonly record: PodPortRecord;
-  /** Commits lost to concurrent writers before this one succeeded. */
+  /** Writes lost to concurrent writers before this one succeeded. */
   readonly conflicts: number;
 }
 
@@ -83,6 +105,7 @@ export function planPorts(
       inRange.map((s) => s.protocol),
       observed.counts,
       random,
+      observed.busy,
     );
     inRange.forEach((spec, i) => {
       held.set(spec.index, {
@@ -97,43 +120,121 @@ export function planPorts(
   return specs.flatMap((s) => held.get(s.index) ?? []);
 }
 
+/** The count each held port had when it was chosen: the level its use is conditioned on. */
+function levelsOf(
+  ports: readonly HeldPort[],
+  counts: ReadonlyMap<string, RangeCounts>,
+): Map<string, number> {
+  const levels = new Map<string, number>();
+  for (const port of ports) {
+    const observed = counts.get(port.range);
+    if (!observed) throw new RangeError(`no counts read for range ${port.range}`);
+    levels.set(
+      levelKey(port.range, port.port),
+      observed.counts[port.port - observed.range.first] ?? 0,
+    );
+  }
+  return levels;
+}
+
 /** Allocates (or, for a dry run, only chooses) host ports for one pod. */
 export async function allocateHostPorts(
   deps: HostPortAllocatorDeps,
   request: AllocationRequest,
 ): Promise<AllocationOutcome> {
   const names = rangesOf(request.specs);
+  const token = Buffer.from(deps.randomBytes(12)).toString('base64url');
   let conflicts = 0;
   let lastConflict: unknown;
+  let recorded = false;
   for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
-    const counts = new Map(
-      await Promise.all(
-        names.map(async (name): Promise<[string, RangeCounts]> => {
-          const range = request.ranges.get(name);
-          if (!range) throw new RangeError(`unknown host port range ${name}`);
-          return [name, await deps.store.readCounts(range)];
-        }),
-      ),
+    const ranges = names.map((name) => {
+      const range = request.ranges.get(name);
+      if (!range) throw new RangeError(`unknown host port range ${name}`);
+      return range;
+    });
+    await Promise.all(
+      ranges.map((range) => deps.view.refresh(range, () => deps.store.readCounts(range))),
     );
+    // From here to `hold` nothing awaits: no other allocation of this process sees the counts
+    // between this one's choice and the uses it holds for it.
+    const counts = new Map(ranges.map((range) => [range.name, deps.view.counts(range)]));
     const record: PodPortRecord = {
       id: request.id,
       pod: request.pod,
       ports: planPorts(request.specs, counts, deps.random),
       createdAt: deps.now(),
+      token,
     };
     if (request.dryRun) return { record, conflicts };
-    try {
-      await deps.store.commit(record, counts);
-      return { record, conflicts };
-    } catch (error) {
-      if (!(error instanceof HostPortConflictError)) throw error;
-      conflicts++;
-      lastConflict = error;
-      if (attempt < MAX_ALLOCATION_ATTEMPTS)
-        await (deps.sleep ?? sleep)(backoffMs(attempt, deps.random));
+    const stamp = deps.view.hold(record.ports);
+    const [written, used] = await Promise.allSettled([
+      deps.store.putRecord(record),
+      deps.store.addUses(record.ports, levelsOf(record.ports, counts)),
+    ]);
+    deps.view.land(record.ports);
+    if (used.status === 'fulfilled') deps.view.apply(used.value, stamp, record.ports);
+    else if (used.reason instanceof HostPortConflictError) {
+      deps.view.apply(used.reason.blocks, stamp);
+      deps.view.expire(new Set(used.reason.blocks.map((block) => block.range)));
     }
+    if (written.status === 'rejected') {
+      // Taken by another allocation (or the write failed): leave no use behind.
+      if (used.status === 'fulfilled') {
+        const undo = deps.view.stamp();
+        deps.view.apply(await deps.store.removeUses(record.ports), undo);
+      }
+      throw written.reason instanceof AllocationIdTakenError || used.status === 'fulfilled'
+        ? written.reason
+        : used.reason;
+    }
+    recorded = true;
+    if (used.status === 'fulfilled') return { record, conflicts };
+    if (!(used.reason instanceof HostPortConflictError)) {
+      await deps.store.deleteRecord(request.id, request.pod.namespace, token);
+      throw used.reason;
+    }
+    conflicts++;
+    lastConflict = used.reason;
+    if (attempt < MAX_ALLOCATION_ATTEMPTS)
+      await (deps.sleep ?? sleep)(backoffMs(attempt, deps.random));
   }
+  // The pod is refused: its record, written with ports it never got, goes too.
+  if (recorded) await deps.store.deleteRecord(request.id, request.pod.namespace, token);
   throw new HostPortContentionError(names, MAX_ALLOCATION_ATTEMPTS, { cause: lastConflict });
+}
+
+/**
+ * Releases what `id` holds for a pod of `namespace`, exactly once: the caller whose delete of the
+ * record succeeded removes its uses. Answers the record released, or undefined (nothing held).
+ */
+export async function releaseHostPorts(
+  deps: {
+    readonly store: Pick<HostPortStore, 'deleteRecord' | 'removeUses'>;
+    readonly view?: CountView;
+  },
+  id: string,
+  namespace: string,
+): Promise<PodPortRecord | undefined> {
+  const record = await deps.store.deleteRecord(id, namespace);
+  if (!record) return undefined;
+  const stamp = deps.view?.stamp() ?? 0;
+  const blocks = await deps.store.removeUses(record.ports);
+  deps.view?.apply(blocks, stamp);
+  return record;
+}
+
+/**
+ * Records ports a pod already uses (the repair pass, for a pod that carries them with no record):
+ * the record, then its uses, unconditioned. Throws `AllocationIdTakenError` when the id has a
+ * record already, and adds no use then.
+ */
+export async function recordHostPorts(
+  store: Pick<HostPortStore, 'putRecord' | 'addUses'>,
+  record: PodPortRecord,
+): Promise<void> {
+  await store.putRecord(record);
+  await store.addUses(record.ports);
 }
 
 /** One host port range's line in `/v1/status`. */

@@ -25,6 +25,8 @@ import type { PortProtocol } from './spec.js';
 /** Uniform in [0, 1), injected so tests and benchmarks control it. */
 export type Random = () => number;
 
+const NONE: ReadonlySet<number> = new Set();
+
 function randomIndex(random: Random, length: number): number {
   // Clamp: a source returning exactly 1 must not index past the end.
   return Math.min(length - 1, Math.floor(random() * length));
@@ -39,6 +41,7 @@ export function chooseLeastUsed(
   counts: ArrayLike<number>,
   amount: number,
   random: Random,
+  busy: ReadonlySet<number> = NONE,
 ): number[] {
   if (amount > counts.length) {
     throw new RangeError(`cannot choose ${amount} distinct ports out of ${counts.length}`);
@@ -57,6 +60,20 @@ export function chooseLeastUsed(
       if (taken[i] === 0 && (counts[i] ?? 0) === level) candidates.push(i);
     }
     const need = amount - chosen.length;
+    // Within the level, ports no write of this process is on right now come first: all of them
+    // when they are too few (the next pass takes busy ones of the same level), else a sample.
+    const idle = busy.size > 0 ? candidates.filter((i) => !busy.has(i)) : candidates;
+    if (idle.length > 0 && idle.length < candidates.length) {
+      if (idle.length <= need) {
+        sampleInPlace(idle, idle.length, random);
+        for (const offset of idle) {
+          taken[offset] = 1;
+          chosen.push(offset);
+        }
+        continue;
+      }
+      candidates.splice(0, candidates.length, ...idle);
+    }
     if (candidates.length <= need) {
       // The whole level is taken; shuffle it so that order carries no bias either.
       sampleInPlace(candidates, candidates.length, random);
@@ -87,21 +104,36 @@ function sampleInPlace(items: number[], need: number, random: Random): void {
   }
 }
 
-/** The first pick of a single port (the hot path of a one-port pod): two passes, no allocation. */
-export function chooseOneLeastUsed(counts: ArrayLike<number>, random: Random): number {
+/**
+ * The first pick of a single port (the hot path of a one-port pod): two passes, no allocation.
+ * Among the lowest counts, ports not `busy` (no write of this process on them now) come first.
+ */
+export function chooseOneLeastUsed(
+  counts: ArrayLike<number>,
+  random: Random,
+  busy: ReadonlySet<number> = NONE,
+): number {
   let level = Number.POSITIVE_INFINITY;
   let ties = 0;
+  let idleTies = 0;
   for (let i = 0; i < counts.length; i++) {
     const c = counts[i] ?? 0;
     if (c < level) {
       level = c;
-      ties = 1;
-    } else if (c === level) ties++;
+      ties = 0;
+      idleTies = 0;
+    }
+    if (c === level) {
+      ties++;
+      if (!busy.has(i)) idleTies++;
+    }
   }
   if (ties === 0) throw new RangeError('cannot choose a port out of an empty range');
-  let skip = randomIndex(random, ties);
+  const onlyIdle = idleTies > 0;
+  let skip = randomIndex(random, onlyIdle ? idleTies : ties);
   for (let i = 0; i < counts.length; i++) {
-    if ((counts[i] ?? 0) === level && skip-- === 0) return i;
+    if ((counts[i] ?? 0) !== level || (onlyIdle && busy.has(i))) continue;
+    if (skip-- === 0) return i;
   }
   throw new RangeError('unreachable: a tie vanished');
 }
@@ -116,6 +148,7 @@ export function assignRangePorts(
   protocols: readonly PortProtocol[],
   counts: ArrayLike<number>,
   random: Random,
+  busy: ReadonlySet<number> = NONE,
 ): number[] {
   const size = counts.length;
   const both = protocols.filter((p) => p === 'TCPUDP').length;
@@ -127,8 +160,8 @@ export function assignRangePorts(
   const distinct = Math.min(size, both + udp + tcp);
   const picks =
     distinct === 1
-      ? [chooseOneLeastUsed(counts, random)]
-      : chooseLeastUsed(counts, distinct, random);
+      ? [chooseOneLeastUsed(counts, random, busy)]
+      : chooseLeastUsed(counts, distinct, random, busy);
   const next = { TCPUDP: 0, UDP: both, TCP: distinct - tcp };
   return protocols.map((protocol) => {
     const offset = picks[next[protocol]++];

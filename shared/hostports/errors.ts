@@ -1,10 +1,16 @@
 /** Host port allocation failures, each typed so the admission handler maps it to an answer. */
+import type { BlockCounts } from './count-view.js';
 
-/** A count berth read changed before the write, or another transaction held an item: choose again. */
+/**
+ * A count rose above the level the choice saw before the write (another pod took the port):
+ * choose again, from the count items as the refused write found them.
+ */
 export class HostPortConflictError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly blocks: readonly BlockCounts[];
+  constructor(message: string, options?: { blocks?: readonly BlockCounts[]; cause?: unknown }) {
     super(message, options);
     this.name = 'HostPortConflictError';
+    this.blocks = options?.blocks ?? [];
   }
 }
 
@@ -29,22 +35,6 @@ export class HostPortContentionError extends Error {
     );
     this.name = 'HostPortContentionError';
     this.ranges = ranges;
-    this.attempts = attempts;
-  }
-}
-
-/** Every attempt at releasing a pod's host ports lost a race; the record and its uses are unchanged. */
-export class HostPortReleaseContentionError extends Error {
-  /** The pod's allocation id (`berth.dev/allocation-id`). */
-  readonly id: string;
-  readonly attempts: number;
-  constructor(id: string, attempts: number, options?: { cause?: unknown }) {
-    super(
-      `could not release the host ports of allocation ${id} after ${attempts} concurrent conflicts; the repair pass releases them if the pod is gone`,
-      options,
-    );
-    this.name = 'HostPortReleaseContentionError';
-    this.id = id;
     this.attempts = attempts;
   }
 }

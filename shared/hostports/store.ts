@@ -2,6 +2,7 @@
  * What host port allocation needs from persistence, and nothing more. The DynamoDB adapter lives
  * in `shared/store/dynamo-host-port-store.ts`; tests may substitute their own.
  */
+import type { BlockCounts } from './count-view.js';
 import type { HostPortRange, PortProtocol } from './spec.js';
 
 /** One port a pod holds: one use of `port` in `range`. */
@@ -21,44 +22,68 @@ export interface PodRef {
   readonly generateName: string;
 }
 
-/** The owner record: everything one allocation id holds, written in the same transaction as its counts. */
+/**
+ * The owner record: everything one allocation id holds. Written beside its uses, not in one
+ * transaction with them: the record is what makes a release happen exactly once (whoever deletes
+ * it removes its uses), and the repair pass corrects any count a crash left between the two.
+ */
 export interface PodPortRecord {
   readonly id: string;
   readonly pod: PodRef;
   readonly ports: readonly HeldPort[];
   /** Epoch milliseconds. */
   readonly createdAt: number;
+  /**
+   * The allocation that wrote it: the same allocation may rewrite its own record after choosing
+   * again, no other may. Absent on records the repair pass wrote.
+   */
+  readonly token?: string;
 }
 
 /** Use counts of every port of a range as read, by offset from `range.first`. */
 export interface RangeCounts {
   readonly range: HostPortRange;
   readonly counts: readonly number[];
+  /** Offsets a write of this process is on right now (their counts include it): chosen last. */
+  readonly busy?: ReadonlySet<number>;
 }
 
-/** Persistence of host port use counts and pod owner records. */
+/**
+ * Persistence of host port use counts and pod owner records. No call spans two items: each is
+ * one conditional write (or an unconditional count change), so none needs a transaction.
+ */
 export interface HostPortStore {
   /** Use counts of every port of the range, read strongly consistent; never-used ports are 0. */
   readCounts(range: HostPortRange): Promise<RangeCounts>;
   /** The owner record, read strongly consistent; undefined when absent. */
   getRecord(id: string): Promise<PodPortRecord | undefined>;
   /**
-   * Writes the record and adds one use per held port, all or nothing, provided the record does
-   * not exist yet and every touched count still has the value in `observed`. Throws
-   * `HostPortConflictError` when a count moved (re-read and choose again) and
-   * `AllocationIdTakenError` when the id is taken. `observed: undefined` adds the uses with no
-   * count condition: for a caller that chose no ports (repair records what a pod already uses).
+   * Writes the record when none is stored under its id, or the stored one has the same token.
+   * Throws `AllocationIdTakenError` otherwise.
    */
-  commit(
-    record: PodPortRecord,
-    observed: ReadonlyMap<string, RangeCounts> | undefined,
-  ): Promise<void>;
+  putRecord(record: PodPortRecord): Promise<void>;
   /**
-   * Deletes the record stored under `id` for `namespace` and removes one use per held port, all
-   * or nothing; undefined (and nothing changed) when no such record exists, so a repeated release
-   * is a no-op.
+   * Deletes the record stored under `id` for `namespace` (and, when given, written with
+   * `token`) and answers it; undefined, and nothing changed, when there is no such record.
    */
-  release(id: string, namespace: string): Promise<PodPortRecord | undefined>;
+  deleteRecord(id: string, namespace: string, token?: string): Promise<PodPortRecord | undefined>;
+  /**
+   * Adds one use per held port, one write per count item, all in parallel. With `levels`
+   * (`<range>#<port>` → the count the choice saw), a port's use is added only while its count
+   * is at most that level; if any item refuses, the uses added to the others are taken back and
+   * `HostPortConflictError` is thrown with the items as found. Answers the items as left.
+   */
+  addUses(
+    ports: readonly HeldPort[],
+    levels?: ReadonlyMap<string, number>,
+  ): Promise<readonly BlockCounts[]>;
+  /** Removes one use per held port; answers the count items as left. */
+  removeUses(ports: readonly HeldPort[]): Promise<readonly BlockCounts[]>;
   /** Every owner record of the cluster (for repair). */
   listRecords(): AsyncIterable<PodPortRecord>;
+}
+
+/** The `levels` key of one port. */
+export function levelKey(range: string, port: number): string {
+  return `${range}#${port}`;
 }

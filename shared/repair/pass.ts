@@ -17,7 +17,8 @@ import {
   OwnerVersionConflictError,
 } from '../allocation/store.js';
 import { forEachBounded } from '../concurrency/bounded.js';
-import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
+import { recordHostPorts, releaseHostPorts } from '../hostports/allocator.js';
+import { AllocationIdTakenError } from '../hostports/errors.js';
 import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { type Lease, type LeasedRun, withLease } from '../lease/lease.js';
@@ -560,7 +561,7 @@ async function writeHostPorts(
     else progress.conflicts++;
   });
   await forEachBounded(plan.releases, concurrency, async (release) => {
-    if (await store.release(release.id, release.namespace)) {
+    if (await releaseHostPorts({ store }, release.id, release.namespace)) {
       progress.released += release.leaks.length;
       progress.freed.push(...release.leaks);
     } else {
@@ -575,19 +576,17 @@ async function writeHostPorts(
 }
 
 /**
- * Records a live pod's ports through the allocator's own commit (record and uses in one
- * transaction). Repair chooses no ports, so the uses are a plain ADD with no count condition and
- * no reads: parallel commits on one port never knock each other out. False when a record appeared
- * under the id meanwhile, or the transaction lost a race (the next pass looks again).
+ * Records a live pod's ports as the allocator records them (the record, then its uses). Repair
+ * chooses no ports, so the uses are a plain ADD with no count condition and no reads: parallel
+ * records on one port never knock each other out. False when a record appeared under the id
+ * meanwhile (the next pass looks again).
  */
 async function commitRepaired(store: HostPortRepairStore, record: PodPortRecord): Promise<boolean> {
   try {
-    await store.commit(record, undefined);
+    await recordHostPorts(store, record);
     return true;
   } catch (error) {
-    if (error instanceof AllocationIdTakenError || error instanceof HostPortConflictError) {
-      return false;
-    }
+    if (error instanceof AllocationIdTakenError) return false;
     throw error;
   }
 }

@@ -23,7 +23,10 @@ export interface RepairAllocationStore
  * count, conditional on the count read.
  */
 export interface HostPortRepairStore
-  extends Pick<HostPortStore, 'readCounts' | 'listRecords' | 'commit' | 'release'> {
+  extends Pick<
+    HostPortStore,
+    'readCounts' | 'listRecords' | 'putRecord' | 'addUses' | 'deleteRecord' | 'removeUses'
+  > {
   /** Sets the use count of `port` in `range` to `to` if it is still `from`; false when it moved. */
   correctCount(range: string, port: number, from: number, to: number): Promise<boolean>;
 }

@@ -7,40 +7,42 @@
  *   port number, not by offset in the range, so widening or moving a range in the config keeps
  *   every count on its port. 64 counts keep an item near 0.5 KB (1 WCU per write), and a
  *   1,001-port range is 16 or 17 items: one strongly consistent Query of about 2 RCU reads it
- *   whole, which the least-used choice needs.
+ *   whole, which a fresh view of the counts needs.
  * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name or generateName,
- *   the held (name, range, port, protocol) list and createdAt.
+ *   the held (name, range, port, protocol) list, createdAt and the writing allocation's token.
  *
- * An allocation is ONE TransactWriteItems: Put the record (condition: absent) and, per touched
- * block, `ADD c<slot> :uses` conditioned on each touched count still having the value read. A
- * release is ONE TransactWriteItems: Delete the record (condition: present, same namespace) and
- * `ADD c<slot> :-uses`. The SDK fills `ClientRequestToken` per call, so its own retry of a
- * transaction that did commit is answered as a success, not applied twice.
+ * No transaction: DynamoDB bills a transactional write twice, and none is needed. An allocation
+ * is a record Put (condition: absent, or written by the same allocation) beside one UpdateItem
+ * per touched count item (`ADD c<slot> :uses`, condition: each count at most the level the
+ * choice saw), sent together: 2 WCU and one round trip for a one-port pod. Every count write
+ * answers its item (ALL_NEW, or ALL_OLD when refused), which keeps the caller's view current. A
+ * release is a conditional Delete of the record that answers it (ALL_OLD), then the count
+ * UpdateItems: whoever deleted the record removes its uses, so a release happens exactly once.
  */
 import {
   type AttributeValue,
-  type CancellationReason,
+  DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
-  TransactionCanceledException,
-  type TransactWriteItem,
-  TransactWriteItemsCommand,
+  PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isTransactionConflict } from '../aws/error-codes.js';
-import { MAX_ALLOCATION_ATTEMPTS } from '../hostports/allocator.js';
-import {
-  AllocationIdTakenError,
-  HostPortConflictError,
-  HostPortReleaseContentionError,
-} from '../hostports/errors.js';
+import { isConditionFailed } from '../aws/error-codes.js';
+import type { BlockCounts } from '../hostports/count-view.js';
+import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
 import {
   type HostPortRange,
   lastPort,
   PORT_PROTOCOLS,
   type PortProtocol,
 } from '../hostports/spec.js';
-import type { HeldPort, HostPortStore, PodPortRecord, RangeCounts } from '../hostports/store.js';
+import {
+  type HeldPort,
+  type HostPortStore,
+  levelKey,
+  type PodPortRecord,
+  type RangeCounts,
+} from '../hostports/store.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
@@ -56,28 +58,13 @@ export const COUNT_BLOCK_PORTS = 64;
 const blockSortKey = (block: number): string => String(block).padStart(4, '0');
 const COUNT_ATTRIBUTE = /^c(\d+)$/;
 
-/** Cancellation reasons that mean "someone else wrote first": read again and choose again. */
-const LOST_RACE: ReadonlySet<string> = new Set([
-  'ConditionalCheckFailed',
-  'TransactionConflict',
-  'None',
-]);
-
-/** Upper bound of the first release retry's backoff; it doubles per attempt (full jitter). */
-export const RELEASE_BACKOFF_BASE_MS = 25;
-
-/** Where the store is, and the sleep and random source its release retries back off with. */
-export interface DynamoHostPortStoreOptions extends TableLocation {
-  /** Waits `ms`; a real timer unless a test injects one. */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /** In [0, 1): the jitter of each backoff. */
-  readonly random?: () => number;
+/** The uses one write adds to (or removes from) the ports of one count item. */
+interface BlockChange {
+  readonly range: string;
+  readonly block: number;
+  /** Slot → uses to add, and the level its count must not exceed (when conditioned). */
+  readonly slots: ReadonlyMap<number, { readonly uses: number; readonly level?: number }>;
 }
-
-const realSleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => {
-    setTimeout(resolve, ms);
-  });
 
 /** `HostPortStore` over one DynamoDB table, scoped to one cluster. */
 export class DynamoHostPortStore implements HostPortStore {
@@ -85,16 +72,12 @@ export class DynamoHostPortStore implements HostPortStore {
   readonly #client: DynamoDBClient;
   readonly #table: string;
   readonly #cluster: string;
-  readonly #sleep: (ms: number) => Promise<void>;
-  readonly #random: () => number;
 
-  constructor(options: DynamoHostPortStoreOptions) {
+  constructor(options: TableLocation) {
     this.#client = options.client;
     this.#table = options.tableName;
     this.#cluster = options.cluster;
     this.meter = options.meter ?? new CapacityMeter();
-    this.#sleep = options.sleep ?? realSleep;
-    this.#random = options.random ?? Math.random;
   }
 
   #target() {
@@ -140,89 +123,86 @@ export class DynamoHostPortStore implements HostPortStore {
     return out.Item ? decodeRecord(out.Item) : undefined;
   }
 
-  async commit(
-    record: PodPortRecord,
-    observed: ReadonlyMap<string, RangeCounts> | undefined,
-  ): Promise<void> {
-    const items: TransactWriteItem[] = [
-      {
-        Put: {
+  async putRecord(record: PodPortRecord): Promise<void> {
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
+        new PutItemCommand({
           TableName: this.#table,
           Item: { ...this.#recordKey(record.id), ...encodeRecord(record) },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': PK },
-        },
-      },
-      ...this.#countUpdates(
-        record.ports,
-        1,
-        observed &&
-          ((port) => {
-            const read = observed.get(port.range);
-            if (!read) throw new RangeError(`no counts read for range ${port.range}`);
-            return read.counts[port.port - read.range.first] ?? 0;
-          }),
+          ...(record.token === undefined
+            ? {
+                ConditionExpression: 'attribute_not_exists(#pk)',
+                ExpressionAttributeNames: { '#pk': PK },
+              }
+            : {
+                ConditionExpression: 'attribute_not_exists(#pk) OR #token = :token',
+                ExpressionAttributeNames: { '#pk': PK, '#token': 'token' },
+                ExpressionAttributeValues: { ':token': { S: record.token } },
+              }),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
       ),
-    ];
+    );
+    if (!write.applied) throw new AllocationIdTakenError(record.id, { cause: write.failure });
+  }
+
+  async deleteRecord(
+    id: string,
+    namespace: string,
+    token?: string,
+  ): Promise<PodPortRecord | undefined> {
     try {
-      await this.#transact(items);
+      const out = await this.#client.send(
+        new DeleteItemCommand({
+          TableName: this.#table,
+          Key: this.#recordKey(id),
+          // DELETE releases only what is recorded under the pod's id AND namespace.
+          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns${token === undefined ? '' : ' AND #token = :token'}`,
+          ExpressionAttributeNames: {
+            '#pk': PK,
+            '#ns': 'namespace',
+            ...(token === undefined ? {} : { '#token': 'token' }),
+          },
+          ExpressionAttributeValues: {
+            ':ns': { S: namespace },
+            ...(token === undefined ? {} : { ':token': { S: token } }),
+          },
+          ReturnValues: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      this.meter.write(out.ConsumedCapacity);
+      return out.Attributes ? decodeRecord(out.Attributes) : undefined;
     } catch (error) {
-      const reasons = cancellationReasons(error);
-      if (reasons?.[0]?.Code === 'ConditionalCheckFailed') {
-        throw new AllocationIdTakenError(record.id, { cause: error });
-      }
-      if (isTransactionConflict(error) || reasons?.every((r) => LOST_RACE.has(r.Code ?? 'None'))) {
-        throw new HostPortConflictError(
-          `host port counts of ${record.id} changed before the commit`,
-          { cause: error },
-        );
-      }
-      throw error;
+      if (!isConditionFailed(error)) throw error;
+      // Already released (or never this namespace's): exactly once, nothing to do.
+      this.meter.failedWrite(1);
+      return undefined;
     }
   }
 
-  async release(id: string, namespace: string): Promise<PodPortRecord | undefined> {
-    // A record is written once (its Put requires absence), so one read serves every attempt; the
-    // Delete's condition catches a concurrent release.
-    const record = await this.getRecord(id);
-    // DELETE releases only what is recorded under the pod's id AND namespace.
-    if (!record || record.pod.namespace !== namespace) return undefined;
-    const items: TransactWriteItem[] = [
-      {
-        Delete: {
-          TableName: this.#table,
-          Key: this.#recordKey(id),
-          ConditionExpression: 'attribute_exists(#pk) AND #ns = :ns',
-          ExpressionAttributeNames: { '#pk': PK, '#ns': 'namespace' },
-          ExpressionAttributeValues: { ':ns': { S: namespace } },
-        },
-      },
-      ...this.#countUpdates(record.ports, -1, undefined),
-    ];
-    let lastConflict: unknown;
-    for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
-      // Full jitter, doubling: releases racing on one hot count item spread out instead of
-      // colliding again at once.
-      if (attempt > 1) {
-        await this.#sleep(this.#random() * RELEASE_BACKOFF_BASE_MS * 2 ** (attempt - 2));
-      }
-      try {
-        await this.#transact(items);
-        return record;
-      } catch (error) {
-        const reasons = cancellationReasons(error);
-        // A concurrent DELETE released it first: nothing left to do, exactly once.
-        if (reasons?.[0]?.Code === 'ConditionalCheckFailed') return undefined;
-        if (
-          !isTransactionConflict(error) &&
-          !reasons?.every((r) => LOST_RACE.has(r.Code ?? 'None'))
-        ) {
-          throw error;
-        }
-        lastConflict = error;
-      }
-    }
-    throw new HostPortReleaseContentionError(id, MAX_ALLOCATION_ATTEMPTS, { cause: lastConflict });
+  async addUses(
+    ports: readonly HeldPort[],
+    levels?: ReadonlyMap<string, number>,
+  ): Promise<readonly BlockCounts[]> {
+    const changes = blockChanges(ports, 1, levels);
+    const outcomes = await Promise.all(changes.map((change) => this.#change(change)));
+    const refused = outcomes.filter((o) => !o.applied);
+    if (refused.length === 0) return outcomes.map((o) => o.block);
+    // Take back what the other items took, so the allocation leaves no use behind.
+    const applied = changes.filter((_, i) => outcomes[i]?.applied);
+    const undone = await Promise.all(applied.map((change) => this.#change(negate(change))));
+    throw new HostPortConflictError(
+      `host port counts of ${ports.map((p) => p.port).join(', ')} rose above the level chosen`,
+      { blocks: [...refused.map((o) => o.block), ...undone.map((o) => o.block)] },
+    );
+  }
+
+  async removeUses(ports: readonly HeldPort[]): Promise<readonly BlockCounts[]> {
+    const outcomes = await Promise.all(
+      blockChanges(ports, -1, undefined).map((change) => this.#change(change)),
+    );
+    return outcomes.map((o) => o.block);
   }
 
   async *listRecords(): AsyncIterable<PodPortRecord> {
@@ -260,83 +240,99 @@ export class DynamoHostPortStore implements HostPortStore {
 
   // ---- end of repair only --------------------------------------------------------------------
 
-  /**
-   * One Update per touched block (a transaction may not name an item twice) adding `sign` × uses
-   * to each touched count; with `expected`, each count must still be the value read.
-   */
-  #countUpdates(
-    ports: readonly HeldPort[],
-    sign: 1 | -1,
-    expected: ((port: HeldPort) => number) | undefined,
-  ): TransactWriteItem[] {
-    const blocks = new Map<
-      string,
-      { range: string; block: number; slots: Map<number, { uses: number; expected: number }> }
-    >();
-    for (const port of ports) {
-      const block = Math.floor(port.port / COUNT_BLOCK_PORTS);
-      const key = `${port.range}/${block}`;
-      const entry = blocks.get(key) ?? { range: port.range, block, slots: new Map() };
-      const slot = port.port % COUNT_BLOCK_PORTS;
-      const current = entry.slots.get(slot);
-      entry.slots.set(slot, {
-        uses: (current?.uses ?? 0) + 1,
-        expected: current?.expected ?? (expected ? expected(port) : 0),
-      });
-      blocks.set(key, entry);
-    }
-    return [...blocks.values()].map(({ range, block, slots }) => {
-      const names: Record<string, string> = {};
-      const values: Record<string, AttributeValue> = {};
-      const adds: string[] = [];
-      const conditions: string[] = [];
-      for (const [slot, { uses, expected: was }] of slots) {
-        names[`#c${slot}`] = `c${slot}`;
-        values[`:u${slot}`] = { N: String(sign * uses) };
-        adds.push(`#c${slot} :u${slot}`);
-        if (expected) {
-          values[`:e${slot}`] = { N: String(was) };
-          // A count back at 0 after releases keeps its attribute; one never used has none.
-          conditions.push(
-            was === 0
-              ? `(attribute_not_exists(#c${slot}) OR #c${slot} = :e${slot})`
-              : `#c${slot} = :e${slot}`,
-          );
-        }
+  /** One count item's UpdateItem; answers whether it applied, and the item as left or found. */
+  async #change(change: BlockChange): Promise<{ applied: boolean; block: BlockCounts }> {
+    const names: Record<string, string> = {};
+    const values: Record<string, AttributeValue> = {};
+    const adds: string[] = [];
+    const conditions: string[] = [];
+    for (const [slot, { uses, level }] of change.slots) {
+      names[`#c${slot}`] = `c${slot}`;
+      values[`:u${slot}`] = { N: String(uses) };
+      adds.push(`#c${slot} :u${slot}`);
+      if (level !== undefined) {
+        values[`:l${slot}`] = { N: String(level) };
+        // A port never used has no attribute, which is count 0: within any level.
+        conditions.push(`(attribute_not_exists(#c${slot}) OR #c${slot} <= :l${slot})`);
       }
-      return {
-        Update: {
+    }
+    const key = {
+      [PK]: { S: this.#countsKey(change.range) },
+      [SK]: { S: blockSortKey(change.block) },
+    };
+    let item: Record<string, AttributeValue> | undefined;
+    const write = await conditionalWrite(this.meter, async () => {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
           TableName: this.#table,
-          Key: { [PK]: { S: this.#countsKey(range) }, [SK]: { S: blockSortKey(block) } },
+          Key: key,
           UpdateExpression: `ADD ${adds.join(', ')}`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
-        },
-      };
-    });
-  }
-
-  async #transact(items: TransactWriteItem[]): Promise<void> {
-    try {
-      const out = await this.#client.send(
-        new TransactWriteItemsCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' }),
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
       );
-      this.meter.write(out.ConsumedCapacity);
-    } catch (error) {
-      // A cancelled transaction is billed twice the items' size, as a transaction is.
-      if (cancellationReasons(error) || isTransactionConflict(error))
-        this.meter.failedWrite(2 * items.length);
-      throw error;
-    }
+      item = out.Attributes;
+      return out;
+    });
+    const found = write.applied ? item : write.item;
+    return { applied: write.applied, block: decodeBlock(change.range, change.block, found) };
   }
 }
 
-/** The per-item reasons of a cancelled transaction; undefined for any other error. */
-function cancellationReasons(error: unknown): readonly CancellationReason[] | undefined {
-  return error instanceof TransactionCanceledException
-    ? (error.CancellationReasons ?? [])
-    : undefined;
+/**
+ * The writes that add `sign` uses for `ports`: one per touched count item, a port held twice
+ * (a number shared by a TCP-only and a UDP-only port) adding two uses, each conditioned on its
+ * level when `levels` are given.
+ */
+function blockChanges(
+  ports: readonly HeldPort[],
+  sign: 1 | -1,
+  levels: ReadonlyMap<string, number> | undefined,
+): BlockChange[] {
+  const changes = new Map<
+    string,
+    { range: string; block: number; slots: Map<number, { uses: number; level?: number }> }
+  >();
+  for (const port of ports) {
+    const block = Math.floor(port.port / COUNT_BLOCK_PORTS);
+    const key = `${port.range}/${block}`;
+    const change = changes.get(key) ?? { range: port.range, block, slots: new Map() };
+    const slot = port.port % COUNT_BLOCK_PORTS;
+    const uses = (change.slots.get(slot)?.uses ?? 0) + sign;
+    const level = levels?.get(levelKey(port.range, port.port));
+    change.slots.set(slot, level === undefined ? { uses } : { uses, level });
+    changes.set(key, change);
+  }
+  return [...changes.values()];
+}
+
+/** The write that takes back what `change` added, unconditionally. */
+function negate(change: BlockChange): BlockChange {
+  return {
+    range: change.range,
+    block: change.block,
+    slots: new Map([...change.slots].map(([slot, { uses }]) => [slot, { uses: -uses }])),
+  };
+}
+
+/** A count item as DynamoDB answered it (absent: never written, every count 0). */
+function decodeBlock(
+  range: string,
+  block: number,
+  item: Record<string, AttributeValue> | undefined,
+): BlockCounts {
+  const counts = new Map<number, number>();
+  for (const [attribute, value] of Object.entries(item ?? {})) {
+    const match = COUNT_ATTRIBUTE.exec(attribute);
+    if (match && value.N !== undefined) {
+      counts.set(block * COUNT_BLOCK_PORTS + Number(match[1]), Number(value.N));
+    }
+  }
+  return { range, firstPort: block * COUNT_BLOCK_PORTS, ports: COUNT_BLOCK_PORTS, counts };
 }
 
 function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {
@@ -350,6 +346,7 @@ function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {
       })),
     },
     createdAt: { N: String(record.createdAt) },
+    ...(record.token === undefined ? {} : { token: { S: record.token } }),
   };
 }
 
@@ -374,5 +371,6 @@ function decodeRecord(item: Record<string, AttributeValue>): PodPortRecord {
       protocol: decodeProtocol(entry.M?.t?.S),
     })),
     createdAt: Number(item.createdAt?.N ?? 0),
+    ...(item.token?.S === undefined ? {} : { token: item.token.S }),
   };
 }

@@ -167,3 +167,24 @@ describe('backoffMs', () => {
     expect(backoffMs(8, () => 0.999)).toBeLessThan(200);
   });
 });
+
+describe('busy ports (a write of this process is on them)', () => {
+  it('come last among the lowest counts, never before a lower count', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (seed) => {
+        const random = seededRandom(seed);
+        expect(chooseOneLeastUsed([1, 1, 1, 2], random, new Set([0, 1]))).toBe(2);
+        // Every lowest-count port busy: still the lowest count, one of them.
+        expect([0, 1]).toContain(chooseOneLeastUsed([1, 1, 2], random, new Set([0, 1])));
+        expect(new Set(chooseLeastUsed([0, 0, 0, 1], 2, random, new Set([0])))).toEqual(
+          new Set([1, 2]),
+        );
+        // Three wanted at level 0: both idle ones, then the busy one, before level 1.
+        expect(new Set(chooseLeastUsed([0, 0, 0, 1], 3, random, new Set([0])))).toEqual(
+          new Set([0, 1, 2]),
+        );
+      }),
+      { numRuns: 50 },
+    );
+  });
+});

@@ -100,25 +100,27 @@ describe('runRepairPass: host ports', () => {
         gamePod(`gs-${id}`, sid(`lost-${id}`), [{ name: 'game', hostPort: 7015 }]),
       ),
     );
-    const calls = { readCounts: 0, commits: [] as unknown[] };
+    const calls = { readCounts: 0, adds: [] as unknown[] };
     const counted: HostPortRepairStore = {
       readCounts: (range) => {
         calls.readCounts++;
         return env.hostPorts.readCounts(range);
       },
       listRecords: () => env.hostPorts.listRecords(),
-      commit: (record, observed) => {
-        calls.commits.push(observed);
-        return env.hostPorts.commit(record, observed);
+      putRecord: (record) => env.hostPorts.putRecord(record),
+      addUses: (ports, levels) => {
+        calls.adds.push(levels);
+        return env.hostPorts.addUses(ports, levels);
       },
-      release: (id, namespace) => env.hostPorts.release(id, namespace),
+      deleteRecord: (id, namespace, token) => env.hostPorts.deleteRecord(id, namespace, token),
+      removeUses: (ports) => env.hostPorts.removeUses(ports),
       correctCount: (range, port, from, to) => env.hostPorts.correctCount(range, port, from, to),
     };
     const summary = await env.pass({ hostPorts: counted }, { concurrency: 4 });
     expect(summary).toMatchObject({ recorded: 4, conflicts: 0 });
     // The snapshot's two reads of the one range; the commits read nothing and condition on nothing.
     expect(calls.readCounts).toBe(2);
-    expect(calls.commits).toEqual([undefined, undefined, undefined, undefined]);
+    expect(calls.adds).toEqual([undefined, undefined, undefined, undefined]);
     expect(await env.hostCounts()).toEqual(new Map([[7015, 5]]));
   });
 

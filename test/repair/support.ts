@@ -1,4 +1,5 @@
 /** Builders and a DynamoDB Local environment for repair tests. */
+
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
@@ -8,6 +9,7 @@ import {
   nodePortRange,
   type ValueRange,
 } from '../../shared/allocation/range.js';
+import { recordHostPorts } from '../../shared/hostports/allocator.js';
 import type { HeldPort } from '../../shared/hostports/store.js';
 import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
 import { parseCidr } from '../../shared/net/ip.js';
@@ -133,16 +135,12 @@ export async function repairEnv(): Promise<RepairEnv> {
         return byPort;
       },
       async commitPod(id, namespace, podName, held) {
-        const range = toHostPortRange(HOST_PORTS);
-        await hostPorts.commit(
-          {
-            id,
-            pod: { namespace, name: podName, generateName: '' },
-            ports: held,
-            createdAt: clock.now,
-          },
-          new Map([['default', await hostPorts.readCounts(range)]]),
-        );
+        await recordHostPorts(hostPorts, {
+          id,
+          pod: { namespace, name: podName, generateName: '' },
+          ports: held,
+          createdAt: clock.now,
+        });
       },
     };
     return env;

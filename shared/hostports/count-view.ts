@@ -1,0 +1,190 @@
+/**
+ * What one process knows of the host port use counts: each range read whole now and then, kept
+ * current by the answer of every write it makes (a count write returns its block as it left it,
+ * or as it found it when the write was refused), with the uses of its own allocations still in
+ * flight added on top. Allocation chooses from this view and reads nothing while it is fresh.
+ *
+ * The view is never trusted for correctness: every count write is conditioned on the count the
+ * choice saw, so a stale view costs a refused write (whose answer refreshes the view), never a
+ * wrong one. Freshness matters only for the spread: a view misses other processes' releases, so
+ * it is read whole again once older than `maxAgeMs`. Allocations in flight in this process are
+ * counted at once, so concurrent pods of one process pick different ports instead of racing for
+ * the same lowest-count one.
+ */
+import type { HostPortRange } from './spec.js';
+import type { RangeCounts } from './store.js';
+
+/** One count item as a write answered it: the uses of each of its ports, absent ones 0. */
+export interface BlockCounts {
+  readonly range: string;
+  /** The first port of the block and how many ports it covers. */
+  readonly firstPort: number;
+  readonly ports: number;
+  /** Port number → uses; a port the item has no count for has 0. */
+  readonly counts: ReadonlyMap<number, number>;
+}
+
+/** A port an allocation is writing now: counted in the view until its write is answered. */
+export interface PortInFlight {
+  readonly range: string;
+  readonly port: number;
+}
+
+/** How long a whole read of a range serves before the range is read again. */
+export const COUNT_VIEW_MAX_AGE_MS = 10_000;
+
+interface RangeView {
+  readonly range: HostPortRange;
+  /** Stored counts as last seen, by offset from `range.first`. */
+  readonly counts: number[];
+  /** The stamp of the request whose answer set each count: a later answer wins, an older loses. */
+  readonly stamps: number[];
+  readonly readAt: number;
+}
+
+/** The process's view of every range it allocates from. */
+export class CountView {
+  readonly #now: () => number;
+  readonly #maxAgeMs: number;
+  readonly #ranges = new Map<string, RangeView>();
+  readonly #reading = new Map<string, Promise<RangeView>>();
+  /** `<range>#<port>` → uses in flight. */
+  readonly #inFlight = new Map<string, number>();
+  /** Stamps requests in the order they are sent. */
+  #sent = 0;
+
+  constructor(options: { readonly now: () => number; readonly maxAgeMs?: number }) {
+    this.#now = options.now;
+    this.#maxAgeMs = options.maxAgeMs ?? COUNT_VIEW_MAX_AGE_MS;
+  }
+
+  /**
+   * Makes the view of `range` fresh: reads it whole with `read` when the view has none or it is
+   * older than the maximum age; callers that ask while a read is running wait for that one read.
+   */
+  async refresh(range: HostPortRange, read: () => Promise<RangeCounts>): Promise<void> {
+    const known = this.#ranges.get(range.name);
+    const fresh =
+      known &&
+      known.range.first === range.first &&
+      known.range.size === range.size &&
+      this.#now() - known.readAt < this.#maxAgeMs;
+    if (!fresh) await this.#read(range, read);
+  }
+
+  /**
+   * The counts to choose from now: stored counts plus uses in flight. Synchronous, so a caller
+   * can choose and `hold` its choice before any other caller of this process sees the counts.
+   * Throws for a range never refreshed.
+   */
+  counts(range: HostPortRange): RangeCounts {
+    const view = this.#ranges.get(range.name);
+    if (!view) throw new RangeError(`no view of host port range ${range.name}: refresh it first`);
+    const busy = new Set<number>();
+    const counts = view.counts.map((count, offset) => {
+      const held = this.#inFlight.get(key(range.name, range.first + offset)) ?? 0;
+      if (held > 0) busy.add(offset);
+      return count + held;
+    });
+    return { range, counts, busy };
+  }
+
+  /**
+   * A stamp for a request about to be sent. Answers arrive in any order; a count is only ever
+   * replaced by the answer of a request sent after the one that set it, so a slow answer never
+   * takes the view back to an older state.
+   */
+  stamp(): number {
+    return ++this.#sent;
+  }
+
+  /**
+   * Counts the uses of an allocation being written, until `land` is called for them; answers the
+   * stamp of the writes, which the caller sends at once.
+   */
+  hold(ports: readonly PortInFlight[]): number {
+    for (const { range, port } of ports) {
+      const k = key(range, port);
+      this.#inFlight.set(k, (this.#inFlight.get(k) ?? 0) + 1);
+    }
+    return this.stamp();
+  }
+
+  /** The allocation's write was answered: its uses now show (or not) in the blocks applied. */
+  land(ports: readonly PortInFlight[]): void {
+    for (const { range, port } of ports) {
+      const k = key(range, port);
+      const left = (this.#inFlight.get(k) ?? 1) - 1;
+      if (left > 0) this.#inFlight.set(k, left);
+      else this.#inFlight.delete(k);
+    }
+  }
+
+  /**
+   * Takes the blocks a write stamped `stamp` answered as the stored counts of their ports. A
+   * count set by the answer of a later request stays, except that the write's own ports never
+   * show less than its answer: the later answer may predate this write's landing.
+   */
+  apply(blocks: readonly BlockCounts[], stamp: number, own: readonly PortInFlight[] = []): void {
+    const written = new Set(own.map((p) => key(p.range, p.port)));
+    for (const block of blocks) {
+      const view = this.#ranges.get(block.range);
+      if (!view) continue;
+      for (let port = block.firstPort; port < block.firstPort + block.ports; port++) {
+        const offset = port - view.range.first;
+        if (offset < 0 || offset >= view.counts.length) continue;
+        const answered = block.counts.get(port) ?? 0;
+        if (stamp > (view.stamps[offset] ?? 0)) {
+          view.counts[offset] = answered;
+          view.stamps[offset] = stamp;
+        } else if (written.has(key(block.range, port))) {
+          view.counts[offset] = Math.max(view.counts[offset] ?? 0, answered);
+        }
+      }
+    }
+  }
+
+  /**
+   * The view of these ranges proved stale at the lowest counts (a write was refused): the next
+   * choice reads them whole again rather than trying the other ports it still believes free.
+   */
+  expire(ranges: Iterable<string>): void {
+    for (const name of ranges) {
+      const view = this.#ranges.get(name);
+      if (view) this.#ranges.set(name, { ...view, readAt: Number.NEGATIVE_INFINITY });
+    }
+  }
+
+  async #read(range: HostPortRange, read: () => Promise<RangeCounts>): Promise<RangeView> {
+    const running = this.#reading.get(range.name);
+    if (running) return running;
+    const readAt = this.#now();
+    const stamp = this.stamp();
+    const reading = read()
+      .then((result): RangeView => {
+        // Answers of writes sent after the read began are newer than what it read: they stay.
+        const known = this.#ranges.get(range.name);
+        const same = known?.range.first === range.first && known.range.size === range.size;
+        const counts = [...result.counts];
+        const stamps = counts.map(() => stamp);
+        if (same) {
+          known.stamps.forEach((was, offset) => {
+            if (was > stamp) {
+              counts[offset] = known.counts[offset] ?? 0;
+              stamps[offset] = was;
+            }
+          });
+        }
+        const view = { range, counts, stamps, readAt };
+        this.#ranges.set(range.name, view);
+        return view;
+      })
+      .finally(() => this.#reading.delete(range.name));
+    this.#reading.set(range.name, reading);
+    return reading;
+  }
+}
+
+function key(range: string, port: number): string {
+  return `${range}#${port}`;
+}

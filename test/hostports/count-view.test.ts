@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { podAdmission } from '../../shared/admission/pods.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { recordHostPorts } from '../../shared/hostports/allocator.js';
+import { CountView } from '../../shared/hostports/count-view.js';
+import type { HostPortRange } from '../../shared/hostports/spec.js';
+import { CapacityMeter } from '../../shared/store/capacity.js';
+import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
+import { freshTable } from '../support/dynamo.js';
+import { gamePod, podRequest } from './support.js';
+
+const RANGE: HostPortRange = { name: 'default', first: 7000, size: 32 };
+
+describe('CountView', () => {
+  const read = (counts: number[]) => async () => ({ range: RANGE, counts });
+
+  it('reads a range once while fresh, again once stale, and one read serves concurrent callers', async () => {
+    const clock = { now: 0 };
+    const view = new CountView({ now: () => clock.now, maxAgeMs: 1_000 });
+    let reads = 0;
+    const counting = async () => {
+      reads++;
+      return read(new Array<number>(32).fill(reads))();
+    };
+    await Promise.all([view.refresh(RANGE, counting), view.refresh(RANGE, counting)]);
+    expect(reads).toBe(1);
+    clock.now = 999;
+    await view.refresh(RANGE, counting);
+    expect(view.counts(RANGE).counts[0]).toBe(1);
+    clock.now = 1_000;
+    await view.refresh(RANGE, counting);
+    expect(view.counts(RANGE).counts[0]).toBe(2);
+    expect(reads).toBe(2);
+  });
+
+  it('counts uses in flight until they land, and takes write answers as the stored counts', async () => {
+    const view = new CountView({ now: () => 0 });
+    expect(() => view.counts(RANGE)).toThrow('refresh it first');
+    await view.refresh(RANGE, read(new Array<number>(32).fill(0)));
+    const stamp = view.hold([{ range: 'default', port: 7003 }]);
+    expect(view.counts(RANGE).counts[3]).toBe(1);
+    view.apply(
+      [{ range: 'default', firstPort: 6976, ports: 64, counts: new Map([[7003, 1]]) }],
+      stamp,
+    );
+    view.land([{ range: 'default', port: 7003 }]);
+    const after = view.counts(RANGE);
+    expect(after.counts[3]).toBe(1);
+    // The block's other ports came back absent: count 0.
+    expect(after.counts.filter((c) => c !== 0)).toEqual([1]);
+    // An answer to a request sent earlier arrives late: it does not take the view back.
+    view.apply([{ range: 'default', firstPort: 6976, ports: 64, counts: new Map() }], stamp - 1);
+    expect(view.counts(RANGE).counts[3]).toBe(1);
+  });
+});
+
+describe('host port allocation from a view of the counts', () => {
+  async function world() {
+    const { client, tableName } = await freshTable();
+    const meter = new CapacityMeter();
+    const store = new DynamoHostPortStore({
+      client,
+      tableName,
+      cluster: `v${Math.random()}`,
+      meter,
+    });
+    const config = parseConfig({ hostPortRanges: { default: '7000-7031' } });
+    let conflicts = 0;
+    /** One process (a Lambda container, `berth serve`): its own handler and view. */
+    const process = () =>
+      podAdmission({
+        config,
+        store,
+        random: Math.random,
+        randomBytes: (size) => new Uint8Array(randomBytes(size)),
+        now: () => 1_700_000_000_000,
+        onAllocated: (event) => {
+          conflicts += event.conflicts;
+        },
+      });
+    let seq = 0;
+    const create = async (handler: ReturnType<typeof process>) => {
+      const n = seq++;
+      const verdict = await handler(
+        podRequest(gamePod([{ name: 'p', containerPort: 7777 }], { name: `gs-${n}` })),
+      );
+      expect(verdict.allowed).toBe(true);
+    };
+    const counts = async () => (await store.readCounts(RANGE)).counts;
+    return { store, meter, process, create, counts, conflicts: () => conflicts };
+  }
+
+  it('reads the counts once, then allocates from its view with one write pair each', async () => {
+    const w = await world();
+    const handler = w.process();
+    await w.create(handler);
+    const afterFirst = w.meter.totals();
+    for (let i = 0; i < 10; i++) await w.create(handler);
+    const after = w.meter.totals();
+    expect(after.readRequests - afterFirst.readRequests).toBe(0);
+    expect(after.writeRequests - afterFirst.writeRequests).toBe(20);
+    expect(after.writeUnits - afterFirst.writeUnits).toBe(20);
+  });
+
+  it('keeps the least-used spread when processes with stale views take turns', async () => {
+    const w = await world();
+    const processes = [w.process(), w.process(), w.process()];
+    for (let i = 0; i < 100; i++) {
+      await w.create(processes[i % processes.length] as ReturnType<typeof w.process>);
+      const counts = await w.counts();
+      expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+    }
+    expect((await w.counts()).reduce((a, b) => a + b, 0)).toBe(100);
+    // Every stale view cost a refused write, never a wrong one.
+    expect(w.conflicts()).toBeGreaterThan(0);
+  });
+
+  it('serves 32 concurrent pods of one process at a level boundary without a lost race', async () => {
+    const w = await world();
+    await recordHostPorts(w.store, {
+      id: 'prefill',
+      pod: { namespace: 'default', name: 'prefill', generateName: '' },
+      ports: Array.from({ length: 16 }, (_, i) => ({
+        name: `f${i}`,
+        range: 'default',
+        port: 7000 + i,
+        protocol: 'UDP' as const,
+      })),
+      createdAt: 0,
+    });
+    const handler = w.process();
+    await Promise.all(Array.from({ length: 32 }, () => w.create(handler)));
+    expect(w.conflicts()).toBe(0);
+    const counts = await w.counts();
+    expect(counts.filter((c) => c === 2)).toHaveLength(16);
+    expect(counts.filter((c) => c === 1)).toHaveLength(16);
+  });
+
+  it('never hands one pod a port twice when concurrent pods of several processes race', async () => {
+    const w = await world();
+    const processes = [w.process(), w.process()];
+    const pods = await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const handler = processes[i % 2] as ReturnType<typeof w.process>;
+        const verdict = await handler(
+          podRequest(
+            gamePod(
+              [
+                { name: 'a', containerPort: 1 },
+                { name: 'b', containerPort: 2 },
+              ],
+              { name: `multi-${i}` },
+            ),
+          ),
+        );
+        expect(verdict.allowed).toBe(true);
+        return verdict;
+      }),
+    );
+    expect(pods).toHaveLength(40);
+    expect((await w.counts()).reduce((a, b) => a + b, 0)).toBe(80);
+    let records = 0;
+    for await (const record of w.store.listRecords()) {
+      records++;
+      expect(new Set(record.ports.map((p) => p.port)).size).toBe(2);
+    }
+    expect(records).toBe(40);
+  });
+});
