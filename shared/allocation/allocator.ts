@@ -13,6 +13,7 @@
  * frees. No value is ever held by two owners: step 2 is the only way in, and it is exclusive,
  * even against the owner itself (a value on its way out is never taken back under its id).
  */
+import { BlockView } from './block-view.js';
 import {
   AllocationContentionError,
   RangeFullError,
@@ -99,6 +100,8 @@ export function claimKey(claim: { readonly range: string; readonly offset: numbe
 /** Dependencies, injected so tests control randomness and time. */
 export interface ExclusiveAllocatorDeps {
   readonly store: AllocationStore;
+  /** The process's view of the blocks (one per process); a new one when absent. */
+  readonly view?: BlockView;
   /** Uniform in [0, 1): where a dynamic scan starts. */
   readonly random: () => number;
   /** Epoch milliseconds. */
@@ -120,11 +123,13 @@ interface Pending {
 /** Hands out exclusive values from ranges to owners. */
 export class ExclusiveAllocator {
   readonly #store: AllocationStore;
+  readonly #view: BlockView;
   readonly #random: () => number;
   readonly #now: () => number;
 
   constructor(deps: ExclusiveAllocatorDeps) {
     this.#store = deps.store;
+    this.#view = deps.view ?? new BlockView();
     this.#random = deps.random;
     this.#now = deps.now;
   }
@@ -145,6 +150,22 @@ export class ExclusiveAllocator {
     owner: OwnerRef,
     requests: readonly ValueRequest[],
     options: AssignOptions = {},
+  ): Promise<Assignment> {
+    const held: { key: string; offset: number }[] = [];
+    try {
+      return await this.#assign(id, owner, requests, options, held);
+    } finally {
+      // Dynamic picks were held in the view from the pick to the claim's answer.
+      for (const { key, offset } of held) this.#view.settled(key, offset);
+    }
+  }
+
+  async #assign(
+    id: string,
+    owner: OwnerRef,
+    requests: readonly ValueRequest[],
+    options: AssignOptions,
+    held: { key: string; offset: number }[],
   ): Promise<Assignment> {
     const fresh = options.current === 'none';
     /** Stamps a value this admission adds (allocated, or taken back from `releasing`). */
@@ -207,13 +228,10 @@ export class ExclusiveAllocator {
     }
     for (const request of unresolved) {
       const key = rangeKey(request.range);
-      const offset = await pickFree(
-        request.range,
-        this.#reader(key),
-        this.#random,
-        chosen.get(key),
-      );
+      const offset = await this.#pick(request.range, key, chosen.get(key));
       if (offset === undefined) throw new RangeFullError(request.range, request.slot);
+      this.#view.hold(key, offset);
+      held.push({ key, offset });
       pending.push({ request, key, offset, recorded: false, ...addedNow() });
       choose(key, offset);
     }
@@ -289,7 +307,16 @@ export class ExclusiveAllocator {
     const claimed: Pending[] = [];
     const claimOne = async (entry: Pending) => {
       for (let attempt = 1; ; attempt++) {
+        const stamp = this.#view.stamp();
         const outcome = await this.#store.claim(entry.key, entry.offset, id);
+        if (outcome.block) {
+          this.#view.apply(
+            entry.key,
+            outcome.block,
+            stamp,
+            outcome.taken ? { offset: entry.offset, holder: id } : undefined,
+          );
+        }
         if (outcome.taken) break;
         if (entry.request.value !== undefined) {
           throw new ValueAllocatedError(
@@ -304,6 +331,8 @@ export class ExclusiveAllocator {
         }
         const next = await this.#repick(entry, outcome.block, chosen.get(entry.key));
         if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
+        this.#view.hold(entry.key, next);
+        held.push({ key: entry.key, offset: next });
         choose(entry.key, next);
         entry.offset = next;
         await amend();
@@ -426,12 +455,35 @@ export class ExclusiveAllocator {
     const inUpperBand = entry.offset >= range.reservedBand;
     const bandEnd = inUpperBand ? range.size : range.reservedBand;
     if (block) {
+      const claiming = this.#view.claiming(entry.key);
       const blockEnd = Math.min((block.index + 1) * BLOCK_SIZE, bandEnd);
       for (let offset = entry.offset + 1; offset < blockEnd; offset++) {
-        if (!block.holders.has(offset % BLOCK_SIZE) && !excluded?.has(offset)) return offset;
+        if (
+          !block.holders.has(offset % BLOCK_SIZE) &&
+          !excluded?.has(offset) &&
+          !claiming.has(offset)
+        )
+          return offset;
       }
     }
-    return pickFree(range, this.#reader(entry.key), this.#random, excluded);
+    return this.#pick(range, entry.key, excluded);
+  }
+
+  /**
+   * A dynamic pick, in the kube-apiserver's order (`pickFree`): first over the blocks this
+   * process knows, with no read; when they hold no free value in the upper band, over the store,
+   * which decides whether that band (and then the range) is full and teaches the view what it
+   * reads. Values this process is claiming right now are skipped either way.
+   */
+  async #pick(
+    range: ValueRange,
+    key: string,
+    excluded: ReadonlySet<number> | undefined,
+  ): Promise<number | undefined> {
+    const skip = new Set([...(excluded ?? []), ...this.#view.claiming(key)]);
+    const seen = this.#view.pick(range, key, this.#random, skip);
+    if (seen !== undefined) return seen;
+    return pickFree(range, this.#view.learning(key, this.#reader(key)), this.#random, skip);
   }
 
   async #holderOf(key: string, offset: number): Promise<string | undefined> {

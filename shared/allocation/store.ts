@@ -67,7 +67,11 @@ export interface OwnerRecord {
 
 /** The result of trying to take one value. */
 export type ClaimOutcome =
-  | { readonly taken: true }
+  | {
+      readonly taken: true;
+      /** The block as the write left it, when the store returns it (DynamoDB does). */
+      readonly block?: Block;
+    }
   | {
       readonly taken: false;
       readonly holder: string;

@@ -142,8 +142,12 @@ export class DynamoAllocationStore implements AllocationStore {
       update: 'SET #slot = :owner',
       condition: 'attribute_not_exists(#slot)',
       values: { ':owner': { S: ownerId } },
+      // The block as left: the caller's view of it, for its next pick (no extra charge).
+      answer: true,
     });
-    if (outcome.written) return { taken: true };
+    if (outcome.written) {
+      return outcome.item ? { taken: true, block: decodeBlock(outcome.item) } : { taken: true };
+    }
     const { item } = outcome;
     const holder = item?.[slotAttribute(offset % BLOCK_SIZE)]?.S ?? '';
     return item ? { taken: false, holder, block: decodeBlock(item) } : { taken: false, holder };
@@ -179,12 +183,17 @@ export class DynamoAllocationStore implements AllocationStore {
   async #writeSlot(
     range: string,
     offset: number,
-    expression: { update: string; condition: string; values: Record<string, AttributeValue> },
-  ): Promise<
-    { written: true } | { written: false; item: Record<string, AttributeValue> | undefined }
-  > {
-    const write = await conditionalWrite(this.meter, () =>
-      this.#client.send(
+    expression: {
+      update: string;
+      condition: string;
+      values: Record<string, AttributeValue>;
+      /** Answer the item as the write left it. */
+      answer?: boolean;
+    },
+  ): Promise<{ written: boolean; item: Record<string, AttributeValue> | undefined }> {
+    let left: Record<string, AttributeValue> | undefined;
+    const write = await conditionalWrite(this.meter, async () => {
+      const out = await this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: this.#blockKey(range, offset),
@@ -192,15 +201,15 @@ export class DynamoAllocationStore implements AllocationStore {
           ConditionExpression: expression.condition,
           ExpressionAttributeNames: { '#slot': slotAttribute(offset % BLOCK_SIZE) },
           ExpressionAttributeValues: expression.values,
+          ...(expression.answer ? { ReturnValues: 'ALL_NEW' as const } : {}),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      ),
-    );
-    if (!write.applied) {
-      return { written: false, item: write.item };
-    }
-    return { written: true };
+      );
+      left = out.Attributes;
+      return out;
+    });
+    return write.applied ? { written: true, item: left } : { written: false, item: write.item };
   }
 
   #blockKey(range: string, offset: number): Record<string, AttributeValue> {

@@ -1,0 +1,123 @@
+/**
+ * What one process knows of the blocks of exclusive values: every block a scan returned, or a
+ * claim answered (its block as the write left it, or as it found it when refused). A dynamic
+ * pick tries this view first, as the kube-apiserver's allocator picks from its informer's cache,
+ * so a warm process sends a claim with no read before it; only when the blocks it knows have no
+ * free value in the upper band does the pick scan the store, which teaches the view more blocks.
+ *
+ * The view is never trusted for exclusivity: a claim is a conditional write on the one value, so
+ * a value the view shows free but another owner took costs a refused claim (whose answer
+ * refreshes the block), never a second owner. A value freed elsewhere that the view still shows
+ * taken is merely skipped. Blocks the view has never seen are left to the store scan, and values
+ * this process is claiming right now are skipped by its other picks, so its concurrent requests
+ * do not race each other for one value.
+ */
+import type { ValueRange } from './range.js';
+import type { BlockReader } from './scan.js';
+import { BLOCK_SIZE, type Block } from './store.js';
+
+/** The process's view of the blocks of every range it allocates from. */
+export class BlockView {
+  /** Range store key → block index → the block as last seen, and the stamp of that answer. */
+  readonly #blocks = new Map<string, Map<number, Block>>();
+  readonly #stamps = new Map<string, Map<number, number>>();
+  /** Stamps requests in the order they are sent. */
+  #sent = 0;
+  /** Range store key → offsets being claimed by this process now. */
+  readonly #claiming = new Map<string, Set<number>>();
+
+  /**
+   * A value of the range's upper band that the view shows free and `skip` does not name: a
+   * random known block with room, a random free slot in it. Undefined when the view knows none;
+   * the reserved band is never answered here, since only the store can tell the upper one full.
+   */
+  pick(range: ValueRange, key: string, random: () => number, skip: ReadonlySet<number>) {
+    const known = this.#blocks.get(key);
+    if (!known) return undefined;
+    const open: Block[] = [];
+    for (const block of known.values()) {
+      const end = (block.index + 1) * BLOCK_SIZE;
+      if (block.holders.size < BLOCK_SIZE && end > range.reservedBand) open.push(block);
+    }
+    while (open.length > 0) {
+      const at = Math.floor(random() * open.length);
+      const block = open[at] as Block;
+      open[at] = open[open.length - 1] as Block;
+      open.pop();
+      const start = Math.floor(random() * BLOCK_SIZE);
+      for (let step = 0; step < BLOCK_SIZE; step++) {
+        const slot = (start + step) % BLOCK_SIZE;
+        const offset = block.index * BLOCK_SIZE + slot;
+        if (offset < range.reservedBand || offset >= range.size) continue;
+        if (!block.holders.has(slot) && !skip.has(offset)) return offset;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * A stamp for a request about to be sent. Answers arrive in any order; a block is only ever
+   * replaced by the answer of a request sent after the one that set it, so a slow answer never
+   * takes the view back to an older state.
+   */
+  stamp(): number {
+    return ++this.#sent;
+  }
+
+  /** Wraps a store reader so that every block it yields is remembered. */
+  learning(range: string, read: BlockReader): BlockReader {
+    const stamp = this.stamp();
+    const learn = (block: Block) => this.apply(range, block, stamp);
+    return async function* (from: number, to: number) {
+      for await (const block of read(from, to)) {
+        learn(block);
+        yield block;
+      }
+    };
+  }
+
+  /**
+   * Takes a block as the request stamped `stamp` (a scan, a claim) saw it. An older answer than
+   * the one the view holds changes nothing, except that a value `taken` by that very request
+   * shows taken: the newer answer may predate the claim's landing.
+   */
+  apply(
+    range: string,
+    block: Block,
+    stamp: number,
+    taken?: { readonly offset: number; readonly holder: string },
+  ): void {
+    const known = this.#blocks.get(range) ?? new Map<number, Block>();
+    const stamps = this.#stamps.get(range) ?? new Map<number, number>();
+    this.#blocks.set(range, known);
+    this.#stamps.set(range, stamps);
+    if (stamp > (stamps.get(block.index) ?? 0)) {
+      known.set(block.index, block);
+      stamps.set(block.index, stamp);
+      return;
+    }
+    const current = known.get(block.index);
+    if (current && taken && !current.holders.has(taken.offset % BLOCK_SIZE)) {
+      const holders = new Map(current.holders);
+      holders.set(taken.offset % BLOCK_SIZE, taken.holder);
+      known.set(block.index, { index: block.index, holders });
+    }
+  }
+
+  /** Offsets of `range` this process is claiming now: its other picks skip them. */
+  claiming(range: string): ReadonlySet<number> {
+    return this.#claiming.get(range) ?? new Set();
+  }
+
+  /** Marks an offset as being claimed, until `settled`. */
+  hold(range: string, offset: number): void {
+    const set = this.#claiming.get(range) ?? new Set<number>();
+    set.add(offset);
+    this.#claiming.set(range, set);
+  }
+
+  /** The claim of an offset was answered. */
+  settled(range: string, offset: number): void {
+    this.#claiming.get(range)?.delete(offset);
+  }
+}

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
+import { BlockView } from '../../shared/allocation/block-view.js';
+import { RangeFullError } from '../../shared/allocation/errors.js';
+import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
+import { BLOCK_SIZE, type OwnerRef } from '../../shared/allocation/store.js';
+import { parseCidr } from '../../shared/net/ip.js';
+import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
+import { CapacityMeter } from '../../shared/store/capacity.js';
+import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import { freshTable } from '../support/dynamo.js';
+
+const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
+const FRESH = { current: 'none' } as const;
+let seq = 0;
+
+async function world() {
+  const { client, tableName } = await freshTable();
+  const meter = new CapacityMeter();
+  const store = new DynamoAllocationStore({ client, tableName, cluster: `bv${seq++}`, meter });
+  /** One process: its own allocator and view over the shared store. */
+  const process = () =>
+    new ExclusiveAllocator({ store, random: Math.random, now: () => 1_700_000_000_000 });
+  /** Every held offset of the range, from the store itself. */
+  const held = async (range: ValueRange) => {
+    const offsets = new Map<number, string>();
+    const last = Math.floor((range.size - 1) / BLOCK_SIZE);
+    for await (const block of store.scanBlocks(rangeKey(range), 0, last)) {
+      for (const [slot, holder] of block.holders)
+        offsets.set(block.index * BLOCK_SIZE + slot, holder);
+    }
+    return offsets;
+  };
+  return { store, meter, process, held };
+}
+
+describe('BlockView', () => {
+  it('picks only free values of the upper band in blocks it has seen, skipping those being claimed', () => {
+    const range = nodePortRange(parsePortRange('30000-30099') as PortRange);
+    const view = new BlockView();
+    const random = () => 0.5;
+    expect(view.pick(range, 'r', random, new Set())).toBeUndefined();
+    // Block 2 (offsets 64-95): every slot taken but 80.
+    const holders = new Map(Array.from({ length: BLOCK_SIZE }, (_, slot) => [slot, 'x']));
+    holders.delete(16);
+    view.apply('r', { index: 2, holders }, view.stamp());
+    expect(view.pick(range, 'r', random, new Set())).toBe(80);
+    view.hold('r', 80);
+    expect(view.pick(range, 'r', random, view.claiming('r'))).toBeUndefined();
+    view.settled('r', 80);
+    expect([...view.claiming('r')]).toEqual([]);
+    // Block 0 starts in the reserved band: only its upper-band slots are ever answered.
+    view.apply('r', { index: 0, holders: new Map() }, view.stamp());
+  });
+
+  it('keeps the newest answer of a block when answers arrive out of order, with the late claim shown', () => {
+    const range = nodePortRange(parsePortRange('30000-30399') as PortRange);
+    const view = new BlockView();
+    const older = view.stamp();
+    const newer = view.stamp();
+    const all = new Map(Array.from({ length: BLOCK_SIZE }, (_, slot) => [slot, 'x']));
+    all.delete(3);
+    all.delete(4);
+    view.apply('r', { index: 5, holders: all }, newer);
+    // The older answer, sent before but arriving after, shows the block empty but for its claim.
+    view.apply('r', { index: 5, holders: new Map([[4, 'mine']]) }, older, {
+      offset: 5 * BLOCK_SIZE + 4,
+      holder: 'mine',
+    });
+    expect(view.pick(range, 'r', () => 0, new Set())).toBe(5 * BLOCK_SIZE + 3);
+    for (let i = 0; i < 20; i++) {
+      const offset = view.pick(range, 'r', Math.random, new Set()) ?? -1;
+      expect(offset).toBeGreaterThanOrEqual(range.reservedBand);
+    }
+  });
+});
+
+describe('allocation from a view of the blocks', () => {
+  const cidr = (text: string) => clusterIpRange(parseCidr(text) ?? fail(text));
+  const fail = (text: string): never => {
+    throw new Error(`bad CIDR ${text}`);
+  };
+
+  it('reads the store once, then claims with no read while the view has free values', async () => {
+    const w = await world();
+    const range = cidr('10.96.0.0/24');
+    const a = w.process();
+    await a.assign('first-000000000000000', owner, [{ slot: 'ip', range }], FRESH);
+    const warm = w.meter.totals();
+    for (let i = 0; i < 20; i++) {
+      await a.assign(`warm-${String(i).padStart(15, '0')}`, owner, [{ slot: 'ip', range }], FRESH);
+    }
+    const after = w.meter.totals();
+    expect(after.readRequests - warm.readRequests).toBe(0);
+    // An owner record and a claim each.
+    expect(after.writeRequests - warm.writeRequests).toBe(40);
+  });
+
+  it('never hands one value to two owners when processes with stale views race, and fills the range exactly', async () => {
+    const w = await world();
+    const range = nodePortRange(parsePortRange('30000-30099') as PortRange);
+    const processes = [w.process(), w.process(), w.process()];
+    const grants = await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const process = processes[i % processes.length] as ExclusiveAllocator;
+        const id = `race-${String(i).padStart(15, '0')}`;
+        const { grants: got } = await process.assign(id, owner, [{ slot: 'p', range }], FRESH);
+        return { id, value: got[0]?.value ?? '' };
+      }),
+    );
+    expect(new Set(grants.map((g) => g.value)).size).toBe(100);
+    const held = await w.held(range);
+    expect(held.size).toBe(100);
+    for (const { id, value } of grants) expect(held.get(range.offsetOf(value) ?? -1)).toBe(id);
+    await expect(
+      (processes[0] as ExclusiveAllocator).assign(
+        'late-00000000000000',
+        owner,
+        [{ slot: 'p', range }],
+        FRESH,
+      ),
+    ).rejects.toThrow(RangeFullError);
+  });
+
+  it('takes the reserved band only once the upper band is full, whatever a stale view shows', async () => {
+    const w = await world();
+    const range = cidr('10.97.0.0/26');
+    const processes = [w.process(), w.process()];
+    const usable = range.size;
+    for (let i = 0; i < usable; i++) {
+      const process = processes[i % 2] as ExclusiveAllocator;
+      const { grants } = await process.assign(
+        `band-${String(i).padStart(15, '0')}`,
+        owner,
+        [{ slot: 'ip', range }],
+        FRESH,
+      );
+      const offset = range.offsetOf(grants[0]?.value ?? '') ?? -1;
+      if (offset < range.reservedBand) {
+        const held = await w.held(range);
+        for (let upper = range.reservedBand; upper < range.size; upper++) {
+          expect(held.has(upper)).toBe(true);
+        }
+      }
+    }
+  });
+});
