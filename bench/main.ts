@@ -10,6 +10,7 @@ import { runAdmissionCpuBench } from './admission-cpu.js';
 import { runAllocatorBench } from './allocator.js';
 import { runChaosBench } from './chaos.js';
 import { runCniBench } from './cni.js';
+import { runCostBench } from './cost.js';
 import { runEniBench } from './eni.js';
 import { runFuzzBench } from './fuzz.js';
 import { runHostPortBench } from './hostports.js';
@@ -27,6 +28,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   fuzz: runFuzzBench,
   chaos: runChaosBench,
   cni: runCniBench,
+  cost: runCostBench,
 };
 
 const wanted = process.argv.slice(2).filter((arg) => arg !== '--save');

@@ -1,0 +1,414 @@
+/**
+ * `npm run bench -- cost`: what berth costs to run for the reference fleet (3 clusters, 300 game
+ * nodes, 10,000 game servers at once, 150,000 game sessions a day, 2,000 Services, ENI pools on
+ * every node, passes at their default intervals), a month at AWS on-demand prices in us-east-1.
+ *
+ * Nothing is counted by hand that can be measured: each operation's real code path runs against
+ * DynamoDB Local, the Kubernetes API fake and the EC2 fake (cost/meter/), and the units AWS
+ * would bill, the durations, log bytes and messages it produces are metered; the stack is
+ * synthesized in-process for its functions, memory, schedules, alarms, dashboards, keys and
+ * secrets (cost/stack.ts). How often each operation happens is stated in cost/fleet.ts, the
+ * prices in cost/prices.ts, and cost/bill.ts multiplies. Prints the bill line by line, the totals
+ * on on-demand and on provisioned capacity with autoscaling, and what the in-cluster alternative
+ * (the VPC CNI's aws-node, Agones' controller and allocator, Cluster Autoscaler) reserves on the
+ * fleet's nodes. Target: at most $15 a month on on-demand.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FUNCTION_NAMES, type FunctionName } from '../infra/constructs/berth-function.js';
+import {
+  type BillLine,
+  type BillRates,
+  computeBill,
+  type FleetBill,
+  inClusterReservation,
+  nodePriceSplit,
+  type OperationUsage,
+  type ReservedComponent,
+} from './cost/bill.js';
+import {
+  ASSUMPTIONS,
+  CLUSTER_SHARE,
+  monthlyOperations,
+  OPERATIONS,
+  type OperationKind,
+  REFERENCE_CONFIG,
+  REFERENCE_FLEET,
+} from './cost/fleet.js';
+import { type MeteredOperation, type MeterResult, meterOperations } from './cost/meter/index.js';
+import { FREE_TIERS, PRICE_REGION, PRICES, PRICES_AS_OF } from './cost/prices.js';
+import { type StackResources, stackResources } from './cost/stack.js';
+import { diurnal } from './eni/workload.js';
+import { writeResults } from './support/results.js';
+import { round } from './support/stats.js';
+import { printTable } from './support/table.js';
+
+/** Runs of each operation metered. */
+const SAMPLES = 200;
+/** The goal of the issue. */
+const TARGET_USD = 15;
+
+/**
+ * What the in-cluster alternative reserves: the requests of the components berth replaces, from
+ * their charts and manifests as published.
+ */
+export const IN_CLUSTER_COMPONENTS: readonly ReservedComponent[] = [
+  {
+    name: 'aws-node (VPC CNI DaemonSet)',
+    cpuMillis: 25,
+    memoryMib: 0,
+    replicas: 'per-node',
+    source:
+      'aws/amazon-vpc-cni-k8s charts/aws-vpc-cni/values.yaml (v1.15.1): resources.requests cpu 25m, no memory request',
+  },
+  {
+    name: 'Agones controller',
+    cpuMillis: 1000,
+    memoryMib: 256,
+    replicas: 2,
+    source:
+      'agones install/helm/agones/values.yaml (1.58): controller.replicas 2, resources {} with the suggested requests cpu 1, memory 256Mi',
+  },
+  {
+    name: 'Agones allocator',
+    cpuMillis: 1000,
+    memoryMib: 256,
+    replicas: 3,
+    source:
+      'agones install/helm/agones/values.yaml (1.58): allocator.replicas 3, resources {} with the suggested requests cpu 1, memory 256Mi',
+  },
+  {
+    name: 'Cluster Autoscaler',
+    cpuMillis: 100,
+    memoryMib: 600,
+    replicas: 1,
+    source:
+      'kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/examples/cluster-autoscaler-autodiscover.yaml: requests cpu 100m, memory 600Mi',
+  },
+];
+
+/** The daily curve of game sessions (the ENI benchmark's), as 24 hourly factors of mean 1. */
+export function dailyProfile(): number[] {
+  const hours = Array.from({ length: 24 }, (_, h) => diurnal(h * 3600 + 1800));
+  const mean = hours.reduce((a, b) => a + b, 0) / hours.length;
+  return hours.map((h) => h / mean);
+}
+
+function billRates(): BillRates {
+  const coldStartsPerDay = Object.fromEntries(
+    FUNCTION_NAMES.map((fn) => [
+      fn,
+      fn === 'admission' || fn === 'node-ips'
+        ? ASSUMPTIONS.coldStartsPerDayHttp.value
+        : ASSUMPTIONS.coldStartsPerDayOther.value,
+    ]),
+  ) as Record<FunctionName, number>;
+  return {
+    days: ASSUMPTIONS.daysPerMonth.value,
+    clusters: REFERENCE_FLEET.clusters,
+    coldStartsPerDay,
+    initMs: ASSUMPTIONS.initMs.value,
+    sqsRequestsPerMessage: ASSUMPTIONS.sqsRequestsPerMessage.value,
+    sqsIdleReceivesPerMinute: ASSUMPTIONS.sqsIdleReceivesPerMinute.value,
+    logEventOverheadBytes: ASSUMPTIONS.logEventOverheadBytes.value,
+    logsStoredPerIngested: ASSUMPTIONS.logsStoredPerIngested.value,
+    xrayReservoirPerSecond: ASSUMPTIONS.xrayReservoirPerSecond.value,
+    xrayFixedRate: ASSUMPTIONS.xrayFixedRate.value,
+    provisionedTargetUtilization: ASSUMPTIONS.provisionedTargetUtilization.value,
+    secretsReadsPerColdStart: ASSUMPTIONS.secretsReadsPerColdStart.value,
+    fullVcpuMemoryMb: ASSUMPTIONS.fullVcpuMemoryMb.value,
+  };
+}
+
+function usageOf(op: MeteredOperation): OperationUsage {
+  const { label, diurnal: follows } = OPERATIONS[op.kind];
+  return {
+    fn: op.fn,
+    label,
+    diurnal: follows,
+    readUnits: op.dynamo.billedReadUnits,
+    writeUnits: op.dynamo.billedWriteUnits,
+    billedMs: op.billedMs,
+    logBytes: op.logBytes,
+    logEvents: op.logEvents,
+    responseBytes: op.responseBytes,
+    sqsSends: op.sqsSends,
+  };
+}
+
+const usd = (n: number) => `$${n.toFixed(2)}`;
+
+function printBill(title: string, lines: readonly BillLine[]): void {
+  console.log(`\n${title}`);
+  printTable(
+    ['service', 'item', '$/month', 'counts behind it'],
+    lines.map((l) => [l.group, l.item, usd(l.usd), l.detail]),
+  );
+}
+
+function printMeasured(
+  operations: Readonly<Record<OperationKind, MeteredOperation>>,
+  monthly: Readonly<Record<OperationKind, number>>,
+): void {
+  console.log(
+    '\nmetered per operation (averages; DynamoDB units as AWS bills them, Local’s report beside)',
+  );
+  printTable(
+    [
+      'operation',
+      'function',
+      'n',
+      'WRU',
+      'RRU',
+      'WRU Local',
+      'store meters W/R',
+      'txn items',
+      'refused',
+      'wall ms p50',
+      'billed ms',
+      'log B',
+      'per month',
+    ],
+    (Object.keys(operations) as OperationKind[]).map((kind) => {
+      const op = operations[kind];
+      return [
+        OPERATIONS[kind].label,
+        op.fn,
+        op.samples,
+        round(op.dynamo.billedWriteUnits, 2),
+        round(op.dynamo.billedReadUnits, 2),
+        round(op.dynamo.reportedWriteUnits, 2),
+        op.storeMeters
+          ? `${round(op.storeMeters.writeUnits, 2)}/${round(op.storeMeters.readUnits, 2)}`
+          : '-',
+        round(op.dynamo.transactionItems, 2),
+        round(op.dynamo.refusedWrites, 3),
+        op.wallMs.median,
+        op.billedMs,
+        op.logBytes,
+        Math.round(monthly[kind]),
+      ];
+    }),
+  );
+}
+
+/** Runs the benchmark, prints the bill and writes its results. */
+export async function runCostBench(): Promise<void> {
+  const started = performance.now();
+  console.log(
+    `cost benchmark: the reference fleet a month, AWS on-demand ${PRICE_REGION} prices as of ${PRICES_AS_OF}`,
+  );
+  console.log(
+    `  ${REFERENCE_FLEET.clusters} clusters, ${REFERENCE_FLEET.gameNodes} ${REFERENCE_FLEET.node.type} game nodes, ${REFERENCE_FLEET.concurrentGameServers} game servers at once, ${REFERENCE_FLEET.gameSessionsPerDay} sessions a day, ${REFERENCE_FLEET.services} Services; one cluster (${CLUSTER_SHARE.nodes} nodes, ${CLUSTER_SHARE.gameServers} game servers, ${CLUSTER_SHARE.services} Services) metered, times ${REFERENCE_FLEET.clusters}`,
+  );
+  const stack: StackResources = stackResources(REFERENCE_CONFIG);
+  console.log(
+    `  stack synthesized in ${stack.synthMs} ms: ${FUNCTION_NAMES.map((fn) => `${fn} ${stack.functions[fn].memoryMb} MB`).join(', ')}; ${stack.alarms} alarms on ${stack.alarmMetrics} metrics, ${stack.dashboards} dashboard, ${stack.kmsKeys} KMS key, ${stack.secrets} secret; schedules repair ${stack.scheduleMinutes.repair} min, scale ${stack.scheduleMinutes.scale} min, ENI ${stack.scheduleMinutes.eni} min`,
+  );
+  const metered: MeterResult = await meterOperations({
+    samples: SAMPLES,
+    memoryMb: Object.fromEntries(
+      FUNCTION_NAMES.map((fn) => [fn, stack.functions[fn].memoryMb]),
+    ) as Record<FunctionName, number>,
+    log: (line) => console.log(line),
+  });
+  const monthly = monthlyOperations(stack, metered.ratios);
+  const operations = Object.fromEntries(
+    (Object.keys(metered.operations) as OperationKind[]).map((kind) => [
+      kind,
+      usageOf(metered.operations[kind]),
+    ]),
+  ) as Record<OperationKind, OperationUsage>;
+  const bill: FleetBill = computeBill({
+    prices: PRICES,
+    freeTiers: FREE_TIERS,
+    monthly,
+    operations,
+    stack: {
+      memoryMb: Object.fromEntries(
+        FUNCTION_NAMES.map((fn) => [fn, stack.functions[fn].memoryMb]),
+      ) as Record<FunctionName, number>,
+      traced: FUNCTION_NAMES.filter((fn) => stack.functions[fn].tracing === 'Active'),
+      alarmMetrics: stack.alarmMetrics,
+      dashboards: stack.dashboards,
+      kmsKeys: stack.kmsKeys,
+      secrets: stack.secrets,
+      consumerQueues: 1,
+      pointInTimeRecovery: stack.pointInTimeRecovery,
+    },
+    rates: billRates(),
+    customMetricsPerCluster: metered.customMetrics.length,
+    tableGbPerCluster: metered.table.bytes / 1e9,
+    dailyProfile: dailyProfile(),
+  });
+
+  const split = nodePriceSplit({
+    nodeHourUsd: PRICES.nodeHour.usd,
+    vcpu: REFERENCE_FLEET.node.vcpu,
+    memoryGib: REFERENCE_FLEET.node.memoryGib,
+    vcpuWeight: PRICES.fargateVcpuHour.usd,
+    gibWeight: PRICES.fargateGbHour.usd,
+  });
+  const hours = ASSUMPTIONS.daysPerMonth.value * 24;
+  const reserved = inClusterReservation({
+    components: IN_CLUSTER_COMPONENTS,
+    clusters: REFERENCE_FLEET.clusters,
+    nodesPerCluster: CLUSTER_SHARE.nodes,
+    vcpuHourUsd: split.vcpuHourUsd,
+    gibHourUsd: split.gibHourUsd,
+    hours,
+  });
+  const asShipped = inClusterReservation({
+    components: IN_CLUSTER_COMPONENTS.map((c) =>
+      c.name.startsWith('Agones') ? { ...c, cpuMillis: 0, memoryMib: 0 } : c,
+    ),
+    clusters: REFERENCE_FLEET.clusters,
+    nodesPerCluster: CLUSTER_SHARE.nodes,
+    vcpuHourUsd: split.vcpuHourUsd,
+    gibHourUsd: split.gibHourUsd,
+    hours,
+  });
+
+  printMeasured(metered.operations, monthly);
+  const transactional = Object.values(metered.operations).filter(
+    (op) => op.dynamo.transactions > 0,
+  );
+  console.log(
+    `  transactions: ${transactional
+      .map(
+        (op) =>
+          `${OPERATIONS[op.kind].label} writes ${op.dynamo.transactionItems} items in one, DynamoDB Local reports ${op.dynamo.reportedWriteUnits} WRU, AWS bills ${op.dynamo.billedWriteUnits} (2 per item)`,
+      )
+      .join('; ')}. Refused conditional writes seen: ${round(
+      Object.values(metered.operations).reduce(
+        (a, op) => a + op.dynamo.refusedWrites * op.samples,
+        0,
+      ),
+      0,
+    )} (one writer at a time; each is billed 1 WRU, 2 per item in a transaction, when it happens)`,
+  );
+  console.log('\npasses at fleet size (one cluster)');
+  printTable(
+    ['pass', '#', 'wall ms', 'WRU', 'RRU', 'what it did'],
+    metered.passes.map((p) => [
+      OPERATIONS[p.kind].label,
+      p.pass,
+      p.wallMs,
+      p.writeUnits,
+      p.readUnits,
+      p.detail,
+    ]),
+  );
+  printBill('the bill on on-demand DynamoDB (a month, the whole fleet)', bill.onDemand.lines);
+  const profile = dailyProfile();
+  console.log('\nlargest lines');
+  for (const l of [...bill.onDemand.lines].sort((a, b) => b.usd - a.usd).slice(0, 8)) {
+    console.log(`  ${usd(l.usd).padStart(8)}  ${l.group}: ${l.item} (${l.detail})`);
+  }
+  const dynamoOnDemand = bill.onDemand.lines
+    .filter((l) => l.group === 'DynamoDB on-demand')
+    .reduce((a, l) => a + l.usd, 0);
+  const provisionedDynamo = bill.provisioned.lines
+    .filter((l) => l.group === 'DynamoDB provisioned')
+    .reduce((a, l) => a + l.usd, 0);
+  console.log(
+    `\n  total on on-demand: ${usd(bill.onDemand.total)} a month (DynamoDB throughput ${usd(dynamoOnDemand)}); with the always-free tiers: ${usd(bill.onDemand.totalWithFreeTiers)}`,
+  );
+  console.log(
+    `  total on provisioned capacity with autoscaling (70% target, hourly, the session-driven load on the ENI benchmark's daily curve, peak/average ${round(Math.max(...profile), 2)}): ${usd(bill.provisioned.total)} a month (DynamoDB ${usd(provisionedDynamo)}: peak ${bill.provisioned.peakWcu} WCU and ${bill.provisioned.peakRcu} RCU over ${REFERENCE_FLEET.clusters} tables); with free tiers: ${usd(bill.provisioned.totalWithFreeTiers)}`,
+  );
+  console.log(
+    `  X-Ray: ${round(bill.tracesIfReservoirShared / 1e6, 2)}M traces (${usd(bill.tracesIfReservoirShared * PRICES.xrayTraceRecorded.usd)}) if the reservoir of 1 a second were shared by the account's functions rather than one per function`,
+  );
+  console.log(
+    `  Lambda compute (invocations, INIT excluded) ${usd(bill.lambdaComputeUsd)}; were every measured duration CPU-bound and stretched by the function's vCPU share (${ASSUMPTIONS.fullVcpuMemoryMb.value} MB = 1 vCPU), ${usd(bill.lambdaComputeIfCpuBoundUsd)}`,
+  );
+  console.log(
+    `\nthe in-cluster alternative: requests reserved on ${REFERENCE_FLEET.node.type} nodes at ${usd(PRICES.nodeHour.usd)}/h, split by Fargate's vCPU:GB price ratio into $${split.vcpuHourUsd.toFixed(5)} a vCPU-hour and $${split.gibHourUsd.toFixed(5)} a GiB-hour`,
+  );
+  printTable(
+    ['component', 'vCPU', 'GiB', '$/month'],
+    [
+      ...reserved.rows.map((r) => [r.name, round(r.vcpu, 2), round(r.gib, 2), usd(r.usd)]),
+      ['total', '', '', usd(reserved.total)],
+    ],
+  );
+  console.log(
+    `  (Agones' chart ships its controller and allocator with no requests, BestEffort: as shipped the reservation is ${usd(asShipped.total)} a month; the rows above use the requests its values file suggests. Not counted: the Agones SDK sidecar's 30m in every game server pod, ${round((30 / 1000) * REFERENCE_FLEET.concurrentGameServers, 0)} vCPU at once.)`,
+  );
+  console.log('\nassumptions');
+  for (const [key, a] of Object.entries(ASSUMPTIONS))
+    console.log(`  ${key} = ${a.value}: ${a.why}`);
+  const unconfirmed = Object.entries(PRICES).filter(([, p]) => !p.confirmed);
+  console.log(
+    `\nprices not confirmed from a source this time (AWS list prices, check before relying): ${unconfirmed.map(([key]) => key).join(', ')}`,
+  );
+  console.log(
+    `\ntable: ${metered.table.items} items, ${round(metered.table.bytes / 1e6, 2)} MB for one cluster; largest item ${metered.table.largestItemBytes} bytes (${metered.table.largestItemKey}): every write of up to 1 KB is 1 WRU, 2 in a transaction`,
+  );
+  console.log(`custom metrics one cluster emits: ${metered.customMetrics.length}`);
+
+  const targets = [
+    {
+      target: `at most $${TARGET_USD} a month for the reference fleet on on-demand`,
+      pass: bill.onDemand.total <= TARGET_USD,
+      line: `${usd(bill.onDemand.total)} a month on on-demand (DynamoDB throughput ${usd(dynamoOnDemand)}, ${bill.onDemand.lines
+        .filter((l) => l.group !== 'DynamoDB on-demand')
+        .sort((a, b) => b.usd - a.usd)
+        .slice(0, 3)
+        .map((l) => `${l.group} ${l.item} ${usd(l.usd)}`)
+        .join(
+          ', ',
+        )}); ${usd(bill.provisioned.total)} on provisioned; in-cluster alternative reserves ${usd(reserved.total)}`,
+    },
+  ];
+  console.log('');
+  for (const t of targets) console.log(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.target}: ${t.line}`);
+  const durationMs = Math.round(performance.now() - started);
+  console.log(`\ntotal ${(durationMs / 1000).toFixed(0)} s`);
+  await writeResults('cost', {
+    benchmark: 'cost',
+    command: 'npm run bench -- cost',
+    pricesAsOf: PRICES_AS_OF,
+    region: PRICE_REGION,
+    fleet: REFERENCE_FLEET,
+    clusterShare: CLUSTER_SHARE,
+    config: REFERENCE_CONFIG,
+    samples: SAMPLES,
+    assumptions: ASSUMPTIONS,
+    prices: PRICES,
+    freeTiers: FREE_TIERS,
+    stack,
+    monthlyOperations: monthly,
+    dailyProfile: dailyProfile(),
+    ratios: metered.ratios,
+    metered: metered.operations,
+    passes: metered.passes,
+    table: metered.table,
+    customMetrics: metered.customMetrics,
+    setup: metered.setup,
+    bill: {
+      onDemand: bill.onDemand,
+      provisioned: bill.provisioned,
+      invocations: bill.invocations,
+      tracesRecorded: bill.tracesRecorded,
+      tracesIfReservoirShared: bill.tracesIfReservoirShared,
+      logsIngestedGb: bill.logsIngestedGb,
+      lambdaComputeUsd: bill.lambdaComputeUsd,
+      lambdaComputeIfCpuBoundUsd: bill.lambdaComputeIfCpuBoundUsd,
+    },
+    inCluster: {
+      node: REFERENCE_FLEET.node,
+      split,
+      components: IN_CLUSTER_COMPONENTS,
+      reserved,
+      asShipped: asShipped.total,
+    },
+    targets,
+    durationMs,
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  await runCostBench();
+}

@@ -1,0 +1,185 @@
+/**
+ * What makes an invocation in the cost meter look like one on Lambda: the context and function
+ * URL event Lambda passes, the trace header it sets, the middy chains the handlers run in, the
+ * stdout and stderr it ships to CloudWatch Logs with its own START, END and REPORT lines, and the
+ * custom metrics the EMF lines among them carry.
+ */
+import { randomUUID } from 'node:crypto';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { parser } from '@aws-lambda-powertools/parser/middleware';
+import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
+import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
+import type { FunctionName } from '../../../infra/constructs/berth-function.js';
+import { functionUrlHandler } from '../../../shared/app/function-url.js';
+import type { observability } from '../../../shared/app/observability.js';
+import type { HttpRequest, HttpResponse } from '../../../shared/http/api.js';
+
+const ACCOUNT = '123456789012';
+/** Lambda's trace header, which Powertools copies into every log line as `xray_trace_id`. */
+const TRACE_HEADER = 'Root=1-67a1b2c3-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1';
+
+/** Stdout and stderr of an invocation, as Lambda would ship them to CloudWatch Logs. */
+export async function captured<T>(
+  run: () => Promise<T>,
+): Promise<{ value: T; text: string[]; error?: unknown }> {
+  const text: string[] = [];
+  const streams = [process.stdout, process.stderr] as const;
+  const originals = streams.map((stream) => stream.write);
+  for (const stream of streams) {
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      text.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+      done?.();
+      return true;
+    }) as typeof stream.write;
+  }
+  const trace = process.env._X_AMZN_TRACE_ID;
+  // Lambda sets the trace header per invocation; Powertools logs it on every line.
+  process.env._X_AMZN_TRACE_ID = TRACE_HEADER;
+  try {
+    return { value: await run(), text };
+  } finally {
+    streams.forEach((stream, i) => {
+      stream.write = originals[i] as typeof stream.write;
+    });
+    if (trace === undefined) delete process.env._X_AMZN_TRACE_ID;
+    else process.env._X_AMZN_TRACE_ID = trace;
+  }
+}
+
+/**
+ * The lines the Lambda platform writes for every invocation (text format): START, END and
+ * REPORT, the last with the X-Ray fields of active tracing.
+ */
+export function platformLines(requestId: string, memoryMb: number, wallMs: number): string[] {
+  const ms = wallMs.toFixed(2);
+  return [
+    `START RequestId: ${requestId} Version: $LATEST\n`,
+    `END RequestId: ${requestId}\n`,
+    `REPORT RequestId: ${requestId}\tDuration: ${ms} ms\tBilled Duration: ${Math.ceil(wallMs)} ms\tMemory Size: ${memoryMb} MB\tMax Memory Used: 118 MB\t\nXRAY TraceId: 1-67a1b2c3-0123456789abcdef01234567\tSegmentId: 0123456789abcdef\tSampled: true\t\n`,
+  ];
+}
+
+/** A Lambda context for one invocation of `fn`. */
+export function lambdaContext(fn: FunctionName, memoryMb: number): Context {
+  const name = `berth-reference-${fn.replace('-', '')}Function-Ab12Cd34Ef56`;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT}:function:${name}`,
+    memoryLimitInMB: String(memoryMb),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: `2026/06/01/[$LATEST]${randomUUID().replaceAll('-', '')}`,
+    getRemainingTimeInMillis: () => 4_000,
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+/** A function URL event as Lambda builds it for an HTTP request. */
+export function functionUrlEvent(
+  method: string,
+  path: string,
+  query: Readonly<Record<string, string>>,
+  body: unknown,
+): LambdaFunctionUrlEvent {
+  const now = Date.now();
+  const rawQueryString = new URLSearchParams(query).toString();
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString,
+    headers: {
+      'content-type': 'application/json',
+      host: 'abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws',
+      'user-agent': 'kube-apiserver-admission',
+      'x-amzn-trace-id': TRACE_HEADER,
+      'x-forwarded-proto': 'https',
+      'x-forwarded-port': '443',
+      'x-forwarded-for': '203.0.113.10',
+    },
+    ...(rawQueryString ? { queryStringParameters: { ...query } } : {}),
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'abcdefghijklmnopqrstuvwxyz012345',
+      domainName: 'abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws',
+      domainPrefix: 'abcdefghijklmnopqrstuvwxyz012345',
+      http: {
+        method,
+        path,
+        protocol: 'HTTP/1.1',
+        sourceIp: '203.0.113.10',
+        userAgent: 'kube-apiserver-admission',
+      },
+      requestId: randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date(now).toUTCString(),
+      timeEpoch: now,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    isBase64Encoded: false,
+  } as LambdaFunctionUrlEvent;
+}
+
+/**
+ * An HTTP function's middy chain, as in functions/{admission,node-ips}/handler.ts, around the
+ * function URL adapter they share.
+ */
+export function functionUrlFunction(
+  api: (request: HttpRequest) => Promise<HttpResponse>,
+  obs: ReturnType<typeof observability>,
+): (event: LambdaFunctionUrlEvent, context: Context) => Promise<HttpResponse> {
+  const handler = middy(functionUrlHandler(api, obs))
+    .use(captureLambdaHandler(obs.tracer))
+    .use(injectLambdaContext(obs.logger, { resetKeys: true }))
+    .use(logMetrics(obs.metrics))
+    .use(parser({ schema: LambdaFunctionUrlSchema }));
+  return (event, context) => handler(event, context) as Promise<HttpResponse>;
+}
+
+/**
+ * A pass function's middy chain, as in functions/{settle,repair,scale,eni}/handler.ts, around a
+ * body that mirrors the handler's (its logs and metrics included).
+ */
+export function passFunction<E, R>(
+  obs: ReturnType<typeof observability>,
+  body: (event: E, context: Context) => Promise<R>,
+): (event: E, context: Context) => Promise<R> {
+  const handler = middy(body)
+    .use(captureLambdaHandler(obs.tracer))
+    .use(injectLambdaContext(obs.logger, { resetKeys: true }))
+    .use(logMetrics(obs.metrics));
+  return (event, context) => handler(event, context) as Promise<R>;
+}
+
+/** Adds the custom metrics an EMF line carries: namespace, dimension values, name. */
+export function collectMetrics(line: string, into: Set<string>): void {
+  for (const text of line.split('\n')) {
+    if (!text.includes('"CloudWatchMetrics"')) continue;
+    const blob = JSON.parse(text) as Record<string, unknown> & {
+      _aws: {
+        CloudWatchMetrics: {
+          Namespace: string;
+          Dimensions: string[][];
+          Metrics: { Name: string }[];
+        }[];
+      };
+    };
+    for (const directive of blob._aws.CloudWatchMetrics) {
+      for (const dimensions of directive.Dimensions) {
+        const dims = dimensions.map((d) => `${d}=${String(blob[d])}`).join(',');
+        for (const metric of directive.Metrics)
+          into.add(`${directive.Namespace}|${dims}|${metric.Name}`);
+      }
+    }
+  }
+}

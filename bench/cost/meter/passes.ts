@@ -1,0 +1,82 @@
+/**
+ * Scale and repair pass metering: each pass at fleet size through a body that mirrors its
+ * handler's, around the same shared wiring and Powertools calls.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
+import { forCluster, observability } from '../../../shared/app/observability.js';
+import { passLease } from '../../../shared/app/pass-context.js';
+import { exclusiveUsage, repairRunner } from '../../../shared/app/repair-pass.js';
+import { runScalePass } from '../../../shared/scale/pass.js';
+import { FakeNodePool } from '../../../test/scale/fakes.js';
+import { passFunction } from './lambda.js';
+import type { Session } from './session.js';
+import { passContextOf } from './world.js';
+
+/** Passes measured at fleet size, each kind. */
+export const PASS_SAMPLES = 3;
+
+/** The scale and repair passes at fleet size, through their handlers' bodies. */
+export async function meterPasses(session: Session): Promise<void> {
+  const { world, log } = session;
+  const { config, cluster } = world;
+  log(`  metering ${PASS_SAMPLES} scale passes and ${PASS_SAMPLES} repair passes...`);
+  const context = passContextOf(world, Date.now);
+
+  const scaleObs = observability('scale');
+  forCluster(scaleObs.metrics, config.cluster);
+  // The node pool is the one part faked: the stack's is an EKS managed node group.
+  const pool = new FakeNodePool(world.nodes.length);
+  const lease = passLease(context);
+  const scale = passFunction(scaleObs, async (_event: unknown, ctx: Context) => {
+    // Mirrors functions/scale/handler.ts.
+    const report = await runScalePass(
+      { cluster, pool, lease, now: Date.now, holder: ctx.awsRequestId },
+      config.scale,
+      { dryRun: false },
+    );
+    for (const action of report.actions) scaleObs.logger.info('scale action', { action });
+    for (const failure of report.failures)
+      scaleObs.logger.error('scale action failed', { failure });
+    scaleObs.metrics.addMetric('ScaleActions', MetricUnit.Count, report.actions.length);
+    scaleObs.metrics.addMetric('ScaleFailures', MetricUnit.Count, report.failures.length);
+    const byType: Record<string, number> = {};
+    for (const action of report.actions) byType[action.type] = (byType[action.type] ?? 0) + 1;
+    const actions = Object.entries(byType).map(([type, n]) => `${type} ${n}`);
+    return `${report.actions.length} actions (${actions.join(', ') || 'none'}), ${report.failures.length} failures`;
+  });
+  for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
+    const { value, sample } = await session.invoke('scale', (ctx) => scale({}, ctx));
+    session.recordPass('scale-pass', pass, sample, value);
+  }
+
+  const repairObs = observability('repair');
+  forCluster(repairObs.metrics, config.cluster);
+  const runRepair = repairRunner(context);
+  const usage = exclusiveUsage(context);
+  const repair = passFunction(repairObs, async (_event: unknown, ctx: Context) => {
+    // Mirrors functions/repair/handler.ts.
+    const summary = await runRepair(ctx.awsRequestId);
+    if (summary.skipped) repairObs.logger.warn('skipped', { reason: summary.skipped });
+    for (const finding of summary.notes) repairObs.logger.info('finding', { finding });
+    for (const [reason, count] of Object.entries(summary.findings)) {
+      repairObs.metrics.addMetric(reason, MetricUnit.Count, count);
+    }
+    repairObs.metrics.addMetric('Released', MetricUnit.Count, summary.released);
+    for (const range of await usage()) {
+      const used = repairObs.metrics.singleMetric();
+      used.addDimension('range', range.name);
+      used.addMetric(
+        'RangeUsedPercent',
+        MetricUnit.Percent,
+        (100 * range.used) / Math.max(1, range.size),
+      );
+    }
+    repairObs.metrics.addMetric('Recorded', MetricUnit.Count, summary.recorded);
+    return `findings ${JSON.stringify(summary.findings)}, released ${summary.released}, recorded ${summary.recorded}${summary.skipped ? `, skipped: ${summary.skipped}` : ''}`;
+  });
+  for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
+    const { value, sample } = await session.invoke('repair', (ctx) => repair({}, ctx));
+    session.recordPass('repair-pass', pass, sample, value);
+  }
+}

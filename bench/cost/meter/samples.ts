@@ -1,0 +1,126 @@
+/**
+ * What the cost meter keeps of each invocation (a `Sample`), and how an operation's samples are
+ * summarised into what the bill prices (a `MeteredOperation`): averages, the median wall time
+ * and the remote round trips a Lambda in AWS would wait for besides.
+ */
+import type { FunctionName } from '../../../infra/constructs/berth-function.js';
+import { median, percentile, round } from '../../support/stats.js';
+import { ASSUMPTIONS, OPERATIONS, type OperationKind } from '../fleet.js';
+import { addUsage, type DynamoUsage, emptyUsage } from '../ledger.js';
+
+/** What one operation measured, per operation (averages over its samples). */
+export interface MeteredOperation {
+  readonly kind: OperationKind;
+  readonly fn: FunctionName;
+  readonly samples: number;
+  /** Billed by AWS's rules (ledger.ts), per operation. */
+  readonly dynamo: DynamoUsage;
+  /** The adapters' own CapacityMeters, where the composition exposes them. */
+  readonly storeMeters?: { readonly readUnits: number; readonly writeUnits: number };
+  /** Wall time of the invocation on this machine, ms. */
+  readonly wallMs: { readonly median: number; readonly mean: number; readonly p90: number };
+  /** Added for calls that leave the machine in AWS (assumed round trips), ms. */
+  readonly remoteMs: number;
+  /** Billed duration: median wall time plus remote time, rounded up to 1 ms. */
+  readonly billedMs: number;
+  readonly logBytes: number;
+  readonly logEvents: number;
+  readonly responseBytes: number;
+  readonly sqsSends: number;
+  readonly kubernetesRequests: number;
+  readonly ec2Calls: number;
+}
+
+/** One invocation's measurements. */
+export interface Sample {
+  readonly usage: DynamoUsage;
+  readonly store: { readUnits: number; writeUnits: number } | undefined;
+  readonly wallMs: number;
+  readonly logBytes: number;
+  readonly logEvents: number;
+  readonly responseBytes: number;
+  readonly sqsSends: number;
+  readonly kubernetesRequests: number;
+  readonly ec2Calls: number;
+}
+
+/** One pass at fleet size, as the report lists it. */
+export interface MeteredPass {
+  readonly kind: OperationKind;
+  readonly pass: number;
+  readonly wallMs: number;
+  readonly readUnits: number;
+  readonly writeUnits: number;
+  readonly detail: string;
+}
+
+/** Numbers of a list, summarised. */
+function wallStats(samples: readonly number[]): MeteredOperation['wallMs'] {
+  const mean = samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length);
+  return {
+    median: round(median(samples), 2),
+    mean: round(mean, 2),
+    p90: round(percentile(samples, 90), 2),
+  };
+}
+
+function averageUsage(samples: readonly Sample[]): DynamoUsage {
+  const total = samples.reduce((sum, s) => addUsage(sum, s.usage), emptyUsage());
+  const n = Math.max(1, samples.length);
+  const byCommand: Record<string, number> = {};
+  for (const [name, count] of Object.entries(total.byCommand))
+    byCommand[name] = round(count / n, 3);
+  return {
+    readRequests: round(total.readRequests / n, 3),
+    writeRequests: round(total.writeRequests / n, 3),
+    billedReadUnits: round(total.billedReadUnits / n, 3),
+    billedWriteUnits: round(total.billedWriteUnits / n, 3),
+    reportedReadUnits: round(total.reportedReadUnits / n, 3),
+    reportedWriteUnits: round(total.reportedWriteUnits / n, 3),
+    refusedWrites: round(total.refusedWrites / n, 3),
+    transactions: round(total.transactions / n, 3),
+    transactionItems: round(total.transactionItems / n, 3),
+    byCommand,
+  };
+}
+
+/** One operation's samples, summarised with the remote round trips it would wait for. */
+export function summarise(kind: OperationKind, samples: readonly Sample[]): MeteredOperation {
+  const n = Math.max(1, samples.length);
+  const mean = (pick: (s: Sample) => number) => samples.reduce((a, s) => a + pick(s), 0) / n;
+  const wallMs = wallStats(samples.map((s) => s.wallMs));
+  const kubernetesRequests = mean((s) => s.kubernetesRequests);
+  const sqsSends = mean((s) => s.sqsSends);
+  const ec2Calls = mean((s) => s.ec2Calls);
+  const remoteMs =
+    kubernetesRequests * ASSUMPTIONS.kubernetesRttMs.value +
+    sqsSends * ASSUMPTIONS.sqsSendRttMs.value +
+    ec2Calls * ASSUMPTIONS.ec2CallRttMs.value;
+  const stored = samples.filter((s) => s.store !== undefined);
+  return {
+    kind,
+    fn: OPERATIONS[kind].fn,
+    samples: samples.length,
+    dynamo: averageUsage(samples),
+    ...(stored.length > 0
+      ? {
+          storeMeters: {
+            readUnits: round(stored.reduce((a, s) => a + (s.store?.readUnits ?? 0), 0) / n, 3),
+            writeUnits: round(stored.reduce((a, s) => a + (s.store?.writeUnits ?? 0), 0) / n, 3),
+          },
+        }
+      : {}),
+    wallMs,
+    remoteMs: round(remoteMs, 2),
+    billedMs: Math.ceil(wallMs.median + remoteMs),
+    logBytes: Math.round(mean((s) => s.logBytes)),
+    logEvents: round(
+      mean((s) => s.logEvents),
+      2,
+    ),
+    responseBytes: Math.round(mean((s) => s.responseBytes)),
+    sqsSends: round(sqsSends, 3),
+    kubernetesRequests: round(kubernetesRequests, 2),
+    ec2Calls: round(ec2Calls, 2),
+  };
+}

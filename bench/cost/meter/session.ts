@@ -1,0 +1,112 @@
+/**
+ * One metering run of the cost meter: invokes a function as Lambda would, keeps what each
+ * invocation measured by operation, and summarises every operation at the end.
+ */
+import type { Context } from 'aws-lambda';
+import type { FunctionName } from '../../../infra/constructs/berth-function.js';
+import type { HttpResponse } from '../../../shared/http/api.js';
+import type { CapacityMeter } from '../../../shared/store/capacity.js';
+import { round } from '../../support/stats.js';
+import { OPERATIONS, type OperationKind } from '../fleet.js';
+import { captured, collectMetrics, lambdaContext, platformLines } from './lambda.js';
+import { type MeteredOperation, type MeteredPass, type Sample, summarise } from './samples.js';
+import type { World } from './world.js';
+
+/**
+ * One metering run: invokes functions and keeps what each invocation measured, by operation.
+ */
+export class Session {
+  readonly metrics = new Set<string>();
+  readonly results: Partial<Record<OperationKind, Sample[]>> = {};
+  readonly passes: MeteredPass[] = [];
+  readonly setup: Record<string, number | string> = {};
+
+  constructor(
+    readonly world: World,
+    readonly memoryMb: Readonly<Record<FunctionName, number>>,
+    readonly log: (line: string) => void,
+  ) {}
+
+  /** Adds one sample of `kind`. */
+  record(kind: OperationKind, sample: Sample): void {
+    const list = this.results[kind] ?? [];
+    list.push(sample);
+    this.results[kind] = list;
+  }
+
+  /**
+   * Adds one pass to the report; every pass but the first is a sample (the first warms caches a
+   * container keeps between scheduled passes too).
+   */
+  recordPass(kind: OperationKind, pass: number, sample: Sample, detail: string): void {
+    this.passes.push({
+      kind,
+      pass,
+      wallMs: Math.round(sample.wallMs),
+      readUnits: round(sample.usage.billedReadUnits, 1),
+      writeUnits: round(sample.usage.billedWriteUnits, 1),
+      detail,
+    });
+    if (pass > 1) this.record(kind, sample);
+  }
+
+  /**
+   * One invocation of `fn`: its DynamoDB usage, wall time and output with the platform's log
+   * lines added, the adapters' meters moved by it; its EMF lines add to `metrics`.
+   */
+  async invoke<T>(
+    fn: FunctionName,
+    run: (context: Context) => Promise<T>,
+    meters: readonly CapacityMeter[] = [],
+  ): Promise<{ value: T; sample: Sample }> {
+    const { world } = this;
+    const context = lambdaContext(fn, this.memoryMb[fn]);
+    const kubeBefore = world.kube.requests.length;
+    const ec2Before = world.ec2Calls;
+    const storeBefore = meters.map((m) => m.totals());
+    const t0 = performance.now();
+    const { value: measured, text } = await captured(() =>
+      world.ledger.measure(() => run(context)),
+    );
+    const wallMs = performance.now() - t0;
+    const lines = [...text, ...platformLines(context.awsRequestId, this.memoryMb[fn], wallMs)];
+    for (const line of text) collectMetrics(line, this.metrics);
+    const moved = (field: 'readUnits' | 'writeUnits') =>
+      meters.reduce((a, m, i) => a + m.totals()[field] - (storeBefore[i]?.[field] ?? 0), 0);
+    const response = measured.value as unknown as Partial<HttpResponse> | undefined;
+    const responseBytes =
+      typeof response?.body === 'string'
+        ? Buffer.byteLength(response.body) +
+          Buffer.byteLength(JSON.stringify(response.headers ?? {}))
+        : 0;
+    return {
+      value: measured.value,
+      sample: {
+        usage: measured.usage,
+        store:
+          meters.length === 0
+            ? undefined
+            : { readUnits: moved('readUnits'), writeUnits: moved('writeUnits') },
+        wallMs,
+        logBytes: lines.reduce((a, line) => a + Buffer.byteLength(line), 0),
+        // Each Powertools line is one event, and START, END and REPORT three more.
+        logEvents: text.filter((line) => line.startsWith('{')).length + 3,
+        responseBytes,
+        sqsSends: 0,
+        kubernetesRequests: world.kube.requests.length - kubeBefore,
+        ec2Calls: world.ec2Calls - ec2Before,
+      },
+    };
+  }
+
+  /** The summary of every operation; each must have been sampled. */
+  operations(): Record<OperationKind, MeteredOperation> {
+    return Object.fromEntries(
+      (Object.keys(OPERATIONS) as OperationKind[]).map((kind) => {
+        const list = this.results[kind];
+        if (!list || list.length === 0) throw new Error(`no samples of ${kind}`);
+        return [kind, summarise(kind, list)];
+      }),
+    ) as Record<OperationKind, MeteredOperation>;
+  }
+}
