@@ -16,6 +16,13 @@ import type { ValueRange } from './range.js';
 import type { BlockReader } from './scan.js';
 import { BLOCK_SIZE, type Block } from './store.js';
 
+/**
+ * Blocks remembered per range, the least recently learned forgotten first: a /16 fits whole
+ * (2,048 blocks); a /12 (32,768 blocks of up to 32 ids) would otherwise grow a long-lived
+ * container by about 100 MB. A forgotten block is simply unknown again.
+ */
+export const MAX_BLOCKS_PER_RANGE = 4_096;
+
 /** The process's view of the blocks of every range it allocates from. */
 export class BlockView {
   /** Range store key → block index → the block as last seen, and the stamp of that answer. */
@@ -92,8 +99,16 @@ export class BlockView {
     this.#blocks.set(range, known);
     this.#stamps.set(range, stamps);
     if (stamp > (stamps.get(block.index) ?? 0)) {
+      known.delete(block.index);
       known.set(block.index, block);
       stamps.set(block.index, stamp);
+      if (known.size > MAX_BLOCKS_PER_RANGE) {
+        const [oldest] = known.keys();
+        if (oldest !== undefined) {
+          known.delete(oldest);
+          stamps.delete(oldest);
+        }
+      }
       return;
     }
     const current = known.get(block.index);

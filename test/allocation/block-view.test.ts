@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
-import { BlockView } from '../../shared/allocation/block-view.js';
+import { BlockView, MAX_BLOCKS_PER_RANGE } from '../../shared/allocation/block-view.js';
 import { RangeFullError } from '../../shared/allocation/errors.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
 import { BLOCK_SIZE, type OwnerRef } from '../../shared/allocation/store.js';
@@ -143,5 +143,24 @@ describe('allocation from a view of the blocks', () => {
         }
       }
     }
+  });
+});
+
+describe('BlockView memory', () => {
+  it('forgets the least recently learned block past its bound', () => {
+    const range = clusterIpRange(parseCidr('10.0.0.0/8') ?? (undefined as never));
+    const view = new BlockView();
+    for (let index = 10; index < 10 + MAX_BLOCKS_PER_RANGE + 1; index++) {
+      view.apply('r', { index, holders: new Map() }, view.stamp());
+    }
+    // Block 10, learned first, is unknown again; block 11 is still known and free.
+    const seen = new Set<number>();
+    for (let i = 0; i < 2_000; i++) {
+      const offset = view.pick(range, 'r', Math.random, new Set());
+      if (offset !== undefined) seen.add(Math.floor(offset / BLOCK_SIZE));
+    }
+    expect(seen.has(10)).toBe(false);
+    expect(seen.size).toBeGreaterThan(100);
+    expect(Math.min(...seen)).toBeGreaterThanOrEqual(11);
   });
 });
