@@ -22,11 +22,7 @@
  */
 import { assignRangePorts, type Random } from './choice.js';
 import type { CountView } from './count-view.js';
-import {
-  AllocationIdTakenError,
-  HostPortConflictError,
-  HostPortContentionError,
-} from './errors.js';
+import { HostPortConflictError, HostPortContentionError } from './errors.js';
 import { type HostPortRange, isAllocated, type PortSpec } from './spec.js';
 import {
   type HeldPort,
@@ -143,16 +139,34 @@ export async function allocateHostPorts(
   request: AllocationRequest,
 ): Promise<AllocationOutcome> {
   const names = rangesOf(request.specs);
+  const ranges = names.map((name) => {
+    const range = request.ranges.get(name);
+    if (!range) throw new RangeError(`unknown host port range ${name}`);
+    return range;
+  });
   const token = Buffer.from(deps.randomBytes(12)).toString('base64url');
+  /** Whether an attempt wrote the record: a request that fails after it deletes it again. */
+  const written = { record: false };
+  try {
+    return await allocateAttempts(deps, request, ranges, token, written);
+  } catch (error) {
+    // The pod is refused: its record, written with ports it never got, goes too.
+    if (written.record) await deps.store.deleteRecord(request.id, request.pod.namespace, token);
+    throw error;
+  }
+}
+
+/** Choose, write, and on a lost race choose again, up to MAX_ALLOCATION_ATTEMPTS times. */
+async function allocateAttempts(
+  deps: HostPortAllocatorDeps,
+  request: AllocationRequest,
+  ranges: readonly HostPortRange[],
+  token: string,
+  written: { record: boolean },
+): Promise<AllocationOutcome> {
   let conflicts = 0;
   let lastConflict: unknown;
-  let recorded = false;
   for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
-    const ranges = names.map((name) => {
-      const range = request.ranges.get(name);
-      if (!range) throw new RangeError(`unknown host port range ${name}`);
-      return range;
-    });
     await Promise.all(
       ranges.map((range) => deps.view.refresh(range, () => deps.store.readCounts(range))),
     );
@@ -168,7 +182,7 @@ export async function allocateHostPorts(
     };
     if (request.dryRun) return { record, conflicts };
     const stamp = deps.view.hold(record.ports);
-    const [written, used] = await Promise.allSettled([
+    const [put, used] = await Promise.allSettled([
       deps.store.putRecord(record),
       deps.store.addUses(record.ports, levelsOf(record.ports, counts)),
     ]);
@@ -178,30 +192,27 @@ export async function allocateHostPorts(
       deps.view.apply(used.reason.blocks, stamp);
       deps.view.expire(new Set(used.reason.blocks.map((block) => block.range)));
     }
-    if (written.status === 'rejected') {
-      // Taken by another allocation (or the write failed): leave no use behind.
+    if (put.status === 'rejected') {
+      // The id is another allocation's, or the write failed: leave no use behind.
       if (used.status === 'fulfilled') {
         const undo = deps.view.stamp();
         deps.view.apply(await deps.store.removeUses(record.ports), undo);
       }
-      throw written.reason instanceof AllocationIdTakenError || used.status === 'fulfilled'
-        ? written.reason
-        : used.reason;
+      throw put.reason;
     }
-    recorded = true;
+    written.record = true;
     if (used.status === 'fulfilled') return { record, conflicts };
-    if (!(used.reason instanceof HostPortConflictError)) {
-      await deps.store.deleteRecord(request.id, request.pod.namespace, token);
-      throw used.reason;
-    }
+    if (!(used.reason instanceof HostPortConflictError)) throw used.reason;
     conflicts++;
     lastConflict = used.reason;
     if (attempt < MAX_ALLOCATION_ATTEMPTS)
       await (deps.sleep ?? sleep)(backoffMs(attempt, deps.random));
   }
-  // The pod is refused: its record, written with ports it never got, goes too.
-  if (recorded) await deps.store.deleteRecord(request.id, request.pod.namespace, token);
-  throw new HostPortContentionError(names, MAX_ALLOCATION_ATTEMPTS, { cause: lastConflict });
+  throw new HostPortContentionError(
+    ranges.map((range) => range.name),
+    MAX_ALLOCATION_ATTEMPTS,
+    { cause: lastConflict },
+  );
 }
 
 /**

@@ -2,9 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { podAdmission } from '../../shared/admission/pods.js';
 import { parseConfig } from '../../shared/config/schema.js';
-import { recordHostPorts } from '../../shared/hostports/allocator.js';
+import {
+  allocateHostPorts,
+  MAX_ALLOCATION_ATTEMPTS,
+  recordHostPorts,
+} from '../../shared/hostports/allocator.js';
 import { CountView } from '../../shared/hostports/count-view.js';
-import type { HostPortRange } from '../../shared/hostports/spec.js';
+import { HostPortConflictError, HostPortContentionError } from '../../shared/hostports/errors.js';
+import type { HostPortRange, PortSpec } from '../../shared/hostports/spec.js';
+import type { HostPortStore } from '../../shared/hostports/store.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import { freshTable } from '../support/dynamo.js';
@@ -168,3 +174,60 @@ describe('host port allocation from a view of the counts', () => {
     expect(records).toBe(40);
   });
 });
+
+describe('host port allocation that fails', () => {
+  it('leaves neither a record nor a use behind when every attempt loses its race', async () => {
+    const { client, tableName } = await freshTable();
+    const store = new DynamoHostPortStore({ client, tableName, cluster: `f${Math.random()}` });
+    let attempts = 0;
+    // Every count write is refused, as if another pod always took the port first.
+    const contended: HostPortStore = {
+      readCounts: (range) => store.readCounts(range),
+      getRecord: (id) => store.getRecord(id),
+      putRecord: (record) => store.putRecord(record),
+      deleteRecord: (id, namespace, token) => store.deleteRecord(id, namespace, token),
+      removeUses: (ports) => store.removeUses(ports),
+      listRecords: () => store.listRecords(),
+      addUses: async () => {
+        attempts++;
+        throw new HostPortConflictError('taken first', { blocks: [] });
+      },
+    };
+    const failure = await allocateHostPorts(
+      {
+        store: contended,
+        view: new CountView({ now: () => 0 }),
+        random: Math.random,
+        now: () => 0,
+        sleep: async () => {},
+        randomBytes: (size) => new Uint8Array(randomBytes(size)),
+      },
+      {
+        id: 'refused-00000000000',
+        pod: { namespace: 'default', name: 'gs', generateName: '' },
+        specs: parsedSpecs(),
+        ranges: new Map([['default', RANGE]]),
+        dryRun: false,
+      },
+    ).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(HostPortContentionError);
+    expect(attempts).toBe(MAX_ALLOCATION_ATTEMPTS);
+    expect(await store.getRecord('refused-00000000000')).toBeUndefined();
+    expect((await store.readCounts(RANGE)).counts.every((c) => c === 0)).toBe(true);
+  });
+});
+
+/** One Dynamic UDP port from the default range. */
+function parsedSpecs(): PortSpec[] {
+  return [
+    {
+      index: 0,
+      name: 'game',
+      container: { field: 'containers', index: 0, name: 'game' },
+      portPolicy: 'Dynamic',
+      protocol: 'UDP',
+      containerPort: 7777,
+      range: 'default',
+    },
+  ];
+}
