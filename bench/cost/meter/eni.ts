@@ -8,6 +8,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
+import { nodeIpFault } from '../../../shared/app/eni-pass.js';
 import { forCluster, observability } from '../../../shared/app/observability.js';
 import { BudgetedEc2Network } from '../../../shared/ec2/rate-budget.js';
 import { type EniDeps, eniDeps } from '../../../shared/eni/deps.js';
@@ -93,6 +94,7 @@ function wireEni(world: World): EniWiring {
       release: (node, ip, holder) => handleReleaseIp(deps, node, ip, holder),
       lookUp: (node, holder) => handleLookUpIp(deps, node, holder),
     },
+    classify: nodeIpFault,
   });
   const nodeIps = functionUrlFunction(api, nodeIpsObs);
   const obs = observability('eni');
