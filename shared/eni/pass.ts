@@ -18,7 +18,7 @@ import {
 } from '../ec2/network.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import { type EniDeps, leaseHolder } from './deps.js';
-import type { PoolRecord } from './model.js';
+import type { NodeState, PoolRecord } from './model.js';
 import { podKey } from './model.js';
 import { ENI_TIMINGS } from './policy.js';
 import {
@@ -36,6 +36,7 @@ import {
   taggedCreatedAt,
 } from './reconcile.js';
 import { planStoredPool } from './refill.js';
+import { watchedStore } from './watched-store.js';
 
 /** Options of one pass. */
 export interface EniPassOptions {
@@ -296,21 +297,28 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     return;
   }
   try {
+    // The node is read again only after this pool's own writes (`watched-store.ts`).
+    const watched = watchedStore(deps.store);
+    const poolDeps = { ...deps, store: watched.store };
+    const reread = async (read: number, state: NodeState) =>
+      watched.writes() === read ? state : deps.store.loadNode(pool.node);
+    let state = await deps.store.loadNode(pool.node);
     if (ctx.interfaces) {
-      const before = await deps.store.loadNode(pool.node);
+      const read = watched.writes();
       await reconcilePool(
-        deps,
+        poolDeps,
         pool,
-        before,
+        state,
         { interfaces: ctx.interfaces, livePods: ctx.livePods },
         ctx.actions,
         ctx.reconcile,
       );
+      state = await reread(read, state);
     }
-    const state = await deps.store.loadNode(pool.node);
-    const plan = await planStoredPool(deps, pool, state, deps.now());
-    if (!ctx.actions.budgetSpent) await applyPlan(deps, pool, state, plan, ctx.actions);
-    const after = await deps.store.loadNode(pool.node);
+    const plan = await planStoredPool(poolDeps, pool, state, deps.now());
+    const planned = watched.writes();
+    if (!ctx.actions.budgetSpent) await applyPlan(poolDeps, pool, state, plan, ctx.actions);
+    const after = await reread(planned, state);
     counters.assignedIps += after.ips.filter((ip) => ip.state === 'assigned').length;
     counters.idleIps += after.ips.filter((ip) => ip.state === 'free').length;
     if (

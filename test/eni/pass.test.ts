@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
+import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import {
   handleInstanceStateChange,
   parseInstanceStateChange,
@@ -11,6 +12,15 @@ import { crashAfter, SimulatedCrashError } from './crash.js';
 import { type EniWorld, eniWorld, SUBNET_ID } from './harness.js';
 
 const MINUTE = 60_000;
+
+/** The in-memory store, counting whole-node reads. */
+class ReadCountingStore extends InMemoryEniStore {
+  reads = 0;
+  override async loadNode(node: string) {
+    this.reads++;
+    return super.loadNode(node);
+  }
+}
 
 function berthEnis(world: EniWorld) {
   return world.ec2
@@ -36,6 +46,28 @@ describe('runEniPass', () => {
     expect(world.ec2.counts.get('CreateNetworkInterface')).toBe(1);
     expect(world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0).toBe(0);
     expect(JSON.parse(JSON.stringify(summary))).toEqual(summary);
+  });
+
+  it('reads a steady pool once a pass, and again only after writing to it', async () => {
+    const store = new ReadCountingStore();
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 8 }, store });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    await passAfter(world, MINUTE);
+    store.reads = 0;
+    const steady = await passAfter(world, MINUTE);
+    expect(steady).toMatchObject({ ipsAssigned: 0, ipsUnassigned: 0, idleIps: 8 });
+    expect(store.reads).toBe(1);
+    // Pods took addresses: the pass refills, and reads the node again for what it wrote.
+    for (let i = 0; i < 7; i++) {
+      world.cluster.addPod('g', `p${i}`, 'node-a');
+      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
+    }
+    store.reads = 0;
+    const refilled = await passAfter(world, MINUTE);
+    expect(refilled.ipsAssigned).toBe(7);
+    expect(refilled.idleIps).toBe(8);
+    expect(store.reads).toBe(2);
   });
 
   it('refills with one AssignPrivateIpAddresses for several addresses', async () => {
