@@ -97,11 +97,17 @@ export function planPorts(
     const observed = counts.get(name);
     if (!observed) throw new RangeError(`no counts read for range ${name}`);
     const inRange = specs.filter((s) => isAllocated(s.portPolicy) && s.range === name);
+    const perItem = observed.portsPerItem;
     const offsets = assignRangePorts(
       inRange.map((s) => s.protocol),
       observed.counts,
       random,
-      observed.busy,
+      {
+        ...(observed.busy ? { busy: observed.busy } : {}),
+        ...(perItem
+          ? { itemOf: (offset: number) => Math.floor((observed.range.first + offset) / perItem) }
+          : {}),
+      },
     );
     inRange.forEach((spec, i) => {
       held.set(spec.index, {

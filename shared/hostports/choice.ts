@@ -32,76 +32,62 @@ function randomIndex(random: Random, length: number): number {
   return Math.min(length - 1, Math.floor(random() * length));
 }
 
+/** What a choice prefers among ports of equal count. */
+export interface Preferences {
+  /** Offsets a write of this process is on right now: chosen last within their count. */
+  readonly busy?: ReadonlySet<number>;
+  /**
+   * The count item an offset's count is kept in: a pod's ports in one item cost one write, so
+   * after its first port a pod prefers the items it already uses.
+   */
+  readonly itemOf?: (offset: number) => number;
+}
+
 /**
- * `amount` distinct offsets with the lowest counts, uniformly random among equal counts, ordered
- * from the lowest count up. Throws when `amount` exceeds the number of offsets (the caller
- * validated against it).
+ * `amount` distinct offsets, each at the lowest count left when it is chosen (so ordered from the
+ * lowest count up), uniformly random among the equal ones a pod prefers: ports no write of this
+ * process is on, then ports in a count item the pod already uses. The preferences only break
+ * ties: no port is ever taken above the lowest count. Throws when `amount` exceeds the number of
+ * offsets (the caller validated against it).
  */
 export function chooseLeastUsed(
   counts: ArrayLike<number>,
   amount: number,
   random: Random,
-  busy: ReadonlySet<number> = NONE,
+  preferences: Preferences = {},
 ): number[] {
   if (amount > counts.length) {
     throw new RangeError(`cannot choose ${amount} distinct ports out of ${counts.length}`);
   }
+  const busy = preferences.busy ?? NONE;
+  const itemOf = preferences.itemOf;
   const chosen: number[] = [];
   const taken = new Uint8Array(counts.length);
-  // One pass per count level used; an allocation rarely spans more than two levels.
+  const items = new Set<number>();
+  /** Lower is preferred, among ports of one count. */
+  const tierOf = (offset: number) =>
+    (busy.has(offset) ? 2 : 0) + (itemOf && items.size > 0 && !items.has(itemOf(offset)) ? 1 : 0);
   while (chosen.length < amount) {
     let level = Number.POSITIVE_INFINITY;
+    let tier = Number.POSITIVE_INFINITY;
+    let best: number[] = [];
     for (let i = 0; i < counts.length; i++) {
-      const c = counts[i] ?? 0;
-      if (taken[i] === 0 && c < level) level = c;
+      const count = counts[i] ?? 0;
+      if (taken[i] === 1 || count > level) continue;
+      const t = tierOf(i);
+      if (count < level || t < tier) {
+        level = count;
+        tier = t;
+        best = [i];
+      } else if (t === tier) best.push(i);
     }
-    const candidates: number[] = [];
-    for (let i = 0; i < counts.length; i++) {
-      if (taken[i] === 0 && (counts[i] ?? 0) === level) candidates.push(i);
-    }
-    const need = amount - chosen.length;
-    // Within the level, ports no write of this process is on right now come first: all of them
-    // when they are too few (the next pass takes busy ones of the same level), else a sample.
-    const idle = busy.size > 0 ? candidates.filter((i) => !busy.has(i)) : candidates;
-    if (idle.length > 0 && idle.length < candidates.length) {
-      if (idle.length <= need) {
-        sampleInPlace(idle, idle.length, random);
-        for (const offset of idle) {
-          taken[offset] = 1;
-          chosen.push(offset);
-        }
-        continue;
-      }
-      candidates.splice(0, candidates.length, ...idle);
-    }
-    if (candidates.length <= need) {
-      // The whole level is taken; shuffle it so that order carries no bias either.
-      sampleInPlace(candidates, candidates.length, random);
-      for (const offset of candidates) {
-        taken[offset] = 1;
-        chosen.push(offset);
-      }
-    } else {
-      sampleInPlace(candidates, need, random);
-      for (const offset of candidates.slice(0, need)) {
-        taken[offset] = 1;
-        chosen.push(offset);
-      }
-    }
+    const offset = best[randomIndex(random, best.length)];
+    if (offset === undefined) throw new RangeError('unreachable: no port left to choose');
+    taken[offset] = 1;
+    chosen.push(offset);
+    if (itemOf) items.add(itemOf(offset));
   }
   return chosen;
-}
-
-/** Partial Fisher–Yates: the first `need` items become a uniform random sample, in random order. */
-function sampleInPlace(items: number[], need: number, random: Random): void {
-  for (let i = 0; i < need; i++) {
-    const j = i + randomIndex(random, items.length - i);
-    const a = items[i];
-    const b = items[j];
-    if (a === undefined || b === undefined) continue;
-    items[i] = b;
-    items[j] = a;
-  }
 }
 
 /**
@@ -148,7 +134,7 @@ export function assignRangePorts(
   protocols: readonly PortProtocol[],
   counts: ArrayLike<number>,
   random: Random,
-  busy: ReadonlySet<number> = NONE,
+  preferences: Preferences = {},
 ): number[] {
   const size = counts.length;
   const both = protocols.filter((p) => p === 'TCPUDP').length;
@@ -160,8 +146,8 @@ export function assignRangePorts(
   const distinct = Math.min(size, both + udp + tcp);
   const picks =
     distinct === 1
-      ? [chooseOneLeastUsed(counts, random, busy)]
-      : chooseLeastUsed(counts, distinct, random, busy);
+      ? [chooseOneLeastUsed(counts, random, preferences.busy)]
+      : chooseLeastUsed(counts, distinct, random, preferences);
   const next = { TCPUDP: 0, UDP: both, TCP: distinct - tcp };
   return protocols.map((protocol) => {
     const offset = picks[next[protocol]++];

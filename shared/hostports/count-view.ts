@@ -40,6 +40,7 @@ interface RangeView {
   /** The stamp of the request whose answer set each count: a later answer wins, an older loses. */
   readonly stamps: number[];
   readonly readAt: number;
+  readonly portsPerItem?: number;
 }
 
 /** The process's view of every range it allocates from. */
@@ -86,7 +87,12 @@ export class CountView {
       if (held > 0) busy.add(offset);
       return count + held;
     });
-    return { range, counts, busy };
+    return {
+      range,
+      counts,
+      busy,
+      ...(view.portsPerItem === undefined ? {} : { portsPerItem: view.portsPerItem }),
+    };
   }
 
   /**
@@ -175,7 +181,13 @@ export class CountView {
             }
           });
         }
-        const view = { range, counts, stamps, readAt };
+        const view = {
+          range,
+          counts,
+          stamps,
+          readAt,
+          ...(result.portsPerItem === undefined ? {} : { portsPerItem: result.portsPerItem }),
+        };
         this.#ranges.set(range.name, view);
         return view;
       })

@@ -46,6 +46,11 @@ export interface RangeCounts {
   readonly counts: readonly number[];
   /** Offsets a write of this process is on right now (their counts include it): chosen last. */
   readonly busy?: ReadonlySet<number>;
+  /**
+   * Consecutive port numbers, aligned to multiples of it, whose counts share one stored item:
+   * a pod's ports in one item cost one write.
+   */
+  readonly portsPerItem?: number;
 }
 
 /**

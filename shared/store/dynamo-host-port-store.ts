@@ -107,7 +107,7 @@ export class DynamoHostPortStore implements HostPortStore {
         if (offset >= 0 && offset < range.size) counts[offset] = Number(value.N);
       }
     }
-    return { range, counts };
+    return { range, counts, portsPerItem: COUNT_BLOCK_PORTS };
   }
 
   async getRecord(id: string): Promise<PodPortRecord | undefined> {

@@ -176,15 +176,51 @@ describe('busy ports (a write of this process is on them)', () => {
         expect(chooseOneLeastUsed([1, 1, 1, 2], random, new Set([0, 1]))).toBe(2);
         // Every lowest-count port busy: still the lowest count, one of them.
         expect([0, 1]).toContain(chooseOneLeastUsed([1, 1, 2], random, new Set([0, 1])));
-        expect(new Set(chooseLeastUsed([0, 0, 0, 1], 2, random, new Set([0])))).toEqual(
+        expect(new Set(chooseLeastUsed([0, 0, 0, 1], 2, random, { busy: new Set([0]) }))).toEqual(
           new Set([1, 2]),
         );
         // Three wanted at level 0: both idle ones, then the busy one, before level 1.
-        expect(new Set(chooseLeastUsed([0, 0, 0, 1], 3, random, new Set([0])))).toEqual(
+        expect(new Set(chooseLeastUsed([0, 0, 0, 1], 3, random, { busy: new Set([0]) }))).toEqual(
           new Set([0, 1, 2]),
         );
       }),
       { numRuns: 50 },
+    );
+  });
+});
+
+describe('count items (ports whose counts are stored together)', () => {
+  const itemOf = (offset: number) => Math.floor(offset / 64);
+
+  it('puts a pod’s ports in the count item of its first port when counts are equal', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (seed) => {
+        const picks = chooseLeastUsed(new Array(1001).fill(0), 3, seededRandom(seed), { itemOf });
+        expect(new Set(picks.map(itemOf)).size).toBe(1);
+        expect(new Set(picks).size).toBe(3);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('never prefers an item over a lower count', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 70, maxLength: 200 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 0, max: 2 ** 31 }),
+        (counts, amount, seed) => {
+          const picks = chooseLeastUsed(counts, amount, seededRandom(seed), { itemOf });
+          // Every port taken had, before it, a count no higher than any port not taken.
+          const highestTaken = Math.max(...picks.map((p) => counts[p] ?? 0));
+          const lowestLeft = Math.min(
+            ...counts.filter((_, i) => !picks.includes(i)).concat([Number.POSITIVE_INFINITY]),
+          );
+          expect(highestTaken).toBeLessThanOrEqual(lowestLeft);
+          expect(new Set(picks).size).toBe(amount);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });
