@@ -26,8 +26,7 @@ export const MAX_BLOCKS_PER_RANGE = 4_096;
 /** The process's view of the blocks of every range it allocates from. */
 export class BlockView {
   /** Range store key → block index → the block as last seen, and the stamp of that answer. */
-  readonly #blocks = new Map<string, Map<number, Block>>();
-  readonly #stamps = new Map<string, Map<number, number>>();
+  readonly #blocks = new Map<string, Map<number, { block: Block; stamp: number }>>();
   /** Stamps requests in the order they are sent. */
   #sent = 0;
   /** Range store key → offsets being claimed by this process now. */
@@ -42,7 +41,7 @@ export class BlockView {
     const known = this.#blocks.get(key);
     if (!known) return undefined;
     const open: Block[] = [];
-    for (const block of known.values()) {
+    for (const { block } of known.values()) {
       const end = (block.index + 1) * BLOCK_SIZE;
       if (block.holders.size < BLOCK_SIZE && end > range.reservedBand) open.push(block);
     }
@@ -94,28 +93,23 @@ export class BlockView {
     stamp: number,
     taken?: { readonly offset: number; readonly holder: string },
   ): void {
-    const known = this.#blocks.get(range) ?? new Map<number, Block>();
-    const stamps = this.#stamps.get(range) ?? new Map<number, number>();
+    const known = this.#blocks.get(range) ?? new Map<number, { block: Block; stamp: number }>();
     this.#blocks.set(range, known);
-    this.#stamps.set(range, stamps);
-    if (stamp > (stamps.get(block.index) ?? 0)) {
+    const current = known.get(block.index);
+    if (stamp > (current?.stamp ?? 0)) {
+      // Re-inserted, so the map's order is the order blocks were learned in.
       known.delete(block.index);
-      known.set(block.index, block);
-      stamps.set(block.index, stamp);
+      known.set(block.index, { block, stamp });
       if (known.size > MAX_BLOCKS_PER_RANGE) {
         const [oldest] = known.keys();
-        if (oldest !== undefined) {
-          known.delete(oldest);
-          stamps.delete(oldest);
-        }
+        if (oldest !== undefined) known.delete(oldest);
       }
       return;
     }
-    const current = known.get(block.index);
-    if (current && taken && !current.holders.has(taken.offset % BLOCK_SIZE)) {
-      const holders = new Map(current.holders);
-      holders.set(taken.offset % BLOCK_SIZE, taken.holder);
-      known.set(block.index, { index: block.index, holders });
+    const slot = taken ? taken.offset % BLOCK_SIZE : undefined;
+    if (current && taken && slot !== undefined && !current.block.holders.has(slot)) {
+      const holders = new Map(current.block.holders).set(slot, taken.holder);
+      known.set(block.index, { block: { index: block.index, holders }, stamp: current.stamp });
     }
   }
 

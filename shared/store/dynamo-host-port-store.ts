@@ -27,7 +27,6 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { isConditionFailed } from '../aws/error-codes.js';
 import type { BlockCounts } from '../hostports/count-view.js';
 import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
 import {
@@ -151,7 +150,8 @@ export class DynamoHostPortStore implements HostPortStore {
     namespace: string,
     token?: string,
   ): Promise<PodPortRecord | undefined> {
-    try {
+    let old: Record<string, AttributeValue> | undefined;
+    const write = await conditionalWrite(this.meter, async () => {
       const out = await this.#client.send(
         new DeleteItemCommand({
           TableName: this.#table,
@@ -171,14 +171,11 @@ export class DynamoHostPortStore implements HostPortStore {
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
-      this.meter.write(out.ConsumedCapacity);
-      return out.Attributes ? decodeRecord(out.Attributes) : undefined;
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      // Already released (or never this namespace's): exactly once, nothing to do.
-      this.meter.failedWrite(1);
-      return undefined;
-    }
+      old = out.Attributes;
+      return out;
+    });
+    // Refused: already released (or never this namespace's), exactly once, nothing to do.
+    return write.applied && old ? decodeRecord(old) : undefined;
   }
 
   async addUses(
