@@ -533,14 +533,15 @@ async function warmUp(client: DynamoDBClient, ranges: readonly RangeUnderTest[])
     const meter = new CapacityMeter();
     const store = new DynamoAllocationStore({ client, tableName: TABLE, cluster, meter });
     const allocator = new ExclusiveAllocator({ store, random: Math.random, now: Date.now });
-    const bitmap = new OneBitmapAllocator({
+    const baseline = {
       client,
       tableName: TABLE,
       cluster,
       range: r.range,
       random: Math.random,
       meter,
-    });
+    };
+    const bitmap = new OneBitmapAllocator(baseline);
     await bitmap.initialise(offsets);
     const put = { client, tableName: TABLE, partition: `${cluster}#raw`, meter };
     const options = { concurrency: 8, count: 300, timeLimitMs: 8_000 };
@@ -550,14 +551,7 @@ async function warmUp(client: DynamoDBClient, ranges: readonly RangeUnderTest[])
       async () => (await allocator.assign(newId(), SERVICE, request, FRESH)).conflicts,
     );
     await runClients(options, async () => (await bitmap.allocateNext()).retries);
-    const objects = new IpAddressObjectAllocator({
-      client,
-      tableName: TABLE,
-      cluster,
-      range: r.range,
-      random: Math.random,
-      meter,
-    });
+    const objects = new IpAddressObjectAllocator(baseline);
     await objects.initialise(offsets, SERVICE);
     await runClients(options, async () => (await objects.allocate(SERVICE)).retries);
     await runClients(options, async () =>

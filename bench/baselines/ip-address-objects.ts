@@ -10,14 +10,12 @@
 import {
   type AttributeValue,
   BatchWriteItemCommand,
-  type DynamoDBClient,
   PutItemCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import type { ValueRange } from '../../shared/allocation/range.js';
 import { isConditionFailed } from '../../shared/aws/error-codes.js';
-import type { CapacityMeter } from '../../shared/store/capacity.js';
 import { TABLE_SCHEMA } from '../../shared/store/table.js';
+import type { RangeBaselineOptions } from './options.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
@@ -27,16 +25,6 @@ const PARALLEL_BATCHES = 4;
 /** A range with no free value the cache knows of is full: the apiserver answers "range is full". */
 const MAX_PICKS = 64;
 
-/** Where the objects go, and what is counted. */
-export interface IpAddressAllocatorOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
-  readonly range: ValueRange;
-  readonly random: () => number;
-  readonly meter: CapacityMeter;
-}
-
 /** The parent reference an `IPAddress` carries. */
 export interface ParentRef {
   readonly namespace: string;
@@ -45,12 +33,12 @@ export interface ParentRef {
 
 /** One apiserver's allocator for one range: its cache, and the objects in the table. */
 export class IpAddressObjectAllocator {
-  readonly #options: IpAddressAllocatorOptions;
+  readonly #options: RangeBaselineOptions;
   readonly #partition: string;
   /** Offsets the informer knows are taken. */
   readonly #taken = new Set<number>();
 
-  constructor(options: IpAddressAllocatorOptions) {
+  constructor(options: RangeBaselineOptions) {
     this.#options = options;
     this.#partition = `${options.cluster}#ipaddress#${options.range.kind}#${options.range.name}`;
   }

@@ -5,39 +5,24 @@
  * `version = :read`; a lost race re-reads and retries, like GuaranteedUpdate (no retry cap
  * upstream; a generous one here so a broken run ends).
  */
-import {
-  type AttributeValue,
-  type DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ValueRange } from '../../shared/allocation/range.js';
 import { isConditionFailed } from '../../shared/aws/error-codes.js';
-import type { CapacityMeter } from '../../shared/store/capacity.js';
 import { TABLE_SCHEMA } from '../../shared/store/table.js';
 import { itemSizeBytes, writeUnits } from '../support/item-size.js';
+import type { RangeBaselineOptions } from './options.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 const SAFETY_RETRY_CAP = 10_000;
-
-/** Where the bitmap item lives and what is counted. */
-export interface OneBitmapOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  readonly cluster: string;
-  readonly range: ValueRange;
-  readonly random: () => number;
-  readonly meter: CapacityMeter;
-}
 
 /** The bitmap range allocator over one DynamoDB item. */
 export class OneBitmapAllocator {
   /** Write units that failed conditional puts would be billed (DynamoDB Local reports none). */
   failedWriteUnits = 0;
-  readonly #options: OneBitmapOptions;
+  readonly #options: RangeBaselineOptions;
   readonly #key: Record<string, AttributeValue>;
 
-  constructor(options: OneBitmapOptions) {
+  constructor(options: RangeBaselineOptions) {
     this.#options = options;
     this.#key = {
       [PK]: { S: `${options.cluster}#bitmap#${options.range.kind}#${options.range.name}` },

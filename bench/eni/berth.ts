@@ -134,6 +134,7 @@ export async function runBerth(
   const podsPerNode = new PodsPerNode();
   const podsOn = new Map<string, number>();
   const subnetOf = new Map<string, string>();
+  const typeOf = new Map(nodes.map((spec) => [spec.name, spec.type]));
   const idle: number[] = [];
   const joins = new JoinSchedule(nodes);
   // Diagnosis (diagnosed runs only): the pool as each arriving pod found it.
@@ -212,7 +213,7 @@ export async function runBerth(
       const event = events[next];
       if (!event) continue;
       const node = nodes[event.node]?.name ?? '';
-      const type = nodes[event.node]?.type ?? '';
+      const type = typeOf.get(node) ?? '';
       await runRefillsDueBy(START + Math.floor(event.at * 1000));
       clock.now = Math.max(clock.now, START + Math.floor(event.at * 1000));
       if (event.kind === 'arrive') {
@@ -266,8 +267,7 @@ export async function runBerth(
     await runRefillsDueBy(at + 999);
     if (second % RETRY_S === 0 && pending.size > 0) {
       for (const [pod, wait] of [...pending]) {
-        const type = nodes.find((n) => n.name === wait.node)?.type ?? '';
-        if (await tryAssign(wait.node, type, pod)) {
+        if (await tryAssign(wait.node, typeOf.get(wait.node) ?? '', pod)) {
           pending.delete(pod);
           waits.add(clock.now - wait.since, wait.fragmented);
         }

@@ -252,9 +252,9 @@ class Ipamd {
     const { warmEniTarget } = this.#settings;
     const { total, assigned } = this.counts(node);
     const available = total - assigned;
-    const { short, over } = this.#targets(node);
-    let { tooLow } = this.#targets(node);
-    if (total >= node.maxPods) tooLow = false;
+    const targets = this.#targets(node);
+    const { short, over } = targets;
+    const tooLow = targets.tooLow && total < node.maxPods;
     if (tooLow) {
       if (this.#now() >= node.growAfter) await this.#increase(node, short);
     } else if (over > 0 && this.#now() - node.lastDecrease > CNI_DECREASE_INTERVAL_MS) {

@@ -9,7 +9,7 @@ import {
 } from '../../shared/hostports/allocator.js';
 import { CountView } from '../../shared/hostports/count-view.js';
 import { HostPortConflictError, HostPortContentionError } from '../../shared/hostports/errors.js';
-import type { HostPortRange, PortSpec } from '../../shared/hostports/spec.js';
+import { type HostPortRange, type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
 import type { HostPortStore } from '../../shared/hostports/store.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
@@ -217,17 +217,13 @@ describe('host port allocation that fails', () => {
   });
 });
 
-/** One Dynamic UDP port from the default range. */
-function parsedSpecs(): PortSpec[] {
-  return [
-    {
-      index: 0,
-      name: 'game',
-      container: { field: 'containers', index: 0, name: 'game' },
-      portPolicy: 'Dynamic',
-      protocol: 'UDP',
-      containerPort: 7777,
-      range: 'default',
-    },
-  ];
+/** One Dynamic UDP port from the default range, as the webhook parses it. */
+function parsedSpecs(): readonly PortSpec[] {
+  const parsed = parsePortSpecs(
+    '[{"name":"game","containerPort":7777}]',
+    { containers: ['game'], initContainers: [] },
+    new Map([['default', RANGE]]),
+  );
+  if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
+  return parsed.specs;
 }

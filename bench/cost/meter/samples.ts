@@ -8,8 +8,18 @@ import { median, percentile, round } from '../../support/stats.js';
 import { ASSUMPTIONS, OPERATIONS, type OperationKind } from '../fleet.js';
 import { addUsage, type DynamoUsage, emptyUsage } from '../ledger.js';
 
+/** What an invocation sends besides its DynamoDB requests: logs, its answer and remote calls. */
+export interface InvocationCounts {
+  readonly logBytes: number;
+  readonly logEvents: number;
+  readonly responseBytes: number;
+  readonly sqsSends: number;
+  readonly kubernetesRequests: number;
+  readonly ec2Calls: number;
+}
+
 /** What one operation measured, per operation (averages over its samples). */
-export interface MeteredOperation {
+export interface MeteredOperation extends InvocationCounts {
   readonly kind: OperationKind;
   readonly fn: FunctionName;
   readonly samples: number;
@@ -23,25 +33,13 @@ export interface MeteredOperation {
   readonly remoteMs: number;
   /** Billed duration: median wall time plus remote time, rounded up to 1 ms. */
   readonly billedMs: number;
-  readonly logBytes: number;
-  readonly logEvents: number;
-  readonly responseBytes: number;
-  readonly sqsSends: number;
-  readonly kubernetesRequests: number;
-  readonly ec2Calls: number;
 }
 
 /** One invocation's measurements. */
-export interface Sample {
+export interface Sample extends InvocationCounts {
   readonly usage: DynamoUsage;
   readonly store: { readUnits: number; writeUnits: number } | undefined;
   readonly wallMs: number;
-  readonly logBytes: number;
-  readonly logEvents: number;
-  readonly responseBytes: number;
-  readonly sqsSends: number;
-  readonly kubernetesRequests: number;
-  readonly ec2Calls: number;
 }
 
 /** One pass at fleet size, as the report lists it. */
