@@ -28,6 +28,7 @@ export function createBerthApp(
     config: app.node.tryGetContext('config'),
     nodeIpsCallers: app.node.tryGetContext('nodeIpsCallers'),
     admissionConcurrency: app.node.tryGetContext('admissionConcurrency'),
+    tracing: app.node.tryGetContext('tracing'),
     vpc: app.node.tryGetContext('vpc'),
     subnets: app.node.tryGetContext('subnets'),
     vpcEndpoints: app.node.tryGetContext('vpcEndpoints'),

@@ -57,6 +57,9 @@ export interface BerthStackProps extends StackProps {
 const LEASE_MARGIN_MS = 30_000;
 
 /** Size and time limit of each function. */
+/** The functions that serve one request per pod event; they trace actively only with `-c tracing=all`. */
+const REQUEST_FUNCTIONS: ReadonlySet<FunctionName> = new Set(['admission', 'node-ips']);
+
 const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeout: Duration }>> = {
   // More memory is more CPU: a faster cold start for the call the apiserver waits on. The
   // timeout stays under the webhook's own, so the apiserver gets an error it can apply its
@@ -98,8 +101,14 @@ export class BerthStack extends Stack {
 
   constructor(scope: Construct, id: string, props: BerthStackProps) {
     super(scope, id, props);
-    const { config, configDocument, nodeIpsCallerArns, admissionConcurrency, privateNetwork } =
-      props.settings;
+    const {
+      config,
+      configDocument,
+      nodeIpsCallerArns,
+      admissionConcurrency,
+      tracing,
+      privateNetwork,
+    } = props.settings;
     const cluster = config.cluster;
     // CloudFormation takes no tags on a dashboard.
     Tags.of(this).add(BERTH_TAGS.cluster, cluster, {
@@ -137,6 +146,10 @@ export class BerthStack extends Stack {
         table: this.table,
         configDocument,
         ...FUNCTION_SIZING[name],
+        tracing:
+          tracing === 'all' || !REQUEST_FUNCTIONS.has(name)
+            ? lambda.Tracing.ACTIVE
+            : lambda.Tracing.PASS_THROUGH,
         ...(environment ? { environment } : {}),
         ...(reservedConcurrency === undefined ? {} : { reservedConcurrency }),
         ...(network ? { network } : {}),
@@ -255,6 +268,7 @@ export class BerthStack extends Stack {
         Object.entries(this.functions).map(([name, fn]) => [name, fn.function] as const),
       ),
       admission: admission.function,
+      nodeIps: nodeIps.function,
       // Half the webhook timeout: well before calls start timing out.
       admissionLatencyBudget: Duration.millis((WEBHOOK_TIMEOUT_SECONDS * 1000) / 2),
       table: this.table,

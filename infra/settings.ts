@@ -22,6 +22,8 @@ export interface StackSettings {
   readonly nodeIpsCallerArns: readonly string[];
   /** Concurrent executions reserved for (and capping) the admission function. */
   readonly admissionConcurrency: number;
+  /** Which functions record a trace of every request they serve (see `TracingScope`). */
+  readonly tracing: TracingScope;
   /** The VPC and subnets to run the functions in (a private-only EKS API endpoint), if any. */
   readonly privateNetwork?: {
     readonly vpcId: string;
@@ -38,12 +40,26 @@ export interface StackSettings {
  */
 export const DEFAULT_ADMISSION_CONCURRENCY = 50;
 
+/**
+ * Which functions trace actively. Lambda samples an active function's requests at a fixed 1 a
+ * second plus 5% of the rest, per function, and X-Ray's sampling rules cannot change that; on the
+ * request path (one admission review per pod CREATE, binding and DELETE, one node IP call per
+ * CNI ADD and DEL) that is most of the bill (`npm run bench -- cost`). `passes`: the scheduled and
+ * queued functions trace every invocation, the admission and node IP functions pass tracing
+ * through (they record a trace only when their caller sends a sampled trace header). `all`: every
+ * function traces actively, for an investigation.
+ */
+export const TRACING_SCOPES = ['passes', 'all'] as const;
+/** One of `TRACING_SCOPES`. */
+export type TracingScope = (typeof TRACING_SCOPES)[number];
+
 /** The CDK context keys berth reads. */
 export interface StackContext {
   readonly cluster?: unknown;
   readonly config?: unknown;
   readonly nodeIpsCallers?: unknown;
   readonly admissionConcurrency?: unknown;
+  readonly tracing?: unknown;
   readonly vpc?: unknown;
   readonly subnets?: unknown;
   readonly vpcEndpoints?: unknown;
@@ -126,6 +142,14 @@ export function stackSettings(
     );
   }
 
+  const tracingText = asText(context.tracing) ?? 'passes';
+  const tracing = TRACING_SCOPES.find((scope) => scope === tracingText);
+  if (tracing === undefined) {
+    problems.push(
+      `-c tracing: "${tracingText}" is not one of ${TRACING_SCOPES.join(', ')} (default passes: the request functions trace only what their caller samples)`,
+    );
+  }
+
   const vpcId = asText(context.vpc);
   const subnetIds = (asText(context.subnets) ?? '')
     .split(',')
@@ -154,12 +178,15 @@ export function stackSettings(
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems);
   }
-  if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
+  if (problems.length > 0 || config === undefined || tracing === undefined) {
+    throw new ConfigError(problems);
+  }
   return {
     config,
     configDocument,
     nodeIpsCallerArns,
     admissionConcurrency,
+    tracing,
     ...(privateNetwork ? { privateNetwork } : {}),
   };
 }

@@ -56,6 +56,12 @@ export interface BerthFunctionProps {
   readonly reservedConcurrency?: number;
   /** The VPC placement, for a cluster whose API endpoint is private only. */
   readonly network?: PrivateNetwork;
+  /**
+   * Active: Lambda samples the function's requests (1 a second and 5% of the rest) and Powertools
+   * Tracer records each sampled one through the SDK calls it makes. PassThrough: a trace only when
+   * the caller sent a sampled trace header.
+   */
+  readonly tracing: lambda.Tracing;
 }
 
 /** A bundled berth function with its role and log group. */
@@ -111,8 +117,7 @@ export class BerthFunction extends Construct {
         : { reservedConcurrentExecutions: props.reservedConcurrency }),
       role: this.role,
       logGroup: this.logGroup,
-      // Powertools Tracer: one trace per invocation, through the SDK calls it makes.
-      tracing: lambda.Tracing.ACTIVE,
+      tracing: props.tracing,
       ...(props.network
         ? {
             vpc: props.network.vpc,
@@ -147,8 +152,8 @@ export class BerthFunction extends Construct {
         forceDockerBundling: false,
       },
     });
-    // Active tracing grants xray:PutTraceSegments and xray:PutTelemetryRecords, which X-Ray
-    // cannot scope to a resource.
+    // Tracing (active or pass-through) grants xray:PutTraceSegments and xray:PutTelemetryRecords,
+    // which X-Ray cannot scope to a resource.
     Validations.of(this.role).acknowledge({
       id: wildcardFinding('*'),
       reason:

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { AttributeType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import {
@@ -29,6 +30,7 @@ describe('BerthFunction bundling', () => {
       description: 'bundling check',
       table,
       configDocument: { cluster: 'games' },
+      tracing: Tracing.ACTIVE,
       memorySize: 512,
       timeout: Duration.seconds(5),
     });

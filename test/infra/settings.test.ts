@@ -96,6 +96,14 @@ describe('stackSettings', () => {
 });
 
 describe('createBerthApp', () => {
+  it('traces the request functions only when asked with -c tracing=all', () => {
+    expect(stackSettings({}).tracing).toBe('passes');
+    expect(stackSettings({ tracing: 'all' }).tracing).toBe('all');
+    expect(problemsOf(() => stackSettings({ tracing: 'everything' }))).toEqual([
+      '-c tracing: "everything" is not one of passes, all (default passes: the request functions trace only what their caller samples)',
+    ]);
+  });
+
   it('reserves 50 admission executions unless -c admissionConcurrency says otherwise', () => {
     expect(stackSettings({}).admissionConcurrency).toBe(50);
     expect(stackSettings({ admissionConcurrency: '200' }).admissionConcurrency).toBe(200);

@@ -38,6 +38,14 @@ describe('BerthStack variants', { timeout: 120_000 }, () => {
     expect(policies).toContain('autoscaling:SetDesiredCapacity');
   });
 
+  it('traces every function actively with -c tracing=all', () => {
+    const { template } = synth({}, { tracing: 'all' });
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions.map((fn) => fn.Properties.TracingConfig)).toEqual(
+      Array(6).fill({ Mode: 'Active' }),
+    );
+  });
+
   it('gives a Karpenter pool no AWS scaling permission', () => {
     const { template } = synth({ scale: { nodePool: { type: 'karpenter', name: 'games' } } });
     const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));

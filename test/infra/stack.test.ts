@@ -315,11 +315,16 @@ describe('BerthStack', () => {
     }
   });
 
-  it('alarms on function errors and throttles, webhook 500s and latency, dead letters and table throttles', () => {
+  it('alarms on function errors, caller-facing throttles, webhook 500s and latency, dead letters and table throttles', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
     const metricNames = alarms.map((alarm) => alarm.Properties.MetricName ?? 'expression');
     expect(metricNames.filter((name) => name === 'Errors')).toHaveLength(6);
-    expect(metricNames.filter((name) => name === 'Throttles')).toHaveLength(6);
+    // Throttles where a caller waits: the webhook and the node IP API.
+    const throttled = alarms.filter((alarm) => alarm.Properties.MetricName === 'Throttles');
+    expect(throttled.map((alarm) => String(alarm.Properties.AlarmDescription)).sort()).toEqual([
+      'berth (games): the admission function was throttled',
+      'berth (games): the node-ips function was throttled',
+    ]);
     expect(
       metricNames.filter((name) => name === 'ApproximateNumberOfMessagesVisible'),
     ).toHaveLength(2);
@@ -336,6 +341,32 @@ describe('BerthStack', () => {
       ]);
     }
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('watches table throttles with two table metrics and keeps the billed alarm metrics few', () => {
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
+    const throttles = alarms.find((alarm) =>
+      String(alarm.Properties.AlarmDescription).includes('DynamoDB throttled requests'),
+    );
+    const names = (
+      (throttles?.Properties.Metrics ?? []) as {
+        MetricStat?: { Metric: { MetricName: string } };
+      }[]
+    )
+      .flatMap((metric) => (metric.MetricStat ? [metric.MetricStat.Metric.MetricName] : []))
+      .sort();
+    expect(names).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
+    // CloudWatch bills each metric an alarm watches, every month.
+    const billed = alarms.reduce(
+      (sum, alarm) =>
+        sum +
+        (alarm.Properties.MetricName
+          ? 1
+          : (alarm.Properties.Metrics as { MetricStat?: unknown }[]).filter((m) => m.MetricStat)
+              .length),
+      0,
+    );
+    expect(billed).toBeLessThanOrEqual(24);
   });
 
   it('feeds the settle function from an encrypted SQS queue with a dead-letter queue, and lets admission send to it', () => {
@@ -429,11 +460,22 @@ describe('BerthStack', () => {
       expect(query).toContain(part);
   });
 
-  it('traces every function with X-Ray (Powertools Tracer)', () => {
-    const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
-    expect(functions.map((fn) => fn.Properties.TracingConfig)).toEqual(
-      Array(6).fill({ Mode: 'Active' }),
+  it('traces the passes actively and lets the request functions pass tracing through', () => {
+    const modes = Object.fromEntries(
+      ['Admission', 'NodeIps', 'Settle', 'Repair', 'Scale', 'Eni'].map((construct) => [
+        construct,
+        (template.findResources('AWS::Lambda::Function') as Resources)[functionId(construct)]
+          ?.Properties.TracingConfig,
+      ]),
     );
+    expect(modes).toEqual({
+      Admission: { Mode: 'PassThrough' },
+      NodeIps: { Mode: 'PassThrough' },
+      Settle: { Mode: 'Active' },
+      Repair: { Mode: 'Active' },
+      Scale: { Mode: 'Active' },
+      Eni: { Mode: 'Active' },
+    });
   });
 
   it('outputs the webhook base URL, the secret ARN, the node IPs URL and the table name', () => {
