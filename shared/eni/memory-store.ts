@@ -12,7 +12,6 @@ import {
   type NodeItem,
   type NodeItemKey,
   type NodeState,
-  type PodRecord,
   type PoolRecord,
 } from './model.js';
 import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite, type SubnetShortage } from './store.js';
@@ -92,21 +91,13 @@ export class InMemoryEniStore implements EniStore {
     await this.#tick();
     const enis: EniRecord[] = [];
     const ips: IpRecord[] = [];
-    const pods: PodRecord[] = [];
     const intents: CreateIntent[] = [];
     for (const item of this.#nodes.get(node)?.items.values() ?? []) {
       if (item.kind === 'eni') enis.push(item);
       else if (item.kind === 'ip') ips.push(item);
-      else if (item.kind === 'pod') pods.push(item);
       else intents.push(item);
     }
-    return { enis, ips, pods, intents };
-  }
-
-  async getPod(node: string, pod: string): Promise<PodRecord | undefined> {
-    await this.#tick();
-    const item = this.#nodes.get(node)?.items.get(slot({ kind: 'pod', id: pod }));
-    return item?.kind === 'pod' ? item : undefined;
+    return { enis, ips, intents };
   }
 
   async getIp(node: string, ip: string): Promise<IpRecord | undefined> {

@@ -75,25 +75,16 @@ export interface IpRecord {
   readonly assignedAt?: number;
   /** Last release; 0 for an address that never had a pod. Cooldown counts from here. */
   readonly releasedAt: number;
+  /**
+   * Who made the last release (a random id per release call): kept by later claims, so a
+   * release whose write landed but whose resent copy failed its condition knows it landed.
+   */
+  readonly releaseId?: string;
   /** End of a sticky reservation for `pod`. */
   readonly reservedUntil?: number;
   /** When the address was marked `draining` (the pass finishes an unassign older than a grace). */
   readonly drainingSince?: number;
   readonly createdAt: number;
-  readonly version: number;
-}
-
-/** A pod's claim on an IP: the idempotency key of assign, and the sticky memory after release. */
-export interface PodRecord {
-  readonly kind: 'pod';
-  /** `namespace/name`. */
-  readonly pod: string;
-  readonly ip: string;
-  readonly eniId: string;
-  readonly state: 'assigned' | 'released';
-  readonly sticky: boolean;
-  /** When released sticky: the end of the reservation (the record expires with it). */
-  readonly reservedUntil?: number;
   readonly version: number;
 }
 
@@ -121,7 +112,7 @@ export function prefixesOf(records: readonly Pick<IpRecord, 'prefix'>[]): Set<st
 }
 
 /** Anything stored under a node's pool. */
-export type NodeItem = EniRecord | IpRecord | PodRecord | CreateIntent;
+export type NodeItem = EniRecord | IpRecord | CreateIntent;
 
 /** How a node item is addressed. */
 export interface NodeItemKey {
@@ -129,15 +120,13 @@ export interface NodeItemKey {
   readonly id: string;
 }
 
-/** The key of an item: ENI id, IP, pod key or client token. */
+/** The key of an item: ENI id, IP or client token. */
 export function itemKey(item: NodeItem): NodeItemKey {
   switch (item.kind) {
     case 'eni':
       return { kind: 'eni', id: item.eniId };
     case 'ip':
       return { kind: 'ip', id: item.ip };
-    case 'pod':
-      return { kind: 'pod', id: item.pod };
     case 'intent':
       return { kind: 'intent', id: item.clientToken };
   }
@@ -147,7 +136,6 @@ export function itemKey(item: NodeItem): NodeItemKey {
 export interface NodeState {
   readonly enis: readonly EniRecord[];
   readonly ips: readonly IpRecord[];
-  readonly pods: readonly PodRecord[];
   readonly intents: readonly CreateIntent[];
 }
 

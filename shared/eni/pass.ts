@@ -18,8 +18,10 @@ import {
 } from '../ec2/network.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import { type EniDeps, leaseHolder } from './deps.js';
+import { poolInStep } from './in-step.js';
 import type { NodeState, PoolRecord } from './model.js';
 import { podKey } from './model.js';
+import { withPassMarks } from './pass-marks.js';
 import { ENI_TIMINGS } from './policy.js';
 import {
   type ActionTally,
@@ -54,6 +56,8 @@ export interface EniPassSummary {
   readonly poolsDraining: number;
   /** Pools left for the next pass: another writer held the lease, or the instance is stopped. */
   readonly poolsSkipped: number;
+  /** Pools that needed nothing: looked at without their lease, no write made. */
+  readonly poolsInStep: number;
   readonly ipsAssigned: number;
   /** Addresses an unseen earlier assign left on an ENI, recorded instead of assigned again. */
   readonly ipsAdopted: number;
@@ -106,6 +110,7 @@ interface PassCounters {
   poolsRemoved: number;
   poolsDraining: number;
   poolsSkipped: number;
+  poolsInStep: number;
   leakedEnisDeleted: number;
   enisTagged: number;
   assignedIps: number;
@@ -114,9 +119,10 @@ interface PassCounters {
 
 /** One pass over every pool (or the pools of `options.instanceIds`). */
 export async function runEniPass(
-  deps: EniDeps,
+  given: EniDeps,
   options: EniPassOptions = {},
 ): Promise<EniPassSummary> {
+  const deps: EniDeps = { ...given, store: withPassMarks(given.store) };
   const started = deps.now();
   const scope = options.instanceIds ? new Set(options.instanceIds) : undefined;
   const actions = newTally();
@@ -126,6 +132,7 @@ export async function runEniPass(
     poolsRemoved: 0,
     poolsDraining: 0,
     poolsSkipped: 0,
+    poolsInStep: 0,
     leakedEnisDeleted: 0,
     enisTagged: 0,
     assignedIps: 0,
@@ -239,6 +246,7 @@ export async function runEniPass(
     poolsRemoved: counters.poolsRemoved,
     poolsDraining: counters.poolsDraining,
     poolsSkipped: counters.poolsSkipped,
+    poolsInStep: counters.poolsInStep,
     ipsAssigned: actions.ipsAssigned,
     ipsAdopted: actions.ipsAdopted,
     ipsUnassigned: actions.ipsUnassigned,
@@ -291,6 +299,22 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     pool = next;
   }
   if (pool.draining) counters.poolsDraining++;
+  // A look without the lease first: a pool in step needs no writes at all (`in-step.ts`).
+  const look = await deps.store.loadNode(pool.node, 'eventual');
+  const lookPlan = await planStoredPool(deps, pool, look, now);
+  if (
+    poolInStep({
+      pool,
+      state: look,
+      interfaces: ctx.interfaces,
+      livePods: ctx.livePods,
+      plan: lookPlan,
+    })
+  ) {
+    counters.poolsInStep++;
+    countAddresses(counters, look);
+    return;
+  }
   const holder = leaseHolder(deps);
   if (!(await deps.store.tryLease(pool.node, holder, now, now + ENI_TIMINGS.leaseMs))) {
     counters.poolsSkipped++;
@@ -319,8 +343,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     const planned = watched.writes();
     if (!ctx.actions.budgetSpent) await applyPlan(poolDeps, pool, state, plan, ctx.actions);
     const after = await reread(planned, state);
-    counters.assignedIps += after.ips.filter((ip) => ip.state === 'assigned').length;
-    counters.idleIps += after.ips.filter((ip) => ip.state === 'free').length;
+    countAddresses(counters, after);
     if (
       pool.draining &&
       after.enis.length === 0 &&
@@ -333,6 +356,11 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
   } finally {
     await deps.store.endLease(pool.node, holder);
   }
+}
+
+function countAddresses(counters: PassCounters, state: NodeState): void {
+  counters.assignedIps += state.ips.filter((ip) => ip.state === 'assigned').length;
+  counters.idleIps += state.ips.filter((ip) => ip.state === 'free').length;
 }
 
 /** Live pods by node: bound, and not Succeeded or Failed. */

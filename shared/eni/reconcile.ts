@@ -107,11 +107,11 @@ export async function reconcilePool(
         tally.drainsFinished++;
       } else if (!inEc2 || !attachedHere) {
         if (now - Math.max(eni.createdAt, eni.mutatingAt) >= grace) {
-          await dropRecords(deps, pool, state, ips, tally, eni);
+          await dropRecords(deps, pool, ips, tally, eni);
           tally.recordsDropped += 1 + ips.length;
         }
       } else {
-        await reconcileAddresses(deps, pool, state, eni, ips, inEc2, actions, tally);
+        await reconcileAddresses(deps, pool, eni, ips, inEc2, actions, tally);
       }
     } catch (error) {
       await noteFailure(deps, pool, actions, 'ReconcileEni', error, eni.eniId);
@@ -140,27 +140,6 @@ export async function reconcilePool(
     }
   }
 
-  // Sticky memories past their reservation (DynamoDB's TTL removes them too, but late).
-  const lapsed = state.pods.filter(
-    (pod) => pod.state === 'released' && (pod.reservedUntil ?? 0) <= now,
-  );
-  if (lapsed.length > 0) {
-    try {
-      await deps.store.commit(
-        pool.node,
-        lapsed.map(
-          (pod): NodeWrite => ({
-            delete: { kind: 'pod', id: pod.pod },
-            expectedVersion: pod.version,
-          }),
-        ),
-      );
-    } catch (error) {
-      // The pod came back meanwhile and claimed again: its record is live, leave it.
-      if (!(error instanceof EniConflictError)) throw error;
-    }
-  }
-
   if (seen.livePods) {
     for (const ip of state.ips) {
       if (ip.state !== 'assigned' || ip.pod === undefined || seen.livePods.has(ip.pod)) continue;
@@ -181,7 +160,6 @@ export async function reconcilePool(
 async function reconcileAddresses(
   deps: EniDeps,
   pool: PoolRecord,
-  state: NodeState,
   eni: EniRecord,
   ips: readonly IpRecord[],
   inEc2: Ec2NetworkInterface,
@@ -193,7 +171,7 @@ async function reconcileAddresses(
   const ec2Ips = podAddressesOf(inEc2);
   const gone = ips.filter((ip) => !ec2Ips.has(ip.ip) && now - ip.createdAt >= grace);
   if (gone.length > 0) {
-    await dropRecords(deps, pool, state, gone, tally);
+    await dropRecords(deps, pool, gone, tally);
     tally.recordsDropped += gone.length;
   }
   const stuckIps = ips.filter(
@@ -220,25 +198,19 @@ async function reconcileAddresses(
 }
 
 /**
- * Drops records of addresses (and optionally their ENI) that EC2 no longer has, with their pod
- * records. An address a pod still held is not dropped silently: the pod gets a Warning Event,
+ * Drops records of addresses (and optionally their ENI) that EC2 no longer has. An address a pod still held is not dropped silently: the pod gets a Warning Event,
  * since it keeps using an address its node no longer has until it restarts.
  */
 async function dropRecords(
   deps: EniDeps,
   pool: PoolRecord,
-  state: NodeState,
   ips: readonly IpRecord[],
   tally: ReconcileTally,
   eni?: EniRecord,
 ): Promise<void> {
-  const dropped = new Set(ips.map((ip) => ip.ip));
   const writes: NodeWrite[] = [
     ...(eni ? [{ delete: { kind: 'eni' as const, id: eni.eniId } }] : []),
     ...ips.map((ip): NodeWrite => ({ delete: { kind: 'ip', id: ip.ip } })),
-    ...state.pods
-      .filter((pod) => dropped.has(pod.ip))
-      .map((pod): NodeWrite => ({ delete: { kind: 'pod', id: pod.pod } })),
   ];
   await deps.store.commit(pool.node, writes);
   for (const ip of ips) {

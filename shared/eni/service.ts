@@ -1,7 +1,14 @@
 /**
  * Assign and release of pod IPs. Both are idempotent, a release frees an address only for the
- * holder it names, and an address goes to one pod at a time whatever the concurrency: a claim is one conditional commit of the pod record
- * (created only if absent) and the IP record (changed only at the version read).
+ * holder it names, and an address goes to one pod at a time whatever the concurrency: a claim is
+ * one conditional write of the IP record, at the version read, naming its holder.
+ *
+ * The IP record is the only record of who holds an address: a repeated request finds its pod in
+ * it, and a request that lost a race to a repeat of itself (the CNI plugin retrying a timed-out
+ * ADD) finds the winner's record at the address it tried and answers that address. Both reads
+ * of a repeat see the same pool and so try the same address first; only when other pods' claims
+ * land between them can a repeat claim a second address, which the pass frees once the pod is
+ * gone. An address is never given to two pods.
  */
 import { z } from 'zod';
 import type { Ec2Instance } from '../ec2/network.js';
@@ -21,7 +28,6 @@ import {
   type IpAssignment,
   type IpRecord,
   type NodeState,
-  type PodRecord,
   type PoolRecord,
   podKey,
   subnetGateway,
@@ -154,7 +160,11 @@ export async function handleReleaseIp(
   return releaseIp(deps, node, ip, parseReleaseHolder(query));
 }
 
-function answer(pool: PoolRecord, state: NodeState, ip: string, eniId: string): IpAssignment {
+function answer(
+  pool: PoolRecord,
+  state: NodeState,
+  { ip, eniId }: Pick<IpRecord, 'ip' | 'eniId'>,
+): IpAssignment {
   const eni = state.enis.find((e) => e.eniId === eniId);
   return {
     ip,
@@ -191,7 +201,7 @@ export async function handleLookUpIp(
     const who = holder.containerId ? `${key} (container ${holder.containerId})` : key;
     throw new NotAssignedError(node, who);
   }
-  return answer(pool, state, held.ip, held.eniId);
+  return answer(pool, state, held);
 }
 
 /** The node's pool, created on first use when the node is in the cluster (404 otherwise). */
@@ -234,25 +244,8 @@ export async function assignIp(
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const now = deps.now();
     const state = await deps.store.loadNode(node);
-    const pod = state.pods.find((p) => p.pod === key);
-    if (pod?.state === 'assigned') {
-      const held = state.ips.find((ip) => ip.ip === pod.ip && ip.pod === key);
-      // A new sandbox of the same pod takes the IP over: a late DEL of the old one must not free it.
-      if (held && request.containerId !== undefined && held.containerId !== request.containerId) {
-        try {
-          await deps.store.commit(node, [
-            {
-              put: { ...held, containerId: request.containerId, version: held.version + 1 },
-              expectedVersion: held.version,
-            },
-          ]);
-        } catch (error) {
-          if (error instanceof EniConflictError) continue;
-          throw error;
-        }
-      }
-      return answer(pool, state, pod.ip, pod.eniId);
-    }
+    const held = state.ips.find((ip) => ip.state === 'assigned' && ip.pod === key);
+    if (held) return answer(pool, state, await keepFor(deps, node, held, request.containerId));
     const candidates = claimCandidates(state.ips, key, now, deps.policy.cooldownMs);
     if (candidates.length === 0) {
       // Every slot of the instance holds an address and none is ready: a refill cannot help.
@@ -267,25 +260,45 @@ export async function assignIp(
     sticky ??= await lookUpSticky(deps, request);
     for (const candidate of candidates.slice(0, CANDIDATES_PER_READ)) {
       try {
-        await claim(
-          deps,
-          node,
-          { key, containerId: request.containerId },
-          sticky,
-          candidate,
-          pod,
-          now,
-        );
+        await claim(deps, node, { key, containerId: request.containerId }, sticky, candidate, now);
         await refillAheadIfDue(deps, pool, state.ips, candidate, now);
-        return answer(pool, state, candidate.ip, candidate.eniId);
+        return answer(pool, state, candidate);
       } catch (error) {
         if (!(error instanceof EniConflictError)) throw error;
-        // The pod itself changed (a concurrent request for it): re-read, it may hold one now.
-        if (error.key?.kind === 'pod') break;
+        // A repeat of this request may have won the address: then it is this pod's answer.
+        const winner = await deps.store.getIp(node, candidate.ip);
+        if (winner?.state === 'assigned' && winner.pod === key) {
+          return answer(pool, state, await keepFor(deps, node, winner, request.containerId));
+        }
       }
     }
   }
   throw await exhaustion(deps, pool);
+}
+
+/**
+ * The address the pod already holds, now held for `containerId`: a new sandbox of the same pod
+ * takes the IP over, so a late DEL of the old sandbox cannot free it.
+ */
+async function keepFor(
+  deps: EniDeps,
+  node: string,
+  held: IpRecord,
+  containerId: string | undefined,
+): Promise<IpRecord> {
+  if (containerId === undefined || held.containerId === containerId) return held;
+  const taken: IpRecord = { ...held, containerId, version: held.version + 1 };
+  try {
+    await deps.store.commit(node, [{ put: taken, expectedVersion: held.version }]);
+    return taken;
+  } catch (error) {
+    if (!(error instanceof EniConflictError)) throw error;
+    // Released, or handed to yet another sandbox, meanwhile: the plugin asks again.
+    throw new PoolBusyError(
+      `node ${node}: ${held.ip} changed while it was handed over; retry`,
+      100,
+    );
+  }
 }
 
 async function lookUpSticky(deps: EniDeps, request: AssignRequest): Promise<boolean> {
@@ -299,7 +312,6 @@ async function claim(
   holder: { readonly key: string; readonly containerId: string | undefined },
   sticky: boolean,
   ip: IpRecord,
-  pod: PodRecord | undefined,
   now: number,
 ): Promise<void> {
   const claimed: IpRecord = {
@@ -313,22 +325,11 @@ async function claim(
     sticky,
     assignedAt: now,
     releasedAt: ip.releasedAt,
+    ...(ip.releaseId === undefined ? {} : { releaseId: ip.releaseId }),
     createdAt: ip.createdAt,
     version: ip.version + 1,
   };
-  const record: PodRecord = {
-    kind: 'pod',
-    pod: holder.key,
-    ip: ip.ip,
-    eniId: ip.eniId,
-    state: 'assigned',
-    sticky,
-    version: (pod?.version ?? 0) + 1,
-  };
-  await deps.store.commit(node, [
-    { put: record, expectedVersion: pod?.version ?? 0 },
-    { put: claimed, expectedVersion: ip.version },
-  ]);
+  await deps.store.commit(node, [{ put: claimed, expectedVersion: ip.version }]);
 }
 
 /** Grows the pool now, for a pod that found no ready IP; waits a little if another writer holds it. */
@@ -404,12 +405,13 @@ export async function releaseIp(
   ip: string,
   holder: ReleaseHolder,
 ): Promise<{ readonly released: boolean }> {
-  const pool = await deps.store.getPool(node);
-  if (!pool) throw new UnknownNodeError(node);
   const key = podKey(holder.namespace, holder.pod);
   const asked = holder.containerId === undefined ? key : `${key} (container ${holder.containerId})`;
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const record = await deps.store.getIp(node, ip);
+    if (record === undefined && !(await deps.store.getPool(node))) {
+      throw new UnknownNodeError(node);
+    }
     if (record?.state !== 'assigned') return { released: false };
     const containerDiffers =
       holder.containerId !== undefined &&
@@ -421,26 +423,34 @@ export async function releaseIp(
         : record.pod;
       throw new IpHeldByAnotherError(ip, asked, held ?? 'another holder');
     }
+    const releaseId = deps.newId();
     try {
-      await releaseRecord(deps, node, record, deps.now());
+      await releaseRecord(deps, node, record, deps.now(), releaseId);
       return { released: true };
     } catch (error) {
       if (!(error instanceof EniConflictError)) throw error;
+      // A write that landed and was sent again (the SDK retrying after a lost answer) fails its
+      // own condition. The release id it wrote survives every later claim of the address, so
+      // the record says whether this release is the one that landed.
+      const after = await deps.store.getIp(node, ip);
+      if (after?.releaseId === releaseId) return { released: true };
     }
   }
   throw new PoolBusyError(`node ${node}: ${ip} is contended; retry`, 100);
 }
 
-/** Frees an assigned IP record (and its pod record) at `now`; conditional on both versions. */
+/**
+ * Frees an assigned IP record at `now`, conditional on the version whose holder the caller
+ * checked. A sticky holder keeps a reservation on the free record until stickySeconds pass.
+ */
 export async function releaseRecord(
   deps: EniDeps,
   node: string,
   record: IpRecord,
   now: number,
+  releaseId: string = deps.newId(),
 ): Promise<void> {
   const key = record.pod;
-  const pod = key ? await deps.store.getPod(node, key) : undefined;
-  const reservedUntil = now + deps.policy.stickyMs;
   const sticky = record.sticky && deps.policy.stickyMs > 0 && key !== undefined;
   const freed: IpRecord = {
     kind: 'ip',
@@ -450,25 +460,10 @@ export async function releaseRecord(
     state: 'free',
     sticky: false,
     releasedAt: now,
+    releaseId,
     createdAt: record.createdAt,
     version: record.version + 1,
-    ...(sticky ? { pod: key, reservedUntil } : {}),
+    ...(sticky ? { pod: key, reservedUntil: now + deps.policy.stickyMs } : {}),
   };
-  const podWrite =
-    pod && pod.ip === record.ip
-      ? sticky
-        ? [
-            {
-              put: {
-                ...pod,
-                state: 'released',
-                reservedUntil,
-                version: pod.version + 1,
-              } as PodRecord,
-              expectedVersion: pod.version,
-            },
-          ]
-        : [{ delete: { kind: 'pod' as const, id: pod.pod }, expectedVersion: pod.version }]
-      : [];
-  await deps.store.commit(node, [{ put: freed, expectedVersion: record.version }, ...podWrite]);
+  await deps.store.commit(node, [{ put: freed, expectedVersion: record.version }]);
 }

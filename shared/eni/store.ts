@@ -3,7 +3,7 @@
  * `shared/store/dynamo-eni-store.ts`; `InMemoryEniStore` serves tests and the benchmark with the
  * same conditional semantics.
  */
-import type { IpRecord, NodeItem, NodeItemKey, NodeState, PodRecord, PoolRecord } from './model.js';
+import type { IpRecord, NodeItem, NodeItemKey, NodeState, PoolRecord } from './model.js';
 
 /**
  * One write of a commit. `expectedVersion` 0 means "must not exist"; a positive value means the
@@ -29,9 +29,11 @@ export interface EniStore {
   tryLease(node: string, holder: string, now: number, until: number): Promise<boolean>;
   /** Gives the lease back if `holder` still has it. */
   endLease(node: string, holder: string): Promise<void>;
-  /** Every item under the node, strongly consistent. */
-  loadNode(node: string): Promise<NodeState>;
-  getPod(node: string, pod: string): Promise<PodRecord | undefined>;
+  /**
+   * Every item under the node: strongly consistent unless `read` is `eventual`, which costs half
+   * and may miss the last second's writes (for a look that any write re-checks).
+   */
+  loadNode(node: string, read?: NodeRead): Promise<NodeState>;
   getIp(node: string, ip: string): Promise<IpRecord | undefined>;
   /**
    * Applies the writes all or nothing (commits of more than 100 writes are applied in chunks of
@@ -43,6 +45,9 @@ export interface EniStore {
   /** Marks the subnet short of `what` until `until`; a later mark already there is kept. */
   markSubnetShort(subnetId: string, what: SubnetShortage, until: number): Promise<void>;
 }
+
+/** How fresh a read of a node must be. */
+export type NodeRead = 'strong' | 'eventual';
 
 /**
  * What a subnet ran out of: any address (`InsufficientFreeAddressesInSubnet`), or whole /28

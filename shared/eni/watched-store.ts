@@ -28,8 +28,7 @@ export function watchedStore(store: EniStore): WatchedStore {
     },
     tryLease: (node, holder, now, until) => store.tryLease(node, holder, now, until),
     endLease: (node, holder) => store.endLease(node, holder),
-    loadNode: (node) => store.loadNode(node),
-    getPod: (node, pod) => store.getPod(node, pod),
+    loadNode: (node, read) => store.loadNode(node, read),
     getIp: (node, ip) => store.getIp(node, ip),
     commit: async (node, nodeWrites) => {
       writes++;

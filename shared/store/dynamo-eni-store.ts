@@ -28,12 +28,12 @@ import {
   type NodeItem,
   type NodeItemKey,
   type NodeState,
-  type PodRecord,
   type PoolRecord,
 } from '../eni/model.js';
 import {
   type EniStore,
   MAX_ATOMIC_WRITES,
+  type NodeRead,
   type NodeWrite,
   type SubnetShortage,
 } from '../eni/store.js';
@@ -45,8 +45,6 @@ import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
 
-/** A released sticky pod record outlives its reservation by this much before TTL removes it. */
-const POD_TTL_SLACK_S = 3600;
 /** An intent older than a day is stale whatever happened (the pass completes them in a minute). */
 const INTENT_TTL_S = 86_400;
 /** BatchWriteItem retries of unprocessed items, each after a short wait. */
@@ -84,9 +82,6 @@ const sortKeyOf = (key: NodeItemKey): string => `${key.kind}#${key.id}`;
 
 /** The TTL (epoch seconds) an item gets, if any. */
 function expiresAt(item: NodeItem): number | undefined {
-  if (item.kind === 'pod' && item.state === 'released' && item.reservedUntil !== undefined) {
-    return Math.ceil(item.reservedUntil / 1000) + POD_TTL_SLACK_S;
-  }
   if (item.kind === 'intent') return Math.ceil(item.createdAt / 1000) + INTENT_TTL_S;
   return undefined;
 }
@@ -231,27 +226,22 @@ export class DynamoEniStore implements EniStore {
     );
   }
 
-  async loadNode(node: string): Promise<NodeState> {
+  async loadNode(node: string, read: NodeRead = 'strong'): Promise<NodeState> {
     const state: {
       enis: NodeState['enis'][number][];
       ips: NodeState['ips'][number][];
-      pods: NodeState['pods'][number][];
       intents: NodeState['intents'][number][];
-    } = { enis: [], ips: [], pods: [], intents: [] };
-    for await (const item of queryPartition(this.#target(), this.#nodeKey(node))) {
+    } = { enis: [], ips: [], intents: [] };
+    // Items of kinds this version no longer keeps (pod records before 0.4) decode to nothing.
+    for await (const item of queryPartition(this.#target(), this.#nodeKey(node), {
+      consistent: read === 'strong',
+    })) {
       const record = decodeNodeItem(item);
       if (record?.kind === 'eni') state.enis.push(record);
       else if (record?.kind === 'ip') state.ips.push(record);
-      else if (record?.kind === 'pod') state.pods.push(record);
       else if (record?.kind === 'intent') state.intents.push(record);
     }
     return state;
-  }
-
-  async getPod(node: string, pod: string): Promise<PodRecord | undefined> {
-    const item = await this.#get(this.#nodeKey(node), sortKeyOf({ kind: 'pod', id: pod }));
-    const record = item ? decodeNodeItem(item) : undefined;
-    return record?.kind === 'pod' ? record : undefined;
   }
 
   async getIp(node: string, ip: string): Promise<IpRecord | undefined> {
@@ -470,6 +460,7 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
       const reservedUntil = num(f.reservedUntil);
       const drainingSince = num(f.drainingSince);
       const prefix = str(f.prefix);
+      const releaseId = str(f.releaseId);
       return {
         kind: 'ip',
         ip: String(f.ip),
@@ -481,22 +472,10 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
         sticky: f.sticky === true,
         ...(assignedAt === undefined ? {} : { assignedAt }),
         releasedAt: Number(f.releasedAt ?? 0),
+        ...(releaseId === undefined ? {} : { releaseId }),
         ...(reservedUntil === undefined ? {} : { reservedUntil }),
         ...(drainingSince === undefined ? {} : { drainingSince }),
         createdAt: Number(f.createdAt ?? 0),
-        version,
-      };
-    }
-    case 'pod': {
-      const reservedUntil = num(f.reservedUntil);
-      return {
-        kind: 'pod',
-        pod: String(f.pod),
-        ip: String(f.ip),
-        eniId: String(f.eniId),
-        state: f.state === 'released' ? 'released' : 'assigned',
-        sticky: f.sticky === true,
-        ...(reservedUntil === undefined ? {} : { reservedUntil }),
         version,
       };
     }

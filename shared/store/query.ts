@@ -1,4 +1,4 @@
-/** Paged, strongly consistent Query of one partition, shared by berth's DynamoDB adapters. */
+/** Paged Query of one partition (strongly consistent unless asked), shared by berth's DynamoDB adapters. */
 import {
   type AttributeValue,
   type DynamoDBClient,
@@ -27,6 +27,8 @@ export interface PartitionQuery {
   readonly nextPages?: number;
   /** Only the key attributes (to delete a partition, say); the read costs the same. */
   readonly keysOnly?: boolean;
+  /** False: an eventually consistent read, half the cost, possibly a second behind. Default true. */
+  readonly consistent?: boolean;
 }
 
 /** Streams the items of partition `pk` in sort key order, page by page, as the caller consumes them. */
@@ -35,7 +37,7 @@ export async function* queryPartition(
   pk: string,
   query: PartitionQuery = {},
 ): AsyncIterable<Record<string, AttributeValue>> {
-  const { between, keysOnly } = query;
+  const { between, keysOnly, consistent = true } = query;
   let startKey: Record<string, AttributeValue> | undefined;
   let limit = query.firstPage ?? query.nextPages;
   do {
@@ -49,7 +51,7 @@ export async function* queryPartition(
           ':pk': { S: pk },
           ...(between ? { ':from': { S: between.from }, ':to': { S: between.to } } : {}),
         },
-        ConsistentRead: true,
+        ConsistentRead: consistent,
         ...(limit === undefined ? {} : { Limit: limit }),
         ExclusiveStartKey: startKey,
         ReturnConsumedCapacity: 'TOTAL',

@@ -8,7 +8,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EniConflictError } from '../../shared/eni/errors.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
-import type { CreateIntent, IpRecord, PodRecord, PoolRecord } from '../../shared/eni/model.js';
+import type { CreateIntent, IpRecord, PoolRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
@@ -118,36 +118,33 @@ describe.each(stores)('%s', (_name, make) => {
 
   it('commits all writes or none and names the write that failed', async () => {
     await store.commit('node-c', [{ put: ip('10.0.0.10'), expectedVersion: 0 }]);
-    const pod: PodRecord = {
-      kind: 'pod',
-      pod: 'g/p',
-      ip: '10.0.0.10',
-      eniId: 'eni-1',
-      state: 'assigned',
-      sticky: true,
-      version: 1,
-    };
+    const other = ip('10.0.0.11', { version: 1 });
     const claimed = ip('10.0.0.10', { state: 'assigned', pod: 'g/p', assignedAt: 5, version: 2 });
     const failure = await store
       .commit('node-c', [
-        { put: pod, expectedVersion: 0 },
+        { put: other, expectedVersion: 0 },
         { put: claimed, expectedVersion: 7 },
       ])
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(EniConflictError);
     expect((failure as EniConflictError).index).toBe(1);
     expect((failure as EniConflictError).key).toEqual({ kind: 'ip', id: '10.0.0.10' });
-    expect(await store.getPod('node-c', 'g/p')).toBeUndefined();
+    expect(await store.getIp('node-c', '10.0.0.11')).toBeUndefined();
     await store.commit('node-c', [
-      { put: pod, expectedVersion: 0 },
+      { put: other, expectedVersion: 0 },
       { put: claimed, expectedVersion: 1 },
     ]);
     expect(await store.getIp('node-c', '10.0.0.10')).toEqual(claimed);
-    expect(await store.getPod('node-c', 'g/p')).toEqual(pod);
-    await store.commit('node-c', [{ delete: { kind: 'pod', id: 'g/p' }, expectedVersion: 1 }]);
-    expect(await store.getPod('node-c', 'g/p')).toBeUndefined();
+    expect(await store.getIp('node-c', '10.0.0.11')).toEqual(other);
+    await store.commit('node-c', [{ delete: { kind: 'ip', id: '10.0.0.11' }, expectedVersion: 1 }]);
+    expect(await store.getIp('node-c', '10.0.0.11')).toBeUndefined();
     // Deleting what is absent succeeds.
-    await store.commit('node-c', [{ delete: { kind: 'pod', id: 'g/p' } }]);
+    await store.commit('node-c', [{ delete: { kind: 'ip', id: '10.0.0.11' } }]);
+  });
+
+  it('reads a node eventually consistent when asked, and sees the same items once settled', async () => {
+    await store.commit('node-e', [{ put: ip('10.0.0.12'), expectedVersion: 0 }]);
+    expect(await store.loadNode('node-e', 'eventual')).toEqual(await store.loadNode('node-e'));
   });
 
   it('loads every item of a node, and deletePool removes them all', async () => {
@@ -271,32 +268,32 @@ describe.each(stores)('%s', (_name, make) => {
 });
 
 describe('DynamoEniStore', () => {
-  it('sets the TTL of a released sticky pod record and keys items by cluster', async () => {
+  it('keys items by cluster and bills a claim as one write', async () => {
     const { client, tableName } = await freshTable();
     const store = new DynamoEniStore({ client, tableName, cluster: 'blue' });
     await store.commit('node-a', [
-      {
-        put: {
-          kind: 'pod',
-          pod: 'g/web-0',
-          ip: '10.0.0.9',
-          eniId: 'eni-1',
-          state: 'released',
-          sticky: true,
-          reservedUntil: 1_700_000_000_000,
-          version: 2,
-        },
-        expectedVersion: 0,
-      },
+      { put: ip('10.0.0.9', { state: 'assigned', pod: 'g/web-0' }), expectedVersion: 0 },
     ]);
     const out = await client.send(
       new GetItemCommand({
         TableName: tableName,
-        Key: { pk: { S: 'blue#eni#node#node-a' }, sk: { S: 'pod#g/web-0' } },
+        Key: { pk: { S: 'blue#eni#node#node-a' }, sk: { S: 'ip#10.0.0.9' } },
       }),
     );
-    expect(out.Item?.expiresAt?.N).toBe(String(1_700_000_000 + 3600));
+    expect(out.Item?.pod?.S).toBe('g/web-0');
     expect(store.meter.totals().writeRequests).toBe(1);
+  });
+
+  it('reads a node eventually consistent at half the cost of a strong read', async () => {
+    const { client, tableName } = await freshTable();
+    const store = new DynamoEniStore({ client, tableName, cluster: 'blue' });
+    await store.commit('node-a', [{ put: ip('10.0.0.9'), expectedVersion: 0 }]);
+    const before = store.meter.totals().readUnits;
+    await store.loadNode('node-a');
+    const strong = store.meter.totals().readUnits - before;
+    await store.loadNode('node-a', 'eventual');
+    const eventual = store.meter.totals().readUnits - before - strong;
+    expect(eventual).toBe(strong / 2);
   });
 
   it('answers a single write that meets a transaction in flight with EniConflictError', async () => {

@@ -2,15 +2,61 @@ import { describe, expect, it } from 'vitest';
 import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
 import {
   EniBadRequestError,
+  EniConflictError,
   IpHeldByAnotherError,
   PoolExhaustedError,
   UnknownNodeError,
 } from '../../shared/eni/errors.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
+import type { NodeState } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleAssignIp, handleReleaseIp, releaseIp } from '../../shared/eni/service.js';
 import { eniPoolStatus } from '../../shared/eni/status.js';
+import type { NodeWrite } from '../../shared/eni/store.js';
 import { eniWorld, SUBNET_CIDR } from './harness.js';
+
+/** The in-memory store, recording every commit's writes. */
+class CommitRecordingStore extends InMemoryEniStore {
+  readonly commits: NodeWrite[][] = [];
+  override async commit(node: string, writes: readonly NodeWrite[]) {
+    this.commits.push([...writes]);
+    return super.commit(node, writes);
+  }
+}
+
+/**
+ * The in-memory store whose first node read for `staleFor` is served from before a claim: what a
+ * retried request sees when it reads while its first attempt's claim is still in flight.
+ */
+class StaleReadStore extends InMemoryEniStore {
+  stale: NodeState | undefined;
+  override async loadNode(node: string) {
+    const stale = this.stale;
+    this.stale = undefined;
+    return stale ?? super.loadNode(node);
+  }
+}
+
+/**
+ * The in-memory store whose next commit lands and then fails its condition, as a write does when
+ * the SDK resends it after a lost answer; `meanwhile` runs between the two.
+ */
+class ResentWriteStore extends InMemoryEniStore {
+  resendNext: (() => Promise<void>) | undefined;
+  override async commit(node: string, writes: readonly NodeWrite[]) {
+    await super.commit(node, writes);
+    const meanwhile = this.resendNext;
+    if (!meanwhile) return;
+    this.resendNext = undefined;
+    await meanwhile();
+    const [write] = writes;
+    throw new EniConflictError(
+      node,
+      0,
+      write && 'put' in write ? { kind: write.put.kind, id: 'resent' } : undefined,
+    );
+  }
+}
 
 /** The in-memory store, counting lease attempts (each one is a refill or a pass over a pool). */
 class LeaseCountingStore extends InMemoryEniStore {
@@ -64,6 +110,51 @@ describe('assignIp', () => {
       ),
     );
     expect(new Set(answers.map((a) => a.ip)).size).toBe(1);
+  });
+
+  it('claims with one write of the address record, and releases with one', async () => {
+    const store = new CommitRecordingStore();
+    const world = eniWorld({ store });
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    store.commits.length = 0;
+    const held = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    await releaseIp(world.deps, 'node-a', held.ip, { namespace: 'games', pod: 'gs-1' });
+    expect(
+      store.commits.map((writes) => writes.map((w) => ('put' in w ? w.put.kind : 'delete'))),
+    ).toEqual([['ip'], ['ip']]);
+  });
+
+  it('answers a retry that lost its address to its own first attempt with that address', async () => {
+    const store = new StaleReadStore();
+    const world = eniWorld({ store });
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    const before = await store.loadNode('node-a');
+    const first = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    // The retry read the pool before the first claim landed: it tries the same address first.
+    store.stale = before;
+    const retry = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    expect(retry).toEqual(first);
+    const held = (await store.loadNode('node-a')).ips.filter((ip) => ip.pod === 'games/gs-1');
+    expect(held.map((ip) => ip.ip)).toEqual([first.ip]);
+  });
+
+  it('knows its own release landed when the resent write fails, even after another pod claimed the address', async () => {
+    const store = new ResentWriteStore();
+    const world = eniWorld({ store, eni: { cooldownSeconds: 0, minIdle: 0, maxIdle: 1 } });
+    world.addNode('node-a');
+    const held = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    let next: { ip: string } | undefined;
+    store.resendNext = async () => {
+      next = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-2' });
+    };
+    const released = await releaseIp(world.deps, 'node-a', held.ip, {
+      namespace: 'games',
+      pod: 'gs-1',
+    });
+    expect(next?.ip).toBe(held.ip);
+    expect(released).toEqual({ released: true });
   });
 
   it('gives concurrent pods distinct addresses', async () => {
