@@ -207,9 +207,7 @@ export async function runCostBench(): Promise<void> {
   );
   const metered: MeterResult = await meterOperations({
     samples: SAMPLES,
-    memoryMb: Object.fromEntries(
-      FUNCTION_NAMES.map((fn) => [fn, stack.functions[fn].memoryMb]),
-    ) as Record<FunctionName, number>,
+    functions: stack.functions,
     log: (line) => console.log(line),
   });
   const monthly = monthlyOperations(stack, metered.ratios);

@@ -15,6 +15,8 @@ export interface StackFunction {
   readonly memoryMb: number;
   readonly architecture: string;
   readonly tracing: string;
+  /** Lambda writes its START, END and REPORT lines (system log level INFO or DEBUG). */
+  readonly platformLogs: boolean;
 }
 
 /** Everything billable the template declares, for one cluster's stack. */
@@ -70,12 +72,15 @@ export function stackResources(configDocument: Readonly<Record<string, unknown>>
       const cfn = stack.functions[name].function.node.defaultChild as CfnFunction;
       const props = template.Resources[stack.getLogicalId(cfn)]?.Properties ?? {};
       const tracing = (props.TracingConfig as { Mode?: string } | undefined)?.Mode ?? 'PassThrough';
+      const systemLevel =
+        (props.LoggingConfig as { SystemLogLevel?: string } | undefined)?.SystemLogLevel ?? 'INFO';
       return [
         name,
         {
           memoryMb: Number(props.MemorySize),
           architecture: String((props.Architectures as string[] | undefined)?.[0] ?? 'x86_64'),
           tracing,
+          platformLogs: systemLevel === 'INFO' || systemLevel === 'DEBUG',
         },
       ];
     }),

@@ -4,14 +4,18 @@
  * bare 404. Clients and the secret are set up once per container, at module scope.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaAdmissionRuntime, webhookSecret } from '../../shared/app/lambda-admission.js';
-import { decisionRecorder, forCluster, observability } from '../../shared/app/observability.js';
+import {
+  decisionRecorder,
+  forCluster,
+  observability,
+  publishMetrics,
+} from '../../shared/app/observability.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics, tracer } = observability('admission');
@@ -33,5 +37,5 @@ const answer = functionUrlHandler(api, { logger, metrics });
 export const handler = middy(answer)
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(publishMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

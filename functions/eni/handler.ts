@@ -5,14 +5,13 @@
  * also sends it `refill-pool` events: one pool grown ahead of demand.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
+import { recordEniPass, recordRefill } from '../../shared/app/eni-records.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { forCluster, observability } from '../../shared/app/observability.js';
+import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
@@ -32,10 +31,7 @@ const run = async (event: unknown) => {
   const refill = refillPoolEvent.safeParse(event);
   if (refill.success) {
     const { outcome, failures } = await eni.refill(refill.data.node);
-    for (const failure of failures) logger.error('pool action failed', { failure });
-    metrics.addMetric('BackgroundRefills', MetricUnit.Count, 1);
-    metrics.addMetric('BackgroundRefillsGrown', MetricUnit.Count, outcome === 'grown' ? 1 : 0);
-    logger.info('background refill', { node: refill.data.node, outcome });
+    recordRefill({ logger }, refill.data.node, outcome, failures);
     return { refill: outcome };
   }
   const change = instanceStateChange.safeParse(event);
@@ -47,15 +43,7 @@ const run = async (event: unknown) => {
     summary = await eni.pass();
   }
   if (!summary) return { ignored: true };
-  for (const failure of summary.failures) logger.error('pool action failed', { failure });
-  metrics.addMetric('IpsAssigned', MetricUnit.Count, summary.ipsAssigned);
-  metrics.addMetric('IpsUnassigned', MetricUnit.Count, summary.ipsUnassigned);
-  metrics.addMetric('EnisCreated', MetricUnit.Count, summary.enisCreated);
-  metrics.addMetric('EniFailures', MetricUnit.Count, summary.failures.length);
-  metrics.addMetric('IdleIps', MetricUnit.Count, summary.idleIps);
-  metrics.addMetric('AssignedIps', MetricUnit.Count, summary.assignedIps);
-  metrics.addMetric('Ec2BudgetSpent', MetricUnit.Count, summary.budgetSpent ? 1 : 0);
-  logger.info('eni pass', { summary: { ...summary, failures: summary.failures.length } });
+  recordEniPass({ logger, metrics }, summary);
   failWhenNothingWorked(
     'eni',
     summary.ipsAssigned +
@@ -72,4 +60,4 @@ const run = async (event: unknown) => {
 export const handler = middy(run)
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics));
+  .use(publishMetrics(metrics));

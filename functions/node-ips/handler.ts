@@ -5,7 +5,6 @@
  * refill to the ENI function (an asynchronous invoke) and answers without waiting for EC2.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
@@ -13,7 +12,7 @@ import middy from '@middy/core';
 import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { forCluster, observability } from '../../shared/app/observability.js';
+import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { refillInvoker } from '../../shared/app/refill-invoker.js';
 import { lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
@@ -36,5 +35,5 @@ const answer = functionUrlHandler(api, { logger, metrics });
 export const handler = middy(answer)
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(publishMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

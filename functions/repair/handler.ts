@@ -5,12 +5,11 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { forCluster, observability } from '../../shared/app/observability.js';
+import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { exclusiveUsage, repairRunner } from '../../shared/app/repair-pass.js';
 
 const { logger, metrics, tracer } = observability('repair');
@@ -44,4 +43,4 @@ const run = async (_event: unknown, context: Context) => {
 export const handler = middy(run)
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics));
+  .use(publishMetrics(metrics));

@@ -4,14 +4,13 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
-import { forCluster, observability } from '../../shared/app/observability.js';
+import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
 
@@ -40,5 +39,5 @@ const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
 export const handler = middy(run)
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics))
+  .use(publishMetrics(metrics))
   .use(parser({ schema: scheduleInput }));

@@ -7,13 +7,12 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
-import { forCluster, observability } from '../../shared/app/observability.js';
+import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
@@ -51,4 +50,4 @@ const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
 export const handler = middy(run)
   .use(captureLambdaHandler(tracer))
   .use(injectLambdaContext(logger, { resetKeys: true }))
-  .use(logMetrics(metrics));
+  .use(publishMetrics(metrics));

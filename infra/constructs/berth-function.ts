@@ -118,6 +118,12 @@ export class BerthFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       tracing: props.tracing,
+      // JSON logs, the platform's own lines (START, END, REPORT) only at WARN: they would be a
+      // third of every request's log bytes, and Lambda's free metrics carry their durations.
+      // Powertools Logger follows the application level Lambda sets (AWS_LAMBDA_LOG_LEVEL).
+      loggingFormat: lambda.LoggingFormat.JSON,
+      systemLogLevelV2: lambda.SystemLogLevel.WARN,
+      applicationLogLevelV2: lambda.ApplicationLogLevel.INFO,
       ...(props.network
         ? {
             vpc: props.network.vpc,

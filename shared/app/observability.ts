@@ -2,6 +2,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, type Metrics as MetricsType, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
+import type { MiddlewareObj } from '@middy/core';
 import type { AdmissionDecision } from '../admission/decision.js';
 
 /** A logger, a metrics emitter and a tracer for one berth function. */
@@ -17,6 +18,18 @@ export function observability(service: string): {
   };
 }
 
+/**
+ * Flushes the invocation's metrics as one EMF line after the handler, and writes nothing when it
+ * recorded none: Powertools' `logMetrics` logs a warning then, a billed log line for every quiet
+ * invocation (most bindings and deletes, most node IP calls).
+ */
+export function publishMetrics(metrics: Metrics): MiddlewareObj {
+  const flush = async () => {
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  };
+  return { after: flush, onError: flush };
+}
+
 /** Every metric of the function carries the cluster, so one dashboard tells clusters apart. */
 export function forCluster(metrics: MetricsType, cluster: string): void {
   metrics.setDefaultDimensions({ cluster });
@@ -24,7 +37,8 @@ export function forCluster(metrics: MetricsType, cluster: string): void {
 
 /**
  * Records an admission decision: one structured log line at info (denials included), and counts
- * of allowed and denied reviews, denials by code, full-range denials and values handed out.
+ * of denied reviews, denials by code, full-range denials and values handed out. Allowed reviews
+ * are the function's invocations less its denials: no metric of their own.
  */
 export function decisionRecorder(
   logger: Logger,
@@ -33,7 +47,6 @@ export function decisionRecorder(
   return (decision) => {
     logger.info('admission decision', { decision });
     if (decision.allowed) {
-      metrics.addMetric('AdmissionAllowed', MetricUnit.Count, 1);
       if (!decision.dryRun && decision.values.length > 0) {
         metrics.addMetric('ValuesAllocated', MetricUnit.Count, decision.values.length);
       }

@@ -110,7 +110,6 @@ describe('admission decisions', () => {
     );
     expect(info).toHaveBeenCalledTimes(2);
     expect(added).toEqual([
-      ['AdmissionAllowed', 1],
       ['ValuesAllocated', 1],
       ['AdmissionDenied', 1],
       ['RangeFullDenials', 1],

@@ -460,6 +460,18 @@ describe('BerthStack', () => {
       expect(query).toContain(part);
   });
 
+  it("logs JSON from every function, with Lambda's own lines only at WARN", () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
+    expect(functions.map((fn) => fn.Properties.LoggingConfig)).toEqual(
+      Array(6).fill({
+        LogFormat: 'JSON',
+        SystemLogLevel: 'WARN',
+        ApplicationLogLevel: 'INFO',
+        LogGroup: expect.anything(),
+      }),
+    );
+  });
+
   it('traces the passes actively and lets the request functions pass tracing through', () => {
     const modes = Object.fromEntries(
       ['Admission', 'NodeIps', 'Settle', 'Repair', 'Scale', 'Eni'].map((construct) => [

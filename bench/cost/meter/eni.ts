@@ -4,11 +4,11 @@
  * through the node IP function, the background refills they ask for, ENI passes at fleet size
  * and instance state-change events through the ENI function.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { nodeIpFault } from '../../../shared/app/eni-pass.js';
+import { recordEniPass, recordRefill } from '../../../shared/app/eni-records.js';
 import { forCluster, observability } from '../../../shared/app/observability.js';
 import { BudgetedEc2Network } from '../../../shared/ec2/rate-budget.js';
 import { type EniDeps, eniDeps } from '../../../shared/eni/deps.js';
@@ -100,31 +100,16 @@ function wireEni(world: World): EniWiring {
   const obs = observability('eni');
   forCluster(obs.metrics, config.cluster);
   const eniFunction = passFunction(obs, async (event: { refill?: string; instanceId?: string }) => {
-    // Mirrors the body of functions/eni/handler.ts.
+    // The body of functions/eni/handler.ts, with the same records.
     if (event.refill) {
       const { outcome, failures } = await refillAhead(deps, event.refill);
-      for (const failure of failures) obs.logger.error('pool action failed', { failure });
-      obs.metrics.addMetric('BackgroundRefills', MetricUnit.Count, 1);
-      obs.metrics.addMetric(
-        'BackgroundRefillsGrown',
-        MetricUnit.Count,
-        outcome === 'grown' ? 1 : 0,
-      );
-      obs.logger.info('background refill', { node: event.refill, outcome });
+      recordRefill(obs, event.refill, outcome, failures);
       return `refill ${outcome}`;
     }
     const summary = event.instanceId
       ? await handleInstanceStateChange(deps, { instanceId: event.instanceId, state: 'running' })
       : await runEniPass(deps, {});
-    for (const failure of summary.failures) obs.logger.error('pool action failed', { failure });
-    obs.metrics.addMetric('IpsAssigned', MetricUnit.Count, summary.ipsAssigned);
-    obs.metrics.addMetric('IpsUnassigned', MetricUnit.Count, summary.ipsUnassigned);
-    obs.metrics.addMetric('EnisCreated', MetricUnit.Count, summary.enisCreated);
-    obs.metrics.addMetric('EniFailures', MetricUnit.Count, summary.failures.length);
-    obs.metrics.addMetric('IdleIps', MetricUnit.Count, summary.idleIps);
-    obs.metrics.addMetric('AssignedIps', MetricUnit.Count, summary.assignedIps);
-    obs.metrics.addMetric('Ec2BudgetSpent', MetricUnit.Count, summary.budgetSpent ? 1 : 0);
-    obs.logger.info('eni pass', { summary: { ...summary, failures: summary.failures.length } });
+    recordEniPass(obs, summary);
     return `pools ${summary.pools}, assigned ${summary.ipsAssigned}, unassigned ${summary.ipsUnassigned}, ENIs created ${summary.enisCreated}, idle ${summary.idleIps}, in use ${summary.assignedIps}, failures ${summary.failures.length}`;
   });
   return {

@@ -32,6 +32,7 @@ import { ensureTable } from '../../../shared/store/ensure-table.js';
 import { startKubeApiServer } from '../../../test/fakes/kube-api-server.js';
 import type { MeasuredRatios, OperationKind } from '../fleet.js';
 import { DynamoLedger } from '../ledger.js';
+import type { StackFunction } from '../stack.js';
 import { meterAdmission } from './admission.js';
 import { meterEni } from './eni.js';
 import { meterPasses } from './passes.js';
@@ -56,10 +57,11 @@ export interface MeterResult {
 /** Runs everything; `log` hears progress. */
 export async function meterOperations(options: {
   readonly samples: number;
-  readonly memoryMb: Readonly<Record<FunctionName, number>>;
+  /** The stack's functions: memory, and whether Lambda writes its own log lines. */
+  readonly functions: Readonly<Record<FunctionName, StackFunction>>;
   readonly log: (line: string) => void;
 }): Promise<MeterResult> {
-  const { samples, memoryMb, log } = options;
+  const { samples, functions, log } = options;
   const started = performance.now();
   const dynamo = await startDynamoDbLocal();
   const dynamoStartMs = Math.round(performance.now() - started);
@@ -69,7 +71,7 @@ export async function meterOperations(options: {
     try {
       await ensureTable(client, TABLE);
       const ledger = new DynamoLedger(client);
-      const session = new Session(await buildWorld(client, ledger, kube, log), memoryMb, log);
+      const session = new Session(await buildWorld(client, ledger, kube, log), functions, log);
       session.setup.dynamoDbLocalStartMs = dynamoStartMs;
       const result = await measureAll(session, samples);
       session.setup.totalMeterMs = Math.round(performance.now() - started);

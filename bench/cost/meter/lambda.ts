@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
@@ -15,7 +14,7 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { FunctionName } from '../../../infra/constructs/berth-function.js';
 import { functionUrlHandler } from '../../../shared/app/function-url.js';
-import type { observability } from '../../../shared/app/observability.js';
+import { type observability, publishMetrics } from '../../../shared/app/observability.js';
 import type { HttpRequest, HttpResponse } from '../../../shared/http/api.js';
 
 const ACCOUNT = '123456789012';
@@ -141,7 +140,7 @@ export function functionUrlFunction(
   const handler = middy(functionUrlHandler(api, obs))
     .use(captureLambdaHandler(obs.tracer))
     .use(injectLambdaContext(obs.logger, { resetKeys: true }))
-    .use(logMetrics(obs.metrics))
+    .use(publishMetrics(obs.metrics))
     .use(parser({ schema: LambdaFunctionUrlSchema }));
   return (event, context) => handler(event, context) as Promise<HttpResponse>;
 }
@@ -157,7 +156,7 @@ export function passFunction<E, R>(
   const handler = middy(body)
     .use(captureLambdaHandler(obs.tracer))
     .use(injectLambdaContext(obs.logger, { resetKeys: true }))
-    .use(logMetrics(obs.metrics));
+    .use(publishMetrics(obs.metrics));
   return (event, context) => handler(event, context) as Promise<R>;
 }
 

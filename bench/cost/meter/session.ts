@@ -8,6 +8,7 @@ import type { HttpResponse } from '../../../shared/http/api.js';
 import type { CapacityMeter } from '../../../shared/store/capacity.js';
 import { round } from '../../support/stats.js';
 import { OPERATIONS, type OperationKind } from '../fleet.js';
+import type { StackFunction } from '../stack.js';
 import { captured, collectMetrics, lambdaContext, platformLines } from './lambda.js';
 import { type MeteredOperation, type MeteredPass, type Sample, summarise } from './samples.js';
 import type { World } from './world.js';
@@ -23,7 +24,7 @@ export class Session {
 
   constructor(
     readonly world: World,
-    readonly memoryMb: Readonly<Record<FunctionName, number>>,
+    readonly functions: Readonly<Record<FunctionName, StackFunction>>,
     readonly log: (line: string) => void,
   ) {}
 
@@ -60,7 +61,8 @@ export class Session {
     meters: readonly CapacityMeter[] = [],
   ): Promise<{ value: T; sample: Sample }> {
     const { world } = this;
-    const context = lambdaContext(fn, this.memoryMb[fn]);
+    const { memoryMb, platformLogs } = this.functions[fn];
+    const context = lambdaContext(fn, memoryMb);
     const kubeBefore = world.kube.requests.length;
     const ec2Before = world.ec2Calls;
     const storeBefore = meters.map((m) => m.totals());
@@ -69,7 +71,8 @@ export class Session {
       world.ledger.measure(() => run(context)),
     );
     const wallMs = performance.now() - t0;
-    const lines = [...text, ...platformLines(context.awsRequestId, this.memoryMb[fn], wallMs)];
+    const platform = platformLogs ? platformLines(context.awsRequestId, memoryMb, wallMs) : [];
+    const lines = [...text, ...platform];
     for (const line of text) collectMetrics(line, this.metrics);
     const moved = (field: 'readUnits' | 'writeUnits') =>
       meters.reduce((a, m, i) => a + m.totals()[field] - (storeBefore[i]?.[field] ?? 0), 0);
@@ -89,8 +92,8 @@ export class Session {
             : { readUnits: moved('readUnits'), writeUnits: moved('writeUnits') },
         wallMs,
         logBytes: lines.reduce((a, line) => a + Buffer.byteLength(line), 0),
-        // Each Powertools line is one event, and START, END and REPORT three more.
-        logEvents: text.filter((line) => line.startsWith('{')).length + 3,
+        // Each Powertools line is one event, and START, END and REPORT three more when written.
+        logEvents: text.filter((line) => line.startsWith('{')).length + platform.length,
         responseBytes,
         sqsSends: 0,
         kubernetesRequests: world.kube.requests.length - kubeBefore,
