@@ -6,9 +6,14 @@
  * number of times.
  *
  * Why this is safe against concurrency, retries and crashes without a transaction:
- * - each use is conditioned on its count being at most the level chosen, so two pods that saw
- *   the same counts cannot both take "the last port at the lowest count": one of them is refused
- *   and chooses again; a count lower than seen (a release meanwhile) still takes the use;
+ * - each use is conditioned on its count being at most the level chosen, so a pod whose view
+ *   missed a finished allocation's use cannot take a port above the lowest count: it is refused,
+ *   reads the range again and chooses again; a count lower than seen (a release meanwhile) still
+ *   takes the use. When the chosen port's count was read after this allocation began, whatever
+ *   it misses is a concurrent allocation's, and the level allows one more use: two pods racing
+ *   for the last ports at the lowest count both land (one a use above the other ports for as
+ *   long as the race lasts) instead of sending one round again. Allocations one after another
+ *   keep every count within one of the others;
  * - the record carries the allocation's token: the allocation may rewrite its own record after
  *   choosing again, no other writer may, and an id that is taken leaves no use behind;
  * - a release deletes the record first (condition: it exists, same namespace) and only the
@@ -122,19 +127,24 @@ export function planPorts(
   return specs.flatMap((s) => held.get(s.index) ?? []);
 }
 
-/** The count each held port had when it was chosen: the level its use is conditioned on. */
+/**
+ * The level each held port's use is conditioned on: the count it had when it was chosen, one
+ * more when `concurrentOnly(port)` says that count already includes every allocation finished
+ * before this one began. A use the count misses is then a concurrent allocation's, and losing to
+ * it would only send both round again (32 pods racing for 16 ports at the lowest count); the
+ * port ends at most one above the lowest count for sequential allocations, which is the promise.
+ */
 function levelsOf(
   ports: readonly HeldPort[],
   counts: ReadonlyMap<string, RangeCounts>,
+  concurrentOnly: (port: HeldPort) => boolean,
 ): Map<string, number> {
   const levels = new Map<string, number>();
   for (const port of ports) {
     const observed = counts.get(port.range);
     if (!observed) throw new RangeError(`no counts read for range ${port.range}`);
-    levels.set(
-      levelKey(port.range, port.port),
-      observed.counts[port.port - observed.range.first] ?? 0,
-    );
+    const seen = observed.counts[port.port - observed.range.first] ?? 0;
+    levels.set(levelKey(port.range, port.port), seen + (concurrentOnly(port) ? 1 : 0));
   }
   return levels;
 }
@@ -172,6 +182,9 @@ async function allocateAttempts(
 ): Promise<AllocationOutcome> {
   let conflicts = 0;
   let lastConflict: unknown;
+  // Counts answered after this stamp know every allocation that finished before this one began.
+  const began = deps.view.stamp();
+  const concurrentOnly = (port: HeldPort) => deps.view.seenSince(port.range, port.port, began);
   for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
     await Promise.all(
       ranges.map((range) => deps.view.refresh(range, () => deps.store.readCounts(range))),
@@ -190,7 +203,7 @@ async function allocateAttempts(
     const stamp = deps.view.hold(record.ports);
     const [put, used] = await Promise.allSettled([
       deps.store.putRecord(record),
-      deps.store.addUses(record.ports, levelsOf(record.ports, counts)),
+      deps.store.addUses(record.ports, levelsOf(record.ports, counts, concurrentOnly)),
     ]);
     deps.view.land(record.ports);
     if (used.status === 'fulfilled') deps.view.apply(used.value, stamp, record.ports);

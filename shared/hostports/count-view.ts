@@ -151,6 +151,18 @@ export class CountView {
   }
 
   /**
+   * Whether the count of `port` comes from a request sent after the stamp `since` (a whole read,
+   * or a write's answer). When `since` was taken as an allocation began, such a count includes
+   * every allocation that had finished by then: any use it misses is one still in flight,
+   * concurrent with the allocation.
+   */
+  seenSince(range: string, port: number, since: number): boolean {
+    const view = this.#ranges.get(range);
+    if (!view) return false;
+    return (view.stamps[port - view.range.first] ?? 0) > since;
+  }
+
+  /**
    * The view of these ranges proved stale at the lowest counts (a write was refused): the next
    * choice reads them whole again rather than trying the other ports it still believes free.
    */

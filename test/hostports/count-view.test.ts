@@ -18,6 +18,21 @@ import { gamePod, podRequest } from './support.js';
 
 const RANGE: HostPortRange = { name: 'default', first: 7000, size: 32 };
 
+/** Gives the first `count` ports of the range one use each, as one pod's record. */
+function useFirstPorts(store: HostPortStore, count: number) {
+  return recordHostPorts(store, {
+    id: 'prefill',
+    pod: { namespace: 'default', name: 'prefill', generateName: '' },
+    ports: Array.from({ length: count }, (_, i) => ({
+      name: `f${i}`,
+      range: 'default',
+      port: 7000 + i,
+      protocol: 'UDP' as const,
+    })),
+    createdAt: 0,
+  });
+}
+
 describe('CountView', () => {
   const read = (counts: number[]) => async () => ({ range: RANGE, counts });
 
@@ -38,6 +53,24 @@ describe('CountView', () => {
     await view.refresh(RANGE, counting);
     expect(view.counts(RANGE).counts[0]).toBe(2);
     expect(reads).toBe(2);
+  });
+
+  it('knows which counts were read or answered after a stamp', async () => {
+    const view = new CountView({ now: () => 0 });
+    const before = view.stamp();
+    await view.refresh(RANGE, read(Array(32).fill(0)));
+    const after = view.stamp();
+    expect(view.seenSince('default', 7005, before)).toBe(true);
+    expect(view.seenSince('default', 7005, after)).toBe(false);
+    expect(view.seenSince('other', 7005, before)).toBe(false);
+    // A write sent after `after` answers one block: its ports are seen since, the rest not.
+    const stamp = view.stamp();
+    view.apply(
+      [{ range: 'default', firstPort: 7000, ports: 4, counts: new Map([[7001, 1]]) }],
+      stamp,
+    );
+    expect(view.seenSince('default', 7001, after)).toBe(true);
+    expect(view.seenSince('default', 7010, after)).toBe(false);
   });
 
   it('counts uses in flight until they land, and takes write answers as the stored counts', async () => {
@@ -124,23 +157,26 @@ describe('host port allocation from a view of the counts', () => {
 
   it('serves 32 concurrent pods of one process at a level boundary without a lost race', async () => {
     const w = await world();
-    await recordHostPorts(w.store, {
-      id: 'prefill',
-      pod: { namespace: 'default', name: 'prefill', generateName: '' },
-      ports: Array.from({ length: 16 }, (_, i) => ({
-        name: `f${i}`,
-        range: 'default',
-        port: 7000 + i,
-        protocol: 'UDP' as const,
-      })),
-      createdAt: 0,
-    });
+    await useFirstPorts(w.store, 16);
     const handler = w.process();
     await Promise.all(Array.from({ length: 32 }, () => w.create(handler)));
     expect(w.conflicts()).toBe(0);
     const counts = await w.counts();
     expect(counts.filter((c) => c === 2)).toHaveLength(16);
     expect(counts.filter((c) => c === 1)).toHaveLength(16);
+  });
+
+  it('lets two processes that read the counts as they began both take the last port at the lowest count', async () => {
+    const w = await world();
+    await useFirstPorts(w.store, 31);
+    // Two containers with no view yet: each reads the range within its allocation, so a use its
+    // read misses can only be the other's, concurrent one.
+    const [a, b] = [w.process(), w.process()];
+    await Promise.all([w.create(a), w.create(b)]);
+    expect(w.conflicts()).toBe(0);
+    const counts = await w.counts();
+    expect(counts[31]).toBe(2);
+    expect(counts.slice(0, 31).every((c) => c === 1)).toBe(true);
   });
 
   it('never hands one pod a port twice when concurrent pods of several processes race', async () => {
