@@ -159,6 +159,7 @@ const serve: Command = async (options) => {
         ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
         classify: nodeIpFault,
         onDecision: (decision) => log.info(`admission ${formatDecision(decision)}`),
+        uiState: () => runtime.uiState(),
       }),
       log,
     ),
@@ -176,6 +177,7 @@ const serve: Command = async (options) => {
   });
   out(`berth serving ${server.url} for cluster "${options.config.cluster}"`);
   out(`  admission webhook: POST ${server.url}/admission`);
+  out(`  web view:          ${server.url}/ui`);
   if (tls) out(`  CA certificate:    ${tls.caPath}`);
   out(`  DynamoDB:          ${store.where} (table ${store.tableName})`);
   if (options.advertiseAddress)

@@ -6,7 +6,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { podBindingAdmission } from '../admission/binding.js';
 import type { AdmissionHandlers } from '../admission/dispatch.js';
-import { hostPortStatus, podAdmission } from '../admission/pods.js';
+import { hostPortRangesOf, hostPortStatus, podAdmission } from '../admission/pods.js';
 import { allow } from '../admission/response.js';
 import { serviceAdmission } from '../admission/services.js';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
@@ -22,6 +22,7 @@ import { findHolders, type Holding } from '../status/holders.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
+import { readUiState, type UiState } from '../ui/state.js';
 
 /** What every runtime is built from. */
 export interface RuntimeDeps {
@@ -72,6 +73,8 @@ export interface BerthRuntime {
   status(): Promise<StatusReport>;
   /** Who holds a cluster IP, a node port, a host port, or what `namespace/name` holds. */
   holders(query: string): Promise<Holding[]>;
+  /** What the web view shows: the status and every host port's use count. */
+  uiState(): Promise<UiState>;
 }
 
 /** The ranges Services draw from, built once from the validated config. */
@@ -113,7 +116,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),
   };
 
-  return {
+  const runtime: BerthRuntime = {
     config,
     ranges,
     allocationStore,
@@ -148,5 +151,14 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
       const pools = await eniPoolStatus(eniPools);
       return { cluster: config.cluster, ranges: [...exclusive, ...hostPorts], pools };
     },
+    uiState() {
+      return readUiState({
+        status: () => runtime.status(),
+        hostPortRanges: hostPortRangesOf(config),
+        hostPortStore,
+        now,
+      });
+    },
   };
+  return runtime;
 }

@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
+import { UI_PAGE, UI_PAGE_HEADERS } from '../ui/page.js';
 
 /** A request as berth sees it. */
 export interface HttpRequest {
@@ -58,6 +59,11 @@ export interface HttpApiDeps {
   readonly onDecision?: (decision: AdmissionDecision) => void;
   /** Maps an error from a route to a client fault, or undefined for an internal one. */
   readonly classify?: (error: unknown) => HttpFault | undefined;
+  /**
+   * The web view's data (`GET /ui/state`); with it, `GET /ui` serves the page. Only the local
+   * server offers it: the function URLs in AWS answer machines, not people.
+   */
+  readonly uiState?: () => Promise<unknown>;
 }
 
 const json = (statusCode: number, body: unknown): HttpResponse => ({
@@ -118,6 +124,15 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     }
     if (path === '/v1/status' && method === 'GET' && deps.status)
       return json(200, await deps.status());
+    if (deps.uiState && method === 'GET' && path === '/ui') {
+      return { statusCode: 200, headers: { ...UI_PAGE_HEADERS }, body: UI_PAGE };
+    }
+    if (deps.uiState && method === 'GET' && path === '/ui/state') {
+      return {
+        ...json(200, await deps.uiState()),
+        headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+      };
+    }
     const nodeIps = NODE_IPS.exec(path);
     if (nodeIps && !deps.nodeIps) {
       return problem(

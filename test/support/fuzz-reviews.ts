@@ -9,9 +9,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
-import { createHttpApi } from '../../shared/http/api.js';
-import { type RunningServer, startServer } from '../../shared/local/server.js';
+import type { RunningServer } from '../../shared/local/server.js';
 import { decodePatch } from './json-patch.js';
+import { serveRuntime } from './serve-runtime.js';
 
 /** One request body, and the uid the answer must carry when it is a review. */
 export interface FuzzCase {
@@ -365,17 +365,7 @@ export async function startFuzzTarget(
     dynamo,
     tableName,
   });
-  const internalFaults: unknown[] = [];
-  const server = await startServer({
-    host: '127.0.0.1',
-    port: 0,
-    handle: createHttpApi({
-      admission: runtime.admission,
-      healthy: () => runtime.healthy(),
-      status: () => runtime.status(),
-    }),
-    onError: (error) => internalFaults.push(error),
-  });
+  const { server, internalFaults } = await serveRuntime(runtime);
   return { server, runtime, internalFaults };
 }
 

@@ -1,0 +1,219 @@
+/**
+ * The web view at `/ui`: one self-contained page (no external script, style or font: it must
+ * work offline and behind a strict network), read-only, polling `/ui/state` every second. It
+ * draws the exclusive ranges as fill bars with their allocation rate, each host port range as a
+ * heat map of use counts, every ENI pool, and a live chart of allocations per second. The
+ * Content-Security-Policy allows exactly its own inline script and style, by hash.
+ */
+import { createHash } from 'node:crypto';
+
+const STYLE = `
+:root { color-scheme: light dark; font: 14px/1.4 system-ui, sans-serif; }
+body { margin: 0 auto; max-width: 1280px; padding: 12px 16px; }
+header { display: flex; gap: 16px; align-items: baseline; flex-wrap: wrap; }
+h1 { font-size: 20px; margin: 0; }
+h2 { font-size: 16px; margin: 18px 0 6px; }
+#connection[data-state="down"] { color: #c62828; font-weight: 600; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 12px; }
+.card { border: 1px solid #8884; border-radius: 6px; padding: 8px 10px; }
+.range-name { font-weight: 600; }
+meter { width: 100%; height: 18px; }
+canvas.heat { width: 100%; height: 48px; image-rendering: pixelated; border: 1px solid #8884; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: right; padding: 2px 6px; border-bottom: 1px solid #8883; }
+th:first-child, td:first-child { text-align: left; }
+svg { width: 100%; height: 120px; border: 1px solid #8884; }
+.legend span { margin-right: 12px; }
+`;
+
+const SCRIPT = `
+'use strict';
+const history = [];
+let previous;
+const $ = (id) => document.getElementById(id);
+const text = (tag, content, attrs = {}) => {
+  const el = document.createElement(tag);
+  el.textContent = content;
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  return el;
+};
+
+function renderRanges(state) {
+  const box = $('ranges');
+  box.replaceChildren();
+  for (const range of state.ranges.filter((r) => r.kind !== 'hostPort')) {
+    const card = text('div', '', { class: 'card', 'data-range': range.name });
+    const label = range.kind === 'clusterIP' ? 'cluster IPs' : 'node ports';
+    const rate = previous ? ratePer(range.name, state) : 0;
+    card.append(
+      text('div', range.name + ' (' + label + ')', { class: 'range-name' }),
+      text('meter', '', {
+        min: '0', max: String(range.size), value: String(range.used),
+        'aria-label': label + ' ' + range.name + ': ' + range.used + ' of ' + range.size + ' used',
+      }),
+      text('div', range.used + ' of ' + range.size + ' used (' +
+        (100 * range.used / range.size).toFixed(1) + '%), ' + rate.toFixed(1) + ' allocations/s',
+        { class: 'range-used', 'data-used': String(range.used) }),
+    );
+    box.append(card);
+  }
+}
+
+function ratePer(name, state) {
+  const before = previous.ranges.find((r) => r.name === name);
+  const now = state.ranges.find((r) => r.name === name);
+  const seconds = (state.at - previous.at) / 1000;
+  return before && now && seconds > 0 ? Math.max(0, now.used - before.used) / seconds : 0;
+}
+
+function renderHeat(state) {
+  const box = $('hostports');
+  box.replaceChildren();
+  for (const heat of state.hostPorts) {
+    const usage = state.ranges.find((r) => r.kind === 'hostPort' && r.name === heat.name);
+    const card = text('div', '', { class: 'card', 'data-hostport-range': heat.name });
+    const width = Math.min(heat.counts.length, 1024);
+    const canvas = text('canvas', '', {
+      class: 'heat', width: String(width), height: '1', role: 'img',
+      'aria-label': 'use count per port of host port range ' + heat.name + ', ports ' +
+        heat.first + ' to ' + (heat.first + heat.counts.length - 1),
+    });
+    const max = Math.max(1, ...heat.counts);
+    const ctx = canvas.getContext('2d');
+    if (ctx) {
+      const image = ctx.createImageData(width, 1);
+      for (let x = 0; x < width; x++) {
+        const from = Math.floor(x * heat.counts.length / width);
+        const to = Math.max(from + 1, Math.floor((x + 1) * heat.counts.length / width));
+        let c = 0;
+        for (let i = from; i < to; i++) c = Math.max(c, heat.counts[i]);
+        const t = c / max;
+        image.data.set([Math.round(255 * t), Math.round(80 + 100 * (1 - t)), Math.round(255 * (1 - t)), 255], x * 4);
+      }
+      ctx.putImageData(image, 0, 0);
+    }
+    card.append(
+      text('div', heat.name + ' (host ports ' + heat.first + '-' + (heat.first + heat.counts.length - 1) + ')', { class: 'range-name' }),
+      canvas,
+      text('div', usage ? usage.used + ' held; use counts ' + usage.minUse + ' to ' + usage.maxUse : '',
+        { class: 'range-used', 'data-used': String(usage ? usage.used : 0) }),
+    );
+    box.append(card);
+  }
+}
+
+function renderPools(state) {
+  const body = $('pool-rows');
+  body.replaceChildren();
+  $('pools-empty').hidden = state.pools.length > 0;
+  for (const pool of state.pools) {
+    const row = document.createElement('tr');
+    for (const cell of [pool.node + (pool.draining ? ' (draining)' : ''), pool.instanceType,
+      pool.enis, pool.capacity, pool.assigned, pool.idle, pool.ready, pool.cooling]) {
+      row.append(text('td', String(cell)));
+    }
+    body.append(row);
+  }
+}
+
+function renderChart(state) {
+  if (previous) {
+    const seconds = (state.at - previous.at) / 1000;
+    const total = (s) => s.ranges.reduce((sum, r) => sum + r.used, 0);
+    history.push(seconds > 0 ? Math.max(0, total(state) - total(previous)) / seconds : 0);
+    if (history.length > 120) history.shift();
+  }
+  const peak = Math.max(1, ...history);
+  const points = history.map((v, i) => (i * 1000 / 119).toFixed(1) + ',' + (100 - 95 * v / peak).toFixed(1)).join(' ');
+  $('rate-line').setAttribute('points', points);
+  const last = history.length ? history[history.length - 1] : 0;
+  $('rate-now').textContent = last.toFixed(1) + ' allocations/s now, peak ' + peak.toFixed(1) + ' over the last ' + history.length + ' s';
+}
+
+async function tick() {
+  try {
+    const response = await fetch('ui/state', { cache: 'no-store' });
+    if (!response.ok) throw new Error('HTTP ' + response.status);
+    const state = await response.json();
+    $('cluster').textContent = 'cluster ' + state.cluster;
+    renderRanges(state);
+    renderHeat(state);
+    renderPools(state);
+    renderChart(state);
+    previous = state;
+    $('connection').dataset.state = 'up';
+    $('connection').textContent = 'updated ' + new Date(state.at).toLocaleTimeString();
+  } catch (error) {
+    $('connection').dataset.state = 'down';
+    $('connection').textContent = 'berth is not answering (' + error.message + '); retrying';
+  }
+}
+tick();
+setInterval(tick, 1000);
+`;
+
+const hash = (source: string) => `'sha256-${createHash('sha256').update(source).digest('base64')}'`;
+
+/** The page's HTML. */
+export const UI_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>berth</title>
+<link rel="icon" href="data:,">
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+  <h1>berth</h1>
+  <span id="cluster"></span>
+  <span id="connection" role="status" aria-live="polite">connecting…</span>
+</header>
+<main>
+  <section aria-labelledby="ranges-title">
+    <h2 id="ranges-title">Cluster IP and node port ranges</h2>
+    <div id="ranges" class="grid"></div>
+  </section>
+  <section aria-labelledby="rate-title">
+    <h2 id="rate-title">Allocations per second</h2>
+    <svg viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-labelledby="rate-now">
+      <polyline id="rate-line" fill="none" stroke="currentColor" stroke-width="2" points=""></polyline>
+    </svg>
+    <div id="rate-now"></div>
+  </section>
+  <section aria-labelledby="hostports-title">
+    <h2 id="hostports-title">Host port ranges (use count per port: blue unused, red busiest)</h2>
+    <div id="hostports" class="grid"></div>
+  </section>
+  <section aria-labelledby="pools-title">
+    <h2 id="pools-title">ENI pools</h2>
+    <p id="pools-empty">No ENI pool yet: pools appear when the ENI pass runs against a cluster.</p>
+    <table aria-labelledby="pools-title">
+      <thead><tr><th scope="col">node</th><th scope="col">type</th><th scope="col">ENIs</th>
+      <th scope="col">capacity</th><th scope="col">assigned</th><th scope="col">idle</th>
+      <th scope="col">ready</th><th scope="col">cooling</th></tr></thead>
+      <tbody id="pool-rows"></tbody>
+    </table>
+  </section>
+</main>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+
+/** Response headers of the page: its own inline script and style and same-origin requests only. */
+export const UI_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': [
+    "default-src 'none'",
+    `script-src ${hash(SCRIPT)}`,
+    `style-src ${hash(STYLE)}`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+};

@@ -1,0 +1,45 @@
+/**
+ * What the web view (`/ui`) shows, read in one go: the status report (exclusive ranges with
+ * their use, host port ranges with their lowest and highest use count, ENI pools) and every host
+ * port's use count, for the heat map. Read-only; the page polls it.
+ */
+import type { StatusReport } from '../app/runtime.js';
+import type { HostPortRange } from '../hostports/spec.js';
+import type { HostPortStore } from '../hostports/store.js';
+
+/** One host port range as the heat map draws it: the count of port `first + i` at `counts[i]`. */
+export interface HostPortHeat {
+  readonly name: string;
+  readonly first: number;
+  readonly counts: readonly number[];
+}
+
+/** The page's data. */
+export interface UiState extends StatusReport {
+  /** Epoch ms of the reading: the page turns successive readings into rates. */
+  readonly at: number;
+  readonly hostPorts: readonly HostPortHeat[];
+}
+
+/** What a reading needs. */
+export interface UiStateDeps {
+  readonly status: () => Promise<StatusReport>;
+  readonly hostPortRanges: readonly HostPortRange[];
+  readonly hostPortStore: Pick<HostPortStore, 'readCounts'>;
+  readonly now: () => number;
+}
+
+/** Reads everything the page shows. */
+export async function readUiState(deps: UiStateDeps): Promise<UiState> {
+  const at = deps.now();
+  const [status, heat] = await Promise.all([
+    deps.status(),
+    Promise.all(
+      deps.hostPortRanges.map(async (range): Promise<HostPortHeat> => {
+        const { counts } = await deps.hostPortStore.readCounts(range);
+        return { name: range.name, first: range.first, counts: [...counts] };
+      }),
+    ),
+  ]);
+  return { ...status, at, hostPorts: heat };
+}

@@ -1,0 +1,152 @@
+/**
+ * The web view in a real browser: Debian's Chromium, headless, driven by playwright-core, against
+ * the local server's real HTTP surface over DynamoDB Local. Never a downloaded browser.
+ */
+import { existsSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRuntime } from '../../shared/app/runtime.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import type { RunningServer } from '../../shared/local/server.js';
+import { gamePod } from '../hostports/support.js';
+import { freshTable } from '../support/dynamo.js';
+import { review } from '../support/reviews.js';
+import { serveRuntime } from '../support/serve-runtime.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+let server: RunningServer;
+let browser: Browser;
+let serverErrors: unknown[] = [];
+
+async function admit(body: unknown): Promise<{ allowed: boolean }> {
+  const answer = await fetch(`${server.url}/admission`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(answer.status).toBe(200);
+  return ((await answer.json()) as { response: { allowed: boolean } }).response;
+}
+
+/** The page, with every console error and uncaught exception it raises collected. */
+async function openView(): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.goto(`${server.url}/ui`);
+  return { page, problems };
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is not at ${CHROMIUM}: install Debian's package with \`apt-get install chromium\` (.ci/run does)`,
+    );
+  }
+  const { client, tableName } = await freshTable();
+  const config = parseConfig({ cluster: 'ui-test', serviceCIDRs: ['10.60.0.0/24'] });
+  const runtime = createRuntime({ config, dynamo: client, tableName });
+  ({ server, internalFaults: serverErrors } = await serveRuntime(runtime));
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--no-first-run',
+    ],
+  });
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe('the web view at /ui', { timeout: 60_000 }, () => {
+  it('shows the ranges, pools and rate chart the server reports, with accessible names and no script or CSP error', async () => {
+    const { page, problems } = await openView();
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^updated /);
+    expect(await page.locator('#cluster').textContent()).toBe('cluster ui-test');
+    const clusterIps = page.getByRole('meter', { name: /^cluster IPs 10\.60\.0\.0\/24: / });
+    expect(await clusterIps.getAttribute('aria-label')).toBe(
+      'cluster IPs 10.60.0.0/24: 0 of 254 used',
+    );
+    expect(await page.getByRole('meter', { name: /^node ports 30000-32767: / }).count()).toBe(1);
+    expect(
+      await page
+        .getByRole('img', { name: /^use count per port of host port range default, ports / })
+        .count(),
+    ).toBe(1);
+    expect(await page.getByRole('table', { name: 'ENI pools' }).isVisible()).toBe(true);
+    expect(await page.getByText('No ENI pool yet').isVisible()).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('updates live as Services and game servers arrive', async () => {
+    const { page, problems } = await openView();
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^updated /);
+    for (const name of ['web', 'api', 'chat']) {
+      const answer = await admit(
+        review({
+          resource: 'services',
+          operation: 'CREATE',
+          name,
+          object: { metadata: { name, namespace: 'default' }, spec: { ports: [{ port: 80 }] } },
+        }),
+      );
+      expect(answer.allowed).toBe(true);
+    }
+    const pod = gamePod([{ name: 'game', containerPort: 7777 }], { name: 'gs-1' });
+    expect(
+      (await admit(review({ resource: 'pods', operation: 'CREATE', name: 'gs-1', object: pod })))
+        .allowed,
+    ).toBe(true);
+
+    await expect
+      .poll(
+        () =>
+          page
+            .getByRole('meter', { name: /^cluster IPs 10\.60\.0\.0\/24: / })
+            .getAttribute('aria-label'),
+        { timeout: 10_000 },
+      )
+      .toBe('cluster IPs 10.60.0.0/24: 3 of 254 used');
+    await expect
+      .poll(() => page.locator('[data-hostport-range="default"] .range-used').textContent(), {
+        timeout: 10_000,
+      })
+      .toBe('1 held; use counts 0 to 1');
+    // The chart saw the allocations arrive.
+    await expect.poll(() => page.locator('#rate-now').textContent()).toMatch(/peak [1-9]/);
+    expect(problems).toEqual([]);
+    expect(serverErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('says so when berth stops answering, and recovers', async () => {
+    const { page } = await openView();
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^updated /);
+    await page.route('**/ui/state', (route) => route.fulfill({ status: 503, body: '' }));
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^berth is not answering \(HTTP 503\); retrying/);
+    await page.unroute('**/ui/state');
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^updated /);
+    await page.close();
+  });
+});
