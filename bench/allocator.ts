@@ -13,7 +13,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { newAllocationId } from '../shared/admission/identity.js';
+import { ownerNamingAllocationId } from '../shared/admission/identity.js';
 import { ExclusiveAllocator, rangeKey } from '../shared/allocation/allocator.js';
 import { BlockView } from '../shared/allocation/block-view.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../shared/allocation/range.js';
@@ -55,13 +55,14 @@ const TIME_LIMIT_MS = {
 } as const;
 
 /**
- * `berth` is the engine as the Service CREATE path calls it: a freshly minted id, so no owner
- * record to read (`current: 'none'`). `kep1880` is the kube-apiserver's current allocator,
- * `baseline` its one-bitmap predecessor. Targets are judged on `berth`.
+ * `berth` is the engine as the CREATE of a named Service calls it: a freshly minted id that
+ * names its owner, so no owner record to read or to write (`current: 'none'`, `unrecorded`).
+ * `kep1880` is the kube-apiserver's current allocator, `baseline` its one-bitmap predecessor.
+ * Targets are judged on `berth`.
  */
 type Implementation = 'berth' | 'kep1880' | 'baseline' | 'raw';
 const IMPLEMENTATIONS: readonly Implementation[] = ['berth', 'kep1880', 'baseline', 'raw'];
-const FRESH = { current: 'none' } as const;
+const FRESH = { current: 'none', unrecorded: true } as const;
 
 interface RangeUnderTest {
   readonly range: ValueRange;
@@ -129,7 +130,7 @@ interface CapacityCheck {
 }
 
 const SERVICE: OwnerRef = { kind: 'Service', namespace: 'bench', name: 'svc' };
-const newId = () => newAllocationId((n) => randomBytes(n));
+const newId = () => ownerNamingAllocationId(SERVICE, (n) => randomBytes(n));
 
 /** Runs the whole benchmark, prints its tables and PASS/FAIL lines, writes the results file. */
 export async function runAllocatorBench(): Promise<void> {

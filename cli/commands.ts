@@ -65,7 +65,7 @@ function runtimeOn(options: CliOptions, store: StoreTarget, clusterApi?: Cluster
     config: options.config,
     dynamo: store.client,
     tableName: store.tableName,
-    ...(clusterApi ? { clusterApi } : {}),
+    ...(clusterApi ? { clusterApi, serviceLister: clusterApi } : {}),
   });
 }
 
@@ -79,10 +79,14 @@ function passContext(options: CliOptions, store: StoreTarget, clusterApi: Cluste
   };
 }
 
-async function withRuntime<T>(options: CliOptions, run: (runtime: BerthRuntime) => Promise<T>) {
+async function withRuntime<T>(
+  options: CliOptions,
+  run: (runtime: BerthRuntime) => Promise<T>,
+  clusterApi?: ClusterApi,
+) {
   const store = await openStore(options);
   try {
-    return await run(runtimeOn(options, store));
+    return await run(runtimeOn(options, store, clusterApi));
   } finally {
     await store.close();
   }
@@ -114,7 +118,7 @@ const serve: Command = async (options) => {
     config: options.config,
     dynamo: store.client,
     tableName: store.tableName,
-    ...(clusterApi ? { clusterApi } : {}),
+    ...(clusterApi ? { clusterApi, serviceLister: clusterApi } : {}),
     ...(settleQueue
       ? {
           settler: () =>
@@ -274,7 +278,9 @@ function formatHoldings(query: string, holdings: readonly Holding[]): string {
       h.value,
       h.kind,
       h.range,
-      `${h.holder.kind} ${h.holder.namespace}/${h.holder.name}`,
+      h.holder.namespace
+        ? `${h.holder.kind} ${h.holder.namespace}/${h.holder.name}`
+        : `${h.holder.kind} ${h.holder.name}`,
       h.state,
       h.allocationId,
     ]),
@@ -314,20 +320,25 @@ function formatStatus(report: StatusReport): string {
 }
 
 const status: Command = (options) =>
-  withRuntime(options, async (runtime) => {
-    if (options.holder !== undefined) {
-      const holdings = await runtime.holders(options.holder);
+  withRuntime(
+    options,
+    async (runtime) => {
+      if (options.holder !== undefined) {
+        const holdings = await runtime.holders(options.holder);
+        process.stdout.write(
+          `${options.json ? JSON.stringify(holdings, null, 2) : formatHoldings(options.holder, holdings)}\n`,
+        );
+        return 0;
+      }
+      const report = await runtime.status();
       process.stdout.write(
-        `${options.json ? JSON.stringify(holdings, null, 2) : formatHoldings(options.holder, holdings)}\n`,
+        `${options.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`,
       );
       return 0;
-    }
-    const report = await runtime.status();
-    process.stdout.write(
-      `${options.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`,
-    );
-    return 0;
-  });
+    },
+    // A holder whose Service wrote no owner record is named from the cluster, when there is one.
+    options.holder === undefined ? undefined : optionalCluster(options)?.api,
+  );
 
 /** Runs a pass against the cluster kubectl would use; the passes need one. */
 async function withPasses(

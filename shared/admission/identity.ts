@@ -18,6 +18,43 @@ export function newAllocationId(randomBytes: (size: number) => Uint8Array): stri
   return id;
 }
 
+/** The characters of an owner-naming id that name the owner (50 of its 100 bits). */
+const OWNER_DIGEST_LENGTH = 10;
+
+/** The object an allocation id names, when its owner is known by name at allocation time. */
+export interface NamedOwner {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+function ownerDigest(owner: NamedOwner): string {
+  const bytes = createHash('sha256')
+    .update(`${owner.kind}/${owner.namespace}/${owner.name}`)
+    .digest();
+  let digest = '';
+  for (const byte of bytes.subarray(0, OWNER_DIGEST_LENGTH)) digest += ALPHABET[byte & 31];
+  return digest;
+}
+
+/**
+ * An id that names its owner: 10 characters from the digest of its kind, namespace and name,
+ * then 10 random ones (50 bits each), the shape of every other id. A Service created with such
+ * an id needs no owner record to be told from a copy under another name: the id says whose it is,
+ * and the store's blocks say what it holds.
+ */
+export function ownerNamingAllocationId(
+  owner: NamedOwner,
+  randomBytes: (size: number) => Uint8Array,
+): string {
+  return ownerDigest(owner) + newAllocationId(randomBytes).slice(OWNER_DIGEST_LENGTH);
+}
+
+/** Whether `id` names `owner` (made by `ownerNamingAllocationId` for it). */
+export function namesOwner(id: string, owner: NamedOwner): boolean {
+  return owner.name !== '' && id.startsWith(ownerDigest(owner));
+}
+
 const ALLOCATION_ID_SHAPE = /^[a-z2-7]{20}$/;
 
 /**

@@ -4,7 +4,7 @@
  * drops or a DELETE gives back stays held until the settle step has read the committed object.
  */
 
-import type { ExclusiveAllocator } from '../allocation/allocator.js';
+import { type ExclusiveAllocator, rangeKey } from '../allocation/allocator.js';
 import {
   AllocationError,
   RangeFullError,
@@ -21,13 +21,15 @@ import {
 } from '../services/plan.js';
 import { MalformedServiceError, parseService, type Service } from '../services/service-spec.js';
 import type { Settler } from '../settle/settler.js';
-import type { SettleReason } from '../settle/task.js';
+import type { SettleReason, SettleTask } from '../settle/task.js';
 import type { AdmissionHandler } from './dispatch.js';
 import {
   ALLOCATION_ID_ANNOTATION,
   allocationIdForUid,
   isAllocationId,
+  namesOwner,
   newAllocationId,
+  ownerNamingAllocationId,
 } from './identity.js';
 import { type AdmissionVerdict, allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
@@ -136,25 +138,43 @@ async function onWrite(
     : await reinvocation(deps, service, owner, plan);
   if (plan.requests.length === 0) {
     // ExternalName or headless now: whatever the Service held is given back, once committed.
-    if (known?.record && !dryRun) await giveBack(deps, known.id);
+    if (known?.record && !dryRun) await giveBack(deps, known.id, known.record);
     return allow(servicePatch(service, plan, [], known?.id ?? ''));
   }
-  // A CREATE that is not a re-invocation has just made its id up: there is no record to read.
-  const id = known?.id ?? newAllocationId(deps.randomBytes);
+  // A CREATE that is not a re-invocation makes its id up: there is no record to read. A named
+  // Service gets an id that names it, and its CREATE writes no owner record, only its claims: the
+  // object will carry the id and the values (what the kube-apiserver's own repair relies on), and
+  // the blocks say who holds what. A generateName one has no name yet, so it is recorded.
+  const unrecorded = !known && owner.name !== '';
+  const id =
+    known?.id ??
+    (unrecorded
+      ? ownerNamingAllocationId(owner, deps.randomBytes)
+      : newAllocationId(deps.randomBytes));
   const current = known ? known.record : 'none';
-  // A new owner is handed to the settle step at once, beside the allocation rather than after it:
-  // should the apiserver never store the object, its values are freed. (Denied, it holds nothing.)
-  const created = !dryRun && !known ? track(deps, id, 'create') : undefined;
+  // A recorded new owner is handed to the settle step at once, beside the allocation: should the
+  // apiserver never store the object, its values are freed. An unrecorded one goes after, with
+  // the claims its task must name. (Denied, it holds nothing.)
+  const created = !dryRun && !known && !unrecorded ? track(deps, id, 'create') : undefined;
   try {
     const [{ grants, releasing }] = await Promise.all([
       deps.allocator.assign(id, owner, plan.requests, {
         dryRun,
         ...(current ? { current } : {}),
+        ...(unrecorded ? { unrecorded } : {}),
         // An UPDATE's write commits only on top of the version it was admitted against.
         ...(old ? { base: old.metadata.resourceVersion ?? '*' } : {}),
       }),
       created,
     ]);
+    if (!dryRun && unrecorded) {
+      const claims = grants.map((grant) => ({
+        slot: grant.slot,
+        range: rangeKey(grant.range),
+        offset: grant.range.offsetOf(grant.value) ?? 0,
+      }));
+      await track(deps, id, 'create', { namespace: owner.namespace, name: owner.name, claims });
+    }
     if (!dryRun && releasing.length > 0) await track(deps, id, 'release');
     return allow(servicePatch(service, plan, grants, id));
   } catch (error) {
@@ -182,10 +202,30 @@ async function reinvocation(
 ): Promise<Identity | undefined> {
   const id = service.metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
   if (!isAllocationId(id)) return undefined;
-  const record = await deps.allocator.holding(id);
+  const record =
+    (await deps.allocator.holding(id)) ?? (await unrecordedRecord(deps, id, owner, plan));
   return record && sameObject(record, owner) && carriesRecorded(record, plan)
     ? { id, record }
     : undefined;
+}
+
+/**
+ * The record of an owner whose CREATE wrote none, rebuilt from what its object carries and the
+ * blocks hold for it; undefined unless `id` names this very object (a copied annotation names
+ * another).
+ */
+async function unrecordedRecord(
+  deps: ServiceAdmissionDeps,
+  id: string,
+  owner: OwnerRef,
+  plan: ServicePlan | undefined,
+): Promise<OwnerRecord | undefined> {
+  if (!plan || !namesOwner(id, owner)) return undefined;
+  return deps.allocator.recorded(
+    id,
+    owner,
+    plan.requests.filter((request) => request.value !== undefined),
+  );
 }
 
 function carriesRecorded(record: OwnerRecord, plan: ServicePlan): boolean {
@@ -211,12 +251,30 @@ async function storedIdentity(
 ): Promise<Identity | undefined> {
   const carried = serviceAllocationId(stored);
   if (carried === undefined) return undefined;
-  const record = await deps.allocator.holding(carried);
+  const record =
+    (await deps.allocator.holding(carried)) ??
+    (await unrecordedRecord(deps, carried, owner, storedPlan(stored, deps.ranges)));
   if (!record || sameObject(record, owner)) return { id: carried, record };
   const own = stored.metadata.uid ? allocationIdForUid(stored.metadata.uid) : undefined;
   if (own === undefined || own === carried) return undefined;
   const ownRecord = await deps.allocator.holding(own);
   return { id: own, record: ownRecord && sameObject(ownRecord, owner) ? ownRecord : undefined };
+}
+
+/**
+ * The values a stored Service carries, as requests; undefined for one berth cannot read (stored
+ * while berth was not in its path): its values, if any, are the repair pass's to sort out, and
+ * its DELETE or UPDATE is never refused for it.
+ */
+function storedPlan(stored: Service, ranges: ServiceRanges): ServicePlan | undefined {
+  try {
+    return planService(stored, undefined, ranges);
+  } catch (error) {
+    if (error instanceof ServiceFieldError || error instanceof MalformedServiceError) {
+      return undefined;
+    }
+    throw error;
+  }
 }
 
 async function onDelete(
@@ -226,19 +284,34 @@ async function onDelete(
   if (request.dryRun || !request.oldObject) return allow();
   const old = parseService(request.oldObject);
   const known = await storedIdentity(deps, old, ownerOf(request, old));
-  // Only what is recorded under this object's own id is given back.
-  if (known?.record) await giveBack(deps, known.id);
+  // Only what is recorded (or, unrecorded, held) under this object's own id is given back.
+  if (known?.record) await giveBack(deps, known.id, known.record);
   return allow();
 }
 
 /** Everything `id` holds starts its way out; the settle step frees it once the write commits. */
-async function giveBack(deps: ServiceAdmissionDeps, id: string): Promise<void> {
-  const record = await deps.allocator.giveBack(id);
+async function giveBack(
+  deps: ServiceAdmissionDeps,
+  id: string,
+  known?: OwnerRecord,
+): Promise<void> {
+  const record = await deps.allocator.giveBack(id, known);
   if (record?.releasing?.length) await track(deps, id, 'release');
 }
 
-function track(deps: ServiceAdmissionDeps, id: string, reason: SettleReason): Promise<void> {
-  return deps.settler.track({ id, reason, admittedAt: deps.now(), attempt: 0 });
+function track(
+  deps: ServiceAdmissionDeps,
+  id: string,
+  reason: SettleReason,
+  unrecorded?: SettleTask['unrecorded'],
+): Promise<void> {
+  return deps.settler.track({
+    id,
+    reason,
+    admittedAt: deps.now(),
+    attempt: 0,
+    ...(unrecorded ? { unrecorded } : {}),
+  });
 }
 
 /** An allocation failure with the plan's slot → field map, so the denial can name the field. */

@@ -71,6 +71,13 @@ export interface AssignOptions {
    * values it adds are stamped with it, since its write can commit only on top of that version.
    */
   readonly base?: string;
+  /**
+   * With `current: 'none'`: write no owner record, only the claims. For an id that names its
+   * owner (`ownerNamingAllocationId`), whose object will carry the id and the values: they, with
+   * the blocks, say everything a record would until the owner first changes, when `recorded`
+   * builds its record. The caller hands the claims to the settle step.
+   */
+  readonly unrecorded?: boolean;
 }
 
 /** How often a dynamic pick may lose a race before the request gives up (never unbounded). */
@@ -137,6 +144,30 @@ export class ExclusiveAllocator {
   /** The owner record of `id`, if any. */
   holding(id: string): Promise<OwnerRecord | undefined> {
     return this.#store.getOwner(id);
+  }
+
+  /**
+   * The record an owner created without one (`unrecorded`) would have: of the values its object
+   * carries (`requests`, each with its value), those the store's blocks say `id` holds. Version 0:
+   * it is not stored, and the first change of the owner writes it (as if absent). Reads one block
+   * per distinct block the values fall in.
+   */
+  async recorded(
+    id: string,
+    owner: OwnerRef,
+    requests: readonly ValueRequest[],
+  ): Promise<OwnerRecord> {
+    const claims: Claim[] = [];
+    for (const request of requests) {
+      const offset =
+        request.value === undefined ? undefined : request.range.offsetOf(request.value);
+      if (offset === undefined) continue;
+      const key = rangeKey(request.range);
+      if ((await this.#holderOf(key, offset)) === id) {
+        claims.push({ slot: request.slot, range: key, offset });
+      }
+    }
+    return { id, owner, claims, version: 0, createdAt: this.#now() };
   }
 
   /**
@@ -288,15 +319,20 @@ export class ExclusiveAllocator {
       createdAt: previous?.createdAt ?? this.#now(),
     });
     let record = recordOf((previous?.version ?? 0) + 1);
+    const unrecorded = fresh && options.unrecorded === true;
     // The intent must be durable before a claim whenever a retry could come back with this id.
-    // A fresh id is known to nobody else, so its intent and its claims are written at once.
-    const intent = this.#store.putOwner(record, previous?.version ?? 0);
+    // A fresh id is known to nobody else, so its intent and its claims are written at once; an
+    // owner-naming one needs none (its object will say what it holds).
+    const intent = unrecorded
+      ? Promise.resolve()
+      : this.#store.putOwner(record, previous?.version ?? 0);
     if (!fresh) await intent;
 
     let conflicts = 0;
     // Amendments after lost races are chained: each one conditions on the version before it.
     let amendments: Promise<void> = intent;
     const amend = () => {
+      if (unrecorded) return amendments;
       amendments = amendments.then(async () => {
         const amended = recordOf(record.version + 1);
         await this.#store.putOwner(amended, record.version);
@@ -343,7 +379,7 @@ export class ExclusiveAllocator {
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failure) {
       await amendments.catch(() => undefined);
-      await this.#rollback(id, record, previous, claimed);
+      await this.#rollback(id, unrecorded ? undefined : record, previous, claimed);
       throw failure.reason;
     }
     await amendments;
@@ -355,8 +391,8 @@ export class ExclusiveAllocator {
    * the record's `releasing` list, still held, for the settle step to free once the object is
    * gone. An unknown owner changes nothing. Returns the record as written, if any.
    */
-  async giveBack(id: string): Promise<OwnerRecord | undefined> {
-    return this.#change(id, (record) =>
+  async giveBack(id: string, known?: OwnerRecord): Promise<OwnerRecord | undefined> {
+    return this.#change(id, known, (record) =>
       record.claims.length === 0
         ? record
         : {
@@ -394,36 +430,51 @@ export class ExclusiveAllocator {
     const releasing = (record.releasing ?? []).filter(
       (c) => !freed.has(claimKey(c)) && !kept.has(claimKey(c)),
     );
-    if (claims.length === 0 && releasing.length === 0) {
-      if (!(await this.#store.deleteOwner(record.id, record.version))) return false;
-    } else {
-      const next: OwnerRecord = {
-        id: record.id,
-        owner: record.owner,
-        claims,
-        ...(releasing.length > 0 ? { releasing } : {}),
-        version: record.version + 1,
-        createdAt: record.createdAt,
-      };
-      try {
-        await this.#store.putOwner(next, record.version);
-      } catch (error) {
-        if (error instanceof OwnerVersionConflictError) return false;
-        throw error;
-      }
+    // An owner created without a record (version 0: its CREATE's settle task names its claims)
+    // has none to rewrite: its values alone are freed, each conditional on `id` still holding it.
+    if (record.version > 0 && !(await this.#rewriteSettled(record, claims, releasing))) {
+      return false;
     }
     for (const claim of decision.free)
       await this.#store.release(claim.range, claim.offset, record.id);
     return true;
   }
 
+  /** The record after a settle: deleted when it holds nothing more. False on a conflict. */
+  async #rewriteSettled(
+    record: OwnerRecord,
+    claims: Claim[],
+    releasing: ReleasingClaim[],
+  ): Promise<boolean> {
+    if (claims.length === 0 && releasing.length === 0) {
+      return this.#store.deleteOwner(record.id, record.version);
+    }
+    const next: OwnerRecord = {
+      id: record.id,
+      owner: record.owner,
+      claims,
+      ...(releasing.length > 0 ? { releasing } : {}),
+      version: record.version + 1,
+      createdAt: record.createdAt,
+    };
+    try {
+      await this.#store.putOwner(next, record.version);
+      return true;
+    } catch (error) {
+      if (error instanceof OwnerVersionConflictError) return false;
+      throw error;
+    }
+  }
+
   /** Rewrites the record of `id` with `change`, versioned, reading it again on a conflict. */
   async #change(
     id: string,
+    known: OwnerRecord | undefined,
     change: (record: OwnerRecord) => OwnerRecord,
   ): Promise<OwnerRecord | undefined> {
     for (let attempt = 1; ; attempt++) {
-      const record = await this.#store.getOwner(id);
+      // The caller's record first (one built by `recorded` is written as if absent), then the store's.
+      const record = attempt === 1 && known ? known : await this.#store.getOwner(id);
       if (!record) return undefined;
       const next = change(record);
       if (next === record) return record;
@@ -496,12 +547,16 @@ export class ExclusiveAllocator {
 
   async #rollback(
     id: string,
-    record: OwnerRecord,
+    record: OwnerRecord | undefined,
     previous: OwnerRecord | undefined,
     claimed: readonly Pending[],
   ) {
     for (const entry of claimed) await this.#store.release(entry.key, entry.offset, id);
-    if (previous) {
+    if (!record) return;
+    if (previous?.version === 0) {
+      // Built by `recorded`, never stored: nothing to put back.
+      await this.#store.deleteOwner(id, record.version);
+    } else if (previous) {
       await this.#store.putOwner({ ...previous, version: record.version + 1 }, record.version);
     } else {
       await this.#store.deleteOwner(id);

@@ -36,6 +36,11 @@ export interface RuntimeDeps {
    */
   readonly clusterApi?: Pick<ClusterApi, 'getPod' | 'getNode'>;
   /**
+   * Lists Services, to name the holder of a value whose Service wrote no owner record (`berth
+   * status --holder IP`); without it such a holder is given by its allocation id.
+   */
+  readonly serviceLister?: Pick<ClusterApi, 'listServices'>;
+  /**
    * Where Service admission hands values that wait for the apiserver's commit. Without one,
    * nothing can be read back, so what admission gives back is freed at once.
    */
@@ -138,6 +143,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           nodePorts: ranges.nodePorts,
           allocations: allocationStore,
           hostPorts: hostPortStore,
+          ...(deps.serviceLister ? { services: deps.serviceLister } : {}),
         },
         query,
       ),

@@ -7,7 +7,8 @@
  * - C empty, H set: a leak suspect; freed (conditional on H) on the grace-th consecutive pass.
  * - C set: the primary is the claimant whose id is H, else the first one listed; every other
  *   claimant is a duplicate (AlreadyAllocated), never "fixed" by taking the value away.
- *   - H is the primary: fine; the owner record is amended if it lacks the claim.
+ *   - H is the primary: fine; an owner record that lacks the claim is amended (an owner created
+ *     without a record needs none: its object and the block agree).
  *   - H unset: the value is claimed for the primary (NotAllocated, "repairing").
  *   - H is no live object's id: the value moves from H to the primary in one conditional write.
  *   - H is a live object that does not carry it: H's hold counts down like a leak, then moves.
@@ -205,8 +206,10 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
       stillHolding.add(holder);
       const record = snapshot.owners.get(holder);
       const lists = (c: Claim) => c.range === claim.range && c.offset === offset;
-      // A value given back but still carried waits for the settle step, which decides it.
-      if (!record?.claims.some(lists) && !record?.releasing?.some(lists)) {
+      // An owner without a record (created unrecorded) is in order: its object carries the
+      // value and the block holds it for it. A record that lacks the claim is amended. A value
+      // given back but still carried waits for the settle step, which decides it.
+      if (record && !record.claims.some(lists) && !record.releasing?.some(lists)) {
         intend(primary.owner, claim);
       }
       continue;

@@ -39,7 +39,7 @@ const ATTEMPTS = 3;
 /** Looks at one owner once. Kubernetes and store failures propagate: the caller retries. */
 export async function settleStep(deps: SettleStepDeps, task: SettleTask): Promise<SettleOutcome> {
   for (let attempt = 1; ; attempt++) {
-    const record = await deps.allocator.holding(task.id);
+    const record = (await deps.allocator.holding(task.id)) ?? unrecordedOwner(task);
     if (!record) return { freed: 0, kept: 0 };
     // The reading is as of no earlier than now: an object absent then may be stored until its
     // request's deadline, so the window is judged at the time taken before the read, never after.
@@ -56,6 +56,22 @@ export async function settleStep(deps: SettleStepDeps, task: SettleTask): Promis
     // The record changed since it was read: an admission of the same owner wrote it. Look again.
     if (attempt >= ATTEMPTS) return { freed: 0, kept: 0, recheckAfter: deps.timing.delaySeconds };
   }
+}
+
+/**
+ * The record a CREATE that wrote none stands for (version 0, never stored), from its task; once
+ * the owner has a record (a later change wrote one), that record is read instead.
+ */
+function unrecordedOwner(task: SettleTask): OwnerRecord | undefined {
+  if (task.reason !== 'create' || !task.unrecorded) return undefined;
+  const { namespace, name, claims } = task.unrecorded;
+  return {
+    id: task.id,
+    owner: { kind: 'Service', namespace, name },
+    claims: claims.map((claim) => ({ ...claim })),
+    version: 0,
+    createdAt: task.admittedAt,
+  };
 }
 
 /**

@@ -21,13 +21,44 @@ export interface SettleTask {
   readonly admittedAt: number;
   /** 0 for the first look; each re-check adds one (the backoff's step). */
   readonly attempt: number;
+  /**
+   * A CREATE that wrote no owner record (its id names its owner): the object to look for and the
+   * values it claimed, which the look frees should the object never be stored.
+   */
+  readonly unrecorded?: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly claims: readonly {
+      readonly slot: string;
+      readonly range: string;
+      readonly offset: number;
+    }[];
+  };
 }
+
+/** The most values one Service holds: two cluster IPs and a node port per port (a few dozen). */
+const MAX_TASK_CLAIMS = 256;
 
 const settleTask = z.strictObject({
   id: z.string().refine(isAllocationId, 'not an allocation id'),
   reason: z.enum(['create', 'release']),
   admittedAt: z.number().int().nonnegative(),
   attempt: z.number().int().nonnegative().max(1_000),
+  unrecorded: z
+    .strictObject({
+      namespace: z.string().min(1).max(253),
+      name: z.string().min(1).max(253),
+      claims: z
+        .array(
+          z.strictObject({
+            slot: z.string().max(256),
+            range: z.string().min(1).max(256),
+            offset: z.number().int().nonnegative(),
+          }),
+        )
+        .max(MAX_TASK_CLAIMS),
+    })
+    .optional(),
 });
 
 /** Raised for a queue message that is not a settle task (it is dropped, not retried). */

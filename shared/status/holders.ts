@@ -1,12 +1,15 @@
 /**
  * "Who holds this?": the owners of a cluster IP, a node port, a host port, or everything one
  * object (`namespace/name`) holds. Reads the store only: the answer is berth's record, which the
- * repair pass keeps in line with the cluster.
+ * repair pass keeps in line with the cluster. A Service whose CREATE wrote no owner record is
+ * found by name through its allocation id, which names it.
  */
+import { ALLOCATION_ID_ANNOTATION, namesOwner } from '../admission/identity.js';
 import { rangeKey } from '../allocation/allocator.js';
 import type { ValueRange } from '../allocation/range.js';
 import { type AllocationStore, BLOCK_SIZE, type OwnerRecord } from '../allocation/store.js';
 import type { HostPortStore, PodPortRecord } from '../hostports/store.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
 import { parseIp } from '../net/ip.js';
 
 /** One value and who holds it. */
@@ -26,6 +29,8 @@ export interface HolderLookupDeps {
   readonly nodePorts: ValueRange;
   readonly allocations: Pick<AllocationStore, 'scanBlocks' | 'getOwner' | 'listOwners'>;
   readonly hostPorts: Pick<HostPortStore, 'listRecords'>;
+  /** The cluster's Services, to name a holder that has no owner record; absent without a cluster. */
+  readonly services?: Pick<ClusterApi, 'listServices'>;
 }
 
 /** The holders of `query`: an IP, a port number, or `namespace/name`. */
@@ -47,10 +52,13 @@ export async function findHolders(deps: HolderLookupDeps, query: string): Promis
   const [namespace, name] = trimmed.split('/');
   if (!namespace || !name) return [];
   const holdings: Holding[] = [];
+  const recorded = new Set<string>();
   for await (const record of deps.allocations.listOwners()) {
+    recorded.add(record.id);
     if (record.owner.namespace === namespace && record.owner.name === name)
       holdings.push(...recordHoldings(deps, record));
   }
+  holdings.push(...(await unrecordedHoldings(deps, { namespace, name }, recorded)));
   holdings.push(
     ...(await hostPortHolders(
       deps,
@@ -84,11 +92,69 @@ async function exclusiveHolder(
       value,
       holder: record
         ? { kind: record.owner.kind, namespace: record.owner.namespace, name: record.owner.name }
-        : { kind: 'unknown', namespace: '', name: '(no owner record: the repair pass frees it)' },
+        : await unrecordedHolder(deps, id),
       allocationId: id,
       state: releasing ? 'releasing' : 'held',
     },
   ];
+}
+
+/**
+ * The holder of a value whose id has no owner record: the Service that carries the id and whose
+ * name the id names (its CREATE wrote no record), found among the cluster's Services; else a
+ * leak the repair pass frees, or, without a cluster to ask, the id alone.
+ */
+async function unrecordedHolder(deps: HolderLookupDeps, id: string): Promise<Holding['holder']> {
+  if (!deps.services) {
+    return {
+      kind: 'Service',
+      namespace: '',
+      name: `(the one annotated ${ALLOCATION_ID_ANNOTATION}=${id}: no owner record, and no cluster here to name it; \`berth status NAMESPACE/NAME\` checks one)`,
+    };
+  }
+  for await (const service of deps.services.listServices({ pageSize: 500 })) {
+    const namespace = service.metadata?.namespace ?? '';
+    const name = service.metadata?.name ?? '';
+    const owner = { kind: 'Service', namespace, name };
+    if (service.metadata?.annotations?.[ALLOCATION_ID_ANNOTATION] === id && namesOwner(id, owner)) {
+      return owner;
+    }
+  }
+  return {
+    kind: 'unknown',
+    namespace: '',
+    name: '(no owner record, no Service: the repair pass frees it)',
+  };
+}
+
+/**
+ * What a Service created without an owner record holds: the values whose holder id names it
+ * (`namesOwner`) and has no record. Reads every block of the exclusive ranges.
+ */
+async function unrecordedHoldings(
+  deps: HolderLookupDeps,
+  object: { readonly namespace: string; readonly name: string },
+  recorded: ReadonlySet<string>,
+): Promise<Holding[]> {
+  const owner = { kind: 'Service', ...object };
+  const holdings: Holding[] = [];
+  for (const range of [...deps.clusterIps, deps.nodePorts]) {
+    const last = Math.floor((range.size - 1) / BLOCK_SIZE);
+    for await (const block of deps.allocations.scanBlocks(rangeKey(range), 0, last)) {
+      for (const [slot, id] of block.holders) {
+        if (recorded.has(id) || !namesOwner(id, owner)) continue;
+        holdings.push({
+          kind: range.kind === 'clusterIP' ? 'clusterIP' : 'nodePort',
+          range: range.name,
+          value: range.valueAt(block.index * BLOCK_SIZE + slot),
+          holder: owner,
+          allocationId: id,
+          state: 'held',
+        });
+      }
+    }
+  }
+  return holdings;
 }
 
 function recordHoldings(deps: HolderLookupDeps, record: OwnerRecord): Holding[] {

@@ -5,8 +5,8 @@ import { type AdmissionHandlers, admit } from '../../shared/admission/dispatch.j
 import { allow } from '../../shared/admission/response.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { serviceAdmission } from '../../shared/admission/services.js';
-import { ExclusiveAllocator } from '../../shared/allocation/allocator.js';
-import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
+import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
+import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
 import { OwnerVersionConflictError } from '../../shared/allocation/store.js';
 import { exclusiveRangeUsage } from '../../shared/allocation/usage.js';
 import { parseCidr } from '../../shared/net/ip.js';
@@ -25,7 +25,13 @@ import { review } from '../support/reviews.js';
 interface Obj {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace: string; uid?: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generateName?: string;
+    annotations?: Record<string, string>;
+  };
   spec: {
     type?: string;
     clusterIP?: string;
@@ -255,10 +261,14 @@ describe('Service admission', () => {
       }),
     );
     expect(stored.spec.ports[0]?.nodePort).toBe(stored.spec.ports[1]?.nodePort);
-    const record = await store.getOwner(
-      stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '',
-    );
-    expect(record?.claims.filter((c) => c.range.startsWith('nodePort'))).toHaveLength(1);
+    // One node port held for the Service, in the blocks (its CREATE wrote no owner record).
+    const id = stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '';
+    const held = [];
+    for await (const block of store.scanBlocks(rangeKey(ranges.nodePorts), 0, 100)) {
+      for (const holder of block.holders.values()) if (holder === id) held.push(holder);
+    }
+    expect(held).toHaveLength(1);
+    expect(await store.getOwner(id)).toBeUndefined();
   });
 
   it('denies a duplicate port and protocol', async () => {
@@ -387,15 +397,105 @@ describe('Service admission', () => {
     );
   });
 
+  it("writes only the claims for a named Service's CREATE, and hands the settle step those claims", async () => {
+    const stored = await create(service('one', { type: 'NodePort' }));
+    const id = stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '';
+    expect(await store.getOwner(id)).toBeUndefined();
+    expect(tasks).toEqual([
+      expect.objectContaining({
+        id,
+        reason: 'create',
+        unrecorded: expect.objectContaining({ namespace: 'default', name: 'one' }),
+      }),
+    ]);
+    const claims = tasks[0]?.unrecorded?.claims ?? [];
+    expect(claims.map((c) => c.range).sort()).toEqual(
+      [rangeKey(ranges.clusterIps[0] as ValueRange), rangeKey(ranges.nodePorts)].sort(),
+    );
+    // A Service named only by generateName cannot be told apart by its id: it is recorded.
+    tasks = [];
+    const generated = await create(service('', {}, { generateName: 'gen-' }));
+    const genId = generated.metadata.annotations?.['berth.dev/allocation-id'] ?? '';
+    expect((await store.getOwner(genId))?.claims).toHaveLength(1);
+    expect(tasks[0]?.unrecorded).toBeUndefined();
+  });
+
+  it('frees the values of an unrecorded CREATE the apiserver never stored, once its window has passed', async () => {
+    await create(service('lost', { clusterIP: '10.100.0.20' }));
+    await settle();
+    expect(tasks).toHaveLength(1);
+    expect(await denial('CREATE', service('again', { clusterIP: '10.100.0.20' }))).toMatchObject({
+      code: 409,
+    });
+    clock += 91_000;
+    await settle();
+    expect(tasks).toHaveLength(0);
+    await create(service('again', { clusterIP: '10.100.0.20' }));
+  });
+
+  it('keeps the values of an unrecorded CREATE the apiserver stored, with no record written', async () => {
+    const stored = await create(service('kept', { clusterIP: '10.100.0.21' }));
+    clock += 91_000;
+    await settle(stored);
+    expect(tasks).toHaveLength(0);
+    expect(await denial('CREATE', service('other', { clusterIP: '10.100.0.21' }))).toMatchObject({
+      code: 409,
+    });
+    const owners = [];
+    for await (const owner of store.listOwners()) owners.push(owner);
+    expect(owners).toHaveLength(0);
+  });
+
+  it('writes the record of an unrecorded Service at its first change, giving back what the blocks hold for it', async () => {
+    const stored = await create(service('chg', { type: 'NodePort' }));
+    const id = stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '';
+    const nodePort = stored.spec.ports[0]?.nodePort;
+    tasks = [];
+    // NodePort to ClusterIP: the node port is given back, and waits for the settle step.
+    const changed = {
+      ...stored,
+      metadata: { ...stored.metadata, resourceVersion: '7' },
+      spec: {
+        ...stored.spec,
+        type: 'ClusterIP',
+        ports: stored.spec.ports.map(({ nodePort: _, ...port }) => port),
+      },
+    };
+    expect((await send('UPDATE', changed, stored)).allowed).toBe(true);
+    const record = await store.getOwner(id);
+    expect(record?.claims.map((c) => c.range)).toEqual([
+      rangeKey(ranges.clusterIps[0] as ValueRange),
+    ]);
+    expect(record?.releasing?.map((c) => ranges.nodePorts.valueAt(c.offset))).toEqual([
+      String(nodePort),
+    ]);
+    expect(tasks.map((t) => t.reason)).toEqual(['release']);
+    // Its DELETE gives back the rest.
+    expect((await send('DELETE', undefined, changed)).allowed).toBe(true);
+    expect((await store.getOwner(id))?.claims).toEqual([]);
+  });
+
+  it('gives back everything an unrecorded Service holds when it is deleted', async () => {
+    const stored = await create(service('gone', { type: 'NodePort' }));
+    const id = stored.metadata.annotations?.['berth.dev/allocation-id'] ?? '';
+    tasks = [];
+    expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
+    expect((await store.getOwner(id))?.releasing).toHaveLength(2);
+    await settle();
+    expect(await create(service('next', { clusterIP: stored.spec.clusterIP }))).toBeDefined();
+  });
+
   it('recognises a re-invocation and allocates nothing new', async () => {
     const stored = await create(service('re', { type: 'NodePort' }));
     delete stored.metadata.uid;
     const response = await send('CREATE', stored);
     expect(response.allowed).toBe(true);
     expect(decodePatch(response.patch)).toEqual([]);
+    // Neither the CREATE nor its re-invocation wrote an owner record: the id names the Service,
+    // and the blocks say what it holds.
     const owners = [];
     for await (const owner of store.listOwners()) owners.push(owner);
-    expect(owners).toHaveLength(1);
+    expect(owners).toHaveLength(0);
   });
 
   it('treats a copied allocation id in another namespace as a new Service', async () => {

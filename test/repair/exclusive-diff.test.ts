@@ -62,6 +62,45 @@ function decide(w: World) {
 }
 
 describe('diffExclusive', () => {
+  it('writes no record for a live owner created without one, whose object carries what it holds', () => {
+    const plan = decide({
+      held: { '1': 'a', '2': 'a' },
+      services: [{ id: 'a', terminating: false, offsets: [1, 2] }],
+      counters: {},
+    }).plan;
+    expect(plan.intents).toEqual([]);
+    expect(plan.claims).toEqual([]);
+    expect(plan.findings).toEqual([]);
+    // A record that exists but lacks a claim is still amended.
+    const withRecord = diffExclusive({
+      snapshot: {
+        ranges: [NODE_PORTS],
+        held: new Map([[KEY, new Map([[1, 'a']])]]),
+        owners: new Map([
+          [
+            'a',
+            {
+              id: 'a',
+              owner: { kind: 'Service', namespace: 'default', name: 's0' },
+              claims: [],
+              version: 1,
+              createdAt: 0,
+            } satisfies OwnerRecord,
+          ],
+        ]),
+      },
+      services: decide({
+        held: {},
+        services: [{ id: 'a', terminating: false, offsets: [1] }],
+        counters: {},
+      }).services,
+      counters: new Map(),
+      grace: 3,
+      now: 1,
+    });
+    expect(withRecord.intents.map((i) => i.claims.map((c) => c.offset))).toEqual([[1]]);
+  });
+
   it('never takes a value from a live Service that holds and carries it', () => {
     fc.assert(
       fc.property(world, (w) => {

@@ -7,6 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
+import { rangeKey } from '../../shared/allocation/allocator.js';
+import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
@@ -369,10 +371,17 @@ export async function startFuzzTarget(
   return { server, runtime, internalFaults };
 }
 
-/** Allocation ids held in the store after a run: owner records and pod records alike. */
+/** Allocation ids held in the store after a run: owner records, block holders and pod records. */
 export async function heldAllocationIds(runtime: BerthRuntime): Promise<string[]> {
-  const held: string[] = [];
-  for await (const owner of runtime.allocationStore.listOwners()) held.push(owner.id);
-  for await (const record of runtime.hostPortStore.listRecords()) held.push(record.id);
-  return held;
+  const held = new Set<string>();
+  for await (const owner of runtime.allocationStore.listOwners()) held.add(owner.id);
+  // A named Service's CREATE writes no owner record: its id is in the blocks it claimed.
+  for (const range of [...runtime.ranges.clusterIps, runtime.ranges.nodePorts]) {
+    const last = Math.floor((range.size - 1) / BLOCK_SIZE);
+    for await (const block of runtime.allocationStore.scanBlocks(rangeKey(range), 0, last)) {
+      for (const id of block.holders.values()) held.add(id);
+    }
+  }
+  for await (const record of runtime.hostPortStore.listRecords()) held.add(record.id);
+  return [...held];
 }
