@@ -3,7 +3,9 @@
  * and DynamoDB's conditional writes in place of etcd's resourceVersion check.
  *
  * Protocol for one owner (an allocation id):
- * 1. write the owner record listing every value it will hold (the intent);
+ * 1. write the owner record listing every value it will hold (the intent), except for the
+ *    CREATE of an owner whose id names it (`unrecorded`): its object carries the id and the
+ *    values, and the record is written at its first change (`recorded` rebuilds it);
  * 2. claim each new value with a conditional write on that one value;
  * 3. values it no longer needs are not freed here: they move to the record's `releasing` list and
  *    stay held until the settle step (`shared/settle/`) has read that the object no longer
