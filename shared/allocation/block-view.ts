@@ -23,10 +23,87 @@ import { BLOCK_SIZE, type Block } from './store.js';
  */
 export const MAX_BLOCKS_PER_RANGE = 4_096;
 
+/** Random blocks a pick tries before it walks every block with room. */
+const RANDOM_PROBES = 8;
+
+/**
+ * One range's blocks as last seen, each with the stamp of the answer that showed it, the least
+ * recently learned first; the blocks with a free slot are also kept in a list for random picks.
+ */
+class KnownBlocks {
+  readonly #entries = new Map<number, { block: Block; stamp: number }>();
+  /** Indexes of blocks with a free slot, in no order, and where each sits in that list. */
+  readonly #open: number[] = [];
+  readonly #openAt = new Map<number, number>();
+
+  get(index: number): { readonly block: Block; readonly stamp: number } | undefined {
+    return this.#entries.get(index);
+  }
+
+  /** Takes a newer answer; forgets the least recently learned block past the limit. */
+  learn(block: Block, stamp: number): void {
+    // Re-inserted, so the map's order is the order blocks were learned in.
+    this.#entries.delete(block.index);
+    this.#entries.set(block.index, { block, stamp });
+    this.#index(block);
+    if (this.#entries.size > MAX_BLOCKS_PER_RANGE) {
+      const [oldest] = this.#entries.keys();
+      if (oldest !== undefined) {
+        this.#entries.delete(oldest);
+        this.#close(oldest);
+      }
+    }
+  }
+
+  /** Replaces a block's contents, keeping the stamp and place it has. */
+  correct(block: Block): void {
+    const current = this.#entries.get(block.index);
+    if (!current) return;
+    this.#entries.set(block.index, { block, stamp: current.stamp });
+    this.#index(block);
+  }
+
+  /** A random block with a free slot, or undefined when none is known. */
+  randomOpen(random: () => number): Block | undefined {
+    const index = this.#open[Math.floor(random() * this.#open.length)];
+    return index === undefined ? undefined : this.#entries.get(index)?.block;
+  }
+
+  /** Every block with a free slot, as a list the caller may reorder. */
+  openBlocks(): Block[] {
+    return this.#open.flatMap((index) => {
+      const entry = this.#entries.get(index);
+      return entry ? [entry.block] : [];
+    });
+  }
+
+  #index(block: Block): void {
+    if (block.holders.size < BLOCK_SIZE) {
+      if (!this.#openAt.has(block.index)) {
+        this.#openAt.set(block.index, this.#open.length);
+        this.#open.push(block.index);
+      }
+    } else {
+      this.#close(block.index);
+    }
+  }
+
+  #close(index: number): void {
+    const at = this.#openAt.get(index);
+    if (at === undefined) return;
+    const last = this.#open.pop() as number;
+    if (last !== index) {
+      this.#open[at] = last;
+      this.#openAt.set(last, at);
+    }
+    this.#openAt.delete(index);
+  }
+}
+
 /** The process's view of the blocks of every range it allocates from. */
 export class BlockView {
-  /** Range store key → block index → the block as last seen, and the stamp of that answer. */
-  readonly #blocks = new Map<string, Map<number, { block: Block; stamp: number }>>();
+  /** Range store key → its blocks as last seen. */
+  readonly #blocks = new Map<string, KnownBlocks>();
   /** Stamps requests in the order they are sent. */
   #sent = 0;
   /** Range store key → offsets being claimed by this process now. */
@@ -40,16 +117,7 @@ export class BlockView {
   pick(range: ValueRange, key: string, random: () => number, skip: ReadonlySet<number>) {
     const known = this.#blocks.get(key);
     if (!known) return undefined;
-    const open: Block[] = [];
-    for (const { block } of known.values()) {
-      const end = (block.index + 1) * BLOCK_SIZE;
-      if (block.holders.size < BLOCK_SIZE && end > range.reservedBand) open.push(block);
-    }
-    while (open.length > 0) {
-      const at = Math.floor(random() * open.length);
-      const block = open[at] as Block;
-      open[at] = open[open.length - 1] as Block;
-      open.pop();
+    const eligible = (block: Block) => {
       const start = Math.floor(random() * BLOCK_SIZE);
       for (let step = 0; step < BLOCK_SIZE; step++) {
         const slot = (start + step) % BLOCK_SIZE;
@@ -57,6 +125,28 @@ export class BlockView {
         if (offset < range.reservedBand || offset >= range.size) continue;
         if (!block.holders.has(slot) && !skip.has(offset)) return offset;
       }
+      return undefined;
+    };
+    // A few random blocks with room first: a pick costs the same whatever the range's size.
+    // Blocks this process is writing to right now are passed over here: concurrent claims of one
+    // process then land on different items instead of queueing on one.
+    const busy = new Set([...skip].map((offset) => Math.floor(offset / BLOCK_SIZE)));
+    for (let probe = 0; probe < RANDOM_PROBES; probe++) {
+      const block = known.randomOpen(random);
+      if (!block) return undefined;
+      if (busy.has(block.index)) continue;
+      const offset = eligible(block);
+      if (offset !== undefined) return offset;
+    }
+    // Those were all in the reserved band or skipped: every block with room, in random order.
+    const open = known.openBlocks();
+    while (open.length > 0) {
+      const at = Math.floor(random() * open.length);
+      const block = open[at] as Block;
+      open[at] = open[open.length - 1] as Block;
+      open.pop();
+      const offset = eligible(block);
+      if (offset !== undefined) return offset;
     }
     return undefined;
   }
@@ -93,23 +183,17 @@ export class BlockView {
     stamp: number,
     taken?: { readonly offset: number; readonly holder: string },
   ): void {
-    const known = this.#blocks.get(range) ?? new Map<number, { block: Block; stamp: number }>();
+    const known = this.#blocks.get(range) ?? new KnownBlocks();
     this.#blocks.set(range, known);
     const current = known.get(block.index);
     if (stamp > (current?.stamp ?? 0)) {
-      // Re-inserted, so the map's order is the order blocks were learned in.
-      known.delete(block.index);
-      known.set(block.index, { block, stamp });
-      if (known.size > MAX_BLOCKS_PER_RANGE) {
-        const [oldest] = known.keys();
-        if (oldest !== undefined) known.delete(oldest);
-      }
+      known.learn(block, stamp);
       return;
     }
     const slot = taken ? taken.offset % BLOCK_SIZE : undefined;
     if (current && taken && slot !== undefined && !current.block.holders.has(slot)) {
       const holders = new Map(current.block.holders).set(slot, taken.holder);
-      known.set(block.index, { block: { index: block.index, holders }, stamp: current.stamp });
+      known.correct({ index: block.index, holders });
     }
   }
 

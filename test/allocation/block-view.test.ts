@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { BlockView, MAX_BLOCKS_PER_RANGE } from '../../shared/allocation/block-view.js';
@@ -146,6 +147,61 @@ describe('allocation from a view of the blocks', () => {
         }
       }
     }
+  });
+});
+
+describe('BlockView picks', () => {
+  it('finds the one free value past blocks with room only in the reserved band', () => {
+    const range = nodePortRange(parsePortRange('30000-32767') as PortRange);
+    expect(range.reservedBand).toBeGreaterThanOrEqual(BLOCK_SIZE);
+    const view = new BlockView();
+    view.apply('r', { index: 0, holders: new Map() }, view.stamp());
+    const holders = new Map(Array.from({ length: BLOCK_SIZE }, (_, slot) => [slot, 'x']));
+    holders.delete(7);
+    view.apply('r', { index: 5, holders }, view.stamp());
+    // Random draws that always land on the first block with room, block 0, first.
+    expect(view.pick(range, 'r', () => 0, new Set())).toBe(5 * BLOCK_SIZE + 7);
+  });
+
+  it('answers a value free in the newest known block whenever one exists, and undefined only when none does', () => {
+    const range = nodePortRange(parsePortRange('30000-30999') as PortRange);
+    const blocks = Math.ceil(range.size / BLOCK_SIZE);
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            index: fc.integer({ min: 0, max: blocks - 1 }),
+            taken: fc.array(fc.integer({ min: 0, max: BLOCK_SIZE - 1 }), {
+              maxLength: BLOCK_SIZE * 2,
+            }),
+          }),
+          { maxLength: 40 },
+        ),
+        fc.array(fc.integer({ min: 0, max: range.size - 1 }), { maxLength: 50 }),
+        (answers, skipped) => {
+          const view = new BlockView();
+          const latest = new Map<number, Set<number>>();
+          for (const { index, taken } of answers) {
+            const holders = new Map(taken.map((slot) => [slot, 'x']));
+            view.apply('r', { index, holders }, view.stamp());
+            latest.set(index, new Set(taken));
+          }
+          const skip = new Set(skipped);
+          const free = (offset: number) =>
+            offset >= range.reservedBand &&
+            offset < range.size &&
+            !skip.has(offset) &&
+            latest.get(Math.floor(offset / BLOCK_SIZE))?.has(offset % BLOCK_SIZE) === false;
+          const any = [...latest.keys()].some((index) =>
+            Array.from({ length: BLOCK_SIZE }, (_, slot) => index * BLOCK_SIZE + slot).some(free),
+          );
+          const picked = view.pick(range, 'r', Math.random, skip);
+          if (picked === undefined) expect(any).toBe(false);
+          else expect(free(picked)).toBe(true);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 
