@@ -18,8 +18,13 @@ export function newAllocationId(randomBytes: (size: number) => Uint8Array): stri
   return id;
 }
 
-/** The characters of an owner-naming id that name the owner (50 of its 100 bits). */
-const OWNER_DIGEST_LENGTH = 10;
+/**
+ * The characters of an owner-naming id that name the owner: 75 of its 100 bits, so that naming
+ * another object takes a second preimage of 75 bits (a Service given a name that collides could
+ * otherwise take a copied id, and with it another Service's values); the other 25 bits are random,
+ * so successive objects of one name get different ids.
+ */
+const OWNER_DIGEST_LENGTH = 15;
 
 /** The object an allocation id names, when its owner is known by name at allocation time. */
 export interface NamedOwner {
@@ -38,8 +43,8 @@ function ownerDigest(owner: NamedOwner): string {
 }
 
 /**
- * An id that names its owner: 10 characters from the digest of its kind, namespace and name,
- * then 10 random ones (50 bits each), the shape of every other id. A Service created with such
+ * An id that names its owner: 15 characters from the digest of its kind, namespace and name,
+ * then 5 random ones, the shape of every other id. A Service created with such
  * an id needs no owner record to be told from a copy under another name: the id says whose it is,
  * and the store's blocks say what it holds.
  */

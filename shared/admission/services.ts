@@ -168,11 +168,12 @@ async function onWrite(
       created,
     ]);
     if (!dryRun && unrecorded) {
-      const claims = grants.map((grant) => ({
-        slot: grant.slot,
-        range: rangeKey(grant.range),
-        offset: grant.range.offsetOf(grant.value) ?? 0,
-      }));
+      const claims = grants.flatMap((grant) => {
+        const offset = grant.range.offsetOf(grant.value);
+        return offset === undefined
+          ? []
+          : [{ slot: grant.slot, range: rangeKey(grant.range), offset }];
+      });
       await track(deps, id, 'create', { namespace: owner.namespace, name: owner.name, claims });
     }
     if (!dryRun && releasing.length > 0) await track(deps, id, 'release');

@@ -16,7 +16,7 @@ describe('allocation ids that name their owner', () => {
     const b = ownerNamingAllocationId(web, (n) => randomBytes(n));
     expect(isAllocationId(a)).toBe(true);
     expect(a).not.toBe(b);
-    expect(a.slice(0, 10)).toBe(b.slice(0, 10));
+    expect(a.slice(0, 15)).toBe(b.slice(0, 15));
   });
 
   it('name their own object only: not another name, namespace or kind, nor a nameless one', () => {
@@ -40,7 +40,7 @@ describe('allocation ids that name their owner', () => {
         },
       ),
     );
-    // A random id names nobody (but with odds of 2^-50).
+    // A random id names nobody (but with odds of 2^-75).
     expect(
       namesOwner(
         newAllocationId((n) => randomBytes(n)),
