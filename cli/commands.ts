@@ -24,6 +24,7 @@ import type { Holding } from '../shared/status/holders.js';
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
 import { type ServeLog, serveLog } from './serve-log.js';
+import { simCommand } from './sim.js';
 
 /** One command. */
 export type Command = (options: CliOptions) => Promise<number>;
@@ -418,6 +419,7 @@ const eni: Command = (options) =>
 /** Every command by name. */
 export const commands: Readonly<Record<string, Command>> = {
   serve,
+  sim: simCommand,
   status,
   scale,
   repair,

@@ -48,6 +48,18 @@ export interface CliOptions {
   readonly cniNodes?: string;
   /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
   readonly holder?: string;
+  /** `sim`: the simulated day. */
+  readonly sim?: SimFlags;
+}
+
+/** The flags of `berth sim`, checked. */
+export interface SimFlags {
+  readonly hours: number;
+  readonly speed: number;
+  readonly seed: number;
+  readonly nodes: number;
+  readonly sessionsPerMinute: number;
+  readonly scenario: string;
 }
 
 /** What the commands read from the environment, passed in so tests control it. */
@@ -104,6 +116,54 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
       'also run the repair, scale and ENI passes on timers (they change the cluster)',
     )
     .action(action('serve'));
+  const positive = (flag: string, integer: boolean) => (value: string) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+      throw new UsageError(
+        `${flag}: "${value}" is not a ${integer ? 'whole number' : 'number'} above 0`,
+      );
+    }
+    return value;
+  };
+  root
+    .command('sim')
+    .description(
+      'a simulated game day through the real server: DynamoDB Local, the webhook and the web view (/ui), invariants checked as it runs',
+    )
+    .addOption(
+      new Option('--hours <n>', 'day length').default('1').argParser(positive('--hours', false)),
+    )
+    .addOption(
+      new Option('--speed <n>', 'day seconds per wall second (600: an hour in 6 s)')
+        .default('60')
+        .argParser(positive('--speed', false)),
+    )
+    .addOption(
+      new Option('--seed <n>', 'replays the same day')
+        .default('1')
+        .argParser(positive('--seed', true)),
+    )
+    .addOption(
+      new Option('--nodes <n>', 'game nodes (16 CPUs each)')
+        .default('20')
+        .argParser(positive('--nodes', true)),
+    )
+    .addOption(
+      new Option('--sessions-per-minute <n>', 'game sessions started a minute, on average')
+        .default('20')
+        .argParser(positive('--sessions-per-minute', false)),
+    )
+    .addOption(
+      new Option('--scenario <name>', 'steady, or matchmaking waves every quarter hour')
+        .choices(['steady', 'waves'])
+        .default('waves'),
+    )
+    .addOption(
+      new Option('--port <n>', 'port of the web view and webhook').default('8443').argParser(port),
+    )
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--json', 'print the report as JSON')
+    .action(action('sim'));
   root
     .command('status')
     .description('usage of every range and pool')
@@ -190,6 +250,18 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
     verbose: on('verbose'),
     local: on('local'),
     cni: on('cni'),
+    ...(command === 'sim'
+      ? {
+          sim: {
+            hours: Number(text('hours') ?? '1'),
+            speed: Number(text('speed') ?? '60'),
+            seed: Number(text('seed') ?? '1'),
+            nodes: Number(text('nodes') ?? '20'),
+            sessionsPerMinute: Number(text('sessionsPerMinute') ?? '20'),
+            scenario: text('scenario') ?? 'waves',
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,11 +1,2 @@
-/** A seeded uniform random source in [0, 1) (mulberry32), so a failing run replays. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The simulator's seeded random source, which tests use too. */
+export { seededRandom } from '../../sim/random.js';

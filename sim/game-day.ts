@@ -1,0 +1,63 @@
+/**
+ * The sessions of a simulated game day, by scenario: when each game server is asked for and how
+ * long its session lasts. Pure and seeded, so a run replays.
+ */
+
+/** The named days `berth sim --scenario` knows. */
+export const SCENARIOS = ['steady', 'waves'] as const;
+/** One of `SCENARIOS`. */
+export type Scenario = (typeof SCENARIOS)[number];
+
+/** What a day is made of. */
+export interface GameDayOptions {
+  readonly scenario: Scenario;
+  readonly hours: number;
+  /** Sessions started a minute, on average over the day. */
+  readonly sessionsPerMinute: number;
+  /** Mean session length (exponential, at least a minute). */
+  readonly meanSessionMinutes: number;
+  readonly random: () => number;
+}
+
+/** One game session: its pod is created at `startMs` and deleted at `endMs` (day time, ms). */
+export interface Session {
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * How busy minute `m` of the day is, relative to the average: flat for `steady`; for `waves`,
+ * matchmaking waves at the top of every quarter hour (three times the average for two minutes)
+ * over a quieter base, the same sessions a day.
+ */
+export function arrivalFactor(scenario: Scenario, minute: number): number {
+  if (scenario === 'steady') return 1;
+  // Two minutes at 3 and thirteen at 9/13 average to 1 over each quarter hour.
+  return minute % 15 < 2 ? 3 : 9 / 13;
+}
+
+/** The day's sessions, in start order. */
+export function gameDay(options: GameDayOptions): Session[] {
+  const sessions: Session[] = [];
+  const minutes = Math.round(options.hours * 60);
+  for (let minute = 0; minute < minutes; minute++) {
+    const expected = options.sessionsPerMinute * arrivalFactor(options.scenario, minute);
+    const count = poisson(expected, options.random);
+    for (let i = 0; i < count; i++) {
+      const startMs = (minute + options.random()) * MINUTE_MS;
+      const length = Math.max(1, -Math.log(1 - options.random()) * options.meanSessionMinutes);
+      sessions.push({ startMs, endMs: startMs + length * MINUTE_MS });
+    }
+  }
+  return sessions.sort((a, b) => a.startMs - b.startMs);
+}
+
+/** A Poisson draw (Knuth's method; the means here are small). */
+function poisson(mean: number, random: () => number): number {
+  const limit = Math.exp(-mean);
+  let count = 0;
+  for (let product = random(); product > limit; product *= random()) count++;
+  return count;
+}

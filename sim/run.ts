@@ -1,0 +1,186 @@
+/**
+ * A simulated game day through berth's real HTTP surface: sessions arrive as the scenario says,
+ * each a game-server pod created, scheduled, bound and deleted by the simulated apiserver
+ * (`cluster.ts`), beside a set of Services that is replaced bit by bit. Day time runs `speed`
+ * times faster than wall time (as fast as berth answers, when that is slower). The invariants
+ * (`invariants.ts`) are checked every `checkEvery` events and at the end; the first violation
+ * stops the run with its evidence.
+ */
+import type { UiState } from '../shared/ui/state.js';
+import { httpWebhook, SimCluster } from './cluster.js';
+import { gameDay, type Scenario } from './game-day.js';
+import { checkMoment } from './invariants.js';
+import { seededRandom } from './random.js';
+
+/** What to simulate. */
+export interface SimOptions {
+  readonly hours: number;
+  /** Day seconds per wall second. */
+  readonly speed: number;
+  readonly seed: number;
+  readonly nodes: number;
+  readonly sessionsPerMinute: number;
+  readonly scenario: Scenario;
+  /** Services kept alive; one is replaced every `serviceChurnMinutes`. */
+  readonly services: number;
+  readonly serviceChurnMinutes: number;
+  readonly checkEvery: number;
+  readonly nodeCpuMillis: number;
+  readonly gameServerCpuMillis: number;
+  readonly meanSessionMinutes: number;
+}
+
+/** Defaults of `berth sim`. */
+export const SIM_DEFAULTS: SimOptions = {
+  hours: 1,
+  speed: 60,
+  seed: 1,
+  nodes: 20,
+  sessionsPerMinute: 20,
+  scenario: 'waves',
+  services: 20,
+  serviceChurnMinutes: 10,
+  checkEvery: 100,
+  nodeCpuMillis: 16_000,
+  gameServerCpuMillis: 500,
+  meanSessionMinutes: 20,
+};
+
+/** What a run did, and what it found. */
+export interface SimReport {
+  readonly scenario: Scenario;
+  readonly simulatedHours: number;
+  readonly sessions: number;
+  readonly gameServersAdmitted: number;
+  readonly gameServersDenied: number;
+  readonly gameServersPending: number;
+  readonly peakGameServers: number;
+  readonly servicesCreated: number;
+  readonly servicesDeleted: number;
+  readonly bindings: number;
+  readonly admissionRequests: number;
+  /** Checks made, and the violations found (the run stops at the first moment with any). */
+  readonly checks: number;
+  readonly violations: readonly string[];
+  /** Simulated time reached when the run ended (all of it unless a violation stopped it). */
+  readonly reachedHours: number;
+  readonly wallSeconds: number;
+  readonly nodeHours: number;
+}
+
+/** Hooks for tests and the live view. */
+export interface SimHooks {
+  /** After every event (its 1-based index): a test injects a fault here. */
+  readonly afterEvent?: (index: number) => Promise<void>;
+  /** Progress, about every tenth of the day. */
+  readonly progress?: (line: string) => void;
+}
+
+type Event =
+  | { readonly atMs: number; readonly kind: 'start' | 'end'; readonly pod: string }
+  | { readonly atMs: number; readonly kind: 'churn' };
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** Runs one day against the berth server at `url` (its `/admission` and `/ui/state`). */
+export async function runSim(
+  url: string,
+  options: SimOptions,
+  hooks: SimHooks = {},
+): Promise<SimReport> {
+  const started = performance.now();
+  const random = seededRandom(options.seed);
+  const cluster = new SimCluster(
+    httpWebhook(`${url}/admission`),
+    options.nodes,
+    options.nodeCpuMillis,
+  );
+  const readState = async (): Promise<UiState> => {
+    const response = await fetch(`${url}/ui/state`);
+    if (!response.ok) throw new Error(`berth answered /ui/state with HTTP ${response.status}`);
+    return (await response.json()) as UiState;
+  };
+
+  const sessions = gameDay({ ...options, random });
+  const events: Event[] = sessions.flatMap((session, i): Event[] => [
+    { atMs: session.startMs, kind: 'start', pod: `gs-${i}` },
+    { atMs: session.endMs, kind: 'end', pod: `gs-${i}` },
+  ]);
+  const dayMs = options.hours * 3_600_000;
+  for (let atMs = 0; atMs < dayMs; atMs += options.serviceChurnMinutes * 60_000) {
+    events.push({ atMs, kind: 'churn' });
+  }
+  // Sessions still running at the end of the day end with it.
+  const sorted = events
+    .map((event) => ({ ...event, atMs: Math.min(event.atMs, dayMs) }))
+    .sort((a, b) => a.atMs - b.atMs);
+
+  let serial = 0;
+  const serviceName = () => `svc-${serial++}`;
+  for (let i = 0; i < options.services; i++) {
+    await cluster.createService(serviceName(), i % 5 === 0 ? 'NodePort' : 'ClusterIP');
+  }
+
+  const violations: string[] = [];
+  let checks = 0;
+  let peak = 0;
+  let reachedMs = 0;
+  let nodeMs = 0;
+  const check = async () => {
+    checks++;
+    violations.push(...checkMoment(await readState(), cluster));
+  };
+  const tenth = Math.max(1, Math.floor(sorted.length / 10));
+  for (const [index, event] of sorted.entries()) {
+    // Pace: day time `atMs` is due `atMs / speed` after the start, in wall time.
+    const due = event.atMs / options.speed - (performance.now() - started);
+    if (due > 0) await sleep(due);
+    nodeMs += (event.atMs - reachedMs) * options.nodes;
+    reachedMs = event.atMs;
+    if (event.kind === 'start')
+      await cluster.createGameServer(event.pod, options.gameServerCpuMillis);
+    else if (event.kind === 'end') await cluster.deleteGameServer(event.pod);
+    else {
+      const [oldest] = cluster.services.keys();
+      if (oldest !== undefined) await cluster.deleteService(oldest);
+      await cluster.createService(serviceName(), serial % 5 === 0 ? 'NodePort' : 'ClusterIP');
+    }
+    peak = Math.max(peak, cluster.pods.size);
+    await hooks.afterEvent?.(index + 1);
+    if ((index + 1) % options.checkEvery === 0) await check();
+    if (violations.length > 0) break;
+    if ((index + 1) % tenth === 0) {
+      hooks.progress?.(
+        `  ${(reachedMs / 3_600_000).toFixed(1)} h of ${options.hours} h: ${cluster.pods.size} game servers, ${cluster.counts.podsCreated} admitted, ${checks} checks clean`,
+      );
+    }
+  }
+  if (violations.length === 0) await check();
+
+  const { counts } = cluster;
+  return {
+    scenario: options.scenario,
+    simulatedHours: options.hours,
+    sessions: sessions.length,
+    gameServersAdmitted: counts.podsCreated,
+    gameServersDenied: counts.podsDenied,
+    gameServersPending: counts.podsPending,
+    peakGameServers: peak,
+    servicesCreated: counts.servicesCreated,
+    servicesDeleted: counts.servicesDeleted,
+    bindings: counts.bindings,
+    admissionRequests:
+      counts.podsCreated +
+      counts.podsDenied +
+      counts.podsDeleted +
+      counts.bindings +
+      counts.servicesCreated +
+      counts.servicesDenied +
+      counts.servicesDeleted,
+    checks,
+    violations,
+    reachedHours: reachedMs / 3_600_000,
+    wallSeconds: (performance.now() - started) / 1000,
+    nodeHours: nodeMs / 3_600_000,
+  };
+}

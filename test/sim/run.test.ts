@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../../shared/app/runtime.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
+import { freshTable } from '../support/dynamo.js';
+import { serveRuntime } from '../support/serve-runtime.js';
+
+async function stack() {
+  const { client, tableName } = await freshTable();
+  const runtime = createRuntime({
+    config: parseConfig({ cluster: 'sim' }),
+    dynamo: client,
+    tableName,
+  });
+  const { server, internalFaults } = await serveRuntime(runtime);
+  return { runtime, server, internalFaults };
+}
+
+const SHORT = {
+  ...SIM_DEFAULTS,
+  hours: 0.25,
+  speed: 1_000_000,
+  nodes: 4,
+  sessionsPerMinute: 6,
+  services: 6,
+  serviceChurnMinutes: 3,
+  checkEvery: 25,
+};
+
+describe('berth sim', { timeout: 120_000 }, () => {
+  it('runs a day of waves through the real server with every invariant held', async () => {
+    const { server, internalFaults } = await stack();
+    try {
+      const report = await runSim(server.url, SHORT);
+      expect(report.violations).toEqual([]);
+      expect(report.sessions).toBeGreaterThan(40);
+      expect(report.gameServersAdmitted).toBe(report.sessions);
+      expect(report.bindings).toBe(report.gameServersAdmitted);
+      expect(report.servicesDeleted).toBeGreaterThan(0);
+      expect(report.checks).toBeGreaterThan(3);
+      expect(report.reachedHours).toBe(0.25);
+      expect(internalFaults).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('stops at the first violation with its evidence: a host port count berth got wrong', async () => {
+    const { runtime, server } = await stack();
+    try {
+      const report = await runSim(server.url, SHORT, {
+        // A use no pod holds, as a lost release would leave it.
+        afterEvent: async (index) => {
+          if (index !== 30) return;
+          await runtime.hostPortStore.addUses([
+            { name: 'lost', range: 'default', port: 7500, protocol: 'UDP' },
+          ]);
+        },
+      });
+      expect(report.violations).toEqual([
+        'host port 7500: berth counts 1 uses, 0 live pods hold it',
+      ]);
+      expect(report.reachedHours).toBeLessThan(0.25);
+    } finally {
+      await server.close();
+    }
+  });
+});
