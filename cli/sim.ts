@@ -5,12 +5,11 @@
  * printing its evidence.
  */
 import { createRuntime } from '../shared/app/runtime.js';
-import { createHttpApi } from '../shared/http/api.js';
-import { startServer } from '../shared/local/server.js';
 import { openStore } from '../shared/local/store-target.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { SCENARIOS, type Scenario } from '../sim/game-day.js';
 import { runSim, SIM_DEFAULTS, type SimReport } from '../sim/run.js';
+import { startSimServer } from '../sim/server.js';
 import type { Command } from './commands.js';
 import { UsageError } from './errors.js';
 
@@ -39,24 +38,18 @@ export const simCommand: Command = async (options) => {
     const tableName = `berth-sim-${Date.now()}`;
     await ensureTable(store.client, tableName);
     const runtime = createRuntime({ config: options.config, dynamo: store.client, tableName });
-    const server = await startServer({
-      host: options.host,
-      port: options.port,
-      handle: createHttpApi({
-        admission: runtime.admission,
-        healthy: () => runtime.healthy(),
-        status: () => runtime.status(),
-        uiState: () => runtime.uiState(),
-      }),
-      onError: (error, request) =>
+    const { server, watch } = await startSimServer(
+      runtime,
+      { host: options.host, port: options.port },
+      (error, request) =>
         process.stderr.write(`${request.method} ${request.path} failed: ${String(error)}\n`),
-    });
+    );
     try {
       out(`berth sim: ${server.url}/ui shows the run (table ${tableName} on ${store.where})`);
       const report = await runSim(
         server.url,
         { ...SIM_DEFAULTS, ...flags, scenario },
-        { progress: out },
+        { progress: out, watch },
       );
       out(options.json ? JSON.stringify(report, null, 2) : formatReport(report));
       return report.violations.length === 0 ? 0 : 1;

@@ -6,7 +6,7 @@
  * (`invariants.ts`) are checked every `checkEvery` events and at the end; the first violation
  * stops the run with its evidence.
  */
-import type { UiState } from '../shared/ui/state.js';
+import type { UiClusterView, UiState } from '../shared/ui/state.js';
 import { httpWebhook, SimCluster } from './cluster.js';
 import { gameDay, type Scenario } from './game-day.js';
 import { checkMoment } from './invariants.js';
@@ -70,6 +70,8 @@ export interface SimReport {
 
 /** Hooks for tests and the live view. */
 export interface SimHooks {
+  /** Handed, once the cluster exists, what the web view shows of it and of the checks so far. */
+  readonly watch?: (view: () => UiClusterView) => void;
   /** After every event (its 1-based index): a test injects a fault here. */
   readonly afterEvent?: (index: number) => Promise<void>;
   /** Progress, about every tenth of the day. */
@@ -123,6 +125,17 @@ export async function runSim(
 
   const violations: string[] = [];
   let checks = 0;
+  hooks.watch?.(() => ({
+    nodes: [...cluster.nodes.values()].map((node) => ({
+      name: node.name,
+      cpuMillis: node.cpuMillis,
+      usedCpuMillis: node.usedCpuMillis,
+      gameServers: [...cluster.pods.values()].filter((pod) => pod.node === node.name).length,
+      cordoned: false,
+    })),
+    pendingGameServers: [...cluster.pods.values()].filter((pod) => !pod.node).length,
+    invariants: { checks, violations: [...violations] },
+  }));
   let peak = 0;
   let reachedMs = 0;
   let nodeMs = 0;

@@ -2,7 +2,8 @@
  * The web view at `/ui`: one self-contained page (no external script, style or font: it must
  * work offline and behind a strict network), read-only, polling `/ui/state` every second. It
  * draws the exclusive ranges as fill bars with their allocation rate, each host port range as a
- * heat map of use counts, every ENI pool, and a live chart of allocations per second. The
+ * heat map of use counts, every ENI pool, a live chart of allocations per second, and, when the
+ * server sees a cluster (`berth sim`), its nodes filled with game servers and the invariants. The
  * Content-Security-Policy allows exactly its own inline script and style, by hash.
  */
 import { createHash } from 'node:crypto';
@@ -23,6 +24,11 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: right; padding: 2px 6px; border-bottom: 1px solid #8883; }
 th:first-child, td:first-child { text-align: left; }
 svg { width: 100%; height: 120px; border: 1px solid #8884; }
+.nodes { display: grid; grid-template-columns: repeat(auto-fill, minmax(120px, 1fr)); gap: 6px; }
+.node { border: 1px solid #8886; border-radius: 4px; padding: 4px 6px; font-size: 12px; }
+.node[data-cordoned="true"] { border-style: dashed; opacity: 0.6; }
+.node meter { height: 10px; }
+#violations { color: #c62828; font-weight: 600; }
 .legend span { margin-right: 12px; }
 `;
 
@@ -130,6 +136,38 @@ function renderChart(state) {
   $('rate-now').textContent = last.toFixed(1) + ' allocations/s now, peak ' + peak.toFixed(1) + ' over the last ' + history.length + ' s';
 }
 
+function renderCluster(state) {
+  const view = state.clusterView;
+  $('cluster-section').hidden = !view;
+  $('invariants-section').hidden = !(view && view.invariants);
+  if (!view) return;
+  const box = $('nodes');
+  box.replaceChildren();
+  for (const node of view.nodes) {
+    const card = text('div', '', { class: 'node', 'data-node': node.name, 'data-cordoned': String(node.cordoned) });
+    card.append(
+      text('div', node.name + (node.cordoned ? ' (cordoned)' : '')),
+      text('meter', '', {
+        min: '0', max: String(node.cpuMillis), value: String(node.usedCpuMillis),
+        'aria-label': 'node ' + node.name + ': ' + node.gameServers + ' game servers, ' +
+          Math.round(100 * node.usedCpuMillis / node.cpuMillis) + '% of its CPU',
+      }),
+      text('div', node.gameServers + ' game servers', { class: 'node-pods' }),
+    );
+    box.append(card);
+  }
+  const running = view.nodes.reduce((sum, node) => sum + node.gameServers, 0);
+  $('cluster-summary').textContent = running + ' game servers on ' + view.nodes.length + ' nodes, ' +
+    view.pendingGameServers + ' waiting for a node';
+  if (view.invariants) {
+    const list = $('violations');
+    list.replaceChildren(...view.invariants.violations.map((v) => text('li', v)));
+    $('invariants-summary').textContent = view.invariants.violations.length === 0
+      ? view.invariants.checks + ' checks, every invariant held'
+      : view.invariants.violations.length + ' violation(s) after ' + view.invariants.checks + ' checks: the run stopped';
+  }
+}
+
 async function tick() {
   try {
     const response = await fetch('ui/state', { cache: 'no-store' });
@@ -139,6 +177,7 @@ async function tick() {
     renderRanges(state);
     renderHeat(state);
     renderPools(state);
+    renderCluster(state);
     renderChart(state);
     previous = state;
     $('connection').dataset.state = 'up';
@@ -171,6 +210,16 @@ export const UI_PAGE = `<!doctype html>
   <span id="connection" role="status" aria-live="polite">connecting…</span>
 </header>
 <main>
+  <section id="invariants-section" aria-labelledby="invariants-title" hidden>
+    <h2 id="invariants-title">Invariants</h2>
+    <p id="invariants-summary" aria-live="polite"></p>
+    <ul id="violations" role="alert"></ul>
+  </section>
+  <section id="cluster-section" aria-labelledby="cluster-title" hidden>
+    <h2 id="cluster-title">Nodes and their game servers</h2>
+    <div id="cluster-summary"></div>
+    <div id="nodes" class="nodes"></div>
+  </section>
   <section aria-labelledby="ranges-title">
     <h2 id="ranges-title">Cluster IP and node port ranges</h2>
     <div id="ranges" class="grid"></div>

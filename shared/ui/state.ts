@@ -14,11 +14,31 @@ export interface HostPortHeat {
   readonly counts: readonly number[];
 }
 
+/** A node as the view draws it: a box filled with its game servers. */
+export interface UiNode {
+  readonly name: string;
+  readonly cpuMillis: number;
+  readonly usedCpuMillis: number;
+  readonly gameServers: number;
+  readonly cordoned: boolean;
+}
+
+/**
+ * What a cluster the server can see adds to the view: its nodes, the pods waiting for one, and
+ * the invariants checked so far (`berth sim` checks them as it runs).
+ */
+export interface UiClusterView {
+  readonly nodes: readonly UiNode[];
+  readonly pendingGameServers: number;
+  readonly invariants?: { readonly checks: number; readonly violations: readonly string[] };
+}
+
 /** The page's data. */
 export interface UiState extends StatusReport {
   /** Epoch ms of the reading: the page turns successive readings into rates. */
   readonly at: number;
   readonly hostPorts: readonly HostPortHeat[];
+  readonly clusterView?: UiClusterView;
 }
 
 /** What a reading needs. */

@@ -8,12 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
+import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
+import { startSimServer } from '../../sim/server.js';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
 import { review } from '../support/reviews.js';
 import { serveRuntime } from '../support/serve-runtime.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+/**
+ * Where the sim test leaves its screenshot of a wave (git ignores `.berth/`): the README's
+ * picture is this file, copied to docs/ when the view changes.
+ */
+const SCREENSHOT = '.berth/ui-wave.png';
 
 let server: RunningServer;
 let browser: Browser;
@@ -148,5 +155,89 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
       .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
       .toMatch(/^updated /);
     await page.close();
+  });
+});
+
+describe('the web view during berth sim', { timeout: 120_000 }, () => {
+  it('shows the nodes and ranges of the run, follows its game servers, and reports a violation the test injects', async () => {
+    const { client, tableName } = await freshTable();
+    const runtime = createRuntime({
+      config: parseConfig({ cluster: 'sim-view', serviceCIDRs: ['10.80.0.0/24'] }),
+      dynamo: client,
+      tableName,
+    });
+    const { server: simServer, watch } = await startSimServer(
+      runtime,
+      { host: '127.0.0.1', port: 0 },
+      (error) => serverErrors.push(error),
+    );
+    const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    try {
+      await page.goto(`${simServer.url}/ui`);
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const day = runSim(
+        simServer.url,
+        {
+          ...SIM_DEFAULTS,
+          hours: 0.5,
+          speed: 1_000_000,
+          nodes: 6,
+          sessionsPerMinute: 8,
+          services: 8,
+          checkEvery: 20,
+        },
+        {
+          watch,
+          afterEvent: async (index) => {
+            // Mid-wave: hold the day still while the page is looked at, then break a count.
+            if (index === 200) await held;
+            if (index === 201) {
+              await runtime.hostPortStore.addUses([
+                { name: 'lost', range: 'default', port: 7999, protocol: 'UDP' },
+              ]);
+            }
+          },
+        },
+      );
+      await expect.poll(() => page.locator('[data-node]').count(), { timeout: 20_000 }).toBe(6);
+      await expect
+        .poll(() => page.locator('#cluster-summary').textContent(), { timeout: 20_000 })
+        .toMatch(/^[1-9]\d* game servers on 6 nodes, \d+ waiting for a node$/);
+      const node = page.getByRole('meter', { name: /^node game-node-000: \d+ game servers, / });
+      expect(await node.count()).toBe(1);
+      expect(
+        await page
+          .getByRole('meter', { name: /^cluster IPs 10\.80\.0\.0\/24: [1-9]\d* of 254 used$/ })
+          .count(),
+      ).toBe(1);
+      await expect
+        .poll(() => page.locator('#invariants-summary').textContent(), { timeout: 20_000 })
+        .toMatch(/checks, every invariant held$/);
+      // A few seconds of the chart before the picture.
+      await expect
+        .poll(() => page.locator('#rate-now').textContent(), { timeout: 20_000 })
+        .toMatch(/over the last [4-9] s$/);
+      await page.screenshot({ path: SCREENSHOT, fullPage: true });
+      release();
+      const report = await day;
+      expect(report.violations).toEqual([
+        'host port 7999: berth counts 1 uses, 0 live pods hold it',
+      ]);
+      await expect
+        .poll(() => page.getByRole('alert').textContent(), { timeout: 20_000 })
+        .toBe('host port 7999: berth counts 1 uses, 0 live pods hold it');
+      expect(await page.locator('#invariants-summary').textContent()).toMatch(
+        /^1 violation\(s\) after \d+ checks: the run stopped$/,
+      );
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      await simServer.close();
+    }
   });
 });
