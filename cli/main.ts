@@ -154,8 +154,11 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
         .argParser(positive('--sessions-per-minute', false)),
     )
     .addOption(
-      new Option('--scenario <name>', 'steady, or matchmaking waves every quarter hour')
-        .choices(['steady', 'waves'])
+      new Option(
+        '--scenario <name>',
+        'steady, matchmaking waves every quarter hour, or a steady day whose fullest node fails',
+      )
+        .choices(['steady', 'waves', 'node-failure'])
         .default('waves'),
     )
     .addOption(

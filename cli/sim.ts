@@ -16,8 +16,8 @@ import { UsageError } from './errors.js';
 function formatReport(report: SimReport): string {
   const lines = [
     `simulated ${report.reachedHours.toFixed(2)} h of ${report.simulatedHours} h (${report.scenario}) in ${report.wallSeconds.toFixed(1)} s`,
-    `  sessions ${report.sessions}, game servers admitted ${report.gameServersAdmitted} (denied ${report.gameServersDenied}, found no node at first ${report.gameServersPending}), at most ${report.peakGameServers} at once`,
-    `  Services created ${report.servicesCreated}, deleted ${report.servicesDeleted}; bindings ${report.bindings}; admission requests ${report.admissionRequests}`,
+    `  sessions ${report.sessions}, game servers admitted ${report.gameServersAdmitted} (denied ${report.gameServersDenied}, found no node at first ${report.gameServersPending}, lost with a failed node ${report.gameServersLost}), at most ${report.peakGameServers} at once`,
+    `  Services created ${report.servicesCreated}, deleted ${report.servicesDeleted}; bindings ${report.bindings}; admission requests ${report.admissionRequests} (p50 ${report.admissionMs.p50} ms, p99 ${report.admissionMs.p99} ms, max ${report.admissionMs.max} ms)`,
     `  node-hours ${report.nodeHours.toFixed(1)}; invariant checks ${report.checks}`,
   ];
   if (report.violations.length === 0) lines.push('  every invariant held');

@@ -95,10 +95,19 @@ export class SimCluster {
     bindings: 0,
     podsPending: 0,
   };
+  /** Milliseconds each admission request took, in order (what the apiserver waited). */
+  readonly admissionMs: number[] = [];
   readonly #webhook: Webhook;
 
   constructor(webhook: Webhook, nodes: number, nodeCpuMillis: number) {
-    this.#webhook = webhook;
+    this.#webhook = async (body) => {
+      const started = performance.now();
+      try {
+        return await webhook(body);
+      } finally {
+        this.admissionMs.push(performance.now() - started);
+      }
+    };
     for (let i = 0; i < nodes; i++) {
       const name = `game-node-${String(i).padStart(3, '0')}`;
       this.nodes.set(name, {
@@ -172,6 +181,26 @@ export class SimCluster {
     }
     // Room was made: pods waiting for a node try again, oldest first.
     for (const waiting of this.pods.values()) if (!waiting.node) await this.#schedule(waiting);
+  }
+
+  /**
+   * A node fails: the node lifecycle controller deletes its pods (each DELETE goes to admission)
+   * and the node leaves the cluster. Answers the game servers lost.
+   */
+  async failNode(name: string): Promise<number> {
+    const lost = [...this.pods.values()].filter((pod) => pod.node === name);
+    this.nodes.delete(name);
+    for (const pod of lost) await this.deleteGameServer(pod.name);
+    return lost.length;
+  }
+
+  /** The node running the most game servers, if any runs one. */
+  fullestNode(): string | undefined {
+    let fullest: SimNode | undefined;
+    for (const node of this.nodes.values()) {
+      if (!fullest || node.usedCpuMillis > fullest.usedCpuMillis) fullest = node;
+    }
+    return fullest && fullest.usedCpuMillis > 0 ? fullest.name : undefined;
   }
 
   /** A Service: admitted and stored; false when admission denied it. */

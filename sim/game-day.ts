@@ -3,8 +3,11 @@
  * long its session lasts. Pure and seeded, so a run replays.
  */
 
-/** The named days `berth sim --scenario` knows. */
-export const SCENARIOS = ['steady', 'waves'] as const;
+/**
+ * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`, and
+ * `node-failure`, a steady day whose fullest node fails 40% of the way through.
+ */
+export const SCENARIOS = ['steady', 'waves', 'node-failure'] as const;
 /** One of `SCENARIOS`. */
 export type Scenario = (typeof SCENARIOS)[number];
 
@@ -33,7 +36,7 @@ const MINUTE_MS = 60_000;
  * over a quieter base, the same sessions a day.
  */
 export function arrivalFactor(scenario: Scenario, minute: number): number {
-  if (scenario === 'steady') return 1;
+  if (scenario !== 'waves') return 1;
   // Two minutes at 3 and thirteen at 9/13 average to 1 over each quarter hour.
   return minute % 15 < 2 ? 3 : 9 / 13;
 }

@@ -55,10 +55,14 @@ export interface SimReport {
   readonly gameServersDenied: number;
   readonly gameServersPending: number;
   readonly peakGameServers: number;
+  /** Game servers whose node failed under them. */
+  readonly gameServersLost: number;
   readonly servicesCreated: number;
   readonly servicesDeleted: number;
   readonly bindings: number;
   readonly admissionRequests: number;
+  /** What the apiserver waited for admission, over the whole day. */
+  readonly admissionMs: { readonly p50: number; readonly p99: number; readonly max: number };
   /** Checks made, and the violations found (the run stops at the first moment with any). */
   readonly checks: number;
   readonly violations: readonly string[];
@@ -80,7 +84,7 @@ export interface SimHooks {
 
 type Event =
   | { readonly atMs: number; readonly kind: 'start' | 'end'; readonly pod: string }
-  | { readonly atMs: number; readonly kind: 'churn' };
+  | { readonly atMs: number; readonly kind: 'churn' | 'node-failure' };
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -112,6 +116,7 @@ export async function runSim(
   for (let atMs = 0; atMs < dayMs; atMs += options.serviceChurnMinutes * 60_000) {
     events.push({ atMs, kind: 'churn' });
   }
+  if (options.scenario === 'node-failure') events.push({ atMs: dayMs * 0.4, kind: 'node-failure' });
   // Sessions still running at the end of the day end with it.
   const sorted = events
     .map((event) => ({ ...event, atMs: Math.min(event.atMs, dayMs) }))
@@ -134,11 +139,13 @@ export async function runSim(
       cordoned: false,
     })),
     pendingGameServers: [...cluster.pods.values()].filter((pod) => !pod.node).length,
+    admissionMs: latencyOf(cluster.admissionMs.slice(-1_000)),
     invariants: { checks, violations: [...violations] },
   }));
   let peak = 0;
   let reachedMs = 0;
   let nodeMs = 0;
+  let gameServersLost = 0;
   const check = async () => {
     checks++;
     violations.push(...checkMoment(await readState(), cluster));
@@ -148,12 +155,22 @@ export async function runSim(
     // Pace: day time `atMs` is due `atMs / speed` after the start, in wall time.
     const due = event.atMs / options.speed - (performance.now() - started);
     if (due > 0) await sleep(due);
-    nodeMs += (event.atMs - reachedMs) * options.nodes;
+    nodeMs += (event.atMs - reachedMs) * cluster.nodes.size;
     reachedMs = event.atMs;
-    if (event.kind === 'start')
+    if (event.kind === 'start') {
       await cluster.createGameServer(event.pod, options.gameServerCpuMillis);
-    else if (event.kind === 'end') await cluster.deleteGameServer(event.pod);
-    else {
+    } else if (event.kind === 'end') {
+      await cluster.deleteGameServer(event.pod);
+    } else if (event.kind === 'node-failure') {
+      const node = cluster.fullestNode();
+      if (node) {
+        const lost = await cluster.failNode(node);
+        gameServersLost += lost;
+        hooks.progress?.(
+          `  node ${node} failed at ${(event.atMs / 3_600_000).toFixed(1)} h: ${lost} game servers lost`,
+        );
+      }
+    } else {
       const [oldest] = cluster.services.keys();
       if (oldest !== undefined) await cluster.deleteService(oldest);
       await cluster.createService(serviceName(), serial % 5 === 0 ? 'NodePort' : 'ClusterIP');
@@ -179,6 +196,7 @@ export async function runSim(
     gameServersDenied: counts.podsDenied,
     gameServersPending: counts.podsPending,
     peakGameServers: peak,
+    gameServersLost,
     servicesCreated: counts.servicesCreated,
     servicesDeleted: counts.servicesDeleted,
     bindings: counts.bindings,
@@ -190,10 +208,19 @@ export async function runSim(
       counts.servicesCreated +
       counts.servicesDenied +
       counts.servicesDeleted,
+    admissionMs: latencyOf(cluster.admissionMs),
     checks,
     violations,
     reachedHours: reachedMs / 3_600_000,
     wallSeconds: (performance.now() - started) / 1000,
     nodeHours: nodeMs / 3_600_000,
   };
+}
+
+/** Percentiles of request durations, in ms (0 for none). */
+export function latencyOf(durations: readonly number[]): SimReport['admissionMs'] {
+  const sorted = [...durations].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  return { p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted.at(-1) ?? 0) };
 }

@@ -158,7 +158,9 @@ function renderCluster(state) {
   }
   const running = view.nodes.reduce((sum, node) => sum + node.gameServers, 0);
   $('cluster-summary').textContent = running + ' game servers on ' + view.nodes.length + ' nodes, ' +
-    view.pendingGameServers + ' waiting for a node';
+    view.pendingGameServers + ' waiting for a node' + (view.admissionMs
+      ? '; admission p50 ' + view.admissionMs.p50 + ' ms, p99 ' + view.admissionMs.p99 + ' ms'
+      : '');
   if (view.invariants) {
     const list = $('violations');
     list.replaceChildren(...view.invariants.violations.map((v) => text('li', v)));

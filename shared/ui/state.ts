@@ -30,6 +30,8 @@ export interface UiNode {
 export interface UiClusterView {
   readonly nodes: readonly UiNode[];
   readonly pendingGameServers: number;
+  /** What the cluster waited for admission lately, in ms. */
+  readonly admissionMs?: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly invariants?: { readonly checks: number; readonly violations: readonly string[] };
 }
 

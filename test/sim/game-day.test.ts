@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { arrivalFactor, gameDay } from '../../sim/game-day.js';
 import { seededRandom } from '../../sim/random.js';
+import { latencyOf } from '../../sim/run.js';
 
 describe('gameDay', () => {
   it('keeps the average rate in waves: three times it for two minutes a quarter hour, less between', () => {
@@ -28,5 +29,13 @@ describe('gameDay', () => {
     expect(sessions.map((s) => s.startMs)).toEqual(
       [...sessions.map((s) => s.startMs)].sort((a, b) => a - b),
     );
+  });
+});
+
+describe('latencyOf', () => {
+  it('answers the median, the 99th percentile and the longest, and zeros for none', () => {
+    const durations = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(latencyOf(durations)).toEqual({ p50: 51, p99: 100, max: 100 });
+    expect(latencyOf([])).toEqual({ p50: 0, p99: 0, max: 0 });
   });
 });

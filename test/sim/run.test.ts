@@ -45,6 +45,20 @@ describe('berth sim', { timeout: 120_000 }, () => {
     }
   });
 
+  it("loses the failed node's game servers and keeps every invariant when a node fails", async () => {
+    const { server, internalFaults } = await stack();
+    try {
+      const report = await runSim(server.url, { ...SHORT, scenario: 'node-failure' });
+      expect(report.violations).toEqual([]);
+      expect(report.gameServersLost).toBeGreaterThan(0);
+      // Three nodes left for the rest of the day.
+      expect(report.nodeHours).toBeLessThan(SHORT.nodes * SHORT.hours);
+      expect(internalFaults).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('stops at the first violation with its evidence: a host port count berth got wrong', async () => {
     const { runtime, server } = await stack();
     try {

@@ -207,7 +207,9 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       await expect.poll(() => page.locator('[data-node]').count(), { timeout: 20_000 }).toBe(6);
       await expect
         .poll(() => page.locator('#cluster-summary').textContent(), { timeout: 20_000 })
-        .toMatch(/^[1-9]\d* game servers on 6 nodes, \d+ waiting for a node$/);
+        .toMatch(
+          /^[1-9]\d* game servers on 6 nodes, \d+ waiting for a node; admission p50 [\d.]+ ms, p99 [\d.]+ ms$/,
+        );
       const node = page.getByRole('meter', { name: /^node game-node-000: \d+ game servers, / });
       expect(await node.count()).toBe(1);
       expect(
