@@ -8,7 +8,7 @@
  */
 import type { UiClusterView, UiState } from '../shared/ui/state.js';
 import { httpWebhook, SimCluster } from './cluster.js';
-import { gameDay, type Scenario } from './game-day.js';
+import { gameDay, type Scenario, type Session } from './game-day.js';
 import { checkMoment } from './invariants.js';
 import { seededRandom } from './random.js';
 
@@ -88,6 +88,42 @@ type Event =
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
+/**
+ * The day's events in time order: each session's start and end, the Service churn, and the node
+ * failure of that scenario. Sessions still running when the day ends end with it.
+ */
+function dayEvents(sessions: readonly Session[], options: SimOptions): Event[] {
+  const dayMs = options.hours * 3_600_000;
+  const events: Event[] = sessions.flatMap((session, i): Event[] => [
+    { atMs: session.startMs, kind: 'start', pod: `gs-${i}` },
+    { atMs: session.endMs, kind: 'end', pod: `gs-${i}` },
+  ]);
+  for (let atMs = 0; atMs < dayMs; atMs += options.serviceChurnMinutes * 60_000) {
+    events.push({ atMs, kind: 'churn' });
+  }
+  if (options.scenario === 'node-failure') events.push({ atMs: dayMs * 0.4, kind: 'node-failure' });
+  return events
+    .map((event) => ({ ...event, atMs: Math.min(event.atMs, dayMs) }))
+    .sort((a, b) => a.atMs - b.atMs);
+}
+
+/** What the web view shows of the simulated cluster and the checks so far. */
+function viewOf(cluster: SimCluster, checks: number, violations: readonly string[]): UiClusterView {
+  const pods = [...cluster.pods.values()];
+  return {
+    nodes: [...cluster.nodes.values()].map((node) => ({
+      name: node.name,
+      cpuMillis: node.cpuMillis,
+      usedCpuMillis: node.usedCpuMillis,
+      gameServers: pods.filter((pod) => pod.node === node.name).length,
+      cordoned: false,
+    })),
+    pendingGameServers: pods.filter((pod) => !pod.node).length,
+    admissionMs: latencyOf(cluster.admissionMs.slice(-1_000)),
+    invariants: { checks, violations: [...violations] },
+  };
+}
+
 /** Runs one day against the berth server at `url` (its `/admission` and `/ui/state`). */
 export async function runSim(
   url: string,
@@ -108,19 +144,7 @@ export async function runSim(
   };
 
   const sessions = gameDay({ ...options, random });
-  const events: Event[] = sessions.flatMap((session, i): Event[] => [
-    { atMs: session.startMs, kind: 'start', pod: `gs-${i}` },
-    { atMs: session.endMs, kind: 'end', pod: `gs-${i}` },
-  ]);
-  const dayMs = options.hours * 3_600_000;
-  for (let atMs = 0; atMs < dayMs; atMs += options.serviceChurnMinutes * 60_000) {
-    events.push({ atMs, kind: 'churn' });
-  }
-  if (options.scenario === 'node-failure') events.push({ atMs: dayMs * 0.4, kind: 'node-failure' });
-  // Sessions still running at the end of the day end with it.
-  const sorted = events
-    .map((event) => ({ ...event, atMs: Math.min(event.atMs, dayMs) }))
-    .sort((a, b) => a.atMs - b.atMs);
+  const sorted = dayEvents(sessions, options);
 
   let serial = 0;
   const serviceName = () => `svc-${serial++}`;
@@ -130,18 +154,7 @@ export async function runSim(
 
   const violations: string[] = [];
   let checks = 0;
-  hooks.watch?.(() => ({
-    nodes: [...cluster.nodes.values()].map((node) => ({
-      name: node.name,
-      cpuMillis: node.cpuMillis,
-      usedCpuMillis: node.usedCpuMillis,
-      gameServers: [...cluster.pods.values()].filter((pod) => pod.node === node.name).length,
-      cordoned: false,
-    })),
-    pendingGameServers: [...cluster.pods.values()].filter((pod) => !pod.node).length,
-    admissionMs: latencyOf(cluster.admissionMs.slice(-1_000)),
-    invariants: { checks, violations: [...violations] },
-  }));
+  hooks.watch?.(() => viewOf(cluster, checks, violations));
   let peak = 0;
   let reachedMs = 0;
   let nodeMs = 0;
