@@ -107,10 +107,10 @@ describe('host port allocation from a view of the counts', () => {
     const config = parseConfig({ hostPortRanges: { default: '7000-7031' } });
     let conflicts = 0;
     /** One process (a Lambda container, `berth serve`): its own handler and view. */
-    const process = () =>
+    const process = (through: HostPortStore = store) =>
       podAdmission({
         config,
-        store,
+        store: through,
         random: Math.random,
         randomBytes: (size) => new Uint8Array(randomBytes(size)),
         now: () => 1_700_000_000_000,
@@ -170,8 +170,27 @@ describe('host port allocation from a view of the counts', () => {
     const w = await world();
     await useFirstPorts(w.store, 31);
     // Two containers with no view yet: each reads the range within its allocation, so a use its
-    // read misses can only be the other's, concurrent one.
-    const [a, b] = [w.process(), w.process()];
+    // read misses can only be the other's, concurrent one. Both reads finish before either writes.
+    let read = 0;
+    let bothRead: () => void = () => {};
+    const barrier = new Promise<void>((resolve) => {
+      bothRead = resolve;
+    });
+    const reading = new Proxy(w.store, {
+      get(target, property) {
+        if (property === 'readCounts') {
+          return async (range: HostPortRange) => {
+            const counts = await target.readCounts(range);
+            if (++read === 2) bothRead();
+            await barrier;
+            return counts;
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const [a, b] = [w.process(reading), w.process(reading)];
     await Promise.all([w.create(a), w.create(b)]);
     expect(w.conflicts()).toBe(0);
     const counts = await w.counts();
