@@ -71,9 +71,13 @@ describe('berth sim', { timeout: 120_000 }, () => {
           ]);
         },
       });
-      expect(report.violations).toEqual([
-        'host port 7500: berth counts 1 uses, 0 live pods hold it',
-      ]);
+      // One use more than the live pods holding the port (which may hold it too).
+      expect(report.violations).toHaveLength(1);
+      const [, counted, live] =
+        /^host port 7500: berth counts (\d+) uses, (\d+) live pods hold it$/.exec(
+          report.violations[0] ?? '',
+        ) ?? [];
+      expect(Number(counted)).toBe(Number(live) + 1);
       expect(report.reachedHours).toBeLessThan(0.25);
     } finally {
       await server.close();
