@@ -247,11 +247,18 @@ export class SimCluster {
 
   /** Binds the pod to a node that fits; false when none does (it stays Pending). */
   async #schedule(pod: SimPod): Promise<boolean> {
+    if (pod.node) return true;
     const target = scheduleOnto(
       pod,
       [...this.nodes.values()].map((node) => ({ ...node, cordoned: false })),
     );
-    if (!target) return false;
+    const node = target ? this.nodes.get(target) : undefined;
+    if (!target || !node) return false;
+    // Assumed on the node before the binding is sent, as kube-scheduler does: scheduling that
+    // runs meanwhile sees the node's CPU and ports taken.
+    pod.node = target;
+    node.usedCpuMillis += pod.cpuMillis;
+    for (const port of pod.hostPorts) node.boundPorts.add(portKey(port));
     const binding = {
       apiVersion: 'v1',
       kind: 'Binding',
@@ -269,11 +276,6 @@ export class SimCluster {
       }),
     );
     this.counts.bindings++;
-    const node = this.nodes.get(target);
-    if (!node) return false;
-    pod.node = target;
-    node.usedCpuMillis += pod.cpuMillis;
-    for (const port of pod.hostPorts) node.boundPorts.add(portKey(port));
     return true;
   }
 }

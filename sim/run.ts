@@ -2,13 +2,15 @@
  * A simulated game day through berth's real HTTP surface: sessions arrive as the scenario says,
  * each a game-server pod created, scheduled, bound and deleted by the simulated apiserver
  * (`cluster.ts`), beside a set of Services that is replaced bit by bit. Day time runs `speed`
- * times faster than wall time (as fast as berth answers, when that is slower). The invariants
- * (`invariants.ts`) are checked every `checkEvery` events and at the end; the first violation
- * stops the run with its evidence.
+ * times faster than wall time (as fast as berth answers, when that is slower), with up to
+ * `inFlight` game-server requests at once. The invariants (`invariants.ts`) are checked every
+ * `checkEvery` events, at a quiet moment, and at the end; the first violation stops the run with
+ * its evidence.
  */
 import type { UiClusterView, UiState } from '../shared/ui/state.js';
 import { httpWebhook, SimCluster } from './cluster.js';
 import { gameDay, type Scenario, type Session } from './game-day.js';
+import { InFlight } from './in-flight.js';
 import { checkMoment } from './invariants.js';
 import { seededRandom } from './random.js';
 
@@ -25,6 +27,8 @@ export interface SimOptions {
   readonly services: number;
   readonly serviceChurnMinutes: number;
   readonly checkEvery: number;
+  /** Game-server requests sent at once, as an apiserver has many in flight. */
+  readonly inFlight: number;
   readonly nodeCpuMillis: number;
   readonly gameServerCpuMillis: number;
   readonly meanSessionMinutes: number;
@@ -41,6 +45,7 @@ export const SIM_DEFAULTS: SimOptions = {
   services: 20,
   serviceChurnMinutes: 10,
   checkEvery: 100,
+  inFlight: 16,
   nodeCpuMillis: 16_000,
   gameServerCpuMillis: 500,
   meanSessionMinutes: 20,
@@ -164,6 +169,9 @@ export async function runSim(
     violations.push(...checkMoment(await readState(), cluster));
   };
   const tenth = Math.max(1, Math.floor(sorted.length / 10));
+  const inFlight = new InFlight(options.inFlight);
+  /** Each game server's CREATE, which its DELETE waits for. */
+  const creating = new Map<string, Promise<void>>();
   for (const [index, event] of sorted.entries()) {
     // Pace: day time `atMs` is due `atMs / speed` after the start, in wall time.
     const due = event.atMs / options.speed - (performance.now() - started);
@@ -171,26 +179,52 @@ export async function runSim(
     nodeMs += (event.atMs - reachedMs) * cluster.nodes.size;
     reachedMs = event.atMs;
     if (event.kind === 'start') {
-      await cluster.createGameServer(event.pod, options.gameServerCpuMillis);
+      let created: () => void = () => {};
+      // Settles either way: a failure is the in-flight tracker's to report.
+      creating.set(event.pod, new Promise<void>((resolve) => (created = resolve)));
+      await inFlight.add(async () => {
+        try {
+          await cluster.createGameServer(event.pod, options.gameServerCpuMillis);
+        } finally {
+          created();
+        }
+      });
     } else if (event.kind === 'end') {
-      await cluster.deleteGameServer(event.pod);
-    } else if (event.kind === 'node-failure') {
-      const node = cluster.fullestNode();
-      if (node) {
-        const lost = await cluster.failNode(node);
-        gameServersLost += lost;
-        hooks.progress?.(
-          `  node ${node} failed at ${(event.atMs / 3_600_000).toFixed(1)} h: ${lost} game servers lost`,
-        );
-      }
+      const created = creating.get(event.pod);
+      creating.delete(event.pod);
+      await inFlight.add(async () => {
+        await created;
+        await cluster.deleteGameServer(event.pod);
+      });
     } else {
-      const [oldest] = cluster.services.keys();
-      if (oldest !== undefined) await cluster.deleteService(oldest);
-      await cluster.createService(serviceName(), serial % 5 === 0 ? 'NodePort' : 'ClusterIP');
+      // Services change and nodes fail one at a time, with nothing else in flight.
+      await inFlight.drain();
+      if (event.kind === 'node-failure') {
+        const node = cluster.fullestNode();
+        if (node) {
+          const lost = await cluster.failNode(node);
+          gameServersLost += lost;
+          hooks.progress?.(
+            `  node ${node} failed at ${(event.atMs / 3_600_000).toFixed(1)} h: ${lost} game servers lost`,
+          );
+        }
+      } else {
+        const [oldest] = cluster.services.keys();
+        if (oldest !== undefined) await cluster.deleteService(oldest);
+        await cluster.createService(serviceName(), serial % 5 === 0 ? 'NodePort' : 'ClusterIP');
+      }
     }
     peak = Math.max(peak, cluster.pods.size);
-    await hooks.afterEvent?.(index + 1);
-    if ((index + 1) % options.checkEvery === 0) await check();
+    if (hooks.afterEvent) {
+      // A hook sees every earlier event finished.
+      await inFlight.drain();
+      await hooks.afterEvent(index + 1);
+    }
+    if ((index + 1) % options.checkEvery === 0) {
+      // Checked at a quiet moment: berth and the cluster agree only between requests.
+      await inFlight.drain();
+      await check();
+    }
     if (violations.length > 0) break;
     if ((index + 1) % tenth === 0) {
       hooks.progress?.(
@@ -198,6 +232,7 @@ export async function runSim(
       );
     }
   }
+  await inFlight.drain();
   if (violations.length === 0) await check();
 
   const { counts } = cluster;
