@@ -32,8 +32,13 @@ export const simCommand: Command = async (options) => {
   const scenario = SCENARIOS.find((name) => name === flags.scenario) as Scenario | undefined;
   if (!scenario)
     throw new UsageError(`--scenario: "${flags.scenario}" is not one of ${SCENARIOS.join(', ')}`);
+  if (options.table && !options.dynamodbEndpoint) {
+    throw new UsageError(
+      '--table: berth sim makes a table of its own, on DynamoDB Local or --dynamodb-endpoint, never in an AWS account',
+    );
+  }
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  const store = await openStore(options, { progress: out });
+  const store = await openStore({ ...options, table: undefined }, { progress: out });
   try {
     const tableName = `berth-sim-${Date.now()}`;
     await ensureTable(store.client, tableName);

@@ -60,6 +60,7 @@ describe('berth CLI', () => {
       scale: ['--once', '--dry-run'],
       eni: ['--once'],
       manifests: ['--stack', '--url', '--local', '--ca-file'],
+      sim: ['--hours', '--speed', '--seed', '--nodes', '--sessions-per-minute', '--scenario'],
     };
     for (const [command, own] of Object.entries(flags)) {
       const io = captureOutput();
@@ -70,6 +71,19 @@ describe('berth CLI', () => {
     const io = captureOutput();
     expect(await main(['--help'])).toBe(0);
     for (const command of Object.keys(flags)) expect(io.out()).toContain(command);
+  });
+
+  it('refuses sim flags that are wrong, naming the flag, and never a table in an AWS account', async () => {
+    for (const [args, message] of [
+      [['sim', '--speed', 'fast'], /--speed: "fast" is not a number above 0/],
+      [['sim', '--nodes', '2.5'], /--nodes: "2.5" is not a whole number above 0/],
+      [['sim', '--scenario', 'chaos'], /--scenario.*choices/],
+      [['sim', '--table', 'prod'], /--table: berth sim makes a table of its own/],
+    ] as const) {
+      const io = captureOutput();
+      expect(await main([...args])).toBe(2);
+      expect(io.err()).toMatch(message);
+    }
   });
 
   it('prints no manifests without a target and exits 2', async () => {
