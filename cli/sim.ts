@@ -18,6 +18,7 @@ function formatReport(report: SimReport): string {
     `simulated ${report.reachedHours.toFixed(2)} h of ${report.simulatedHours} h (${report.scenario}) in ${report.wallSeconds.toFixed(1)} s`,
     `  sessions ${report.sessions}, game servers admitted ${report.gameServersAdmitted} (denied ${report.gameServersDenied}, found no node at first ${report.gameServersPending}, lost with a failed node ${report.gameServersLost}), at most ${report.peakGameServers} at once`,
     `  Services created ${report.servicesCreated}, deleted ${report.servicesDeleted}; bindings ${report.bindings}; admission requests ${report.admissionRequests} (p50 ${report.admissionMs.p50} ms, p99 ${report.admissionMs.p99} ms, max ${report.admissionMs.max} ms)`,
+    `  repair passes ${report.repairPasses}: ${report.repairFindings} findings, ${report.repairReleased} released`,
     `  node-hours ${report.nodeHours.toFixed(1)}; invariant checks ${report.checks}`,
   ];
   if (report.violations.length === 0) lines.push('  every invariant held');
@@ -43,23 +44,25 @@ export const simCommand: Command = async (options) => {
     const tableName = `berth-sim-${Date.now()}`;
     await ensureTable(store.client, tableName);
     const runtime = createRuntime({ config: options.config, dynamo: store.client, tableName });
-    const { server, watch } = await startSimServer(
+    const sim = await startSimServer({
       runtime,
-      { host: options.host, port: options.port },
-      (error, request) =>
+      dynamo: store.client,
+      tableName,
+      listen: { host: options.host, port: options.port },
+      onError: (error, request) =>
         process.stderr.write(`${request.method} ${request.path} failed: ${String(error)}\n`),
-    );
+    });
     try {
-      out(`berth sim: ${server.url}/ui shows the run (table ${tableName} on ${store.where})`);
+      out(`berth sim: ${sim.server.url}/ui shows the run (table ${tableName} on ${store.where})`);
       const report = await runSim(
-        server.url,
+        sim.target,
         { ...SIM_DEFAULTS, ...flags, scenario },
-        { progress: out, watch },
+        { progress: out, watch: sim.watch },
       );
       out(options.json ? JSON.stringify(report, null, 2) : formatReport(report));
       return report.violations.length === 0 ? 0 : 1;
     } finally {
-      await server.close();
+      await sim.close();
     }
   } finally {
     await store.close();

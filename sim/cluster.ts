@@ -4,8 +4,10 @@
  * endpoint over HTTP, as a real apiserver does, stores only what admission allowed (with its
  * patch applied), and schedules pods onto nodes by CPU and host port (`scheduler.ts`).
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import { PORTS_ANNOTATION } from '../shared/hostports/spec.js';
 import { applyPatch, decodePatch } from './json-patch.js';
+import type { KubeApiServer } from './kube-api-server.js';
 import { review } from './reviews.js';
 import { type BoundPort, portKey, scheduleOnto } from './scheduler.js';
 
@@ -39,7 +41,7 @@ type Json = Record<string, unknown>;
 /** A stored pod: where it runs (none while Pending) and the host ports it binds. */
 export interface SimPod {
   readonly name: string;
-  readonly object: Json;
+  object: Json;
   readonly cpuMillis: number;
   readonly hostPorts: readonly BoundPort[];
   node?: string;
@@ -99,7 +101,11 @@ export class SimCluster {
   readonly admissionMs: number[] = [];
   readonly #webhook: Webhook;
 
-  constructor(webhook: Webhook, nodes: number, nodeCpuMillis: number) {
+  /** Where the stored objects are readable as a Kubernetes API (for the passes), if anywhere. */
+  readonly #api: KubeApiServer | undefined;
+
+  constructor(webhook: Webhook, nodes: number, nodeCpuMillis: number, api?: KubeApiServer) {
+    this.#api = api;
     this.#webhook = async (body) => {
       const started = performance.now();
       try {
@@ -115,6 +121,11 @@ export class SimCluster {
         cpuMillis: nodeCpuMillis,
         usedCpuMillis: 0,
         boundPorts: new Set(),
+      });
+      api?.addNode({
+        metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+        spec: {},
+        status: { allocatable: { cpu: `${nodeCpuMillis}m`, pods: '110' } },
       });
     }
   }
@@ -151,7 +162,9 @@ export class SimCluster {
       this.counts.podsDenied++;
       return false;
     }
-    const stored = applyPatch(pod, decodePatch(answer.patch));
+    const patched = applyPatch(pod, decodePatch(answer.patch));
+    const stored = (this.#api?.addPod({ ...patched, status: { phase: 'Pending' } }) ??
+      patched) as Json;
     const created: SimPod = { name, object: stored, cpuMillis, hostPorts: boundPortsOf(stored) };
     this.pods.set(name, created);
     this.counts.podsCreated++;
@@ -173,6 +186,7 @@ export class SimCluster {
       }),
     );
     this.pods.delete(name);
+    this.#api?.pods.delete(`${NAMESPACE}/${name}`);
     this.counts.podsDeleted++;
     const node = pod.node ? this.nodes.get(pod.node) : undefined;
     if (node) {
@@ -190,6 +204,7 @@ export class SimCluster {
   async failNode(name: string): Promise<number> {
     const lost = [...this.pods.values()].filter((pod) => pod.node === name);
     this.nodes.delete(name);
+    this.#api?.nodes.delete(name);
     for (const pod of lost) await this.deleteGameServer(pod.name);
     return lost.length;
   }
@@ -224,7 +239,8 @@ export class SimCluster {
       this.counts.servicesDenied++;
       return false;
     }
-    this.services.set(name, applyPatch(service, decodePatch(answer.patch)));
+    const patched = applyPatch(service, decodePatch(answer.patch));
+    this.services.set(name, (this.#api?.addService(patched) ?? patched) as Json);
     this.counts.servicesCreated++;
     return true;
   }
@@ -242,6 +258,7 @@ export class SimCluster {
       }),
     );
     this.services.delete(name);
+    this.#api?.services.delete(`${NAMESPACE}/${name}`);
     this.counts.servicesDeleted++;
   }
 
@@ -259,6 +276,12 @@ export class SimCluster {
     pod.node = target;
     node.usedCpuMillis += pod.cpuMillis;
     for (const port of pod.hostPorts) node.boundPorts.add(portKey(port));
+    pod.object = {
+      ...pod.object,
+      spec: { ...(pod.object.spec as Json), nodeName: target },
+      status: { phase: 'Running' },
+    };
+    this.#api?.pods.set(`${NAMESPACE}/${pod.name}`, pod.object as V1Pod);
     const binding = {
       apiVersion: 'v1',
       kind: 'Binding',

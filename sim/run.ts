@@ -7,11 +7,13 @@
  * `checkEvery` events, at a quiet moment, and at the end; the first violation stops the run with
  * its evidence.
  */
+import type { RepairSummary } from '../shared/repair/pass.js';
 import type { UiClusterView, UiState } from '../shared/ui/state.js';
 import { httpWebhook, SimCluster } from './cluster.js';
 import { gameDay, type Scenario, type Session } from './game-day.js';
 import { InFlight } from './in-flight.js';
 import { checkMoment } from './invariants.js';
+import type { KubeApiServer } from './kube-api-server.js';
 import { seededRandom } from './random.js';
 
 /** What to simulate. */
@@ -29,6 +31,8 @@ export interface SimOptions {
   readonly checkEvery: number;
   /** Game-server requests sent at once, as an apiserver has many in flight. */
   readonly inFlight: number;
+  /** Day minutes between repair passes (berth's default interval); 0 runs none. */
+  readonly repairEveryMinutes: number;
   readonly nodeCpuMillis: number;
   readonly gameServerCpuMillis: number;
   readonly meanSessionMinutes: number;
@@ -46,6 +50,7 @@ export const SIM_DEFAULTS: SimOptions = {
   serviceChurnMinutes: 10,
   checkEvery: 100,
   inFlight: 16,
+  repairEveryMinutes: 3,
   nodeCpuMillis: 16_000,
   gameServerCpuMillis: 500,
   meanSessionMinutes: 20,
@@ -68,6 +73,10 @@ export interface SimReport {
   readonly admissionRequests: number;
   /** What the apiserver waited for admission, over the whole day. */
   readonly admissionMs: { readonly p50: number; readonly p99: number; readonly max: number };
+  /** Repair passes run, what they found and freed in all. */
+  readonly repairPasses: number;
+  readonly repairFindings: number;
+  readonly repairReleased: number;
   /** Checks made, and the violations found (the run stops at the first moment with any). */
   readonly checks: number;
   readonly violations: readonly string[];
@@ -75,6 +84,26 @@ export interface SimReport {
   readonly reachedHours: number;
   readonly wallSeconds: number;
   readonly nodeHours: number;
+}
+
+/** What a day runs against: berth's server, and the cluster's API with the repair pass over it. */
+export interface SimTarget {
+  /** The berth server: its `/admission` and `/ui/state`. */
+  readonly url: string;
+  /** Where the stand-in keeps the objects it stores, readable as a Kubernetes API. */
+  readonly api?: KubeApiServer;
+  /** One repair pass of berth over that API. */
+  readonly repair?: () => Promise<RepairSummary>;
+}
+
+/** One pass the day ran, as the report and the web view show it. */
+export interface SimPass {
+  readonly kind: 'repair';
+  readonly atHours: number;
+  readonly findings: number;
+  readonly released: number;
+  readonly recorded: number;
+  readonly ms: number;
 }
 
 /** Hooks for tests and the live view. */
@@ -89,7 +118,7 @@ export interface SimHooks {
 
 type Event =
   | { readonly atMs: number; readonly kind: 'start' | 'end'; readonly pod: string }
-  | { readonly atMs: number; readonly kind: 'churn' | 'node-failure' };
+  | { readonly atMs: number; readonly kind: 'churn' | 'node-failure' | 'repair' };
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -97,7 +126,7 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
  * The day's events in time order: each session's start and end, the Service churn, and the node
  * failure of that scenario. Sessions still running when the day ends end with it.
  */
-function dayEvents(sessions: readonly Session[], options: SimOptions): Event[] {
+function dayEvents(sessions: readonly Session[], options: SimOptions, repair: boolean): Event[] {
   const dayMs = options.hours * 3_600_000;
   const events: Event[] = sessions.flatMap((session, i): Event[] => [
     { atMs: session.startMs, kind: 'start', pod: `gs-${i}` },
@@ -107,13 +136,22 @@ function dayEvents(sessions: readonly Session[], options: SimOptions): Event[] {
     events.push({ atMs, kind: 'churn' });
   }
   if (options.scenario === 'node-failure') events.push({ atMs: dayMs * 0.4, kind: 'node-failure' });
+  if (repair && options.repairEveryMinutes > 0) {
+    const every = options.repairEveryMinutes * 60_000;
+    for (let atMs = every; atMs < dayMs; atMs += every) events.push({ atMs, kind: 'repair' });
+  }
   return events
     .map((event) => ({ ...event, atMs: Math.min(event.atMs, dayMs) }))
     .sort((a, b) => a.atMs - b.atMs);
 }
 
 /** What the web view shows of the simulated cluster and the checks so far. */
-function viewOf(cluster: SimCluster, checks: number, violations: readonly string[]): UiClusterView {
+function viewOf(
+  cluster: SimCluster,
+  checks: number,
+  violations: readonly string[],
+  passes: readonly SimPass[],
+): UiClusterView {
   const pods = [...cluster.pods.values()];
   return {
     nodes: [...cluster.nodes.values()].map((node) => ({
@@ -126,21 +164,28 @@ function viewOf(cluster: SimCluster, checks: number, violations: readonly string
     pendingGameServers: pods.filter((pod) => !pod.node).length,
     admissionMs: latencyOf(cluster.admissionMs.slice(-1_000)),
     invariants: { checks, violations: [...violations] },
+    passes: passes.slice(-10).map((pass) => ({
+      kind: pass.kind,
+      atHours: pass.atHours,
+      summary: `${pass.findings} findings, ${pass.released} released, ${pass.recorded} recorded in ${pass.ms} ms`,
+    })),
   };
 }
 
 /** Runs one day against the berth server at `url` (its `/admission` and `/ui/state`). */
 export async function runSim(
-  url: string,
+  target: SimTarget,
   options: SimOptions,
   hooks: SimHooks = {},
 ): Promise<SimReport> {
+  const { url } = target;
   const started = performance.now();
   const random = seededRandom(options.seed);
   const cluster = new SimCluster(
     httpWebhook(`${url}/admission`),
     options.nodes,
     options.nodeCpuMillis,
+    target.api,
   );
   const readState = async (): Promise<UiState> => {
     const response = await fetch(`${url}/ui/state`);
@@ -149,7 +194,8 @@ export async function runSim(
   };
 
   const sessions = gameDay({ ...options, random });
-  const sorted = dayEvents(sessions, options);
+  const sorted = dayEvents(sessions, options, target.repair !== undefined);
+  const passes: SimPass[] = [];
 
   let serial = 0;
   const serviceName = () => `svc-${serial++}`;
@@ -159,7 +205,7 @@ export async function runSim(
 
   const violations: string[] = [];
   let checks = 0;
-  hooks.watch?.(() => viewOf(cluster, checks, violations));
+  hooks.watch?.(() => viewOf(cluster, checks, violations, passes));
   let peak = 0;
   let reachedMs = 0;
   let nodeMs = 0;
@@ -199,7 +245,17 @@ export async function runSim(
     } else {
       // Services change and nodes fail one at a time, with nothing else in flight.
       await inFlight.drain();
-      if (event.kind === 'node-failure') {
+      if (event.kind === 'repair' && target.repair) {
+        const summary = await target.repair();
+        passes.push({
+          kind: 'repair',
+          atHours: event.atMs / 3_600_000,
+          findings: Object.values(summary.findings).reduce((a, b) => a + b, 0),
+          released: summary.released,
+          recorded: summary.recorded,
+          ms: Math.round(summary.durationMs),
+        });
+      } else if (event.kind === 'node-failure') {
         const node = cluster.fullestNode();
         if (node) {
           const lost = await cluster.failNode(node);
@@ -257,6 +313,9 @@ export async function runSim(
       counts.servicesDenied +
       counts.servicesDeleted,
     admissionMs: latencyOf(cluster.admissionMs),
+    repairPasses: passes.length,
+    repairFindings: passes.reduce((sum, pass) => sum + pass.findings, 0),
+    repairReleased: passes.reduce((sum, pass) => sum + pass.released, 0),
     checks,
     violations,
     reachedHours: reachedMs / 3_600_000,

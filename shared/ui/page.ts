@@ -161,6 +161,9 @@ function renderCluster(state) {
     view.pendingGameServers + ' waiting for a node' + (view.admissionMs
       ? '; admission p50 ' + view.admissionMs.p50 + ' ms, p99 ' + view.admissionMs.p99 + ' ms'
       : '');
+  $('passes-section').hidden = !(view.passes && view.passes.length > 0);
+  $('passes').replaceChildren(...(view.passes || []).slice().reverse().map((pass) =>
+    text('li', pass.kind + ' pass at ' + pass.atHours.toFixed(2) + ' h: ' + pass.summary)));
   if (view.invariants) {
     const list = $('violations');
     list.replaceChildren(...view.invariants.violations.map((v) => text('li', v)));
@@ -221,6 +224,10 @@ export const UI_PAGE = `<!doctype html>
     <h2 id="cluster-title">Nodes and their game servers</h2>
     <div id="cluster-summary"></div>
     <div id="nodes" class="nodes"></div>
+  </section>
+  <section id="passes-section" aria-labelledby="passes-title" hidden>
+    <h2 id="passes-title">Last passes</h2>
+    <ul id="passes" aria-labelledby="passes-title"></ul>
   </section>
   <section aria-labelledby="ranges-title">
     <h2 id="ranges-title">Cluster IP and node port ranges</h2>

@@ -33,6 +33,12 @@ export interface UiClusterView {
   /** What the cluster waited for admission lately, in ms. */
   readonly admissionMs?: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly invariants?: { readonly checks: number; readonly violations: readonly string[] };
+  /** The last passes run against it, newest last. */
+  readonly passes?: readonly {
+    readonly kind: string;
+    readonly atHours: number;
+    readonly summary: string;
+  }[];
 }
 
 /** The page's data. */

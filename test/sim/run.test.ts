@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
+import { startSimServer } from '../../sim/server.js';
 import { freshTable } from '../support/dynamo.js';
-import { serveRuntime } from '../support/serve-runtime.js';
 
 async function stack() {
   const { client, tableName } = await freshTable();
@@ -12,8 +12,15 @@ async function stack() {
     dynamo: client,
     tableName,
   });
-  const { server, internalFaults } = await serveRuntime(runtime);
-  return { runtime, server, internalFaults };
+  const internalFaults: unknown[] = [];
+  const sim = await startSimServer({
+    runtime,
+    dynamo: client,
+    tableName,
+    listen: { host: '127.0.0.1', port: 0 },
+    onError: (error) => internalFaults.push(error),
+  });
+  return { runtime, sim, internalFaults };
 }
 
 const SHORT = {
@@ -29,40 +36,43 @@ const SHORT = {
 
 describe('berth sim', { timeout: 120_000 }, () => {
   it('runs a day of waves through the real server with every invariant held', async () => {
-    const { server, internalFaults } = await stack();
+    const { sim, internalFaults } = await stack();
     try {
-      const report = await runSim(server.url, SHORT);
+      const report = await runSim(sim.target, SHORT);
       expect(report.violations).toEqual([]);
       expect(report.sessions).toBeGreaterThan(40);
       expect(report.gameServersAdmitted).toBe(report.sessions);
       expect(report.bindings).toBe(report.gameServersAdmitted);
       expect(report.servicesDeleted).toBeGreaterThan(0);
       expect(report.checks).toBeGreaterThan(3);
+      // berth's repair pass, reading the stand-in's Kubernetes API, found the store in order.
+      expect(report.repairPasses).toBeGreaterThanOrEqual(4);
+      expect(report.repairFindings).toBe(0);
       expect(report.reachedHours).toBe(0.25);
       expect(internalFaults).toEqual([]);
     } finally {
-      await server.close();
+      await sim.close();
     }
   });
 
   it("loses the failed node's game servers and keeps every invariant when a node fails", async () => {
-    const { server, internalFaults } = await stack();
+    const { sim, internalFaults } = await stack();
     try {
-      const report = await runSim(server.url, { ...SHORT, scenario: 'node-failure' });
+      const report = await runSim(sim.target, { ...SHORT, scenario: 'node-failure' });
       expect(report.violations).toEqual([]);
       expect(report.gameServersLost).toBeGreaterThan(0);
       // Three nodes left for the rest of the day.
       expect(report.nodeHours).toBeLessThan(SHORT.nodes * SHORT.hours);
       expect(internalFaults).toEqual([]);
     } finally {
-      await server.close();
+      await sim.close();
     }
   });
 
   it('stops at the first violation with its evidence: a host port count berth got wrong', async () => {
-    const { runtime, server } = await stack();
+    const { runtime, sim } = await stack();
     try {
-      const report = await runSim(server.url, SHORT, {
+      const report = await runSim(sim.target, SHORT, {
         // A use no pod holds, as a lost release would leave it.
         afterEvent: async (index) => {
           if (index !== 30) return;
@@ -80,7 +90,7 @@ describe('berth sim', { timeout: 120_000 }, () => {
       expect(Number(counted)).toBe(Number(live) + 1);
       expect(report.reachedHours).toBeLessThan(0.25);
     } finally {
-      await server.close();
+      await sim.close();
     }
   });
 });

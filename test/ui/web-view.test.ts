@@ -166,22 +166,24 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       dynamo: client,
       tableName,
     });
-    const { server: simServer, watch } = await startSimServer(
+    const sim = await startSimServer({
       runtime,
-      { host: '127.0.0.1', port: 0 },
-      (error) => serverErrors.push(error),
-    );
+      dynamo: client,
+      tableName,
+      listen: { host: '127.0.0.1', port: 0 },
+      onError: (error) => serverErrors.push(error),
+    });
     const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
     try {
-      await page.goto(`${simServer.url}/ui`);
+      await page.goto(`${sim.server.url}/ui`);
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => {
         release = resolve;
       });
       const day = runSim(
-        simServer.url,
+        sim.target,
         {
           ...SIM_DEFAULTS,
           hours: 0.5,
@@ -192,7 +194,7 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
           checkEvery: 20,
         },
         {
-          watch,
+          watch: sim.watch,
           afterEvent: async (index) => {
             // Mid-wave: hold the day still while the page is looked at, then break a count.
             if (index === 200) await held;
@@ -220,6 +222,14 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       await expect
         .poll(() => page.locator('#invariants-summary').textContent(), { timeout: 20_000 })
         .toMatch(/checks, every invariant held$/);
+      await expect
+        .poll(
+          () => page.getByRole('list', { name: 'Last passes' }).locator('li').first().textContent(),
+          {
+            timeout: 20_000,
+          },
+        )
+        .toMatch(/^repair pass at [\d.]+ h: 0 findings, 0 released, 0 recorded in \d+ ms$/);
       // A few seconds of the chart before the picture.
       await expect
         .poll(() => page.locator('#rate-now').textContent(), { timeout: 20_000 })
@@ -240,7 +250,7 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       expect(problems).toEqual([]);
     } finally {
       await page.close();
-      await simServer.close();
+      await sim.close();
     }
   });
 });

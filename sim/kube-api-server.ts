@@ -1,0 +1,860 @@
+/**
+ * A loopback stand-in for the few kube-apiserver paths berth uses, served over plain HTTP so the
+ * REAL `@kubernetes/client-node` talks to it (client-node accepts `http://` only with
+ * `skipTLSVerify: true`, which `kubeConfig()` sets): the Kubernetes API of `berth sim`'s cluster,
+ * and the tests' apiserver. No kube-apiserver, envtest or kwok binary is
+ * available offline, so this mimics the apiserver's answers where berth depends on them:
+ * - `Status` bodies for errors (404 `NotFound` with details, 409 `Conflict`, 410 `Expired`);
+ * - lists sorted by key, paged with limit/continue, `remainingItemCount` only without selectors;
+ * - label selectors (`k=v`, `k==v`, `k!=v`, `k`, `!k`, comma-joined) and the field selectors the
+ *   apiserver supports per kind (pods: `spec.nodeName`, `status.phase`, ...), with
+ *   `field label not supported` for the rest;
+ * - JSON patch (`application/json-patch+json`) of nodes: an operation that cannot be applied (a
+ *   failed `test`, a missing path) answers 422 `Invalid` with the generic message and no causes,
+ *   exactly as the apiserver's `NewGenericServerResponse(422, ...)` does; a patched
+ *   `metadata.resourceVersion` that does not match answers 409 `Conflict`;
+ * - DELETE of nodes answering a `Success` Status; POST of core/v1 events with the legacy
+ *   namespace validation (`involvedObject.namespace` must match, or be empty for `default`).
+ * Tests seed and inspect the maps directly, record requests, require a bearer token, fail the
+ * next N requests to a path, and expire continue tokens.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CoreV1Event, KubeConfig, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import { bearerTokenKubeConfig } from '../shared/k8s/kubeconfig.js';
+
+/** One request as the fake received it. */
+export interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  readonly headers: IncomingHttpHeaders;
+  /** Parsed JSON body, or undefined when there was none. */
+  readonly body: unknown;
+}
+
+/** Makes matching requests fail with a Status of `status`. */
+export interface FailureRule {
+  /** Upper-case HTTP method; any method when absent. */
+  readonly method?: string;
+  /** Exact path (no query) or a pattern tested against it. */
+  readonly path: string | RegExp;
+  readonly status: number;
+  /** Status `reason`; a fitting one for the code when absent. */
+  readonly reason?: string;
+  readonly message?: string;
+  /** How many matching requests fail; 1 by default. */
+  readonly times?: number;
+}
+
+/** Options of `startKubeApiServer`. */
+export interface KubeApiServerOptions {
+  /** Require `Authorization: Bearer <token>`; no check when absent. */
+  readonly token?: string;
+  /** Epoch ms for creation timestamps. */
+  readonly now?: () => number;
+}
+
+/** A running fake; maps are keyed `name` (nodes) or `namespace/name` (pods, services). */
+export interface KubeApiServer {
+  readonly url: string;
+  readonly nodes: Map<string, V1Node>;
+  readonly pods: Map<string, V1Pod>;
+  readonly services: Map<string, V1Service>;
+  readonly events: CoreV1Event[];
+  readonly requests: RecordedRequest[];
+  /** The bearer token required from now on; undefined turns the check off. */
+  token: string | undefined;
+  /** Stores a node with uid, resourceVersion and creationTimestamp filled in; returns the stored copy. */
+  addNode(node: V1Node): V1Node;
+  addPod(pod: V1Pod): V1Pod;
+  addService(service: V1Service): V1Service;
+  failNext(rule: FailureRule): void;
+  /** Every continue token handed out so far answers 410 `Expired` from now on. */
+  expireContinueTokens(): void;
+  /** A client-node config for this fake (http, `skipTLSVerify`), sending `token`. */
+  kubeConfig(token?: string): KubeConfig;
+  stop(): Promise<void>;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** A failure the fake answers with a Status body. */
+class StatusFailure extends Error {
+  readonly body: JsonObject;
+  constructor(code: number, reason: string, message: string, details?: JsonObject) {
+    super(message);
+    this.body = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason,
+      ...(details === undefined ? {} : { details }),
+      code,
+    };
+  }
+  get code(): number {
+    return this.body.code as number;
+  }
+}
+
+const REASONS: Readonly<Record<number, string>> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  410: 'Expired',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+const notFound = (resource: string, name: string): StatusFailure =>
+  new StatusFailure(404, 'NotFound', `${resource} "${name}" not found`, { name, kind: resource });
+
+const EXPIRED_MESSAGE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.';
+
+/** Field selectors the apiserver accepts per resource (the `strategy.go` of each core registry). */
+const FIELD_LABELS: Readonly<Record<string, Readonly<Record<string, (o: JsonObject) => string>>>> =
+  {
+    nodes: {
+      'metadata.name': (o) => str(get(o, ['metadata', 'name'])),
+      'spec.unschedulable': (o) => String(get(o, ['spec', 'unschedulable']) === true),
+    },
+    pods: {
+      'metadata.name': (o) => str(get(o, ['metadata', 'name'])),
+      'metadata.namespace': (o) => str(get(o, ['metadata', 'namespace'])),
+      'spec.nodeName': (o) => str(get(o, ['spec', 'nodeName'])),
+      'spec.restartPolicy': (o) => str(get(o, ['spec', 'restartPolicy'])),
+      'spec.schedulerName': (o) => str(get(o, ['spec', 'schedulerName'])),
+      'spec.serviceAccountName': (o) => str(get(o, ['spec', 'serviceAccountName'])),
+      'status.phase': (o) => str(get(o, ['status', 'phase'])),
+      'status.podIP': (o) => str(get(o, ['status', 'podIP'])),
+      'status.nominatedNodeName': (o) => str(get(o, ['status', 'nominatedNodeName'])),
+    },
+    services: {
+      'metadata.name': (o) => str(get(o, ['metadata', 'name'])),
+      'metadata.namespace': (o) => str(get(o, ['metadata', 'namespace'])),
+    },
+    events: {
+      'metadata.name': (o) => str(get(o, ['metadata', 'name'])),
+      'metadata.namespace': (o) => str(get(o, ['metadata', 'namespace'])),
+      'involvedObject.kind': (o) => str(get(o, ['involvedObject', 'kind'])),
+      'involvedObject.name': (o) => str(get(o, ['involvedObject', 'name'])),
+      reason: (o) => str(get(o, ['reason'])),
+      type: (o) => str(get(o, ['type'])),
+    },
+  };
+
+/** Starts the fake on 127.0.0.1 at a free port. */
+export async function startKubeApiServer(
+  options: KubeApiServerOptions = {},
+): Promise<KubeApiServer> {
+  const now = options.now ?? Date.now;
+  const nodes = new Map<string, V1Node>();
+  const pods = new Map<string, V1Pod>();
+  const services = new Map<string, V1Service>();
+  const events: CoreV1Event[] = [];
+  const requests: RecordedRequest[] = [];
+  const failures: { rule: FailureRule; left: number }[] = [];
+  let resourceVersion = 1000;
+  let continueGeneration = 0;
+
+  const nextVersion = (): string => String(++resourceVersion);
+
+  /** A JSON copy with the server-set metadata filled in. */
+  const admit = (object: object, namespaced: boolean): JsonObject => {
+    const copy = toJson(object);
+    const metadata = asObject(copy.metadata) ?? {};
+    copy.metadata = {
+      ...metadata,
+      ...(namespaced ? { namespace: str(metadata.namespace) || 'default' } : {}),
+      uid: str(metadata.uid) || randomUUID(),
+      resourceVersion: nextVersion(),
+      creationTimestamp: str(metadata.creationTimestamp) || new Date(now()).toISOString(),
+    };
+    return copy;
+  };
+
+  const collections = {
+    nodes: nodes as Map<string, object>,
+    pods: pods as Map<string, object>,
+    services: services as Map<string, object>,
+  } as const;
+
+  const list = (
+    resource: 'nodes' | 'pods' | 'services' | 'events',
+    namespace: string | undefined,
+    query: Readonly<Record<string, string>>,
+  ): JsonObject => {
+    const labelMatch = parseLabelSelector(query.labelSelector ?? '');
+    const fieldMatch = parseFieldSelector(resource, query.fieldSelector ?? '');
+    const all: [string, JsonObject][] =
+      resource === 'events'
+        ? events.map((event) => {
+            const json = toJson(event);
+            return [
+              `${str(get(json, ['metadata', 'namespace']))}/${str(get(json, ['metadata', 'name']))}`,
+              json,
+            ];
+          })
+        : [...collections[resource].entries()].map(([key, value]) => [key, toJson(value)]);
+    const matching = all
+      .filter(
+        ([, object]) =>
+          namespace === undefined || get(object, ['metadata', 'namespace']) === namespace,
+      )
+      .filter(([, object]) => labelMatch(object) && fieldMatch(object))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+    let start = 0;
+    if (query.continue) {
+      const token = decodeContinue(query.continue);
+      if (token.generation !== continueGeneration) {
+        throw new StatusFailure(410, 'Expired', EXPIRED_MESSAGE);
+      }
+      start = matching.findIndex(([key]) => key > token.after);
+      if (start < 0) start = matching.length;
+    }
+    const limit = Number.parseInt(query.limit ?? '0', 10);
+    const end = limit > 0 ? Math.min(start + limit, matching.length) : matching.length;
+    const page = matching.slice(start, end);
+    const last = page.at(-1);
+    const more = end < matching.length && last !== undefined;
+    const selected = Boolean(query.labelSelector || query.fieldSelector);
+    const kind = {
+      nodes: 'NodeList',
+      pods: 'PodList',
+      services: 'ServiceList',
+      events: 'EventList',
+    }[resource];
+    return {
+      kind,
+      apiVersion: 'v1',
+      metadata: {
+        resourceVersion: String(resourceVersion),
+        ...(more
+          ? {
+              continue: encodeContinue({ after: last[0], generation: continueGeneration }),
+              ...(selected ? {} : { remainingItemCount: matching.length - end }),
+            }
+          : {}),
+      },
+      items: page.map(([, object]) => object),
+    };
+  };
+
+  const getOne = (
+    resource: 'nodes' | 'pods' | 'services',
+    key: string,
+    name: string,
+  ): JsonObject => {
+    const found = collections[resource].get(key);
+    if (!found) throw notFound(resource, name);
+    return toJson(found);
+  };
+
+  const patchNode = (name: string, contentType: string, body: unknown): JsonObject => {
+    const current = nodes.get(name);
+    if (!current) throw notFound('nodes', name);
+    if (contentType !== 'application/json-patch+json') {
+      throw new StatusFailure(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`,
+      );
+    }
+    if (!Array.isArray(body)) {
+      throw new StatusFailure(
+        400,
+        'BadRequest',
+        'json: cannot unmarshal object into Go value of type jsonpatch.Patch',
+      );
+    }
+    const before = toJson(current);
+    let patched: Json;
+    try {
+      patched = applyJsonPatch(before, body) as Json;
+    } catch (error) {
+      if (!(error instanceof JsonPatchError)) throw error;
+      // The apiserver drops the patch library's message: NewGenericServerResponse(422, ...).
+      throw new StatusFailure(
+        422,
+        'Invalid',
+        'the server rejected our request due to an error in our request',
+        {},
+      );
+    }
+    const object = asObject(patched);
+    if (!object) throw new StatusFailure(400, 'BadRequest', 'the patched object is not an object');
+    const metadata = asObject(object.metadata) ?? {};
+    if (str(metadata.name) !== name) {
+      throw new StatusFailure(
+        400,
+        'BadRequest',
+        `the name of the object (${str(metadata.name)}) does not match the name on the URL (${name})`,
+      );
+    }
+    if (str(metadata.resourceVersion) !== str(get(before, ['metadata', 'resourceVersion']))) {
+      throw new StatusFailure(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        { name, kind: 'nodes' },
+      );
+    }
+    object.metadata = { ...metadata, resourceVersion: nextVersion() };
+    nodes.set(name, object as V1Node);
+    return toJson(object);
+  };
+
+  const deleteNode = (name: string): JsonObject => {
+    const current = nodes.get(name);
+    if (!current) throw notFound('nodes', name);
+    nodes.delete(name);
+    return {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name, kind: 'nodes', uid: str(get(toJson(current), ['metadata', 'uid'])) },
+    };
+  };
+
+  const createEvent = (namespace: string, body: unknown): JsonObject => {
+    const event = asObject(body === undefined ? null : toJson(body));
+    if (!event)
+      throw new StatusFailure(400, 'BadRequest', 'the body of the request is not an Event');
+    const metadata = asObject(event.metadata) ?? {};
+    const bodyNamespace = str(metadata.namespace);
+    if (bodyNamespace && bodyNamespace !== namespace) {
+      throw new StatusFailure(
+        400,
+        'BadRequest',
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    const name =
+      str(metadata.name) ||
+      (str(metadata.generateName)
+        ? `${str(metadata.generateName)}${randomUUID().slice(0, 5)}`
+        : '');
+    if (!name) {
+      throw invalid(
+        'Event',
+        '',
+        'metadata.name',
+        '',
+        'name or generateName is required',
+        'FieldValueRequired',
+      );
+    }
+    const involvedNamespace = str(get(event, ['involvedObject', 'namespace']));
+    const namespaceAgrees = involvedNamespace
+      ? involvedNamespace === namespace
+      : namespace === 'default' || namespace === '';
+    if (!namespaceAgrees) {
+      throw invalid(
+        'Event',
+        name,
+        'involvedObject.namespace',
+        involvedNamespace,
+        'does not match event.namespace',
+      );
+    }
+    if (events.some((e) => e.metadata.name === name && e.metadata.namespace === namespace)) {
+      throw new StatusFailure(409, 'AlreadyExists', `events "${name}" already exists`, {
+        name,
+        kind: 'events',
+      });
+    }
+    const stored = admit({ ...event, metadata: { ...metadata, name, namespace } }, true);
+    events.push(stored as unknown as CoreV1Event);
+    return stored;
+  };
+
+  const route = (
+    method: string,
+    path: string,
+    query: Readonly<Record<string, string>>,
+    contentType: string,
+    body: unknown,
+  ): { status: number; body: JsonObject } => {
+    const parts = path
+      .split('/')
+      .filter((part) => part.length > 0)
+      .map(decodeURIComponent);
+    if (parts[0] !== 'api' || parts[1] !== 'v1') throw unknownPath();
+    const rest = parts.slice(2);
+    const methodNotAllowed = (): StatusFailure =>
+      new StatusFailure(
+        405,
+        'MethodNotAllowed',
+        'the server does not allow this method on the requested resource',
+      );
+
+    // /api/v1/nodes[/name]
+    if (rest[0] === 'nodes') {
+      const name = rest[1];
+      if (rest.length === 1) {
+        if (method !== 'GET') throw methodNotAllowed();
+        return { status: 200, body: list('nodes', undefined, query) };
+      }
+      if (rest.length !== 2 || name === undefined) throw unknownPath();
+      if (method === 'GET') return { status: 200, body: getOne('nodes', name, name) };
+      if (method === 'PATCH') return { status: 200, body: patchNode(name, contentType, body) };
+      if (method === 'DELETE') return { status: 200, body: deleteNode(name) };
+      throw methodNotAllowed();
+    }
+    // /api/v1/pods, /api/v1/services (all namespaces)
+    if (
+      rest.length === 1 &&
+      (rest[0] === 'pods' || rest[0] === 'services' || rest[0] === 'events')
+    ) {
+      if (method !== 'GET') throw methodNotAllowed();
+      return { status: 200, body: list(rest[0], undefined, query) };
+    }
+    // /api/v1/namespaces/{ns}/{resource}[/name]
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      const namespace = rest[1] ?? '';
+      const resource = rest[2];
+      const name = rest[3];
+      if (resource === 'events' && rest.length === 3) {
+        if (method === 'POST') return { status: 201, body: createEvent(namespace, body) };
+        if (method === 'GET') return { status: 200, body: list('events', namespace, query) };
+        throw methodNotAllowed();
+      }
+      if (resource === 'events' && rest.length === 4 && name !== undefined) {
+        const index = events.findIndex(
+          (e) => e.metadata.name === name && e.metadata.namespace === namespace,
+        );
+        const found = events[index];
+        if (!found) throw new StatusFailure(404, 'NotFound', `events "${name}" not found`);
+        if (method === 'GET') return { status: 200, body: found as unknown as JsonObject };
+        if (method === 'PATCH') {
+          if (contentType !== 'application/json-patch+json') {
+            throw new StatusFailure(
+              415,
+              'UnsupportedMediaType',
+              `unsupported patch type ${contentType}`,
+            );
+          }
+          let patched: unknown;
+          try {
+            patched = applyJsonPatch(found, body as unknown[]);
+          } catch {
+            // The apiserver's answer to a failed `test`: 422 with no field causes.
+            throw new StatusFailure(
+              422,
+              'Invalid',
+              'the server rejected our request due to an error in our request',
+            );
+          }
+          events[index] = patched as CoreV1Event;
+          return { status: 200, body: patched as JsonObject };
+        }
+        throw methodNotAllowed();
+      }
+      if ((resource === 'pods' || resource === 'services') && rest.length <= 4) {
+        if (method !== 'GET') throw methodNotAllowed();
+        if (name === undefined) return { status: 200, body: list(resource, namespace, query) };
+        return { status: 200, body: getOne(resource, `${namespace}/${name}`, name) };
+      }
+    }
+    throw unknownPath();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const query = Object.fromEntries(url.searchParams.entries());
+    const raw = await readBody(req);
+    let body: unknown;
+    let badJson = false;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        badJson = true;
+      }
+    }
+    requests.push({ method, path: url.pathname, query, headers: req.headers, body });
+
+    const send = (status: number, payload: JsonObject): void => {
+      const text = JSON.stringify(payload);
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+    };
+
+    try {
+      if (server.token !== undefined && req.headers.authorization !== `Bearer ${server.token}`) {
+        throw new StatusFailure(401, 'Unauthorized', 'Unauthorized');
+      }
+      const failure = failures.find(
+        ({ rule }) =>
+          (rule.method === undefined || rule.method === method) &&
+          (typeof rule.path === 'string'
+            ? rule.path === url.pathname
+            : rule.path.test(url.pathname)),
+      );
+      if (failure) {
+        failure.left--;
+        if (failure.left <= 0) failures.splice(failures.indexOf(failure), 1);
+        const { status, reason, message } = failure.rule;
+        throw new StatusFailure(
+          status,
+          reason ?? REASONS[status] ?? 'Unknown',
+          message ?? `injected failure ${status}`,
+        );
+      }
+      if (badJson) throw new StatusFailure(400, 'BadRequest', 'the request body is not valid JSON');
+      const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+      const answer = route(method, url.pathname, query, contentType, body);
+      send(answer.status, answer.body);
+    } catch (error) {
+      if (error instanceof StatusFailure) {
+        send(error.code, error.body);
+        return;
+      }
+      send(
+        500,
+        new StatusFailure(500, 'InternalError', `fake apiserver bug: ${String(error)}`).body,
+      );
+    }
+  };
+
+  const http = createServer((req, res) => {
+    void handle(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+
+  const server: KubeApiServer = {
+    url,
+    nodes,
+    pods,
+    services,
+    events,
+    requests,
+    token: options.token,
+    addNode(node) {
+      const stored = admit(node, false) as V1Node;
+      nodes.set(stored.metadata?.name ?? '', stored);
+      return stored;
+    },
+    addPod(pod) {
+      const stored = admit(pod, true) as V1Pod;
+      pods.set(`${stored.metadata?.namespace}/${stored.metadata?.name}`, stored);
+      return stored;
+    },
+    addService(service) {
+      const stored = admit(service, true) as V1Service;
+      services.set(`${stored.metadata?.namespace}/${stored.metadata?.name}`, stored);
+      return stored;
+    },
+    failNext(rule) {
+      failures.push({ rule, left: rule.times ?? 1 });
+    },
+    expireContinueTokens() {
+      continueGeneration++;
+    },
+    kubeConfig(token) {
+      return bearerTokenKubeConfig({
+        name: 'fake',
+        server: url,
+        token: token ?? server.token ?? 'fake-token',
+        skipTLSVerify: true,
+      });
+    },
+    async stop() {
+      http.closeAllConnections();
+      await new Promise<void>((resolve, reject) =>
+        http.close((error) => (error ? reject(error) : resolve())),
+      );
+    },
+  };
+  return server;
+}
+
+function unknownPath(): StatusFailure {
+  return new StatusFailure(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
+function invalid(
+  kind: string,
+  name: string,
+  field: string,
+  value: string,
+  detail: string,
+  causeReason = 'FieldValueInvalid',
+): StatusFailure {
+  const message = `Invalid value: "${value}": ${detail}`;
+  return new StatusFailure(422, 'Invalid', `${kind} "${name}" is invalid: ${field}: ${message}`, {
+    name,
+    kind: `${kind.toLowerCase()}s`,
+    causes: [{ reason: causeReason, message, field }],
+  });
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function toJson(value: unknown): JsonObject {
+  return JSON.parse(JSON.stringify(value)) as JsonObject;
+}
+
+function asObject(value: Json | undefined): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+}
+
+function get(object: JsonObject, path: readonly string[]): Json | undefined {
+  let at: Json | undefined = object;
+  for (const key of path) {
+    const container = asObject(at);
+    if (!container) return undefined;
+    at = container[key];
+  }
+  return at;
+}
+
+function str(value: Json | undefined): string {
+  return typeof value === 'string' ? value : '';
+}
+
+interface ContinueToken {
+  readonly after: string;
+  readonly generation: number;
+}
+
+function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify(token), 'utf8').toString('base64url');
+}
+
+function decodeContinue(text: string): ContinueToken {
+  try {
+    const parsed = JSON.parse(
+      Buffer.from(text, 'base64url').toString('utf8'),
+    ) as Partial<ContinueToken>;
+    if (typeof parsed.after === 'string' && typeof parsed.generation === 'number') {
+      return { after: parsed.after, generation: parsed.generation };
+    }
+  } catch {
+    // fall through to the apiserver's answer for a garbled token
+  }
+  throw new StatusFailure(400, 'BadRequest', `continue key is not valid: ${text}`);
+}
+
+type Matcher = (object: JsonObject) => boolean;
+
+/**
+ * Whether an object passes a label and a field selector, as the fake serves them (shared with
+ * the in-memory `FakeClusterApi`). Throws on a selector the apiserver would refuse.
+ */
+export function selectorMatches(
+  resource: 'nodes' | 'pods' | 'services',
+  object: object,
+  selectors: { readonly labelSelector?: string; readonly fieldSelector?: string },
+): boolean {
+  const json = toJson(object);
+  return (
+    parseLabelSelector(selectors.labelSelector ?? '')(json) &&
+    parseFieldSelector(resource, selectors.fieldSelector ?? '')(json)
+  );
+}
+
+/** Equality-based label selectors and existence tests; set-based (`in`, `notin`) are not served. */
+function parseLabelSelector(selector: string): Matcher {
+  const terms = selector
+    .split(',')
+    .map((term) => term.trim())
+    .filter((term) => term.length > 0)
+    .map((term): Matcher => {
+      const labels = (o: JsonObject): JsonObject => asObject(get(o, ['metadata', 'labels'])) ?? {};
+      const ne = /^([^!=\s]+)\s*!=\s*(\S*)$/.exec(term);
+      if (ne) return (o) => labels(o)[ne[1] ?? ''] !== (ne[2] ?? '');
+      const eq = /^([^!=\s]+)\s*==?\s*(\S*)$/.exec(term);
+      if (eq) return (o) => labels(o)[eq[1] ?? ''] === (eq[2] ?? '');
+      const absent = /^!\s*([^!=\s]+)$/.exec(term);
+      if (absent) return (o) => !((absent[1] ?? '') in labels(o));
+      if (/^[^!=\s(),]+$/.test(term)) return (o) => term in labels(o);
+      throw new StatusFailure(400, 'BadRequest', `unable to parse requirement: ${term}`);
+    });
+  return (object) => terms.every((term) => term(object));
+}
+
+function parseFieldSelector(resource: string, selector: string): Matcher {
+  const fields = FIELD_LABELS[resource] ?? {};
+  const terms = selector
+    .split(',')
+    .map((term) => term.trim())
+    .filter((term) => term.length > 0)
+    .map((term): Matcher => {
+      const match = /^([^!=]+)(!=|==|=)(.*)$/.exec(term);
+      if (!match) throw new StatusFailure(400, 'BadRequest', `invalid selector: '${selector}'`);
+      const [, field = '', op, value = ''] = match;
+      const read = fields[field];
+      if (!read) throw new StatusFailure(400, 'BadRequest', `field label not supported: ${field}`);
+      return op === '!=' ? (o) => read(o) !== value : (o) => read(o) === value;
+    });
+  return (object) => terms.every((term) => term(object));
+}
+
+/** An RFC 6902 operation that cannot be applied to the document. */
+class JsonPatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'JsonPatchError';
+  }
+}
+
+function parsePointer(pointer: unknown): string[] {
+  if (typeof pointer !== 'string') throw new JsonPatchError('path is not a string');
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) throw new JsonPatchError(`bad pointer ${pointer}`);
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+/**
+ * Applies RFC 6902 operations to a JSON copy of `document` (Dates become strings); throws when an
+ * operation cannot apply. Shared with `FakeClusterApi`.
+ */
+export function applyJsonPatch(document: unknown, operations: readonly unknown[]): unknown {
+  let doc = JSON.parse(JSON.stringify(document ?? null)) as Json;
+  for (const raw of JSON.parse(JSON.stringify(operations)) as Json[]) {
+    const op = asObject(raw);
+    if (!op) throw new JsonPatchError('operation is not an object');
+    const path = parsePointer(op.path);
+    switch (op.op) {
+      case 'test': {
+        const actual = resolve(doc, path);
+        if (actual === undefined || !deepEqual(actual, op.value ?? null)) {
+          throw new JsonPatchError(`testing value ${String(op.path)} failed`);
+        }
+        break;
+      }
+      case 'add':
+        doc = add(doc, path, structuredClone(op.value ?? null));
+        break;
+      case 'remove':
+        doc = remove(doc, path);
+        break;
+      case 'replace':
+        if (resolve(doc, path) === undefined)
+          throw new JsonPatchError(`missing ${String(op.path)}`);
+        doc = add(remove(doc, path), path, structuredClone(op.value ?? null));
+        break;
+      case 'move': {
+        const from = parsePointer(op.from);
+        const value = resolve(doc, from);
+        if (value === undefined) throw new JsonPatchError(`missing ${String(op.from)}`);
+        doc = add(remove(doc, from), path, value);
+        break;
+      }
+      case 'copy': {
+        const value = resolve(doc, parsePointer(op.from));
+        if (value === undefined) throw new JsonPatchError(`missing ${String(op.from)}`);
+        doc = add(doc, path, structuredClone(value));
+        break;
+      }
+      default:
+        throw new JsonPatchError(`unknown op ${String(op.op)}`);
+    }
+  }
+  return doc;
+}
+
+function resolve(doc: Json, path: readonly string[]): Json | undefined {
+  let at: Json | undefined = doc;
+  for (const token of path) {
+    if (Array.isArray(at)) {
+      const index = /^(0|[1-9]\d*)$/.test(token) ? Number(token) : -1;
+      at = index >= 0 && index < at.length ? at[index] : undefined;
+    } else {
+      const object = asObject(at);
+      if (!object || !Object.hasOwn(object, token)) return undefined;
+      at = object[token];
+    }
+  }
+  return at;
+}
+
+function add(doc: Json, path: readonly string[], value: Json): Json {
+  if (path.length === 0) return value;
+  const parent = resolve(doc, path.slice(0, -1));
+  const last = path.at(-1) ?? '';
+  if (Array.isArray(parent)) {
+    const index = last === '-' ? parent.length : /^(0|[1-9]\d*)$/.test(last) ? Number(last) : -1;
+    if (index < 0 || index > parent.length) throw new JsonPatchError(`bad index ${last}`);
+    parent.splice(index, 0, value);
+    return doc;
+  }
+  const object = asObject(parent);
+  if (!object) throw new JsonPatchError(`missing parent of /${path.join('/')}`);
+  object[last] = value;
+  return doc;
+}
+
+function remove(doc: Json, path: readonly string[]): Json {
+  if (path.length === 0) throw new JsonPatchError('cannot remove the whole document');
+  const parent = resolve(doc, path.slice(0, -1));
+  const last = path.at(-1) ?? '';
+  if (Array.isArray(parent)) {
+    const index = /^(0|[1-9]\d*)$/.test(last) ? Number(last) : -1;
+    if (index < 0 || index >= parent.length) throw new JsonPatchError(`bad index ${last}`);
+    parent.splice(index, 1);
+    return doc;
+  }
+  const object = asObject(parent);
+  if (!object || !Object.hasOwn(object, last)) {
+    throw new JsonPatchError(`missing /${path.join('/')}`);
+  }
+  delete object[last];
+  return doc;
+}
+
+function deepEqual(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((item, index) => deepEqual(item, b[index] ?? null))
+    );
+  }
+  const left = asObject(a);
+  const right = asObject(b);
+  if (!left || !right) return false;
+  const keys = Object.keys(left);
+  return (
+    keys.length === Object.keys(right).length &&
+    keys.every(
+      (key) => Object.hasOwn(right, key) && deepEqual(left[key] ?? null, right[key] ?? null),
+    )
+  );
+}
