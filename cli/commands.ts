@@ -21,6 +21,7 @@ import { RepairIncompleteError } from '../shared/repair/errors.js';
 import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
 import type { Holding } from '../shared/status/holders.js';
+import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
 import { type ServeLog, serveLog } from './serve-log.js';
@@ -164,7 +165,7 @@ const serve: Command = async (options) => {
         ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
         classify: nodeIpFault,
         onDecision: (decision) => log.info(`admission ${formatDecision(decision)}`),
-        uiState: () => runtime.uiState(),
+        webView: { page: WEB_VIEW_PAGE, state: () => runtime.uiState() },
       }),
       log,
     ),

@@ -9,6 +9,7 @@ import type { BerthRuntime } from '../shared/app/runtime.js';
 import { createHttpApi, type HttpRequest } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
 import { type RunningServer, startServer } from '../shared/local/server.js';
+import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import type { UiClusterView } from '../shared/ui/state.js';
 import { type KubeApiServer, startKubeApiServer } from './kube-api-server.js';
 import type { SimTarget } from './run.js';
@@ -38,10 +39,13 @@ export async function startSimServer(options: {
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
-      uiState: async () => ({
-        ...(await runtime.uiState()),
-        ...(clusterView ? { clusterView: clusterView() } : {}),
-      }),
+      webView: {
+        page: WEB_VIEW_PAGE,
+        state: async () => ({
+          ...(await runtime.uiState()),
+          ...(clusterView ? { clusterView: clusterView() } : {}),
+        }),
+      },
     }),
     onError: options.onError,
   });

@@ -6,7 +6,6 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
-import { UI_PAGE, UI_PAGE_HEADERS } from '../ui/page.js';
 
 /** A request as berth sees it. */
 export interface HttpRequest {
@@ -60,10 +59,11 @@ export interface HttpApiDeps {
   /** Maps an error from a route to a client fault, or undefined for an internal one. */
   readonly classify?: (error: unknown) => HttpFault | undefined;
   /**
-   * The web view's data (`GET /ui/state`); with it, `GET /ui` serves the page. Only the local
-   * server offers it: the function URLs in AWS answer machines, not people.
+   * The web view: its page (`GET /ui`) and its data (`GET /ui/state`). Only the local server
+   * offers it (the function URLs in AWS answer machines, not people), and it hands the page in,
+   * so the Lambda bundles neither carry nor build it.
    */
-  readonly uiState?: () => Promise<unknown>;
+  readonly webView?: { readonly page: HttpResponse; readonly state: () => Promise<unknown> };
 }
 
 const json = (statusCode: number, body: unknown): HttpResponse => ({
@@ -124,12 +124,10 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     }
     if (path === '/v1/status' && method === 'GET' && deps.status)
       return json(200, await deps.status());
-    if (deps.uiState && method === 'GET' && path === '/ui') {
-      return { statusCode: 200, headers: { ...UI_PAGE_HEADERS }, body: UI_PAGE };
-    }
-    if (deps.uiState && method === 'GET' && path === '/ui/state') {
+    if (deps.webView && method === 'GET' && path === '/ui') return deps.webView.page;
+    if (deps.webView && method === 'GET' && path === '/ui/state') {
       return {
-        ...json(200, await deps.uiState()),
+        ...json(200, await deps.webView.state()),
         headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
       };
     }

@@ -7,6 +7,7 @@
  * Content-Security-Policy allows exactly its own inline script and style, by hash.
  */
 import { createHash } from 'node:crypto';
+import type { HttpResponse } from '../http/api.js';
 
 const STYLE = `
 :root { color-scheme: light dark; font: 14px/1.4 system-ui, sans-serif; }
@@ -199,7 +200,7 @@ setInterval(tick, 1000);
 const hash = (source: string) => `'sha256-${createHash('sha256').update(source).digest('base64')}'`;
 
 /** The page's HTML. */
-export const UI_PAGE = `<!doctype html>
+const PAGE = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -260,18 +261,25 @@ export const UI_PAGE = `<!doctype html>
 </html>
 `;
 
-/** Response headers of the page: its own inline script and style and same-origin requests only. */
-export const UI_PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': [
-    "default-src 'none'",
-    `script-src ${hash(SCRIPT)}`,
-    `style-src ${hash(STYLE)}`,
-    "connect-src 'self'",
-    "img-src 'self' data:",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-  ].join('; '),
-  'x-content-type-options': 'nosniff',
-  'cache-control': 'no-store',
+/**
+ * `GET /ui`: the page, under headers that allow its own inline script and style and same-origin
+ * requests only.
+ */
+export const WEB_VIEW_PAGE: HttpResponse = {
+  statusCode: 200,
+  body: PAGE,
+  headers: {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': [
+      "default-src 'none'",
+      `script-src ${hash(SCRIPT)}`,
+      `style-src ${hash(STYLE)}`,
+      "connect-src 'self'",
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-store',
+  },
 };

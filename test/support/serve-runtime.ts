@@ -2,6 +2,7 @@
 import type { BerthRuntime } from '../../shared/app/runtime.js';
 import { createHttpApi } from '../../shared/http/api.js';
 import { type RunningServer, startServer } from '../../shared/local/server.js';
+import { WEB_VIEW_PAGE } from '../../shared/ui/page.js';
 
 /** The server, and every internal fault it answered 500 (a test expects none). */
 export async function serveRuntime(
@@ -15,7 +16,7 @@ export async function serveRuntime(
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
-      uiState: () => runtime.uiState(),
+      webView: { page: WEB_VIEW_PAGE, state: () => runtime.uiState() },
     }),
     onError: (error) => internalFaults.push(error),
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHttpApi } from '../../shared/http/api.js';
+import { WEB_VIEW_PAGE } from '../../shared/ui/page.js';
 
 const get = (path: string) => ({ method: 'GET', path, query: {}, body: undefined });
 
@@ -7,7 +8,10 @@ describe('the web view routes', () => {
   it('serve the page and its data only where the server offers a view', async () => {
     const withView = createHttpApi({
       healthy: async () => true,
-      uiState: async () => ({ cluster: 'c', at: 1, ranges: [], pools: [], hostPorts: [] }),
+      webView: {
+        page: WEB_VIEW_PAGE,
+        state: async () => ({ cluster: 'c', at: 1, ranges: [], pools: [], hostPorts: [] }),
+      },
     });
     const page = await withView(get('/ui'));
     expect(page.statusCode).toBe(200);
@@ -28,7 +32,10 @@ describe('the web view routes', () => {
   });
 
   it('let the page load nothing but itself: no external script, style or request', async () => {
-    const api = createHttpApi({ healthy: async () => true, uiState: async () => ({}) });
+    const api = createHttpApi({
+      healthy: async () => true,
+      webView: { page: WEB_VIEW_PAGE, state: async () => ({}) },
+    });
     const page = await api(get('/ui'));
     const policy = page.headers['content-security-policy'] ?? '';
     expect(policy).toContain("default-src 'none'");
