@@ -9,10 +9,10 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
-import { recordEniPass, recordRefill } from '../../shared/app/eni-records.js';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
+import { recordEniPass, recordRefill } from '../../shared/app/pass-records.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
 const { logger, metrics, tracer } = observability('eni');

@@ -3,7 +3,6 @@
  * keeps a slow run and the next schedule from acting at once.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
@@ -12,6 +11,7 @@ import { z } from 'zod';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
+import { recordScalePass } from '../../shared/app/pass-records.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
 
 const { logger, metrics, tracer } = observability('scale');
@@ -24,14 +24,7 @@ const scheduleInput = z.object({ dryRun: z.boolean().optional() });
 
 const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
   const report = await scale(context.awsRequestId, { dryRun: input.dryRun ?? false });
-  for (const action of report.actions) logger.info('scale action', { action });
-  for (const failure of report.failures) logger.error('scale action failed', { failure });
-  if (report.leaseHeldBy)
-    logger.warn('skipped: another scale pass holds the lease', {
-      holder: report.leaseHeldBy.holder,
-    });
-  metrics.addMetric('ScaleActions', MetricUnit.Count, report.actions.length);
-  metrics.addMetric('ScaleFailures', MetricUnit.Count, report.failures.length);
+  recordScalePass({ logger, metrics }, report);
   failWhenNothingWorked('scale', report.actions.length, report.failures);
   return { dryRun: report.dryRun, actions: report.actions, failures: report.failures.length };
 };

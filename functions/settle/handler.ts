@@ -6,13 +6,13 @@
  * finishes what it marked).
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaPassContext } from '../../shared/app/lambda.js';
 import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
 import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
+import { recordSettle } from '../../shared/app/pass-records.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
@@ -28,13 +28,10 @@ const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     try {
       const task = parseSettleTask(record.body);
       const outcome = await settle(task);
-      metrics.addMetric('SettleFreed', MetricUnit.Count, outcome.freed);
-      if (outcome.kept > 0) metrics.addMetric('SettleRefusedKept', MetricUnit.Count, outcome.kept);
-      metrics.addMetric('SettleLag', MetricUnit.Seconds, (Date.now() - task.admittedAt) / 1000);
+      recordSettle({ logger, metrics }, task, outcome, Date.now() - task.admittedAt);
       if (outcome.recheckAfter !== undefined) {
         await queue.submit({ ...task, attempt: task.attempt + 1 }, outcome.recheckAfter);
       }
-      logger.info('settled', { task, outcome });
     } catch (error) {
       if (error instanceof MalformedSettleTaskError) {
         logger.error('dropped a message that is not a settle task', { error: error.message });

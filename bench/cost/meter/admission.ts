@@ -3,12 +3,12 @@
  * through the webhook (set-up), then each admission operation invoked through the admission
  * function's HTTP surface, and the settle function's looks at the tasks they queued.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { admit } from '../../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../../shared/admission/review.js';
 import { decisionRecorder, forCluster, observability } from '../../../shared/app/observability.js';
 import type { PassContext } from '../../../shared/app/pass-context.js';
+import { recordSettle } from '../../../shared/app/pass-records.js';
 import { createRuntime } from '../../../shared/app/runtime.js';
 import { settleRunner } from '../../../shared/app/settle.js';
 import { createHttpApi } from '../../../shared/http/api.js';
@@ -216,17 +216,9 @@ function settleFunction(
   const obs = observability('settle');
   forCluster(obs.metrics, config.cluster);
   const look = passFunction(obs, async (task: SettleTask) => {
-    // Mirrors the body of functions/settle/handler.ts for one SQS record.
+    // The body of functions/settle/handler.ts for one SQS record, with the same records.
     const outcome = await settle(task);
-    obs.metrics.addMetric('SettleFreed', MetricUnit.Count, outcome.freed);
-    if (outcome.kept > 0)
-      obs.metrics.addMetric('SettleRefusedKept', MetricUnit.Count, outcome.kept);
-    obs.metrics.addMetric(
-      'SettleLag',
-      MetricUnit.Seconds,
-      (clocks.admission - task.admittedAt) / 1000,
-    );
-    obs.logger.info('settled', { task, outcome });
+    recordSettle(obs, task, outcome, clocks.admission - task.admittedAt);
     return outcome;
   });
   return async (tasks) => {

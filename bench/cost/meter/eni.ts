@@ -8,8 +8,8 @@ import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { nodeIpFault } from '../../../shared/app/eni-pass.js';
-import { recordEniPass, recordRefill } from '../../../shared/app/eni-records.js';
 import { forCluster, observability } from '../../../shared/app/observability.js';
+import { recordEniPass, recordRefill } from '../../../shared/app/pass-records.js';
 import { BudgetedEc2Network } from '../../../shared/ec2/rate-budget.js';
 import { type EniDeps, eniDeps } from '../../../shared/eni/deps.js';
 import { PoolBusyError } from '../../../shared/eni/errors.js';

@@ -2,10 +2,10 @@
  * Scale and repair pass metering: each pass at fleet size through a body that mirrors its
  * handler's, around the same shared wiring and Powertools calls.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { forCluster, observability } from '../../../shared/app/observability.js';
 import { passLease } from '../../../shared/app/pass-context.js';
+import { recordRepairPass, recordScalePass } from '../../../shared/app/pass-records.js';
 import { exclusiveUsage, repairRunner } from '../../../shared/app/repair-pass.js';
 import { runScalePass } from '../../../shared/scale/pass.js';
 import { FakeNodePool } from '../../../test/scale/fakes.js';
@@ -29,17 +29,13 @@ export async function meterPasses(session: Session): Promise<void> {
   const pool = new FakeNodePool(world.nodes.length);
   const lease = passLease(context);
   const scale = passFunction(scaleObs, async (_event: unknown, ctx: Context) => {
-    // Mirrors functions/scale/handler.ts.
+    // The body of functions/scale/handler.ts, with the same records.
     const report = await runScalePass(
       { cluster, pool, lease, now: Date.now, holder: ctx.awsRequestId },
       config.scale,
       { dryRun: false },
     );
-    for (const action of report.actions) scaleObs.logger.info('scale action', { action });
-    for (const failure of report.failures)
-      scaleObs.logger.error('scale action failed', { failure });
-    scaleObs.metrics.addMetric('ScaleActions', MetricUnit.Count, report.actions.length);
-    scaleObs.metrics.addMetric('ScaleFailures', MetricUnit.Count, report.failures.length);
+    recordScalePass(scaleObs, report);
     const byType: Record<string, number> = {};
     for (const action of report.actions) byType[action.type] = (byType[action.type] ?? 0) + 1;
     const actions = Object.entries(byType).map(([type, n]) => `${type} ${n}`);
@@ -55,24 +51,9 @@ export async function meterPasses(session: Session): Promise<void> {
   const runRepair = repairRunner(context);
   const usage = exclusiveUsage(context);
   const repair = passFunction(repairObs, async (_event: unknown, ctx: Context) => {
-    // Mirrors functions/repair/handler.ts.
+    // The body of functions/repair/handler.ts, with the same records.
     const summary = await runRepair(ctx.awsRequestId);
-    if (summary.skipped) repairObs.logger.warn('skipped', { reason: summary.skipped });
-    for (const finding of summary.notes) repairObs.logger.info('finding', { finding });
-    for (const [reason, count] of Object.entries(summary.findings)) {
-      repairObs.metrics.addMetric(reason, MetricUnit.Count, count);
-    }
-    repairObs.metrics.addMetric('Released', MetricUnit.Count, summary.released);
-    for (const range of await usage()) {
-      const used = repairObs.metrics.singleMetric();
-      used.addDimension('range', range.name);
-      used.addMetric(
-        'RangeUsedPercent',
-        MetricUnit.Percent,
-        (100 * range.used) / Math.max(1, range.size),
-      );
-    }
-    repairObs.metrics.addMetric('Recorded', MetricUnit.Count, summary.recorded);
+    recordRepairPass(repairObs, summary, await usage());
     return `findings ${JSON.stringify(summary.findings)}, released ${summary.released}, recorded ${summary.recorded}${summary.skipped ? `, skipped: ${summary.skipped}` : ''}`;
   });
   for (let pass = 1; pass <= PASS_SAMPLES; pass++) {

@@ -1,0 +1,75 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { describe, expect, it, vi } from 'vitest';
+import { recordRepairPass, recordScalePass, recordSettle } from '../../shared/app/pass-records.js';
+import type { RepairSummary } from '../../shared/repair/pass.js';
+import type { ScaleReport } from '../../shared/scale/pass.js';
+
+/** A logger and metrics whose lines and metrics are collected instead of written. */
+function observed() {
+  const logger = new Logger({ serviceName: 'test' });
+  const metrics = new Metrics({ namespace: 'test' });
+  const lines: string[] = [];
+  const added: [string, number][] = [];
+  for (const level of ['info', 'warn', 'error'] as const) {
+    vi.spyOn(logger, level).mockImplementation(
+      (message: unknown) => void lines.push(String(message)),
+    );
+  }
+  vi.spyOn(metrics, 'addMetric').mockImplementation((name: string, _unit, value: number) => {
+    added.push([name, value]);
+    return metrics;
+  });
+  return { observe: { logger, metrics }, lines, added };
+}
+
+describe('what the passes and the settle step record', () => {
+  it('records a settle look: freed, held again and its lag in seconds', () => {
+    const { observe, lines, added } = observed();
+    recordSettle(
+      observe,
+      { id: 'abcdefghijklmnopqrst', reason: 'release', admittedAt: 0, attempt: 0 },
+      { freed: 2, kept: 1 },
+      6_000,
+    );
+    expect(added).toEqual([
+      ['SettleFreed', 2],
+      ['SettleRefusedKept', 1],
+      ['SettleLag', 6],
+    ]);
+    expect(lines).toEqual(['settled']);
+  });
+
+  it('records a repair pass: each finding by reason, frees and records', () => {
+    const { observe, added } = observed();
+    const summary = {
+      findings: { PortLeaked: 3 },
+      released: 3,
+      recorded: 1,
+      notes: [],
+    } as unknown as RepairSummary;
+    recordRepairPass(observe, summary, []);
+    expect(added).toEqual([
+      ['PortLeaked', 3],
+      ['Released', 3],
+      ['Recorded', 1],
+    ]);
+  });
+
+  it('records a scale pass: its actions and failures, and a skipped pass as a warning', () => {
+    const { observe, lines, added } = observed();
+    const report = {
+      dryRun: false,
+      actions: [{ type: 'cordon' }],
+      failures: [],
+      notes: [],
+      leaseHeldBy: { holder: 'other', expiresAtMs: 1 },
+    } as unknown as ScaleReport;
+    recordScalePass(observe, report);
+    expect(added).toEqual([
+      ['ScaleActions', 1],
+      ['ScaleFailures', 0],
+    ]);
+    expect(lines).toEqual(['scale action', 'skipped: another scale pass holds the lease']);
+  });
+});
