@@ -12,9 +12,9 @@ function observed() {
   const lines: string[] = [];
   const added: [string, number][] = [];
   for (const level of ['info', 'warn', 'error'] as const) {
-    vi.spyOn(logger, level).mockImplementation(
-      (message: unknown) => void lines.push(String(message)),
-    );
+    vi.spyOn(logger, level).mockImplementation((...args: unknown[]) => {
+      lines.push(String(args[0]));
+    });
   }
   vi.spyOn(metrics, 'addMetric').mockImplementation((name: string, _unit, value: number) => {
     added.push([name, value]);
