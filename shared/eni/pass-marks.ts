@@ -4,21 +4,13 @@
  * another process sets meanwhile is seen by the next pass; the pass's own marks are seen at once.
  * Marks only spare EC2 calls that would fail: a stale one costs a refused call, never a wrong write.
  */
-import type { EniStore, SubnetShortage } from './store.js';
+import { type EniStore, forwarding, type SubnetShortage } from './store.js';
 
 export function withPassMarks(store: EniStore): EniStore {
   const marks = new Map<string, Promise<number>>();
   const key = (subnetId: string, what: SubnetShortage) => `${subnetId}#${what}`;
   return {
-    listPools: () => store.listPools(),
-    getPool: (node) => store.getPool(node),
-    putPool: (pool, expectedVersion) => store.putPool(pool, expectedVersion),
-    deletePool: (node) => store.deletePool(node),
-    tryLease: (node, holder, now, until) => store.tryLease(node, holder, now, until),
-    endLease: (node, holder) => store.endLease(node, holder),
-    loadNode: (node, read) => store.loadNode(node, read),
-    getIp: (node, ip) => store.getIp(node, ip),
-    commit: (node, writes) => store.commit(node, writes),
+    ...forwarding(store),
     subnetShortUntil: (subnetId, what) => {
       const at = key(subnetId, what);
       let mark = marks.get(at);

@@ -57,3 +57,23 @@ export type SubnetShortage = 'addresses' | 'prefixes';
 
 /** The largest number of writes one commit applies atomically (DynamoDB's TransactWriteItems). */
 export const MAX_ATOMIC_WRITES = 100;
+
+/**
+ * Every method of `store`, bound to it: a wrapper spreads this and replaces the methods it changes
+ * (a class's methods are not own properties, and they reach its private fields through `this`).
+ */
+export function forwarding(store: EniStore): EniStore {
+  return {
+    listPools: () => store.listPools(),
+    getPool: (node) => store.getPool(node),
+    putPool: (pool, expectedVersion) => store.putPool(pool, expectedVersion),
+    deletePool: (node) => store.deletePool(node),
+    tryLease: (node, holder, now, until) => store.tryLease(node, holder, now, until),
+    endLease: (node, holder) => store.endLease(node, holder),
+    loadNode: (node, read) => store.loadNode(node, read),
+    getIp: (node, ip) => store.getIp(node, ip),
+    commit: (node, writes) => store.commit(node, writes),
+    subnetShortUntil: (subnetId, what) => store.subnetShortUntil(subnetId, what),
+    markSubnetShort: (subnetId, what, until) => store.markSubnetShort(subnetId, what, until),
+  };
+}

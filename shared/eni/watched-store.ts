@@ -5,7 +5,7 @@
  * made meanwhile, which every write of the pass is conditioned against anyway. On a steady fleet
  * most pools need nothing, so this takes two of a pass's three reads per pool away.
  */
-import type { EniStore } from './store.js';
+import { type EniStore, forwarding } from './store.js';
 
 /** A store and the number of pool and node writes made through it so far. */
 export interface WatchedStore {
@@ -16,8 +16,7 @@ export interface WatchedStore {
 export function watchedStore(store: EniStore): WatchedStore {
   let writes = 0;
   const watched: EniStore = {
-    listPools: () => store.listPools(),
-    getPool: (node) => store.getPool(node),
+    ...forwarding(store),
     putPool: async (pool, expectedVersion) => {
       writes++;
       await store.putPool(pool, expectedVersion);
@@ -26,16 +25,10 @@ export function watchedStore(store: EniStore): WatchedStore {
       writes++;
       await store.deletePool(node);
     },
-    tryLease: (node, holder, now, until) => store.tryLease(node, holder, now, until),
-    endLease: (node, holder) => store.endLease(node, holder),
-    loadNode: (node, read) => store.loadNode(node, read),
-    getIp: (node, ip) => store.getIp(node, ip),
     commit: async (node, nodeWrites) => {
       writes++;
       await store.commit(node, nodeWrites);
     },
-    subnetShortUntil: (subnetId, what) => store.subnetShortUntil(subnetId, what),
-    markSubnetShort: (subnetId, what, until) => store.markSubnetShort(subnetId, what, until),
   };
   return { store: watched, writes: () => writes };
 }
