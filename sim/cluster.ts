@@ -53,6 +53,8 @@ export interface SimNode {
   readonly cpuMillis: number;
   usedCpuMillis: number;
   readonly boundPorts: Set<string>;
+  /** Nothing cordons a node of the stand-in yet (the scale pass does not run in it). */
+  readonly cordoned: boolean;
 }
 
 /** What the run counts. */
@@ -121,6 +123,7 @@ export class SimCluster {
         cpuMillis: nodeCpuMillis,
         usedCpuMillis: 0,
         boundPorts: new Set(),
+        cordoned: false,
       });
       api?.addNode({
         metadata: { name, labels: { 'kubernetes.io/hostname': name } },
@@ -265,10 +268,7 @@ export class SimCluster {
   /** Binds the pod to a node that fits; false when none does (it stays Pending). */
   async #schedule(pod: SimPod): Promise<boolean> {
     if (pod.node) return true;
-    const target = scheduleOnto(
-      pod,
-      [...this.nodes.values()].map((node) => ({ ...node, cordoned: false })),
-    );
+    const target = scheduleOnto(pod, [...this.nodes.values()]);
     const node = target ? this.nodes.get(target) : undefined;
     if (!target || !node) return false;
     // Assumed on the node before the binding is sent, as kube-scheduler does: scheduling that

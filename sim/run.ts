@@ -159,7 +159,7 @@ function viewOf(
       cpuMillis: node.cpuMillis,
       usedCpuMillis: node.usedCpuMillis,
       gameServers: pods.filter((pod) => pod.node === node.name).length,
-      cordoned: false,
+      cordoned: node.cordoned,
     })),
     pendingGameServers: pods.filter((pod) => !pod.node).length,
     admissionMs: latencyOf(cluster.admissionMs.slice(-1_000)),
