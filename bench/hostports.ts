@@ -30,6 +30,7 @@ import { CapacityMeter } from '../shared/store/capacity.js';
 import { dynamoClient } from '../shared/store/client.js';
 import { DynamoHostPortStore } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
+import { percentileOfSorted } from '../sim/random.js';
 import { writeResults } from './support/results.js';
 import { countRoundTrips, withRoundTrips } from './support/round-trips.js';
 
@@ -96,9 +97,6 @@ export interface HostPortBenchResult {
     };
   };
 }
-
-const percentile = (sorted: readonly number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** One way of loading the range. */
 interface Scenario {
@@ -299,8 +297,8 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
       readsPerCreate: reads / Math.max(1, ROUNDS * CONCURRENCY),
       allocationsPerSecond: allocations / (allocMs / 1000),
       rawConditionalPutsPerSecond: (ROUNDS * CONCURRENCY) / (rawMs / 1000),
-      p50Ms: percentile(latencies, 50),
-      p95Ms: percentile(latencies, 95),
+      p50Ms: percentileOfSorted(latencies, 50),
+      p95Ms: percentileOfSorted(latencies, 95),
     });
   }
   client.destroy();

@@ -32,7 +32,7 @@ import { planScale } from '../shared/scale/plan.js';
 import { type ScalePolicy, scalePolicy } from '../shared/scale/policy.js';
 import { formatRfc3339, parseRfc3339 } from '../shared/scale/rfc3339.js';
 import { buildSnapshot } from '../shared/scale/snapshot.js';
-import { seededRandom } from '../test/support/random.js';
+import { poisson, seededRandom } from '../sim/random.js';
 import { writeResults } from './support/results.js';
 
 const SECOND = 1000;
@@ -109,14 +109,6 @@ const SCENARIOS: readonly Scenario[] = [
     scale: { ...MAIN_SCENARIO.scale, bufferGameServers: 80 },
   },
 ];
-
-function poisson(mean: number, rand: () => number): number {
-  // Knuth's method: means here are a few per step.
-  const limit = Math.exp(-mean);
-  let k = 0;
-  for (let p = rand(); p > limit; p *= rand()) k++;
-  return k;
-}
 
 interface Arrival {
   readonly atMs: number;

@@ -2,6 +2,7 @@
  * The sessions of a simulated game day, by scenario: when each game server is asked for and how
  * long its session lasts. Pure and seeded, so a run replays.
  */
+import { poisson } from './random.js';
 
 /**
  * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`, and
@@ -55,12 +56,4 @@ export function gameDay(options: GameDayOptions): Session[] {
     }
   }
   return sessions.sort((a, b) => a.startMs - b.startMs);
-}
-
-/** A Poisson draw (Knuth's method; the means here are small). */
-function poisson(mean: number, random: () => number): number {
-  const limit = Math.exp(-mean);
-  let count = 0;
-  for (let product = random(); product > limit; product *= random()) count++;
-  return count;
 }

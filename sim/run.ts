@@ -14,7 +14,7 @@ import { gameDay, type Scenario, type Session } from './game-day.js';
 import { InFlight } from './in-flight.js';
 import { checkMoment } from './invariants.js';
 import type { KubeApiServer } from './kube-api-server.js';
-import { seededRandom } from './random.js';
+import { percentileOfSorted, seededRandom } from './random.js';
 
 /** What to simulate. */
 export interface SimOptions {
@@ -327,7 +327,10 @@ export async function runSim(
 /** Percentiles of request durations, in ms (0 for none). */
 export function latencyOf(durations: readonly number[]): SimReport['admissionMs'] {
   const sorted = [...durations].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
   const round = (ms: number) => Math.round(ms * 10) / 10;
-  return { p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted.at(-1) ?? 0) };
+  return {
+    p50: round(percentileOfSorted(sorted, 50)),
+    p99: round(percentileOfSorted(sorted, 99)),
+    max: round(sorted.at(-1) ?? 0),
+  };
 }
