@@ -11,8 +11,6 @@ import type { BerthConfig } from '../config/schema.js';
 import {
   allocateHostPorts,
   type HostPortAllocatorDeps,
-  type HostPortRangeUsage,
-  hostPortUsage,
   releaseHostPorts,
 } from '../hostports/allocator.js';
 import { CountView } from '../hostports/count-view.js';
@@ -24,7 +22,7 @@ import {
   PORTS_PATH,
   parsePortSpecs,
 } from '../hostports/spec.js';
-import type { HostPortStore, PodRef } from '../hostports/store.js';
+import type { PodRef } from '../hostports/store.js';
 import type { AdmissionHandler } from './dispatch.js';
 import {
   ALLOCATION_ID_ANNOTATION,
@@ -58,14 +56,6 @@ export function hostPortRangesOf(config: Pick<BerthConfig, 'hostPortRanges'>): H
     first: ports.base,
     size: ports.size,
   }));
-}
-
-/** `/v1/status` lines of every host port range: `{ name, kind: 'hostPort', size, used }`. */
-export async function hostPortStatus(deps: {
-  readonly config: Pick<BerthConfig, 'hostPortRanges'>;
-  readonly store: Pick<HostPortStore, 'readCounts'>;
-}): Promise<HostPortRangeUsage[]> {
-  return hostPortUsage(deps.store, hostPortRangesOf(deps.config));
 }
 
 type PodObject = Readonly<Record<string, unknown>>;

@@ -6,7 +6,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { podBindingAdmission } from '../admission/binding.js';
 import type { AdmissionHandlers } from '../admission/dispatch.js';
-import { hostPortRangesOf, hostPortStatus, podAdmission } from '../admission/pods.js';
+import { hostPortRangesOf, podAdmission } from '../admission/pods.js';
 import { allow } from '../admission/response.js';
 import { serviceAdmission } from '../admission/services.js';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
@@ -15,14 +15,14 @@ import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
 import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
-import type { HostPortRangeUsage } from '../hostports/allocator.js';
+import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { findHolders, type Holding } from '../status/holders.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
-import { readUiState, type UiState } from '../ui/state.js';
+import { type UiState, uiStateOf } from '../ui/state.js';
 
 /** What every runtime is built from. */
 export interface RuntimeDeps {
@@ -121,6 +121,19 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),
   };
 
+  /** The exclusive ranges' use, every host port count and the ENI pools, read once. */
+  const readStatus = async () => {
+    const [exclusive, hostPorts, pools] = await Promise.all([
+      Promise.all(
+        [...ranges.clusterIps, ranges.nodePorts].map((range) =>
+          exclusiveRangeUsage(allocationStore, range),
+        ),
+      ),
+      Promise.all(hostPortRangesOf(config).map((range) => hostPortStore.readCounts(range))),
+      eniPoolStatus(eniPools),
+    ]);
+    return { exclusive, hostPorts, pools };
+  };
   const runtime: BerthRuntime = {
     config,
     ranges,
@@ -148,22 +161,20 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         query,
       ),
     async status() {
-      const exclusive = await Promise.all(
-        [...ranges.clusterIps, ranges.nodePorts].map((range) =>
-          exclusiveRangeUsage(allocationStore, range),
-        ),
-      );
-      const hostPorts = await hostPortStatus({ config, store: hostPortStore });
-      const pools = await eniPoolStatus(eniPools);
-      return { cluster: config.cluster, ranges: [...exclusive, ...hostPorts], pools };
+      const { exclusive, pools, hostPorts } = await readStatus();
+      return {
+        cluster: config.cluster,
+        ranges: [
+          ...exclusive,
+          ...hostPorts.map(({ range, counts }) => hostPortRangeUsage(range, counts)),
+        ],
+        pools,
+      };
     },
-    uiState() {
-      return readUiState({
-        status: () => runtime.status(),
-        hostPortRanges: hostPortRangesOf(config),
-        hostPortStore,
-        now,
-      });
+    async uiState() {
+      const at = now();
+      const { exclusive, pools, hostPorts } = await readStatus();
+      return uiStateOf({ cluster: config.cluster, ranges: exclusive, pools }, hostPorts, at);
     },
   };
   return runtime;

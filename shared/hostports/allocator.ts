@@ -283,27 +283,20 @@ export interface HostPortRangeUsage {
 }
 
 /**
- * Usage of every host port range for `/v1/status`: the sum of the use counts, which is the number
- * of (pod, port) allocations held (each held port adds exactly one use; TCPUDP ports are one).
+ * One range's usage for `/v1/status`, from its use counts (offset from its first port): the sum of
+ * the counts is the number of (pod, port) allocations held (each held port adds exactly one use;
+ * a TCPUDP port is one). Pure.
  */
-export async function hostPortUsage(
-  store: Pick<HostPortStore, 'readCounts'>,
-  ranges: readonly HostPortRange[],
-): Promise<HostPortRangeUsage[]> {
-  return Promise.all(
-    ranges.map(async (range) => {
-      const { counts } = await store.readCounts(range);
-      const used = counts.reduce((sum, c) => sum + c, 0);
-      const minUse = counts.length > 0 ? Math.min(...counts) : 0;
-      const maxUse = counts.length > 0 ? Math.max(...counts) : 0;
-      return {
-        name: range.name,
-        kind: 'hostPort' as const,
-        size: range.size,
-        used,
-        minUse,
-        maxUse,
-      };
-    }),
-  );
+export function hostPortRangeUsage(
+  range: HostPortRange,
+  counts: readonly number[],
+): HostPortRangeUsage {
+  return {
+    name: range.name,
+    kind: 'hostPort',
+    size: range.size,
+    used: counts.reduce((sum, c) => sum + c, 0),
+    minUse: counts.length > 0 ? Math.min(...counts) : 0,
+    maxUse: counts.length > 0 ? Math.max(...counts) : 0,
+  };
 }

@@ -1,11 +1,12 @@
 /**
- * What the web view (`/ui`) shows, read in one go: the status report (exclusive ranges with
- * their use, host port ranges with their lowest and highest use count, ENI pools) and every host
- * port's use count, for the heat map. Read-only; the page polls it.
+ * What the web view (`/ui`) shows: the status report (exclusive ranges with their use, host port
+ * ranges with their lowest and highest use count, ENI pools) and every host port's use count,
+ * for the heat map. Read-only; the page polls it.
  */
+import type { RangeUsage } from '../allocation/usage.js';
 import type { StatusReport } from '../app/runtime.js';
-import type { HostPortRange } from '../hostports/spec.js';
-import type { HostPortStore } from '../hostports/store.js';
+import { hostPortRangeUsage } from '../hostports/allocator.js';
+import type { RangeCounts } from '../hostports/store.js';
 
 /** One host port range as the heat map draws it: the count of port `first + i` at `counts[i]`. */
 export interface HostPortHeat {
@@ -49,25 +50,27 @@ export interface UiState extends StatusReport {
   readonly clusterView?: UiClusterView;
 }
 
-/** What a reading needs. */
-export interface UiStateDeps {
-  readonly status: () => Promise<StatusReport>;
-  readonly hostPortRanges: readonly HostPortRange[];
-  readonly hostPortStore: Pick<HostPortStore, 'readCounts'>;
-  readonly now: () => number;
-}
-
-/** Reads everything the page shows. */
-export async function readUiState(deps: UiStateDeps): Promise<UiState> {
-  const at = deps.now();
-  const [status, heat] = await Promise.all([
-    deps.status(),
-    Promise.all(
-      deps.hostPortRanges.map(async (range): Promise<HostPortHeat> => {
-        const { counts } = await deps.hostPortStore.readCounts(range);
-        return { name: range.name, first: range.first, counts: [...counts] };
-      }),
-    ),
-  ]);
-  return { ...status, at, hostPorts: heat };
+/**
+ * Everything the page shows, from one reading: the status without its host port ranges, and
+ * each host port range's counts, from which both their usage and the heat map come (one read of
+ * the counts serves both).
+ */
+export function uiStateOf(
+  status: Omit<StatusReport, 'ranges'> & { readonly ranges: readonly RangeUsage[] },
+  hostPorts: readonly RangeCounts[],
+  at: number,
+): UiState {
+  return {
+    ...status,
+    ranges: [
+      ...status.ranges,
+      ...hostPorts.map(({ range, counts }) => hostPortRangeUsage(range, counts)),
+    ],
+    at,
+    hostPorts: hostPorts.map(({ range, counts }) => ({
+      name: range.name,
+      first: range.first,
+      counts: [...counts],
+    })),
+  };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
-import { hostPortStatus } from '../../shared/admission/pods.js';
+import { hostPortRangesOf } from '../../shared/admission/pods.js';
+import { hostPortRangeUsage } from '../../shared/hostports/allocator.js';
 import { GAME_SERVER_LABEL, PACKING_POD_AFFINITY } from '../../shared/hostports/patch.js';
 import {
   allocationIdOf,
@@ -464,7 +465,12 @@ describe('podAdmission allocation (Agones logical-node behaviour as counts)', ()
         { name: 'fixed', portPolicy: 'Static', containerPort: 2, hostPort: 8500 },
       ]),
     );
-    expect(await hostPortStatus({ config: h.config, store: h.store })).toEqual([
+    const usage = await Promise.all(
+      hostPortRangesOf(h.config).map(async (range) =>
+        hostPortRangeUsage(range, (await h.store.readCounts(range)).counts),
+      ),
+    );
+    expect(usage).toEqual([
       { name: 'default', kind: 'hostPort', size: 10, used: 2, minUse: 0, maxUse: 1 },
       { name: 'tools', kind: 'hostPort', size: 2, used: 1, minUse: 0, maxUse: 1 },
     ]);
