@@ -18,7 +18,7 @@
 import { pathToFileURL } from 'node:url';
 import type { Ec2Action } from '../shared/ec2/network.js';
 import { DEFAULT_POOL_MODE, type PoolMode } from '../shared/eni/policy.js';
-import { MUTATING_ACTIONS } from '../test/fakes/ec2-fake.js';
+import { MUTATING_ACTIONS } from '../sim/ec2-fake.js';
 import { runBerth } from './eni/berth.js';
 import { CILIUM_DEFAULTS, runCilium } from './eni/cilium.js';
 import { DAY_KINDS, type DayKind, DEFRAGMENT_AT_S, FRAGMENTED_SHARE } from './eni/day.js';

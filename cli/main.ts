@@ -7,6 +7,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../shared/config/errors.js';
 import type { BerthConfig } from '../shared/config/schema.js';
+import { SCENARIOS } from '../sim/game-day.js';
 import { exitCodeOf, UsageError } from './errors.js';
 
 export { UsageError } from './errors.js';
@@ -60,6 +61,8 @@ export interface SimFlags {
   readonly nodes: number;
   readonly sessionsPerMinute: number;
   readonly scenario: string;
+  /** Whether berth's scale pass runs (`--no-scale` turns it off). */
+  readonly scale: boolean;
 }
 
 /** What the commands read from the environment, passed in so tests control it. */
@@ -128,7 +131,7 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
   root
     .command('sim')
     .description(
-      'a simulated game day through the real server: DynamoDB Local, the webhook and the web view (/ui), invariants checked as it runs',
+      'a simulated game day through the real server: DynamoDB Local, the webhook, the node IP API and the web view (/ui) over a simulated cluster and EC2 account, with the repair, ENI and scale passes, invariants checked as it runs',
     )
     .addOption(
       new Option('--hours <n>', 'day length').default('1').argParser(positive('--hours', false)),
@@ -156,15 +159,16 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .addOption(
       new Option(
         '--scenario <name>',
-        'steady, matchmaking waves every quarter hour, or a steady day whose fullest node fails',
+        'steady, matchmaking waves every quarter hour, a steady day whose fullest node fails, or one whose subnet runs dry for a while',
       )
-        .choices(['steady', 'waves', 'node-failure'])
+        .choices([...SCENARIOS])
         .default('waves'),
     )
     .addOption(
       new Option('--port <n>', 'port of the web view and webhook').default('8443').argParser(port),
     )
     .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--no-scale', "keep the fleet as made: berth's scale pass does not run")
     .option('--json', 'print the report as JSON')
     .action(action('sim'));
   root
@@ -262,6 +266,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
             nodes: Number(text('nodes') ?? '20'),
             sessionsPerMinute: Number(text('sessionsPerMinute') ?? '20'),
             scenario: text('scenario') ?? 'waves',
+            scale: flags.scale !== false,
           },
         }
       : {}),

@@ -4,9 +4,9 @@
  * earlier run or `berth serve` left never meets this day's invariants. Exits 1 on a violation,
  * printing its evidence.
  */
-import { createRuntime } from '../shared/app/runtime.js';
 import { openStore } from '../shared/local/store-target.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
+import { simConfig } from '../sim/config.js';
 import { SCENARIOS, type Scenario } from '../sim/game-day.js';
 import { runSim, SIM_DEFAULTS, type SimReport } from '../sim/run.js';
 import { startSimServer } from '../sim/server.js';
@@ -16,9 +16,12 @@ import { UsageError } from './errors.js';
 function formatReport(report: SimReport): string {
   const lines = [
     `simulated ${report.reachedHours.toFixed(2)} h of ${report.simulatedHours} h (${report.scenario}) in ${report.wallSeconds.toFixed(1)} s`,
-    `  sessions ${report.sessions}, game servers admitted ${report.gameServersAdmitted} (denied ${report.gameServersDenied}, found no node at first ${report.gameServersPending}, lost with a failed node ${report.gameServersLost}), at most ${report.peakGameServers} at once`,
+    `  sessions ${report.sessions}, game servers admitted ${report.gameServersAdmitted} (denied ${report.gameServersDenied}, found no node at first ${report.gameServersPending}, lost with a failed node ${report.gameServersLost}, interrupted by the scale pass ${report.gameServersInterrupted}), at most ${report.peakGameServers} at once, at most ${report.peakCreatesPerMinute} created in a minute`,
     `  Services created ${report.servicesCreated}, deleted ${report.servicesDeleted}; bindings ${report.bindings}; admission requests ${report.admissionRequests} (p50 ${report.admissionMs.p50} ms, p99 ${report.admissionMs.p99} ms, max ${report.admissionMs.max} ms)`,
     `  repair passes ${report.repairPasses}: ${report.repairFindings} findings, ${report.repairReleased} released`,
+    `  ENI passes ${report.eniPasses}; pod addresses given ${report.podIpsAssigned}; sandboxes that waited for one ${report.podsWaitedForIp} (longest ${report.longestIpWaitSeconds} s)`,
+    `  EC2 calls ${report.ec2Calls} (${report.ec2MutatingCalls} mutating, ${report.ec2Throttled} throttled); busiest minute ${report.peakEc2MutatingPerMinute} mutating calls against a budget of ${report.ec2MutatingBudgetPerMinute}`,
+    `  scale passes ${report.scalePasses}: ${report.nodesAdded} nodes added, ${report.nodesRemoved} removed, ${report.cordons} cordons`,
     `  node-hours ${report.nodeHours.toFixed(1)}; invariant checks ${report.checks}`,
   ];
   if (report.violations.length === 0) lines.push('  every invariant held');
@@ -43,22 +46,17 @@ export const simCommand: Command = async (options) => {
   try {
     const tableName = `berth-sim-${Date.now()}`;
     await ensureTable(store.client, tableName);
-    const runtime = createRuntime({ config: options.config, dynamo: store.client, tableName });
+    const day = { ...SIM_DEFAULTS, ...flags, scenario };
     const sim = await startSimServer({
-      runtime,
+      config: simConfig(options.config, day),
       dynamo: store.client,
       tableName,
       listen: { host: options.host, port: options.port },
-      onError: (error, request) =>
-        process.stderr.write(`${request.method} ${request.path} failed: ${String(error)}\n`),
+      onError: (error, where) => process.stderr.write(`${where} failed: ${String(error)}\n`),
     });
     try {
       out(`berth sim: ${sim.server.url}/ui shows the run (table ${tableName} on ${store.where})`);
-      const report = await runSim(
-        sim.target,
-        { ...SIM_DEFAULTS, ...flags, scenario },
-        { progress: out, watch: sim.watch },
-      );
+      const report = await runSim(sim.target, day, { progress: out, watch: sim.watch });
       out(options.json ? JSON.stringify(report, null, 2) : formatReport(report));
       return report.violations.length === 0 ? 0 : 1;
     } finally {

@@ -1,13 +1,19 @@
 /**
- * The simulated cluster: a small stand-in for the apiserver and kube-scheduler that sends every
- * pod CREATE, binding and DELETE and every Service CREATE and DELETE to berth's admission
- * endpoint over HTTP, as a real apiserver does, stores only what admission allowed (with its
- * patch applied), and schedules pods onto nodes by CPU and host port (`scheduler.ts`).
+ * The simulated cluster: a small stand-in for the apiserver, kube-scheduler and kubelet that
+ * sends every pod CREATE, binding and DELETE and every Service CREATE and DELETE to berth's
+ * admission endpoint over HTTP, as a real apiserver does, stores only what admission allowed
+ * (with its patch applied), schedules pods onto nodes by CPU and host port (`scheduler.ts`), and
+ * gives each running pod an address from berth's node IP API, as the CNI plugin does. What
+ * berth's passes write through the Kubernetes API (cordons, Node deletions) is read back from
+ * it, so the scheduler honours a cordon and a removed node takes its machine with it.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { PORTS_ANNOTATION } from '../shared/hostports/spec.js';
+import { REMOVAL_STARTED_AT } from '../shared/scale/names.js';
 import { applyPatch, decodePatch } from './json-patch.js';
 import type { KubeApiServer } from './kube-api-server.js';
+import type { SimMachines } from './machines.js';
+import type { IpHolder, NodeIpClient } from './node-ips.js';
 import { review } from './reviews.js';
 import { type BoundPort, portKey, scheduleOnto } from './scheduler.js';
 
@@ -38,23 +44,37 @@ export function httpWebhook(url: string): Webhook {
 
 type Json = Record<string, unknown>;
 
-/** A stored pod: where it runs (none while Pending) and the host ports it binds. */
+/** A stored pod: where it runs (none while Pending), the host ports it binds, its address. */
 export interface SimPod {
   readonly name: string;
   object: Json;
   readonly cpuMillis: number;
   readonly hostPorts: readonly BoundPort[];
   node?: string;
+  /** The address berth's node IP API gave its sandbox; absent until one was given. */
+  ip?: string;
+  /** Day ms the sandbox first asked for an address and was told to wait, while it waits. */
+  waitingForIpSince?: number;
 }
 
-/** A node: its CPU and the pods on it. */
+/** A node: its CPU, the pods on it, and the machine behind it. */
 export interface SimNode {
   readonly name: string;
   readonly cpuMillis: number;
   usedCpuMillis: number;
   readonly boundPorts: Set<string>;
-  /** Nothing cordons a node of the stand-in yet (the scale pass does not run in it). */
-  readonly cordoned: boolean;
+  /** `spec.unschedulable` as the API last showed it (berth's scale pass cordons through it). */
+  cordoned: boolean;
+  /** berth has started removing it (`berth.dev/removal-started-at`), as the API last showed. */
+  draining: boolean;
+  /** `spec.providerID`: the node's EC2 instance in the fake, when the day has machines. */
+  readonly providerId?: string;
+}
+
+/** A node that left the cluster while game servers ran on it, and who removed it. */
+export interface NodeLoss {
+  readonly node: string;
+  readonly gameServers: readonly string[];
 }
 
 /** What the run counts. */
@@ -68,6 +88,27 @@ export interface ClusterCounts {
   bindings: number;
   /** Pods that found no node at their CREATE (they wait for one). */
   podsPending: number;
+  /** Sandboxes told to wait for an address (pool empty, subnet dry), and the longest wait. */
+  podsWaitedForIp: number;
+  longestIpWaitMs: number;
+  /** Addresses given and given back through the node IP API. */
+  ipsAssigned: number;
+  ipsReleased: number;
+}
+
+/** What the simulated cluster is made of. */
+export interface SimClusterOptions {
+  readonly nodeCpuMillis: number;
+  /** Labels every node carries (berth's `scale.nodeSelector` picks them). */
+  readonly nodeLabels: Readonly<Record<string, string>>;
+  /** Where the stored objects are readable as a Kubernetes API (for the passes), if anywhere. */
+  readonly api?: KubeApiServer;
+  /** The EC2 instances behind the nodes, when the day has an account. */
+  readonly machines?: SimMachines;
+  /** berth's node IP API, which the simulated CNI calls for each sandbox's address. */
+  readonly nodeIps?: NodeIpClient;
+  /** Day time, in ms since the day began. */
+  readonly dayMs: () => number;
 }
 
 const NAMESPACE = 'games';
@@ -98,16 +139,19 @@ export class SimCluster {
     servicesDenied: 0,
     bindings: 0,
     podsPending: 0,
+    podsWaitedForIp: 0,
+    longestIpWaitMs: 0,
+    ipsAssigned: 0,
+    ipsReleased: 0,
   };
   /** Milliseconds each admission request took, in order (what the apiserver waited). */
   readonly admissionMs: number[] = [];
   readonly #webhook: Webhook;
+  readonly #options: SimClusterOptions;
+  #nodeSerial = 0;
 
-  /** Where the stored objects are readable as a Kubernetes API (for the passes), if anywhere. */
-  readonly #api: KubeApiServer | undefined;
-
-  constructor(webhook: Webhook, nodes: number, nodeCpuMillis: number, api?: KubeApiServer) {
-    this.#api = api;
+  constructor(webhook: Webhook, options: SimClusterOptions) {
+    this.#options = options;
     this.#webhook = async (body) => {
       const started = performance.now();
       try {
@@ -116,21 +160,55 @@ export class SimCluster {
         this.admissionMs.push(performance.now() - started);
       }
     };
-    for (let i = 0; i < nodes; i++) {
-      const name = `game-node-${String(i).padStart(3, '0')}`;
-      this.nodes.set(name, {
-        name,
-        cpuMillis: nodeCpuMillis,
-        usedCpuMillis: 0,
-        boundPorts: new Set(),
-        cordoned: false,
-      });
-      api?.addNode({
-        metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-        spec: {},
-        status: { allocatable: { cpu: `${nodeCpuMillis}m`, pods: '110' } },
-      });
+  }
+
+  /** A node joins: its machine launched (when the day has an account) and its Node stored. */
+  addNode(): string {
+    const { api, machines, nodeCpuMillis, nodeLabels } = this.#options;
+    const name = `game-node-${String(this.#nodeSerial++).padStart(3, '0')}`;
+    const providerId = machines?.launch();
+    this.nodes.set(name, {
+      name,
+      cpuMillis: nodeCpuMillis,
+      usedCpuMillis: 0,
+      boundPorts: new Set(),
+      cordoned: false,
+      draining: false,
+      ...(providerId ? { providerId } : {}),
+    });
+    api?.addNode({
+      metadata: { name, labels: { ...nodeLabels, 'kubernetes.io/hostname': name } },
+      spec: providerId ? { providerID: providerId } : {},
+      status: {
+        allocatable: { cpu: `${nodeCpuMillis}m`, pods: '110' },
+        conditions: [{ type: 'Ready', status: 'True' }],
+      },
+    } satisfies V1Node);
+    return name;
+  }
+
+  /**
+   * Reads back what berth's passes changed through the API: cordons, and Nodes deleted (whose
+   * machines go with them). Answers the nodes that left with game servers still on them: a
+   * scale pass that did that interrupted live games.
+   */
+  async syncNodes(): Promise<NodeLoss[]> {
+    const { api, machines } = this.#options;
+    if (!api) return [];
+    const losses: NodeLoss[] = [];
+    for (const node of [...this.nodes.values()]) {
+      const stored = api.nodes.get(node.name);
+      const machineGone =
+        node.providerId !== undefined && machines?.isRunning(node.providerId) === false;
+      if (stored && !machineGone) {
+        node.cordoned = stored.spec?.unschedulable === true;
+        node.draining = stored.metadata?.annotations?.[REMOVAL_STARTED_AT] !== undefined;
+        continue;
+      }
+      const lost = await this.#removeNode(node.name);
+      if (lost.length > 0) losses.push({ node: node.name, gameServers: lost });
     }
+    return losses;
   }
 
   /** A game server: admitted, stored, scheduled and bound; false when admission denied it. */
@@ -166,7 +244,7 @@ export class SimCluster {
       return false;
     }
     const patched = applyPatch(pod, decodePatch(answer.patch));
-    const stored = (this.#api?.addPod({ ...patched, status: { phase: 'Pending' } }) ??
+    const stored = (this.#options.api?.addPod({ ...patched, status: { phase: 'Pending' } }) ??
       patched) as Json;
     const created: SimPod = { name, object: stored, cpuMillis, hostPorts: boundPortsOf(stored) };
     this.pods.set(name, created);
@@ -188,15 +266,24 @@ export class SimCluster {
         oldObject: pod.object,
       }),
     );
+    // The kubelet tears the sandbox down (CNI DEL) before the pod object goes.
+    if (pod.node && pod.ip) {
+      await this.#options.nodeIps?.release(pod.node, pod.ip, holderOf(pod));
+      this.counts.ipsReleased++;
+    }
     this.pods.delete(name);
-    this.#api?.pods.delete(`${NAMESPACE}/${name}`);
+    this.#options.api?.pods.delete(`${NAMESPACE}/${name}`);
     this.counts.podsDeleted++;
     const node = pod.node ? this.nodes.get(pod.node) : undefined;
     if (node) {
       node.usedCpuMillis -= pod.cpuMillis;
       for (const port of pod.hostPorts) node.boundPorts.delete(portKey(port));
     }
-    // Room was made: pods waiting for a node try again, oldest first.
+    await this.schedulePending();
+  }
+
+  /** Room was made (a pod left, a node joined): pods waiting for a node try again, oldest first. */
+  async schedulePending(): Promise<void> {
     for (const waiting of this.pods.values()) if (!waiting.node) await this.#schedule(waiting);
   }
 
@@ -205,11 +292,25 @@ export class SimCluster {
    * and the node leaves the cluster. Answers the game servers lost.
    */
   async failNode(name: string): Promise<number> {
+    return (await this.#removeNode(name)).length;
+  }
+
+  /**
+   * A node leaves with its machine; the pod garbage collector deletes its pods (each DELETE goes
+   * to admission). Their sandboxes went with the machine: no CNI DEL reaches berth for them.
+   * Answers the pods that were on it.
+   */
+  async #removeNode(name: string): Promise<string[]> {
     const lost = [...this.pods.values()].filter((pod) => pod.node === name);
+    const node = this.nodes.get(name);
     this.nodes.delete(name);
-    this.#api?.nodes.delete(name);
-    for (const pod of lost) await this.deleteGameServer(pod.name);
-    return lost.length;
+    this.#options.api?.nodes.delete(name);
+    this.#options.machines?.terminate(node?.providerId);
+    for (const pod of lost) {
+      pod.ip = undefined;
+      await this.deleteGameServer(pod.name);
+    }
+    return lost.map((pod) => pod.name);
   }
 
   /** The node running the most game servers, if any runs one. */
@@ -243,7 +344,7 @@ export class SimCluster {
       return false;
     }
     const patched = applyPatch(service, decodePatch(answer.patch));
-    this.services.set(name, (this.#api?.addService(patched) ?? patched) as Json);
+    this.services.set(name, (this.#options.api?.addService(patched) ?? patched) as Json);
     this.counts.servicesCreated++;
     return true;
   }
@@ -261,7 +362,7 @@ export class SimCluster {
       }),
     );
     this.services.delete(name);
-    this.#api?.services.delete(`${NAMESPACE}/${name}`);
+    this.#options.api?.services.delete(`${NAMESPACE}/${name}`);
     this.counts.servicesDeleted++;
   }
 
@@ -281,7 +382,7 @@ export class SimCluster {
       spec: { ...(pod.object.spec as Json), nodeName: target },
       status: { phase: 'Running' },
     };
-    this.#api?.pods.set(`${NAMESPACE}/${pod.name}`, pod.object as V1Pod);
+    this.#options.api?.pods.set(`${NAMESPACE}/${pod.name}`, pod.object as V1Pod);
     const binding = {
       apiVersion: 'v1',
       kind: 'Binding',
@@ -299,6 +400,54 @@ export class SimCluster {
       }),
     );
     this.counts.bindings++;
+    await this.#startSandbox(pod);
     return true;
   }
+
+  /** Pods whose sandbox waits for an address ask again (kubelet retries a failed CNI ADD). */
+  async retrySandboxes(): Promise<void> {
+    for (const pod of [...this.pods.values()]) {
+      if (pod.node && pod.waitingForIpSince !== undefined) await this.#startSandbox(pod);
+    }
+  }
+
+  /** Pods running without an address yet. */
+  waitingForIp(): number {
+    let waiting = 0;
+    for (const pod of this.pods.values()) if (pod.waitingForIpSince !== undefined) waiting++;
+    return waiting;
+  }
+
+  /** The CNI ADD of the pod's sandbox: an address from berth, or a wait (berth said 503). */
+  async #startSandbox(pod: SimPod): Promise<void> {
+    const { nodeIps, dayMs } = this.#options;
+    if (!nodeIps || !pod.node) return;
+    const outcome = await nodeIps.assign(pod.node, holderOf(pod));
+    // The pod may have been deleted, or its node lost, while berth answered.
+    if (this.pods.get(pod.name) !== pod || !pod.node) {
+      if ('ip' in outcome && pod.node) await nodeIps.release(pod.node, outcome.ip, holderOf(pod));
+      return;
+    }
+    if ('waiting' in outcome) {
+      if (pod.waitingForIpSince === undefined) {
+        pod.waitingForIpSince = dayMs();
+        this.counts.podsWaitedForIp++;
+      }
+      return;
+    }
+    if (pod.waitingForIpSince !== undefined) {
+      const waited = dayMs() - pod.waitingForIpSince;
+      this.counts.longestIpWaitMs = Math.max(this.counts.longestIpWaitMs, waited);
+      pod.waitingForIpSince = undefined;
+    }
+    pod.ip = outcome.ip;
+    this.counts.ipsAssigned++;
+    pod.object = { ...pod.object, status: { ...(pod.object.status as Json), podIP: outcome.ip } };
+    this.#options.api?.pods.set(`${NAMESPACE}/${pod.name}`, pod.object as V1Pod);
+  }
+}
+
+/** The holder the CNI plugin names: the pod and its one sandbox. */
+function holderOf(pod: SimPod): IpHolder {
+  return { namespace: NAMESPACE, pod: pod.name, containerId: `sandbox-${pod.name}` };
 }

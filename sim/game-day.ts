@@ -5,10 +5,11 @@
 import { poisson } from './random.js';
 
 /**
- * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`, and
- * `node-failure`, a steady day whose fullest node fails 40% of the way through.
+ * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`,
+ * `node-failure`, a steady day whose fullest node fails 40% of the way through, and
+ * `subnet-dry`, a steady day whose subnet other tenants fill from 30% to 60% of the way through.
  */
-export const SCENARIOS = ['steady', 'waves', 'node-failure'] as const;
+export const SCENARIOS = ['steady', 'waves', 'node-failure', 'subnet-dry'] as const;
 /** One of `SCENARIOS`. */
 export type Scenario = (typeof SCENARIOS)[number];
 

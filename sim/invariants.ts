@@ -3,6 +3,9 @@
  * what berth reports over its HTTP surface (`/ui/state`). Pure: each check answers the
  * violations it finds, as sentences that carry their evidence.
  */
+import type { Ec2NetworkInterface } from '../shared/ec2/network.js';
+import { parseCidr } from '../shared/net/ip.js';
+import { instanceIdOf } from '../shared/node-pool/provider-id.js';
 import type { UiState } from '../shared/ui/state.js';
 import type { SimNode, SimPod } from './cluster.js';
 import { portKey } from './scheduler.js';
@@ -91,6 +94,59 @@ export function exclusiveUsageMismatches(
   );
 }
 
+/** No pod address held by two live pods. */
+export function sharedPodIps(pods: Iterable<SimPod>): string[] {
+  const holders = new Map<string, string>();
+  const violations: string[] = [];
+  for (const pod of pods) {
+    if (pod.ip === undefined) continue;
+    const other = holders.get(pod.ip);
+    if (other !== undefined)
+      violations.push(`pod IP ${pod.ip} is held by pods ${other} and ${pod.name}`);
+    else holders.set(pod.ip, pod.name);
+  }
+  return violations;
+}
+
+/**
+ * Every pod address is EC2's on the pod's node: a secondary address, or inside a delegated
+ * prefix, of an ENI attached to the node's instance (the account's view, not berth's).
+ */
+export function podIpsOffTheirNode(
+  pods: Iterable<SimPod>,
+  nodes: ReadonlyMap<string, SimNode>,
+  interfaces: readonly Ec2NetworkInterface[],
+): string[] {
+  const onInstance = new Map<string, { ips: Set<string>; prefixes: bigint[] }>();
+  for (const eni of interfaces) {
+    const instance = eni.attachment?.instanceId;
+    if (!instance) continue;
+    const held = onInstance.get(instance) ?? { ips: new Set<string>(), prefixes: [] };
+    for (const ip of eni.secondaryIps) held.ips.add(ip);
+    for (const prefix of eni.ipv4Prefixes) {
+      const block = parseCidr(prefix);
+      if (block) held.prefixes.push(block.network);
+    }
+    onInstance.set(instance, held);
+  }
+  const violations: string[] = [];
+  for (const pod of pods) {
+    if (pod.ip === undefined || pod.node === undefined) continue;
+    const instance = instanceIdOf(nodes.get(pod.node)?.providerId);
+    const held = instance ? onInstance.get(instance) : undefined;
+    const address = parseCidr(`${pod.ip}/32`)?.network;
+    const inPrefix =
+      address !== undefined &&
+      held?.prefixes.some((network) => address - network >= 0n && address - network < 16n);
+    if (!held?.ips.has(pod.ip) && !inPrefix) {
+      violations.push(
+        `pod ${pod.name} has ${pod.ip}, which no ENI of node ${pod.node}'s instance ${instance ?? '(none)'} holds`,
+      );
+    }
+  }
+  return violations;
+}
+
 /** Every check of one moment. */
 export function checkMoment(
   state: UiState,
@@ -99,8 +155,11 @@ export function checkMoment(
     readonly services: ReadonlyMap<string, Json>;
     readonly nodes: ReadonlyMap<string, SimNode>;
   },
+  interfaces: readonly Ec2NetworkInterface[],
 ): string[] {
   return [
+    ...sharedPodIps(cluster.pods.values()),
+    ...podIpsOffTheirNode(cluster.pods.values(), cluster.nodes, interfaces),
     ...sharedServiceValues(cluster.services),
     ...hostPortClashes(cluster.pods.values()),
     ...hostPortCountMismatches(state, cluster.pods.values()),

@@ -1,37 +1,87 @@
 /**
- * What a simulated day runs through: berth's HTTP surface over a runtime, with the web view
- * showing the simulated cluster beside berth's own state, and the cluster's Kubernetes API on
- * loopback (`kube-api-server.ts`), which berth's repair pass reads as it reads a real one.
+ * What a simulated day runs through: berth's HTTP surface (admission, the node IP API, the web
+ * view) over a runtime, the cluster's Kubernetes API on loopback (`kube-api-server.ts`), and an
+ * EC2 account (the EC2 fake, `machines.ts`) whose instances back the nodes. berth's repair, ENI
+ * and scale passes run over that API and that account, on the day's clock, exactly as they run
+ * over a real cluster.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { eniRunner, nodeIpFault } from '../shared/app/eni-pass.js';
 import { repairRunner } from '../shared/app/repair-pass.js';
-import type { BerthRuntime } from '../shared/app/runtime.js';
-import { createHttpApi, type HttpRequest } from '../shared/http/api.js';
+import { type BerthRuntime, createRuntime } from '../shared/app/runtime.js';
+import { scaleRunner } from '../shared/app/scale-pass.js';
+import type { BerthConfig } from '../shared/config/schema.js';
+import { DEFAULT_EC2_BUDGET } from '../shared/ec2/rate-budget.js';
+import { InProcessRefills } from '../shared/eni/refill.js';
+import { createHttpApi } from '../shared/http/api.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
 import { type RunningServer, startServer } from '../shared/local/server.js';
 import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import type { UiClusterView } from '../shared/ui/state.js';
+import { SimClock } from './clock.js';
+import { SIM_NODE_LABELS, simMachines } from './config.js';
 import { type KubeApiServer, startKubeApiServer } from './kube-api-server.js';
+import { type MachineOptions, SimMachines, SimNodePool } from './machines.js';
 import type { SimTarget } from './run.js';
 
 /** The berth server and the cluster's API, and where the running day hands its view. */
 export interface SimServer {
+  /** berth, wired over the day's table and clock. */
+  readonly runtime: BerthRuntime;
   readonly server: RunningServer;
   readonly api: KubeApiServer;
-  /** What `runSim` runs against: the server's URL, the API, berth's repair pass over it. */
+  /** What `runSim` runs against: the server's URL, the API, the account, berth's passes. */
   readonly target: SimTarget;
   readonly watch: (view: () => UiClusterView) => void;
   close(): Promise<void>;
 }
 
+/** EC2 mutating calls a minute the account's budget allows (every family but Describe). */
+export const MUTATING_BUDGET_PER_MINUTE = Object.entries(DEFAULT_EC2_BUDGET)
+  .filter(([family]) => family !== 'describe')
+  .reduce((sum, [, bucket]) => sum + bucket.refillPerSecond * 60, 0);
+
+/**
+ * Starts berth for a day under `config` (see `simConfig`), on the day's clock: admission, the
+ * passes and the EC2 fake all read day time.
+ */
 export async function startSimServer(options: {
-  readonly runtime: BerthRuntime;
+  readonly config: BerthConfig;
   readonly dynamo: DynamoDBClient;
   readonly tableName: string;
   readonly listen: { readonly host: string; readonly port: number };
-  readonly onError: (error: unknown, request: HttpRequest) => void;
+  /** The day's instances and subnet; `simMachines` of the runtime's config where absent. */
+  readonly machines?: Partial<MachineOptions>;
+  /** A request that failed inside berth, or a background pool refill that did; `where` says which. */
+  readonly onError: (error: unknown, where: string) => void;
 }): Promise<SimServer> {
-  const { runtime } = options;
+  // The day begins at a fixed midnight, so a seeded run replays.
+  const clock = new SimClock(Date.UTC(2026, 0, 1));
+  const runtime = createRuntime({
+    config: options.config,
+    dynamo: options.dynamo,
+    tableName: options.tableName,
+    now: clock.now,
+  });
+  const fleet = simMachines(runtime.config, options.machines);
+  const machines = new SimMachines(clock, fleet);
+  const pool = new SimNodePool(clock, machines, fleet);
+  const api = await startKubeApiServer({ now: clock.now });
+  const context = {
+    config: runtime.config,
+    dynamo: options.dynamo,
+    tableName: options.tableName,
+    clusterApi: new ClientNodeClusterApi({ kubeConfig: api.kubeConfig() }),
+    now: clock.now,
+  };
+  const eni = eniRunner(context, machines.ec2);
+  const scale = scaleRunner(context, pool);
+  const repair = repairRunner(context);
+  const refills = new InProcessRefills(
+    (node) => eni.refill(node),
+    (node, error) => options.onError(error, `background refill of node ${node}`),
+  );
+
   let clusterView: (() => UiClusterView) | undefined;
   const server = await startServer({
     ...options.listen,
@@ -39,6 +89,8 @@ export async function startSimServer(options: {
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
+      nodeIps: eni.nodeIps(refills),
+      classify: nodeIpFault,
       webView: {
         page: WEB_VIEW_PAGE,
         state: async () => ({
@@ -47,19 +99,28 @@ export async function startSimServer(options: {
         }),
       },
     }),
-    onError: options.onError,
-  });
-  const api = await startKubeApiServer();
-  const repair = repairRunner({
-    config: runtime.config,
-    dynamo: options.dynamo,
-    tableName: options.tableName,
-    clusterApi: new ClientNodeClusterApi({ kubeConfig: api.kubeConfig() }),
+    onError: (error, request) => options.onError(error, `${request.method} ${request.path}`),
   });
   return {
+    runtime,
     server,
     api,
-    target: { url: server.url, api, repair: () => repair('berth-sim') },
+    target: {
+      url: server.url,
+      api,
+      repair: () => repair('berth-sim'),
+      world: {
+        clock,
+        machines,
+        pool,
+        nodeLabels: SIM_NODE_LABELS,
+        eni: () => eni.pass(),
+        scale: () => scale('berth-sim'),
+        eniEverySeconds: runtime.config.eni.intervalSeconds,
+        scaleEverySeconds: runtime.config.scale.intervalSeconds,
+        mutatingBudgetPerMinute: MUTATING_BUDGET_PER_MINUTE,
+      },
+    },
     watch: (view) => {
       clusterView = view;
     },

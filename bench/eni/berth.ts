@@ -13,8 +13,8 @@ import type { PoolMode } from '../../shared/eni/policy.js';
 import { poolCapacity, poolStats } from '../../shared/eni/policy.js';
 import { refillAhead } from '../../shared/eni/refill.js';
 import { type AssignDeps, assignIp, releaseIp } from '../../shared/eni/service.js';
+import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
-import { FakeEc2, INSTANCE_TYPES } from '../../test/fakes/ec2-fake.js';
 import { seededRandom } from '../../test/support/random.js';
 import { type DayKind, DaySubnets } from './day.js';
 import {

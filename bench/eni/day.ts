@@ -6,7 +6,7 @@
  * until they let half of those addresses go at 08:00: a policy that fell back to single addresses
  * should be using prefixes again by the afternoon (Cilium issue #46644).
  */
-import type { FakeEc2 } from '../../test/fakes/ec2-fake.js';
+import type { FakeEc2 } from '../../sim/ec2-fake.js';
 import { seededRandom } from '../../test/support/random.js';
 import { SEED } from './workload.js';
 

@@ -9,7 +9,7 @@ import {
   type Ec2ActionFamily,
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, takeTokens } from '../../shared/ec2/token-bucket.js';
-import { MUTATING_ACTIONS } from '../../test/fakes/ec2-fake.js';
+import { MUTATING_ACTIONS } from '../../sim/ec2-fake.js';
 import { FLEET } from './workload.js';
 
 /** One run's measurements. */

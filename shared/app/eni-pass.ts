@@ -1,5 +1,6 @@
 /** The ENI pools: their pass, the instance state-change handler and the node IP API. */
 import { z } from 'zod';
+import type { Ec2Network } from '../ec2/network.js';
 import { BudgetedEc2Network } from '../ec2/rate-budget.js';
 import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
 import { eniDeps } from '../eni/deps.js';
@@ -49,12 +50,15 @@ export function nodeIpFault(error: unknown): HttpFault | undefined {
     : undefined;
 }
 
-/** Wires the pools: EC2 behind the account's rate budget, the pool store, the cluster. */
-export function eniRunner(context: PassContext): EniRunner {
+/**
+ * Wires the pools: EC2 behind the account's rate budget, the pool store, the cluster. `account`
+ * replaces the SDK's EC2 (the simulator's EC2 fake); the budget is paid all the same.
+ */
+export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner {
   const now = context.now ?? Date.now;
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const stores = storeOptions(context);
-  const ec2 = new BudgetedEc2Network(new SdkEc2Network(ec2Client(context.region)), {
+  const ec2 = new BudgetedEc2Network(account ?? new SdkEc2Network(ec2Client(context.region)), {
     budget: new DynamoRateBudget({ ...stores, now }),
     now,
     sleep,

@@ -1,5 +1,6 @@
 /** The node scale pass, wired once per process. */
 import { createNodePool } from '../node-pool/create.js';
+import type { NodePool } from '../node-pool/node-pool.js';
 import { runScalePass, type ScaleReport } from '../scale/pass.js';
 import { type PassContext, passLease } from './pass-context.js';
 
@@ -9,12 +10,16 @@ export type ScaleRunner = (
   options?: { readonly dryRun?: boolean },
 ) => Promise<ScaleReport>;
 
-/** Wires the scale pass: the node pool's AWS clients are made once. */
-export function scaleRunner(context: PassContext): ScaleRunner {
+/**
+ * Wires the scale pass: the node pool's AWS clients are made once. `nodePool` replaces the
+ * configured pool's adapter (the simulator's Auto Scaling group).
+ */
+export function scaleRunner(context: PassContext, nodePool?: NodePool): ScaleRunner {
   const { config, clusterApi } = context;
   const now = context.now ?? Date.now;
   const lease = passLease(context);
-  const pool = createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
+  const pool =
+    nodePool ?? createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
   return (holder, options = {}) =>
     runScalePass({ cluster: clusterApi, pool, lease, now, holder }, config.scale, {
       dryRun: options.dryRun ?? false,

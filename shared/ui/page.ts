@@ -3,7 +3,9 @@
  * work offline and behind a strict network), read-only, polling `/ui/state` every second. It
  * draws the exclusive ranges as fill bars with their allocation rate, each host port range as a
  * heat map of use counts, every ENI pool, a live chart of allocations per second, and, when the
- * server sees a cluster (`berth sim`), its nodes filled with game servers and the invariants. The
+ * server sees a cluster (`berth sim`), its nodes filled with game servers (cordoned and draining
+ * ones marked), the last passes, berth's EC2 calls against the account's budget, and the
+ * invariants. The
  * Content-Security-Policy allows exactly its own inline script and style, by hash.
  */
 import { createHash } from 'node:crypto';
@@ -28,6 +30,7 @@ svg { width: 100%; height: 120px; border: 1px solid #8884; }
 .nodes { display: grid; grid-template-columns: repeat(auto-fill, minmax(120px, 1fr)); gap: 6px; }
 .node { border: 1px solid #8886; border-radius: 4px; padding: 4px 6px; font-size: 12px; }
 .node[data-cordoned="true"] { border-style: dashed; opacity: 0.6; }
+.node[data-draining="true"] { border-color: #c62828; }
 .node meter { height: 10px; }
 #violations { color: #c62828; font-weight: 600; }
 .legend span { margin-right: 12px; }
@@ -145,9 +148,10 @@ function renderCluster(state) {
   const box = $('nodes');
   box.replaceChildren();
   for (const node of view.nodes) {
-    const card = text('div', '', { class: 'node', 'data-node': node.name, 'data-cordoned': String(node.cordoned) });
+    const card = text('div', '', { class: 'node', 'data-node': node.name,
+      'data-cordoned': String(node.cordoned), 'data-draining': String(!!node.draining) });
     card.append(
-      text('div', node.name + (node.cordoned ? ' (cordoned)' : '')),
+      text('div', node.name + (node.draining ? ' (draining)' : node.cordoned ? ' (cordoned)' : '')),
       text('meter', '', {
         min: '0', max: String(node.cpuMillis), value: String(node.usedCpuMillis),
         'aria-label': 'node ' + node.name + ': ' + node.gameServers + ' game servers, ' +
@@ -159,12 +163,15 @@ function renderCluster(state) {
   }
   const running = view.nodes.reduce((sum, node) => sum + node.gameServers, 0);
   $('cluster-summary').textContent = running + ' game servers on ' + view.nodes.length + ' nodes, ' +
-    view.pendingGameServers + ' waiting for a node' + (view.admissionMs
+    view.pendingGameServers + ' waiting for a node' +
+    (view.waitingForIp !== undefined ? ', ' + view.waitingForIp + ' waiting for an address' : '') +
+    (view.admissionMs
       ? '; admission p50 ' + view.admissionMs.p50 + ' ms, p99 ' + view.admissionMs.p99 + ' ms'
       : '');
   $('passes-section').hidden = !(view.passes && view.passes.length > 0);
   $('passes').replaceChildren(...(view.passes || []).slice().reverse().map((pass) =>
     text('li', pass.kind + ' pass at ' + pass.atHours.toFixed(2) + ' h: ' + pass.summary)));
+  renderEc2(view.ec2);
   if (view.invariants) {
     const list = $('violations');
     list.replaceChildren(...view.invariants.violations.map((v) => text('li', v)));
@@ -172,6 +179,23 @@ function renderCluster(state) {
       ? view.invariants.checks + ' checks, every invariant held'
       : view.invariants.violations.length + ' violation(s) after ' + view.invariants.checks + ' checks: the run stopped';
   }
+}
+
+function renderEc2(ec2) {
+  $('ec2-section').hidden = !ec2;
+  if (!ec2) return;
+  const minutes = ec2.mutatingPerMinute;
+  const top = Math.max(ec2.mutatingBudgetPerMinute, ...minutes);
+  const y = (v) => (100 - 95 * v / top).toFixed(1);
+  const step = 1000 / Math.max(1, minutes.length - 1);
+  $('ec2-line').setAttribute('points', minutes.map((v, i) => (i * step).toFixed(1) + ',' + y(v)).join(' '));
+  $('ec2-budget').setAttribute('y1', y(ec2.mutatingBudgetPerMinute));
+  $('ec2-budget').setAttribute('y2', y(ec2.mutatingBudgetPerMinute));
+  const last = minutes.length ? minutes[minutes.length - 1] : 0;
+  $('ec2-now').textContent = last + ' mutating EC2 calls in the last minute, peak ' +
+    Math.max(0, ...minutes) + ', against a budget of ' + ec2.mutatingBudgetPerMinute +
+    ' a minute; ' + ec2.calls + ' calls in all, ' + ec2.mutatingCalls + ' mutating, ' +
+    ec2.throttled + ' throttled';
 }
 
 async function tick() {
@@ -240,6 +264,14 @@ const PAGE = `<!doctype html>
       <polyline id="rate-line" fill="none" stroke="currentColor" stroke-width="2" points=""></polyline>
     </svg>
     <div id="rate-now"></div>
+  </section>
+  <section id="ec2-section" aria-labelledby="ec2-title" hidden>
+    <h2 id="ec2-title">EC2 calls against the budget (mutating calls a minute; the dashed line is the budget)</h2>
+    <svg viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-labelledby="ec2-now">
+      <line id="ec2-budget" x1="0" x2="1000" y1="5" y2="5" stroke="#c62828" stroke-dasharray="8 6"></line>
+      <polyline id="ec2-line" fill="none" stroke="currentColor" stroke-width="2" points=""></polyline>
+    </svg>
+    <div id="ec2-now"></div>
   </section>
   <section aria-labelledby="hostports-title">
     <h2 id="hostports-title">Host port ranges (use count per port: blue unused, red busiest)</h2>

@@ -22,6 +22,18 @@ export interface UiNode {
   readonly usedCpuMillis: number;
   readonly gameServers: number;
   readonly cordoned: boolean;
+  /** Being removed: berth's scale pass has committed to releasing its instance. */
+  readonly draining?: boolean;
+}
+
+/** berth's EC2 calls against the account's budget. */
+export interface UiEc2Calls {
+  readonly calls: number;
+  readonly mutatingCalls: number;
+  readonly throttled: number;
+  /** Mutating calls in each of the last minutes, oldest first. */
+  readonly mutatingPerMinute: readonly number[];
+  readonly mutatingBudgetPerMinute: number;
 }
 
 /**
@@ -31,6 +43,8 @@ export interface UiNode {
 export interface UiClusterView {
   readonly nodes: readonly UiNode[];
   readonly pendingGameServers: number;
+  /** Running pods whose sandbox waits for an address (berth's pool is empty and cannot grow). */
+  readonly waitingForIp?: number;
   /** What the cluster waited for admission lately, in ms. */
   readonly admissionMs?: { readonly p50: number; readonly p99: number; readonly max: number };
   readonly invariants?: { readonly checks: number; readonly violations: readonly string[] };
@@ -40,6 +54,7 @@ export interface UiClusterView {
     readonly atHours: number;
     readonly summary: string;
   }[];
+  readonly ec2?: UiEc2Calls;
 }
 
 /** The page's data. */

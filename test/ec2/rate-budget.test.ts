@@ -19,7 +19,7 @@ import {
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, refill, takeTokens } from '../../shared/ec2/token-bucket.js';
 import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
-import { EC2_DEFAULT_BUCKETS, FakeEc2 } from '../fakes/ec2-fake.js';
+import { EC2_DEFAULT_BUCKETS, FakeEc2 } from '../../sim/ec2-fake.js';
 import { freshTable } from '../support/dynamo.js';
 
 describe('takeTokens', () => {

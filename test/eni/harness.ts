@@ -13,7 +13,7 @@ import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import type { RefillRequests } from '../../shared/eni/refill.js';
 import type { AssignDeps } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
-import { FakeEc2, type FakeEc2Options } from '../fakes/ec2-fake.js';
+import { FakeEc2, type FakeEc2Options } from '../../sim/ec2-fake.js';
 import { seededRandom } from '../support/random.js';
 import { FakeCluster } from './cluster-fake.js';
 

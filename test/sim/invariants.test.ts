@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import type { Ec2NetworkInterface } from '../../shared/ec2/network.js';
 import type { UiState } from '../../shared/ui/state.js';
-import type { SimPod } from '../../sim/cluster.js';
+import type { SimNode, SimPod } from '../../sim/cluster.js';
 import {
   exclusiveUsageMismatches,
   hostPortClashes,
   hostPortCountMismatches,
+  podIpsOffTheirNode,
+  sharedPodIps,
   sharedServiceValues,
 } from '../../sim/invariants.js';
 
@@ -68,6 +71,65 @@ describe('the invariants of a simulated day', () => {
     );
     expect(exclusiveUsageMismatches(state([], { clusterIP: 2, nodePort: 1 }), services)).toEqual([
       'berth holds 2 clusterIP values, live Services carry 1',
+    ]);
+  });
+
+  it('flag a pod address held by two live pods', () => {
+    const pods = [
+      { ...pod('a', 'n1', 7000), ip: '10.0.0.10' },
+      { ...pod('b', 'n2', 7001), ip: '10.0.0.10' },
+      { ...pod('c', 'n2', 7002), ip: '10.0.0.11' },
+      pod('d', 'n2', 7003),
+    ];
+    expect(sharedPodIps(pods)).toEqual(['pod IP 10.0.0.10 is held by pods a and b']);
+  });
+
+  it("flag a pod address that no ENI of its node's instance holds, secondary or in a prefix", () => {
+    const node = (name: string, instance: string): SimNode => ({
+      name,
+      cpuMillis: 16_000,
+      usedCpuMillis: 0,
+      boundPorts: new Set(),
+      cordoned: false,
+      draining: false,
+      providerId: `aws:///us-east-1a/${instance}`,
+    });
+    const nodes = new Map([
+      ['n1', node('n1', 'i-0000000000000000a')],
+      ['n2', node('n2', 'i-0000000000000000b')],
+    ]);
+    const eni = (instanceId: string, secondaryIps: string[], ipv4Prefixes: string[]) =>
+      ({
+        eniId: `eni-${instanceId}`,
+        subnetId: 'subnet-1',
+        status: 'in-use',
+        primaryIp: '10.0.0.4',
+        macAddress: '02:00:00:00:00:01',
+        secondaryIps,
+        ipv4Prefixes,
+        attachment: {
+          attachmentId: 'a',
+          instanceId,
+          deviceIndex: 1,
+          status: 'attached',
+          deleteOnTermination: false,
+        },
+        tags: [],
+        securityGroupIds: [],
+      }) satisfies Ec2NetworkInterface;
+    const interfaces = [
+      eni('i-0000000000000000a', ['10.0.0.20'], ['10.0.1.0/28']),
+      eni('i-0000000000000000b', ['10.0.0.30'], []),
+    ];
+    const pods = [
+      { ...pod('secondary', 'n1', 7000), ip: '10.0.0.20' },
+      { ...pod('in-prefix', 'n1', 7001), ip: '10.0.1.15' },
+      { ...pod('past-prefix', 'n1', 7002), ip: '10.0.1.16' },
+      { ...pod('other-node', 'n2', 7003), ip: '10.0.0.20' },
+    ];
+    expect(podIpsOffTheirNode(pods, nodes, interfaces)).toEqual([
+      "pod past-prefix has 10.0.1.16, which no ENI of node n1's instance i-0000000000000000a holds",
+      "pod other-node has 10.0.0.20, which no ENI of node n2's instance i-0000000000000000b holds",
     ]);
   });
 });

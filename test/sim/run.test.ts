@@ -1,26 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
-import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
+import { simConfig } from '../../sim/config.js';
+import { runSim, SIM_DEFAULTS, type SimOptions } from '../../sim/run.js';
 import { startSimServer } from '../../sim/server.js';
 import { freshTable } from '../support/dynamo.js';
 
-async function stack() {
+async function stack(options: Partial<SimOptions> = {}) {
   const { client, tableName } = await freshTable();
-  const runtime = createRuntime({
-    config: parseConfig({ cluster: 'sim' }),
-    dynamo: client,
-    tableName,
-  });
   const internalFaults: unknown[] = [];
   const sim = await startSimServer({
-    runtime,
+    config: simConfig(parseConfig({ cluster: 'sim' }), { ...SHORT, ...options }),
     dynamo: client,
     tableName,
     listen: { host: '127.0.0.1', port: 0 },
     onError: (error) => internalFaults.push(error),
   });
-  return { runtime, sim, internalFaults };
+  return { runtime: sim.runtime, sim, internalFaults };
 }
 
 const SHORT = {
@@ -93,4 +88,122 @@ describe('berth sim', { timeout: 120_000 }, () => {
       await sim.close();
     }
   });
+
+  it("grows and shrinks the fleet with berth's scale pass, every pod address from berth's pools on its node, no game interrupted", async () => {
+    const { sim, internalFaults } = await stack();
+    try {
+      const report = await runSim(sim.target, { ...SHORT, hours: 0.5, scenario: 'waves' });
+      expect(report.violations).toEqual([]);
+      expect(report.scalePasses).toBe(29);
+      expect(report.cordons + report.nodesAdded).toBeGreaterThan(0);
+      expect(report.gameServersInterrupted).toBe(0);
+      expect(report.eniPasses).toBe(29);
+      // Every bound game server asked berth for an address and got one on its node.
+      expect(report.podIpsAssigned).toBe(report.bindings);
+      expect(report.ec2MutatingCalls).toBeGreaterThan(0);
+      expect(report.peakEc2MutatingPerMinute).toBeLessThanOrEqual(
+        report.ec2MutatingBudgetPerMinute,
+      );
+      expect(internalFaults).toEqual([]);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('keeps sandboxes waiting while the subnet is dry and gives them addresses when it is back', async () => {
+    const { sim, internalFaults } = await stack();
+    try {
+      const report = await runSim(sim.target, {
+        ...SHORT,
+        hours: 0.3,
+        sessionsPerMinute: 10,
+        scenario: 'subnet-dry',
+      });
+      expect(report.violations).toEqual([]);
+      expect(report.podsWaitedForIp).toBeGreaterThan(0);
+      expect(report.longestIpWaitSeconds).toBeGreaterThan(0);
+      // The subnet is dry for 30% of the day: no sandbox waits longer than that and a pass.
+      expect(report.longestIpWaitSeconds).toBeLessThanOrEqual(0.3 * 0.3 * 3600 + 60);
+      expect(internalFaults).toEqual([]);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('reports a node removed under live games, with the games it carried', async () => {
+    const { sim } = await stack();
+    try {
+      let removed = '';
+      const report = await runSim(
+        sim.target,
+        { ...SHORT, hours: 0.5 },
+        {
+          afterEvent: async (index) => {
+            if (index !== 120) return;
+            // A Node deleted as a careless scaler would: under its game servers.
+            const busy = [...sim.api.pods.values()].find((pod) => pod.spec?.nodeName);
+            removed = busy?.spec?.nodeName ?? '';
+            sim.api.nodes.delete(removed);
+          },
+        },
+      );
+      expect(removed).not.toBe('');
+      expect(report.gameServersInterrupted).toBeGreaterThan(0);
+      expect(report.violations).toHaveLength(1);
+      expect(report.violations[0]).toMatch(
+        new RegExp(
+          `^node ${removed} left the cluster after the scale pass at [\\d.]+ h with game servers running: gs-\\d+`,
+        ),
+      );
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it("reports a pod address EC2 no longer has on the pod's node", async () => {
+    const { sim } = await stack();
+    try {
+      const { ec2 } = sim.target.world.machines;
+      let taken = '';
+      const report = await runSim(sim.target, SHORT, {
+        afterEvent: async (index) => {
+          if (index !== 60) return;
+          const ip = [...sim.api.pods.values()].find((pod) => pod.status?.podIP)?.status?.podIP;
+          const eni = ec2.allInterfaces().find((e) => ip && e.secondaryIps.includes(ip));
+          const prefix = ec2
+            .allInterfaces()
+            .flatMap((e) => e.ipv4Prefixes.map((p) => ({ eni: e, p })))
+            .find(({ p }) => ip && sameSlash28(p, ip));
+          if (eni && ip) await ec2.unassignPrivateIpAddresses({ eniId: eni.eniId, ips: [ip] });
+          else if (prefix)
+            await ec2.unassignIpv4Prefixes({ eniId: prefix.eni.eniId, prefixes: [prefix.p] });
+          taken = ip ?? '';
+        },
+      });
+      expect(taken).not.toBe('');
+      expect(report.violations.length).toBeGreaterThan(0);
+      expect(report.violations).toContainEqual(
+        expect.stringMatching(
+          new RegExp(
+            `^pod gs-\\d+ has ${taken.replaceAll('.', '\\.')}, which no ENI of node game-node-\\d+'s instance i-[0-9a-f]+ holds$`,
+          ),
+        ),
+      );
+    } finally {
+      await sim.close();
+    }
+  });
 });
+
+/** Whether `ip` lies in the /28 `prefix`. */
+function sameSlash28(prefix: string, ip: string): boolean {
+  const [network] = prefix.split('/');
+  const last = (address: string) => Number(address.split('.')[3]);
+  const head = (address: string) => address.split('.').slice(0, 3).join('.');
+  return (
+    network !== undefined &&
+    head(network) === head(ip) &&
+    last(ip) - last(network) >= 0 &&
+    last(ip) - last(network) < 16
+  );
+}

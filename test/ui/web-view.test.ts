@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
+import { simConfig } from '../../sim/config.js';
 import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
 import { startSimServer } from '../../sim/server.js';
 import { gamePod } from '../hostports/support.js';
@@ -161,13 +162,17 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
 describe('the web view during berth sim', { timeout: 120_000 }, () => {
   it('shows the nodes and ranges of the run, follows its game servers, and reports a violation the test injects', async () => {
     const { client, tableName } = await freshTable();
-    const runtime = createRuntime({
-      config: parseConfig({ cluster: 'sim-view', serviceCIDRs: ['10.80.0.0/24'] }),
-      dynamo: client,
-      tableName,
-    });
+    const day = {
+      ...SIM_DEFAULTS,
+      hours: 0.5,
+      speed: 1_000_000,
+      nodes: 6,
+      sessionsPerMinute: 8,
+      services: 8,
+      checkEvery: 20,
+    };
     const sim = await startSimServer({
-      runtime,
+      config: simConfig(parseConfig({ cluster: 'sim-view', serviceCIDRs: ['10.80.0.0/24'] }), day),
       dynamo: client,
       tableName,
       listen: { host: '127.0.0.1', port: 0 },
@@ -182,36 +187,28 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       const held = new Promise<void>((resolve) => {
         release = resolve;
       });
-      const day = runSim(
-        sim.target,
-        {
-          ...SIM_DEFAULTS,
-          hours: 0.5,
-          speed: 1_000_000,
-          nodes: 6,
-          sessionsPerMinute: 8,
-          services: 8,
-          checkEvery: 20,
+      const run = runSim(sim.target, day, {
+        watch: sim.watch,
+        afterEvent: async (index) => {
+          // Mid-wave: hold the day still while the page is looked at, then break a count.
+          if (index === 200) await held;
+          if (index === 201) {
+            await sim.runtime.hostPortStore.addUses([
+              { name: 'lost', range: 'default', port: 7999, protocol: 'UDP' },
+            ]);
+          }
         },
-        {
-          watch: sim.watch,
-          afterEvent: async (index) => {
-            // Mid-wave: hold the day still while the page is looked at, then break a count.
-            if (index === 200) await held;
-            if (index === 201) {
-              await runtime.hostPortStore.addUses([
-                { name: 'lost', range: 'default', port: 7999, protocol: 'UDP' },
-              ]);
-            }
-          },
-        },
-      );
-      await expect.poll(() => page.locator('[data-node]').count(), { timeout: 20_000 }).toBe(6);
+      });
       await expect
         .poll(() => page.locator('#cluster-summary').textContent(), { timeout: 20_000 })
         .toMatch(
-          /^[1-9]\d* game servers on 6 nodes, \d+ waiting for a node; admission p50 [\d.]+ ms, p99 [\d.]+ ms$/,
+          /^[1-9]\d* game servers on \d+ nodes, \d+ waiting for a node, \d+ waiting for an address; admission p50 [\d.]+ ms, p99 [\d.]+ ms$/,
         );
+      // The day is held: the boxes drawn are the nodes the summary counts.
+      const summary = (await page.locator('#cluster-summary').textContent()) ?? '';
+      const nodes = Number(/ on (\d+) nodes/.exec(summary)?.[1]);
+      expect(nodes).toBeGreaterThanOrEqual(day.nodes - 2);
+      expect(await page.locator('[data-node]').count()).toBe(nodes);
       const node = page.getByRole('meter', { name: /^node game-node-000: \d+ game servers, / });
       expect(await node.count()).toBe(1);
       expect(
@@ -222,21 +219,35 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       await expect
         .poll(() => page.locator('#invariants-summary').textContent(), { timeout: 20_000 })
         .toMatch(/checks, every invariant held$/);
-      await expect
-        .poll(
-          () => page.getByRole('list', { name: 'Last passes' }).locator('li').first().textContent(),
-          {
-            timeout: 20_000,
-          },
-        )
-        .toMatch(/^repair pass at [\d.]+ h: 0 findings, 0 released, 0 recorded in \d+ ms$/);
+      // The day is held after at least one pass of each kind has run.
+      const passKinds = async () =>
+        (await page.getByRole('list', { name: 'Last passes' }).locator('li').allTextContents())
+          .map((line) => /^(\w+) pass at /.exec(line)?.[1])
+          .filter((kind, i, all) => kind && all.indexOf(kind) === i)
+          .sort();
+      await expect.poll(passKinds, { timeout: 20_000 }).toEqual(['eni', 'repair', 'scale']);
+      const passes = await page
+        .getByRole('list', { name: 'Last passes' })
+        .locator('li')
+        .allTextContents();
+      expect(passes).toContainEqual(
+        expect.stringMatching(/^repair pass at [\d.]+ h: 0 findings, 0 released, 0 recorded$/),
+      );
+      expect(passes).toContainEqual(
+        expect.stringMatching(/^eni pass at [\d.]+ h: [1-9]\d* pools: \d+ addresses assigned, /),
+      );
+      // berth's pools on the table, and its EC2 calls against the budget.
+      expect(await page.locator('#pool-rows tr').count()).toBeGreaterThan(0);
+      expect(await page.locator('#ec2-now').textContent()).toMatch(
+        /^\d+ mutating EC2 calls in the last minute, peak [1-9]\d*, against a budget of 570 a minute; /,
+      );
       // A few seconds of the chart before the picture.
       await expect
         .poll(() => page.locator('#rate-now').textContent(), { timeout: 20_000 })
         .toMatch(/over the last [4-9] s$/);
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
       release();
-      const report = await day;
+      const report = await run;
       expect(report.violations).toHaveLength(1);
       expect(report.violations[0]).toMatch(
         /^host port 7999: berth counts \d+ uses, \d+ live pods hold it$/,

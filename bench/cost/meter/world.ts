@@ -8,7 +8,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { PassContext } from '../../../shared/app/pass-context.js';
 import { type BerthConfig, parseConfig } from '../../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../../shared/k8s/client-node-cluster-api.js';
-import { FakeEc2 } from '../../../test/fakes/ec2-fake.js';
+import { FakeEc2 } from '../../../sim/ec2-fake.js';
 import type { KubeApiServer } from '../../../test/fakes/kube-api-server.js';
 import { seededRandom } from '../../../test/support/random.js';
 import { itemSizeBytes } from '../../support/item-size.js';

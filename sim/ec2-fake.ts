@@ -20,14 +20,14 @@ import type {
   InstanceTypeLimits,
   NetworkInterfacePage,
   NetworkInterfaceQuery,
-} from '../../shared/ec2/network.js';
+} from '../shared/ec2/network.js';
 import {
   type BucketSpec,
   type BucketState,
   fullBucket,
   takeTokens,
-} from '../../shared/ec2/token-bucket.js';
-import { formatIp, parseCidr } from '../../shared/net/ip.js';
+} from '../shared/ec2/token-bucket.js';
+import { formatIp, parseCidr } from '../shared/net/ip.js';
 
 /** Addresses per delegated prefix, and so the alignment of a /28 inside its subnet. */
 const BLOCK = 16;
@@ -275,6 +275,16 @@ export class FakeEc2 implements Ec2Network {
     return taken;
   }
 
+  /**
+   * Other tenants take every free address of the subnet but `leave` (a subnet running dry).
+   * Answers the addresses taken, which `releaseForeign` gives back.
+   */
+  occupyForeign(subnetId: string, leave: number): string[] {
+    const subnet = this.#subnet(subnetId);
+    const want = Math.max(0, this.freeAddresses(subnetId) - leave);
+    return this.#allocate(subnet, want);
+  }
+
   /** Another tenant lets addresses go (see `scatterForeign`). */
   releaseForeign(subnetId: string, ips: readonly string[]): void {
     const subnet = this.#subnet(subnetId);
@@ -330,6 +340,11 @@ export class FakeEc2 implements Ec2Network {
     this.#enis.set(eni.eniId, eni);
     this.#snapshot(eni.eniId);
     return instanceId;
+  }
+
+  /** An instance's state; undefined for one never launched. */
+  instanceState(instanceId: string): InstanceState | undefined {
+    return this.#instances.get(instanceId)?.state;
   }
 
   /** Terminates an instance: ENIs marked DeleteOnTermination go, the others become `available`. */
