@@ -1,0 +1,311 @@
+/**
+ * The simulated day of the node scale benchmark, the same for every scaler: the scenarios, the
+ * arrivals, the cluster a scaler drives (nodes that register and boot after fixed delays, a
+ * packing kube-scheduler for game servers, sessions that end), and the loop that runs a day under
+ * one scaler and measures it. See `bench/scale.ts` for the rules.
+ */
+import { poisson, seededRandom } from '../../sim/random.js';
+
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+export const HOUR = 60 * MINUTE;
+
+/** The simulated day, cluster and config; every scenario is this with some fields replaced. */
+export const MAIN_SCENARIO = {
+  name: 'main',
+  description:
+    'default config (buffer 10, 60 s passes); up to 8 sessions/min, bursts of 10-30; game servers request 100m with a 150m limit, one DaemonSet pod per node requests 200m with a 400m limit',
+  seed: 20260101,
+  durationMs: 24 * HOUR,
+  /** Simulated before the measured day (same arrival curve), so neither scaler starts cold. */
+  warmUpMs: 3 * HOUR,
+  stepMs: 10 * SECOND,
+  passIntervalMs: MINUTE,
+  registerDelayMs: 90 * SECOND,
+  bootDelayMs: 180 * SECOND,
+  node: { capacityMillis: 4000, allocatableMillis: 3920 },
+  daemon: { requestMillis: 200, limitMillis: 400 },
+  game: {
+    requestMillis: 100,
+    limitMillis: 150,
+    minSessionMs: 5 * MINUTE,
+    maxSessionMs: 40 * MINUTE,
+  },
+  /** Arrivals per minute: `base + peak * (1 - cos(2π (t - trough) / 24h)) / 2`. */
+  arrivals: { basePerMinute: 1, peakPerMinute: 8, troughAtMs: 5 * HOUR },
+  /** Bursts: a tournament round or a streamer's raid, `size` sessions within one minute. */
+  bursts: { count: 8, minSize: 10, maxSize: 30 },
+  scale: {
+    nodeSelector: 'role=game-server',
+    gameServerCpuMillis: 100,
+    bufferGameServers: 10,
+    minNodes: 1,
+    maxNodes: 60,
+    shutdownDelaySeconds: 60,
+    nodePool: { type: 'asg', name: 'games' },
+  },
+};
+
+/** One simulated setting. */
+export type Scenario = typeof MAIN_SCENARIO;
+
+/**
+ * The main scenario carries the targets; the others show where berth's advantage comes from and
+ * where it ends, so the main result cannot be read as more than it is.
+ */
+export const SCENARIOS: readonly Scenario[] = [
+  MAIN_SCENARIO,
+  {
+    ...MAIN_SCENARIO,
+    name: 'limits-equal-requests',
+    description:
+      'main, but every limit equals its request: the baseline loses its over-provisioning',
+    daemon: { requestMillis: 200, limitMillis: 200 },
+    game: { ...MAIN_SCENARIO.game, limitMillis: 100 },
+  },
+  {
+    ...MAIN_SCENARIO,
+    name: 'large-fleet-buffer-10',
+    description:
+      'up to 28 sessions/min, bursts of 30-80, buffer still 10: too small for the arrival rate',
+    arrivals: { ...MAIN_SCENARIO.arrivals, basePerMinute: 2, peakPerMinute: 28 },
+    bursts: { count: 8, minSize: 30, maxSize: 80 },
+  },
+  {
+    ...MAIN_SCENARIO,
+    name: 'large-fleet-buffer-80',
+    description: 'large fleet with the buffer sized for its bursts',
+    arrivals: { ...MAIN_SCENARIO.arrivals, basePerMinute: 2, peakPerMinute: 28 },
+    bursts: { count: 8, minSize: 30, maxSize: 80 },
+    scale: { ...MAIN_SCENARIO.scale, bufferGameServers: 80 },
+  },
+];
+
+export interface Arrival {
+  readonly atMs: number;
+  readonly sessionMs: number;
+}
+
+/** The day's sessions, in arrival order. */
+export function arrivals(sc: Scenario): Arrival[] {
+  const rand = seededRandom(sc.seed);
+  const { basePerMinute, peakPerMinute, troughAtMs } = sc.arrivals;
+  const { minSessionMs, maxSessionMs } = sc.game;
+  const session = () => minSessionMs + Math.floor(rand() * (maxSessionMs - minSessionMs));
+  const out: Arrival[] = [];
+  for (let t = -sc.warmUpMs; t < sc.durationMs; t += sc.stepMs) {
+    const phase = (2 * Math.PI * (t - troughAtMs)) / (24 * HOUR);
+    const perMinute = basePerMinute + (peakPerMinute * (1 - Math.cos(phase))) / 2;
+    const count = poisson((perMinute * sc.stepMs) / MINUTE, rand);
+    for (let i = 0; i < count; i++) {
+      out.push({ atMs: t + Math.floor(rand() * sc.stepMs), sessionMs: session() });
+    }
+  }
+  const { count, minSize, maxSize } = sc.bursts;
+  for (let b = 0; b < count; b++) {
+    const at = Math.floor(rand() * (sc.durationMs - HOUR));
+    const size = minSize + Math.floor(rand() * (maxSize - minSize + 1));
+    for (let i = 0; i < size; i++) {
+      out.push({ atMs: at + Math.floor(rand() * MINUTE), sessionMs: session() });
+    }
+  }
+  return out.sort((a, b) => a.atMs - b.atMs);
+}
+
+export interface SimGame {
+  readonly id: number;
+  readonly arrivedAtMs: number;
+  readonly sessionMs: number;
+  startedAtMs?: number;
+  node?: SimNode;
+}
+
+export interface SimNode {
+  readonly name: string;
+  readonly launchedAtMs: number;
+  unschedulable: boolean;
+  annotations: Record<string, string>;
+  readonly games: Set<SimGame>;
+}
+
+/** What one scaler did to the simulated day. */
+export interface DayOutcome {
+  readonly nodeHours: number;
+  readonly peakNodes: number;
+  readonly interruptedGames: number;
+  readonly waitingPods: number;
+  readonly waitMinutesTotal: number;
+  readonly waitSecondsP99: number;
+  readonly cordons: number;
+  readonly uncordons: number;
+  readonly grows: number;
+  readonly deletes: number;
+  readonly sessions: number;
+  readonly scalerMs: number;
+}
+
+/** The cluster both scalers drive. */
+export class SimCluster {
+  readonly sc: Scenario;
+  readonly nodes: SimNode[] = [];
+  readonly queue: SimGame[] = [];
+  nodeMs = 0;
+  peakNodes = 0;
+  interrupted = 0;
+  waited = 0;
+  readonly waitsMs: number[] = [];
+  cordons = 0;
+  uncordons = 0;
+  grows = 0;
+  deletes = 0;
+  #next = 0;
+  #games = 0;
+
+  constructor(
+    sc: Scenario,
+    public now: number,
+  ) {
+    this.sc = sc;
+  }
+
+  registered(node: SimNode): boolean {
+    return this.now >= node.launchedAtMs + this.sc.registerDelayMs;
+  }
+
+  ready(node: SimNode): boolean {
+    return this.now >= node.launchedAtMs + this.sc.bootDelayMs;
+  }
+
+  /** Instances the pool has (booting ones included): its desired size. */
+  get desired(): number {
+    return this.nodes.length;
+  }
+
+  growTo(size: number): void {
+    if (size <= this.nodes.length) return;
+    this.grows++;
+    while (this.nodes.length < size) {
+      this.#next += 1;
+      this.nodes.push({
+        name: `node-${String(this.#next).padStart(4, '0')}`,
+        launchedAtMs: this.now,
+        unschedulable: false,
+        annotations: {},
+        games: new Set(),
+      });
+    }
+  }
+
+  remove(node: SimNode): void {
+    this.interrupted += node.games.size;
+    const index = this.nodes.indexOf(node);
+    if (index >= 0) this.nodes.splice(index, 1);
+    this.deletes++;
+  }
+
+  freeMillis(node: SimNode): number {
+    return (
+      this.sc.node.allocatableMillis -
+      this.sc.daemon.requestMillis -
+      node.games.size * this.sc.game.requestMillis
+    );
+  }
+
+  /** The kube-scheduler, for game servers: requests against allocatable, packed. */
+  schedule(): void {
+    while (this.queue.length > 0) {
+      let best: SimNode | undefined;
+      for (const node of this.nodes) {
+        if (node.unschedulable || !this.ready(node)) continue;
+        if (this.freeMillis(node) < this.sc.game.requestMillis) continue;
+        if (!best || node.games.size > best.games.size) best = node;
+      }
+      const game = this.queue[0];
+      if (!best || !game) return;
+      this.queue.shift();
+      game.node = best;
+      game.startedAtMs = this.now;
+      best.games.add(game);
+      const waitedMs = this.now - game.arrivedAtMs;
+      if (waitedMs >= this.sc.stepMs) {
+        this.waited++;
+        this.waitsMs.push(waitedMs);
+      }
+    }
+  }
+
+  endSessions(): void {
+    for (const node of this.nodes) {
+      for (const game of node.games) {
+        if ((game.startedAtMs ?? 0) + game.sessionMs <= this.now) node.games.delete(game);
+      }
+    }
+  }
+
+  /** Forgets what happened during the warm-up. */
+  resetCounters(): void {
+    this.nodeMs = 0;
+    this.peakNodes = 0;
+    this.interrupted = 0;
+    this.waited = 0;
+    this.waitsMs.length = 0;
+    this.cordons = 0;
+    this.uncordons = 0;
+    this.grows = 0;
+    this.deletes = 0;
+  }
+
+  arrive(arrival: Arrival): void {
+    this.queue.push({
+      id: this.queue.length,
+      arrivedAtMs: arrival.atMs,
+      sessionMs: arrival.sessionMs,
+    });
+  }
+}
+
+/** A scaler pass over the simulated cluster at `cluster.now`. */
+export type Scaler = (cluster: SimCluster) => void;
+
+/** Runs the day under one scaler. */
+export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scaler): DayOutcome {
+  const cluster = new SimCluster(sc, -sc.warmUpMs - sc.bootDelayMs);
+  cluster.growTo(sc.scale.minNodes);
+  let next = 0;
+  let scalerMs = 0;
+  for (let t = -sc.warmUpMs; t < sc.durationMs; t += sc.stepMs) {
+    cluster.now = t;
+    if (t === 0) cluster.resetCounters();
+    cluster.endSessions();
+    for (let a = day[next]; a && a.atMs <= t; a = day[++next]) cluster.arrive(a);
+    cluster.schedule();
+    if (t % sc.passIntervalMs === 0) {
+      const started = performance.now();
+      scaler(cluster);
+      scalerMs += performance.now() - started;
+      cluster.schedule();
+    }
+    if (t >= 0) cluster.nodeMs += cluster.nodes.length * sc.stepMs;
+    cluster.peakNodes = Math.max(cluster.peakNodes, cluster.nodes.length);
+  }
+  const waits = [...cluster.waitsMs].sort((a, b) => a - b);
+  return {
+    nodeHours: round(cluster.nodeMs / HOUR, 2),
+    peakNodes: cluster.peakNodes,
+    interruptedGames: cluster.interrupted,
+    waitingPods: cluster.waited,
+    waitMinutesTotal: round(waits.reduce((s, w) => s + w, 0) / MINUTE, 1),
+    waitSecondsP99: waits.length ? (waits[Math.floor(waits.length * 0.99)] ?? 0) / SECOND : 0,
+    cordons: cluster.cordons,
+    uncordons: cluster.uncordons,
+    grows: cluster.grows,
+    deletes: cluster.deletes,
+    sessions: day.filter((a) => a.atMs >= 0).length,
+    scalerMs: Math.round(scalerMs),
+  };
+}
+
+export function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
