@@ -2,7 +2,8 @@
  * `pods/binding` CREATE: where the game server can be reached. The Binding
  * names the pod and the target node but carries none of the pod's annotations, so the pod is read
  * through the Kubernetes API; for a berth pod the Binding gets `berth.dev/node` and
- * `berth.dev/address`, which the apiserver copies onto the pod as it binds it.
+ * `berth.dev/address`, which the apiserver copies onto the pod as it binds it. A berth pod is
+ * refused a node berth is removing (removal-guard.ts).
  */
 import type { V1NodeAddress } from '@kubernetes/client-node';
 import type { NodeAddressType } from '../config/schema.js';
@@ -12,6 +13,7 @@ import { parseIp } from '../net/ip.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { ALLOCATION_ID_ANNOTATION, annotationOf, objectAt, stringAt } from './identity.js';
 import { setMetadataEntries } from './patch.js';
+import { refusalForNodeBeingRemoved } from './removal-guard.js';
 import { allow } from './response.js';
 
 /** The node the pod is bound to. */
@@ -86,6 +88,8 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];
     const node = await nodes.getNode(nodeName);
+    const refused = refusalForNodeBeingRemoved(node, nodeName, `${namespace}/${podName}`);
+    if (refused) return refused;
     if (node === undefined) {
       warnings.push(`${ADDRESS_ANNOTATION}: node ${nodeName} was not found; no address annotation`);
     } else {

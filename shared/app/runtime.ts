@@ -7,6 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { podBindingAdmission } from '../admission/binding.js';
 import type { AdmissionHandlers } from '../admission/dispatch.js';
 import { hostPortRangesOf, podAdmission } from '../admission/pods.js';
+import { guardPodCreates } from '../admission/removal-guard.js';
 import { allow } from '../admission/response.js';
 import { serviceAdmission } from '../admission/services.js';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
@@ -17,6 +18,7 @@ import { poolPolicy } from '../eni/policy.js';
 import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
 import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { NodeCache } from '../k8s/node-cache.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { findHolders, type Holding } from '../status/holders.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
@@ -107,6 +109,9 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const ranges = serviceRangesOf(config);
   const cluster = deps.clusterApi;
 
+  const pods = podAdmission({ config, store: hostPortStore, random, randomBytes, now });
+  // One short-lived node cache for both pod webhooks: a burst onto one node reads it once.
+  const nodes = cluster ? new NodeCache({ source: cluster, now }) : undefined;
   const admission: AdmissionHandlers = {
     services: serviceAdmission({
       allocator,
@@ -115,9 +120,10 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
       now,
       settler: deps.settler?.(allocator) ?? new ImmediateSettler(allocator),
     }),
-    pods: podAdmission({ config, store: hostPortStore, random, randomBytes, now }),
+    // With cluster reads, game servers are refused the nodes berth is removing.
+    pods: nodes ? guardPodCreates(nodes, pods) : pods,
     podBinding: cluster
-      ? podBindingAdmission({ cluster, nodeAddressTypes: config.nodeAddressTypes, now })
+      ? podBindingAdmission({ cluster, nodes, nodeAddressTypes: config.nodeAddressTypes, now })
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),
   };
 

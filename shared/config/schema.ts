@@ -66,6 +66,17 @@ const labelSelector = z
     message: 'must be key=value pairs separated by commas, e.g. "role=game-server"',
   });
 
+/**
+ * A node count, absolute (`3`) or as a share of the managed nodes (`"10%"`), as Karpenter's
+ * disruption budgets are written.
+ */
+const nodeBudget = z.union([
+  z.number().int().min(0),
+  z.string().regex(/^(100|[1-9]?[0-9])%$/, {
+    message: 'must be a node count or a percentage such as "10%"',
+  }),
+]);
+
 const poolName = (what: string) =>
   z.string({ error: `required: ${what}` }).min(1, { message: `required: ${what}` });
 
@@ -133,6 +144,28 @@ const configSchema = z.strictObject({
       minNodes: z.number().int().min(0).default(1),
       maxNodes: z.number().int().min(1).default(10),
       shutdownDelaySeconds: seconds(60),
+      // A surplus must last this long before a node is cordoned (Cluster Autoscaler's
+      // scale-down-unneeded-time idea); bench/scale.ts chose the default.
+      cordonAfterSeconds: seconds(300),
+      // Extra slots kept above the buffer before cordoning, in new nodes' worth: off by default,
+      // so the buffer is what the user set.
+      cordonHeadroomNodes: z.number().min(0).max(4).default(0),
+      // Removals at most this many nodes (or share of the managed nodes) per pass and per hour.
+      disruptionBudget: z
+        .strictObject({
+          nodesPerPass: nodeBudget.default('10%'),
+          nodesPerHour: nodeBudget.default('50%'),
+        })
+        .prefault({}),
+      // The buffer follows demand: at least the game servers that arrive within one node
+      // provisioning time (shared/scale/demand.ts).
+      demand: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          windowSeconds: z.number().int().min(60).default(900),
+          provisionSeconds: z.number().int().min(1).default(240),
+        })
+        .prefault({}),
       nodePool: nodePool.prefault({ type: 'none' }),
     })
     .prefault({}),

@@ -4,12 +4,17 @@
  * since the listing is left for the next pass instead of overwritten. Failures are collected per
  * action; the rest of the plan still runs.
  *
- * Removal order, so that neither the Node nor the instance is stranded: (1) mark the node with
- * `berth.dev/removal-started-at`, guarded by tests that it is still berth-cordoned with the same
- * `cordoned-at`; (2) release the instance through the pool (idempotent); (3) delete the Node.
- * The Node object carries the instance id (`spec.providerID`) until the very last step, so a pass
- * that dies anywhere leaves a marked Node that the next pass finishes from step (2). Deleting the
- * Node first (the contract's wording) would lose the instance id with it.
+ * Removal order, so that neither the Node nor the instance is stranded nor a game ended
+ * (removal.ts): (1) mark the node with `berth.dev/removal-started-at`, guarded by tests that it
+ * is still berth-cordoned with the same `cordoned-at`, and look at its pods; on a later pass,
+ * after the commit window, (2) look at its pods again, release the instance through the pool
+ * (idempotent) and (3) delete the Node. The Node object carries the instance id
+ * (`spec.providerID`) until the very last step, so a pass that dies anywhere leaves a marked Node
+ * that the next pass finishes. Deleting the Node first (the contract's wording) would lose the
+ * instance id with it.
+ *
+ * The pass remembers what it needs across runs (memory.ts: surplus age, arrivals, provisioning
+ * times, removals) in the store it is given, loaded and saved under the lease.
  */
 
 import { pointer } from '../admission/patch.js';
@@ -19,6 +24,7 @@ import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import type { NodePool } from '../node-pool/node-pool.js';
+import { rememberPass, type ScaleMemoryStore, withArrivals } from './memory.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import {
   type PlannedAction,
@@ -29,6 +35,7 @@ import {
   toScaleAction,
 } from './plan.js';
 import { type ScalePolicy, scalePolicy } from './policy.js';
+import { finishRemoval, startRemoval, stillBerthCordoned, withdrawalPatch } from './removal.js';
 import { formatRfc3339 } from './rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
 
@@ -41,6 +48,7 @@ export const SCALE_EVENT_REASONS = {
   cordon: 'BerthCordoned',
   uncordon: 'BerthUncordoned',
   delete: 'BerthNodeRemoved',
+  withdraw: 'BerthRemovalWithdrawn',
   failed: 'BerthScaleFailed',
 } as const;
 
@@ -53,6 +61,8 @@ export interface ScalePassDeps {
   readonly now: () => number;
   /** Who runs the pass (e.g. the Lambda request id): the lease holder. */
   readonly holder: string;
+  /** What the pass remembers between runs. */
+  readonly memory: ScaleMemoryStore;
 }
 
 /** How to run the pass. */
@@ -108,12 +118,23 @@ export async function runScalePass(
   options: ScalePassOptions,
 ): Promise<ScaleReport> {
   const policy = options.policy ?? scalePolicy(config);
-  if (options.dryRun) {
-    const plan = planScale(
-      await readClusterSnapshot(deps.cluster, deps.pool, config.nodeSelector),
-      policy,
-      deps.now(),
+  /** Reads the cluster and the memory, with this pass's arrivals counted, and plans. */
+  const planNow = async () => {
+    const [snapshot, remembered] = await Promise.all([
+      readClusterSnapshot(deps.cluster, deps.pool, config.nodeSelector),
+      deps.memory.load(),
+    ]);
+    const now = deps.now();
+    const memory = withArrivals(
+      remembered,
+      snapshot.gameServerCreatedAtMs,
+      now,
+      policy.demandWindowMs,
     );
+    return { snapshot, memory, now, plan: planScale(snapshot, policy, now, memory) };
+  };
+  if (options.dryRun) {
+    const { plan } = await planNow();
     return {
       dryRun: true,
       actions: plan.actions.map(toScaleAction),
@@ -125,12 +146,29 @@ export async function runScalePass(
     deps.lease,
     { name: SCALE_LEASE_NAME, holder: deps.holder, ttlMs: policy.leaseTtlMs },
     async (renew) => {
-      const plan = planScale(
-        await readClusterSnapshot(deps.cluster, deps.pool, config.nodeSelector),
-        policy,
-        deps.now(),
+      const { snapshot, memory, now, plan } = await planNow();
+      const report = await carryOut(deps, policy, plan, renew);
+      const grew = report.actions.find((action) => action.type === 'grow');
+      const ready = snapshot.nodes.filter((node) => node.ready);
+      const readyTimes = ready.flatMap((node) =>
+        node.readyAtMs === undefined ? [] : [node.readyAtMs],
       );
-      return carryOut(deps, policy, plan, renew);
+      await deps.memory.save(
+        rememberPass(memory, {
+          nowMs: now,
+          readyNodes: ready.length,
+          ...(readyTimes.length > 0 ? { lastReadyAtMs: Math.max(...readyTimes) } : {}),
+          surplus: plan.tally.surplus,
+          ...(grew?.to !== undefined ? { grewTo: grew.to } : {}),
+          removalsStarted: plan.actions.filter(
+            (action) =>
+              action.type === 'delete' &&
+              !action.resume &&
+              report.actions.some((done) => done.type === 'delete' && done.node === action.node),
+          ).length,
+        }),
+      );
+      return report;
     },
   );
   if (!run.ran) {
@@ -147,7 +185,7 @@ export async function runScalePass(
 
 /** The groups of a plan, in the order they run; each group runs with bounded concurrency. */
 const PHASES: ReadonlyArray<(a: PlannedAction) => boolean> = [
-  (a) => a.type === 'delete' && a.resume,
+  (a) => (a.type === 'delete' && a.resume) || a.type === 'withdraw',
   (a) => a.type === 'uncordon',
   (a) => a.type === 'grow',
   (a) => a.type === 'cordon',
@@ -197,16 +235,16 @@ async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<stri
       const change = await deps.pool.growTo(action.to);
       return `; ${change.description}`;
     }
-    case 'delete': {
-      const node = action.target;
-      if (!action.resume) await deps.cluster.patchNode(node.name, removalPatch(node, at));
-      const change = await deps.pool.releaseInstance({
-        name: node.name,
-        providerId: node.providerId,
-      });
-      await deps.cluster.deleteNode(node.name);
-      return `; ${change.description}; Node deleted`;
-    }
+    case 'withdraw':
+      await deps.cluster.patchNode(
+        action.target.name,
+        withdrawalPatch(action.target.annotations[REMOVAL_STARTED_AT] ?? ''),
+      );
+      return '';
+    case 'delete':
+      return action.resume
+        ? finishRemoval(deps.cluster, deps.pool, action.target)
+        : startRemoval(deps.cluster, action.target, at);
   }
 }
 
@@ -232,23 +270,6 @@ export function uncordonPatch(node: NodeView): JsonPatchOperation[] {
     ...stillBerthCordoned(node),
     { op: 'remove', path: '/spec/unschedulable' },
     { op: 'remove', path: annotationPath(CORDONED_AT) },
-  ];
-}
-
-/** Commit to removing a node still under berth's same cordon. */
-export function removalPatch(node: NodeView, at: string): JsonPatchOperation[] {
-  return [
-    ...stillBerthCordoned(node),
-    { op: 'add', path: annotationPath(REMOVAL_STARTED_AT), value: at },
-  ];
-}
-
-function stillBerthCordoned(node: NodeView): JsonPatchOperation[] {
-  // Tests on the fields that matter rather than resourceVersion: kubelet status updates bump the
-  // version all the time and must not make a cordon unremovable.
-  return [
-    { op: 'test', path: '/spec/unschedulable', value: true },
-    { op: 'test', path: annotationPath(CORDONED_AT), value: node.annotations[CORDONED_AT] },
   ];
 }
 

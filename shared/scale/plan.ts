@@ -13,19 +13,28 @@
  *   instance the pool has been asked for but whose Node has not registered yet (desired size
  *   minus registered nodes) brings the slots of a new node;
  * - every pending game server (unbound, not terminal) takes its slots out of that supply.
+ *
+ * The buffer is `bufferGameServers`, or more when demand asks (demand.ts). Shrinking is damped by
+ * time: a surplus must last `cordonAfterMs` (the memory knows since when) before a node is
+ * cordoned. Removals are two-step and budgeted (removal.ts): a fresh one marks the node; one
+ * marked at least `commitWindowMs` ago is finished, at most `removalsPerPass` and
+ * `removalsPerHour` started.
  */
+
+import { type DemandBuffer, demandBuffer } from './demand.js';
+import { EMPTY_SCALE_MEMORY, removalsInLastHour, type ScaleMemory } from './memory.js';
 import {
   CORDONED_AT,
   KARPENTER_DO_NOT_DISRUPT,
   REMOVAL_STARTED_AT,
   SCALE_DOWN_DISABLED,
 } from './names.js';
-import type { ScalePolicy } from './policy.js';
-import { parseRfc3339 } from './rfc3339.js';
+import { budgetNodes, type ScalePolicy } from './policy.js';
+import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
 import type { ClusterSnapshot, NodeView } from './snapshot.js';
 
 /** The kinds of action a pass takes. */
-export const SCALE_ACTION_TYPES = ['cordon', 'uncordon', 'grow', 'delete'] as const;
+export const SCALE_ACTION_TYPES = ['cordon', 'uncordon', 'grow', 'delete', 'withdraw'] as const;
 /** One of `SCALE_ACTION_TYPES`. */
 export type ScaleActionType = (typeof SCALE_ACTION_TYPES)[number];
 
@@ -40,7 +49,11 @@ export interface ScaleAction {
 
 /** A decision with what the pass needs to carry it out. */
 export type PlannedAction =
-  | (ScaleAction & { readonly type: 'cordon' | 'uncordon'; readonly target: NodeView })
+  | (ScaleAction & {
+      /** `withdraw`: take back a removal mark, a game server having come to the node. */
+      readonly type: 'cordon' | 'uncordon' | 'withdraw';
+      readonly target: NodeView;
+    })
   | (ScaleAction & { readonly type: 'grow'; readonly from: number; readonly to: number })
   | (ScaleAction & {
       readonly type: 'delete';
@@ -67,11 +80,18 @@ export interface SlotTally {
   readonly slotsPerNewNode: number | undefined;
   /** Node count the pool is at or on its way to. */
   readonly poolSize: number;
+  /** The buffer kept, and how demand sized it. */
+  readonly buffer: DemandBuffer;
+  /** Whether there was a surplus worth a cordon, whether or not it had lasted long enough. */
+  readonly surplus: boolean;
 }
 
 /** The outcome of `planScale`. */
 export interface ScalePlan {
-  /** In the order they must be carried out: removals resumed, uncordons, growth, cordons, removals. */
+  /**
+   * In the order they must be carried out: removals resumed or withdrawn, uncordons, growth,
+   * cordons, removals.
+   */
   readonly actions: readonly PlannedAction[];
   readonly notes: readonly ScaleNote[];
   readonly tally: SlotTally;
@@ -131,17 +151,36 @@ function fullestFirst(a: NodeView, b: NodeView): number {
   );
 }
 
-/** Removals an earlier pass started (instance maybe terminating already): finish them first. */
-function planResumedRemovals(resumable: readonly NodeView[], notes: ScaleNote[]): PlannedAction[] {
+/**
+ * Removals an earlier pass started: finished first (the instance may be terminating already),
+ * once the mark is `commitWindowMs` old, so a binding admitted before it has committed and is
+ * seen by the last look at the node's pods.
+ */
+function planResumedRemovals(
+  resumable: readonly NodeView[],
+  policy: ScalePolicy,
+  nowMs: number,
+  notes: ScaleNote[],
+): PlannedAction[] {
   const actions: PlannedAction[] = [];
   for (const node of [...resumable].sort((a, b) => a.name.localeCompare(b.name))) {
+    const startedAtMs = parseRfc3339(node.annotations[REMOVAL_STARTED_AT] ?? '');
+    if (startedAtMs !== undefined && nowMs < startedAtMs + policy.commitWindowMs) {
+      notes.push({
+        node: node.name,
+        reason: `removal started at ${node.annotations[REMOVAL_STARTED_AT]}: waiting ${policy.commitWindowMs / 1000}s for bindings in flight to commit`,
+      });
+      continue;
+    }
     const protection = protectionOf(node);
     if (protection) {
       notes.push({ node: node.name, reason: `removal started but now ${protection}; left alone` });
     } else if (node.gameServers > 0) {
-      notes.push({
+      actions.push({
+        type: 'withdraw',
         node: node.name,
-        reason: `removal started but ${node.gameServers} game server(s) run there now; left alone`,
+        target: node,
+        reason: `removal started at ${node.annotations[REMOVAL_STARTED_AT]} but ${node.gameServers} game server(s) run there now: mark taken back, the node stays cordoned`,
       });
     } else {
       actions.push({
@@ -166,6 +205,7 @@ function planRemovals(
   registered: number,
   policy: ScalePolicy,
   nowMs: number,
+  allowed: number,
   notes: ScaleNote[],
 ): PlannedAction[] {
   const removable: Array<{ node: NodeView; cordonedAtMs: number }> = [];
@@ -188,6 +228,13 @@ function planRemovals(
   const actions: PlannedAction[] = [];
   let remaining = registered;
   for (const { node } of removable) {
+    if (actions.length >= allowed) {
+      notes.push({
+        node: node.name,
+        reason: `drained, but the disruption budget allows no more removals now (${budgetNodes(policy.removalsPerPass, registered)} a pass, ${budgetNodes(policy.removalsPerHour, registered)} an hour)`,
+      });
+      continue;
+    }
     if (remaining - 1 < policy.minNodes) {
       notes.push({
         node: node.name,
@@ -200,7 +247,7 @@ function planRemovals(
       node: node.name,
       target: node,
       resume: false,
-      reason: `cordoned by berth at ${node.annotations[CORDONED_AT]}, no game server, shutdown delay ${policy.shutdownDelayMs / 1000}s passed`,
+      reason: `cordoned by berth at ${node.annotations[CORDONED_AT]}, no game server, shutdown delay ${policy.shutdownDelayMs / 1000}s passed: marked for removal`,
     });
     remaining -= 1;
   }
@@ -216,8 +263,11 @@ export function planScale(
   snapshot: ClusterSnapshot,
   policy: ScalePolicy,
   nowMs: number,
+  memory: ScaleMemory = EMPTY_SCALE_MEMORY,
 ): ScalePlan {
-  const { slotMillis, bufferSlots, minNodes, maxNodes } = policy;
+  const { slotMillis, minNodes, maxNodes } = policy;
+  const buffer = demandBuffer(memory, policy);
+  const bufferSlots = buffer.slots;
   const actions: PlannedAction[] = [];
   const notes: ScaleNote[] = [];
   const slots = (n: NodeView): number => slotsOf(n, slotMillis);
@@ -231,7 +281,7 @@ export function planScale(
     if (node.annotations[REMOVAL_STARTED_AT] !== undefined) resumable.push(node);
     else active.push(node);
   }
-  actions.push(...planResumedRemovals(resumable, notes));
+  actions.push(...planResumedRemovals(resumable, policy, nowMs, notes));
 
   let free = 0;
   let booting = 0;
@@ -257,7 +307,7 @@ export function planScale(
     (sum, pod) => sum + slotsNeeded(pod.requestMillis, slotMillis),
     0,
   );
-  const tally: SlotTally = { free, coming, pending, slotsPerNewNode, poolSize };
+  const supply = { free, coming, pending, slotsPerNewNode, poolSize };
 
   const berthCordoned = (n: NodeView): boolean =>
     n.unschedulable && n.annotations[CORDONED_AT] !== undefined && protectionOf(n) === undefined;
@@ -321,10 +371,10 @@ export function planScale(
   }
 
   // Scale down, only when nothing was short: cordon the emptiest nodes while what is left keeps
-  // the buffer on Ready capacity alone (booting capacity might not arrive).
+  // the buffer on Ready capacity alone (booting capacity might not arrive), once the surplus has
+  // lasted `cordonAfterMs`.
+  let surplus = false;
   if (target === poolSize && uncordoned.size === 0) {
-    // Hysteresis: keep `cordonHeadroomNodes` new nodes' worth of slots above the buffer, so a
-    // cordon is not undone by the next few arrivals (cordon/uncordon flapping around the buffer).
     const headroom = Math.ceil(policy.cordonHeadroomNodes * (slotsPerNewNode ?? 0));
     let excess = free - pending - bufferSlots - headroom;
     const cordonable = active
@@ -333,23 +383,44 @@ export function planScale(
         (a, b) =>
           a.gameServers - b.gameServers || slots(b) - slots(a) || a.name.localeCompare(b.name),
       );
+    const cordons: PlannedAction[] = [];
     for (const node of cordonable) {
       if (schedulable - 1 < minNodes || slots(node) > excess) break;
-      actions.push({
+      cordons.push({
         type: 'cordon',
         node: node.name,
         target: node,
-        reason: `${excess} slot(s) above the buffer of ${bufferSlots} and a headroom of ${headroom}; ${node.gameServers} game server(s) here, ${slots(node)} free slot(s)`,
+        reason: `${excess} slot(s) above the buffer of ${bufferSlots}${headroom ? ` and a headroom of ${headroom}` : ''} for ${policy.cordonAfterMs / 1000}s or more; ${node.gameServers} game server(s) here, ${slots(node)} free slot(s)`,
       });
       excess -= slots(node);
       schedulable -= 1;
     }
+    surplus = cordons.length > 0;
+    // The wait damps flapping between passes; a first pass has no earlier decision to flap with
+    // (and an operator's one-off `berth scale --once` acts as the contract says).
+    const since =
+      memory.surplusSinceMs ?? (memory.previousPassAtMs === undefined ? -Infinity : nowMs);
+    if (surplus && nowMs - since >= policy.cordonAfterMs) actions.push(...cordons);
+    else if (surplus) {
+      notes.push({
+        reason: `a surplus of ${cordons.length} node(s) since ${formatRfc3339(since)}: cordoned once it has lasted ${policy.cordonAfterMs / 1000}s`,
+      });
+    }
   }
 
-  // Remove drained berth cordons, oldest first, never below minNodes.
+  // Remove drained berth cordons, oldest first, never below minNodes, within the budget.
+  const managed = active.length + resumable.length;
+  const allowed = Math.max(
+    0,
+    Math.min(
+      budgetNodes(policy.removalsPerPass, managed),
+      budgetNodes(policy.removalsPerHour, managed) - removalsInLastHour(memory, nowMs),
+    ),
+  );
   const drained = active.filter((n) => berthCordoned(n) && !uncordoned.has(n.name));
-  actions.push(...planRemovals(drained, active.length, policy, nowMs, notes));
+  actions.push(...planRemovals(drained, active.length, policy, nowMs, allowed, notes));
 
+  const tally: SlotTally = { ...supply, buffer, surplus };
   return { actions, notes, tally };
 }
 

@@ -21,36 +21,68 @@ export interface ScalePolicy {
    */
   readonly bootGraceMs: number;
   /**
-   * Scale-down hysteresis: a node is cordoned only while the slots left stay above the buffer by
-   * this many new nodes' worth. Growth reacts to a shortfall at once; shrinking waits for a clear
-   * surplus, so cordon and uncordon do not chase each other around the buffer.
+   * Scale-down damping by time: a surplus must last this long before a node is cordoned. Growth
+   * reacts to a shortfall at once; shrinking waits for the surplus to persist, so cordon and
+   * uncordon do not chase each other around the buffer.
+   */
+  readonly cordonAfterMs: number;
+  /**
+   * Optional damping by size: a node is cordoned only while the slots left stay above the buffer
+   * by this many new nodes' worth. 0 by default: the buffer is what the user set.
    */
   readonly cordonHeadroomNodes: number;
+  /** Removals started per pass and per hour: a node count, or a share of the managed nodes. */
+  readonly removalsPerPass: NodeBudget;
+  readonly removalsPerHour: NodeBudget;
+  /**
+   * How long a node marked for removal waits before its instance is released, so that a binding
+   * admitted just before the mark has committed and is seen by the last look at its pods.
+   */
+  readonly commitWindowMs: number;
+  /** The buffer that follows demand (demand.ts). */
+  readonly followDemand: boolean;
+  readonly demandWindowMs: number;
+  readonly defaultProvisionMs: number;
+  /** How often the pass runs: the span one pass's arrivals are counted over. */
+  readonly passIntervalMs: number;
   /** Lease lifetime: longer than any pass, short enough that a dead holder blocks one pass. */
   readonly leaseTtlMs: number;
   /** Node and pool calls in flight at once. */
   readonly concurrency: number;
 }
 
+/** A node budget as the config writes it: a count, or `"P%"` of the managed nodes. */
+export type NodeBudget = number | string;
+
 /** What the config does not set: named here so they are visible and tested. */
 export const SCALE_POLICY_DEFAULTS = {
   /** EKS nodes are usually Ready within 2–4 minutes of registering. */
   bootGraceMs: 10 * 60_000,
   /**
-   * Half a node: in bench/scale.ts it turns 78 cordons / 58 uncordons a day into 10 / 1 and 63
-   * waiting pods into none, for 4% more node-hours; a whole node costs 6% more again for nothing.
+   * Past the webhook timeout (10 s at most) and the binding webhook's node cache (10 s): a
+   * binding admitted before the mark was visible has committed by then. Passes run a minute
+   * apart, so the wait costs no pass.
    */
-  cordonHeadroomNodes: 0.5,
+  commitWindowMs: 30_000,
   /** A pass lists, plans and acts in seconds; two minutes covers slow AWS calls. */
   leaseTtlMs: 2 * 60_000,
   concurrency: 4,
 } as const;
 
+/**
+ * Nodes a budget allows among `managed` nodes: a count as written, a percentage rounded up (so
+ * any positive share of a small fleet allows one node, as Karpenter's budgets round).
+ */
+export function budgetNodes(budget: NodeBudget, managed: number): number {
+  if (typeof budget === 'number') return budget;
+  return Math.ceil((managed * Number.parseInt(budget, 10)) / 100);
+}
+
 /** The policy for a validated `scale` config section. */
 export function scalePolicy(
   config: ScaleConfig,
   overrides: Partial<
-    Pick<ScalePolicy, 'bootGraceMs' | 'cordonHeadroomNodes' | 'leaseTtlMs' | 'concurrency'>
+    Pick<ScalePolicy, 'bootGraceMs' | 'commitWindowMs' | 'leaseTtlMs' | 'concurrency'>
   > = {},
 ): ScalePolicy {
   return {
@@ -59,6 +91,15 @@ export function scalePolicy(
     minNodes: config.minNodes,
     maxNodes: config.maxNodes,
     shutdownDelayMs: config.shutdownDelaySeconds * 1000,
+    cordonAfterMs: config.cordonAfterSeconds * 1000,
+    cordonHeadroomNodes: config.cordonHeadroomNodes,
+    removalsPerPass: config.disruptionBudget.nodesPerPass,
+    removalsPerHour: config.disruptionBudget.nodesPerHour,
+    followDemand: config.demand.enabled,
+    demandWindowMs: config.demand.windowSeconds * 1000,
+    defaultProvisionMs: config.demand.provisionSeconds * 1000,
+    // A pass interval of 0 (local: timer off) counts arrivals per minute, the AWS schedule's.
+    passIntervalMs: (config.intervalSeconds || 60) * 1000,
     ...SCALE_POLICY_DEFAULTS,
     ...overrides,
   };

@@ -17,6 +17,8 @@ export interface NodeView {
   readonly createdAtMs?: number;
   /** The `Ready` condition is `True`. */
   readonly ready: boolean;
+  /** Epoch ms the `Ready` condition last changed (`lastTransitionTime`), when the Node says. */
+  readonly readyAtMs?: number;
   readonly unschedulable: boolean;
   /** `metadata.deletionTimestamp` is set: someone is deleting it already. */
   readonly deleting: boolean;
@@ -51,6 +53,8 @@ export interface ClusterSnapshot {
   readonly nodes: readonly NodeView[];
   readonly pendingGameServers: readonly PendingGameServer[];
   readonly pool: PoolSize;
+  /** Epoch ms each live game server was created (bound or not): the demand buffer's arrivals. */
+  readonly gameServerCreatedAtMs: readonly number[];
 }
 
 const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);
@@ -82,11 +86,14 @@ export function buildSnapshot(
 ): ClusterSnapshot {
   const usage = new Map<string, { requested: number; game: number; gameServers: number }>();
   const pendingGameServers: PendingGameServer[] = [];
+  const gameServerCreatedAtMs: number[] = [];
   for (const pod of pods) {
     if (!isNonTerminal(pod)) continue;
     const nodeName = pod.spec?.nodeName;
     const request = effectiveCpuRequestMillis(pod);
     const game = isGameServer(pod);
+    const createdAtMs = game ? epochMs(pod.metadata?.creationTimestamp) : undefined;
+    if (createdAtMs !== undefined) gameServerCreatedAtMs.push(createdAtMs);
     if (!nodeName) {
       if (game && pod.metadata?.deletionTimestamp === undefined) {
         pendingGameServers.push({
@@ -110,14 +117,16 @@ export function buildSnapshot(
     const name = node.metadata?.name;
     if (!name) continue;
     const used = usage.get(name);
-    const ready =
-      node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+    const readyCondition = node.status?.conditions?.find((c) => c.type === 'Ready');
+    const ready = readyCondition?.status === 'True';
+    const readyAtMs = ready ? epochMs(readyCondition?.lastTransitionTime) : undefined;
     views.push({
       name,
       uid: node.metadata?.uid,
       resourceVersion: node.metadata?.resourceVersion,
       createdAtMs: epochMs(node.metadata?.creationTimestamp),
       ready,
+      ...(readyAtMs !== undefined ? { readyAtMs } : {}),
       unschedulable: node.spec?.unschedulable === true,
       deleting: node.metadata?.deletionTimestamp !== undefined,
       annotations: { ...(node.metadata?.annotations ?? {}) },
@@ -129,5 +138,5 @@ export function buildSnapshot(
       gameServers: used?.gameServers ?? 0,
     });
   }
-  return { nodes: views, pendingGameServers, pool };
+  return { nodes: views, pendingGameServers, pool, gameServerCreatedAtMs };
 }

@@ -85,11 +85,14 @@ export class FakeClusterApi implements ClusterApi {
 
   async *listPods(options?: ListOptions): AsyncIterable<V1Pod> {
     this.calls.push({ method: 'listPods', options });
-    const excluded = (options?.fieldSelector ?? '')
-      .split(',')
-      .flatMap((term) => (term.startsWith('status.phase!=') ? [term.slice(14)] : []));
+    const terms = (options?.fieldSelector ?? '').split(',');
+    const excluded = terms.flatMap((term) =>
+      term.startsWith('status.phase!=') ? [term.slice(14)] : [],
+    );
+    const onNode = terms.find((term) => term.startsWith('spec.nodeName='))?.slice(14);
     const out = this.pods
       .filter((p) => !excluded.includes(p.status?.phase ?? ''))
+      .filter((p) => onNode === undefined || p.spec?.nodeName === onNode)
       .map((p) => structuredClone(p));
     this.afterList();
     yield* out;

@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 /**
  * The scale pass over the real `@kubernetes/client-node` adapter, talking HTTP to the loopback
  * fake of the Kubernetes API: listing, compare-and-swap patches, node deletion and Events end to
@@ -6,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
+import { InProcessScaleMemory } from '../../shared/scale/memory.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
@@ -39,27 +41,42 @@ describe('runScalePass over the Kubernetes API', () => {
     for (const p of [
       ...gameServers('busy', 30),
       pod('finished', { node: 'drained', phase: 'Succeeded' }),
-      pod('daemon', { node: 'drained', game: false }),
+      daemonSetPod('daemon', 'drained'),
     ]) {
       fake.addPod(p);
     }
     const pool = new FakeNodePool(4);
-    const report = await runScalePass(
-      { cluster, pool, lease: new FakeLease(() => T0), now: () => T0, holder: 'e2e' },
-      parseConfig({ scale: { bufferGameServers: 10, shutdownDelaySeconds: 60 } }).scale,
-      { dryRun: false },
-    );
-
+    const memory = new InProcessScaleMemory();
+    const pass = (now: number) =>
+      runScalePass(
+        { cluster, pool, lease: new FakeLease(() => now), now: () => now, holder: 'e2e', memory },
+        parseConfig({
+          scale: { bufferGameServers: 10, shutdownDelaySeconds: 60, cordonAfterSeconds: 0 },
+        }).scale,
+        { dryRun: false },
+      );
+    const report = await pass(T0);
     expect(report.failures).toEqual([]);
+    // busy keeps 10 free slots, the buffer: both empty nodes go.
     expect(report.actions.map((a) => `${a.type} ${a.node}`)).toEqual([
       'cordon idle',
+      'cordon spare',
       'delete drained',
+    ]);
+    // The removal is finished a pass later, past the commit window.
+    expect(fake.nodes.has('drained')).toBe(true);
+    const later = await pass(T0 + 60_000);
+    expect(later.failures).toEqual([]);
+    expect(later.actions.map((a) => `${a.type} ${a.node}`)).toEqual([
+      'delete drained',
+      // Cordoned a shutdown delay ago and drained: marked, one fresh removal a pass (10% of 5).
+      'delete idle',
     ]);
     const idle = fake.nodes.get('idle');
     expect(idle?.spec?.unschedulable).toBe(true);
     expect(idle?.metadata?.annotations?.[CORDONED_AT]).toBe('2026-01-01T00:00:00.000Z');
     expect(fake.nodes.has('drained')).toBe(false);
-    expect(fake.nodes.get('spare')?.spec?.unschedulable).toBeUndefined();
+    expect(fake.nodes.get('spare')?.spec?.unschedulable).toBe(true);
     expect(fake.nodes.get('other-pool')?.spec?.unschedulable).toBeUndefined();
     expect(pool.released).toEqual(new Set(['drained']));
     // The removal mark went in before the instance was released.
@@ -75,3 +92,15 @@ describe('runScalePass over the Kubernetes API', () => {
     );
   });
 });
+
+/** A DaemonSet's pod on `node`: it goes with the node. */
+function daemonSetPod(name: string, node: string): V1Pod {
+  const base = pod(name, { node, game: false });
+  return {
+    ...base,
+    metadata: {
+      ...base.metadata,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', uid: 'ds-1' }],
+    },
+  };
+}

@@ -5,16 +5,26 @@ import { LeaseLostError } from '../../shared/lease/errors.js';
 import { KarpenterNodePool } from '../../shared/node-pool/karpenter.js';
 import type { NodePool } from '../../shared/node-pool/node-pool.js';
 import { NoNodePool } from '../../shared/node-pool/none.js';
+import { InProcessScaleMemory } from '../../shared/scale/memory.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 import { runScalePass, SCALE_LEASE_NAME } from '../../shared/scale/pass.js';
-import { berthCordoned, gameServers, node, T0 } from './builders.js';
+import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
 import { FakeClusterApi } from './fake-cluster-api.js';
 import { FakeLease, FakeNodePool } from './fakes.js';
 
 const MINUTE = 60_000;
 
+/** A `scale` section that cordons a surplus at once, removes without a budget, keeps the buffer set. */
 function scaleConfig(scale: Record<string, unknown> = {}): ScaleConfig {
-  return parseConfig({ scale: { shutdownDelaySeconds: 60, ...scale } }).scale;
+  return parseConfig({
+    scale: {
+      shutdownDelaySeconds: 60,
+      cordonAfterSeconds: 0,
+      disruptionBudget: { nodesPerPass: '100%', nodesPerHour: '100%' },
+      demand: { enabled: false },
+      ...scale,
+    },
+  }).scale;
 }
 
 function setup(
@@ -25,12 +35,14 @@ function setup(
   let now = T0;
   const cluster = new FakeClusterApi(nodes, pods);
   const lease = new FakeLease(() => now);
-  const deps = { cluster, pool, lease, now: () => now, holder: 'pass-1' };
+  const memory = new InProcessScaleMemory();
+  const deps = { cluster, pool, lease, now: () => now, holder: 'pass-1', memory };
   return {
     cluster,
     pool,
     lease,
     deps,
+    memory,
     advance(ms: number) {
       now += ms;
     },
@@ -147,9 +159,13 @@ describe('runScalePass', () => {
     expect(pool.mutations()).toEqual([{ method: 'growTo', size: 2 }]);
   });
 
-  it('marks the node, releases its instance, then deletes the Node', async () => {
+  it('marks the node, looks at its pods, and on a later pass releases its instance, then deletes the Node', async () => {
     const pool = new FakeNodePool(2);
-    const { cluster, deps } = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], pool);
+    const { cluster, deps, advance } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [],
+      pool,
+    );
     const order: string[] = [];
     const release = pool.releaseInstance.bind(pool);
     pool.releaseInstance = async (n) => {
@@ -163,38 +179,30 @@ describe('runScalePass', () => {
       order.push(`delete ${name}`);
       return deleteNode(name);
     };
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+    const first = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(first.actions).toEqual([
+      expect.objectContaining({
+        type: 'delete',
+        node: 'b',
+        reason: expect.stringContaining(
+          '; marked for removal: the instance is released on a later pass',
+        ),
+      }),
+    ]);
+    expect(order).toEqual([]);
+    expect(cluster.calls.filter((c) => c.method === 'listPods').at(-1)).toMatchObject({
+      options: { fieldSelector: 'spec.nodeName=b' },
+    });
+    advance(MINUTE);
+    const second = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
     expect(order).toEqual(['release (marked: true)', 'delete b']);
     expect(pool.calls).toContainEqual({
       method: 'releaseInstance',
       node: { name: 'b', providerId: 'aws:///us-east-1a/i-b0000000' },
-    });
-    expect(report.actions).toEqual([expect.objectContaining({ type: 'delete', node: 'b' })]);
-    expect(cluster.nodes.has('b')).toBe(false);
-    expect(pool.desiredSize).toBe(1);
-    expect(cluster.events().map((e) => e.reason)).toEqual(['BerthNodeRemoved']);
-  });
-
-  it('finishes on the next pass a removal whose instance release failed', async () => {
-    const pool = new FakeNodePool(2);
-    const { cluster, deps, advance } = setup(
-      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
-      [],
-      pool,
-    );
-    pool.failures.releaseInstance = [new Error('ScalingActivityInProgress')];
-    const first = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
-      dryRun: false,
-    });
-    expect(first.failures).toEqual([
-      expect.objectContaining({ action: expect.objectContaining({ type: 'delete', node: 'b' }) }),
-    ]);
-    expect(cluster.nodes.get('b')?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeDefined();
-    advance(MINUTE);
-    const second = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
-      dryRun: false,
     });
     expect(second.actions).toEqual([
       expect.objectContaining({
@@ -205,26 +213,88 @@ describe('runScalePass', () => {
     ]);
     expect(cluster.nodes.has('b')).toBe(false);
     expect(pool.desiredSize).toBe(1);
+    expect(cluster.events().map((e) => e.reason)).toEqual(['BerthNodeRemoved', 'BerthNodeRemoved']);
   });
 
-  it('finishes on the next pass a removal whose Node delete failed, without releasing twice', async () => {
+  it('finishes on the next pass a removal whose instance release failed', async () => {
     const pool = new FakeNodePool(2);
     const { cluster, deps, advance } = setup(
       [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
       [],
       pool,
     );
-    cluster.failNext('deleteNode:b', new Error('connection reset'));
-    const first = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    advance(MINUTE);
+    pool.failures.releaseInstance = [new Error('ScalingActivityInProgress')];
+    const failed = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
-    expect(first.failures).toHaveLength(1);
+    expect(failed.failures).toEqual([
+      expect.objectContaining({ action: expect.objectContaining({ type: 'delete', node: 'b' }) }),
+    ]);
+    expect(cluster.nodes.get('b')?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeDefined();
+    advance(MINUTE);
+    const third = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(third.actions).toEqual([
+      expect.objectContaining({
+        type: 'delete',
+        node: 'b',
+        reason: expect.stringContaining('finishing'),
+      }),
+    ]);
+    expect(cluster.nodes.has('b')).toBe(false);
+    expect(pool.desiredSize).toBe(1);
+  });
+
+  it('finishes on the next pass a removal whose Node delete failed, releasing again (idempotent)', async () => {
+    const pool = new FakeNodePool(2);
+    const { cluster, deps, advance } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [],
+      pool,
+    );
+    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    advance(MINUTE);
+    cluster.failNext('deleteNode:b', new Error('connection reset'));
+    const failed = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(failed.failures).toHaveLength(1);
     expect(pool.desiredSize).toBe(1);
     advance(MINUTE);
     await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
     expect(cluster.nodes.has('b')).toBe(false);
     expect(pool.desiredSize).toBe(1);
     expect(pool.mutations().filter((c) => c.method === 'releaseInstance')).toHaveLength(2);
+  });
+
+  it('stops a removal when a pod is bound to the node after the pass decided, and takes its mark back', async () => {
+    const pool = new FakeNodePool(2);
+    const { cluster, deps, advance } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [],
+      pool,
+    );
+    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    // A game server created with spec.nodeName: no scheduler, no cordon in its way.
+    cluster.pods.push(pod('late', { node: 'b' }));
+    advance(MINUTE);
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(report.actions).toEqual([
+      expect.objectContaining({
+        type: 'withdraw',
+        node: 'b',
+        reason: expect.stringContaining('but 1 game server(s) run there now: mark taken back'),
+      }),
+    ]);
+    expect(pool.mutations()).toEqual([]);
+    const b = cluster.nodes.get('b');
+    expect(b?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeUndefined();
+    expect(b?.spec?.unschedulable).toBe(true);
   });
 
   it('does nothing while another pass holds the lease', async () => {
@@ -290,6 +360,8 @@ describe('runScalePass', () => {
       ['grow', 'node pool none: would ask for 3 node(s)'],
     ]);
     const drained = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], new NoNodePool());
+    await runScalePass(drained.deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    drained.advance(MINUTE);
     const removal = await runScalePass(drained.deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
@@ -301,17 +373,20 @@ describe('runScalePass', () => {
   });
 
   it('with Karpenter, deletes the Node and leaves the instance to Karpenter', async () => {
-    const { cluster, deps } = setup(
+    const { cluster, deps, advance } = setup(
       [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
       [],
       new KarpenterNodePool('games'),
     );
+    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    advance(MINUTE);
     const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
     expect(report.actions[0]?.reason).toContain('Karpenter terminates the instance of b');
     expect(cluster.mutations().map((c) => c.method)).toEqual([
       'patchNode',
+      'createEvent',
       'deleteNode',
       'createEvent',
     ]);

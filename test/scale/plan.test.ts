@@ -2,6 +2,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
+import { EMPTY_SCALE_MEMORY } from '../../shared/scale/memory.js';
 import {
   CORDONED_AT,
   KARPENTER_DO_NOT_DISRUPT,
@@ -22,8 +23,22 @@ interface Setup {
   readonly now?: number;
 }
 
+/**
+ * The policy of a `scale` section. The rules these tests are about take the surplus, budget and
+ * demand settings out of the way unless a test sets them: cordons at once, any removals, the
+ * buffer as configured.
+ */
 function policyFor(scale: Record<string, unknown> = {}): ScalePolicy {
-  return scalePolicy(parseConfig({ scale }).scale);
+  return scalePolicy(
+    parseConfig({
+      scale: {
+        cordonAfterSeconds: 0,
+        disruptionBudget: { nodesPerPass: '100%', nodesPerHour: '100%' },
+        demand: { enabled: false },
+        ...scale,
+      },
+    }).scale,
+  );
 }
 
 function plan(nodes: V1Node[], pods: V1Pod[], setup: Setup = {}): ScalePlan {
@@ -253,7 +268,7 @@ describe('planScale: scaling down', () => {
     expect(result.actions.some((a) => a.node === 'c')).toBe(false);
   });
 
-  it('keeps half a node of headroom above the buffer before cordoning, so cordons do not flap', () => {
+  it('keeps headroom above the buffer only when asked to (cordonHeadroomNodes)', () => {
     const nodes = [node('busy'), node('empty')];
     const pods = gameServers('busy', 20);
     // 60 free, buffer 10: without headroom the empty node (40) goes, leaving 20.
@@ -262,8 +277,14 @@ describe('planScale: scaling down', () => {
       policy: { cordonHeadroomNodes: 0 },
     });
     expect(summary(eager)).toEqual(['cordon empty']);
-    // With the default 0.5 node (20 slots), 60 - 10 - 20 = 30 < 40: nothing is cordoned.
-    expect(plan(nodes, pods, { scale: { bufferGameServers: 10 } }).actions).toEqual([]);
+    // The default has none: the buffer is what the user set.
+    expect(summary(plan(nodes, pods, { scale: { bufferGameServers: 10 } }))).toEqual([
+      'cordon empty',
+    ]);
+    // With half a node (20 slots) asked for, 60 - 10 - 20 = 30 < 40: nothing is cordoned.
+    expect(
+      plan(nodes, pods, { scale: { bufferGameServers: 10, cordonHeadroomNodes: 0.5 } }).actions,
+    ).toEqual([]);
   });
 
   it('cordons nothing while short of slots', () => {
@@ -368,29 +389,36 @@ describe('planScale: removing nodes', () => {
     expect(result.notes).toContainEqual(expect.objectContaining({ node: 'bad' }));
   });
 
-  it('finishes a removal an earlier pass started, whatever the delay and minimum', () => {
-    const nodes = [
+  it('finishes a removal an earlier pass started, whatever the delay and minimum, once the commit window has passed', () => {
+    const marked = (ago: number) => [
       node('a', {
         unschedulable: true,
         annotations: {
-          [CORDONED_AT]: new Date(T0).toISOString(),
-          [REMOVAL_STARTED_AT]: new Date(T0).toISOString(),
+          [CORDONED_AT]: new Date(T0 - ago).toISOString(),
+          [REMOVAL_STARTED_AT]: new Date(T0 - ago).toISOString(),
         },
       }),
     ];
-    const result = plan(nodes, [], { scale: { ...delay, minNodes: 1 } });
+    const early = plan(marked(29_000), [], { scale: { ...delay, minNodes: 1 } });
+    expect(early.actions.filter((a) => a.type === 'delete')).toEqual([]);
+    expect(early.notes).toContainEqual({
+      node: 'a',
+      reason: expect.stringMatching(/waiting 30s for bindings in flight to commit$/),
+    });
+    const result = plan(marked(30_000), [], { scale: { ...delay, minNodes: 1 } });
     expect(result.actions[0]).toMatchObject({ type: 'delete', node: 'a', resume: true });
   });
 
-  it('does not finish a started removal while a game server runs there', () => {
+  it('takes back the mark of a started removal when a game server runs there now', () => {
     const nodes = [
       node('a'),
       berthCordoned('b', T0 - 10 * MINUTE, {
-        annotations: { [REMOVAL_STARTED_AT]: new Date(T0).toISOString() },
+        annotations: { [REMOVAL_STARTED_AT]: new Date(T0 - MINUTE).toISOString() },
       }),
     ];
     const result = plan(nodes, [pod('g', { node: 'b' })], { scale: delay });
     expect(result.actions.filter((a) => a.type === 'delete')).toEqual([]);
+    expect(summary(result)).toContain('withdraw b');
   });
 
   it('ignores nodes someone else is deleting', () => {
@@ -451,14 +479,26 @@ describe('planScale: nodes berth must not touch', () => {
 
 describe('scalePolicy', () => {
   it('takes thresholds from the config and names the rest in one table', () => {
-    expect(policyFor({ gameServerCpuMillis: 250, shutdownDelaySeconds: 90 })).toEqual({
+    expect(
+      scalePolicy(
+        parseConfig({ scale: { gameServerCpuMillis: 250, shutdownDelaySeconds: 90 } }).scale,
+      ),
+    ).toEqual({
       slotMillis: 250,
       bufferSlots: 10,
       minNodes: 1,
       maxNodes: 10,
       shutdownDelayMs: 90_000,
+      cordonAfterMs: 300_000,
+      cordonHeadroomNodes: 0,
+      removalsPerPass: '10%',
+      removalsPerHour: '50%',
+      followDemand: true,
+      demandWindowMs: 900_000,
+      defaultProvisionMs: 240_000,
+      passIntervalMs: 60_000,
       bootGraceMs: 600_000,
-      cordonHeadroomNodes: 0.5,
+      commitWindowMs: 30_000,
       leaseTtlMs: 120_000,
       concurrency: 4,
     });
@@ -563,5 +603,102 @@ describe('planScale: invariants', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('planScale: damping, budgets and demand', () => {
+  const delay = { shutdownDelaySeconds: 60, minNodes: 1, bufferGameServers: 0 };
+  const surplus = { nodes: [node('busy'), node('empty')], pods: gameServers('busy', 20) };
+
+  it('cordons only a surplus that has lasted cordonAfterSeconds', () => {
+    const scale = { bufferGameServers: 10, cordonAfterSeconds: 300 };
+    const snapshot = buildSnapshot(surplus.nodes, surplus.pods, {});
+    const seenBefore = { ...EMPTY_SCALE_MEMORY, previousPassAtMs: T0 - MINUTE };
+    const fresh = planScale(snapshot, policyFor(scale), T0, seenBefore);
+    expect(fresh.actions).toEqual([]);
+    expect(fresh.tally.surplus).toBe(true);
+    expect(fresh.notes).toContainEqual({
+      reason:
+        'a surplus of 1 node(s) since 2026-01-01T00:00:00.000Z: cordoned once it has lasted 300s',
+    });
+    const young = planScale(snapshot, policyFor(scale), T0, {
+      ...seenBefore,
+      surplusSinceMs: T0 - 299_000,
+    });
+    expect(young.actions).toEqual([]);
+    const lasting = planScale(snapshot, policyFor(scale), T0, {
+      ...seenBefore,
+      surplusSinceMs: T0 - 300_000,
+    });
+    expect(summary(lasting)).toEqual(['cordon empty']);
+    // berth's first pass over a cluster has no earlier decision to flap with: it acts.
+    expect(summary(plan(surplus.nodes, surplus.pods, { scale }))).toEqual(['cordon empty']);
+  });
+
+  it('keeps exactly the buffer the user set: two 5-CPU nodes, 500m slots, buffer 5, one game server', () => {
+    const five = (name: string) => node(name, { cpu: '5' });
+    const result = plan([five('a'), five('b')], gameServers('a', 1, '500m'), {
+      scale: { gameServerCpuMillis: 500, bufferGameServers: 5 },
+    });
+    // 9 + 10 free slots, buffer 5: node b (10 slots) goes, leaving 9 ≥ 5.
+    expect(summary(result)).toEqual(['cordon b']);
+  });
+
+  it('starts no more removals than the disruption budget allows per pass and per hour', () => {
+    const drained = ['d1', 'd2', 'd3', 'd4'].map((name) => berthCordoned(name, T0 - 10 * MINUTE));
+    const nodes = [...Array.from({ length: 16 }, (_, i) => node(`n${i}`)), ...drained];
+    const pods = Array.from({ length: 16 }, (_, i) => gameServers(`n${i}`, 40)).flat();
+    const removals = (scale: Record<string, unknown>, removalsMs: number[] = []) =>
+      summary(
+        planScale(buildSnapshot(nodes, pods, {}), policyFor({ ...delay, ...scale }), T0, {
+          ...EMPTY_SCALE_MEMORY,
+          removalsMs,
+        }),
+      ).filter((line) => line.startsWith('delete'));
+    // 10% of 20 managed nodes: 2 a pass.
+    expect(removals({ disruptionBudget: { nodesPerPass: '10%', nodesPerHour: '100%' } })).toEqual([
+      'delete d1',
+      'delete d2',
+    ]);
+    // 3 an hour, 2 already started within it: 1 more.
+    expect(
+      removals({ disruptionBudget: { nodesPerPass: 10, nodesPerHour: 3 } }, [
+        T0 - 30 * MINUTE,
+        T0 - 50 * MINUTE,
+        T0 - 70 * MINUTE,
+      ]),
+    ).toEqual(['delete d1']);
+  });
+
+  it('keeps the buffer at the game servers that arrive within one provisioning time, when demand exceeds it', () => {
+    const nodes = [node('a'), node('b'), node('c')];
+    const pods = gameServers('a', 10);
+    const memory = {
+      ...EMPTY_SCALE_MEMORY,
+      // 30 arrivals in the busiest minute; provisioning observed at 3 and 4 minutes.
+      arrivals: [
+        { atMs: T0 - 2 * MINUTE, count: 12 },
+        { atMs: T0 - MINUTE, count: 30 },
+      ],
+      provisionMs: [3 * MINUTE, 4 * MINUTE],
+    };
+    const scale = { bufferGameServers: 10, demand: { enabled: true } };
+    const result = planScale(buildSnapshot(nodes, pods, {}), policyFor(scale), T0, memory);
+    // 0.5 a second × (240 s + a 60 s pass) = 150 slots: 110 free, so a node more.
+    expect(result.tally.buffer).toEqual({
+      slots: 150,
+      arrivalsPerSecond: 0.5,
+      provisionSeconds: 240,
+      observed: true,
+    });
+    expect(summary(result)).toEqual(['grow 3->4']);
+    // Off, the buffer is the configured one and two nodes' surplus is cordoned.
+    const off = planScale(
+      buildSnapshot(nodes, pods, {}),
+      policyFor({ ...scale, demand: { enabled: false } }),
+      T0,
+      memory,
+    );
+    expect(off.tally.buffer.slots).toBe(10);
   });
 });

@@ -4,10 +4,11 @@
  */
 import type { Context } from 'aws-lambda';
 import { forCluster, observability } from '../../../shared/app/observability.js';
-import { passLease } from '../../../shared/app/pass-context.js';
+import { passLease, storeOptions } from '../../../shared/app/pass-context.js';
 import { recordRepairPass, recordScalePass } from '../../../shared/app/pass-records.js';
 import { exclusiveUsage, repairRunner } from '../../../shared/app/repair-pass.js';
 import { runScalePass } from '../../../shared/scale/pass.js';
+import { DynamoScaleMemory } from '../../../shared/store/dynamo-scale-memory.js';
 import { FakeNodePool } from '../../../test/scale/fakes.js';
 import { passFunction } from './lambda.js';
 import type { Session } from './session.js';
@@ -28,10 +29,11 @@ export async function meterPasses(session: Session): Promise<void> {
   // The node pool is the one part faked: the stack's is an EKS managed node group.
   const pool = new FakeNodePool(world.nodes.length);
   const lease = passLease(context);
+  const memory = new DynamoScaleMemory(storeOptions(context));
   const scale = passFunction(scaleObs, async (_event: unknown, ctx: Context) => {
     // The body of functions/scale/handler.ts, with the same records.
     const report = await runScalePass(
-      { cluster, pool, lease, now: Date.now, holder: ctx.awsRequestId },
+      { cluster, pool, lease, now: Date.now, holder: ctx.awsRequestId, memory },
       config.scale,
       { dryRun: false },
     );

@@ -1,0 +1,137 @@
+/**
+ * What the scale pass remembers from one pass to the next, kept in DynamoDB (one item per
+ * cluster, `ScaleMemoryStore`) because every Lambda invocation starts blank: when the current
+ * surplus was first seen (cordons wait for it to last), the game servers that arrived in each
+ * recent pass (the demand buffer's arrival rate), the growth still awaiting its nodes and the
+ * provisioning times observed (the buffer's horizon), and the removals of the last hour (the
+ * hourly disruption budget). Pure: `rememberPass` folds one pass into the memory.
+ */
+
+/** One pass's arrivals: game servers created since the pass before. */
+export interface PassArrivals {
+  readonly atMs: number;
+  readonly count: number;
+}
+
+/** Growth asked for and not yet arrived: when, and the node count it waits for. */
+export interface AwaitedGrowth {
+  readonly atMs: number;
+  readonly toNodes: number;
+}
+
+/** The scale pass's memory. */
+export interface ScaleMemory {
+  /** When the pass first saw the surplus that still lasts; absent while there is none. */
+  readonly surplusSinceMs?: number;
+  /** When the last pass ran: the next counts the game servers created after it. */
+  readonly lastPassAtMs?: number;
+  /** When the pass before it ran; absent on the first pass berth makes for the cluster. */
+  readonly previousPassAtMs?: number;
+  /** Arrivals of the passes within the demand window, oldest first. */
+  readonly arrivals: readonly PassArrivals[];
+  readonly growth?: AwaitedGrowth;
+  /** Provisioning times observed (growth asked → its last node Ready), newest last. */
+  readonly provisionMs: readonly number[];
+  /** When berth started removing nodes within the last hour. */
+  readonly removalsMs: readonly number[];
+}
+
+/** A cluster's memory before its first pass. */
+export const EMPTY_SCALE_MEMORY: ScaleMemory = { arrivals: [], provisionMs: [], removalsMs: [] };
+
+/** Provisioning times kept: enough to ride out one slow launch, few enough to follow change. */
+export const PROVISION_SAMPLES = 5;
+
+const HOUR_MS = 3_600_000;
+
+/** Where the memory lives; loaded and saved by the pass that holds the scale lease. */
+export interface ScaleMemoryStore {
+  load(): Promise<ScaleMemory>;
+  save(memory: ScaleMemory): Promise<void>;
+}
+
+/**
+ * The memory with this pass's arrivals: the game servers created since the last pass (counted
+ * from their creation times, so a pod created and gone between two passes is not seen: sessions
+ * last minutes, passes one), and the passes older than the demand window forgotten. The first pass
+ * has no earlier one to count from: it sees a level, not arrivals.
+ */
+export function withArrivals(
+  memory: ScaleMemory,
+  gameServerCreatedAtMs: readonly number[],
+  nowMs: number,
+  demandWindowMs: number,
+): ScaleMemory {
+  const since = memory.lastPassAtMs;
+  const arrived =
+    since === undefined
+      ? []
+      : [{ atMs: nowMs, count: gameServerCreatedAtMs.filter((at) => at > since).length }];
+  return {
+    ...memory,
+    ...(since === undefined ? {} : { previousPassAtMs: since }),
+    lastPassAtMs: nowMs,
+    arrivals: [...memory.arrivals, ...arrived].filter(
+      (entry) => entry.atMs > nowMs - demandWindowMs,
+    ),
+  };
+}
+
+/** What one pass's plan saw and did, as the memory keeps it. */
+export interface PassOutcome {
+  readonly nowMs: number;
+  /** Ready nodes, and when the last of them became Ready (when the Node says). */
+  readonly readyNodes: number;
+  readonly lastReadyAtMs?: number;
+  /** Whether the plan saw a surplus worth a cordon (before the wait for it to last). */
+  readonly surplus: boolean;
+  /** The node count growth asked for in this pass, if it grew. */
+  readonly grewTo?: number;
+  /** Removals this pass started. */
+  readonly removalsStarted: number;
+}
+
+/** The memory after a pass's plan was carried out. */
+export function rememberPass(memory: ScaleMemory, pass: PassOutcome): ScaleMemory {
+  const { nowMs } = pass;
+  let growth = memory.growth;
+  let provisionMs = memory.provisionMs;
+  if (growth && pass.readyNodes >= growth.toNodes) {
+    const readyAt = Math.min(nowMs, pass.lastReadyAtMs ?? nowMs);
+    provisionMs = [...provisionMs, Math.max(0, readyAt - growth.atMs)].slice(-PROVISION_SAMPLES);
+    growth = undefined;
+  }
+  // A newer growth waits for the larger size, timed from the earlier ask if one still waits.
+  if (pass.grewTo !== undefined) {
+    growth = { atMs: growth?.atMs ?? nowMs, toNodes: pass.grewTo };
+  }
+  const { surplusSinceMs: _, growth: __, ...rest } = memory;
+  return {
+    ...rest,
+    ...(pass.surplus ? { surplusSinceMs: memory.surplusSinceMs ?? nowMs } : {}),
+    ...(growth ? { growth } : {}),
+    provisionMs,
+    removalsMs: [
+      ...memory.removalsMs.filter((at) => at > nowMs - HOUR_MS),
+      ...Array.from({ length: pass.removalsStarted }, () => nowMs),
+    ],
+  };
+}
+
+/** Removals started within the hour before `nowMs`. */
+export function removalsInLastHour(memory: ScaleMemory, nowMs: number): number {
+  return memory.removalsMs.filter((at) => at > nowMs - HOUR_MS).length;
+}
+
+/** A memory kept in this process: the benchmark's, and one-process tests'. */
+export class InProcessScaleMemory implements ScaleMemoryStore {
+  memory: ScaleMemory = EMPTY_SCALE_MEMORY;
+
+  async load(): Promise<ScaleMemory> {
+    return this.memory;
+  }
+
+  async save(memory: ScaleMemory): Promise<void> {
+    this.memory = memory;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Removing a node without ending a game that landed on it after the pass decided. Karpenter's
+ * open bug #3185 is this window: a node chosen while empty is deleted after a do-not-disrupt pod
+ * was bound to it during the wait. berth closes it in two steps, a pass apart:
+ *
+ * 1. **Start** (the pass that finds the node drained): mark it `berth.dev/removal-started-at`
+ *    (compare-and-swap: only while it is still berth's same cordon), then look at the pods bound
+ *    to it now. From the mark on, berth's webhooks refuse game servers for the node (a binding, or
+ *    a pod created with `spec.nodeName`), so a game can only land on it if it was admitted before
+ *    the mark was visible.
+ * 2. **Finish** (a later pass, `commitWindowMs` after the mark, when any such admission has
+ *    committed): look at the node's pods again; then release the instance and delete the Node.
+ *
+ * At either look, a game server on the node, or any other pod that came to it after berth
+ * cordoned it (a cordoned node gets no pod from the scheduler: such a pod was created with
+ * `spec.nodeName`), stops the removal: the mark is taken back and the node stays cordoned, to
+ * drain again. DaemonSet pods, and the pods that ran there before the cordon, go with the node.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { pointer } from '../admission/patch.js';
+import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
+import type { NodePool } from '../node-pool/node-pool.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
+import { parseRfc3339 } from './rfc3339.js';
+import { isGameServer, isNonTerminal, type NodeView } from './snapshot.js';
+
+const annotationPath = (key: string): string => pointer('metadata', 'annotations', key);
+
+/**
+ * A pod the node must not be removed under: live, and a game server or a pod that came after
+ * `cordonedAtMs` (neither a DaemonSet's nor a static pod).
+ */
+export function holdsNode(pod: V1Pod, cordonedAtMs: number | undefined): boolean {
+  if (!isNonTerminal(pod) || pod.metadata?.deletionTimestamp !== undefined) return false;
+  if (isGameServer(pod)) return true;
+  const owners = pod.metadata?.ownerReferences ?? [];
+  if (owners.some((owner) => owner.kind === 'DaemonSet' || owner.kind === 'Node')) return false;
+  const created = pod.metadata?.creationTimestamp;
+  const createdAtMs = created === undefined ? undefined : new Date(created).getTime();
+  return createdAtMs !== undefined && cordonedAtMs !== undefined && createdAtMs >= cordonedAtMs;
+}
+
+/** The pods bound to `node` now that stop its removal, by namespace/name. */
+export async function podsHolding(
+  cluster: Pick<ClusterApi, 'listPods'>,
+  node: NodeView,
+): Promise<string[]> {
+  const cordonedAtMs = parseRfc3339(node.annotations[CORDONED_AT] ?? '');
+  const holding: string[] = [];
+  for await (const pod of cluster.listPods({ fieldSelector: `spec.nodeName=${node.name}` })) {
+    if (holdsNode(pod, cordonedAtMs))
+      holding.push(`${pod.metadata?.namespace}/${pod.metadata?.name}`);
+  }
+  return holding;
+}
+
+/** Commit to removing a node still under berth's same cordon. */
+export function removalPatch(node: NodeView, at: string): JsonPatchOperation[] {
+  return [
+    ...stillBerthCordoned(node),
+    { op: 'add', path: annotationPath(REMOVAL_STARTED_AT), value: at },
+  ];
+}
+
+/** Take back a mark: only the one this removal made (the same time), the cordon kept. */
+export function withdrawalPatch(at: string): JsonPatchOperation[] {
+  return [
+    { op: 'test', path: annotationPath(REMOVAL_STARTED_AT), value: at },
+    { op: 'remove', path: annotationPath(REMOVAL_STARTED_AT) },
+  ];
+}
+
+/** Tests that the node is still under berth's cordon as listed. */
+export function stillBerthCordoned(node: NodeView): JsonPatchOperation[] {
+  // Tests on the fields that matter rather than resourceVersion: kubelet status updates bump the
+  // version all the time and must not make a cordon unremovable.
+  return [
+    { op: 'test', path: '/spec/unschedulable', value: true },
+    { op: 'test', path: annotationPath(CORDONED_AT), value: node.annotations[CORDONED_AT] },
+  ];
+}
+
+/** What a removal step did, as the pass's reason ends. */
+export type RemovalStep = string;
+
+async function stopped(
+  cluster: Pick<ClusterApi, 'patchNode'>,
+  node: string,
+  at: string,
+  holding: readonly string[],
+): Promise<RemovalStep> {
+  await cluster.patchNode(node, withdrawalPatch(at));
+  return `; removal stopped: ${holding.join(', ')} bound to the node after the pass decided; mark taken back, the node stays cordoned`;
+}
+
+/** Step 1: mark the node, then look at its pods. */
+export async function startRemoval(
+  cluster: Pick<ClusterApi, 'patchNode' | 'listPods'>,
+  node: NodeView,
+  at: string,
+): Promise<RemovalStep> {
+  await cluster.patchNode(node.name, removalPatch(node, at));
+  const holding = await podsHolding(cluster, node);
+  if (holding.length > 0) return stopped(cluster, node.name, at, holding);
+  return '; marked for removal: the instance is released on a later pass, once bindings in flight have committed';
+}
+
+/** Step 2: look at the node's pods again, then release its instance and delete the Node. */
+export async function finishRemoval(
+  cluster: Pick<ClusterApi, 'patchNode' | 'listPods' | 'deleteNode'>,
+  pool: Pick<NodePool, 'releaseInstance'>,
+  node: NodeView,
+): Promise<RemovalStep> {
+  const at = node.annotations[REMOVAL_STARTED_AT] ?? '';
+  const holding = await podsHolding(cluster, node);
+  if (holding.length > 0) return stopped(cluster, node.name, at, holding);
+  const change = await pool.releaseInstance({ name: node.name, providerId: node.providerId });
+  await cluster.deleteNode(node.name);
+  return `; ${change.description}; Node deleted`;
+}
