@@ -1,9 +1,17 @@
 /**
  * berth in the node scale benchmark: the simulated cluster as Kubernetes objects, through the very
- * `buildSnapshot` + `planScale` the pass runs.
+ * `buildSnapshot`, memory (`withArrivals`, `rememberPass`) and `planScale` the pass runs, its
+ * removals in the pass's two steps (mark, then finish a commit window later after a last look at
+ * the node's games).
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
+import {
+  EMPTY_SCALE_MEMORY,
+  rememberPass,
+  type ScaleMemory,
+  withArrivals,
+} from '../../shared/scale/memory.js';
+import { CORDONED_AT, GAME_SERVER_LABEL, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 import { planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
@@ -12,6 +20,7 @@ import type { Scaler, Scenario } from './day.js';
 
 /** berth: the cluster as Kubernetes objects, through the same snapshot and plan code as the pass. */
 export function berthScaler(sc: Scenario, policy: ScalePolicy): Scaler {
+  let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
   return (cluster) => {
     const nodes: V1Node[] = [];
     const pods: V1Pod[] = [];
@@ -28,15 +37,33 @@ export function berthScaler(sc: Scenario, policy: ScalePolicy): Scaler {
         spec: { unschedulable: node.unschedulable, providerID: `aws:///zone-a/i-${node.name}` },
         status: {
           allocatable: { cpu: cpu(sc.node.allocatableMillis) },
-          conditions: [{ type: 'Ready', status: cluster.ready(node) ? 'True' : 'False' }],
+          conditions: [
+            cluster.ready(node)
+              ? {
+                  type: 'Ready',
+                  status: 'True',
+                  lastTransitionTime: new Date(node.launchedAtMs + sc.bootDelayMs),
+                }
+              : { type: 'Ready', status: 'False' },
+          ],
         },
       });
-      pods.push(podObject(sc, `${node.name}-daemon`, node.name, false));
-      for (const game of node.games) pods.push(podObject(sc, `game-${game.id}`, node.name, true));
+      pods.push(podObject(sc, `${node.name}-daemon`, node.name, node.launchedAtMs, false));
+      for (const game of node.games) {
+        pods.push(podObject(sc, `game-${game.id}`, node.name, game.arrivedAtMs, true));
+      }
     }
-    for (const game of cluster.queue) pods.push(podObject(sc, `game-${game.id}`, undefined, true));
+    for (const game of cluster.queue) {
+      pods.push(podObject(sc, `game-${game.id}`, undefined, game.arrivedAtMs, true));
+    }
     const snapshot = buildSnapshot(nodes, pods, { desiredSize: cluster.desired });
-    const plan = planScale(snapshot, policy, cluster.now);
+    memory = withArrivals(
+      memory,
+      snapshot.gameServerCreatedAtMs,
+      cluster.now,
+      policy.demandWindowMs,
+    );
+    const plan = planScale(snapshot, policy, cluster.now, memory);
     const byName = new Map(cluster.nodes.map((n) => [n.name, n]));
     for (const action of plan.actions) {
       const node = action.node ? byName.get(action.node) : undefined;
@@ -56,19 +83,51 @@ export function berthScaler(sc: Scenario, policy: ScalePolicy): Scaler {
         case 'grow':
           cluster.growTo(action.to);
           break;
+        case 'withdraw':
+          if (node) delete node.annotations[REMOVAL_STARTED_AT];
+          break;
         case 'delete':
-          if (node) cluster.remove(node);
+          if (!node) break;
+          // The pass's two steps: mark, then finish after the last look at the node's games.
+          if (!action.resume) {
+            node.annotations = {
+              ...node.annotations,
+              [REMOVAL_STARTED_AT]: formatRfc3339(cluster.now),
+            };
+          } else if (node.games.size > 0) {
+            delete node.annotations[REMOVAL_STARTED_AT];
+          } else {
+            cluster.remove(node);
+          }
           break;
       }
     }
+    const ready = snapshot.nodes.filter((n) => n.ready);
+    const readyTimes = ready.flatMap((n) => (n.readyAtMs === undefined ? [] : [n.readyAtMs]));
+    const grew = plan.actions.find((action) => action.type === 'grow');
+    memory = rememberPass(memory, {
+      nowMs: cluster.now,
+      readyNodes: ready.length,
+      ...(readyTimes.length > 0 ? { lastReadyAtMs: Math.max(...readyTimes) } : {}),
+      surplus: plan.tally.surplus,
+      ...(grew?.to !== undefined ? { grewTo: grew.to } : {}),
+      removalsStarted: plan.actions.filter((a) => a.type === 'delete' && !a.resume).length,
+    });
   };
 }
 
-function podObject(sc: Scenario, name: string, nodeName: string | undefined, game: boolean): V1Pod {
+function podObject(
+  sc: Scenario,
+  name: string,
+  nodeName: string | undefined,
+  createdAtMs: number,
+  game: boolean,
+): V1Pod {
   const shape = game ? sc.game : sc.daemon;
   return {
     metadata: {
       name,
+      creationTimestamp: new Date(createdAtMs),
       namespace: game ? 'games' : 'kube-system',
       labels: game ? { [GAME_SERVER_LABEL]: 'true' } : { app: 'node-agent' },
     },

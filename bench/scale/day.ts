@@ -1,8 +1,8 @@
 /**
  * The simulated day of the node scale benchmark, the same for every scaler: the scenarios, the
  * arrivals, the cluster a scaler drives (nodes that register and boot after fixed delays, a
- * packing kube-scheduler for game servers, sessions that end), and the loop that runs a day under
- * one scaler and measures it. See `bench/scale.ts` for the rules.
+ * packing kube-scheduler for game servers, sessions that end, a node that may fail), and the loop
+ * that runs a day under one scaler and measures it. See `bench/scale.ts` for the rules.
  */
 import { poisson, seededRandom } from '../../sim/random.js';
 
@@ -46,12 +46,31 @@ export const MAIN_SCENARIO = {
   },
 };
 
-/** One simulated setting. */
-export type Scenario = typeof MAIN_SCENARIO;
+/** At `atMs` the node with the most game servers fails: its games are lost and it disappears. */
+export interface NodeFailure {
+  readonly atMs: number;
+}
 
 /**
- * The main scenario carries the targets; the others show where berth's advantage comes from and
- * where it ends, so the main result cannot be read as more than it is.
+ * From `atMs`, for `durationMs`, extra sessions arrive at `multiplier` times the day's peak rate
+ * (`basePerMinute + peakPerMinute`), on top of the diurnal arrivals.
+ */
+export interface ArrivalWave {
+  readonly atMs: number;
+  readonly durationMs: number;
+  readonly multiplier: number;
+}
+
+/** One simulated setting. */
+export type Scenario = typeof MAIN_SCENARIO & {
+  readonly failure?: NodeFailure;
+  readonly wave?: ArrivalWave;
+};
+
+/**
+ * Every scenario carries the targets. Besides main, they show where berth's advantage comes from
+ * and where it ends (limits, fleet size against buffer), and how each scaler recovers from a node
+ * failure and from a sudden wave, so the main result cannot be read as more than it is.
  */
 export const SCENARIOS: readonly Scenario[] = [
   MAIN_SCENARIO,
@@ -59,7 +78,7 @@ export const SCENARIOS: readonly Scenario[] = [
     ...MAIN_SCENARIO,
     name: 'limits-equal-requests',
     description:
-      'main, but every limit equals its request: the baseline loses its over-provisioning',
+      'main, but every limit equals its request: paddle-soccer (which counts limits) loses its over-provisioning',
     daemon: { requestMillis: 200, limitMillis: 200 },
     game: { ...MAIN_SCENARIO.game, limitMillis: 100 },
   },
@@ -78,6 +97,20 @@ export const SCENARIOS: readonly Scenario[] = [
     arrivals: { ...MAIN_SCENARIO.arrivals, basePerMinute: 2, peakPerMinute: 28 },
     bursts: { count: 8, minSize: 30, maxSize: 80 },
     scale: { ...MAIN_SCENARIO.scale, bufferGameServers: 80 },
+  },
+  {
+    ...MAIN_SCENARIO,
+    name: 'node-failure',
+    description:
+      'main, but at 13:00 the node with the most game servers fails: its games are lost (not interrupted by a scaler) and it is gone',
+    failure: { atMs: 13 * HOUR },
+  },
+  {
+    ...MAIN_SCENARIO,
+    name: 'wave-10x',
+    description:
+      'main, plus one sudden wave at 16:00: 5 minutes of arrivals at 10x the peak rate (90 sessions/min)',
+    wave: { atMs: 16 * HOUR, durationMs: 5 * MINUTE, multiplier: 10 },
   },
 ];
 
@@ -109,6 +142,17 @@ export function arrivals(sc: Scenario): Arrival[] {
       out.push({ atMs: at + Math.floor(rand() * MINUTE), sessionMs: session() });
     }
   }
+  // Drawn last, so a scenario with a wave has exactly main's arrivals plus the wave's.
+  if (sc.wave) {
+    const { atMs, durationMs, multiplier } = sc.wave;
+    const perMinute = multiplier * (basePerMinute + peakPerMinute);
+    for (let t = atMs; t < atMs + durationMs; t += sc.stepMs) {
+      const count = poisson((perMinute * sc.stepMs) / MINUTE, rand);
+      for (let i = 0; i < count; i++) {
+        out.push({ atMs: t + Math.floor(rand() * sc.stepMs), sessionMs: session() });
+      }
+    }
+  }
   return out.sort((a, b) => a.atMs - b.atMs);
 }
 
@@ -126,6 +170,11 @@ export interface SimNode {
   unschedulable: boolean;
   annotations: Record<string, string>;
   readonly games: Set<SimGame>;
+  /**
+   * When a game server last bound to this node or ended on it (DaemonSet pods do not count):
+   * Karpenter's NodeClaim `status.lastPodEventTime`, which its `consolidateAfter` counts from.
+   */
+  lastPodEventAtMs?: number;
 }
 
 /** What one scaler did to the simulated day. */
@@ -133,6 +182,8 @@ export interface DayOutcome {
   readonly nodeHours: number;
   readonly peakNodes: number;
   readonly interruptedGames: number;
+  /** Games lost with a node that failed (not counted as interrupted: no scaler removed it). */
+  readonly lostGames: number;
   readonly waitingPods: number;
   readonly waitMinutesTotal: number;
   readonly waitSecondsP99: number;
@@ -152,6 +203,7 @@ export class SimCluster {
   nodeMs = 0;
   peakNodes = 0;
   interrupted = 0;
+  lost = 0;
   waited = 0;
   readonly waitsMs: number[] = [];
   cordons = 0;
@@ -203,6 +255,22 @@ export class SimCluster {
     this.deletes++;
   }
 
+  /** A node fails (hardware, kernel, spot reclaim): its games are lost and it is gone. */
+  fail(node: SimNode): void {
+    this.lost += node.games.size;
+    const index = this.nodes.indexOf(node);
+    if (index >= 0) this.nodes.splice(index, 1);
+  }
+
+  /** The node with the most game servers (the first such in list order), if any. */
+  fullestNode(): SimNode | undefined {
+    let fullest: SimNode | undefined;
+    for (const node of this.nodes) {
+      if (!fullest || node.games.size > fullest.games.size) fullest = node;
+    }
+    return fullest;
+  }
+
   freeMillis(node: SimNode): number {
     return (
       this.sc.node.allocatableMillis -
@@ -226,6 +294,7 @@ export class SimCluster {
       game.node = best;
       game.startedAtMs = this.now;
       best.games.add(game);
+      best.lastPodEventAtMs = this.now;
       const waitedMs = this.now - game.arrivedAtMs;
       if (waitedMs >= this.sc.stepMs) {
         this.waited++;
@@ -237,7 +306,10 @@ export class SimCluster {
   endSessions(): void {
     for (const node of this.nodes) {
       for (const game of node.games) {
-        if ((game.startedAtMs ?? 0) + game.sessionMs <= this.now) node.games.delete(game);
+        if ((game.startedAtMs ?? 0) + game.sessionMs <= this.now) {
+          node.games.delete(game);
+          node.lastPodEventAtMs = this.now;
+        }
       }
     }
   }
@@ -247,6 +319,7 @@ export class SimCluster {
     this.nodeMs = 0;
     this.peakNodes = 0;
     this.interrupted = 0;
+    this.lost = 0;
     this.waited = 0;
     this.waitsMs.length = 0;
     this.cordons = 0;
@@ -273,10 +346,16 @@ export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scale
   cluster.growTo(sc.scale.minNodes);
   let next = 0;
   let scalerMs = 0;
+  let failed = false;
   for (let t = -sc.warmUpMs; t < sc.durationMs; t += sc.stepMs) {
     cluster.now = t;
     if (t === 0) cluster.resetCounters();
     cluster.endSessions();
+    if (sc.failure && !failed && t >= sc.failure.atMs) {
+      failed = true;
+      const fullest = cluster.fullestNode();
+      if (fullest) cluster.fail(fullest);
+    }
     for (let a = day[next]; a && a.atMs <= t; a = day[++next]) cluster.arrive(a);
     cluster.schedule();
     if (t % sc.passIntervalMs === 0) {
@@ -293,6 +372,7 @@ export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scale
     nodeHours: round(cluster.nodeMs / HOUR, 2),
     peakNodes: cluster.peakNodes,
     interruptedGames: cluster.interrupted,
+    lostGames: cluster.lost,
     waitingPods: cluster.waited,
     waitMinutesTotal: round(waits.reduce((s, w) => s + w, 0) / MINUTE, 1),
     waitSecondsP99: waits.length ? (waits[Math.floor(waits.length * 0.99)] ?? 0) / SECOND : 0,

@@ -1,0 +1,76 @@
+/**
+ * The node scale benchmark's targets, judged per scenario from the measured days of berth and of
+ * the baselines (paddle-soccer, which keeps a buffer of free CPU; Cluster Autoscaler and
+ * Karpenter, which keep none and react to pending pods).
+ */
+import type { DayOutcome } from './day.js';
+
+/** berth's node-hours may be at most this share of the cheapest comparable baseline's. */
+export const NODE_HOURS_RATIO_TARGET = 0.9;
+
+export type ScaleTargetName =
+  | 'noInterruptedGames'
+  | 'waitingNoMoreThanBestBaseline'
+  | 'nodeHoursAtMost90PercentOfComparable';
+
+/** One target of one scenario, as written to `scale.json`. */
+export interface ScaleTarget {
+  readonly target: string;
+  readonly pass: boolean;
+  readonly line: string;
+}
+
+export interface ScenarioVerdict {
+  readonly name: ScaleTargetName;
+  readonly pass: boolean;
+  readonly line: string;
+}
+
+/**
+ * - `noInterruptedGames`: berth removed no node with a game on it;
+ * - `waitingNoMoreThanBestBaseline`: berth's waiting pods ≤ the fewest of any baseline;
+ * - `nodeHoursAtMost90PercentOfComparable`: berth's node-hours ≤ 0.9 × the fewest node-hours of
+ *   the baselines whose waiting pods are ≤ berth's (a cheaper day bought with more waiting players
+ *   is not comparable); with no such baseline the target passes vacuously, and the line says so.
+ */
+export function judgeScenario(
+  berth: DayOutcome,
+  baselines: Readonly<Record<string, DayOutcome>>,
+): ScenarioVerdict[] {
+  const entries = Object.entries(baselines);
+  if (entries.length === 0) throw new Error('no baseline to judge berth against');
+  const fewestWaiting = entries.reduce((best, e) =>
+    e[1].waitingPods < best[1].waitingPods ? e : best,
+  );
+  const comparable = entries.filter(([, o]) => o.waitingPods <= berth.waitingPods);
+  const cheapest = comparable.reduce<[string, DayOutcome] | undefined>(
+    (best, e) => (!best || e[1].nodeHours < best[1].nodeHours ? e : best),
+    undefined,
+  );
+  const nodeHours = cheapest
+    ? {
+        pass: berth.nodeHours <= NODE_HOURS_RATIO_TARGET * cheapest[1].nodeHours,
+        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round3(berth.nodeHours / cheapest[1].nodeHours)}, target <= ${NODE_HOURS_RATIO_TARGET}`,
+      }
+    : {
+        pass: true,
+        line: `vacuous: no baseline had <= ${berth.waitingPods} waiting pods (fewest: ${fewestWaiting[1].waitingPods}, ${fewestWaiting[0]}); berth ${berth.nodeHours} node-hours`,
+      };
+  return [
+    {
+      name: 'noInterruptedGames',
+      pass: berth.interruptedGames === 0,
+      line: `${berth.interruptedGames} games interrupted by berth (${berth.lostGames} lost to a node failure, not counted)`,
+    },
+    {
+      name: 'waitingNoMoreThanBestBaseline',
+      pass: berth.waitingPods <= fewestWaiting[1].waitingPods,
+      line: `${berth.waitingPods} pods waited against ${fewestWaiting[1].waitingPods} (${fewestWaiting[0]}, the fewest of the baselines)`,
+    },
+    { name: 'nodeHoursAtMost90PercentOfComparable', ...nodeHours },
+  ];
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
