@@ -110,6 +110,7 @@ class PagingClusterApi implements ClusterApi {
     throw new Error(`no node ${name}`);
   }
   async deleteNode(): Promise<void> {}
+  async scaleDeployment(): Promise<void> {}
   async createEvent(event: ClusterEvent): Promise<void> {
     this.events.push(event);
   }

@@ -217,7 +217,7 @@ export function createManifestsCommand(
       // that failed (credentials, a missing stack) is an operational failure (1).
       return error instanceof WebhookEndpointError ? 2 : 1;
     }
-    const objects = berthManifests(endpoint, options.config.cluster);
+    const objects = berthManifests(endpoint, options.config.cluster, options.config.scale);
     deps.stdout(printManifests(objects, options.json ? 'json' : 'yaml'));
     return 0;
   };

@@ -68,6 +68,8 @@ export interface KubeApiServer {
   readonly pods: Map<string, V1Pod>;
   readonly services: Map<string, V1Service>;
   readonly events: CoreV1Event[];
+  /** Replicas set through a Deployment's `scale` subresource, by namespace/name. */
+  readonly deploymentReplicas: Map<string, number>;
   readonly requests: RecordedRequest[];
   /** The bearer token required from now on; undefined turns the check off. */
   token: string | undefined;
@@ -170,6 +172,7 @@ export async function startKubeApiServer(
   const pods = new Map<string, V1Pod>();
   const services = new Map<string, V1Service>();
   const events: CoreV1Event[] = [];
+  const deploymentReplicas = new Map<string, number>();
   const requests: RecordedRequest[] = [];
   const failures: { rule: FailureRule; left: number }[] = [];
   let resourceVersion = 1000;
@@ -399,14 +402,35 @@ export async function startKubeApiServer(
       .split('/')
       .filter((part) => part.length > 0)
       .map(decodeURIComponent);
-    if (parts[0] !== 'api' || parts[1] !== 'v1') throw unknownPath();
-    const rest = parts.slice(2);
     const methodNotAllowed = (): StatusFailure =>
       new StatusFailure(
         405,
         'MethodNotAllowed',
         'the server does not allow this method on the requested resource',
       );
+    // /apis/apps/v1/namespaces/{ns}/deployments/{name}/scale: only the scale berth sets.
+    if (parts[0] === 'apis' && parts[1] === 'apps' && parts[2] === 'v1') {
+      const [, , , namespaces, namespace, deployments, name, scale] = parts;
+      if (namespaces !== 'namespaces' || deployments !== 'deployments' || scale !== 'scale') {
+        throw unknownPath();
+      }
+      if (method !== 'PATCH') throw methodNotAllowed();
+      const key = `${namespace}/${name}`;
+      const current = { spec: { replicas: deploymentReplicas.get(key) ?? 0 } };
+      const patched = applyJsonPatch(current, body as unknown[]) as { spec: { replicas: number } };
+      deploymentReplicas.set(key, patched.spec.replicas);
+      return {
+        status: 200,
+        body: {
+          apiVersion: 'autoscaling/v1',
+          kind: 'Scale',
+          metadata: { name: name ?? '', namespace: namespace ?? '' },
+          spec: { replicas: patched.spec.replicas },
+        },
+      };
+    }
+    if (parts[0] !== 'api' || parts[1] !== 'v1') throw unknownPath();
+    const rest = parts.slice(2);
 
     // /api/v1/nodes[/name]
     if (rest[0] === 'nodes') {
@@ -554,6 +578,7 @@ export async function startKubeApiServer(
     pods,
     services,
     events,
+    deploymentReplicas,
     requests,
     token: options.token,
     addNode(node) {

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import {
   ApiException,
+  AppsV1Api,
   CoreV1Api,
   type CoreV1Event,
   type KubeConfig,
@@ -54,11 +55,13 @@ interface Page<T> {
 /** `ClusterApi` over a client-node `CoreV1Api` made from one `KubeConfig`. */
 export class ClientNodeClusterApi implements ClusterApi {
   readonly #core: CoreV1Api;
+  readonly #apps: AppsV1Api;
   readonly #now: () => number;
   readonly #defaultPageSize: number;
 
   constructor(options: ClientNodeClusterApiOptions) {
     this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.#apps = options.kubeConfig.makeApiClient(AppsV1Api);
     this.#now = options.now ?? Date.now;
     this.#defaultPageSize = options.defaultPageSize ?? DEFAULT_PAGE_SIZE;
   }
@@ -113,6 +116,19 @@ export class ClientNodeClusterApi implements ClusterApi {
     try {
       // client-node's default Content-Type for patchNode is application/json-patch+json.
       return await this.#core.patchNode({ name, body: patch });
+    } catch (error) {
+      throw translateKubernetesError(error, target, { jsonPatch: true });
+    }
+  }
+
+  async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
+    const target = { verb: 'patch', resource: `namespaces/${namespace}/deployments/${name}/scale` };
+    try {
+      await this.#apps.patchNamespacedDeploymentScale({
+        namespace,
+        name,
+        body: [{ op: 'replace', path: '/spec/replicas', value: replicas }],
+      });
     } catch (error) {
       throw translateKubernetesError(error, target, { jsonPatch: true });
     }

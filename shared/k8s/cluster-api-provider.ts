@@ -60,6 +60,10 @@ export class ProvidedClusterApi implements ClusterApi {
     return this.#call((api) => api.createEvent(event));
   }
 
+  async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
+    return this.#call((api) => api.scaleDeployment(namespace, name, replicas));
+  }
+
   /**
    * One call; a refused token (401) drops the client and the call is made once more with a new
    * one. A 401 means the apiserver did nothing, so a write is safe to repeat. Lists are not

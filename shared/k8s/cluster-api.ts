@@ -45,4 +45,6 @@ export interface ClusterApi {
   /** Deletes the Node object; one already gone counts as deleted. */
   deleteNode(name: string): Promise<void>;
   createEvent(event: ClusterEvent): Promise<void>;
+  /** Sets a Deployment's replicas through its `scale` subresource (the buffer's placeholders). */
+  scaleDeployment(namespace: string, name: string, replicas: number): Promise<void>;
 }

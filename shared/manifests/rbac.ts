@@ -4,6 +4,7 @@
  * of `ClusterApi` (shared/k8s/cluster-api.ts) and nothing else. Pure.
  */
 import type { V1ClusterRole, V1ClusterRoleBinding } from '@kubernetes/client-node';
+import { PLACEHOLDER_DEPLOYMENT } from '../scale/placeholders.js';
 import { MANIFEST_LABELS } from './webhooks.js';
 
 /** The Kubernetes group of berth's access entries (CDK `kubernetesGroups`). */
@@ -28,6 +29,13 @@ export function berthClusterRole(): V1ClusterRole {
       // Findings and scale decisions are core/v1 Events; a repeated one raises the count of the
       // Event it made before (read, then patch), as client-go's recorder does.
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
+      // With node pool karpenter, scale sets the buffer's placeholder replicas.
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments/scale'],
+        resourceNames: [PLACEHOLDER_DEPLOYMENT],
+        verbs: ['patch'],
+      },
     ],
   };
 }

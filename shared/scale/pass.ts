@@ -26,6 +26,7 @@ import { withLease } from '../lease/lease.js';
 import type { NodePool } from '../node-pool/node-pool.js';
 import { rememberPass, type ScaleMemoryStore, withArrivals } from './memory.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
+import { PLACEHOLDER_DEPLOYMENT, PLACEHOLDER_NAMESPACE } from './placeholders.js';
 import {
   type PlannedAction,
   planScale,
@@ -187,7 +188,7 @@ export async function runScalePass(
 const PHASES: ReadonlyArray<(a: PlannedAction) => boolean> = [
   (a) => (a.type === 'delete' && a.resume) || a.type === 'withdraw',
   (a) => a.type === 'uncordon',
-  (a) => a.type === 'grow',
+  (a) => a.type === 'grow' || a.type === 'placeholders',
   (a) => a.type === 'cordon',
   (a) => a.type === 'delete' && !a.resume,
 ];
@@ -235,6 +236,9 @@ async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<stri
       const change = await deps.pool.growTo(action.to);
       return `; ${change.description}`;
     }
+    case 'placeholders':
+      await deps.cluster.scaleDeployment(PLACEHOLDER_NAMESPACE, PLACEHOLDER_DEPLOYMENT, action.to);
+      return `; Deployment ${PLACEHOLDER_NAMESPACE}/${PLACEHOLDER_DEPLOYMENT} at ${action.to} replica(s)`;
     case 'withdraw':
       await deps.cluster.patchNode(
         action.target.name,
@@ -280,7 +284,8 @@ async function recordEvent(
   message: string,
   notes: ScaleNote[],
 ): Promise<void> {
-  if (action.type === 'grow') return;
+  // Events are about a node; growth and the placeholders are the report's.
+  if (action.type === 'grow' || action.type === 'placeholders') return;
   const node = action.target;
   try {
     await deps.cluster.createEvent({

@@ -34,7 +34,14 @@ import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
 import type { ClusterSnapshot, NodeView } from './snapshot.js';
 
 /** The kinds of action a pass takes. */
-export const SCALE_ACTION_TYPES = ['cordon', 'uncordon', 'grow', 'delete', 'withdraw'] as const;
+export const SCALE_ACTION_TYPES = [
+  'cordon',
+  'uncordon',
+  'grow',
+  'delete',
+  'withdraw',
+  'placeholders',
+] as const;
 /** One of `SCALE_ACTION_TYPES`. */
 export type ScaleActionType = (typeof SCALE_ACTION_TYPES)[number];
 
@@ -55,6 +62,8 @@ export type PlannedAction =
       readonly target: NodeView;
     })
   | (ScaleAction & { readonly type: 'grow'; readonly from: number; readonly to: number })
+  /** The buffer's placeholder pods (node pool `karpenter`): the Deployment's replicas. */
+  | (ScaleAction & { readonly type: 'placeholders'; readonly to: number })
   | (ScaleAction & {
       readonly type: 'delete';
       readonly target: NodeView;
@@ -358,7 +367,15 @@ export function planScale(
     reasons.push(`${poolSize} node(s), fewer than minNodes ${minNodes}`);
   }
   const capped = Math.min(target, maxNodes);
-  if (capped > poolSize) {
+  if (policy.placeholders) {
+    // Karpenter launches the nodes: berth holds the buffer in placeholders it cannot place.
+    actions.push({
+      type: 'placeholders',
+      to: bufferSlots,
+      reason: `the buffer of ${bufferSlots} slot(s) held by placeholder pods; Karpenter launches nodes for those that do not fit`,
+    });
+    target = poolSize;
+  } else if (capped > poolSize) {
     const cap = capped < target ? ` (capped at maxNodes ${maxNodes}, wanted ${target})` : '';
     actions.push({
       type: 'grow',

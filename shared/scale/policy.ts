@@ -45,6 +45,11 @@ export interface ScalePolicy {
   readonly defaultProvisionMs: number;
   /** How often the pass runs: the span one pass's arrivals are counted over. */
   readonly passIntervalMs: number;
+  /**
+   * The buffer is held by placeholder pods (placeholders.ts) instead of growth: Karpenter
+   * launches the nodes, for the placeholders it cannot place.
+   */
+  readonly placeholders: boolean;
   /** Lease lifetime: longer than any pass, short enough that a dead holder blocks one pass. */
   readonly leaseTtlMs: number;
   /** Node and pool calls in flight at once. */
@@ -100,6 +105,7 @@ export function scalePolicy(
     defaultProvisionMs: config.demand.provisionSeconds * 1000,
     // A pass interval of 0 (local: timer off) counts arrivals per minute, the AWS schedule's.
     passIntervalMs: (config.intervalSeconds || 60) * 1000,
+    placeholders: config.nodePool.type === 'karpenter',
     ...SCALE_POLICY_DEFAULTS,
     ...overrides,
   };

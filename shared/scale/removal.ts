@@ -21,6 +21,7 @@ import { pointer } from '../admission/patch.js';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import type { NodePool } from '../node-pool/node-pool.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
+import { isPlaceholder } from './placeholders.js';
 import { parseRfc3339 } from './rfc3339.js';
 import { isGameServer, isNonTerminal, type NodeView } from './snapshot.js';
 
@@ -32,6 +33,7 @@ const annotationPath = (key: string): string => pointer('metadata', 'annotations
  */
 export function holdsNode(pod: V1Pod, cordonedAtMs: number | undefined): boolean {
   if (!isNonTerminal(pod) || pod.metadata?.deletionTimestamp !== undefined) return false;
+  if (isPlaceholder(pod)) return false;
   if (isGameServer(pod)) return true;
   const owners = pod.metadata?.ownerReferences ?? [];
   if (owners.some((owner) => owner.kind === 'DaemonSet' || owner.kind === 'Node')) return false;

@@ -7,6 +7,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { cpuMillisOf, effectiveCpuRequestMillis } from './cpu.js';
 import { GAME_SERVER_LABEL } from './names.js';
+import { isPlaceholder } from './placeholders.js';
 
 /** One managed node as the plan reads it. */
 export interface NodeView {
@@ -88,7 +89,8 @@ export function buildSnapshot(
   const pendingGameServers: PendingGameServer[] = [];
   const gameServerCreatedAtMs: number[] = [];
   for (const pod of pods) {
-    if (!isNonTerminal(pod)) continue;
+    // A placeholder's CPU is a free slot: a game server preempts it.
+    if (!isNonTerminal(pod) || isPlaceholder(pod)) continue;
     const nodeName = pod.spec?.nodeName;
     const request = effectiveCpuRequestMillis(pod);
     const game = isGameServer(pod);

@@ -95,6 +95,11 @@ export class FakeCluster implements ClusterApi {
     this.nodes.delete(name);
   }
 
+  /** The ENI pools never scale a Deployment. */
+  async scaleDeployment(): Promise<void> {
+    throw new Error('the ENI fake cluster scales no Deployment');
+  }
+
   /** Events recorded, in order. */
   readonly events: ClusterEvent[] = [];
 

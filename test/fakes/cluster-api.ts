@@ -26,6 +26,8 @@ export class FakeClusterApi implements ClusterApi {
   readonly pods = new Map<string, V1Pod>();
   readonly services = new Map<string, V1Service>();
   readonly events: ClusterEvent[] = [];
+  /** Deployment replicas set through `scaleDeployment`, by namespace/name. */
+  readonly replicas = new Map<string, number>();
   readonly calls: ClusterApiCall[] = [];
   readonly #errors = new Map<keyof ClusterApi, unknown[]>();
 
@@ -129,6 +131,11 @@ export class FakeClusterApi implements ClusterApi {
   async createEvent(event: ClusterEvent): Promise<void> {
     this.#enter('createEvent', [event]);
     this.events.push(event);
+  }
+
+  async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
+    this.#enter('scaleDeployment', [namespace, name, replicas]);
+    this.replicas.set(`${namespace}/${name}`, replicas);
   }
 
   /** Records the call, then throws the queued error if there is one. */

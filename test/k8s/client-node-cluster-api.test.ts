@@ -296,6 +296,20 @@ describe('ClientNodeClusterApi', () => {
     });
   });
 
+  describe('scaleDeployment', () => {
+    it("sets a Deployment's replicas with a JSON patch of its scale subresource", async () => {
+      await api.scaleDeployment('berth-buffer', 'berth-buffer', 42);
+      const request = fake.requests.at(-1);
+      expect(request).toMatchObject({
+        method: 'PATCH',
+        path: '/apis/apps/v1/namespaces/berth-buffer/deployments/berth-buffer/scale',
+        body: [{ op: 'replace', path: '/spec/replicas', value: 42 }],
+      });
+      expect(request?.headers['content-type']).toMatch(/^application\/json-patch\+json/);
+      expect(fake.deploymentReplicas.get('berth-buffer/berth-buffer')).toBe(42);
+    });
+  });
+
   describe('deleteNode', () => {
     it('deletes the node, and a second delete of it succeeds', async () => {
       fake.addNode(node('n1'));

@@ -1,6 +1,7 @@
 import { loadAllYaml } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../shared/config/schema.js';
 import { berthManifests } from '../../shared/manifests/manifests.js';
 import { printManifests, toYaml } from '../../shared/manifests/print.js';
 
@@ -79,6 +80,7 @@ describe('printManifests', () => {
   const objects = berthManifests(
     { url: 'https://127.0.0.1:8443/admission', caPem: CA_PEM },
     'games',
+    parseConfig({ scale: { nodePool: { type: 'karpenter', name: 'games' } } }).scale,
   );
 
   it('prints YAML documents that read back as the same Kubernetes objects', () => {

@@ -1,5 +1,10 @@
-import type { V1MutatingWebhook, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
+import type {
+  V1Deployment,
+  V1MutatingWebhook,
+  V1MutatingWebhookConfiguration,
+} from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../shared/config/schema.js';
 import { WebhookEndpointError } from '../../shared/manifests/errors.js';
 import { berthManifests } from '../../shared/manifests/manifests.js';
 import {
@@ -201,6 +206,12 @@ describe('berth RBAC', () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments/scale'],
+        resourceNames: ['berth-buffer'],
+        verbs: ['patch'],
+      },
     ]);
   });
 
@@ -219,10 +230,44 @@ describe('berth RBAC', () => {
 });
 
 describe('berthManifests', () => {
+  const scale = (nodePool: Record<string, string>) => parseConfig({ scale: { nodePool } }).scale;
+
   it('creates the RBAC before the webhook configuration', () => {
-    const kinds = berthManifests({ url: 'https://h/admission' }, 'games').map(
-      (object) => object.kind,
-    );
+    const kinds = berthManifests(
+      { url: 'https://h/admission' },
+      'games',
+      scale({ type: 'asg', name: 'g' }),
+    ).map((object) => object.kind);
     expect(kinds).toEqual(['ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration']);
+  });
+
+  it('with node pool karpenter, adds the buffer placeholders: low priority, never preempting, one slot each', () => {
+    const objects = berthManifests(
+      { url: 'https://h/admission' },
+      'games',
+      parseConfig({
+        scale: {
+          nodePool: { type: 'karpenter', name: 'games' },
+          gameServerCpuMillis: 500,
+          nodeSelector: 'role=game-server,pool=games',
+        },
+      }).scale,
+    );
+    expect(objects.map((object) => object.kind)).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Namespace',
+      'PriorityClass',
+      'Deployment',
+      'MutatingWebhookConfiguration',
+    ]);
+    const [, priority, deployment] = objects.slice(2) as [unknown, unknown, V1Deployment];
+    expect(priority).toMatchObject({ value: -10, preemptionPolicy: 'Never' });
+    expect(deployment.spec?.replicas).toBe(0);
+    expect(deployment.spec?.template.spec).toMatchObject({
+      priorityClassName: 'berth-buffer',
+      nodeSelector: { role: 'game-server', pool: 'games' },
+      containers: [{ resources: { requests: { cpu: '500m' } } }],
+    });
   });
 });

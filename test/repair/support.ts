@@ -277,6 +277,7 @@ export function clusterDuring(inner: ClusterApi, during: () => Promise<void>): C
     getService: (ns, n) => inner.getService(ns, n),
     listNodes: (o) => inner.listNodes(o),
     listPods: (o) => inner.listPods(o),
+    scaleDeployment: (ns, n, r) => inner.scaleDeployment(ns, n, r),
     async *listServices(o) {
       for await (const item of inner.listServices(o)) {
         if (!ran) {

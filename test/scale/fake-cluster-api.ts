@@ -19,15 +19,28 @@ export type ClusterCall =
       readonly patch: readonly JsonPatchOperation[];
     }
   | { readonly method: 'deleteNode'; readonly name: string }
-  | { readonly method: 'createEvent'; readonly event: ClusterEvent };
+  | { readonly method: 'createEvent'; readonly event: ClusterEvent }
+  | {
+      readonly method: 'scaleDeployment';
+      readonly namespace: string;
+      readonly name: string;
+      readonly replicas: number;
+    };
 
-const MUTATING: ReadonlySet<string> = new Set(['patchNode', 'deleteNode', 'createEvent']);
+const MUTATING: ReadonlySet<string> = new Set([
+  'patchNode',
+  'deleteNode',
+  'createEvent',
+  'scaleDeployment',
+]);
 
 /** In-memory cluster. */
 export class FakeClusterApi implements ClusterApi {
   readonly nodes = new Map<string, V1Node>();
   pods: V1Pod[] = [];
   readonly calls: ClusterCall[] = [];
+  /** Deployment replicas set through `scaleDeployment`, by namespace/name. */
+  readonly replicas = new Map<string, number>();
   /** Errors to throw, keyed `patchNode:<node>` / `deleteNode:<node>` / `createEvent`; each used once. */
   readonly failures = new Map<string, Error[]>();
   /** Runs after every list, so a test can change the cluster behind the pass's back. */
@@ -125,6 +138,11 @@ export class FakeClusterApi implements ClusterApi {
   async createEvent(event: ClusterEvent): Promise<void> {
     this.calls.push({ method: 'createEvent', event });
     this.#fail('createEvent');
+  }
+
+  async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
+    this.calls.push({ method: 'scaleDeployment', namespace, name, replicas });
+    this.replicas.set(`${namespace}/${name}`, replicas);
   }
 
   /** Events recorded so far. */

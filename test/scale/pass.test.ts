@@ -378,17 +378,31 @@ describe('runScalePass', () => {
       [],
       new KarpenterNodePool('games'),
     );
-    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    await runScalePass(
+      deps,
+      scaleConfig({ bufferGameServers: 0, nodePool: { type: 'karpenter', name: 'games' } }),
+      { dryRun: false },
+    );
     advance(MINUTE);
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
-      dryRun: false,
-    });
-    expect(report.actions[0]?.reason).toContain('Karpenter terminates the instance of b');
+    const report = await runScalePass(
+      deps,
+      scaleConfig({ bufferGameServers: 0, nodePool: { type: 'karpenter', name: 'games' } }),
+      {
+        dryRun: false,
+      },
+    );
+    const removal = report.actions.find((a) => a.type === 'delete');
+    expect(removal?.reason).toContain('Karpenter terminates the instance of b');
+    // Each pass also sets the buffer's placeholders (none here: the buffer is 0).
     expect(cluster.mutations().map((c) => c.method)).toEqual([
+      'scaleDeployment',
       'patchNode',
       'createEvent',
+      // A started removal is finished first.
       'deleteNode',
       'createEvent',
+      'scaleDeployment',
     ]);
+    expect(cluster.replicas.get('berth-buffer/berth-buffer')).toBe(0);
   });
 });

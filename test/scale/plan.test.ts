@@ -9,6 +9,7 @@ import {
   REMOVAL_STARTED_AT,
   SCALE_DOWN_DISABLED,
 } from '../../shared/scale/names.js';
+import { PLACEHOLDER_LABEL } from '../../shared/scale/placeholders.js';
 import { planScale, protectionOf, type ScalePlan } from '../../shared/scale/plan.js';
 import { type ScalePolicy, scalePolicy } from '../../shared/scale/policy.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
@@ -497,6 +498,7 @@ describe('scalePolicy', () => {
       demandWindowMs: 900_000,
       defaultProvisionMs: 240_000,
       passIntervalMs: 60_000,
+      placeholders: false,
       bootGraceMs: 600_000,
       commitWindowMs: 30_000,
       leaseTtlMs: 120_000,
@@ -700,5 +702,24 @@ describe('planScale: damping, budgets and demand', () => {
       memory,
     );
     expect(off.tally.buffer.slots).toBe(10);
+  });
+
+  it('under Karpenter, holds the buffer in placeholder pods, whose CPU counts as free slots', () => {
+    const karpenter = { nodePool: { type: 'karpenter', name: 'games' }, bufferGameServers: 30 };
+    const placeholder = (name: string, nodeName?: string): V1Pod => {
+      const base = pod(name, { ...(nodeName ? { node: nodeName } : {}), game: false });
+      return { ...base, metadata: { ...base.metadata, labels: { [PLACEHOLDER_LABEL]: 'true' } } };
+    };
+    // 10 game servers and 20 placeholders on one 40-slot node: 30 slots free, the buffer held.
+    const pods = [
+      ...gameServers('a', 10),
+      ...Array.from({ length: 20 }, (_, i) => placeholder(`p${i}`, 'a')),
+      placeholder('pending'),
+    ];
+    const result = plan([node('a')], pods, { scale: karpenter });
+    expect(result.tally.free).toBe(30);
+    expect(result.tally.pending).toBe(0);
+    expect(summary(result)).toEqual(['placeholders ']);
+    expect(result.actions[0]).toMatchObject({ type: 'placeholders', to: 30 });
   });
 });
