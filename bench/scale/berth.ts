@@ -7,6 +7,7 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import {
   EMPTY_SCALE_MEMORY,
+  passOutcome,
   rememberPass,
   type ScaleMemory,
   withArrivals,
@@ -102,17 +103,7 @@ export function berthScaler(sc: Scenario, policy: ScalePolicy): Scaler {
           break;
       }
     }
-    const ready = snapshot.nodes.filter((n) => n.ready);
-    const readyTimes = ready.flatMap((n) => (n.readyAtMs === undefined ? [] : [n.readyAtMs]));
-    const grew = plan.actions.find((action) => action.type === 'grow');
-    memory = rememberPass(memory, {
-      nowMs: cluster.now,
-      readyNodes: ready.length,
-      ...(readyTimes.length > 0 ? { lastReadyAtMs: Math.max(...readyTimes) } : {}),
-      surplus: plan.tally.surplus,
-      ...(grew?.to !== undefined ? { grewTo: grew.to } : {}),
-      removalsStarted: plan.actions.filter((a) => a.type === 'delete' && !a.resume).length,
-    });
+    memory = rememberPass(memory, passOutcome(snapshot, plan, cluster.now, plan.actions));
   };
 }
 

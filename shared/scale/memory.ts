@@ -6,6 +6,8 @@
  * provisioning times observed (the buffer's horizon), and the removals of the last hour (the
  * hourly disruption budget). Pure: `rememberPass` folds one pass into the memory.
  */
+import type { ScaleAction, ScalePlan } from './plan.js';
+import type { ClusterSnapshot } from './snapshot.js';
 
 /** One pass's arrivals: game servers created since the pass before. */
 export interface PassArrivals {
@@ -89,6 +91,36 @@ export interface PassOutcome {
   readonly grewTo?: number;
   /** Removals this pass started. */
   readonly removalsStarted: number;
+}
+
+/**
+ * What the memory keeps of a pass: its Ready nodes, whether it saw a surplus, and, of its
+ * actions, those `done` (carried out without failure): the growth asked and the removals started.
+ */
+export function passOutcome(
+  snapshot: ClusterSnapshot,
+  plan: ScalePlan,
+  nowMs: number,
+  done: readonly ScaleAction[],
+): PassOutcome {
+  const ready = snapshot.nodes.filter((node) => node.ready);
+  const readyTimes = ready.flatMap((node) =>
+    node.readyAtMs === undefined ? [] : [node.readyAtMs],
+  );
+  const grew = done.find((action) => action.type === 'grow');
+  const removed = new Set(
+    done.flatMap((action) => (action.type === 'delete' ? [action.node] : [])),
+  );
+  return {
+    nowMs,
+    readyNodes: ready.length,
+    ...(readyTimes.length > 0 ? { lastReadyAtMs: Math.max(...readyTimes) } : {}),
+    surplus: plan.tally.surplus,
+    ...(grew?.to !== undefined ? { grewTo: grew.to } : {}),
+    removalsStarted: plan.actions.filter(
+      (action) => action.type === 'delete' && !action.resume && removed.has(action.node),
+    ).length,
+  };
 }
 
 /** The memory after a pass's plan was carried out. */

@@ -24,7 +24,7 @@ import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import type { NodePool } from '../node-pool/node-pool.js';
-import { rememberPass, type ScaleMemoryStore, withArrivals } from './memory.js';
+import { passOutcome, rememberPass, type ScaleMemoryStore, withArrivals } from './memory.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import { PLACEHOLDER_DEPLOYMENT, PLACEHOLDER_NAMESPACE } from './placeholders.js';
 import {
@@ -149,25 +149,8 @@ export async function runScalePass(
     async (renew) => {
       const { snapshot, memory, now, plan } = await planNow();
       const report = await carryOut(deps, policy, plan, renew);
-      const grew = report.actions.find((action) => action.type === 'grow');
-      const ready = snapshot.nodes.filter((node) => node.ready);
-      const readyTimes = ready.flatMap((node) =>
-        node.readyAtMs === undefined ? [] : [node.readyAtMs],
-      );
       await deps.memory.save(
-        rememberPass(memory, {
-          nowMs: now,
-          readyNodes: ready.length,
-          ...(readyTimes.length > 0 ? { lastReadyAtMs: Math.max(...readyTimes) } : {}),
-          surplus: plan.tally.surplus,
-          ...(grew?.to !== undefined ? { grewTo: grew.to } : {}),
-          removalsStarted: plan.actions.filter(
-            (action) =>
-              action.type === 'delete' &&
-              !action.resume &&
-              report.actions.some((done) => done.type === 'delete' && done.node === action.node),
-          ).length,
-        }),
+        rememberPass(memory, passOutcome(snapshot, plan, now, report.actions)),
       );
       return report;
     },
