@@ -58,12 +58,7 @@ export function berthScaler(sc: Scenario, policy: ScalePolicy): Scaler {
       pods.push(podObject(sc, `game-${game.id}`, undefined, game.arrivedAtMs, true));
     }
     const snapshot = buildSnapshot(nodes, pods, { desiredSize: cluster.desired });
-    memory = withArrivals(
-      memory,
-      snapshot.gameServerCreatedAtMs,
-      cluster.now,
-      policy.demandWindowMs,
-    );
+    memory = withArrivals(memory, snapshot.gameServerCreatedAtMs, cluster.now, policy);
     const plan = planScale(snapshot, policy, cluster.now, memory);
     const byName = new Map(cluster.nodes.map((n) => [n.name, n]));
     for (const action of plan.actions) {

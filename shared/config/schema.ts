@@ -146,7 +146,7 @@ const configSchema = z.strictObject({
       shutdownDelaySeconds: seconds(60),
       // A surplus must last this long before a node is cordoned (Cluster Autoscaler's
       // scale-down-unneeded-time idea); bench/scale.ts chose the default.
-      cordonAfterSeconds: seconds(300),
+      cordonAfterSeconds: seconds(180),
       // Extra slots kept above the buffer before cordoning, in new nodes' worth: off by default,
       // so the buffer is what the user set.
       cordonHeadroomNodes: z.number().min(0).max(4).default(0),
@@ -163,6 +163,7 @@ const configSchema = z.strictObject({
         .strictObject({
           enabled: z.boolean().default(true),
           windowSeconds: z.number().int().min(60).default(900),
+          burstWindowSeconds: z.number().int().min(60).default(86_400),
           provisionSeconds: z.number().int().min(1).default(240),
         })
         .prefault({}),

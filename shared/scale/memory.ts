@@ -2,7 +2,8 @@
  * What the scale pass remembers from one pass to the next, kept in DynamoDB (one item per
  * cluster, `ScaleMemoryStore`) because every Lambda invocation starts blank: when the current
  * surplus was first seen (cordons wait for it to last), the game servers that arrived in each
- * recent pass (the demand buffer's arrival rate), the growth still awaiting its nodes and the
+ * recent pass (the demand buffer's arrival rate) and the busiest passes of the day (its burst
+ * reserve), the growth still awaiting its nodes and the
  * provisioning times observed (the buffer's horizon), and the removals of the last hour (the
  * hourly disruption budget). Pure: `rememberPass` folds one pass into the memory.
  */
@@ -31,6 +32,13 @@ export interface ScaleMemory {
   readonly previousPassAtMs?: number;
   /** Arrivals of the passes within the demand window, oldest first. */
   readonly arrivals: readonly PassArrivals[];
+  /**
+   * The passes of the burst window that no later pass matched, oldest (and busiest) first: the
+   * first is the window's busiest pass. A sliding-window maximum in a few entries.
+   */
+  readonly burstPeaks: readonly PassArrivals[];
+  /** The burst window's busiest pass before this one's arrivals were counted. */
+  readonly priorPeak?: number;
   readonly growth?: AwaitedGrowth;
   /** Provisioning times observed (growth asked → its last node Ready), newest last. */
   readonly provisionMs: readonly number[];
@@ -39,7 +47,12 @@ export interface ScaleMemory {
 }
 
 /** A cluster's memory before its first pass. */
-export const EMPTY_SCALE_MEMORY: ScaleMemory = { arrivals: [], provisionMs: [], removalsMs: [] };
+export const EMPTY_SCALE_MEMORY: ScaleMemory = {
+  arrivals: [],
+  burstPeaks: [],
+  provisionMs: [],
+  removalsMs: [],
+};
 
 /** Provisioning times kept: enough to ride out one slow launch, few enough to follow change. */
 export const PROVISION_SAMPLES = 5;
@@ -52,30 +65,46 @@ export interface ScaleMemoryStore {
   save(memory: ScaleMemory): Promise<void>;
 }
 
+/** How long the memory keeps arrivals: the demand window, and the longer burst window. */
+export interface ArrivalWindows {
+  readonly demandWindowMs: number;
+  readonly burstWindowMs: number;
+}
+
 /**
  * The memory with this pass's arrivals: the game servers created since the last pass (counted
  * from their creation times, so a pod created and gone between two passes is not seen: sessions
- * last minutes, passes one), and the passes older than the demand window forgotten. The first pass
- * has no earlier one to count from: it sees a level, not arrivals.
+ * last minutes, passes one), the passes older than the demand window forgotten, and the burst
+ * window's busiest pass kept. The first pass has no earlier one to count from: it sees a level,
+ * not arrivals.
  */
 export function withArrivals(
   memory: ScaleMemory,
   gameServerCreatedAtMs: readonly number[],
   nowMs: number,
-  demandWindowMs: number,
+  windows: ArrivalWindows,
 ): ScaleMemory {
   const since = memory.lastPassAtMs;
   const arrived =
     since === undefined
-      ? []
-      : [{ atMs: nowMs, count: gameServerCreatedAtMs.filter((at) => at > since).length }];
+      ? undefined
+      : { atMs: nowMs, count: gameServerCreatedAtMs.filter((at) => at > since).length };
+  const peaks = memory.burstPeaks.filter((entry) => entry.atMs > nowMs - windows.burstWindowMs);
+  const priorPeak = peaks[0]?.count ?? 0;
+  if (arrived) {
+    // A pass that arrives with as many or more ends the reign of the earlier ones.
+    while ((peaks.at(-1)?.count ?? Number.POSITIVE_INFINITY) <= arrived.count) peaks.pop();
+    peaks.push(arrived);
+  }
   return {
     ...memory,
     ...(since === undefined ? {} : { previousPassAtMs: since }),
     lastPassAtMs: nowMs,
-    arrivals: [...memory.arrivals, ...arrived].filter(
-      (entry) => entry.atMs > nowMs - demandWindowMs,
+    arrivals: [...memory.arrivals, ...(arrived ? [arrived] : [])].filter(
+      (entry) => entry.atMs > nowMs - windows.demandWindowMs,
     ),
+    burstPeaks: peaks,
+    priorPeak,
   };
 }
 

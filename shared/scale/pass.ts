@@ -126,12 +126,7 @@ export async function runScalePass(
       deps.memory.load(),
     ]);
     const now = deps.now();
-    const memory = withArrivals(
-      remembered,
-      snapshot.gameServerCreatedAtMs,
-      now,
-      policy.demandWindowMs,
-    );
+    const memory = withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy);
     return { snapshot, memory, now, plan: planScale(snapshot, policy, now, memory) };
   };
   if (options.dryRun) {

@@ -42,6 +42,7 @@ export interface ScalePolicy {
   /** The buffer that follows demand (demand.ts). */
   readonly followDemand: boolean;
   readonly demandWindowMs: number;
+  readonly burstWindowMs: number;
   readonly defaultProvisionMs: number;
   /** How often the pass runs: the span one pass's arrivals are counted over. */
   readonly passIntervalMs: number;
@@ -102,6 +103,7 @@ export function scalePolicy(
     removalsPerHour: config.disruptionBudget.nodesPerHour,
     followDemand: config.demand.enabled,
     demandWindowMs: config.demand.windowSeconds * 1000,
+    burstWindowMs: config.demand.burstWindowSeconds * 1000,
     defaultProvisionMs: config.demand.provisionSeconds * 1000,
     // A pass interval of 0 (local: timer off) counts arrivals per minute, the AWS schedule's.
     passIntervalMs: (config.intervalSeconds || 60) * 1000,

@@ -490,12 +490,13 @@ describe('scalePolicy', () => {
       minNodes: 1,
       maxNodes: 10,
       shutdownDelayMs: 90_000,
-      cordonAfterMs: 300_000,
+      cordonAfterMs: 180_000,
       cordonHeadroomNodes: 0,
       removalsPerPass: '10%',
       removalsPerHour: '50%',
       followDemand: true,
       demandWindowMs: 900_000,
+      burstWindowMs: 86_400_000,
       defaultProvisionMs: 240_000,
       passIntervalMs: 60_000,
       placeholders: false,
@@ -672,29 +673,34 @@ describe('planScale: damping, budgets and demand', () => {
     ).toEqual(['delete d1']);
   });
 
-  it('keeps the buffer at the game servers that arrive within one provisioning time, when demand exceeds it', () => {
+  it('keeps the buffer demand asks for when it exceeds the configured one', () => {
     const nodes = [node('a'), node('b'), node('c')];
     const pods = gameServers('a', 10);
     const memory = {
       ...EMPTY_SCALE_MEMORY,
-      // 30 arrivals in the busiest minute; provisioning observed at 3 and 4 minutes.
+      // A mean of 21 a minute, a burst of 40 earlier today; provisioning observed at 3 and 4 min.
       arrivals: [
         { atMs: T0 - 2 * MINUTE, count: 12 },
         { atMs: T0 - MINUTE, count: 30 },
       ],
+      burstPeaks: [{ atMs: T0 - 60 * MINUTE, count: 40 }],
+      priorPeak: 40,
       provisionMs: [3 * MINUTE, 4 * MINUTE],
     };
     const scale = { bufferGameServers: 10, demand: { enabled: true } };
     const result = planScale(buildSnapshot(nodes, pods, {}), policyFor(scale), T0, memory);
-    // 0.5 a second × (240 s + a 60 s pass) = 150 slots: 110 free, so a node more.
+    // 0.35 a second × (240 s + a 60 s pass) = 105, and 40 - 21 for the burst: 124 slots; 110
+    // free, so a node more.
     expect(result.tally.buffer).toEqual({
-      slots: 150,
-      arrivalsPerSecond: 0.5,
+      slots: 124,
+      arrivalsPerSecond: 0.35,
+      burstReserve: 19,
+      wave: false,
       provisionSeconds: 240,
       observed: true,
     });
     expect(summary(result)).toEqual(['grow 3->4']);
-    // Off, the buffer is the configured one and two nodes' surplus is cordoned.
+    // Off, the buffer is the configured one.
     const off = planScale(
       buildSnapshot(nodes, pods, {}),
       policyFor({ ...scale, demand: { enabled: false } }),
