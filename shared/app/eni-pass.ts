@@ -43,6 +43,14 @@ export interface EniRunner {
   nodeIps(refills: RefillRequests): NodeIpApi;
 }
 
+/**
+ * The account and Region the EC2 budget meters: EC2's limits are per account and Region, and a
+ * table lives in one account, so the Region names it (`local` off AWS).
+ */
+export function budgetScope(region: string | undefined): string {
+  return region ?? process.env.AWS_REGION ?? 'local';
+}
+
 /** The node IP API's client mistakes (400, 404, 409, 503), answered with their own status. */
 export function nodeIpFault(error: unknown): HttpFault | undefined {
   return error instanceof EniRequestError
@@ -59,7 +67,7 @@ export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const stores = storeOptions(context);
   const ec2 = new BudgetedEc2Network(account ?? new SdkEc2Network(ec2Client(context.region)), {
-    budget: new DynamoRateBudget({ ...stores, now }),
+    budget: new DynamoRateBudget({ ...stores, scope: budgetScope(context.region), now }),
     now,
     sleep,
     random: Math.random,

@@ -4,8 +4,9 @@
  *   `leaseUntil`), so listing every pool is one Query;
  * - `<cluster>#eni#node#<node>` / `eni#<id>`, `ip#<address>`, `pod#<ns>/<name>`,
  *   `intent#<client token>`: everything under one node, read with one Query;
- * - `<cluster>#eni#subnets` / `<subnet id>`: until when a subnet counts as out of addresses, and
- *   `<subnet id>#prefixes`: out of free /28s (TTL).
+ * - `eni#subnets` / `<subnet id>`: until when a subnet counts as out of addresses, and
+ *   `<subnet id>#prefixes`: out of free /28s (TTL). Shared by every cluster in the table: a
+ *   subnet is the VPC's, whichever cluster found it dry.
  * Records are flat, so each field is one attribute. Every write is conditional on the item's
  * `version`; a commit of several writes is one TransactWriteItems.
  */
@@ -113,7 +114,7 @@ export class DynamoEniStore implements EniStore {
   }
 
   #subnetsKey(): string {
-    return `${this.#cluster}#eni#subnets`;
+    return 'eni#subnets';
   }
 
   async *listPools(): AsyncIterable<PoolRecord> {

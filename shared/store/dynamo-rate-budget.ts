@@ -1,8 +1,10 @@
 /**
  * The account's EC2 rate budget in DynamoDB: one item per action family under
- * `<cluster>#ec2-budget`, holding the bucket's level and when it was last updated. Taking tokens
- * is read, refill, conditional write on the level read (optimistic concurrency), so every Lambda
- * and CLI of the cluster draws from the same buckets.
+ * `ec2-budget#<account scope>` (the Region, as EC2 meters per account and Region), shared by every
+ * cluster and berth deployment that uses the table, holding the bucket's level, when it was last
+ * updated, and each cluster's recent draws (../ec2/fair-share.ts). Taking tokens is read, refill,
+ * conditional write on the level read (optimistic concurrency), so every Lambda and CLI of every
+ * cluster draws from the same buckets, each within its share while they are contended.
  */
 import {
   type AttributeValue,
@@ -10,13 +12,14 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { type SharedBucketState, takeFairly } from '../ec2/fair-share.js';
 import {
   type BudgetGrant,
   DEFAULT_EC2_BUDGET,
   type Ec2ActionFamily,
   type RateBudget,
 } from '../ec2/rate-budget.js';
-import { type BucketSpec, type BucketState, fullBucket, takeTokens } from '../ec2/token-bucket.js';
+import { type BucketSpec, fullBucket } from '../ec2/token-bucket.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
@@ -28,8 +31,10 @@ const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 const CONTENDED_ATTEMPTS = 5;
 const CONTENDED_RETRY_MS = 50;
 
-/** Where the budget lives. */
+/** Where the budget lives, and who draws. */
 export interface DynamoRateBudgetOptions extends TableLocation {
+  /** The account and Region the budget meters (the item key); `cluster` is who draws. */
+  readonly scope: string;
   readonly now: () => number;
   readonly specs?: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
 }
@@ -40,13 +45,15 @@ export class DynamoRateBudget implements RateBudget {
   readonly #client: DynamoDBClient;
   readonly #table: string;
   readonly #pk: string;
+  readonly #cluster: string;
   readonly #now: () => number;
   readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
 
   constructor(options: DynamoRateBudgetOptions) {
     this.#client = options.client;
     this.#table = options.tableName;
-    this.#pk = `${options.cluster}#ec2-budget`;
+    this.#pk = `ec2-budget#${options.scope}`;
+    this.#cluster = options.cluster;
     this.#now = options.now;
     this.#specs = options.specs ?? DEFAULT_EC2_BUDGET;
     this.meter = options.meter ?? new CapacityMeter();
@@ -57,8 +64,19 @@ export class DynamoRateBudget implements RateBudget {
     let stored = await this.#read(family);
     for (let attempt = 0; attempt < CONTENDED_ATTEMPTS; attempt++) {
       const now = this.#now();
-      const outcome = takeTokens(spec, stored ?? fullBucket(spec, now), now, count);
-      if (!outcome.granted) return { granted: false, retryAfterMs: outcome.retryAfterMs };
+      const outcome = takeFairly(
+        spec,
+        stored ?? { ...fullBucket(spec, now), draws: {} },
+        now,
+        this.#cluster,
+        count,
+      );
+      if (!outcome.granted) {
+        // A cluster refused for the first time is recorded as asking (best effort: a lost race
+        // only delays it a take), so the others' shares make room for it.
+        if (outcome.announced) await this.#write(family, outcome.state, stored);
+        return { granted: false, retryAfterMs: outcome.retryAfterMs };
+      }
       const current = await this.#write(family, outcome.state, stored);
       if (current === 'written') return { granted: true, retryAfterMs: 0 };
       stored = current;
@@ -66,7 +84,7 @@ export class DynamoRateBudget implements RateBudget {
     return { granted: false, retryAfterMs: CONTENDED_RETRY_MS };
   }
 
-  async #read(family: Ec2ActionFamily): Promise<BucketState | undefined> {
+  async #read(family: Ec2ActionFamily): Promise<SharedBucketState | undefined> {
     const out = await this.#client.send(
       new GetItemCommand({
         TableName: this.#table,
@@ -82,9 +100,9 @@ export class DynamoRateBudget implements RateBudget {
   /** Writes the new level if the stored one is still `expected`; else answers what is stored now. */
   async #write(
     family: Ec2ActionFamily,
-    next: BucketState,
-    expected: BucketState | undefined,
-  ): Promise<'written' | BucketState | undefined> {
+    next: SharedBucketState,
+    expected: SharedBucketState | undefined,
+  ): Promise<'written' | SharedBucketState | undefined> {
     const write = await conditionalWrite(this.meter, () =>
       this.#client.send(
         new PutItemCommand({
@@ -94,6 +112,14 @@ export class DynamoRateBudget implements RateBudget {
             [SK]: { S: family },
             tokens: { N: String(next.tokens) },
             updatedAt: { N: String(next.updatedAt) },
+            draws: {
+              M: Object.fromEntries(
+                Object.entries(next.draws).map(([cluster, drawn]) => [
+                  cluster,
+                  { N: String(drawn) },
+                ]),
+              ),
+            },
           },
           ...(expected
             ? {
@@ -120,6 +146,15 @@ export class DynamoRateBudget implements RateBudget {
   }
 }
 
-function decodeBucket(item: Record<string, AttributeValue>): BucketState {
-  return { tokens: Number(item.tokens?.N ?? 0), updatedAt: Number(item.updatedAt?.N ?? 0) };
+function decodeBucket(item: Record<string, AttributeValue>): SharedBucketState {
+  return {
+    tokens: Number(item.tokens?.N ?? 0),
+    updatedAt: Number(item.updatedAt?.N ?? 0),
+    draws: Object.fromEntries(
+      Object.entries(item.draws?.M ?? {}).map(([cluster, drawn]) => [
+        cluster,
+        Number(drawn.N ?? 0),
+      ]),
+    ),
+  };
 }

@@ -9,6 +9,7 @@ import {
   isTransient,
 } from '../../shared/aws/error-codes.js';
 import { Ec2BudgetExhaustedError } from '../../shared/ec2/errors.js';
+import { decayDraws, takeFairly } from '../../shared/ec2/fair-share.js';
 import {
   BudgetedEc2Network,
   backoffDelay,
@@ -181,6 +182,7 @@ describe('DynamoRateBudget', () => {
       client,
       tableName,
       cluster: 'test',
+      scope: 'test',
       now: () => clock.now,
       specs: { ...DEFAULT_EC2_BUDGET, addresses: { capacity: 3, refillPerSecond: 1 } },
     });
@@ -196,8 +198,22 @@ describe('DynamoRateBudget', () => {
     const { client, tableName } = await freshTable();
     const now = () => 5_000_000;
     const specs = { ...DEFAULT_EC2_BUDGET, interfaces: { capacity: 10, refillPerSecond: 0 } };
-    const a = new DynamoRateBudget({ client, tableName, cluster: 'test', now, specs });
-    const b = new DynamoRateBudget({ client, tableName, cluster: 'test', now, specs });
+    const a = new DynamoRateBudget({
+      client,
+      tableName,
+      cluster: 'test',
+      scope: 'test',
+      now,
+      specs,
+    });
+    const b = new DynamoRateBudget({
+      client,
+      tableName,
+      cluster: 'test',
+      scope: 'test',
+      now,
+      specs,
+    });
     const grants = await Promise.all(
       Array.from({ length: 24 }, (_, i) => (i % 2 ? a : b).take('interfaces')),
     );
@@ -209,5 +225,82 @@ describe('DynamoRateBudget', () => {
       if ((await a.take('interfaces')).granted) extra++;
     expect(granted + extra).toBe(10);
     expect((await b.take('interfaces')).granted).toBe(false);
+  });
+
+  it('is one budget for every cluster of the account, each within its share under contention', async () => {
+    const { client, tableName } = await freshTable();
+    const clock = { now: 9_000_000 };
+    const specs = { ...DEFAULT_EC2_BUDGET, interfaces: { capacity: 20, refillPerSecond: 2 } };
+    const budgetOf = (cluster: string) =>
+      new DynamoRateBudget({
+        client,
+        tableName,
+        cluster,
+        scope: 'us-east-1',
+        now: () => clock.now,
+        specs,
+      });
+    const busy = budgetOf('games-a');
+    const quiet = budgetOf('games-b');
+    // games-a alone drains the bucket: no contention while it is more than half full, then it is
+    // the only active cluster and keeps all of it.
+    let drained = 0;
+    while ((await busy.take('interfaces')).granted) drained++;
+    expect(drained).toBe(20);
+    // For the next minute both ask every 100 ms: games-b gets its share despite games-a's rush.
+    const got = { a: 0, b: 0 };
+    for (let tick = 0; tick < 600; tick++) {
+      clock.now += 100;
+      if ((await busy.take('interfaces')).granted) got.a++;
+      if ((await quiet.take('interfaces')).granted) got.b++;
+    }
+    expect(got.a + got.b).toBeLessThanOrEqual(121);
+    expect(got.b).toBeGreaterThanOrEqual(50);
+    // Another deployment's budget on another Region's key is not this one.
+    const elsewhere = new DynamoRateBudget({
+      client,
+      tableName,
+      cluster: 'games-a',
+      scope: 'eu-west-1',
+      now: () => clock.now,
+      specs,
+    });
+    expect((await elsewhere.take('interfaces', 20)).granted).toBe(true);
+  });
+});
+
+describe('takeFairly', () => {
+  const spec = { capacity: 10, refillPerSecond: 1 };
+
+  it('lets anyone take while the bucket is more than half full', () => {
+    const state = { tokens: 10, updatedAt: 0, draws: { b: 100 } };
+    expect(takeFairly(spec, state, 0, 'b', 3).granted).toBe(true);
+  });
+
+  it('holds a cluster over its share once contended, and lets the one under it take', () => {
+    const state = { tokens: 3, updatedAt: 0, draws: { a: 8, b: 1 } };
+    const over = takeFairly(spec, state, 0, 'a');
+    expect(over.granted).toBe(false);
+    expect(over.retryAfterMs).toBeGreaterThan(0);
+    const under = takeFairly(spec, state, 0, 'b');
+    expect(under.granted).toBe(true);
+    expect(under.state.draws.b).toBe(2);
+    expect(under.state.tokens).toBe(2);
+  });
+
+  it('forgets a cluster that stopped drawing: the one left gets everything', () => {
+    const state = { tokens: 3, updatedAt: 0, draws: { a: 8, b: 1 } };
+    // Five minutes later b's draws have decayed away; a is alone.
+    expect(decayDraws(state.draws, 0, 300_000)).toEqual({ a: 0.25 });
+    expect(takeFairly(spec, { ...state, tokens: 1 }, 300_000, 'a').granted).toBe(true);
+  });
+
+  it('records a cluster refused for lack of tokens as asking, so it counts as active', () => {
+    const refused = takeFairly(spec, { tokens: 0, updatedAt: 0, draws: { a: 8 } }, 0, 'b');
+    expect(refused.granted).toBe(false);
+    expect(refused.announced).toBe(true);
+    expect(Object.keys(refused.state.draws).sort()).toEqual(['a', 'b']);
+    // Now a, far over an equal share, waits while the bucket is contended.
+    expect(takeFairly(spec, { ...refused.state, tokens: 1 }, 0, 'a').granted).toBe(false);
   });
 });

@@ -268,6 +268,14 @@ describe.each(stores)('%s', (_name, make) => {
 });
 
 describe('DynamoEniStore', () => {
+  it('shares subnet marks between the clusters of a table: a subnet is the VPC\'s', async () => {
+    const { client, tableName } = await freshTable();
+    const blue = new DynamoEniStore({ client, tableName, cluster: 'blue' });
+    const green = new DynamoEniStore({ client, tableName, cluster: 'green' });
+    await blue.markSubnetShort('subnet-shared', 'prefixes', 42_000);
+    expect(await green.subnetShortUntil('subnet-shared', 'prefixes')).toBe(42_000);
+  });
+
   it('keys items by cluster and bills a claim as one write', async () => {
     const { client, tableName } = await freshTable();
     const store = new DynamoEniStore({ client, tableName, cluster: 'blue' });

@@ -62,7 +62,12 @@ function wireEni(world: World): EniWiring {
   const deps = eniDeps({
     store: new DynamoEniStore({ ...stores, meter: eniMeter }),
     ec2: new BudgetedEc2Network(world.ec2, {
-      budget: new DynamoRateBudget({ ...stores, now: () => clocks.eni, meter: budgetMeter }),
+      budget: new DynamoRateBudget({
+        ...stores,
+        scope: 'us-east-1',
+        now: () => clocks.eni,
+        meter: budgetMeter,
+      }),
       now: () => clocks.eni,
       sleep,
       random,
