@@ -22,6 +22,7 @@ import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
 import type { Holding } from '../shared/status/holders.js';
 import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
+import { forgetClusterCommand } from './forget-cluster.js';
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
 import { type ServeLog, serveLog } from './serve-log.js';
@@ -426,4 +427,5 @@ export const commands: Readonly<Record<string, Command>> = {
   repair,
   eni,
   manifests: manifestsCommand,
+  'forget-cluster': forgetClusterCommand,
 };

@@ -49,6 +49,10 @@ export interface CliOptions {
   readonly cniNodes?: string;
   /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
   readonly holder?: string;
+  /** `forget-cluster NAME`: the cluster whose items go. */
+  readonly forget?: string;
+  /** `forget-cluster --yes`: delete, not only list. */
+  readonly yes: boolean;
   /** `sim`: the simulated day. */
   readonly sim?: SimFlags;
 }
@@ -198,6 +202,17 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .option('--once', 'run one pass (required)')
     .action(action('eni'));
   root
+    .command('forget-cluster')
+    .description(
+      "lists every item a cluster owns in the table; with --yes deletes them (the other clusters' items, and the shared EC2 budget and subnet marks, stay)",
+    )
+    .argument('<cluster>', 'the cluster name (its config `cluster`)')
+    .option('--yes', 'delete the items listed (without it: a dry run)')
+    .option('--json', 'print the summary as JSON')
+    .action((cluster: string, _: unknown, command: Command) =>
+      run('forget-cluster', { ...(command.optsWithGlobals() as Flags), forget: cluster }),
+    );
+  root
     .command('manifests')
     .description(
       'the MutatingWebhookConfiguration and RBAC for one target: --stack, --url or --local',
@@ -246,7 +261,9 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       caFile: text('caFile'),
       cniNodes: text('cniNodes'),
       holder: text('holder'),
+      forget: text('forget'),
     }),
+    yes: on('yes'),
     http: on('http'),
     host: text('host') ?? '127.0.0.1',
     port: Number(text('port') ?? '8443'),

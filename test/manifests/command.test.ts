@@ -236,6 +236,7 @@ describe('manifestsCommand', () => {
       verbose: false,
       local: true,
       cni: false,
+      yes: false,
     };
     expect(await manifestsCommand(cliOptions)).toBe(0);
     const ca = await readFile(join(dataDir, 'tls', 'ca.crt'), 'utf8');
