@@ -62,13 +62,13 @@ export const forgetClusterCommand: Command = async (options) => {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([kind, count]) => `  ${kind}: ${count}`);
       process.stdout.write(
-        [
+        `${[
           `cluster ${cluster} owns ${keys.length} items in ${store.tableName}${kinds.length ? ':' : ''}`,
           ...kinds,
           options.yes
             ? `deleted ${deleted}; the table holds nothing of ${cluster} now`
             : 'dry run: nothing deleted; run again with --yes to delete them',
-        ].join('\n') + '\n',
+        ].join('\n')}\n`,
       );
     }
     return 0;

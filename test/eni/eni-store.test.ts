@@ -268,7 +268,7 @@ describe.each(stores)('%s', (_name, make) => {
 });
 
 describe('DynamoEniStore', () => {
-  it('shares subnet marks between the clusters of a table: a subnet is the VPC\'s', async () => {
+  it("shares subnet marks between the clusters of a table: a subnet is the VPC's", async () => {
     const { client, tableName } = await freshTable();
     const blue = new DynamoEniStore({ client, tableName, cluster: 'blue' });
     const green = new DynamoEniStore({ client, tableName, cluster: 'green' });
