@@ -21,6 +21,7 @@ import { RepairIncompleteError } from '../shared/repair/errors.js';
 import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
 import type { Holding } from '../shared/status/holders.js';
+import { clusterViewReader } from '../shared/ui/cluster-view.js';
 import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import { forgetClusterCommand } from './forget-cluster.js';
 import { type CliOptions, UsageError } from './main.js';
@@ -103,6 +104,14 @@ const serve: Command = async (options) => {
     );
   }
   const clusterApi = cluster?.api;
+  // With a cluster, the view draws its game-server nodes too, as berth sim's does.
+  const readView = clusterApi
+    ? clusterViewReader(clusterApi, options.config.scale, Date.now)
+    : undefined;
+  const webViewState = async () => ({
+    ...(await runtime.uiState()),
+    ...(readView ? { clusterView: await readView() } : {}),
+  });
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const log = serveLog();
   const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
@@ -166,7 +175,7 @@ const serve: Command = async (options) => {
         ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
         classify: nodeIpFault,
         onDecision: (decision) => log.info(`admission ${formatDecision(decision)}`),
-        webView: { page: WEB_VIEW_PAGE, state: () => runtime.uiState() },
+        webView: { page: WEB_VIEW_PAGE, state: webViewState },
       }),
       log,
     ),

@@ -94,7 +94,7 @@ export interface ScaleReport {
 /** Lists what the plan needs: managed nodes, every non-terminal pod, the pool's size. */
 export async function readClusterSnapshot(
   cluster: ClusterApi,
-  pool: NodePool,
+  pool: Pick<NodePool, 'describe'>,
   nodeSelector: string,
 ): Promise<ClusterSnapshot> {
   const nodes = [];

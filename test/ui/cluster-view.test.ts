@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
+import { buildSnapshot } from '../../shared/scale/snapshot.js';
+import { clusterViewOf, clusterViewReader } from '../../shared/ui/cluster-view.js';
+import { berthCordoned, gameServers, node, pod, T0 } from '../scale/builders.js';
+import { FakeClusterApi } from '../scale/fake-cluster-api.js';
+
+describe("the web view of a real cluster's nodes", () => {
+  it('draws the game-server nodes with their CPU and game servers, cordoned and draining ones marked', () => {
+    const nodes = [
+      node('busy'),
+      berthCordoned('leaving', T0 - 60_000, {
+        annotations: { [REMOVAL_STARTED_AT]: new Date(T0).toISOString() },
+      }),
+      node('web', { labels: { role: 'web' } }),
+    ];
+    const view = clusterViewOf(
+      buildSnapshot(nodes.slice(0, 2), [...gameServers('busy', 3), pod('waiting')], {}),
+    );
+    expect(view).toEqual({
+      nodes: [
+        {
+          name: 'busy',
+          cpuMillis: 4000,
+          usedCpuMillis: 300,
+          gameServers: 3,
+          cordoned: false,
+          draining: false,
+        },
+        {
+          name: 'leaving',
+          cpuMillis: 4000,
+          usedCpuMillis: 0,
+          gameServers: 0,
+          cordoned: true,
+          draining: true,
+        },
+      ],
+      pendingGameServers: 1,
+    });
+  });
+
+  it('reads the cluster at most once per five seconds however often the page polls', async () => {
+    const cluster = new FakeClusterApi(
+      [node('a'), node('web', { labels: { role: 'web' } })],
+      gameServers('a', 2),
+    );
+    let now = T0;
+    const read = clusterViewReader(cluster, { nodeSelector: 'role=game-server' }, () => now);
+    expect((await read()).nodes.map((n) => n.name)).toEqual(['a']);
+    await read();
+    expect(cluster.calls.filter((c) => c.method === 'listNodes')).toHaveLength(1);
+    now += 5_000;
+    expect((await read()).nodes[0]?.gameServers).toBe(2);
+    expect(cluster.calls.filter((c) => c.method === 'listNodes')).toHaveLength(2);
+  });
+});
