@@ -14,6 +14,7 @@ import { runCostBench } from './cost.js';
 import { runEniBench } from './eni.js';
 import { runFuzzBench } from './fuzz.js';
 import { runHostPortBench } from './hostports.js';
+import { runMultiClusterBench } from './multicluster.js';
 import { runRepairBench } from './repair.js';
 import { runScaleBench } from './scale.js';
 import { resultsFile } from './support/results.js';
@@ -25,6 +26,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   repair: runRepairBench,
   scale: runScaleBench,
   eni: runEniBench,
+  multicluster: runMultiClusterBench,
   fuzz: runFuzzBench,
   chaos: runChaosBench,
   cni: runCniBench,

@@ -4,8 +4,12 @@
  * `EniStore` contract as DynamoDB, used for speed).
  */
 import { parseConfig } from '../../shared/config/schema.js';
-import type { Ec2Network } from '../../shared/ec2/network.js';
-import { BudgetedEc2Network, InMemoryRateBudget } from '../../shared/ec2/rate-budget.js';
+import type { Ec2Action, Ec2Network } from '../../shared/ec2/network.js';
+import {
+  BudgetedEc2Network,
+  InMemoryRateBudget,
+  type RateBudget,
+} from '../../shared/ec2/rate-budget.js';
 import { eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
@@ -13,6 +17,7 @@ import type { PoolMode } from '../../shared/eni/policy.js';
 import { poolCapacity, poolStats } from '../../shared/eni/policy.js';
 import { refillAhead } from '../../shared/eni/refill.js';
 import { type AssignDeps, assignIp, releaseIp } from '../../shared/eni/service.js';
+import { type EniStore, forwarding } from '../../shared/eni/store.js';
 import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
 import { seededRandom } from '../../test/support/random.js';
@@ -67,6 +72,37 @@ function maxPodsOf(type: string, prefixes: boolean): number {
   return (limits?.maxNetworkInterfaces ?? 1) * ((limits?.ipv4PerInterface ?? 1) - 1) + 2;
 }
 
+/** The account a day runs in: its clock, its EC2 and subnets, and its rate budget. */
+export interface DayAccount {
+  readonly clock: { now: number };
+  readonly fake: FakeEc2;
+  readonly subnets: DaySubnets;
+  readonly random: () => number;
+  /** A cluster's handle on the account's budget. */
+  budgetFor(cluster: string): RateBudget;
+  /** Told of every EC2 call any cluster makes. */
+  readonly onCall?: (action: Ec2Action, atMs: number, throttled: boolean) => void;
+  /** Where a cluster's subnet shortage marks live (one table's clusters share them). */
+  subnetMarksFor(cluster: string): Pick<EniStore, 'subnetShortUntil' | 'markSubnetShort'>;
+}
+
+/** A one-cluster account: a budget of its own, as the ENI benchmark runs berth. */
+export function soloAccount(day: DayKind): DayAccount {
+  const clock = { now: START };
+  const random = seededRandom(SEED + 1);
+  const fake = new FakeEc2({ now: () => clock.now, random, recordCalls: false });
+  const budget = new InMemoryRateBudget(() => clock.now);
+  const marks = new InMemoryEniStore();
+  return {
+    clock,
+    fake,
+    subnets: new DaySubnets(fake, day),
+    random,
+    budgetFor: () => budget,
+    subnetMarksFor: () => marks,
+  };
+}
+
 export async function runBerth(
   name: string,
   eni: BerthEniSettings,
@@ -75,29 +111,60 @@ export async function runBerth(
   events: PodEvent[],
   options: { readonly diagnose?: boolean } = {},
 ): Promise<EniRunResult> {
-  const clock = { now: START };
+  const account = soloAccount(day);
+  const cluster = berthOnDay(name, eni, account, 'bench', nodes, events, options);
+  for (let second = 0; second < DAY_S; second++) {
+    account.subnets.advance(second);
+    await cluster.second(second);
+  }
+  return cluster.result();
+}
+
+/** One cluster's berth through a day, a second at a time, in `account`. */
+export interface BerthOnDay {
+  second(second: number): Promise<void>;
+  result(): EniRunResult;
+}
+
+/** berth for `clusterName`'s nodes and pods, in an account it may share with other clusters. */
+export function berthOnDay(
+  name: string,
+  eni: BerthEniSettings,
+  account: DayAccount,
+  clusterName: string,
+  nodes: NodeSpec[],
+  events: PodEvent[],
+  options: { readonly diagnose?: boolean } = {},
+): BerthOnDay {
+  const { clock, fake, subnets, random } = account;
+  const marks = account.subnetMarksFor(clusterName);
   const now = () => clock.now;
-  const random = seededRandom(SEED + 1);
-  const fake = new FakeEc2({ now, random, recordCalls: false });
-  const subnets = new DaySubnets(fake, day);
   const cluster = new FakeCluster();
   const ledger = new CallLedger();
   const sleep = async (ms: number) => {
     clock.now += ms;
   };
   const ec2: Ec2Network = new BudgetedEc2Network(fake, {
-    budget: new InMemoryRateBudget(now),
+    budget: account.budgetFor(clusterName),
     now,
     sleep,
     random,
-    onCall: (call) => ledger.record(call.action, call.at, call.outcome === 'throttled'),
+    onCall: (call) => {
+      const throttled = call.outcome === 'throttled';
+      ledger.record(call.action, call.at, throttled);
+      account.onCall?.(call.action, call.at, throttled);
+    },
   });
-  const config = parseConfig({ cluster: 'bench', eni });
+  const config = parseConfig({ cluster: clusterName, eni });
   const base = eniDeps({
-    store: new InMemoryEniStore(),
+    store: {
+      ...forwarding(new InMemoryEniStore()),
+      subnetShortUntil: (subnetId, what) => marks.subnetShortUntil(subnetId, what),
+      markSubnetShort: (subnetId, what, until) => marks.markSubnetShort(subnetId, what, until),
+    },
     ec2,
     cluster,
-    clusterName: 'bench',
+    clusterName,
     config: config.eni,
     now,
     sleep,
@@ -182,10 +249,9 @@ export async function runBerth(
   };
 
   let next = 0;
-  for (let second = 0; second < DAY_S; second++) {
+  const second = async (second: number): Promise<void> => {
     const at = START + second * 1000;
     clock.now = Math.max(clock.now, at);
-    subnets.advance(second);
     for (const { spec, subnetId } of joins.due(second)) {
       const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
       const limits = INSTANCE_TYPES[spec.type];
@@ -283,41 +349,44 @@ export async function runBerth(
         }
       }
     }
-  }
-  for (const wait of pending.values()) waits.add(clock.now - wait.since, wait.fragmented);
-  return {
-    name,
-    settings: {
-      mode: deps.policy.mode,
-      minIdle: config.eni.minIdle,
-      maxIdle: config.eni.maxIdle,
-      cooldownSeconds: config.eni.cooldownSeconds,
-      passSeconds: BERTH_PASS_S,
-      store: 'in-memory (EniStore contract)',
-    },
-    ...tally(ledger, idle, waits, podsPerNode),
-    ...(options.diagnose
-      ? {
-          idleByInstanceType: idleByType.averages(),
-          backgroundRefills,
-          waitCauses: {
-            byCause,
-            servedAfterRefill,
-            retried,
-            withinTwoMinutesOfJoin: nearJoin,
-            arrivalsInPrior60s: {
-              median: median(priorArrivals),
-              max: Math.max(0, ...priorArrivals),
-            },
-            duringBurstWave: duringWave,
-            byInstanceType: Object.fromEntries(Object.entries(byInstanceType).sort()),
-            idleWhenWaited: {
-              median: median(idleWhenWaited),
-              max: Math.max(0, ...idleWhenWaited),
-            },
-            servableWith30sCooldown: servable30s,
-          },
-        }
-      : {}),
   };
+  const result = (): EniRunResult => {
+    for (const wait of pending.values()) waits.add(clock.now - wait.since, wait.fragmented);
+    return {
+      name,
+      settings: {
+        mode: deps.policy.mode,
+        minIdle: config.eni.minIdle,
+        maxIdle: config.eni.maxIdle,
+        cooldownSeconds: config.eni.cooldownSeconds,
+        passSeconds: BERTH_PASS_S,
+        store: 'in-memory (EniStore contract)',
+      },
+      ...tally(ledger, idle, waits, podsPerNode),
+      ...(options.diagnose
+        ? {
+            idleByInstanceType: idleByType.averages(),
+            backgroundRefills,
+            waitCauses: {
+              byCause,
+              servedAfterRefill,
+              retried,
+              withinTwoMinutesOfJoin: nearJoin,
+              arrivalsInPrior60s: {
+                median: median(priorArrivals),
+                max: Math.max(0, ...priorArrivals),
+              },
+              duringBurstWave: duringWave,
+              byInstanceType: Object.fromEntries(Object.entries(byInstanceType).sort()),
+              idleWhenWaited: {
+                median: median(idleWhenWaited),
+                max: Math.max(0, ...idleWhenWaited),
+              },
+              servableWith30sCooldown: servable30s,
+            },
+          }
+        : {}),
+    };
+  };
+  return { second, result };
 }

@@ -1,29 +1,32 @@
 /**
  * One EC2 rate budget shared by every cluster of an account and Region, and no cluster starved
  * by another. EC2 meters its API per account and Region, whatever cluster calls it, so every
- * berth cluster in a table draws from the same buckets; each bucket also remembers how much each
- * cluster drew lately (decaying with a one-minute half-life). While the bucket is more than half
- * full there is no contention and anyone takes. Below half, a cluster takes only while its recent
- * draws stay within an equal share of everyone's: a cluster in a burst (150 nodes arriving at
- * once, VPC CNI #2730) cannot drain the bucket under the others, and gets all that the others
+ * berth cluster in a table draws from the same buckets. Each bucket also remembers how much each
+ * cluster drew lately (decaying with a one-minute half-life) and which clusters are waiting for
+ * tokens now. A cluster alone in its need takes all the bucket has, as it would alone in the
+ * account. Once the bucket is below half full and another cluster is waiting, the least-served
+ * contender goes first (max-min fairness): a cluster whose 150 nodes arrive together (VPC CNI
+ * #2730) cannot drain the bucket under a cluster that needs a few calls, and gets all the others
  * leave. Pure: the DynamoDB budget keeps the state.
  */
+import { DEFAULT_EC2_BUDGET, type Ec2ActionFamily, type RateBudget } from './rate-budget.js';
 import { type BucketSpec, type BucketState, type TakeOutcome, takeTokens } from './token-bucket.js';
 
-/** A shared bucket: its level, and each cluster's recent draws. */
+/** A shared bucket: its level, each cluster's recent draws, and since when each waits. */
 export interface SharedBucketState extends BucketState {
   readonly draws: Readonly<Record<string, number>>;
+  readonly waiting: Readonly<Record<string, number>>;
 }
 
 /** Recent draws halve every minute: a cluster that stops drawing counts as gone within minutes. */
 export const DRAW_HALF_LIFE_MS = 60_000;
-/** Draws decayed below this are forgotten (the cluster is no longer active). */
+/** Draws decayed below this are forgotten. */
 const FORGOTTEN = 0.05;
 /**
- * What a cluster refused for lack of tokens is recorded with, so it counts as active and the
- * others' shares shrink to make room for it, before it ever drew.
+ * A refused cluster counts as waiting this long (its EC2 client retries within it); it is
+ * re-announced, one write, when half of it has passed.
  */
-const ASKING = 2 * FORGOTTEN;
+export const WAITING_MS = 10_000;
 
 /** Each cluster's draws decayed from `since` to `now`, the forgotten ones dropped. */
 export function decayDraws(
@@ -40,13 +43,13 @@ export function decayDraws(
   return out;
 }
 
-/** The outcome of a fair take; `announced` when a refused cluster was newly recorded as asking. */
+/** The outcome of a fair take; `announced` when a refused cluster was newly recorded as waiting. */
 export type FairTake = TakeOutcome & {
   readonly state: SharedBucketState;
   readonly announced: boolean;
 };
 
-/** Takes `count` tokens for `cluster`, within its fair share while the bucket is contended. */
+/** Takes `count` tokens for `cluster`, least-served first while the bucket is contended. */
 export function takeFairly(
   spec: BucketSpec,
   state: SharedBucketState,
@@ -55,30 +58,75 @@ export function takeFairly(
   count = 1,
 ): FairTake {
   const draws = decayDraws(state.draws, state.updatedAt, now);
-  const outcome = takeTokens(spec, state, now, count);
-  if (!outcome.granted) {
-    const announced = draws[cluster] === undefined;
-    const asking = announced ? { ...draws, [cluster]: ASKING } : draws;
-    return { ...outcome, state: { ...outcome.state, draws: asking }, announced };
-  }
-  const contended = outcome.state.tokens + count < spec.capacity / 2;
-  const active = new Set([...Object.keys(draws), cluster]).size;
-  const total = Object.values(draws).reduce((sum, drawn) => sum + drawn, 0) + count;
-  const mine = (draws[cluster] ?? 0) + count;
-  if (contended && active > 1 && mine > total / active) {
-    // Over its share: wait for what its share of the refill brings.
-    const shareRate = spec.refillPerSecond / active;
-    const retryAfterMs = Math.ceil((1000 * (mine - total / active)) / Math.max(shareRate, 0.001));
+  const waiting = Object.fromEntries(
+    Object.entries(state.waiting).filter(([, since]) => since > now - WAITING_MS),
+  );
+  const refuse = (retryAfterMs: number, current: BucketState): FairTake => {
+    const last = waiting[cluster];
+    const announced = last === undefined || last <= now - WAITING_MS / 2;
     return {
       granted: false,
-      state: { ...state, draws },
+      state: { ...current, draws, waiting: announced ? { ...waiting, [cluster]: now } : waiting },
       retryAfterMs: Math.max(1, retryAfterMs),
-      announced: false,
+      announced,
     };
+  };
+  const outcome = takeTokens(spec, state, now, count);
+  if (!outcome.granted) return refuse(outcome.retryAfterMs, outcome.state);
+  const contended = outcome.state.tokens + count < spec.capacity / 2;
+  const mine = draws[cluster] ?? 0;
+  const lessServed = Object.keys(waiting).some(
+    (other) => other !== cluster && (draws[other] ?? 0) < mine,
+  );
+  if (contended && lessServed) {
+    // A less-served cluster waits: it goes first; this one waits a refill's worth.
+    return refuse(Math.ceil((1000 * count) / Math.max(spec.refillPerSecond, 0.001)), state);
   }
+  const { [cluster]: _, ...stillWaiting } = waiting;
   return {
     ...outcome,
-    state: { ...outcome.state, draws: { ...draws, [cluster]: mine } },
+    state: {
+      ...outcome.state,
+      draws: { ...draws, [cluster]: mine + count },
+      waiting: stillWaiting,
+    },
     announced: false,
   };
+}
+
+/**
+ * The account's budget kept in one process and shared by several clusters (a local stack serving
+ * many, the multi-cluster benchmark), with the DynamoDB budget's fair share.
+ */
+export class InProcessSharedBudget {
+  readonly #now: () => number;
+  readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
+  readonly #buckets = new Map<Ec2ActionFamily, SharedBucketState>();
+
+  constructor(
+    now: () => number,
+    specs: Readonly<Record<Ec2ActionFamily, BucketSpec>> = DEFAULT_EC2_BUDGET,
+  ) {
+    this.#now = now;
+    this.#specs = specs;
+  }
+
+  /** `cluster`'s handle on the budget. */
+  for(cluster: string): RateBudget {
+    return {
+      take: async (family, count = 1) => {
+        const spec = this.#specs[family];
+        const now = this.#now();
+        const state = this.#buckets.get(family) ?? {
+          tokens: spec.capacity,
+          updatedAt: now,
+          draws: {},
+          waiting: {},
+        };
+        const outcome = takeFairly(spec, state, now, cluster, count);
+        this.#buckets.set(family, outcome.state);
+        return { granted: outcome.granted, retryAfterMs: outcome.retryAfterMs };
+      },
+    };
+  }
 }

@@ -66,14 +66,14 @@ export class DynamoRateBudget implements RateBudget {
       const now = this.#now();
       const outcome = takeFairly(
         spec,
-        stored ?? { ...fullBucket(spec, now), draws: {} },
+        stored ?? { ...fullBucket(spec, now), draws: {}, waiting: {} },
         now,
         this.#cluster,
         count,
       );
       if (!outcome.granted) {
-        // A cluster refused for the first time is recorded as asking (best effort: a lost race
-        // only delays it a take), so the others' shares make room for it.
+        // A refused cluster is recorded as waiting (best effort: a lost race only delays it a
+        // take), so a better-served one lets it go first.
         if (outcome.announced) await this.#write(family, outcome.state, stored);
         return { granted: false, retryAfterMs: outcome.retryAfterMs };
       }
@@ -112,14 +112,8 @@ export class DynamoRateBudget implements RateBudget {
             [SK]: { S: family },
             tokens: { N: String(next.tokens) },
             updatedAt: { N: String(next.updatedAt) },
-            draws: {
-              M: Object.fromEntries(
-                Object.entries(next.draws).map(([cluster, drawn]) => [
-                  cluster,
-                  { N: String(drawn) },
-                ]),
-              ),
-            },
+            draws: numberMap(next.draws),
+            waiting: numberMap(next.waiting),
           },
           ...(expected
             ? {
@@ -150,11 +144,23 @@ function decodeBucket(item: Record<string, AttributeValue>): SharedBucketState {
   return {
     tokens: Number(item.tokens?.N ?? 0),
     updatedAt: Number(item.updatedAt?.N ?? 0),
+    waiting: Object.fromEntries(
+      Object.entries(item.waiting?.M ?? {}).map(([cluster, since]) => [
+        cluster,
+        Number(since.N ?? 0),
+      ]),
+    ),
     draws: Object.fromEntries(
       Object.entries(item.draws?.M ?? {}).map(([cluster, drawn]) => [
         cluster,
         Number(drawn.N ?? 0),
       ]),
     ),
+  };
+}
+
+function numberMap(values: Readonly<Record<string, number>>): AttributeValue {
+  return {
+    M: Object.fromEntries(Object.entries(values).map(([key, n]) => [key, { N: String(n) }])),
   };
 }

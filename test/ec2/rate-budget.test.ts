@@ -9,7 +9,7 @@ import {
   isTransient,
 } from '../../shared/aws/error-codes.js';
 import { Ec2BudgetExhaustedError } from '../../shared/ec2/errors.js';
-import { decayDraws, takeFairly } from '../../shared/ec2/fair-share.js';
+import { decayDraws, takeFairly, WAITING_MS } from '../../shared/ec2/fair-share.js';
 import {
   BudgetedEc2Network,
   backoffDelay,
@@ -271,36 +271,51 @@ describe('DynamoRateBudget', () => {
 
 describe('takeFairly', () => {
   const spec = { capacity: 10, refillPerSecond: 1 };
-
-  it('lets anyone take while the bucket is more than half full', () => {
-    const state = { tokens: 10, updatedAt: 0, draws: { b: 100 } };
-    expect(takeFairly(spec, state, 0, 'b', 3).granted).toBe(true);
+  const bucket = (tokens: number, draws: Record<string, number>, waiting = {}) => ({
+    tokens,
+    updatedAt: 0,
+    draws,
+    waiting,
   });
 
-  it('holds a cluster over its share once contended, and lets the one under it take', () => {
-    const state = { tokens: 3, updatedAt: 0, draws: { a: 8, b: 1 } };
+  it('lets a cluster alone in its need take all the bucket has, however much it drew', () => {
+    let state = bucket(10, { b: 100 });
+    for (let i = 0; i < 10; i++) {
+      const take = takeFairly(spec, state, 0, 'b');
+      expect(take.granted).toBe(true);
+      state = take.state;
+    }
+    expect(takeFairly(spec, state, 0, 'b').granted).toBe(false);
+  });
+
+  it('records a cluster refused for lack of tokens as waiting, once per half wait', () => {
+    const dry = { capacity: 10, refillPerSecond: 0 };
+    const refused = takeFairly(dry, bucket(0, { a: 8 }), 0, 'b');
+    expect(refused.granted).toBe(false);
+    expect(refused.announced).toBe(true);
+    expect(refused.state.waiting).toEqual({ b: 0 });
+    expect(takeFairly(dry, refused.state, 1_000, 'b').announced).toBe(false);
+    expect(takeFairly(dry, refused.state, WAITING_MS / 2, 'b').announced).toBe(true);
+  });
+
+  it('serves the least-served waiting cluster first once the bucket is contended', () => {
+    const state = bucket(3, { a: 8, b: 1 }, { b: 0 });
+    // a drew more than the waiting b: a waits a refill's worth.
     const over = takeFairly(spec, state, 0, 'a');
     expect(over.granted).toBe(false);
-    expect(over.retryAfterMs).toBeGreaterThan(0);
+    expect(over.retryAfterMs).toBe(1000);
+    // b takes, and is no longer waiting.
     const under = takeFairly(spec, state, 0, 'b');
     expect(under.granted).toBe(true);
     expect(under.state.draws.b).toBe(2);
-    expect(under.state.tokens).toBe(2);
+    expect(under.state.waiting).toEqual({});
+    // Above half full there is enough for both: a takes too.
+    expect(takeFairly(spec, bucket(8, { a: 8, b: 1 }, { b: 0 }), 0, 'a').granted).toBe(true);
   });
 
-  it('forgets a cluster that stopped drawing: the one left gets everything', () => {
-    const state = { tokens: 3, updatedAt: 0, draws: { a: 8, b: 1 } };
-    // Five minutes later b's draws have decayed away; a is alone.
-    expect(decayDraws(state.draws, 0, 300_000)).toEqual({ a: 0.25 });
-    expect(takeFairly(spec, { ...state, tokens: 1 }, 300_000, 'a').granted).toBe(true);
-  });
-
-  it('records a cluster refused for lack of tokens as asking, so it counts as active', () => {
-    const refused = takeFairly(spec, { tokens: 0, updatedAt: 0, draws: { a: 8 } }, 0, 'b');
-    expect(refused.granted).toBe(false);
-    expect(refused.announced).toBe(true);
-    expect(Object.keys(refused.state.draws).sort()).toEqual(['a', 'b']);
-    // Now a, far over an equal share, waits while the bucket is contended.
-    expect(takeFairly(spec, { ...refused.state, tokens: 1 }, 0, 'a').granted).toBe(false);
+  it('forgets draws and waits that are old', () => {
+    expect(decayDraws({ a: 8, b: 1 }, 0, 300_000)).toEqual({ a: 0.25 });
+    // b waited 20 s ago and is gone: a takes.
+    expect(takeFairly(spec, bucket(1, { a: 8 }, { b: 0 }), 20_000, 'a').granted).toBe(true);
   });
 });

@@ -1,0 +1,247 @@
+/**
+ * The multi-cluster benchmark: the ENI benchmark's day (`eni/workload.ts`: 300 nodes of mixed
+ * types, a diurnal load, matchmaking bursts) split round-robin over three clusters in one VPC and
+ * one account. Each day (clean subnets, and subnets other tenants fragmented), on the same events,
+ * with berth's real pool code (`eni/berth.ts`):
+ * - **together**: one berth for the three (one table): one rate budget with its fair share
+ *   (shared/ec2/fair-share.ts) and subnet marks every cluster sees;
+ * - **separately**: a berth each, at the same time in the same account and VPC, as every peer
+ *   runs: a budget and marks of its own;
+ * - **alone**: each cluster alone in the account.
+ * Targets: the account's calls stay within one budget (replayed through the budget's buckets:
+ * no call it would have refused, the peak per second printed); no cluster's pods wait more
+ * together than alone; together the three make at most the mutating calls they make separately.
+ * Writes `bench/results/multicluster.json`. Run with `npm run bench -- multicluster`.
+ */
+import { pathToFileURL } from 'node:url';
+import { InProcessSharedBudget } from '../shared/ec2/fair-share.js';
+import { InMemoryRateBudget, type RateBudget } from '../shared/ec2/rate-budget.js';
+import { InMemoryEniStore } from '../shared/eni/memory-store.js';
+import { FakeEc2 } from '../sim/ec2-fake.js';
+import { seededRandom } from '../test/support/random.js';
+import { type BerthOnDay, berthOnDay, type DayAccount, soloAccount } from './eni/berth.js';
+import { DAY_KINDS, type DayKind, DaySubnets } from './eni/day.js';
+import { CallLedger, type EniRunResult, peak } from './eni/ledger.js';
+import {
+  DAY_S,
+  generateWorkload,
+  type NodeSpec,
+  type PodEvent,
+  SEED,
+  START,
+} from './eni/workload.js';
+import { writeResults } from './support/results.js';
+
+export const CLUSTERS = ['games-a', 'games-b', 'games-c'] as const;
+
+/** One cluster's share of the day: every third node, and the pods of those nodes. */
+export interface ClusterDay {
+  readonly cluster: string;
+  readonly nodes: NodeSpec[];
+  readonly events: PodEvent[];
+}
+
+/** The day's nodes dealt round-robin to the clusters, each pod event following its node. */
+export function splitDay(nodes: readonly NodeSpec[], events: readonly PodEvent[]): ClusterDay[] {
+  return CLUSTERS.map((cluster, c) => {
+    const mine = nodes.flatMap((_, i) => (i % CLUSTERS.length === c ? [i] : []));
+    const index = new Map(mine.map((i, j) => [i, j]));
+    return {
+      cluster,
+      nodes: mine.map((i) => nodes[i] as NodeSpec),
+      events: events.flatMap((event) => {
+        const j = index.get(event.node);
+        return j === undefined ? [] : [{ ...event, node: j }];
+      }),
+    };
+  });
+}
+
+/** Runs `clusters` through the day in `account`, a second at a time, all clusters each second. */
+async function runDay(account: DayAccount, clusters: readonly BerthOnDay[]): Promise<void> {
+  for (let second = 0; second < DAY_S; second++) {
+    account.subnets.advance(second);
+    for (const cluster of clusters) await cluster.second(second);
+  }
+}
+
+/**
+ * The account and VPC the three clusters run in, metered by `ledger`: run by one berth (one
+ * table: one fair budget, shared subnet marks), or by three (a deployment each, as every peer
+ * runs: a budget and marks of its own, the same EC2 and subnets).
+ */
+function accountOfThree(day: DayKind, ledger: CallLedger, berths: 'one' | 'three'): DayAccount {
+  const clock = { now: START };
+  const now = () => clock.now;
+  const random = seededRandom(SEED + 1);
+  const fake = new FakeEc2({ now, random, recordCalls: false });
+  const shared = { budget: new InProcessSharedBudget(now), marks: new InMemoryEniStore() };
+  const own = new Map<string, { budget: RateBudget; marks: InMemoryEniStore }>(
+    CLUSTERS.map((cluster) => [
+      cluster,
+      { budget: new InMemoryRateBudget(now), marks: new InMemoryEniStore() },
+    ]),
+  );
+  return {
+    clock,
+    fake,
+    subnets: new DaySubnets(fake, day),
+    random,
+    budgetFor: (cluster) =>
+      berths === 'one' ? shared.budget.for(cluster) : (own.get(cluster)?.budget as RateBudget),
+    subnetMarksFor: (cluster) =>
+      berths === 'one' ? shared.marks : (own.get(cluster)?.marks as InMemoryEniStore),
+    onCall: (action, at, throttled) => ledger.record(action, at, throttled),
+  };
+}
+
+/** The three clusters in one account, as the account meters them. */
+export interface AccountRun {
+  readonly mutatingCalls: number;
+  readonly peakMutatingCallsPerSecond: number;
+  readonly peakCallsPerSecond: number;
+  /** Calls the account budget's buckets would have refused (replayed). */
+  readonly budgetViolations: number;
+  readonly throttledCalls: number;
+  readonly clusters: Record<
+    string,
+    Pick<EniRunResult, 'mutatingCalls' | 'waitingPods' | 'waitSeconds'>
+  >;
+}
+
+/** What one day showed. */
+export interface MultiClusterDay {
+  readonly day: DayKind;
+  /** One berth for the three (one table: a fair budget, shared marks). */
+  readonly together: AccountRun;
+  /** A berth each, at the same time in the same account and VPC, as every peer runs. */
+  readonly separately: AccountRun;
+  /** Each cluster alone in the account. */
+  readonly alone: Record<
+    string,
+    Pick<EniRunResult, 'mutatingCalls' | 'waitingPods' | 'waitSeconds'>
+  >;
+}
+
+const outcome = (result: EniRunResult) => ({
+  mutatingCalls: result.mutatingCalls,
+  waitingPods: result.waitingPods,
+  waitSeconds: result.waitSeconds,
+});
+
+/** The three clusters through the day in one account, by one berth or by three. */
+async function runThree(
+  day: DayKind,
+  split: readonly ClusterDay[],
+  berths: 'one' | 'three',
+): Promise<AccountRun> {
+  const ledger = new CallLedger();
+  const account = accountOfThree(day, ledger, berths);
+  const clusters = split.map((share) =>
+    berthOnDay(`berth ${share.cluster}`, {}, account, share.cluster, share.nodes, share.events),
+  );
+  await runDay(account, clusters);
+  return {
+    mutatingCalls: ledger.mutating(),
+    peakMutatingCallsPerSecond: peak(ledger.mutatingPerSecond),
+    peakCallsPerSecond: peak(ledger.perSecond),
+    budgetViolations: ledger.budgetViolations(),
+    throttledCalls: ledger.throttled,
+    clusters: Object.fromEntries(
+      split.map((share, i) => [share.cluster, outcome(clusters[i]?.result() as EniRunResult)]),
+    ),
+  };
+}
+
+async function runMultiClusterDay(
+  day: DayKind,
+  split: readonly ClusterDay[],
+): Promise<MultiClusterDay> {
+  const together = await runThree(day, split, 'one');
+  const separately = await runThree(day, split, 'three');
+  const alone: MultiClusterDay['alone'] = {};
+  for (const share of split) {
+    const own = soloAccount(day);
+    const cluster = berthOnDay(
+      `berth ${share.cluster} alone`,
+      {},
+      own,
+      share.cluster,
+      share.nodes,
+      share.events,
+    );
+    await runDay(own, [cluster]);
+    alone[share.cluster] = outcome(cluster.result());
+  }
+  return { day, together, separately, alone };
+}
+
+/** The targets of one day, each verdict from the measurement. */
+function judge(result: MultiClusterDay) {
+  const { together, separately } = result;
+  return [
+    {
+      target: `${result.day}: the account's calls within one budget`,
+      pass: together.budgetViolations === 0,
+      line: `${together.budgetViolations} calls the budget would have refused; peak ${together.peakMutatingCallsPerSecond} mutating calls/s, ${together.peakCallsPerSecond} calls/s; ${together.throttledCalls} throttled by EC2 (a berth each: ${separately.budgetViolations} over the account budget, peak ${separately.peakMutatingCallsPerSecond} mutating calls/s, ${separately.throttledCalls} throttled)`,
+    },
+    {
+      target: `${result.day}: the three together make at most the calls of the three run separately`,
+      pass: together.mutatingCalls <= separately.mutatingCalls,
+      line: `${together.mutatingCalls} mutating calls by one berth against ${separately.mutatingCalls} by a berth each`,
+    },
+    ...CLUSTERS.map((cluster) => {
+      const mine = together.clusters[cluster];
+      const alone = result.alone[cluster];
+      return {
+        target: `${result.day}: ${cluster}'s pods wait no more than alone`,
+        pass: (mine?.waitingPods ?? 0) <= (alone?.waitingPods ?? 0),
+        line: `${mine?.waitingPods} pods waited together (${mine?.waitSeconds} s) against ${alone?.waitingPods} alone in the account (${alone?.waitSeconds} s)`,
+      };
+    }),
+  ];
+}
+
+export async function runMultiClusterBench(): Promise<void> {
+  const started = performance.now();
+  const { nodes, events } = generateWorkload();
+  const split = splitDay(nodes, events);
+  const days: MultiClusterDay[] = [];
+  for (const day of DAY_KINDS) {
+    process.stdout.write(
+      `  ${day} day: three clusters by one berth, by a berth each, then each alone…\n`,
+    );
+    days.push(await runMultiClusterDay(day, split));
+  }
+  for (const result of days) {
+    console.log(`${result.day} day, ${nodes.length} nodes in three clusters of one account:`);
+    console.table(
+      Object.fromEntries(
+        CLUSTERS.map((cluster) => [
+          cluster,
+          {
+            'mutating calls, one berth': result.together.clusters[cluster]?.mutatingCalls,
+            'mutating calls, a berth each': result.separately.clusters[cluster]?.mutatingCalls,
+            'waiting pods, one berth': result.together.clusters[cluster]?.waitingPods,
+            'waiting pods, alone': result.alone[cluster]?.waitingPods,
+          },
+        ]),
+      ),
+    );
+  }
+  const targets = days.flatMap(judge);
+  for (const t of targets) console.log(`${t.pass ? 'pass' : 'FAIL'}  ${t.target}: ${t.line}`);
+  const met = targets.filter((t) => t.pass).length;
+  console.log(
+    `${met}/${targets.length} targets met${met === targets.length ? '' : ': TARGETS NOT MET'}`,
+  );
+  await writeResults('multicluster', {
+    clusters: CLUSTERS,
+    nodes: nodes.length,
+    targets,
+    days,
+    runtimeMs: Math.round(performance.now() - started),
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runMultiClusterBench();
