@@ -17,7 +17,7 @@ function formatReport(report: SimReport): string {
   const lines = [
     `simulated ${report.reachedHours.toFixed(2)} h of ${report.simulatedHours} h (${report.scenario}) in ${report.wallSeconds.toFixed(1)} s`,
     `  sessions ${report.sessions}, game servers admitted ${report.gameServersAdmitted} (denied ${report.gameServersDenied}, found no node at first ${report.gameServersPending}, lost with a failed node ${report.gameServersLost}, interrupted by the scale pass ${report.gameServersInterrupted}), at most ${report.peakGameServers} at once, at most ${report.peakCreatesPerMinute} created in a minute`,
-    `  Services created ${report.servicesCreated}, deleted ${report.servicesDeleted}; bindings ${report.bindings}; admission requests ${report.admissionRequests} (p50 ${report.admissionMs.p50} ms, p99 ${report.admissionMs.p99} ms, max ${report.admissionMs.max} ms)`,
+    `  Services created ${report.servicesCreated}, updated ${report.servicesUpdated}, deleted ${report.servicesDeleted}; bindings ${report.bindings}; admission requests ${report.admissionRequests} (p50 ${report.admissionMs.p50} ms, p99 ${report.admissionMs.p99} ms, max ${report.admissionMs.max} ms)`,
     `  repair passes ${report.repairPasses}: ${report.repairFindings} findings, ${report.repairReleased} released`,
     `  ENI passes ${report.eniPasses}; pod addresses given ${report.podIpsAssigned}; sandboxes that waited for one ${report.podsWaitedForIp} (longest ${report.longestIpWaitSeconds} s)`,
     `  EC2 calls ${report.ec2Calls} (${report.ec2MutatingCalls} mutating, ${report.ec2Throttled} throttled); busiest minute ${report.peakEc2MutatingPerMinute} mutating calls against a budget of ${report.ec2MutatingBudgetPerMinute}`,

@@ -7,7 +7,7 @@
  * berth's passes write through the Kubernetes API (cordons, Node deletions) is read back from
  * it, so the scheduler honours a cordon and a removed node takes its machine with it.
  */
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { PORTS_ANNOTATION } from '../shared/hostports/spec.js';
 import { REMOVAL_STARTED_AT } from '../shared/scale/names.js';
 import { applyPatch, decodePatch } from './json-patch.js';
@@ -84,6 +84,7 @@ export interface ClusterCounts {
   podsDenied: number;
   servicesCreated: number;
   servicesDeleted: number;
+  servicesUpdated: number;
   servicesDenied: number;
   bindings: number;
   /** Pods that found no node at their CREATE (they wait for one). */
@@ -136,6 +137,7 @@ export class SimCluster {
     podsDenied: 0,
     servicesCreated: 0,
     servicesDeleted: 0,
+    servicesUpdated: 0,
     servicesDenied: 0,
     bindings: 0,
     podsPending: 0,
@@ -346,6 +348,40 @@ export class SimCluster {
     const patched = applyPatch(service, decodePatch(answer.patch));
     this.services.set(name, (this.#options.api?.addService(patched) ?? patched) as Json);
     this.counts.servicesCreated++;
+    return true;
+  }
+
+  /**
+   * A Service changes type, ClusterIP to NodePort or back, as an operator exposing or hiding a
+   * game's lobby does: the UPDATE goes to admission with the stored object as `oldObject`, and
+   * the stored Service becomes what admission allowed (a node port given, or taken back).
+   * Answers false when admission denied it (the stored Service is unchanged).
+   */
+  async updateService(name: string): Promise<boolean> {
+    const stored = this.services.get(name);
+    if (!stored) return false;
+    const spec = (stored.spec ?? {}) as Json;
+    const type = spec.type === 'NodePort' ? 'ClusterIP' : 'NodePort';
+    const ports = ((spec.ports ?? []) as Json[]).map(({ nodePort: _, ...port }) => port);
+    const changed: Json = { ...stored, spec: { ...spec, type, ports } };
+    const answer = await this.#webhook(
+      review({
+        resource: 'services',
+        operation: 'UPDATE',
+        namespace: NAMESPACE,
+        name,
+        object: changed,
+        oldObject: stored,
+      }),
+    );
+    if (!answer.allowed) {
+      this.counts.servicesDenied++;
+      return false;
+    }
+    const patched = applyPatch(changed, decodePatch(answer.patch));
+    this.services.set(name, patched);
+    this.#options.api?.services.set(`${NAMESPACE}/${name}`, patched as V1Service);
+    this.counts.servicesUpdated++;
     return true;
   }
 

@@ -83,6 +83,7 @@ export interface SimReport {
   readonly peakCreatesPerMinute: number;
   readonly servicesCreated: number;
   readonly servicesDeleted: number;
+  readonly servicesUpdated: number;
   readonly bindings: number;
   readonly admissionRequests: number;
   /** What the apiserver waited for admission, over the whole day. */
@@ -425,8 +426,11 @@ export async function runSim(
         );
         foreign = [];
       } else {
-        const [oldest] = cluster.services.keys();
-        if (oldest !== undefined) await cluster.deleteService(oldest);
+        // The oldest Service is replaced, and the newest but one changes type.
+        const names = [...cluster.services.keys()];
+        if (names[0] !== undefined) await cluster.deleteService(names[0]);
+        const changing = names.at(-2);
+        if (changing !== undefined && changing !== names[0]) await cluster.updateService(changing);
         await cluster.createService(serviceName(), serial % 5 === 0 ? 'NodePort' : 'ClusterIP');
       }
     }
@@ -467,6 +471,7 @@ export async function runSim(
     peakCreatesPerMinute: Math.max(0, ...tally.createsPerMinute.map((n) => n ?? 0)),
     servicesCreated: counts.servicesCreated,
     servicesDeleted: counts.servicesDeleted,
+    servicesUpdated: counts.servicesUpdated,
     bindings: counts.bindings,
     admissionRequests:
       counts.podsCreated +
@@ -475,6 +480,7 @@ export async function runSim(
       counts.bindings +
       counts.servicesCreated +
       counts.servicesDenied +
+      counts.servicesUpdated +
       counts.servicesDeleted,
     admissionMs: latencyOf(cluster.admissionMs),
     repairPasses: repairs.passes,

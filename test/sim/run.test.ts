@@ -39,6 +39,8 @@ describe('berth sim', { timeout: 120_000 }, () => {
       expect(report.gameServersAdmitted).toBe(report.sessions);
       expect(report.bindings).toBe(report.gameServersAdmitted);
       expect(report.servicesDeleted).toBeGreaterThan(0);
+      // Type changes went through admission: node ports given and taken back, checked each time.
+      expect(report.servicesUpdated).toBeGreaterThan(0);
       expect(report.checks).toBeGreaterThan(3);
       // berth's repair pass, reading the stand-in's Kubernetes API, found the store in order.
       expect(report.repairPasses).toBeGreaterThanOrEqual(4);
