@@ -331,26 +331,38 @@ function formatStatus(report: StatusReport): string {
   return [`cluster ${report.cluster}`, ...ranges, '', ...pools].join('\n');
 }
 
-const status: Command = (options) =>
-  withRuntime(
-    options,
-    async (runtime) => {
-      if (options.holder !== undefined) {
-        const holdings = await runtime.holders(options.holder);
+const status: Command = async (options) => {
+  if (options.holder !== undefined) {
+    const holder = options.holder;
+    return withRuntime(
+      options,
+      async (runtime) => {
+        const holdings = await runtime.holders(holder);
         process.stdout.write(
-          `${options.json ? JSON.stringify(holdings, null, 2) : formatHoldings(options.holder, holdings)}\n`,
+          `${options.json ? JSON.stringify(holdings, null, 2) : formatHoldings(holder, holdings)}\n`,
         );
         return 0;
-      }
-      const report = await runtime.status();
-      process.stdout.write(
-        `${options.json ? JSON.stringify(report, null, 2) : formatStatus(report)}\n`,
-      );
-      return 0;
-    },
-    // A holder whose Service wrote no owner record is named from the cluster, when there is one.
-    options.holder === undefined ? undefined : optionalCluster(options)?.api,
-  );
+      },
+      // A holder whose Service wrote no owner record is named from the cluster, when there is one.
+      optionalCluster(options)?.api,
+    );
+  }
+  // A config with a section per cluster and no --cluster: every cluster, one after another.
+  const store = await openStore(options);
+  try {
+    const reports = [];
+    for (const config of options.clusters) {
+      reports.push(await runtimeOn({ ...options, config }, store).status());
+    }
+    const text = options.json
+      ? JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)
+      : reports.map(formatStatus).join('\n\n');
+    process.stdout.write(`${text}\n`);
+    return 0;
+  } finally {
+    await store.close();
+  }
+};
 
 /** Runs a pass against the cluster kubectl would use; the passes need one. */
 async function withPasses(

@@ -15,7 +15,10 @@ export { UsageError } from './errors.js';
 /** Parsed command line, shared by every command. */
 export interface CliOptions {
   readonly command: string;
+  /** The config of the cluster the command is for (`--cluster`, or the only one). */
   readonly config: BerthConfig;
+  /** Every cluster's config (one, unless the file has a section per cluster; `--cluster`: that one). */
+  readonly clusters: readonly BerthConfig[];
   /** The config file given, for messages. */
   readonly configFile?: string;
   readonly dataDir: string;
@@ -98,6 +101,10 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     )
     .option('--kubeconfig <path>', 'the cluster to read (default: KUBECONFIG, then ~/.kube/config)')
     .option('--context <name>', "the kubeconfig context (default: the file's current-context)")
+    .option(
+      '--cluster <name>',
+      'with a config that has a section per cluster: the cluster the command is for',
+    )
     .option('--region <region>', 'AWS Region for EC2, node groups and stacks')
     .option('--profile <name>', 'AWS shared-config profile')
     .configureHelp({ showGlobalOptions: true })
@@ -233,6 +240,35 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
   return root;
 }
 
+/** Commands that act on every cluster of the config when none is chosen. */
+const EVERY_CLUSTER: ReadonlySet<string> = new Set(['status', 'forget-cluster']);
+
+/** The config `--cluster` names, or the only one; a command for one cluster must be told which. */
+function chosenCluster(
+  command: string,
+  clusters: readonly BerthConfig[],
+  wanted: string | undefined,
+): BerthConfig {
+  const names = clusters.map((config) => config.cluster);
+  if (wanted !== undefined) {
+    const found = clusters.find((config) => config.cluster === wanted);
+    if (!found) {
+      throw new UsageError(
+        `--cluster: "${wanted}" is not in the config (its clusters: ${names.join(', ')})`,
+      );
+    }
+    return found;
+  }
+  const [first] = clusters;
+  if (!first) throw new UsageError('the config names no cluster');
+  if (clusters.length > 1 && !EVERY_CLUSTER.has(command)) {
+    throw new UsageError(
+      `${command}: the config has clusters ${names.join(', ')}; pick one with --cluster NAME`,
+    );
+  }
+  return first;
+}
+
 /** Reads the config and turns commander's flags into `CliOptions`. */
 async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Promise<CliOptions> {
   const { loadConfigFile } = await import('../shared/config/load.js');
@@ -242,9 +278,13 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
   const optional = (entries: Record<string, string | undefined>) =>
     Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
   const configFile = text('config');
+  const clusters = await loadConfigFile(configFile);
+  const config = chosenCluster(command, clusters, text('cluster'));
   return {
     command,
-    config: await loadConfigFile(configFile),
+    config,
+    // A chosen cluster is the only one the command sees.
+    clusters: text('cluster') === undefined ? clusters : [config],
     dataDir: text('dataDir') ?? '.berth',
     ...optional({
       configFile,

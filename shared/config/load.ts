@@ -3,12 +3,16 @@
  * module that reads `process.env`; everything else receives values.
  */
 import { readFile } from 'node:fs/promises';
+import { parseClusterConfigs } from './clusters.js';
 import { ConfigError } from './errors.js';
 import { type BerthConfig, parseConfig } from './schema.js';
 
-/** Reads and validates a JSON config file; no file means every default. */
-export async function loadConfigFile(path: string | undefined): Promise<BerthConfig> {
-  if (path === undefined) return parseConfig({});
+/**
+ * Reads and validates a JSON config file, every cluster's config (one, unless the file has a
+ * section per cluster: clusters.ts); no file means one cluster at every default.
+ */
+export async function loadConfigFile(path: string | undefined): Promise<BerthConfig[]> {
+  if (path === undefined) return [parseConfig({})];
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -17,7 +21,7 @@ export async function loadConfigFile(path: string | undefined): Promise<BerthCon
       cause: error,
     });
   }
-  return parseConfig(parseJson(text, path));
+  return parseClusterConfigs(parseJson(text, path));
 }
 
 function parseJson(text: string, source: string): unknown {

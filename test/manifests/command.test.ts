@@ -237,6 +237,7 @@ describe('manifestsCommand', () => {
       local: true,
       cni: false,
       yes: false,
+      clusters: [parseConfig({ cluster: 'games' })],
     };
     expect(await manifestsCommand(cliOptions)).toBe(0);
     const ca = await readFile(join(dataDir, 'tls', 'ca.crt'), 'utf8');

@@ -1,0 +1,55 @@
+/**
+ * One config for many clusters: the keys the clusters share at the top, and a section per
+ * cluster under `clusters` that overrides them. A section's objects merge into the shared ones
+ * one level deep (`"scale": { "maxNodes": 40 }` changes that key only); anything else replaces.
+ * Without `clusters`, the document is one cluster's config, as before. Every cluster's problems
+ * are reported together, each prefixed with its section.
+ */
+import { ConfigError } from './errors.js';
+import { type BerthConfig, parseConfig } from './schema.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The shared keys with one cluster's section over them. */
+function merged(shared: Json, section: Json): Json {
+  const out: Json = { ...shared };
+  for (const [key, value] of Object.entries(section)) {
+    const base = shared[key];
+    out[key] = isObject(base) && isObject(value) ? { ...base, ...value } : value;
+  }
+  return out;
+}
+
+/** Every cluster's validated config, in the document's order. */
+export function parseClusterConfigs(document: unknown): BerthConfig[] {
+  if (!isObject(document) || !('clusters' in document)) return [parseConfig(document)];
+  const { clusters, ...shared } = document;
+  const problems: string[] = [];
+  if ('cluster' in shared) {
+    problems.push('cluster: with "clusters", each section is named by its key; remove "cluster"');
+  }
+  if (!isObject(clusters) || Object.keys(clusters).length === 0) {
+    throw new ConfigError([
+      ...problems,
+      'clusters: must be an object with a section per cluster, e.g. { "games-a": {}, "games-b": { "scale": { "maxNodes": 40 } } }',
+    ]);
+  }
+  const configs: BerthConfig[] = [];
+  for (const [name, section] of Object.entries(clusters)) {
+    if (!isObject(section)) {
+      problems.push(`clusters.${name}: must be an object (use {} for the shared keys only)`);
+      continue;
+    }
+    try {
+      configs.push(parseConfig({ ...merged(shared, section), cluster: name }));
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems.map((line) => `clusters.${name}: ${line}`));
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return configs;
+}
