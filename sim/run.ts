@@ -251,7 +251,8 @@ function viewOf(cluster: SimCluster, tally: DayTally, world: SimWorld): UiCluste
       calls: [...ec2.counts.values()].reduce((a, b) => a + b, 0),
       mutatingCalls: ec2.mutatingCalls(),
       throttled: ec2.throttled,
-      mutatingPerMinute: tally.ec2PerMinute.slice(-60).map((calls) => calls ?? 0),
+      // Minutes nothing was counted in are holes in the array: zeros to the chart.
+      mutatingPerMinute: Array.from(tally.ec2PerMinute.slice(-60), (calls) => calls ?? 0),
       mutatingBudgetPerMinute: world.mutatingBudgetPerMinute,
     },
   };
@@ -468,7 +469,7 @@ export async function runSim(
     peakGameServers: peak,
     gameServersLost,
     gameServersInterrupted,
-    peakCreatesPerMinute: Math.max(0, ...tally.createsPerMinute.map((n) => n ?? 0)),
+    peakCreatesPerMinute: Math.max(0, ...Array.from(tally.createsPerMinute, (n) => n ?? 0)),
     servicesCreated: counts.servicesCreated,
     servicesDeleted: counts.servicesDeleted,
     servicesUpdated: counts.servicesUpdated,
@@ -493,7 +494,7 @@ export async function runSim(
     ec2Calls: [...ec2.counts.values()].reduce((a, b) => a + b, 0),
     ec2MutatingCalls: ec2.mutatingCalls(),
     ec2Throttled: ec2.throttled,
-    peakEc2MutatingPerMinute: Math.max(0, ...tally.ec2PerMinute.map((n) => n ?? 0)),
+    peakEc2MutatingPerMinute: Math.max(0, ...Array.from(tally.ec2PerMinute, (n) => n ?? 0)),
     ec2MutatingBudgetPerMinute: world.mutatingBudgetPerMinute,
     scalePasses,
     nodesAdded: world.pool.launched,

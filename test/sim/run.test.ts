@@ -66,6 +66,18 @@ describe('berth sim', { timeout: 120_000 }, () => {
     }
   });
 
+  it('reports its peaks over a quiet day, whose minutes mostly see no game server or EC2 call', async () => {
+    const { sim } = await stack();
+    try {
+      const report = await runSim(sim.target, { ...SHORT, sessionsPerMinute: 0.5, scale: false });
+      expect(report.sessions).toBeGreaterThan(0);
+      expect(report.peakCreatesPerMinute).toBeGreaterThanOrEqual(1);
+      expect(Number.isFinite(report.peakEc2MutatingPerMinute)).toBe(true);
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('stops at the first violation with its evidence: a host port count berth got wrong', async () => {
     const { runtime, sim } = await stack();
     try {
