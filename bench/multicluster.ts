@@ -44,11 +44,11 @@ export interface ClusterDay {
 /** The day's nodes dealt round-robin to the clusters, each pod event following its node. */
 export function splitDay(nodes: readonly NodeSpec[], events: readonly PodEvent[]): ClusterDay[] {
   return CLUSTERS.map((cluster, c) => {
-    const mine = nodes.flatMap((_, i) => (i % CLUSTERS.length === c ? [i] : []));
-    const index = new Map(mine.map((i, j) => [i, j]));
+    const mine = nodes.flatMap((spec, i) => (i % CLUSTERS.length === c ? [{ spec, i }] : []));
+    const index = new Map(mine.map(({ i }, j) => [i, j]));
     return {
       cluster,
-      nodes: mine.map((i) => nodes[i] as NodeSpec),
+      nodes: mine.map(({ spec }) => spec),
       events: events.flatMap((event) => {
         const j = index.get(event.node);
         return j === undefined ? [] : [{ ...event, node: j }];
@@ -76,21 +76,23 @@ function accountOfThree(day: DayKind, ledger: CallLedger, berths: 'one' | 'three
   const random = seededRandom(SEED + 1);
   const fake = new FakeEc2({ now, random, recordCalls: false });
   const shared = { budget: new InProcessSharedBudget(now), marks: new InMemoryEniStore() };
-  const own = new Map<string, { budget: RateBudget; marks: InMemoryEniStore }>(
-    CLUSTERS.map((cluster) => [
-      cluster,
-      { budget: new InMemoryRateBudget(now), marks: new InMemoryEniStore() },
-    ]),
-  );
+  const own = new Map<string, { budget: RateBudget; marks: InMemoryEniStore }>();
+  /** A cluster's own budget and marks, made at its first ask. */
+  const ownOf = (cluster: string) => {
+    let mine = own.get(cluster);
+    if (!mine) {
+      mine = { budget: new InMemoryRateBudget(now), marks: new InMemoryEniStore() };
+      own.set(cluster, mine);
+    }
+    return mine;
+  };
   return {
     clock,
     fake,
     subnets: new DaySubnets(fake, day),
     random,
-    budgetFor: (cluster) =>
-      berths === 'one' ? shared.budget.for(cluster) : (own.get(cluster)?.budget as RateBudget),
-    subnetMarksFor: (cluster) =>
-      berths === 'one' ? shared.marks : (own.get(cluster)?.marks as InMemoryEniStore),
+    budgetFor: (cluster) => (berths === 'one' ? shared.budget.for(cluster) : ownOf(cluster).budget),
+    subnetMarksFor: (cluster) => (berths === 'one' ? shared.marks : ownOf(cluster).marks),
     onCall: (action, at, throttled) => ledger.record(action, at, throttled),
   };
 }
@@ -148,7 +150,7 @@ async function runThree(
     budgetViolations: ledger.budgetViolations(),
     throttledCalls: ledger.throttled,
     clusters: Object.fromEntries(
-      split.map((share, i) => [share.cluster, outcome(clusters[i]?.result() as EniRunResult)]),
+      clusters.map((cluster, i) => [split[i]?.cluster, outcome(cluster.result())]),
     ),
   };
 }
