@@ -4,13 +4,14 @@
  * Everything else (ranges, pools, settle, repair) is the user's, so the day tries their config.
  */
 import type { BerthConfig } from '../shared/config/schema.js';
+import { selectorLabels } from '../shared/k8s/label-selector.js';
 import type { MachineOptions } from './machines.js';
 import type { SimOptions } from './run.js';
 
 /** `scale.nodeSelector` of the day: the label every simulated node carries. */
 export const SIM_NODE_SELECTOR = 'role=game-server';
 /** Those labels, as the nodes carry them. */
-export const SIM_NODE_LABELS: Readonly<Record<string, string>> = { role: 'game-server' };
+export const SIM_NODE_LABELS: Readonly<Record<string, string>> = selectorLabels(SIM_NODE_SELECTOR);
 
 /** The user's config with the scale section fitted to the day's fleet. */
 export function simConfig(

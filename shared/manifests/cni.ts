@@ -6,6 +6,7 @@
  * KB against the 1 MiB limit). Deleting the DaemonSet removes what it installed.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { selectorLabels } from '../k8s/label-selector.js';
 import { MANIFEST_LABELS } from './webhooks.js';
 
 /** The public image whose `node` runs the plugin on the node (glibc, as EKS AMIs are). */
@@ -73,20 +74,6 @@ echo "berth-cni installed for node $NODE_NAME"
 export const UNINSTALL_ON_EXIT = `trap 'rm -f /host/etc/cni/net.d/${CNI_CONFIG_FILE} /host/opt/cni/bin/${NAME}; rm -rf /host/opt/cni/bin/${NAME}.d; kill $! 2>/dev/null; exit 0' TERM INT
 while true; do sleep 3600 & wait $!; done`;
 
-/** `key=value,key=value` as a nodeSelector map. */
-function selectorMap(selector: string): Record<string, string> {
-  return Object.fromEntries(
-    selector
-      .split(',')
-      .map((pair) => pair.trim())
-      .filter(Boolean)
-      .map((pair) => {
-        const cut = pair.indexOf('=');
-        return cut < 0 ? [pair, ''] : [pair.slice(0, cut), pair.slice(cut + 1)];
-      }),
-  );
-}
-
 /** The ConfigMap and DaemonSet, for `bundle` (the plugin) and its `wrapper` script. */
 export function cniManifests(
   target: CniTarget,
@@ -119,7 +106,7 @@ export function cniManifests(
         spec: {
           hostNetwork: true,
           priorityClassName: 'system-node-critical',
-          nodeSelector: selectorMap(target.nodeSelector),
+          nodeSelector: selectorLabels(target.nodeSelector),
           // Pod networking does not exist on the node until this has run.
           tolerations: [{ operator: 'Exists' }],
           terminationGracePeriodSeconds: 10,

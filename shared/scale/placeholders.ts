@@ -10,6 +10,7 @@
  */
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { ScaleConfig } from '../config/schema.js';
+import { selectorLabels } from '../k8s/label-selector.js';
 
 /** Label on every placeholder pod. */
 export const PLACEHOLDER_LABEL = 'berth.dev/placeholder';
@@ -24,11 +25,6 @@ const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
 /** A placeholder pod: its CPU is a free slot to the scale pass, and it holds no node. */
 export function isPlaceholder(pod: V1Pod): boolean {
   return pod.metadata?.labels?.[PLACEHOLDER_LABEL] === 'true';
-}
-
-/** `key=value,key2=value2` as a label map (the config validated its shape). */
-function labelsOf(selector: string): Record<string, string> {
-  return Object.fromEntries(selector.split(',').map((term) => term.split('=', 2)));
 }
 
 /**
@@ -60,7 +56,7 @@ export function placeholderManifests(scale: ScaleConfig): KubernetesObject[] {
           spec: {
             priorityClassName: PLACEHOLDER_PRIORITY_CLASS,
             terminationGracePeriodSeconds: 0,
-            nodeSelector: labelsOf(scale.nodeSelector),
+            nodeSelector: selectorLabels(scale.nodeSelector),
             containers: [
               {
                 name: 'pause',
