@@ -4,7 +4,7 @@
  * violations it finds, as sentences that carry their evidence.
  */
 import type { Ec2NetworkInterface } from '../shared/ec2/network.js';
-import { parseCidr } from '../shared/net/ip.js';
+import { type CidrBlock, cidrContains, parseCidr, parseIp } from '../shared/net/ip.js';
 import { instanceIdOf } from '../shared/node-pool/provider-id.js';
 import type { UiState } from '../shared/ui/state.js';
 import type { SimNode, SimPod } from './cluster.js';
@@ -117,7 +117,7 @@ export function podIpsOffTheirNode(
   nodes: ReadonlyMap<string, SimNode>,
   interfaces: readonly Ec2NetworkInterface[],
 ): string[] {
-  const onInstance = new Map<string, { ips: Set<string>; prefixes: bigint[] }>();
+  const onInstance = new Map<string, { ips: Set<string>; prefixes: CidrBlock[] }>();
   for (const eni of interfaces) {
     const instance = eni.attachment?.instanceId;
     if (!instance) continue;
@@ -125,7 +125,7 @@ export function podIpsOffTheirNode(
     for (const ip of eni.secondaryIps) held.ips.add(ip);
     for (const prefix of eni.ipv4Prefixes) {
       const block = parseCidr(prefix);
-      if (block) held.prefixes.push(block.network);
+      if (block) held.prefixes.push(block);
     }
     onInstance.set(instance, held);
   }
@@ -134,10 +134,9 @@ export function podIpsOffTheirNode(
     if (pod.ip === undefined || pod.node === undefined) continue;
     const instance = instanceIdOf(nodes.get(pod.node)?.providerId);
     const held = instance ? onInstance.get(instance) : undefined;
-    const address = parseCidr(`${pod.ip}/32`)?.network;
+    const address = parseIp(pod.ip);
     const inPrefix =
-      address !== undefined &&
-      held?.prefixes.some((network) => address - network >= 0n && address - network < 16n);
+      address !== undefined && held?.prefixes.some((block) => cidrContains(block, address));
     if (!held?.ips.has(pod.ip) && !inPrefix) {
       violations.push(
         `pod ${pod.name} has ${pod.ip}, which no ENI of node ${pod.node}'s instance ${instance ?? '(none)'} holds`,

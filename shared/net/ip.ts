@@ -131,3 +131,11 @@ export function parseCidr(text: string): CidrBlock | undefined {
 export function formatCidr(block: CidrBlock): string {
   return `${formatIp({ family: block.family, value: block.network })}/${block.prefixLength}`;
 }
+
+/** Whether `address` lies inside `block` (same family, same network bits). */
+export function cidrContains(block: CidrBlock, address: IpAddress): boolean {
+  return (
+    block.family === address.family &&
+    address.value >> BigInt(block.hostBits) === block.network >> BigInt(block.hostBits)
+  );
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatCidr, formatIp, parseCidr, parseIp } from '../../shared/net/ip.js';
+import { cidrContains, formatCidr, formatIp, parseCidr, parseIp } from '../../shared/net/ip.js';
 
 describe('parseIp', () => {
   it('reads IPv4 and writes it back unchanged', () => {
@@ -59,5 +59,19 @@ describe('parseCidr', () => {
     const block = parseCidr('fd00:0:0:0:0:0:0:0/108');
     expect(block && formatCidr(block)).toBe('fd00::/108');
     expect(block?.hostBits).toBe(20);
+  });
+});
+
+describe('cidrContains', () => {
+  const block = (text: string) => parseCidr(text) as NonNullable<ReturnType<typeof parseCidr>>;
+  const ip = (text: string) => parseIp(text) as NonNullable<ReturnType<typeof parseIp>>;
+
+  it('holds the addresses of the block, first to last, and nothing around it', () => {
+    expect(cidrContains(block('10.0.1.0/28'), ip('10.0.1.0'))).toBe(true);
+    expect(cidrContains(block('10.0.1.0/28'), ip('10.0.1.15'))).toBe(true);
+    expect(cidrContains(block('10.0.1.0/28'), ip('10.0.1.16'))).toBe(false);
+    expect(cidrContains(block('10.0.1.0/28'), ip('10.0.0.255'))).toBe(false);
+    expect(cidrContains(block('fd00::/108'), ip('fd00::f'))).toBe(true);
+    expect(cidrContains(block('fd00::/108'), ip('10.0.1.1'))).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
+import { cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
 import { simConfig } from '../../sim/config.js';
 import { runSim, SIM_DEFAULTS, type SimOptions } from '../../sim/run.js';
 import { startSimServer } from '../../sim/server.js';
@@ -211,13 +212,7 @@ describe('berth sim', { timeout: 120_000 }, () => {
 
 /** Whether `ip` lies in the /28 `prefix`. */
 function sameSlash28(prefix: string, ip: string): boolean {
-  const [network] = prefix.split('/');
-  const last = (address: string) => Number(address.split('.')[3]);
-  const head = (address: string) => address.split('.').slice(0, 3).join('.');
-  return (
-    network !== undefined &&
-    head(network) === head(ip) &&
-    last(ip) - last(network) >= 0 &&
-    last(ip) - last(network) < 16
-  );
+  const block = parseCidr(prefix);
+  const address = parseIp(ip);
+  return block !== undefined && address !== undefined && cidrContains(block, address);
 }
