@@ -15,7 +15,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { InProcessSharedBudget } from '../shared/ec2/fair-share.js';
-import { InMemoryRateBudget, type RateBudget } from '../shared/ec2/rate-budget.js';
+import type { RateBudget } from '../shared/ec2/rate-budget.js';
 import { InMemoryEniStore } from '../shared/eni/memory-store.js';
 import { FakeEc2 } from '../sim/ec2-fake.js';
 import { seededRandom } from '../test/support/random.js';
@@ -81,7 +81,7 @@ function accountOfThree(day: DayKind, ledger: CallLedger, berths: 'one' | 'three
   const ownOf = (cluster: string) => {
     let mine = own.get(cluster);
     if (!mine) {
-      mine = { budget: new InMemoryRateBudget(now), marks: new InMemoryEniStore() };
+      mine = { budget: new InProcessSharedBudget(now).for(cluster), marks: new InMemoryEniStore() };
       own.set(cluster, mine);
     }
     return mine;

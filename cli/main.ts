@@ -75,6 +75,8 @@ export interface SimFlags {
 /** What the commands read from the environment, passed in so tests control it. */
 export interface CliEnvironment {
   readonly KUBECONFIG?: string;
+  /** The Region the environment names (AWS_REGION), used where `--region` is not given. */
+  readonly AWS_REGION?: string;
 }
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -293,7 +295,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       kubeconfig: text('kubeconfig'),
       kubeconfigEnv: env.KUBECONFIG || undefined,
       context: text('context'),
-      region: text('region'),
+      region: text('region') ?? env.AWS_REGION,
       profile: text('profile'),
       advertiseAddress: text('advertiseAddress'),
       url: text('url'),
@@ -335,12 +337,18 @@ export async function main(argv: readonly string[], env?: CliEnvironment): Promi
   let status = 0;
   const root = program(async (command, flags) => {
     // The environment is the config module's to read, and only once a command runs.
-    const { kubeconfigFromEnvironment, useAwsSettings } = await import('../shared/config/load.js');
+    const { kubeconfigFromEnvironment, regionFromEnvironment, useAwsSettings } = await import(
+      '../shared/config/load.js'
+    );
     const fromEnvironment = kubeconfigFromEnvironment();
+    const region = regionFromEnvironment();
     const options = await optionsOf(
       command,
       flags,
-      env ?? (fromEnvironment ? { KUBECONFIG: fromEnvironment } : {}),
+      env ?? {
+        ...(fromEnvironment ? { KUBECONFIG: fromEnvironment } : {}),
+        ...(region ? { AWS_REGION: region } : {}),
+      },
     );
     useAwsSettings(options);
     const { commands } = await import('./commands.js');

@@ -4,12 +4,9 @@
  * `EniStore` contract as DynamoDB, used for speed).
  */
 import { parseConfig } from '../../shared/config/schema.js';
+import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
 import type { Ec2Action, Ec2Network } from '../../shared/ec2/network.js';
-import {
-  BudgetedEc2Network,
-  InMemoryRateBudget,
-  type RateBudget,
-} from '../../shared/ec2/rate-budget.js';
+import { BudgetedEc2Network, type RateBudget } from '../../shared/ec2/rate-budget.js';
 import { eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
@@ -91,7 +88,7 @@ export function soloAccount(day: DayKind): DayAccount {
   const clock = { now: START };
   const random = seededRandom(SEED + 1);
   const fake = new FakeEc2({ now: () => clock.now, random, recordCalls: false });
-  const budget = new InMemoryRateBudget(() => clock.now);
+  const budget = new InProcessSharedBudget(() => clock.now).for('bench');
   const marks = new InMemoryEniStore();
   return {
     clock,

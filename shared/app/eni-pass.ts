@@ -45,10 +45,11 @@ export interface EniRunner {
 
 /**
  * The account and Region the EC2 budget meters: EC2's limits are per account and Region, and a
- * table lives in one account, so the Region names it (`local` off AWS).
+ * table lives in one account, so the Region names it (`local` where none is known: the local
+ * stack's own EC2).
  */
 export function budgetScope(region: string | undefined): string {
-  return region ?? process.env.AWS_REGION ?? 'local';
+  return region ?? 'local';
 }
 
 /** The node IP API's client mistakes (400, 404, 409, 503), answered with their own status. */

@@ -7,6 +7,11 @@ import { parseClusterConfigs } from './clusters.js';
 import { ConfigError } from './errors.js';
 import { type BerthConfig, parseConfig } from './schema.js';
 
+/** The AWS Region the SDK would use from the environment, if the environment names one. */
+export function regionFromEnvironment(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined;
+}
+
 /**
  * Reads and validates a JSON config file, every cluster's config (one, unless the file has a
  * section per cluster: clusters.ts); no file means one cluster at every default.

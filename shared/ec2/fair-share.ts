@@ -10,7 +10,13 @@
  * leave. Pure: the DynamoDB budget keeps the state.
  */
 import { DEFAULT_EC2_BUDGET, type Ec2ActionFamily, type RateBudget } from './rate-budget.js';
-import { type BucketSpec, type BucketState, type TakeOutcome, takeTokens } from './token-bucket.js';
+import {
+  type BucketSpec,
+  type BucketState,
+  fullBucket,
+  type TakeOutcome,
+  takeTokens,
+} from './token-bucket.js';
 
 /** A shared bucket: its level, each cluster's recent draws, and since when each waits. */
 export interface SharedBucketState extends BucketState {
@@ -27,6 +33,11 @@ const FORGOTTEN = 0.05;
  * re-announced, one write, when half of it has passed.
  */
 export const WAITING_MS = 10_000;
+
+/** A bucket never drawn from: full, nobody's draws, nobody waiting. */
+export function freshSharedBucket(spec: BucketSpec, now: number): SharedBucketState {
+  return { ...fullBucket(spec, now), draws: {}, waiting: {} };
+}
 
 /** Each cluster's draws decayed from `since` to `now`, the forgotten ones dropped. */
 export function decayDraws(
@@ -95,8 +106,9 @@ export function takeFairly(
 }
 
 /**
- * The account's budget kept in one process and shared by several clusters (a local stack serving
- * many, the multi-cluster benchmark), with the DynamoDB budget's fair share.
+ * The account's budget kept in one process (the benchmarks, tests), for one cluster or shared by
+ * several with the DynamoDB budget's fair share. A cluster alone draws as from a plain token
+ * bucket.
  */
 export class InProcessSharedBudget {
   readonly #now: () => number;
@@ -117,12 +129,7 @@ export class InProcessSharedBudget {
       take: async (family, count = 1) => {
         const spec = this.#specs[family];
         const now = this.#now();
-        const state = this.#buckets.get(family) ?? {
-          tokens: spec.capacity,
-          updatedAt: now,
-          draws: {},
-          waiting: {},
-        };
+        const state = this.#buckets.get(family) ?? freshSharedBucket(spec, now);
         const outcome = takeFairly(spec, state, now, cluster, count);
         this.#buckets.set(family, outcome.state);
         return { granted: outcome.granted, retryAfterMs: outcome.retryAfterMs };

@@ -59,34 +59,6 @@ export interface RateBudget {
   take(family: Ec2ActionFamily, count?: number): Promise<BudgetGrant>;
 }
 
-/** A budget held in memory (one process: the local stack, the benchmark, tests). */
-export class InMemoryRateBudget implements RateBudget {
-  readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
-  readonly #now: () => number;
-  readonly #buckets = new Map<Ec2ActionFamily, BucketState>();
-
-  constructor(
-    now: () => number,
-    specs: Readonly<Record<Ec2ActionFamily, BucketSpec>> = DEFAULT_EC2_BUDGET,
-  ) {
-    this.#now = now;
-    this.#specs = specs;
-  }
-
-  async take(family: Ec2ActionFamily, count = 1): Promise<BudgetGrant> {
-    const spec = this.#specs[family];
-    const now = this.#now();
-    const outcome = takeTokens(
-      spec,
-      this.#buckets.get(family) ?? fullBucket(spec, now),
-      now,
-      count,
-    );
-    this.#buckets.set(family, outcome.state);
-    return { granted: outcome.granted, retryAfterMs: outcome.retryAfterMs };
-  }
-}
-
 /** Retry and wait limits of `BudgetedEc2Network`; every one is finite. */
 export interface BackoffPolicy {
   /** Attempts per call, the first included, when EC2 throttles or fails transiently. */

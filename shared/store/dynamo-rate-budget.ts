@@ -12,14 +12,14 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { type SharedBucketState, takeFairly } from '../ec2/fair-share.js';
+import { freshSharedBucket, type SharedBucketState, takeFairly } from '../ec2/fair-share.js';
 import {
   type BudgetGrant,
   DEFAULT_EC2_BUDGET,
   type Ec2ActionFamily,
   type RateBudget,
 } from '../ec2/rate-budget.js';
-import { type BucketSpec, fullBucket } from '../ec2/token-bucket.js';
+import type { BucketSpec } from '../ec2/token-bucket.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
@@ -66,7 +66,7 @@ export class DynamoRateBudget implements RateBudget {
       const now = this.#now();
       const outcome = takeFairly(
         spec,
-        stored ?? { ...fullBucket(spec, now), draws: {}, waiting: {} },
+        stored ?? freshSharedBucket(spec, now),
         now,
         this.#cluster,
         count,

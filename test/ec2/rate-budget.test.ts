@@ -9,14 +9,18 @@ import {
   isTransient,
 } from '../../shared/aws/error-codes.js';
 import { Ec2BudgetExhaustedError } from '../../shared/ec2/errors.js';
-import { decayDraws, takeFairly, WAITING_MS } from '../../shared/ec2/fair-share.js';
+import {
+  decayDraws,
+  InProcessSharedBudget,
+  takeFairly,
+  WAITING_MS,
+} from '../../shared/ec2/fair-share.js';
 import {
   BudgetedEc2Network,
   backoffDelay,
   DEFAULT_BACKOFF,
   DEFAULT_EC2_BUDGET,
   EC2_ACTION_FAMILY,
-  InMemoryRateBudget,
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, refill, takeTokens } from '../../shared/ec2/token-bucket.js';
 import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
@@ -85,7 +89,7 @@ function budgetedFake(options: { throttleRate?: number } = {}) {
   const fake = new FakeEc2({ now: () => clock.now, random: () => 0.3 });
   fake.addSubnet('subnet-1', '10.0.0.0/24');
   fake.throttleRate = options.throttleRate ?? 0;
-  const budget = new InMemoryRateBudget(() => clock.now);
+  const budget = new InProcessSharedBudget(() => clock.now).for('test');
   const network = new BudgetedEc2Network(fake, {
     budget,
     now: () => clock.now,
@@ -136,10 +140,10 @@ describe('BudgetedEc2Network', () => {
   it('gives up with Ec2BudgetExhaustedError instead of waiting past its limit', async () => {
     const clock = { now: 0 };
     const network = new BudgetedEc2Network(new FakeEc2({ now: () => clock.now }), {
-      budget: new InMemoryRateBudget(() => clock.now, {
+      budget: new InProcessSharedBudget(() => clock.now, {
         ...DEFAULT_EC2_BUDGET,
         interfaces: { capacity: 1, refillPerSecond: 0.01 },
-      }),
+      }).for('test'),
       now: () => clock.now,
       sleep: async (ms) => {
         clock.now += ms;

@@ -3,11 +3,8 @@
  * the in-memory store (or a given one) and `EniDeps` wired over them.
  */
 import { parseConfig } from '../../shared/config/schema.js';
-import {
-  BudgetedEc2Network,
-  DEFAULT_EC2_BUDGET,
-  InMemoryRateBudget,
-} from '../../shared/ec2/rate-budget.js';
+import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
+import { BudgetedEc2Network, DEFAULT_EC2_BUDGET } from '../../shared/ec2/rate-budget.js';
 import { eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import type { RefillRequests } from '../../shared/eni/refill.js';
@@ -57,7 +54,7 @@ export function eniWorld(
     clock.now += ms;
   };
   const budgeted = new BudgetedEc2Network(ec2, {
-    budget: new InMemoryRateBudget(now, DEFAULT_EC2_BUDGET),
+    budget: new InProcessSharedBudget(now, DEFAULT_EC2_BUDGET).for('test'),
     now,
     sleep,
     random,
