@@ -9,7 +9,7 @@
 import { isThrottled, isTransient } from '../aws/error-codes.js';
 import { Ec2BudgetExhaustedError } from './errors.js';
 import { EC2_ACTIONS, type Ec2Action, type Ec2Network } from './network.js';
-import { type BucketSpec, type BucketState, fullBucket, takeTokens } from './token-bucket.js';
+import type { BucketSpec } from './token-bucket.js';
 
 /** Families of EC2 actions that share one budget bucket. */
 export type Ec2ActionFamily = 'describe' | 'addresses' | 'interfaces' | 'tags';
