@@ -14,7 +14,7 @@ import { applyPatch, decodePatch } from './json-patch.js';
 import type { KubeApiServer } from './kube-api-server.js';
 import type { SimMachines } from './machines.js';
 import type { IpHolder, NodeIpClient } from './node-ips.js';
-import { review } from './reviews.js';
+import { type ReviewInput, review } from './reviews.js';
 import { type BoundPort, portKey, scheduleOnto } from './scheduler.js';
 
 /** An admission answer, as the webhook returns it. */
@@ -164,6 +164,11 @@ export class SimCluster {
     };
   }
 
+  /** Sends one AdmissionReview about an object of the simulated namespace. */
+  #admit(input: Omit<ReviewInput, 'namespace'>): Promise<AdmissionAnswer> {
+    return this.#webhook(review({ ...input, namespace: NAMESPACE }));
+  }
+
   /** A node joins: its machine launched (when the day has an account) and its Node stored. */
   addNode(): string {
     const { api, machines, nodeCpuMillis, nodeLabels } = this.#options;
@@ -238,9 +243,7 @@ export class SimCluster {
         ],
       },
     };
-    const answer = await this.#webhook(
-      review({ resource: 'pods', operation: 'CREATE', namespace: NAMESPACE, name, object: pod }),
-    );
+    const answer = await this.#admit({ resource: 'pods', operation: 'CREATE', name, object: pod });
     if (!answer.allowed) {
       this.counts.podsDenied++;
       return false;
@@ -259,15 +262,12 @@ export class SimCluster {
   async deleteGameServer(name: string): Promise<void> {
     const pod = this.pods.get(name);
     if (!pod) return;
-    await this.#webhook(
-      review({
-        resource: 'pods',
-        operation: 'DELETE',
-        namespace: NAMESPACE,
-        name,
-        oldObject: pod.object,
-      }),
-    );
+    await this.#admit({
+      resource: 'pods',
+      operation: 'DELETE',
+      name,
+      oldObject: pod.object,
+    });
     // The kubelet tears the sandbox down (CNI DEL) before the pod object goes.
     if (pod.node && pod.ip) {
       await this.#options.nodeIps?.release(pod.node, pod.ip, holderOf(pod));
@@ -332,15 +332,12 @@ export class SimCluster {
       metadata: { name, namespace: NAMESPACE },
       spec: { type, selector: { app: name }, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
     };
-    const answer = await this.#webhook(
-      review({
-        resource: 'services',
-        operation: 'CREATE',
-        namespace: NAMESPACE,
-        name,
-        object: service,
-      }),
-    );
+    const answer = await this.#admit({
+      resource: 'services',
+      operation: 'CREATE',
+      name,
+      object: service,
+    });
     if (!answer.allowed) {
       this.counts.servicesDenied++;
       return false;
@@ -364,16 +361,13 @@ export class SimCluster {
     const type = spec.type === 'NodePort' ? 'ClusterIP' : 'NodePort';
     const ports = ((spec.ports ?? []) as Json[]).map(({ nodePort: _, ...port }) => port);
     const changed: Json = { ...stored, spec: { ...spec, type, ports } };
-    const answer = await this.#webhook(
-      review({
-        resource: 'services',
-        operation: 'UPDATE',
-        namespace: NAMESPACE,
-        name,
-        object: changed,
-        oldObject: stored,
-      }),
-    );
+    const answer = await this.#admit({
+      resource: 'services',
+      operation: 'UPDATE',
+      name,
+      object: changed,
+      oldObject: stored,
+    });
     if (!answer.allowed) {
       this.counts.servicesDenied++;
       return false;
@@ -388,15 +382,12 @@ export class SimCluster {
   async deleteService(name: string): Promise<void> {
     const service = this.services.get(name);
     if (!service) return;
-    await this.#webhook(
-      review({
-        resource: 'services',
-        operation: 'DELETE',
-        namespace: NAMESPACE,
-        name,
-        oldObject: service,
-      }),
-    );
+    await this.#admit({
+      resource: 'services',
+      operation: 'DELETE',
+      name,
+      oldObject: service,
+    });
     this.services.delete(name);
     this.#options.api?.services.delete(`${NAMESPACE}/${name}`);
     this.counts.servicesDeleted++;
@@ -425,16 +416,13 @@ export class SimCluster {
       metadata: { name: pod.name, namespace: NAMESPACE },
       target: { apiVersion: 'v1', kind: 'Node', name: target },
     };
-    await this.#webhook(
-      review({
-        resource: 'pods',
-        subResource: 'binding',
-        operation: 'CREATE',
-        namespace: NAMESPACE,
-        name: pod.name,
-        object: binding,
-      }),
-    );
+    await this.#admit({
+      resource: 'pods',
+      subResource: 'binding',
+      operation: 'CREATE',
+      name: pod.name,
+      object: binding,
+    });
     this.counts.bindings++;
     await this.#startSandbox(pod);
     return true;
