@@ -231,18 +231,24 @@ interface DayTally {
 
 /** What the web view shows of the simulated cluster and the checks so far. */
 function viewOf(cluster: SimCluster, tally: DayTally, world: SimWorld): UiClusterView {
-  const pods = [...cluster.pods.values()];
+  // Game servers per node, counted in one walk over the pods (the page polls every second).
+  const onNode = new Map<string, number>();
+  let pending = 0;
+  for (const pod of cluster.pods.values()) {
+    if (pod.node) onNode.set(pod.node, (onNode.get(pod.node) ?? 0) + 1);
+    else pending++;
+  }
   const { ec2 } = world.machines;
   return {
     nodes: [...cluster.nodes.values()].map((node) => ({
       name: node.name,
       cpuMillis: node.cpuMillis,
       usedCpuMillis: node.usedCpuMillis,
-      gameServers: pods.filter((pod) => pod.node === node.name).length,
+      gameServers: onNode.get(node.name) ?? 0,
       cordoned: node.cordoned,
       draining: node.draining,
     })),
-    pendingGameServers: pods.filter((pod) => !pod.node).length,
+    pendingGameServers: pending,
     waitingForIp: cluster.waitingForIp(),
     admissionMs: latencyOf(cluster.admissionMs.slice(-1_000)),
     invariants: { checks: tally.checks, violations: [...tally.violations] },
