@@ -696,21 +696,10 @@ export class FakeEc2 implements Ec2Network {
           `The primary address ${ip} cannot be unassigned`,
         );
       }
-      if (!eni.secondaryIps.includes(ip)) {
-        this.#fail(
-          action,
-          'InvalidParameterValue',
-          `Some of the specified addresses are not assigned to interface ${eni.eniId}`,
-        );
-      }
     }
-    const subnet = this.#subnet(eni.subnetId);
-    for (const ip of input.ips) {
-      eni.secondaryIps.splice(eni.secondaryIps.indexOf(ip), 1);
-      this.#free(subnet, ip);
-    }
-    this.#snapshot(eni.eniId);
-    this.#ok(action, undefined);
+    this.#unassign(action, eni, eni.secondaryIps, input.ips, 'addresses', (subnet, ip) =>
+      this.#free(subnet, ip),
+    );
   }
 
   async assignIpv4Prefixes(input: { eniId: string; count: number }): Promise<readonly string[]> {
@@ -754,19 +743,34 @@ export class FakeEc2 implements Ec2Network {
     const action = 'UnassignPrivateIpAddresses';
     this.#enter(action);
     const eni = this.#eni(action, input.eniId);
-    for (const prefix of input.prefixes) {
-      if (!eni.prefixes.includes(prefix)) {
-        this.#fail(
-          action,
-          'InvalidParameterValue',
-          `Some of the specified prefixes are not assigned to interface ${eni.eniId}`,
-        );
-      }
+    this.#unassign(action, eni, eni.prefixes, input.prefixes, 'prefixes', (subnet, prefix) =>
+      this.#freePrefix(subnet, prefix),
+    );
+  }
+
+  /**
+   * UnassignPrivateIpAddresses' common part: every item must be on the ENI (else nothing
+   * changes), then each leaves `held` and goes back to the subnet.
+   */
+  #unassign(
+    action: Ec2Action,
+    eni: Eni,
+    held: string[],
+    items: readonly string[],
+    what: 'addresses' | 'prefixes',
+    free: (subnet: Subnet, item: string) => void,
+  ): void {
+    if (items.some((item) => !held.includes(item))) {
+      this.#fail(
+        action,
+        'InvalidParameterValue',
+        `Some of the specified ${what} are not assigned to interface ${eni.eniId}`,
+      );
     }
     const subnet = this.#subnet(eni.subnetId);
-    for (const prefix of input.prefixes) {
-      eni.prefixes.splice(eni.prefixes.indexOf(prefix), 1);
-      this.#freePrefix(subnet, prefix);
+    for (const item of items) {
+      held.splice(held.indexOf(item), 1);
+      free(subnet, item);
     }
     this.#snapshot(eni.eniId);
     this.#ok(action, undefined);
