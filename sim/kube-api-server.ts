@@ -88,21 +88,31 @@ export interface KubeApiServer {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
+/** The `Status` body an apiserver answers a failed request with. */
+export function failureStatus(
+  code: number,
+  reason: string,
+  message: string,
+  details?: JsonObject,
+): JsonObject {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    ...(details === undefined ? {} : { details }),
+    code,
+  };
+}
+
 /** A failure the fake answers with a Status body. */
 class StatusFailure extends Error {
   readonly body: JsonObject;
   constructor(code: number, reason: string, message: string, details?: JsonObject) {
     super(message);
-    this.body = {
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message,
-      reason,
-      ...(details === undefined ? {} : { details }),
-      code,
-    };
+    this.body = failureStatus(code, reason, message, details);
   }
   get code(): number {
     return this.body.code as number;

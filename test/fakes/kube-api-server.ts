@@ -2,6 +2,7 @@
 export {
   applyJsonPatch,
   type FailureRule,
+  failureStatus,
   type KubeApiServer,
   type KubeApiServerOptions,
   type RecordedRequest,

@@ -19,6 +19,7 @@ import {
   HttpsClusterReader,
 } from '../../shared/k8s/https-node-reader.js';
 import { ensureLocalTls } from '../../shared/local/tls.js';
+import { failureStatus } from '../fakes/kube-api-server.js';
 
 /** What the server answers for one path: a status and a body, or nothing at all. */
 type Scripted = { readonly status: number; readonly body?: unknown } | 'hang' | 'reset';
@@ -43,16 +44,6 @@ const NODE = {
   metadata: { name: 'ip-10-0-1-2' },
   status: { addresses: [{ type: 'ExternalIP', address: '203.0.113.7' }] },
 };
-
-const statusBody = (code: number, reason: string, message: string) => ({
-  kind: 'Status',
-  apiVersion: 'v1',
-  metadata: {},
-  status: 'Failure',
-  message,
-  reason,
-  code,
-});
 
 /** An access source that counts its calls and can be told to hand out another token. */
 /** An access source that hands out the next of its tokens after each `invalidate`. */
@@ -125,7 +116,7 @@ describe('HttpsClusterReader', () => {
       }
       const answer = script.get(req.url ?? '') ?? {
         status: 404,
-        body: statusBody(404, 'NotFound', 'not found'),
+        body: failureStatus(404, 'NotFound', 'not found'),
       };
       if (answer === 'hang') return;
       if (answer === 'reset') {
@@ -234,7 +225,7 @@ describe('HttpsClusterReader', () => {
 
   it('throws an API error carrying the Status on 403', async () => {
     const message = 'nodes "n1" is forbidden: User "berth" cannot get resource "nodes"';
-    script.set('/api/v1/nodes/n1', { status: 403, body: statusBody(403, 'Forbidden', message) });
+    script.set('/api/v1/nodes/n1', { status: 403, body: failureStatus(403, 'Forbidden', message) });
 
     const error = await reader(staticAccess())
       .getNode('n1')
@@ -249,7 +240,7 @@ describe('HttpsClusterReader', () => {
   it('throws a retryable API error on 500', async () => {
     script.set('/api/v1/namespaces/games/pods/gs-1', {
       status: 500,
-      body: statusBody(500, 'InternalError', 'etcd is sad'),
+      body: failureStatus(500, 'InternalError', 'etcd is sad'),
     });
 
     const error = await reader(staticAccess())
