@@ -7,7 +7,9 @@
  *   has not made it yet, exactly as serve would);
  * - `--url URL`: any HTTPS endpoint, e.g. the stack's WebhookBaseUrl followed by the secret;
  *   `--ca-file FILE` adds a private CA, otherwise public roots apply (Lambda function URLs);
- * - `--stack NAME`: a deployed stack, whose outputs name the base URL and the secret.
+ * - `--stack NAME`: a deployed stack, whose outputs name the base URL and the secret; for a
+ *   stack of several clusters, the cluster's own path and secret (`--config FILE --cluster NAME`,
+ *   the config it was deployed from).
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -88,7 +90,40 @@ async function readCaFile(path: string): Promise<string> {
   return pem;
 }
 
-async function stackEndpoint(stack: string, deps: ManifestsDeps): Promise<WebhookEndpoint> {
+/**
+ * Where a cluster's routes are below a stack's function URLs: nothing for a single-cluster stack,
+ * `clusters/<name>/` for a stack of several, which must serve `cluster`. Returns that prefix and
+ * the cluster's secret ARN where the stack has one per cluster.
+ */
+function stackCluster(
+  stack: string,
+  outputs: Readonly<Record<string, string>>,
+  cluster: string,
+): { readonly prefix: string; readonly secretArn?: string } {
+  const text = outputs[STACK_OUTPUTS.webhookSecretArns];
+  if (text === undefined) return { prefix: '' };
+  let byCluster: Record<string, string>;
+  try {
+    byCluster = JSON.parse(text) as Record<string, string>;
+  } catch {
+    throw new WebhookEndpointError(
+      `--stack ${stack}: output ${STACK_OUTPUTS.webhookSecretArns} is not JSON; is it a berth stack?`,
+    );
+  }
+  const secretArn = byCluster[cluster];
+  if (secretArn === undefined) {
+    throw new WebhookEndpointError(
+      `--stack ${stack}: serves clusters ${Object.keys(byCluster).join(', ')}, not "${cluster}"; pass --config FILE --cluster NAME with the config it was deployed from`,
+    );
+  }
+  return { prefix: `clusters/${encodeURIComponent(cluster)}/`, secretArn };
+}
+
+async function stackEndpoint(
+  stack: string,
+  cluster: string,
+  deps: ManifestsDeps,
+): Promise<WebhookEndpoint> {
   if (!deps.stacks) {
     throw new WebhookEndpointError(
       `--stack ${stack}: this build cannot read CloudFormation outputs; pass --url with the stack's ` +
@@ -96,6 +131,12 @@ async function stackEndpoint(stack: string, deps: ManifestsDeps): Promise<Webhoo
     );
   }
   const outputs = await deps.stacks.outputs(stack);
+  const served = stackCluster(stack, outputs, cluster);
+  const functionUrl = outputs[STACK_OUTPUTS.webhookUrl];
+  if (served.secretArn !== undefined && functionUrl !== undefined) {
+    const base = `${functionUrl.replace(/\/+$/, '')}/${served.prefix}admission/`;
+    return { url: securedWebhookUrl(base, await deps.secrets.secretString(served.secretArn)) };
+  }
   const baseUrl = outputs[STACK_OUTPUTS.webhookBaseUrl];
   const secretArn = outputs[STACK_OUTPUTS.webhookSecretArn];
   if (!baseUrl || !secretArn) {
@@ -125,7 +166,7 @@ async function endpointFor(
   }
   const caPem = options.caFile === undefined ? undefined : await readCaFile(options.caFile);
   if (options.stack !== undefined) {
-    const endpoint = await stackEndpoint(options.stack, deps);
+    const endpoint = await stackEndpoint(options.stack, options.config.cluster, deps);
     return caPem === undefined ? endpoint : { ...endpoint, caPem };
   }
   if (options.url !== undefined) {
@@ -164,13 +205,16 @@ async function cniTargetFor(options: ManifestsOptions, deps: ManifestsDeps): Pro
       throw new WebhookEndpointError(
         `--stack ${options.stack}: pass --url with its ${STACK_OUTPUTS.nodeIpsUrl} output`,
       );
-    const url = (await deps.stacks.outputs(options.stack))[STACK_OUTPUTS.nodeIpsUrl];
+    const outputs = await deps.stacks.outputs(options.stack);
+    const url = outputs[STACK_OUTPUTS.nodeIpsUrl];
     if (!url) {
       throw new WebhookEndpointError(
         `--stack ${options.stack}: output ${STACK_OUTPUTS.nodeIpsUrl} not found; is it a berth stack?`,
       );
     }
-    return { endpoint: url.replace(/\/+$/, ''), auth: 'sigv4', nodeSelector };
+    const { prefix } = stackCluster(options.stack, outputs, options.config.cluster);
+    const endpoint = `${url.replace(/\/+$/, '')}/${prefix}`.replace(/\/+$/, '');
+    return { endpoint, auth: 'sigv4', nodeSelector };
   }
   if (options.url !== undefined) {
     let url: URL;

@@ -1,10 +1,9 @@
 /**
- * The CDK app: one berth stack for the cluster in the context, checked by cdk-nag's AwsSolutions
+ * The CDK app: one berth stack for the cluster or clusters in the context, checked by cdk-nag's AwsSolutions
  * pack (a violation that is not acknowledged with a reason fails synthesis).
  */
 import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { stackNameFor } from '../shared/manifests/stack-outputs.js';
 import { BerthStack } from './berth-stack.js';
 import { type StackContext, stackSettings } from './settings.js';
 
@@ -15,8 +14,9 @@ export interface BerthApp {
 }
 
 /**
- * Builds the app. Context comes from the CDK CLI (`-c cluster=NAME -c config=FILE`) or, in
- * tests, from `props.context`; `readText` reads the config file.
+ * Builds the app. Context comes from the CDK CLI (`-c cluster=NAME -c config=FILE`, or
+ * `-c clusters=NAME,NAME [-c stack=NAME]`) or, in tests, from `props.context`; `readText` reads
+ * the config file.
  */
 export function createBerthApp(
   props: AppProps = {},
@@ -25,6 +25,8 @@ export function createBerthApp(
   const app = new App(props);
   const context: StackContext = {
     cluster: app.node.tryGetContext('cluster'),
+    clusters: app.node.tryGetContext('clusters'),
+    stack: app.node.tryGetContext('stack'),
     config: app.node.tryGetContext('config'),
     nodeIpsCallers: app.node.tryGetContext('nodeIpsCallers'),
     admissionConcurrency: app.node.tryGetContext('admissionConcurrency'),
@@ -34,9 +36,10 @@ export function createBerthApp(
     vpcEndpoints: app.node.tryGetContext('vpcEndpoints'),
   };
   const settings = stackSettings(context, readText);
-  const stack = new BerthStack(app, stackNameFor(settings.config.cluster), {
+  const clusters = settings.configs.map((config) => config.cluster);
+  const stack = new BerthStack(app, settings.stackName, {
     settings,
-    description: `berth for EKS cluster ${settings.config.cluster}: admission webhook, allocation table, passes`,
+    description: `berth for EKS cluster${clusters.length > 1 ? 's' : ''} ${clusters.join(', ')}: admission webhook, allocation table, passes`,
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stack };

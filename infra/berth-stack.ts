@@ -1,7 +1,10 @@
 /**
- * berth for one EKS cluster: the table, the six functions with their own least-privilege roles,
- * the webhook endpoint, the settle queue, the ENI IP API, the pass schedules, the EC2
- * instance-state rule, the EKS access entries, alarms and a dashboard.
+ * berth for one EKS cluster or several: the table, the six functions with their own
+ * least-privilege roles, the webhook endpoint, the settle queue, the ENI IP API, the EC2
+ * instance-state rule, alarms and a dashboard, shared; and per cluster a webhook path secret,
+ * pass schedules, EKS access entries and node pool permissions. A stack of several clusters keeps
+ * each one's resources in a scope named after it (`Cluster-<name>`), so adding or removing a
+ * cluster changes no other cluster's resources.
  *
  * The functions reach the cluster's API endpoint from outside any VPC by default; for a cluster
  * whose endpoint is private only, `-c vpc=… -c subnets=…` runs them in its VPC.
@@ -21,7 +24,8 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { Construct } from 'constructs';
+import { Construct } from 'constructs';
+import type { BerthConfig } from '../shared/config/schema.js';
 import { BERTH_TAGS } from '../shared/ec2/network.js';
 import { STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../shared/manifests/webhooks.js';
@@ -35,6 +39,7 @@ import { ClusterAccess } from './constructs/cluster-access.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { PassSchedule } from './constructs/pass-schedule.js';
 import {
+  attachPermissions,
   eniNetworkPermissions,
   grantPermissions,
   nodePoolPermissions,
@@ -92,7 +97,15 @@ const DESCRIPTIONS: Readonly<Record<FunctionName, string>> = {
   'node-ips': 'berth ENI IP assignment API (SigV4)',
 };
 
-/** One berth deployment, for the cluster named in the settings. */
+/** What the stack makes for one cluster it serves. */
+interface ClusterPart {
+  readonly config: BerthConfig;
+  /** Where its resources live: the stack itself for a single-cluster stack. */
+  readonly scope: Construct;
+  readonly webhookSecret: WebhookSecret;
+}
+
+/** One berth deployment, for the clusters named in the settings. */
 export class BerthStack extends Stack {
   /** The allocation table. */
   readonly table: dynamodb.TableV2;
@@ -102,18 +115,21 @@ export class BerthStack extends Stack {
   constructor(scope: Construct, id: string, props: BerthStackProps) {
     super(scope, id, props);
     const {
-      config,
+      configs,
+      byName,
       configDocument,
       nodeIpsCallerArns,
       admissionConcurrency,
       tracing,
       privateNetwork,
     } = props.settings;
-    const cluster = config.cluster;
+    const clusterNames = configs.map((config) => config.cluster);
     // CloudFormation takes no tags on a dashboard.
-    Tags.of(this).add(BERTH_TAGS.cluster, cluster, {
-      excludeResourceTypes: ['AWS::CloudWatch::Dashboard'],
-    });
+    const clusterTag = (scope: Construct, cluster: string) =>
+      Tags.of(scope).add(BERTH_TAGS.cluster, cluster, {
+        excludeResourceTypes: ['AWS::CloudWatch::Dashboard'],
+      });
+    if (!byName) clusterTag(this, clusterNames[0] as string);
 
     this.table = new dynamodb.TableV2(this, 'Table', {
       partitionKey: { name: TABLE_SCHEMA.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -130,7 +146,12 @@ export class BerthStack extends Stack {
       value: this.table.tableName,
     });
 
-    const webhookSecret = new WebhookSecret(this, 'WebhookSecret', { cluster });
+    const clusters: ClusterPart[] = configs.map((config) => {
+      const scope = byName ? new Construct(this, `Cluster-${config.cluster}`) : this;
+      if (byName) clusterTag(scope, config.cluster);
+      const webhookSecret = new WebhookSecret(scope, 'WebhookSecret', { cluster: config.cluster });
+      return { config, scope, webhookSecret };
+    });
     const network = privateNetwork
       ? new PrivateNetwork(this, 'PrivateNetwork', privateNetwork)
       : undefined;
@@ -158,12 +179,41 @@ export class BerthStack extends Stack {
     const admission = make(
       'admission',
       'Admission',
-      { BERTH_WEBHOOK_SECRET_ARN: webhookSecret.secret.secretArn },
+      {
+        BERTH_WEBHOOK_SECRETS: this.toJsonString(
+          Object.fromEntries(
+            clusters.map(({ config, webhookSecret }) => [
+              config.cluster,
+              webhookSecret.secret.secretArn,
+            ]),
+          ),
+        ),
+      },
       admissionConcurrency,
     );
     // Read once per container at init, then compared on every request.
-    webhookSecret.secret.grantRead(admission.role);
-    exposeAdmission(this, admission.function);
+    for (const { webhookSecret } of clusters) webhookSecret.secret.grantRead(admission.role);
+    exposeAdmission(this, admission.function, { byName });
+    if (byName) {
+      new CfnOutput(this, 'WebhookSecretArnsOutput', {
+        key: STACK_OUTPUTS.webhookSecretArns,
+        value: this.toJsonString(
+          Object.fromEntries(
+            clusters.map(({ config, webhookSecret }) => [
+              config.cluster,
+              webhookSecret.secret.secretArn,
+            ]),
+          ),
+        ),
+        description: "Each cluster's webhook path secret (berth manifests --stack --cluster)",
+      });
+    } else {
+      new CfnOutput(this, 'WebhookSecretArnOutput', {
+        key: STACK_OUTPUTS.webhookSecretArn,
+        value: (clusters[0] as ClusterPart).webhookSecret.secret.secretArn,
+        description: 'Secret whose value is the last path segment of the webhook URL',
+      });
+    }
 
     // What a Service gives back is freed by the settle function once the apiserver has stored
     // the change; admission puts the owner on the queue, the settle function looks it up.
@@ -179,7 +229,6 @@ export class BerthStack extends Stack {
 
     const repair = make('repair', 'Repair');
     const scale = make('scale', 'Scale');
-    grantPermissions(scale.role, nodePoolPermissions(this, cluster, config.scale.nodePool));
     const eni = make('eni', 'Eni');
     // An assign that leaves its pool low hands a background refill to the ENI function (an
     // asynchronous invoke), so the node agent's request does not wait for EC2.
@@ -192,8 +241,8 @@ export class BerthStack extends Stack {
       }),
     );
     // The pass and the API manage the same pools: both may create, fill and drain berth's ENIs.
-    grantPermissions(eni.role, eniNetworkPermissions(this, cluster));
-    grantPermissions(nodeIps.role, eniNetworkPermissions(this, cluster));
+    grantPermissions(eni.role, eniNetworkPermissions(this, clusterNames));
+    grantPermissions(nodeIps.role, eniNetworkPermissions(this, clusterNames));
     // AWS_IAM: the callers are node agents with IAM roles, so SigV4 authenticates them and
     // the function URL refuses everyone else before any code runs.
     const nodeIpsUrl = nodeIps.function.addFunctionUrl({
@@ -221,20 +270,36 @@ export class BerthStack extends Stack {
       id: 'AwsSolutions-SQS3',
       reason: 'This queue is the dead-letter queue of the schedules and the instance-state rule.',
     });
-    const passes = [
-      ['repair', repair, config.repair.intervalSeconds],
-      ['scale', scale, config.scale.intervalSeconds],
-      ['eni', eni, config.eni.intervalSeconds],
-    ] as const;
-    for (const [pass, fn, intervalSeconds] of passes) {
+    for (const fn of [repair, scale, eni]) {
       // A failed pass is not retried by Lambda: the next scheduled pass does the same work
       // against fresher state, and the Errors alarm reports the failure.
       fn.function.configureAsyncInvoke({ retryAttempts: 0 });
-      new PassSchedule(this, `${fn.node.id}Schedule`, {
-        pass,
-        target: fn.function,
-        intervalSeconds,
-        deadLetterQueue,
+    }
+    for (const { config, scope } of clusters) {
+      const passes = [
+        ['repair', repair, config.repair.intervalSeconds],
+        ['scale', scale, config.scale.intervalSeconds],
+        ['eni', eni, config.eni.intervalSeconds],
+      ] as const;
+      // One schedule per cluster and pass (not one fanning out): each cluster keeps its own
+      // intervals and its passes run apart, and the cost is the same (`npm run bench -- cost`).
+      for (const [pass, fn, intervalSeconds] of passes) {
+        new PassSchedule(scope, `${fn.node.id}Schedule`, {
+          pass,
+          target: fn.function,
+          intervalSeconds,
+          deadLetterQueue,
+          ...(byName ? { cluster: config.cluster } : {}),
+        });
+      }
+      const poolPermissions = nodePoolPermissions(this, config.cluster, config.scale.nodePool);
+      if (byName) attachPermissions(scope, 'ScalePermissions', scale.role, poolPermissions);
+      else grantPermissions(scale.role, poolPermissions);
+      new ClusterAccess(scope, 'ClusterAccess', {
+        cluster: config.cluster,
+        roles: Object.fromEntries(
+          Object.values(this.functions).map((fn) => [fn.node.id, fn.role] as const),
+        ),
       });
     }
 
@@ -255,15 +320,16 @@ export class BerthStack extends Stack {
       ],
     });
 
-    new ClusterAccess(this, 'ClusterAccess', {
-      cluster,
-      roles: Object.fromEntries(
-        Object.values(this.functions).map((fn) => [fn.node.id, fn.role] as const),
-      ),
-    });
-
     new Monitoring(this, 'Monitoring', {
-      cluster,
+      name: byName ? props.settings.stackName : (clusterNames[0] as string),
+      clusters: configs.map((config) => ({
+        name: config.cluster,
+        idPrefix: byName ? `Cluster-${config.cluster}-` : '',
+        ranges: [
+          ...config.serviceCIDRs.map((cidr) => formatCidr(cidr)),
+          formatPortRange(config.nodePortRange),
+        ],
+      })),
       functions: Object.fromEntries(
         Object.entries(this.functions).map(([name, fn]) => [name, fn.function] as const),
       ),
@@ -274,10 +340,6 @@ export class BerthStack extends Stack {
       table: this.table,
       deadLetterQueue,
       settleQueue: settleQueue.queue,
-      ranges: [
-        ...config.serviceCIDRs.map((cidr) => formatCidr(cidr)),
-        formatPortRange(config.nodePortRange),
-      ],
       settleDeadLetterQueue: settleQueue.deadLetterQueue,
     });
   }

@@ -1,21 +1,33 @@
 /**
- * What a berth stack is built from: the CDK context (`-c cluster=NAME`, `-c config=FILE`,
- * `-c nodeIpsCallers=ARN,ARN`) and the config file, validated at synth time with the same schema
- * the functions use, so a bad config fails `cdk synth` with every problem listed at once instead
- * of failing every cold start after a deploy.
+ * What a berth stack is built from: the CDK context (`-c cluster=NAME` or
+ * `-c clusters=NAME,NAME`, `-c config=FILE`, `-c nodeIpsCallers=ARN,ARN`, …) and the config
+ * file, validated at synth time with the same schema the functions use, so a bad config fails
+ * `cdk synth` with every problem listed at once instead of failing every cold start after a
+ * deploy.
  */
 import { readFileSync } from 'node:fs';
+import { parseClusterConfigs } from '../shared/config/clusters.js';
 import { ConfigError } from '../shared/config/errors.js';
-import { type BerthConfig, parseConfig } from '../shared/config/schema.js';
+import type { BerthConfig } from '../shared/config/schema.js';
+import { stackNameFor } from '../shared/manifests/stack-outputs.js';
 
 /** The validated inputs of one stack. */
 export interface StackSettings {
-  /** The parsed config; `cluster` is the EKS cluster's name. */
-  readonly config: BerthConfig;
+  /** The stack's name: `berth-<cluster>` for one cluster, `-c stack` (default `berth`) for several. */
+  readonly stackName: string;
+  /** Every cluster the stack serves, parsed; `cluster` in each is the EKS cluster's name. */
+  readonly configs: readonly BerthConfig[];
   /**
-   * The config document as the user wrote it, cluster filled in. It, not `config`, goes into
-   * BERTH_CONFIG: the functions parse it with the same schema (the parsed form holds CIDR
-   * objects that do not survive JSON), and it has just been proven valid.
+   * Whether the stack serves its clusters by name (`-c clusters`, or a config with a section
+   * per cluster): each one's routes under `/clusters/<name>`, its resources in a scope of its
+   * own, so adding or removing a cluster leaves every other's resources as they are. A
+   * single-cluster stack keeps its plain paths and resource ids.
+   */
+  readonly byName: boolean;
+  /**
+   * The config document as the user wrote it, cluster (or clusters) filled in. It, not
+   * `configs`, goes into BERTH_CONFIG: the functions parse it with the same schema (the parsed
+   * form holds CIDR objects that do not survive JSON), and it has just been proven valid.
    */
   readonly configDocument: Readonly<Record<string, unknown>>;
   /** IAM principals (node roles) allowed to call the SigV4 ENI IP API; none by default. */
@@ -56,6 +68,8 @@ export type TracingScope = (typeof TRACING_SCOPES)[number];
 /** The CDK context keys berth reads. */
 export interface StackContext {
   readonly cluster?: unknown;
+  readonly clusters?: unknown;
+  readonly stack?: unknown;
   readonly config?: unknown;
   readonly nodeIpsCallers?: unknown;
   readonly admissionConcurrency?: unknown;
@@ -64,6 +78,9 @@ export interface StackContext {
   readonly subnets?: unknown;
   readonly vpcEndpoints?: unknown;
 }
+
+/** CloudFormation stack names. */
+const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 
 const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 
@@ -98,9 +115,78 @@ function readDocument(
 }
 
 /**
+ * The document the functions get, with the clusters the context names: `-c cluster` fills a
+ * single-cluster document's `cluster`; `-c clusters` gives a document without sections one
+ * (empty) section per name, and must name exactly the sections of a document that has them.
+ */
+function clusterDocument(
+  context: StackContext,
+  document: Record<string, unknown>,
+  problems: string[],
+): { document: Record<string, unknown>; byName: boolean } {
+  const cluster = asText(context.cluster);
+  const clusterList = asText(context.clusters);
+  const sections = document.clusters;
+  const hasSections = typeof sections === 'object' && sections !== null && !Array.isArray(sections);
+  if (clusterList === undefined) {
+    if (hasSections || 'clusters' in document) {
+      if (cluster !== undefined) {
+        problems.push(
+          `-c cluster=${cluster}: the config file has a section per cluster; deploy them with -c clusters=${hasSections ? Object.keys(sections).join(',') : 'NAME,NAME'}`,
+        );
+      }
+      return { document, byName: true };
+    }
+    if (cluster !== undefined && document.cluster !== undefined && document.cluster !== cluster) {
+      problems.push(
+        `cluster: the config file says "${String(document.cluster)}" but -c cluster=${cluster}; one stack serves one cluster, make them agree`,
+      );
+    }
+    return { document: cluster === undefined ? document : { ...document, cluster }, byName: false };
+  }
+  if (cluster !== undefined) {
+    problems.push('-c cluster and -c clusters: give one (-c clusters=NAME,NAME for several)');
+  }
+  const names = clusterList
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const repeated = names.filter((name, index) => names.indexOf(name) !== index);
+  if (names.length === 0 || repeated.length > 0) {
+    problems.push(
+      names.length === 0
+        ? '-c clusters: name at least one cluster (-c clusters=games-a,games-b)'
+        : `-c clusters: ${repeated.join(', ')} named twice`,
+    );
+  }
+  if (!hasSections) {
+    if (document.cluster !== undefined) {
+      problems.push(
+        `cluster: the config file names one cluster ("${String(document.cluster)}") but -c clusters names ${names.join(', ')}; remove "cluster" and give each cluster a section under "clusters" if they differ`,
+      );
+    }
+    const { cluster: _one, ...shared } = document;
+    return {
+      document: { ...shared, clusters: Object.fromEntries(names.map((name) => [name, {}])) },
+      byName: true,
+    };
+  }
+  const sectionNames = Object.keys(sections);
+  const missing = names.filter((name) => !sectionNames.includes(name));
+  const unlisted = sectionNames.filter((name) => !names.includes(name));
+  if (missing.length > 0 || unlisted.length > 0) {
+    problems.push(
+      `-c clusters: must name the config file's sections (${sectionNames.join(', ')})${missing.length > 0 ? `; no section for ${missing.join(', ')}` : ''}${unlisted.length > 0 ? `; not named: ${unlisted.join(', ')}` : ''}`,
+    );
+  }
+  return { document, byName: true };
+}
+
+/**
  * Reads and validates the stack's inputs. Throws ConfigError with one line per problem. Without
  * `-c cluster` the config's own `cluster` is used (so a plain `cdk synth` works); with both,
- * they must agree.
+ * they must agree. A config with a section per cluster, or `-c clusters`, makes a stack that
+ * serves each cluster by name.
  */
 export function stackSettings(
   context: StackContext,
@@ -113,13 +199,18 @@ export function stackSettings(
     unknown
   >;
 
-  const cluster = asText(context.cluster);
-  if (cluster !== undefined && document.cluster !== undefined && document.cluster !== cluster) {
+  const { document: configDocument, byName } = clusterDocument(context, document, problems);
+  const stackText = asText(context.stack);
+  if (stackText !== undefined && !byName) {
     problems.push(
-      `cluster: the config file says "${String(document.cluster)}" but -c cluster=${cluster}; one stack serves one cluster, make them agree`,
+      '-c stack: a single-cluster stack is named berth-<cluster>; -c stack names a stack of several (-c clusters=…)',
     );
   }
-  const configDocument = cluster === undefined ? document : { ...document, cluster };
+  if (stackText !== undefined && !STACK_NAME.test(stackText)) {
+    problems.push(
+      `-c stack: "${stackText}" is not a CloudFormation stack name (a letter, then letters, digits and -)`,
+    );
+  }
 
   const nodeIpsCallerArns = (asText(context.nodeIpsCallers) ?? '')
     .split(',')
@@ -171,18 +262,21 @@ export function stackSettings(
       ? { vpcId, subnetIds, endpoints: asText(context.vpcEndpoints) !== 'false' }
       : undefined;
 
-  let config: BerthConfig | undefined;
+  let configs: BerthConfig[] | undefined;
   try {
-    config = parseConfig(configDocument);
+    configs = parseClusterConfigs(configDocument);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems);
   }
-  if (problems.length > 0 || config === undefined || tracing === undefined) {
+  if (problems.length > 0 || configs === undefined || tracing === undefined) {
     throw new ConfigError(problems);
   }
+  const first = configs[0] as BerthConfig;
   return {
-    config,
+    stackName: byName ? (stackText ?? 'berth') : stackNameFor(first.cluster),
+    configs,
+    byName,
     configDocument,
     nodeIpsCallerArns,
     admissionConcurrency,

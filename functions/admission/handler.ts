@@ -1,7 +1,8 @@
 /**
  * The admission webhook behind a public Lambda function URL: `POST /admission/<secret>`,
- * `GET /healthz/<secret>`, `GET /v1/status/<secret>`; without the secret nothing answers but a
- * bare 404. Clients and the secret are set up once per container, at module scope.
+ * `GET /healthz/<secret>`, `GET /v1/status/<secret>`, each under `/clusters/<name>` where the
+ * stack serves several clusters (each with its own secret); without the secret nothing answers
+ * but a bare 404. Clients and the secrets are set up once per container, at module scope.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
@@ -9,27 +10,20 @@ import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/l
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
-import { lambdaAdmissionRuntime, webhookSecret } from '../../shared/app/lambda-admission.js';
+import { lambdaAdmissionApi } from '../../shared/app/lambda-admission.js';
 import {
   decisionRecorder,
   forCluster,
   observability,
   publishMetrics,
 } from '../../shared/app/observability.js';
-import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics, tracer } = observability('admission');
-const { settings, runtime } = lambdaAdmissionRuntime((task, error) =>
+const api = await lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
-  logger.warn('settle task not queued', { task, error }),
-);
-forCluster(metrics, settings.config.cluster);
-const api = createHttpApi({
-  admission: runtime.admission,
-  healthy: () => runtime.healthy(),
-  status: () => runtime.status(),
-  pathSecret: await webhookSecret(settings),
+  onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
   onDecision: decisionRecorder(logger, metrics),
+  onCluster: (cluster) => forCluster(metrics, cluster, logger),
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

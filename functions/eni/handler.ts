@@ -1,48 +1,36 @@
 /**
- * The ENI pool pass: every `eni.intervalSeconds` from an EventBridge schedule (the whole
- * cluster), and on EC2 instance state-change events (that instance only, so a new node's pool is
- * warm before its first pod and a terminated node's pool is gone at once). The node IP function
- * also sends it `refill-pool` events: one pool grown ahead of demand.
+ * The ENI pool pass: every `eni.intervalSeconds` from an EventBridge schedule (the whole cluster
+ * its input names), and on EC2 instance state-change events (that instance only, so a new node's
+ * pool is warm before its first pod and a terminated node's pool is gone at once). An instance
+ * event names no cluster, so each cluster served looks at the instance: only the cluster whose
+ * node it is has a pool to create or remove. The node IP function also sends it `refill-pool`
+ * events: one pool grown ahead of demand.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
-import { lambdaPassContext } from '../../shared/app/lambda.js';
+import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
+import { passInput } from '../../shared/app/pass-input.js';
 import { recordEniPass, recordRefill } from '../../shared/app/pass-records.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
 const { logger, metrics, tracer } = observability('eni');
-const context = lambdaPassContext();
-forCluster(metrics, context.config.cluster);
-const eni = eniRunner(context);
+const runners = lambdaPassContexts().map((context) => eniRunner(context));
 
-/** An EventBridge rule's EC2 event; anything else (the schedule's `{}`) runs the whole pass. */
+/** An EventBridge rule's EC2 event; anything else (the schedule's input) runs the whole pass. */
 const instanceStateChange = z.object({
   source: z.literal('aws.ec2'),
   'detail-type': z.literal('EC2 Instance State-change Notification'),
   detail: z.unknown(),
 });
 
-const run = async (event: unknown) => {
-  const refill = refillPoolEvent.safeParse(event);
-  if (refill.success) {
-    const { outcome, failures } = await eni.refill(refill.data.node);
-    recordRefill({ logger }, refill.data.node, outcome, failures);
-    return { refill: outcome };
-  }
-  const change = instanceStateChange.safeParse(event);
-  let summary: EniPassSummary | undefined;
-  if (change.success) {
-    summary = await eni.instanceStateChange(change.data.detail);
-    if (!summary) logger.warn('ignored an instance state-change event without an instance id');
-  } else {
-    summary = await eni.pass();
-  }
-  if (!summary) return { ignored: true };
+/** Records one cluster's pass and fails the invocation when none of its work could be done. */
+function record(cluster: string, summary: EniPassSummary): void {
+  forCluster(metrics, cluster, logger);
   recordEniPass({ logger, metrics }, summary);
   failWhenNothingWorked(
     'eni',
@@ -54,6 +42,46 @@ const run = async (event: unknown) => {
       summary.poolsRemoved,
     summary.failures,
   );
+}
+
+const run = async (event: unknown) => {
+  const refill = refillPoolEvent.safeParse(event);
+  if (refill.success) {
+    const { config, value: eni } = runners.get(refill.data.cluster);
+    forCluster(metrics, config.cluster, logger);
+    const { outcome, failures } = await eni.refill(refill.data.node);
+    recordRefill({ logger }, refill.data.node, outcome, failures);
+    return { refill: outcome };
+  }
+  const change = instanceStateChange.safeParse(event);
+  if (change.success) {
+    // Every cluster looks, even after one fails: the failure is raised once all have.
+    const summaries: Record<string, EniPassSummary> = {};
+    const failures: unknown[] = [];
+    for (const cluster of runners.names) {
+      try {
+        const summary = await runners.get(cluster).value.instanceStateChange(change.data.detail);
+        if (!summary) {
+          logger.warn('ignored an instance state-change event without an instance id');
+          return { ignored: true };
+        }
+        summaries[cluster] = summary;
+        record(cluster, summary);
+      } catch (error) {
+        failures.push(error);
+      }
+      // Each cluster's metrics under its own dimension: flushed before the next one's.
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1)
+      throw new AggregateError(failures, 'ENI passes failed in several clusters');
+    return summaries;
+  }
+  const input = passInput.parse(event ?? {});
+  const { config, value: eni } = runners.get(input.cluster);
+  const summary = await eni.pass();
+  record(config.cluster, summary);
   return summary;
 };
 

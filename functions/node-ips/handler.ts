@@ -1,8 +1,10 @@
 /**
  * ENI IP assignment behind a function URL with IAM auth (callers sign with SigV4):
- * `POST /v1/nodes/{node}/ips` and `DELETE /v1/nodes/{node}/ips/{ip}`. Repeated requests answer
- * the same, so a caller may retry freely. An assign that leaves its pool low hands a background
- * refill to the ENI function (an asynchronous invoke) and answers without waiting for EC2.
+ * `POST /v1/nodes/{node}/ips` and `DELETE /v1/nodes/{node}/ips/{ip}`, under `/clusters/<name>`
+ * where the stack serves several clusters (each node agent is configured with its cluster's
+ * base URL). Repeated requests answer the same, so a caller may retry freely. An assign that
+ * leaves its pool low hands a background refill to the ENI function (an asynchronous invoke)
+ * and answers without waiting for EC2.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
@@ -11,23 +13,30 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
-import { lambdaPassContext } from '../../shared/app/lambda.js';
+import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { refillInvoker } from '../../shared/app/refill-invoker.js';
+import { clusterRoutes } from '../../shared/clusters/http-routes.js';
 import { lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics, tracer } = observability('node-ips');
 const settings = lambdaSettings();
-forCluster(metrics, settings.config.cluster);
-const eni = eniRunner(lambdaPassContext(settings));
-const refills = refillInvoker(settings, (node, error) =>
-  logger.warn('could not hand a background refill to the ENI function', { node, error }),
+const apis = lambdaPassContexts(settings).map((context, config) =>
+  createHttpApi({
+    healthy: async () => true,
+    nodeIps: eniRunner(context).nodeIps(
+      refillInvoker(settings, config.cluster, (node, error) =>
+        logger.warn('could not hand a background refill to the ENI function', { node, error }),
+      ),
+    ),
+    classify: nodeIpFault,
+  }),
 );
-const api = createHttpApi({
-  healthy: async () => true,
-  nodeIps: eni.nodeIps(refills),
-  classify: nodeIpFault,
+const api = clusterRoutes(apis, {
+  // Only signed callers with the stack's grant get here: naming the clusters tells them nothing new.
+  unknown: 'explain',
+  onCluster: (cluster) => forCluster(metrics, cluster, logger),
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

@@ -1,6 +1,6 @@
 /**
- * The node scale pass, run by an EventBridge schedule every minute. The lease inside the pass
- * keeps a slow run and the next schedule from acting at once.
+ * The node scale pass, run by an EventBridge schedule every minute for the cluster its input
+ * names. The lease inside the pass keeps a slow run and the next schedule from acting at once.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
@@ -8,25 +8,31 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
-import { lambdaPassContext } from '../../shared/app/lambda.js';
+import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
+import { passInput } from '../../shared/app/pass-input.js';
 import { recordScalePass } from '../../shared/app/pass-records.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
 
 const { logger, metrics, tracer } = observability('scale');
-const context = lambdaPassContext();
-forCluster(metrics, context.config.cluster);
-const scale = scaleRunner(context);
+const passes = lambdaPassContexts().map((context) => scaleRunner(context));
 
-/** The schedule's input: `{}`, or `{ "dryRun": true }` to log the plan only. */
-const scheduleInput = z.object({ dryRun: z.boolean().optional() });
+/** The schedule's input, and `"dryRun": true` to log the plan only. */
+const scheduleInput = passInput.extend({ dryRun: z.boolean().optional() });
 
 const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
+  const { config, value: scale } = passes.get(input.cluster);
+  forCluster(metrics, config.cluster, logger);
   const report = await scale(context.awsRequestId, { dryRun: input.dryRun ?? false });
   recordScalePass({ logger, metrics }, report);
   failWhenNothingWorked('scale', report.actions.length, report.failures);
-  return { dryRun: report.dryRun, actions: report.actions, failures: report.failures.length };
+  return {
+    cluster: config.cluster,
+    dryRun: report.dryRun,
+    actions: report.actions,
+    failures: report.failures.length,
+  };
 };
 
 export const handler = middy(run)

@@ -3,23 +3,22 @@
  * the apiserver's commit. A look that asks for another puts the task back with its backoff; a
  * look that fails is reported as a batch item failure, so SQS delivers it again after the
  * visibility timeout (and to the dead-letter queue after its last try; the repair pass still
- * finishes what it marked).
+ * finishes what it marked). Each task names its cluster where the stack serves several.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { lambdaPassContext } from '../../shared/app/lambda.js';
+import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
 import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
 import { recordSettle } from '../../shared/app/pass-records.js';
 import { settleRunner } from '../../shared/app/settle.js';
+import { UnknownClusterError } from '../../shared/clusters/cluster-set.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
 const { logger, metrics, tracer } = observability('settle');
-const context = lambdaPassContext();
-forCluster(metrics, context.config.cluster);
-const settle = settleRunner(context);
+const settles = lambdaPassContexts().map((context) => settleRunner(context));
 const queue = lambdaSettleQueue();
 
 const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
@@ -27,14 +26,23 @@ const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   for (const record of event.Records) {
     try {
       const task = parseSettleTask(record.body);
+      const { config, value: settle } = settles.get(task.cluster);
+      forCluster(metrics, config.cluster, logger);
       const outcome = await settle(task);
       recordSettle({ logger, metrics }, task, outcome, Date.now() - task.admittedAt);
+      // A batch may hold several clusters' tasks: each one's metrics under its own dimension.
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       if (outcome.recheckAfter !== undefined) {
         await queue.submit({ ...task, attempt: task.attempt + 1 }, outcome.recheckAfter);
       }
     } catch (error) {
       if (error instanceof MalformedSettleTaskError) {
         logger.error('dropped a message that is not a settle task', { error: error.message });
+        continue;
+      }
+      if (error instanceof UnknownClusterError) {
+        // A cluster taken out of the stack: its items go with `berth forget-cluster`.
+        logger.error('dropped a settle task for a cluster not served', { error: error.message });
         continue;
       }
       logger.error('settle look failed', { error, messageId: record.messageId });

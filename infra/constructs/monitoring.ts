@@ -3,6 +3,10 @@
  * mailbox or a pager to the AlarmTopicArn output). Thresholds are "any" for faults that should
  * never happen in a healthy stack (errors, throttles, dead letters) and a latency bound for the
  * webhook, whose calls hold up the apiserver.
+ *
+ * The functions, queues and table are the stack's, watched once; berth's own metrics carry the
+ * cluster as a dimension, so each cluster has its own alarms on them (a full range, a leak, the
+ * EC2 budget) and its own lines on the one dashboard.
  */
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -17,8 +21,20 @@ import { Construct } from 'constructs';
 import { STACK_OUTPUTS } from '../../shared/manifests/stack-outputs.js';
 
 /** Props of the monitoring. */
+/** One cluster the stack serves, as the monitoring sees it. */
+export interface MonitoredCluster {
+  readonly name: string;
+  /** Prefix of its alarms' construct ids: empty in a single-cluster stack (ids as they were). */
+  readonly idPrefix: string;
+  /** Names of its exclusive ranges (the service CIDRs and the node port range). */
+  readonly ranges: readonly string[];
+}
+
+/** Props of the monitoring. */
 export interface MonitoringProps {
-  readonly cluster: string;
+  /** What the stack is called in descriptions and the dashboard's name (its cluster, or the stack). */
+  readonly name: string;
+  readonly clusters: readonly MonitoredCluster[];
   /** Every berth function, by name. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
   /** The webhook function, watched for latency, throttles and answered 500s as well. */
@@ -33,8 +49,6 @@ export interface MonitoringProps {
   readonly settleDeadLetterQueue: sqs.IQueue;
   /** The settle queue: its oldest message's age is the settle lag. */
   readonly settleQueue: sqs.IQueue;
-  /** Names of the exclusive ranges (the service CIDRs and the node port range). */
-  readonly ranges: readonly string[];
 }
 
 const PERIOD = Duration.minutes(5);
@@ -51,7 +65,7 @@ export class Monitoring extends Construct {
     // CloudWatch alarms cannot publish to a topic under the AWS managed SNS key, so the topic
     // has a key of its own that lets CloudWatch (and only it, besides the account) use it.
     const key = new kms.Key(this, 'AlarmTopicKey', {
-      description: `berth alarm topic (${props.cluster})`,
+      description: `berth alarm topic (${props.name})`,
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
@@ -65,7 +79,7 @@ export class Monitoring extends Construct {
       }),
     );
     this.topic = new sns.Topic(this, 'AlarmTopic', {
-      displayName: `berth alarms (${props.cluster})`,
+      displayName: `berth alarms (${props.name})`,
       enforceSSL: true,
       masterKey: key,
     });
@@ -81,6 +95,7 @@ export class Monitoring extends Construct {
       metric: cloudwatch.IMetric,
       threshold: number,
       description: string,
+      cluster: string = props.name,
     ) => {
       const created = new cloudwatch.Alarm(this, alarmId, {
         metric,
@@ -89,7 +104,7 @@ export class Monitoring extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         // No data means no invocations, which is not a fault.
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        alarmDescription: `berth (${props.cluster}): ${description}`,
+        alarmDescription: `berth (${cluster}): ${description}`,
       });
       created.addAlarmAction(new actions.SnsAction(this.topic));
       created.addOkAction(new actions.SnsAction(this.topic));
@@ -119,33 +134,6 @@ export class Monitoring extends Construct {
     // The HTTP functions answer internal faults with HTTP 500 (the apiserver then applies its
     // failurePolicy; a node agent retries) instead of failing the invocation, so the Errors
     // metric misses them; Powertools counts them per service.
-    // berth's own metrics (Powertools EMF): every one carries its service and the cluster.
-    const berthMetric = (
-      service: string,
-      metricName: string,
-      options: { statistic?: string; dimensions?: Record<string, string>; label?: string } = {},
-    ) =>
-      new cloudwatch.Metric({
-        namespace: 'berth',
-        metricName,
-        dimensionsMap: {
-          service: `berth-${service}`,
-          cluster: props.cluster,
-          ...options.dimensions,
-        },
-        statistic: options.statistic ?? cloudwatch.Stats.SUM,
-        period: PERIOD,
-        ...(options.label ? { label: options.label } : {}),
-      });
-    const internalErrorsOf = (service: string) => berthMetric(service, 'InternalErrors');
-    const internalErrors = internalErrorsOf('admission');
-    alarm('AdmissionInternalErrors', internalErrors, 1, 'the webhook answered HTTP 500');
-    alarm(
-      'NodeIpsInternalErrors',
-      internalErrorsOf('node-ips'),
-      1,
-      'the ENI IP API answered HTTP 500',
-    );
     const admissionP99 = props.admission.metricDuration({
       period: PERIOD,
       statistic: cloudwatch.Stats.p(99),
@@ -198,44 +186,118 @@ export class Monitoring extends Construct {
       period: PERIOD,
     });
     alarm('TableThrottles', tableThrottles, 1, 'DynamoDB throttled requests on the berth table');
-    // "Are we running out?": each exclusive range's use, as the repair pass reads it.
-    const rangeUse = props.ranges.map((range) =>
-      berthMetric('repair', 'RangeUsedPercent', {
-        statistic: cloudwatch.Stats.MAXIMUM,
-        dimensions: { range },
-        label: range,
-      }),
-    );
-    for (const [index, metric] of rangeUse.entries()) {
-      alarm(`RangeNearlyFull${index}`, metric, 90, `range ${props.ranges[index]} is over 90% used`);
+    // berth's own metrics (Powertools EMF): every one carries its service and the cluster.
+    const series = {
+      rangeUse: [] as cloudwatch.IMetric[],
+      fullRangeDenials: [] as cloudwatch.IMetric[],
+      leaks: [] as cloudwatch.IMetric[],
+      repairWork: [] as cloudwatch.IMetric[],
+      pools: [] as cloudwatch.IMetric[],
+      budgetSpent: [] as cloudwatch.IMetric[],
+      internalErrors: [] as cloudwatch.IMetric[],
+    };
+    for (const [index, cluster] of props.clusters.entries()) {
+      const id = (alarmId: string) => `${cluster.idPrefix}${alarmId}`;
+      // Math expression ids are unique across a graph: each cluster's own where there are several.
+      const mathId = (name: string) => (cluster.idPrefix === '' ? name : `${name}${index}`);
+      // Lines name their cluster where the dashboard shows several.
+      const label = (text: string) => (cluster.idPrefix === '' ? text : `${cluster.name} ${text}`);
+      const clusterAlarm = (
+        alarmId: string,
+        metric: cloudwatch.IMetric,
+        threshold: number,
+        description: string,
+      ) => alarm(id(alarmId), metric, threshold, description, cluster.name);
+      const berthMetric = (
+        service: string,
+        metricName: string,
+        options: { statistic?: string; dimensions?: Record<string, string>; label?: string } = {},
+      ) =>
+        new cloudwatch.Metric({
+          namespace: 'berth',
+          metricName,
+          dimensionsMap: {
+            service: `berth-${service}`,
+            cluster: cluster.name,
+            ...options.dimensions,
+          },
+          statistic: options.statistic ?? cloudwatch.Stats.SUM,
+          period: PERIOD,
+          ...(options.label ? { label: label(options.label) } : {}),
+        });
+      // The HTTP functions answer internal faults with HTTP 500 (the apiserver then applies its
+      // failurePolicy; a node agent retries) instead of failing the invocation, so the Errors
+      // metric misses them; Powertools counts them per service.
+      const internalErrors = berthMetric('admission', 'InternalErrors');
+      clusterAlarm('AdmissionInternalErrors', internalErrors, 1, 'the webhook answered HTTP 500');
+      clusterAlarm(
+        'NodeIpsInternalErrors',
+        berthMetric('node-ips', 'InternalErrors'),
+        1,
+        'the ENI IP API answered HTTP 500',
+      );
+      series.internalErrors.push(
+        internalErrors.with({ label: label('HTTP 500'), period: Duration.minutes(5) }),
+      );
+      const rangeUse = cluster.ranges.map((range) =>
+        berthMetric('repair', 'RangeUsedPercent', {
+          statistic: cloudwatch.Stats.MAXIMUM,
+          dimensions: { range },
+          label: range,
+        }),
+      );
+      for (const [rangeIndex, metric] of rangeUse.entries()) {
+        clusterAlarm(
+          `RangeNearlyFull${rangeIndex}`,
+          metric,
+          90,
+          `range ${cluster.ranges[rangeIndex]} is over 90% used`,
+        );
+      }
+      series.rangeUse.push(...rangeUse);
+      const fullRangeDenials = berthMetric('admission', 'RangeFullDenials', {
+        label: 'range is full',
+      });
+      clusterAlarm(
+        'RangeFullDenials',
+        fullRangeDenials,
+        1,
+        'a request was denied because a range is full',
+      );
+      series.fullRangeDenials.push(fullRangeDenials);
+      const leaks = new cloudwatch.MathExpression({
+        expression: `FILL(${mathId('ip')}, 0) + FILL(${mathId('port')}, 0) + FILL(${mathId('host')}, 0)`,
+        usingMetrics: {
+          [mathId('ip')]: berthMetric('repair', 'ClusterIPLeaked'),
+          [mathId('port')]: berthMetric('repair', 'PortLeaked'),
+          [mathId('host')]: berthMetric('repair', 'HostPortLeaked'),
+        },
+        label: label('leaks freed'),
+        period: PERIOD,
+      });
+      clusterAlarm('RepairLeaks', leaks, 1, 'the repair pass freed leaked values');
+      series.leaks.push(leaks);
+      series.repairWork.push(
+        berthMetric('repair', 'Released', { label: 'released' }),
+        berthMetric('repair', 'Recorded', { label: 'recorded' }),
+      );
+      series.pools.push(
+        berthMetric('eni', 'IdleIps', { statistic: cloudwatch.Stats.MINIMUM, label: 'idle' }),
+        berthMetric('eni', 'AssignedIps', {
+          statistic: cloudwatch.Stats.MAXIMUM,
+          label: 'assigned',
+        }),
+      );
+      // The budget is the account's, shared by every cluster; spending it is seen per cluster.
+      const budgetSpent = berthMetric('eni', 'Ec2BudgetSpent', { label: 'EC2 budget spent' });
+      clusterAlarm(
+        'Ec2Throttling',
+        budgetSpent,
+        1,
+        "ENI passes found berth's EC2 rate budget spent",
+      );
+      series.budgetSpent.push(budgetSpent);
     }
-    const fullRangeDenials = berthMetric('admission', 'RangeFullDenials', {
-      label: 'range is full',
-    });
-    alarm('RangeFullDenials', fullRangeDenials, 1, 'a request was denied because a range is full');
-    // "Did repair find anything?": values it freed because nothing carried them.
-    const leaks = new cloudwatch.MathExpression({
-      expression: 'FILL(ip, 0) + FILL(port, 0) + FILL(host, 0)',
-      usingMetrics: {
-        ip: berthMetric('repair', 'ClusterIPLeaked'),
-        port: berthMetric('repair', 'PortLeaked'),
-        host: berthMetric('repair', 'HostPortLeaked'),
-      },
-      label: 'leaks freed',
-      period: PERIOD,
-    });
-    alarm('RepairLeaks', leaks, 1, 'the repair pass freed leaked values');
-    // "Are ENI pools warm?": idle and assigned IPs after each pass, and the EC2 budget.
-    const idleIps = berthMetric('eni', 'IdleIps', {
-      statistic: cloudwatch.Stats.MINIMUM,
-      label: 'idle',
-    });
-    const assignedIps = berthMetric('eni', 'AssignedIps', {
-      statistic: cloudwatch.Stats.MAXIMUM,
-      label: 'assigned',
-    });
-    const budgetSpent = berthMetric('eni', 'Ec2BudgetSpent', { label: 'EC2 budget spent' });
-    alarm('Ec2Throttling', budgetSpent, 1, "ENI passes found berth's EC2 rate budget spent");
     this.alarms = alarms;
 
     const functions = Object.entries(props.functions);
@@ -246,31 +308,28 @@ export class Monitoring extends Construct {
         left: functions.map(([name, fn]) => metric(fn).with({ label: name })),
       });
     new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: `berth-${props.cluster}`,
+      dashboardName: `berth-${props.name}`,
       defaultInterval: Duration.hours(6),
       widgets: [
         [
           new cloudwatch.GraphWidget({
             title: 'Are we running out? (% of each range used)',
             width: 8,
-            left: rangeUse,
-            right: [fullRangeDenials],
+            left: series.rangeUse,
+            right: series.fullRangeDenials,
             leftAnnotations: [{ value: 90, label: 'alarm', color: cloudwatch.Color.RED }],
           }),
           new cloudwatch.GraphWidget({
             title: 'Did repair find anything? (leaks freed, findings)',
             width: 8,
-            left: [leaks],
-            right: [
-              berthMetric('repair', 'Released', { label: 'released' }),
-              berthMetric('repair', 'Recorded', { label: 'recorded' }),
-            ],
+            left: series.leaks,
+            right: series.repairWork,
           }),
           new cloudwatch.GraphWidget({
             title: 'Are ENI pools warm? (IPs after each pass)',
             width: 8,
-            left: [idleIps, assignedIps],
-            right: [budgetSpent],
+            left: series.pools,
+            right: series.budgetSpent,
           }),
         ],
         [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms, width: 24 })],
@@ -295,7 +354,7 @@ export class Monitoring extends Construct {
             width: 8,
             left: [
               props.admission.metricInvocations({ label: 'invocations' }),
-              internalErrors.with({ label: 'HTTP 500', period: Duration.minutes(5) }),
+              ...series.internalErrors,
             ],
           }),
           new cloudwatch.GraphWidget({

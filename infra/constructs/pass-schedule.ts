@@ -24,6 +24,8 @@ export interface PassScheduleProps {
   readonly intervalSeconds: number;
   /** Where invocations that could not be delivered after their retries go. */
   readonly deadLetterQueue: sqs.IQueue;
+  /** The cluster the pass runs for, in a stack of several (its input names it). */
+  readonly cluster?: string;
 }
 
 /** Scheduler's rate unit is the minute: a shorter or uneven interval is rounded up to one. */
@@ -59,12 +61,13 @@ export class PassSchedule extends Construct {
       }),
     });
     this.schedule = new Schedule(this, 'Schedule', {
-      description: `berth ${props.pass} pass every ${minutes} min`,
+      description: `berth ${props.pass} pass every ${minutes} min${props.cluster === undefined ? '' : ` for ${props.cluster}`}`,
       schedule: ScheduleExpression.rate(Duration.minutes(minutes)),
       target: new LambdaInvoke(props.target, {
         role,
         input: ScheduleTargetInput.fromObject({
           pass: props.pass,
+          ...(props.cluster === undefined ? {} : { cluster: props.cluster }),
           scheduledTime: ContextAttribute.scheduledTime,
         }),
         // A pass that cannot be delivered within one interval is superseded by the next one;

@@ -7,6 +7,7 @@
  */
 import { type Acknowledgment, ArnFormat, type Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
 import type { NodePoolConfig } from '../../shared/config/schema.js';
 import { BERTH_TAGS } from '../../shared/ec2/network.js';
 
@@ -23,6 +24,24 @@ export function grantPermissions(role: iam.Role, permissions: PermissionSet): vo
     Validations.of(role).acknowledge(...permissions.acknowledgements);
 }
 
+/**
+ * Adds a permission set to a role as a policy of its own, made in `scope`: one cluster's
+ * statements in a stack of several, whose statement ids would collide in the role's default
+ * policy, and which leave with their cluster.
+ */
+export function attachPermissions(
+  scope: Construct,
+  id: string,
+  role: iam.Role,
+  permissions: PermissionSet,
+): void {
+  if (permissions.statements.length === 0) return;
+  const policy = new iam.Policy(scope, id, { statements: [...permissions.statements] });
+  policy.attachToRole(role);
+  if (permissions.acknowledgements.length > 0)
+    Validations.of(policy).acknowledge(...permissions.acknowledgements);
+}
+
 /** The id of an AwsSolutions-IAM5 finding for one wildcard resource, as cdk-nag prints it. */
 export function wildcardFinding(resource: string): string {
   return `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`;
@@ -36,11 +55,15 @@ function flattenedArn(service: string, resource: string): string {
 /** The tag keys berth may set on an ENI it already owns (never the cluster tag: that is ownership). */
 const RETAGGABLE_KEYS = [BERTH_TAGS.node, BERTH_TAGS.instance, BERTH_TAGS.createdAt];
 
-/** Statements for the ENI pool pass and the ENI IP API on berth-tagged interfaces of one cluster. */
-export function eniNetworkPermissions(stack: Stack, cluster: string): PermissionSet {
+/**
+ * Statements for the ENI pool pass and the ENI IP API on berth-tagged interfaces of the
+ * stack's clusters (a condition on a list of values matches any of them).
+ */
+export function eniNetworkPermissions(stack: Stack, clusters: readonly string[]): PermissionSet {
   const arn = (resource: string) =>
     stack.formatArn({ service: 'ec2', resource, resourceName: '*' });
   const networkInterfaces = arn('network-interface');
+  const cluster = clusters.length === 1 ? (clusters[0] as string) : [...clusters];
   const ownedByCluster = { StringEquals: { [`aws:ResourceTag/${BERTH_TAGS.cluster}`]: cluster } };
   const statements = [
     new iam.PolicyStatement({
@@ -116,7 +139,7 @@ export function eniNetworkPermissions(stack: Stack, cluster: string): Permission
       },
       {
         id: wildcardFinding(flattenedArn('ec2', 'network-interface/*')),
-        reason: `Every mutating ENI action is conditioned on the ${BERTH_TAGS.cluster} tag (aws:ResourceTag, or aws:RequestTag / ec2:CreateAction on create): only this cluster's berth ENIs match.`,
+        reason: `Every mutating ENI action is conditioned on the ${BERTH_TAGS.cluster} tag (aws:ResourceTag, or aws:RequestTag / ec2:CreateAction on create): only the stack's clusters' berth ENIs match.`,
       },
       {
         id: wildcardFinding(flattenedArn('ec2', 'subnet/*')),

@@ -1,6 +1,7 @@
 /**
  * The admission webhook's public HTTPS endpoint: a Lambda function URL whose path carries a
- * secret segment (`/admission/<secret>`).
+ * secret segment (`/admission/<secret>`; `/clusters/<name>/admission/<secret>` in a stack of
+ * several clusters, each with its own secret).
  *
  * Why a secret in the path: the kube-apiserver cannot SigV4-sign (so AuthType AWS_IAM is out),
  * and EKS does not expose `--admission-control-config-file`, so a webhook can be given neither
@@ -40,21 +41,33 @@ export class WebhookSecret extends Construct {
       reason:
         'Rotating the path secret must also rewrite the MutatingWebhookConfiguration in the cluster (berth manifests | kubectl apply); a rotation Lambda cannot do that, so rotation is an operator step.',
     });
-    new CfnOutput(this, 'Arn', {
-      key: STACK_OUTPUTS.webhookSecretArn,
-      value: this.secret.secretArn,
-      description: 'Secret whose value is the last path segment of the webhook URL',
-    });
   }
 }
 
-/** Exposes the admission function through an unauthenticated function URL. */
-export function exposeAdmission(scope: Construct, fn: lambda.IFunction): lambda.FunctionUrl {
+/**
+ * Exposes the admission function through an unauthenticated function URL. The output is the
+ * webhook URL up to its secret for one cluster, and the function URL itself for a stack that
+ * serves clusters by name (each cluster's path follows it: `clusters/<name>/admission/`).
+ */
+export function exposeAdmission(
+  scope: Construct,
+  fn: lambda.IFunction,
+  options: { readonly byName: boolean },
+): lambda.FunctionUrl {
   const url = fn.addFunctionUrl({
     // NONE: the apiserver cannot sign requests; the secret path segment authenticates it.
     authType: lambda.FunctionUrlAuthType.NONE,
     invokeMode: lambda.InvokeMode.BUFFERED,
   });
+  if (options.byName) {
+    new CfnOutput(scope, 'WebhookUrlOutput', {
+      key: STACK_OUTPUTS.webhookUrl,
+      value: url.url,
+      description:
+        "The webhook function's URL: each cluster's webhook is clusters/<name>/admission/<its secret> below it (berth manifests --stack --cluster)",
+    });
+    return url;
+  }
   new CfnOutput(scope, 'WebhookBaseUrlOutput', {
     key: STACK_OUTPUTS.webhookBaseUrl,
     // The URL ends in '/'; the secret follows `admission/`.

@@ -21,6 +21,8 @@ import { type PassContext, storeOptions } from './pass-context.js';
 /** The ENI function's event for one pool's background refill (sent by `LambdaRefillInvoker`). */
 export const refillPoolEvent = z.strictObject({
   kind: z.literal('refill-pool'),
+  /** The node's cluster; absent from a single-cluster stack's events. */
+  cluster: z.string().min(1).optional(),
   node: z.string().min(1),
 });
 

@@ -2,67 +2,107 @@
  * Composition for the admission function alone. It is kept apart from ./lambda.ts, whose passes
  * need `@kubernetes/client-node`: the webhook only reads a pod and a node, so it reaches the
  * cluster through the small HTTPS reader and its bundle carries no Kubernetes client (cold start
- * and bundle size). Clients are created once per container, at the handler's module scope.
+ * and bundle size). Clients are created once per container, at the handler's module scope, and
+ * shared by every cluster served; each cluster has its own runtime, path secret and queue tag.
  */
 import { EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { AdmissionDecision } from '../admission/decision.js';
+import { ClusterSet } from '../clusters/cluster-set.js';
+import { clusterRoutes, type HttpHandler } from '../clusters/http-routes.js';
+import { ConfigError } from '../config/errors.js';
 import { type LambdaSettings, lambdaSettings } from '../config/load.js';
+import type { BerthConfig } from '../config/schema.js';
+import { createHttpApi } from '../http/api.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
-import { QueueSettler } from '../settle/settler.js';
+import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
-import { type BerthRuntime, createRuntime } from './runtime.js';
+import { createRuntime } from './runtime.js';
 
-/** The admission runtime, with the settings it was built from. */
-export interface LambdaAdmissionRuntime {
-  readonly settings: LambdaSettings;
-  readonly runtime: BerthRuntime;
+/** What the admission function hears besides its answers. */
+export interface AdmissionObservers {
+  /** A settle task the queue refused (the repair pass finishes it). */
+  readonly onSettleLost: (task: SettleTask, error: unknown) => void;
+  /** Every admission decision. */
+  readonly onDecision: (decision: AdmissionDecision) => void;
+  /** The cluster a request is for, before it is served (the metrics dimension, the log key). */
+  readonly onCluster: (cluster: string) => void;
 }
 
 /**
- * EKS access for the configured cluster (`cluster` in the config is its name): DescribeCluster
- * once, a bearer token from the function's role renewed before EKS stops honouring it.
+ * Each cluster's webhook path secret, read once per container from Secrets Manager. Every served
+ * cluster must have one: a cluster without would answer its webhook path to anyone.
  */
-function eksCredentials(settings: LambdaSettings): EksCredentials {
-  const eks = new EKSClient({ region: settings.region });
-  return new EksCredentials({
-    cluster: settings.config.cluster,
-    region: settings.region,
-    // The EKS client's own provider chain: the function's role, refreshed by the SDK.
-    credentials: eks.config.credentials,
-    lookup: new SdkEksClusterLookup(eks),
-    now: Date.now,
-  });
-}
-
-/**
- * Builds the admission runtime from the Lambda environment. Values a Service gives back go to
- * the settle queue; `onSettleLost` hears of a task the queue refused (the repair pass finishes it).
- */
-export function lambdaAdmissionRuntime(
-  onSettleLost: (task: SettleTask, error: unknown) => void,
-): LambdaAdmissionRuntime {
-  const settings = lambdaSettings();
-  const queue = lambdaSettleQueue(settings);
-  const runtime = createRuntime({
-    config: settings.config,
-    dynamo: dynamoClient({ region: settings.region }),
-    tableName: settings.tableName,
-    clusterApi: new HttpsClusterReader({ access: eksCredentials(settings) }),
-    settler: () => new QueueSettler(queue, settings.config.settle.delaySeconds, onSettleLost),
-  });
-  return { settings, runtime };
-}
-
-/** The webhook path secret, read once per container from Secrets Manager. */
-export async function webhookSecret(settings: LambdaSettings): Promise<string> {
-  if (!settings.webhookSecretArn)
-    throw new Error('BERTH_WEBHOOK_SECRET_ARN is not set for the admission function');
+async function webhookSecrets(settings: LambdaSettings): Promise<ReadonlyMap<string, string>> {
+  const missing = settings.configs.filter(({ cluster }) => !settings.webhookSecretArns[cluster]);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      missing.map(({ cluster }) => `BERTH_WEBHOOK_SECRETS: no secret for cluster ${cluster}`),
+    );
+  }
   const client = new SecretsManagerClient({ region: settings.region });
-  const out = await client.send(new GetSecretValueCommand({ SecretId: settings.webhookSecretArn }));
-  client.destroy();
-  if (!out.SecretString) throw new Error(`secret ${settings.webhookSecretArn} has no string value`);
-  return out.SecretString;
+  try {
+    const secrets = await Promise.all(
+      settings.configs.map(async ({ cluster }) => {
+        const arn = settings.webhookSecretArns[cluster] as string;
+        const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+        if (!out.SecretString) throw new Error(`secret ${arn} has no string value`);
+        return [cluster, out.SecretString] as const;
+      }),
+    );
+    return new Map(secrets);
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * The admission function's HTTP API for every cluster it serves, from the Lambda environment:
+ * `/admission/<secret>` for a single cluster, `/clusters/<name>/admission/<secret>` for each of
+ * several. Values a Service gives back go to the settle queue, tagged with their cluster.
+ */
+export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise<HttpHandler> {
+  const settings = lambdaSettings();
+  const secrets = await webhookSecrets(settings);
+  const queue = lambdaSettleQueue(settings);
+  const dynamo = dynamoClient({ region: settings.region });
+  const eks = new EKSClient({ region: settings.region });
+  const apiFor = (config: BerthConfig): HttpHandler => {
+    // DescribeCluster once, then a bearer token from the function's role, renewed before EKS
+    // stops honouring it.
+    const access = new EksCredentials({
+      cluster: config.cluster,
+      region: settings.region,
+      // The EKS client's own provider chain: the function's role, refreshed by the SDK.
+      credentials: eks.config.credentials,
+      lookup: new SdkEksClusterLookup(eks),
+      now: Date.now,
+    });
+    const runtime = createRuntime({
+      config,
+      dynamo,
+      tableName: settings.tableName,
+      clusterApi: new HttpsClusterReader({ access }),
+      settler: () =>
+        new QueueSettler(
+          taggedWithCluster(queue, config.cluster),
+          config.settle.delaySeconds,
+          observers.onSettleLost,
+        ),
+    });
+    return createHttpApi({
+      admission: runtime.admission,
+      healthy: () => runtime.healthy(),
+      status: () => runtime.status(),
+      pathSecret: secrets.get(config.cluster) as string,
+      onDecision: observers.onDecision,
+    });
+  };
+  return clusterRoutes(new ClusterSet(settings.configs, apiFor), {
+    unknown: 'opaque',
+    onCluster: observers.onCluster,
+  });
 }

@@ -1,38 +1,55 @@
 /**
  * Composition for the pass functions: settings from the environment, clients created once per
- * container (module scope of each function), Kubernetes through an EKS token made from the
- * function's own role.
+ * container (module scope of each function) and shared by every cluster served, Kubernetes
+ * through an EKS token made from the function's own role for each cluster.
  */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EKSClient } from '@aws-sdk/client-eks';
+import { ClusterSet } from '../clusters/cluster-set.js';
 import { type LambdaSettings, lambdaSettings } from '../config/load.js';
-import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { BerthConfig } from '../config/schema.js';
 import { ProvidedClusterApi } from '../k8s/cluster-api-provider.js';
 import { EksClusterApiFactory, SdkEksClusterLookup } from '../k8s/eks-cluster-api.js';
 import { dynamoClient } from '../store/client.js';
 import type { PassContext } from './pass-context.js';
 
-/** Kubernetes access for the configured EKS cluster (`cluster` in the config is its name). */
-function eksClusterApi(settings: LambdaSettings): ClusterApi {
-  const eks = new EKSClient({ region: settings.region });
-  return new ProvidedClusterApi(
-    new EksClusterApiFactory({
-      cluster: settings.config.cluster,
-      region: settings.region,
-      // The EKS client's own provider chain: the function's role, refreshed by the SDK.
-      credentials: eks.config.credentials,
-      lookup: new SdkEksClusterLookup(eks),
-      now: Date.now,
-    }),
-  );
+/** Clients every cluster's pass shares: one connection pool each, whatever the clusters. */
+interface SharedClients {
+  readonly dynamo: DynamoDBClient;
+  readonly eks: EKSClient;
 }
 
-/** What a pass function builds its pass from, read from the Lambda environment. */
-export function lambdaPassContext(settings: LambdaSettings = lambdaSettings()): PassContext {
+/** One cluster's pass context; `cluster` in the config is the EKS cluster's name. */
+function passContext(
+  settings: LambdaSettings,
+  clients: SharedClients,
+  config: BerthConfig,
+): PassContext {
   return {
-    config: settings.config,
-    dynamo: dynamoClient({ region: settings.region }),
+    config,
+    dynamo: clients.dynamo,
     tableName: settings.tableName,
-    clusterApi: eksClusterApi(settings),
+    clusterApi: new ProvidedClusterApi(
+      new EksClusterApiFactory({
+        cluster: config.cluster,
+        region: settings.region,
+        // The EKS client's own provider chain: the function's role, refreshed by the SDK.
+        credentials: clients.eks.config.credentials,
+        lookup: new SdkEksClusterLookup(clients.eks),
+        now: Date.now,
+      }),
+    ),
     region: settings.region,
   };
+}
+
+/** What a pass function builds its pass from for each cluster it serves, read from the Lambda environment. */
+export function lambdaPassContexts(
+  settings: LambdaSettings = lambdaSettings(),
+): ClusterSet<PassContext> {
+  const clients: SharedClients = {
+    dynamo: dynamoClient({ region: settings.region }),
+    eks: new EKSClient({ region: settings.region }),
+  };
+  return new ClusterSet(settings.configs, (config) => passContext(settings, clients, config));
 }

@@ -30,9 +30,14 @@ export function publishMetrics(metrics: Metrics): MiddlewareObj {
   return { after: flush, onError: flush };
 }
 
-/** Every metric of the function carries the cluster, so one dashboard tells clusters apart. */
-export function forCluster(metrics: MetricsType, cluster: string): void {
+/**
+ * The cluster an invocation serves: every metric it records carries the cluster as a dimension
+ * (one dashboard tells clusters apart), and every log line its key. Called per invocation, since
+ * a container serves every cluster of its stack.
+ */
+export function forCluster(metrics: MetricsType, cluster: string, logger?: Logger): void {
   metrics.setDefaultDimensions({ cluster });
+  logger?.appendKeys({ cluster });
 }
 
 /**

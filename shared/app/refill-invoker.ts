@@ -13,20 +13,28 @@ import type { RefillPoolEvent } from './eni-pass.js';
 export class LambdaRefillInvoker implements RefillRequests {
   readonly #client: LambdaClient;
   readonly #functionName: string;
+  readonly #cluster: string | undefined;
   readonly #onError: (node: string, error: unknown) => void;
 
   constructor(options: {
     readonly client: LambdaClient;
     readonly functionName: string;
+    /** The cluster of the nodes it asks for, named in each event the ENI function gets. */
+    readonly cluster?: string;
     readonly onError: (node: string, error: unknown) => void;
   }) {
     this.#client = options.client;
     this.#functionName = options.functionName;
+    this.#cluster = options.cluster;
     this.#onError = options.onError;
   }
 
   async request(node: string): Promise<void> {
-    const event: RefillPoolEvent = { kind: 'refill-pool', node };
+    const event: RefillPoolEvent = {
+      kind: 'refill-pool',
+      ...(this.#cluster === undefined ? {} : { cluster: this.#cluster }),
+      node,
+    };
     try {
       await this.#client.send(
         new InvokeCommand({
@@ -42,9 +50,10 @@ export class LambdaRefillInvoker implements RefillRequests {
   }
 }
 
-/** The node IP function's invoker, aimed at the ENI function its environment names. */
+/** The node IP function's invoker for one cluster, aimed at the ENI function its environment names. */
 export function refillInvoker(
   settings: LambdaSettings,
+  cluster: string,
   onError: (node: string, error: unknown) => void,
 ): LambdaRefillInvoker {
   if (!settings.eniFunctionName) {
@@ -53,6 +62,7 @@ export function refillInvoker(
   return new LambdaRefillInvoker({
     client: new LambdaClient({ region: settings.region }),
     functionName: settings.eniFunctionName,
+    cluster,
     onError,
   });
 }

@@ -41,11 +41,15 @@ function parseJson(text: string, source: string): unknown {
 
 /** What a berth Lambda function reads from its environment (set by the CDK stack). */
 export interface LambdaSettings {
-  readonly config: BerthConfig;
+  /** Every cluster the deployment serves (BERTH_CONFIG, with a section per cluster or one cluster's). */
+  readonly configs: readonly BerthConfig[];
   readonly tableName: string;
   readonly region: string;
-  /** ARN of the secret whose value is the webhook path segment; admission function only. */
-  readonly webhookSecretArn: string | undefined;
+  /**
+   * ARN of each cluster's secret, whose value is the last segment of its webhook path
+   * (BERTH_WEBHOOK_SECRETS, a JSON object by cluster); admission function only.
+   */
+  readonly webhookSecretArns: Readonly<Record<string, string>>;
   /** Name of the ENI function, which runs background pool refills; node IP function only. */
   readonly eniFunctionName: string | undefined;
   /** URL of the settle queue; admission and settle functions. */
@@ -62,22 +66,44 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
   };
   const tableName = need('BERTH_TABLE');
   const region = need('AWS_REGION');
-  let config: BerthConfig | undefined;
+  let configs: BerthConfig[] | undefined;
   try {
-    config = parseConfig(parseJson(need('BERTH_CONFIG') || '{}', 'BERTH_CONFIG'));
+    configs = parseClusterConfigs(parseJson(need('BERTH_CONFIG') || '{}', 'BERTH_CONFIG'));
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((line) => `BERTH_CONFIG ${line}`));
   }
-  if (problems.length > 0 || config === undefined) throw new ConfigError(problems);
+  const webhookSecretArns = secretArns(env.BERTH_WEBHOOK_SECRETS, problems);
+  if (problems.length > 0 || configs === undefined) throw new ConfigError(problems);
   return {
-    config,
+    configs,
     tableName,
     region,
-    webhookSecretArn: env.BERTH_WEBHOOK_SECRET_ARN || undefined,
+    webhookSecretArns,
     eniFunctionName: env.BERTH_ENI_FUNCTION || undefined,
     settleQueueUrl: env.BERTH_SETTLE_QUEUE || undefined,
   };
+}
+
+/** BERTH_WEBHOOK_SECRETS: `{ "<cluster>": "<secret ARN>" }`, or nothing outside the admission function. */
+function secretArns(text: string | undefined, problems: string[]): Record<string, string> {
+  if (!text) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    problems.push('BERTH_WEBHOOK_SECRETS: not valid JSON');
+    return {};
+  }
+  const entries =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value)
+      : [];
+  if (entries.length === 0 || entries.some(([, arn]) => typeof arn !== 'string' || arn === '')) {
+    problems.push('BERTH_WEBHOOK_SECRETS: must map each cluster to its secret ARN');
+    return {};
+  }
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 /** The `KUBECONFIG` variable, for local commands that talk to a real cluster. */

@@ -7,7 +7,17 @@ export const STACK_OUTPUTS = {
   webhookBaseUrl: 'WebhookBaseUrl',
   /** The Secrets Manager secret whose value is the webhook's last path segment. */
   webhookSecretArn: 'WebhookSecretArn',
-  /** The ENI IP assignment API (`POST /v1/nodes/{node}/ips`), SigV4 (`lambda` service). */
+  /**
+   * A stack of several clusters: the webhook function's URL, below which each cluster's webhook
+   * is `clusters/<name>/admission/<secret>`.
+   */
+  webhookUrl: 'WebhookUrl',
+  /** A stack of several clusters: `{ "<cluster>": "<secret ARN>" }` as JSON. */
+  webhookSecretArns: 'WebhookSecretArns',
+  /**
+   * The ENI IP assignment API (`POST /v1/nodes/{node}/ips`), SigV4 (`lambda` service); in a stack
+   * of several clusters, each cluster's API is below it at `clusters/<name>`.
+   */
   nodeIpsUrl: 'NodeIpsUrl',
   /** The DynamoDB table holding every allocation. */
   tableName: 'TableName',

@@ -23,6 +23,14 @@ export interface SettleQueue {
   submit(task: SettleTask, delaySeconds: number): Promise<void>;
 }
 
+/**
+ * A deployment's one queue, for one of the clusters it serves: each task carries its cluster, so
+ * the settle function looks the owner up in that cluster.
+ */
+export function taggedWithCluster(queue: SettleQueue, cluster: string): SettleQueue {
+  return { submit: (task, delaySeconds) => queue.submit({ ...task, cluster }, delaySeconds) };
+}
+
 /** Tasks go on a delay queue, for a first look `delaySeconds` after the admission. */
 export class QueueSettler implements Settler {
   readonly #queue: SettleQueue;

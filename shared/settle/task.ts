@@ -16,6 +16,11 @@ export type SettleReason = 'create' | 'release';
 /** One owner to look at. */
 export interface SettleTask {
   readonly id: string;
+  /**
+   * The cluster the owner lives in, where one deployment serves several; absent from the tasks
+   * of a single-cluster deployment (and of admissions before it served several).
+   */
+  readonly cluster?: string;
   readonly reason: SettleReason;
   /** Epoch ms of the admission that asked for it. */
   readonly admittedAt: number;
@@ -41,6 +46,7 @@ const MAX_TASK_CLAIMS = 256;
 
 const settleTask = z.strictObject({
   id: z.string().refine(isAllocationId, 'not an allocation id'),
+  cluster: z.string().min(1).max(100).optional(),
   reason: z.enum(['create', 'release']),
   admittedAt: z.number().int().nonnegative(),
   attempt: z.number().int().nonnegative().max(1_000),

@@ -38,6 +38,26 @@ describe('LambdaRefillInvoker', () => {
     });
   });
 
+  it("names the node's cluster when the stack serves several, and the ENI function reads it", async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 202 });
+    const invoker = new LambdaRefillInvoker({
+      client: new LambdaClient({ region: 'eu-west-1' }),
+      functionName: 'berth-eni',
+      cluster: 'games-b',
+      onError: () => {
+        throw new Error('no error expected');
+      },
+    });
+    await invoker.request('node-b1');
+    const input = lambda.commandCalls(InvokeCommand)[0]?.args[0].input;
+    const payload = JSON.parse(new TextDecoder().decode(input?.Payload as Uint8Array));
+    expect(refillPoolEvent.parse(payload)).toEqual({
+      kind: 'refill-pool',
+      cluster: 'games-b',
+      node: 'node-b1',
+    });
+  });
+
   it('reports a refused hand-over to onError instead of failing the assign', async () => {
     lambda
       .on(InvokeCommand)
@@ -55,8 +75,10 @@ describe('LambdaRefillInvoker', () => {
   it('is built from BERTH_ENI_FUNCTION, which the node IP function must have', () => {
     const settings = lambdaSettings({ ...ENV, BERTH_ENI_FUNCTION: 'berth-games-eni' });
     expect(settings.eniFunctionName).toBe('berth-games-eni');
-    expect(refillInvoker(settings, () => {})).toBeInstanceOf(LambdaRefillInvoker);
-    expect(() => refillInvoker(lambdaSettings(ENV), () => {})).toThrow(ConfigError);
-    expect(() => refillInvoker(lambdaSettings(ENV), () => {})).toThrow(/BERTH_ENI_FUNCTION/);
+    expect(refillInvoker(settings, 'games', () => {})).toBeInstanceOf(LambdaRefillInvoker);
+    expect(() => refillInvoker(lambdaSettings(ENV), 'games', () => {})).toThrow(ConfigError);
+    expect(() => refillInvoker(lambdaSettings(ENV), 'games', () => {})).toThrow(
+      /BERTH_ENI_FUNCTION/,
+    );
   });
 });

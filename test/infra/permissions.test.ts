@@ -48,7 +48,7 @@ function testStack(): Stack {
 
 describe('eniNetworkPermissions', () => {
   const stack = testStack();
-  const statements = statementsOf(stack, eniNetworkPermissions(stack, 'games'));
+  const statements = statementsOf(stack, eniNetworkPermissions(stack, ['games']));
   const eniArn = 'arn:aws:ec2:eu-west-1:111122223333:network-interface/*';
 
   it('conditions every action on berth ENIs on the cluster tag', () => {

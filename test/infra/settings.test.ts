@@ -24,7 +24,7 @@ function problemsOf(run: () => unknown): readonly string[] {
 describe('stackSettings', () => {
   it('uses every default without context, as a plain cdk synth does', () => {
     const settings = stackSettings({});
-    expect(settings.config.cluster).toBe('local');
+    expect(settings.configs[0]?.cluster).toBe('local');
     expect(settings.configDocument).toEqual({});
     expect(settings.nodeIpsCallerArns).toEqual([]);
   });
@@ -34,8 +34,8 @@ describe('stackSettings', () => {
       { cluster: 'games', config: 'berth.json' },
       files({ 'berth.json': JSON.stringify({ repair: { intervalSeconds: 300 } }) }),
     );
-    expect(settings.config.cluster).toBe('games');
-    expect(settings.config.repair.intervalSeconds).toBe(300);
+    expect(settings.configs[0]?.cluster).toBe('games');
+    expect(settings.configs[0]?.repair.intervalSeconds).toBe(300);
     expect(settings.configDocument).toEqual({ repair: { intervalSeconds: 300 }, cluster: 'games' });
   });
 
@@ -92,6 +92,77 @@ describe('stackSettings', () => {
     expect(problemsOf(() => stackSettings({ nodeIpsCallers: 'nodes-a' }))).toEqual([
       '-c nodeIpsCallers: "nodes-a" is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)',
     ]);
+  });
+});
+
+describe('stackSettings for several clusters', () => {
+  const sections = JSON.stringify({
+    scale: { maxNodes: 20 },
+    clusters: { 'games-a': {}, 'games-b': { scale: { maxNodes: 40 } } },
+  });
+
+  it('serves each cluster of -c clusters by name, with the shared keys when the file has no sections', () => {
+    const settings = stackSettings(
+      { clusters: 'games-a, games-b', config: 'c.json' },
+      files({ 'c.json': '{"repair":{"intervalSeconds":300}}' }),
+    );
+    expect(settings.byName).toBe(true);
+    expect(settings.stackName).toBe('berth');
+    expect(settings.configs.map((c) => [c.cluster, c.repair.intervalSeconds])).toEqual([
+      ['games-a', 300],
+      ['games-b', 300],
+    ]);
+    expect(settings.configDocument).toEqual({
+      repair: { intervalSeconds: 300 },
+      clusters: { 'games-a': {}, 'games-b': {} },
+    });
+  });
+
+  it("takes a file's sections, with or without -c clusters naming them, and -c stack", () => {
+    const read = files({ 'c.json': sections });
+    for (const context of [
+      { config: 'c.json' },
+      { config: 'c.json', clusters: 'games-b,games-a' },
+    ]) {
+      const settings = stackSettings({ ...context, stack: 'berth-eu' }, read);
+      expect(settings.stackName).toBe('berth-eu');
+      expect(settings.configs.map((c) => [c.cluster, c.scale.maxNodes])).toEqual([
+        ['games-a', 20],
+        ['games-b', 40],
+      ]);
+    }
+  });
+
+  it('keeps a single cluster as it was: plain paths, berth-<cluster>', () => {
+    const settings = stackSettings({ cluster: 'games' });
+    expect(settings.byName).toBe(false);
+    expect(settings.stackName).toBe('berth-games');
+  });
+
+  it('refuses context and file that disagree on the clusters, naming the fix', () => {
+    const read = files({ 'c.json': sections, 'one.json': '{"cluster":"games"}' });
+    expect(
+      problemsOf(() => stackSettings({ config: 'c.json', clusters: 'games-a,games-c' }, read)),
+    ).toEqual([
+      "-c clusters: must name the config file's sections (games-a, games-b); no section for games-c; not named: games-b",
+    ]);
+    expect(problemsOf(() => stackSettings({ config: 'c.json', cluster: 'games-a' }, read))).toEqual(
+      [
+        '-c cluster=games-a: the config file has a section per cluster; deploy them with -c clusters=games-a,games-b',
+      ],
+    );
+    expect(
+      problemsOf(() => stackSettings({ config: 'one.json', clusters: 'a,b' }, read))[0],
+    ).toMatch(/names one cluster \("games"\) but -c clusters names a, b/);
+    expect(problemsOf(() => stackSettings({ clusters: 'a,a' }))).toEqual([
+      '-c clusters: a named twice',
+    ]);
+    expect(problemsOf(() => stackSettings({ cluster: 'games', stack: 'x' }))[0]).toMatch(
+      /-c stack: a single-cluster stack is named berth-<cluster>/,
+    );
+    expect(problemsOf(() => stackSettings({ clusters: 'games a' }))[0]).toMatch(
+      /clusters\.games a: cluster: must be a DNS label/,
+    );
   });
 });
 

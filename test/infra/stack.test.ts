@@ -7,6 +7,7 @@ import { createBerthApp } from '../../infra/berth-app.js';
 import type { BerthStack } from '../../infra/berth-stack.js';
 import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../../shared/repair/pass.js';
 import { SCALE_POLICY_DEFAULTS } from '../../shared/scale/policy.js';
+import { renderedJoin } from '../support/cloudformation.js';
 
 /** A config that differs from the defaults where the template shows it. */
 const CONFIG = {
@@ -144,8 +145,8 @@ describe('BerthStack', () => {
     expect(admission.Properties.Timeout).toBe(4);
     const variables = (admission.Properties.Environment as { Variables: Record<string, unknown> })
       .Variables;
-    expect(variables.BERTH_WEBHOOK_SECRET_ARN).toEqual({
-      Ref: expect.stringMatching(/^WebhookSecret/),
+    expect(JSON.parse(renderedJoin(variables.BERTH_WEBHOOK_SECRETS))).toEqual({
+      games: expect.stringMatching(/^WebhookSecret/),
     });
     for (const construct of ['Repair', 'Scale', 'Eni', 'NodeIps']) {
       expect(actionsOf(statementsOf(construct))).not.toContain('secretsmanager:GetSecretValue');

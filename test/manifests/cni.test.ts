@@ -23,11 +23,14 @@ function options(overrides: Partial<ManifestsOptions> = {}): ManifestsOptions {
   };
 }
 
-async function print(overrides: Partial<ManifestsOptions>) {
+async function print(
+  overrides: Partial<ManifestsOptions>,
+  outputs: Record<string, string> = { NodeIpsUrl: NODE_IPS_URL },
+) {
   const out: string[] = [];
   const err: string[] = [];
   const code = await createManifestsCommand({
-    stacks: { outputs: async () => ({ NodeIpsUrl: NODE_IPS_URL }) },
+    stacks: { outputs: async () => outputs },
     secrets: { secretString: async () => '' },
     stdout: (text) => out.push(text),
     stderr: (text) => err.push(text),
@@ -41,6 +44,18 @@ async function print(overrides: Partial<ManifestsOptions>) {
 }
 
 describe('berth manifests --cni', () => {
+  it("points a cluster's node agents at its own routes in a stack of several clusters", async () => {
+    const { code, items } = await print(
+      { stack: 'berth', config: parseConfig({ cluster: 'games-b' }) },
+      { NodeIpsUrl: NODE_IPS_URL, WebhookSecretArns: JSON.stringify({ 'games-b': 'arn:b' }) },
+    );
+    expect(code).toBe(0);
+    const conf = JSON.parse(items[0]?.data[CNI_CONFIG_FILE]);
+    expect(conf.plugins[0].ipam.endpoint).toBe(
+      `${NODE_IPS_URL.replace(/\/$/, '')}/clusters/games-b`,
+    );
+  });
+
   it('prints a ConfigMap with the bundled plugin and a DaemonSet on the configured nodes, public images only', async () => {
     const { code, items } = await print({ stack: 'berth-games' });
     expect(code).toBe(0);

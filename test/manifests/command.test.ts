@@ -177,6 +177,31 @@ describe('berth manifests', () => {
     expect(clientConfigs(io.out())).toEqual(Array(5).fill({ url: `${BASE_URL}${SECRET}` }));
   });
 
+  it("builds a cluster's own URL and secret for a stack of several clusters", async () => {
+    const FUNCTION_URL = 'https://xyz789.lambda-url.eu-west-1.on.aws/';
+    const stackOutputs = {
+      WebhookUrl: FUNCTION_URL,
+      WebhookSecretArns: JSON.stringify({
+        'games-a': `${SECRET_ARN}-a`,
+        'games-b': `${SECRET_ARN}-b`,
+      }),
+    };
+    const io = fakeDeps({ stacks: { outputs: async () => stackOutputs } });
+    const forCluster = (cluster: string) =>
+      createManifestsCommand(io.deps)(
+        options({ json: true, stack: 'berth', config: parseConfig({ cluster }) }),
+      );
+    expect(await forCluster('games-b')).toBe(0);
+    expect(io.calls.secrets).toEqual([`${SECRET_ARN}-b`]);
+    expect(clientConfigs(io.out())).toEqual(
+      Array(5).fill({ url: `${FUNCTION_URL}clusters/games-b/admission/${SECRET}` }),
+    );
+    expect(await forCluster('games-c')).toBe(2);
+    expect(io.err()).toMatch(
+      /--stack berth: serves clusters games-a, games-b, not "games-c"; pass --config FILE --cluster NAME/,
+    );
+  });
+
   it('refuses --url together with --stack', async () => {
     const io = fakeDeps();
     expect(

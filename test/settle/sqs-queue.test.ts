@@ -1,6 +1,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { taggedWithCluster } from '../../shared/settle/settler.js';
 import { SqsSettleQueue } from '../../shared/settle/sqs-queue.js';
 import { parseSettleTask, type SettleTask } from '../../shared/settle/task.js';
 
@@ -29,6 +30,15 @@ describe('SqsSettleQueue', () => {
       [URL, 900],
     ]);
     expect(parseSettleTask(calls[0]?.MessageBody ?? '')).toEqual(task);
+  });
+
+  it('tags each task with its cluster where one queue serves several, and the tag parses back', async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    const queue = new SqsSettleQueue(new SQSClient({ region: 'eu-west-1' }), URL);
+    await taggedWithCluster(queue, 'games-b').submit(task, 5);
+    const body = sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '';
+    expect(parseSettleTask(body)).toEqual({ ...task, cluster: 'games-b' });
+    expect(() => parseSettleTask(JSON.stringify({ ...task, cluster: '' }))).toThrow(/cluster/);
   });
 
   it('refuses a message that is not a settle task, naming the field', () => {

@@ -1,0 +1,177 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createBerthApp } from '../../infra/berth-app.js';
+import { BERTH_TAGS } from '../../shared/ec2/network.js';
+import { renderedJoin } from '../support/cloudformation.js';
+
+/** Two clusters with their own node pools and scale intervals, one shared key. */
+const CONFIG = {
+  repair: { intervalSeconds: 300 },
+  clusters: {
+    'games-a': { scale: { nodePool: { type: 'eks-nodegroup', name: 'a-nodes' } } },
+    'games-b': {
+      scale: { intervalSeconds: 120, nodePool: { type: 'asg', name: 'b-asg' } },
+      serviceCIDRs: ['10.200.0.0/16'],
+    },
+  },
+};
+
+/** Layout only (`aws:cdk:bundling-stacks` empty): bundling.test.ts bundles for real. */
+function synth(config: object, context: Record<string, unknown>) {
+  const { app, stack } = createBerthApp(
+    { context: { config: 'berth.json', 'aws:cdk:bundling-stacks': [], ...context } },
+    () => JSON.stringify(config),
+  );
+  const assembly = app.synth();
+  const report = JSON.parse(
+    readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8'),
+  ) as { pluginReports: { violations: unknown[] }[] };
+  return {
+    stack,
+    template: Template.fromStack(stack),
+    report,
+    file: join(assembly.directory, stack.templateFile),
+  };
+}
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+let built: ReturnType<typeof synth>;
+let resources: Resources;
+
+beforeAll(() => {
+  built = synth(CONFIG, { clusters: 'games-a,games-b' });
+  resources = built.template.toJSON().Resources as Resources;
+}, 600_000);
+
+const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+
+/** The properties of the one resource of `type` whose logical id starts with `prefix`. */
+function propertiesOf(type: string, prefix: string): Record<string, unknown> {
+  const found = ofType(type).find(([id]) => id.startsWith(prefix));
+  if (!found) throw new Error(`no ${type} ${prefix}…`);
+  return found[1].Properties;
+}
+
+describe('one stack for several clusters', { timeout: 300_000 }, () => {
+  it('is one stack named berth (or -c stack) with one table and one set of functions', () => {
+    expect(built.stack.stackName).toBe('berth');
+    expect(ofType('AWS::DynamoDB::GlobalTable')).toHaveLength(1);
+    expect(ofType('AWS::Lambda::Function')).toHaveLength(6);
+    expect(ofType('AWS::CloudWatch::Dashboard')).toHaveLength(1);
+    expect(synth(CONFIG, { clusters: 'games-a,games-b', stack: 'berth-eu' }).stack.stackName).toBe(
+      'berth-eu',
+    );
+  });
+
+  it('passes cdk-nag and cfn-lint', () => {
+    expect(built.report.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
+    const lint = () =>
+      execFileSync('cfn-lint', ['--ignore-checks', 'W3005', '--', built.file], {
+        encoding: 'utf8',
+      });
+    expect(lint).not.toThrow();
+  });
+
+  it('gives each cluster its own webhook secret, all read by the admission function', () => {
+    const secrets = ofType('AWS::SecretsManager::Secret').map(([id]) => id);
+    expect(secrets).toHaveLength(2);
+    const admission = propertiesOf('AWS::Lambda::Function', 'Admission');
+    const variables = (admission.Environment as { Variables: Record<string, unknown> }).Variables;
+    const byCluster = JSON.parse(renderedJoin(variables.BERTH_WEBHOOK_SECRETS));
+    expect(Object.keys(byCluster)).toEqual(['games-a', 'games-b']);
+    expect(byCluster['games-a']).toMatch(/^Clustergamesa/);
+    expect(byCluster['games-b']).toMatch(/^Clustergamesb/);
+    expect(new Set(Object.values(byCluster))).toEqual(new Set(secrets));
+    // Every function gets the config with both sections.
+    expect(JSON.parse(String(variables.BERTH_CONFIG))).toEqual(CONFIG);
+  });
+
+  it("runs every pass per cluster, on that cluster's interval, naming it in the input", () => {
+    const schedules = ofType('AWS::Scheduler::Schedule').map(([, r]) => {
+      const target = r.Properties.Target as { Input: string };
+      const input = JSON.parse(target.Input);
+      return `${input.cluster} ${input.pass} ${r.Properties.ScheduleExpression}`;
+    });
+    expect(schedules.sort()).toEqual([
+      'games-a eni rate(1 minute)',
+      'games-a repair rate(5 minutes)',
+      'games-a scale rate(1 minute)',
+      'games-b eni rate(1 minute)',
+      'games-b repair rate(5 minutes)',
+      'games-b scale rate(2 minutes)',
+    ]);
+  });
+
+  it('enters every function role into each cluster, and scales each one its own pool', () => {
+    const entries = ofType('AWS::EKS::AccessEntry').map(([, r]) => r.Properties.ClusterName);
+    expect(entries.filter((name) => name === 'games-a')).toHaveLength(6);
+    expect(entries.filter((name) => name === 'games-b')).toHaveLength(6);
+    const policies = ofType('AWS::IAM::Policy');
+    const policyOf = (prefix: string) =>
+      JSON.stringify(policies.filter(([id]) => id.startsWith(prefix)).map(([, r]) => r));
+    expect(policyOf('Clustergamesa')).toContain('nodegroup/games-a/a-nodes/*');
+    expect(policyOf('Clustergamesa')).not.toContain('b-asg');
+    expect(policyOf('Clustergamesb')).toContain('autoScalingGroupName/b-asg');
+    expect(policyOf('Clustergamesb')).toContain('autoscaling:SetDesiredCapacity');
+  });
+
+  it("lets the ENI functions manage the berth ENIs of the stack's clusters only", () => {
+    const eniPolicy = propertiesOf('AWS::IAM::Policy', 'EniRole');
+    const statements = (
+      eniPolicy.PolicyDocument as { Statement: { Sid?: string; Condition?: unknown }[] }
+    ).Statement;
+    const manage = statements.find((statement) => statement.Sid === 'ManageOwnEni');
+    expect(manage?.Condition).toEqual({
+      StringEquals: { [`aws:ResourceTag/${BERTH_TAGS.cluster}`]: ['games-a', 'games-b'] },
+    });
+  });
+
+  it("alarms per cluster on berth's metrics and once on the shared functions", () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    const named = (part: string) => alarms.filter(([id]) => id.includes(part));
+    const rangeAlarms = named('RangeNearlyFull').map(([, r]) => {
+      const [metric] = r.Properties.Metrics as {
+        MetricStat: { Metric: { Dimensions: { Name: string; Value: string }[] } };
+      }[];
+      const dimensions = metric?.MetricStat.Metric.Dimensions ?? [];
+      const cluster = dimensions.find((d) => d.Name === 'cluster')?.Value;
+      const range = dimensions.find((d) => d.Name === 'range')?.Value;
+      return `${cluster} ${range} | ${r.Properties.AlarmDescription}`;
+    });
+    expect(rangeAlarms.sort()).toEqual([
+      'games-a 10.100.0.0/16 | berth (games-a): range 10.100.0.0/16 is over 90% used',
+      'games-a 30000-32767 | berth (games-a): range 30000-32767 is over 90% used',
+      'games-b 10.200.0.0/16 | berth (games-b): range 10.200.0.0/16 is over 90% used',
+      'games-b 30000-32767 | berth (games-b): range 30000-32767 is over 90% used',
+    ]);
+    expect(named('AdmissionErrors')).toHaveLength(1);
+    expect(named('TableThrottles')).toHaveLength(1);
+    expect(named('AdmissionInternalErrors')).toHaveLength(2);
+  });
+
+  it("outputs the function URL and each cluster's secret for berth manifests", () => {
+    const outputs = built.template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining(['WebhookUrl', 'WebhookSecretArns', 'NodeIpsUrl', 'TableName']),
+    );
+    expect(Object.keys(outputs)).not.toContain('WebhookSecretArn');
+    expect(Object.keys(JSON.parse(renderedJoin(outputs.WebhookSecretArns?.Value)))).toEqual([
+      'games-a',
+      'games-b',
+    ]);
+  });
+
+  it("adds a cluster without changing any of another cluster's resources", () => {
+    const alone = synth(
+      { repair: CONFIG.repair, clusters: { 'games-a': CONFIG.clusters['games-a'] } },
+      { clusters: 'games-a' },
+    ).template.toJSON().Resources as Resources;
+    const own = Object.entries(alone).filter(([id]) => id.startsWith('Clustergamesa'));
+    expect(own.length).toBeGreaterThan(10);
+    for (const [id, resource] of own) expect(resources[id]).toEqual(resource);
+  });
+});
