@@ -11,19 +11,14 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaAdmissionApi } from '../../shared/app/lambda-admission.js';
-import {
-  decisionRecorder,
-  forCluster,
-  observability,
-  publishMetrics,
-} from '../../shared/app/observability.js';
+import { decisionRecorder, observability, publishMetrics } from '../../shared/app/observability.js';
 
-const { logger, metrics, tracer } = observability('admission');
+const { logger, metrics, tracer, forCluster } = observability('admission');
 const api = await lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
   onDecision: decisionRecorder(logger, metrics),
-  onCluster: (cluster) => forCluster(metrics, cluster, logger),
+  onCluster: forCluster,
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

@@ -12,13 +12,13 @@ import middy from '@middy/core';
 import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
+import { observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { recordEniPass, recordRefill } from '../../shared/app/pass-records.js';
 import type { EniPassSummary } from '../../shared/eni/pass.js';
 
-const { logger, metrics, tracer } = observability('eni');
+const { logger, metrics, tracer, forCluster } = observability('eni');
 const runners = lambdaPassContexts().map((context) => eniRunner(context));
 
 /** An EventBridge rule's EC2 event; anything else (the schedule's input) runs the whole pass. */
@@ -30,7 +30,7 @@ const instanceStateChange = z.object({
 
 /** Records one cluster's pass and fails the invocation when none of its work could be done. */
 function record(cluster: string, summary: EniPassSummary): void {
-  forCluster(metrics, cluster, logger);
+  forCluster(cluster);
   recordEniPass({ logger, metrics }, summary);
   failWhenNothingWorked(
     'eni',
@@ -48,7 +48,7 @@ const run = async (event: unknown) => {
   const refill = refillPoolEvent.safeParse(event);
   if (refill.success) {
     const { config, value: eni } = runners.get(refill.data.cluster);
-    forCluster(metrics, config.cluster, logger);
+    forCluster(config.cluster);
     const { outcome, failures } = await eni.refill(refill.data.node);
     recordRefill({ logger }, refill.data.node, outcome, failures);
     return { refill: outcome };

@@ -14,13 +14,13 @@ import middy from '@middy/core';
 import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
+import { observability, publishMetrics } from '../../shared/app/observability.js';
 import { refillInvoker } from '../../shared/app/refill-invoker.js';
 import { clusterRoutes } from '../../shared/clusters/http-routes.js';
 import { lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
-const { logger, metrics, tracer } = observability('node-ips');
+const { logger, metrics, tracer, forCluster } = observability('node-ips');
 const settings = lambdaSettings();
 const apis = lambdaPassContexts(settings).map((context, config) =>
   createHttpApi({
@@ -36,7 +36,7 @@ const apis = lambdaPassContexts(settings).map((context, config) =>
 const api = clusterRoutes(apis, {
   // Only signed callers with the stack's grant get here: naming the clusters tells them nothing new.
   unknown: 'explain',
-  onCluster: (cluster) => forCluster(metrics, cluster, logger),
+  onCluster: forCluster,
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

@@ -10,12 +10,12 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
+import { observability, publishMetrics } from '../../shared/app/observability.js';
 import { type PassInput, passInput } from '../../shared/app/pass-input.js';
 import { recordRepairPass } from '../../shared/app/pass-records.js';
 import { exclusiveUsage, repairRunner } from '../../shared/app/repair-pass.js';
 
-const { logger, metrics, tracer } = observability('repair');
+const { logger, metrics, tracer, forCluster } = observability('repair');
 const passes = lambdaPassContexts().map((context) => ({
   repair: repairRunner(context),
   usage: exclusiveUsage(context),
@@ -23,7 +23,7 @@ const passes = lambdaPassContexts().map((context) => ({
 
 const run = async (input: PassInput, context: Context) => {
   const { config, value } = passes.get(input.cluster);
-  forCluster(metrics, config.cluster, logger);
+  forCluster(config.cluster);
   const summary = await value.repair(context.awsRequestId);
   recordRepairPass({ logger, metrics }, summary, await value.usage());
   const { findings, released, recorded, durationMs } = summary;

@@ -9,13 +9,13 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
+import { observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { recordScalePass } from '../../shared/app/pass-records.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
 
-const { logger, metrics, tracer } = observability('scale');
+const { logger, metrics, tracer, forCluster } = observability('scale');
 const passes = lambdaPassContexts().map((context) => scaleRunner(context));
 
 /** The schedule's input, and `"dryRun": true` to log the plan only. */
@@ -23,7 +23,7 @@ const scheduleInput = passInput.extend({ dryRun: z.boolean().optional() });
 
 const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
   const { config, value: scale } = passes.get(input.cluster);
-  forCluster(metrics, config.cluster, logger);
+  forCluster(config.cluster);
   const report = await scale(context.awsRequestId, { dryRun: input.dryRun ?? false });
   recordScalePass({ logger, metrics }, report);
   failWhenNothingWorked('scale', report.actions.length, report.failures);

@@ -11,13 +11,13 @@ import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
-import { forCluster, observability, publishMetrics } from '../../shared/app/observability.js';
+import { observability, publishMetrics } from '../../shared/app/observability.js';
 import { recordSettle } from '../../shared/app/pass-records.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { UnknownClusterError } from '../../shared/clusters/cluster-set.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
-const { logger, metrics, tracer } = observability('settle');
+const { logger, metrics, tracer, forCluster } = observability('settle');
 const settles = lambdaPassContexts().map((context) => settleRunner(context));
 const queue = lambdaSettleQueue();
 
@@ -27,7 +27,7 @@ const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     try {
       const task = parseSettleTask(record.body);
       const { config, value: settle } = settles.get(task.cluster);
-      forCluster(metrics, config.cluster, logger);
+      forCluster(config.cluster);
       const outcome = await settle(task);
       recordSettle({ logger, metrics }, task, outcome, Date.now() - task.admittedAt);
       // A batch may hold several clusters' tasks: each one's metrics under its own dimension.

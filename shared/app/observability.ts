@@ -6,15 +6,38 @@ import type { MiddlewareObj } from '@middy/core';
 import type { AdmissionDecision } from '../admission/decision.js';
 
 /** A logger, a metrics emitter and a tracer for one berth function. */
-export function observability(service: string): {
-  logger: Logger;
-  metrics: Metrics;
-  tracer: Tracer;
-} {
+export interface Observability {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly tracer: Tracer;
+  /**
+   * The cluster an invocation serves: every metric it records carries the cluster as a
+   * dimension (one dashboard tells clusters apart), and every log line its key. Called per
+   * invocation (and per cluster, flushing between them, where one invocation serves several),
+   * since a container serves every cluster of its stack.
+   */
+  readonly forCluster: (cluster: string) => void;
+}
+
+/** The observability of one berth function (service name `berth-<service>`). */
+export function observability(service: string): Observability {
+  const serviceName = `berth-${service}`;
+  const logger = new Logger({ serviceName });
+  const metrics = new Metrics({ namespace: 'berth', serviceName });
+  let current: string | undefined;
   return {
-    logger: new Logger({ serviceName: `berth-${service}` }),
-    metrics: new Metrics({ namespace: 'berth', serviceName: `berth-${service}` }),
-    tracer: new Tracer({ serviceName: `berth-${service}` }),
+    logger,
+    metrics,
+    tracer: new Tracer({ serviceName }),
+    forCluster(cluster) {
+      logger.appendKeys({ cluster });
+      if (cluster === current) return;
+      // Powertools logs a warning (a billed line) whenever a default dimension is overwritten:
+      // the defaults are set afresh instead, the service's own among them.
+      metrics.clearDefaultDimensions();
+      metrics.setDefaultDimensions({ service: serviceName, cluster });
+      current = cluster;
+    },
   };
 }
 
@@ -28,16 +51,6 @@ export function publishMetrics(metrics: Metrics): MiddlewareObj {
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   };
   return { after: flush, onError: flush };
-}
-
-/**
- * The cluster an invocation serves: every metric it records carries the cluster as a dimension
- * (one dashboard tells clusters apart), and every log line its key. Called per invocation, since
- * a container serves every cluster of its stack.
- */
-export function forCluster(metrics: MetricsType, cluster: string, logger?: Logger): void {
-  metrics.setDefaultDimensions({ cluster });
-  logger?.appendKeys({ cluster });
 }
 
 /**

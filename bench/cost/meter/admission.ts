@@ -6,7 +6,7 @@
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { admit } from '../../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../../shared/admission/review.js';
-import { decisionRecorder, forCluster, observability } from '../../../shared/app/observability.js';
+import { decisionRecorder, observability } from '../../../shared/app/observability.js';
 import type { PassContext } from '../../../shared/app/pass-context.js';
 import { recordSettle } from '../../../shared/app/pass-records.js';
 import { createRuntime } from '../../../shared/app/runtime.js';
@@ -62,7 +62,7 @@ export async function meterAdmission(session: Session, samples: number): Promise
     random: seededRandom(11),
   });
   const obs = observability('admission');
-  forCluster(obs.metrics, config.cluster);
+  obs.forCluster(config.cluster);
   // Mirrors functions/admission/handler.ts, with the runtime's settle queue recorded.
   const api = createHttpApi({
     admission: runtime.admission,
@@ -214,7 +214,7 @@ function settleFunction(
   const { clocks, config } = session.world;
   const settle = settleRunner(context);
   const obs = observability('settle');
-  forCluster(obs.metrics, config.cluster);
+  obs.forCluster(config.cluster);
   const look = passFunction(obs, async (task: SettleTask) => {
     // The body of functions/settle/handler.ts for one SQS record, with the same records.
     const outcome = await settle(task);

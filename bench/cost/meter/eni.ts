@@ -8,7 +8,7 @@ import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { nodeIpFault } from '../../../shared/app/eni-pass.js';
-import { forCluster, observability } from '../../../shared/app/observability.js';
+import { observability } from '../../../shared/app/observability.js';
 import { recordEniPass, recordRefill } from '../../../shared/app/pass-records.js';
 import { BudgetedEc2Network } from '../../../shared/ec2/rate-budget.js';
 import { type EniDeps, eniDeps } from '../../../shared/eni/deps.js';
@@ -89,7 +89,7 @@ function wireEni(world: World): EniWiring {
     refills: { request: async (node: string) => void refillsAsked.push(node) },
   };
   const nodeIpsObs = observability('node-ips');
-  forCluster(nodeIpsObs.metrics, config.cluster);
+  nodeIpsObs.forCluster(config.cluster);
   // Mirrors functions/node-ips/handler.ts.
   const api = createHttpApi({
     healthy: async () => true,
@@ -103,7 +103,7 @@ function wireEni(world: World): EniWiring {
   });
   const nodeIps = functionUrlFunction(api, nodeIpsObs);
   const obs = observability('eni');
-  forCluster(obs.metrics, config.cluster);
+  obs.forCluster(config.cluster);
   const eniFunction = passFunction(obs, async (event: { refill?: string; instanceId?: string }) => {
     // The body of functions/eni/handler.ts, with the same records.
     if (event.refill) {

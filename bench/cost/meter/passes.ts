@@ -3,7 +3,7 @@
  * handler's, around the same shared wiring and Powertools calls.
  */
 import type { Context } from 'aws-lambda';
-import { forCluster, observability } from '../../../shared/app/observability.js';
+import { observability } from '../../../shared/app/observability.js';
 import { passLease, storeOptions } from '../../../shared/app/pass-context.js';
 import { recordRepairPass, recordScalePass } from '../../../shared/app/pass-records.js';
 import { exclusiveUsage, repairRunner } from '../../../shared/app/repair-pass.js';
@@ -25,7 +25,7 @@ export async function meterPasses(session: Session): Promise<void> {
   const context = passContextOf(world, Date.now);
 
   const scaleObs = observability('scale');
-  forCluster(scaleObs.metrics, config.cluster);
+  scaleObs.forCluster(config.cluster);
   // The node pool is the one part faked: the stack's is an EKS managed node group.
   const pool = new FakeNodePool(world.nodes.length);
   const lease = passLease(context);
@@ -49,7 +49,7 @@ export async function meterPasses(session: Session): Promise<void> {
   }
 
   const repairObs = observability('repair');
-  forCluster(repairObs.metrics, config.cluster);
+  repairObs.forCluster(config.cluster);
   const runRepair = repairRunner(context);
   const usage = exclusiveUsage(context);
   const repair = passFunction(repairObs, async (_event: unknown, ctx: Context) => {

@@ -1,0 +1,155 @@
+/**
+ * The admission function's handler as Lambda runs it (its middy chain, its environment, its
+ * module-scope set-up), serving two clusters from one stack: DynamoDB Local for the table,
+ * Secrets Manager mocked for the two path secrets.
+ */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { Context } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { gamePod } from '../hostports/support.js';
+import { freshTable } from '../support/dynamo.js';
+import { review } from '../support/reviews.js';
+
+const SECRETS = {
+  'games-a': 'AaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAa',
+  'games-b': 'BbBbBbBbBbBbBbBbBbBbBbBbBbBbBbBbBbBbBbBb',
+};
+const arnOf = (cluster: string) =>
+  `arn:aws:secretsmanager:eu-west-1:111122223333:secret:berth-${cluster}-webhook`;
+
+const secretsManager = mockClient(SecretsManagerClient);
+const savedEnv = { ...process.env };
+type Handler = (event: unknown, context: Context) => Promise<{ statusCode: number; body: string }>;
+let handler: Handler;
+let tableName: string;
+
+/** A function URL event as Lambda delivers it. */
+function urlEvent(method: string, path: string, body?: unknown) {
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json' },
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'abc123',
+      domainName: 'abc123.lambda-url.eu-west-1.on.aws',
+      domainPrefix: 'abc123',
+      http: {
+        method,
+        path,
+        protocol: 'HTTP/1.1',
+        sourceIp: '10.0.0.1',
+        userAgent: 'kube-apiserver',
+      },
+      requestId: 'r-1',
+      routeKey: '$default',
+      stage: '$default',
+      time: '25/Nov/2026:00:00:00 +0000',
+      timeEpoch: 0,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    isBase64Encoded: false,
+  };
+}
+
+const context = {
+  functionName: 'berth-admission',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:111122223333:function:berth-admission',
+  memoryLimitInMB: '1024',
+  awsRequestId: 'req-1',
+  logGroupName: '/aws/lambda/berth-admission',
+  logStreamName: 's',
+  getRemainingTimeInMillis: () => 3_000,
+} as unknown as Context;
+
+/** A pod CREATE with one host port, sent to `path`; the review's answer. */
+async function createPod(path: string, name: string) {
+  const pod = gamePod([{ name: 'game', containerPort: 7777 }], { name });
+  const answer = await handler(
+    urlEvent('POST', path, review({ resource: 'pods', operation: 'CREATE', name, object: pod })),
+    context,
+  );
+  return {
+    statusCode: answer.statusCode,
+    review: answer.body ? JSON.parse(answer.body) : undefined,
+  };
+}
+
+beforeAll(async () => {
+  ({ tableName } = await freshTable());
+  secretsManager.on(GetSecretValueCommand).callsFake(({ SecretId }: { SecretId: string }) => {
+    const cluster = Object.keys(SECRETS).find((name) => arnOf(name) === SecretId);
+    if (!cluster) throw new Error(`unknown secret ${SecretId}`);
+    return { SecretString: SECRETS[cluster as keyof typeof SECRETS] };
+  });
+  Object.assign(process.env, {
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'berth',
+    AWS_SECRET_ACCESS_KEY: 'berth-local',
+    AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
+    BERTH_TABLE: tableName,
+    BERTH_CONFIG: JSON.stringify({ clusters: { 'games-a': {}, 'games-b': {} } }),
+    BERTH_WEBHOOK_SECRETS: JSON.stringify({
+      'games-a': arnOf('games-a'),
+      'games-b': arnOf('games-b'),
+    }),
+    BERTH_SETTLE_QUEUE: 'https://sqs.eu-west-1.amazonaws.com/111122223333/berth-settle',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  });
+  ({ handler } = (await import('../../functions/admission/handler.js')) as unknown as {
+    handler: Handler;
+  });
+}, 60_000);
+
+afterAll(() => {
+  secretsManager.restore();
+  for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
+  Object.assign(process.env, savedEnv);
+});
+
+describe('the admission function serving two clusters', () => {
+  it("reads every cluster's secret once, at init", () => {
+    const asked = secretsManager
+      .commandCalls(GetSecretValueCommand)
+      .map((c) => c.args[0].input.SecretId);
+    expect(asked.sort()).toEqual([arnOf('games-a'), arnOf('games-b')]);
+  });
+
+  it("admits each cluster's pods at its own path, into its own keys", async () => {
+    const a = await createPod(`/clusters/games-a/admission/${SECRETS['games-a']}`, 'gs-1');
+    const b = await createPod(`/clusters/games-b/admission/${SECRETS['games-b']}`, 'gs-1');
+    for (const answer of [a, b]) {
+      expect(answer.statusCode).toBe(200);
+      expect(answer.review.response.allowed).toBe(true);
+    }
+  });
+
+  it("answers a cluster's path with another's secret, or an unknown cluster, with a bare 404", async () => {
+    const crossed = await createPod(`/clusters/games-a/admission/${SECRETS['games-b']}`, 'gs-2');
+    const unknown = await createPod(`/clusters/games-c/admission/${SECRETS['games-a']}`, 'gs-2');
+    const plain = await createPod(`/admission/${SECRETS['games-a']}`, 'gs-2');
+    for (const answer of [crossed, unknown, plain]) {
+      expect(answer).toEqual({ statusCode: 404, review: undefined });
+    }
+  });
+
+  it("reports each cluster's own status: the same pod name holds a port in each", async () => {
+    const status = async (cluster: keyof typeof SECRETS) => {
+      const answer = await handler(
+        urlEvent('GET', `/clusters/${cluster}/v1/status/${SECRETS[cluster]}`),
+        context,
+      );
+      return JSON.parse(answer.body) as { ranges: { kind: string; used: number }[] };
+    };
+    for (const cluster of ['games-a', 'games-b'] as const) {
+      const hostPorts = (await status(cluster)).ranges.filter((r) => r.kind === 'hostPort');
+      expect(hostPorts.map((r) => r.used)).toEqual([1]);
+    }
+  });
+});
