@@ -19,6 +19,11 @@ export interface CliOptions {
   readonly config: BerthConfig;
   /** Every cluster's config (one, unless the file has a section per cluster; `--cluster`: that one). */
   readonly clusters: readonly BerthConfig[];
+  /**
+   * Whether the config names several clusters (whatever `--cluster` chose): `berth serve` then
+   * serves each under `/clusters/<name>`, where `manifests --local` points.
+   */
+  readonly severalClusters: boolean;
   /** The config file given, for messages. */
   readonly configFile?: string;
   readonly dataDir: string;
@@ -102,7 +107,10 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
       'use this table (with normal AWS credentials unless an endpoint is given)',
     )
     .option('--kubeconfig <path>', 'the cluster to read (default: KUBECONFIG, then ~/.kube/config)')
-    .option('--context <name>', "the kubeconfig context (default: the file's current-context)")
+    .option(
+      '--context <name>',
+      "the kubeconfig context (default: the file's current-context); with a section per cluster, CLUSTER=CONTEXT,… (default: the context named like each cluster)",
+    )
     .option(
       '--cluster <name>',
       'with a config that has a section per cluster: the cluster the command is for',
@@ -243,7 +251,7 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
 }
 
 /** Commands that act on every cluster of the config when none is chosen. */
-const EVERY_CLUSTER: ReadonlySet<string> = new Set(['status', 'forget-cluster']);
+const EVERY_CLUSTER: ReadonlySet<string> = new Set(['status', 'forget-cluster', 'serve']);
 
 /** The config `--cluster` names, or the only one; a command for one cluster must be told which. */
 function chosenCluster(
@@ -287,6 +295,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
     config,
     // A chosen cluster is the only one the command sees.
     clusters: text('cluster') === undefined ? clusters : [config],
+    severalClusters: clusters.length > 1,
     dataDir: text('dataDir') ?? '.berth',
     ...optional({
       configFile,

@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { clusterPathPrefix } from '../shared/clusters/http-routes.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
 import { type CniTarget, cniManifests } from '../shared/manifests/cni.js';
@@ -44,6 +45,8 @@ export interface ManifestsOptions {
   readonly local?: boolean;
   /** The address a cluster reaches the local server at. */
   readonly advertiseAddress?: string;
+  /** The config names several clusters: the local server serves this one under `/clusters/<name>`. */
+  readonly severalClusters?: boolean;
   /** berth-cni's DaemonSet instead of the webhook. */
   readonly cni?: boolean;
   readonly cniNodes?: string;
@@ -180,9 +183,14 @@ async function endpointFor(
   }
   const host = options.advertiseAddress ?? '127.0.0.1';
   return {
-    url: localWebhookUrl(options.port, host),
+    url: localWebhookUrl(options.port, host, localPrefix(options)),
     caPem: caPem ?? (await deps.localCa(join(resolve(options.dataDir), 'tls'), host)),
   };
+}
+
+/** Where the local server serves the cluster: below `/clusters/<name>` when it serves several. */
+function localPrefix(options: ManifestsOptions): string {
+  return options.severalClusters ? clusterPathPrefix(options.config.cluster) : '';
 }
 
 /** Where nodes reach the node IP API: the stack's AWS_IAM URL, any URL, or the local server. */
@@ -231,7 +239,11 @@ async function cniTargetFor(options: ManifestsOptions, deps: ManifestsDeps): Pro
     return { endpoint: options.url.replace(/\/+$/, ''), auth, nodeSelector };
   }
   const host = options.advertiseAddress ?? '127.0.0.1';
-  return { endpoint: `http://${host}:${options.port}`, auth: 'none', nodeSelector };
+  return {
+    endpoint: `http://${host}:${options.port}${localPrefix(options)}`,
+    auth: 'none',
+    nodeSelector,
+  };
 }
 
 /** Builds the command over its collaborators. */

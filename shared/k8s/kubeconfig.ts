@@ -23,8 +23,8 @@ export interface LocalKubeConfigSource {
   readonly context?: string;
 }
 
-/** Loads the local kubeconfig kubectl would use; throws `KubeConfigError` when there is none. */
-export function loadLocalKubeConfig(source: LocalKubeConfigSource = {}): KubeConfig {
+/** The local kubeconfig files merged as kubectl merges them; throws `KubeConfigError` when there is none. */
+function mergedKubeConfig(source: LocalKubeConfigSource): KubeConfig {
   const files = kubeconfigFiles(source);
   if (files.length === 0) {
     throw new KubeConfigError(
@@ -48,6 +48,20 @@ export function loadLocalKubeConfig(source: LocalKubeConfigSource = {}): KubeCon
       throw new KubeConfigError(`kubeconfig ${file} could not be loaded`, { cause: error });
     }
   }
+  return kubeConfig;
+}
+
+/** The names of the contexts of the local kubeconfig; throws `KubeConfigError` when there is none. */
+export function localKubeContexts(source: LocalKubeConfigSource = {}): string[] {
+  return mergedKubeConfig(source)
+    .getContexts()
+    .map((context) => context.name);
+}
+
+/** Loads the local kubeconfig kubectl would use; throws `KubeConfigError` when there is none. */
+export function loadLocalKubeConfig(source: LocalKubeConfigSource = {}): KubeConfig {
+  const files = kubeconfigFiles(source);
+  const kubeConfig = mergedKubeConfig(source);
   if (source.context !== undefined) {
     if (!kubeConfig.getContextObject(source.context)) {
       throw new KubeConfigError(`kubeconfig has no context ${source.context}`);

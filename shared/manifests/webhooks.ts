@@ -165,10 +165,13 @@ export function securedWebhookUrl(baseUrl: string, secret: string): string {
   return webhookUrl(`${base}${secret}`);
 }
 
-/** The local server's webhook URL (`berth serve` on this machine). */
-export function localWebhookUrl(port: number, host = '127.0.0.1'): string {
+/**
+ * The local server's webhook URL (`berth serve` on this machine); `prefix` is the cluster's
+ * path (`/clusters/<name>`) where the server serves several.
+ */
+export function localWebhookUrl(port: number, host = '127.0.0.1', prefix = ''): string {
   const authority = host.includes(':') ? `[${host}]` : host;
-  return `https://${authority}:${port}/admission`;
+  return `https://${authority}:${port}${prefix}/admission`;
 }
 
 function berthWebhook(policy: WebhookPolicy, endpoint: WebhookEndpoint): V1MutatingWebhook {

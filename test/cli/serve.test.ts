@@ -3,7 +3,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { review } from '../support/reviews.js';
 
 const TOKEN = 'serve-token';
 
@@ -106,5 +108,129 @@ describe('berth serve', () => {
     });
     expect(await exitOf(alone)).toBe(2);
     expect(err).toMatch(/--passes needs a cluster/);
+  });
+});
+
+describe('berth serve with a section per cluster', () => {
+  const fakes: Record<string, KubeApiServer> = {};
+  let home: string;
+  let run: Awaited<ReturnType<typeof serve>>;
+  let url: string;
+
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'berth-serve-clusters-'));
+    // Each cluster's apiserver knows node-1 by another address.
+    for (const [cluster, address] of [
+      ['games-a', '203.0.113.1'],
+      ['games-b', '203.0.113.2'],
+    ] as const) {
+      const fake = await startKubeApiServer({ token: TOKEN });
+      fake.addNode({
+        metadata: { name: 'node-1' },
+        status: { addresses: [{ type: 'ExternalIP', address }] },
+      });
+      fake.addPod({
+        metadata: {
+          name: 'gs',
+          namespace: 'default',
+          annotations: { [ALLOCATION_ID_ANNOTATION]: 'abcdefghijklmnopqrst' },
+        },
+        spec: { containers: [{ name: 'game', image: 'example/game:1' }] },
+      });
+      fakes[cluster] = fake;
+    }
+    const kubeconfig = join(home, 'kubeconfig');
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{ name: a, cluster: { server: "${fakes['games-a']?.url}" } }, { name: b, cluster: { server: "${fakes['games-b']?.url}" } }]`,
+        `users: [{ name: admin, user: { token: ${TOKEN} } }]`,
+        // games-a is read through a context named like it; games-b through --context.
+        'contexts: [{ name: games-a, context: { cluster: a, user: admin } }, { name: kind-b, context: { cluster: b, user: admin } }]',
+        '',
+      ].join('\n'),
+    );
+    const config = join(home, 'berth.json');
+    await writeFile(config, JSON.stringify({ clusters: { 'games-a': {}, 'games-b': {} } }));
+    run = await serve(
+      [
+        '--http',
+        '--port',
+        '0',
+        '--config',
+        config,
+        '--context',
+        'games-b=kind-b',
+        '--data-dir',
+        join(home, 'data'),
+        '--dynamodb-endpoint',
+        inject('dynamodbEndpoint'),
+        '--table',
+        `serve-clusters-${Date.now()}`,
+      ],
+      { KUBECONFIG: kubeconfig, HOME: home },
+      /DynamoDB: .*\n/,
+    );
+    url = /berth serving (\S+)/.exec(run.out())?.[1] ?? '';
+  });
+
+  afterAll(async () => {
+    run.child.kill('SIGTERM');
+    await exitOf(run.child);
+    for (const fake of Object.values(fakes)) await fake.stop();
+  });
+
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: response.status,
+      body: (await response.json()) as { response: { patch: string } },
+    };
+  };
+
+  it('names every cluster with its own context and routes', () => {
+    expect(run.out()).toContain('for clusters "games-a", "games-b"');
+    expect(run.out()).toContain(`admission webhook: POST ${url}/clusters/games-a/admission`);
+    expect(run.out()).toContain(`context games-a, server ${fakes['games-a']?.url}`);
+    expect(run.out()).toContain(`context kind-b, server ${fakes['games-b']?.url}`);
+  });
+
+  it("reads each cluster's own apiserver for a binding", async () => {
+    const binding = review({
+      resource: 'pods',
+      subResource: 'binding',
+      operation: 'CREATE',
+      name: 'gs',
+      object: {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name: 'gs', namespace: 'default' },
+        target: { apiVersion: 'v1', kind: 'Node', name: 'node-1' },
+      },
+    });
+    for (const [cluster, address] of [
+      ['games-a', '203.0.113.1'],
+      ['games-b', '203.0.113.2'],
+    ]) {
+      const answer = await post(`/clusters/${cluster}/admission`, binding);
+      expect(answer.status).toBe(200);
+      const patch = Buffer.from(answer.body.response.patch, 'base64').toString();
+      expect(patch).toContain(address);
+    }
+  });
+
+  it('answers a path that names no cluster with the clusters it serves', async () => {
+    const response = await fetch(`${url}/v1/status`);
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: string }).error).toMatch(
+      /names no cluster: prefix it with one of \/clusters\/games-a, \/clusters\/games-b/,
+    );
+    expect((await fetch(`${url}/clusters/games-b/v1/status`)).status).toBe(200);
   });
 });

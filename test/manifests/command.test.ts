@@ -202,6 +202,22 @@ describe('berth manifests', () => {
     );
   });
 
+  it("points at a cluster's own routes on a local server that serves several", async () => {
+    const io = fakeDeps();
+    const code = await createManifestsCommand(io.deps)(
+      options({
+        json: true,
+        local: true,
+        severalClusters: true,
+        config: parseConfig({ cluster: 'games-b' }),
+      }),
+    );
+    expect(code).toBe(0);
+    expect(clientConfigs(io.out()).map((config) => config.url)).toEqual(
+      Array(5).fill('https://127.0.0.1:8443/clusters/games-b/admission'),
+    );
+  });
+
   it('refuses --url together with --stack', async () => {
     const io = fakeDeps();
     expect(
@@ -263,6 +279,7 @@ describe('manifestsCommand', () => {
       cni: false,
       yes: false,
       clusters: [parseConfig({ cluster: 'games' })],
+      severalClusters: false,
     };
     expect(await manifestsCommand(cliOptions)).toBe(0);
     const ca = await readFile(join(dataDir, 'tls', 'ca.crt'), 'utf8');

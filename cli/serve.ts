@@ -1,0 +1,273 @@
+/**
+ * `berth serve`: the local server. Every cluster of the config is served from one process and
+ * one DynamoDB Local, each read through its own kubeconfig context: its routes under
+ * `/clusters/<name>` (plain paths too when there is one cluster), its own runtime, settle queue,
+ * and (with `--passes`) its own pass timers.
+ */
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { formatDecision } from '../shared/admission/decision.js';
+import { nodeIpFault } from '../shared/app/eni-pass.js';
+import { createPasses } from '../shared/app/passes.js';
+import { createRuntime } from '../shared/app/runtime.js';
+import { settleRunner } from '../shared/app/settle.js';
+import { ClusterSet } from '../shared/clusters/cluster-set.js';
+import {
+  clusterPathPrefix,
+  clusterRoutes,
+  type HttpHandler,
+} from '../shared/clusters/http-routes.js';
+import type { BerthConfig } from '../shared/config/schema.js';
+import { InProcessRefills } from '../shared/eni/refill.js';
+import { createHttpApi, type HttpRequest, type HttpResponse } from '../shared/http/api.js';
+import { startServer } from '../shared/local/server.js';
+import { openStore, type StoreTarget } from '../shared/local/store-target.js';
+import { startPassTimers } from '../shared/local/timers.js';
+import { ensureLocalTls } from '../shared/local/tls.js';
+import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
+import { QueueSettler } from '../shared/settle/settler.js';
+import { clusterViewReader } from '../shared/ui/cluster-view.js';
+import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
+import { clusterContexts } from './cluster-contexts.js';
+import {
+  kubeconfigContexts,
+  type LocalCluster,
+  optionalCluster,
+  passContext,
+} from './local-cluster.js';
+import { type CliOptions, UsageError } from './main.js';
+import { type ServeLog, serveLog } from './serve-log.js';
+
+/** One cluster of the config as the server runs it. */
+interface ServedCluster {
+  readonly config: BerthConfig;
+  readonly cluster: LocalCluster | undefined;
+  readonly handle: HttpHandler;
+  readonly passes: boolean;
+  readonly settles: boolean;
+  /** Starts its pass timers, if it has passes; answers how to stop them. */
+  startTimers(): () => Promise<void>;
+  /** Drops waiting settle looks and lets running refills finish. */
+  close(): Promise<void>;
+}
+
+/** Assembles one cluster: its runtime, settle queue, passes and HTTP API. */
+function serveCluster(
+  options: CliOptions,
+  config: BerthConfig,
+  cluster: LocalCluster | undefined,
+  store: StoreTarget,
+  log: ServeLog,
+): ServedCluster {
+  const clusterApi = cluster?.api;
+  // Log lines name their cluster where the server has several.
+  const tag = options.clusters.length > 1 ? `[${config.cluster}] ` : '';
+  // With a cluster, values a Service gives back are freed once its stored object shows it.
+  const settleQueue = clusterApi
+    ? new InProcessSettleQueue(settleRunner(passContext(options, config, store, clusterApi)), {
+        settled: (task, outcome) => {
+          if (outcome.freed > 0 || outcome.kept > 0)
+            log.info(`${tag}settle ${task.id}: freed ${outcome.freed}, held again ${outcome.kept}`);
+        },
+        failed: (task, error) =>
+          log.warn(
+            `${tag}settle ${task.id} failed, looking again shortly: ${(error as Error).message}`,
+          ),
+      })
+    : undefined;
+  const runtime = createRuntime({
+    config,
+    dynamo: store.client,
+    tableName: store.tableName,
+    ...(clusterApi ? { clusterApi, serviceLister: clusterApi } : {}),
+    ...(settleQueue
+      ? {
+          settler: () =>
+            new QueueSettler(settleQueue, config.settle.delaySeconds, (task, error) =>
+              log.warn(
+                `${tag}settle ${task.id} not queued (the repair pass finishes it): ${String(error)}`,
+              ),
+            ),
+        }
+      : {}),
+  });
+  // The passes change the cluster (cordon, delete nodes, EC2): only when asked for.
+  const passes =
+    clusterApi && options.passes
+      ? createPasses(passContext(options, config, store, clusterApi))
+      : undefined;
+  // Background pool refills run in this process, beside the requests that ask for them.
+  const refills = passes
+    ? new InProcessRefills(
+        (node) => passes.eni.refill(node),
+        (node, error) =>
+          log.error(`${tag}background refill of node ${node} failed: ${(error as Error).message}`),
+      )
+    : undefined;
+  // With a cluster, the view draws its game-server nodes too, as berth sim's does.
+  const readView = clusterApi ? clusterViewReader(clusterApi, config.scale, Date.now) : undefined;
+  const holder = `${hostname()}-${process.pid}`;
+  return {
+    config,
+    cluster,
+    passes: passes !== undefined,
+    settles: settleQueue !== undefined,
+    handle: createHttpApi({
+      admission: runtime.admission,
+      healthy: () => runtime.healthy(),
+      status: () => runtime.status(),
+      ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
+      classify: nodeIpFault,
+      onDecision: (decision) => log.info(`${tag}admission ${formatDecision(decision)}`),
+      webView: {
+        page: WEB_VIEW_PAGE,
+        state: async () => ({
+          ...(await runtime.uiState()),
+          ...(readView ? { clusterView: await readView() } : {}),
+        }),
+      },
+    }),
+    startTimers: () =>
+      passes
+        ? startPassTimers(
+            [
+              {
+                name: 'repair',
+                intervalSeconds: config.repair.intervalSeconds,
+                run: () => passes.repair(holder),
+              },
+              {
+                name: 'scale',
+                intervalSeconds: config.scale.intervalSeconds,
+                run: () => passes.scale(holder),
+              },
+              {
+                name: 'eni',
+                intervalSeconds: config.eni.intervalSeconds,
+                run: () => passes.eni.pass(),
+              },
+            ],
+            {
+              result: (name, result) => log.info(`${tag}${name} pass: ${JSON.stringify(result)}`),
+              failure: (name, error) =>
+                log.error(`${tag}${name} pass failed: ${(error as Error).message}`),
+            },
+          )
+        : async () => {},
+    async close() {
+      // Waiting looks are dropped: the values stay marked, and the repair pass finishes them.
+      await settleQueue?.close();
+      // No request can ask for another now; let the running ones finish before the store closes.
+      await refills?.settled();
+    },
+  };
+}
+
+/** Every request gets one log line: method, path (without a secret), status and time taken. */
+function requestLogged(handle: HttpHandler, log: ServeLog): HttpHandler {
+  return async (request: HttpRequest): Promise<HttpResponse> => {
+    const started = performance.now();
+    const response = await handle(request);
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    log.info(`${request.method} ${request.path} ${response.statusCode} ${ms} ms`);
+    return response;
+  };
+}
+
+/** The banner lines of one cluster; `base` is where its routes are. */
+function describeCluster(served: ServedCluster, base: string): string[] {
+  const { cluster, config } = served;
+  return [
+    `  admission webhook: POST ${base}/admission`,
+    `  web view:          ${base}/ui`,
+    cluster
+      ? `  cluster:           context ${cluster.context}, server ${cluster.server} (read for bindings and settle)`
+      : '  cluster:           none found (no --kubeconfig, KUBECONFIG or ~/.kube/config): bindings get no address',
+    served.passes
+      ? '  passes:            repair, scale and ENI on timers (--passes): they change this cluster'
+      : '  passes:            off (berth serve --passes runs them on timers)',
+    served.settles
+      ? `  settle:            values a Service gives back are freed once the cluster stores the change (first look after ${config.settle.delaySeconds} s)`
+      : '  settle:            no cluster to read back: values a Service gives back are freed at admission',
+  ];
+}
+
+/** Runs the local server until SIGINT or SIGTERM. */
+export async function serve(options: CliOptions): Promise<number> {
+  const names = options.clusters.map((config) => config.cluster);
+  const contexts = clusterContexts(options.context, names, kubeconfigContexts(options));
+  const clusters = new Map(
+    options.clusters.map((config) => [
+      config.cluster,
+      optionalCluster(options, contexts.get(config.cluster)),
+    ]),
+  );
+  if (options.passes && [...clusters.values()].some((cluster) => cluster === undefined)) {
+    throw new UsageError(
+      '--passes needs a cluster: pass --kubeconfig PATH, set KUBECONFIG, or create ~/.kube/config',
+    );
+  }
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const log = serveLog();
+  const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
+  const served = options.clusters.map((config) =>
+    serveCluster(options, config, clusters.get(config.cluster), store, log),
+  );
+  const handlers = new ClusterSet(
+    options.clusters,
+    (config) => served.find((one) => one.config === config)?.handle as HttpHandler,
+  );
+  const tls = options.http
+    ? undefined
+    : await ensureLocalTls(
+        join(resolve(options.dataDir), 'tls'),
+        Date.now,
+        [options.host, options.advertiseAddress].filter((name): name is string => !!name),
+      );
+  const server = await startServer({
+    host: options.host,
+    port: options.port,
+    ...(tls ? { tls } : {}),
+    handle: requestLogged(clusterRoutes(handlers, { unknown: 'explain' }), log),
+    onError: (error, request) => {
+      log.error(
+        `${request.method} ${request.path} failed: ${(error as Error).stack ?? String(error)}`,
+      );
+    },
+  });
+  // Listening for the stop signals before the banner: a supervisor may send one as soon as it
+  // sees the server up, and an unhandled SIGTERM would skip the shutdown below.
+  const stopped = new Promise<void>((done) => {
+    process.once('SIGINT', () => done());
+    process.once('SIGTERM', () => done());
+  });
+  if (served.length === 1) {
+    const [one] = served as [ServedCluster];
+    out(`berth serving ${server.url} for cluster "${one.config.cluster}"`);
+    for (const line of describeCluster(one, server.url)) out(line);
+  } else {
+    out(`berth serving ${server.url} for clusters ${names.map((name) => `"${name}"`).join(', ')}`);
+    for (const one of served) {
+      out(`cluster "${one.config.cluster}":`);
+      for (const line of describeCluster(
+        one,
+        `${server.url}${clusterPathPrefix(one.config.cluster)}`,
+      ))
+        out(line);
+    }
+  }
+  if (tls) out(`  CA certificate:    ${tls.caPath}`);
+  out(`  DynamoDB:          ${store.where} (table ${store.tableName})`);
+  if (options.advertiseAddress)
+    out(
+      `  advertised as:     ${options.advertiseAddress} (in the certificate; berth manifests --local --advertise-address ${options.advertiseAddress})`,
+    );
+  const stopTimers = served.map((one) => one.startTimers());
+  await stopped;
+  out('berth: shutting down');
+  await Promise.all(stopTimers.map((stop) => stop()));
+  await server.close();
+  await Promise.all(served.map((one) => one.close()));
+  await store.close();
+  return 0;
+}
