@@ -33,6 +33,7 @@ import {
   OPERATIONS,
   type OperationKind,
   REFERENCE_CONFIG,
+  REFERENCE_STACK_CONFIG,
   REFERENCE_FLEET,
 } from './cost/fleet.js';
 import { type MeteredOperation, type MeterResult, meterOperations } from './cost/meter/index.js';
@@ -94,18 +95,24 @@ export function dailyProfile(): number[] {
   return hours.map((h) => h / mean);
 }
 
+/** One stack serves the whole fleet (`-c clusters=…`). */
+const STACKS = 1;
+
 function billRates(): BillRates {
+  // The HTTP functions' environments follow the fleet's load (every cluster's pods), the other
+  // functions' the stack's schedules.
   const coldStartsPerDay = Object.fromEntries(
     FUNCTION_NAMES.map((fn) => [
       fn,
       fn === 'admission' || fn === 'node-ips'
-        ? ASSUMPTIONS.coldStartsPerDayHttp.value
-        : ASSUMPTIONS.coldStartsPerDayOther.value,
+        ? ASSUMPTIONS.coldStartsPerDayHttp.value * REFERENCE_FLEET.clusters
+        : ASSUMPTIONS.coldStartsPerDayOther.value * STACKS,
     ]),
   ) as Record<FunctionName, number>;
   return {
     days: ASSUMPTIONS.daysPerMonth.value,
     clusters: REFERENCE_FLEET.clusters,
+    stacks: STACKS,
     coldStartsPerDay,
     initMs: ASSUMPTIONS.initMs.value,
     sqsRequestsPerMessage: ASSUMPTIONS.sqsRequestsPerMessage.value,
@@ -201,7 +208,7 @@ export async function runCostBench(): Promise<void> {
   console.log(
     `  ${REFERENCE_FLEET.clusters} clusters, ${REFERENCE_FLEET.gameNodes} ${REFERENCE_FLEET.node.type} game nodes, ${REFERENCE_FLEET.concurrentGameServers} game servers at once, ${REFERENCE_FLEET.gameSessionsPerDay} sessions a day, ${REFERENCE_FLEET.services} Services; one cluster (${CLUSTER_SHARE.nodes} nodes, ${CLUSTER_SHARE.gameServers} game servers, ${CLUSTER_SHARE.services} Services) metered, times ${REFERENCE_FLEET.clusters}`,
   );
-  const stack: StackResources = stackResources(REFERENCE_CONFIG);
+  const stack: StackResources = stackResources(REFERENCE_STACK_CONFIG);
   console.log(
     `  stack synthesized in ${stack.synthMs} ms: ${FUNCTION_NAMES.map((fn) => `${fn} ${stack.functions[fn].memoryMb} MB`).join(', ')}; ${stack.alarms} alarms on ${stack.alarmMetrics} metrics, ${stack.dashboards} dashboard, ${stack.kmsKeys} KMS key, ${stack.secrets} secret; schedules repair ${stack.scheduleMinutes.repair} min, scale ${stack.scheduleMinutes.scale} min, ENI ${stack.scheduleMinutes.eni} min`,
   );

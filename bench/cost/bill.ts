@@ -28,7 +28,7 @@ export interface OperationUsage {
   readonly sqsSends: number;
 }
 
-/** The stack's billable declarations, per cluster. */
+/** The stack's billable declarations: each of the fleet's `stacks` declares them once. */
 export interface StackCounts {
   readonly memoryMb: Readonly<Record<FunctionName, number>>;
   /** Functions with active X-Ray tracing. */
@@ -45,7 +45,9 @@ export interface StackCounts {
 export interface BillRates {
   readonly days: number;
   readonly clusters: number;
-  /** Cold starts a day per cluster, by function. */
+  /** berth stacks serving the fleet: one, which serves every cluster (or one per cluster). */
+  readonly stacks: number;
+  /** Cold starts a day across the fleet, by function. */
   readonly coldStartsPerDay: Readonly<Record<FunctionName, number>>;
   readonly initMs: number;
   readonly sqsRequestsPerMessage: number;
@@ -284,7 +286,7 @@ export function computeBill(input: BillInput): FleetBill {
       'DynamoDB storage',
       'table storage',
       [{ price: 'dynamoStorageGbMonth', quantity: tableGb }],
-      `${fmt(tableGb * 1e3, 1)} MB in ${rates.clusters} tables`,
+      `${fmt(tableGb * 1e3, 1)} MB in ${rates.stacks} table${rates.stacks === 1 ? '' : 's'}`,
     ),
     ...(stack.pointInTimeRecovery
       ? [
@@ -322,7 +324,7 @@ export function computeBill(input: BillInput): FleetBill {
     logBytes += count * (op.logBytes + op.logEvents * rates.logEventOverheadBytes);
     sqsSends += count * op.sqsSends;
   }
-  const coldStarts = (fn: FunctionName) => rates.coldStartsPerDay[fn] * rates.days * rates.clusters;
+  const coldStarts = (fn: FunctionName) => rates.coldStartsPerDay[fn] * rates.days;
   const lambdaLines = functions.flatMap((fn) => {
     const initGbSeconds = ((coldStarts(fn) * rates.initMs) / 1000) * (stack.memoryMb[fn] / 1024);
     return [
@@ -352,7 +354,7 @@ export function computeBill(input: BillInput): FleetBill {
 
   // SQS: each settle message sent, received and deleted; the event source's idle polling.
   const idleReceives =
-    rates.sqsIdleReceivesPerMinute * 60 * 24 * rates.days * stack.consumerQueues * rates.clusters;
+    rates.sqsIdleReceivesPerMinute * 60 * 24 * rates.days * stack.consumerQueues * rates.stacks;
   const sqsRequests = sqsSends * (1 + rates.sqsRequestsPerMessage) + idleReceives;
   const passInvocations = monthly['eni-pass'] + monthly['repair-pass'] + monthly['scale-pass'];
   const admissionColdStarts = coldStarts('admission');
@@ -373,13 +375,13 @@ export function computeBill(input: BillInput): FleetBill {
       'Secrets Manager',
       'webhook path secret',
       [
-        { price: 'secretMonth', quantity: stack.secrets * rates.clusters },
+        { price: 'secretMonth', quantity: stack.secrets * rates.stacks },
         {
           price: 'secretApiCall',
-          quantity: admissionColdStarts * rates.secretsReadsPerColdStart,
+          quantity: admissionColdStarts * stack.secrets * rates.secretsReadsPerColdStart,
         },
       ],
-      `${stack.secrets * rates.clusters} secrets, ${fmt(admissionColdStarts)} reads`,
+      `${stack.secrets * rates.stacks} secrets, ${fmt(admissionColdStarts * stack.secrets * rates.secretsReadsPerColdStart)} reads`,
     ),
   ];
 
@@ -396,14 +398,14 @@ export function computeBill(input: BillInput): FleetBill {
     line(
       'CloudWatch',
       'alarms',
-      [{ price: 'cloudwatchAlarmMetricMonth', quantity: stack.alarmMetrics * rates.clusters }],
-      `${stack.alarmMetrics * rates.clusters} alarm metrics`,
+      [{ price: 'cloudwatchAlarmMetricMonth', quantity: stack.alarmMetrics * rates.stacks }],
+      `${stack.alarmMetrics * rates.stacks} alarm metrics`,
     ),
     line(
       'CloudWatch',
       'dashboards',
-      [{ price: 'cloudwatchDashboardMonth', quantity: stack.dashboards * rates.clusters }],
-      `${stack.dashboards * rates.clusters} dashboards`,
+      [{ price: 'cloudwatchDashboardMonth', quantity: stack.dashboards * rates.stacks }],
+      `${stack.dashboards * rates.stacks} dashboard${stack.dashboards * rates.stacks === 1 ? '' : 's'}`,
     ),
     line(
       'CloudWatch',
@@ -426,14 +428,15 @@ export function computeBill(input: BillInput): FleetBill {
     number
   >;
   for (const fn of stack.traced) {
-    const perCluster = rates.clusters * secondsPerMonth;
-    const diurnal = diurnalInvocations[fn] / perCluster;
-    const flat = (invocations[fn] - diurnalInvocations[fn]) / perCluster;
+    // Each stack's function samples its own stream (its own reservoir).
+    const perStack = rates.stacks * secondsPerMonth;
+    const diurnal = diurnalInvocations[fn] / perStack;
+    const flat = (invocations[fn] - diurnalInvocations[fn]) / perStack;
     const hourly = input.dailyProfile.map((factor) =>
       tracesPerSecond(diurnal * factor + flat, rates.xrayReservoirPerSecond, rates.xrayFixedRate),
     );
     const mean = hourly.reduce((a, b) => a + b, 0) / hourly.length;
-    tracesRecorded[fn] = mean * perCluster;
+    tracesRecorded[fn] = mean * perStack;
   }
   const traces = Object.values(tracesRecorded).reduce((a, b) => a + b, 0);
   const fleetRate = (factor: number) =>
@@ -464,8 +467,8 @@ export function computeBill(input: BillInput): FleetBill {
     line(
       'KMS',
       'alarm topic keys',
-      [{ price: 'kmsKeyMonth', quantity: stack.kmsKeys * rates.clusters }],
-      `${stack.kmsKeys * rates.clusters} keys (rotation adds $1 a key per yearly rotation, up to two)`,
+      [{ price: 'kmsKeyMonth', quantity: stack.kmsKeys * rates.stacks }],
+      `${stack.kmsKeys * rates.stacks} key${stack.kmsKeys * rates.stacks === 1 ? '' : 's'} (rotation adds $1 a key per yearly rotation, up to two)`,
     ),
   ];
 
@@ -494,7 +497,7 @@ export function computeBill(input: BillInput): FleetBill {
       diurnal: perSecond(unit, true),
       flat: perSecond(unit, false),
       profile: input.dailyProfile,
-      tables: rates.clusters,
+      tables: rates.stacks,
       utilization: rates.provisionedTargetUtilization,
       minimum: 1,
       days: rates.days,

@@ -31,6 +31,24 @@ export const CLUSTER_SHARE = {
 } as const;
 
 /**
+ * The reference fleet's one berth stack: every cluster a section of one config, served by one
+ * table and one set of functions (`cdk deploy -c clusters=…`).
+ */
+export const REFERENCE_STACK_CONFIG = {
+  scale: {
+    maxNodes: 150,
+    gameServerCpuMillis: 450,
+    nodePool: { type: 'eks-nodegroup', name: 'game-nodes' },
+  },
+  clusters: Object.fromEntries(
+    Array.from({ length: REFERENCE_FLEET.clusters }, (_, index) => [
+      `reference-${String.fromCharCode(97 + index)}`,
+      {},
+    ]),
+  ),
+};
+
+/**
  * The config of one reference cluster: berth's defaults (repair every 180 s, scale and ENI every
  * 60 s, host ports 7000-8000, ENI `prefix` mode) with a node pool sized for 100 nodes.
  */
@@ -79,7 +97,10 @@ export const ASSUMPTIONS = {
     100,
     'cold starts a day per cluster of each HTTP function (admission, node-ips): environments recycled every few hours plus concurrency bursts',
   ),
-  coldStartsPerDayOther: assume(24, 'cold starts a day per cluster of each other function'),
+  coldStartsPerDayOther: assume(
+    24,
+    "cold starts a day of each other function of a stack (its environment recycled about hourly; one stack's passes for all its clusters run often enough to share it)",
+  ),
   initMs: assume(
     300,
     'INIT duration of a cold start (billed since Aug 2025): the admission benchmark measured a 151 ms median init; the Secrets Manager read and EKS token add to it',
@@ -120,7 +141,7 @@ export const ASSUMPTIONS = {
   ),
   secretsReadsPerColdStart: assume(
     1,
-    'the admission function reads its path secret once per cold start',
+    "the admission function reads each of its stack's path secrets (one a cluster) once per cold start",
   ),
   fullVcpuMemoryMb: assume(
     1769,

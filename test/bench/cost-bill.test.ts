@@ -75,6 +75,8 @@ function input(
     rates: {
       days: 30,
       clusters: 3,
+      // A stack per cluster unless a test says otherwise.
+      stacks: 3,
       coldStartsPerDay: none,
       initMs: 300,
       sqsRequestsPerMessage: 2,
@@ -123,7 +125,7 @@ describe('computeBill', () => {
         monthly: { 'pod-create': 1_000_000 },
         rates: {
           coldStartsPerDay: {
-            admission: 10,
+            admission: 30,
             settle: 0,
             repair: 0,
             scale: 0,
@@ -133,13 +135,25 @@ describe('computeBill', () => {
         },
       }),
     );
-    // 1M × 20 ms × 1 GB = 20,000 GB-s; 10 × 30 days × 3 clusters cold starts × 0.3 s × 1 GB = 270.
+    // 1M × 20 ms × 1 GB = 20,000 GB-s; 30 a day (the fleet's) × 30 days cold starts × 0.3 s × 1 GB = 270.
     expect(lineOf(bill.onDemand.lines, 'Lambda', 'admission compute').usd).toBeCloseTo(
       20_270 * 0.0000133334,
       10,
     );
     expect(lineOf(bill.onDemand.lines, 'Lambda', 'admission requests').usd).toBeCloseTo(0.2, 10);
     expect(bill.invocations.admission).toBe(1_000_000);
+  });
+
+  it("bills one stack's dashboards, keys, alarms, secrets and queue polls once for all its clusters", () => {
+    const stack = { dashboards: 1, kmsKeys: 1, alarmMetrics: 40, secrets: 3, consumerQueues: 1 };
+    const one = computeBill(input({ stack, rates: { stacks: 1, sqsIdleReceivesPerMinute: 15 } }));
+    const usd = (item: string, group = 'CloudWatch') => lineOf(one.onDemand.lines, group, item).usd;
+    expect(usd('dashboards')).toBeCloseTo(3, 10);
+    expect(usd('alarms')).toBeCloseTo(40 * 0.1, 10);
+    expect(usd('alarm topic keys', 'KMS')).toBeCloseTo(1, 10);
+    expect(usd('settle queue requests', 'SQS')).toBeCloseTo((15 * 60 * 24 * 30 * 0.4) / 1e6, 10);
+    const perCluster = computeBill(input({ stack, rates: { stacks: 3 } }));
+    expect(lineOf(perCluster.onDemand.lines, 'CloudWatch', 'dashboards').usd).toBeCloseTo(9, 10);
   });
 
   it('stretches durations by the vCPU share for the CPU-bound upper bound', () => {
@@ -160,7 +174,7 @@ describe('computeBill', () => {
         stack: { consumerQueues: 1 },
       }),
     );
-    // 1000 × 3 + 15 × 60 × 24 × 30 × 3 clusters = 3,000 + 1,944,000.
+    // 1000 × 3 + 15 × 60 × 24 × 30 × 3 stacks = 3,000 + 1,944,000.
     expect(lineOf(bill.onDemand.lines, 'SQS', 'settle queue requests').usd).toBeCloseTo(
       (1_947_000 * 0.4) / 1e6,
       10,
