@@ -166,6 +166,7 @@ export class BerthStack extends Stack {
         description: DESCRIPTIONS[name],
         table: this.table,
         configDocument,
+        clusters: clusterNames,
         ...FUNCTION_SIZING[name],
         tracing:
           tracing === 'all' || !REQUEST_FUNCTIONS.has(name)

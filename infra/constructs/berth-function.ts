@@ -48,6 +48,8 @@ export interface BerthFunctionProps {
   readonly table: ITableV2;
   /** The validated config document (BERTH_CONFIG). */
   readonly configDocument: Readonly<Record<string, unknown>>;
+  /** The EKS clusters the function talks to (the config's, one or a section each). */
+  readonly clusters: readonly string[];
   readonly memorySize: number;
   readonly timeout: Duration;
   /** Extra environment variables (e.g. BERTH_WEBHOOK_SECRET_ARN). */
@@ -76,7 +78,7 @@ export class BerthFunction extends Construct {
   constructor(scope: Construct, id: string, props: BerthFunctionProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    const cluster = String(props.configDocument.cluster);
+    const clusters = props.clusters.join(', ');
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: logs.RetentionDays.ONE_MONTH,
@@ -86,7 +88,7 @@ export class BerthFunction extends Construct {
     // log group in the account, this one only to the function's own.
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `berth ${props.name} function for cluster ${cluster}`,
+      description: `berth ${props.name} function for cluster${props.clusters.length > 1 ? 's' : ''} ${clusters}`,
     });
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
@@ -96,11 +98,11 @@ export class BerthFunction extends Construct {
     );
     this.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
-        // The cluster's endpoint and CA, read once per container to reach the Kubernetes API.
+        // Each cluster's endpoint and CA, read once per container to reach its Kubernetes API.
         actions: ['eks:DescribeCluster'],
-        resources: [
+        resources: props.clusters.map((cluster) =>
           stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: cluster }),
-        ],
+        ),
       }),
     );
 

@@ -26,6 +26,7 @@ describe('BerthFunction bundling', () => {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
     });
     new BerthFunction(stack, 'Admission', {
+      clusters: ['games'],
       name: 'admission',
       description: 'bundling check',
       table,

@@ -119,6 +119,21 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
     expect(policyOf('Clustergamesb')).toContain('autoscaling:SetDesiredCapacity');
   });
 
+  it('lets every function describe each of the clusters, and no other', () => {
+    const functionPolicies = ofType('AWS::IAM::Policy').filter(([id]) =>
+      /^(Admission|Settle|Repair|Scale|Eni|NodeIps)Role/.test(id),
+    );
+    expect(functionPolicies).toHaveLength(6);
+    for (const [id, policy] of functionPolicies) {
+      const statements = (
+        policy.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }
+      ).Statement;
+      const describe = statements.find((statement) => statement.Action === 'eks:DescribeCluster');
+      const clusters = JSON.stringify(describe?.Resource).match(/:cluster\/[\w-]+/g);
+      expect({ id, clusters }).toEqual({ id, clusters: [':cluster/games-a', ':cluster/games-b'] });
+    }
+  });
+
   it("lets the ENI functions manage the berth ENIs of the stack's clusters only", () => {
     const eniPolicy = propertiesOf('AWS::IAM::Policy', 'EniRole');
     const statements = (
