@@ -33,8 +33,8 @@ import {
   OPERATIONS,
   type OperationKind,
   REFERENCE_CONFIG,
-  REFERENCE_STACK_CONFIG,
   REFERENCE_FLEET,
+  REFERENCE_STACK_CONFIG,
 } from './cost/fleet.js';
 import { type MeteredOperation, type MeterResult, meterOperations } from './cost/meter/index.js';
 import { FREE_TIERS, PRICE_REGION, PRICES, PRICES_AS_OF } from './cost/prices.js';
@@ -320,7 +320,22 @@ export async function runCostBench(): Promise<void> {
     `\n  total on on-demand: ${usd(bill.onDemand.total)} a month (DynamoDB throughput ${usd(dynamoOnDemand)}); with the always-free tiers: ${usd(bill.onDemand.totalWithFreeTiers)}`,
   );
   console.log(
-    `  total on provisioned capacity with autoscaling (70% target, hourly, the session-driven load on the ENI benchmark's daily curve, peak/average ${round(Math.max(...profile), 2)}): ${usd(bill.provisioned.total)} a month (DynamoDB ${usd(provisionedDynamo)}: peak ${bill.provisioned.peakWcu} WCU and ${bill.provisioned.peakRcu} RCU over ${REFERENCE_FLEET.clusters} tables); with free tiers: ${usd(bill.provisioned.totalWithFreeTiers)}`,
+    `  total on provisioned capacity with autoscaling (70% target, hourly, the session-driven load on the ENI benchmark's daily curve, peak/average ${round(Math.max(...profile), 2)}): ${usd(bill.provisioned.total)} a month (DynamoDB ${usd(provisionedDynamo)}: peak ${bill.provisioned.peakWcu} WCU and ${bill.provisioned.peakRcu} RCU over one table); with free tiers: ${usd(bill.provisioned.totalWithFreeTiers)}`,
+  );
+  // One schedule per cluster and pass (what the stack makes), or one per pass fanning out to
+  // every cluster: the same passes run either way; fanning out saves the scheduler and Lambda
+  // requests of all but one cluster.
+  const passInvocations = monthly['eni-pass'] + monthly['repair-pass'] + monthly['scale-pass'];
+  const scheduleChoice = {
+    perClusterInvocations: passInvocations,
+    fanOutInvocations: passInvocations / REFERENCE_FLEET.clusters,
+    fanOutSavingUsd:
+      passInvocations *
+      (1 - 1 / REFERENCE_FLEET.clusters) *
+      (PRICES.schedulerInvocation.usd + PRICES.lambdaRequest.usd),
+  };
+  console.log(
+    `  schedules: one per cluster and pass, ${round(passInvocations / 1e6, 2)}M invocations a month; one per pass fanning out to the ${REFERENCE_FLEET.clusters} clusters would make ${round(scheduleChoice.fanOutInvocations / 1e6, 2)}M and save ${usd(scheduleChoice.fanOutSavingUsd)} a month`,
   );
   console.log(
     `  X-Ray: ${round(bill.tracesIfReservoirShared / 1e6, 2)}M traces (${usd(bill.tracesIfReservoirShared * PRICES.xrayTraceRecorded.usd)}) if the reservoir of 1 a second were shared by the account's functions rather than one per function`,
@@ -379,6 +394,7 @@ export async function runCostBench(): Promise<void> {
     fleet: REFERENCE_FLEET,
     clusterShare: CLUSTER_SHARE,
     config: REFERENCE_CONFIG,
+    stackConfig: REFERENCE_STACK_CONFIG,
     samples: SAMPLES,
     assumptions: ASSUMPTIONS,
     prices: PRICES,
@@ -392,6 +408,7 @@ export async function runCostBench(): Promise<void> {
     table: metered.table,
     customMetrics: metered.customMetrics,
     setup: metered.setup,
+    scheduleChoice,
     bill: {
       onDemand: bill.onDemand,
       provisioned: bill.provisioned,
