@@ -523,7 +523,9 @@ async function importOnce(
     AWS_LAMBDA_FUNCTION_NAME: 'berth-admission-bench',
     BERTH_TABLE: 'berth',
     BERTH_CONFIG: '{}',
-    BERTH_WEBHOOK_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:berth-bench',
+    BERTH_WEBHOOK_SECRETS: JSON.stringify({
+      local: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:berth-bench',
+    }),
     BERTH_SETTLE_QUEUE: 'https://sqs.us-east-1.amazonaws.com/000000000000/berth-bench-settle',
     POWERTOOLS_METRICS_NAMESPACE: 'berth-bench',
   };

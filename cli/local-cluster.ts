@@ -9,6 +9,7 @@ import {
   localKubeContexts,
 } from '../shared/k8s/kubeconfig.js';
 import type { StoreTarget } from '../shared/local/store-target.js';
+import { clusterContexts } from './cluster-contexts.js';
 import type { CliOptions } from './main.js';
 
 /** The cluster as kubectl would find it: `--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`. */
@@ -26,13 +27,25 @@ function kubeconfigSource(options: CliOptions, context: string | undefined) {
   };
 }
 
+/** The context the command's cluster is read through (`--context`, see cluster-contexts.ts). */
+function contextOf(options: CliOptions): string | undefined {
+  const cluster = options.config.cluster;
+  return clusterContexts({
+    flag: options.context,
+    clusters: [cluster],
+    configured: options.configuredClusters,
+    available: () => kubeconfigContexts(options),
+  }).get(cluster);
+}
+
 /**
- * The cluster the passes need, through `context` (default `--context`, else the kubeconfig's
- * current context); a missing or unusable kubeconfig is an environment error.
+ * The cluster the passes need, through `context` (default: the command's cluster's, from
+ * `--context`, else the kubeconfig's current context); a missing or unusable kubeconfig is an
+ * environment error.
  */
 export function requiredCluster(
   options: CliOptions,
-  context: string | undefined = options.context,
+  context: string | undefined = contextOf(options),
 ): LocalCluster {
   const kubeConfig = loadLocalKubeConfig(kubeconfigSource(options, context));
   return {
@@ -51,11 +64,8 @@ export function hasKubeconfig(options: CliOptions): boolean {
 }
 
 /** The cluster `serve` reads, if kubectl would find one. */
-export function optionalCluster(
-  options: CliOptions,
-  context: string | undefined = options.context,
-): LocalCluster | undefined {
-  return hasKubeconfig(options) ? requiredCluster(options, context) : undefined;
+export function optionalCluster(options: CliOptions): LocalCluster | undefined {
+  return hasKubeconfig(options) ? requiredCluster(options) : undefined;
 }
 
 /** The names of the kubeconfig's contexts (none without a kubeconfig). */

@@ -20,10 +20,11 @@ export interface CliOptions {
   /** Every cluster's config (one, unless the file has a section per cluster; `--cluster`: that one). */
   readonly clusters: readonly BerthConfig[];
   /**
-   * Whether the config names several clusters (whatever `--cluster` chose): `berth serve` then
-   * serves each under `/clusters/<name>`, where `manifests --local` points.
+   * Every cluster the config names (whatever `--cluster` chose): with several, `berth serve`
+   * serves each under `/clusters/<name>` (where `manifests --local` points), and `--context`
+   * may name each one's context.
    */
-  readonly severalClusters: boolean;
+  readonly configuredClusters: readonly string[];
   /** The config file given, for messages. */
   readonly configFile?: string;
   readonly dataDir: string;
@@ -295,7 +296,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
     config,
     // A chosen cluster is the only one the command sees.
     clusters: text('cluster') === undefined ? clusters : [config],
-    severalClusters: clusters.length > 1,
+    configuredClusters: clusters.map((cluster) => cluster.cluster),
     dataDir: text('dataDir') ?? '.berth',
     ...optional({
       configFile,

@@ -45,8 +45,8 @@ export interface ManifestsOptions {
   readonly local?: boolean;
   /** The address a cluster reaches the local server at. */
   readonly advertiseAddress?: string;
-  /** The config names several clusters: the local server serves this one under `/clusters/<name>`. */
-  readonly severalClusters?: boolean;
+  /** Every cluster the config names: with several, the local server serves this one under `/clusters/<name>`. */
+  readonly configuredClusters?: readonly string[];
   /** berth-cni's DaemonSet instead of the webhook. */
   readonly cni?: boolean;
   readonly cniNodes?: string;
@@ -190,7 +190,9 @@ async function endpointFor(
 
 /** Where the local server serves the cluster: below `/clusters/<name>` when it serves several. */
 function localPrefix(options: ManifestsOptions): string {
-  return options.severalClusters ? clusterPathPrefix(options.config.cluster) : '';
+  return (options.configuredClusters?.length ?? 1) > 1
+    ? clusterPathPrefix(options.config.cluster)
+    : '';
 }
 
 /** Where nodes reach the node IP API: the stack's AWS_IAM URL, any URL, or the local server. */

@@ -30,10 +30,11 @@ import { clusterViewReader } from '../shared/ui/cluster-view.js';
 import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import { clusterContexts } from './cluster-contexts.js';
 import {
+  hasKubeconfig,
   kubeconfigContexts,
   type LocalCluster,
-  optionalCluster,
   passContext,
+  requiredCluster,
 } from './local-cluster.js';
 import { type CliOptions, UsageError } from './main.js';
 import { type ServeLog, serveLog } from './serve-log.js';
@@ -195,11 +196,18 @@ function describeCluster(served: ServedCluster, base: string): string[] {
 /** Runs the local server until SIGINT or SIGTERM. */
 export async function serve(options: CliOptions): Promise<number> {
   const names = options.clusters.map((config) => config.cluster);
-  const contexts = clusterContexts(options.context, names, kubeconfigContexts(options));
+  const contexts = clusterContexts({
+    flag: options.context,
+    clusters: names,
+    configured: options.configuredClusters,
+    available: () => kubeconfigContexts(options),
+  });
+  // No kubeconfig at all is no error: the clusters are served without reading them.
+  const found = hasKubeconfig(options);
   const clusters = new Map(
     options.clusters.map((config) => [
       config.cluster,
-      optionalCluster(options, contexts.get(config.cluster)),
+      found ? requiredCluster(options, contexts.get(config.cluster)) : undefined,
     ]),
   );
   if (options.passes && [...clusters.values()].some((cluster) => cluster === undefined)) {

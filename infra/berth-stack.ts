@@ -27,7 +27,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { BERTH_TAGS } from '../shared/ec2/network.js';
-import { STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
+import { clusterClaimExport, STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../shared/manifests/webhooks.js';
 import { formatCidr } from '../shared/net/ip.js';
 import { formatPortRange } from '../shared/net/port-range.js';
@@ -150,6 +150,13 @@ export class BerthStack extends Stack {
       const scope = byName ? new Construct(this, `Cluster-${config.cluster}`) : this;
       if (byName) clusterTag(scope, config.cluster);
       const webhookSecret = new WebhookSecret(scope, 'WebhookSecret', { cluster: config.cluster });
+      // One stack per cluster: export names are unique in an account and Region, so a second
+      // stack claiming the cluster (two tables handing out its values) fails to deploy.
+      new CfnOutput(scope, 'ClusterClaim', {
+        value: config.cluster,
+        exportName: clusterClaimExport(config.cluster),
+        description: 'This stack serves the cluster; no other berth stack may',
+      });
       return { config, scope, webhookSecret };
     });
     const network = privateNetwork
@@ -323,6 +330,7 @@ export class BerthStack extends Stack {
 
     new Monitoring(this, 'Monitoring', {
       name: byName ? props.settings.stackName : (clusterNames[0] as string),
+      dashboardName: byName ? props.settings.stackName : `berth-${clusterNames[0]}`,
       clusters: configs.map((config) => ({
         name: config.cluster,
         idPrefix: byName ? `Cluster-${config.cluster}-` : '',

@@ -2,7 +2,8 @@
  * The admission webhook behind a public Lambda function URL: `POST /admission/<secret>`,
  * `GET /healthz/<secret>`, `GET /v1/status/<secret>`, each under `/clusters/<name>` where the
  * stack serves several clusters (each with its own secret); without the secret nothing answers
- * but a bare 404. Clients and the secrets are set up once per container, at module scope.
+ * but a bare 404. Clients are set up once per container, at module scope; each cluster's secret is
+ * read at its first request.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
@@ -14,7 +15,7 @@ import { lambdaAdmissionApi } from '../../shared/app/lambda-admission.js';
 import { decisionRecorder, observability, publishMetrics } from '../../shared/app/observability.js';
 
 const { logger, metrics, tracer, forCluster } = observability('admission');
-const api = await lambdaAdmissionApi({
+const api = lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
   onDecision: decisionRecorder(logger, metrics),

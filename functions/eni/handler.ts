@@ -16,7 +16,7 @@ import { observability, publishMetrics } from '../../shared/app/observability.js
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { recordEniPass, recordRefill } from '../../shared/app/pass-records.js';
-import type { EniPassSummary } from '../../shared/eni/pass.js';
+import { type EniPassSummary, parseInstanceStateChange } from '../../shared/eni/pass.js';
 
 const { logger, metrics, tracer, forCluster } = observability('eni');
 const runners = lambdaPassContexts().map((context) => eniRunner(context));
@@ -55,18 +55,18 @@ const run = async (event: unknown) => {
   }
   const change = instanceStateChange.safeParse(event);
   if (change.success) {
+    if (!parseInstanceStateChange(change.data.detail)) {
+      logger.warn('ignored an instance state-change event without an instance id');
+      return { ignored: true };
+    }
     // Every cluster looks, even after one fails: the failure is raised once all have.
-    const summaries: Record<string, EniPassSummary> = {};
+    const summaries: Record<string, EniPassSummary | undefined> = {};
     const failures: unknown[] = [];
     for (const cluster of runners.names) {
       try {
         const summary = await runners.get(cluster).value.instanceStateChange(change.data.detail);
-        if (!summary) {
-          logger.warn('ignored an instance state-change event without an instance id');
-          return { ignored: true };
-        }
         summaries[cluster] = summary;
-        record(cluster, summary);
+        if (summary) record(cluster, summary);
       } catch (error) {
         failures.push(error);
       }
@@ -74,8 +74,9 @@ const run = async (event: unknown) => {
       if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
     }
     if (failures.length === 1) throw failures[0];
-    if (failures.length > 1)
+    if (failures.length > 1) {
       throw new AggregateError(failures, 'ENI passes failed in several clusters');
+    }
     return summaries;
   }
   const input = passInput.parse(event ?? {});

@@ -22,11 +22,13 @@ import { createHttpApi } from '../../shared/http/api.js';
 
 const { logger, metrics, tracer, forCluster } = observability('node-ips');
 const settings = lambdaSettings();
+// A single-cluster stack's refill events name no cluster, as before it could serve several.
+const several = settings.configs.length > 1;
 const apis = lambdaPassContexts(settings).map((context, config) =>
   createHttpApi({
     healthy: async () => true,
     nodeIps: eniRunner(context).nodeIps(
-      refillInvoker(settings, config.cluster, (node, error) =>
+      refillInvoker(settings, several ? config.cluster : undefined, (node, error) =>
         logger.warn('could not hand a background refill to the ENI function', { node, error }),
       ),
     ),

@@ -24,6 +24,8 @@ const queue = lambdaSettleQueue();
 const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
+    // The previous record's cluster is not this one's, whatever becomes of it.
+    logger.removeKeys(['cluster']);
     try {
       const task = parseSettleTask(record.body);
       const { config, value: settle } = settles.get(task.cluster);

@@ -52,7 +52,7 @@ export interface BerthFunctionProps {
   readonly clusters: readonly string[];
   readonly memorySize: number;
   readonly timeout: Duration;
-  /** Extra environment variables (e.g. BERTH_WEBHOOK_SECRET_ARN). */
+  /** Extra environment variables (e.g. BERTH_WEBHOOK_SECRETS). */
   readonly environment?: Readonly<Record<string, string>>;
   /** Concurrent executions reserved for this function, and its cap. */
   readonly reservedConcurrency?: number;

@@ -20,7 +20,6 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { STACK_OUTPUTS } from '../../shared/manifests/stack-outputs.js';
 
-/** Props of the monitoring. */
 /** One cluster the stack serves, as the monitoring sees it. */
 export interface MonitoredCluster {
   readonly name: string;
@@ -32,8 +31,10 @@ export interface MonitoredCluster {
 
 /** Props of the monitoring. */
 export interface MonitoringProps {
-  /** What the stack is called in descriptions and the dashboard's name (its cluster, or the stack). */
+  /** What the stack is called in descriptions (its cluster, or the stack's name). */
   readonly name: string;
+  /** `berth-<cluster>` for one cluster, the stack's name for several. */
+  readonly dashboardName: string;
   readonly clusters: readonly MonitoredCluster[];
   /** Every berth function, by name. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
@@ -196,10 +197,12 @@ export class Monitoring extends Construct {
       budgetSpent: [] as cloudwatch.IMetric[],
       internalErrors: [] as cloudwatch.IMetric[],
     };
-    for (const [index, cluster] of props.clusters.entries()) {
+    for (const cluster of props.clusters) {
       const id = (alarmId: string) => `${cluster.idPrefix}${alarmId}`;
-      // Math expression ids are unique across a graph: each cluster's own where there are several.
-      const mathId = (name: string) => (cluster.idPrefix === '' ? name : `${name}${index}`);
+      // Math expression ids are unique across a graph: each cluster's own where there are several,
+      // made from its name (not its place in the list, which another cluster's removal shifts).
+      const mathId = (name: string) =>
+        cluster.idPrefix === '' ? name : `${name}_${cluster.name.replace(/[^A-Za-z0-9]/g, '_')}`;
       // Lines name their cluster where the dashboard shows several.
       const label = (text: string) => (cluster.idPrefix === '' ? text : `${cluster.name} ${text}`);
       const clusterAlarm = (
@@ -308,7 +311,7 @@ export class Monitoring extends Construct {
         left: functions.map(([name, fn]) => metric(fn).with({ label: name })),
       });
     new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: `berth-${props.name}`,
+      dashboardName: props.dashboardName,
       defaultInterval: Duration.hours(6),
       widgets: [
         [

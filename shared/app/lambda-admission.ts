@@ -11,7 +11,7 @@ import type { AdmissionDecision } from '../admission/decision.js';
 import { ClusterSet } from '../clusters/cluster-set.js';
 import { clusterRoutes, type HttpHandler } from '../clusters/http-routes.js';
 import { ConfigError } from '../config/errors.js';
-import { type LambdaSettings, lambdaSettings } from '../config/load.js';
+import { lambdaSettings } from '../config/load.js';
 import type { BerthConfig } from '../config/schema.js';
 import { createHttpApi } from '../http/api.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
@@ -33,30 +33,26 @@ export interface AdmissionObservers {
 }
 
 /**
- * Each cluster's webhook path secret, read once per container from Secrets Manager. Every served
- * cluster must have one: a cluster without would answer its webhook path to anyone.
+ * A cluster's webhook path secret, read from Secrets Manager on the cluster's first request and
+ * kept for the container's life. Each cluster's own: one unreadable secret fails only its
+ * cluster's requests (HTTP 500, the apiserver applies the failurePolicy), never another's.
  */
-async function webhookSecrets(settings: LambdaSettings): Promise<ReadonlyMap<string, string>> {
-  const missing = settings.configs.filter(({ cluster }) => !settings.webhookSecretArns[cluster]);
-  if (missing.length > 0) {
-    throw new ConfigError(
-      missing.map(({ cluster }) => `BERTH_WEBHOOK_SECRETS: no secret for cluster ${cluster}`),
-    );
-  }
-  const client = new SecretsManagerClient({ region: settings.region });
-  try {
-    const secrets = await Promise.all(
-      settings.configs.map(async ({ cluster }) => {
-        const arn = settings.webhookSecretArns[cluster] as string;
-        const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-        if (!out.SecretString) throw new Error(`secret ${arn} has no string value`);
-        return [cluster, out.SecretString] as const;
-      }),
-    );
-    return new Map(secrets);
-  } finally {
-    client.destroy();
-  }
+async function readSecret(client: SecretsManagerClient, arn: string): Promise<string> {
+  const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+  if (!out.SecretString) throw new Error(`secret ${arn} has no string value`);
+  return out.SecretString;
+}
+
+/** An API whose set-up finishes on its first request; a failed set-up is tried again on the next. */
+function builtOnFirstRequest(build: () => Promise<HttpHandler>): HttpHandler {
+  let api: Promise<HttpHandler> | undefined;
+  return async (request) => {
+    api ??= build().catch((error: unknown) => {
+      api = undefined;
+      throw error;
+    });
+    return (await api)(request);
+  };
 }
 
 /**
@@ -64,10 +60,20 @@ async function webhookSecrets(settings: LambdaSettings): Promise<ReadonlyMap<str
  * `/admission/<secret>` for a single cluster, `/clusters/<name>/admission/<secret>` for each of
  * several. Values a Service gives back go to the settle queue, tagged with their cluster.
  */
-export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise<HttpHandler> {
+export function lambdaAdmissionApi(observers: AdmissionObservers): HttpHandler {
   const settings = lambdaSettings();
-  const secrets = await webhookSecrets(settings);
+  // Every served cluster must have a secret: a cluster without would answer its path to anyone.
+  const missing = settings.configs.filter(({ cluster }) => !settings.webhookSecretArns[cluster]);
+  if (missing.length > 0) {
+    throw new ConfigError(
+      missing.map(({ cluster }) => `BERTH_WEBHOOK_SECRETS: no secret for cluster ${cluster}`),
+    );
+  }
+  const secretsManager = new SecretsManagerClient({ region: settings.region });
   const queue = lambdaSettleQueue(settings);
+  // A single-cluster stack's tasks name no cluster, as before it could serve several (a settle
+  // function of the previous version still reads them during a deploy).
+  const several = settings.configs.length > 1;
   const dynamo = dynamoClient({ region: settings.region });
   const eks = new EKSClient({ region: settings.region });
   const apiFor = (config: BerthConfig): HttpHandler => {
@@ -88,18 +94,21 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
       clusterApi: new HttpsClusterReader({ access }),
       settler: () =>
         new QueueSettler(
-          taggedWithCluster(queue, config.cluster),
+          several ? taggedWithCluster(queue, config.cluster) : queue,
           config.settle.delaySeconds,
           observers.onSettleLost,
         ),
     });
-    return createHttpApi({
-      admission: runtime.admission,
-      healthy: () => runtime.healthy(),
-      status: () => runtime.status(),
-      pathSecret: secrets.get(config.cluster) as string,
-      onDecision: observers.onDecision,
-    });
+    const secretArn = settings.webhookSecretArns[config.cluster] as string;
+    return builtOnFirstRequest(async () =>
+      createHttpApi({
+        admission: runtime.admission,
+        healthy: () => runtime.healthy(),
+        status: () => runtime.status(),
+        pathSecret: await readSecret(secretsManager, secretArn),
+        onDecision: observers.onDecision,
+      }),
+    );
   };
   return clusterRoutes(new ClusterSet(settings.configs, apiFor), {
     unknown: 'opaque',

@@ -50,10 +50,13 @@ export class LambdaRefillInvoker implements RefillRequests {
   }
 }
 
-/** The node IP function's invoker for one cluster, aimed at the ENI function its environment names. */
+/**
+ * The node IP function's invoker for one cluster (named in its events where the stack serves
+ * several), aimed at the ENI function its environment names.
+ */
 export function refillInvoker(
   settings: LambdaSettings,
-  cluster: string,
+  cluster: string | undefined,
   onError: (node: string, error: unknown) => void,
 ): LambdaRefillInvoker {
   if (!settings.eniFunctionName) {
@@ -62,7 +65,7 @@ export function refillInvoker(
   return new LambdaRefillInvoker({
     client: new LambdaClient({ region: settings.region }),
     functionName: settings.eniFunctionName,
-    cluster,
+    ...(cluster === undefined ? {} : { cluster }),
     onError,
   });
 }

@@ -4,7 +4,8 @@
  * A cluster's node agents and webhook are configured with its prefixed base URL, so nothing
  * below the prefix changes. Where one cluster is served, plain paths reach it as well: a
  * single-cluster deployment's URLs stay as they were, and a plain `/healthz` (the shared
- * table's health) is answered whatever the number of clusters.
+ * table's health) goes to the first cluster's API whatever the number of clusters (where paths
+ * carry a secret, that API still wants its own: `/healthz/<secret>` is under its prefix).
  */
 import type { HttpRequest, HttpResponse } from '../http/api.js';
 import type { ClusterSet } from './cluster-set.js';
@@ -47,7 +48,12 @@ export function clusterRoutes(
     let cluster: string;
     let path: string;
     if (match) {
-      cluster = decodeURIComponent(match[1] ?? '');
+      try {
+        cluster = decodeURIComponent(match[1] ?? '');
+      } catch {
+        // Not a name at all (a malformed escape): no cluster's, and no fault of berth's.
+        return notFound(`${request.path}: the cluster name is not a valid URL segment`);
+      }
       path = match[2] ?? '/';
       if (!apis.has(cluster)) {
         return notFound(

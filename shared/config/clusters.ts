@@ -50,6 +50,26 @@ export function parseClusterConfigs(document: unknown): BerthConfig[] {
       problems.push(...error.problems.map((line) => `clusters.${name}: ${line}`));
     }
   }
+  problems.push(...sharedAutoScalingGroups(configs));
   if (problems.length > 0) throw new ConfigError(problems);
   return configs;
+}
+
+/**
+ * An Auto Scaling group scaled by two clusters' passes (each with its own lease) would be sized
+ * twice over and lose nodes either pass drains; a node group or Karpenter pool is the cluster's
+ * own by name.
+ */
+function sharedAutoScalingGroups(configs: readonly BerthConfig[]): string[] {
+  const byGroup = new Map<string, string[]>();
+  for (const { cluster, scale } of configs) {
+    if (scale.nodePool.type !== 'asg') continue;
+    byGroup.set(scale.nodePool.name, [...(byGroup.get(scale.nodePool.name) ?? []), cluster]);
+  }
+  return [...byGroup]
+    .filter(([, clusters]) => clusters.length > 1)
+    .map(
+      ([group, clusters]) =>
+        `scale.nodePool: clusters ${clusters.join(', ')} all scale Auto Scaling group ${group}; give each cluster its own group in its section`,
+    );
 }

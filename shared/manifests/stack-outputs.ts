@@ -29,3 +29,12 @@ export const STACK_OUTPUTS = {
 export function stackNameFor(cluster: string): string {
   return `berth-${cluster}`;
 }
+
+/**
+ * The CloudFormation export by which a stack claims a cluster: export names are unique in an
+ * account and Region, so two berth stacks can never serve one cluster (each with its own table,
+ * both would hand out its IPs and ports).
+ */
+export function clusterClaimExport(cluster: string): string {
+  return `berth-cluster-${cluster}`;
+}

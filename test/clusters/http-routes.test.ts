@@ -42,6 +42,8 @@ describe('clusterRoutes', () => {
     const none = await route(get('/v1/status'));
     expect(none.statusCode).toBe(404);
     expect(JSON.parse(none.body).error).toMatch(/names no cluster/);
+    // A name that is not a URL segment is nobody's, not a fault.
+    expect((await route(get('/clusters/%E0/v1/status'))).statusCode).toBe(404);
     // The shared table's health needs no cluster.
     expect((await route(get('/healthz'))).statusCode).toBe(200);
   });

@@ -41,3 +41,23 @@ describe('a config with a section per cluster', () => {
     );
   });
 });
+
+describe('clusters sharing a node pool', () => {
+  it('refuses two clusters scaling one Auto Scaling group, and lets node groups share a name', () => {
+    const read = (pools: Record<string, unknown>) => () =>
+      parseClusterConfigs({
+        clusters: Object.fromEntries(
+          Object.entries(pools).map(([name, nodePool]) => [name, { scale: { nodePool } }]),
+        ),
+      });
+    expect(read({ a: { type: 'asg', name: 'games' }, b: { type: 'asg', name: 'games' } })).toThrow(
+      /scale\.nodePool: clusters a, b all scale Auto Scaling group games; give each cluster its own group/,
+    );
+    expect(
+      read({ a: { type: 'asg', name: 'a-games' }, b: { type: 'asg', name: 'b-games' } })(),
+    ).toHaveLength(2);
+    // A node group is named within its EKS cluster.
+    const groups = { type: 'eks-nodegroup', name: 'games' };
+    expect(read({ a: groups, b: groups })()).toHaveLength(2);
+  });
+});

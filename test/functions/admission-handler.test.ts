@@ -81,9 +81,12 @@ async function createPod(path: string, name: string) {
 
 beforeAll(async () => {
   ({ tableName } = await freshTable());
+  let refusals = 1;
   secretsManager.on(GetSecretValueCommand).callsFake(({ SecretId }: { SecretId: string }) => {
     const cluster = Object.keys(SECRETS).find((name) => arnOf(name) === SecretId);
     if (!cluster) throw new Error(`unknown secret ${SecretId}`);
+    // games-b's secret cannot be read the first time: only games-b may suffer for it.
+    if (cluster === 'games-b' && refusals-- > 0) throw new Error('AccessDeniedException');
     return { SecretString: SECRETS[cluster as keyof typeof SECRETS] };
   });
   Object.assign(process.env, {
@@ -114,11 +117,12 @@ afterAll(() => {
 });
 
 describe('the admission function serving two clusters', () => {
-  it("reads every cluster's secret once, at init", () => {
-    const asked = secretsManager
-      .commandCalls(GetSecretValueCommand)
-      .map((c) => c.args[0].input.SecretId);
-    expect(asked.sort()).toEqual([arnOf('games-a'), arnOf('games-b')]);
+  it("reads a cluster's secret at its first request; one it cannot read fails that cluster only, until read", async () => {
+    expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(0);
+    const b = await createPod(`/clusters/games-b/admission/${SECRETS['games-b']}`, 'gs-0');
+    expect(b.statusCode).toBe(500);
+    const a = await createPod(`/clusters/games-a/admission/${SECRETS['games-a']}`, 'gs-0');
+    expect(a.statusCode).toBe(200);
   });
 
   it("admits each cluster's pods at its own path, into its own keys", async () => {
@@ -128,6 +132,11 @@ describe('the admission function serving two clusters', () => {
       expect(answer.statusCode).toBe(200);
       expect(answer.review.response.allowed).toBe(true);
     }
+    // Each secret read until it could be, then kept: games-b's twice, games-a's once.
+    const asked = secretsManager
+      .commandCalls(GetSecretValueCommand)
+      .map((c) => c.args[0].input.SecretId);
+    expect(asked).toEqual([arnOf('games-b'), arnOf('games-a'), arnOf('games-b')]);
   });
 
   it("answers a cluster's path with another's secret, or an unknown cluster, with a bare 404", async () => {
@@ -149,7 +158,8 @@ describe('the admission function serving two clusters', () => {
     };
     for (const cluster of ['games-a', 'games-b'] as const) {
       const hostPorts = (await status(cluster)).ranges.filter((r) => r.kind === 'hostPort');
-      expect(hostPorts.map((r) => r.used)).toEqual([1]);
+      // games-a also admitted gs-0, while games-b could not read its secret.
+      expect(hostPorts.map((r) => r.used)).toEqual([cluster === 'games-a' ? 2 : 1]);
     }
   });
 });

@@ -174,6 +174,11 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
       expect.arrayContaining(['WebhookUrl', 'WebhookSecretArns', 'NodeIpsUrl', 'TableName']),
     );
     expect(Object.keys(outputs)).not.toContain('WebhookSecretArn');
+    // Each cluster claimed by an export: a second stack claiming one fails to deploy.
+    const claims = Object.values(
+      built.template.toJSON().Outputs as Record<string, { Export?: { Name: string } }>,
+    ).flatMap((output) => (output.Export ? [output.Export.Name] : []));
+    expect(claims.sort()).toEqual(['berth-cluster-games-a', 'berth-cluster-games-b']);
     expect(Object.keys(JSON.parse(renderedJoin(outputs.WebhookSecretArns?.Value)))).toEqual([
       'games-a',
       'games-b',
@@ -185,8 +190,11 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
       { repair: CONFIG.repair, clusters: { 'games-a': CONFIG.clusters['games-a'] } },
       { clusters: 'games-a' },
     ).template.toJSON().Resources as Resources;
-    const own = Object.entries(alone).filter(([id]) => id.startsWith('Clustergamesa'));
-    expect(own.length).toBeGreaterThan(10);
+    const own = Object.entries(alone).filter(
+      ([id]) => id.startsWith('Clustergamesa') || id.startsWith('MonitoringClustergamesa'),
+    );
+    expect(own.filter(([id]) => id.startsWith('Monitoring')).length).toBeGreaterThan(5);
+    expect(own.length).toBeGreaterThan(20);
     for (const [id, resource] of own) expect(resources[id]).toEqual(resource);
   });
 });

@@ -491,11 +491,20 @@ describe('BerthStack', () => {
     });
   });
 
-  it('outputs the webhook base URL, the secret ARN, the node IPs URL and the table name', () => {
+  it('outputs the webhook base URL, the secret ARN, the node IPs URL, the table name and its claim on the cluster', () => {
     const outputs = template.findOutputs('*');
     expect(Object.keys(outputs).sort()).toEqual(
-      ['AlarmTopicArn', 'NodeIpsUrl', 'TableName', 'WebhookBaseUrl', 'WebhookSecretArn'].sort(),
+      [
+        'AlarmTopicArn',
+        'ClusterClaim',
+        'NodeIpsUrl',
+        'TableName',
+        'WebhookBaseUrl',
+        'WebhookSecretArn',
+      ].sort(),
     );
+    // Export names are unique in an account and Region: no second stack can serve the cluster.
+    expect(outputs.ClusterClaim?.Export).toEqual({ Name: 'berth-cluster-games' });
     expect(outputs.WebhookBaseUrl?.Value).toEqual({
       'Fn::Join': [
         '',

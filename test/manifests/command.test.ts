@@ -208,7 +208,7 @@ describe('berth manifests', () => {
       options({
         json: true,
         local: true,
-        severalClusters: true,
+        configuredClusters: ['games-a', 'games-b'],
         config: parseConfig({ cluster: 'games-b' }),
       }),
     );
@@ -279,7 +279,7 @@ describe('manifestsCommand', () => {
       cni: false,
       yes: false,
       clusters: [parseConfig({ cluster: 'games' })],
-      severalClusters: false,
+      configuredClusters: ['games'],
     };
     expect(await manifestsCommand(cliOptions)).toBe(0);
     const ca = await readFile(join(dataDir, 'tls', 'ca.crt'), 'utf8');
