@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { formatDecision } from '../shared/admission/decision.js';
 import { nodeIpFault } from '../shared/app/eni-pass.js';
 import { createPasses } from '../shared/app/passes.js';
-import { createRuntime } from '../shared/app/runtime.js';
+import { createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { settleRunner } from '../shared/app/settle.js';
 import { ClusterSet } from '../shared/clusters/cluster-set.js';
 import {
@@ -44,6 +44,8 @@ interface ServedCluster {
   readonly config: BerthConfig;
   readonly cluster: LocalCluster | undefined;
   readonly handle: HttpHandler;
+  /** Its ranges and pools, as its `/v1/status` answers them. */
+  readonly status: () => Promise<StatusReport>;
   readonly passes: boolean;
   readonly settles: boolean;
   /** Starts its pass timers, if it has passes; answers how to stop them. */
@@ -111,6 +113,7 @@ function serveCluster(
   return {
     config,
     cluster,
+    status: () => runtime.status(),
     passes: passes !== undefined,
     settles: settleQueue !== undefined,
     handle: createHttpApi({
@@ -175,6 +178,27 @@ function requestLogged(handle: HttpHandler, log: ServeLog): HttpHandler {
   };
 }
 
+/**
+ * A plain `GET /v1/status` on a server of several clusters answers for all of them, as `berth
+ * status` does: each cluster's report, and every range with its cluster (the `ranges` a
+ * single-cluster server answers with). Everything else goes to `routes`.
+ */
+function withFleetStatus(served: readonly ServedCluster[], routes: HttpHandler): HttpHandler {
+  if (served.length === 1) return routes;
+  return async (request) => {
+    if (request.method !== 'GET' || request.path !== '/v1/status') return routes(request);
+    const clusters = await Promise.all(served.map((one) => one.status()));
+    const ranges = clusters.flatMap((report) =>
+      report.ranges.map((range) => ({ cluster: report.cluster, ...range })),
+    );
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clusters, ranges }),
+    };
+  };
+}
+
 /** The banner lines of one cluster; `base` is where its routes are. */
 function describeCluster(served: ServedCluster, base: string): string[] {
   const { cluster, config } = served;
@@ -236,7 +260,10 @@ export async function serve(options: CliOptions): Promise<number> {
     host: options.host,
     port: options.port,
     ...(tls ? { tls } : {}),
-    handle: requestLogged(clusterRoutes(handlers, { unknown: 'explain' }), log),
+    handle: requestLogged(
+      withFleetStatus(served, clusterRoutes(handlers, { unknown: 'explain' })),
+      log,
+    ),
     onError: (error, request) => {
       log.error(
         `${request.method} ${request.path} failed: ${(error as Error).stack ?? String(error)}`,

@@ -225,12 +225,24 @@ describe('berth serve with a section per cluster', () => {
     }
   });
 
-  it('answers a path that names no cluster with the clusters it serves', async () => {
-    const response = await fetch(`${url}/v1/status`);
+  it('answers a path that names no cluster with the clusters it serves, and a plain status for all', async () => {
+    const response = await post('/admission', {});
     expect(response.status).toBe(404);
-    expect(((await response.json()) as { error: string }).error).toMatch(
+    expect((response.body as unknown as { error: string }).error).toMatch(
       /names no cluster: prefix it with one of \/clusters\/games-a, \/clusters\/games-b/,
     );
-    expect((await fetch(`${url}/clusters/games-b/v1/status`)).status).toBe(200);
+    const one = (await (await fetch(`${url}/clusters/games-b/v1/status`)).json()) as {
+      cluster: string;
+    };
+    expect(one.cluster).toBe('games-b');
+    const all = (await (await fetch(`${url}/v1/status`)).json()) as {
+      clusters: { cluster: string }[];
+      ranges: { cluster: string; kind: string }[];
+    };
+    expect(all.clusters.map((report) => report.cluster)).toEqual(['games-a', 'games-b']);
+    expect(new Set(all.ranges.map((range) => range.cluster))).toEqual(
+      new Set(['games-a', 'games-b']),
+    );
+    expect(all.ranges.filter((range) => range.kind === 'hostPort')).toHaveLength(2);
   });
 });
