@@ -26,25 +26,34 @@ export const MAX_BLOCKS_PER_RANGE = 4_096;
 /** Random blocks a pick tries before it walks every block with room. */
 const RANDOM_PROBES = 8;
 
+/** A block as the view holds it: the stamp of the request whose answer showed it, and when that answer came. */
+interface KnownBlock {
+  readonly block: Block;
+  readonly stamp: number;
+  /** How many requests had been sent when the answer arrived (`BlockView.stamp` then). */
+  readonly receivedAt: number;
+}
+
 /**
  * One range's blocks as last seen, each with the stamp of the answer that showed it, the least
  * recently learned first; the blocks with a free slot are also kept in a list for random picks.
  */
 class KnownBlocks {
-  readonly #entries = new Map<number, { block: Block; stamp: number }>();
+  readonly #entries = new Map<number, KnownBlock>();
   /** Indexes of blocks with a free slot, in no order, and where each sits in that list. */
   readonly #open: number[] = [];
   readonly #openAt = new Map<number, number>();
 
-  get(index: number): { readonly block: Block; readonly stamp: number } | undefined {
+  get(index: number): KnownBlock | undefined {
     return this.#entries.get(index);
   }
 
   /** Takes a newer answer; forgets the least recently learned block past the limit. */
-  learn(block: Block, stamp: number): void {
+  learn(entry: KnownBlock): void {
+    const { block } = entry;
     // Re-inserted, so the map's order is the order blocks were learned in.
     this.#entries.delete(block.index);
-    this.#entries.set(block.index, { block, stamp });
+    this.#entries.set(block.index, entry);
     this.#index(block);
     if (this.#entries.size > MAX_BLOCKS_PER_RANGE) {
       const [oldest] = this.#entries.keys();
@@ -59,7 +68,7 @@ class KnownBlocks {
   correct(block: Block): void {
     const current = this.#entries.get(block.index);
     if (!current) return;
-    this.#entries.set(block.index, { block, stamp: current.stamp });
+    this.#entries.set(block.index, { ...current, block });
     this.#index(block);
   }
 
@@ -98,6 +107,13 @@ class KnownBlocks {
     }
     this.#openAt.delete(index);
   }
+}
+
+/** `block` with every value `other` shows held added (the holder `block` names wins). */
+function withHoldersOf(block: Block, other: Block): Block {
+  const holders = new Map(other.holders);
+  for (const [slot, holder] of block.holders) holders.set(slot, holder);
+  return { index: block.index, holders };
 }
 
 /** The process's view of the blocks of every range it allocates from. */
@@ -176,6 +192,14 @@ export class BlockView {
    * Takes a block as the request stamped `stamp` (a scan, a claim) saw it. An older answer than
    * the one the view holds changes nothing, except that a value `taken` by that very request
    * shows taken: the newer answer may predate the claim's landing.
+   *
+   * Send order is not the order DynamoDB applies writes in: of two claims in flight together,
+   * the one sent later may be applied first, and its answer then misses the other's value. So a
+   * newer answer replaces the block whole only when the view's current one arrived before the
+   * newer request was sent (the store then answered it from a later state); otherwise both were
+   * in flight together, and a value either shows taken stays taken. Without this a process
+   * could forget a value it had just claimed itself (once that claim's hold is settled) and send
+   * a later claim at it: a lost race, billed like a write.
    */
   apply(
     range: string,
@@ -186,8 +210,14 @@ export class BlockView {
     const known = this.#blocks.get(range) ?? new KnownBlocks();
     this.#blocks.set(range, known);
     const current = known.get(block.index);
+    const receivedAt = this.#sent;
     if (stamp > (current?.stamp ?? 0)) {
-      known.learn(block, stamp);
+      const together = current !== undefined && current.receivedAt >= stamp;
+      known.learn({
+        block: together ? withHoldersOf(block, current.block) : block,
+        stamp,
+        receivedAt,
+      });
       return;
     }
     const slot = taken ? taken.offset % BLOCK_SIZE : undefined;

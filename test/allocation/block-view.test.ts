@@ -76,7 +76,50 @@ describe('BlockView', () => {
   });
 });
 
+describe('BlockView with two claims of one block in flight together', () => {
+  it("keeps both claims' values when the later-sent one was applied first by the store", () => {
+    const range = nodePortRange(parsePortRange('30000-30399') as PortRange);
+    const view = new BlockView();
+    const block = (taken: readonly number[]) => ({
+      index: 5,
+      holders: new Map(taken.map((slot) => [slot, `o${slot}`])),
+    });
+    view.apply('r', block([]), view.stamp());
+    const first = view.stamp();
+    const second = view.stamp();
+    // The store applied the second claim (slot 2) before the first (slot 1): the first's answer
+    // shows both and arrives first; the second's, sent later, shows only its own.
+    view.apply('r', block([1, 2]), first, { offset: 5 * BLOCK_SIZE + 1, holder: 'o1' });
+    view.apply('r', block([2]), second, { offset: 5 * BLOCK_SIZE + 2, holder: 'o2' });
+    const free = new Set<number>();
+    for (let i = 0; i < 200; i++) free.add(view.pick(range, 'r', Math.random, new Set()) ?? -1);
+    expect(free.has(5 * BLOCK_SIZE + 1)).toBe(false);
+    expect(free.has(5 * BLOCK_SIZE + 2)).toBe(false);
+    // A request sent after both answers came is answered from a later state: it replaces them.
+    view.apply('r', block([2]), view.stamp());
+    expect(
+      new Set(Array.from({ length: 200 }, () => view.pick(range, 'r', Math.random, new Set()))),
+    ).toContain(5 * BLOCK_SIZE + 1);
+  });
+});
+
 describe('allocation from a view of the blocks', () => {
+  it('never sends two of its own concurrent claims at one value: no lost race within a process', async () => {
+    const w = await world();
+    const range = nodePortRange(parsePortRange('30000-30199') as PortRange);
+    const one = w.process();
+    // A warm view, then most of the upper band taken, so concurrent picks crowd the few left.
+    await one.assign('warm-00000000000000', owner, [{ slot: 'p', range }], FRESH);
+    const fill = await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        one.assign(`fill-${String(i).padStart(14, '0')}`, owner, [{ slot: 'p', range }], FRESH),
+      ),
+    );
+    const conflicts = fill.reduce((sum, assignment) => sum + assignment.conflicts, 0);
+    expect(conflicts).toBe(0);
+    expect(new Set(fill.map((a) => a.grants[0]?.value)).size).toBe(150);
+  });
+
   const cidr = (text: string) => clusterIpRange(parseCidr(text) ?? fail(text));
   const fail = (text: string): never => {
     throw new Error(`bad CIDR ${text}`);
