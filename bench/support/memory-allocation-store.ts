@@ -1,6 +1,6 @@
 /**
  * An in-memory `AllocationStore` with the DynamoDB adapter's semantics (versioned owner records,
- * per-value exclusive claims, ascending sparse block scans), so the admission CPU benchmark
+ * per-value exclusive claims answered with their block, ascending sparse block scans), so the admission CPU benchmark
  * measures berth's own work with no store round trip in it.
  */
 import {
@@ -62,9 +62,10 @@ export class MemoryAllocationStore implements AllocationStore {
     const blocks = this.#ranges.get(range);
     if (!blocks) return;
     // Lazily, in index order: the scan stops at the first block with room, so this stays cheap.
+    // A block once written stays, emptied or not, as a DynamoDB item does after its last REMOVE.
     for (let index = from; index <= to; index++) {
       const holders = blocks.get(index);
-      if (holders && holders.size > 0) yield { index, holders: new Map(holders) };
+      if (holders) yield { index, holders: new Map(holders) };
     }
   }
 
@@ -72,10 +73,15 @@ export class MemoryAllocationStore implements AllocationStore {
     this.calls.claim++;
     const holders = this.#holders(range, offset);
     const slot = offset % BLOCK_SIZE;
+    const index = Math.floor(offset / BLOCK_SIZE);
     const holder = holders.get(slot);
-    if (holder !== undefined) return { taken: false, holder };
+    // The block as the write found it (refused) or left it, as DynamoDB's ALL_OLD and ALL_NEW
+    // answer: the allocator's view of the blocks learns from it, and without it picks the same
+    // taken value again until it gives up.
+    if (holder !== undefined)
+      return { taken: false, holder, block: { index, holders: new Map(holders) } };
     holders.set(slot, ownerId);
-    return { taken: true };
+    return { taken: true, block: { index, holders: new Map(holders) } };
   }
 
   async release(range: string, offset: number, ownerId: string): Promise<boolean> {
