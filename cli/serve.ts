@@ -245,10 +245,13 @@ export async function serve(options: CliOptions): Promise<number> {
   const served = options.clusters.map((config) =>
     serveCluster(options, config, clusters.get(config.cluster), store, log),
   );
-  const handlers = new ClusterSet(
-    options.clusters,
-    (config) => served.find((one) => one.config === config)?.handle as HttpHandler,
-  );
+  // Every cluster is assembled up front (its timers start below), so the set only looks it up.
+  const byName = new Map(served.map((one) => [one.config.cluster, one.handle]));
+  const handlers = new ClusterSet(options.clusters, ({ cluster }) => {
+    const handle = byName.get(cluster);
+    if (!handle) throw new Error(`cluster ${cluster} was not assembled`);
+    return handle;
+  });
   const tls = options.http
     ? undefined
     : await ensureLocalTls(
