@@ -8,13 +8,19 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaAdmissionApi } from '../../shared/app/lambda-admission.js';
-import { decisionRecorder, observability, publishMetrics } from '../../shared/app/observability.js';
+import {
+  decisionRecorder,
+  handlerTracing,
+  observability,
+  publishMetrics,
+} from '../../shared/app/observability.js';
+import { activeTracing } from '../../shared/config/load.js';
 
-const { logger, metrics, tracer, forCluster } = observability('admission');
+const { logger, metrics, forCluster } = observability('admission');
+const tracing = await handlerTracing('admission', activeTracing());
 const api = lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
@@ -25,7 +31,7 @@ const api = lambdaAdmissionApi({
 const answer = functionUrlHandler(api, { logger, metrics });
 
 export const handler = middy(answer)
-  .use(captureLambdaHandler(tracer))
+  .use(tracing)
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(publishMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

@@ -7,18 +7,19 @@
  * events: one pool grown ahead of demand.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { observability, publishMetrics } from '../../shared/app/observability.js';
+import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { recordEniPass, recordRefill } from '../../shared/app/pass-records.js';
+import { activeTracing } from '../../shared/config/load.js';
 import { type EniPassSummary, parseInstanceStateChange } from '../../shared/eni/pass.js';
 
-const { logger, metrics, tracer, forCluster } = observability('eni');
+const { logger, metrics, forCluster } = observability('eni');
+const tracing = await handlerTracing('eni', activeTracing());
 const runners = lambdaPassContexts().map((context) => eniRunner(context));
 
 /** An EventBridge rule's EC2 event; anything else (the schedule's input) runs the whole pass. */
@@ -87,6 +88,6 @@ const run = async (event: unknown) => {
 };
 
 export const handler = middy(run)
-  .use(captureLambdaHandler(tracer))
+  .use(tracing)
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(publishMetrics(metrics));

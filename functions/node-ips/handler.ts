@@ -9,18 +9,18 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { observability, publishMetrics } from '../../shared/app/observability.js';
+import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
 import { refillInvoker } from '../../shared/app/refill-invoker.js';
 import { clusterRoutes } from '../../shared/clusters/http-routes.js';
-import { lambdaSettings } from '../../shared/config/load.js';
+import { activeTracing, lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
-const { logger, metrics, tracer, forCluster } = observability('node-ips');
+const { logger, metrics, forCluster } = observability('node-ips');
+const tracing = await handlerTracing('node-ips', activeTracing());
 const settings = lambdaSettings();
 // A single-cluster stack's refill events name no cluster, as before it could serve several.
 const several = settings.configs.length > 1;
@@ -44,7 +44,7 @@ const api = clusterRoutes(apis, {
 const answer = functionUrlHandler(api, { logger, metrics });
 
 export const handler = middy(answer)
-  .use(captureLambdaHandler(tracer))
+  .use(tracing)
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(publishMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

@@ -6,16 +6,17 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { observability, publishMetrics } from '../../shared/app/observability.js';
+import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
 import { type PassInput, passInput } from '../../shared/app/pass-input.js';
 import { recordRepairPass } from '../../shared/app/pass-records.js';
 import { exclusiveUsage, repairRunner } from '../../shared/app/repair-pass.js';
+import { activeTracing } from '../../shared/config/load.js';
 
-const { logger, metrics, tracer, forCluster } = observability('repair');
+const { logger, metrics, forCluster } = observability('repair');
+const tracing = await handlerTracing('repair', activeTracing());
 const passes = lambdaPassContexts().map((context) => ({
   repair: repairRunner(context),
   usage: exclusiveUsage(context),
@@ -31,7 +32,7 @@ const run = async (input: PassInput, context: Context) => {
 };
 
 export const handler = middy(run)
-  .use(captureLambdaHandler(tracer))
+  .use(tracing)
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(publishMetrics(metrics))
   .use(parser({ schema: passInput }));

@@ -4,18 +4,19 @@
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { observability, publishMetrics } from '../../shared/app/observability.js';
+import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { recordScalePass } from '../../shared/app/pass-records.js';
 import { scaleRunner } from '../../shared/app/scale-pass.js';
+import { activeTracing } from '../../shared/config/load.js';
 
-const { logger, metrics, tracer, forCluster } = observability('scale');
+const { logger, metrics, forCluster } = observability('scale');
+const tracing = await handlerTracing('scale', activeTracing());
 const passes = lambdaPassContexts().map((context) => scaleRunner(context));
 
 /** The schedule's input, and `"dryRun": true` to log the plan only. */
@@ -36,7 +37,7 @@ const run = async (input: z.infer<typeof scheduleInput>, context: Context) => {
 };
 
 export const handler = middy(run)
-  .use(captureLambdaHandler(tracer))
+  .use(tracing)
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(publishMetrics(metrics))
   .use(parser({ schema: scheduleInput }));

@@ -6,18 +6,19 @@
  * finishes what it marked). Each task names its cluster where the stack serves several.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
-import { observability, publishMetrics } from '../../shared/app/observability.js';
+import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
 import { recordSettle } from '../../shared/app/pass-records.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { UnknownClusterError } from '../../shared/clusters/cluster-set.js';
+import { activeTracing } from '../../shared/config/load.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
-const { logger, metrics, tracer, forCluster } = observability('settle');
+const { logger, metrics, forCluster } = observability('settle');
+const tracing = await handlerTracing('settle', activeTracing());
 const settles = lambdaPassContexts().map((context) => settleRunner(context));
 const queue = lambdaSettleQueue();
 
@@ -55,6 +56,6 @@ const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
 };
 
 export const handler = middy(run)
-  .use(captureLambdaHandler(tracer))
+  .use(tracing)
   .use(injectLambdaContext(logger, { resetKeys: true }))
   .use(publishMetrics(metrics));

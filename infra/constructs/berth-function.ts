@@ -136,6 +136,8 @@ export class BerthFunction extends Construct {
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
       environment: {
+        // Whether the function loads Powertools Tracer at all (see shared/app/observability.ts).
+        BERTH_TRACING: props.tracing === lambda.Tracing.ACTIVE ? 'active' : 'pass-through',
         BERTH_CONFIG: JSON.stringify(props.configDocument),
         BERTH_TABLE: props.table.tableName,
         // esbuild's source maps turn minified stack traces back into file:line.

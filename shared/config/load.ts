@@ -106,6 +106,14 @@ function secretArns(text: string | undefined, problems: string[]): Record<string
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
+/**
+ * Whether the Lambda function traces every invocation (BERTH_TRACING, set by the stack from the
+ * function's tracing mode); anything but `active` is pass-through.
+ */
+export function activeTracing(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.BERTH_TRACING === 'active';
+}
+
 /** The `KUBECONFIG` variable, for local commands that talk to a real cluster. */
 export function kubeconfigFromEnvironment(
   env: NodeJS.ProcessEnv = process.env,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it, vi } from 'vitest';
 import { observability } from '../../shared/app/observability.js';
@@ -43,5 +44,34 @@ describe('observability forCluster', () => {
       'berth-test games-b',
       'berth-test games-a',
     ]);
+  });
+});
+
+describe('handlerTracing', () => {
+  /** Runs `code` in a fresh Node process (the suite's own may have loaded anything). */
+  const inFreshProcess = (code: string) =>
+    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+      encoding: 'utf8',
+    }).trim();
+  const probe = (active: boolean) => `
+    import { createRequire } from 'node:module';
+    const { handlerTracing } = await import('${process.cwd()}/shared/app/observability.ts');
+    const tracing = await handlerTracing('probe', ${active});
+    const loaded = Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes('cls-hooked'));
+    console.log(JSON.stringify({ middlewares: tracing.length, xraySdkLoaded: loaded }));
+  `;
+
+  it('loads no tracer for a pass-through function, so no async hook weighs on its promises', () => {
+    expect(JSON.parse(inFreshProcess(probe(false)))).toEqual({
+      middlewares: 0,
+      xraySdkLoaded: false,
+    });
+  });
+
+  it('traces an active function with Powertools Tracer', () => {
+    expect(JSON.parse(inFreshProcess(probe(true)))).toEqual({
+      middlewares: 1,
+      xraySdkLoaded: true,
+    });
   });
 });

@@ -473,21 +473,26 @@ describe('BerthStack', () => {
     );
   });
 
-  it('traces the passes actively and lets the request functions pass tracing through', () => {
+  it('traces the passes actively and lets the request functions pass tracing through, loading no tracer', () => {
     const modes = Object.fromEntries(
-      ['Admission', 'NodeIps', 'Settle', 'Repair', 'Scale', 'Eni'].map((construct) => [
-        construct,
-        (template.findResources('AWS::Lambda::Function') as Resources)[functionId(construct)]
-          ?.Properties.TracingConfig,
-      ]),
+      ['Admission', 'NodeIps', 'Settle', 'Repair', 'Scale', 'Eni'].map((construct) => {
+        const fn = (template.findResources('AWS::Lambda::Function') as Resources)[
+          functionId(construct)
+        ]?.Properties;
+        const variables = (fn?.Environment as { Variables: Record<string, unknown> }).Variables;
+        return [
+          construct,
+          `${(fn?.TracingConfig as { Mode: string }).Mode} ${variables.BERTH_TRACING}`,
+        ];
+      }),
     );
     expect(modes).toEqual({
-      Admission: { Mode: 'PassThrough' },
-      NodeIps: { Mode: 'PassThrough' },
-      Settle: { Mode: 'Active' },
-      Repair: { Mode: 'Active' },
-      Scale: { Mode: 'Active' },
-      Eni: { Mode: 'Active' },
+      Admission: 'PassThrough pass-through',
+      NodeIps: 'PassThrough pass-through',
+      Settle: 'Active active',
+      Repair: 'Active active',
+      Scale: 'Active active',
+      Eni: 'Active active',
     });
   });
 

@@ -215,7 +215,7 @@ function settleFunction(
   const settle = settleRunner(context);
   const obs = observability('settle');
   obs.forCluster(config.cluster);
-  const look = passFunction(obs, async (task: SettleTask) => {
+  const look = passFunction('settle', obs, async (task: SettleTask) => {
     // The body of functions/settle/handler.ts for one SQS record, with the same records.
     const outcome = await settle(task);
     recordSettle(obs, task, outcome, clocks.admission - task.admittedAt);

@@ -104,19 +104,23 @@ function wireEni(world: World): EniWiring {
   const nodeIps = functionUrlFunction(api, nodeIpsObs);
   const obs = observability('eni');
   obs.forCluster(config.cluster);
-  const eniFunction = passFunction(obs, async (event: { refill?: string; instanceId?: string }) => {
-    // The body of functions/eni/handler.ts, with the same records.
-    if (event.refill) {
-      const { outcome, failures } = await refillAhead(deps, event.refill);
-      recordRefill(obs, event.refill, outcome, failures);
-      return `refill ${outcome}`;
-    }
-    const summary = event.instanceId
-      ? await handleInstanceStateChange(deps, { instanceId: event.instanceId, state: 'running' })
-      : await runEniPass(deps, {});
-    recordEniPass(obs, summary);
-    return `pools ${summary.pools}, assigned ${summary.ipsAssigned}, unassigned ${summary.ipsUnassigned}, ENIs created ${summary.enisCreated}, idle ${summary.idleIps}, in use ${summary.assignedIps}, failures ${summary.failures.length}`;
-  });
+  const eniFunction = passFunction(
+    'eni',
+    obs,
+    async (event: { refill?: string; instanceId?: string }) => {
+      // The body of functions/eni/handler.ts, with the same records.
+      if (event.refill) {
+        const { outcome, failures } = await refillAhead(deps, event.refill);
+        recordRefill(obs, event.refill, outcome, failures);
+        return `refill ${outcome}`;
+      }
+      const summary = event.instanceId
+        ? await handleInstanceStateChange(deps, { instanceId: event.instanceId, state: 'running' })
+        : await runEniPass(deps, {});
+      recordEniPass(obs, summary);
+      return `pools ${summary.pools}, assigned ${summary.ipsAssigned}, unassigned ${summary.ipsUnassigned}, ENIs created ${summary.enisCreated}, idle ${summary.idleIps}, in use ${summary.assignedIps}, failures ${summary.failures.length}`;
+    },
+  );
   return {
     deps,
     meters: [eniMeter, budgetMeter],

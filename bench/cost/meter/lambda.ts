@@ -9,12 +9,15 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { FunctionName } from '../../../infra/constructs/berth-function.js';
 import { functionUrlHandler } from '../../../shared/app/function-url.js';
-import { type observability, publishMetrics } from '../../../shared/app/observability.js';
+import {
+  handlerTracing,
+  type observability,
+  publishMetrics,
+} from '../../../shared/app/observability.js';
 import type { HttpRequest, HttpResponse } from '../../../shared/http/api.js';
 
 const ACCOUNT = '123456789012';
@@ -131,14 +134,13 @@ export function functionUrlEvent(
 
 /**
  * An HTTP function's middy chain, as in functions/{admission,node-ips}/handler.ts, around the
- * function URL adapter they share.
+ * function URL adapter they share: no tracer, as the stack deploys them (pass-through tracing).
  */
 export function functionUrlFunction(
   api: (request: HttpRequest) => Promise<HttpResponse>,
   obs: ReturnType<typeof observability>,
 ): (event: LambdaFunctionUrlEvent, context: Context) => Promise<HttpResponse> {
   const handler = middy(functionUrlHandler(api, obs))
-    .use(captureLambdaHandler(obs.tracer))
     .use(injectLambdaContext(obs.logger, { resetKeys: true }))
     .use(publishMetrics(obs.metrics))
     .use(parser({ schema: LambdaFunctionUrlSchema }));
@@ -147,17 +149,25 @@ export function functionUrlFunction(
 
 /**
  * A pass function's middy chain, as in functions/{settle,repair,scale,eni}/handler.ts, around a
- * body that mirrors the handler's (its logs and metrics included).
+ * body that mirrors the handler's (its logs and metrics included), traced actively as the stack
+ * deploys them. The tracer loads at the first call; from then on its async hook weighs on every
+ * promise of this process, the request functions' too, so their durations are an upper bound.
  */
 export function passFunction<E, R>(
+  service: string,
   obs: ReturnType<typeof observability>,
   body: (event: E, context: Context) => Promise<R>,
 ): (event: E, context: Context) => Promise<R> {
-  const handler = middy(body)
-    .use(captureLambdaHandler(obs.tracer))
-    .use(injectLambdaContext(obs.logger, { resetKeys: true }))
-    .use(publishMetrics(obs.metrics));
-  return (event, context) => handler(event, context) as Promise<R>;
+  let handler: Promise<(event: E, context: Context) => Promise<unknown>> | undefined;
+  return async (event, context) => {
+    handler ??= handlerTracing(service, true).then((tracing) =>
+      middy(body)
+        .use(tracing)
+        .use(injectLambdaContext(obs.logger, { resetKeys: true }))
+        .use(publishMetrics(obs.metrics)),
+    );
+    return (await handler)(event, context) as Promise<R>;
+  };
 }
 
 /** Adds the custom metrics an EMF line carries: namespace, dimension values, name. */

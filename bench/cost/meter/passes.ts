@@ -30,7 +30,7 @@ export async function meterPasses(session: Session): Promise<void> {
   const pool = new FakeNodePool(world.nodes.length);
   const lease = passLease(context);
   const memory = new DynamoScaleMemory(storeOptions(context));
-  const scale = passFunction(scaleObs, async (_event: unknown, ctx: Context) => {
+  const scale = passFunction('scale', scaleObs, async (_event: unknown, ctx: Context) => {
     // The body of functions/scale/handler.ts, with the same records.
     const report = await runScalePass(
       { cluster, pool, lease, now: Date.now, holder: ctx.awsRequestId, memory },
@@ -52,7 +52,7 @@ export async function meterPasses(session: Session): Promise<void> {
   repairObs.forCluster(config.cluster);
   const runRepair = repairRunner(context);
   const usage = exclusiveUsage(context);
-  const repair = passFunction(repairObs, async (_event: unknown, ctx: Context) => {
+  const repair = passFunction('repair', repairObs, async (_event: unknown, ctx: Context) => {
     // The body of functions/repair/handler.ts, with the same records.
     const summary = await runRepair(ctx.awsRequestId);
     recordRepairPass(repairObs, summary, await usage());
