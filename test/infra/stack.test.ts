@@ -478,12 +478,13 @@ describe('BerthStack', () => {
       ['Admission', 'NodeIps', 'Settle', 'Repair', 'Scale', 'Eni'].map((construct) => {
         const fn = (template.findResources('AWS::Lambda::Function') as Resources)[
           functionId(construct)
-        ]?.Properties;
-        const variables = (fn?.Environment as { Variables: Record<string, unknown> }).Variables;
-        return [
-          construct,
-          `${(fn?.TracingConfig as { Mode: string }).Mode} ${variables.BERTH_TRACING}`,
         ];
+        if (!fn) throw new Error(`no function ${construct}`);
+        const { TracingConfig, Environment } = fn.Properties as {
+          TracingConfig: { Mode: string };
+          Environment: { Variables: Record<string, unknown> };
+        };
+        return [construct, `${TracingConfig.Mode} ${Environment.Variables.BERTH_TRACING}`];
       }),
     );
     expect(modes).toEqual({
