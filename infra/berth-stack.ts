@@ -240,7 +240,13 @@ export class BerthStack extends Stack {
     const eni = make('eni', 'Eni');
     // An assign that leaves its pool low hands a background refill to the ENI function (an
     // asynchronous invoke), so the node agent's request does not wait for EC2.
-    const nodeIps = make('node-ips', 'NodeIps', { BERTH_ENI_FUNCTION: eni.function.functionName });
+    const nodeIps = make('node-ips', 'NodeIps', {
+      BERTH_ENI_FUNCTION: eni.function.functionName,
+      // Which cluster each node role may reach, where the stack serves several.
+      ...(props.settings.nodeIpsCallersByCluster
+        ? { BERTH_NODE_IPS_CALLERS: JSON.stringify(props.settings.nodeIpsCallersByCluster) }
+        : {}),
+    });
     // The unqualified function only (`grantInvoke` would add every version and alias, `:*`).
     nodeIps.role.addToPrincipalPolicy(
       new iam.PolicyStatement({

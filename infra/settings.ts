@@ -32,6 +32,11 @@ export interface StackSettings {
   readonly configDocument: Readonly<Record<string, unknown>>;
   /** IAM principals (node roles) allowed to call the SigV4 ENI IP API; none by default. */
   readonly nodeIpsCallerArns: readonly string[];
+  /**
+   * In a stack of several clusters, which of them each caller may reach (`*`: every one, for a
+   * role listed without a cluster); the node IP function checks it on every request.
+   */
+  readonly nodeIpsCallersByCluster?: Readonly<Record<string, readonly string[]>>;
   /** Concurrent executions reserved for (and capping) the admission function. */
   readonly admissionConcurrency: number;
   /** Which functions record a trace of every request they serve (see `TracingScope`). */
@@ -212,16 +217,31 @@ export function stackSettings(
     );
   }
 
-  const nodeIpsCallerArns = (asText(context.nodeIpsCallers) ?? '')
+  // ARN (every cluster of the stack) or CLUSTER=ARN (that cluster's node role only).
+  const callerEntries = (asText(context.nodeIpsCallers) ?? '')
     .split(',')
-    .map((arn) => arn.trim())
-    .filter((arn) => arn !== '');
-  for (const arn of nodeIpsCallerArns) {
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const cut = entry.indexOf('=');
+      if (entry.startsWith('arn:') || cut <= 0) return { arn: entry, cluster: '*' };
+      return { arn: entry.slice(cut + 1), cluster: entry.slice(0, cut) };
+    });
+  for (const { arn, cluster } of callerEntries) {
     if (!ROLE_ARN.test(arn)) {
       problems.push(
         `-c nodeIpsCallers: "${arn}" is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)`,
       );
+    } else if (cluster !== '*' && !byName) {
+      problems.push(
+        `-c nodeIpsCallers: "${cluster}=${arn}" names a cluster; that is for a stack of several clusters (-c clusters=…)`,
+      );
     }
+  }
+  const nodeIpsCallerArns = [...new Set(callerEntries.map(({ arn }) => arn))];
+  const nodeIpsCallersByCluster: Record<string, string[]> = {};
+  for (const { arn, cluster } of callerEntries) {
+    nodeIpsCallersByCluster[cluster] = [...(nodeIpsCallersByCluster[cluster] ?? []), arn];
   }
 
   const concurrencyText = asText(context.admissionConcurrency);
@@ -269,6 +289,14 @@ export function stackSettings(
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems);
   }
+  const served = (configs ?? []).map((config) => config.cluster);
+  for (const cluster of Object.keys(nodeIpsCallersByCluster)) {
+    if (cluster !== '*' && configs && !served.includes(cluster)) {
+      problems.push(
+        `-c nodeIpsCallers: cluster "${cluster}" is not one of the stack's (${served.join(', ')})`,
+      );
+    }
+  }
   if (problems.length > 0 || configs === undefined || tracing === undefined) {
     throw new ConfigError(problems);
   }
@@ -279,6 +307,7 @@ export function stackSettings(
     byName,
     configDocument,
     nodeIpsCallerArns,
+    ...(byName ? { nodeIpsCallersByCluster } : {}),
     admissionConcurrency,
     tracing,
     ...(privateNetwork ? { privateNetwork } : {}),

@@ -21,11 +21,13 @@ export function functionUrlHandler(
         : event.body;
     try {
       // Answers by status are Lambda's own function URL metrics (free); berth counts only its faults.
+      const caller = event.requestContext.authorizer?.iam?.userArn;
       return await api({
         method: event.requestContext.http.method,
         path: event.rawPath,
         query: Object.fromEntries(new URLSearchParams(event.rawQueryString ?? '')),
         body,
+        ...(caller ? { caller } : {}),
       });
     } catch (error) {
       // The path's first segment only: the webhook's path carries its secret.

@@ -33,6 +33,8 @@ export function clusterRoutes(
   options: {
     readonly unknown: UnknownClusterAnswer;
     readonly onCluster?: (cluster: string) => void;
+    /** Whether the request's caller may reach this cluster's API; 403 when not. */
+    readonly authorize?: (cluster: string, request: HttpRequest) => boolean;
   },
 ): HttpHandler {
   const notFound = (message: string): HttpResponse =>
@@ -70,6 +72,13 @@ export function clusterRoutes(
       );
     }
     options.onCluster?.(cluster);
+    if (options.authorize && !options.authorize(cluster, request)) {
+      return {
+        statusCode: 403,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ error: `this caller may not call cluster "${cluster}"` }),
+      };
+    }
     return apis.get(cluster).value({ ...request, path });
   };
 }

@@ -3,6 +3,7 @@
  * module that reads `process.env`; everything else receives values.
  */
 import { readFile } from 'node:fs/promises';
+import type { NodeCallers } from '../clusters/node-callers.js';
 import { parseClusterConfigs } from './clusters.js';
 import { ConfigError } from './errors.js';
 import { type BerthConfig, parseConfig } from './schema.js';
@@ -50,6 +51,11 @@ export interface LambdaSettings {
    * (BERTH_WEBHOOK_SECRETS, a JSON object by cluster); admission function only.
    */
   readonly webhookSecretArns: Readonly<Record<string, string>>;
+  /**
+   * The node roles each cluster's node IP API takes (BERTH_NODE_IPS_CALLERS, `*` for every
+   * cluster); absent where IAM's grant is the whole rule. Node IP function only.
+   */
+  readonly nodeIpsCallers: NodeCallers | undefined;
   /** Name of the ENI function, which runs background pool refills; node IP function only. */
   readonly eniFunctionName: string | undefined;
   /** URL of the settle queue; admission and settle functions. */
@@ -74,12 +80,14 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     problems.push(...error.problems.map((line) => `BERTH_CONFIG ${line}`));
   }
   const webhookSecretArns = secretArns(env.BERTH_WEBHOOK_SECRETS, problems);
+  const nodeIpsCallers = nodeCallers(env.BERTH_NODE_IPS_CALLERS, problems);
   if (problems.length > 0 || configs === undefined) throw new ConfigError(problems);
   return {
     configs,
     tableName,
     region,
     webhookSecretArns,
+    nodeIpsCallers,
     eniFunctionName: env.BERTH_ENI_FUNCTION || undefined,
     settleQueueUrl: env.BERTH_SETTLE_QUEUE || undefined,
   };
@@ -112,6 +120,30 @@ function secretArns(text: string | undefined, problems: string[]): Record<string
  */
 export function activeTracing(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.BERTH_TRACING === 'active';
+}
+
+/** BERTH_NODE_IPS_CALLERS: `{ "<cluster>" | "*": ["<role ARN>", …] }`, if set. */
+function nodeCallers(text: string | undefined, problems: string[]): NodeCallers | undefined {
+  if (!text) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    problems.push('BERTH_NODE_IPS_CALLERS: not valid JSON');
+    return undefined;
+  }
+  const valid =
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every(
+      (arns) => Array.isArray(arns) && arns.every((arn) => typeof arn === 'string'),
+    );
+  if (!valid) {
+    problems.push('BERTH_NODE_IPS_CALLERS: must map each cluster (or *) to a list of role ARNs');
+    return undefined;
+  }
+  return value as NodeCallers;
 }
 
 /** The `KUBECONFIG` variable, for local commands that talk to a real cluster. */

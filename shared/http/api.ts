@@ -15,6 +15,8 @@ export interface HttpRequest {
   /** The query string's parameters (the first value of each). */
   readonly query?: Readonly<Record<string, string>>;
   readonly body: string | undefined;
+  /** The SigV4 identity Lambda verified for a function URL with IAM auth (its ARN). */
+  readonly caller?: string;
 }
 
 /** The answer. */

@@ -37,6 +37,22 @@ describe('functionUrlHandler', () => {
     ]);
   });
 
+  it('names the SigV4 caller Lambda verified, when there is one', async () => {
+    const seen: HttpRequest[] = [];
+    const handle = functionUrlHandler(async (request) => {
+      seen.push(request);
+      return { statusCode: 200, headers: {}, body: 'ok' };
+    }, observe());
+    const caller = 'arn:aws:sts::111122223333:assumed-role/games-a-nodes/i-0abc';
+    const signed = event('/v1/nodes/n/ips', '{}', false) as unknown as {
+      requestContext: Record<string, unknown>;
+    };
+    signed.requestContext.authorizer = { iam: { userArn: caller } };
+    await handle(signed as unknown as Parameters<typeof handle>[0]);
+    await handle(event('/v1/nodes/n/ips', '{}', false));
+    expect(seen.map((request) => request.caller)).toEqual([caller, undefined]);
+  });
+
   it('answers an internal fault with 500 and logs it without the secret path segment', async () => {
     const { logger, metrics } = observe();
     const logged: unknown[] = [];

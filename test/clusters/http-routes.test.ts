@@ -62,6 +62,19 @@ describe('clusterRoutes', () => {
     }
   });
 
+  it('answers 403 when the caller may not reach the cluster, before its API runs', async () => {
+    const route = clusterRoutes(apis({ clusters: { 'games-a': {}, 'games-b': {} } }), {
+      unknown: 'explain',
+      authorize: (cluster, request) => request.caller === `node-of-${cluster}`,
+    });
+    const as = (caller: string, cluster: string) =>
+      route({ ...get(`/clusters/${cluster}/v1/status`), caller });
+    expect((await as('node-of-games-a', 'games-a')).statusCode).toBe(200);
+    const refused = await as('node-of-games-a', 'games-b');
+    expect(refused.statusCode).toBe(403);
+    expect(JSON.parse(refused.body).error).toMatch(/may not call cluster "games-b"/);
+  });
+
   it("keeps a single cluster's plain paths, and takes its prefixed ones too", async () => {
     const route = clusterRoutes(apis({ cluster: 'games' }), { unknown: 'explain' });
     expect(JSON.parse((await route(get('/v1/status'))).body)).toEqual({ cluster: 'games' });

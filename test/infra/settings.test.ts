@@ -133,6 +133,26 @@ describe('stackSettings for several clusters', () => {
     }
   });
 
+  it('reads which cluster each node role may reach: CLUSTER=ARN for one, a bare ARN for all', () => {
+    const a = 'arn:aws:iam::111122223333:role/games-a-nodes';
+    const ops = 'arn:aws:iam::111122223333:role/ops=admins';
+    const settings = stackSettings({
+      clusters: 'games-a,games-b',
+      nodeIpsCallers: `games-a=${a}, ${ops}`,
+    });
+    expect(settings.nodeIpsCallerArns).toEqual([a, ops]);
+    expect(settings.nodeIpsCallersByCluster).toEqual({ 'games-a': [a], '*': [ops] });
+    expect(
+      problemsOf(() => stackSettings({ clusters: 'games-a', nodeIpsCallers: `games-c=${a}` })),
+    ).toEqual(['-c nodeIpsCallers: cluster "games-c" is not one of the stack\'s (games-a)']);
+    expect(
+      problemsOf(() => stackSettings({ cluster: 'games', nodeIpsCallers: `games=${a}` }))[0],
+    ).toMatch(/names a cluster; that is for a stack of several clusters/);
+    expect(
+      stackSettings({ cluster: 'games', nodeIpsCallers: a }).nodeIpsCallersByCluster,
+    ).toBeUndefined();
+  });
+
   it('keeps a single cluster as it was: plain paths, berth-<cluster>', () => {
     const settings = stackSettings({ cluster: 'games' });
     expect(settings.byName).toBe(false);

@@ -37,13 +37,15 @@ function synth(config: object, context: Record<string, unknown>) {
   };
 }
 
+const NODE_ROLE_A = 'arn:aws:iam::111122223333:role/games-a-nodes';
+
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
 let built: ReturnType<typeof synth>;
 let resources: Resources;
 
 beforeAll(() => {
-  built = synth(CONFIG, { clusters: 'games-a,games-b' });
+  built = synth(CONFIG, { clusters: 'games-a,games-b', nodeIpsCallers: `games-a=${NODE_ROLE_A}` });
   resources = built.template.toJSON().Resources as Resources;
 }, 600_000);
 
@@ -132,6 +134,18 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
       const clusters = JSON.stringify(describe?.Resource).match(/:cluster\/[\w-]+/g);
       expect({ id, clusters }).toEqual({ id, clusters: [':cluster/games-a', ':cluster/games-b'] });
     }
+  });
+
+  it('grants the node roles the node IP URL and tells the function which cluster each may reach', () => {
+    const nodeIps = propertiesOf('AWS::Lambda::Function', 'NodeIps');
+    const variables = (nodeIps.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(JSON.parse(String(variables.BERTH_NODE_IPS_CALLERS))).toEqual({
+      'games-a': [NODE_ROLE_A],
+    });
+    built.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunctionUrl',
+      Principal: NODE_ROLE_A,
+    });
   });
 
   it("lets the ENI functions manage the berth ENIs of the stack's clusters only", () => {
