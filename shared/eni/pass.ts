@@ -144,21 +144,7 @@ export async function runEniPass(
   for await (const pool of deps.store.listPools()) {
     if (!scope || scope.has(pool.instanceId)) pools.push(pool);
   }
-  // Without EC2's view nothing is reconciled or swept this pass (an empty view would look like
-  // every ENI vanished), but pools are still refilled.
-  const interfaces = await attempt(actions, 'DescribeNetworkInterfaces', async () => {
-    const found: Ec2NetworkInterface[] = [];
-    for await (const eni of allNetworkInterfaces(deps.ec2, {
-      filters: {
-        [`tag:${BERTH_TAGS.cluster}`]: [deps.clusterName],
-        ...(scope ? { [`tag:${BERTH_TAGS.instance}`]: [...scope] } : {}),
-      },
-    })) {
-      found.push(eni);
-    }
-    return found;
-  });
-  // Then desired: the nodes (and their instances) and the pods on them.
+  // Desired: the nodes (and their instances); the pods on them after EC2's view.
   const nodes = new Map<string, { readonly instanceId: string; readonly maxPods?: number }>();
   for await (const node of deps.cluster.listNodes()) {
     const instanceId = instanceIdOf(node.spec?.providerID);
@@ -167,6 +153,26 @@ export async function runEniPass(
       nodes.set(name, { instanceId, maxPods: allocatablePods(node) });
     }
   }
+  // Without EC2's view nothing is reconciled or swept this pass (an empty view would look like
+  // every ENI vanished), but pools are still refilled.
+  // An instance event for an instance that is none of this cluster's (no pool, no node: another
+  // cluster's, in a stack of several) needs no EC2 call at all; a leaked ENI of this cluster on
+  // it, with neither, is the scheduled pass's sweep to find.
+  const nothingInScope = scope !== undefined && pools.length === 0 && nodes.size === 0;
+  const interfaces = nothingInScope
+    ? []
+    : await attempt(actions, 'DescribeNetworkInterfaces', async () => {
+        const found: Ec2NetworkInterface[] = [];
+        for await (const eni of allNetworkInterfaces(deps.ec2, {
+          filters: {
+            [`tag:${BERTH_TAGS.cluster}`]: [deps.clusterName],
+            ...(scope ? { [`tag:${BERTH_TAGS.instance}`]: [...scope] } : {}),
+          },
+        })) {
+          found.push(eni);
+        }
+        return found;
+      });
   const livePods = await listLivePods(deps, scope ? [...nodes.keys()] : undefined);
 
   const pooled = new Set(pools.map((pool) => pool.node));

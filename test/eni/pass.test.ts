@@ -394,6 +394,20 @@ describe('handleInstanceStateChange', () => {
     expect(berthEnis(world)).toHaveLength(1);
   });
 
+  it("makes no EC2 call for an instance that is none of this cluster's (another cluster's node)", async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    const before = [...world.ec2.counts.values()].reduce((a, b) => a + b, 0);
+    const summary = await handleInstanceStateChange(world.deps, {
+      instanceId: 'i-0ffffffffffffffff',
+      state: 'running',
+    });
+    expect(summary.poolsCreated + summary.poolsRemoved).toBe(0);
+    expect([...world.ec2.counts.values()].reduce((a, b) => a + b, 0)).toBe(before);
+    expect(await world.store.getPool('node-a')).toBeDefined();
+  });
+
   it('reads the EventBridge detail of a state-change notification', () => {
     expect(
       parseInstanceStateChange({ 'instance-id': 'i-0abc123', state: 'shutting-down' }),
