@@ -1,7 +1,9 @@
 /**
- * Composition for the pass functions: settings from the environment, clients created once per
- * container (module scope of each function) and shared by every cluster served, Kubernetes
- * through an EKS token made from the function's own role for each cluster.
+ * Composition for the pass functions: settings from the environment, the DynamoDB and EKS clients
+ * created once per container (module scope of each function) and shared by every cluster served,
+ * Kubernetes through an EKS token made from the function's own role for each cluster. What a
+ * cluster's pass builds on top (its EC2 client, its refill invoker) is built once per cluster, on
+ * its first event.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EKSClient } from '@aws-sdk/client-eks';
