@@ -6,9 +6,10 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
+import { lambdaEnvironment } from '../support/lambda-environment.js';
 import { review } from '../support/reviews.js';
 
 const SECRETS = {
@@ -19,7 +20,7 @@ const arnOf = (cluster: string) =>
   `arn:aws:secretsmanager:eu-west-1:111122223333:secret:berth-${cluster}-webhook`;
 
 const secretsManager = mockClient(SecretsManagerClient);
-const savedEnv = { ...process.env };
+let environment: { restore: () => void };
 type Handler = (event: unknown, context: Context) => Promise<{ statusCode: number; body: string }>;
 let handler: Handler;
 let tableName: string;
@@ -89,21 +90,11 @@ beforeAll(async () => {
     if (cluster === 'games-b' && refusals-- > 0) throw new Error('AccessDeniedException');
     return { SecretString: SECRETS[cluster as keyof typeof SECRETS] };
   });
-  Object.assign(process.env, {
-    AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'berth',
-    AWS_SECRET_ACCESS_KEY: 'berth-local',
-    AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
-    BERTH_TABLE: tableName,
-    BERTH_CONFIG: JSON.stringify({ clusters: { 'games-a': {}, 'games-b': {} } }),
+  environment = lambdaEnvironment(tableName, ['games-a', 'games-b'], {
     BERTH_WEBHOOK_SECRETS: JSON.stringify({
       'games-a': arnOf('games-a'),
       'games-b': arnOf('games-b'),
     }),
-    BERTH_SETTLE_QUEUE: 'https://sqs.eu-west-1.amazonaws.com/111122223333/berth-settle',
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
-    POWERTOOLS_TRACE_ENABLED: 'false',
-    POWERTOOLS_METRICS_DISABLED: 'true',
   });
   ({ handler } = (await import('../../functions/admission/handler.js')) as unknown as {
     handler: Handler;
@@ -112,8 +103,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   secretsManager.restore();
-  for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
-  Object.assign(process.env, savedEnv);
+  environment.restore();
 });
 
 describe('the admission function serving two clusters', () => {

@@ -8,13 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownerNamingAllocationId } from '../../shared/admission/identity.js';
 import type { SettleTask } from '../../shared/settle/task.js';
 import { freshTable } from '../support/dynamo.js';
+import { lambdaEnvironment } from '../support/lambda-environment.js';
 
 const eks = mockClient(EKSClient);
-const savedEnv = { ...process.env };
+let environment: { restore: () => void };
 type Handler = (event: SQSEvent, context: unknown) => Promise<SQSBatchResponse>;
 let handler: Handler;
 
@@ -37,17 +38,7 @@ beforeAll(async () => {
   eks.on(DescribeClusterCommand).callsFake(({ name }: { name: string }) => {
     throw Object.assign(new Error(`no access to ${name}`), { name: 'AccessDeniedException' });
   });
-  Object.assign(process.env, {
-    AWS_REGION: 'eu-west-1',
-    AWS_ACCESS_KEY_ID: 'berth',
-    AWS_SECRET_ACCESS_KEY: 'berth-local',
-    AWS_ENDPOINT_URL_DYNAMODB: inject('dynamodbEndpoint'),
-    BERTH_TABLE: tableName,
-    BERTH_CONFIG: JSON.stringify({ clusters: { 'games-a': {}, 'games-b': {} } }),
-    BERTH_SETTLE_QUEUE: 'https://sqs.eu-west-1.amazonaws.com/111122223333/berth-settle',
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-  });
+  environment = lambdaEnvironment(tableName, ['games-a', 'games-b']);
   ({ handler } = (await import('../../functions/settle/handler.js')) as unknown as {
     handler: Handler;
   });
@@ -55,8 +46,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   eks.restore();
-  for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
-  Object.assign(process.env, savedEnv);
+  environment.restore();
 });
 
 describe('the settle function serving two clusters', () => {
