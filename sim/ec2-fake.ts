@@ -660,13 +660,7 @@ export class FakeEc2 implements Ec2Network {
         'SecondaryPrivateIpAddressCount must be positive',
       );
     }
-    if (slotsUsed(eni) + input.count > this.#slotLimit(eni)) {
-      this.#fail(
-        action,
-        'PrivateIpAddressLimitExceeded',
-        `Number of private addresses will exceed limit.`,
-      );
-    }
+    this.#requireSlots(action, eni, input.count);
     const subnet = this.#subnet(eni.subnetId);
     if (this.freeAddresses(subnet.subnetId) < input.count) {
       this.#fail(
@@ -717,13 +711,7 @@ export class FakeEc2 implements Ec2Network {
         `Prefix delegation is not supported for instance type ${instance.instanceType}`,
       );
     }
-    if (slotsUsed(eni) + input.count > this.#slotLimit(eni)) {
-      this.#fail(
-        action,
-        'PrivateIpAddressLimitExceeded',
-        `Number of private addresses will exceed limit.`,
-      );
-    }
+    this.#requireSlots(action, eni, input.count);
     const subnet = this.#subnet(eni.subnetId);
     const prefixes = this.#allocatePrefixes(subnet, input.count);
     if (prefixes.length < input.count) {
@@ -889,6 +877,17 @@ export class FakeEc2 implements Ec2Network {
   }
 
   /** Secondary slots of the ENI's instance type (50, EC2's most, while unattached). */
+  /** Refuses `count` more slots (addresses or prefixes) than the ENI's instance type allows. */
+  #requireSlots(action: Ec2Action, eni: Eni, count: number): void {
+    if (slotsUsed(eni) + count > this.#slotLimit(eni)) {
+      this.#fail(
+        action,
+        'PrivateIpAddressLimitExceeded',
+        `Number of private addresses will exceed limit.`,
+      );
+    }
+  }
+
   #slotLimit(eni: Eni): number {
     const instance = eni.attachment ? this.#instances.get(eni.attachment.instanceId) : undefined;
     return instance ? (INSTANCE_TYPES[instance.instanceType]?.ipv4PerInterface ?? 50) : 50;

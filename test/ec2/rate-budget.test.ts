@@ -21,11 +21,23 @@ import {
   DEFAULT_BACKOFF,
   DEFAULT_EC2_BUDGET,
   EC2_ACTION_FAMILY,
+  type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, refill, takeTokens } from '../../shared/ec2/token-bucket.js';
 import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
 import { EC2_DEFAULT_BUCKETS, FakeEc2 } from '../../sim/ec2-fake.js';
 import { freshTable } from '../support/dynamo.js';
+
+/** For a minute, two takers each ask for one `interfaces` token every 100 ms: what each got. */
+async function contend(clock: { now: number }, a: RateBudget, b: RateBudget) {
+  const got = { a: 0, b: 0 };
+  for (let tick = 0; tick < 600; tick++) {
+    clock.now += 100;
+    if ((await a.take('interfaces')).granted) got.a++;
+    if ((await b.take('interfaces')).granted) got.b++;
+  }
+  return got;
+}
 
 describe('takeTokens', () => {
   it('never grants more than capacity plus what the elapsed time refilled', () => {
@@ -202,22 +214,9 @@ describe('DynamoRateBudget', () => {
     const { client, tableName } = await freshTable();
     const now = () => 5_000_000;
     const specs = { ...DEFAULT_EC2_BUDGET, interfaces: { capacity: 10, refillPerSecond: 0 } };
-    const a = new DynamoRateBudget({
-      client,
-      tableName,
-      cluster: 'test',
-      scope: 'test',
-      now,
-      specs,
-    });
-    const b = new DynamoRateBudget({
-      client,
-      tableName,
-      cluster: 'test',
-      scope: 'test',
-      now,
-      specs,
-    });
+    const processBudget = () =>
+      new DynamoRateBudget({ client, tableName, cluster: 'test', scope: 'test', now, specs });
+    const [a, b] = [processBudget(), processBudget()];
     const grants = await Promise.all(
       Array.from({ length: 24 }, (_, i) => (i % 2 ? a : b).take('interfaces')),
     );
@@ -252,12 +251,7 @@ describe('DynamoRateBudget', () => {
     while ((await busy.take('interfaces')).granted) drained++;
     expect(drained).toBe(20);
     // For the next minute both ask every 100 ms: games-b gets its share despite games-a's rush.
-    const got = { a: 0, b: 0 };
-    for (let tick = 0; tick < 600; tick++) {
-      clock.now += 100;
-      if ((await busy.take('interfaces')).granted) got.a++;
-      if ((await quiet.take('interfaces')).granted) got.b++;
-    }
+    const got = await contend(clock, busy, quiet);
     expect(got.a + got.b).toBeLessThanOrEqual(121);
     expect(got.b).toBeGreaterThanOrEqual(50);
     // Another deployment's budget on another Region's key is not this one.
@@ -321,5 +315,21 @@ describe('takeFairly', () => {
     expect(decayDraws({ a: 8, b: 1 }, 0, 300_000)).toEqual({ a: 0.25 });
     // b waited 20 s ago and is gone: a takes.
     expect(takeFairly(spec, bucket(1, { a: 8 }, { b: 0 }), 20_000, 'a').granted).toBe(true);
+  });
+});
+
+describe('InProcessSharedBudget', () => {
+  it('is one bucket for every cluster, shared fairly once contended', async () => {
+    const clock = { now: 0 };
+    const specs = { ...DEFAULT_EC2_BUDGET, interfaces: { capacity: 10, refillPerSecond: 1 } };
+    const budget = new InProcessSharedBudget(() => clock.now, specs);
+    const [a, b] = [budget.for('a'), budget.for('b')];
+    let drained = 0;
+    while ((await a.take('interfaces')).granted) drained++;
+    expect(drained).toBe(10);
+    expect((await b.take('interfaces')).granted).toBe(false);
+    const got = await contend(clock, a, b);
+    expect(got.a + got.b).toBeLessThanOrEqual(61);
+    expect(got.b).toBeGreaterThanOrEqual(25);
   });
 });
