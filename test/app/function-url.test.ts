@@ -22,13 +22,19 @@ const observe = () => ({
   metrics: new Metrics({ namespace: 'test' }),
 });
 
+/** A handler over an API that records every request it is handed and answers 200. */
+function recording() {
+  const seen: HttpRequest[] = [];
+  const handle = functionUrlHandler(async (request) => {
+    seen.push(request);
+    return { statusCode: 200, headers: {}, body: 'ok' };
+  }, observe());
+  return { seen, handle };
+}
+
 describe('functionUrlHandler', () => {
   it('hands the API the method, the path, the query apart and the decoded body', async () => {
-    const seen: HttpRequest[] = [];
-    const handle = functionUrlHandler(async (request) => {
-      seen.push(request);
-      return { statusCode: 200, headers: {}, body: 'ok' };
-    }, observe());
+    const { seen, handle } = recording();
     await handle(event('/admission/s3cr3t', Buffer.from('{"a":1}').toString('base64'), true));
     await handle(event('/healthz', 'plain', false));
     expect(seen).toEqual([
@@ -38,11 +44,7 @@ describe('functionUrlHandler', () => {
   });
 
   it('names the SigV4 caller Lambda verified, when there is one', async () => {
-    const seen: HttpRequest[] = [];
-    const handle = functionUrlHandler(async (request) => {
-      seen.push(request);
-      return { statusCode: 200, headers: {}, body: 'ok' };
-    }, observe());
+    const { seen, handle } = recording();
     const caller = 'arn:aws:sts::111122223333:assumed-role/games-a-nodes/i-0abc';
     const signed = event('/v1/nodes/n/ips', '{}', false) as unknown as {
       requestContext: Record<string, unknown>;
