@@ -14,6 +14,7 @@ import {
   type BucketSpec,
   type BucketState,
   fullBucket,
+  refill,
   type TakeOutcome,
   takeTokens,
 } from './token-bucket.js';
@@ -90,8 +91,13 @@ export function takeFairly(
     (other) => other !== cluster && (draws[other] ?? 0) < mine,
   );
   if (contended && lessServed) {
-    // A less-served cluster waits: it goes first; this one waits a refill's worth.
-    return refuse(Math.ceil((1000 * count) / Math.max(spec.refillPerSecond, 0.001)), state);
+    // A less-served cluster waits: it goes first; this one waits a refill's worth. The bucket
+    // is kept as refilled to now, the instant its draws were decayed to: kept at its old
+    // instant, the next take would decay the same draws over the same time again.
+    return refuse(
+      Math.ceil((1000 * count) / Math.max(spec.refillPerSecond, 0.001)),
+      refill(spec, state, now),
+    );
   }
   const { [cluster]: _, ...stillWaiting } = waiting;
   return {

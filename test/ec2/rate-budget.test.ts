@@ -10,6 +10,7 @@ import {
 } from '../../shared/aws/error-codes.js';
 import { Ec2BudgetExhaustedError } from '../../shared/ec2/errors.js';
 import {
+  DRAW_HALF_LIFE_MS,
   decayDraws,
   InProcessSharedBudget,
   takeFairly,
@@ -274,6 +275,19 @@ describe('takeFairly', () => {
     updatedAt: 0,
     draws,
     waiting,
+  });
+
+  it("decays a yielding cluster's draws once over the time that passed, however often it yields", () => {
+    const slow = { capacity: 10, refillPerSecond: 0.1 };
+    let state = bucket(2, { a: 8, b: 0 }, { b: 0 });
+    for (const at of [3_000, 6_000, 9_000]) {
+      // b (less served) waits, so a yields; b asks again to stay waiting.
+      const yielded = takeFairly(slow, { ...state, waiting: { b: at } }, at, 'a');
+      expect(yielded.granted).toBe(false);
+      state = yielded.state;
+    }
+    expect(state.updatedAt).toBe(9_000);
+    expect(state.draws.a).toBeCloseTo(8 * 0.5 ** (9_000 / DRAW_HALF_LIFE_MS), 6);
   });
 
   it('lets a cluster alone in its need take all the bucket has, however much it drew', () => {
