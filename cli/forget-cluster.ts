@@ -4,6 +4,7 @@
  * checks nothing is left. The other clusters' items, and what the clusters share (the account's
  * EC2 budget, subnet marks), are not touched.
  */
+import { CLUSTER_NAME } from '../shared/config/schema.js';
 import { openStore } from '../shared/local/store-target.js';
 import {
   clusterItems,
@@ -14,11 +15,9 @@ import {
 import type { Command } from './commands.js';
 import { UsageError } from './errors.js';
 
-const CLUSTER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 export const forgetClusterCommand: Command = async (options) => {
   const cluster = options.forget ?? '';
-  if (!CLUSTER_NAME.test(cluster) || cluster.length > 63) {
+  if (!CLUSTER_NAME.test(cluster)) {
     throw new UsageError(
       `forget-cluster: "${cluster}" is not a cluster name (a DNS label, as the config's "cluster")`,
     );

@@ -90,10 +90,13 @@ const nodePool = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('karpenter'), name: poolName('the Karpenter NodePool name') }),
 ]);
 
+/** A cluster name: a DNS label (the EKS cluster's name, and every key of its items starts with it). */
+export const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
 const configSchema = z.strictObject({
   cluster: z
     .string()
-    .regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, {
+    .regex(CLUSTER_NAME, {
       message: 'must be a DNS label: lower-case letters, digits and "-", at most 63',
     })
     .default('local'),

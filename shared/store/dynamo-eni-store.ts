@@ -4,12 +4,13 @@
  *   `leaseUntil`), so listing every pool is one Query;
  * - `<cluster>#eni#node#<node>` / `eni#<id>`, `ip#<address>`, `pod#<ns>/<name>`,
  *   `intent#<client token>`: everything under one node, read with one Query;
- * - `eni#subnets` / `<subnet id>`: until when a subnet counts as out of addresses, and
+ * - `_eni#subnets` / `<subnet id>`: until when a subnet counts as out of addresses, and
  *   `<subnet id>#prefixes`: out of free /28s (TTL). Shared by every cluster in the table: a
  *   subnet is the VPC's, whichever cluster found it dry.
  * Records are flat, so each field is one attribute. Every write is conditional on the item's
  * `version`; a commit of several writes is one TransactWriteItems.
  */
+
 import {
   type AttributeValue,
   BatchWriteItemCommand,
@@ -42,7 +43,7 @@ import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
-import { TABLE_SCHEMA } from './table.js';
+import { sharedPartitionKey, TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
 
@@ -114,7 +115,7 @@ export class DynamoEniStore implements EniStore {
   }
 
   #subnetsKey(): string {
-    return 'eni#subnets';
+    return sharedPartitionKey('eni', 'subnets');
   }
 
   async *listPools(): AsyncIterable<PoolRecord> {

@@ -1,11 +1,12 @@
 /**
  * The account's EC2 rate budget in DynamoDB: one item per action family under
- * `ec2-budget#<account scope>` (the Region, as EC2 meters per account and Region), shared by every
+ * `_ec2-budget#<account scope>` (the Region, as EC2 meters per account and Region), shared by every
  * cluster and berth deployment that uses the table, holding the bucket's level, when it was last
  * updated, and each cluster's recent draws (../ec2/fair-share.ts). Taking tokens is read, refill,
  * conditional write on the level read (optimistic concurrency), so every Lambda and CLI of every
  * cluster draws from the same buckets, each within its share while they are contended.
  */
+
 import {
   type AttributeValue,
   type DynamoDBClient,
@@ -23,7 +24,7 @@ import type { BucketSpec } from '../ec2/token-bucket.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
-import { TABLE_SCHEMA } from './table.js';
+import { sharedPartitionKey, TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
@@ -52,7 +53,7 @@ export class DynamoRateBudget implements RateBudget {
   constructor(options: DynamoRateBudgetOptions) {
     this.#client = options.client;
     this.#table = options.tableName;
-    this.#pk = `ec2-budget#${options.scope}`;
+    this.#pk = sharedPartitionKey('ec2-budget', options.scope);
     this.#cluster = options.cluster;
     this.#now = options.now;
     this.#specs = options.specs ?? DEFAULT_EC2_BUDGET;

@@ -18,3 +18,13 @@ export const TABLE_SCHEMA = {
 
 /** The default table name for the local stack. */
 export const LOCAL_TABLE_NAME = 'berth';
+
+/**
+ * The partition key of an item no one cluster owns (the account's EC2 budget, subnet marks). A
+ * cluster's own keys start `<cluster>#`, and a cluster name is a DNS label, which never starts
+ * with `_`: no cluster, whatever its name, can own a shared item (or have `berth forget-cluster`
+ * delete one).
+ */
+export function sharedPartitionKey(...parts: readonly string[]): string {
+  return `_${parts.join('#')}`;
+}

@@ -3,13 +3,16 @@
  * own code (admission of a Service and a game server, a lease); forgetting one lists, then
  * deletes exactly its items, and the other's still answer.
  */
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { clusterItems } from '../../shared/store/cluster-items.js';
+import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
+import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
 import { gamePod } from '../hostports/support.js';
 import { captureOutput } from '../support/capture.js';
 import { freshTable } from '../support/dynamo.js';
@@ -100,6 +103,38 @@ describe('berth forget-cluster', () => {
     // games-b's values still answer.
     const status = await other.status();
     expect(status.ranges.find((r) => r.kind === 'nodePort')?.used).toBe(1);
+  });
+
+  it('leaves what the clusters share, whatever the forgotten cluster is called', async () => {
+    const { client, tableName } = await freshTable();
+    // The account's EC2 budget and the subnet marks, written by berth's own stores.
+    const budget = new DynamoRateBudget({
+      client,
+      tableName,
+      cluster: 'games-a',
+      scope: 'eu-west-1',
+      now: () => 1,
+    });
+    await budget.take('interfaces');
+    await new DynamoEniStore({ client, tableName, cluster: 'games-a' }).markSubnetShort(
+      'subnet-0abc',
+      'prefixes',
+      Date.now() + 60_000,
+    );
+    const shared = async () => {
+      const out = await client.send(new ScanCommand({ TableName: tableName }));
+      return (out.Items ?? []).map((item) => item.pk?.S).sort();
+    };
+    const before = await shared();
+    expect(before).toHaveLength(2);
+    for (const name of ['eni', 'ec2-budget', 'games-a']) {
+      expect(await count(client, tableName, name)).toBe(0);
+      captureOutput();
+      const store = ['--dynamodb-endpoint', inject('dynamodbEndpoint'), '--table', tableName];
+      expect(await main(['forget-cluster', name, '--yes', ...store])).toBe(0);
+      vi.restoreAllMocks();
+    }
+    expect(await shared()).toEqual(before);
   });
 
   it('refuses a name that is not a cluster name, saying why', async () => {
