@@ -16,7 +16,11 @@ import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { recordEniPass, recordRefill } from '../../shared/app/pass-records.js';
 import { activeTracing } from '../../shared/config/load.js';
-import { type EniPassSummary, parseInstanceStateChange } from '../../shared/eni/pass.js';
+import {
+  type EniPassSummary,
+  parseInstanceStateChange,
+  passedNoPool,
+} from '../../shared/eni/pass.js';
 
 const { logger, metrics, forCluster } = observability('eni');
 const tracing = await handlerTracing('eni', activeTracing());
@@ -56,18 +60,21 @@ const run = async (event: unknown) => {
   }
   const change = instanceStateChange.safeParse(event);
   if (change.success) {
-    if (!parseInstanceStateChange(change.data.detail)) {
+    const instance = parseInstanceStateChange(change.data.detail);
+    if (!instance) {
       logger.warn('ignored an instance state-change event without an instance id');
       return { ignored: true };
     }
-    // Every cluster looks, even after one fails: the failure is raised once all have.
-    const summaries: Record<string, EniPassSummary | undefined> = {};
+    // Every cluster looks, even after one fails: the failure is raised once all have. A cluster
+    // with no pool for the instance (another cluster's) made no call and records nothing.
+    const summaries: Record<string, EniPassSummary> = {};
     const failures: unknown[] = [];
     for (const cluster of runners.names) {
       try {
-        const summary = await runners.get(cluster).value.instanceStateChange(change.data.detail);
+        const summary = await runners.get(cluster).value.instanceStateChange(instance);
+        if (passedNoPool(summary)) continue;
         summaries[cluster] = summary;
-        if (summary) record(cluster, summary);
+        record(cluster, summary);
       } catch (error) {
         failures.push(error);
       }

@@ -8,7 +8,7 @@ import { EniRequestError } from '../eni/errors.js';
 import {
   type EniPassSummary,
   handleInstanceStateChange,
-  parseInstanceStateChange,
+  type InstanceStateChange,
   runEniPass,
 } from '../eni/pass.js';
 import { type RefillRequests, type RefillResult, refillAhead } from '../eni/refill.js';
@@ -33,8 +33,8 @@ export type RefillPoolEvent = z.infer<typeof refillPoolEvent>;
 export interface EniRunner {
   /** Refills, trims and reconciles every pool. */
   pass(): Promise<EniPassSummary>;
-  /** An EC2 state-change event's `detail`: that instance only; undefined when it is not one. */
-  instanceStateChange(detail: unknown): Promise<EniPassSummary | undefined>;
+  /** An EC2 state-change event (`parseInstanceStateChange`): that instance only. */
+  instanceStateChange(change: InstanceStateChange): Promise<EniPassSummary>;
   /** A background refill an assign asked for: the node's pool, grown ahead of demand. */
   refill(node: string): Promise<RefillResult>;
   /**
@@ -86,10 +86,7 @@ export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner
   });
   return {
     pass: () => runEniPass(deps, {}),
-    async instanceStateChange(detail) {
-      const change = parseInstanceStateChange(detail);
-      return change ? handleInstanceStateChange(deps, change) : undefined;
-    },
+    instanceStateChange: (change) => handleInstanceStateChange(deps, change),
     refill: (node) => refillAhead(deps, node),
     nodeIps(refills) {
       const assignDeps = { ...deps, refills };

@@ -97,6 +97,14 @@ export function parseInstanceStateChange(detail: unknown): InstanceStateChange |
   return { instanceId, state };
 }
 
+/**
+ * Whether a pass had no pool at all to look at: for an instance event, the instance is none of
+ * this cluster's (or its node has not registered yet), and there is nothing to record.
+ */
+export function passedNoPool(summary: EniPassSummary): boolean {
+  return summary.pools + summary.poolsRemoved === 0;
+}
+
 /** Runs the pass for the one instance an EC2 state-change event names. */
 export function handleInstanceStateChange(
   deps: EniDeps,

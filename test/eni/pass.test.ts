@@ -4,6 +4,7 @@ import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import {
   handleInstanceStateChange,
   parseInstanceStateChange,
+  passedNoPool,
   runEniPass,
 } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
@@ -406,6 +407,20 @@ describe('handleInstanceStateChange', () => {
     expect(summary.poolsCreated + summary.poolsRemoved).toBe(0);
     expect([...world.ec2.counts.values()].reduce((a, b) => a + b, 0)).toBe(before);
     expect(await world.store.getPool('node-a')).toBeDefined();
+  });
+
+  it("tells a pass over no pool (nothing of this cluster's to record) from one that removed a pool", async () => {
+    const world = eniWorld();
+    const instanceId = world.addNode('node-a');
+    await runEniPass(world.deps);
+    const elsewhere = await handleInstanceStateChange(world.deps, {
+      instanceId: 'i-0ffffffffffffffff',
+      state: 'terminated',
+    });
+    expect(passedNoPool(elsewhere)).toBe(true);
+    world.ec2.terminateInstance(instanceId);
+    const own = await handleInstanceStateChange(world.deps, { instanceId, state: 'terminated' });
+    expect(passedNoPool(own)).toBe(false);
   });
 
   it('reads the EventBridge detail of a state-change notification', () => {
