@@ -16,7 +16,7 @@ import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
 import { refillInvoker } from '../../shared/app/refill-invoker.js';
 import { clusterRoutes } from '../../shared/clusters/http-routes.js';
-import { mayCallCluster } from '../../shared/clusters/node-callers.js';
+import { nodeCallerCheck } from '../../shared/clusters/node-callers.js';
 import { activeTracing, lambdaSettings } from '../../shared/config/load.js';
 import { createHttpApi } from '../../shared/http/api.js';
 
@@ -36,12 +36,13 @@ const apis = lambdaPassContexts(settings).map((context, config) =>
     classify: nodeIpFault,
   }),
 );
+const mayCall = nodeCallerCheck(settings.nodeIpsCallers);
 const api = clusterRoutes(apis, {
   // Only signed callers with the stack's grant get here: naming the clusters tells them nothing new.
   unknown: 'explain',
   onCluster: forCluster,
   // A node role listed for one cluster reaches that cluster's pools only.
-  authorize: (cluster, request) => mayCallCluster(settings.nodeIpsCallers, cluster, request.caller),
+  authorize: (cluster, request) => mayCall(cluster, request.caller),
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

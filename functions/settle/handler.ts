@@ -14,13 +14,14 @@ import { handlerTracing, observability, publishMetrics } from '../../shared/app/
 import { recordSettle } from '../../shared/app/pass-records.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { UnknownClusterError } from '../../shared/clusters/cluster-set.js';
-import { activeTracing } from '../../shared/config/load.js';
+import { activeTracing, lambdaSettings } from '../../shared/config/load.js';
 import { MalformedSettleTaskError, parseSettleTask } from '../../shared/settle/task.js';
 
 const { logger, metrics, forCluster } = observability('settle');
 const tracing = await handlerTracing('settle', activeTracing());
-const settles = lambdaPassContexts().map((context) => settleRunner(context));
-const queue = lambdaSettleQueue();
+const settings = lambdaSettings();
+const settles = lambdaPassContexts(settings).map((context) => settleRunner(context));
+const queue = lambdaSettleQueue(settings);
 
 const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];

@@ -24,18 +24,25 @@ function assumedRoleOf(arn: string): string | undefined {
 }
 
 /**
- * Whether the caller (the SigV4 identity Lambda names for a function URL request) may call
- * `cluster`'s API: its role is listed for that cluster or for every cluster. No list at all
- * leaves the decision to IAM alone (a single-cluster stack).
+ * Whether a caller (the SigV4 identity Lambda names for a function URL request, an assumed-role
+ * ARN) may call a cluster's API: its role is listed for that cluster or for every cluster. No
+ * list at all leaves the decision to IAM alone (a single-cluster stack). The listed roles are
+ * read once, so a request costs one parse of its caller and a set lookup.
  */
-export function mayCallCluster(
+export function nodeCallerCheck(
   callers: NodeCallers | undefined,
-  cluster: string,
-  callerArn: string | undefined,
-): boolean {
-  if (callers === undefined) return true;
-  const role = callerArn === undefined ? undefined : assumedRoleOf(callerArn);
-  if (role === undefined) return false;
-  const allowed = [...(callers[cluster] ?? []), ...(callers[EVERY_CLUSTER] ?? [])];
-  return allowed.some((arn) => roleOf(arn) === role);
+): (cluster: string, callerArn: string | undefined) => boolean {
+  if (callers === undefined) return () => true;
+  const rolesOf = (key: string) =>
+    (callers[key] ?? []).flatMap((arn) => {
+      const role = roleOf(arn);
+      return role === undefined ? [] : [role];
+    });
+  const everyCluster = new Set(rolesOf(EVERY_CLUSTER));
+  const byCluster = new Map(Object.keys(callers).map((key) => [key, new Set(rolesOf(key))]));
+  return (cluster, callerArn) => {
+    const role = callerArn === undefined ? undefined : assumedRoleOf(callerArn);
+    if (role === undefined) return false;
+    return everyCluster.has(role) || (byCluster.get(cluster)?.has(role) ?? false);
+  };
 }
