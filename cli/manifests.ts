@@ -119,7 +119,8 @@ function stackCluster(
       `--stack ${stack}: serves clusters ${Object.keys(byCluster).join(', ')}, not "${cluster}"; pass --config FILE --cluster NAME with the config it was deployed from`,
     );
   }
-  return { prefix: `clusters/${encodeURIComponent(cluster)}/`, secretArn };
+  // Relative to the function URL, which ends in '/'.
+  return { prefix: `${clusterPathPrefix(cluster).slice(1)}/`, secretArn };
 }
 
 async function stackEndpoint(

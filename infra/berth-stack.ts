@@ -184,19 +184,20 @@ export class BerthStack extends Stack {
         ...(network ? { network } : {}),
       });
 
+    // Each cluster's path secret by cluster: the admission function's environment, and the output
+    // `berth manifests --stack --cluster` reads.
+    const secretArns = this.toJsonString(
+      Object.fromEntries(
+        clusters.map(({ config, webhookSecret }) => [
+          config.cluster,
+          webhookSecret.secret.secretArn,
+        ]),
+      ),
+    );
     const admission = make(
       'admission',
       'Admission',
-      {
-        BERTH_WEBHOOK_SECRETS: this.toJsonString(
-          Object.fromEntries(
-            clusters.map(({ config, webhookSecret }) => [
-              config.cluster,
-              webhookSecret.secret.secretArn,
-            ]),
-          ),
-        ),
-      },
+      { BERTH_WEBHOOK_SECRETS: secretArns },
       admissionConcurrency,
     );
     // Read once per container at init, then compared on every request.
@@ -205,14 +206,7 @@ export class BerthStack extends Stack {
     if (byName) {
       new CfnOutput(this, 'WebhookSecretArnsOutput', {
         key: STACK_OUTPUTS.webhookSecretArns,
-        value: this.toJsonString(
-          Object.fromEntries(
-            clusters.map(({ config, webhookSecret }) => [
-              config.cluster,
-              webhookSecret.secret.secretArn,
-            ]),
-          ),
-        ),
+        value: secretArns,
         description: "Each cluster's webhook path secret (berth manifests --stack --cluster)",
       });
     } else {

@@ -3,6 +3,8 @@
  * cordons it owns: a node cordoned without them is someone else's and is never touched.
  */
 
+import { pointer } from '../admission/patch.js';
+
 /** Label of game-server pods: the one the pod webhook sets, so the two can never drift apart. */
 export { GAME_SERVER_LABEL } from '../hostports/patch.js';
 /** RFC 3339 time berth cordoned the node; its presence makes the cordon berth's. */
@@ -16,3 +18,6 @@ export const REMOVAL_STARTED_AT = 'berth.dev/removal-started-at';
 export const KARPENTER_DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 /** Cluster Autoscaler's per-node opt-out of scale-down; berth honours it. */
 export const SCALE_DOWN_DISABLED = 'cluster-autoscaler.kubernetes.io/scale-down-disabled';
+
+/** The JSON Patch path of one of a node's annotations. */
+export const annotationPath = (key: string): string => pointer('metadata', 'annotations', key);

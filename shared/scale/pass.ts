@@ -17,7 +17,6 @@
  * times, removals) in the store it is given, loaded and saved under the lease.
  */
 
-import { pointer } from '../admission/patch.js';
 import { forEachBounded } from '../concurrency/bounded.js';
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
@@ -25,7 +24,7 @@ import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import type { NodePool } from '../node-pool/node-pool.js';
 import { passOutcome, rememberPass, type ScaleMemoryStore, withArrivals } from './memory.js';
-import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
+import { annotationPath, CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import { PLACEHOLDER_DEPLOYMENT, PLACEHOLDER_NAMESPACE } from './placeholders.js';
 import {
   type PlannedAction,
@@ -229,8 +228,6 @@ async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<stri
         : startRemoval(deps.cluster, action.target, at);
   }
 }
-
-const annotationPath = (key: string): string => pointer('metadata', 'annotations', key);
 
 /** Cordon only the node as listed: any change since (resourceVersion) makes the patch fail. */
 export function cordonPatch(node: NodeView, at: string): JsonPatchOperation[] {

@@ -17,15 +17,12 @@
  * drain again. DaemonSet pods, and the pods that ran there before the cordon, go with the node.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { pointer } from '../admission/patch.js';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import type { NodePool } from '../node-pool/node-pool.js';
-import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
+import { annotationPath, CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import { isPlaceholder } from './placeholders.js';
 import { parseRfc3339 } from './rfc3339.js';
 import { isGameServer, isNonTerminal, type NodeView } from './snapshot.js';
-
-const annotationPath = (key: string): string => pointer('metadata', 'annotations', key);
 
 /**
  * A pod the node must not be removed under: live, and a game server or a pod that came after
