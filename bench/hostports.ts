@@ -30,9 +30,9 @@ import { CapacityMeter } from '../shared/store/capacity.js';
 import { dynamoClient } from '../shared/store/client.js';
 import { DynamoHostPortStore } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
-import { percentileOfSorted } from '../sim/random.js';
 import { writeResults } from './support/results.js';
 import { countRoundTrips, withRoundTrips } from './support/round-trips.js';
+import { percentile } from './support/stats.js';
 
 const CONCURRENCY = 32;
 const ROUNDS = 10;
@@ -283,7 +283,6 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
       deleteUnits += meter.totals().writeUnits - afterCreates.writeUnits;
     }
     const allocations = ROUNDS * CONCURRENCY - denied;
-    latencies.sort((a, b) => a - b);
     results.push({
       scenario,
       ports,
@@ -297,8 +296,8 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
       readsPerCreate: reads / Math.max(1, ROUNDS * CONCURRENCY),
       allocationsPerSecond: allocations / (allocMs / 1000),
       rawConditionalPutsPerSecond: (ROUNDS * CONCURRENCY) / (rawMs / 1000),
-      p50Ms: percentileOfSorted(latencies, 50),
-      p95Ms: percentileOfSorted(latencies, 95),
+      p50Ms: percentile(latencies, 50),
+      p95Ms: percentile(latencies, 95),
     });
   }
   client.destroy();

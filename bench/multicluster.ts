@@ -18,7 +18,7 @@ import { InProcessSharedBudget } from '../shared/ec2/fair-share.js';
 import type { RateBudget } from '../shared/ec2/rate-budget.js';
 import { InMemoryEniStore } from '../shared/eni/memory-store.js';
 import { FakeEc2 } from '../sim/ec2-fake.js';
-import { seededRandom } from '../test/support/random.js';
+import { seededRandom } from '../sim/random.js';
 import { type BerthOnDay, berthOnDay, type DayAccount, soloAccount } from './eni/berth.js';
 import { DAY_KINDS, type DayKind, DaySubnets } from './eni/day.js';
 import { CallLedger, type EniRunResult, peak } from './eni/ledger.js';

@@ -16,8 +16,8 @@ import { refillAhead } from '../../shared/eni/refill.js';
 import { type AssignDeps, assignIp, releaseIp } from '../../shared/eni/service.js';
 import { type EniStore, forwarding } from '../../shared/eni/store.js';
 import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
+import { seededRandom } from '../../sim/random.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
-import { seededRandom } from '../../test/support/random.js';
 import { type DayKind, DaySubnets } from './day.js';
 import {
   CallLedger,

@@ -60,7 +60,7 @@
  */
 import type { Ec2Action, Ec2NetworkInterface } from '../../shared/ec2/network.js';
 import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
-import { seededRandom } from '../../test/support/random.js';
+import { seededRandom } from '../../sim/random.js';
 import { type DayKind, DaySubnets, SUBNETS } from './day.js';
 import {
   CallLedger,

@@ -7,7 +7,7 @@
  * should be using prefixes again by the afternoon (Cilium issue #46644).
  */
 import type { FakeEc2 } from '../../sim/ec2-fake.js';
-import { seededRandom } from '../../test/support/random.js';
+import { seededRandom } from '../../sim/random.js';
 import { SEED } from './workload.js';
 
 /** Which day a run simulates. */

@@ -9,7 +9,7 @@
  */
 import { type Ec2Action, IPV4_PREFIX_SIZE, prefixAddresses } from '../../shared/ec2/network.js';
 import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
-import { seededRandom } from '../../test/support/random.js';
+import { seededRandom } from '../../sim/random.js';
 import { type DayKind, DaySubnets } from './day.js';
 import { CallLedger, type EniRunResult, IdleByType, PodsPerNode, tally, Waits } from './ledger.js';
 import {

@@ -3,7 +3,7 @@
  * minutes, game sessions arriving on a diurnal curve, matchmaking waves, and the order in which
  * nodes join. Every policy (berth's and its peers') runs on exactly these events.
  */
-import { seededRandom } from '../../test/support/random.js';
+import { seededRandom } from '../../sim/random.js';
 
 export const DAY_S = 24 * 3600;
 export const NODES = 300;

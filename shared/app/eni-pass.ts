@@ -50,7 +50,7 @@ export interface EniRunner {
  * table lives in one account, so the Region names it (`local` where none is known: the local
  * stack's own EC2).
  */
-export function budgetScope(region: string | undefined): string {
+function budgetScope(region: string | undefined): string {
   return region ?? 'local';
 }
 

@@ -183,16 +183,3 @@ export function rememberPass(memory: ScaleMemory, pass: PassOutcome): ScaleMemor
 export function removalsInLastHour(memory: ScaleMemory, nowMs: number): number {
   return memory.removalsMs.filter((at) => at > nowMs - HOUR_MS).length;
 }
-
-/** A memory kept in this process: the benchmark's, and one-process tests'. */
-export class InProcessScaleMemory implements ScaleMemoryStore {
-  memory: ScaleMemory = EMPTY_SCALE_MEMORY;
-
-  async load(): Promise<ScaleMemory> {
-    return this.memory;
-  }
-
-  async save(memory: ScaleMemory): Promise<void> {
-    this.memory = memory;
-  }
-}

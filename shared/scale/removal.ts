@@ -28,7 +28,7 @@ import { isGameServer, isNonTerminal, type NodeView } from './snapshot.js';
  * A pod the node must not be removed under: live, and a game server or a pod that came after
  * `cordonedAtMs` (neither a DaemonSet's nor a static pod).
  */
-export function holdsNode(pod: V1Pod, cordonedAtMs: number | undefined): boolean {
+function holdsNode(pod: V1Pod, cordonedAtMs: number | undefined): boolean {
   if (!isNonTerminal(pod) || pod.metadata?.deletionTimestamp !== undefined) return false;
   if (isPlaceholder(pod)) return false;
   if (isGameServer(pod)) return true;
@@ -40,7 +40,7 @@ export function holdsNode(pod: V1Pod, cordonedAtMs: number | undefined): boolean
 }
 
 /** The pods bound to `node` now that stop its removal, by namespace/name. */
-export async function podsHolding(
+async function podsHolding(
   cluster: Pick<ClusterApi, 'listPods'>,
   node: NodeView,
 ): Promise<string[]> {
@@ -54,7 +54,7 @@ export async function podsHolding(
 }
 
 /** Commit to removing a node still under berth's same cordon. */
-export function removalPatch(node: NodeView, at: string): JsonPatchOperation[] {
+function removalPatch(node: NodeView, at: string): JsonPatchOperation[] {
   return [
     ...stillBerthCordoned(node),
     { op: 'add', path: annotationPath(REMOVAL_STARTED_AT), value: at },
@@ -79,15 +79,12 @@ export function stillBerthCordoned(node: NodeView): JsonPatchOperation[] {
   ];
 }
 
-/** What a removal step did, as the pass's reason ends. */
-export type RemovalStep = string;
-
 async function stopped(
   cluster: Pick<ClusterApi, 'patchNode'>,
   node: string,
   at: string,
   holding: readonly string[],
-): Promise<RemovalStep> {
+): Promise<string> {
   await cluster.patchNode(node, withdrawalPatch(at));
   return `; removal stopped: ${holding.join(', ')} bound to the node after the pass decided; mark taken back, the node stays cordoned`;
 }
@@ -97,7 +94,7 @@ export async function startRemoval(
   cluster: Pick<ClusterApi, 'patchNode' | 'listPods'>,
   node: NodeView,
   at: string,
-): Promise<RemovalStep> {
+): Promise<string> {
   await cluster.patchNode(node.name, removalPatch(node, at));
   const holding = await podsHolding(cluster, node);
   if (holding.length > 0) return stopped(cluster, node.name, at, holding);
@@ -109,7 +106,7 @@ export async function finishRemoval(
   cluster: Pick<ClusterApi, 'patchNode' | 'listPods' | 'deleteNode'>,
   pool: Pick<NodePool, 'releaseInstance'>,
   node: NodeView,
-): Promise<RemovalStep> {
+): Promise<string> {
   const at = node.annotations[REMOVAL_STARTED_AT] ?? '';
   const holding = await podsHolding(cluster, node);
   if (holding.length > 0) return stopped(cluster, node.name, at, holding);

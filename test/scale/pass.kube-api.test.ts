@@ -7,10 +7,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
-import { InProcessScaleMemory } from '../../shared/scale/memory.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { InProcessScaleMemory } from '../support/scale-memory.js';
 import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
 import { FakeLease, FakeNodePool } from './fakes.js';
 
