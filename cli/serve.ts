@@ -179,9 +179,10 @@ function requestLogged(handle: HttpHandler, log: ServeLog): HttpHandler {
 }
 
 /**
- * A plain `GET /v1/status` on a server of several clusters answers for all of them, as `berth
- * status` does: each cluster's report, and every range with its cluster (the `ranges` a
- * single-cluster server answers with). Everything else goes to `routes`.
+ * A plain `GET /v1/status` on a server of several clusters answers for all of them: each
+ * cluster's report under `clusters` (what `berth status --json` prints, one per cluster), and
+ * every range with its cluster under `ranges`, the key a single-cluster server answers with.
+ * Everything else goes to `routes`.
  */
 function withFleetStatus(served: readonly ServedCluster[], routes: HttpHandler): HttpHandler {
   if (served.length === 1) return routes;
