@@ -87,6 +87,8 @@ export interface ClusterCounts {
   servicesUpdated: number;
   servicesDenied: number;
   bindings: number;
+  /** Bindings berth refused (a node it is removing): the pod waits for another node. */
+  bindingsRefused: number;
   /** Pods that found no node at their CREATE (they wait for one). */
   podsPending: number;
   /** Sandboxes told to wait for an address (pool empty, subnet dry), and the longest wait. */
@@ -140,6 +142,7 @@ export class SimCluster {
     servicesUpdated: 0,
     servicesDenied: 0,
     bindings: 0,
+    bindingsRefused: 0,
     podsPending: 0,
     podsWaitedForIp: 0,
     longestIpWaitMs: 0,
@@ -416,13 +419,25 @@ export class SimCluster {
       metadata: { name: pod.name, namespace: NAMESPACE },
       target: { apiVersion: 'v1', kind: 'Node', name: target },
     };
-    await this.#admit({
+    const answer = await this.#admit({
       resource: 'pods',
       subResource: 'binding',
       operation: 'CREATE',
       name: pod.name,
       object: binding,
     });
+    if (!answer.allowed) {
+      // Refused (berth is removing the node): the apiserver binds nothing, and the scheduler
+      // forgets its assumption and tries the pod again later.
+      this.counts.bindingsRefused++;
+      pod.node = undefined;
+      node.usedCpuMillis -= pod.cpuMillis;
+      for (const port of pod.hostPorts) node.boundPorts.delete(portKey(port));
+      const { nodeName: _, ...spec } = pod.object.spec as Json;
+      pod.object = { ...pod.object, spec, status: { phase: 'Pending' } };
+      this.#options.api?.pods.set(`${NAMESPACE}/${pod.name}`, pod.object as V1Pod);
+      return false;
+    }
     this.counts.bindings++;
     await this.#startSandbox(pod);
     return true;

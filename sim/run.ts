@@ -85,6 +85,8 @@ export interface SimReport {
   readonly servicesDeleted: number;
   readonly servicesUpdated: number;
   readonly bindings: number;
+  /** Bindings berth refused: the node was being removed. */
+  readonly bindingsRefused: number;
   readonly admissionRequests: number;
   /** What the apiserver waited for admission, over the whole day. */
   readonly admissionMs: { readonly p50: number; readonly p99: number; readonly max: number };
@@ -480,11 +482,13 @@ export async function runSim(
     servicesDeleted: counts.servicesDeleted,
     servicesUpdated: counts.servicesUpdated,
     bindings: counts.bindings,
+    bindingsRefused: counts.bindingsRefused,
     admissionRequests:
       counts.podsCreated +
       counts.podsDenied +
       counts.podsDeleted +
       counts.bindings +
+      counts.bindingsRefused +
       counts.servicesCreated +
       counts.servicesDenied +
       counts.servicesUpdated +

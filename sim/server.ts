@@ -57,21 +57,25 @@ export async function startSimServer(options: {
 }): Promise<SimServer> {
   // The day begins at a fixed midnight, so a seeded run replays.
   const clock = new SimClock(Date.UTC(2026, 0, 1));
+  const api = await startKubeApiServer({ now: clock.now });
+  const clusterApi = new ClientNodeClusterApi({ kubeConfig: api.kubeConfig() });
+  // Admission reads the stand-in's pods and nodes as it reads a real cluster's: bindings get
+  // their addresses, and game servers are refused the nodes the scale pass is removing.
   const runtime = createRuntime({
     config: options.config,
     dynamo: options.dynamo,
     tableName: options.tableName,
+    clusterApi,
     now: clock.now,
   });
   const fleet = simMachines(runtime.config, options.machines);
   const machines = new SimMachines(clock, fleet);
   const pool = new SimNodePool(clock, machines, fleet);
-  const api = await startKubeApiServer({ now: clock.now });
   const context = {
     config: runtime.config,
     dynamo: options.dynamo,
     tableName: options.tableName,
-    clusterApi: new ClientNodeClusterApi({ kubeConfig: api.kubeConfig() }),
+    clusterApi,
     now: clock.now,
   };
   const eni = eniRunner(context, machines.ec2);
