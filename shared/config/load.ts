@@ -3,6 +3,7 @@
  * module that reads `process.env`; everything else receives values.
  */
 import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
 import type { NodeCallers } from '../clusters/node-callers.js';
 import { parseClusterConfigs } from './clusters.js';
 import { ConfigError } from './errors.js';
@@ -79,8 +80,21 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems.map((line) => `BERTH_CONFIG ${line}`));
   }
-  const webhookSecretArns = secretArns(env.BERTH_WEBHOOK_SECRETS, problems);
-  const nodeIpsCallers = nodeCallers(env.BERTH_NODE_IPS_CALLERS, problems);
+  const webhookSecretArns =
+    jsonMap(
+      'BERTH_WEBHOOK_SECRETS',
+      env.BERTH_WEBHOOK_SECRETS,
+      secretArnsSchema,
+      'must map each cluster to its secret ARN',
+      problems,
+    ) ?? {};
+  const nodeIpsCallers: NodeCallers | undefined = jsonMap(
+    'BERTH_NODE_IPS_CALLERS',
+    env.BERTH_NODE_IPS_CALLERS,
+    nodeCallersSchema,
+    'must map each cluster (or *) to a list of role ARNs',
+    problems,
+  );
   if (problems.length > 0 || configs === undefined) throw new ConfigError(problems);
   return {
     configs,
@@ -93,26 +107,39 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
   };
 }
 
-/** BERTH_WEBHOOK_SECRETS: `{ "<cluster>": "<secret ARN>" }`, or nothing outside the admission function. */
-function secretArns(text: string | undefined, problems: string[]): Record<string, string> {
-  if (!text) return {};
+/**
+ * A JSON map from an environment variable the stack sets, read with `schema`; absent when the
+ * variable is. A bad one is a problem, reported with the others.
+ */
+function jsonMap<T>(
+  name: string,
+  text: string | undefined,
+  schema: z.ZodType<T>,
+  expected: string,
+  problems: string[],
+): T | undefined {
+  if (!text) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
-    problems.push('BERTH_WEBHOOK_SECRETS: not valid JSON');
-    return {};
+    value = parseJson(text, name);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+    return undefined;
   }
-  const entries =
-    typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? Object.entries(value)
-      : [];
-  if (entries.length === 0 || entries.some(([, arn]) => typeof arn !== 'string' || arn === '')) {
-    problems.push('BERTH_WEBHOOK_SECRETS: must map each cluster to its secret ARN');
-    return {};
-  }
-  return Object.fromEntries(entries) as Record<string, string>;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  problems.push(`${name}: ${expected}`);
+  return undefined;
 }
+
+/** BERTH_WEBHOOK_SECRETS: `{ "<cluster>": "<secret ARN>" }`, or nothing outside the admission function. */
+const secretArnsSchema = z
+  .record(z.string(), z.string().min(1))
+  .refine((map) => Object.keys(map).length > 0);
+
+/** BERTH_NODE_IPS_CALLERS: `{ "<cluster>" | "*": ["<role ARN>", …] }`, if set. */
+const nodeCallersSchema = z.record(z.string(), z.array(z.string()));
 
 /**
  * Whether the Lambda function traces every invocation (BERTH_TRACING, set by the stack from the
@@ -120,30 +147,6 @@ function secretArns(text: string | undefined, problems: string[]): Record<string
  */
 export function activeTracing(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.BERTH_TRACING === 'active';
-}
-
-/** BERTH_NODE_IPS_CALLERS: `{ "<cluster>" | "*": ["<role ARN>", …] }`, if set. */
-function nodeCallers(text: string | undefined, problems: string[]): NodeCallers | undefined {
-  if (!text) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    problems.push('BERTH_NODE_IPS_CALLERS: not valid JSON');
-    return undefined;
-  }
-  const valid =
-    typeof value === 'object' &&
-    value !== null &&
-    !Array.isArray(value) &&
-    Object.values(value).every(
-      (arns) => Array.isArray(arns) && arns.every((arn) => typeof arn === 'string'),
-    );
-  if (!valid) {
-    problems.push('BERTH_NODE_IPS_CALLERS: must map each cluster (or *) to a list of role ARNs');
-    return undefined;
-  }
-  return value as NodeCallers;
 }
 
 /** The `KUBECONFIG` variable, for local commands that talk to a real cluster. */
