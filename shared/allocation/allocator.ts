@@ -550,8 +550,10 @@ export class ExclusiveAllocator {
         skip,
       );
       if (found === undefined) return undefined;
-      // The scan took round trips: another pick of this process may have taken it meanwhile.
-      if (this.#view.claiming(key).has(found)) continue;
+      // The scan took round trips: another claim of this process may have taken the value
+      // meanwhile, and still be in flight or already answered (its hold settled, the view
+      // showing its block newer than the scan's). Either way the claim would lose to itself.
+      if (this.#view.claiming(key).has(found) || this.#view.showsTaken(key, found)) continue;
       this.#view.hold(key, found);
       return found;
     }

@@ -227,6 +227,12 @@ export class BlockView {
     }
   }
 
+  /** Whether the newest answer the view holds shows the offset taken. */
+  showsTaken(range: string, offset: number): boolean {
+    const known = this.#blocks.get(range)?.get(Math.floor(offset / BLOCK_SIZE));
+    return known?.block.holders.has(offset % BLOCK_SIZE) === true;
+  }
+
   /** Offsets of `range` this process is claiming now: its other picks skip them. */
   claiming(range: string): ReadonlySet<number> {
     return this.#claiming.get(range) ?? new Set();

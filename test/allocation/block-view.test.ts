@@ -4,7 +4,12 @@ import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.
 import { BlockView, MAX_BLOCKS_PER_RANGE } from '../../shared/allocation/block-view.js';
 import { RangeFullError } from '../../shared/allocation/errors.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
-import { BLOCK_SIZE, type OwnerRef } from '../../shared/allocation/store.js';
+import {
+  type AllocationStore,
+  BLOCK_SIZE,
+  type Block,
+  type OwnerRef,
+} from '../../shared/allocation/store.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
@@ -118,6 +123,52 @@ describe('allocation from a view of the blocks', () => {
     const conflicts = fill.reduce((sum, assignment) => sum + assignment.conflicts, 0);
     expect(conflicts).toBe(0);
     expect(new Set(fill.map((a) => a.grants[0]?.value)).size).toBe(150);
+  });
+
+  it('does not claim a value a scan showed free that another of its own claims took and settled meanwhile', async () => {
+    const w = await world();
+    const range = nodePortRange(parsePortRange('30000-30199') as PortRange);
+    // The first scan reads the store at once but answers only when let go: its blocks are then
+    // older than a claim this process sent and settled in between.
+    let release = () => {};
+    const letGo = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let readDone = () => {};
+    const firstRead = new Promise<void>((resolve) => {
+      readDone = resolve;
+    });
+    let scans = 0;
+    const store = w.store;
+    const slowFirstScan: AllocationStore = {
+      getOwner: (id) => store.getOwner(id),
+      putOwner: (record, version) => store.putOwner(record, version),
+      deleteOwner: (id, version) => store.deleteOwner(id, version),
+      listOwners: () => store.listOwners(),
+      claim: (key, offset, id) => store.claim(key, offset, id),
+      release: (key, offset, id) => store.release(key, offset, id),
+      scanBlocks: (key, from, to) => {
+        const first = scans++ === 0;
+        return (async function* () {
+          const read: Block[] = [];
+          for await (const block of store.scanBlocks(key, from, to)) read.push(block);
+          if (first) {
+            readDone();
+            await letGo;
+          }
+          yield* read;
+        })();
+      },
+    };
+    // The same random draws for both requests: both scans start at one value.
+    const one = new ExclusiveAllocator({ store: slowFirstScan, random: () => 0.5, now: () => 0 });
+    const slow = one.assign('slow-00000000000000', owner, [{ slot: 'p', range }], FRESH);
+    await firstRead;
+    const quick = await one.assign('quick-0000000000000', owner, [{ slot: 'p', range }], FRESH);
+    release();
+    const late = await slow;
+    expect(late.conflicts).toBe(0);
+    expect(late.grants[0]?.value).not.toBe(quick.grants[0]?.value);
   });
 
   const cidr = (text: string) => clusterIpRange(parseCidr(text) ?? fail(text));
