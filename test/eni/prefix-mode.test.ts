@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { prefixAddresses } from '../../shared/ec2/network.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
+import { refillPool } from '../../shared/eni/refill.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import { eniWorld, SUBNET_ID } from './harness.js';
 
@@ -68,6 +69,29 @@ describe('ENI pools in prefix mode', () => {
     }
     const enis = await berthEnis(world, 'node-a');
     expect(enis.flatMap((eni) => eni?.ipv4Prefixes ?? []).length).toBeGreaterThan(0);
+  });
+
+  it('falls back within the same refill when the subnet runs out of /28s under an ENI it already has', async () => {
+    const world = eniWorld({ eni: PREFIX_MODE, subnetCidr: '10.0.0.0/22' });
+    world.addNode('node-a', 'm5.large');
+    await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p0' });
+    // The node's ENI has its /28; now other tenants leave no whole /28 in the subnet.
+    world.ec2.scatterForeign(SUBNET_ID, 1, lcg(5));
+    expect(world.ec2.freePrefixes(SUBNET_ID)).toBe(0);
+    const pool = await world.store.getPool('node-a');
+    if (!pool) throw new Error('node-a has no pool');
+    const before = (await world.store.loadNode('node-a')).ips.length;
+    // Pods waiting beyond the /28: the prefix assign on the ENI is refused, and single addresses
+    // on that same ENI must follow in this refill, on the records as the refused assign left them.
+    const result = await refillPool(world.deps, pool, 20);
+    expect(result.failures.map((f) => f.code)).toEqual(['InsufficientCidrBlocks']);
+    expect(result.outcome).toBe('grown');
+    const after = await world.store.loadNode('node-a');
+    const singles = after.ips.filter((ip) => ip.prefix === undefined);
+    expect(singles.length).toBeGreaterThan(0);
+    expect(after.ips.length).toBe(before + singles.length);
+    // The refused assign left no mark: EC2 did nothing, so no later assign reads the ENI back.
+    expect(after.enis.every((eni) => eni.mutatingAt === 0)).toBe(true);
   });
 
   it('never grows a pool past the node maxPods, rounded up to a whole prefix', async () => {
