@@ -19,7 +19,13 @@ import type { RateBudget } from '../shared/ec2/rate-budget.js';
 import { InMemoryEniStore } from '../shared/eni/memory-store.js';
 import { FakeEc2 } from '../sim/ec2-fake.js';
 import { seededRandom } from '../sim/random.js';
-import { type BerthOnDay, berthOnDay, type DayAccount, soloAccount } from './eni/berth.js';
+import {
+  type BerthOnDay,
+  berthOnDay,
+  type DayAccount,
+  runSecond,
+  soloAccount,
+} from './eni/berth.js';
 import { DAY_KINDS, type DayKind, DaySubnets } from './eni/day.js';
 import { CallLedger, type EniRunResult, peak } from './eni/ledger.js';
 import {
@@ -57,11 +63,11 @@ export function splitDay(nodes: readonly NodeSpec[], events: readonly PodEvent[]
   });
 }
 
-/** Runs `clusters` through the day in `account`, a second at a time, all clusters each second. */
+/** Runs `clusters` through the day in `account`, a second at a time, their work in time order. */
 async function runDay(account: DayAccount, clusters: readonly BerthOnDay[]): Promise<void> {
   for (let second = 0; second < DAY_S; second++) {
     account.subnets.advance(second);
-    for (const cluster of clusters) await cluster.second(second);
+    await runSecond(clusters, second);
   }
 }
 

@@ -112,15 +112,48 @@ export async function runBerth(
   const cluster = berthOnDay(name, eni, account, 'bench', nodes, events, options);
   for (let second = 0; second < DAY_S; second++) {
     account.subnets.advance(second);
-    await cluster.second(second);
+    await runSecond([cluster], second);
   }
   return cluster.result();
 }
 
-/** One cluster's berth through a day, a second at a time, in `account`. */
+/**
+ * One cluster's berth through a day in `account`, a second at a time: `open` it (nodes joining
+ * then), run its work in time order (`nextAt`, `runNext`: pod events and background refills
+ * falling due), `close` it (retries of waiting pods, the pass).
+ */
 export interface BerthOnDay {
-  second(second: number): Promise<void>;
+  open(second: number): Promise<void>;
+  /** When its next pod event or background refill is due, epoch ms; infinite when none is. */
+  nextAt(): number;
+  runNext(): Promise<void>;
+  close(second: number): Promise<void>;
   result(): EniRunResult;
+}
+
+/**
+ * One second of the day for every cluster of an account, their work merged in time order: each
+ * cluster's pods and refills happen when they are due, not after the other clusters' second
+ * (the shared clock only moves forward, so a cluster run after another would find it at the end
+ * of that cluster's second, its pods served late and its refills due late).
+ */
+export async function runSecond(clusters: readonly BerthOnDay[], second: number): Promise<void> {
+  for (const cluster of clusters) await cluster.open(second);
+  const end = START + (second + 1) * 1000;
+  for (;;) {
+    let first: BerthOnDay | undefined;
+    let firstAt = end;
+    for (const cluster of clusters) {
+      const at = cluster.nextAt();
+      if (at < firstAt) {
+        first = cluster;
+        firstAt = at;
+      }
+    }
+    if (!first) break;
+    await first.runNext();
+  }
+  for (const cluster of clusters) await cluster.close(second);
 }
 
 /** berth for `clusterName`'s nodes and pods, in an account it may share with other clusters. */
@@ -246,7 +279,7 @@ export function berthOnDay(
   };
 
   let next = 0;
-  const second = async (second: number): Promise<void> => {
+  const open = async (second: number): Promise<void> => {
     const at = START + second * 1000;
     clock.now = Math.max(clock.now, at);
     for (const { spec, subnetId } of joins.due(second)) {
@@ -272,62 +305,74 @@ export function berthOnDay(
       // The EC2 state-change rule: "running" runs the pass for this instance.
       await handleInstanceStateChange(deps, { instanceId, state: 'running' });
     }
-    for (; next < events.length && (events[next]?.at ?? DAY_S) < second + 1; next++) {
-      const event = events[next];
-      if (!event) continue;
-      const node = nodes[event.node]?.name ?? '';
-      const type = typeOf.get(node) ?? '';
-      await runRefillsDueBy(START + Math.floor(event.at * 1000));
-      clock.now = Math.max(clock.now, START + Math.floor(event.at * 1000));
-      if (event.kind === 'arrive') {
-        cluster.addPod('games', event.pod, node);
-        const before = ledger.mutating();
-        const since = clock.now;
-        let found: Awaited<ReturnType<typeof poolAsFound>> | undefined;
-        let recent: number[] = [];
-        if (options.diagnose) {
-          found = await poolAsFound(node);
-          recent = (recentArrivals[event.node] ?? []).filter((t) => t > event.at - 60);
-          recent.push(event.at);
-          recentArrivals[event.node] = recent;
-        }
-        const fragmented = subnets.shortOfPrefixes(subnetOf.get(node) ?? '');
-        let waited = true;
-        if (!(await tryAssign(node, type, event.pod))) {
-          retried++;
-          pending.set(event.pod, { node, since, fragmented });
-        } else if (ledger.mutating() > before) {
-          // Served, but only after an on-demand refill: the pod waited for EC2.
-          servedAfterRefill++;
-          waits.add(ON_DEMAND_WAIT_MS, fragmented);
-        } else waited = false;
-        const spec = nodes[event.node];
-        if (waited && found && spec) {
-          byCause[found.cause]++;
-          idleWhenWaited.push(found.idle);
-          if (found.ready30s > 0) servable30s++;
-          byInstanceType[spec.type] = (byInstanceType[spec.type] ?? 0) + 1;
-          priorArrivals.push(recent.length);
-          if (event.at - spec.joinAt < 120) nearJoin++;
-          if (isBurstWave(Math.floor(event.at))) duringWave++;
-        }
-      } else {
-        cluster.removePod('games', event.pod);
-        const wait = pending.get(event.pod);
-        if (wait) {
-          // It waited until its game was given up: the whole session.
-          pending.delete(event.pod);
-          waits.add(clock.now - wait.since, wait.fragmented);
-        }
-        const holding = held.get(event.pod);
-        if (holding) {
-          held.delete(event.pod);
-          podsOn.set(holding.node, (podsOn.get(holding.node) ?? 1) - 1);
-          await releaseIp(deps, holding.node, holding.ip, { namespace: 'games', pod: event.pod });
-        }
+  };
+  const eventAt = (): number => {
+    const event = events[next];
+    return event ? START + Math.floor(event.at * 1000) : Number.POSITIVE_INFINITY;
+  };
+  const refillAt = (): number => Math.min(...refillsDue.values());
+  const nextAt = (): number => Math.min(eventAt(), refillAt());
+  const runNext = async (): Promise<void> => {
+    if (refillAt() < eventAt()) await runRefillsDueBy(refillAt());
+    else await runEvent();
+  };
+  const runEvent = async (): Promise<void> => {
+    const event = events[next++];
+    if (!event) return;
+    const node = nodes[event.node]?.name ?? '';
+    const type = typeOf.get(node) ?? '';
+    await runRefillsDueBy(START + Math.floor(event.at * 1000));
+    clock.now = Math.max(clock.now, START + Math.floor(event.at * 1000));
+    if (event.kind === 'arrive') {
+      cluster.addPod('games', event.pod, node);
+      const before = ledger.mutating();
+      const since = clock.now;
+      let found: Awaited<ReturnType<typeof poolAsFound>> | undefined;
+      let recent: number[] = [];
+      if (options.diagnose) {
+        found = await poolAsFound(node);
+        recent = (recentArrivals[event.node] ?? []).filter((t) => t > event.at - 60);
+        recent.push(event.at);
+        recentArrivals[event.node] = recent;
+      }
+      const fragmented = subnets.shortOfPrefixes(subnetOf.get(node) ?? '');
+      let waited = true;
+      if (!(await tryAssign(node, type, event.pod))) {
+        retried++;
+        pending.set(event.pod, { node, since, fragmented });
+      } else if (ledger.mutating() > before) {
+        // Served, but only after an on-demand refill: the pod waited for EC2.
+        servedAfterRefill++;
+        waits.add(ON_DEMAND_WAIT_MS, fragmented);
+      } else waited = false;
+      const spec = nodes[event.node];
+      if (waited && found && spec) {
+        byCause[found.cause]++;
+        idleWhenWaited.push(found.idle);
+        if (found.ready30s > 0) servable30s++;
+        byInstanceType[spec.type] = (byInstanceType[spec.type] ?? 0) + 1;
+        priorArrivals.push(recent.length);
+        if (event.at - spec.joinAt < 120) nearJoin++;
+        if (isBurstWave(Math.floor(event.at))) duringWave++;
+      }
+    } else {
+      cluster.removePod('games', event.pod);
+      const wait = pending.get(event.pod);
+      if (wait) {
+        // It waited until its game was given up: the whole session.
+        pending.delete(event.pod);
+        waits.add(clock.now - wait.since, wait.fragmented);
+      }
+      const holding = held.get(event.pod);
+      if (holding) {
+        held.delete(event.pod);
+        podsOn.set(holding.node, (podsOn.get(holding.node) ?? 1) - 1);
+        await releaseIp(deps, holding.node, holding.ip, { namespace: 'games', pod: event.pod });
       }
     }
-    await runRefillsDueBy(at + 999);
+  };
+  const close = async (second: number): Promise<void> => {
+    await runRefillsDueBy(START + second * 1000 + 999);
     if (second % RETRY_S === 0 && pending.size > 0) {
       for (const [pod, wait] of [...pending]) {
         if (await tryAssign(wait.node, typeOf.get(wait.node) ?? '', pod)) {
@@ -385,5 +430,5 @@ export function berthOnDay(
         : {}),
     };
   };
-  return { second, result };
+  return { open, nextAt, runNext, close, result };
 }
