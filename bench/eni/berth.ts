@@ -6,7 +6,11 @@
 import { parseConfig } from '../../shared/config/schema.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
 import type { Ec2Action, Ec2Network } from '../../shared/ec2/network.js';
-import { BudgetedEc2Network, type RateBudget } from '../../shared/ec2/rate-budget.js';
+import {
+  type BackoffPolicy,
+  BudgetedEc2Network,
+  type RateBudget,
+} from '../../shared/ec2/rate-budget.js';
 import { eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
@@ -156,6 +160,62 @@ export async function runSecond(clusters: readonly BerthOnDay[], second: number)
   for (const cluster of clusters) await cluster.close(second);
 }
 
+/** What one cluster's berth needs to run its real pool code in an account. */
+export interface BerthEniInput {
+  readonly account: Pick<DayAccount, 'fake' | 'random' | 'budgetFor' | 'subnetMarksFor' | 'onCall'>;
+  readonly clusterName: string;
+  readonly eni: BerthEniSettings;
+  readonly cluster: FakeCluster;
+  /** The cluster's own pool records (the subnet marks are the account's, `subnetMarksFor`). */
+  readonly store: EniStore;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** Told of every EC2 call the cluster makes. */
+  readonly ledger: CallLedger;
+  /** The lease holder: one per concurrent invocation. */
+  readonly holder: string;
+  /** How long its EC2 calls may wait for budget tokens; the request path's by default. */
+  readonly backoff?: BackoffPolicy;
+}
+
+/**
+ * One cluster's berth ENI dependencies in an account: the real pool code over `store`, its EC2
+ * calls paid from the account's budget and recorded in its ledger and the account's.
+ */
+export function berthEniDeps(input: BerthEniInput) {
+  const { account, clusterName, now, sleep, ledger } = input;
+  const marks = account.subnetMarksFor(clusterName);
+  const ec2: Ec2Network = new BudgetedEc2Network(account.fake, {
+    budget: account.budgetFor(clusterName),
+    now,
+    sleep,
+    random: account.random,
+    ...(input.backoff ? { backoff: input.backoff } : {}),
+    onCall: (call) => {
+      const throttled = call.outcome === 'throttled';
+      ledger.record(call.action, call.at, throttled);
+      account.onCall?.(call.action, call.at, throttled);
+    },
+  });
+  const config = parseConfig({ cluster: clusterName, eni: input.eni });
+  const deps = eniDeps({
+    store: {
+      ...forwarding(input.store),
+      subnetShortUntil: (subnetId, what) => marks.subnetShortUntil(subnetId, what),
+      markSubnetShort: (subnetId, what, until) => marks.markSubnetShort(subnetId, what, until),
+    },
+    ec2,
+    cluster: input.cluster,
+    clusterName,
+    config: config.eni,
+    now,
+    sleep,
+    random: account.random,
+    holder: input.holder,
+  });
+  return { deps, config };
+}
+
 /** berth for `clusterName`'s nodes and pods, in an account it may share with other clusters. */
 export function berthOnDay(
   name: string,
@@ -166,39 +226,22 @@ export function berthOnDay(
   events: PodEvent[],
   options: { readonly diagnose?: boolean } = {},
 ): BerthOnDay {
-  const { clock, fake, subnets, random } = account;
-  const marks = account.subnetMarksFor(clusterName);
+  const { clock, fake, subnets } = account;
   const now = () => clock.now;
   const cluster = new FakeCluster();
   const ledger = new CallLedger();
   const sleep = async (ms: number) => {
     clock.now += ms;
   };
-  const ec2: Ec2Network = new BudgetedEc2Network(fake, {
-    budget: account.budgetFor(clusterName),
-    now,
-    sleep,
-    random,
-    onCall: (call) => {
-      const throttled = call.outcome === 'throttled';
-      ledger.record(call.action, call.at, throttled);
-      account.onCall?.(call.action, call.at, throttled);
-    },
-  });
-  const config = parseConfig({ cluster: clusterName, eni });
-  const base = eniDeps({
-    store: {
-      ...forwarding(new InMemoryEniStore()),
-      subnetShortUntil: (subnetId, what) => marks.subnetShortUntil(subnetId, what),
-      markSubnetShort: (subnetId, what, until) => marks.markSubnetShort(subnetId, what, until),
-    },
-    ec2,
-    cluster,
+  const { deps: base, config } = berthEniDeps({
+    account,
     clusterName,
-    config: config.eni,
+    eni,
+    cluster,
+    store: new InMemoryEniStore(),
     now,
     sleep,
-    random,
+    ledger,
     holder: 'bench',
   });
   // Background refills as the node IP function hands them to the ENI function: run
@@ -221,7 +264,10 @@ export function berthOnDay(
       try {
         if ((await refillAhead(deps, node)).outcome === 'grown') backgroundRefills++;
       } catch {
-        // Budget spent: the ENI function's invocation fails; the pass and on-demand refills remain.
+        // Budget spent: the ENI function's invocation fails; the pass and on-demand refills
+        // remain. The day waits for budget as the request path does (3 s), not as the ENI
+        // function's refills do (NODE_WORK_BACKOFF): on the day's one clock a longer wait would
+        // stop every node of the account with it (the storm runs on concurrent time instead).
       }
     }
   };

@@ -1,7 +1,12 @@
 /** The ENI pools: their pass, the instance state-change handler and the node IP API. */
 import { z } from 'zod';
 import type { Ec2Network } from '../ec2/network.js';
-import { BudgetedEc2Network } from '../ec2/rate-budget.js';
+import {
+  type BackoffPolicy,
+  BudgetedEc2Network,
+  DEFAULT_BACKOFF,
+  NODE_WORK_BACKOFF,
+} from '../ec2/rate-budget.js';
 import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
 import { eniDeps } from '../eni/deps.js';
 import { EniRequestError } from '../eni/errors.js';
@@ -69,25 +74,26 @@ export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner
   const now = context.now ?? Date.now;
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const stores = storeOptions(context);
-  const ec2 = new BudgetedEc2Network(account ?? new SdkEc2Network(ec2Client(context.region)), {
-    budget: new DynamoRateBudget({ ...stores, scope: budgetScope(context.region), now }),
-    now,
-    sleep,
-    random: Math.random,
-  });
-  const deps = eniDeps({
-    store: new DynamoEniStore(stores),
-    ec2,
-    cluster: context.clusterApi,
-    clusterName: context.config.cluster,
-    config: context.config.eni,
-    now,
-    sleep,
-  });
+  const inner = account ?? new SdkEc2Network(ec2Client(context.region));
+  const budget = new DynamoRateBudget({ ...stores, scope: budgetScope(context.region), now });
+  const store = new DynamoEniStore(stores);
+  /** The pools' dependencies, their EC2 calls waiting for budget as `backoff` allows. */
+  const depsWaiting = (backoff: BackoffPolicy) =>
+    eniDeps({
+      store,
+      ec2: new BudgetedEc2Network(inner, { budget, now, sleep, random: Math.random, backoff }),
+      cluster: context.clusterApi,
+      clusterName: context.config.cluster,
+      config: context.config.eni,
+      now,
+      sleep,
+    });
+  const deps = depsWaiting(DEFAULT_BACKOFF);
+  const nodeWork = depsWaiting(NODE_WORK_BACKOFF);
   return {
     pass: () => runEniPass(deps, {}),
-    instanceStateChange: (change) => handleInstanceStateChange(deps, change),
-    refill: (node) => refillAhead(deps, node),
+    instanceStateChange: (change) => handleInstanceStateChange(nodeWork, change),
+    refill: (node) => refillAhead(nodeWork, node),
     nodeIps(refills) {
       const assignDeps = { ...deps, refills };
       return {

@@ -17,11 +17,13 @@ import {
   WAITING_MS,
 } from '../../shared/ec2/fair-share.js';
 import {
+  type BackoffPolicy,
   BudgetedEc2Network,
   backoffDelay,
   DEFAULT_BACKOFF,
   DEFAULT_EC2_BUDGET,
   EC2_ACTION_FAMILY,
+  NODE_WORK_BACKOFF,
   type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, refill, takeTokens } from '../../shared/ec2/token-bucket.js';
@@ -38,6 +40,26 @@ async function contend(clock: { now: number }, a: RateBudget, b: RateBudget) {
     if ((await b.take('interfaces')).granted) got.b++;
   }
   return got;
+}
+
+/**
+ * The EC2 fake behind a one-token `interfaces` bucket refilling `refillPerSecond`, on a clock
+ * that sleeps by moving on.
+ */
+function overSlowBucket(refillPerSecond: number, backoff?: BackoffPolicy) {
+  const clock = { now: 0 };
+  return new BudgetedEc2Network(new FakeEc2({ now: () => clock.now }), {
+    budget: new InProcessSharedBudget(() => clock.now, {
+      ...DEFAULT_EC2_BUDGET,
+      interfaces: { capacity: 1, refillPerSecond },
+    }).for('test'),
+    now: () => clock.now,
+    sleep: async (ms) => {
+      clock.now += ms;
+    },
+    random: () => 0,
+    ...(backoff ? { backoff } : {}),
+  });
 }
 
 describe('takeTokens', () => {
@@ -151,24 +173,30 @@ describe('BudgetedEc2Network', () => {
   });
 
   it('gives up with Ec2BudgetExhaustedError instead of waiting past its limit', async () => {
-    const clock = { now: 0 };
-    const network = new BudgetedEc2Network(new FakeEc2({ now: () => clock.now }), {
-      budget: new InProcessSharedBudget(() => clock.now, {
-        ...DEFAULT_EC2_BUDGET,
-        interfaces: { capacity: 1, refillPerSecond: 0.01 },
-      }).for('test'),
-      now: () => clock.now,
-      sleep: async (ms) => {
-        clock.now += ms;
-      },
-      random: () => 0,
-    });
+    const network = overSlowBucket(0.01);
     await network.deleteNetworkInterface({ eniId: 'eni-x' }).catch(() => undefined);
     const failure = await network
       .deleteNetworkInterface({ eniId: 'eni-x' })
       .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(Ec2BudgetExhaustedError);
     expect((failure as Ec2BudgetExhaustedError).family).toBe('interfaces');
+  });
+});
+
+describe('NODE_WORK_BACKOFF', () => {
+  it('waits its turn at a drained budget where the request path gives up', async () => {
+    /** A call made while an empty bucket refills one token every 10 s, waiting as `backoff` allows. */
+    const callWith = async (backoff: BackoffPolicy) => {
+      const network = overSlowBucket(0.1, backoff);
+      await network.deleteNetworkInterface({ eniId: 'eni-x' }).catch(() => undefined);
+      return network.deleteNetworkInterface({ eniId: 'eni-x' }).then(
+        () => 'served',
+        (error: unknown) => (error instanceof Ec2BudgetExhaustedError ? 'refused' : 'served'),
+      );
+    };
+    expect(await callWith(DEFAULT_BACKOFF)).toBe('refused');
+    // EC2's own answer (no such ENI) means the budget let the call through.
+    expect(await callWith(NODE_WORK_BACKOFF)).toBe('served');
   });
 });
 

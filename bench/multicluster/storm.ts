@@ -1,0 +1,188 @@
+/**
+ * A node storm in one account: games-a's autoscaler adds 150 nodes at once (VPC CNI #2730: 150
+ * nodes arriving together took 15 minutes because of EC2 throttling) while games-b and games-c
+ * each add ten for a matchmaking wave. Every node's "running" event runs berth's real ENI pass
+ * for its instance as an invocation of its own, waiting for budget as the ENI function does
+ * (`NODE_WORK_BACKOFF`; a failed one retried as Lambda retries async events), and each
+ * cluster's scheduled pass runs every minute, all at once on simulated time
+ * (`VirtualClock`): one invocation waiting for budget tokens holds back no other.
+ *
+ * Measured, per cluster: how long after joining each node's pool first had an address for a pod,
+ * and how often the budget refused the cluster a token. With the fair budget of one berth
+ * (shared/ec2/fair-share.ts), with one first-come bucket for the account, and for the quiet
+ * clusters alone in an account: the fair budget must leave them as quick as alone.
+ */
+import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
+import {
+  type BackoffPolicy,
+  NODE_WORK_BACKOFF,
+  type RateBudget,
+} from '../../shared/ec2/rate-budget.js';
+import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
+import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
+import { FakeEc2 } from '../../sim/ec2-fake.js';
+import { seededRandom } from '../../sim/random.js';
+import { FakeCluster } from '../../test/eni/cluster-fake.js';
+import { berthEniDeps } from '../eni/berth.js';
+import { DaySubnets, SUBNETS } from '../eni/day.js';
+import { CallLedger } from '../eni/ledger.js';
+import { BERTH_PASS_S, SEED, START } from '../eni/workload.js';
+import { median, round } from '../support/stats.js';
+import { VirtualClock } from '../support/virtual-time.js';
+
+/** One cluster's part in the storm: how many nodes join, from when, over how many seconds. */
+export interface StormWave {
+  readonly cluster: string;
+  readonly nodes: number;
+  readonly fromS: number;
+  readonly overS: number;
+}
+
+/** The storm of the benchmark: games-a's 150 nodes, and the others' waves amid them. */
+export const STORM: readonly StormWave[] = [
+  { cluster: 'games-a', nodes: 150, fromS: 0, overS: 30 },
+  { cluster: 'games-b', nodes: 10, fromS: 10, overS: 5 },
+  { cluster: 'games-c', nodes: 10, fromS: 20, overS: 5 },
+];
+
+/** How the account's clusters share its EC2 budget. */
+export type BudgetSharing = 'fair' | 'first-come';
+
+/** Seconds simulated: long enough for the storm to be served whole. */
+const HORIZON_S = 1_800;
+/** Lambda's retries of a failed asynchronous invocation (the EC2 event): after 1, then 2 minutes. */
+const EVENT_RETRY_DELAYS_S = [60, 120];
+const NODE_TYPE = 'c5.4xlarge';
+
+/** What one cluster saw of the storm. */
+export interface StormOutcome {
+  readonly nodes: number;
+  /** Seconds from joining until the node's pool had an address, over its nodes. */
+  readonly readyP50S: number;
+  readonly readyMaxS: number;
+  /** Nodes still without an address at the horizon. */
+  readonly notReady: number;
+  /** Budget tokens the cluster was refused (each retried or waited for). */
+  readonly refusedTakes: number;
+  readonly mutatingCalls: number;
+}
+
+/** `inner`, counting the takes it refuses. */
+function counting(inner: RateBudget, refused: { count: number }): RateBudget {
+  return {
+    take: async (family, count) => {
+      const grant = await inner.take(family, count);
+      if (!grant.granted) refused.count++;
+      return grant;
+    },
+  };
+}
+
+/** The storm's waves through one account, its budget shared as `sharing` says. */
+export async function runStorm(
+  waves: readonly StormWave[],
+  sharing: BudgetSharing,
+): Promise<Record<string, StormOutcome>> {
+  const clock = new VirtualClock(START);
+  const random = seededRandom(SEED + 3);
+  const fake = new FakeEc2({ now: clock.now, random, recordCalls: false });
+  new DaySubnets(fake, 'clean');
+  const budget = new InProcessSharedBudget(clock.now);
+  const marks = new InMemoryEniStore();
+  const refused = new Map(waves.map((wave) => [wave.cluster, { count: 0 }]));
+  const account = {
+    fake,
+    random,
+    // First come: every cluster draws as one, so nobody's recent draws count.
+    budgetFor: (cluster: string) =>
+      counting(
+        budget.for(sharing === 'fair' ? cluster : 'account'),
+        refused.get(cluster) ?? { count: 0 },
+      ),
+    subnetMarksFor: () => marks,
+  };
+  const horizon = START + HORIZON_S * 1000;
+  const clusters = waves.map((wave) => {
+    const cluster = new FakeCluster();
+    const store = new InMemoryEniStore();
+    const ledger = new CallLedger();
+    let invocations = 0;
+    /** Each invocation its own dependencies, as each Lambda invocation has its own lease holder. */
+    const invocation = (backoff?: BackoffPolicy) =>
+      berthEniDeps({
+        ...(backoff ? { backoff } : {}),
+        account,
+        clusterName: wave.cluster,
+        eni: {},
+        cluster,
+        store,
+        now: clock.now,
+        sleep: clock.sleep,
+        ledger,
+        holder: `${wave.cluster}-${invocations++}`,
+      }).deps;
+    const joinedAt = new Map<string, number>();
+    for (let i = 0; i < wave.nodes; i++) {
+      const name = `${wave.cluster}-node-${String(i).padStart(3, '0')}`;
+      const at = START + (wave.fromS + (wave.overS * i) / wave.nodes) * 1000;
+      void clock.at(at, async () => {
+        const instanceId = fake.launchInstance({
+          instanceType: NODE_TYPE,
+          subnetId: SUBNETS[i % SUBNETS.length]?.subnetId ?? '',
+        });
+        cluster.addNode(name, instanceId, 'us-east-1a', 110);
+        joinedAt.set(name, clock.now());
+        for (const retryS of [0, ...EVENT_RETRY_DELAYS_S]) {
+          await clock.sleep(retryS * 1000);
+          try {
+            await handleInstanceStateChange(invocation(NODE_WORK_BACKOFF), {
+              instanceId,
+              state: 'running',
+            });
+            return;
+          } catch {
+            // The invocation failed; Lambda retries the event.
+          }
+        }
+      });
+    }
+    // The scheduled pass, each cluster on its own phase; a pass still running skips its turn.
+    const phase = (waves.indexOf(wave) * BERTH_PASS_S * 1000) / waves.length;
+    let passing = false;
+    for (let at = START + phase; at < horizon; at += BERTH_PASS_S * 1000) {
+      void clock.at(at, async () => {
+        if (passing) return;
+        passing = true;
+        try {
+          await runEniPass(invocation(), {});
+        } catch {
+          // A failed pass is the next one's to make up.
+        } finally {
+          passing = false;
+        }
+      });
+    }
+    return { wave, store, ledger, joinedAt };
+  });
+  await clock.runUntil(horizon);
+
+  const outcomes: Record<string, StormOutcome> = {};
+  for (const { wave, store, ledger, joinedAt } of clusters) {
+    const ready: number[] = [];
+    let notReady = 0;
+    for (const [node, joined] of joinedAt) {
+      const { ips } = await store.loadNode(node);
+      if (ips.length === 0) notReady++;
+      else ready.push((Math.min(...ips.map((ip) => ip.createdAt)) - joined) / 1000);
+    }
+    outcomes[wave.cluster] = {
+      nodes: wave.nodes,
+      readyP50S: round(median(ready), 1),
+      readyMaxS: round(Math.max(0, ...ready), 1),
+      notReady,
+      refusedTakes: refused.get(wave.cluster)?.count ?? 0,
+      mutatingCalls: ledger.mutating(),
+    };
+  }
+  return outcomes;
+}
