@@ -24,7 +24,7 @@ import { FakeEc2 } from '../../sim/ec2-fake.js';
 import { seededRandom } from '../../sim/random.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
 import { berthEniDeps } from '../eni/berth.js';
-import { DaySubnets, SUBNETS } from '../eni/day.js';
+import { SUBNETS } from '../eni/day.js';
 import { CallLedger } from '../eni/ledger.js';
 import { BERTH_PASS_S, SEED, START } from '../eni/workload.js';
 import { median, round } from '../support/stats.js';
@@ -86,7 +86,7 @@ export async function runStorm(
   const clock = new VirtualClock(START);
   const random = seededRandom(SEED + 3);
   const fake = new FakeEc2({ now: clock.now, random, recordCalls: false });
-  new DaySubnets(fake, 'clean');
+  for (const { subnetId, cidr } of SUBNETS) fake.addSubnet(subnetId, cidr);
   const budget = new InProcessSharedBudget(clock.now);
   const marks = new InMemoryEniStore();
   const refused = new Map(waves.map((wave) => [wave.cluster, { count: 0 }]));

@@ -84,10 +84,10 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
  * refill): a call waits its turn at the budget for up to 30 s rather than fail over to Lambda's
  * retry a minute later. Under a node storm (VPC CNI #2730: 150 nodes at once) the bucket then
  * serves the waiting invocations in turn, and the fair share can serve a quieter cluster's few
- * within seconds instead of a pass later (`npm run bench -- multicluster`, the storm). A node's
- * first pool takes at most three interface calls: 90 s of waiting inside the ENI function's
- * 2-minute timeout. The node IP API keeps the default (a pod is waiting), and so does the pass
- * (it works through every pool; whatever it leaves, the next pass takes up).
+ * within seconds instead of a pass later (`npm run bench -- multicluster`, the storm). However
+ * long an invocation waits, the pool leases it takes outlive it (`ENI_TIMINGS.leaseMs`). The node
+ * IP API keeps the default (a pod is waiting), and so does the pass (it works through every
+ * pool; whatever it leaves, the next pass takes up).
  */
 export const NODE_WORK_BACKOFF: BackoffPolicy = { ...DEFAULT_BACKOFF, maxBudgetWaitMs: 30_000 };
 

@@ -72,8 +72,13 @@ export const ENI_TIMINGS = {
   surgeWindowMs: 60_000,
   /** An ENI younger than this is not deleted (VPC CNI's minENILifeTime). */
   minEniLifetimeMs: 60_000,
-  /** How long one pool's EC2 changes may hold its lease. */
-  leaseMs: 60_000,
+  /**
+   * How long one pool's EC2 changes may hold its lease: longer than any invocation of the ENI
+   * function lives (its timeout is this less the stack's lease margin), so a lease never passes
+   * to a second writer while its holder still runs, however long that one waits for the EC2
+   * budget (`NODE_WORK_BACKOFF`).
+   */
+  leaseMs: 150_000,
   /** A subnet out of addresses is not asked again for this long (VPC CNI: 120 s). */
   subnetExhaustedMs: 120_000,
   /**
