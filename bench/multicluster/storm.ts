@@ -3,7 +3,7 @@
  * nodes arriving together took 15 minutes because of EC2 throttling) while games-b and games-c
  * each add ten for a matchmaking wave. Every node's "running" event runs berth's real ENI pass
  * for its instance as an invocation of its own, waiting for budget as the ENI function does
- * (`NODE_WORK_BACKOFF`; a failed one retried as Lambda retries async events), and each
+ * (`NODE_WORK_BACKOFF`; a failed one is not retried, as the stack configures the function), and each
  * cluster's scheduled pass runs every minute, all at once on simulated time
  * (`VirtualClock`): one invocation waiting for budget tokens holds back no other.
  *
@@ -50,8 +50,6 @@ export type BudgetSharing = 'fair' | 'first-come';
 
 /** Seconds simulated: long enough for the storm to be served whole. */
 const HORIZON_S = 1_800;
-/** Lambda's retries of a failed asynchronous invocation (the EC2 event): after 1, then 2 minutes. */
-const EVENT_RETRY_DELAYS_S = [60, 120];
 const NODE_TYPE = 'c5.4xlarge';
 
 /** What one cluster saw of the storm. */
@@ -132,17 +130,13 @@ export async function runStorm(
         });
         cluster.addNode(name, instanceId, 'us-east-1a', 110);
         joinedAt.set(name, clock.now());
-        for (const retryS of [0, ...EVENT_RETRY_DELAYS_S]) {
-          await clock.sleep(retryS * 1000);
-          try {
-            await handleInstanceStateChange(invocation(NODE_WORK_BACKOFF), {
-              instanceId,
-              state: 'running',
-            });
-            return;
-          } catch {
-            // The invocation failed; Lambda retries the event.
-          }
+        try {
+          await handleInstanceStateChange(invocation(NODE_WORK_BACKOFF), {
+            instanceId,
+            state: 'running',
+          });
+        } catch {
+          // Lambda does not retry the ENI function: the node is the next pass's to serve.
         }
       });
     }

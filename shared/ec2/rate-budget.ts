@@ -81,13 +81,14 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
 
 /**
  * For work on one node off every request path (an instance's "running" event, a background
- * refill): a call waits its turn at the budget for up to 30 s rather than fail over to Lambda's
- * retry a minute later. Under a node storm (VPC CNI #2730: 150 nodes at once) the bucket then
- * serves the waiting invocations in turn, and the fair share can serve a quieter cluster's few
- * within seconds instead of a pass later (`npm run bench -- multicluster`, the storm). However
- * long an invocation waits, the pool leases it takes outlive it (`ENI_TIMINGS.leaseMs`). The node
- * IP API keeps the default (a pod is waiting), and so does the pass (it works through every
- * pool; whatever it leaves, the next pass takes up).
+ * refill): a call waits its turn at the budget for up to 30 s rather than give up and leave the
+ * node to the next pass, a minute later (Lambda does not retry the ENI function). Under a node
+ * storm (VPC CNI #2730: 150 nodes at once) the bucket then serves the waiting invocations in
+ * turn, and the fair share can serve a quieter cluster's few within seconds instead of a pass
+ * later (`npm run bench -- multicluster`, the storm). However long an invocation waits, the pool
+ * leases it takes outlive it (`ENI_TIMINGS.leaseMs`). The node IP API keeps the default (a pod is
+ * waiting), and so does the pass (it works through every pool; whatever it leaves, the next pass
+ * takes up).
  */
 export const NODE_WORK_BACKOFF: BackoffPolicy = { ...DEFAULT_BACKOFF, maxBudgetWaitMs: 30_000 };
 
