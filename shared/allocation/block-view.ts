@@ -10,7 +10,8 @@
  * refreshes the block), never a second owner. A value freed elsewhere that the view still shows
  * taken is merely skipped. Blocks the view has never seen are left to the store scan, and values
  * this process is claiming right now are skipped by its other picks, so its concurrent requests
- * do not race each other for one value.
+ * do not race each other for one value; nor does a scan's answer, older than a claim of this
+ * process answered meanwhile, send it at that claim's value (`showsTaken`).
  */
 import type { ValueRange } from './range.js';
 import type { BlockReader } from './scan.js';
