@@ -7,6 +7,9 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { HttpRequest, HttpResponse } from '../http/api.js';
 
+/** How long an idle keep-alive connection is kept open: longer than any client keeps one. */
+const IDLE_CONNECTION_MS = 95_000;
+
 /** The apiserver sends at most 3 MiB; anything larger is not an AdmissionReview. */
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -77,6 +80,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const server = options.tls
     ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener)
     : createHttpServer(listener);
+  // Idle connections are the client's to close (the kube-apiserver's Go client keeps them 90 s,
+  // Node's fetch about 4 s): a server closing one first races a client reusing it, and that
+  // request fails with the socket closed under it ("other side closed").
+  server.keepAliveTimeout = IDLE_CONNECTION_MS;
+  server.headersTimeout = IDLE_CONNECTION_MS + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
