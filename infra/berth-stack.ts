@@ -27,7 +27,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { BERTH_TAGS } from '../shared/ec2/network.js';
-import { ENI_TIMINGS } from '../shared/eni/policy.js';
+import { ENI_INVOCATIONS } from '../shared/eni/policy.js';
 import { clusterClaimExport, STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../shared/manifests/webhooks.js';
 import { formatCidr } from '../shared/net/ip.js';
@@ -83,11 +83,17 @@ const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeo
     memorySize: 512,
     timeout: Duration.millis(SCALE_POLICY_DEFAULTS.leaseTtlMs - LEASE_MARGIN_MS),
   },
-  // EC2 calls under the shared rate budget may wait for tokens; killed before a pool lease it
-  // took can expire (ENI_TIMINGS.leaseMs).
-  eni: { memorySize: 512, timeout: Duration.millis(ENI_TIMINGS.leaseMs - LEASE_MARGIN_MS) },
+  // EC2 calls under the shared rate budget may wait for tokens. Both ENI functions are killed
+  // before a pool lease they took can expire (ENI_INVOCATIONS).
+  eni: {
+    memorySize: 512,
+    timeout: Duration.millis(ENI_INVOCATIONS.work.leaseMs - LEASE_MARGIN_MS),
+  },
   // A pod start waits on it; an assignment may need one EC2 call.
-  'node-ips': { memorySize: 512, timeout: Duration.seconds(15) },
+  'node-ips': {
+    memorySize: 512,
+    timeout: Duration.millis(ENI_INVOCATIONS.request.leaseMs - LEASE_MARGIN_MS),
+  },
 };
 
 const DESCRIPTIONS: Readonly<Record<FunctionName, string>> = {

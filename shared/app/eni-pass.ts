@@ -8,7 +8,7 @@ import {
   NODE_WORK_BACKOFF,
 } from '../ec2/rate-budget.js';
 import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
-import { eniDeps } from '../eni/deps.js';
+import { type EniDeps, eniDeps } from '../eni/deps.js';
 import { EniRequestError } from '../eni/errors.js';
 import {
   type EniPassSummary,
@@ -16,6 +16,7 @@ import {
   type InstanceStateChange,
   runEniPass,
 } from '../eni/pass.js';
+import { ENI_INVOCATIONS, type EniInvocation } from '../eni/policy.js';
 import { type RefillRequests, type RefillResult, refillAhead } from '../eni/refill.js';
 import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../eni/service.js';
 import type { HttpFault, NodeIpApi } from '../http/api.js';
@@ -77,29 +78,36 @@ export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner
   const inner = account ?? new SdkEc2Network(ec2Client(context.region));
   const budget = new DynamoRateBudget({ ...stores, scope: budgetScope(context.region), now });
   const store = new DynamoEniStore(stores);
-  /** The pools' dependencies, their EC2 calls waiting for budget as `backoff` allows. */
-  const depsWaiting = (backoff: BackoffPolicy) =>
-    eniDeps({
-      store,
-      ec2: new BudgetedEc2Network(inner, { budget, now, sleep, random: Math.random, backoff }),
-      cluster: context.clusterApi,
-      clusterName: context.config.cluster,
-      config: context.config.eni,
-      now,
-      sleep,
-    });
-  const deps = depsWaiting(DEFAULT_BACKOFF);
-  const nodeWork = depsWaiting(NODE_WORK_BACKOFF);
+  const budgeted = (backoff: BackoffPolicy) =>
+    new BudgetedEc2Network(inner, { budget, now, sleep, random: Math.random, backoff });
+  /** EC2 for pods waiting and for the pass; and for one node's work off the request path. */
+  const brief = budgeted(DEFAULT_BACKOFF);
+  const patient = budgeted(NODE_WORK_BACKOFF);
+  const deps = eniDeps({
+    store,
+    ec2: brief,
+    cluster: context.clusterApi,
+    clusterName: context.config.cluster,
+    config: context.config.eni,
+    now,
+    sleep,
+  });
+  /** The dependencies of one invocation of `kind`, from its start: its deadline and lease. */
+  const invocation = (kind: EniInvocation, ec2: BudgetedEc2Network): EniDeps => {
+    const limits = ENI_INVOCATIONS[kind];
+    return { ...deps, ec2: ec2.until(now() + limits.deadlineMs), leaseMs: limits.leaseMs };
+  };
   return {
-    pass: () => runEniPass(deps, {}),
-    instanceStateChange: (change) => handleInstanceStateChange(nodeWork, change),
-    refill: (node) => refillAhead(nodeWork, node),
+    pass: () => runEniPass(invocation('work', brief), {}),
+    instanceStateChange: (change) => handleInstanceStateChange(invocation('work', patient), change),
+    refill: (node) => refillAhead(invocation('work', patient), node),
     nodeIps(refills) {
-      const assignDeps = { ...deps, refills };
       return {
-        assign: (node, body) => handleAssignIp(assignDeps, node, body),
-        release: (node, ip, holder) => handleReleaseIp(deps, node, ip, holder),
-        lookUp: (node, holder) => handleLookUpIp(deps, node, holder),
+        assign: (node, body) =>
+          handleAssignIp({ ...invocation('request', brief), refills }, node, body),
+        release: (node, ip, holder) =>
+          handleReleaseIp(invocation('request', brief), node, ip, holder),
+        lookUp: (node, holder) => handleLookUpIp(invocation('request', brief), node, holder),
       };
     },
   };

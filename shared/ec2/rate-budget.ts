@@ -81,14 +81,14 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
 
 /**
  * For work on one node off every request path (an instance's "running" event, a background
- * refill): a call waits its turn at the budget for up to 30 s rather than give up and leave the
- * node to the next pass, a minute later (Lambda does not retry the ENI function). Under a node
- * storm (VPC CNI #2730: 150 nodes at once) the bucket then serves the waiting invocations in
- * turn, and the fair share can serve a quieter cluster's few within seconds instead of a pass
- * later (`npm run bench -- multicluster`, the storm). However long an invocation waits, the pool
- * leases it takes outlive it (`ENI_TIMINGS.leaseMs`). The node IP API keeps the default (a pod is
- * waiting), and so does the pass (it works through every pool; whatever it leaves, the next pass
- * takes up).
+ * refill): an attempt waits its turn at the budget for up to 30 s rather than give up and leave
+ * the node to the next pass, a minute later (Lambda does not retry the ENI function). Under a
+ * node storm (VPC CNI #2730: 150 nodes within half a minute) the bucket then serves the waiting
+ * invocations in turn, and the fair share can serve a quieter cluster's few within seconds
+ * instead of a pass later (`npm run bench -- multicluster`, the storm). Every wait still ends by
+ * the invocation's deadline (`ENI_TIMINGS.workDeadlineMs`). The node IP API keeps the default (a
+ * pod is waiting), and so does the pass (it works through every pool; whatever it leaves, the
+ * next pass takes up).
  */
 export const NODE_WORK_BACKOFF: BackoffPolicy = { ...DEFAULT_BACKOFF, maxBudgetWaitMs: 30_000 };
 
@@ -108,6 +108,12 @@ export interface BudgetedEc2Options {
   /** Uniform in [0, 1). */
   readonly random: () => number;
   readonly backoff?: BackoffPolicy;
+  /**
+   * Epoch ms no wait may end after, for budget tokens or before a retry: a call that would wait
+   * past it fails at once instead, so an invocation stops waiting in time to end cleanly inside
+   * its timeout and its leases (`until`).
+   */
+  readonly deadline?: number;
   /** Called once per EC2 request actually sent. */
   readonly onCall?: (record: Ec2CallRecord) => void;
 }
@@ -130,6 +136,17 @@ export class BudgetedEc2Network implements Ec2Network {
     this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
   }
 
+  /** The same network and budget for one invocation whose waits must all end by `deadline`. */
+  until(deadline: number): BudgetedEc2Network {
+    return new BudgetedEc2Network(this.#inner, { ...this.#options, deadline });
+  }
+
+  /** Whether a wait of `ms` from now would end past the deadline. */
+  #pastDeadline(ms: number): boolean {
+    const { deadline } = this.#options;
+    return deadline !== undefined && this.#options.now() + ms > deadline;
+  }
+
   async #call<T>(method: keyof Ec2Network, run: () => Promise<T>): Promise<T> {
     const action = EC2_ACTIONS[method];
     const family = EC2_ACTION_FAMILY[action];
@@ -149,7 +166,9 @@ export class BudgetedEc2Network implements Ec2Network {
         });
         const retryable = throttled || isTransient(error);
         if (!retryable || attempt >= this.#backoff.maxAttempts) throw error;
-        await this.#options.sleep(backoffDelay(this.#backoff, attempt, this.#options.random));
+        const delay = backoffDelay(this.#backoff, attempt, this.#options.random);
+        if (this.#pastDeadline(delay)) throw error;
+        await this.#options.sleep(delay);
       }
     }
   }
@@ -161,7 +180,7 @@ export class BudgetedEc2Network implements Ec2Network {
       if (grant.granted) return;
       // A little jitter keeps several Lambdas that were refused together from retrying together.
       const delay = grant.retryAfterMs + Math.floor(this.#options.random() * 100);
-      if (waited + delay > this.#backoff.maxBudgetWaitMs) {
+      if (waited + delay > this.#backoff.maxBudgetWaitMs || this.#pastDeadline(delay)) {
         throw new Ec2BudgetExhaustedError(family, grant.retryAfterMs);
       }
       await this.#options.sleep(delay);

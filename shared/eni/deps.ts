@@ -7,7 +7,7 @@ import type { EniConfig } from '../config/schema.js';
 import { InstanceTypeCatalog } from '../ec2/instance-types.js';
 import type { Ec2Network } from '../ec2/network.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { type PoolPolicy, poolPolicy } from './policy.js';
+import { ENI_INVOCATIONS, type PoolPolicy, poolPolicy } from './policy.js';
 import type { EniStore } from './store.js';
 
 /** Everything the ENI domain functions need. */
@@ -28,6 +28,8 @@ export interface EniDeps {
   readonly holder: string;
   /** A fresh unique id per lease acquisition. */
   readonly newId: () => string;
+  /** How long a pool lease taken with these dependencies lasts (`ENI_INVOCATIONS`). */
+  readonly leaseMs: number;
 }
 
 /** The parts a composition root must supply; the rest has production defaults. */
@@ -42,9 +44,13 @@ export interface EniDepsInput {
   readonly random?: () => number;
   readonly holder?: string;
   readonly newId?: () => string;
+  readonly leaseMs?: number;
 }
 
-/** Builds `EniDeps`, with the real clock, `setTimeout` sleep, `Math.random` and a fresh holder id. */
+/**
+ * Builds `EniDeps`, with the real clock, `setTimeout` sleep, `Math.random`, a fresh holder id and
+ * the ENI function's lease.
+ */
 export function eniDeps(input: EniDepsInput): EniDeps {
   return {
     store: input.store,
@@ -58,6 +64,7 @@ export function eniDeps(input: EniDepsInput): EniDeps {
     random: input.random ?? Math.random,
     holder: input.holder ?? `berth-${randomUUID()}`,
     newId: input.newId ?? randomUUID,
+    leaseMs: input.leaseMs ?? ENI_INVOCATIONS.work.leaseMs,
   };
 }
 

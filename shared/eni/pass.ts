@@ -330,7 +330,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     return;
   }
   const holder = leaseHolder(deps);
-  if (!(await deps.store.tryLease(pool.node, holder, now, now + ENI_TIMINGS.leaseMs))) {
+  if (!(await deps.store.tryLease(pool.node, holder, now, now + deps.leaseMs))) {
     counters.poolsSkipped++;
     return;
   }

@@ -52,6 +52,23 @@ export interface PoolPolicy {
 }
 
 /**
+ * What one invocation may spend on pool work, by the function that runs it: every wait it makes
+ * for the EC2 budget, or before retrying EC2, ends within `deadlineMs` of its start
+ * (`BudgetedEc2Network.until`), and a pool lease it takes lasts `leaseMs`. The stack sets each
+ * function's timeout to the lease less its margin, so a lease never passes to a second writer
+ * while its holder still runs, and the deadline leaves the invocation time to end cleanly first.
+ */
+export const ENI_INVOCATIONS = {
+  /** The ENI function: passes, instance events, background refills (timeout 120 s). */
+  work: { deadlineMs: 90_000, leaseMs: 150_000 },
+  /** The node IP function: an assign's on-demand refill while its pod waits (timeout 15 s). */
+  request: { deadlineMs: 10_000, leaseMs: 45_000 },
+} as const;
+
+/** The kinds of invocation that work on pools. */
+export type EniInvocation = keyof typeof ENI_INVOCATIONS;
+
+/**
  * Fixed timings (grace periods and leases), apart from the loop that applies them. Each grace is
  * longer than the flow it protects, so nothing in flight is ever mistaken for a leak.
  */
@@ -72,13 +89,6 @@ export const ENI_TIMINGS = {
   surgeWindowMs: 60_000,
   /** An ENI younger than this is not deleted (VPC CNI's minENILifeTime). */
   minEniLifetimeMs: 60_000,
-  /**
-   * How long one pool's EC2 changes may hold its lease: longer than any invocation of the ENI
-   * function lives (its timeout is this less the stack's lease margin), so a lease never passes
-   * to a second writer while its holder still runs, however long that one waits for the EC2
-   * budget (`NODE_WORK_BACKOFF`).
-   */
-  leaseMs: 150_000,
   /** A subnet out of addresses is not asked again for this long (VPC CNI: 120 s). */
   subnetExhaustedMs: 120_000,
   /**

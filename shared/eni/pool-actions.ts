@@ -205,7 +205,9 @@ export async function applyPlan(
 ): Promise<void> {
   const outcome = await applyGrowth(deps, pool, state, plan, tally);
   if (outcome === 'prefixes-short' && plan.fallback) {
-    // On the records as the refused attempt left them: it rewrote the ENI it tried.
+    // On the records as the refused attempt left them: it marked the ENI it tried, and that
+    // mark stays (an earlier attempt of the call may have landed before a retry was refused),
+    // so the fallback reads the ENI back before it assigns.
     const after = await deps.store.loadNode(pool.node);
     await applyGrowth(deps, pool, after, plan.fallback, tally);
   }
@@ -297,31 +299,14 @@ async function assignOnEni(
     await deps.store.commit(pool.node, [{ put: marked, expectedVersion: eni.version }]);
   }
   let assigned: { ip: string; prefix?: string }[] = [];
-  try {
-    if (wanted > 0 && growth.unit === 'prefix') {
-      const prefixes = await deps.ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: wanted });
-      assigned = prefixes.flatMap((prefix) =>
-        prefixAddresses(prefix).map((ip) => ({ ip, prefix })),
-      );
-    } else if (wanted > 0) {
-      // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must
-      // not make the interface's own address a pod's.
-      const ips = await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: wanted });
-      assigned = ips.filter((ip) => ip !== eni.primaryIp).map((ip) => ({ ip }));
-    }
-  } catch (error) {
-    // Refused before EC2 acted (no /28 left, budget spent…): nothing can have landed, so the ENI
-    // goes back to the mark it had. Left set, every later assign on it (the single-address
-    // fallback first) would spend a Describe from the budget reading it back.
-    if (wanted > 0 && refusedOutright(error)) {
-      await deps.store.commit(pool.node, [
-        {
-          put: { ...marked, mutatingAt: eni.mutatingAt, version: marked.version + 1 },
-          expectedVersion: marked.version,
-        },
-      ]);
-    }
-    throw error;
+  if (wanted > 0 && growth.unit === 'prefix') {
+    const prefixes = await deps.ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: wanted });
+    assigned = prefixes.flatMap((prefix) => prefixAddresses(prefix).map((ip) => ({ ip, prefix })));
+  } else if (wanted > 0) {
+    // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must
+    // not make the interface's own address a pod's.
+    const ips = await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: wanted });
+    assigned = ips.filter((ip) => ip !== eni.primaryIp).map((ip) => ({ ip }));
   }
   const now = deps.now();
   const last = wanted > 0 ? marked : eni;

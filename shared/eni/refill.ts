@@ -7,7 +7,7 @@
 import { type EniDeps, leaseHolder } from './deps.js';
 import { PoolBusyError } from './errors.js';
 import { intentAddresses, type NodeState, type PoolRecord } from './model.js';
-import { ENI_TIMINGS, type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
+import { type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
 import { applyPlan, type EniFailure, newTally } from './pool-actions.js';
 
 /**
@@ -46,7 +46,7 @@ export async function refillPool(
 ): Promise<RefillResult> {
   const now = deps.now();
   const holder = leaseHolder(deps);
-  if (!(await deps.store.tryLease(pool.node, holder, now, now + ENI_TIMINGS.leaseMs))) {
+  if (!(await deps.store.tryLease(pool.node, holder, now, now + deps.leaseMs))) {
     return { outcome: 'busy', ...UNTRIED };
   }
   try {

@@ -198,6 +198,16 @@ describe('NODE_WORK_BACKOFF', () => {
     // EC2's own answer (no such ENI) means the budget let the call through.
     expect(await callWith(NODE_WORK_BACKOFF)).toBe('served');
   });
+
+  it("never waits past its invocation's deadline, however patient", async () => {
+    // The clock starts at 0 and the next token is 10 s away: a deadline at 5 s refuses the wait.
+    const network = overSlowBucket(0.1, NODE_WORK_BACKOFF).until(5_000);
+    await network.deleteNetworkInterface({ eniId: 'eni-x' }).catch(() => undefined);
+    const failure = await network
+      .deleteNetworkInterface({ eniId: 'eni-x' })
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(Ec2BudgetExhaustedError);
+  });
 });
 
 describe('EC2 error classification', () => {

@@ -90,7 +90,7 @@ describe('ENI pools in prefix mode', () => {
     const singles = after.ips.filter((ip) => ip.prefix === undefined);
     expect(singles.length).toBeGreaterThan(0);
     expect(after.ips.length).toBe(before + singles.length);
-    // The refused assign left no mark: EC2 did nothing, so no later assign reads the ENI back.
+    // The fallback read the marked ENI back, found nothing unseen, and cleared the mark.
     expect(after.enis.every((eni) => eni.mutatingAt === 0)).toBe(true);
   });
 
