@@ -145,6 +145,7 @@ export async function runSecond(clusters: readonly BerthOnDay[], second: number)
   for (const cluster of clusters) await cluster.open(second);
   const end = START + (second + 1) * 1000;
   for (;;) {
+    // The earliest work first; of work due at one instant, the first cluster's.
     let first: BerthOnDay | undefined;
     let firstAt = end;
     for (const cluster of clusters) {
@@ -176,6 +177,8 @@ export interface BerthEniInput {
   readonly holder: string;
   /** How long its EC2 calls may wait for budget tokens; the request path's by default. */
   readonly backoff?: BackoffPolicy;
+  /** Epoch ms its waits must end by (`BudgetedEc2Network.until`); none by default. */
+  readonly deadline?: number;
 }
 
 /**
@@ -191,6 +194,7 @@ export function berthEniDeps(input: BerthEniInput) {
     sleep,
     random: account.random,
     ...(input.backoff ? { backoff: input.backoff } : {}),
+    ...(input.deadline === undefined ? {} : { deadline: input.deadline }),
     onCall: (call) => {
       const throttled = call.outcome === 'throttled';
       ledger.record(call.action, call.at, throttled);
@@ -324,6 +328,7 @@ export function berthOnDay(
     }
   };
 
+  const late = { pods: 0, longestMs: 0 };
   let next = 0;
   const open = async (second: number): Promise<void> => {
     const at = START + second * 1000;
@@ -368,6 +373,11 @@ export function berthOnDay(
     const node = nodes[event.node]?.name ?? '';
     const type = typeOf.get(node) ?? '';
     await runRefillsDueBy(START + Math.floor(event.at * 1000));
+    const lateMs = clock.now - (START + Math.floor(event.at * 1000));
+    if (event.kind === 'arrive' && lateMs > 0) {
+      late.pods++;
+      late.longestMs = Math.max(late.longestMs, lateMs);
+    }
     clock.now = Math.max(clock.now, START + Math.floor(event.at * 1000));
     if (event.kind === 'arrive') {
       cluster.addPod('games', event.pod, node);
@@ -451,6 +461,7 @@ export function berthOnDay(
         store: 'in-memory (EniStore contract)',
       },
       ...tally(ledger, idle, waits, podsPerNode),
+      lateArrivals: { pods: late.pods, longestSeconds: Math.round(late.longestMs / 100) / 10 },
       ...(options.diagnose
         ? {
             idleByInstanceType: idleByType.averages(),

@@ -16,7 +16,7 @@ interface Timer {
 }
 
 /** Lets every promise job queued so far, and those they queue, run. */
-function settle(): Promise<void> {
+function drainPromiseJobs(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
@@ -60,7 +60,7 @@ export class VirtualClock {
    */
   async runUntil(until: number): Promise<void> {
     for (;;) {
-      await settle();
+      await drainPromiseJobs();
       const next = this.#timers[0];
       if (!next || next.at > until) break;
       this.#timers.shift();

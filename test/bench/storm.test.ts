@@ -24,6 +24,8 @@ describe('the node storm', () => {
     expect(firstCome.quiet?.readyMaxS ?? 0).toBeGreaterThan(20);
     expect(fair.quiet?.readyMaxS ?? 0).toBeLessThan((firstCome.quiet?.readyMaxS ?? 0) / 2);
     expect(alone.quiet?.readyMaxS ?? 0).toBeLessThanOrEqual(fair.quiet?.readyMaxS ?? 0);
+    // Fairly, each quiet node's own event served it: none waited for a pass.
+    expect(fair.quiet?.servedByEvent).toBe(4);
     expect(fair.stormy?.notReady).toBe(0);
   });
 });
