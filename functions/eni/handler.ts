@@ -69,9 +69,11 @@ const run = async (event: unknown) => {
     // with no pool for the instance (another cluster's) made no call and records nothing.
     const summaries: Record<string, EniPassSummary> = {};
     const failures: unknown[] = [];
+    // One deadline for the invocation, however many clusters look in turn.
+    const startedAt = Date.now();
     for (const cluster of runners.names) {
       try {
-        const summary = await runners.get(cluster).value.instanceStateChange(instance);
+        const summary = await runners.get(cluster).value.instanceStateChange(instance, startedAt);
         if (passedNoPool(summary)) continue;
         summaries[cluster] = summary;
         record(cluster, summary);

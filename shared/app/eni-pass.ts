@@ -39,8 +39,11 @@ export type RefillPoolEvent = z.infer<typeof refillPoolEvent>;
 export interface EniRunner {
   /** Refills, trims and reconciles every pool. */
   pass(): Promise<EniPassSummary>;
-  /** An EC2 state-change event (`parseInstanceStateChange`): that instance only. */
-  instanceStateChange(change: InstanceStateChange): Promise<EniPassSummary>;
+  /**
+   * An EC2 state-change event (`parseInstanceStateChange`): that instance only. `startedAt`: when
+   * the invocation began (now by default), which every cluster of it shares a deadline from.
+   */
+  instanceStateChange(change: InstanceStateChange, startedAt?: number): Promise<EniPassSummary>;
   /** A background refill an assign asked for: the node's pool, grown ahead of demand. */
   refill(node: string): Promise<RefillResult>;
   /**
@@ -92,14 +95,19 @@ export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner
     now,
     sleep,
   });
-  /** The dependencies of one invocation of `kind`, from its start: its deadline and lease. */
-  const invocation = (kind: EniInvocation, ec2: BudgetedEc2Network): EniDeps => {
+  /**
+   * The dependencies of one invocation of `kind` that began at `startedAt`: its deadline (the
+   * instance-type lookups included, from the shared cache) and its lease.
+   */
+  const invocation = (kind: EniInvocation, ec2: BudgetedEc2Network, startedAt = now()): EniDeps => {
     const limits = ENI_INVOCATIONS[kind];
-    return { ...deps, ec2: ec2.until(now() + limits.deadlineMs), leaseMs: limits.leaseMs };
+    const bounded = ec2.until(startedAt + limits.deadlineMs);
+    return { ...deps, ec2: bounded, catalog: deps.catalog.using(bounded), leaseMs: limits.leaseMs };
   };
   return {
     pass: () => runEniPass(invocation('work', brief), {}),
-    instanceStateChange: (change) => handleInstanceStateChange(invocation('work', patient), change),
+    instanceStateChange: (change, startedAt) =>
+      handleInstanceStateChange(invocation('work', patient, startedAt), change),
     refill: (node) => refillAhead(invocation('work', patient), node),
     nodeIps(refills) {
       return {

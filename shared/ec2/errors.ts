@@ -4,7 +4,17 @@
 export class Ec2BudgetExhaustedError extends Error {
   readonly family: string;
   readonly retryAfterMs: number;
-  constructor(family: string, retryAfterMs: number, options?: { cause?: unknown }) {
+  /**
+   * Attempts of the refused call already sent to EC2: 0 when the budget refused the first, so
+   * nothing of the call can have landed.
+   */
+  readonly attemptsSent: number;
+  constructor(
+    family: string,
+    retryAfterMs: number,
+    attemptsSent = 0,
+    options?: { cause?: unknown },
+  ) {
     super(
       `EC2 rate budget "${family}" is spent; next token in ${Math.ceil(retryAfterMs)} ms`,
       options,
@@ -12,5 +22,6 @@ export class Ec2BudgetExhaustedError extends Error {
     this.name = 'Ec2BudgetExhaustedError';
     this.family = family;
     this.retryAfterMs = retryAfterMs;
+    this.attemptsSent = attemptsSent;
   }
 }

@@ -7,10 +7,16 @@ import type { Ec2Network, InstanceTypeLimits } from './network.js';
 /** A read-through cache of DescribeInstanceTypes. */
 export class InstanceTypeCatalog {
   readonly #ec2: Ec2Network;
-  readonly #known = new Map<string, InstanceTypeLimits>();
+  readonly #known: Map<string, InstanceTypeLimits>;
 
-  constructor(ec2: Ec2Network) {
+  constructor(ec2: Ec2Network, known = new Map<string, InstanceTypeLimits>()) {
     this.#ec2 = ec2;
+    this.#known = known;
+  }
+
+  /** The same cache, asking EC2 through `ec2` (one invocation's, with its deadline). */
+  using(ec2: Ec2Network): InstanceTypeCatalog {
+    return new InstanceTypeCatalog(ec2, this.#known);
   }
 
   /** Limits of each requested type that EC2 knows; one call for all the types not cached yet. */

@@ -86,7 +86,7 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
  * node storm (VPC CNI #2730: 150 nodes within half a minute) the bucket then serves the waiting
  * invocations in turn, and the fair share can serve a quieter cluster's few within seconds
  * instead of a pass later (`npm run bench -- multicluster`, the storm). Every wait still ends by
- * the invocation's deadline (`ENI_TIMINGS.workDeadlineMs`). The node IP API keeps the default (a
+ * the invocation's deadline (`ENI_INVOCATIONS`). The node IP API keeps the default (a
  * pod is waiting), and so does the pass (it works through every pool; whatever it leaves, the
  * next pass takes up).
  */
@@ -136,9 +136,13 @@ export class BudgetedEc2Network implements Ec2Network {
     this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
   }
 
-  /** The same network and budget for one invocation whose waits must all end by `deadline`. */
+  /**
+   * The same network and budget for one invocation whose waits must all end by `deadline` (or
+   * by this network's own, if earlier).
+   */
   until(deadline: number): BudgetedEc2Network {
-    return new BudgetedEc2Network(this.#inner, { ...this.#options, deadline });
+    const earliest = Math.min(deadline, this.#options.deadline ?? Number.POSITIVE_INFINITY);
+    return new BudgetedEc2Network(this.#inner, { ...this.#options, deadline: earliest });
   }
 
   /** Whether a wait of `ms` from now would end past the deadline. */
@@ -151,7 +155,7 @@ export class BudgetedEc2Network implements Ec2Network {
     const action = EC2_ACTIONS[method];
     const family = EC2_ACTION_FAMILY[action];
     for (let attempt = 1; ; attempt++) {
-      await this.#pay(family);
+      await this.#pay(family, attempt - 1);
       try {
         const result = await run();
         this.#options.onCall?.({ action, at: this.#options.now(), outcome: 'ok' });
@@ -173,7 +177,8 @@ export class BudgetedEc2Network implements Ec2Network {
     }
   }
 
-  async #pay(family: Ec2ActionFamily): Promise<void> {
+  /** Waits for a token; `sent`: attempts of this call already sent (told to a refusal). */
+  async #pay(family: Ec2ActionFamily, sent: number): Promise<void> {
     let waited = 0;
     for (;;) {
       const grant = await this.#options.budget.take(family);
@@ -181,7 +186,7 @@ export class BudgetedEc2Network implements Ec2Network {
       // A little jitter keeps several Lambdas that were refused together from retrying together.
       const delay = grant.retryAfterMs + Math.floor(this.#options.random() * 100);
       if (waited + delay > this.#backoff.maxBudgetWaitMs || this.#pastDeadline(delay)) {
-        throw new Ec2BudgetExhaustedError(family, grant.retryAfterMs);
+        throw new Ec2BudgetExhaustedError(family, grant.retryAfterMs, sent);
       }
       await this.#options.sleep(delay);
       waited += delay;

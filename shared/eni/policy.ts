@@ -61,8 +61,11 @@ export interface PoolPolicy {
 export const ENI_INVOCATIONS = {
   /** The ENI function: passes, instance events, background refills (timeout 120 s). */
   work: { deadlineMs: 90_000, leaseMs: 150_000 },
-  /** The node IP function: an assign's on-demand refill while its pod waits (timeout 15 s). */
-  request: { deadlineMs: 10_000, leaseMs: 45_000 },
+  /**
+   * The node IP function: an assign's on-demand refill while its pod waits (timeout 15 s). Its
+   * waits end within 8 s, before the CNI plugin gives up on the request (10 s).
+   */
+  request: { deadlineMs: 8_000, leaseMs: 45_000 },
 } as const;
 
 /** The kinds of invocation that work on pools. */

@@ -205,9 +205,9 @@ export async function applyPlan(
 ): Promise<void> {
   const outcome = await applyGrowth(deps, pool, state, plan, tally);
   if (outcome === 'prefixes-short' && plan.fallback) {
-    // On the records as the refused attempt left them: it marked the ENI it tried, and that
-    // mark stays (an earlier attempt of the call may have landed before a retry was refused),
-    // so the fallback reads the ENI back before it assigns.
+    // On the records as the refused attempt left them: it marked the ENI it tried, and EC2's
+    // refusal may follow an earlier attempt of the call that landed, so the mark stays and the
+    // fallback reads the ENI back before it assigns.
     const after = await deps.store.loadNode(pool.node);
     await applyGrowth(deps, pool, after, plan.fallback, tally);
   }
@@ -299,14 +299,31 @@ async function assignOnEni(
     await deps.store.commit(pool.node, [{ put: marked, expectedVersion: eni.version }]);
   }
   let assigned: { ip: string; prefix?: string }[] = [];
-  if (wanted > 0 && growth.unit === 'prefix') {
-    const prefixes = await deps.ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: wanted });
-    assigned = prefixes.flatMap((prefix) => prefixAddresses(prefix).map((ip) => ({ ip, prefix })));
-  } else if (wanted > 0) {
-    // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must
-    // not make the interface's own address a pod's.
-    const ips = await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: wanted });
-    assigned = ips.filter((ip) => ip !== eni.primaryIp).map((ip) => ({ ip }));
+  try {
+    if (wanted > 0 && growth.unit === 'prefix') {
+      const prefixes = await deps.ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: wanted });
+      assigned = prefixes.flatMap((prefix) =>
+        prefixAddresses(prefix).map((ip) => ({ ip, prefix })),
+      );
+    } else if (wanted > 0) {
+      // EC2 answers the new secondaries; an EC2-compatible API that also lists the primary must
+      // not make the interface's own address a pod's.
+      const ips = await deps.ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: wanted });
+      assigned = ips.filter((ip) => ip !== eni.primaryIp).map((ip) => ({ ip }));
+    }
+  } catch (error) {
+    // The budget refused the call before any attempt was sent: nothing can have landed, so the
+    // ENI gets its mark back, sparing the next assign on it a Describe from that same budget.
+    // After any attempt was sent (a retry refused), the mark stays: that attempt may have landed.
+    if (wanted > 0 && error instanceof Ec2BudgetExhaustedError && error.attemptsSent === 0) {
+      await deps.store.commit(pool.node, [
+        {
+          put: { ...marked, mutatingAt: eni.mutatingAt, version: marked.version + 1 },
+          expectedVersion: marked.version,
+        },
+      ]);
+    }
+    throw error;
   }
   const now = deps.now();
   const last = wanted > 0 ? marked : eni;

@@ -80,11 +80,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const server = options.tls
     ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener)
     : createHttpServer(listener);
-  // Idle connections are the client's to close (the kube-apiserver's Go client keeps them 90 s,
-  // Node's fetch about 4 s): a server closing one first races a client reusing it, and that
-  // request fails with the socket closed under it ("other side closed").
+  // Idle connections are the client's to close (the kube-apiserver's Go client keeps them 90 s;
+  // Node's fetch follows the server's Keep-Alive hint less a second): a server closing one first
+  // races a client reusing it, and that request fails with the socket closed under it.
   server.keepAliveTimeout = IDLE_CONNECTION_MS;
-  server.headersTimeout = IDLE_CONNECTION_MS + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());

@@ -146,6 +146,19 @@ describe('BudgetedEc2Network', () => {
     expect(slept).toEqual([100, 200, 400]);
   });
 
+  it('retries no later than its deadline: the throttle is answered once a backoff would pass it', async () => {
+    const { fake, network, slept } = budgetedFake({ throttleRate: 1 });
+    // Backoffs of 100, 200, 400 ms: a deadline 250 ms out allows the first (to 100 ms), not the
+    // second (to 300 ms).
+    const failure = await network
+      .until(250)
+      .describeSubnets(['subnet-1'])
+      .catch((e: unknown) => e);
+    expect(isThrottled(failure)).toBe(true);
+    expect(slept).toEqual([100]);
+    expect(fake.counts.get('DescribeSubnets')).toBe(2);
+  });
+
   it('does not retry an error that a retry cannot fix', async () => {
     const { fake, network } = budgetedFake();
     fake.failNext('DeleteNetworkInterface', 'InvalidNetworkInterfaceID.NotFound');
@@ -180,6 +193,8 @@ describe('BudgetedEc2Network', () => {
       .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(Ec2BudgetExhaustedError);
     expect((failure as Ec2BudgetExhaustedError).family).toBe('interfaces');
+    // Refused before its first attempt: nothing of the call was sent.
+    expect((failure as Ec2BudgetExhaustedError).attemptsSent).toBe(0);
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { prefixAddresses } from '../../shared/ec2/network.js';
+import { BudgetedEc2Network, type RateBudget } from '../../shared/ec2/rate-budget.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { refillPool } from '../../shared/eni/refill.js';
@@ -92,6 +93,33 @@ describe('ENI pools in prefix mode', () => {
     expect(after.ips.length).toBe(before + singles.length);
     // The fallback read the marked ENI back, found nothing unseen, and cleared the mark.
     expect(after.enis.every((eni) => eni.mutatingAt === 0)).toBe(true);
+  });
+
+  it('gives an ENI its mark back when the budget refused the assign before sending it', async () => {
+    const world = eniWorld({ eni: PREFIX_MODE, subnetCidr: '10.0.0.0/22' });
+    world.addNode('node-a', 'm5.large');
+    await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p0' });
+    const pool = await world.store.getPool('node-a');
+    if (!pool) throw new Error('node-a has no pool');
+    // A budget with nothing left for the next minute: every call is refused before it is sent.
+    const spent: RateBudget = { take: async () => ({ granted: false, retryAfterMs: 60_000 }) };
+    const deps = {
+      ...world.deps,
+      ec2: new BudgetedEc2Network(world.ec2, {
+        budget: spent,
+        now: () => world.clock.now,
+        sleep: async (ms) => {
+          world.clock.now += ms;
+        },
+        random: () => 0,
+      }),
+    };
+    const before = world.ec2.calls.length;
+    await expect(refillPool(deps, pool, 20)).rejects.toThrow(/budget/);
+    expect(world.ec2.calls.length).toBe(before);
+    // Nothing was sent, so nothing can have landed: no later assign need read the ENI back.
+    const { enis } = await world.store.loadNode('node-a');
+    expect(enis.map((eni) => eni.mutatingAt)).toEqual([0]);
   });
 
   it('never grows a pool past the node maxPods, rounded up to a whole prefix', async () => {

@@ -5,6 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createBerthApp } from '../../infra/berth-app.js';
 import type { BerthStack } from '../../infra/berth-stack.js';
+import { ENI_INVOCATIONS } from '../../shared/eni/policy.js';
 import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../../shared/repair/pass.js';
 import { SCALE_POLICY_DEFAULTS } from '../../shared/scale/policy.js';
 import { renderedJoin } from '../support/cloudformation.js';
@@ -154,7 +155,7 @@ describe('BerthStack', () => {
     expect(actionsOf(statementsOf('Admission'))).toContain('secretsmanager:GetSecretValue');
   });
 
-  it('times the leased passes out 30 s before their lease expires', () => {
+  it('times the leased functions out 30 s before their lease expires', () => {
     const functions = template.findResources('AWS::Lambda::Function');
     const timeoutOf = (name: string) =>
       (functions[functionId(name)] as Resources[string]).Properties.Timeout;
@@ -162,6 +163,11 @@ describe('BerthStack', () => {
     expect(timeoutOf('Repair')).toBe(270);
     expect(timeoutOf('Scale')).toBe(SCALE_POLICY_DEFAULTS.leaseTtlMs / 1000 - 30);
     expect(timeoutOf('Scale')).toBe(90);
+    // The ENI functions: killed 30 s before a pool lease they took can expire.
+    expect(timeoutOf('Eni')).toBe(ENI_INVOCATIONS.work.leaseMs / 1000 - 30);
+    expect(timeoutOf('Eni')).toBe(120);
+    expect(timeoutOf('NodeIps')).toBe(ENI_INVOCATIONS.request.leaseMs / 1000 - 30);
+    expect(timeoutOf('NodeIps')).toBe(15);
   });
 
   it('generates a long webhook secret without punctuation', () => {
