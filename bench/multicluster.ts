@@ -14,7 +14,7 @@
  * The day runs on one clock: work that sleeps (a budget wait, a detach settling) moves it on for
  * every cluster, so a few arrivals are reached late. They are printed beside the waits and not
  * counted as waits, since separate Lambda invocations would not hold them back.
- * Then the budget under contention (`multicluster/storm.ts`): games-a adds 150 nodes at once
+ * Then the budget under contention (`multicluster/storm.ts`): games-a adds 150 nodes within 30 s
  * while the others add ten each, and neither of those may be starved by it.
  * Writes `bench/results/multicluster.json`. Run with `npm run bench -- multicluster`.
  */
