@@ -3,8 +3,8 @@
  * its input names), and on EC2 instance state-change events (that instance only, so a new node's
  * pool is warm before its first pod and a terminated node's pool is gone at once). An instance
  * event names no cluster, so each cluster served looks at the instance: only the cluster whose
- * node it is has a pool to create or remove, and the others make no EC2 call for it. The node IP function also sends it `refill-pool`
- * events: one pool grown ahead of demand.
+ * node it is has a pool to create or remove, and the others make no EC2 call for it. The node IP
+ * function also sends it `refill-pool` events: one pool grown ahead of demand.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';

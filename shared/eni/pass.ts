@@ -98,11 +98,13 @@ export function parseInstanceStateChange(detail: unknown): InstanceStateChange |
 }
 
 /**
- * Whether a pass had no pool at all to look at: for an instance event, the instance is none of
- * this cluster's (or its node has not registered yet), and there is nothing to record.
+ * Whether a pass had no pool at all to look at and met no failure: for an instance event, the
+ * instance is none of this cluster's (or its node has not registered yet), and there is nothing
+ * to record. A pass that could not create the pool of its own new node failed instead, and is
+ * recorded (its budget metric, its alarm) like any other.
  */
 export function passedNoPool(summary: EniPassSummary): boolean {
-  return summary.pools + summary.poolsRemoved === 0;
+  return summary.pools + summary.poolsRemoved === 0 && summary.failures.length === 0;
 }
 
 /** Runs the pass for the one instance an EC2 state-change event names. */

@@ -421,6 +421,15 @@ describe('handleInstanceStateChange', () => {
     world.ec2.terminateInstance(instanceId);
     const own = await handleInstanceStateChange(world.deps, { instanceId, state: 'terminated' });
     expect(passedNoPool(own)).toBe(false);
+    // A new node of this cluster whose pool EC2 kept from being made: a failure, not "no pool".
+    const newcomer = world.addNode('node-b');
+    world.ec2.failNext('DescribeInstances', 'UnauthorizedOperation');
+    const failed = await handleInstanceStateChange(world.deps, {
+      instanceId: newcomer,
+      state: 'running',
+    });
+    expect(failed.pools).toBe(0);
+    expect(passedNoPool(failed)).toBe(false);
   });
 
   it('reads the EventBridge detail of a state-change notification', () => {
