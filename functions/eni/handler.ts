@@ -80,8 +80,6 @@ const run = async (event: unknown) => {
       } catch (error) {
         failures.push(error);
       }
-      // Each cluster's metrics under its own dimension: flushed before the next one's.
-      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
     }
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1) {

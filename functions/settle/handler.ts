@@ -34,8 +34,6 @@ const run = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       forCluster(config.cluster);
       const outcome = await settle(task);
       recordSettle({ logger, metrics }, task, outcome, Date.now() - task.admittedAt);
-      // A batch may hold several clusters' tasks: each one's metrics under its own dimension.
-      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       if (outcome.recheckAfter !== undefined) {
         await queue.submit({ ...task, attempt: task.attempt + 1 }, outcome.recheckAfter);
       }

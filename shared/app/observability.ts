@@ -14,8 +14,9 @@ export interface Observability {
   /**
    * The cluster an invocation serves: every metric it records carries the cluster as a
    * dimension (one dashboard tells clusters apart), and every log line its key. Called per
-   * invocation (and per cluster, flushing between them, where one invocation serves several),
-   * since a container serves every cluster of its stack.
+   * invocation (and per cluster where one invocation serves several), since a container serves
+   * every cluster of its stack; metrics recorded for the previous cluster are flushed under its
+   * dimension first.
    */
   readonly forCluster: (cluster: string) => void;
 }
@@ -32,6 +33,7 @@ export function observability(service: string): Observability {
     forCluster(cluster) {
       logger.appendKeys({ cluster });
       if (cluster === current) return;
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
       // Powertools logs a warning (a billed line) whenever a default dimension is overwritten:
       // the defaults are set afresh instead, the service's own among them.
       metrics.clearDefaultDimensions();

@@ -47,6 +47,24 @@ describe('observability forCluster', () => {
   });
 });
 
+describe('observability forCluster, several clusters in one invocation', () => {
+  it("flushes one cluster's metrics under its own dimension before the next cluster's", () => {
+    const { metrics, forCluster } = observability('test');
+    const lines = captured(() => {
+      forCluster('games-a');
+      metrics.addMetric('Done', MetricUnit.Count, 1);
+      forCluster('games-b');
+      metrics.addMetric('Done', MetricUnit.Count, 2);
+      metrics.publishStoredMetrics();
+    });
+    const stamps = lines.map((line) => {
+      const emf = JSON.parse(line) as { cluster: string; Done: number };
+      return `${emf.cluster} ${emf.Done}`;
+    });
+    expect(stamps).toEqual(['games-a 1', 'games-b 2']);
+  });
+});
+
 describe('handlerTracing', () => {
   /** Runs `code` in a fresh Node process (the suite's own may have loaded anything). */
   const inFreshProcess = (code: string) =>
