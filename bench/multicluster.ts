@@ -24,18 +24,11 @@ import type { RateBudget } from '../shared/ec2/rate-budget.js';
 import { InMemoryEniStore } from '../shared/eni/memory-store.js';
 import { FakeEc2 } from '../sim/ec2-fake.js';
 import { seededRandom } from '../sim/random.js';
-import {
-  type BerthOnDay,
-  berthOnDay,
-  type DayAccount,
-  runSecond,
-  soloAccount,
-} from './eni/berth.js';
+import { berthOnDay, type DayAccount, runDay, soloAccount } from './eni/berth.js';
 import { DAY_KINDS, type DayKind, DaySubnets } from './eni/day.js';
 import { CallLedger, type EniRunResult, peak } from './eni/ledger.js';
 import {
   BERTH_PASS_S,
-  DAY_S,
   generateWorkload,
   type NodeSpec,
   type PodEvent,
@@ -70,14 +63,6 @@ export function splitDay(nodes: readonly NodeSpec[], events: readonly PodEvent[]
   });
 }
 
-/** Runs `clusters` through the day in `account`, a second at a time, their work in time order. */
-async function runDay(account: DayAccount, clusters: readonly BerthOnDay[]): Promise<void> {
-  for (let second = 0; second < DAY_S; second++) {
-    account.subnets.advance(second);
-    await runSecond(clusters, second);
-  }
-}
-
 /**
  * The account and VPC the three clusters run in, metered by `ledger`: run by one berth (one
  * table: one fair budget, shared subnet marks), or by three (a deployment each, as every peer
@@ -110,6 +95,19 @@ function accountOfThree(day: DayKind, ledger: CallLedger, berths: 'one' | 'three
   };
 }
 
+/** What the targets read of one cluster's run. */
+type ClusterOutcome = Pick<
+  EniRunResult,
+  'mutatingCalls' | 'waitingPods' | 'waitSeconds' | 'lateArrivals'
+>;
+
+const outcome = (result: EniRunResult): ClusterOutcome => ({
+  mutatingCalls: result.mutatingCalls,
+  waitingPods: result.waitingPods,
+  waitSeconds: result.waitSeconds,
+  lateArrivals: result.lateArrivals,
+});
+
 /** The three clusters in one account, as the account meters them. */
 export interface AccountRun {
   readonly mutatingCalls: number;
@@ -118,10 +116,7 @@ export interface AccountRun {
   /** Calls the account budget's buckets would have refused (replayed). */
   readonly budgetViolations: number;
   readonly throttledCalls: number;
-  readonly clusters: Record<
-    string,
-    Pick<EniRunResult, 'mutatingCalls' | 'waitingPods' | 'waitSeconds' | 'lateArrivals'>
-  >;
+  readonly clusters: Record<string, ClusterOutcome>;
 }
 
 /** What one day showed. */
@@ -132,18 +127,8 @@ export interface MultiClusterDay {
   /** A berth each, at the same time in the same account and VPC, as every peer runs. */
   readonly separately: AccountRun;
   /** Each cluster alone in the account. */
-  readonly alone: Record<
-    string,
-    Pick<EniRunResult, 'mutatingCalls' | 'waitingPods' | 'waitSeconds' | 'lateArrivals'>
-  >;
+  readonly alone: Record<string, ClusterOutcome>;
 }
-
-const outcome = (result: EniRunResult) => ({
-  mutatingCalls: result.mutatingCalls,
-  waitingPods: result.waitingPods,
-  waitSeconds: result.waitSeconds,
-  lateArrivals: result.lateArrivals,
-});
 
 /** The three clusters through the day in one account, by one berth or by three. */
 async function runThree(

@@ -876,7 +876,6 @@ export class FakeEc2 implements Ec2Network {
     }
   }
 
-  /** Secondary slots of the ENI's instance type (50, EC2's most, while unattached). */
   /** Refuses `count` more slots (addresses or prefixes) than the ENI's instance type allows. */
   #requireSlots(action: Ec2Action, eni: Eni, count: number): void {
     if (slotsUsed(eni) + count > this.#slotLimit(eni)) {
@@ -888,6 +887,7 @@ export class FakeEc2 implements Ec2Network {
     }
   }
 
+  /** Secondary slots of the ENI's instance type (50, EC2's most, while unattached). */
   #slotLimit(eni: Eni): number {
     const instance = eni.attachment ? this.#instances.get(eni.attachment.instanceId) : undefined;
     return instance ? (INSTANCE_TYPES[instance.instanceType]?.ipv4PerInterface ?? 50) : 50;

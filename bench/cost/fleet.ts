@@ -31,24 +31,6 @@ export const CLUSTER_SHARE = {
 } as const;
 
 /**
- * The reference fleet's one berth stack: every cluster a section of one config, served by one
- * table and one set of functions (`cdk deploy -c clusters=…`).
- */
-export const REFERENCE_STACK_CONFIG = {
-  scale: {
-    maxNodes: 150,
-    gameServerCpuMillis: 450,
-    nodePool: { type: 'eks-nodegroup', name: 'game-nodes' },
-  },
-  clusters: Object.fromEntries(
-    Array.from({ length: REFERENCE_FLEET.clusters }, (_, index) => [
-      `reference-${String.fromCharCode(97 + index)}`,
-      {},
-    ]),
-  ),
-};
-
-/**
  * The config of one reference cluster: berth's defaults (repair every 180 s, scale and ENI every
  * 60 s, host ports 7000-8000, ENI `prefix` mode) with a node pool sized for 100 nodes.
  */
@@ -60,6 +42,20 @@ export const REFERENCE_CONFIG = {
     nodePool: { type: 'eks-nodegroup', name: 'game-nodes' },
   },
 } as const;
+
+/**
+ * The reference fleet's one berth stack: every cluster a section of one config, served by one
+ * table and one set of functions (`cdk deploy -c clusters=…`).
+ */
+export const REFERENCE_STACK_CONFIG = {
+  scale: REFERENCE_CONFIG.scale,
+  clusters: Object.fromEntries(
+    Array.from({ length: REFERENCE_FLEET.clusters }, (_, index) => [
+      `reference-${String.fromCharCode(97 + index)}`,
+      {},
+    ]),
+  ),
+};
 
 /** A rate the bill cannot measure, with the reason for its value. */
 export interface Assumption {

@@ -22,6 +22,7 @@ import { type EniStore, forwarding } from '../../shared/eni/store.js';
 import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
 import { seededRandom } from '../../sim/random.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
+import { round } from '../support/stats.js';
 import { type DayKind, DaySubnets } from './day.js';
 import {
   CallLedger,
@@ -114,11 +115,19 @@ export async function runBerth(
 ): Promise<EniRunResult> {
   const account = soloAccount(day);
   const cluster = berthOnDay(name, eni, account, 'bench', nodes, events, options);
+  await runDay(account, [cluster]);
+  return cluster.result();
+}
+
+/** Runs `clusters` through the day in `account`, a second at a time, their work in time order. */
+export async function runDay(
+  account: Pick<DayAccount, 'subnets'>,
+  clusters: readonly BerthOnDay[],
+): Promise<void> {
   for (let second = 0; second < DAY_S; second++) {
     account.subnets.advance(second);
-    await runSecond([cluster], second);
+    await runSecond(clusters, second);
   }
-  return cluster.result();
 }
 
 /**
@@ -461,7 +470,7 @@ export function berthOnDay(
         store: 'in-memory (EniStore contract)',
       },
       ...tally(ledger, idle, waits, podsPerNode),
-      lateArrivals: { pods: late.pods, longestSeconds: Math.round(late.longestMs / 100) / 10 },
+      lateArrivals: { pods: late.pods, longestSeconds: round(late.longestMs / 1000, 1) },
       ...(options.diagnose
         ? {
             idleByInstanceType: idleByType.averages(),

@@ -14,7 +14,7 @@ import { settleRunner } from '../../../shared/app/settle.js';
 import { createHttpApi } from '../../../shared/http/api.js';
 import { QueueSettler, type SettleQueue } from '../../../shared/settle/settler.js';
 import type { SettleTask } from '../../../shared/settle/task.js';
-import { seededRandom } from '../../../test/support/random.js';
+import { seededRandom } from '../../../sim/random.js';
 import { CLUSTER_SHARE, type MeasuredRatios } from '../fleet.js';
 import { functionUrlEvent, functionUrlFunction, passFunction } from './lambda.js';
 import { ReferenceObjects } from './objects.js';

@@ -20,7 +20,7 @@ import { createHttpApi, type HttpResponse } from '../../../shared/http/api.js';
 import { CapacityMeter } from '../../../shared/store/capacity.js';
 import { DynamoEniStore } from '../../../shared/store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../../../shared/store/dynamo-rate-budget.js';
-import { seededRandom } from '../../../test/support/random.js';
+import { seededRandom } from '../../../sim/random.js';
 import type { MeasuredRatios } from '../fleet.js';
 import type { AdmittedState } from './admission.js';
 import { functionUrlEvent, functionUrlFunction, passFunction } from './lambda.js';
