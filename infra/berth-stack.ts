@@ -208,7 +208,7 @@ export class BerthStack extends Stack {
       { BERTH_WEBHOOK_SECRETS: secretArns },
       admissionConcurrency,
     );
-    // Read once per container at init, then compared on every request.
+    // Read per cluster at its first request in a container, then compared on every request.
     for (const { webhookSecret } of clusters) webhookSecret.secret.grantRead(admission.role);
     exposeAdmission(this, admission.function, { byName });
     if (byName) {
@@ -291,6 +291,9 @@ export class BerthStack extends Stack {
       // against fresher state, and the Errors alarm reports the failure.
       fn.function.configureAsyncInvoke({ retryAttempts: 0 });
     }
+    const functionRoles = Object.fromEntries(
+      Object.values(this.functions).map((fn) => [fn.node.id, fn.role] as const),
+    );
     for (const { config, scope } of clusters) {
       const passes = [
         ['repair', repair, config.repair.intervalSeconds],
@@ -311,12 +314,7 @@ export class BerthStack extends Stack {
       const poolPermissions = nodePoolPermissions(this, config.cluster, config.scale.nodePool);
       if (byName) attachPermissions(scope, 'ScalePermissions', scale.role, poolPermissions);
       else grantPermissions(scale.role, poolPermissions);
-      new ClusterAccess(scope, 'ClusterAccess', {
-        cluster: config.cluster,
-        roles: Object.fromEntries(
-          Object.values(this.functions).map((fn) => [fn.node.id, fn.role] as const),
-        ),
-      });
+      new ClusterAccess(scope, 'ClusterAccess', { cluster: config.cluster, roles: functionRoles });
     }
 
     new events.Rule(this, 'InstanceStateRule', {
@@ -338,7 +336,8 @@ export class BerthStack extends Stack {
 
     new Monitoring(this, 'Monitoring', {
       name: byName ? props.settings.stackName : (clusterNames[0] as string),
-      dashboardName: byName ? props.settings.stackName : `berth-${clusterNames[0]}`,
+      // The stack's name: `berth` (or -c stack) for several clusters, `berth-<cluster>` for one.
+      dashboardName: props.settings.stackName,
       clusters: configs.map((config) => ({
         name: config.cluster,
         idPrefix: byName ? `Cluster-${config.cluster}-` : '',

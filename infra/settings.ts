@@ -6,6 +6,7 @@
  * deploy.
  */
 import { readFileSync } from 'node:fs';
+import { EVERY_CLUSTER, type NodeCallers, roleOf } from '../shared/clusters/node-callers.js';
 import { parseClusterConfigs } from '../shared/config/clusters.js';
 import { ConfigError } from '../shared/config/errors.js';
 import type { BerthConfig } from '../shared/config/schema.js';
@@ -36,7 +37,7 @@ export interface StackSettings {
    * In a stack of several clusters, which of them each caller may reach (`*`: every one, for a
    * role listed without a cluster); the node IP function checks it on every request.
    */
-  readonly nodeIpsCallersByCluster?: Readonly<Record<string, readonly string[]>>;
+  readonly nodeIpsCallersByCluster?: NodeCallers;
   /** Concurrent executions reserved for (and capping) the admission function. */
   readonly admissionConcurrency: number;
   /** Which functions record a trace of every request they serve (see `TracingScope`). */
@@ -86,8 +87,6 @@ export interface StackContext {
 
 /** CloudFormation stack names. */
 const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
-
-const ROLE_ARN = /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/;
 
 function asText(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
@@ -224,15 +223,15 @@ export function stackSettings(
     .filter((entry) => entry !== '')
     .map((entry) => {
       const cut = entry.indexOf('=');
-      if (entry.startsWith('arn:') || cut <= 0) return { arn: entry, cluster: '*' };
+      if (entry.startsWith('arn:') || cut <= 0) return { arn: entry, cluster: EVERY_CLUSTER };
       return { arn: entry.slice(cut + 1), cluster: entry.slice(0, cut) };
     });
   for (const { arn, cluster } of callerEntries) {
-    if (!ROLE_ARN.test(arn)) {
+    if (roleOf(arn) === undefined) {
       problems.push(
         `-c nodeIpsCallers: "${arn}" is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)`,
       );
-    } else if (cluster !== '*' && !byName) {
+    } else if (cluster !== EVERY_CLUSTER && !byName) {
       problems.push(
         `-c nodeIpsCallers: "${cluster}=${arn}" names a cluster; that is for a stack of several clusters (-c clusters=…)`,
       );
@@ -291,7 +290,7 @@ export function stackSettings(
   }
   const served = (configs ?? []).map((config) => config.cluster);
   for (const cluster of Object.keys(nodeIpsCallersByCluster)) {
-    if (cluster !== '*' && configs && !served.includes(cluster)) {
+    if (cluster !== EVERY_CLUSTER && configs && !served.includes(cluster)) {
       problems.push(
         `-c nodeIpsCallers: cluster "${cluster}" is not one of the stack's (${served.join(', ')})`,
       );

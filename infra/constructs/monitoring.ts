@@ -132,9 +132,6 @@ export class Monitoring extends Construct {
         `the ${name} function was throttled`,
       );
     }
-    // The HTTP functions answer internal faults with HTTP 500 (the apiserver then applies its
-    // failurePolicy; a node agent retries) instead of failing the invocation, so the Errors
-    // metric misses them; Powertools counts them per service.
     const admissionP99 = props.admission.metricDuration({
       period: PERIOD,
       statistic: cloudwatch.Stats.p(99),

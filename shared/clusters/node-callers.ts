@@ -12,7 +12,7 @@ export type NodeCallers = Readonly<Record<string, readonly string[]>>;
 export const EVERY_CLUSTER = '*';
 
 /** The account and name of an IAM role ARN (its path dropped: an assumed-role ARN has none). */
-function roleOf(arn: string): string | undefined {
+export function roleOf(arn: string): string | undefined {
   const match = /^arn:aws[a-z-]*:iam::(\d{12}):role\/(?:[\w+=,.@-]+\/)*([\w+=,.@-]+)$/.exec(arn);
   return match ? `${match[1]}/${match[2]}` : undefined;
 }
