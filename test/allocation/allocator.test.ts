@@ -11,6 +11,7 @@ import type { AllocationStore, OwnerRef } from '../../shared/allocation/store.js
 import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
 import { freeOwner } from '../support/free-owner.js';
 
@@ -151,11 +152,8 @@ describe('ExclusiveAllocator', () => {
     // The process dies after writing its intent: the claim and the rollback never happen.
     const died = () => Promise.reject(new Error('lambda timed out'));
     const crashing: AllocationStore = {
-      getOwner: (id) => s.getOwner(id),
-      putOwner: (record, version) => s.putOwner(record, version),
+      ...forwardingAllocationStore(s),
       deleteOwner: died,
-      listOwners: () => s.listOwners(),
-      scanBlocks: (key, from, to) => s.scanBlocks(key, from, to),
       claim: died,
       release: died,
     };
@@ -311,10 +309,7 @@ describe('ExclusiveAllocator', () => {
     // A rival takes the value the scan starts at, between our read and our claim.
     let scans = 0;
     const racing: AllocationStore = {
-      getOwner: (id) => s.getOwner(id),
-      putOwner: (record, version) => s.putOwner(record, version),
-      deleteOwner: (id, version) => s.deleteOwner(id, version),
-      listOwners: () => s.listOwners(),
+      ...forwardingAllocationStore(s),
       scanBlocks: (key, from, to) => {
         scans++;
         return s.scanBlocks(key, from, to);
@@ -323,7 +318,6 @@ describe('ExclusiveAllocator', () => {
         if (id === 'me' && offset === 40) await s.claim(key, 40, 'rival');
         return s.claim(key, offset, id);
       },
-      release: (key, offset, id) => s.release(key, offset, id),
     };
     const startAt40 = () => (40 - 16) / (100 - 16);
     const { grants, conflicts } = await allocator(racing, startAt40).assign('me', owner, [

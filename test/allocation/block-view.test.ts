@@ -14,6 +14,7 @@ import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
 
 const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
@@ -141,12 +142,7 @@ describe('allocation from a view of the blocks', () => {
     let scans = 0;
     const store = w.store;
     const slowFirstScan: AllocationStore = {
-      getOwner: (id) => store.getOwner(id),
-      putOwner: (record, version) => store.putOwner(record, version),
-      deleteOwner: (id, version) => store.deleteOwner(id, version),
-      listOwners: () => store.listOwners(),
-      claim: (key, offset, id) => store.claim(key, offset, id),
-      release: (key, offset, id) => store.release(key, offset, id),
+      ...forwardingAllocationStore(store),
       scanBlocks: (key, from, to) => {
         const first = scans++ === 0;
         return (async function* () {
