@@ -10,11 +10,11 @@ import {
   podBindingAdmission,
 } from '../../shared/admission/binding.js';
 import type { AdmissionHandler } from '../../shared/admission/dispatch.js';
-import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import type { NodeAddressType } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { admittedGameServer } from '../hostports/support.js';
 
 const TOKEN = 'berth-test-token';
 let fake: KubeApiServer;
@@ -23,14 +23,7 @@ let api: ClientNodeClusterApi;
 beforeAll(async () => {
   fake = await startKubeApiServer({ token: TOKEN });
   api = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig(TOKEN) });
-  fake.addPod({
-    metadata: {
-      name: 'gs',
-      namespace: 'games',
-      annotations: { [ALLOCATION_ID_ANNOTATION]: 'abcdefghijklmnopqrst' },
-    },
-    spec: { containers: [{ name: 'game', image: 'example/game:1' }] },
-  });
+  fake.addPod(admittedGameServer('gs', 'games'));
   fake.addPod({
     metadata: { name: 'web', namespace: 'games' },
     spec: { containers: [{ name: 'web', image: 'example/web:1' }] },

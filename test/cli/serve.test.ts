@@ -3,8 +3,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { admittedGameServer } from '../hostports/support.js';
 import { review } from '../support/reviews.js';
 
 const TOKEN = 'serve-token';
@@ -129,14 +129,7 @@ describe('berth serve with a section per cluster', () => {
         metadata: { name: 'node-1' },
         status: { addresses: [{ type: 'ExternalIP', address }] },
       });
-      fake.addPod({
-        metadata: {
-          name: 'gs',
-          namespace: 'default',
-          annotations: { [ALLOCATION_ID_ANNOTATION]: 'abcdefghijklmnopqrst' },
-        },
-        spec: { containers: [{ name: 'game', image: 'example/game:1' }] },
-      });
+      fake.addPod(admittedGameServer('gs'));
       fakes[cluster] = fake;
     }
     const kubeconfig = join(home, 'kubeconfig');

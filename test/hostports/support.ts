@@ -1,5 +1,6 @@
 /** Helpers for host port tests: real AdmissionReview requests, patch application, a seeded random. */
 import { randomBytes } from 'node:crypto';
+import type { V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { AdmissionHandler } from '../../shared/admission/dispatch.js';
 import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
@@ -81,6 +82,18 @@ export function gamePod(ports: unknown, options: GamePodOptions = {}): Pod {
       ...(options.initContainers ? { initContainers: options.initContainers } : {}),
       ...(options.affinity ? { affinity: options.affinity } : {}),
     },
+  };
+}
+
+/** A game server pod as admission left it for its binding: its allocation id, one container. */
+export function admittedGameServer(name: string, namespace = 'default'): V1Pod {
+  return {
+    metadata: {
+      name,
+      namespace,
+      annotations: { [ALLOCATION_ID_ANNOTATION]: 'abcdefghijklmnopqrst' },
+    },
+    spec: { containers: [{ name: 'game', image: 'example/game:1' }] },
   };
 }
 
