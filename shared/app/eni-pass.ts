@@ -1,4 +1,5 @@
 /** The ENI pools: their pass, the instance state-change handler and the node IP API. */
+
 import { z } from 'zod';
 import type { Ec2Network } from '../ec2/network.js';
 import {
@@ -54,15 +55,6 @@ export interface EniRunner {
   nodeIps(refills: RefillRequests): NodeIpApi;
 }
 
-/**
- * The account and Region the EC2 budget meters: EC2's limits are per account and Region, and a
- * table lives in one account, so the Region names it (`local` where none is known: the local
- * stack's own EC2).
- */
-function budgetScope(region: string | undefined): string {
-  return region ?? 'local';
-}
-
 /** The node IP API's client mistakes (400, 404, 409, 503), answered with their own status. */
 export function nodeIpFault(error: unknown): HttpFault | undefined {
   return error instanceof EniRequestError
@@ -78,8 +70,17 @@ export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner
   const now = context.now ?? Date.now;
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const stores = storeOptions(context);
-  const inner = account ?? new SdkEc2Network(ec2Client(context.region));
-  const budget = new DynamoRateBudget({ ...stores, scope: budgetScope(context.region), now });
+  // The account and Region the EC2 budget meters: EC2's limits are per account and Region, and
+  // a table lives in one account, so the Region names it: the one the EC2 client resolves (a
+  // profile's too, as the Lambdas' environment names theirs), `local` for the local stack's EC2.
+  let inner = account;
+  let region = async () => 'local';
+  if (!inner) {
+    const client = ec2Client(context.region);
+    inner = new SdkEc2Network(client);
+    region = () => client.config.region();
+  }
+  const budget = new DynamoRateBudget({ ...stores, scope: context.region ?? region, now });
   const store = new DynamoEniStore(stores);
   const budgeted = (backoff: BackoffPolicy) =>
     new BudgetedEc2Network(inner, { budget, now, sleep, random: Math.random, backoff });

@@ -34,8 +34,11 @@ const CONTENDED_RETRY_MS = 50;
 
 /** Where the budget lives, and who draws. */
 export interface DynamoRateBudgetOptions extends TableLocation {
-  /** The account and Region the budget meters (the item key); `cluster` is who draws. */
-  readonly scope: string;
+  /**
+   * The account and Region the budget meters (the item key), or how to learn it (the EC2
+   * client's resolved Region, which may come from a profile); `cluster` is who draws.
+   */
+  readonly scope: string | (() => Promise<string>);
   readonly now: () => number;
   readonly specs?: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
 }
@@ -45,7 +48,8 @@ export class DynamoRateBudget implements RateBudget {
   readonly meter: CapacityMeter;
   readonly #client: DynamoDBClient;
   readonly #table: string;
-  readonly #pk: string;
+  readonly #scope: string | (() => Promise<string>);
+  #pk: string | undefined;
   readonly #cluster: string;
   readonly #now: () => number;
   readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
@@ -53,16 +57,26 @@ export class DynamoRateBudget implements RateBudget {
   constructor(options: DynamoRateBudgetOptions) {
     this.#client = options.client;
     this.#table = options.tableName;
-    this.#pk = sharedPartitionKey('ec2-budget', options.scope);
+    this.#scope = options.scope;
     this.#cluster = options.cluster;
     this.#now = options.now;
     this.#specs = options.specs ?? DEFAULT_EC2_BUDGET;
     this.meter = options.meter ?? new CapacityMeter();
   }
 
+  /** The budget's partition key, its scope resolved at the first take. */
+  async #partition(): Promise<string> {
+    this.#pk ??= sharedPartitionKey(
+      'ec2-budget',
+      typeof this.#scope === 'string' ? this.#scope : await this.#scope(),
+    );
+    return this.#pk;
+  }
+
   async take(family: Ec2ActionFamily, count = 1): Promise<BudgetGrant> {
     const spec = this.#specs[family];
-    let stored = await this.#read(family);
+    const pk = await this.#partition();
+    let stored = await this.#read(pk, family);
     for (let attempt = 0; attempt < CONTENDED_ATTEMPTS; attempt++) {
       const now = this.#now();
       const outcome = takeFairly(
@@ -75,21 +89,21 @@ export class DynamoRateBudget implements RateBudget {
       if (!outcome.granted) {
         // A refused cluster is recorded as waiting (best effort: a lost race only delays it a
         // take), so a better-served one lets it go first.
-        if (outcome.announced) await this.#write(family, outcome.state, stored);
+        if (outcome.announced) await this.#write(pk, family, outcome.state, stored);
         return { granted: false, retryAfterMs: outcome.retryAfterMs };
       }
-      const current = await this.#write(family, outcome.state, stored);
+      const current = await this.#write(pk, family, outcome.state, stored);
       if (current === 'written') return { granted: true, retryAfterMs: 0 };
       stored = current;
     }
     return { granted: false, retryAfterMs: CONTENDED_RETRY_MS };
   }
 
-  async #read(family: Ec2ActionFamily): Promise<SharedBucketState | undefined> {
+  async #read(pk: string, family: Ec2ActionFamily): Promise<SharedBucketState | undefined> {
     const out = await this.#client.send(
       new GetItemCommand({
         TableName: this.#table,
-        Key: { [PK]: { S: this.#pk }, [SK]: { S: family } },
+        Key: { [PK]: { S: pk }, [SK]: { S: family } },
         ConsistentRead: true,
         ReturnConsumedCapacity: 'TOTAL',
       }),
@@ -100,6 +114,7 @@ export class DynamoRateBudget implements RateBudget {
 
   /** Writes the new level if the stored one is still `expected`; else answers what is stored now. */
   async #write(
+    pk: string,
     family: Ec2ActionFamily,
     next: SharedBucketState,
     expected: SharedBucketState | undefined,
@@ -109,7 +124,7 @@ export class DynamoRateBudget implements RateBudget {
         new PutItemCommand({
           TableName: this.#table,
           Item: {
-            [PK]: { S: this.#pk },
+            [PK]: { S: pk },
             [SK]: { S: family },
             tokens: { N: String(next.tokens) },
             updatedAt: { N: String(next.updatedAt) },

@@ -264,6 +264,32 @@ describe('DynamoRateBudget', () => {
     expect((await budget.take('addresses')).granted).toBe(false);
   });
 
+  it('meters the Region its EC2 client resolves as the one a Lambda names, in one bucket', async () => {
+    const { client, tableName } = await freshTable();
+    const options = {
+      client,
+      tableName,
+      now: () => 3_000_000,
+      specs: { ...DEFAULT_EC2_BUDGET, addresses: { capacity: 2, refillPerSecond: 0.001 } },
+    };
+    // A Lambda's Region from its environment; a CLI's from its profile, learned at the first take.
+    const lambda = new DynamoRateBudget({ ...options, cluster: 'a', scope: 'eu-west-1' });
+    let asked = 0;
+    const cli = new DynamoRateBudget({
+      ...options,
+      cluster: 'b',
+      scope: async () => {
+        asked++;
+        return 'eu-west-1';
+      },
+    });
+    expect((await lambda.take('addresses')).granted).toBe(true);
+    expect((await cli.take('addresses')).granted).toBe(true);
+    expect((await cli.take('addresses')).granted).toBe(false);
+    expect((await lambda.take('addresses')).granted).toBe(false);
+    expect(asked).toBe(1);
+  });
+
   it('is shared: concurrent takers of two processes never exceed the bucket', async () => {
     const { client, tableName } = await freshTable();
     const now = () => 5_000_000;
