@@ -208,7 +208,7 @@ export class BerthStack extends Stack {
       { BERTH_WEBHOOK_SECRETS: secretArns },
       admissionConcurrency,
     );
-    // Read per cluster at its first request in a container, then compared on every request.
+    // Read during each container's INIT, then compared on every request.
     for (const { webhookSecret } of clusters) webhookSecret.secret.grantRead(admission.role);
     exposeAdmission(this, admission.function, { byName });
     if (byName) {

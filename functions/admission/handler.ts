@@ -2,8 +2,8 @@
  * The admission webhook behind a public Lambda function URL: `POST /admission/<secret>`,
  * `GET /healthz/<secret>`, `GET /v1/status/<secret>`, each under `/clusters/<name>` where the
  * stack serves several clusters (each with its own secret); without the secret nothing answers
- * but a bare 404. Clients are set up once per container, at module scope; each cluster's secret is
- * read at its first request.
+ * but a bare 404. Clients are set up once per container, at module scope, and every cluster's
+ * secret is read then, during INIT.
  */
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
@@ -21,7 +21,7 @@ import { activeTracing } from '../../shared/config/load.js';
 
 const { logger, metrics, forCluster } = observability('admission');
 const tracing = await handlerTracing('admission', activeTracing());
-const api = lambdaAdmissionApi({
+const api = await lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
   onDecision: decisionRecorder(logger, metrics),

@@ -4,6 +4,7 @@
  * cluster through the small HTTPS reader and its bundle carries no Kubernetes client (cold start
  * and bundle size). Clients are created once per container, at the handler's module scope, and
  * shared by every cluster served; each cluster has its own runtime, path secret and queue tag.
+ * Every cluster's secret is read during INIT, so a cold start's first review waits for none.
  */
 import { EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -33,9 +34,9 @@ export interface AdmissionObservers {
 }
 
 /**
- * A cluster's webhook path secret, read from Secrets Manager on the cluster's first request and
- * kept for the container's life. Each cluster's own: one unreadable secret fails only its
- * cluster's requests (HTTP 500, the apiserver applies the failurePolicy), never another's.
+ * A cluster's webhook path secret, read from Secrets Manager and kept for the container's life.
+ * Each cluster's own: one unreadable secret fails only its cluster's requests (HTTP 500, the
+ * apiserver applies the failurePolicy), never another's, nor the container's INIT.
  */
 async function readSecret(client: SecretsManagerClient, arn: string): Promise<string> {
   const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
@@ -43,15 +44,33 @@ async function readSecret(client: SecretsManagerClient, arn: string): Promise<st
   return out.SecretString;
 }
 
-/** An API whose set-up finishes on its first request; a failed set-up is tried again on the next. */
-function builtOnFirstRequest(build: () => Promise<HttpHandler>): HttpHandler {
+/** An API whose set-up has begun, and when that first attempt is over (never rejected). */
+interface PreparedApi {
+  readonly handler: HttpHandler;
+  readonly settled: Promise<void>;
+}
+
+/**
+ * An API whose set-up starts now rather than at its first request; a failed set-up is tried
+ * again at the next request.
+ */
+function prepared(build: () => Promise<HttpHandler>): PreparedApi {
   let api: Promise<HttpHandler> | undefined;
-  return async (request) => {
-    api ??= build().catch((error: unknown) => {
+  const attempt = () => {
+    api = build().catch((error: unknown) => {
       api = undefined;
       throw error;
     });
-    return (await api)(request);
+    return api;
+  };
+  const first = attempt();
+  return {
+    handler: async (request) => (await (api ?? attempt()))(request),
+    // Its failure is the first request's to report, not INIT's.
+    settled: first.then(
+      () => undefined,
+      () => undefined,
+    ),
   };
 }
 
@@ -60,7 +79,7 @@ function builtOnFirstRequest(build: () => Promise<HttpHandler>): HttpHandler {
  * `/admission/<secret>` for a single cluster, `/clusters/<name>/admission/<secret>` for each of
  * several. Values a Service gives back go to the settle queue, tagged with their cluster.
  */
-export function lambdaAdmissionApi(observers: AdmissionObservers): HttpHandler {
+export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise<HttpHandler> {
   const settings = lambdaSettings();
   // Every served cluster must have a secret: a cluster without would answer its path to anyone.
   const missing = settings.configs.filter(({ cluster }) => !settings.webhookSecretArns[cluster]);
@@ -76,7 +95,7 @@ export function lambdaAdmissionApi(observers: AdmissionObservers): HttpHandler {
   const several = settings.configs.length > 1;
   const dynamo = dynamoClient({ region: settings.region });
   const eks = new EKSClient({ region: settings.region });
-  const apiFor = (config: BerthConfig): HttpHandler => {
+  const apiFor = (config: BerthConfig): PreparedApi => {
     // DescribeCluster once, then a bearer token from the function's role, renewed before EKS
     // stops honouring it.
     const access = new EksCredentials({
@@ -100,7 +119,7 @@ export function lambdaAdmissionApi(observers: AdmissionObservers): HttpHandler {
         ),
     });
     const secretArn = settings.webhookSecretArns[config.cluster] as string;
-    return builtOnFirstRequest(async () =>
+    return prepared(async () =>
       createHttpApi({
         admission: runtime.admission,
         healthy: () => runtime.healthy(),
@@ -110,8 +129,11 @@ export function lambdaAdmissionApi(observers: AdmissionObservers): HttpHandler {
       }),
     );
   };
-  return clusterRoutes(new ClusterSet(settings.configs, apiFor), {
-    unknown: 'opaque',
-    onCluster: observers.onCluster,
-  });
+  const apis = new ClusterSet(settings.configs, apiFor);
+  // Every cluster is set up now, its secret read concurrently with the others'.
+  await Promise.all(apis.names.map((name) => apis.get(name).value.settled));
+  return clusterRoutes(
+    apis.map((api) => api.handler),
+    { unknown: 'opaque', onCluster: observers.onCluster },
+  );
 }

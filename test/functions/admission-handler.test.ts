@@ -82,11 +82,12 @@ async function createPod(path: string, name: string) {
 
 beforeAll(async () => {
   ({ tableName } = await freshTable());
-  let refusals = 1;
+  // games-b's secret cannot be read during INIT nor at its first request: only games-b may
+  // suffer for it.
+  let refusals = 2;
   secretsManager.on(GetSecretValueCommand).callsFake(({ SecretId }: { SecretId: string }) => {
     const cluster = Object.keys(SECRETS).find((name) => arnOf(name) === SecretId);
     if (!cluster) throw new Error(`unknown secret ${SecretId}`);
-    // games-b's secret cannot be read the first time: only games-b may suffer for it.
     if (cluster === 'games-b' && refusals-- > 0) throw new Error('AccessDeniedException');
     return { SecretString: SECRETS[cluster as keyof typeof SECRETS] };
   });
@@ -107,8 +108,12 @@ afterAll(() => {
 });
 
 describe('the admission function serving two clusters', () => {
-  it("reads a cluster's secret at its first request; one it cannot read fails that cluster only, until read", async () => {
-    expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(0);
+  it("reads every cluster's secret during INIT; one it cannot read fails that cluster only, until read", async () => {
+    const atInit = secretsManager.commandCalls(GetSecretValueCommand);
+    expect(atInit.map((c) => c.args[0].input.SecretId)).toEqual([
+      arnOf('games-a'),
+      arnOf('games-b'),
+    ]);
     const b = await createPod(`/clusters/games-b/admission/${SECRETS['games-b']}`, 'gs-0');
     expect(b.statusCode).toBe(500);
     const a = await createPod(`/clusters/games-a/admission/${SECRETS['games-a']}`, 'gs-0');
@@ -122,11 +127,12 @@ describe('the admission function serving two clusters', () => {
       expect(answer.statusCode).toBe(200);
       expect(answer.review.response.allowed).toBe(true);
     }
-    // Each secret read until it could be, then kept: games-b's twice, games-a's once.
+    // Each secret read until it could be, then kept: games-a's once, at INIT; games-b's at INIT,
+    // at its refused request, and at this one.
     const asked = secretsManager
       .commandCalls(GetSecretValueCommand)
       .map((c) => c.args[0].input.SecretId);
-    expect(asked).toEqual([arnOf('games-b'), arnOf('games-a'), arnOf('games-b')]);
+    expect(asked).toEqual([arnOf('games-a'), arnOf('games-b'), arnOf('games-b'), arnOf('games-b')]);
   });
 
   it("answers a cluster's path with another's secret, or an unknown cluster, with a bare 404", async () => {
