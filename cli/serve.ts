@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { formatDecision } from '../shared/admission/decision.js';
-import { nodeIpFault } from '../shared/app/eni-pass.js';
+import { type Ec2Account, nodeIpFault, sdkEc2Account } from '../shared/app/eni-pass.js';
 import { createPasses } from '../shared/app/passes.js';
 import { createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { settleRunner } from '../shared/app/settle.js';
@@ -60,6 +60,7 @@ function serveCluster(
   config: BerthConfig,
   cluster: LocalCluster | undefined,
   store: StoreTarget,
+  account: Ec2Account,
   log: ServeLog,
 ): ServedCluster {
   const clusterApi = cluster?.api;
@@ -97,7 +98,7 @@ function serveCluster(
   // The passes change the cluster (cordon, delete nodes, EC2): only when asked for.
   const passes =
     clusterApi && options.passes
-      ? createPasses(passContext(options, config, store, clusterApi))
+      ? createPasses(passContext(options, config, store, clusterApi), account)
       : undefined;
   // Background pool refills run in this process, beside the requests that ask for them.
   const refills = passes
@@ -243,8 +244,10 @@ export async function serve(options: CliOptions): Promise<number> {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const log = serveLog();
   const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
+  // One EC2 client and instance-type cache for every cluster's passes.
+  const account = sdkEc2Account(options.region);
   const served = options.clusters.map((config) =>
-    serveCluster(options, config, clusters.get(config.cluster), store, log),
+    serveCluster(options, config, clusters.get(config.cluster), store, account, log),
   );
   // Every cluster is assembled up front (its timers start below), so the set only looks it up.
   const byName = new Map(served.map((one) => [one.config.cluster, one.handle]));

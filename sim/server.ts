@@ -6,7 +6,7 @@
  * over a real cluster.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { eniRunner, nodeIpFault } from '../shared/app/eni-pass.js';
+import { eniRunner, localEc2Account, nodeIpFault } from '../shared/app/eni-pass.js';
 import { repairRunner } from '../shared/app/repair-pass.js';
 import { type BerthRuntime, createRuntime } from '../shared/app/runtime.js';
 import { scaleRunner } from '../shared/app/scale-pass.js';
@@ -78,7 +78,7 @@ export async function startSimServer(options: {
     clusterApi,
     now: clock.now,
   };
-  const eni = eniRunner(context, machines.ec2);
+  const eni = eniRunner(context, localEc2Account(machines.ec2));
   const scale = scaleRunner(context, pool);
   const repair = repairRunner(context);
   const refills = new InProcessRefills(

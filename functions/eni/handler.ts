@@ -9,13 +9,13 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
-import { eniRunner, refillPoolEvent } from '../../shared/app/eni-pass.js';
+import { eniRunner, refillPoolEvent, sdkEc2Account } from '../../shared/app/eni-pass.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
 import { failWhenNothingWorked } from '../../shared/app/pass-failure.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { recordEniPass, recordRefill } from '../../shared/app/pass-records.js';
-import { activeTracing } from '../../shared/config/load.js';
+import { activeTracing, lambdaSettings } from '../../shared/config/load.js';
 import {
   type EniPassSummary,
   parseInstanceStateChange,
@@ -24,7 +24,9 @@ import {
 
 const { logger, metrics, forCluster } = observability('eni');
 const tracing = await handlerTracing('eni', activeTracing());
-const runners = lambdaPassContexts().map((context) => eniRunner(context));
+const settings = lambdaSettings();
+const account = sdkEc2Account(settings.region);
+const runners = lambdaPassContexts(settings).map((context) => eniRunner(context, account));
 
 /** An EventBridge rule's EC2 event; anything else (the schedule's input) runs the whole pass. */
 const instanceStateChange = z.object({

@@ -10,11 +10,11 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import middy from '@middy/core';
-import { eniRunner, nodeIpFault } from '../../shared/app/eni-pass.js';
+import { eniRunner, nodeIpFault, sdkEc2Account } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
-import { refillInvoker } from '../../shared/app/refill-invoker.js';
+import { refillInvokers } from '../../shared/app/refill-invoker.js';
 import { clusterRoutes } from '../../shared/clusters/http-routes.js';
 import { nodeCallerCheck } from '../../shared/clusters/node-callers.js';
 import { activeTracing, lambdaSettings } from '../../shared/config/load.js';
@@ -25,14 +25,14 @@ const tracing = await handlerTracing('node-ips', activeTracing());
 const settings = lambdaSettings();
 // A single-cluster stack's refill events name no cluster, as before it could serve several.
 const several = settings.configs.length > 1;
+const account = sdkEc2Account(settings.region);
+const refills = refillInvokers(settings, (node, error) =>
+  logger.warn('could not hand a background refill to the ENI function', { node, error }),
+);
 const apis = lambdaPassContexts(settings).map((context, config) =>
   createHttpApi({
     healthy: async () => true,
-    nodeIps: eniRunner(context).nodeIps(
-      refillInvoker(settings, several ? config.cluster : undefined, (node, error) =>
-        logger.warn('could not hand a background refill to the ENI function', { node, error }),
-      ),
-    ),
+    nodeIps: eniRunner(context, account).nodeIps(refills(several ? config.cluster : undefined)),
     classify: nodeIpFault,
   }),
 );

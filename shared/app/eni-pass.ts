@@ -1,7 +1,7 @@
 /** The ENI pools: their pass, the instance state-change handler and the node IP API. */
 
 import { z } from 'zod';
-import type { Ec2Network } from '../ec2/network.js';
+import type { Ec2Network, InstanceTypeLimits } from '../ec2/network.js';
 import {
   type BackoffPolicy,
   BudgetedEc2Network,
@@ -63,27 +63,51 @@ export function nodeIpFault(error: unknown): HttpFault | undefined {
 }
 
 /**
- * Wires the pools: EC2 behind the account's rate budget, the pool store, the cluster. `account`
- * replaces the SDK's EC2 (the simulator's EC2 fake); the budget is paid all the same.
+ * EC2 as every cluster of one process reaches it: one client (one connection pool) and one cache
+ * of instance-type limits, which are facts of the account's Region whichever cluster asked. Each
+ * cluster still pays its calls from its own share of the account's budget.
  */
-export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner {
+export interface Ec2Account {
+  /** EC2 unbudgeted. */
+  readonly network: Ec2Network;
+  /**
+   * The account and Region the budget meters: EC2's limits are per account and Region, and a
+   * table lives in one account, so the Region names it.
+   */
+  readonly scope: string | (() => Promise<string>);
+  readonly instanceTypes: Map<string, InstanceTypeLimits>;
+}
+
+/** EC2 through the AWS SDK, metered under the Region its client resolves (a profile's too). */
+export function sdkEc2Account(region?: string): Ec2Account {
+  const client = ec2Client(region);
+  return {
+    network: new SdkEc2Network(client),
+    scope: region ?? (() => client.config.region()),
+    instanceTypes: new Map(),
+  };
+}
+
+/** The local stack's EC2 (the simulator's fake), metered under `local`. */
+export function localEc2Account(network: Ec2Network): Ec2Account {
+  return { network, scope: 'local', instanceTypes: new Map() };
+}
+
+/**
+ * Wires one cluster's pools: the account's EC2 behind the cluster's share of the rate budget, the
+ * pool store, the cluster. A process serving several clusters passes them one `account`.
+ */
+export function eniRunner(
+  context: PassContext,
+  account: Ec2Account = sdkEc2Account(context.region),
+): EniRunner {
   const now = context.now ?? Date.now;
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const stores = storeOptions(context);
-  // The account and Region the EC2 budget meters: EC2's limits are per account and Region, and
-  // a table lives in one account, so the Region names it: the one the EC2 client resolves (a
-  // profile's too, as the Lambdas' environment names theirs), `local` for the local stack's EC2.
-  let inner = account;
-  let region = async () => 'local';
-  if (!inner) {
-    const client = ec2Client(context.region);
-    inner = new SdkEc2Network(client);
-    region = () => client.config.region();
-  }
-  const budget = new DynamoRateBudget({ ...stores, scope: context.region ?? region, now });
+  const budget = new DynamoRateBudget({ ...stores, scope: account.scope, now });
   const store = new DynamoEniStore(stores);
   const budgeted = (backoff: BackoffPolicy) =>
-    new BudgetedEc2Network(inner, { budget, now, sleep, random: Math.random, backoff });
+    new BudgetedEc2Network(account.network, { budget, now, sleep, random: Math.random, backoff });
   /** EC2 for pods waiting and for the pass; and for one node's work off the request path. */
   const brief = budgeted(DEFAULT_BACKOFF);
   const patient = budgeted(NODE_WORK_BACKOFF);
@@ -93,6 +117,7 @@ export function eniRunner(context: PassContext, account?: Ec2Network): EniRunner
     cluster: context.clusterApi,
     clusterName: context.config.cluster,
     config: context.config.eni,
+    instanceTypes: account.instanceTypes,
     now,
     sleep,
   });

@@ -2,8 +2,8 @@
  * Composition for the pass functions: settings from the environment, the DynamoDB and EKS clients
  * created once per container (module scope of each function) and shared by every cluster served,
  * Kubernetes through an EKS token made from the function's own role for each cluster. What a
- * cluster's pass builds on top (its EC2 client, its refill invoker) is built once per cluster, on
- * its first event.
+ * cluster's pass builds on top is built once per cluster, on its first event; EC2 and the ENI
+ * function's invoker, account-wide, are the container's (`sdkEc2Account`, `refillInvokers`).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EKSClient } from '@aws-sdk/client-eks';

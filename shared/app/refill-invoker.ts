@@ -51,21 +51,23 @@ export class LambdaRefillInvoker implements RefillRequests {
 }
 
 /**
- * The node IP function's invoker for one cluster (named in its events where the stack serves
- * several), aimed at the ENI function its environment names.
+ * The node IP function's invokers, aimed at the ENI function its environment names: one per
+ * cluster (named in its events where the stack serves several), all over one Lambda client.
  */
-export function refillInvoker(
+export function refillInvokers(
   settings: LambdaSettings,
-  cluster: string | undefined,
   onError: (node: string, error: unknown) => void,
-): LambdaRefillInvoker {
-  if (!settings.eniFunctionName) {
+): (cluster: string | undefined) => LambdaRefillInvoker {
+  const functionName = settings.eniFunctionName;
+  if (!functionName) {
     throw new ConfigError(['BERTH_ENI_FUNCTION: environment variable is not set']);
   }
-  return new LambdaRefillInvoker({
-    client: new LambdaClient({ region: settings.region }),
-    functionName: settings.eniFunctionName,
-    ...(cluster === undefined ? {} : { cluster }),
-    onError,
-  });
+  const client = new LambdaClient({ region: settings.region });
+  return (cluster) =>
+    new LambdaRefillInvoker({
+      client,
+      functionName,
+      ...(cluster === undefined ? {} : { cluster }),
+      onError,
+    });
 }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EniConfig } from '../config/schema.js';
 import { InstanceTypeCatalog } from '../ec2/instance-types.js';
-import type { Ec2Network } from '../ec2/network.js';
+import type { Ec2Network, InstanceTypeLimits } from '../ec2/network.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { ENI_INVOCATIONS, type PoolPolicy, poolPolicy } from './policy.js';
 import type { EniStore } from './store.js';
@@ -39,6 +39,8 @@ export interface EniDepsInput {
   readonly cluster: ClusterApi;
   readonly clusterName: string;
   readonly config: EniConfig;
+  /** Instance-type limits already known: a cache shared with the process's other clusters. */
+  readonly instanceTypes?: Map<string, InstanceTypeLimits>;
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
@@ -55,7 +57,7 @@ export function eniDeps(input: EniDepsInput): EniDeps {
   return {
     store: input.store,
     ec2: input.ec2,
-    catalog: new InstanceTypeCatalog(input.ec2),
+    catalog: new InstanceTypeCatalog(input.ec2, input.instanceTypes),
     cluster: input.cluster,
     clusterName: input.clusterName,
     policy: poolPolicy(input.config),

@@ -2,7 +2,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { refillPoolEvent } from '../../shared/app/eni-pass.js';
-import { LambdaRefillInvoker, refillInvoker } from '../../shared/app/refill-invoker.js';
+import { LambdaRefillInvoker, refillInvokers } from '../../shared/app/refill-invoker.js';
 import { ConfigError } from '../../shared/config/errors.js';
 import { lambdaSettings } from '../../shared/config/load.js';
 
@@ -75,10 +75,8 @@ describe('LambdaRefillInvoker', () => {
   it('is built from BERTH_ENI_FUNCTION, which the node IP function must have', () => {
     const settings = lambdaSettings({ ...ENV, BERTH_ENI_FUNCTION: 'berth-games-eni' });
     expect(settings.eniFunctionName).toBe('berth-games-eni');
-    expect(refillInvoker(settings, 'games', () => {})).toBeInstanceOf(LambdaRefillInvoker);
-    expect(() => refillInvoker(lambdaSettings(ENV), 'games', () => {})).toThrow(ConfigError);
-    expect(() => refillInvoker(lambdaSettings(ENV), 'games', () => {})).toThrow(
-      /BERTH_ENI_FUNCTION/,
-    );
+    expect(refillInvokers(settings, () => {})('games')).toBeInstanceOf(LambdaRefillInvoker);
+    expect(() => refillInvokers(lambdaSettings(ENV), () => {})).toThrow(ConfigError);
+    expect(() => refillInvokers(lambdaSettings(ENV), () => {})).toThrow(/BERTH_ENI_FUNCTION/);
   });
 });
