@@ -1,11 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createBerthApp } from '../../infra/berth-app.js';
 import { BERTH_TAGS } from '../../shared/ec2/network.js';
 import { renderedJoin } from '../support/cloudformation.js';
+import { berthStackFor, cfnLint, synthStack } from '../support/synth.js';
 
 /** Two clusters with their own node pools and scale intervals, one shared key. */
 const CONFIG = {
@@ -19,33 +15,18 @@ const CONFIG = {
   },
 };
 
-/** Layout only (`aws:cdk:bundling-stacks` empty): bundling.test.ts bundles for real. */
-function synth(config: object, context: Record<string, unknown>) {
-  const { app, stack } = createBerthApp(
-    { context: { config: 'berth.json', 'aws:cdk:bundling-stacks': [], ...context } },
-    () => JSON.stringify(config),
-  );
-  const assembly = app.synth();
-  const report = JSON.parse(
-    readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8'),
-  ) as { pluginReports: { violations: unknown[] }[] };
-  return {
-    stack,
-    template: Template.fromStack(stack),
-    report,
-    file: join(assembly.directory, stack.templateFile),
-  };
-}
-
 const NODE_ROLE_A = 'arn:aws:iam::111122223333:role/games-a-nodes';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
 
-let built: ReturnType<typeof synth>;
+let built: ReturnType<typeof synthStack>;
 let resources: Resources;
 
 beforeAll(() => {
-  built = synth(CONFIG, { clusters: 'games-a,games-b', nodeIpsCallers: `games-a=${NODE_ROLE_A}` });
+  built = synthStack(CONFIG, {
+    clusters: 'games-a,games-b',
+    nodeIpsCallers: `games-a=${NODE_ROLE_A}`,
+  });
   resources = built.template.toJSON().Resources as Resources;
 }, 600_000);
 
@@ -64,18 +45,13 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
     expect(ofType('AWS::DynamoDB::GlobalTable')).toHaveLength(1);
     expect(ofType('AWS::Lambda::Function')).toHaveLength(6);
     expect(ofType('AWS::CloudWatch::Dashboard')).toHaveLength(1);
-    expect(synth(CONFIG, { clusters: 'games-a,games-b', stack: 'berth-eu' }).stack.stackName).toBe(
-      'berth-eu',
-    );
+    const named = berthStackFor(CONFIG, { clusters: 'games-a,games-b', stack: 'berth-eu' });
+    expect(named.stack.stackName).toBe('berth-eu');
   });
 
   it('passes cdk-nag and cfn-lint', () => {
     expect(built.report.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
-    const lint = () =>
-      execFileSync('cfn-lint', ['--ignore-checks', 'W3005', '--', built.file], {
-        encoding: 'utf8',
-      });
-    expect(lint).not.toThrow();
+    expect(() => cfnLint(built.file)).not.toThrow();
   });
 
   it('gives each cluster its own webhook secret, all read by the admission function', () => {
@@ -200,7 +176,7 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
   });
 
   it("adds a cluster without changing any of another cluster's resources", () => {
-    const alone = synth(
+    const alone = synthStack(
       { repair: CONFIG.repair, clusters: { 'games-a': CONFIG.clusters['games-a'] } },
       { clusters: 'games-a' },
     ).template.toJSON().Resources as Resources;

@@ -1,32 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { createBerthApp } from '../../infra/berth-app.js';
+import { synthStack } from '../support/synth.js';
 
 const NODE_ROLE = 'arn:aws:iam::111122223333:role/game-nodes';
 
-/** Builds a stack for a config without bundling (`aws:cdk:bundling-stacks` empty): layout only. */
-function synth(config: object, context: Record<string, unknown> = {}) {
-  const { app, stack } = createBerthApp(
-    {
-      context: {
-        cluster: 'games',
-        config: 'berth.json',
-        'aws:cdk:bundling-stacks': [],
-        ...context,
-      },
-    },
-    () => JSON.stringify(config),
-  );
-  const assembly = app.synth();
-  const report = JSON.parse(
-    readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8'),
-  ) as {
-    pluginReports: { conclusion: string; violations: unknown[] }[];
-  };
-  return { template: Template.fromStack(stack), report };
-}
+/** The stack of the one cluster `games` for a config, synthesized (layout only). */
+const synth = (config: object, context: Record<string, unknown> = {}) =>
+  synthStack(config, { cluster: 'games', ...context });
 
 // Synthesis with cdk-nag takes seconds even without bundling; more when it shares the cores.
 describe('BerthStack variants', { timeout: 120_000 }, () => {

@@ -1,14 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createBerthApp } from '../../infra/berth-app.js';
 import type { BerthStack } from '../../infra/berth-stack.js';
 import { ENI_INVOCATIONS } from '../../shared/eni/policy.js';
 import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../../shared/repair/pass.js';
 import { SCALE_POLICY_DEFAULTS } from '../../shared/scale/policy.js';
 import { renderedJoin } from '../support/cloudformation.js';
+import { cfnLint, synthStack, type ValidationReport } from '../support/synth.js';
 
 /** A config that differs from the defaults where the template shows it. */
 const CONFIG = {
@@ -27,10 +24,8 @@ interface PolicyStatement {
 
 let stack: BerthStack;
 let template: Template;
-let assemblyDir: string;
-let validationReport: {
-  pluginReports: { pluginName: string; conclusion: string; violations: unknown[] }[];
-};
+let templateFile: string;
+let validationReport: ValidationReport;
 
 /** The logical id of one berth function's CfnFunction, e.g. `Admission` → `AdmissionFunction…`. */
 function functionId(construct: string): string {
@@ -64,19 +59,14 @@ const actionsOf = (statements: PolicyStatement[]) =>
   statements.flatMap((statement) => [statement.Action].flat());
 
 beforeAll(() => {
-  // Layout only (`aws:cdk:bundling-stacks` empty): bundling.test.ts bundles for real.
-  const { app, stack: built } = createBerthApp(
-    { context: { cluster: 'games', config: 'berth.json', 'aws:cdk:bundling-stacks': [] } },
-    (path) => {
-      if (path !== 'berth.json') throw new Error(`unexpected read of ${path}`);
-      return JSON.stringify(CONFIG);
-    },
-  );
-  stack = built;
-  const assembly = app.synth();
-  assemblyDir = assembly.directory;
-  template = Template.fromStack(stack);
-  validationReport = JSON.parse(readFileSync(join(assemblyDir, 'validation-report.json'), 'utf8'));
+  ({
+    stack,
+    template,
+    report: validationReport,
+    file: templateFile,
+  } = synthStack(CONFIG, {
+    cluster: 'games',
+  }));
 }, 600_000);
 
 describe('BerthStack', () => {
@@ -93,11 +83,7 @@ describe('BerthStack', () => {
   });
 
   it('passes cfn-lint with no error or warning beyond the dependencies CDK spells out twice', () => {
-    const file = join(assemblyDir, stack.templateFile);
-    // W3005: CDK adds DependsOn on a role that a GetAtt already implies; harmless and not ours.
-    const run = () =>
-      execFileSync('cfn-lint', ['--ignore-checks', 'W3005', '--', file], { encoding: 'utf8' });
-    expect(run).not.toThrow();
+    expect(() => cfnLint(templateFile)).not.toThrow();
   });
 
   it('keeps the table on-demand, recoverable, protected and retained, with the shared key schema', () => {
