@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
 import { lambdaEnvironment } from '../support/lambda-environment.js';
+import { functionUrlEvent, lambdaContext } from '../support/lambda-events.js';
 import { review } from '../support/reviews.js';
 
 const SECRETS = {
@@ -25,53 +26,15 @@ type Handler = (event: unknown, context: Context) => Promise<{ statusCode: numbe
 let handler: Handler;
 let tableName: string;
 
-/** A function URL event as Lambda delivers it. */
-function urlEvent(method: string, path: string, body?: unknown) {
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString: '',
-    headers: { 'content-type': 'application/json' },
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abc123',
-      domainName: 'abc123.lambda-url.eu-west-1.on.aws',
-      domainPrefix: 'abc123',
-      http: {
-        method,
-        path,
-        protocol: 'HTTP/1.1',
-        sourceIp: '10.0.0.1',
-        userAgent: 'kube-apiserver',
-      },
-      requestId: 'r-1',
-      routeKey: '$default',
-      stage: '$default',
-      time: '25/Nov/2026:00:00:00 +0000',
-      timeEpoch: 0,
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    isBase64Encoded: false,
-  };
-}
-
-const context = {
-  functionName: 'berth-admission',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:111122223333:function:berth-admission',
-  memoryLimitInMB: '1024',
-  awsRequestId: 'req-1',
-  logGroupName: '/aws/lambda/berth-admission',
-  logStreamName: 's',
-  getRemainingTimeInMillis: () => 3_000,
-} as unknown as Context;
+const context = lambdaContext('berth-admission', 1024);
 
 /** A pod CREATE with one host port, sent to `path`; the review's answer. */
 async function createPod(path: string, name: string) {
   const pod = gamePod([{ name: 'game', containerPort: 7777 }], { name });
   const answer = await handler(
-    urlEvent('POST', path, review({ resource: 'pods', operation: 'CREATE', name, object: pod })),
+    functionUrlEvent('POST', path, {
+      body: review({ resource: 'pods', operation: 'CREATE', name, object: pod }),
+    }),
     context,
   );
   return {
@@ -147,7 +110,7 @@ describe('the admission function serving two clusters', () => {
   it("reports each cluster's own status: the same pod name holds a port in each", async () => {
     const status = async (cluster: keyof typeof SECRETS) => {
       const answer = await handler(
-        urlEvent('GET', `/clusters/${cluster}/v1/status/${SECRETS[cluster]}`),
+        functionUrlEvent('GET', `/clusters/${cluster}/v1/status/${SECRETS[cluster]}`),
         context,
       );
       return JSON.parse(answer.body) as { ranges: { kind: string; used: number }[] };

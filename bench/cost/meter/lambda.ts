@@ -4,7 +4,6 @@
  * stdout and stderr it ships to CloudWatch Logs with its own START, END and REPORT lines, and the
  * custom metrics the EMF lines among them carry.
  */
-import { randomUUID } from 'node:crypto';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
@@ -19,8 +18,11 @@ import {
   publishMetrics,
 } from '../../../shared/app/observability.js';
 import type { HttpRequest, HttpResponse } from '../../../shared/http/api.js';
+import {
+  lambdaContext as invocationContext,
+  functionUrlEvent as urlEvent,
+} from '../../../test/support/lambda-events.js';
 
-const ACCOUNT = '123456789012';
 /** Lambda's trace header, which Powertools copies into every log line as `xray_trace_id`. */
 const TRACE_HEADER = 'Root=1-67a1b2c3-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1';
 
@@ -66,70 +68,19 @@ export function platformLines(requestId: string, memoryMb: number, wallMs: numbe
   ];
 }
 
-/** A Lambda context for one invocation of `fn`. */
+/** A Lambda context for one invocation of `fn`, named as CloudFormation names a stack's function. */
 export function lambdaContext(fn: FunctionName, memoryMb: number): Context {
-  const name = `berth-reference-${fn.replace('-', '')}Function-Ab12Cd34Ef56`;
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT}:function:${name}`,
-    memoryLimitInMB: String(memoryMb),
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: `2026/06/01/[$LATEST]${randomUUID().replaceAll('-', '')}`,
-    getRemainingTimeInMillis: () => 4_000,
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+  return invocationContext(`berth-reference-${fn.replace('-', '')}Function-Ab12Cd34Ef56`, memoryMb);
 }
 
-/** A function URL event as Lambda builds it for an HTTP request. */
+/** A function URL event for an HTTP request, carrying Lambda's trace header. */
 export function functionUrlEvent(
   method: string,
   path: string,
   query: Readonly<Record<string, string>>,
   body: unknown,
 ): LambdaFunctionUrlEvent {
-  const now = Date.now();
-  const rawQueryString = new URLSearchParams(query).toString();
-  return {
-    version: '2.0',
-    routeKey: '$default',
-    rawPath: path,
-    rawQueryString,
-    headers: {
-      'content-type': 'application/json',
-      host: 'abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws',
-      'user-agent': 'kube-apiserver-admission',
-      'x-amzn-trace-id': TRACE_HEADER,
-      'x-forwarded-proto': 'https',
-      'x-forwarded-port': '443',
-      'x-forwarded-for': '203.0.113.10',
-    },
-    ...(rawQueryString ? { queryStringParameters: { ...query } } : {}),
-    requestContext: {
-      accountId: 'anonymous',
-      apiId: 'abcdefghijklmnopqrstuvwxyz012345',
-      domainName: 'abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws',
-      domainPrefix: 'abcdefghijklmnopqrstuvwxyz012345',
-      http: {
-        method,
-        path,
-        protocol: 'HTTP/1.1',
-        sourceIp: '203.0.113.10',
-        userAgent: 'kube-apiserver-admission',
-      },
-      requestId: randomUUID(),
-      routeKey: '$default',
-      stage: '$default',
-      time: new Date(now).toUTCString(),
-      timeEpoch: now,
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    isBase64Encoded: false,
-  } as LambdaFunctionUrlEvent;
+  return urlEvent(method, path, { query, body, headers: { 'x-amzn-trace-id': TRACE_HEADER } });
 }
 
 /**
