@@ -395,9 +395,11 @@ async function exhaustion(deps: EniDeps, pool: PoolRecord): Promise<Error> {
 /**
  * Releases an IP for its holder: the pod record goes (or, for a sticky pod, stays as a reservation
  * until stickySeconds pass) and the address starts its cooldown. Releasing an IP that is not
- * assigned succeeds and answers `released: false`; one another pod (or another container of the
- * pod, when the release names one) now holds raises `IpHeldByAnotherError` and changes nothing:
- * the write is conditional on the record version whose holder was checked.
+ * assigned succeeds and answers `released: false`, on a node berth keeps no pool for too (never
+ * pooled, or its pool already removed): a CNI DEL for it must succeed. One another pod (or
+ * another container of the pod, when the release names one) now holds raises
+ * `IpHeldByAnotherError` and changes nothing: the write is conditional on the record version
+ * whose holder was checked.
  */
 export async function releaseIp(
   deps: EniDeps,
@@ -409,9 +411,6 @@ export async function releaseIp(
   const asked = holder.containerId === undefined ? key : `${key} (container ${holder.containerId})`;
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const record = await deps.store.getIp(node, ip);
-    if (record === undefined && !(await deps.store.getPool(node))) {
-      throw new UnknownNodeError(node);
-    }
     if (record?.state !== 'assigned') return { released: false };
     const containerDiffers =
       holder.containerId !== undefined &&

@@ -343,8 +343,14 @@ describe('releaseIp keyed by holder', () => {
     ).toEqual({ released: true });
   });
 
-  it('answers released: false for an address that is free or was never assigned', async () => {
+  it('answers released: false for an address that is free or was never assigned, on any node', async () => {
     const world = eniWorld();
+    // No pool yet (a DEL before any ADD), and a node that is no node of the cluster.
+    for (const node of ['node-a', 'ghost']) {
+      expect(await releaseIp(world.deps, node, '10.0.0.9', { namespace: 'g', pod: 'p' })).toEqual({
+        released: false,
+      });
+    }
     world.addNode('node-a');
     const { ip } = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p' });
     await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod: 'p' });
