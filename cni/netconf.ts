@@ -126,8 +126,8 @@ export function parseNetworkConfig(stdin: string): NetworkConfig {
   return config;
 }
 
-/** The `cniVersion` of a configuration, for VERSION too (where only that is read). */
-export function cniVersionOf(conf: Readonly<Record<string, unknown>>): CniVersion {
+/** The `cniVersion` of a configuration; one berth-cni does not speak fails the command. */
+function cniVersionOf(conf: Readonly<Record<string, unknown>>): CniVersion {
   const version = conf.cniVersion;
   if (typeof version !== 'string' || !(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
     throw new CniError(

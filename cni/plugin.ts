@@ -10,7 +10,6 @@ import type { LockMode } from './host-lock.js';
 import type { HostNetwork } from './host-network.js';
 import {
   type BerthIpamConfig,
-  cniVersionOf,
   type NetworkConfig,
   parseNetworkConfig,
   SUPPORTED_VERSIONS,
@@ -52,13 +51,19 @@ export async function runCommand(
   }
 }
 
+/**
+ * VERSION never fails: it is how a runtime learns what the plugin speaks, so a configuration in a
+ * version it does not speak (or none) is answered in 1.0.0, with the list, as libcni's plugins do.
+ */
 function version(stdin: string): Output {
-  let cniVersion = '1.0.0';
+  let cniVersion: string = '1.0.0';
   try {
-    const conf = JSON.parse(stdin) as Record<string, unknown>;
-    if (conf && typeof conf === 'object' && 'cniVersion' in conf) cniVersion = cniVersionOf(conf);
-  } catch (error) {
-    if (error instanceof CniError) throw error;
+    const conf = JSON.parse(stdin) as unknown;
+    const asked = (conf as { cniVersion?: unknown } | null)?.cniVersion;
+    if (typeof asked === 'string' && (SUPPORTED_VERSIONS as readonly string[]).includes(asked)) {
+      cniVersion = asked;
+    }
+  } catch {
     // VERSION may come with no configuration at all.
   }
   return { cniVersion, supportedVersions: [...SUPPORTED_VERSIONS] };
@@ -71,7 +76,7 @@ async function add(
   deps: PluginDeps,
 ): Promise<Output> {
   const assignment = await client.assign(pod);
-  if (config.ipam.sourceRouting) {
+  if (routedThroughItsEni(config, assignment)) {
     try {
       const route = await podRoute(assignment, config.ipam, deps.host);
       await deps.locked('shared', async () =>
@@ -132,7 +137,7 @@ async function check(
       `the pod has ${cached}, but berth assigned ${assignment.ip} to ${pod.namespace}/${pod.name}`,
     );
   }
-  if (!config.ipam.sourceRouting) return;
+  if (!routedThroughItsEni(config, assignment)) return;
   const route = await podRoute(assignment, config.ipam, deps.host);
   const problems = routingProblems(
     await deps.host.rules(),
@@ -142,6 +147,17 @@ async function check(
   if (problems.length > 0) {
     throw new CniError(CNI_ERROR.mismatch, `${assignment.ip}: ${problems.join('; ')}`);
   }
+}
+
+/**
+ * Whether the pod's traffic must leave through the ENI that owns its address: an address berth
+ * places on a secondary ENI (device index 1 and up), where the main table's default route would
+ * send it out of the primary ENI and EC2's source/destination check would drop it. An address on
+ * the primary ENI, or an answer that names no device (the API's contract shape alone), leaves by
+ * the main table.
+ */
+function routedThroughItsEni(config: NetworkConfig, assignment: Assignment): boolean {
+  return config.ipam.sourceRouting && (assignment.deviceIndex ?? 0) > 0;
 }
 
 /** The pod's route: its ENI's link (found by MAC) and table (by device index). */

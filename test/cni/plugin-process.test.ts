@@ -55,12 +55,16 @@ async function holderOf(ip: string): Promise<string | undefined> {
 }
 
 describe('berth-cni, driven as the runtime drives it', () => {
-  it('answers VERSION with the versions it speaks, with or without a configuration', async () => {
-    for (const stdin of ['{"cniVersion":"0.4.0"}', '']) {
+  it('answers VERSION with the versions it speaks, whatever configuration comes with it', async () => {
+    for (const [stdin, answered] of [
+      ['{"cniVersion":"0.4.0"}', '0.4.0'],
+      ['', '1.0.0'],
+      ['{"cniVersion":"0.2.0"}', '1.0.0'],
+    ] as const) {
       const version = await runPlugin(plugin, { CNI_COMMAND: 'VERSION' }, stdin);
       expect(version.code).toBe(0);
       expect(version.json).toEqual({
-        cniVersion: stdin ? '0.4.0' : '1.0.0',
+        cniVersion: answered,
         supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0'],
       });
     }

@@ -118,6 +118,27 @@ describe('berth-cni commands', () => {
     expect(released).toEqual(['10.0.0.17']);
   });
 
+  it('routes an address the answer places on no secondary ENI by the main table', async () => {
+    const { ip, eniId, subnetCidr, gateway } = assignment;
+    for (const placed of [
+      // The node IP API's contract shape alone, as another server may answer.
+      { ip, eniId, subnetCidr, gateway },
+      { ...assignment, deviceIndex: 0 },
+    ]) {
+      const { host, ran } = fakeHost();
+      const { client } = fakeClient();
+      const deps = {
+        client: () => ({ ...client, assign: async () => placed, lookUp: async () => placed }),
+        host,
+        locked,
+      } as unknown as Parameters<typeof runCommand>[2];
+      const result = await runCommand(invocation('ADD'), stdin(), deps);
+      expect(result).toMatchObject({ ips: [{ address: '10.0.0.17/24' }] });
+      await runCommand(invocation('CHECK'), stdin({ prevResult: result }), deps);
+      expect(ran).toEqual([]);
+    }
+  });
+
   it('DEL removes the pod’s routing only when berth released the address for this holder', async () => {
     for (const [outcome, left] of [
       ['released', 0],
