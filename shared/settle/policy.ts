@@ -38,13 +38,29 @@ export interface SettleTiming {
    * and a webhook at most 30 s, so 90 s is past any write that admission could have let through.
    */
   readonly commitWindowSeconds: number;
-  /** Longest wait between two looks. */
+  /**
+   * Longest wait between two looks while the change is young: a value is freed at most this long
+   * after its object commits the change (a finalizer lifted, say), within the contract's 30 s.
+   */
+  readonly promptDelaySeconds: number;
+  /** How long after the admission looks stay prompt. */
+  readonly promptForSeconds: number;
+  /**
+   * Longest wait between two looks after that: an object a finalizer holds for long is looked
+   * at less often, so one stuck for a day costs hundreds of looks, not thousands.
+   */
   readonly maxDelaySeconds: number;
 }
 
 /** The defaults; `delaySeconds` comes from the config. */
 export function settleTiming(delaySeconds: number): SettleTiming {
-  return { delaySeconds, commitWindowSeconds: 90, maxDelaySeconds: 300 };
+  return {
+    delaySeconds,
+    commitWindowSeconds: 90,
+    promptDelaySeconds: 20,
+    promptForSeconds: 600,
+    maxDelaySeconds: 300,
+  };
 }
 
 /** What to do now, and whether to look again. */
@@ -79,7 +95,7 @@ export function decideSettle(
         free: [],
         keep: [],
         recheckAfter: Math.min(
-          backoff(task.attempt, timing),
+          backoff(task.attempt, timing, waited),
           Math.ceil((windowMs - waited) / 1000),
         ),
       };
@@ -103,12 +119,20 @@ export function decideSettle(
   return {
     free,
     keep: refused,
-    ...(left > 0 ? { recheckAfter: backoff(task.attempt, timing) } : {}),
+    ...(left > 0 ? { recheckAfter: backoff(task.attempt, timing, now - task.admittedAt) } : {}),
   };
 }
 
-/** Exponential from `delaySeconds`, capped: 5, 10, 20, 40, 80, 160, 300, 300, … */
-export function backoff(attempt: number, timing: SettleTiming): number {
+/**
+ * Seconds until the next look, `sinceAdmissionMs` after the admission: doubling from
+ * `delaySeconds`, capped at `promptDelaySeconds` while the change is young (10, 20, 20, …) and at
+ * `maxDelaySeconds` after (…, 40, 80, 160, 300, 300, …).
+ */
+export function backoff(attempt: number, timing: SettleTiming, sinceAdmissionMs: number): number {
   const delay = timing.delaySeconds * 2 ** Math.min(attempt + 1, 20);
-  return Math.max(1, Math.min(delay, timing.maxDelaySeconds));
+  const cap =
+    sinceAdmissionMs < timing.promptForSeconds * 1000
+      ? timing.promptDelaySeconds
+      : timing.maxDelaySeconds;
+  return Math.max(1, Math.min(delay, cap));
 }

@@ -134,9 +134,33 @@ describe('decideSettle', () => {
     );
   });
 
-  it('backs off from the delay up to five minutes', () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 30].map((a) => backoff(a, timing))).toEqual([
-      10, 20, 40, 80, 160, 300, 300, 300,
-    ]);
+  it('looks at least every 20 s for ten minutes after the admission, then backs off to five minutes', () => {
+    const young = 9 * 60_000;
+    const old = 10 * 60_000;
+    expect([0, 1, 2, 3, 30].map((a) => backoff(a, timing, young))).toEqual([10, 20, 20, 20, 20]);
+    expect([3, 4, 5, 6, 30].map((a) => backoff(a, timing, old))).toEqual([80, 160, 300, 300, 300]);
+  });
+
+  it('frees a value a terminating object gave back within 30 s of the object going', () => {
+    // Looks follow the decisions' own recheckAfter, from the first at delaySeconds; the object
+    // goes at any second of its first ten minutes.
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 600 }), (goneAtS) => {
+        let at = timing.delaySeconds;
+        for (let attempt = 0; ; attempt++) {
+          const reading =
+            at < goneAtS ? { ...carrying(1), terminating: true } : { present: false as const };
+          const d = decideSettle(
+            record([], [1]),
+            reading,
+            { ...task('release'), attempt },
+            T0 + at * 1000,
+            timing,
+          );
+          if (d.free.length > 0) return at - goneAtS <= 30;
+          at += d.recheckAfter ?? Number.POSITIVE_INFINITY;
+        }
+      }),
+    );
   });
 });
