@@ -1,8 +1,7 @@
 /**
  * berth in the node scale benchmark: the simulated cluster as Kubernetes objects, through the very
  * `buildSnapshot`, memory (`withArrivals`, `rememberPass`) and `planScale` the pass runs, its
- * removals in the pass's two steps (mark, then finish a commit window later after a last look at
- * the node's games).
+ * removals as the pass makes them (after a look at the node's games).
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import {
@@ -12,7 +11,7 @@ import {
   type ScaleMemory,
   withArrivals,
 } from '../../shared/scale/memory.js';
-import { CORDONED_AT, GAME_SERVER_LABEL, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
+import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
 import { planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
@@ -79,22 +78,9 @@ export function berthScaler(sc: Scenario, policy: ScalePolicy): Scaler {
         case 'grow':
           cluster.growTo(action.to);
           break;
-        case 'withdraw':
-          if (node) delete node.annotations[REMOVAL_STARTED_AT];
-          break;
         case 'delete':
-          if (!node) break;
-          // The pass's two steps: mark, then finish after the last look at the node's games.
-          if (!action.resume) {
-            node.annotations = {
-              ...node.annotations,
-              [REMOVAL_STARTED_AT]: formatRfc3339(cluster.now),
-            };
-          } else if (node.games.size > 0) {
-            delete node.annotations[REMOVAL_STARTED_AT];
-          } else {
-            cluster.remove(node);
-          }
+          // The pass looks at the node's games after marking it; a game there stops the removal.
+          if (node && node.games.size === 0) cluster.remove(node);
           break;
       }
     }

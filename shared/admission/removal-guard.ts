@@ -1,37 +1,50 @@
 /**
- * Game servers are never placed on a node berth is removing. Once the scale pass has marked a
- * node `berth.dev/removal-started-at` (shared/scale/removal.ts), a binding of a berth game
- * server to it, or a game server created with `spec.nodeName` naming it, is refused: the
- * scheduler places the pod elsewhere, and a pod created on the node directly fails visibly
- * instead of being ended with the node. What was admitted before the mark was visible is caught
- * by the pass's last look at the node's pods, a commit window after the mark.
+ * Game servers are never placed on a node berth is draining or removing. From the moment berth
+ * cordons a node (`spec.unschedulable` with `berth.dev/cordoned-at`) until it uncordons it, and
+ * while it is removing it (`berth.dev/removal-started-at`, shared/scale/removal.ts), a binding of
+ * a berth game server to it, or a game server created with `spec.nodeName` naming it, is
+ * refused: the scheduler places the pod elsewhere, and a pod created on the node directly fails
+ * visibly instead of being ended with the node. The scheduler places nothing on a cordoned node
+ * anyway; this closes the two ways around it (a binding decided before the cordon, a pod that
+ * names its node). So once a cordon is a commit window old, every game server admitted for the
+ * node has committed, and the pass's look at the node's pods sees them all.
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { PORTS_ANNOTATION } from '../hostports/spec.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { REMOVAL_STARTED_AT } from '../scale/names.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from '../scale/names.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { annotationOf, stringAt } from './identity.js';
 import { type AdmissionVerdict, deny } from './response.js';
 
 /**
- * The refusal for a game server headed to `node`, when berth is removing it; undefined to go on.
- * Pure: the callers read the node (the binding webhook already has).
+ * The refusal for a game server headed to `node`, when berth is draining or removing it;
+ * undefined to go on. Pure: the callers read the node (the binding webhook already has).
  */
 export function refusalForNodeBeingRemoved(
   node: V1Node | undefined,
   nodeName: string,
   pod: string,
 ): AdmissionVerdict | undefined {
-  const startedAt = node?.metadata?.annotations?.[REMOVAL_STARTED_AT];
-  if (startedAt === undefined) return undefined;
-  return deny(
-    409,
-    `${pod}: node ${nodeName} is being removed by berth (${REMOVAL_STARTED_AT}: ${startedAt}); a game server may not be placed on it, choose another node`,
-  );
+  const annotations = node?.metadata?.annotations ?? {};
+  const startedAt = annotations[REMOVAL_STARTED_AT];
+  if (startedAt !== undefined) {
+    return deny(
+      409,
+      `${pod}: node ${nodeName} is being removed by berth (${REMOVAL_STARTED_AT}: ${startedAt}); a game server may not be placed on it, choose another node`,
+    );
+  }
+  const cordonedAt = annotations[CORDONED_AT];
+  if (cordonedAt !== undefined && node?.spec?.unschedulable === true) {
+    return deny(
+      409,
+      `${pod}: node ${nodeName} is cordoned by berth to drain (${CORDONED_AT}: ${cordonedAt}); a game server may not be placed on it, choose another node`,
+    );
+  }
+  return undefined;
 }
 
-/** `pods` CREATE: refuses a berth game server created with `spec.nodeName` on a node being removed. */
+/** `pods` CREATE: refuses a berth game server created with `spec.nodeName` on a node berth drains. */
 export function guardPodCreates(
   reads: Pick<ClusterApi, 'getNode'>,
   next: AdmissionHandler,

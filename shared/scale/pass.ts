@@ -4,14 +4,11 @@
  * since the listing is left for the next pass instead of overwritten. Failures are collected per
  * action; the rest of the plan still runs.
  *
- * Removal order, so that neither the Node nor the instance is stranded nor a game ended
- * (removal.ts): (1) mark the node with `berth.dev/removal-started-at`, guarded by tests that it
- * is still berth-cordoned with the same `cordoned-at`, and look at its pods; on a later pass,
- * after the commit window, (2) look at its pods again, release the instance through the pool
- * (idempotent) and (3) delete the Node. The Node object carries the instance id
- * (`spec.providerID`) until the very last step, so a pass that dies anywhere leaves a marked Node
- * that the next pass finishes. Deleting the Node first (the contract's wording) would lose the
- * instance id with it.
+ * A drained node is removed in one pass once its cordon is a commit window old (removal.ts):
+ * marked `berth.dev/removal-started-at`, its pods looked at, its instance released through the
+ * pool, then the Node deleted. The Node carries the instance id until the very last step, so a
+ * pass that dies anywhere leaves a marked Node that the next pass finishes. Deleting the Node
+ * first (the contract's wording) would lose the instance id with it.
  *
  * The pass remembers what it needs across runs (memory.ts: surplus age, arrivals, provisioning
  * times, removals) in the store it is given, loaded and saved under the lease.
@@ -35,7 +32,7 @@ import {
   toScaleAction,
 } from './plan.js';
 import { type ScalePolicy, scalePolicy } from './policy.js';
-import { finishRemoval, startRemoval, stillBerthCordoned, withdrawalPatch } from './removal.js';
+import { finishRemoval, removeNode, stillBerthCordoned, withdrawalPatch } from './removal.js';
 import { formatRfc3339 } from './rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
 
@@ -225,7 +222,7 @@ async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<stri
     case 'delete':
       return action.resume
         ? finishRemoval(deps.cluster, deps.pool, action.target)
-        : startRemoval(deps.cluster, action.target, at);
+        : removeNode(deps.cluster, deps.pool, action.target, at);
   }
 }
 

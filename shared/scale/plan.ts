@@ -16,9 +16,8 @@
  *
  * The buffer is `bufferGameServers`, or more when demand asks (demand.ts). Shrinking is damped by
  * time: a surplus must last `cordonAfterMs` (the memory knows since when) before a node is
- * cordoned. Removals are two-step and budgeted (removal.ts): a fresh one marks the node; one
- * marked at least `commitWindowMs` ago is finished, at most `removalsPerPass` and
- * `removalsPerHour` started.
+ * cordoned. Removals are budgeted (at most `removalsPerPass` and `removalsPerHour`) and wait for
+ * the cordon to be `commitWindowMs` old (removal.ts); one a pass left half-done is finished first.
  */
 
 import { type DemandBuffer, demandBuffer } from './demand.js';
@@ -161,26 +160,13 @@ function fullestFirst(a: NodeView, b: NodeView): number {
 }
 
 /**
- * Removals an earlier pass started: finished first (the instance may be terminating already),
- * once the mark is `commitWindowMs` old, so a binding admitted before it has committed and is
- * seen by the last look at the node's pods.
+ * Removals an earlier pass started and did not finish (it died half-way): finished first, the
+ * instance may be terminating already. The node was marked only once its cordon was a commit
+ * window old, and berth's webhooks have refused it game servers since, so nothing need wait.
  */
-function planResumedRemovals(
-  resumable: readonly NodeView[],
-  policy: ScalePolicy,
-  nowMs: number,
-  notes: ScaleNote[],
-): PlannedAction[] {
+function planResumedRemovals(resumable: readonly NodeView[], notes: ScaleNote[]): PlannedAction[] {
   const actions: PlannedAction[] = [];
   for (const node of [...resumable].sort((a, b) => a.name.localeCompare(b.name))) {
-    const startedAtMs = parseRfc3339(node.annotations[REMOVAL_STARTED_AT] ?? '');
-    if (startedAtMs !== undefined && nowMs < startedAtMs + policy.commitWindowMs) {
-      notes.push({
-        node: node.name,
-        reason: `removal started at ${node.annotations[REMOVAL_STARTED_AT]}: waiting ${policy.commitWindowMs / 1000}s for bindings in flight to commit`,
-      });
-      continue;
-    }
     const protection = protectionOf(node);
     if (protection) {
       notes.push({ node: node.name, reason: `removal started but now ${protection}; left alone` });
@@ -229,6 +215,13 @@ function planRemovals(
       continue;
     }
     if (nowMs < cordonedAtMs + policy.shutdownDelayMs || node.gameServers > 0) continue;
+    if (nowMs < cordonedAtMs + policy.commitWindowMs) {
+      notes.push({
+        node: node.name,
+        reason: `drained, but cordoned only at ${text}: waiting until the cordon is ${policy.commitWindowMs / 1000}s old, for game servers admitted before it to commit`,
+      });
+      continue;
+    }
     removable.push({ node, cordonedAtMs });
   }
   removable.sort(
@@ -256,7 +249,7 @@ function planRemovals(
       node: node.name,
       target: node,
       resume: false,
-      reason: `cordoned by berth at ${node.annotations[CORDONED_AT]}, no game server, shutdown delay ${policy.shutdownDelayMs / 1000}s passed: marked for removal`,
+      reason: `cordoned by berth at ${node.annotations[CORDONED_AT]}, no game server, shutdown delay ${policy.shutdownDelayMs / 1000}s passed`,
     });
     remaining -= 1;
   }
@@ -290,7 +283,7 @@ export function planScale(
     if (node.annotations[REMOVAL_STARTED_AT] !== undefined) resumable.push(node);
     else active.push(node);
   }
-  actions.push(...planResumedRemovals(resumable, policy, nowMs, notes));
+  actions.push(...planResumedRemovals(resumable, notes));
 
   let free = 0;
   let booting = 0;

@@ -35,8 +35,9 @@ export interface ScalePolicy {
   readonly removalsPerPass: NodeBudget;
   readonly removalsPerHour: NodeBudget;
   /**
-   * How long a node marked for removal waits before its instance is released, so that a binding
-   * admitted just before the mark has committed and is seen by the last look at its pods.
+   * How old a cordon must be before its node is removed, so that every game server admitted for
+   * the node before berth's webhooks saw the cordon has committed and is seen by the look at its
+   * pods (removal.ts).
    */
   readonly commitWindowMs: number;
   /** The buffer that follows demand (demand.ts). */
@@ -66,8 +67,8 @@ export const SCALE_POLICY_DEFAULTS = {
   bootGraceMs: 10 * 60_000,
   /**
    * Past the webhook timeout (10 s at most) and the binding webhook's node cache (10 s): a
-   * binding admitted before the mark was visible has committed by then. Passes run a minute
-   * apart, so the wait costs no pass.
+   * binding admitted before the cordon was visible has committed by then. Shorter than the
+   * default shutdown delay, so by default the wait costs nothing.
    */
   commitWindowMs: 30_000,
   /** A pass lists, plans and acts in seconds; two minutes covers slow AWS calls. */

@@ -1,20 +1,22 @@
 /**
  * Removing a node without ending a game that landed on it after the pass decided. Karpenter's
  * open bug #3185 is this window: a node chosen while empty is deleted after a do-not-disrupt pod
- * was bound to it during the wait. berth closes it in two steps, a pass apart:
+ * was bound to it during the wait. berth closes it with its cordon: from the cordon on, berth's
+ * webhooks refuse game servers for the node (a binding, or a pod created with `spec.nodeName`:
+ * shared/admission/removal-guard.ts), so once the cordon is `commitWindowMs` old every game server
+ * admitted for the node has committed. A pass then removes a drained node in one go:
  *
- * 1. **Start** (the pass that finds the node drained): mark it `berth.dev/removal-started-at`
- *    (compare-and-swap: only while it is still berth's same cordon), then look at the pods bound
- *    to it now. From the mark on, berth's webhooks refuse game servers for the node (a binding, or
- *    a pod created with `spec.nodeName`), so a game can only land on it if it was admitted before
- *    the mark was visible.
- * 2. **Finish** (a later pass, `commitWindowMs` after the mark, when any such admission has
- *    committed): look at the node's pods again; then release the instance and delete the Node.
+ * 1. mark it `berth.dev/removal-started-at` (compare-and-swap: only while it is still berth's same
+ *    cordon), so that a pass that dies half-way leaves a node the next pass finishes;
+ * 2. look at the pods bound to it now;
+ * 3. release the instance through the pool (idempotent), then delete the Node. The Node carries
+ *    the instance id (`spec.providerID`) until this very last step: deleting it first would lose
+ *    the id of an instance a crash left running.
  *
- * At either look, a game server on the node, or any other pod that came to it after berth
- * cordoned it (a cordoned node gets no pod from the scheduler: such a pod was created with
- * `spec.nodeName`), stops the removal: the mark is taken back and the node stays cordoned, to
- * drain again. DaemonSet pods, and the pods that ran there before the cordon, go with the node.
+ * A game server on the node, or any other pod that came to it after berth cordoned it (a cordoned
+ * node gets no pod from the scheduler: such a pod was created with `spec.nodeName`), stops the
+ * removal: the mark is taken back and the node stays cordoned, to drain again. DaemonSet pods,
+ * and the pods that ran there before the cordon, go with the node.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
@@ -89,19 +91,24 @@ async function stopped(
   return `; removal stopped: ${holding.join(', ')} bound to the node after the pass decided; mark taken back, the node stays cordoned`;
 }
 
-/** Step 1: mark the node, then look at its pods. */
-export async function startRemoval(
-  cluster: Pick<ClusterApi, 'patchNode' | 'listPods'>,
+/** Removes a drained node: mark it, look at its pods, then release its instance and delete it. */
+export async function removeNode(
+  cluster: Pick<ClusterApi, 'patchNode' | 'listPods' | 'deleteNode'>,
+  pool: Pick<NodePool, 'releaseInstance'>,
   node: NodeView,
   at: string,
 ): Promise<string> {
   await cluster.patchNode(node.name, removalPatch(node, at));
-  const holding = await podsHolding(cluster, node);
-  if (holding.length > 0) return stopped(cluster, node.name, at, holding);
-  return '; marked for removal: the instance is released on a later pass, once bindings in flight have committed';
+  return finishRemoval(cluster, pool, {
+    ...node,
+    annotations: { ...node.annotations, [REMOVAL_STARTED_AT]: at },
+  });
 }
 
-/** Step 2: look at the node's pods again, then release its instance and delete the Node. */
+/**
+ * Finishes the removal of a marked node (this pass's, or one a pass that died left): looks at
+ * its pods, then releases its instance and deletes the Node.
+ */
 export async function finishRemoval(
   cluster: Pick<ClusterApi, 'patchNode' | 'listPods' | 'deleteNode'>,
   pool: Pick<NodePool, 'releaseInstance'>,

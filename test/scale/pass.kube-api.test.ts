@@ -63,22 +63,19 @@ describe('runScalePass over the Kubernetes API', () => {
       'cordon spare',
       'delete drained',
     ]);
-    // The removal is finished a pass later, past the commit window.
-    expect(fake.nodes.has('drained')).toBe(true);
+    expect(fake.nodes.has('drained')).toBe(false);
+    expect(pool.released).toEqual(new Set(['drained']));
     const later = await pass(T0 + 60_000);
     expect(later.failures).toEqual([]);
-    expect(later.actions.map((a) => `${a.type} ${a.node}`)).toEqual([
-      'delete drained',
-      // Cordoned a shutdown delay ago and drained: marked, one fresh removal a pass (10% of 5).
-      'delete idle',
-    ]);
-    const idle = fake.nodes.get('idle');
-    expect(idle?.spec?.unschedulable).toBe(true);
-    expect(idle?.metadata?.annotations?.[CORDONED_AT]).toBe('2026-01-01T00:00:00.000Z');
-    expect(fake.nodes.has('drained')).toBe(false);
+    // Cordoned a shutdown delay ago and drained: one removal a pass (10% of 4, rounded up).
+    expect(later.actions.map((a) => `${a.type} ${a.node}`)).toEqual(['delete idle']);
+    expect(fake.nodes.has('idle')).toBe(false);
     expect(fake.nodes.get('spare')?.spec?.unschedulable).toBe(true);
+    expect(fake.nodes.get('spare')?.metadata?.annotations?.[CORDONED_AT]).toBe(
+      '2026-01-01T00:00:00.000Z',
+    );
     expect(fake.nodes.get('other-pool')?.spec?.unschedulable).toBeUndefined();
-    expect(pool.released).toEqual(new Set(['drained']));
+    expect(pool.released).toEqual(new Set(['drained', 'idle']));
     // The removal mark went in before the instance was released.
     const patches = fake.requests.filter(
       (r) => r.method === 'PATCH' && r.path.endsWith('/drained'),

@@ -49,6 +49,10 @@ function setup(
   };
 }
 
+/** Whether the node carries berth's removal mark. */
+const marked = (cluster: FakeClusterApi, name: string): boolean =>
+  cluster.nodes.get(name)?.metadata?.annotations?.[REMOVAL_STARTED_AT] !== undefined;
+
 describe('runScalePass', () => {
   it('plans without changing anything in a dry run', async () => {
     const pool = new FakeNodePool(3);
@@ -159,19 +163,20 @@ describe('runScalePass', () => {
     expect(pool.mutations()).toEqual([{ method: 'growTo', size: 2 }]);
   });
 
-  it('marks the node, looks at its pods, and on a later pass releases its instance, then deletes the Node', async () => {
+  it('removes a drained node in one pass: marks it, looks at its pods, releases its instance, then deletes the Node', async () => {
     const pool = new FakeNodePool(2);
-    const { cluster, deps, advance } = setup(
-      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
-      [],
-      pool,
-    );
+    const { cluster, deps } = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], pool);
     const order: string[] = [];
+    const listPods = cluster.listPods.bind(cluster);
+    cluster.listPods = (options) => {
+      if (options?.fieldSelector === 'spec.nodeName=b') {
+        order.push(`look (marked: ${marked(cluster, 'b')})`);
+      }
+      return listPods(options);
+    };
     const release = pool.releaseInstance.bind(pool);
     pool.releaseInstance = async (n) => {
-      order.push(
-        `release (marked: ${cluster.nodes.get('b')?.metadata?.annotations?.[REMOVAL_STARTED_AT] !== undefined})`,
-      );
+      order.push(`release (marked: ${marked(cluster, 'b')})`);
       return release(n);
     };
     const deleteNode = cluster.deleteNode.bind(cluster);
@@ -179,41 +184,43 @@ describe('runScalePass', () => {
       order.push(`delete ${name}`);
       return deleteNode(name);
     };
-    const first = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
-    expect(first.actions).toEqual([
-      expect.objectContaining({
-        type: 'delete',
-        node: 'b',
-        reason: expect.stringContaining(
-          '; marked for removal: the instance is released on a later pass',
-        ),
-      }),
-    ]);
-    expect(order).toEqual([]);
-    expect(cluster.calls.filter((c) => c.method === 'listPods').at(-1)).toMatchObject({
-      options: { fieldSelector: 'spec.nodeName=b' },
-    });
-    advance(MINUTE);
-    const second = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
-      dryRun: false,
-    });
-    expect(order).toEqual(['release (marked: true)', 'delete b']);
+    expect(order).toEqual(['look (marked: true)', 'release (marked: true)', 'delete b']);
     expect(pool.calls).toContainEqual({
       method: 'releaseInstance',
       node: { name: 'b', providerId: 'aws:///us-east-1a/i-b0000000' },
     });
-    expect(second.actions).toEqual([
+    expect(report.actions).toEqual([
       expect.objectContaining({
         type: 'delete',
         node: 'b',
-        reason: expect.stringContaining('finishing'),
+        reason: expect.stringContaining('; Node deleted'),
       }),
     ]);
     expect(cluster.nodes.has('b')).toBe(false);
     expect(pool.desiredSize).toBe(1);
-    expect(cluster.events().map((e) => e.reason)).toEqual(['BerthNodeRemoved', 'BerthNodeRemoved']);
+    expect(cluster.events().map((e) => e.reason)).toEqual(['BerthNodeRemoved']);
+  });
+
+  it('waits until the cordon is a commit window old, for game servers admitted before it', async () => {
+    const pool = new FakeNodePool(2);
+    const { cluster, deps, advance } = setup(
+      [node('a'), berthCordoned('b', T0 - 10_000)],
+      [],
+      pool,
+    );
+    const config = scaleConfig({ bufferGameServers: 0, shutdownDelaySeconds: 0 });
+    const early = await runScalePass(deps, config, { dryRun: false });
+    expect(early.actions).toEqual([]);
+    expect(early.notes).toContainEqual({
+      node: 'b',
+      reason: expect.stringContaining('waiting until the cordon is 30s old'),
+    });
+    advance(20_000);
+    await runScalePass(deps, config, { dryRun: false });
+    expect(cluster.nodes.has('b')).toBe(false);
   });
 
   it('finishes on the next pass a removal whose instance release failed', async () => {
@@ -223,8 +230,6 @@ describe('runScalePass', () => {
       [],
       pool,
     );
-    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
-    advance(MINUTE);
     pool.failures.releaseInstance = [new Error('ScalingActivityInProgress')];
     const failed = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
@@ -232,12 +237,12 @@ describe('runScalePass', () => {
     expect(failed.failures).toEqual([
       expect.objectContaining({ action: expect.objectContaining({ type: 'delete', node: 'b' }) }),
     ]);
-    expect(cluster.nodes.get('b')?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeDefined();
+    expect(marked(cluster, 'b')).toBe(true);
     advance(MINUTE);
-    const third = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+    const next = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
-    expect(third.actions).toEqual([
+    expect(next.actions).toEqual([
       expect.objectContaining({
         type: 'delete',
         node: 'b',
@@ -255,8 +260,6 @@ describe('runScalePass', () => {
       [],
       pool,
     );
-    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
-    advance(MINUTE);
     cluster.failNext('deleteNode:b', new Error('connection reset'));
     const failed = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
@@ -270,17 +273,47 @@ describe('runScalePass', () => {
     expect(pool.mutations().filter((c) => c.method === 'releaseInstance')).toHaveLength(2);
   });
 
-  it('stops a removal when a pod is bound to the node after the pass decided, and takes its mark back', async () => {
+  it('stops a removal when a game server came to the node before the look, and takes its mark back', async () => {
     const pool = new FakeNodePool(2);
-    const { cluster, deps, advance } = setup(
-      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
-      [],
+    const { cluster, deps } = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], pool);
+    // A game server admitted for the node before the pass listed the pods, stored only after the
+    // listing: the look after the mark finds it.
+    const listPods = cluster.listPods.bind(cluster);
+    cluster.listPods = (options) => {
+      if (options?.fieldSelector === 'spec.nodeName=b') {
+        cluster.pods.push(pod('late', { node: 'b' }));
+        cluster.listPods = listPods;
+      }
+      return listPods(options);
+    };
+    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
+      dryRun: false,
+    });
+    expect(report.actions).toEqual([
+      expect.objectContaining({
+        type: 'delete',
+        node: 'b',
+        reason: expect.stringContaining('removal stopped: games/late bound to the node'),
+      }),
+    ]);
+    expect(pool.mutations()).toEqual([]);
+    const b = cluster.nodes.get('b');
+    expect(b?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeUndefined();
+    expect(b?.spec?.unschedulable).toBe(true);
+  });
+
+  it('takes back the mark of a removal left half-done when a game server runs there now', async () => {
+    const pool = new FakeNodePool(2);
+    const { cluster, deps } = setup(
+      [
+        node('a'),
+        berthCordoned('b', T0 - 10 * MINUTE, {
+          annotations: { [REMOVAL_STARTED_AT]: new Date(T0 - MINUTE).toISOString() },
+        }),
+      ],
+      [pod('late', { node: 'b' })],
       pool,
     );
-    await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
-    // A game server created with spec.nodeName: no scheduler, no cordon in its way.
-    cluster.pods.push(pod('late', { node: 'b' }));
-    advance(MINUTE);
     const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
@@ -292,9 +325,7 @@ describe('runScalePass', () => {
       }),
     ]);
     expect(pool.mutations()).toEqual([]);
-    const b = cluster.nodes.get('b');
-    expect(b?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeUndefined();
-    expect(b?.spec?.unschedulable).toBe(true);
+    expect(marked(cluster, 'b')).toBe(false);
   });
 
   it('does nothing while another pass holds the lease', async () => {
@@ -360,8 +391,6 @@ describe('runScalePass', () => {
       ['grow', 'node pool none: would ask for 3 node(s)'],
     ]);
     const drained = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], new NoNodePool());
-    await runScalePass(drained.deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
-    drained.advance(MINUTE);
     const removal = await runScalePass(drained.deps, scaleConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
@@ -373,17 +402,11 @@ describe('runScalePass', () => {
   });
 
   it('with Karpenter, deletes the Node and leaves the instance to Karpenter', async () => {
-    const { cluster, deps, advance } = setup(
+    const { cluster, deps } = setup(
       [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
       [],
       new KarpenterNodePool('games'),
     );
-    await runScalePass(
-      deps,
-      scaleConfig({ bufferGameServers: 0, nodePool: { type: 'karpenter', name: 'games' } }),
-      { dryRun: false },
-    );
-    advance(MINUTE);
     const report = await runScalePass(
       deps,
       scaleConfig({ bufferGameServers: 0, nodePool: { type: 'karpenter', name: 'games' } }),
@@ -393,15 +416,12 @@ describe('runScalePass', () => {
     );
     const removal = report.actions.find((a) => a.type === 'delete');
     expect(removal?.reason).toContain('Karpenter terminates the instance of b');
-    // Each pass also sets the buffer's placeholders (none here: the buffer is 0).
+    // The pass also sets the buffer's placeholders (none here: the buffer is 0).
     expect(cluster.mutations().map((c) => c.method)).toEqual([
       'scaleDeployment',
       'patchNode',
-      'createEvent',
-      // A started removal is finished first.
       'deleteNode',
       'createEvent',
-      'scaleDeployment',
     ]);
     expect(cluster.replicas.get('berth-buffer/berth-buffer')).toBe(0);
   });

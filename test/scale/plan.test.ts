@@ -390,24 +390,31 @@ describe('planScale: removing nodes', () => {
     expect(result.notes).toContainEqual(expect.objectContaining({ node: 'bad' }));
   });
 
-  it('finishes a removal an earlier pass started, whatever the delay and minimum, once the commit window has passed', () => {
-    const marked = (ago: number) => [
+  it('finishes a removal an earlier pass left half-done first, whatever the delay and minimum', () => {
+    const marked = [
       node('a', {
         unschedulable: true,
         annotations: {
-          [CORDONED_AT]: new Date(T0 - ago).toISOString(),
-          [REMOVAL_STARTED_AT]: new Date(T0 - ago).toISOString(),
+          [CORDONED_AT]: new Date(T0 - MINUTE).toISOString(),
+          [REMOVAL_STARTED_AT]: new Date(T0 - 1_000).toISOString(),
         },
       }),
     ];
-    const early = plan(marked(29_000), [], { scale: { ...delay, minNodes: 1 } });
-    expect(early.actions.filter((a) => a.type === 'delete')).toEqual([]);
-    expect(early.notes).toContainEqual({
-      node: 'a',
-      reason: expect.stringMatching(/waiting 30s for bindings in flight to commit$/),
-    });
-    const result = plan(marked(30_000), [], { scale: { ...delay, minNodes: 1 } });
+    const result = plan(marked, [], { scale: { ...delay, minNodes: 1 } });
     expect(result.actions[0]).toMatchObject({ type: 'delete', node: 'a', resume: true });
+  });
+
+  it('removes a drained node only once its cordon is a commit window old, whatever the shutdown delay', () => {
+    const cordoned = (ago: number) => [node('a'), berthCordoned('b', T0 - ago)];
+    const scale = { shutdownDelaySeconds: 0, minNodes: 1 };
+    const early = plan(cordoned(29_000), [], { scale });
+    expect(early.actions).toEqual([]);
+    expect(early.notes).toContainEqual({
+      node: 'b',
+      reason: expect.stringMatching(/waiting until the cordon is 30s old/),
+    });
+    const result = plan(cordoned(30_000), [], { scale });
+    expect(result.actions).toMatchObject([{ type: 'delete', node: 'b', resume: false }]);
   });
 
   it('takes back the mark of a started removal when a game server runs there now', () => {

@@ -1,10 +1,10 @@
 /**
- * Karpenter #3185, tried at every step: a game server is bound to a drained node after berth's
- * scale pass decided to remove it, once after each call the removal makes (every cluster and
- * node pool call of three passes a minute apart), through berth's binding webhook as the
- * scheduler's binding goes, or created with `spec.nodeName`, through the pod webhook's guard. In
- * every case either the game server was refused the node, or the node and its instance are still
- * there with the game on it: never both a game on the node and the node gone.
+ * Karpenter #3185, tried at every step: a game server is bound to an idle node while berth's
+ * scale pass cordons it and, a minute later, removes it, once after each call the passes make
+ * (every cluster and node pool call of three passes a minute apart), through berth's binding
+ * webhook as the scheduler's binding goes, or created with `spec.nodeName`, through the pod
+ * webhook's guard. In every case either the game server was refused the node, or the node and its
+ * instance are still there with the game on it: never both a game on the node and the node gone.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { InProcessScaleMemory } from '../support/scale-memory.js';
-import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
+import { gameServers, node, pod, T0 } from './builders.js';
 import { FakeClusterApi } from './fake-cluster-api.js';
 import { FakeLease, FakeNodePool } from './fakes.js';
 
@@ -49,15 +49,13 @@ function lateGameServer(): V1Pod {
 }
 
 /**
- * Three passes a minute apart over a busy node and a drained one; after the `step`-th call the
- * late game server is placed on the drained node. Answers what happened.
+ * Three passes a minute apart over a busy node and an idle one (the first cordons the idle node,
+ * the second removes it); after the `step`-th call the late game server is placed on the idle
+ * node. Answers what happened.
  */
 async function removalWithLateGame(step: number, how: Placement) {
   let now = T0;
-  const cluster = new FakeClusterApi(
-    [node('busy'), berthCordoned('drained', T0 - 10 * MINUTE)],
-    [...gameServers('busy', 40)],
-  );
+  const cluster = new FakeClusterApi([node('busy'), node('drained')], [...gameServers('busy', 40)]);
   const pool = new FakeNodePool(2);
   let calls = 0;
   let placement: { allowed: boolean; message?: string } | undefined;
@@ -153,20 +151,20 @@ describe('a game server placed on a node at every step of its removal', () => {
         expect(result.gameOnNode && result.nodeGone, `step ${step}`).toBe(false);
         if (!result.placement?.allowed) {
           expect(result.placement?.message).toMatch(
-            /^games\/late: node drained is being removed by berth \(berth\.dev\/removal-started-at: /,
+            /^games\/late: node drained is (cordoned by berth to drain \(berth\.dev\/cordoned-at|being removed by berth \(berth\.dev\/removal-started-at): /,
           );
           outcomes.add('refused');
         } else if (!result.nodeThere) {
           outcomes.add('node already gone');
         } else {
-          // Placed while the node was there: it stopped the removal, the node is kept.
+          // Placed before the cordon: the node is kept, with its game.
           expect(result.gameOnNode, `step ${step}`).toBe(true);
-          outcomes.add('removal stopped');
+          outcomes.add('kept with its game');
         }
       }
-      // Every path was taken: a game that got there first stops the removal, one headed there
-      // once the node is marked is refused, and after the last step there is no node to place on.
-      expect([...outcomes].sort()).toEqual(['node already gone', 'refused', 'removal stopped']);
+      // Every path was taken: a game that got there before the cordon keeps the node, one headed
+      // there once it is cordoned is refused, and after the removal there is no node to place on.
+      expect([...outcomes].sort()).toEqual(['kept with its game', 'node already gone', 'refused']);
     });
   }
 });
