@@ -7,6 +7,7 @@ import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
 import type { Holding } from '../shared/status/holders.js';
+import { exitCodeOf } from './errors.js';
 import { forgetClusterCommand } from './forget-cluster.js';
 import { optionalCluster, passContext, requiredCluster } from './local-cluster.js';
 import { type CliOptions, UsageError } from './main.js';
@@ -201,7 +202,8 @@ const repair: Command = (options) =>
     } catch (error) {
       if (!(error instanceof RepairIncompleteError)) throw error;
       process.stderr.write(`berth repair: the pass could not complete: ${error.message}\n`);
-      return 1;
+      // An API server or table that did not answer is the environment's refusal (3).
+      return exitCodeOf(error) === 3 ? 3 : 1;
     }
   });
 

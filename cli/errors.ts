@@ -31,16 +31,20 @@ const REFUSING_CODES = new Set([
 /** The AWS SDK's names for missing credentials or region. */
 const AWS_SETUP_ERRORS = new Set(['CredentialsProviderError', 'ExpiredTokenException']);
 
-/** 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). */
+/**
+ * 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). The
+ * environment is looked for along the whole cause chain: a pass that stopped because the API
+ * server did not answer was refused by the environment.
+ */
 export function exitCodeOf(error: unknown): 1 | 2 | 3 {
   if (error instanceof UsageError) return 2;
-  if (
-    error instanceof EnvironmentError ||
-    error instanceof KubeConfigError ||
-    error instanceof KubernetesUnreachableError
-  )
-    return 3;
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (
+      cause instanceof EnvironmentError ||
+      cause instanceof KubeConfigError ||
+      cause instanceof KubernetesUnreachableError
+    )
+      return 3;
     const code = (cause as { code?: unknown }).code;
     if (typeof code === 'string' && REFUSING_CODES.has(code)) return 3;
     if (AWS_SETUP_ERRORS.has(cause.name) || /Region is missing/i.test(cause.message)) return 3;

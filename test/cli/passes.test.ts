@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -80,6 +80,22 @@ describe('berth repair --once', () => {
     const io = captureOutput();
     expect(await main(['repair', '--once', '--kubeconfig', kubeconfig, ...store()])).toBe(1);
     expect(io.err()).toMatch(/could not complete/);
+  });
+
+  it('exits 3 when the API server does not answer, as scale does', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-kube-'));
+    const silent = join(dir, 'kubeconfig');
+    // A port nothing listens on: the environment refused.
+    await writeFile(
+      silent,
+      (await readFile(kubeconfig, 'utf8')).replace(/(127\.0\.0\.1):\d+/, '$1:1'),
+    );
+    const io = captureOutput();
+    expect(await main(['repair', '--once', '--kubeconfig', silent, ...store()])).toBe(3);
+    expect(io.err()).toMatch(/could not complete/);
+    expect(await main(['scale', '--once', '--dry-run', '--kubeconfig', silent, ...store()])).toBe(
+      3,
+    );
   });
 });
 
