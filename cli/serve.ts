@@ -29,6 +29,7 @@ import { QueueSettler } from '../shared/settle/settler.js';
 import { clusterViewReader } from '../shared/ui/cluster-view.js';
 import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import { clusterContexts } from './cluster-contexts.js';
+import { EnvironmentError } from './errors.js';
 import {
   hasKubeconfig,
   kubeconfigContexts,
@@ -219,6 +220,71 @@ function describeCluster(served: ServedCluster, base: string): string[] {
   ];
 }
 
+/** The server, and the TLS material it serves with (none with --http). */
+interface Listening {
+  readonly server: Awaited<ReturnType<typeof startServer>>;
+  readonly tls: Awaited<ReturnType<typeof ensureLocalTls>> | undefined;
+}
+
+/** Serves every cluster on the flags' address: HTTPS from the data dir's TLS unless --http. */
+async function listen(
+  options: CliOptions,
+  served: readonly ServedCluster[],
+  handlers: ClusterSet<HttpHandler>,
+  log: ServeLog,
+): Promise<Listening> {
+  const tls = options.http
+    ? undefined
+    : await ensureLocalTls(
+        join(resolve(options.dataDir), 'tls'),
+        Date.now,
+        [options.host, options.advertiseAddress].filter((name): name is string => !!name),
+      );
+  const server = await startServer({
+    host: options.host,
+    port: options.port,
+    ...(tls ? { tls } : {}),
+    handle: requestLogged(
+      withFleetStatus(served, clusterRoutes(handlers, { unknown: 'explain' })),
+      log,
+    ),
+    onError: (error, request) => {
+      log.error(
+        `${request.method} ${request.path} failed: ${(error as Error).stack ?? String(error)}`,
+      );
+    },
+  }).catch((error: unknown) => {
+    throw listenRefused(error, options.host, options.port);
+  });
+  return { server, tls };
+}
+
+/** A listen the system refused, said with its fix (exit 3); anything else as it came. */
+function listenRefused(error: unknown, host: string, port: number): unknown {
+  const at = `${host}:${port}`;
+  switch ((error as { code?: unknown }).code) {
+    case 'EADDRINUSE':
+      return new EnvironmentError(
+        `${at} is in use: stop what listens there, or pass --port N (0 picks a free one)`,
+        { cause: error },
+      );
+    case 'EACCES':
+      return new EnvironmentError(
+        `${at}: this user may not listen on port ${port}: pass --port N with N of 1024 or more`,
+        { cause: error },
+      );
+    case 'EADDRNOTAVAIL':
+      return new EnvironmentError(
+        `${at}: ${host} is no address of this machine: pass --host ADDR`,
+        {
+          cause: error,
+        },
+      );
+    default:
+      return error;
+  }
+}
+
 /** Runs the local server until SIGINT or SIGTERM. */
 export async function serve(options: CliOptions): Promise<number> {
   const names = options.clusters.map((config) => config.cluster);
@@ -256,27 +322,17 @@ export async function serve(options: CliOptions): Promise<number> {
     if (!handle) throw new Error(`cluster ${cluster} was not assembled`);
     return handle;
   });
-  const tls = options.http
-    ? undefined
-    : await ensureLocalTls(
-        join(resolve(options.dataDir), 'tls'),
-        Date.now,
-        [options.host, options.advertiseAddress].filter((name): name is string => !!name),
-      );
-  const server = await startServer({
-    host: options.host,
-    port: options.port,
-    ...(tls ? { tls } : {}),
-    handle: requestLogged(
-      withFleetStatus(served, clusterRoutes(handlers, { unknown: 'explain' })),
-      log,
-    ),
-    onError: (error, request) => {
-      log.error(
-        `${request.method} ${request.path} failed: ${(error as Error).stack ?? String(error)}`,
-      );
-    },
-  });
+  let listening: Listening;
+  try {
+    listening = await listen(options, served, handlers, log);
+  } catch (error) {
+    // Nothing is served: the clusters and the store (DynamoDB Local, if this process started it)
+    // go down with the command instead of keeping it alive.
+    await Promise.all(served.map((one) => one.close()));
+    await store.close();
+    throw error;
+  }
+  const { server, tls } = listening;
   // Listening for the stop signals before the banner: a supervisor may send one as soon as it
   // sees the server up, and an unhandled SIGTERM would skip the shutdown below.
   const stopped = new Promise<void>((done) => {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -82,6 +83,32 @@ describe('berth serve', () => {
     run.child.kill('SIGTERM');
     expect(await exited).toBe(0);
   });
+
+  it('exits 3 on a port in use, saying how to fix it, and stops the DynamoDB Local it started', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const dataDir = await mkdtemp(join(tmpdir(), 'berth-serve-busy-'));
+    const child = spawn(
+      process.execPath,
+      ['bin/berth.mjs', 'serve', '--http', '--port', String(port), '--data-dir', dataDir],
+      { env: { ...process.env, KUBECONFIG: '', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let err = '';
+    child.stderr?.on('data', (chunk) => {
+      err += String(chunk);
+    });
+    try {
+      // Exiting at all is the point: DynamoDB Local left running would keep the command alive.
+      expect(await exitOf(child)).toBe(3);
+      expect(err).toContain(
+        `127.0.0.1:${port} is in use: stop what listens there, or pass --port N`,
+      );
+    } finally {
+      child.kill();
+      taken.close();
+    }
+  }, 60_000);
 
   it('runs the passes only with --passes, and refuses --passes without a cluster (exit 2)', async () => {
     const run = await serve(
