@@ -81,7 +81,9 @@ export function carriedAllocationId(object: JsonObject | null | undefined): stri
  * its path), derived from its uid so the repair pass and later webhook calls agree on it.
  */
 export function allocationIdForUid(uid: string): string {
-  return newAllocationId(() => createHash('sha256').update(uid).digest());
+  // The digest's first bytes, as many as a random id takes: an id of berth's one shape, which
+  // settle tasks and repair insist on.
+  return newAllocationId((size) => createHash('sha256').update(uid).digest().subarray(0, size));
 }
 
 type JsonObject = Readonly<Record<string, unknown>>;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  allocationIdForUid,
   isAllocationId,
   namesOwner,
   newAllocationId,
@@ -47,5 +48,18 @@ describe('allocation ids that name their owner', () => {
         web,
       ),
     ).toBe(false);
+  });
+});
+
+describe('allocation ids derived from a uid', () => {
+  it('have the shape of every berth id, and one uid always gives the same', () => {
+    fc.assert(
+      fc.property(fc.uuid(), fc.uuid(), (uid, other) => {
+        const id = allocationIdForUid(uid);
+        expect(isAllocationId(id)).toBe(true);
+        expect(allocationIdForUid(uid)).toBe(id);
+        if (other !== uid) expect(allocationIdForUid(other)).not.toBe(id);
+      }),
+    );
   });
 });
