@@ -11,7 +11,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { parseIp } from '../net/ip.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { ALLOCATION_ID_ANNOTATION, annotationOf, objectAt, stringAt } from './identity.js';
+import { carriedAllocationId, objectAt, stringAt } from './identity.js';
 import { setMetadataEntries } from './patch.js';
 import { refusalForNodeBeingRemoved } from './removal-guard.js';
 import { allow } from './response.js';
@@ -83,7 +83,8 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
         `${NODE_ANNOTATION}: pod ${namespace}/${podName} was not found, so berth added no annotations`,
       ]);
     }
-    if (annotationOf(pod as JsonObject, ALLOCATION_ID_ANNOTATION) === undefined) return allow();
+    // An id not of berth's shape is no id (a hand-written or mangled annotation): untouched.
+    if (carriedAllocationId(pod as JsonObject) === undefined) return allow();
 
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];

@@ -223,6 +223,21 @@ describe('podBindingAdmission', () => {
     expect(cluster.calls).toEqual(['getPod default/web']);
   });
 
+  it('treats an allocation id not of the shape berth makes as absent', async () => {
+    for (const id of ['', 'not-berth-shape', 'x'.repeat(300)]) {
+      const { cluster, handler } = harness();
+      cluster.pods.set('default/web', {
+        metadata: {
+          name: 'web',
+          namespace: 'default',
+          annotations: { [ALLOCATION_ID_ANNOTATION]: id },
+        },
+      });
+      expect(await handler(bindingRequest('web', 'node-1')), id).toEqual({ allowed: true });
+      expect(cluster.calls).toEqual(['getPod default/web']);
+    }
+  });
+
   it('allows with a warning and no address when the node has no usable address', async () => {
     const { cluster, handler } = harness();
     cluster.gamePod('gs');

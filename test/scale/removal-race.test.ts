@@ -9,7 +9,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podBindingAdmission } from '../../shared/admission/binding.js';
-import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
+import { ALLOCATION_ID_ANNOTATION, allocationIdForUid } from '../../shared/admission/identity.js';
 import { guardPodCreates } from '../../shared/admission/removal-guard.js';
 import { allow } from '../../shared/admission/response.js';
 import type { AdmissionRequest } from '../../shared/admission/review.js';
@@ -43,7 +43,10 @@ function lateGameServer(): V1Pod {
     ...base,
     metadata: {
       ...base.metadata,
-      annotations: { [ALLOCATION_ID_ANNOTATION]: 'id-late', [PORTS_ANNOTATION]: '[]' },
+      annotations: {
+        [ALLOCATION_ID_ANNOTATION]: allocationIdForUid('late'),
+        [PORTS_ANNOTATION]: '[]',
+      },
     },
   };
 }
