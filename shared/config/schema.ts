@@ -41,7 +41,7 @@ const cidrText = z.string().transform((text, ctx): CidrBlock => {
     });
     return z.NEVER;
   }
-  if (block.hostBits < 4) {
+  if (block.hostBits < 3) {
     ctx.addIssue({
       code: 'custom',
       message: `"${text}" is too small: the service cluster IP range must be at least 8 IP addresses`,

@@ -62,6 +62,15 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('takes a service CIDR of 8 addresses or more, as the kube-apiserver does', () => {
+    for (const cidr of ['10.100.0.0/29', 'fd00::/125']) {
+      expect(parseConfig({ serviceCIDRs: [cidr] }).serviceCIDRs).toHaveLength(1);
+    }
+    expect(problemsOf({ serviceCIDRs: ['10.100.0.0/30'] })).toEqual([
+      'serviceCIDRs[0]: "10.100.0.0/30" is too small: the service cluster IP range must be at least 8 IP addresses',
+    ]);
+  });
+
   it('rejects two service CIDRs of one family, and more than two', () => {
     expect(problemsOf({ serviceCIDRs: ['10.0.0.0/16', '10.1.0.0/16'] })).toEqual([
       expect.stringMatching(/^serviceCIDRs\[1\]: 10.1.0.0\/16 is of the same family/),
