@@ -95,8 +95,11 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
   const previous = clusterIpsOf(old);
   const policy = spec.ipFamilyPolicy ?? 'SingleStack';
   if (previous.length > 0 && previous[0] !== 'None') {
-    // As the apiserver does: an update that leaves the cluster IPs empty keeps the old ones.
-    if (requested.every((ip) => ip === '')) requested = [...previous];
+    // As the apiserver does: an update that leaves the cluster IPs empty keeps the old ones, and
+    // one that keeps `clusterIP` but leaves `clusterIPs` empty keeps the old list.
+    const keepsList =
+      !spec.clusterIPs?.length && requested.length === 1 && requested[0] === previous[0];
+    if (keepsList || requested.every((ip) => ip === '')) requested = [...previous];
     for (let i = 0; i < Math.min(requested.length, previous.length); i++) {
       if (requested[i] !== previous[i])
         throw new ServiceFieldError(clusterIpField(i), requested[i], 'may not change once set');

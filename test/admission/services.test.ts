@@ -309,6 +309,18 @@ describe('Service admission', () => {
     expect(v6.spec.ipFamilyPolicy).toBe('SingleStack');
   });
 
+  it('keeps both cluster IPs of a dual-stack Service whose update keeps clusterIP but leaves clusterIPs empty', async () => {
+    await setUp(['10.100.0.0/16', 'fd00:100::/108']);
+    const stored = await create(service('dual-upd', { ipFamilyPolicy: 'PreferDualStack' }));
+    const updated = structuredClone(stored);
+    delete updated.spec.clusterIPs;
+    const response = await send('UPDATE', updated, stored);
+    expect(response.allowed).toBe(true);
+    expect(applyPatch(updated, decodePatch(response.patch)).spec.clusterIPs).toEqual(
+      stored.spec.clusterIPs,
+    );
+  });
+
   it('denies RequireDualStack on a single-stack cluster', async () => {
     expect(await denial('CREATE', service('req', { ipFamilyPolicy: 'RequireDualStack' }))).toEqual({
       code: 422,
