@@ -78,6 +78,9 @@ function hostPortOf(spec: PortSpec, allocated: ReadonlyMap<string, number>): num
 function entriesOf(spec: PortSpec, hostPort: number | undefined): PortEntry[] {
   // Passthrough: the game server listens on the host port itself.
   const containerPort = spec.portPolicy === 'Passthrough' ? hostPort : spec.containerPort;
+  // A None port without a containerPort (Agones asks for one only for Dynamic and Static) has
+  // nothing to declare on the container.
+  if (containerPort === undefined && spec.portPolicy === 'None') return [];
   if (containerPort === undefined) throw new RangeError(`port ${spec.name} has no container port`);
   const entry = (name: string, protocol: 'TCP' | 'UDP'): PortEntry => ({
     name,

@@ -332,11 +332,6 @@ export function parsePortSpecs(
           `${at}.containerPort: Required value: ContainerPort must be defined for Dynamic and Static PortPolicies`,
         );
       }
-      if (portPolicy === 'None' && !containerPort.set) {
-        problems.push(
-          `${at}.containerPort: Required value: ContainerPort must be defined for None PortPolicy`,
-        );
-      }
       if (portPolicy === 'Passthrough' && containerPort.set) {
         problems.push(
           `${at}.containerPort: Forbidden: ContainerPort cannot be specified with Passthrough PortPolicy`,

@@ -108,6 +108,18 @@ describe('podAdmission patch', () => {
     expect(Object.keys(hostPortsOf(pod))).toEqual(['game-port']);
   });
 
+  it('declares nothing for a None port without a containerPort', async () => {
+    const h = await podHarness();
+    const pod = await h.create(
+      gamePod([
+        { name: 'unused', portPolicy: 'None' },
+        { name: 'game-port', containerPort: 7777 },
+      ]),
+    );
+    expect(containerPorts(pod).map((port) => port.name)).toEqual(['game-port']);
+    expect(Object.keys(hostPortsOf(pod))).toEqual(['game-port']);
+  });
+
   it('treats portPolicy "" as Dynamic and protocol "" as UDP', async () => {
     const h = await podHarness();
     const pod = await h.create(

@@ -45,10 +45,9 @@ describe('parsePortSpecs', () => {
     ]);
   });
 
-  it('requires a containerPort for None, whose container port entry needs one', () => {
-    expect(problems([{ name: 'a', portPolicy: 'None' }])).toEqual([
-      `${p}[0].containerPort: Required value: ContainerPort must be defined for None PortPolicy`,
-    ]);
+  it('takes a None port with or without a containerPort, as Agones does', () => {
+    expect(problems([{ name: 'a', portPolicy: 'None' }])).toEqual([]);
+    expect(problems([{ name: 'a', portPolicy: 'None', containerPort: 7000 }])).toEqual([]);
   });
 
   it('lets a sidecar init container take a port, but not a plain init container', () => {
