@@ -54,6 +54,11 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
   const path = formatPath(issue.path);
   const at = (message: string) => `${path || '(root)'}: ${message}`;
   const input = (issue as { input?: unknown }).input;
+  // A key of a record that its key schema refused: that schema's own words, not zod's "Invalid
+  // key in record".
+  if (issue.code === 'invalid_key') {
+    return at(issue.issues.map((inner) => inner.message).join('; '));
+  }
   // The schema's own messages already say what to write; only zod's generic ones are rewritten.
   if (issue.code !== 'unrecognized_keys' && !GENERIC.test(issue.message)) return at(issue.message);
   switch (issue.code) {

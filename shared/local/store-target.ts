@@ -70,7 +70,10 @@ export async function openStore(
   const existing = flags.dynamodbEndpoint ?? (await runningEndpoint(dataDir));
   if (existing) {
     const client = dynamoClient({ endpoint: existing });
-    await ensureTable(client, tableName);
+    await ensureTable(client, tableName).catch((error: unknown) => {
+      client.destroy();
+      throw unanswered(error, existing);
+    });
     return { client, tableName, where: existing, close: async () => client.destroy() };
   }
   // Java starts in a few seconds: say what is being waited for.
@@ -93,4 +96,21 @@ export async function openStore(
       await local.stop();
     },
   };
+}
+
+/**
+ * A DynamoDB endpoint that did not answer, said with the fix; the socket error stays the cause
+ * (its code makes the CLI's exit status 3).
+ */
+function unanswered(error: unknown, endpoint: string): unknown {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH') {
+      return new Error(
+        `DynamoDB at ${endpoint} did not answer (${code}): start it, or fix --dynamodb-endpoint (without the flag, berth uses or starts the DynamoDB Local of --data-dir)`,
+        { cause: error },
+      );
+    }
+  }
+  return error;
 }

@@ -156,6 +156,14 @@ describe('berth CLI', () => {
       'hostPort',
     ]);
   });
+
+  it('names a DynamoDB endpoint that does not answer, with the fix, and exits 3', async () => {
+    const io = captureOutput();
+    expect(await main(['status', '--dynamodb-endpoint', 'http://127.0.0.1:1'])).toBe(3);
+    expect(io.err()).toMatch(
+      /^berth: DynamoDB at http:\/\/127\.0\.0\.1:1 did not answer \(ECONNREFUSED\): start it, or fix --dynamodb-endpoint/,
+    );
+  });
 });
 
 describe('berth manifests', () => {

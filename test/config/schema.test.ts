@@ -55,6 +55,12 @@ describe('parseConfig', () => {
     expect(problems).toHaveLength(7);
   });
 
+  it('says what a range name must be when one is not', () => {
+    expect(problemsOf({ hostPortRanges: { Big_One: '7000-7100' } })).toEqual([
+      'hostPortRanges.Big_One: range names are lower-case DNS labels',
+    ]);
+  });
+
   it('rejects named host port ranges that share only an end port', () => {
     const problems = problemsOf({ hostPortRanges: { default: '7000-8000', lobby: '8000-8100' } });
     expect(problems).toEqual([
