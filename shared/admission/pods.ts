@@ -128,7 +128,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // A dry-run DELETE must not change stored state; a pod berth never allocated for has no id
     // (and one of another shape was never berth's).
     if (!pod || id === undefined || request.dryRun === true) return allow();
-    await releaseHostPorts(allocator, id, podRefOf(request, pod).namespace);
+    await releaseHostPorts(allocator, id, podRefOf(request, pod));
     return allow();
   }
 

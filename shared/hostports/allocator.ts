@@ -167,7 +167,7 @@ export async function allocateHostPorts(
     return await allocateAttempts(deps, request, ranges, token, written);
   } catch (error) {
     // The pod is refused: its record, written with ports it never got, goes too.
-    if (written.record) await deps.store.deleteRecord(request.id, request.pod.namespace, token);
+    if (written.record) await deps.store.deleteRecord(request.id, request.pod, token);
     throw error;
   }
 }
@@ -244,9 +244,9 @@ export async function releaseHostPorts(
     readonly view?: CountView;
   },
   id: string,
-  namespace: string,
+  pod: PodRef,
 ): Promise<PodPortRecord | undefined> {
-  const record = await deps.store.deleteRecord(id, namespace);
+  const record = await deps.store.deleteRecord(id, pod);
   if (!record) return undefined;
   const stamp = deps.view?.stamp() ?? 0;
   const blocks = await deps.store.removeUses(record.ports);

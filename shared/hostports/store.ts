@@ -68,10 +68,12 @@ export interface HostPortStore {
    */
   putRecord(record: PodPortRecord): Promise<void>;
   /**
-   * Deletes the record stored under `id` for `namespace` (and, when given, written with
-   * `token`) and answers it; undefined, and nothing changed, when there is no such record.
+   * Deletes the record stored under `id` for `pod` and answers it; undefined, and nothing
+   * changed, when there is no such record. The record must be this pod's: its namespace, and its
+   * name (or, for a record written before the apiserver named the pod, its `generateName`), and,
+   * when given, written with `token`. A pod that only carries another's id releases nothing.
    */
-  deleteRecord(id: string, namespace: string, token?: string): Promise<PodPortRecord | undefined>;
+  deleteRecord(id: string, pod: PodRef, token?: string): Promise<PodPortRecord | undefined>;
   /**
    * Adds one use per held port, one write per count item, all in parallel. With `levels`
    * (`<range>#<port>` → the count the choice saw), a port's use is added only while its count

@@ -130,7 +130,8 @@ export interface HostPortSnapshot {
 /** Release a leaked record (and its uses). */
 export interface RecordRelease {
   readonly id: string;
-  readonly namespace: string;
+  /** The pod the record names. */
+  readonly pod: PodRef;
   /** One HostPortLeaked finding per port, counted once the release committed. */
   readonly leaks: readonly Finding[];
 }
@@ -195,7 +196,7 @@ export function diffHostPorts(input: HostPortDiffInput): HostPortPlan {
     const pod = record.pod.name || `${record.pod.generateName}…`;
     releases.push({
       id: record.id,
-      namespace: record.pod.namespace,
+      pod: record.pod,
       leaks: record.ports.flatMap((p) => {
         const range = rangeByName.get(p.range);
         return range

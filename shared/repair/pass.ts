@@ -561,7 +561,7 @@ async function writeHostPorts(
     else progress.conflicts++;
   });
   await forEachBounded(plan.releases, concurrency, async (release) => {
-    if (await releaseHostPorts({ store }, release.id, release.namespace)) {
+    if (await releaseHostPorts({ store }, release.id, release.pod)) {
       progress.released += release.leaks.length;
       progress.freed.push(...release.leaks);
     } else {

@@ -40,6 +40,7 @@ import {
   type HostPortStore,
   levelKey,
   type PodPortRecord,
+  type PodRef,
   type RangeCounts,
 } from '../hostports/store.js';
 import { CapacityMeter } from './capacity.js';
@@ -145,26 +146,32 @@ export class DynamoHostPortStore implements HostPortStore {
     if (!write.applied) throw new AllocationIdTakenError(record.id, { cause: write.failure });
   }
 
-  async deleteRecord(
-    id: string,
-    namespace: string,
-    token?: string,
-  ): Promise<PodPortRecord | undefined> {
+  async deleteRecord(id: string, pod: PodRef, token?: string): Promise<PodPortRecord | undefined> {
+    // The same pod: its namespace and name; a record written at a CREATE with generateName has
+    // no name, only the generateName the pod keeps.
+    const samePod = pod.generateName
+      ? '(#name = :name OR (#name = :unnamed AND #generateName = :generateName))'
+      : '#name = :name';
     let old: Record<string, AttributeValue> | undefined;
     const write = await conditionalWrite(this.meter, async () => {
       const out = await this.#client.send(
         new DeleteItemCommand({
           TableName: this.#table,
           Key: this.#recordKey(id),
-          // DELETE releases only what is recorded under the pod's id AND namespace.
-          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns${token === undefined ? '' : ' AND #token = :token'}`,
+          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${token === undefined ? '' : ' AND #token = :token'}`,
           ExpressionAttributeNames: {
             '#pk': PK,
             '#ns': 'namespace',
+            '#name': 'name',
+            ...(pod.generateName ? { '#generateName': 'generateName' } : {}),
             ...(token === undefined ? {} : { '#token': 'token' }),
           },
           ExpressionAttributeValues: {
-            ':ns': { S: namespace },
+            ':ns': { S: pod.namespace },
+            ':name': { S: pod.name },
+            ...(pod.generateName
+              ? { ':unnamed': { S: '' }, ':generateName': { S: pod.generateName } }
+              : {}),
             ...(token === undefined ? {} : { ':token': { S: token } }),
           },
           ReturnValues: 'ALL_OLD',
@@ -174,7 +181,7 @@ export class DynamoHostPortStore implements HostPortStore {
       old = out.Attributes;
       return out;
     });
-    // Refused: already released (or never this namespace's), exactly once, nothing to do.
+    // Refused: already released, or never this pod's: exactly once, nothing to do.
     return write.applied && old ? decodeRecord(old) : undefined;
   }
 

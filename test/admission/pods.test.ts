@@ -530,11 +530,15 @@ describe('podAdmission identity and dry run', () => {
     }
   });
 
-  it('releases on DELETE only what is recorded under the id and the namespace', async () => {
+  it('releases on DELETE only what is recorded for that very pod: its id, namespace and name', async () => {
     const h = await podHarness();
     const pod = await h.create(gamePod(spec, { name: 'gs' }));
     const elsewhere = { ...pod, metadata: { ...(pod.metadata as object), namespace: 'other' } };
     await h.handler(podRequest(elsewhere, { operation: 'DELETE', namespace: 'other' }));
+    expect(sum(await h.counts())).toBe(2);
+    // Another pod of the namespace that only carries gs's id (copied, no ports of its own).
+    const carrier = { ...pod, metadata: { ...(pod.metadata as object), name: 'carrier' } };
+    await h.handler(podRequest(carrier, { operation: 'DELETE' }));
     expect(sum(await h.counts())).toBe(2);
     await h.handler(podRequest(pod, { operation: 'DELETE' }));
     expect(sum(await h.counts())).toBe(0);

@@ -20,6 +20,9 @@ async function newStore(): Promise<DynamoHostPortStore> {
   return new DynamoHostPortStore({ client, tableName, cluster: `s${seq++}` });
 }
 
+/** The pod a test record names: its id is its name. */
+const podNamed = (name: string, namespace = 'default') => ({ namespace, name, generateName: '' });
+
 function record(
   id: string,
   ports: readonly number[],
@@ -70,7 +73,7 @@ describe('DynamoHostPortStore', () => {
     const store = await newStore();
     await recordHostPorts(store, record('a', [7005, 7005]));
     expect(countAt(await store.readCounts(range), 7005)).toBe(2);
-    await releaseHostPorts({ store }, 'a', 'default');
+    await releaseHostPorts({ store }, 'a', podNamed('a', 'default'));
     expect(countAt(await store.readCounts(range), 7005)).toBe(0);
   });
 
@@ -93,7 +96,7 @@ describe('DynamoHostPortStore', () => {
     const store = await newStore();
     await recordHostPorts(store, record('a', [7010]));
     const seen = await store.readCounts(range);
-    await releaseHostPorts({ store }, 'a', 'default');
+    await releaseHostPorts({ store }, 'a', podNamed('a', 'default'));
     const next = record('b', [7010]);
     await store.addUses(next.ports, levels(next, seen));
     expect(countAt(await store.readCounts(range), 7010)).toBe(1);
@@ -109,8 +112,8 @@ describe('DynamoHostPortStore', () => {
     );
     await expect(store.putRecord(record('a', [7012]))).rejects.toThrow(AllocationIdTakenError);
     // Only its own allocation deletes a record by token.
-    expect(await store.deleteRecord('a', 'default', 't2')).toBeUndefined();
-    expect((await store.deleteRecord('a', 'default', 't1'))?.id).toBe('a');
+    expect(await store.deleteRecord('a', podNamed('a', 'default'), 't2')).toBeUndefined();
+    expect((await store.deleteRecord('a', podNamed('a', 'default'), 't1'))?.id).toBe('a');
   });
 
   it('records ports for repair without a second record under one id', async () => {
@@ -127,19 +130,41 @@ describe('DynamoHostPortStore', () => {
     await recordHostPorts(store, record('a', [7010, 7011]));
     await recordHostPorts(store, record('b', [7010]));
     const results = await Promise.all(
-      Array.from({ length: 6 }, () => releaseHostPorts({ store }, 'a', 'default')),
+      Array.from({ length: 6 }, () => releaseHostPorts({ store }, 'a', podNamed('a', 'default'))),
     );
     expect(results.filter((r) => r !== undefined)).toHaveLength(1);
     const counts = await store.readCounts(range);
     expect([countAt(counts, 7010), countAt(counts, 7011)]).toEqual([1, 0]);
-    expect(await releaseHostPorts({ store }, 'a', 'default')).toBeUndefined();
+    expect(await releaseHostPorts({ store }, 'a', podNamed('a', 'default'))).toBeUndefined();
+  });
+
+  it("releases nothing for a pod that only carries another pod's id", async () => {
+    const store = await newStore();
+    await recordHostPorts(store, record('a', [7010]));
+    expect(await releaseHostPorts({ store }, 'a', podNamed('copy'))).toBeUndefined();
+    expect(countAt(await store.readCounts(range), 7010)).toBe(1);
+    expect((await releaseHostPorts({ store }, 'a', podNamed('a')))?.id).toBe('a');
+  });
+
+  it('releases a record written before the apiserver named the pod for the pod it named', async () => {
+    const store = await newStore();
+    const unnamed = record('a', [7010]);
+    await recordHostPorts(store, {
+      ...unnamed,
+      pod: { namespace: 'default', name: '', generateName: 'gs-' },
+    });
+    const other = { namespace: 'default', name: 'lobby-x1', generateName: 'lobby-' };
+    expect(await releaseHostPorts({ store }, 'a', other)).toBeUndefined();
+    const named = { namespace: 'default', name: 'gs-x7k2p', generateName: 'gs-' };
+    expect((await releaseHostPorts({ store }, 'a', named))?.id).toBe('a');
+    expect(countAt(await store.readCounts(range), 7010)).toBe(0);
   });
 
   it('releases nothing for another namespace or an unknown id', async () => {
     const store = await newStore();
     await recordHostPorts(store, record('a', [7010], { namespace: 'games' }));
-    expect(await releaseHostPorts({ store }, 'a', 'default')).toBeUndefined();
-    expect(await releaseHostPorts({ store }, 'zzz', 'games')).toBeUndefined();
+    expect(await releaseHostPorts({ store }, 'a', podNamed('a', 'default'))).toBeUndefined();
+    expect(await releaseHostPorts({ store }, 'zzz', podNamed('zzz', 'games'))).toBeUndefined();
     expect(countAt(await store.readCounts(range), 7010)).toBe(1);
   });
 
@@ -158,7 +183,7 @@ describe('DynamoHostPortStore', () => {
     const a = record('a', [7010], { token: 't' });
     await Promise.all([store.putRecord(a), store.addUses(a.ports, new Map())]);
     const allocated = store.meter.totals();
-    await releaseHostPorts({ store }, 'a', 'default');
+    await releaseHostPorts({ store }, 'a', podNamed('a', 'default'));
     const released = store.meter.totals();
     expect(allocated.writeUnits - before.writeUnits).toBe(2);
     expect(released.writeUnits - allocated.writeUnits).toBe(2);

@@ -112,7 +112,7 @@ describe('runRepairPass: host ports', () => {
         calls.adds.push(levels);
         return env.hostPorts.addUses(ports, levels);
       },
-      deleteRecord: (id, namespace, token) => env.hostPorts.deleteRecord(id, namespace, token),
+      deleteRecord: (id, pod, token) => env.hostPorts.deleteRecord(id, pod, token),
       removeUses: (ports) => env.hostPorts.removeUses(ports),
       correctCount: (range, port, from, to) => env.hostPorts.correctCount(range, port, from, to),
     };
