@@ -36,9 +36,12 @@ function valuesOf(patch: JsonPatch | undefined): string[] {
     if (VALUE_FIELDS.has(field) && operation.value !== undefined) {
       values.push(`${field}=${String(operation.value)}`);
     } else if (field === 'ports' && Array.isArray(operation.value)) {
-      for (const port of operation.value as { nodePort?: unknown; hostPort?: unknown }[]) {
-        if (port.nodePort !== undefined) values.push(`nodePort=${String(port.nodePort)}`);
-        if (port.hostPort !== undefined) values.push(`hostPort=${String(port.hostPort)}`);
+      // The object's own entries come along, whatever they are (a null one included).
+      for (const port of operation.value as unknown[]) {
+        if (typeof port !== 'object' || port === null) continue;
+        const { nodePort, hostPort } = port as { nodePort?: unknown; hostPort?: unknown };
+        if (nodePort !== undefined) values.push(`nodePort=${String(nodePort)}`);
+        if (hostPort !== undefined) values.push(`hostPort=${String(hostPort)}`);
       }
     }
     if (values.length >= 8) break;

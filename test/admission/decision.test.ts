@@ -56,6 +56,24 @@ describe('admission decisions', () => {
     );
   });
 
+  it("reads the values of a container's ports whatever entries the object brought along", () => {
+    const decision = decisionOf(
+      request,
+      {
+        allowed: true,
+        patch: [
+          {
+            op: 'replace',
+            path: '/spec/containers/0/ports',
+            value: [null, 5, { name: 'game', containerPort: 7777, hostPort: 7012 }],
+          },
+        ],
+      },
+      1,
+    );
+    expect(decision.values).toEqual(['hostPort=7012']);
+  });
+
   it('is handed to the HTTP API caller for every review a handler takes', async () => {
     const seen: AdmissionDecision[] = [];
     const api = createHttpApi({

@@ -87,13 +87,13 @@ const container = fc.record(
   {
     name: maybe(fc.constantFrom('server', 'sidecar')),
     image: fc.constant('game:1'),
-    ports: fc.oneof(
-      fc.array(
+    ports: fc.array(
+      fc.oneof(
         fc.record({ name: junk, containerPort: junk, protocol: junk }, { requiredKeys: [] }),
-        {
-          maxLength: 2,
-        },
+        // Entries that are no port at all: the patch carries them along.
+        junk,
       ),
+      { maxLength: 2 },
     ),
     env: maybe(fc.constant([])),
   },
