@@ -17,8 +17,9 @@
  *   instead is that the next allocations take the lowest counts first, so the spread shrinks back
  *   as pods come and go.
  * - A pod asking a range for more ports than it has (possible only mixing protocols: UDP-only
- *   plus TCP-only ports beyond the range size) must reuse a number for the other protocol, which
- *   adds two uses to that number; the bound above is stated for pods whose ports fit the range.
+ *   plus TCP-only ports beyond the range size) takes every number, and a number it uses for both
+ *   a UDP-only and a TCP-only port gains two uses: those are the numbers at the lowest counts, so
+ *   the bound holds for such pods too.
  */
 import type { PortProtocol } from './spec.js';
 
@@ -126,9 +127,10 @@ export function chooseOneLeastUsed(
 
 /**
  * Offsets for one range's Dynamic/Passthrough ports of one pod, in the order of `protocols`.
- * All distinct when they fit; otherwise (more ports than the range has, mixing protocols) TCP-only
- * ports share numbers with UDP-only ones, never with TCPUDP ones, so no protocol sees a number
- * twice. A TCPUDP port takes one number for both protocols.
+ * All distinct when they fit; otherwise (more ports than the range has, mixing protocols) some
+ * TCP-only ports share numbers with UDP-only ones, never with TCPUDP ones, so no protocol sees a
+ * number twice; the shared numbers, two uses each, are the ones at the lowest counts. A TCPUDP
+ * port takes one number for both protocols.
  */
 export function assignRangePorts(
   protocols: readonly PortProtocol[],
@@ -148,9 +150,18 @@ export function assignRangePorts(
     distinct === 1
       ? [chooseOneLeastUsed(counts, random, preferences.busy)]
       : chooseLeastUsed(counts, distinct, random, preferences);
-  const next = { TCPUDP: 0, UDP: both, TCP: distinct - tcp };
+  // Picks run from the lowest count up: first the numbers a UDP-only and a TCP-only port share
+  // (two uses each), then the TCPUDP ones, then each protocol's own.
+  const shared = both + udp + tcp - distinct;
+  const sharedPicks = picks.slice(0, shared);
+  const queues: Record<PortProtocol, readonly number[]> = {
+    TCPUDP: picks.slice(shared, shared + both),
+    UDP: [...sharedPicks, ...picks.slice(shared + both, both + udp)],
+    TCP: [...sharedPicks, ...picks.slice(both + udp)],
+  };
+  const next: Record<PortProtocol, number> = { TCPUDP: 0, UDP: 0, TCP: 0 };
   return protocols.map((protocol) => {
-    const offset = picks[next[protocol]++];
+    const offset = queues[protocol][next[protocol]++];
     if (offset === undefined) throw new RangeError('unreachable: ran out of picks');
     return offset;
   });

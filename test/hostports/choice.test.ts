@@ -86,6 +86,29 @@ describe('assignRangePorts', () => {
       ),
     );
   });
+
+  it('keeps counts within one of each other for pods of mixed protocols, their ports beyond the range too', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.array(protocolArb, { minLength: 1, maxLength: 8 }), { maxLength: 30 }),
+        fc.integer(),
+        (size, pods, seed) => {
+          const random = seededRandom(seed);
+          const counts = new Array<number>(size).fill(0);
+          for (const protocols of pods) {
+            const both = protocols.filter((p) => p === 'TCPUDP').length;
+            const udp = protocols.filter((p) => p === 'UDP').length;
+            const tcp = protocols.filter((p) => p === 'TCP').length;
+            if (both + udp > size || both + tcp > size) continue;
+            for (const o of assignRangePorts(protocols, counts, random))
+              counts[o] = (counts[o] ?? 0) + 1;
+            expect(spread(counts)).toBeLessThanOrEqual(1);
+          }
+        },
+      ),
+    );
+  });
 });
 
 describe('the count invariant under sequences of allocations and releases', () => {
