@@ -89,7 +89,12 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];
     const node = await nodes.getNode(nodeName);
-    const refused = refusalForNodeBeingRemoved(node, nodeName, `${namespace}/${podName}`);
+    const refused = refusalForNodeBeingRemoved(
+      node,
+      nodeName,
+      `${namespace}/${podName}`,
+      'target.name',
+    );
     if (refused) return refused;
     if (node === undefined) {
       warnings.push(`${ADDRESS_ANNOTATION}: node ${nodeName} was not found; no address annotation`);

@@ -18,28 +18,29 @@ import { annotationOf, stringAt } from './identity.js';
 import { type AdmissionVerdict, deny } from './response.js';
 
 /**
- * The refusal for a game server headed to `node`, when berth is draining or removing it;
- * undefined to go on. Pure: the callers read the node (the binding webhook already has).
+ * The refusal for game server `pod` headed to `node` through `field` (the Binding's `target.name`,
+ * or the pod's own `spec.nodeName`), when berth is draining or removing the node; undefined to go
+ * on. Pure: the callers read the node (the binding webhook already has).
  */
 export function refusalForNodeBeingRemoved(
   node: V1Node | undefined,
   nodeName: string,
   pod: string,
+  field: 'target.name' | 'spec.nodeName',
 ): AdmissionVerdict | undefined {
   const annotations = node?.metadata?.annotations ?? {};
+  const refuse = (why: string) =>
+    deny(
+      409,
+      `${field}: node ${nodeName} is ${why}; game server ${pod} may not be placed on it, choose another node`,
+    );
   const startedAt = annotations[REMOVAL_STARTED_AT];
   if (startedAt !== undefined) {
-    return deny(
-      409,
-      `${pod}: node ${nodeName} is being removed by berth (${REMOVAL_STARTED_AT}: ${startedAt}); a game server may not be placed on it, choose another node`,
-    );
+    return refuse(`being removed by berth (${REMOVAL_STARTED_AT}: ${startedAt})`);
   }
   const cordonedAt = annotations[CORDONED_AT];
   if (cordonedAt !== undefined && node?.spec?.unschedulable === true) {
-    return deny(
-      409,
-      `${pod}: node ${nodeName} is cordoned by berth to drain (${CORDONED_AT}: ${cordonedAt}); a game server may not be placed on it, choose another node`,
-    );
+    return refuse(`cordoned by berth to drain (${CORDONED_AT}: ${cordonedAt})`);
   }
   return undefined;
 }
@@ -63,6 +64,7 @@ export function guardPodCreates(
         await reads.getNode(nodeName),
         nodeName,
         `${request.namespace ?? 'default'}/${name}`,
+        'spec.nodeName',
       );
       if (refused) return refused;
     }

@@ -12,14 +12,15 @@ const nodeWith = (unschedulable: boolean, annotations: Record<string, string>): 
   metadata: { name: 'n1', annotations },
   spec: { unschedulable },
 });
-const refusal = (node: V1Node | undefined) => refusalForNodeBeingRemoved(node, 'n1', 'games/gs-1');
+const refusal = (node: V1Node | undefined) =>
+  refusalForNodeBeingRemoved(node, 'n1', 'games/gs-1', 'target.name');
 
 describe('refusalForNodeBeingRemoved', () => {
   it('refuses a node berth cordoned, from the cordon on, and one it is removing', () => {
     expect(refusal(nodeWith(true, { [CORDONED_AT]: AT }))).toMatchObject({
       allowed: false,
       code: 409,
-      message: `games/gs-1: node n1 is cordoned by berth to drain (${CORDONED_AT}: ${AT}); a game server may not be placed on it, choose another node`,
+      message: `target.name: node n1 is cordoned by berth to drain (${CORDONED_AT}: ${AT}); game server games/gs-1 may not be placed on it, choose another node`,
     });
     expect(refusal(nodeWith(true, { [CORDONED_AT]: AT, [REMOVAL_STARTED_AT]: AT }))).toMatchObject({
       allowed: false,

@@ -154,7 +154,7 @@ describe('a game server placed on a node at every step of its removal', () => {
         expect(result.gameOnNode && result.nodeGone, `step ${step}`).toBe(false);
         if (!result.placement?.allowed) {
           expect(result.placement?.message).toMatch(
-            /^games\/late: node drained is (cordoned by berth to drain \(berth\.dev\/cordoned-at|being removed by berth \(berth\.dev\/removal-started-at): /,
+            /^(target\.name|spec\.nodeName): node drained is (cordoned by berth to drain \(berth\.dev\/cordoned-at|being removed by berth \(berth\.dev\/removal-started-at): .*; game server games\/late may not be placed on it/,
           );
           outcomes.add('refused');
         } else if (!result.nodeThere) {
