@@ -1,28 +1,38 @@
 /**
- * berth in the ENI benchmark: the real pool code (`assignIp`, `releaseIp`, background refills and
- * `runEniPass` every 60 s) behind the account rate budget, over the in-memory store (the same
- * `EniStore` contract as DynamoDB, used for speed).
+ * berth in the ENI benchmark: the real pool code (`assignIp`, `releaseIp`, background refills,
+ * instance events and `runEniPass` every 60 s) behind the account rate budget, over the in-memory
+ * store (the same `EniStore` contract as DynamoDB, used for speed). Every request, event and pass
+ * is an invocation of its own on simulated concurrent time (`VirtualClock`), with the deadline and
+ * budget waits its function has in AWS: one waiting for tokens holds back no other.
  */
 import { parseConfig } from '../../shared/config/schema.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
-import type { Ec2Action, Ec2Network } from '../../shared/ec2/network.js';
+import type { Ec2Action, Ec2Network, InstanceTypeLimits } from '../../shared/ec2/network.js';
 import {
   type BackoffPolicy,
   BudgetedEc2Network,
+  DEFAULT_BACKOFF,
+  NODE_WORK_BACKOFF,
   type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
 import { eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
-import type { PoolMode } from '../../shared/eni/policy.js';
-import { poolCapacity, poolStats } from '../../shared/eni/policy.js';
+import {
+  ENI_INVOCATIONS,
+  type EniInvocation,
+  type PoolMode,
+  poolCapacity,
+  poolPolicy,
+  poolStats,
+} from '../../shared/eni/policy.js';
 import { refillAhead } from '../../shared/eni/refill.js';
 import { type AssignDeps, assignIp, releaseIp } from '../../shared/eni/service.js';
 import { type EniStore, forwarding } from '../../shared/eni/store.js';
-import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
+import { FakeEc2, INSTANCE_TYPES, MUTATING_ACTIONS } from '../../sim/ec2-fake.js';
 import { seededRandom } from '../../sim/random.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
-import { round } from '../support/stats.js';
+import { VirtualClock } from '../support/virtual-time.js';
 import { type DayKind, DaySubnets } from './day.js';
 import {
   CallLedger,
@@ -76,7 +86,7 @@ function maxPodsOf(type: string, prefixes: boolean): number {
 
 /** The account a day runs in: its clock, its EC2 and subnets, and its rate budget. */
 export interface DayAccount {
-  readonly clock: { now: number };
+  readonly clock: VirtualClock;
   readonly fake: FakeEc2;
   readonly subnets: DaySubnets;
   readonly random: () => number;
@@ -90,10 +100,10 @@ export interface DayAccount {
 
 /** A one-cluster account: a budget of its own, as the ENI benchmark runs berth. */
 export function soloAccount(day: DayKind): DayAccount {
-  const clock = { now: START };
+  const clock = new VirtualClock(START);
   const random = seededRandom(SEED + 1);
-  const fake = new FakeEc2({ now: () => clock.now, random, recordCalls: false });
-  const budget = new InProcessSharedBudget(() => clock.now).for('bench');
+  const fake = new FakeEc2({ now: clock.now, random, recordCalls: false });
+  const budget = new InProcessSharedBudget(clock.now).for('bench');
   const marks = new InMemoryEniStore();
   return {
     clock,
@@ -119,55 +129,32 @@ export async function runBerth(
   return cluster.result();
 }
 
-/** Runs `clusters` through the day in `account`, a second at a time, their work in time order. */
+/**
+ * Runs `clusters` through the day in `account`: each second, every cluster starts that second's
+ * work on the account's clock, and the clock runs it all, every cluster's at once, to the
+ * second's end (work that sleeps past it goes on in later seconds).
+ */
 export async function runDay(
-  account: Pick<DayAccount, 'subnets'>,
+  account: Pick<DayAccount, 'subnets' | 'clock'>,
   clusters: readonly BerthOnDay[],
+  seconds = DAY_S,
 ): Promise<void> {
-  for (let second = 0; second < DAY_S; second++) {
+  for (let second = 0; second < seconds; second++) {
     account.subnets.advance(second);
-    await runSecond(clusters, second);
+    for (const cluster of clusters) cluster.start(second);
+    await account.clock.runUntil(START + (second + 1) * 1000 - 1);
   }
 }
 
-/**
- * One cluster's berth through a day in `account`, a second at a time: `open` it (nodes joining
- * then), run its work in time order (`nextAt`, `runNext`: pod events and background refills
- * falling due), `close` it (retries of waiting pods, the pass).
- */
+/** One cluster's berth through a day, started a second at a time on its account's clock. */
 export interface BerthOnDay {
-  open(second: number): Promise<void>;
-  /** When its next pod event or background refill is due, epoch ms; infinite when none is. */
-  nextAt(): number;
-  runNext(): Promise<void>;
-  close(second: number): Promise<void>;
+  /**
+   * Starts the work of `second` as invocations on the clock: nodes joining (their instance
+   * events), pod arrivals and departures at their times, and at the second's end the retries of
+   * waiting pods and the pass.
+   */
+  start(second: number): void;
   result(): EniRunResult;
-}
-
-/**
- * One second of the day for every cluster of an account, their work merged in time order: each
- * cluster's pods and refills happen when they are due, not after the other clusters' second
- * (the shared clock only moves forward, so a cluster run after another would find it at the end
- * of that cluster's second, its pods served late and its refills due late).
- */
-export async function runSecond(clusters: readonly BerthOnDay[], second: number): Promise<void> {
-  for (const cluster of clusters) await cluster.open(second);
-  const end = START + (second + 1) * 1000;
-  for (;;) {
-    // The earliest work first; of work due at one instant, the first cluster's.
-    let first: BerthOnDay | undefined;
-    let firstAt = end;
-    for (const cluster of clusters) {
-      const at = cluster.nextAt();
-      if (at < firstAt) {
-        first = cluster;
-        firstAt = at;
-      }
-    }
-    if (!first) break;
-    await first.runNext();
-  }
-  for (const cluster of clusters) await cluster.close(second);
 }
 
 /** What one cluster's berth needs to run its real pool code in an account. */
@@ -181,13 +168,17 @@ export interface BerthEniInput {
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   /** Told of every EC2 call the cluster makes. */
-  readonly ledger: CallLedger;
+  readonly ledger: Pick<CallLedger, 'record'>;
+  /** Instance-type limits learned so far: one cache for the cluster's invocations, as a container's. */
+  readonly instanceTypes?: Map<string, InstanceTypeLimits>;
   /** The lease holder: one per concurrent invocation. */
   readonly holder: string;
   /** How long its EC2 calls may wait for budget tokens; the request path's by default. */
   readonly backoff?: BackoffPolicy;
   /** Epoch ms its waits must end by (`BudgetedEc2Network.until`); none by default. */
   readonly deadline?: number;
+  /** How long a pool lease it takes lasts (`ENI_INVOCATIONS`). */
+  readonly leaseMs?: number;
 }
 
 /**
@@ -221,10 +212,12 @@ export function berthEniDeps(input: BerthEniInput) {
     cluster: input.cluster,
     clusterName,
     config: config.eni,
+    ...(input.instanceTypes ? { instanceTypes: input.instanceTypes } : {}),
     now,
     sleep,
     random: account.random,
     holder: input.holder,
+    ...(input.leaseMs === undefined ? {} : { leaseMs: input.leaseMs }),
   });
   return { deps, config };
 }
@@ -240,51 +233,67 @@ export function berthOnDay(
   options: { readonly diagnose?: boolean } = {},
 ): BerthOnDay {
   const { clock, fake, subnets } = account;
-  const now = () => clock.now;
   const cluster = new FakeCluster();
   const ledger = new CallLedger();
-  const sleep = async (ms: number) => {
-    clock.now += ms;
-  };
-  const { deps: base, config } = berthEniDeps({
-    account,
-    clusterName,
-    eni,
-    cluster,
-    store: new InMemoryEniStore(),
-    now,
-    sleep,
-    ledger,
-    holder: 'bench',
-  });
+  const store = new InMemoryEniStore();
+  const instanceTypes = new Map<string, InstanceTypeLimits>();
+  const config = parseConfig({ cluster: clusterName, eni }).eni;
   // Background refills as the node IP function hands them to the ENI function: run
   // BACKGROUND_REFILL_DELAY_MS after the assign that asked, one queued per node at a time.
-  const refillsDue = new Map<string, number>();
-  const deps: AssignDeps = {
-    ...base,
-    refills: {
-      request: async (node) => {
-        if (!refillsDue.has(node)) refillsDue.set(node, clock.now + BACKGROUND_REFILL_DELAY_MS);
-      },
-    },
-  };
+  const refillsQueued = new Set<string>();
   let backgroundRefills = 0;
-  const runRefillsDueBy = async (time: number) => {
-    const due = [...refillsDue].filter(([, at]) => at <= time).sort((a, b) => a[1] - b[1]);
-    for (const [node, at] of due) {
-      refillsDue.delete(node);
-      clock.now = Math.max(clock.now, at);
-      try {
-        if ((await refillAhead(deps, node)).outcome === 'grown') backgroundRefills++;
-      } catch {
-        // Budget spent: the ENI function's invocation fails; the pass and on-demand refills
-        // remain. The day waits for budget as the request path does (3 s), not as the ENI
-        // function's refills do (NODE_WORK_BACKOFF): on the day's one clock a longer wait would
-        // stop every node of the account with it (the storm runs on concurrent time instead).
-      }
-    }
+  let invocations = 0;
+  /**
+   * One invocation of `kind` starting now, as its function runs it in AWS: its deadline, its
+   * lease, how long it waits for budget (work on one node off the request path waits longer),
+   * its own lease holder; `calls` hears of its EC2 calls too.
+   */
+  const invocation = (
+    kind: EniInvocation,
+    backoff: BackoffPolicy,
+    calls?: { mutating: number },
+  ): AssignDeps => {
+    const limits = ENI_INVOCATIONS[kind];
+    const { deps } = berthEniDeps({
+      account,
+      clusterName,
+      eni,
+      cluster,
+      store,
+      now: clock.now,
+      sleep: clock.sleep,
+      ledger: {
+        record: (action, at, throttled) => {
+          ledger.record(action, at, throttled);
+          if (calls && !throttled && MUTATING_ACTIONS.has(action)) calls.mutating++;
+        },
+      },
+      instanceTypes,
+      holder: `${clusterName}-${invocations++}`,
+      backoff,
+      deadline: clock.now() + limits.deadlineMs,
+      leaseMs: limits.leaseMs,
+    });
+    return { ...deps, refills: { request: async (node) => requestRefill(node) } };
   };
+  const requestRefill = (node: string): void => {
+    if (refillsQueued.has(node)) return;
+    refillsQueued.add(node);
+    void clock.at(clock.now() + BACKGROUND_REFILL_DELAY_MS, async () => {
+      refillsQueued.delete(node);
+      try {
+        const { outcome } = await refillAhead(invocation('work', NODE_WORK_BACKOFF), node);
+        if (outcome === 'grown') backgroundRefills++;
+      } catch {
+        // The ENI function's invocation failed (its budget wait ran out): the pass and
+        // on-demand refills remain.
+      }
+    });
+  };
+
   const held = new Map<string, { node: string; ip: string }>();
+  /** Pods whose assign is under way, and whether they left meanwhile. */
+  const assigning = new Map<string, { departed: boolean }>();
   const pending = new Map<string, { node: string; since: number; fragmented: boolean }>();
   const waits = new Waits();
   const podsPerNode = new PodsPerNode();
@@ -293,6 +302,7 @@ export function berthOnDay(
   const typeOf = new Map(nodes.map((spec) => [spec.name, spec.type]));
   const idle: number[] = [];
   const joins = new JoinSchedule(nodes);
+  const policy = poolPolicy(config);
   // Diagnosis (diagnosed runs only): the pool as each arriving pod found it.
   const byCause: Record<WaitCause, number> = { coldPool: 0, nodeFull: 0, cooling: 0, drained: 0 };
   const byInstanceType: Record<string, number> = {};
@@ -308,15 +318,15 @@ export function berthOnDay(
   const poolAsFound = async (
     node: string,
   ): Promise<{ cause: WaitCause; idle: number; ready30s: number }> => {
-    const pool = await deps.store.getPool(node);
+    const pool = await store.getPool(node);
     if (!pool) return { cause: 'coldPool', idle: 0, ready30s: 0 };
-    const state = await deps.store.loadNode(node);
-    const stats = poolStats(pool, state.ips, clock.now, deps.policy.cooldownMs, deps.policy.mode);
-    const ready30s = poolStats(pool, state.ips, clock.now, CNI_COOLDOWN_MS, deps.policy.mode).ready;
+    const state = await store.loadNode(node);
+    const stats = poolStats(pool, state.ips, clock.now(), policy.cooldownMs, policy.mode);
+    const ready30s = poolStats(pool, state.ips, clock.now(), CNI_COOLDOWN_MS, policy.mode).ready;
     const cause: WaitCause =
-      stats.total < Math.min(deps.policy.minIdle, poolCapacity(pool, deps.policy.mode))
+      stats.total < Math.min(policy.minIdle, poolCapacity(pool, policy.mode))
         ? 'coldPool'
-        : stats.total - stats.idle >= poolCapacity(pool, deps.policy.mode)
+        : stats.total - stats.idle >= poolCapacity(pool, policy.mode)
           ? 'nodeFull'
           : stats.cooling > 0
             ? 'cooling'
@@ -324,153 +334,204 @@ export function berthOnDay(
     return { cause, idle: stats.idle, ready30s };
   };
 
-  const tryAssign = async (node: string, type: string, pod: string): Promise<boolean> => {
+  /** Releases a pod's address as the CNI's DEL does: an invocation of its own. */
+  const release = async (pod: string, holding: { node: string; ip: string }): Promise<void> => {
+    podsOn.set(holding.node, (podsOn.get(holding.node) ?? 1) - 1);
+    await releaseIp(invocation('request', DEFAULT_BACKOFF), holding.node, holding.ip, {
+      namespace: 'games',
+      pod,
+    });
+  };
+
+  /**
+   * The CNI's ADD for `pod`: an invocation of the node IP function. Answers whether it got an
+   * address, and whether its own EC2 calls (an on-demand refill) came first.
+   */
+  const tryAssign = async (
+    node: string,
+    type: string,
+    pod: string,
+  ): Promise<{ served: boolean; refilled: boolean }> => {
+    const calls = { mutating: 0 };
+    const state = { departed: false };
+    assigning.set(pod, state);
     try {
-      const answer = await assignIp(deps, node, { namespace: 'games', pod, sticky: false });
-      held.set(pod, { node, ip: answer.ip });
+      const answer = await assignIp(invocation('request', DEFAULT_BACKOFF, calls), node, {
+        namespace: 'games',
+        pod,
+        sticky: false,
+      });
+      const holding = { node, ip: answer.ip };
       const count = (podsOn.get(node) ?? 0) + 1;
       podsOn.set(node, count);
       podsPerNode.seen(type, count);
-      return true;
+      // Its game ended while the address was on its way: the DEL follows the ADD.
+      if (state.departed) await release(pod, holding);
+      else held.set(pod, holding);
+      return { served: true, refilled: calls.mutating > 0 };
     } catch {
-      return false;
+      return { served: false, refilled: calls.mutating > 0 };
+    } finally {
+      assigning.delete(pod);
     }
   };
 
-  const late = { pods: 0, longestMs: 0 };
-  let next = 0;
-  const open = async (second: number): Promise<void> => {
-    const at = START + second * 1000;
-    clock.now = Math.max(clock.now, at);
-    for (const { spec, subnetId } of joins.due(second)) {
-      const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
-      const limits = INSTANCE_TYPES[spec.type];
-      const maxPods = maxPodsOf(spec.type, deps.policy.mode === 'prefix');
-      subnetOf.set(spec.name, subnetId);
-      cluster.addNode(spec.name, instanceId, 'us-east-1a', maxPods);
-      if (limits) {
-        podsPerNode.capacity(
-          spec.type,
-          poolCapacity(
-            {
-              maxInterfaces: limits.maxNetworkInterfaces,
-              ipv4PerInterface: limits.ipv4PerInterface,
-              prefixDelegation: limits.prefixDelegation,
-              maxPods,
-            },
-            deps.policy.mode,
-          ),
-        );
-      }
-      // The EC2 state-change rule: "running" runs the pass for this instance.
-      await handleInstanceStateChange(deps, { instanceId, state: 'running' });
+  const join = async (spec: NodeSpec, subnetId: string): Promise<void> => {
+    const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
+    const limits = INSTANCE_TYPES[spec.type];
+    const maxPods = maxPodsOf(spec.type, policy.mode === 'prefix');
+    subnetOf.set(spec.name, subnetId);
+    cluster.addNode(spec.name, instanceId, 'us-east-1a', maxPods);
+    if (limits) {
+      podsPerNode.capacity(
+        spec.type,
+        poolCapacity(
+          {
+            maxInterfaces: limits.maxNetworkInterfaces,
+            ipv4PerInterface: limits.ipv4PerInterface,
+            prefixDelegation: limits.prefixDelegation,
+            maxPods,
+          },
+          policy.mode,
+        ),
+      );
+    }
+    // The EC2 state-change rule: "running" runs the pass for this instance.
+    try {
+      await handleInstanceStateChange(invocation('work', NODE_WORK_BACKOFF), {
+        instanceId,
+        state: 'running',
+      });
+    } catch {
+      // Lambda does not retry the ENI function: the node is the next pass's to serve.
     }
   };
-  const eventAt = (): number => {
-    const event = events[next];
-    return event ? START + Math.floor(event.at * 1000) : Number.POSITIVE_INFINITY;
-  };
-  const refillAt = (): number => Math.min(...refillsDue.values());
-  const nextAt = (): number => Math.min(eventAt(), refillAt());
-  const runNext = async (): Promise<void> => {
-    if (refillAt() < eventAt()) await runRefillsDueBy(refillAt());
-    else await runEvent();
-  };
-  const runEvent = async (): Promise<void> => {
-    const event = events[next++];
-    if (!event) return;
-    const node = nodes[event.node]?.name ?? '';
-    const type = typeOf.get(node) ?? '';
-    await runRefillsDueBy(START + Math.floor(event.at * 1000));
-    const lateMs = clock.now - (START + Math.floor(event.at * 1000));
-    if (event.kind === 'arrive' && lateMs > 0) {
-      late.pods++;
-      late.longestMs = Math.max(late.longestMs, lateMs);
+
+  const arrive = async (event: PodEvent, node: string, type: string): Promise<void> => {
+    cluster.addPod('games', event.pod, node);
+    const since = clock.now();
+    let found: Awaited<ReturnType<typeof poolAsFound>> | undefined;
+    let recent: number[] = [];
+    if (options.diagnose) {
+      found = await poolAsFound(node);
+      recent = (recentArrivals[event.node] ?? []).filter((t) => t > event.at - 60);
+      recent.push(event.at);
+      recentArrivals[event.node] = recent;
     }
-    clock.now = Math.max(clock.now, START + Math.floor(event.at * 1000));
-    if (event.kind === 'arrive') {
-      cluster.addPod('games', event.pod, node);
-      const before = ledger.mutating();
-      const since = clock.now;
-      let found: Awaited<ReturnType<typeof poolAsFound>> | undefined;
-      let recent: number[] = [];
-      if (options.diagnose) {
-        found = await poolAsFound(node);
-        recent = (recentArrivals[event.node] ?? []).filter((t) => t > event.at - 60);
-        recent.push(event.at);
-        recentArrivals[event.node] = recent;
-      }
-      const fragmented = subnets.shortOfPrefixes(subnetOf.get(node) ?? '');
-      let waited = true;
-      if (!(await tryAssign(node, type, event.pod))) {
-        retried++;
+    const fragmented = subnets.shortOfPrefixes(subnetOf.get(node) ?? '');
+    const { served, refilled } = await tryAssign(node, type, event.pod);
+    let waited = true;
+    if (!served) {
+      retried++;
+      // Unless its game ended while the ADD was under way, the pod waits for kubelet's retry.
+      if (cluster.pods.has(`games/${event.pod}`)) {
         pending.set(event.pod, { node, since, fragmented });
-      } else if (ledger.mutating() > before) {
-        // Served, but only after an on-demand refill: the pod waited for EC2.
-        servedAfterRefill++;
-        waits.add(ON_DEMAND_WAIT_MS, fragmented);
-      } else waited = false;
-      const spec = nodes[event.node];
-      if (waited && found && spec) {
-        byCause[found.cause]++;
-        idleWhenWaited.push(found.idle);
-        if (found.ready30s > 0) servable30s++;
-        byInstanceType[spec.type] = (byInstanceType[spec.type] ?? 0) + 1;
-        priorArrivals.push(recent.length);
-        if (event.at - spec.joinAt < 120) nearJoin++;
-        if (isBurstWave(Math.floor(event.at))) duringWave++;
-      }
-    } else {
-      cluster.removePod('games', event.pod);
-      const wait = pending.get(event.pod);
-      if (wait) {
-        // It waited until its game was given up: the whole session.
-        pending.delete(event.pod);
-        waits.add(clock.now - wait.since, wait.fragmented);
-      }
-      const holding = held.get(event.pod);
-      if (holding) {
-        held.delete(event.pod);
-        podsOn.set(holding.node, (podsOn.get(holding.node) ?? 1) - 1);
-        await releaseIp(deps, holding.node, holding.ip, { namespace: 'games', pod: event.pod });
-      }
+      } else waits.add(clock.now() - since, fragmented);
+    } else if (refilled) {
+      // Served, but only after an on-demand refill: the pod waited for EC2.
+      servedAfterRefill++;
+      waits.add(ON_DEMAND_WAIT_MS + (clock.now() - since), fragmented);
+    } else if (clock.now() > since) {
+      // Served without EC2 of its own, after waiting for the budget or a contended pool.
+      waits.add(clock.now() - since, fragmented);
+    } else waited = false;
+    const spec = nodes[event.node];
+    if (waited && found && spec) {
+      byCause[found.cause]++;
+      idleWhenWaited.push(found.idle);
+      if (found.ready30s > 0) servable30s++;
+      byInstanceType[spec.type] = (byInstanceType[spec.type] ?? 0) + 1;
+      priorArrivals.push(recent.length);
+      if (event.at - spec.joinAt < 120) nearJoin++;
+      if (isBurstWave(Math.floor(event.at))) duringWave++;
     }
   };
-  const close = async (second: number): Promise<void> => {
-    await runRefillsDueBy(START + second * 1000 + 999);
-    if (second % RETRY_S === 0 && pending.size > 0) {
-      for (const [pod, wait] of [...pending]) {
-        if (await tryAssign(wait.node, typeOf.get(wait.node) ?? '', pod)) {
-          pending.delete(pod);
-          waits.add(clock.now - wait.since, wait.fragmented);
-        }
-      }
+
+  const depart = async (event: PodEvent): Promise<void> => {
+    cluster.removePod('games', event.pod);
+    const wait = pending.get(event.pod);
+    if (wait) {
+      // It waited until its game was given up: the whole session.
+      pending.delete(event.pod);
+      waits.add(clock.now() - wait.since, wait.fragmented);
     }
-    if (second % BERTH_PASS_S === 0) {
-      const summary = await runEniPass(deps, { concurrency: 1 });
+    const inFlight = assigning.get(event.pod);
+    if (inFlight) inFlight.departed = true;
+    const holding = held.get(event.pod);
+    if (holding) {
+      held.delete(event.pod);
+      await release(event.pod, holding);
+    }
+  };
+
+  /** kubelet's retry of every waiting pod, each an ADD of its own. */
+  const retryWaiting = (): void => {
+    for (const [pod, wait] of [...pending]) {
+      if (assigning.has(pod)) continue;
+      void (async () => {
+        const { served } = await tryAssign(wait.node, typeOf.get(wait.node) ?? '', pod);
+        if (served && pending.get(pod) === wait) {
+          pending.delete(pod);
+          waits.add(clock.now() - wait.since, wait.fragmented);
+        }
+      })();
+    }
+  };
+
+  // The scheduled pass; a pass still running skips its turn.
+  let passing = false;
+  const pass = async (): Promise<void> => {
+    if (passing) return;
+    passing = true;
+    try {
+      const summary = await runEniPass(invocation('work', DEFAULT_BACKOFF), { concurrency: 1 });
       idle.push(summary.idleIps);
       if (options.diagnose) {
         for (const spec of joins.joined()) {
-          const state = await deps.store.loadNode(spec.name);
+          const state = await store.loadNode(spec.name);
           idleByType.add(spec.type, state.ips.filter((ip) => ip.state === 'free').length);
         }
       }
+    } catch {
+      // A failed pass is the next one's to make up.
+    } finally {
+      passing = false;
     }
   };
+
+  let next = 0;
+  const start = (second: number): void => {
+    const secondStart = START + second * 1000;
+    for (const { spec, subnetId } of joins.due(second)) {
+      void clock.at(secondStart, () => join(spec, subnetId));
+    }
+    for (let event = events[next]; event && event.at < second + 1; event = events[++next]) {
+      const at = START + Math.floor(event.at * 1000);
+      const node = nodes[event.node]?.name ?? '';
+      const type = typeOf.get(node) ?? '';
+      const happening = event;
+      void clock.at(at, () =>
+        happening.kind === 'arrive' ? arrive(happening, node, type) : depart(happening),
+      );
+    }
+    const secondEnd = secondStart + 999;
+    if (second % RETRY_S === 0) void clock.at(secondEnd, async () => retryWaiting());
+    if (second % BERTH_PASS_S === 0) void clock.at(secondEnd, pass);
+  };
+
   const result = (): EniRunResult => {
-    for (const wait of pending.values()) waits.add(clock.now - wait.since, wait.fragmented);
+    for (const wait of pending.values()) waits.add(clock.now() - wait.since, wait.fragmented);
     return {
       name,
       settings: {
-        mode: deps.policy.mode,
-        minIdle: config.eni.minIdle,
-        maxIdle: config.eni.maxIdle,
-        cooldownSeconds: config.eni.cooldownSeconds,
+        mode: policy.mode,
+        minIdle: config.minIdle,
+        maxIdle: config.maxIdle,
+        cooldownSeconds: config.cooldownSeconds,
         passSeconds: BERTH_PASS_S,
         store: 'in-memory (EniStore contract)',
       },
       ...tally(ledger, idle, waits, podsPerNode),
-      lateArrivals: { pods: late.pods, longestSeconds: round(late.longestMs / 1000, 1) },
       ...(options.diagnose
         ? {
             idleByInstanceType: idleByType.averages(),
@@ -496,5 +557,5 @@ export function berthOnDay(
         : {}),
     };
   };
-  return { open, nextAt, runNext, close, result };
+  return { start, result };
 }

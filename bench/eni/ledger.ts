@@ -35,13 +35,6 @@ export interface EniRunResult {
   readonly podsPerNode: Record<string, { readonly capacity: number; readonly peak: number }>;
   /** Calls beyond berth's budget buckets (replayed strictly); berth must have 0. */
   readonly budgetViolations: number;
-  /**
-   * Arrivals the day's one clock reached only after their time, because work before them slept
-   * (a budget wait, a detach settling) and moved the clock on: separate invocations in AWS would
-   * not hold them back, so they are not counted as waits, but the pools had that long to catch up
-   * (berth runs only).
-   */
-  readonly lateArrivals?: { readonly pods: number; readonly longestSeconds: number };
   /** Average idle IPs per node of each instance type (ipamd runs and diagnosed berth runs). */
   readonly idleByInstanceType?: Record<string, number>;
   /** Why berth's pods waited, from the pool as the pod found it (diagnosed berth runs). */

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type BerthOnDay, runSecond } from '../../bench/eni/berth.js';
+import { type BerthOnDay, runDay } from '../../bench/eni/berth.js';
+import type { DaySubnets } from '../../bench/eni/day.js';
 import { type NodeSpec, type PodEvent, START } from '../../bench/eni/workload.js';
 import { CLUSTERS, splitDay } from '../../bench/multicluster.js';
+import { VirtualClock } from '../../bench/support/virtual-time.js';
 
 describe('the multi-cluster day', () => {
   it('deals the nodes round-robin to three clusters, each pod event following its node', () => {
@@ -27,45 +29,38 @@ describe('the multi-cluster day', () => {
   });
 });
 
-describe('one second of an account with several clusters', () => {
-  /** A cluster whose work is due at `dueMs` (ms into the second), recording what ran in `log`. */
-  function cluster(name: string, dueMs: number[], log: string[]): BerthOnDay {
-    const due = dueMs.map((ms) => START + ms);
-    return {
-      open: async () => {
-        log.push(`${name} open`);
-      },
-      nextAt: () => due[0] ?? Number.POSITIVE_INFINITY,
-      runNext: async () => {
-        log.push(`${name} ${(due.shift() ?? 0) - START}`);
-      },
-      close: async () => {
-        log.push(`${name} close`);
+describe('the day of an account with several clusters', () => {
+  it("runs every cluster's work at its own time, none held back by another's sleeping", async () => {
+    const clock = new VirtualClock(START);
+    const log: string[] = [];
+    /** A cluster whose work of second 0 starts at `atMs` and sleeps `sleepMs`. */
+    const cluster = (name: string, atMs: number, sleepMs: number): BerthOnDay => ({
+      start: (second) => {
+        if (second !== 0) return;
+        void clock.at(START + atMs, async () => {
+          log.push(`${name} starts at ${clock.now() - START}`);
+          await clock.sleep(sleepMs);
+          log.push(`${name} done at ${clock.now() - START}`);
+        });
       },
       result: () => {
         throw new Error('not needed');
       },
-    };
-  }
-
-  it("runs every cluster's work in time order, not one cluster's second after another's", async () => {
-    const log: string[] = [];
-    // games-c's work is due at the second's very end: the next second runs it.
-    await runSecond(
-      [cluster('a', [100, 900], log), cluster('b', [50, 500], log), cluster('c', [1000], log)],
-      0,
+    });
+    const subnets = { advance: () => {} } as unknown as DaySubnets;
+    // games-a waits 5 s for budget tokens: games-b and games-c run meanwhile, at their times.
+    await runDay(
+      { clock, subnets },
+      [cluster('a', 100, 5_000), cluster('b', 200, 0), cluster('c', 900, 50)],
+      10,
     );
     expect(log).toEqual([
-      'a open',
-      'b open',
-      'c open',
-      'b 50',
-      'a 100',
-      'b 500',
-      'a 900',
-      'a close',
-      'b close',
-      'c close',
+      'a starts at 100',
+      'b starts at 200',
+      'b done at 200',
+      'c starts at 900',
+      'c done at 950',
+      'a done at 5100',
     ]);
   });
 });
