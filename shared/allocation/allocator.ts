@@ -375,7 +375,18 @@ export class ExclusiveAllocator {
       }
       claimed.push(entry);
     };
-    const outcomes = await Promise.allSettled([intent, ...toClaim.map(claimOne)]);
+    // Requested values are claimed one at a time, in one order for every admission (range, then
+    // value), as the apiserver claims a Service's IP before its ports: of concurrent requests for
+    // the same values, the one that wins the first goes on to the rest, instead of each winning
+    // one and every one of them giving up. Picked values cannot collide that way: in parallel.
+    const requested = toClaim
+      .filter((entry) => entry.request.value !== undefined)
+      .sort((a, b) => (a.key === b.key ? a.offset - b.offset : a.key < b.key ? -1 : 1));
+    const claimInOrder = async () => {
+      for (const entry of requested) await claimOne(entry);
+    };
+    const picked = toClaim.filter((entry) => entry.request.value === undefined);
+    const outcomes = await Promise.allSettled([intent, claimInOrder(), ...picked.map(claimOne)]);
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failure) {
       await amendments.catch(() => undefined);

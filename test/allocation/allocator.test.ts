@@ -186,6 +186,31 @@ describe('ExclusiveAllocator', () => {
     expect(grants[0]?.value).toBe('30010');
   });
 
+  it('lets one of two Services asking for the same IP and node port at once have both', async () => {
+    const ip = cidr('10.7.0.0/24');
+    const port = ports('30000-30100');
+    const base = await newStore();
+    // Each write of the one reaches the store slowly where the other's is quick: claimed all at
+    // once, a wins the IP and b the port, and both give up.
+    const slow = new Set([`a#${rangeKey(port)}`, `b#${rangeKey(ip)}`]);
+    const s: AllocationStore = {
+      ...forwardingAllocationStore(base),
+      claim: async (key, offset, id) => {
+        if (slow.has(`${id}#${key}`)) await new Promise((resolve) => setTimeout(resolve, 50));
+        return base.claim(key, offset, id);
+      },
+    };
+    const both = (id: string) =>
+      allocator(s).assign(id, owner, [
+        { slot: 'clusterIP', range: ip, value: '10.7.0.200' },
+        { slot: 'nodePort', range: port, value: '30060' },
+      ]);
+    const outcomes = await Promise.allSettled([both('a'), both('b')]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const winner = outcomes[0]?.status === 'fulfilled' ? 'a' : 'b';
+    expect((await allocator(s).holding(winner))?.claims).toHaveLength(2);
+  });
+
   it('changes nothing on a dry run and still denies a taken static value', async () => {
     const range = ports('30000-30100');
     const s = await newStore();
