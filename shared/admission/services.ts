@@ -241,9 +241,10 @@ function carriesRecorded(record: OwnerRecord, plan: ServicePlan): boolean {
 }
 
 /**
- * The identity of a stored Service (UPDATE, DELETE): the id it carries, unless that id's record
- * belongs to another object (the annotation was copied while berth was not in the path); then
- * the one derived from its uid, so it can never act on the other object's values.
+ * The identity of a stored Service (UPDATE, DELETE): the id it carries, when that id's record is
+ * this object's, or, with no record, when the id names this object (a named Service's CREATE
+ * writes none); otherwise (the annotation was copied while berth was not in the path) the one
+ * derived from its uid, so it can never act on the other object's values.
  */
 async function storedIdentity(
   deps: ServiceAdmissionDeps,
@@ -255,7 +256,9 @@ async function storedIdentity(
   const record =
     (await deps.allocator.holding(carried)) ??
     (await unrecordedRecord(deps, carried, owner, storedPlan(stored, deps.ranges)));
-  if (!record || sameObject(record, owner)) return { id: carried, record };
+  if (record ? sameObject(record, owner) : namesOwner(carried, owner)) {
+    return { id: carried, record };
+  }
   const own = stored.metadata.uid ? allocationIdForUid(stored.metadata.uid) : undefined;
   if (own === undefined || own === carried) return undefined;
   const ownRecord = await deps.allocator.holding(own);

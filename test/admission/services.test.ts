@@ -582,6 +582,23 @@ describe('Service admission: one value, one live owner', () => {
     expect((await denial('CREATE', service('d', { clusterIP: '10.100.0.70' })))?.code).toBe(409);
   });
 
+  it("never lets a Service stored with another's annotation take that Service's id on UPDATE", async () => {
+    const x = await create(nodePortService('x', 30120, '10.100.0.61'));
+    // y was stored while berth was not in the path, with x's annotation and an IP of its own.
+    const y = service('y', { clusterIP: '10.100.0.98', clusterIPs: ['10.100.0.98'] });
+    y.metadata.uid = 'uid-y';
+    y.metadata.annotations = { ...x.metadata.annotations };
+    expect((await send('UPDATE', structuredClone(y), y)).allowed).toBe(true);
+    // x is still x: its own UPDATE goes through, and y's DELETE gives back nothing of it.
+    const response = await send('UPDATE', structuredClone(x), x);
+    expect(response.status?.message).toBeUndefined();
+    expect(response.allowed).toBe(true);
+    expect((await send('DELETE', undefined, y)).allowed).toBe(true);
+    await settle(x);
+    expect((await denial('CREATE', nodePortService('z', 30120)))?.code).toBe(409);
+    expect((await denial('CREATE', service('w', { clusterIP: '10.100.0.61' })))?.code).toBe(409);
+  });
+
   it('keeps a node port an UPDATE dropped while the apiserver has not stored the change, and holds it again when the change was refused', async () => {
     const stored = await create(nodePortService('upd', 30110));
     const updated = structuredClone(stored);
