@@ -94,12 +94,19 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
   let requested = clusterIpsOf(spec);
   const previous = clusterIpsOf(old);
   const policy = spec.ipFamilyPolicy ?? 'SingleStack';
+  // A downgrade: a dual-stack Service updated to SingleStack keeps its first IP and family only;
+  // the apiserver trims both lists itself after admission (trimFieldsForDualStackDowngrade).
+  const downgrade =
+    spec.ipFamilyPolicy === 'SingleStack' &&
+    (old?.ipFamilyPolicy === 'PreferDualStack' || old?.ipFamilyPolicy === 'RequireDualStack');
+  const ipFamilies = downgrade ? spec.ipFamilies?.slice(0, 1) : spec.ipFamilies;
   if (previous.length > 0 && previous[0] !== 'None') {
     // As the apiserver does: an update that leaves the cluster IPs empty keeps the old ones, and
     // one that keeps `clusterIP` but leaves `clusterIPs` empty keeps the old list.
     const keepsList =
       !spec.clusterIPs?.length && requested.length === 1 && requested[0] === previous[0];
     if (keepsList || requested.every((ip) => ip === '')) requested = [...previous];
+    if (downgrade) requested = requested.slice(0, 1);
     for (let i = 0; i < Math.min(requested.length, previous.length); i++) {
       if (requested[i] !== previous[i])
         throw new ServiceFieldError(clusterIpField(i), requested[i], 'may not change once set');
@@ -135,24 +142,24 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
   });
 
   const configured = ranges.clusterIps.map((r) => r.family);
-  const first = spec.ipFamilies?.[0] ?? parsed[0]?.family ?? configured[0];
-  if (spec.ipFamilies?.[0] && parsed[0] && parsed[0].family !== spec.ipFamilies[0]) {
+  const first = ipFamilies?.[0] ?? parsed[0]?.family ?? configured[0];
+  if (ipFamilies?.[0] && parsed[0] && parsed[0].family !== ipFamilies[0]) {
     throw new ServiceFieldError(
-      'spec.ipFamilies[0]',
-      spec.ipFamilies[0],
+      'ipFamilies[0]',
+      ipFamilies[0],
       `must match the family of spec.clusterIPs[0] (${requested[0]})`,
     );
   }
   if (first === undefined || !configured.includes(first)) {
-    const field = spec.ipFamilies?.[0] ? 'spec.ipFamilies[0]' : clusterIpField(0);
+    const field = ipFamilies?.[0] ? 'ipFamilies[0]' : clusterIpField(0);
     throw new ServiceFieldError(
       field,
-      spec.ipFamilies?.[0] ?? requested[0],
+      ipFamilies?.[0] ?? requested[0],
       `${first} is not configured on this cluster (configured: ${configured.join(', ')})`,
     );
   }
   const second = configured.find((family) => family !== first);
-  const asked = Math.max(requested.length, spec.ipFamilies?.length ?? 0);
+  const asked = Math.max(requested.length, ipFamilies?.length ?? 0);
   let families: IpFamily[];
   if (policy === 'SingleStack') {
     if (asked > 1) {
@@ -177,10 +184,10 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
       old?.ipFamilyPolicy === 'PreferDualStack' && previous.length === 1 && requested.length <= 1;
     families = second && !keepSingle ? [first, second] : [first];
   }
-  if (spec.ipFamilies?.[1] && spec.ipFamilies[1] !== families[1]) {
+  if (ipFamilies?.[1] && ipFamilies[1] !== families[1]) {
     throw new ServiceFieldError(
-      'spec.ipFamilies[1]',
-      spec.ipFamilies[1],
+      'ipFamilies[1]',
+      ipFamilies[1],
       families[1]
         ? `must be ${families[1]}`
         : 'this cluster is not configured for dual-stack services',

@@ -321,6 +321,22 @@ describe('Service admission', () => {
     );
   });
 
+  it('downgrades a dual-stack Service whose update sets only ipFamilyPolicy: SingleStack, giving back its second IP', async () => {
+    await setUp(['10.100.0.0/16', 'fd00:100::/108']);
+    const stored = await create(service('down', { ipFamilyPolicy: 'PreferDualStack' }));
+    const updated = structuredClone(stored);
+    updated.spec.ipFamilyPolicy = 'SingleStack';
+    const response = await send('UPDATE', updated, stored);
+    expect(response.status?.message).toBeUndefined();
+    const after = applyPatch(updated, decodePatch(response.patch));
+    expect(after.spec.clusterIPs).toEqual(stored.spec.clusterIPs?.slice(0, 1));
+    expect(after.spec.ipFamilies).toEqual(['IPv4']);
+    // The second IP is given back once the apiserver has stored the Service without it.
+    const second = stored.spec.clusterIPs?.[1] ?? '';
+    await settle(after);
+    await create(service('taker', { ipFamilies: ['IPv6'], clusterIP: second }));
+  });
+
   it('denies RequireDualStack on a single-stack cluster', async () => {
     expect(await denial('CREATE', service('req', { ipFamilyPolicy: 'RequireDualStack' }))).toEqual({
       code: 422,
