@@ -37,14 +37,22 @@ class BodyTooLargeError extends Error {
   }
 }
 
+/**
+ * How much of a body past the limit is read and thrown away before the 413: answering while the
+ * client is still sending makes the socket close under its upload (a reset, not a 4xx). A client
+ * that sends more than this gets its answer anyway, and the connection closed.
+ */
+const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
+
 async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError();
-    chunks.push(chunk as Buffer);
+    if (size > MAX_DRAINED_BYTES) break;
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
   }
+  if (size > MAX_BODY_BYTES) throw new BodyTooLargeError();
   return Buffer.concat(chunks).toString('utf8');
 }
 

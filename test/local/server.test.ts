@@ -1,4 +1,5 @@
 import { mkdtemp } from 'node:fs/promises';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -158,5 +159,36 @@ describe('createHttpApi with a secret path', () => {
     );
     const status = await api({ method: 'GET', path: '/v1/status/s3cr3t-path', body: undefined });
     expect(JSON.parse(status.body)).toEqual({ ranges: [] });
+  });
+});
+
+describe('the server under bodies it will not take', () => {
+  it('answers every body over 3 MiB with 413, read to its end, so uploads on one connection are never reset', async () => {
+    const plain = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      handle: async () => ({ statusCode: 200, headers: {}, body: '{}' }),
+      onError: (error) => errors.push(error),
+    });
+    // One kept-alive connection, as the apiserver's client keeps one.
+    const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+    const huge = 'x'.repeat(5 * 1024 * 1024);
+    const post = () =>
+      new Promise<string>((resolve) => {
+        const req = httpRequest(`${plain.url}/admission`, { method: 'POST', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(String(res.statusCode)));
+        });
+        req.on('error', (error) => resolve((error as NodeJS.ErrnoException).code ?? 'error'));
+        req.end(huge);
+      });
+    try {
+      const answers: string[] = [];
+      for (let i = 0; i < 6; i++) answers.push(await post());
+      expect(answers).toEqual(Array(6).fill('413'));
+    } finally {
+      agent.destroy();
+      await plain.close();
+    }
   });
 });
