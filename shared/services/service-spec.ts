@@ -58,5 +58,7 @@ export function parseService(object: unknown): Service {
     .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
     .join('')
     .slice(1);
-  throw new MalformedServiceError(`${path.replace(/\.\[/g, '[')}: ${issue?.message ?? 'invalid'}`);
+  // The whole object (absent, or no object at all) is the review's `object`.
+  const field = path === '' ? 'object' : path.replace(/\.\[/g, '[');
+  throw new MalformedServiceError(`${field}: ${issue?.message ?? 'invalid'}`);
 }

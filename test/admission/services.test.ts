@@ -184,6 +184,17 @@ describe('Service admission', () => {
     });
   });
 
+  it('starts the denial of a malformed Service with the path of what is wrong, the whole object included', async () => {
+    const body = review({ resource: 'services', operation: 'CREATE', object: null, name: 'x' });
+    const { response } = await admit(parseAdmissionReview(body), handlers);
+    expect(response.status).toMatchObject({
+      code: 422,
+      message: expect.stringMatching(/^object: /),
+    });
+    const badPorts = service('p', { ports: [null] as unknown as Obj['spec']['ports'] });
+    expect((await denial('CREATE', badPorts))?.message).toMatch(/^spec\.ports\[0\]: /);
+  });
+
   it('denies a requested cluster IP outside the range with 422 and the kube text', async () => {
     expect(await denial('CREATE', service('c', { clusterIPs: ['10.200.0.1'] }))).toEqual({
       code: 422,
