@@ -75,6 +75,15 @@ const json = (statusCode: number, body: unknown): HttpResponse => ({
 });
 const problem = (statusCode: number, message: string) => json(statusCode, { error: message });
 
+/** A path segment decoded; undefined when it is not valid percent-encoding. */
+function decoded(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Constant-time comparison, so the secret cannot be found one character at a time. */
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -141,8 +150,11 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
       );
     }
     if (nodeIps && deps.nodeIps) {
-      const node = decodeURIComponent(nodeIps[1] ?? '');
-      const ip = nodeIps[2] === undefined ? undefined : decodeURIComponent(nodeIps[2]);
+      const node = decoded(nodeIps[1] ?? '');
+      const ip = nodeIps[2] === undefined ? undefined : decoded(nodeIps[2]);
+      if (node === undefined || (nodeIps[2] !== undefined && ip === undefined)) {
+        return problem(400, `${path}: a path segment is not valid percent-encoding`);
+      }
       if (method === 'POST' && ip === undefined) {
         let body: unknown;
         try {

@@ -79,6 +79,19 @@ describe('node IP routes', () => {
     expect((await call('PUT', '/v1/nodes/gs-1/ips')).status).toBe(405);
   });
 
+  it('answers a path that is not valid percent-encoding 400, never 500', async () => {
+    const { call } = api();
+    for (const [method, target] of [
+      ['POST', '/v1/nodes/%ZZ/ips'],
+      ['DELETE', '/v1/nodes/%ZZ/ips/10.0.0.1?namespace=g&pod=p'],
+      ['DELETE', '/v1/nodes/gs-1/ips/%E0?namespace=g&pod=p'],
+    ] as const) {
+      const answer = await call(method, target, { namespace: 'g', pod: 'p' });
+      expect(answer.status, target).toBe(400);
+      expect(answer.body.error).toMatch(/not valid percent-encoding/);
+    }
+  });
+
   it('answers 503 where ENI management is not enabled', async () => {
     const handle = createHttpApi({ healthy: async () => true });
     const response = await handle({ method: 'POST', path: '/v1/nodes/gs-1/ips', body: '{}' });
