@@ -9,6 +9,9 @@ export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION';
 
 const COMMANDS: ReadonlySet<string> = new Set(['ADD', 'DEL', 'CHECK', 'VERSION']);
 
+/** The specification's container id: alphanumeric first, then alphanumerics, `_`, `.`, `-`. */
+const CONTAINER_ID = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,255}$/;
+
 /** One invocation, as the runtime describes it. */
 export interface Invocation {
   readonly command: CniCommand;
@@ -57,6 +60,17 @@ export function readInvocation(env: Readonly<Record<string, string | undefined>>
       `${names}: required for ${invocation.command} but not set`,
     );
   }
+  // A DEL of a sandbox no ADD could have set up has nothing to undo: only ADD and CHECK refuse.
+  if (
+    invocation.command !== 'DEL' &&
+    invocation.containerId !== '' &&
+    !CONTAINER_ID.test(invocation.containerId)
+  ) {
+    throw new CniError(
+      CNI_ERROR.invalidEnvironment,
+      `CNI_CONTAINERID: "${invocation.containerId.slice(0, 80)}" must start with a letter or digit, then letters, digits, "_", "." and "-" (at most 256)`,
+    );
+  }
   return invocation;
 }
 
@@ -70,11 +84,20 @@ function parseArgs(text: string): Map<string, string> {
   return args;
 }
 
-/** The pod of an invocation: kubelet's `K8S_POD_NAMESPACE` and `K8S_POD_NAME`, and the sandbox. */
-export function podOf(invocation: Invocation): PodRef {
+/**
+ * The pod of an invocation: kubelet's `K8S_POD_NAMESPACE` and `K8S_POD_NAME`, and the sandbox.
+ * Without them it is error 4, or, `optional`, no pod at all (a DEL has nothing to undo then).
+ */
+export function podOf(invocation: Invocation): PodRef;
+export function podOf(invocation: Invocation, options: { optional: true }): PodRef | undefined;
+export function podOf(
+  invocation: Invocation,
+  options: { optional?: boolean } = {},
+): PodRef | undefined {
   const namespace = invocation.args.get('K8S_POD_NAMESPACE') ?? '';
   const name = invocation.args.get('K8S_POD_NAME') ?? '';
   if (!namespace || !name) {
+    if (options.optional) return undefined;
     throw new CniError(
       CNI_ERROR.invalidEnvironment,
       'CNI_ARGS: K8S_POD_NAMESPACE and K8S_POD_NAME are required: berth assigns addresses to Kubernetes pods',

@@ -56,7 +56,8 @@ export class NodeIpClient {
   async lookUp(pod: PodRef): Promise<Assignment | undefined> {
     const { status, body } = await this.#send('GET', `?${holderQuery(pod)}`);
     if (status === 200) return body as Assignment;
-    if (status === 404) return undefined;
+    // None, or a holder berth could never have given one (a name it refuses as malformed).
+    if (status === 404 || status === 400) return undefined;
     throw refused('look up', status, body);
   }
 
@@ -68,6 +69,8 @@ export class NodeIpClient {
     );
     if (status === 200)
       return (body as { released?: boolean }).released ? 'released' : 'already-free';
+    // A holder or address berth refuses as malformed holds nothing: nothing to give back.
+    if (status === 400) return 'already-free';
     if (status === 409) return 'held-by-another';
     throw refused('release', status, body);
   }

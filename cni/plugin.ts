@@ -37,16 +37,18 @@ export async function runCommand(
 ): Promise<Output> {
   if (invocation.command === 'VERSION') return version(stdin);
   const config = parseNetworkConfig(stdin);
-  const pod = podOf(invocation);
   const client = deps.client(config.ipam);
   switch (invocation.command) {
     case 'ADD':
-      return add(config, pod, client, deps);
-    case 'DEL':
-      await del(config, pod, client, deps);
+      return add(config, podOf(invocation), client, deps);
+    case 'DEL': {
+      // A DEL succeeds for what was never set up (CNI 1.0.0): with no pod named, nothing was.
+      const pod = podOf(invocation, { optional: true });
+      if (pod) await del(config, pod, client, deps);
       return undefined;
+    }
     case 'CHECK':
-      await check(config, pod, client, deps);
+      await check(config, podOf(invocation), client, deps);
       return undefined;
   }
 }

@@ -72,8 +72,18 @@ const dnsSubdomain = z
   .string({ error: 'required: a string' })
   .min(1, { message: 'required' })
   .max(253, { message: 'at most 253 characters' })
-  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
-    message: 'must be a lower-case DNS subdomain (letters, digits, "-" and ".")',
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+    message:
+      'must be a lower-case DNS subdomain (labels of letters, digits and "-", joined by ".")',
+  });
+
+/** A namespace name: a DNS label (Kubernetes refuses a dot in it, and more than 63 characters). */
+const dnsLabel = z
+  .string({ error: 'required: a string' })
+  .min(1, { message: 'required' })
+  .max(63, { message: 'at most 63 characters' })
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, {
+    message: 'must be a lower-case DNS label (letters, digits and "-")',
   });
 
 const containerId = z
@@ -85,7 +95,7 @@ const containerId = z
   });
 
 const assignBody = z.strictObject({
-  namespace: dnsSubdomain,
+  namespace: dnsLabel,
   pod: dnsSubdomain,
   containerId: containerId.optional(),
   sticky: z.boolean().optional(),
@@ -100,7 +110,7 @@ export interface ReleaseHolder {
 }
 
 const releaseQuery = z.object({
-  namespace: dnsSubdomain,
+  namespace: dnsLabel,
   pod: dnsSubdomain,
   containerId: containerId.optional(),
 });

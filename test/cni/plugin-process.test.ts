@@ -118,6 +118,11 @@ describe('berth-cni, driven as the runtime drives it', () => {
     expect(await holderOf(ip)).toBeUndefined();
     expect((await run('DEL', pod, networkConfig(ipam(), { prevResult: added.json }))).code).toBe(0);
     expect((await run('DEL', newPod(), networkConfig(ipam()))).code).toBe(0);
+    // Nothing was ever set up for a sandbox with no pod named, nor for a holder berth refuses.
+    const anonymous = { ...cniEnv('DEL', newPod()), CNI_ARGS: '', BERTH_CNI_LOCK: lockFile };
+    expect((await runPlugin(plugin, anonymous, networkConfig(ipam()))).code).toBe(0);
+    const refused = { ...newPod(), name: 'Not_A_Pod', containerId: '-bad/id' };
+    expect((await run('DEL', refused, networkConfig(ipam()))).code).toBe(0);
 
     // The runtime lost its cache: the plugin asks berth which address the holder has.
     const other = newPod();
@@ -159,6 +164,12 @@ describe('berth-cni, driven as the runtime drives it', () => {
         /K8S_POD_NAME/,
       ],
       [cniEnv('ADD', pod), networkConfig({ ...ipam(), node: 'ghost' }), 100, /HTTP 404.*ghost/],
+      [
+        cniEnv('ADD', { ...pod, containerId: '-bad/id' }),
+        networkConfig(ipam()),
+        4,
+        /^CNI_CONTAINERID: "-bad\/id" must start with a letter or digit/,
+      ],
     ];
     for (const [env, stdin, code, msg] of cases) {
       const failed = await runPlugin(plugin, { ...env, BERTH_CNI_LOCK: lockFile }, stdin);

@@ -372,6 +372,20 @@ describe('releaseIp keyed by holder', () => {
       handleReleaseIp(world.deps, 'node-a', '10.0.0.1', { namespace: 'g' }),
     ).rejects.toThrow(/pod: /);
   });
+
+  it('takes namespaces that are DNS labels and node names that are DNS subdomains, as Kubernetes does', async () => {
+    const world = eniWorld();
+    world.addNode('node-a');
+    for (const namespace of ['d..x', 'a.b', 'n'.repeat(64)]) {
+      await expect(
+        handleAssignIp(world.deps, 'node-a', { namespace, pod: 'p' }),
+        namespace,
+      ).rejects.toThrow(/^namespace: /);
+    }
+    await expect(
+      handleAssignIp(world.deps, 'a..b', { namespace: 'g', pod: 'p' }),
+    ).rejects.toBeInstanceOf(EniBadRequestError);
+  });
 });
 
 describe('handleAssignIp', () => {
