@@ -7,7 +7,7 @@ import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
 import type { Holding } from '../shared/status/holders.js';
-import { exitCodeOf } from './errors.js';
+import { describeFailure, exitCodeOf, recordedFailureFix } from './errors.js';
 import { forgetClusterCommand } from './forget-cluster.js';
 import { optionalCluster, passContext, requiredCluster } from './local-cluster.js';
 import { type CliOptions, UsageError } from './main.js';
@@ -201,7 +201,9 @@ const repair: Command = (options) =>
       return 0;
     } catch (error) {
       if (!(error instanceof RepairIncompleteError)) throw error;
-      process.stderr.write(`berth repair: the pass could not complete: ${error.message}\n`);
+      process.stderr.write(
+        `berth repair: the pass could not complete: ${describeFailure(error)}\n`,
+      );
       // An API server or table that did not answer is the environment's refusal (3).
       return exitCodeOf(error) === 3 ? 3 : 1;
     }
@@ -211,7 +213,12 @@ const eni: Command = (options) =>
   withPasses(options, async (passes) => {
     const summary = await passes.eni.pass();
     printJson(summary);
-    return summary.failures.length > 0 ? 1 : 0;
+    if (summary.failures.length === 0) return 0;
+    // Every EC2 call refused for want of a Region or credentials: the environment's (3), fixed so.
+    const fixes = new Set(summary.failures.map(recordedFailureFix));
+    if (fixes.has(undefined)) return 1;
+    for (const fix of fixes) process.stderr.write(`berth eni: EC2 could not be reached: ${fix}\n`);
+    return 3;
   });
 
 /** Every command by name. */

@@ -51,3 +51,31 @@ export function exitCodeOf(error: unknown): 1 | 2 | 3 {
   }
   return 1;
 }
+
+/** What to do about an environment that refused, found along the cause chain; none for others. */
+export function fixFor(error: unknown): string | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof KubernetesUnreachableError) {
+      return "check that the API server of the kubeconfig's context answers (kubectl get --raw /readyz), or pass --kubeconfig / --context";
+    }
+    if (/Region is missing/i.test(cause.message)) {
+      return 'set AWS_REGION, pass --region, or use an AWS profile that names a Region';
+    }
+    if (AWS_SETUP_ERRORS.has(cause.name)) {
+      return 'configure AWS credentials: AWS_PROFILE, aws configure (or aws sso login), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY';
+    }
+  }
+  return undefined;
+}
+
+/** An error as the CLI prints it: its message, and the fix when the environment refused. */
+export function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const fix = fixFor(error);
+  return fix ? `${message}: ${fix}` : message;
+}
+
+/** The fix for a failure a pass recorded by its error's name and message, when it was the environment's. */
+export function recordedFailureFix(failure: { code: string; message: string }): string | undefined {
+  return fixFor(Object.assign(new Error(failure.message), { name: failure.code }));
+}

@@ -8,7 +8,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../shared/config/errors.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { SCENARIOS } from '../sim/game-day.js';
-import { exitCodeOf, UsageError } from './errors.js';
+import { describeFailure, exitCodeOf, UsageError } from './errors.js';
 
 export { UsageError } from './errors.js';
 
@@ -87,6 +87,18 @@ export interface CliEnvironment {
 
 type Flags = Record<string, string | boolean | undefined>;
 
+/** A flag's value that must be an http(s) URL. */
+const httpUrl =
+  (flag: string) =>
+  (value: string): string => {
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+      throw new UsageError(
+        `${flag}: "${value}" is not an http(s) URL such as http://127.0.0.1:8000`,
+      );
+    }
+    return value;
+  };
+
 const port = (value: string): string => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) {
@@ -102,7 +114,12 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     )
     .option('--config <file>', 'JSON config file (default: every key at its default)')
     .option('--data-dir <dir>', "DynamoDB Local's files and the TLS material", '.berth')
-    .option('--dynamodb-endpoint <url>', 'use this DynamoDB endpoint instead of DynamoDB Local')
+    .addOption(
+      new Option(
+        '--dynamodb-endpoint <url>',
+        'use this DynamoDB endpoint instead of DynamoDB Local',
+      ).argParser(httpUrl('--dynamodb-endpoint')),
+    )
     .option(
       '--table <name>',
       'use this table (with normal AWS credentials unless an endpoint is given)',
@@ -305,7 +322,8 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       kubeconfig: text('kubeconfig'),
       kubeconfigEnv: env.KUBECONFIG || undefined,
       context: text('context'),
-      region: text('region') ?? env.AWS_REGION,
+      // An empty AWS_REGION is no Region, as the SDK reads it.
+      region: text('region') ?? (env.AWS_REGION || undefined),
       profile: text('profile'),
       advertiseAddress: text('advertiseAddress'),
       url: text('url'),
@@ -341,6 +359,13 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       : {}),
   };
 }
+
+/** Commander's codes for help and version: answers, not errors (`berth help CMD` included). */
+const HELP_CODES: ReadonlySet<string> = new Set([
+  'commander.helpDisplayed',
+  'commander.help',
+  'commander.version',
+]);
 
 /** Runs one command line; resolves to the process exit status. */
 export async function main(argv: readonly string[], env?: CliEnvironment): Promise<number> {
@@ -380,14 +405,14 @@ export async function main(argv: readonly string[], env?: CliEnvironment): Promi
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are answers, not errors; every other parse failure is a usage error.
-      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
+      return HELP_CODES.has(error.code) ? 0 : 2;
     }
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.problems.join('\n')}\n`);
       return 2;
     }
     const code = exitCodeOf(error);
-    process.stderr.write(`berth: ${(error as Error).message ?? String(error)}\n`);
+    process.stderr.write(`berth: ${describeFailure(error)}\n`);
     return code;
   }
 }

@@ -29,6 +29,7 @@ import {
   type WebhookEndpoint,
   webhookUrl,
 } from '../shared/manifests/webhooks.js';
+import { describeFailure, exitCodeOf } from './errors.js';
 import type { CliOptions } from './main.js';
 
 /** The command-line options `berth manifests` reads (a subset of `CliOptions`, plus `--ca-file`). */
@@ -271,10 +272,11 @@ export function createManifestsCommand(
     try {
       endpoint = await endpointFor(options, deps);
     } catch (error) {
-      deps.stderr(`berth manifests: ${(error as Error).message}\n`);
-      // A bad flag or endpoint is the user's to fix (2, like every usage error); an AWS call
-      // that failed (credentials, a missing stack) is an operational failure (1).
-      return error instanceof WebhookEndpointError ? 2 : 1;
+      deps.stderr(`berth manifests: ${describeFailure(error)}\n`);
+      // A bad flag or endpoint is the user's to fix (2, like every usage error); AWS that cannot
+      // be reached (no Region, no credentials) is the environment (3); a call that failed (a
+      // missing stack) is an operational failure (1).
+      return error instanceof WebhookEndpointError ? 2 : exitCodeOf(error);
     }
     const objects = berthManifests(endpoint, options.config.cluster, options.config.scale);
     deps.stdout(printManifests(objects, options.json ? 'json' : 'yaml'));

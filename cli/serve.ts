@@ -37,7 +37,7 @@ import {
   passContext,
   requiredCluster,
 } from './local-cluster.js';
-import { type CliOptions, UsageError } from './main.js';
+import type { CliOptions } from './main.js';
 import { type ServeLog, serveLog } from './serve-log.js';
 
 /** One cluster of the config as the server runs it. */
@@ -302,8 +302,9 @@ export async function serve(options: CliOptions): Promise<number> {
       found ? requiredCluster(options, contexts.get(config.cluster)) : undefined,
     ]),
   );
+  // No kubeconfig to be found: the environment refused (3), as for the CLI's passes.
   if (options.passes && [...clusters.values()].some((cluster) => cluster === undefined)) {
-    throw new UsageError(
+    throw new EnvironmentError(
       '--passes needs a cluster: pass --kubeconfig PATH, set KUBECONFIG, or create ~/.kube/config',
     );
   }

@@ -36,6 +36,10 @@ export function crossFieldProblems(raw: unknown): string[] {
   if (!document) return [];
   const problems: string[] = [];
 
+  if (Array.isArray(document.serviceCIDRs) && document.serviceCIDRs.length > 2) {
+    problems.push('serviceCIDRs: takes at most two CIDRs, one per IP family');
+  }
+
   const hostRanges = objectAt(document.hostPortRanges ?? DEFAULT_HOST_PORT_RANGES) ?? {};
   const nodePorts = rangeOf(document.nodePortRange ?? DEFAULT_NODE_PORT_RANGE);
   const parsed = Object.entries(hostRanges).flatMap(([name, value]) => {

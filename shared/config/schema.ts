@@ -103,9 +103,10 @@ const configSchema = z.strictObject({
   serviceCIDRs: z
     .array(cidrText)
     .min(1, { message: 'needs one CIDR, or two of different IP families' })
-    .max(2, { message: 'takes at most two CIDRs, one per IP family' })
     .prefault(['10.100.0.0/16'])
     .check((ctx) => {
+      // How many is counted in cross-field.ts: .max(2) here would hide the entries' problems.
+      if (ctx.value.length > 2) return;
       const [first, second] = ctx.value;
       if (first && second && first.family === second.family) {
         ctx.issues.push({
@@ -214,8 +215,10 @@ export type NodePoolConfig = ScaleConfig['nodePool'];
  * else is wrong, so a fix never uncovers a second round), then unknown keys.
  */
 export function parseConfig(document: unknown): BerthConfig {
-  const result = configSchema.safeParse(document ?? {}, { reportInput: true });
-  const crossField = crossFieldProblems(document ?? {});
+  // No document is every default; a document of null is a mistake, reported as one.
+  const given = document === undefined ? {} : document;
+  const result = configSchema.safeParse(given, { reportInput: true });
+  const crossField = crossFieldProblems(given);
   if (result.success && crossField.length === 0) return result.data;
   const issues = result.success ? [] : primaryIssues(result.error.issues);
   const unknown = issues.filter((issue) => issue.code === 'unrecognized_keys');

@@ -33,7 +33,11 @@ function mergedKubeConfig(source: LocalKubeConfigSource): KubeConfig {
   }
   const kubeConfig = new KubeConfig();
   for (const [index, file] of files.entries()) {
-    if (!existsSync(file)) throw new KubeConfigError(`kubeconfig ${file} does not exist`);
+    if (!existsSync(file)) {
+      throw new KubeConfigError(
+        `kubeconfig ${file} does not exist: pass --kubeconfig PATH, or set KUBECONFIG, to a file that does`,
+      );
+    }
     try {
       if (index === 0) {
         kubeConfig.loadFromFile(file);

@@ -50,6 +50,8 @@ describe('berth CLI', () => {
     expect(io.err()).toMatch(/Did you mean status\?/);
     expect(await main(['status', '--bogus'])).toBe(2);
     expect(io.err()).toMatch(/unknown option '--bogus'/);
+    expect(await main(['status', '--dynamodb-endpoint', 'notaurl'])).toBe(2);
+    expect(io.err()).toMatch(/--dynamodb-endpoint: "notaurl" is not an http\(s\) URL/);
   });
 
   it('answers --help for every command with its own flags, exit 0', async () => {
@@ -71,6 +73,21 @@ describe('berth CLI', () => {
     const io = captureOutput();
     expect(await main(['--help'])).toBe(0);
     for (const command of Object.keys(flags)) expect(io.out()).toContain(command);
+    expect(await main(['help', 'repair'])).toBe(0);
+  });
+
+  it('names what the environment lacks and how to fix it, exit 3', async () => {
+    vi.stubEnv('AWS_REGION', undefined);
+    vi.stubEnv('AWS_DEFAULT_REGION', undefined);
+    vi.stubEnv('AWS_PROFILE', 'berth-no-such-profile');
+    const io = captureOutput();
+    expect(await main(['manifests', '--stack', 'berth-games'])).toBe(3);
+    expect(io.err()).toMatch(/Region is missing: set AWS_REGION, pass --region/);
+    expect(await main(['status', '--holder', '10.0.0.1', '--kubeconfig', '/nope'])).toBe(3);
+    expect(io.err()).toMatch(
+      /kubeconfig \/nope does not exist: pass --kubeconfig PATH, or set KUBECONFIG/,
+    );
+    vi.unstubAllEnvs();
   });
 
   it('refuses sim flags that are wrong, naming the flag, and never a table in an AWS account', async () => {

@@ -110,7 +110,7 @@ describe('berth serve', () => {
     }
   }, 60_000);
 
-  it('runs the passes only with --passes, and refuses --passes without a cluster (exit 2)', async () => {
+  it('runs the passes only with --passes, and refuses --passes without a cluster (exit 3, as the CLI passes)', async () => {
     const run = await serve(
       ['--http', '--port', '0', '--passes', '--data-dir', join(home, 'data2'), ...store()],
       { KUBECONFIG: kubeconfig, HOME: home },
@@ -133,7 +133,7 @@ describe('berth serve', () => {
     alone.stderr?.on('data', (chunk) => {
       err += String(chunk);
     });
-    expect(await exitOf(alone)).toBe(2);
+    expect(await exitOf(alone)).toBe(3);
     expect(err).toMatch(/--passes needs a cluster/);
   });
 });

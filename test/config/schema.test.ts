@@ -55,6 +55,14 @@ describe('parseConfig', () => {
     expect(problems).toHaveLength(7);
   });
 
+  it('reports a bad entry of a list that is also too long, and a document of null', () => {
+    expect(problemsOf({ serviceCIDRs: ['bad', '10.1.0.0/16', 'fd00::/108'] })).toEqual([
+      expect.stringMatching(/^serviceCIDRs\[0\]: "bad" is not a CIDR block/),
+      'serviceCIDRs: takes at most two CIDRs, one per IP family',
+    ]);
+    expect(problemsOf(null)).toEqual(['(root): must be an object, not null']);
+  });
+
   it('says what a range name must be when one is not', () => {
     expect(problemsOf({ hostPortRanges: { Big_One: '7000-7100' } })).toEqual([
       'hostPortRanges.Big_One: range names are lower-case DNS labels',
