@@ -145,13 +145,13 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
   const first = ipFamilies?.[0] ?? parsed[0]?.family ?? configured[0];
   if (ipFamilies?.[0] && parsed[0] && parsed[0].family !== ipFamilies[0]) {
     throw new ServiceFieldError(
-      'ipFamilies[0]',
+      'spec.ipFamilies[0]',
       ipFamilies[0],
       `must match the family of spec.clusterIPs[0] (${requested[0]})`,
     );
   }
   if (first === undefined || !configured.includes(first)) {
-    const field = ipFamilies?.[0] ? 'ipFamilies[0]' : clusterIpField(0);
+    const field = ipFamilies?.[0] ? 'spec.ipFamilies[0]' : clusterIpField(0);
     throw new ServiceFieldError(
       field,
       ipFamilies?.[0] ?? requested[0],
@@ -186,7 +186,7 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
   }
   if (ipFamilies?.[1] && ipFamilies[1] !== families[1]) {
     throw new ServiceFieldError(
-      'ipFamilies[1]',
+      'spec.ipFamilies[1]',
       ipFamilies[1],
       families[1]
         ? `must be ${families[1]}`

@@ -348,6 +348,19 @@ describe('Service admission', () => {
     await create(service('taker', { ipFamilies: ['IPv6'], clusterIP: second }));
   });
 
+  it('names spec.ipFamilies in the denial of a family that does not fit', async () => {
+    await setUp(['10.100.0.0/16', 'fd00:100::/108']);
+    const mismatched = service('fam', { ipFamilies: ['IPv6'], clusterIP: '10.100.0.9' });
+    expect((await denial('CREATE', mismatched))?.message).toMatch(
+      /^spec\.ipFamilies\[0\]: Invalid value: "IPv6": must match the family of spec\.clusterIPs\[0\]/,
+    );
+    const twice = service('fam2', {
+      ipFamilyPolicy: 'PreferDualStack',
+      ipFamilies: ['IPv4', 'IPv4'],
+    });
+    expect((await denial('CREATE', twice))?.message).toMatch(/^spec\.ipFamilies\[1\]: /);
+  });
+
   it('denies RequireDualStack on a single-stack cluster', async () => {
     expect(await denial('CREATE', service('req', { ipFamilyPolicy: 'RequireDualStack' }))).toEqual({
       code: 422,
