@@ -360,13 +360,6 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
   };
 }
 
-/** Commander's codes for help and version: answers, not errors (`berth help CMD` included). */
-const HELP_CODES: ReadonlySet<string> = new Set([
-  'commander.helpDisplayed',
-  'commander.help',
-  'commander.version',
-]);
-
 /** Runs one command line; resolves to the process exit status. */
 export async function main(argv: readonly string[], env?: CliEnvironment): Promise<number> {
   let status = 0;
@@ -404,8 +397,9 @@ export async function main(argv: readonly string[], env?: CliEnvironment): Promi
     return status;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version are answers, not errors; every other parse failure is a usage error.
-      return HELP_CODES.has(error.code) ? 0 : 2;
+      // Help and version are answers (Commander's exit code 0, `berth help CMD` included), not
+      // errors; every other parse failure, help shown for a mistake among them, is a usage error.
+      return error.exitCode === 0 ? 0 : 2;
     }
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.problems.join('\n')}\n`);

@@ -14,6 +14,7 @@ import { review } from '../support/reviews.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
+  vi.unstubAllEnvs();
 });
 
 describe('berth CLI', () => {
@@ -74,6 +75,8 @@ describe('berth CLI', () => {
     expect(await main(['--help'])).toBe(0);
     for (const command of Object.keys(flags)) expect(io.out()).toContain(command);
     expect(await main(['help', 'repair'])).toBe(0);
+    // Help shown for a mistake is no answer: a usage error.
+    expect(await main(['help', 'nosuch'])).toBe(2);
   });
 
   it('names what the environment lacks and how to fix it, exit 3', async () => {
@@ -87,7 +90,6 @@ describe('berth CLI', () => {
     expect(io.err()).toMatch(
       /kubeconfig \/nope does not exist: pass --kubeconfig PATH, or set KUBECONFIG/,
     );
-    vi.unstubAllEnvs();
   });
 
   it('refuses sim flags that are wrong, naming the flag, and never a table in an AWS account', async () => {
