@@ -44,6 +44,14 @@ async function readSecret(client: SecretsManagerClient, arn: string): Promise<st
   return out.SecretString;
 }
 
+/** How long INIT waits for the clusters' secrets before the function takes requests. */
+const INIT_SECRET_WAIT_MS = 2_000;
+
+/** Resolves after `ms`, holding nothing open meanwhile. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 /** An API whose set-up has begun, and when that first attempt is over (never rejected). */
 interface PreparedApi {
   readonly handler: HttpHandler;
@@ -130,8 +138,11 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
     );
   };
   const apis = new ClusterSet(settings.configs, apiFor);
-  // Every cluster is set up now, its secret read concurrently with the others'.
-  await Promise.all(apis.names.map((name) => apis.get(name).value.settled));
+  // Every cluster is set up now, its secret read concurrently with the others'. INIT waits a
+  // bounded time for them: a read that hangs (no route to Secrets Manager) goes on, and its
+  // cluster's first request waits for it, or for the read that follows its failure.
+  const readsDone = Promise.all(apis.names.map((name) => apis.get(name).value.settled));
+  await Promise.race([readsDone, delay(INIT_SECRET_WAIT_MS)]);
   return clusterRoutes(
     apis.map((api) => api.handler),
     { unknown: 'opaque', onCluster: observers.onCluster },
