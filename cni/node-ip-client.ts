@@ -22,8 +22,11 @@ interface OutgoingRequest {
 /** Adds authentication to a request. */
 export type Signer = (request: OutgoingRequest, signal: AbortSignal) => Promise<OutgoingRequest>;
 
-/** The release's answer: whether this holder's address was freed now. */
-export type ReleaseOutcome = 'released' | 'already-free' | 'held-by-another';
+/**
+ * The release's answer: whether this holder's address was freed now. `refused`: berth refused the holder or the address as malformed, so none of
+ * it can have been set up by berth, and nothing of the node's (its routing) is this DEL's to undo.
+ */
+export type ReleaseOutcome = 'released' | 'already-free' | 'held-by-another' | 'refused';
 
 /** The node IP API for one node. */
 export class NodeIpClient {
@@ -69,8 +72,7 @@ export class NodeIpClient {
     );
     if (status === 200)
       return (body as { released?: boolean }).released ? 'released' : 'already-free';
-    // A holder or address berth refuses as malformed holds nothing: nothing to give back.
-    if (status === 400) return 'already-free';
+    if (status === 400) return 'refused';
     if (status === 409) return 'held-by-another';
     throw refused('release', status, body);
   }

@@ -114,7 +114,9 @@ async function del(
   if (ip === undefined) return;
   await deps.locked('exclusive', async () => {
     const outcome = await client.release(ip, pod);
-    if (outcome === 'held-by-another' || !config.ipam.sourceRouting) return;
+    if (outcome === 'held-by-another' || outcome === 'refused' || !config.ipam.sourceRouting) {
+      return;
+    }
     await deps.host.run(planDelete(await deps.host.rules(), ip));
   });
 }

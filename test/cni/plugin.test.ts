@@ -144,6 +144,8 @@ describe('berth-cni commands', () => {
       ['released', 0],
       ['already-free', 0],
       ['held-by-another', 2],
+      // A holder berth refuses as malformed was never set up by berth: its routing is not ours.
+      ['refused', 2],
     ] as const) {
       const { host, rules } = fakeHost();
       const { client } = fakeClient(outcome);
