@@ -85,7 +85,7 @@ export interface SimReport {
   readonly servicesDeleted: number;
   readonly servicesUpdated: number;
   readonly bindings: number;
-  /** Bindings berth refused: the node was being removed. */
+  /** Bindings berth refused: the node was cordoned by berth to drain, or being removed. */
   readonly bindingsRefused: number;
   readonly admissionRequests: number;
   /** What the apiserver waited for admission, over the whole day. */

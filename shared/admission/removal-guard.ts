@@ -22,7 +22,7 @@ import { type AdmissionVerdict, deny } from './response.js';
  * or the pod's own `spec.nodeName`), when berth is draining or removing the node; undefined to go
  * on. Pure: the callers read the node (the binding webhook already has).
  */
-export function refusalForNodeBeingRemoved(
+export function refusalForDrainingNode(
   node: V1Node | undefined,
   nodeName: string,
   pod: string,
@@ -60,7 +60,7 @@ export function guardPodCreates(
       annotationOf(pod, PORTS_ANNOTATION) !== undefined
     ) {
       const name = stringAt(pod, 'metadata', 'name') || request.name || '(generated name)';
-      const refused = refusalForNodeBeingRemoved(
+      const refused = refusalForDrainingNode(
         await reads.getNode(nodeName),
         nodeName,
         `${request.namespace ?? 'default'}/${name}`,

@@ -12,6 +12,7 @@ import { allow } from '../../shared/admission/response.js';
 import { type AdmissionRequest, parseAdmissionReview } from '../../shared/admission/review.js';
 import type { NodeAddressType } from '../../shared/config/schema.js';
 import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
+import { CORDONED_AT } from '../../shared/scale/names.js';
 
 /** A hand fake of the two reads binding makes: stored objects, recorded calls, injected errors. */
 class FakeCluster implements Pick<ClusterApi, 'getPod' | 'getNode'> {
@@ -286,6 +287,23 @@ describe('podBindingAdmission', () => {
     advance(60_000);
     await handler(bindingRequest('a', 'node-1'));
     expect(cluster.calls.filter((c) => c.startsWith('getNode'))).toHaveLength(2);
+  });
+
+  it('refuses a node berth drains only as the node is now, not as the cache last saw it', async () => {
+    const { cluster, handler } = harness();
+    cluster.node('node-1', [address('InternalIP', '10.0.0.5')]);
+    const node = cluster.nodes.get('node-1') as V1Node;
+    node.spec = { unschedulable: true };
+    node.metadata = { ...node.metadata, annotations: { [CORDONED_AT]: '2026-11-26T03:00:00Z' } };
+    cluster.gamePod('a');
+    cluster.gamePod('b');
+    expect(await handler(bindingRequest('a', 'node-1'))).toMatchObject({ allowed: false });
+    // berth uncordons it (demand is rising): the next binding goes through at once.
+    cluster.nodes.set('node-1', {
+      metadata: { name: 'node-1' },
+      status: { addresses: [address('InternalIP', '10.0.0.5')] },
+    });
+    expect(await handler(bindingRequest('b', 'node-1'))).toMatchObject({ allowed: true });
   });
 
   it('is reached through dispatch for pods/binding CREATE', async () => {

@@ -4,7 +4,7 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { refusalForNodeBeingRemoved } from '../../shared/admission/removal-guard.js';
+import { refusalForDrainingNode } from '../../shared/admission/removal-guard.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 
 const AT = '2026-11-26T03:00:00Z';
@@ -13,9 +13,9 @@ const nodeWith = (unschedulable: boolean, annotations: Record<string, string>): 
   spec: { unschedulable },
 });
 const refusal = (node: V1Node | undefined) =>
-  refusalForNodeBeingRemoved(node, 'n1', 'games/gs-1', 'target.name');
+  refusalForDrainingNode(node, 'n1', 'games/gs-1', 'target.name');
 
-describe('refusalForNodeBeingRemoved', () => {
+describe('refusalForDrainingNode', () => {
   it('refuses a node berth cordoned, from the cordon on, and one it is removing', () => {
     expect(refusal(nodeWith(true, { [CORDONED_AT]: AT }))).toMatchObject({
       allowed: false,
