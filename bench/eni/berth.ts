@@ -334,13 +334,24 @@ export function berthOnDay(
     return { cause, idle: stats.idle, ready30s };
   };
 
-  /** Releases a pod's address as the CNI's DEL does: an invocation of its own. */
+  /**
+   * Releases a pod's address as the CNI's DEL does: an invocation of its own, which kubelet sends
+   * again RETRY_S later when it fails (a contended pool).
+   */
   const release = async (pod: string, holding: { node: string; ip: string }): Promise<void> => {
+    try {
+      await releaseIp(invocation('request', DEFAULT_BACKOFF), holding.node, holding.ip, {
+        namespace: 'games',
+        pod,
+      });
+    } catch {
+      void clock.at(clock.now() + RETRY_S * 1000, () => release(pod, holding));
+    }
+  };
+  /** The pod is gone from its node: its address goes back. */
+  const leave = (pod: string, holding: { node: string; ip: string }): Promise<void> => {
     podsOn.set(holding.node, (podsOn.get(holding.node) ?? 1) - 1);
-    await releaseIp(invocation('request', DEFAULT_BACKOFF), holding.node, holding.ip, {
-      namespace: 'games',
-      pod,
-    });
+    return release(pod, holding);
   };
 
   /**
@@ -366,7 +377,7 @@ export function berthOnDay(
       podsOn.set(node, count);
       podsPerNode.seen(type, count);
       // Its game ended while the address was on its way: the DEL follows the ADD.
-      if (state.departed) await release(pod, holding);
+      if (state.departed) await leave(pod, holding);
       else held.set(pod, holding);
       return { served: true, refilled: calls.mutating > 0 };
     } catch {
@@ -460,7 +471,7 @@ export function berthOnDay(
     const holding = held.get(event.pod);
     if (holding) {
       held.delete(event.pod);
-      await release(event.pod, holding);
+      await leave(event.pod, holding);
     }
   };
 

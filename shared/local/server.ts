@@ -39,8 +39,8 @@ class BodyTooLargeError extends Error {
 
 /**
  * How much of a body past the limit is read and thrown away before the 413: answering while the
- * client is still sending makes the socket close under its upload (a reset, not a 4xx). A client
- * that sends more than this gets its answer anyway, and the connection closed.
+ * client is still sending makes the socket close under its upload (a reset, not a 4xx). Past
+ * this much the reading stops, and such a client may well see its connection reset.
  */
 const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
 

@@ -126,7 +126,7 @@ export function decideSettle(
 /**
  * Seconds until the next look, `sinceAdmissionMs` after the admission: doubling from
  * `delaySeconds`, capped at `promptDelaySeconds` while the change is young (10, 20, 20, …) and at
- * `maxDelaySeconds` after (…, 40, 80, 160, 300, 300, …).
+ * `maxDelaySeconds` after (by then the doubling is far past it: 300, 300, …).
  */
 export function backoff(attempt: number, timing: SettleTiming, sinceAdmissionMs: number): number {
   const delay = timing.delaySeconds * 2 ** Math.min(attempt + 1, 20);
