@@ -5,7 +5,7 @@
  * `berth.dev/address`, which the apiserver copies onto the pod as it binds it. A berth pod is
  * refused a node berth is removing (removal-guard.ts).
  */
-import type { V1Node, V1NodeAddress } from '@kubernetes/client-node';
+import type { V1NodeAddress } from '@kubernetes/client-node';
 import type { NodeAddressType } from '../config/schema.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
@@ -13,7 +13,7 @@ import { parseIp } from '../net/ip.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { carriedAllocationId, objectAt, stringAt } from './identity.js';
 import { setMetadataEntries } from './patch.js';
-import { refusalForDrainingNode } from './removal-guard.js';
+import { nodeForGameServer } from './removal-guard.js';
 import { allow } from './response.js';
 
 /** The node the pod is bound to. */
@@ -88,13 +88,12 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
 
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];
-    const refusal = (seen: V1Node | undefined) =>
-      refusalForDrainingNode(seen, nodeName, `${namespace}/${podName}`, 'target.name');
-    let node = await nodes.getNode(nodeName);
-    // A refusal is made on the node as it is now: the cache may still show a cordon berth has
-    // lifted (it uncordons as demand rises, when bindings to the node are wanted at once).
-    if (refusal(node)) node = await deps.cluster.getNode(nodeName);
-    const refused = refusal(node);
+    const { node, refused } = await nodeForGameServer(
+      { cached: nodes, current: deps.cluster },
+      nodeName,
+      `${namespace}/${podName}`,
+      'target.name',
+    );
     if (refused) return refused;
     if (node === undefined) {
       warnings.push(`${ADDRESS_ANNOTATION}: node ${nodeName} was not found; no address annotation`);

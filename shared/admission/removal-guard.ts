@@ -45,11 +45,39 @@ export function refusalForDrainingNode(
   return undefined;
 }
 
+/** Where the guard reads a node: through a short-lived cache, and as it is now. */
+export interface NodeReads {
+  readonly cached: Pick<ClusterApi, 'getNode'>;
+  readonly current: Pick<ClusterApi, 'getNode'>;
+}
+
+/** The node a game server is headed to, and the refusal when berth drains it. */
+export interface GameServerNode {
+  readonly node: V1Node | undefined;
+  readonly refused?: AdmissionVerdict;
+}
+
+/**
+ * Reads the node game server `pod` is headed to through `field`, and decides. A refusal is made
+ * on the node as it is now: the cache may still show a cordon berth has lifted (it uncordons as
+ * demand rises, when game servers are wanted there at once), so a node the cache shows draining
+ * is read again past it.
+ */
+export async function nodeForGameServer(
+  reads: NodeReads,
+  nodeName: string,
+  pod: string,
+  field: 'target.name' | 'spec.nodeName',
+): Promise<GameServerNode> {
+  const cached = await reads.cached.getNode(nodeName);
+  if (!refusalForDrainingNode(cached, nodeName, pod, field)) return { node: cached };
+  const node = await reads.current.getNode(nodeName);
+  const refused = refusalForDrainingNode(node, nodeName, pod, field);
+  return refused ? { node, refused } : { node };
+}
+
 /** `pods` CREATE: refuses a berth game server created with `spec.nodeName` on a node berth drains. */
-export function guardPodCreates(
-  reads: Pick<ClusterApi, 'getNode'>,
-  next: AdmissionHandler,
-): AdmissionHandler {
+export function guardPodCreates(reads: NodeReads, next: AdmissionHandler): AdmissionHandler {
   return async (request) => {
     const pod = request.object;
     const nodeName = pod ? stringAt(pod, 'spec', 'nodeName') : '';
@@ -60,8 +88,8 @@ export function guardPodCreates(
       annotationOf(pod, PORTS_ANNOTATION) !== undefined
     ) {
       const name = stringAt(pod, 'metadata', 'name') || request.name || '(generated name)';
-      const refused = refusalForDrainingNode(
-        await reads.getNode(nodeName),
+      const { refused } = await nodeForGameServer(
+        reads,
         nodeName,
         `${request.namespace ?? 'default'}/${name}`,
         'spec.nodeName',

@@ -111,7 +111,9 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
 
   const pods = podAdmission({ config, store: hostPortStore, random, randomBytes, now });
   // One short-lived node cache for both pod webhooks: a burst onto one node reads it once.
-  const nodes = cluster ? new NodeCache({ source: cluster, now }) : undefined;
+  const nodes = cluster
+    ? { cached: new NodeCache({ source: cluster, now }), current: cluster }
+    : undefined;
   const admission: AdmissionHandlers = {
     services: serviceAdmission({
       allocator,
@@ -122,8 +124,13 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     }),
     // With cluster reads, game servers are refused the nodes berth is removing.
     pods: nodes ? guardPodCreates(nodes, pods) : pods,
-    podBinding: cluster
-      ? podBindingAdmission({ cluster, nodes, nodeAddressTypes: config.nodeAddressTypes, now })
+    podBinding: nodes
+      ? podBindingAdmission({
+          cluster: nodes.current,
+          nodes: nodes.cached,
+          nodeAddressTypes: config.nodeAddressTypes,
+          now,
+        })
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),
   };
 

@@ -4,7 +4,7 @@
  */
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { refusalForDrainingNode } from '../../shared/admission/removal-guard.js';
+import { nodeForGameServer, refusalForDrainingNode } from '../../shared/admission/removal-guard.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 
 const AT = '2026-11-26T03:00:00Z';
@@ -33,5 +33,46 @@ describe('refusalForDrainingNode', () => {
     expect(refusal(nodeWith(false, { [CORDONED_AT]: AT }))).toBeUndefined();
     expect(refusal(nodeWith(false, {}))).toBeUndefined();
     expect(refusal(undefined)).toBeUndefined();
+  });
+});
+
+describe('nodeForGameServer', () => {
+  const reader = (node: V1Node, reads: string[], name: string) => ({
+    getNode: async () => {
+      reads.push(name);
+      return node;
+    },
+  });
+
+  it('refuses on the node as it is now, reading past the cache only when the cache shows it draining', async () => {
+    const draining = nodeWith(true, { [CORDONED_AT]: AT });
+    const uncordoned = nodeWith(false, {});
+    const reads: string[] = [];
+    const lifted = await nodeForGameServer(
+      { cached: reader(draining, reads, 'cached'), current: reader(uncordoned, reads, 'current') },
+      'n1',
+      'games/gs-1',
+      'spec.nodeName',
+    );
+    expect(lifted).toEqual({ node: uncordoned });
+    expect(reads).toEqual(['cached', 'current']);
+    const still = await nodeForGameServer(
+      { cached: reader(draining, [], 'cached'), current: reader(draining, [], 'current') },
+      'n1',
+      'games/gs-1',
+      'spec.nodeName',
+    );
+    expect(still.refused?.allowed).toBe(false);
+    const quiet: string[] = [];
+    await nodeForGameServer(
+      {
+        cached: reader(uncordoned, quiet, 'cached'),
+        current: reader(uncordoned, quiet, 'current'),
+      },
+      'n1',
+      'games/gs-1',
+      'target.name',
+    );
+    expect(quiet).toEqual(['cached']);
   });
 });

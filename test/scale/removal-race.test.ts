@@ -90,7 +90,7 @@ async function removalWithLateGame(step: number, how: Placement) {
         ...late,
         spec: { containers: [], ...late.spec, nodeName: 'drained' },
       };
-      const guard = guardPodCreates(cluster, async () => allow());
+      const guard = guardPodCreates({ cached: cluster, current: cluster }, async () => allow());
       const verdict = await guard({ ...REQUEST, object: { ...created } });
       placement = verdict;
       if (verdict.allowed) cluster.pods.push(created);
