@@ -15,7 +15,7 @@ import {
   NODE_WORK_BACKOFF,
   type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
-import { eniDeps } from '../../shared/eni/deps.js';
+import { type EniDeps, type EniDepsInput, eniDeps } from '../../shared/eni/deps.js';
 import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
 import {
@@ -157,69 +157,55 @@ export interface BerthOnDay {
   result(): EniRunResult;
 }
 
-/** What one cluster's berth needs to run its real pool code in an account. */
-export interface BerthEniInput {
+/**
+ * What one cluster's berth needs to run its real pool code in an account: the pool code's own
+ * inputs, less the EC2 and randomness the account gives, plus the account and the cluster's
+ * ledger.
+ */
+export interface BerthEniInput extends Omit<EniDepsInput, 'ec2' | 'random'> {
   readonly account: Pick<DayAccount, 'fake' | 'random' | 'budgetFor' | 'subnetMarksFor' | 'onCall'>;
-  readonly clusterName: string;
-  readonly eni: BerthEniSettings;
-  readonly cluster: FakeCluster;
   /** The cluster's own pool records (the subnet marks are the account's, `subnetMarksFor`). */
   readonly store: EniStore;
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
   /** Told of every EC2 call the cluster makes. */
   readonly ledger: Pick<CallLedger, 'record'>;
-  /** Instance-type limits learned so far: one cache for the cluster's invocations, as a container's. */
-  readonly instanceTypes?: Map<string, InstanceTypeLimits>;
-  /** The lease holder: one per concurrent invocation. */
-  readonly holder: string;
   /** How long its EC2 calls may wait for budget tokens; the request path's by default. */
   readonly backoff?: BackoffPolicy;
   /** Epoch ms its waits must end by (`BudgetedEc2Network.until`); none by default. */
   readonly deadline?: number;
-  /** How long a pool lease it takes lasts (`ENI_INVOCATIONS`). */
-  readonly leaseMs?: number;
 }
 
 /**
  * One cluster's berth ENI dependencies in an account: the real pool code over `store`, its EC2
  * calls paid from the account's budget and recorded in its ledger and the account's.
  */
-export function berthEniDeps(input: BerthEniInput) {
-  const { account, clusterName, now, sleep, ledger } = input;
-  const marks = account.subnetMarksFor(clusterName);
+export function berthEniDeps(input: BerthEniInput): EniDeps {
+  const { account, ledger, backoff, deadline, store, ...own } = input;
+  const marks = account.subnetMarksFor(input.clusterName);
   const ec2: Ec2Network = new BudgetedEc2Network(account.fake, {
-    budget: account.budgetFor(clusterName),
-    now,
-    sleep,
+    budget: account.budgetFor(input.clusterName),
+    now: input.now,
+    sleep: input.sleep,
     random: account.random,
-    ...(input.backoff ? { backoff: input.backoff } : {}),
-    ...(input.deadline === undefined ? {} : { deadline: input.deadline }),
+    ...(backoff ? { backoff } : {}),
+    ...(deadline === undefined ? {} : { deadline }),
     onCall: (call) => {
       const throttled = call.outcome === 'throttled';
       ledger.record(call.action, call.at, throttled);
       account.onCall?.(call.action, call.at, throttled);
     },
   });
-  const config = parseConfig({ cluster: clusterName, eni: input.eni });
-  const deps = eniDeps({
+  return eniDeps({
+    ...own,
     store: {
-      ...forwarding(input.store),
+      ...forwarding(store),
       subnetShortUntil: (subnetId, what) => marks.subnetShortUntil(subnetId, what),
       markSubnetShort: (subnetId, what, until) => marks.markSubnetShort(subnetId, what, until),
     },
     ec2,
-    cluster: input.cluster,
-    clusterName,
-    config: config.eni,
-    ...(input.instanceTypes ? { instanceTypes: input.instanceTypes } : {}),
-    now,
-    sleep,
     random: account.random,
-    holder: input.holder,
-    ...(input.leaseMs === undefined ? {} : { leaseMs: input.leaseMs }),
   });
-  return { deps, config };
 }
 
 /** berth for `clusterName`'s nodes and pods, in an account it may share with other clusters. */
@@ -254,10 +240,10 @@ export function berthOnDay(
     calls?: { mutating: number },
   ): AssignDeps => {
     const limits = ENI_INVOCATIONS[kind];
-    const { deps } = berthEniDeps({
+    const deps = berthEniDeps({
       account,
       clusterName,
-      eni,
+      config,
       cluster,
       store,
       now: clock.now,

@@ -16,6 +16,7 @@
  * clusters join an emptied bucket, so they cannot be as quick as alone; starved would be waiting
  * for a pass behind the storm.
  */
+import { parseConfig } from '../../shared/config/schema.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
 import {
   type BackoffPolicy,
@@ -107,6 +108,8 @@ export async function runStorm(
     subnetMarksFor: () => marks,
   };
   const horizon = START + HORIZON_S * 1000;
+  // Every cluster at the config's defaults.
+  const config = parseConfig({}).eni;
   const clusters = waves.map((wave) => {
     const cluster = new FakeCluster();
     const store = new InMemoryEniStore();
@@ -119,14 +122,14 @@ export async function runStorm(
         deadline: clock.now() + ENI_INVOCATIONS.work.deadlineMs,
         account,
         clusterName: wave.cluster,
-        eni: {},
+        config,
         cluster,
         store,
         now: clock.now,
         sleep: clock.sleep,
         ledger,
         holder: `${wave.cluster}-${invocations++}`,
-      }).deps;
+      });
     const joinedAt = new Map<string, number>();
     const served = { byEvent: 0 };
     for (let i = 0; i < wave.nodes; i++) {
