@@ -32,50 +32,59 @@ const REFUSING_CODES = new Set([
 const AWS_SETUP_ERRORS = new Set(['CredentialsProviderError', 'ExpiredTokenException']);
 
 /**
- * 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). The
- * environment is looked for along the whole cause chain: a pass that stopped because the API
- * server did not answer was refused by the environment.
+ * What one error says of the environment: that it refused, with the fix where berth knows one;
+ * undefined for any other error.
  */
-export function exitCodeOf(error: unknown): 1 | 2 | 3 {
-  if (error instanceof UsageError) return 2;
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (
-      cause instanceof EnvironmentError ||
-      cause instanceof KubeConfigError ||
-      cause instanceof KubernetesUnreachableError
-    )
-      return 3;
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code === 'string' && REFUSING_CODES.has(code)) return 3;
-    if (AWS_SETUP_ERRORS.has(cause.name) || /Region is missing/i.test(cause.message)) return 3;
+function refusalIn(error: Error): { readonly fix?: string } | undefined {
+  if (error instanceof KubernetesUnreachableError) {
+    return {
+      fix: "check that the API server of the kubeconfig's context answers (kubectl get --raw /readyz), or pass --kubeconfig / --context",
+    };
   }
-  return 1;
+  if (/Region is missing/i.test(error.message)) {
+    return { fix: 'set AWS_REGION, pass --region, or use an AWS profile that names a Region' };
+  }
+  if (AWS_SETUP_ERRORS.has(error.name)) {
+    return {
+      fix: 'configure AWS credentials: AWS_PROFILE, aws configure (or aws sso login), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY',
+    };
+  }
+  const code = (error as { code?: unknown }).code;
+  const refused =
+    error instanceof EnvironmentError ||
+    error instanceof KubeConfigError ||
+    (typeof code === 'string' && REFUSING_CODES.has(code));
+  return refused ? {} : undefined;
 }
 
-/** What to do about an environment that refused, found along the cause chain; none for others. */
-export function fixFor(error: unknown): string | undefined {
+/**
+ * The environment's refusal along the whole cause chain (a pass that stopped because the API
+ * server did not answer was refused by the environment), with the first fix the chain names.
+ */
+function environmentRefusal(error: unknown): { readonly fix?: string } | undefined {
+  let refused: { readonly fix?: string } | undefined;
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof KubernetesUnreachableError) {
-      return "check that the API server of the kubeconfig's context answers (kubectl get --raw /readyz), or pass --kubeconfig / --context";
-    }
-    if (/Region is missing/i.test(cause.message)) {
-      return 'set AWS_REGION, pass --region, or use an AWS profile that names a Region';
-    }
-    if (AWS_SETUP_ERRORS.has(cause.name)) {
-      return 'configure AWS credentials: AWS_PROFILE, aws configure (or aws sso login), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY';
-    }
+    const found = refusalIn(cause);
+    if (found?.fix) return found;
+    refused ??= found;
   }
-  return undefined;
+  return refused;
+}
+
+/** 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). */
+export function exitCodeOf(error: unknown): 1 | 2 | 3 {
+  if (error instanceof UsageError) return 2;
+  return environmentRefusal(error) ? 3 : 1;
 }
 
 /** An error as the CLI prints it: its message, and the fix when the environment refused. */
 export function describeFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const fix = fixFor(error);
+  const fix = environmentRefusal(error)?.fix;
   return fix ? `${message}: ${fix}` : message;
 }
 
 /** The fix for a failure a pass recorded by its error's name and message, when it was the environment's. */
 export function recordedFailureFix(failure: { code: string; message: string }): string | undefined {
-  return fixFor(Object.assign(new Error(failure.message), { name: failure.code }));
+  return environmentRefusal(Object.assign(new Error(failure.message), { name: failure.code }))?.fix;
 }
