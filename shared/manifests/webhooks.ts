@@ -55,6 +55,17 @@ interface WebhookPolicy {
   readonly matchConditions?: V1MutatingWebhook['matchConditions'];
 }
 
+/**
+ * CEL: the Service `object` names holds no cluster IP and no node port (type ExternalName, or
+ * headless: `clusterIP: None`, which only type ClusterIP may have). Every field is tested with
+ * `has` first: an absent field is an evaluation error, which the apiserver answers with the
+ * webhook's failurePolicy instead of skipping it.
+ */
+function holdsNothing(object: 'object' | 'oldObject'): string {
+  const spec = `${object}.spec`;
+  return `has(${spec}.type) && ${spec}.type == 'ExternalName' || has(${spec}.clusterIP) && ${spec}.clusterIP == 'None'`;
+}
+
 /** berth's webhooks as data, each with the reason for its failure mode and filters. */
 export const WEBHOOK_POLICIES: readonly WebhookPolicy[] = [
   {
@@ -79,12 +90,18 @@ export const WEBHOOK_POLICIES: readonly WebhookPolicy[] = [
     // Ignore: an outage must never block deleting a pod (or a node drain). A missed release is
     // a leak the repair pass frees after its grace passes.
     // Only pods berth labelled at CREATE; for DELETE the selector is matched on the old object.
+    // Not a pod already terminating: the DELETE that set its deletionTimestamp released its
+    // ports, and the kubelet's final DELETE after the grace period would only be answered
+    // "nothing to release" (one billed invocation per game session).
     name: 'pods-delete.berth.dev',
     resources: ['pods'],
     operations: ['DELETE'],
     failurePolicy: 'Ignore',
     reinvocationPolicy: 'Never',
     objectSelector: { matchLabels: { [GAME_SERVER_LABEL]: 'true' } },
+    matchConditions: [
+      { name: 'not-terminating', expression: '!has(oldObject.metadata.deletionTimestamp)' },
+    ],
   },
   {
     // Ignore: failing a Binding would stop the scheduler placing any pod during an outage; a
@@ -101,19 +118,31 @@ export const WEBHOOK_POLICIES: readonly WebhookPolicy[] = [
     // Fail: a Service admitted without berth would get no cluster IP from berth's ranges, or
     // one berth does not know about, so two Services could end up sharing an IP or node port.
     // IfNeeded: a later webhook may change the type or ports; berth's answer is idempotent.
+    // Not a Service that holds nothing before or after (ExternalName, headless): an UPDATE
+    // from or to one that holds values still reaches berth, which allocates or gives back.
     name: 'services.berth.dev',
     resources: ['services'],
     operations: ['CREATE', 'UPDATE'],
     failurePolicy: 'Fail',
     reinvocationPolicy: 'IfNeeded',
+    matchConditions: [
+      {
+        name: 'holds-cluster-values',
+        expression: `!(${holdsNothing('object')}) || (oldObject != null && !(${holdsNothing('oldObject')}))`,
+      },
+    ],
   },
   {
     // Ignore: deleting a Service must work during an outage; repair frees what it held.
+    // Not a Service that held nothing (ExternalName, headless).
     name: 'services-delete.berth.dev',
     resources: ['services'],
     operations: ['DELETE'],
     failurePolicy: 'Ignore',
     reinvocationPolicy: 'Never',
+    matchConditions: [
+      { name: 'holds-cluster-values', expression: `!(${holdsNothing('oldObject')})` },
+    ],
   },
 ];
 

@@ -19,6 +19,7 @@ import {
   WEBHOOK_TIMEOUT_SECONDS,
   webhookUrl,
 } from '../../shared/manifests/webhooks.js';
+import { type AdmissionCall, reachesBerth } from '../support/webhook-match.js';
 
 const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n';
 const SECRET = 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0';
@@ -111,6 +112,80 @@ describe('mutatingWebhookConfiguration', () => {
     expect(del.failurePolicy).toBe('Ignore');
     expect(del.objectSelector).toEqual({ matchLabels: { 'berth.dev/game-server': 'true' } });
     expect(del.rules?.[0]?.operations).toEqual(['DELETE']);
+  });
+
+  describe('which requests reach berth (selectors and CEL conditions evaluated)', () => {
+    const gameServer = {
+      metadata: {
+        name: 'match-1',
+        labels: { 'berth.dev/game-server': 'true' },
+        annotations: { 'berth.dev/ports': '[]', 'berth.dev/allocation-id': 'a' },
+      },
+    };
+    const call = (over: Partial<AdmissionCall>): AdmissionCall => ({
+      resource: 'pods',
+      operation: 'CREATE',
+      namespace: 'games',
+      ...over,
+    });
+    const service = (spec: Record<string, unknown>) => ({ metadata: { name: 's' }, spec });
+
+    it('calls berth for a pod CREATE with berth.dev/ports and for no other pod CREATE', () => {
+      expect(reachesBerth(webhooks(), call({ object: gameServer }))).toBe(true);
+      expect(reachesBerth(webhooks(), call({ object: { metadata: { name: 'web' } } }))).toBe(false);
+      expect(
+        reachesBerth(webhooks(), call({ object: { metadata: { annotations: { a: 'b' } } } })),
+      ).toBe(false);
+    });
+
+    it('calls berth for the DELETE of a game server, not for the final DELETE of one already terminating', () => {
+      const del = (oldObject: unknown) => call({ operation: 'DELETE', oldObject });
+      expect(reachesBerth(webhooks(), del(gameServer))).toBe(true);
+      const terminating = {
+        metadata: { ...gameServer.metadata, deletionTimestamp: '2026-06-01T00:00:30Z' },
+      };
+      expect(reachesBerth(webhooks(), del(terminating))).toBe(false);
+      expect(reachesBerth(webhooks(), del({ metadata: { name: 'web', labels: {} } }))).toBe(false);
+    });
+
+    it('calls berth for Services that hold or held values, not for ExternalName or headless ones', () => {
+      const svc = (operation: AdmissionCall['operation'], object?: unknown, oldObject?: unknown) =>
+        reachesBerth(
+          webhooks(),
+          call({
+            resource: 'services',
+            operation,
+            ...(object ? { object } : {}),
+            ...(oldObject ? { oldObject } : {}),
+          }),
+        );
+      const clusterIp = service({ type: 'ClusterIP' });
+      const nodePort = service({ type: 'NodePort', clusterIP: '10.100.0.9' });
+      const external = service({ type: 'ExternalName', externalName: 'db.example.com' });
+      const headless = service({ type: 'ClusterIP', clusterIP: 'None' });
+      expect(svc('CREATE', clusterIp)).toBe(true);
+      expect(svc('CREATE', service({}))).toBe(true);
+      expect(svc('CREATE', external)).toBe(false);
+      expect(svc('CREATE', headless)).toBe(false);
+      expect(svc('UPDATE', external, external)).toBe(false);
+      expect(svc('UPDATE', headless, headless)).toBe(false);
+      // Values given back, or newly wanted: berth must see the change.
+      expect(svc('UPDATE', external, nodePort)).toBe(true);
+      expect(svc('UPDATE', nodePort, external)).toBe(true);
+      expect(svc('DELETE', undefined, nodePort)).toBe(true);
+      expect(svc('DELETE', undefined, external)).toBe(false);
+      expect(svc('DELETE', undefined, headless)).toBe(false);
+    });
+
+    it('calls berth for every binding, and for nothing in kube-system', () => {
+      const binding = { metadata: { name: 'match-1' }, target: { kind: 'Node', name: 'n' } };
+      expect(reachesBerth(webhooks(), call({ subResource: 'binding', object: binding }))).toBe(
+        true,
+      );
+      expect(reachesBerth(webhooks(), call({ namespace: 'kube-system', object: gameServer }))).toBe(
+        false,
+      );
+    });
   });
 
   it('ignores failures on bindings and sees all of them', () => {
