@@ -13,6 +13,11 @@ export const CNI_ERROR = {
   decodeFailure: 6,
   invalidConfig: 7,
   tryAgainLater: 11,
+  /**
+   * libcni's `ErrInternal` (containernetworking/cni `pkg/types/types.go`): berth's node IP API
+   * answered something the plugin cannot use, or the plugin itself failed.
+   */
+  internal: 999,
   /** berth's node IP API refused the request (the message says why). */
   refused: 100,
   /** The node's routing for the pod could not be set up or verified. */
@@ -31,4 +36,18 @@ export class CniError extends Error {
     this.code = code;
     this.details = details;
   }
+}
+
+/**
+ * A value as a message shows it: JSON (so an object reads as itself, never `[object Object]`),
+ * cut to 80 characters.
+ */
+export function shown(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -5,9 +5,10 @@
  * ends within the configured timeout, before the runtime's own.
  */
 import { readInvocation } from './environment.js';
-import { CNI_ERROR, CniError } from './errors.js';
+import { CNI_ERROR, CniError, shown } from './errors.js';
 import { withHostLock } from './host-lock.js';
 import { iproute } from './host-network.js';
+import { parseNetworkConfig } from './netconf.js';
 import { NodeIpClient } from './node-ip-client.js';
 import { type Output, runCommand } from './plugin.js';
 
@@ -22,11 +23,13 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * The configuration's budget, bounded as its check bounds it; the fallback while the
+ * configuration is absent or invalid (the command then reports why, as error 7).
+ */
 function configuredTimeout(stdin: string): number {
   try {
-    const seconds = (JSON.parse(stdin) as { ipam?: { timeoutSeconds?: unknown } }).ipam
-      ?.timeoutSeconds;
-    return typeof seconds === 'number' && seconds > 0 ? seconds * 1000 : FALLBACK_TIMEOUT_MS;
+    return parseNetworkConfig(stdin).ipam.timeoutMs;
   } catch {
     return FALLBACK_TIMEOUT_MS;
   }
@@ -41,8 +44,9 @@ function fail(error: unknown, cniVersion: string): never {
     error instanceof CniError
       ? error
       : new CniError(
-          CNI_ERROR.ioFailure,
-          `berth-cni failed: ${error instanceof Error ? error.message : String(error)}`,
+          CNI_ERROR.internal,
+          'berth-cni failed: an internal error (a bug to report, with the details)',
+          error instanceof Error ? error.message : shown(error),
         );
   process.stdout.write(
     `${JSON.stringify({

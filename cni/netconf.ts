@@ -3,7 +3,9 @@
  * its options are the `ipam` section of a main plugin's configuration (such as `ptp`), which the
  * main plugin passes on whole, `prevResult` included on CHECK and DEL.
  */
-import { CNI_ERROR, CniError } from './errors.js';
+import { parseIp } from '../shared/net/ip.js';
+import { POOL_FAMILY } from './answer.js';
+import { CNI_ERROR, CniError, shown } from './errors.js';
 
 /** CNI versions whose results berth-cni writes (CHECK exists from 0.4.0). */
 export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0'] as const;
@@ -83,9 +85,7 @@ export function parseNetworkConfig(stdin: string): NetworkConfig {
     const value = ipam[key] ?? fallback;
     if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max)
       return value;
-    problems.push(
-      `ipam.${key}: must be a whole number from ${min} to ${max}, was ${JSON.stringify(value)}`,
-    );
+    problems.push(`ipam.${key}: must be a whole number from ${min} to ${max}, was ${shown(value)}`);
     return fallback;
   };
   const endpoint = text('endpoint');
@@ -101,7 +101,12 @@ export function parseNetworkConfig(stdin: string): NetworkConfig {
       problems.push('ipam.region: must be a string');
     auth = { kind: 'sigv4', region: typeof region === 'string' ? region : undefined };
   } else if (authName !== 'none') {
-    problems.push(`ipam.auth: "${String(authName)}" must be "none" (plain HTTP) or "sigv4" (AWS)`);
+    problems.push(`ipam.auth: ${shown(authName)} must be "none" (plain HTTP) or "sigv4" (AWS)`);
+  }
+  const podGateway = ipam.podGateway === undefined ? undefined : text('podGateway');
+  // The pod's gateway is of its address's family, the pool's.
+  if (podGateway && parseIp(podGateway)?.family !== POOL_FAMILY) {
+    problems.push(`ipam.podGateway: ${shown(podGateway)} is not an ${POOL_FAMILY} address`);
   }
   const sourceRouting = ipam.sourceRouting ?? true;
   if (typeof sourceRouting !== 'boolean')
@@ -114,7 +119,7 @@ export function parseNetworkConfig(stdin: string): NetworkConfig {
       node,
       auth,
       timeoutMs: number('timeoutSeconds', DEFAULTS.timeoutSeconds, 1, 110) * 1000,
-      podGateway: ipam.podGateway === undefined ? undefined : text('podGateway'),
+      podGateway,
       routeTableBase: number('routeTableBase', DEFAULTS.routeTableBase, 1, 2 ** 31 - 1000),
       sourceRouting: sourceRouting === true,
     },

@@ -6,10 +6,9 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { PodRef } from './environment.js';
-import { CNI_ERROR, CniError } from './errors.js';
+import { CNI_ERROR, CniError, shown } from './errors.js';
 import { instanceIdentity } from './imds.js';
 import type { BerthIpamConfig } from './netconf.js';
-import type { Assignment } from './result.js';
 
 /** A request before it goes out: signing may add headers. */
 interface OutgoingRequest {
@@ -44,21 +43,24 @@ export class NodeIpClient {
     this.#sign = sign;
   }
 
-  /** The holder's address: the one it has, or a new one. */
-  async assign(pod: PodRef): Promise<Assignment> {
+  /**
+   * The holder's address, the one it has or a new one, as berth answered it: unchecked
+   * (`checkedAssignment` in answer.ts reads it).
+   */
+  async assign(pod: PodRef): Promise<unknown> {
     const { status, body } = await this.#send('POST', '', {
       namespace: pod.namespace,
       pod: pod.name,
       containerId: pod.containerId,
     });
-    if (status === 200) return body as Assignment;
+    if (status === 200) return body;
     throw refused('assign', status, body);
   }
 
-  /** The holder's address, read only; undefined when it has none. */
-  async lookUp(pod: PodRef): Promise<Assignment | undefined> {
+  /** The holder's address, read only and unchecked as `assign`'s; undefined when it has none. */
+  async lookUp(pod: PodRef): Promise<unknown> {
     const { status, body } = await this.#send('GET', `?${holderQuery(pod)}`);
-    if (status === 200) return body as Assignment;
+    if (status === 200) return body;
     // None, or a holder berth could never have given one (a name it refuses as malformed).
     if (status === 404 || status === 400) return undefined;
     throw refused('look up', status, body);
@@ -135,12 +137,17 @@ function holderQuery(pod: PodRef): string {
 function refused(what: string, status: number, body: unknown): CniError {
   const message =
     typeof body === 'object' && body !== null && 'error' in body
-      ? String((body as { error: unknown }).error)
-      : String(body).slice(0, 200);
+      ? textOf((body as { error: unknown }).error)
+      : textOf(body);
   return new CniError(
     status === 503 || status >= 500 ? CNI_ERROR.tryAgainLater : CNI_ERROR.refused,
     `berth refused to ${what} the pod's address (HTTP ${status}): ${message}`,
   );
+}
+
+/** What berth said: its text as it is, anything else as JSON; never `[object Object]`. */
+function textOf(said: unknown): string {
+  return typeof said === 'string' ? said.slice(0, 200) : shown(said);
 }
 
 /** Plain requests: the local server. */

@@ -4,6 +4,7 @@
  * undoes the routing; CHECK verifies both; VERSION answers. Nothing is kept on the node: berth
  * holds every assignment, keyed by namespace, pod and container.
  */
+import { answeredIp, checkedAssignment } from './answer.js';
 import { type Invocation, type PodRef, podOf } from './environment.js';
 import { CNI_ERROR, CniError } from './errors.js';
 import type { LockMode } from './host-lock.js';
@@ -77,7 +78,16 @@ async function add(
   client: NodeIpClient,
   deps: PluginDeps,
 ): Promise<Output> {
-  const assignment = await client.assign(pod);
+  const answer = await client.assign(pod);
+  let assignment: Assignment;
+  try {
+    assignment = checkedAssignment(answer, config.ipam);
+  } catch (error) {
+    // Nothing on the node was touched; an address berth named goes back, keyed by this holder.
+    const named = (answer as { ip?: unknown } | null)?.ip;
+    if (typeof named === 'string') await client.release(named, pod).catch(() => undefined);
+    throw error;
+  }
   if (routedThroughItsEni(config, assignment)) {
     try {
       const route = await podRoute(assignment, config.ipam, deps.host);
@@ -110,7 +120,8 @@ async function del(
   deps: PluginDeps,
 ): Promise<void> {
   const cached = config.prevResult?.ips[0]?.address.split('/')[0];
-  const ip = cached ?? (await client.lookUp(pod))?.ip;
+  const answer = cached === undefined ? await client.lookUp(pod) : undefined;
+  const ip = cached ?? (answer === undefined ? undefined : answeredIp(answer));
   if (ip === undefined) return;
   await deps.locked('exclusive', async () => {
     const outcome = await client.release(ip, pod);
@@ -127,13 +138,14 @@ async function check(
   client: NodeIpClient,
   deps: PluginDeps,
 ): Promise<void> {
-  const assignment = await client.lookUp(pod);
-  if (!assignment) {
+  const answer = await client.lookUp(pod);
+  if (answer === undefined) {
     throw new CniError(
       CNI_ERROR.mismatch,
       `berth holds no address for ${pod.namespace}/${pod.name} (container ${pod.containerId})`,
     );
   }
+  const assignment = checkedAssignment(answer, config.ipam);
   const cached = config.prevResult?.ips[0]?.address.split('/')[0];
   if (cached !== undefined && cached !== assignment.ip) {
     throw new CniError(

@@ -205,4 +205,63 @@ describe('berth-cni, driven as the runtime drives it', () => {
       silent.close();
     }
   });
+  it('refuses netconf numbers out of range and odd values as error 7, never a crash or [object Object]', async () => {
+    const pod = newPod();
+    for (const [ipamExtra, msg] of [
+      [
+        { timeoutSeconds: 5_000_000 },
+        /ipam\.timeoutSeconds: must be a whole number from 1 to 110, was 5000000/,
+      ],
+      [{ timeoutSeconds: 1e308 }, /ipam\.timeoutSeconds/],
+      [{ timeoutSeconds: -1 }, /ipam\.timeoutSeconds/],
+      [{ timeoutSeconds: '10' }, /ipam\.timeoutSeconds/],
+      [{ routeTableBase: 2 ** 53 }, /ipam\.routeTableBase/],
+      [{ auth: { kind: 'sigv4' } }, /ipam\.auth: \{"kind":"sigv4"\} must be/],
+      [{ podGateway: 'not-an-ip' }, /ipam\.podGateway: "not-an-ip" is not an IPv4 address/],
+    ] as const) {
+      const failed = await run('ADD', pod, networkConfig({ ...ipam(), ...ipamExtra }));
+      expect(failed.code, failed.stdout + failed.stderr).toBe(1);
+      expect(failed.json).toMatchObject({ code: 7, msg: expect.stringMatching(msg) });
+      expect(failed.stdout + failed.stderr).not.toMatch(/\[object Object\]|TypeError|\n\s+at /);
+    }
+  });
+
+  it('refuses an answer of the node IP API that is no usable address, configuring nothing and printing no [object Object]', async () => {
+    let answer: { status: number; body: unknown } = { status: 200, body: {} };
+    const liar = createServer((_request, response) => {
+      response.writeHead(answer.status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(answer.body));
+    });
+    await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
+    const address = liar.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const endpoint = `http://127.0.0.1:${port}`;
+    const sound = {
+      ip: '10.0.0.17',
+      eniId: 'eni-1',
+      subnetCidr: '10.0.0.0/24',
+      gateway: '10.0.0.1',
+    };
+    try {
+      for (const [given, code, msg] of [
+        [{ status: 200, body: { ...sound, ip: 'not-an-ip' } }, 999, /not-an-ip/],
+        [{ status: 200, body: { ...sound, ip: 'fd00::5' } }, 999, /not IPv4/],
+        [{ status: 200, body: { ...sound, ip: '10.0.5.1' } }, 999, /outside the subnet/],
+        [{ status: 200, body: { ...sound, subnetCidr: '10.0.0.17/32' } }, 999, /prefix length/],
+        [{ status: 200, body: { ...sound, ip: { a: 1 }, subnetCidr: [1] } }, 999, /ip/],
+        [{ status: 200, body: 'fine' }, 999, /not a JSON object/],
+        [{ status: 422, body: { error: { reason: 'nope' } } }, 100, /\{"reason":"nope"\}/],
+        [{ status: 500, body: { error: { reason: 'down' } } }, 11, /HTTP 500/],
+      ] as const) {
+        answer = given;
+        const failed = await run('ADD', newPod(), networkConfig({ ...ipam(), endpoint }));
+        expect(failed.code, failed.stdout + failed.stderr).toBe(1);
+        expect(failed.json).toMatchObject({ code, msg: expect.stringMatching(msg) });
+        expect(failed.stdout + failed.stderr).not.toMatch(/\[object Object\]|TypeError|\n\s+at /);
+      }
+    } finally {
+      liar.closeAllConnections();
+      liar.close();
+    }
+  });
 });

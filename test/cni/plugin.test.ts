@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Invocation } from '../../cni/environment.js';
 import { CniError } from '../../cni/errors.js';
 import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient, ReleaseOutcome } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
 import type { IpCommand, Rule } from '../../cni/source-routing.js';
-import { networkConfig } from './run-plugin.js';
+import { networkConfig, podInvocation } from './run-plugin.js';
 
 const assignment = {
   ip: '10.0.0.17',
@@ -61,16 +60,7 @@ function fakeClient(outcome: ReleaseOutcome = 'released') {
   return { client, released };
 }
 
-const invocation = (command: Invocation['command']): Invocation => ({
-  command,
-  containerId: 'sb-1',
-  netns: '/var/run/netns/gs-1',
-  ifname: 'eth0',
-  args: new Map([
-    ['K8S_POD_NAMESPACE', 'games'],
-    ['K8S_POD_NAME', 'gs-1'],
-  ]),
-});
+const invocation = podInvocation;
 const stdin = (extra: Record<string, unknown> = {}) =>
   networkConfig({ endpoint: 'http://berth', node: 'node-a' }, extra);
 const locked = <T>(_mode: string, work: () => Promise<T>) => work();

@@ -3,6 +3,7 @@
  * stdin, the result or error result read from stdout, and the exit code.
  */
 import { spawn } from 'node:child_process';
+import type { Invocation } from '../../cni/environment.js';
 
 /** What the runtime sees of one invocation. */
 export interface PluginRun {
@@ -78,3 +79,15 @@ export function networkConfig(
     ...extra,
   });
 }
+
+/** The invocation of `command` for the pod games/gs-1 in sandbox sb-1, for in-process runs. */
+export const podInvocation = (command: Invocation['command']): Invocation => ({
+  command,
+  containerId: 'sb-1',
+  netns: '/var/run/netns/gs-1',
+  ifname: 'eth0',
+  args: new Map([
+    ['K8S_POD_NAMESPACE', 'games'],
+    ['K8S_POD_NAME', 'gs-1'],
+  ]),
+});
