@@ -1,8 +1,27 @@
 /**
  * The simulated day of the node scale benchmark, the same for every scaler: the scenarios, the
- * arrivals, the cluster a scaler drives (nodes that register and boot after fixed delays, a
- * packing kube-scheduler for game servers, sessions that end, a node that may fail), and the loop
- * that runs a day under one scaler and measures it. See `bench/scale.ts` for the rules.
+ * arrivals, the cluster a scaler drives (nodes that register and boot after fixed delays, one
+ * kube-scheduler, sessions that end, a node that may fail), and the loop that runs a day under one
+ * scaler, each at its own loop interval, and measures it. See `bench/scale.ts` for the rules.
+ *
+ * The scheduler, the same for every scaler (`SimCluster.schedule`):
+ * - game servers pack, as Agones' `Packed` scheduling strategy runs them (agones.dev docs,
+ *   "Scheduling and Autoscaling", section "Packed": the game server pods carry a
+ *   `preferredDuringSchedulingIgnoredDuringExecution` pod affinity to other game servers on the
+ *   node's hostname; berth's webhook adds the same term): each goes, first come first served, to
+ *   the Ready schedulable node with the most game servers that fits its CPU request;
+ * - placeholder pods (the overprovisioning Deployment of cluster-autoscaler/FAQ.md, "How can I
+ *   configure overprovisioning with Cluster Autoscaler?", kubernetes/autoscaler at
+ *   cluster-autoscaler-1.32.0: pause pods at priority -10, every workload at 0 or above) carry no
+ *   affinity, so kube-scheduler's default `NodeResourcesFit` scoring (`LeastAllocated`) spreads
+ *   them: each goes to the Ready schedulable node with the most free CPU; the scheduling queue
+ *   pops higher priority first, so game servers are placed before them;
+ * - a game server that fits nowhere preempts placeholders (kube-scheduler `DefaultPreemption`,
+ *   kubernetes.io docs, "Pod Priority and Preemption"): on the node with the most game servers
+ *   where evicting placeholders makes room, as few as make room; the placeholders have
+ *   `terminationGracePeriodSeconds: 0`, so the game server binds in the same step and has not
+ *   waited. The Deployment recreates each evicted placeholder, Pending, and it is placed again
+ *   where it fits or waits for a node: what makes Cluster Autoscaler and Karpenter scale up.
  */
 import { poisson, seededRandom } from '../../sim/random.js';
 
@@ -170,8 +189,11 @@ export interface SimNode {
   unschedulable: boolean;
   annotations: Record<string, string>;
   readonly games: Set<SimGame>;
+  /** Placeholder pods bound here, each requesting one game server's CPU. */
+  placeholders: number;
   /**
-   * When a game server last bound to this node or ended on it (DaemonSet pods do not count):
+   * When a game server or placeholder last bound to this node or left it (DaemonSet pods do not
+   * count):
    * Karpenter's NodeClaim `status.lastPodEventTime`, which its `consolidateAfter` counts from.
    */
   lastPodEventAtMs?: number;
@@ -191,11 +213,15 @@ export interface DayOutcome {
   readonly uncordons: number;
   readonly grows: number;
   readonly deletes: number;
+  /** Placeholder pods the scaler's configuration keeps (the Deployment's replicas). */
+  readonly placeholders: number;
+  /** Placeholders evicted to make room for a game server. */
+  readonly preemptions: number;
   readonly sessions: number;
   readonly scalerMs: number;
 }
 
-/** The cluster both scalers drive. */
+/** The cluster every scaler drives. */
 export class SimCluster {
   readonly sc: Scenario;
   readonly nodes: SimNode[] = [];
@@ -210,6 +236,11 @@ export class SimCluster {
   uncordons = 0;
   grows = 0;
   deletes = 0;
+  preemptions = 0;
+  /** The placeholder Deployment's replicas (0: no overprovisioning). */
+  placeholderReplicas = 0;
+  /** Placeholders created and not bound to a node: Pending, unschedulable. */
+  pendingPlaceholders = 0;
   #next = 0;
   #games = 0;
 
@@ -244,12 +275,14 @@ export class SimCluster {
         unschedulable: false,
         annotations: {},
         games: new Set(),
+        placeholders: 0,
       });
     }
   }
 
   remove(node: SimNode): void {
     this.interrupted += node.games.size;
+    this.pendingPlaceholders += node.placeholders;
     const index = this.nodes.indexOf(node);
     if (index >= 0) this.nodes.splice(index, 1);
     this.deletes++;
@@ -258,6 +291,7 @@ export class SimCluster {
   /** A node fails (hardware, kernel, spot reclaim): its games are lost and it is gone. */
   fail(node: SimNode): void {
     this.lost += node.games.size;
+    this.pendingPlaceholders += node.placeholders;
     const index = this.nodes.indexOf(node);
     if (index >= 0) this.nodes.splice(index, 1);
   }
@@ -271,35 +305,93 @@ export class SimCluster {
     return fullest;
   }
 
-  freeMillis(node: SimNode): number {
-    return (
-      this.sc.node.allocatableMillis -
-      this.sc.daemon.requestMillis -
-      node.games.size * this.sc.game.requestMillis
-    );
+  /** CPU requested on `node` by its DaemonSet pod, game servers and placeholders. */
+  requestedMillis(node: SimNode): number {
+    const { daemon, game } = this.sc;
+    return daemon.requestMillis + (node.games.size + node.placeholders) * game.requestMillis;
   }
 
-  /** The kube-scheduler, for game servers: requests against allocatable, packed. */
+  freeMillis(node: SimNode): number {
+    return this.sc.node.allocatableMillis - this.requestedMillis(node);
+  }
+
+  /** Pods a scaler of pending pods sees: game servers, then placeholders. */
+  get pendingPods(): number {
+    return this.queue.length + this.pendingPlaceholders;
+  }
+
+  /**
+   * Sets the placeholder Deployment's replicas: new ones are Pending; fewer are taken from the
+   * Pending ones first, then from the nodes holding the most.
+   */
+  setPlaceholderReplicas(replicas: number): void {
+    let remove = this.placeholderReplicas - replicas;
+    this.placeholderReplicas = replicas;
+    if (remove < 0) this.pendingPlaceholders -= remove;
+    const fromPending = Math.min(Math.max(0, remove), this.pendingPlaceholders);
+    this.pendingPlaceholders -= fromPending;
+    remove -= fromPending;
+    while (remove > 0) {
+      const most = this.nodes.reduce<SimNode | undefined>(
+        (a, b) => (!a || b.placeholders > a.placeholders ? b : a),
+        undefined,
+      );
+      if (!most || most.placeholders === 0) break;
+      most.placeholders -= 1;
+      most.lastPodEventAtMs = this.now;
+      remove -= 1;
+    }
+  }
+
+  #schedulable(node: SimNode): boolean {
+    return !node.unschedulable && this.ready(node);
+  }
+
+  /** The kube-scheduler (see the header): game servers packed, preempting placeholders, then placeholders spread. */
   schedule(): void {
+    const request = this.sc.game.requestMillis;
     while (this.queue.length > 0) {
       let best: SimNode | undefined;
+      let preempt: SimNode | undefined;
       for (const node of this.nodes) {
-        if (node.unschedulable || !this.ready(node)) continue;
-        if (this.freeMillis(node) < this.sc.game.requestMillis) continue;
-        if (!best || node.games.size > best.games.size) best = node;
+        if (!this.#schedulable(node)) continue;
+        const free = this.freeMillis(node);
+        if (free >= request) {
+          if (!best || node.games.size > best.games.size) best = node;
+        } else if (free + node.placeholders * request >= request) {
+          if (!preempt || node.games.size > preempt.games.size) preempt = node;
+        }
       }
       const game = this.queue[0];
-      if (!best || !game) return;
+      const target = best ?? preempt;
+      if (!target || !game) break;
+      if (!best) {
+        const victims = Math.ceil((request - this.freeMillis(target)) / request);
+        target.placeholders -= victims;
+        this.pendingPlaceholders += victims;
+        this.preemptions += victims;
+      }
       this.queue.shift();
-      game.node = best;
+      game.node = target;
       game.startedAtMs = this.now;
-      best.games.add(game);
-      best.lastPodEventAtMs = this.now;
+      target.games.add(game);
+      target.lastPodEventAtMs = this.now;
       const waitedMs = this.now - game.arrivedAtMs;
       if (waitedMs >= this.sc.stepMs) {
         this.waited++;
         this.waitsMs.push(waitedMs);
       }
+    }
+    while (this.pendingPlaceholders > 0) {
+      let roomiest: SimNode | undefined;
+      for (const node of this.nodes) {
+        if (!this.#schedulable(node) || this.freeMillis(node) < request) continue;
+        if (!roomiest || this.freeMillis(node) > this.freeMillis(roomiest)) roomiest = node;
+      }
+      if (!roomiest) return;
+      roomiest.placeholders += 1;
+      roomiest.lastPodEventAtMs = this.now;
+      this.pendingPlaceholders -= 1;
     }
   }
 
@@ -326,6 +418,7 @@ export class SimCluster {
     this.uncordons = 0;
     this.grows = 0;
     this.deletes = 0;
+    this.preemptions = 0;
   }
 
   arrive(arrival: Arrival): void {
@@ -337,8 +430,20 @@ export class SimCluster {
   }
 }
 
-/** A scaler pass over the simulated cluster at `cluster.now`. */
-export type Scaler = (cluster: SimCluster) => void;
+/**
+ * A scaler's loop over the simulated cluster at `cluster.now`, run every `intervalMs` (the
+ * scenario's pass interval when absent), after the scheduler, at the same instants for every
+ * scaler of the same interval.
+ */
+export interface Scaler {
+  (cluster: SimCluster): void;
+  readonly intervalMs?: number;
+}
+
+/** `loop` as a scaler that runs every `intervalMs`. */
+export function everyMs(intervalMs: number, loop: (cluster: SimCluster) => void): Scaler {
+  return Object.assign(loop, { intervalMs });
+}
 
 /** Runs the day under one scaler. */
 export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scaler): DayOutcome {
@@ -347,6 +452,7 @@ export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scale
   let next = 0;
   let scalerMs = 0;
   let failed = false;
+  const intervalMs = scaler.intervalMs ?? sc.passIntervalMs;
   for (let t = -sc.warmUpMs; t < sc.durationMs; t += sc.stepMs) {
     cluster.now = t;
     if (t === 0) cluster.resetCounters();
@@ -358,7 +464,7 @@ export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scale
     }
     for (let a = day[next]; a && a.atMs <= t; a = day[++next]) cluster.arrive(a);
     cluster.schedule();
-    if (t % sc.passIntervalMs === 0) {
+    if (t % intervalMs === 0) {
       const started = performance.now();
       scaler(cluster);
       scalerMs += performance.now() - started;
@@ -380,6 +486,8 @@ export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scale
     uncordons: cluster.uncordons,
     grows: cluster.grows,
     deletes: cluster.deletes,
+    placeholders: cluster.placeholderReplicas,
+    preemptions: cluster.preemptions,
     sessions: day.filter((a) => a.atMs >= 0).length,
     scalerMs: Math.round(scalerMs),
   };

@@ -1,31 +1,45 @@
 /**
  * Karpenter v1 (a NodePool of the simulated node shape), as a baseline of the node scale benchmark.
  *
- * Sources: karpenter.sh docs, concepts/disruption (aws/karpenter-provider-aws
- * website/content/en/docs/concepts/disruption.md) and kubernetes-sigs/karpenter:
- * - provisioning: pending pods get new NodeClaims, packed after in-flight nodes (`./pending.ts`);
+ * Sources: kubernetes-sigs/karpenter at v1.3.0, and the karpenter.sh docs (aws/karpenter-provider-aws
+ * website/content/en/docs):
+ * - provisioning: pending pods get new NodeClaims, packed after in-flight nodes (`./pending.ts`),
+ *   at the end of a batching window: "BATCH_IDLE_DURATION ... 1s" and "BATCH_MAX_DURATION ... 10s"
+ *   (reference/settings.md): within the bench's 10 s step, so the model's loop runs every step
+ *   (`LOOP_MS`); the disruption controller polls on the same 10 s;
  * - "If a node has no running non-daemon pods, it is considered empty. `consolidateAfter` can be set
  *   to indicate how long Karpenter should wait after a pod schedules or is removed from the node
- *   before considering the node consolidatable"; the clock is the NodeClaim's `lastPodEventTime`,
- *   or its `Initialized` transition when no pod event happened yet, and a NodeClaim that is not
+ *   before considering the node consolidatable" (concepts/disruption.md, "Consolidation"); a
+ *   placeholder is such a pod; the clock is the NodeClaim's `lastPodEventTime`, or its
+ *   `Initialized` transition when no pod event happened yet, and a NodeClaim that is not
  *   initialized is never consolidatable (pkg/controllers/nodeclaim/disruption/consolidation.go);
  * - "Empty Node Consolidation - Delete any entirely empty nodes in parallel", as many as the budget
  *   allows (pkg/controllers/disruption/emptiness.go, `ComputeCommand`);
+ * - `WhenEmptyOrUnderutilized`: "Nodes with `karpenter.sh/do-not-disrupt` pods will be excluded
+ *   from Consolidation", so with every game server annotated only nodes without a game server
+ *   are candidates: empty ones, and ones holding only placeholders, which multi-node and
+ *   single-node consolidation delete when their pods fit on the other nodes ("Multi Node
+ *   Consolidation - Try to delete two or more nodes in parallel ..."; "Single Node Consolidation
+ *   - Try to delete any node individually ...", concepts/disruption.md), fewest pods first
+ *   (the disruption cost, pkg/controllers/disruption/helpers.go);
  * - budgets: "If undefined, Karpenter will default to one budget with `nodes: 10%`";
  *   `allowed_disruptions = roundup(total * percentage) - total_deleting - total_notready`, where the
  *   total counts only initialized nodes (pkg/controllers/disruption/helpers.go,
  *   `BuildDisruptionBudgetMapping`);
- * - "Nodes with `karpenter.sh/do-not-disrupt` pods will be excluded from Consolidation", so with
- *   every game server annotated, `WhenEmptyOrUnderutilized` has nothing to delete or replace but
- *   empty nodes; its `consolidateAfter` is 0 s (`shared/reference/peers-2026.md` §4).
+ * - overprovisioning: Karpenter launches nodes for any pending pod, so the same placeholder
+ *   Deployment as Cluster Autoscaler's (`./day.ts`) keeps headroom (priority below the game
+ *   servers, preempted by them, re-pending and provisioned for); the model sets its replicas.
  *
- * Simplifications: one instance type (no replacement by a cheaper one), the pass every 60 s
- * (Karpenter's disruption controller polls every 10 s) and one disruption command per pass, the
- * 15 s re-validation of an empty-node command (`consolidationTTL`) not modelled (nothing binds
- * between passes), a deleted node gone at once (so `total_deleting` is 0), no NodePool minimum.
+ * Simplifications: one instance type (no replacement by a cheaper one, so consolidation only
+ * deletes), one disruption command per loop, the 15 s re-validation of a command
+ * (`consolidationTTL`) not modelled, a deleted node gone at once (so `total_deleting` is 0), no
+ * NodePool minimum.
  */
-import { type Scaler, SECOND, type SimNode } from './day.js';
-import { nodesForPendingPods } from './pending.js';
+import { everyMs, MINUTE, type Scaler, SECOND, type SimCluster, type SimNode } from './day.js';
+import { freeSlots, nodesForPendingPods } from './pending.js';
+
+/** The provisioner's batching window (at most 10 s) and the disruption poll: the bench's step. */
+export const LOOP_MS = 10 * SECOND;
 
 export interface KarpenterOptions {
   readonly consolidationPolicy: 'WhenEmpty' | 'WhenEmptyOrUnderutilized';
@@ -34,6 +48,8 @@ export interface KarpenterOptions {
   readonly gameServersDoNotDisrupt: boolean;
   /** The NodePool's one budget, `nodes: <percent>%`; Karpenter's default is 10. */
   readonly budgetNodesPercent?: number;
+  /** Replicas of the placeholder Deployment, each one game server's CPU; 0 by default. */
+  readonly placeholders?: number;
 }
 
 /** `consolidationPolicy: WhenEmpty`, `consolidateAfter: 30s`. */
@@ -43,14 +59,17 @@ export const KARPENTER_WHEN_EMPTY_30S: KarpenterOptions = {
   gameServersDoNotDisrupt: false,
 };
 
-/** The default policy, `WhenEmptyOrUnderutilized` with `consolidateAfter: 0s`, game servers do-not-disrupt. */
+/** `WhenEmptyOrUnderutilized` with `consolidateAfter: 0s`, game servers do-not-disrupt. */
 export const KARPENTER_UNDERUTILIZED_DO_NOT_DISRUPT: KarpenterOptions = {
   consolidationPolicy: 'WhenEmptyOrUnderutilized',
   consolidateAfterMs: 0,
   gameServersDoNotDisrupt: true,
 };
 
-/** Karpenter's provisioner and empty-node consolidation over the simulated NodePool. */
+/** The `consolidateAfter` values the bench sweeps. */
+export const CONSOLIDATE_AFTER_SWEEP_MS: readonly number[] = [30 * SECOND, 5 * MINUTE, 15 * MINUTE];
+
+/** Karpenter's provisioner and consolidation over the simulated NodePool. */
 export function karpenterScaler(options: KarpenterOptions): Scaler {
   if (
     options.consolidationPolicy === 'WhenEmptyOrUnderutilized' &&
@@ -60,26 +79,61 @@ export function karpenterScaler(options: KarpenterOptions): Scaler {
     throw new Error('WhenEmptyOrUnderutilized is modelled only with do-not-disrupt game servers');
   }
   const percent = options.budgetNodesPercent ?? 10;
-  return (cluster) => {
+  let started = false;
+  return everyMs(LOOP_MS, (cluster) => {
     const { sc, now } = cluster;
+    if (!started) {
+      started = true;
+      // The Deployment is applied with the scaler; the scheduler places it before the loop looks.
+      cluster.setPlaceholderReplicas(options.placeholders ?? 0);
+      cluster.schedule();
+    }
 
-    // Provisioning: NodeClaims for the pending game servers that in-flight nodes cannot take.
+    // Provisioning: NodeClaims for the pending pods that in-flight nodes cannot take.
     const add = nodesForPendingPods(cluster);
     if (add > 0) cluster.growTo(cluster.nodes.length + add);
 
     // Disruption budget: initialized nodes only; none of them is NotReady or deleting here.
     const initialized = cluster.nodes.filter((n) => cluster.ready(n));
-    let allowed = Math.ceil((initialized.length * percent) / 100);
+    const allowed = Math.ceil((initialized.length * percent) / 100);
 
-    // Empty-node consolidation: initialized, no game server, consolidateAfter since the last pod event.
+    // Candidates: initialized, consolidateAfter since the last pod event, no game server.
     const initializedAt = (node: SimNode) => node.launchedAtMs + sc.bootDelayMs;
-    const consolidatable = (node: SimNode) =>
-      now - (node.lastPodEventAtMs ?? initializedAt(node)) >= options.consolidateAfterMs;
-    for (const node of initialized) {
-      if (allowed <= 0) break;
-      if (node.games.size > 0 || !consolidatable(node)) continue;
-      cluster.remove(node);
-      allowed--;
+    const candidates = initialized.filter(
+      (node) =>
+        node.games.size === 0 &&
+        now - (node.lastPodEventAtMs ?? initializedAt(node)) >= options.consolidateAfterMs,
+    );
+    const empty = candidates.filter((node) => node.placeholders === 0).slice(0, allowed);
+    if (empty.length > 0) {
+      for (const node of empty) cluster.remove(node);
+      return;
     }
-  };
+    if (options.consolidationPolicy === 'WhenEmptyOrUnderutilized') {
+      for (const node of deletable(cluster, initialized, candidates).slice(0, allowed)) {
+        cluster.remove(node);
+      }
+    }
+  });
+}
+
+/**
+ * The candidates (holding only placeholders) that can go together, fewest pods first, each
+ * taking its pods' room out of the nodes that stay.
+ */
+function deletable(
+  cluster: SimCluster,
+  initialized: readonly SimNode[],
+  candidates: readonly SimNode[],
+): SimNode[] {
+  const sorted = [...candidates].sort((a, b) => a.placeholders - b.placeholders);
+  let room = initialized.reduce((sum, n) => sum + (n.unschedulable ? 0 : freeSlots(cluster, n)), 0);
+  const out: SimNode[] = [];
+  for (const node of sorted) {
+    const elsewhere = room - freeSlots(cluster, node);
+    if (node.placeholders > elsewhere) break;
+    room = elsewhere - node.placeholders;
+    out.push(node);
+  }
+  return out;
 }

@@ -1,6 +1,8 @@
 /**
  * Scale-up on pending pods, as Cluster Autoscaler and Karpenter both do it for a pool of one
- * node shape: the game servers the kube-scheduler left pending are first packed onto the nodes
+ * node shape: the pods the kube-scheduler left pending (game servers and placeholders alike: the
+ * FAQ's priority -10 is "the lowest priority that triggers scaling clusters", at
+ * `--expendable-pods-priority-cutoff` -10) are first packed onto the nodes
  * already on their way (launched, not yet Ready), and only the rest ask for new nodes, packed by
  * requests.
  *
@@ -12,12 +14,10 @@
  * - Karpenter: NodeClaims are created "in response to the demands of Pods" (karpenter.sh docs,
  *   concepts/nodeclaims), pending pods nominated to in-flight nodes first (`cluster.IsNodeNominated`,
  *   kubernetes-sigs/karpenter pkg/controllers/disruption/emptiness.go) and the rest packed first
- *   fit decreasing (karpenter designs/bin-packing.md). Its batching window (`--batch-idle-duration`
- *   1 s, `--batch-max-duration` 10 s, karpenter.sh/docs/reference/settings) is shorter than the
- *   bench's 60 s pass and is not modelled.
+ *   fit decreasing (karpenter designs/bin-packing.md).
  *
- * Both react within seconds where the bench runs every scaler on the same 60 s pass; with a 180 s
- * node boot that costs them at most one pass of waiting, the same for every scaler.
+ * Both react within the 10 s step: Cluster Autoscaler on its `--scan-interval` of 10 s, Karpenter
+ * at the end of a batching window (`--batch-idle-duration` 1 s, `--batch-max-duration` 10 s).
  */
 import type { Scenario, SimCluster } from './day.js';
 
@@ -36,7 +36,7 @@ export function freeSlots(cluster: SimCluster, node: SimCluster['nodes'][number]
  * booting is counted; capped by the pool's maximum size.
  */
 export function nodesForPendingPods(cluster: SimCluster): number {
-  const pending = cluster.queue.length;
+  const pending = cluster.pendingPods;
   if (pending === 0) return 0;
   let upcomingRoom = 0;
   for (const node of cluster.nodes) {

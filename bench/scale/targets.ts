@@ -1,7 +1,8 @@
 /**
  * The node scale benchmark's targets, judged per scenario from the measured days of berth and of
- * the baselines (paddle-soccer, which keeps a buffer of free CPU; Cluster Autoscaler and
- * Karpenter, which keep none and react to pending pods).
+ * every baseline run that is not information only (paddle-soccer, which keeps a buffer of free
+ * CPU; Cluster Autoscaler and Karpenter, reacting to pending pods, with and without placeholder
+ * pods, Karpenter at every `consolidateAfter` swept).
  */
 import type { DayOutcome } from './day.js';
 
@@ -28,9 +29,9 @@ export interface ScenarioVerdict {
 
 /**
  * - `noInterruptedGames`: berth removed no node with a game on it;
- * - `waitingNoMoreThanBestBaseline`: berth's waiting pods ≤ the fewest of any baseline;
+ * - `waitingNoMoreThanBestBaseline`: berth's waiting pods ≤ the fewest of any baseline run;
  * - `nodeHoursAtMost90PercentOfComparable`: berth's node-hours ≤ 0.9 × the fewest node-hours of
- *   the baselines whose waiting pods are ≤ berth's (a cheaper day bought with more waiting players
+ *   any baseline run whose waiting pods are ≤ berth's (a cheaper day bought with more waiting players
  *   is not comparable); with no such baseline the target passes vacuously, and the line says so.
  */
 export function judgeScenario(

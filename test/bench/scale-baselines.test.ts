@@ -22,8 +22,10 @@ import {
   KARPENTER_WHEN_EMPTY_30S,
   karpenterScaler,
 } from '../../bench/scale/karpenter.js';
+import { paddleSoccerScaler } from '../../bench/scale/paddle-soccer.js';
 import { gameSlotsPerNode } from '../../bench/scale/pending.js';
 import { judgeScenario } from '../../bench/scale/targets.js';
+import { BASELINES, peakPlaceholders } from '../../bench/scale.js';
 
 const sc: Scenario = MAIN_SCENARIO;
 /** When nodes launched at 0 are Ready. */
@@ -74,6 +76,63 @@ function passAt(cluster: SimCluster, scaler: Scaler, at: number, node: SimNode):
 }
 
 const present = (cluster: SimCluster, node: SimNode) => cluster.nodes.includes(node);
+
+describe('the shared scheduler with placeholders', () => {
+  it('packs game servers, spreads placeholders onto the roomiest node, and a game server preempts one at once', () => {
+    const { cluster, nodes } = readyCluster(2);
+    const [a, b] = nodes as [SimNode, SimNode];
+    addGames(cluster, a, SLOTS - 1);
+    cluster.setPlaceholderReplicas(3);
+    cluster.schedule();
+    expect([a.placeholders, b.placeholders]).toEqual([0, 3]); // b has the most free CPU
+    addGames(cluster, b, SLOTS - 3); // b full with its placeholders
+    pend(cluster, 2);
+    cluster.schedule();
+    // The first fits on a; the second fits nowhere: it preempts a placeholder on b and starts now.
+    expect(a.games.size).toBe(SLOTS);
+    expect(b.games.size).toBe(SLOTS - 2);
+    expect(b.placeholders).toBe(2);
+    expect(cluster.queue).toHaveLength(0);
+    expect(cluster.waited).toBe(0);
+    expect(cluster.preemptions).toBe(1);
+    // The evicted placeholder is Pending again: it has nowhere to go.
+    expect(cluster.pendingPlaceholders).toBe(1);
+    expect(cluster.pendingPods).toBe(1);
+  });
+
+  it('re-pends the placeholders of a removed node, and lowers replicas from the Pending ones first', () => {
+    const { cluster, nodes } = readyCluster(2);
+    const [a] = nodes as [SimNode, SimNode];
+    cluster.setPlaceholderReplicas(4);
+    cluster.schedule();
+    const held = a.placeholders;
+    cluster.remove(a);
+    expect(cluster.pendingPlaceholders).toBe(held);
+    expect(cluster.interrupted).toBe(0);
+    cluster.setPlaceholderReplicas(4 - held);
+    expect(cluster.pendingPlaceholders).toBe(0);
+    cluster.schedule();
+    expect(cluster.nodes[0]?.placeholders).toBe(4 - held);
+  });
+
+  it('each peer runs on its own loop: Cluster Autoscaler, Karpenter and paddle-soccer every 10 s', () => {
+    expect(clusterAutoscalerScaler({ gameServersSafeToEvict: false }).intervalMs).toBe(10 * SECOND);
+    expect(karpenterScaler(KARPENTER_WHEN_EMPTY_30S).intervalMs).toBe(10 * SECOND);
+    expect(paddleSoccerScaler(sc).intervalMs).toBe(10 * SECOND);
+  });
+
+  it('sizes the peak placeholders for the peak rate over one provisioning time', () => {
+    // 9 sessions/min over 180 s boot + 10 s loop = 28.5.
+    expect(peakPlaceholders(sc)).toBe(29);
+  });
+
+  it('judges no target on the evictable Cluster Autoscaler run, and every other run is judged', () => {
+    const info = Object.entries(BASELINES).filter(([, b]) => b.informational);
+    expect(info.map(([name]) => name)).toEqual(['ca-evictable']);
+    expect(Object.keys(BASELINES)).toContain('ca+ph-peak');
+    expect(Object.keys(BASELINES)).toContain('karpenter-underutilized-dnd-15m+ph-buffer');
+  });
+});
 
 describe('Cluster Autoscaler baseline', () => {
   it('removes an underutilized node whose games fit elsewhere only once it was unneeded for 10 minutes', () => {
@@ -182,6 +241,31 @@ describe('Cluster Autoscaler baseline', () => {
     expect(evicting.cluster.interrupted).toBe(1);
   });
 
+  it('scales up for pending placeholders and drains a node holding only placeholders, one at a time', () => {
+    const { cluster, nodes } = readyCluster(3);
+    const [a, b, c] = nodes as [SimNode, SimNode, SimNode];
+    addGames(cluster, a, SLOTS);
+    const ca = clusterAutoscalerScaler({
+      gameServersSafeToEvict: false,
+      placeholders: 2 * SLOTS + 1,
+    });
+    ca(cluster); // the replicas placed first: one is left Pending, and asks for a node
+    expect(cluster.nodes).toHaveLength(4);
+    expect(b.placeholders + c.placeholders).toBe(2 * SLOTS);
+    expect(cluster.pendingPlaceholders).toBe(1);
+    // A node with placeholders is not empty: once its pods fit elsewhere it is drained, not bulk-deleted.
+    const { cluster: small, nodes: pair } = readyCluster(3);
+    const [x, y, z] = pair as [SimNode, SimNode, SimNode];
+    addGames(small, x, 30);
+    const drain = clusterAutoscalerScaler({ gameServersSafeToEvict: false, placeholders: 2 });
+    drain(small);
+    expect(y.placeholders + z.placeholders).toBe(2);
+    for (let m = 1; m <= 10; m++) passAt(small, drain, T0 + m * MINUTE, x);
+    expect(small.nodes).toHaveLength(2); // one of y, z went; its placeholder re-pended
+    expect(small.pendingPlaceholders).toBe(1);
+    expect(small.interrupted).toBe(0);
+  });
+
   it('keeps the node group at its minimum size', () => {
     const { cluster, nodes } = readyCluster(1);
     const ca = clusterAutoscalerScaler({ gameServersSafeToEvict: true });
@@ -262,6 +346,24 @@ describe('Karpenter baseline', () => {
     expect(cluster.nodes).toHaveLength(18); // ceil(9 × 10%) = 1, not ceil(19 × 10%) = 2
   });
 
+  it('keeps a node holding placeholders under WhenEmpty, and deletes it under WhenEmptyOrUnderutilized when they fit elsewhere', () => {
+    for (const [options, kept] of [
+      [KARPENTER_WHEN_EMPTY_30S, true],
+      [KARPENTER_UNDERUTILIZED_DO_NOT_DISRUPT, false],
+    ] as const) {
+      const { cluster, nodes } = readyCluster(3);
+      const [a, b, c] = nodes as [SimNode, SimNode, SimNode];
+      addGames(cluster, a, 10);
+      addGames(cluster, b, 10);
+      const karpenter = karpenterScaler({ ...options, placeholders: 3 });
+      karpenter(cluster);
+      expect(c.placeholders).toBe(3); // the roomiest node
+      for (let m = 1; m <= 5; m++) passAt(cluster, karpenter, T0 + m * MINUTE, c);
+      expect(present(cluster, c)).toBe(kept);
+      expect(cluster.interrupted).toBe(0);
+    }
+  });
+
   it('launches nodes for pending pods', () => {
     const { cluster, nodes } = readyCluster(1);
     addGames(cluster, nodes[0] as SimNode, SLOTS);
@@ -337,6 +439,8 @@ describe('scale targets', () => {
     uncordons: 0,
     grows: 0,
     deletes: 0,
+    placeholders: 0,
+    preemptions: 0,
     sessions: 1000,
     scalerMs: 1,
     ...over,
