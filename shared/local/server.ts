@@ -56,6 +56,47 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * Why a request is refused before it is handled, if it is: what an apiserver (or berth's CNI
+ * plugin) never sends. A browser marks every cross-origin request with `Origin`, and a web page can
+ * POST `text/plain`, form or multipart bodies to loopback without a CORS preflight; refusing both
+ * keeps a page the developer opens from allocating or releasing anything.
+ */
+function refusal(incoming: IncomingMessage): HttpResponse | undefined {
+  if (incoming.headers.origin !== undefined) {
+    return jsonError(
+      403,
+      'a request with an Origin header comes from a web page: berth serves the apiserver and its own tools',
+    );
+  }
+  if (incoming.method === 'POST' && !isJson(incoming.headers['content-type'])) {
+    return jsonError(
+      415,
+      `Content-Type ${JSON.stringify(incoming.headers['content-type'] ?? '')} is not JSON: send application/json`,
+    );
+  }
+  return undefined;
+}
+
+/** `application/json`, or a `+json` type, with any parameters. */
+function isJson(contentType: string | undefined): boolean {
+  const media = (contentType ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  return media === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(media);
+}
+
+function jsonError(statusCode: number, error: string): HttpResponse {
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error }),
+  };
+}
+
+/** Whether reading the body failed because the client went away mid-body: nobody to answer. */
+function hungUp(incoming: IncomingMessage, error: unknown): boolean {
+  return incoming.destroyed && (error as { code?: unknown }).code === 'ECONNRESET';
+}
+
 /** Starts listening; resolves once the port is bound. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const listener = async (incoming: IncomingMessage, outgoing: ServerResponse) => {
@@ -65,21 +106,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     let response: HttpResponse;
     try {
       const body = await readBody(incoming);
-      response = await options.handle({ ...request, body });
+      response = refusal(incoming) ?? (await options.handle({ ...request, body }));
     } catch (error) {
+      // A client that hung up is no fault of berth's, and there is no one left to answer.
+      if (hungUp(incoming, error)) return;
       if (error instanceof BodyTooLargeError) {
-        response = {
-          statusCode: 413,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ error: error.message }),
-        };
+        response = jsonError(413, error.message);
       } else {
         options.onError(error, request);
-        response = {
-          statusCode: 500,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ error: 'internal error; see the server log' }),
-        };
+        response = jsonError(500, 'internal error; see the server log');
       }
     }
     outgoing.writeHead(response.statusCode, response.headers);

@@ -1,6 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,6 +189,94 @@ describe('the server under bodies it will not take', () => {
       expect(answers).toEqual(Array(6).fill('413'));
     } finally {
       agent.destroy();
+      await plain.close();
+    }
+  });
+});
+
+describe('the server refuses what an apiserver never sends', () => {
+  /** A plain server whose handler records each request it is given. */
+  async function recording() {
+    const handled: string[] = [];
+    const faults: unknown[] = [];
+    const plain = await startServer({
+      host: '127.0.0.1',
+      port: 0,
+      handle: async (request) => {
+        handled.push(`${request.method} ${request.path}`);
+        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
+      },
+      onError: (error) => faults.push(error),
+    });
+    return { plain, handled, faults };
+  }
+
+  it('answers a POST whose Content-Type is not JSON 415, and one with a browser Origin 403, handling neither', async () => {
+    const { plain, handled } = await recording();
+    const body = JSON.stringify(review({ resource: 'pods', operation: 'CREATE', object: {} }));
+    const send = (path: string, method: string, headers: Record<string, string>) =>
+      fetch(`${plain.url}${path}`, {
+        method,
+        headers,
+        ...(method === 'POST' ? { body } : {}),
+      }).then(async (response) => ({ status: response.status, text: await response.text() }));
+    try {
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        '',
+      ]) {
+        const answer = await send('/admission', 'POST', type ? { 'content-type': type } : {});
+        expect(answer.status, type).toBe(415);
+        expect(JSON.parse(answer.text).error).toMatch(/Content-Type/);
+      }
+      for (const [path, method] of [
+        ['/admission', 'POST'],
+        ['/v1/nodes/n/ips', 'POST'],
+        ['/v1/nodes/n/ips/10.0.0.5', 'DELETE'],
+        ['/v1/status', 'GET'],
+      ] as const) {
+        const answer = await send(path, method, {
+          'content-type': 'application/json',
+          origin: 'https://attacker.example',
+        });
+        expect(answer.status, `${method} ${path}`).toBe(403);
+        expect(JSON.parse(answer.text).error).toMatch(/Origin/);
+      }
+      expect(handled).toEqual([]);
+      const json = await send('/admission', 'POST', {
+        'content-type': 'application/json; charset=utf-8',
+      });
+      expect(json.status).toBe(200);
+      expect(handled).toEqual(['POST /admission']);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('takes a client that hangs up mid-body as no fault: nothing logged, nothing handled', async () => {
+    const { plain, handled, faults } = await recording();
+    const { port } = new URL(plain.url);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(
+            'POST /admission HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"apiVersion":',
+            () =>
+              setTimeout(() => {
+                socket.destroy();
+                resolve();
+              }, 100),
+          );
+        });
+        socket.on('error', reject);
+      });
+      // Give the server time to see the hang-up.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(faults).toEqual([]);
+      expect(handled).toEqual([]);
+    } finally {
       await plain.close();
     }
   });
