@@ -7,12 +7,14 @@
  */
 import type { V1NodeAddress } from '@kubernetes/client-node';
 import type { NodeAddressType } from '../config/schema.js';
+import type { PodNameStore } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { parseIp } from '../net/ip.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { carriedAllocationId, objectAt, stringAt } from './identity.js';
 import { setMetadataEntries } from './patch.js';
+import { learnPodName } from './pods.js';
 import { nodeForGameServer } from './removal-guard.js';
 import { allow } from './response.js';
 
@@ -34,6 +36,11 @@ export interface PodBindingAdmissionDeps {
    * bindings onto one node (the packing affinity makes that the norm) reads it once.
    */
   readonly nodes?: Pick<ClusterApi, 'getNode'>;
+  /**
+   * The pods' host port records: a pod created with generateName was recorded with no name,
+   * and the pod read here has the one the apiserver gave it, which its record learns.
+   */
+  readonly records?: PodNameStore;
 }
 
 const IP_TYPES: ReadonlySet<string> = new Set(['ExternalIP', 'InternalIP']);
@@ -85,6 +92,8 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
     }
     // An id not of berth's shape is no id (a hand-written or mangled annotation): untouched.
     if (carriedAllocationId(pod as JsonObject) === undefined) return allow();
+    if (deps.records && request.dryRun !== true)
+      await learnPodName(deps.records, pod as JsonObject);
 
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];

@@ -60,6 +60,19 @@ export function namesOwner(id: string, owner: NamedOwner): boolean {
   return owner.name !== '' && id.startsWith(ownerDigest(owner));
 }
 
+/**
+ * How much of a generateName the apiserver keeps: it appends 5 random characters to at most 58
+ * of it, so that the name fits 63 (`MaxGeneratedNameLength` in kubernetes/apiserver
+ * pkg/storage/names/generate.go).
+ */
+const GENERATED_PREFIX_LENGTH = 58;
+
+/** Whether `name` is one the apiserver could have made from `generateName`. */
+export function isGeneratedName(name: string, generateName: string): boolean {
+  const prefix = generateName.slice(0, GENERATED_PREFIX_LENGTH);
+  return name.length > prefix.length && name.startsWith(prefix);
+}
+
 const ALLOCATION_ID_SHAPE = /^[a-z2-7]{20}$/;
 
 /**

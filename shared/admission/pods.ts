@@ -22,13 +22,15 @@ import {
   PORTS_PATH,
   parsePortSpecs,
 } from '../hostports/spec.js';
-import type { PodRef } from '../hostports/store.js';
+import type { PodNameStore, PodPortRecord, PodRef } from '../hostports/store.js';
 import type { AdmissionHandler } from './dispatch.js';
 import {
   ALLOCATION_ID_ANNOTATION,
   annotationOf,
   carriedAllocationId,
+  isGeneratedName,
   newAllocationId,
+  objectAt,
   stringAt,
 } from './identity.js';
 import { allow, deny } from './response.js';
@@ -61,15 +63,81 @@ export function hostPortRangesOf(config: Pick<BerthConfig, 'hostPortRanges'>): H
 type PodObject = Readonly<Record<string, unknown>>;
 
 function podRefOf(request: AdmissionRequest, pod: PodObject): PodRef {
+  const name = stringAt(pod, 'metadata', 'name') || request.name || '';
   return {
     namespace: request.namespace ?? stringAt(pod, 'metadata', 'namespace') ?? 'default',
-    name: stringAt(pod, 'metadata', 'name') ?? request.name ?? '',
+    name,
     generateName: stringAt(pod, 'metadata', 'generateName') ?? '',
+    // A CREATE with generateName: until berth learns the name, the request is the pod.
+    ...(name === '' ? { request: request.uid } : {}),
   };
 }
 
-function samePod(a: PodRef, b: PodRef): boolean {
-  return a.namespace === b.namespace && a.name === b.name && a.generateName === b.generateName;
+/**
+ * Whether a record is this pod's, for a CREATE carrying its id: same namespace and name, and a
+ * pod with no name yet (generateName) only as the request that created it, seen again. A copy
+ * of the stored pod carries its annotations, ports and generateName too, under another request.
+ */
+function samePod(record: PodRef, pod: PodRef): boolean {
+  return (
+    record.namespace === pod.namespace &&
+    record.name === pod.name &&
+    record.generateName === pod.generateName &&
+    (pod.name !== '' || (record.request !== undefined && record.request === pod.request))
+  );
+}
+
+const isObject = (value: unknown): value is PodObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const listAt = (object: PodObject | undefined, key: string): readonly unknown[] => {
+  const value = object?.[key];
+  return Array.isArray(value) ? value : [];
+};
+
+/** Every host port the pod's containers carry. A pod's ports never change once it is created. */
+function carriedHostPorts(pod: PodObject): Set<number> {
+  const spec = objectAt(pod, 'spec');
+  const ports = new Set<number>();
+  for (const container of [...listAt(spec, 'containers'), ...listAt(spec, 'initContainers')]) {
+    for (const entry of listAt(isObject(container) ? container : undefined, 'ports')) {
+      if (isObject(entry) && typeof entry.hostPort === 'number') ports.add(entry.hostPort);
+    }
+  }
+  return ports;
+}
+
+/**
+ * Whether `pod` (stored, named) is the one the apiserver named for a record written without a
+ * name: its namespace, a name made from the recorded generateName, and every recorded port
+ * among its own. Another pod given the id (an UPDATE of its annotations) carries its own ports.
+ */
+function namedFrom(record: PodPortRecord, pod: PodRef, object: PodObject): boolean {
+  if (record.pod.name !== '' || pod.name === '') return false;
+  if (record.pod.namespace !== pod.namespace || record.pod.generateName !== pod.generateName) {
+    return false;
+  }
+  const carried = carriedHostPorts(object);
+  return (
+    isGeneratedName(pod.name, pod.generateName) &&
+    record.ports.every((held) => carried.has(held.port))
+  );
+}
+
+/**
+ * Teaches the record of a stored pod created with generateName the name the apiserver gave it
+ * (the binding webhook, which reads the pod): from then on its release is keyed by that name.
+ */
+export async function learnPodName(store: PodNameStore, pod: PodObject): Promise<void> {
+  const id = carriedAllocationId(pod);
+  const generateName = stringAt(pod, 'metadata', 'generateName') ?? '';
+  if (id === undefined || generateName === '') return;
+  const ref: PodRef = {
+    namespace: stringAt(pod, 'metadata', 'namespace') ?? 'default',
+    name: stringAt(pod, 'metadata', 'name') ?? '',
+    generateName,
+  };
+  const record = await store.getRecord(id);
+  if (record && namedFrom(record, ref, pod)) await store.learnName(id, ref);
 }
 
 /** The `pods` admission handler (CREATE allocates, DELETE releases). */
@@ -128,7 +196,13 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // A dry-run DELETE must not change stored state; a pod berth never allocated for has no id
     // (and one of another shape was never berth's).
     if (!pod || id === undefined || request.dryRun === true) return allow();
-    await releaseHostPorts(allocator, id, podRefOf(request, pod));
+    const podRef = podRefOf(request, pod);
+    // The record's own pod, by name; or, when the record was written before the apiserver
+    // named the pod, the pod made from its generateName that carries its ports.
+    const released = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });
+    if (released || podRef.generateName === '') return allow();
+    const record = await deps.store.getRecord(id);
+    if (record && namedFrom(record, podRef, pod)) await releaseHostPorts(allocator, id, podRef);
     return allow();
   }
 

@@ -27,6 +27,7 @@ import {
   ALLOCATION_ID_ANNOTATION,
   allocationIdForUid,
   isAllocationId,
+  isGeneratedName,
   namesOwner,
   newAllocationId,
   ownerNamingAllocationId,
@@ -103,20 +104,62 @@ function contended(request: AdmissionRequest): AdmissionVerdict {
 
 /** The object an admission is about: what identifies it as an owner. */
 function ownerOf(request: AdmissionRequest, service: Service): OwnerRef {
+  const name = service.metadata.name || request.name || '';
   return {
     kind: 'Service',
     namespace: request.namespace ?? service.metadata.namespace ?? 'default',
-    // Empty for a CREATE with generateName: the apiserver names the object after admission.
-    name: service.metadata.name ?? request.name ?? '',
+    name,
+    // A CREATE with generateName: the apiserver names the object after admission, so until berth
+    // learns that name the owner is the request that creates it.
+    ...(name === ''
+      ? { generateName: service.metadata.generateName ?? '', request: request.uid }
+      : {}),
   };
 }
 
-/** Whether a record is this object's: a copied annotation names another object's record. */
+/**
+ * Whether a record is this object's: a copied annotation names another object's record. An owner
+ * not yet named (generateName) is only the request that created it, seen again: a copy of the
+ * stored object carries its annotation, values and generateName too, under another request.
+ */
 function sameObject(record: OwnerRecord, owner: OwnerRef): boolean {
   return (
     record.owner.kind === 'Service' &&
     record.owner.namespace === owner.namespace &&
-    record.owner.name === owner.name
+    record.owner.name === owner.name &&
+    (owner.name !== '' ||
+      (record.owner.request !== undefined && record.owner.request === owner.request))
+  );
+}
+
+/**
+ * Whether `stored` is the object the apiserver named for a record written without a name (a
+ * CREATE with generateName): its namespace, a name made from the recorded generateName, and
+ * exactly the recorded values. Another Service carrying the annotation (stored while berth was
+ * not in its path) carries values of its own, so it is never taken for the owner.
+ */
+function namedFrom(
+  record: OwnerRecord,
+  owner: OwnerRef,
+  stored: Service,
+  ranges: ServiceRanges,
+): boolean {
+  if (record.owner.kind !== 'Service' || record.owner.name !== '' || owner.name === '') {
+    return false;
+  }
+  const prefix = record.owner.generateName;
+  if (
+    record.owner.namespace !== owner.namespace ||
+    (prefix !== undefined &&
+      (stored.metadata.generateName !== prefix || !isGeneratedName(owner.name, prefix)))
+  ) {
+    return false;
+  }
+  const plan = storedPlan(stored, ranges);
+  return (
+    plan !== undefined &&
+    plan.requests.length === record.claims.length &&
+    carriesRecorded(record, plan)
   );
 }
 
@@ -134,7 +177,7 @@ async function onWrite(
   const dryRun = request.dryRun === true;
 
   const known = old
-    ? await storedIdentity(deps, old, owner)
+    ? await storedIdentity(deps, old, owner, !dryRun)
     : await reinvocation(deps, service, owner, plan);
   if (plan.requests.length === 0) {
     // ExternalName or headless now: whatever the Service held is given back, once committed.
@@ -244,18 +287,27 @@ function carriesRecorded(record: OwnerRecord, plan: ServicePlan): boolean {
  * The identity of a stored Service (UPDATE, DELETE): the id it carries, when that id's record is
  * this object's, or, with no record, when the id names this object (a named Service's CREATE
  * writes none); otherwise (the annotation was copied while berth was not in the path) the one
- * derived from its uid, so it can never act on the other object's values.
+ * derived from its uid, so it can never act on the other object's values. A record written
+ * without a name (generateName) learns the stored object's name here (`learn`: not a dry run),
+ * unless the settle step taught it already.
  */
 async function storedIdentity(
   deps: ServiceAdmissionDeps,
   stored: Service,
   owner: OwnerRef,
+  learn: boolean,
 ): Promise<Identity | undefined> {
   const carried = serviceAllocationId(stored);
   if (carried === undefined) return undefined;
   const record =
     (await deps.allocator.holding(carried)) ??
     (await unrecordedRecord(deps, carried, owner, storedPlan(stored, deps.ranges)));
+  if (record && namedFrom(record, owner, stored, deps.ranges)) {
+    const named = learn
+      ? await deps.allocator.learnName(carried, record, owner)
+      : { ...record, owner };
+    return named && sameObject(named, owner) ? { id: carried, record: named } : undefined;
+  }
   if (record ? sameObject(record, owner) : namesOwner(carried, owner)) {
     return { id: carried, record };
   }
@@ -287,7 +339,7 @@ async function onDelete(
 ): Promise<AdmissionVerdict> {
   if (request.dryRun || !request.oldObject) return allow();
   const old = parseService(request.oldObject);
-  const known = await storedIdentity(deps, old, ownerOf(request, old));
+  const known = await storedIdentity(deps, old, ownerOf(request, old), true);
   // Only what is recorded (or, unrecorded, held) under this object's own id is given back.
   if (known?.record) await giveBack(deps, known.id, known.record);
   return allow();

@@ -398,6 +398,21 @@ export class ExclusiveAllocator {
   }
 
   /**
+   * Writes into the record of an owner created with generateName the name the apiserver gave it
+   * (`owner`, named): from then on it is that object, and a CREATE carrying its id is a copy.
+   * A record already named is left alone. Answers the record as left; undefined when absent.
+   */
+  learnName(
+    id: string,
+    known: OwnerRecord | undefined,
+    owner: OwnerRef,
+  ): Promise<OwnerRecord | undefined> {
+    return this.#change(id, known, (record) =>
+      record.owner.name === '' && owner.name !== '' ? { ...record, owner } : record,
+    );
+  }
+
+  /**
    * Gives back everything owner `id` holds (its object is being deleted): every value moves to
    * the record's `releasing` list, still held, for the settle step to free once the object is
    * gone. An unknown owner changes nothing. Returns the record as written, if any.

@@ -18,6 +18,13 @@ export interface OwnerRef {
   readonly namespace: string;
   /** Empty when the object is created with generateName and has no name yet. */
   readonly name: string;
+  /** The object's `metadata.generateName`, kept while it has no name (absent otherwise). */
+  readonly generateName?: string;
+  /**
+   * While it has no name: the AdmissionReview `request.uid` of the call that created it, the only
+   * thing that tells the same request seen again from a copy of the stored object.
+   */
+  readonly request?: string;
 }
 
 /** One value an owner holds: the range's store key and the value's offset in it. */

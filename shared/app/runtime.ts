@@ -130,6 +130,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           nodes: nodes.cached,
           nodeAddressTypes: config.nodeAddressTypes,
           now,
+          records: hostPortStore,
         })
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),
   };

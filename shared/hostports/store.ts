@@ -20,6 +20,11 @@ export interface PodRef {
   /** Empty when the pod is created with generateName and has no name yet. */
   readonly name: string;
   readonly generateName: string;
+  /**
+   * While it has no name: the AdmissionReview `request.uid` of the CREATE that allocated, the
+   * only thing that tells that request seen again from a copy of the stored pod.
+   */
+  readonly request?: string;
 }
 
 /**
@@ -88,6 +93,16 @@ export interface HostPortStore {
   removeUses(ports: readonly HeldPort[]): Promise<readonly BlockCounts[]>;
   /** Every owner record of the cluster (for repair). */
   listRecords(): AsyncIterable<PodPortRecord>;
+}
+
+/** Where the record of a pod created with generateName learns the name the apiserver gave it. */
+export interface PodNameStore extends Pick<HostPortStore, 'getRecord'> {
+  /**
+   * Writes the name the apiserver gave a pod recorded without one: only while the record under
+   * `id` is unnamed, of `pod.namespace` and `pod.generateName`. False when it is not (already
+   * named, another pod's, gone): nothing changed.
+   */
+  learnName(id: string, pod: PodRef): Promise<boolean>;
 }
 
 /** The `levels` key of one port. */

@@ -4,9 +4,10 @@
  * one owner (a queue's duplicate delivery, the repair pass finishing one) never free twice.
  */
 import type { V1Service } from '@kubernetes/client-node';
+import { isGeneratedName } from '../admission/identity.js';
 import type { ExclusiveAllocator } from '../allocation/allocator.js';
 import { claimKey, rangeKey } from '../allocation/allocator.js';
-import type { OwnerRecord } from '../allocation/store.js';
+import { type OwnerRecord, type OwnerRef, OwnerVersionConflictError } from '../allocation/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { readService } from '../repair/live.js';
 import type { ServiceRanges } from '../services/plan.js';
@@ -15,7 +16,7 @@ import type { SettleTask } from './task.js';
 
 /** What a look needs. */
 export interface SettleStepDeps {
-  readonly allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>;
+  readonly allocator: Pick<ExclusiveAllocator, 'holding' | 'settle' | 'learnName'>;
   readonly cluster: Pick<ClusterApi, 'getService' | 'listServices'>;
   readonly ranges: ServiceRanges;
   readonly timing: SettleTiming;
@@ -44,9 +45,10 @@ export async function settleStep(deps: SettleStepDeps, task: SettleTask): Promis
     // The reading is as of no earlier than now: an object absent then may be stored until its
     // request's deadline, so the window is judged at the time taken before the read, never after.
     const readAt = deps.now();
-    const reading = await readObject(deps, record);
+    const { reading, named } = await readObject(deps, record);
     const decision = decideSettle(record, reading, task, readAt, deps.timing);
     if (await deps.allocator.settle(record, decision)) {
+      if (named) await learnName(deps, record.id, named);
       return {
         freed: decision.free.length,
         kept: decision.keep.length,
@@ -74,40 +76,84 @@ function unrecordedOwner(task: SettleTask): OwnerRecord | undefined {
   };
 }
 
+/** The owner's object as read, and the name to learn for an owner recorded without one. */
+interface Look {
+  readonly reading: ObjectReading;
+  readonly named?: OwnerRef;
+}
+
 /**
  * The owner's object as stored: the Service with the record's namespace and name whose
  * allocation id is the record's (another Service of the same name is another object). A record
- * without a name (generateName) is found by its id among the namespace's Services.
+ * without a name (generateName) is looked for by its id among the namespace's Services: should
+ * several carry it (one stored while berth was not in the path), a value any of them carries is
+ * kept; the one made from the recorded generateName with exactly the recorded values is the
+ * owner, whose name the record learns.
  */
-async function readObject(deps: SettleStepDeps, record: OwnerRecord): Promise<ObjectReading> {
+async function readObject(deps: SettleStepDeps, record: OwnerRecord): Promise<Look> {
   const { namespace, name } = record.owner;
-  const service = name
-    ? await deps.cluster.getService(namespace, name)
-    : await findById(deps, namespace, record.id);
-  if (!service) return { present: false };
-  const { owner } = readService(service, deps.ranges);
-  if (owner.id !== record.id) return { present: false };
-  return {
-    present: true,
-    terminating: owner.terminating,
-    ...(service.metadata?.resourceVersion === undefined
-      ? {}
-      : { resourceVersion: service.metadata.resourceVersion }),
-    carries: new Set(
+  const services = name
+    ? [await deps.cluster.getService(namespace, name)]
+    : await servicesOf(deps, namespace);
+  const found = services.flatMap((service) => {
+    if (!service) return [];
+    const { owner } = readService(service, deps.ranges);
+    return owner.id === record.id ? [{ service, owner }] : [];
+  });
+  const first = found[0];
+  if (!first) return { reading: { present: false } };
+  const carries = new Set(
+    found.flatMap(({ owner }) =>
       owner.values.map((value) => claimKey({ range: rangeKey(value.range), offset: value.offset })),
     ),
+  );
+  const resourceVersion = first.service.metadata?.resourceVersion;
+  const reading: ObjectReading = {
+    present: true,
+    terminating: found.some(({ owner }) => owner.terminating),
+    ...(resourceVersion === undefined || found.length > 1 ? {} : { resourceVersion }),
+    carries,
   };
+  const named =
+    name === '' && found.length === 1 ? namedOwner(record, first.service, carries) : undefined;
+  return { reading, ...(named ? { named } : {}) };
 }
 
-async function findById(
-  deps: SettleStepDeps,
-  namespace: string,
-  id: string,
-): Promise<V1Service | undefined> {
+/** The owner `service` is, when it is the one the apiserver named for `record`. */
+function namedOwner(
+  record: OwnerRecord,
+  service: V1Service,
+  carries: ReadonlySet<string>,
+): OwnerRef | undefined {
+  const { name, generateName } = service.metadata ?? {};
+  const prefix = record.owner.generateName;
+  if (
+    !name ||
+    (prefix !== undefined && (generateName !== prefix || !isGeneratedName(name, prefix)))
+  ) {
+    return undefined;
+  }
+  const exactly =
+    carries.size === record.claims.length &&
+    record.claims.every((claim) => carries.has(claimKey(claim)));
+  return exactly ? { kind: 'Service', namespace: record.owner.namespace, name } : undefined;
+}
+
+/** Writes the learned name; a record that keeps changing learns it at a later look or admission. */
+async function learnName(deps: SettleStepDeps, id: string, owner: OwnerRef): Promise<void> {
+  try {
+    await deps.allocator.learnName(id, undefined, owner);
+  } catch (error) {
+    if (!(error instanceof OwnerVersionConflictError)) throw error;
+  }
+}
+
+async function servicesOf(deps: SettleStepDeps, namespace: string): Promise<V1Service[]> {
+  const services: V1Service[] = [];
   for await (const service of deps.cluster.listServices({
     fieldSelector: `metadata.namespace=${namespace}`,
   })) {
-    if (readService(service, deps.ranges).owner.id === id) return service;
+    services.push(service);
   }
-  return undefined;
+  return services;
 }

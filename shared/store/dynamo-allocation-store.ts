@@ -258,6 +258,10 @@ function encodeOwner(record: OwnerRecord): Record<string, AttributeValue> {
     kind: { S: record.owner.kind },
     namespace: { S: record.owner.namespace },
     name: { S: record.owner.name },
+    ...(record.owner.generateName === undefined
+      ? {}
+      : { generateName: { S: record.owner.generateName } }),
+    ...(record.owner.request === undefined ? {} : { request: { S: record.owner.request } }),
     claims: { L: record.claims.map((c) => ({ M: encodeClaim(c) })) },
     version: { N: String(record.version) },
     createdAt: { N: String(record.createdAt) },
@@ -277,6 +281,8 @@ function decodeOwner(item: Record<string, AttributeValue>): OwnerRecord {
       kind: item.kind?.S === 'Pod' ? 'Pod' : 'Service',
       namespace: item.namespace?.S ?? '',
       name: item.name?.S ?? '',
+      ...(item.generateName?.S === undefined ? {} : { generateName: item.generateName.S }),
+      ...(item.request?.S === undefined ? {} : { request: item.request.S }),
     },
     claims,
     version: Number(item.version?.N ?? 0),

@@ -8,8 +8,10 @@
  *   every count on its port. 64 counts keep an item near 0.5 KB (1 WCU per write), and a
  *   1,001-port range is 16 or 17 items: one strongly consistent Query of about 2 RCU reads it
  *   whole, which a fresh view of the counts needs.
- * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name or generateName,
- *   the held (name, range, port, protocol) list, createdAt and the writing allocation's token.
+ * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name (empty until
+ *   berth learns the name of a pod created with generateName), generateName, the creating
+ *   request's uid while unnamed, the held (name, range, port, protocol) list, createdAt and the
+ *   writing allocation's token.
  *
  * No transaction: DynamoDB bills a transactional write twice, and none is needed. An allocation
  * is a record Put (condition: absent, or written by the same allocation) beside one UpdateItem
@@ -39,6 +41,7 @@ import {
   type HeldPort,
   type HostPortStore,
   levelKey,
+  type PodNameStore,
   type PodPortRecord,
   type PodRef,
   type RangeCounts,
@@ -67,7 +70,7 @@ interface BlockChange {
 }
 
 /** `HostPortStore` over one DynamoDB table, scoped to one cluster. */
-export class DynamoHostPortStore implements HostPortStore {
+export class DynamoHostPortStore implements HostPortStore, PodNameStore {
   readonly meter: CapacityMeter;
   readonly #client: DynamoDBClient;
   readonly #table: string;
@@ -183,6 +186,34 @@ export class DynamoHostPortStore implements HostPortStore {
     });
     // Refused: already released, or never this pod's: exactly once, nothing to do.
     return write.applied && old ? decodeRecord(old) : undefined;
+  }
+
+  async learnName(id: string, pod: PodRef): Promise<boolean> {
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: this.#recordKey(id),
+          UpdateExpression: 'SET #name = :name',
+          ConditionExpression:
+            'attribute_exists(#pk) AND #ns = :ns AND #name = :unnamed AND #generateName = :generateName',
+          ExpressionAttributeNames: {
+            '#pk': PK,
+            '#ns': 'namespace',
+            '#name': 'name',
+            '#generateName': 'generateName',
+          },
+          ExpressionAttributeValues: {
+            ':ns': { S: pod.namespace },
+            ':name': { S: pod.name },
+            ':unnamed': { S: '' },
+            ':generateName': { S: pod.generateName },
+          },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+    return write.applied;
   }
 
   async addUses(
@@ -344,6 +375,7 @@ function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {
     namespace: { S: record.pod.namespace },
     name: { S: record.pod.name },
     generateName: { S: record.pod.generateName },
+    ...(record.pod.request === undefined ? {} : { request: { S: record.pod.request } }),
     ports: {
       L: record.ports.map((p) => ({
         M: { n: { S: p.name }, r: { S: p.range }, p: { N: String(p.port) }, t: { S: p.protocol } },
@@ -367,6 +399,7 @@ function decodeRecord(item: Record<string, AttributeValue>): PodPortRecord {
       namespace: item.namespace?.S ?? '',
       name: item.name?.S ?? '',
       generateName: item.generateName?.S ?? '',
+      ...(item.request?.S === undefined ? {} : { request: item.request.S }),
     },
     ports: (item.ports?.L ?? []).map((entry) => ({
       name: entry.M?.n?.S ?? '',

@@ -11,6 +11,7 @@ import {
   gamePod,
   hostPortsOf,
   type Pod,
+  patched,
   podHarness,
   podRequest,
 } from '../hostports/support.js';
@@ -497,9 +498,12 @@ describe('podAdmission identity and dry run', () => {
 
   it('recognises a re-invocation: same id, same ports, no new allocation', async () => {
     const h = await podHarness();
-    const first = await h.create(gamePod(spec, { generateName: 'fleet-' }));
+    // A pod with no name yet is only the same request seen again: the same request uid.
+    const pod = gamePod(spec, { generateName: 'fleet-' });
+    const request = podRequest(pod);
+    const first = patched(pod, await h.handler(request));
     const countsBefore = await h.counts();
-    const again = await h.create(first);
+    const again = patched(first, await h.handler({ ...podRequest(first), uid: request.uid }));
     expect(allocationIdOf(again)).toBe(allocationIdOf(first));
     expect(hostPortsOf(again)).toEqual(hostPortsOf(first));
     expect(containerPorts(again)).toEqual(containerPorts(first));

@@ -130,6 +130,7 @@ async function send(
   object: Obj | undefined,
   oldObject?: Obj,
   dryRun = false,
+  uid?: string,
 ) {
   const body = review({
     resource: 'services',
@@ -139,6 +140,8 @@ async function send(
     dryRun,
     name: (object ?? oldObject)?.metadata.name,
   });
+  // The same request seen again (an apiserver's retry of its call) carries the same uid.
+  if (uid !== undefined) (body.request as { uid: string }).uid = uid;
   const { response } = await admit(parseAdmissionReview(body), handlers);
   expect(response.uid).toBe(body.request.uid);
   return response;
@@ -784,5 +787,99 @@ describe('Service admission: one value, one live owner', () => {
       );
       expect(created.metadata.annotations?.['berth.dev/allocation-id']).toMatch(/^[a-z2-7]{20}$/);
     }
+  });
+});
+
+describe('Service admission: an object created with generateName', () => {
+  beforeEach(async () => {
+    await setUp();
+  });
+  const idOf = (object: Obj) => object.metadata.annotations?.['berth.dev/allocation-id'] ?? '';
+  const unnamed = (spec: Partial<Obj['spec']> = {}) => {
+    const object = service('', { type: 'NodePort', ...spec }, { generateName: 'game-' });
+    object.metadata.name = '';
+    return object;
+  };
+  /** The CREATE under a known request uid, and the object as the apiserver stores it: named. */
+  async function createNamed(uid: string, name = 'game-x7k2p') {
+    const object = unnamed();
+    const response = await send('CREATE', object, undefined, false, uid);
+    expect(response.allowed).toBe(true);
+    const stored = applyPatch(object, decodePatch(response.patch));
+    stored.metadata.name = name;
+    stored.metadata.uid = `uid-${name}`;
+    return stored;
+  }
+  /** `kubectl get svc -o json`, name, uid and resourceVersion dropped, generateName kept. */
+  const copyOf = (stored: Obj): Obj => {
+    const copy = structuredClone(stored);
+    copy.metadata.name = '';
+    delete copy.metadata.uid;
+    return copy;
+  };
+
+  it('denies a copy of the stored object with 409: its values are taken', async () => {
+    const stored = await createNamed('req-1');
+    const status = await denial('CREATE', copyOf(stored));
+    expect(status?.code).toBe(409);
+    expect(status?.message).toContain('provided IP is already allocated');
+  });
+
+  it('denies such a copy even once the settle step has seen the original stored', async () => {
+    const stored = await createNamed('req-1');
+    await settle(stored);
+    expect((await denial('CREATE', copyOf(stored)))?.code).toBe(409);
+  });
+
+  it('recognises the same request seen again (same request uid) and allocates nothing new', async () => {
+    const object = unnamed();
+    const first = await send('CREATE', object, undefined, false, 'req-1');
+    const patched = applyPatch(object, decodePatch(first.patch));
+    const again = await send('CREATE', patched, undefined, false, 'req-1');
+    expect(again.allowed).toBe(true);
+    expect(decodePatch(again.patch)).toEqual([]);
+    expect((await exclusiveRangeUsage(store, ranges.nodePorts)).used).toBe(1);
+  });
+
+  it('allows an UPDATE of the stored Service (a label change) keeping its own IP and port', async () => {
+    const stored = await createNamed('req-1');
+    const labelled = structuredClone(stored);
+    (labelled.metadata as Record<string, unknown>).labels = { team: 'blue' };
+    const response = await send('UPDATE', labelled, stored);
+    expect(response.status?.message).toBeUndefined();
+    expect(response.allowed).toBe(true);
+    // Also after the settle step has learned its name.
+    await settle(stored);
+    expect((await send('UPDATE', structuredClone(labelled), labelled)).allowed).toBe(true);
+  });
+
+  it('frees what its DELETE gave back once the settle step reads it gone', async () => {
+    const stored = await createNamed('req-1');
+    const used = async () => (await exclusiveRangeUsage(store, ranges.nodePorts)).used;
+    expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
+    expect(await used()).toBe(1);
+    await settle();
+    expect(await used()).toBe(0);
+    expect(await create(service('next', { clusterIP: stored.spec.clusterIP }))).toBeDefined();
+  });
+
+  it('frees what its DELETE gave back after the settle step learned its name', async () => {
+    const stored = await createNamed('req-1');
+    await settle(stored);
+    expect((await store.getOwner(idOf(stored)))?.owner.name).toBe('game-x7k2p');
+    await send('DELETE', undefined, stored);
+    await settle();
+    expect((await exclusiveRangeUsage(store, ranges.nodePorts)).used).toBe(0);
+  });
+
+  it('gives back nothing of the original when another generateName Service carrying its id is deleted', async () => {
+    const a = await createNamed('req-a', 'game-aaaaa');
+    const b = await createNamed('req-b', 'game-bbbbb');
+    // b stored with a's annotation (while berth was not in the path).
+    const forged = structuredClone(b);
+    forged.metadata.annotations = { ...a.metadata.annotations };
+    expect((await send('DELETE', undefined, forged)).allowed).toBe(true);
+    await settle(a);
+    expect((await denial('CREATE', service('c', { clusterIP: a.spec.clusterIP })))?.code).toBe(409);
   });
 });

@@ -1,0 +1,119 @@
+/**
+ * Pods created with generateName reach admission with no name. A copy of the stored pod (its
+ * annotations, ports and generateName carried over) is a new pod; only the same request seen
+ * again is a re-invocation; and a release is keyed by the pod the record belongs to.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { podBindingAdmission } from '../../shared/admission/binding.js';
+import { FakeClusterApi } from '../fakes/cluster-api.js';
+import {
+  allocationIdOf,
+  gamePod,
+  hostPortsOf,
+  type Pod,
+  type PodHarness,
+  patched,
+  podHarness,
+  podRequest,
+} from '../hostports/support.js';
+
+const spec = [
+  { name: 'game', containerPort: 7777, protocol: 'TCPUDP' },
+  { name: 'query', containerPort: 7778 },
+];
+
+const total = async (h: PodHarness) => [...(await h.counts()).values()].reduce((a, b) => a + b, 0);
+
+/** The pod as the apiserver stores it: named from its generateName, with a uid. */
+function stored(pod: Pod, name: string): Pod {
+  const copy = structuredClone(pod);
+  const metadata = copy.metadata as Record<string, unknown>;
+  metadata.name = name;
+  metadata.uid = `uid-${name}`;
+  return copy;
+}
+
+/** `kubectl get pod -o json`, name, uid and resourceVersion dropped, generateName kept. */
+function copyOf(pod: Pod): Pod {
+  const copy = structuredClone(pod);
+  const metadata = copy.metadata as Record<string, unknown>;
+  delete metadata.name;
+  delete metadata.uid;
+  return copy;
+}
+
+async function remove(h: PodHarness, pod: Pod) {
+  const verdict = await h.handler(podRequest(pod, { operation: 'DELETE' }));
+  expect(verdict.allowed).toBe(true);
+}
+
+describe('pods created with generateName', () => {
+  it('gives a copy of the stored pod a fresh allocation; deleting either leaves the other its use', async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const a = stored(await h.create(gamePod(spec, { generateName: 'gs-' })), 'gs-aaaaa');
+    const copy = await h.create(copyOf(a));
+    expect(allocationIdOf(copy)).not.toBe(allocationIdOf(a));
+    expect(hostPortsOf(copy)).not.toEqual(hostPortsOf(a));
+    expect(await total(h)).toBe(4);
+
+    await remove(h, a);
+    expect(await total(h)).toBe(2);
+    await remove(h, stored(copy, 'gs-bbbbb'));
+    expect(await total(h)).toBe(0);
+  });
+
+  it('recognises the same request seen again (same request uid): same id, nothing new', async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const pod = gamePod(spec, { generateName: 'gs-' });
+    const request = podRequest(pod);
+    const first = patched(pod, await h.handler(request));
+    const again = patched(first, await h.handler({ ...podRequest(first), uid: request.uid }));
+    expect(allocationIdOf(again)).toBe(allocationIdOf(first));
+    expect(hostPortsOf(again)).toEqual(hostPortsOf(first));
+    expect(await total(h)).toBe(2);
+  });
+
+  it("never releases another pod's ports for a pod an UPDATE gave that pod's id", async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const a = stored(await h.create(gamePod(spec, { generateName: 'gs-' })), 'gs-aaaaa');
+    const b = stored(await h.create(gamePod(spec, { generateName: 'gs-' })), 'gs-bbbbb');
+    const forged = structuredClone(b);
+    const annotations = (forged.metadata as { annotations: Record<string, string> }).annotations;
+    annotations['berth.dev/allocation-id'] = allocationIdOf(a) ?? '';
+    expect((await h.handler(podRequest(forged, { operation: 'UPDATE' }))).allowed).toBe(true);
+    await remove(h, forged);
+    expect(await total(h)).toBe(4);
+    // a's own DELETE still gives back exactly its ports.
+    await remove(h, a);
+    expect(await total(h)).toBe(2);
+  });
+
+  it('learns the name at binding: a later pod carrying the id under another name releases nothing', async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const a = stored(await h.create(gamePod(spec, { generateName: 'gs-' })), 'gs-aaaaa');
+    const cluster = new FakeClusterApi()
+      .withPods(a as V1Pod)
+      .withNodes({ metadata: { name: 'n1' }, status: { addresses: [] } });
+    const binding = podBindingAdmission({
+      cluster,
+      nodeAddressTypes: ['InternalIP'],
+      now: () => 0,
+      records: h.store,
+    });
+    const bound = await binding({
+      ...podRequest(a, { operation: 'CREATE' }),
+      subResource: 'binding',
+      name: 'gs-aaaaa',
+      object: { metadata: { name: 'gs-aaaaa', namespace: 'default' }, target: { name: 'n1' } },
+    });
+    expect(bound.allowed).toBe(true);
+    const id = allocationIdOf(a) ?? '';
+    expect((await h.store.getRecord(id))?.pod.name).toBe('gs-aaaaa');
+    // Another pod of the same generateName, its ports equal to a's, carrying a's id.
+    await remove(h, stored(a, 'gs-ccccc'));
+    expect(await total(h)).toBe(2);
+    await remove(h, a);
+    expect(await total(h)).toBe(0);
+  });
+});
