@@ -203,6 +203,7 @@ export function nodePoolPermissions(
   });
   switch (pool.type) {
     case 'none':
+    case 'kubernetes':
     case 'karpenter':
       return { statements: [], acknowledgements: [] };
     case 'asg':

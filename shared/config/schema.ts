@@ -82,6 +82,7 @@ const poolName = (what: string) =>
 
 const nodePool = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
+  z.strictObject({ type: z.literal('kubernetes') }),
   z.strictObject({ type: z.literal('asg'), name: poolName('the Auto Scaling group name') }),
   z.strictObject({
     type: z.literal('eks-nodegroup'),

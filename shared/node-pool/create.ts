@@ -5,6 +5,7 @@ import type { NodePoolConfig } from '../config/schema.js';
 import { AsgNodePool } from './asg.js';
 import { EksNodegroupPool } from './eks-nodegroup.js';
 import { KarpenterNodePool } from './karpenter.js';
+import { KubernetesNodePool } from './kubernetes.js';
 import type { NodePool } from './node-pool.js';
 import { NoNodePool } from './none.js';
 
@@ -21,6 +22,8 @@ export function createNodePool(config: NodePoolConfig, deps: NodePoolDeps): Node
   switch (config.type) {
     case 'none':
       return new NoNodePool();
+    case 'kubernetes':
+      return new KubernetesNodePool();
     case 'asg':
       return new AsgNodePool({
         client: deps.autoScaling ?? new AutoScalingClient({}),

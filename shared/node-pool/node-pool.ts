@@ -37,3 +37,11 @@ export interface NodePool {
    */
   releaseInstance(node: PoolNode): Promise<PoolChange>;
 }
+
+/**
+ * Whether the scale pass deletes a drained node's Node object with this pool: every type but
+ * `none`, which cordons and uncordons only and reports the removals it would make.
+ */
+export function deletesNodes(pool: Pick<NodePool, 'type'>): boolean {
+  return pool.type !== 'none';
+}

@@ -1,6 +1,6 @@
 /**
- * The `none` pool: berth acts on Kubernetes only and reports the instance changes it would have
- * asked a cloud for.
+ * The `none` pool, the default: berth cordons and uncordons nodes only, and reports the removals
+ * and instance changes it would have made (it never deletes a Node: `deletesNodes`).
  */
 import type { NodePool, PoolChange, PoolNode, PoolState } from './node-pool.js';
 import { instanceIdOf } from './provider-id.js';

@@ -17,10 +17,13 @@
  * node gets no pod from the scheduler: such a pod was created with `spec.nodeName`), stops the
  * removal: the mark is taken back and the node stays cordoned, to drain again. DaemonSet pods,
  * and the pods that ran there before the cordon, go with the node.
+ *
+ * With node pool `none` nothing of this happens: the node stays cordoned, and the pass reports
+ * the removal it would have made (`deletesNodes`).
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
-import type { NodePool } from '../node-pool/node-pool.js';
+import { deletesNodes, type NodePool } from '../node-pool/node-pool.js';
 import { annotationPath, CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import { isPlaceholder } from './placeholders.js';
 import { parseRfc3339 } from './rfc3339.js';
@@ -94,10 +97,11 @@ async function stopped(
 /** Removes a drained node: mark it, look at its pods, then release its instance and delete it. */
 export async function removeNode(
   cluster: Pick<ClusterApi, 'patchNode' | 'listPods' | 'deleteNode'>,
-  pool: Pick<NodePool, 'releaseInstance'>,
+  pool: Pick<NodePool, 'type' | 'releaseInstance'>,
   node: NodeView,
   at: string,
 ): Promise<string> {
+  if (!deletesNodes(pool)) return wouldRemove(pool, node);
   await cluster.patchNode(node.name, removalPatch(node, at));
   return finishRemoval(cluster, pool, {
     ...node,
@@ -111,13 +115,26 @@ export async function removeNode(
  */
 export async function finishRemoval(
   cluster: Pick<ClusterApi, 'patchNode' | 'listPods' | 'deleteNode'>,
-  pool: Pick<NodePool, 'releaseInstance'>,
+  pool: Pick<NodePool, 'type' | 'releaseInstance'>,
   node: NodeView,
 ): Promise<string> {
+  if (!deletesNodes(pool)) return wouldRemove(pool, node);
   const at = node.annotations[REMOVAL_STARTED_AT] ?? '';
   const holding = await podsHolding(cluster, node);
   if (holding.length > 0) return stopped(cluster, node.name, at, holding);
   const change = await pool.releaseInstance({ name: node.name, providerId: node.providerId });
   await cluster.deleteNode(node.name);
   return `; ${change.description}; Node deleted`;
+}
+
+/**
+ * The removal a pool that deletes no Node would have made, as a report: the pool says what it
+ * would do with the instance, and the node is left as it is, cordoned.
+ */
+async function wouldRemove(
+  pool: Pick<NodePool, 'type' | 'releaseInstance'>,
+  node: NodeView,
+): Promise<string> {
+  const change = await pool.releaseInstance({ name: node.name, providerId: node.providerId });
+  return `; ${change.description}; would delete Node ${node.name}: node pool ${pool.type} deletes no Node, so it stays cordoned`;
 }

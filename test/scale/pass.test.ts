@@ -368,7 +368,7 @@ describe('runScalePass', () => {
     });
   });
 
-  it('with node pool none, acts on Kubernetes only and reports the instance change', async () => {
+  it('with node pool none, cordons and uncordons only and reports the removal and instance change', async () => {
     const { cluster, deps } = setup(
       [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
       gameServers('a', 40),
@@ -386,9 +386,9 @@ describe('runScalePass', () => {
       dryRun: false,
     });
     expect(removal.actions[0]?.reason).toContain(
-      'node pool none: would terminate instance i-b0000000 and decrement the desired size; Node deleted',
+      'node pool none: would terminate instance i-b0000000 and decrement the desired size; would delete Node b: node pool none deletes no Node, so it stays cordoned',
     );
-    expect(drained.cluster.nodes.has('b')).toBe(false);
+    expect(drained.cluster.nodes.get('b')?.spec?.unschedulable).toBe(true);
     expect(cluster.nodes.size).toBe(2);
   });
 
