@@ -36,6 +36,7 @@ import {
   type PodPortRecord,
   type PodRef,
   type RangeCounts,
+  type UseLevel,
 } from './store.js';
 
 /** Attempts of choose-write before the request fails with `HostPortContentionError`. */
@@ -96,6 +97,7 @@ export function planPorts(
   specs: readonly PortSpec[],
   counts: ReadonlyMap<string, RangeCounts>,
   random: Random,
+  racing = false,
 ): HeldPort[] {
   const held = new Map<number, HeldPort>();
   for (const name of rangesOf(specs)) {
@@ -108,6 +110,7 @@ export function planPorts(
       observed.counts,
       random,
       {
+        racing,
         ...(observed.busy ? { busy: observed.busy } : {}),
         ...(perItem
           ? { itemOf: (offset: number) => Math.floor((observed.range.first + offset) / perItem) }
@@ -127,24 +130,51 @@ export function planPorts(
   return specs.flatMap((s) => held.get(s.index) ?? []);
 }
 
+/** How an attempt conditions its uses: see `levelsOf`. */
+interface Slack {
+  /** This allocation lost a race to a concurrent one, and chose among the lowest two counts. */
+  readonly racing: boolean;
+  readonly concurrentOnly: (port: HeldPort) => boolean;
+  /** When the allocation began (epoch ms). */
+  readonly beganAt: number;
+  /** The stored counts of a range in the view, without the uses in flight. */
+  readonly stored: (range: string) => readonly number[];
+}
+
 /**
- * The level each held port's use is conditioned on: the count it had when it was chosen, one
- * more when `concurrentOnly(port)` says that count already includes every allocation finished
- * before this one began. A use the count misses is then a concurrent allocation's, and losing to
- * it would only send both round again (32 pods racing for 16 ports at the lowest count); the
- * port ends at most one above the lowest count for sequential allocations, which is the promise.
+ * The condition each held port's use is written under. A port chosen at the lowest count takes
+ * one level of slack for a use its count missed that is a concurrent allocation's: at once when
+ * `concurrentOnly(port)` says the count already includes every allocation finished before this
+ * one began, else when its count item had a use added after the allocation began. Losing to a
+ * concurrent allocation would only send both round again (32 pods racing for 16 ports at the
+ * lowest count), and allocations one after another still keep every count within one of the
+ * others. Racing: every use at most one above the lowest count. Other ports: the count chosen
+ * from, where this process's uses in flight raise it only up to one above the lowest stored
+ * count (those uses may yet be refused). A use then lands at most two above the lowest count,
+ * the bound for allocations made at once, except where a pod needs more ports than the lowest
+ * two counts hold.
  */
 function levelsOf(
   ports: readonly HeldPort[],
   counts: ReadonlyMap<string, RangeCounts>,
-  concurrentOnly: (port: HeldPort) => boolean,
-): Map<string, number> {
-  const levels = new Map<string, number>();
+  slack: Slack,
+): Map<string, UseLevel> {
+  const levels = new Map<string, UseLevel>();
   for (const port of ports) {
     const observed = counts.get(port.range);
     if (!observed) throw new RangeError(`no counts read for range ${port.range}`);
-    const seen = observed.counts[port.port - observed.range.first] ?? 0;
-    levels.set(levelKey(port.range, port.port), seen + (concurrentOnly(port) ? 1 : 0));
+    const offset = port.port - observed.range.first;
+    const seen = observed.counts[offset] ?? 0;
+    const stored = slack.stored(port.range);
+    const own = stored[offset] ?? 0;
+    const ceiling = stored.reduce((low, c) => Math.min(low, c), own) + 1;
+    const level: UseLevel =
+      slack.racing || (seen < ceiling && slack.concurrentOnly(port))
+        ? { level: ceiling }
+        : seen < ceiling
+          ? { level: seen, concurrentSince: slack.beganAt }
+          : { level: Math.max(own, Math.min(seen, ceiling)) };
+    levels.set(levelKey(port.range, port.port), level);
   }
   return levels;
 }
@@ -185,6 +215,9 @@ async function allocateAttempts(
   // Counts answered after this stamp know every allocation that finished before this one began.
   const began = deps.view.stamp();
   const concurrentOnly = (port: HeldPort) => deps.view.seenSince(port.range, port.port, began);
+  const beganAt = deps.now();
+  const stored = (range: string) => deps.view.stored(range);
+  let slack: Slack = { racing: false, concurrentOnly, beganAt, stored };
   for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
     await Promise.all(
       ranges.map((range) => deps.view.refresh(range, () => deps.store.readCounts(range))),
@@ -195,7 +228,7 @@ async function allocateAttempts(
     const record: PodPortRecord = {
       id: request.id,
       pod: request.pod,
-      ports: planPorts(request.specs, counts, deps.random),
+      ports: planPorts(request.specs, counts, deps.random, slack.racing),
       createdAt: deps.now(),
       token,
     };
@@ -203,13 +236,17 @@ async function allocateAttempts(
     const stamp = deps.view.hold(record.ports);
     const [put, used] = await Promise.allSettled([
       deps.store.putRecord(record),
-      deps.store.addUses(record.ports, levelsOf(record.ports, counts, concurrentOnly)),
+      deps.store.addUses(record.ports, levelsOf(record.ports, counts, slack), deps.now()),
     ]);
     deps.view.land(record.ports);
     if (used.status === 'fulfilled') deps.view.apply(used.value, stamp, record.ports);
     else if (used.reason instanceof HostPortConflictError) {
       deps.view.apply(used.reason.blocks, stamp);
-      deps.view.expire(new Set(used.reason.blocks.map((block) => block.range)));
+      // An item added to after this allocation began proves a concurrent one: choose again
+      // with slack from the view as answered. Otherwise the view was stale: read it again.
+      if (used.reason.blocks.some((block) => (block.writtenAt ?? Number.NaN) > beganAt)) {
+        slack = { ...slack, racing: true };
+      } else deps.view.expire(new Set(used.reason.blocks.map((block) => block.range)));
     }
     if (put.status === 'rejected') {
       // The id is another allocation's, or the write failed: leave no use behind.

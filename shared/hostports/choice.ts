@@ -33,8 +33,40 @@ function randomIndex(random: Random, length: number): number {
   return Math.min(length - 1, Math.floor(random() * length));
 }
 
+/**
+ * `amount` distinct offsets for an allocation that lost a race to a concurrent one: each the less
+ * used of two drawn at random among the ports at the lowest two counts ("two random choices").
+ * Racers that all wanted the last ports at the lowest count spread over the next level instead of
+ * colliding there again, and each use lands at most two above the lowest count: the bound for
+ * allocations made at once. Undefined when fewer than `amount` ports are at the lowest two counts.
+ */
+export function chooseWithSlack(
+  counts: ArrayLike<number>,
+  amount: number,
+  random: Random,
+): number[] | undefined {
+  let lowest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < counts.length; i++) lowest = Math.min(lowest, counts[i] ?? 0);
+  const candidates: number[] = [];
+  for (let i = 0; i < counts.length; i++) if ((counts[i] ?? 0) <= lowest + 1) candidates.push(i);
+  if (candidates.length < amount) return undefined;
+  const chosen: number[] = [];
+  while (chosen.length < amount) {
+    const a = randomIndex(random, candidates.length);
+    const b = randomIndex(random, candidates.length);
+    const pick = (counts[candidates[b] ?? 0] ?? 0) < (counts[candidates[a] ?? 0] ?? 0) ? b : a;
+    chosen.push(candidates[pick] ?? 0);
+    // Swap-remove: the ports left stay candidates, none twice.
+    candidates[pick] = candidates[candidates.length - 1] ?? 0;
+    candidates.pop();
+  }
+  return chosen;
+}
+
 /** What a choice prefers among ports of equal count. */
 export interface Preferences {
+  /** A concurrent allocation won a race against this one: choose with `chooseWithSlack`. */
+  readonly racing?: boolean;
   /** Offsets a write of this process is on right now: chosen last within their count. */
   readonly busy?: ReadonlySet<number>;
   /**
@@ -146,10 +178,15 @@ export function assignRangePorts(
     throw new RangeError(`a pod cannot hold more than ${size} distinct ports of one protocol here`);
   }
   const distinct = Math.min(size, both + udp + tcp);
+  const slack =
+    preferences.racing && distinct === both + udp + tcp
+      ? chooseWithSlack(counts, distinct, random)
+      : undefined;
   const picks =
-    distinct === 1
+    slack ??
+    (distinct === 1
       ? [chooseOneLeastUsed(counts, random, preferences.busy)]
-      : chooseLeastUsed(counts, distinct, random, preferences);
+      : chooseLeastUsed(counts, distinct, random, preferences));
   // Picks run from the lowest count up: first the numbers a UDP-only and a TCP-only port share
   // (two uses each), then the TCPUDP ones, then each protocol's own.
   const shared = both + udp + tcp - distinct;

@@ -22,6 +22,8 @@ export interface BlockCounts {
   readonly ports: number;
   /** Port number → uses; a port the item has no count for has 0. */
   readonly counts: ReadonlyMap<number, number>;
+  /** When a use was last added to the item (epoch ms), if a writer recorded it. */
+  readonly writtenAt?: number;
 }
 
 /** A port an allocation is writing now: counted in the view until its write is answered. */
@@ -160,6 +162,14 @@ export class CountView {
     const view = this.#ranges.get(range);
     if (!view) return false;
     return (view.stamps[port - view.range.first] ?? 0) > since;
+  }
+
+  /**
+   * The stored counts of the range as last seen (by offset), without the uses in flight: an
+   * allocation of this process in flight may yet be refused, so slack is measured from these.
+   */
+  stored(range: string): readonly number[] {
+    return this.#ranges.get(range)?.counts ?? [];
   }
 
   /**

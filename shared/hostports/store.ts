@@ -81,18 +81,31 @@ export interface HostPortStore {
   deleteRecord(id: string, pod: PodRef, token?: string): Promise<PodPortRecord | undefined>;
   /**
    * Adds one use per held port, one write per count item, all in parallel. With `levels`
-   * (`<range>#<port>` → the count the choice saw), a port's use is added only while its count
-   * is at most that level; if any item refuses, the uses added to the others are taken back and
-   * `HostPortConflictError` is thrown with the items as found. Answers the items as left.
+   * (`<range>#<port>` → the condition the choice set), a port's use is added only while its
+   * count meets it; if any item refuses, the uses added to the others are taken back and
+   * `HostPortConflictError` is thrown with the items as found. With `writtenAt` (epoch ms) each
+   * item written records it as its last add, for `UseLevel.concurrentSince`. Answers the items
+   * as left.
    */
   addUses(
     ports: readonly HeldPort[],
-    levels?: ReadonlyMap<string, number>,
+    levels?: ReadonlyMap<string, UseLevel>,
+    writtenAt?: number,
   ): Promise<readonly BlockCounts[]>;
   /** Removes one use per held port; answers the count items as left. */
   removeUses(ports: readonly HeldPort[]): Promise<readonly BlockCounts[]>;
   /** Every owner record of the cluster (for repair). */
   listRecords(): AsyncIterable<PodPortRecord>;
+}
+
+/**
+ * The condition on one port's use: its count at most `level`, or at most `level + 1` when its
+ * count item had a use added after `concurrentSince` (epoch ms, the allocation's start): the use
+ * the choice missed is then a concurrent allocation's, not one finished before it began.
+ */
+export interface UseLevel {
+  readonly level: number;
+  readonly concurrentSince?: number;
 }
 
 /** Where the record of a pod created with generateName learns the name the apiserver gave it. */

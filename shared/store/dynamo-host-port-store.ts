@@ -7,7 +7,9 @@
  *   port number, not by offset in the range, so widening or moving a range in the config keeps
  *   every count on its port. 64 counts keep an item near 0.5 KB (1 WCU per write), and a
  *   1,001-port range is 16 or 17 items: one strongly consistent Query of about 2 RCU reads it
- *   whole, which a fresh view of the counts needs.
+ *   whole, which a fresh view of the counts needs. Attribute `w` holds when a use was last
+ *   added to the item (epoch ms): a count above the level chosen is let through by one use only
+ *   when that add came after the allocation began (a concurrent allocation's, not an older one).
  * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name (empty until
  *   berth learns the name of a pod created with generateName), generateName, the creating
  *   request's uid while unnamed, the held (name, range, port, protocol) list, createdAt and the
@@ -45,6 +47,7 @@ import {
   type PodPortRecord,
   type PodRef,
   type RangeCounts,
+  type UseLevel,
 } from '../hostports/store.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
@@ -60,13 +63,17 @@ export const COUNT_BLOCK_PORTS = 64;
 /** Zero-padded so that key order is port order (65535 / 64 < 10,000). */
 const blockSortKey = (block: number): string => String(block).padStart(4, '0');
 const COUNT_ATTRIBUTE = /^c(\d+)$/;
+/** A count item's last add (epoch ms): tells a concurrent allocation's use from an older one. */
+const WRITTEN_AT = 'w';
 
 /** The uses one write adds to (or removes from) the ports of one count item. */
 interface BlockChange {
   readonly range: string;
   readonly block: number;
-  /** Slot → uses to add, and the level its count must not exceed (when conditioned). */
-  readonly slots: ReadonlyMap<number, { readonly uses: number; readonly level?: number }>;
+  /** Slot → uses to add, and the condition its count must meet (when conditioned). */
+  readonly slots: ReadonlyMap<number, { readonly uses: number; readonly level?: UseLevel }>;
+  /** Recorded as the item's last add. */
+  readonly writtenAt?: number;
 }
 
 /** `HostPortStore` over one DynamoDB table, scoped to one cluster. */
@@ -218,9 +225,12 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
 
   async addUses(
     ports: readonly HeldPort[],
-    levels?: ReadonlyMap<string, number>,
+    levels?: ReadonlyMap<string, UseLevel>,
+    writtenAt?: number,
   ): Promise<readonly BlockCounts[]> {
-    const changes = blockChanges(ports, 1, levels);
+    const changes = blockChanges(ports, 1, levels).map((change) =>
+      writtenAt === undefined ? change : { ...change, writtenAt },
+    );
     const outcomes = await Promise.all(changes.map((change) => this.#change(change)));
     const refused = outcomes.filter((o) => !o.applied);
     if (refused.length === 0) return outcomes.map((o) => o.block);
@@ -285,11 +295,21 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
       names[`#c${slot}`] = `c${slot}`;
       values[`:u${slot}`] = { N: String(uses) };
       adds.push(`#c${slot} :u${slot}`);
-      if (level !== undefined) {
-        values[`:l${slot}`] = { N: String(level) };
-        // A port never used has no attribute, which is count 0: within any level.
-        conditions.push(`(attribute_not_exists(#c${slot}) OR #c${slot} <= :l${slot})`);
+      if (level === undefined) continue;
+      values[`:l${slot}`] = { N: String(level.level) };
+      // A port never used has no attribute, which is count 0: within any level.
+      const within = [`attribute_not_exists(#c${slot})`, `#c${slot} <= :l${slot}`];
+      if (level.concurrentSince !== undefined) {
+        names['#w'] = WRITTEN_AT;
+        values[`:m${slot}`] = { N: String(level.level + 1) };
+        values[`:s${slot}`] = { N: String(level.concurrentSince) };
+        within.push(`(#c${slot} <= :m${slot} AND #w > :s${slot})`);
       }
+      conditions.push(`(${within.join(' OR ')})`);
+    }
+    if (change.writtenAt !== undefined) {
+      names['#w'] = WRITTEN_AT;
+      values[':w'] = { N: String(change.writtenAt) };
     }
     const key = {
       [PK]: { S: this.#countsKey(change.range) },
@@ -301,7 +321,7 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
         new UpdateItemCommand({
           TableName: this.#table,
           Key: key,
-          UpdateExpression: `ADD ${adds.join(', ')}`,
+          UpdateExpression: `ADD ${adds.join(', ')}${change.writtenAt === undefined ? '' : ' SET #w = :w'}`,
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
@@ -326,11 +346,11 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
 function blockChanges(
   ports: readonly HeldPort[],
   sign: 1 | -1,
-  levels: ReadonlyMap<string, number> | undefined,
+  levels: ReadonlyMap<string, UseLevel> | undefined,
 ): BlockChange[] {
   const changes = new Map<
     string,
-    { range: string; block: number; slots: Map<number, { uses: number; level?: number }> }
+    { range: string; block: number; slots: Map<number, { uses: number; level?: UseLevel }> }
   >();
   for (const port of ports) {
     const block = Math.floor(port.port / COUNT_BLOCK_PORTS);
@@ -367,7 +387,14 @@ function decodeBlock(
       counts.set(block * COUNT_BLOCK_PORTS + Number(match[1]), Number(value.N));
     }
   }
-  return { range, firstPort: block * COUNT_BLOCK_PORTS, ports: COUNT_BLOCK_PORTS, counts };
+  const writtenAt = item?.[WRITTEN_AT]?.N;
+  return {
+    range,
+    firstPort: block * COUNT_BLOCK_PORTS,
+    ports: COUNT_BLOCK_PORTS,
+    counts,
+    ...(writtenAt === undefined ? {} : { writtenAt: Number(writtenAt) }),
+  };
 }
 
 function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {

@@ -8,7 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { recordHostPorts, releaseHostPorts } from '../../shared/hostports/allocator.js';
 import { AllocationIdTakenError, HostPortConflictError } from '../../shared/hostports/errors.js';
 import type { HostPortRange } from '../../shared/hostports/spec.js';
-import { levelKey, type PodPortRecord, type RangeCounts } from '../../shared/hostports/store.js';
+import {
+  levelKey,
+  type PodPortRecord,
+  type RangeCounts,
+  type UseLevel,
+} from '../../shared/hostports/store.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import { freshTable } from '../support/dynamo.js';
 
@@ -38,8 +43,10 @@ function record(
 }
 
 /** Every port at the level `counts` shows for it: what an allocation choosing from them sends. */
-function levels(r: PodPortRecord, counts: RangeCounts): Map<string, number> {
-  return new Map(r.ports.map((p) => [levelKey(p.range, p.port), countAt(counts, p.port)]));
+function levels(r: PodPortRecord, counts: RangeCounts): Map<string, UseLevel> {
+  return new Map(
+    r.ports.map((p) => [levelKey(p.range, p.port), { level: countAt(counts, p.port) }]),
+  );
 }
 
 const countAt = (counts: RangeCounts, port: number): number =>
@@ -90,6 +97,25 @@ describe('DynamoHostPortStore', () => {
     expect(found.get(7010)).toBe(1);
     const counts = await store.readCounts(range);
     expect([countAt(counts, 7010), countAt(counts, 7100)]).toEqual([1, 0]);
+  });
+
+  it('takes one use above the level chosen only when its item had a use added since the allocation began', async () => {
+    const store = await newStore();
+    const port = record('a', [7020]).ports;
+    const level = (since: number) =>
+      new Map([[levelKey('default', 7020), { level: 0, concurrentSince: since }]]);
+    await store.addUses(port, undefined, 100);
+    // The use the choice missed was added at 100, not after 100: an allocation finished before.
+    const refusal = await store.addUses(port, level(100), 101).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(HostPortConflictError);
+    expect((refusal as HostPortConflictError).blocks[0]?.writtenAt).toBe(100);
+    // Added after 99: a concurrent allocation's; this one lands beside it.
+    const landed = await store.addUses(port, level(99), 102);
+    expect(landed[0]?.counts.get(7020)).toBe(2);
+    expect(landed[0]?.writtenAt).toBe(102);
+    // Never two above the level chosen.
+    await expect(store.addUses(port, level(0), 103)).rejects.toThrow(HostPortConflictError);
+    expect(countAt(await store.readCounts(range), 7020)).toBe(2);
   });
 
   it('takes a use whose count fell below the level chosen (a release meanwhile)', async () => {
