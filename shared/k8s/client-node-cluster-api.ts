@@ -10,13 +10,22 @@ import {
   AppsV1Api,
   CoreV1Api,
   type CoreV1Event,
+  CustomObjectsApi,
   type KubeConfig,
   type V1ListMeta,
   type V1Node,
   type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
-import type { ClusterApi, ClusterEvent, JsonPatchOperation, ListOptions } from './cluster-api.js';
+import type {
+  AgonesGameServer,
+  ClusterApi,
+  ClusterEvent,
+  DeletePreconditions,
+  EvictionOutcome,
+  JsonPatchOperation,
+  ListOptions,
+} from './cluster-api.js';
 import {
   KubernetesApiError,
   KubernetesConflictError,
@@ -46,6 +55,9 @@ export interface ClientNodeClusterApiOptions {
   readonly defaultPageSize?: number;
 }
 
+/** Agones' API group, version and resource of `GameServer`s. */
+const AGONES_GAME_SERVERS = { group: 'agones.dev', version: 'v1', plural: 'gameservers' } as const;
+
 /** The page shape every client-node list call returns. */
 interface Page<T> {
   readonly items: T[];
@@ -56,12 +68,14 @@ interface Page<T> {
 export class ClientNodeClusterApi implements ClusterApi {
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
+  readonly #custom: CustomObjectsApi;
   readonly #now: () => number;
   readonly #defaultPageSize: number;
 
   constructor(options: ClientNodeClusterApiOptions) {
     this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
     this.#apps = options.kubeConfig.makeApiClient(AppsV1Api);
+    this.#custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
     this.#now = options.now ?? Date.now;
     this.#defaultPageSize = options.defaultPageSize ?? DEFAULT_PAGE_SIZE;
   }
@@ -131,6 +145,86 @@ export class ClientNodeClusterApi implements ClusterApi {
       });
     } catch (error) {
       throw translateKubernetesError(error, target, { jsonPatch: true });
+    }
+  }
+
+  async patchPod(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<V1Pod> {
+    const target = { verb: 'patch', resource: `namespaces/${namespace}/pods/${name}` };
+    try {
+      // application/json-patch+json is the first media type client-node offers for pods too.
+      return await this.#core.patchNamespacedPod({ namespace, name, body: patch });
+    } catch (error) {
+      throw translateKubernetesError(error, target, { jsonPatch: true });
+    }
+  }
+
+  async evictPod(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<EvictionOutcome> {
+    const target = { verb: 'create', resource: `namespaces/${namespace}/pods/${name}/eviction` };
+    try {
+      await this.#core.createNamespacedPodEviction({
+        namespace,
+        name,
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name, namespace },
+          ...(preconditions ? { deleteOptions: { preconditions: { ...preconditions } } } : {}),
+        },
+      });
+      return 'evicted';
+    } catch (error) {
+      const translated = translateKubernetesError(error, target);
+      // 429: a PodDisruptionBudget allows no disruption now (or the apiserver is throttling):
+      // either way, not now. The eviction registry answers a failed precondition with 409.
+      if (translated.statusCode === 429) return 'refused';
+      if (translated instanceof KubernetesConflictError) return 'changed';
+      if (translated instanceof KubernetesNotFoundError) return 'gone';
+      throw translated;
+    }
+  }
+
+  listGameServers(options: ListOptions = {}): AsyncIterable<AgonesGameServer> {
+    const pages = this.#paged<AgonesGameServer>(
+      { verb: 'list', resource: 'gameservers.agones.dev' },
+      options,
+      (params) =>
+        this.#custom.listClusterCustomObject({ ...AGONES_GAME_SERVERS, ...params }) as Promise<
+          Page<AgonesGameServer>
+        >,
+    );
+    return withoutUnknownGroup(pages);
+  }
+
+  async deleteGameServer(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<'deleted' | 'changed' | 'gone'> {
+    const target = {
+      verb: 'delete',
+      resource: `namespaces/${namespace}/gameservers.agones.dev/${name}`,
+    };
+    try {
+      await this.#custom.deleteNamespacedCustomObject({
+        ...AGONES_GAME_SERVERS,
+        namespace,
+        name,
+        ...(preconditions ? { body: { preconditions: { ...preconditions } } } : {}),
+      });
+      return 'deleted';
+    } catch (error) {
+      const translated = translateKubernetesError(error, target);
+      if (translated instanceof KubernetesConflictError) return 'changed';
+      if (translated instanceof KubernetesNotFoundError) return 'gone';
+      throw translated;
     }
   }
 
@@ -241,6 +335,23 @@ export class ClientNodeClusterApi implements ClusterApi {
       // An empty string means "no more pages", as an absent one does.
       token = page.metadata?._continue || undefined;
     } while (token !== undefined);
+  }
+}
+
+/**
+ * A list of a custom resource whose API group the apiserver does not serve (404 on the first
+ * page: the CRD is not installed) reads as empty; a 404 later in the list is an error.
+ */
+async function* withoutUnknownGroup<T>(pages: AsyncIterable<T>): AsyncGenerator<T, void> {
+  let first = true;
+  try {
+    for await (const item of pages) {
+      first = false;
+      yield item;
+    }
+  } catch (error) {
+    if (first && error instanceof KubernetesNotFoundError) return;
+    throw error;
   }
 }
 

@@ -4,7 +4,15 @@
  * for the current client, so domain code never sees a token.
  */
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
-import type { ClusterApi, ClusterEvent, JsonPatchOperation, ListOptions } from './cluster-api.js';
+import type {
+  AgonesGameServer,
+  ClusterApi,
+  ClusterEvent,
+  DeletePreconditions,
+  EvictionOutcome,
+  JsonPatchOperation,
+  ListOptions,
+} from './cluster-api.js';
 import { isUnauthorized } from './errors.js';
 
 /** Hands out the `ClusterApi` to use now. */
@@ -62,6 +70,34 @@ export class ProvidedClusterApi implements ClusterApi {
 
   async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
     return this.#call((api) => api.scaleDeployment(namespace, name, replicas));
+  }
+
+  async patchPod(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<V1Pod> {
+    return this.#call((api) => api.patchPod(namespace, name, patch));
+  }
+
+  async evictPod(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<EvictionOutcome> {
+    return this.#call((api) => api.evictPod(namespace, name, preconditions));
+  }
+
+  async *listGameServers(options?: ListOptions): AsyncIterable<AgonesGameServer> {
+    yield* (await this.#provider.get()).listGameServers(options);
+  }
+
+  async deleteGameServer(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<'deleted' | 'changed' | 'gone'> {
+    return this.#call((api) => api.deleteGameServer(namespace, name, preconditions));
   }
 
   /**

@@ -2,7 +2,7 @@
  * The Kubernetes calls berth makes, and only those (Karpenter's narrow-interface shape). The
  * adapter over `@kubernetes/client-node` implements it; domain tests use hand-written fakes.
  */
-import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { V1Node, V1ObjectMeta, V1Pod, V1Service } from '@kubernetes/client-node';
 
 import type { JsonPatchOperation } from '../admission/patch.js';
 
@@ -23,6 +23,35 @@ export interface ClusterEvent {
   /** The berth component that saw it, e.g. `berth-repair`. */
   readonly component: string;
 }
+
+/**
+ * An Agones `GameServer` (`agones.dev/v1`), with only the fields berth reads: who owns it (a
+ * `GameServerSet` recreates it when deleted) and its `status.state` (Ready, Reserved,
+ * Allocated, ...; googleforgames/agones `pkg/apis/agones/v1/gameserver.go`).
+ */
+export interface AgonesGameServer {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: V1ObjectMeta;
+  readonly status?: { readonly state?: string };
+}
+
+/**
+ * What the object to delete or evict must still be, or the apiserver refuses with 409
+ * (`metav1.Preconditions`): a changed `resourceVersion` means its state may have changed since
+ * berth read it.
+ */
+export interface DeletePreconditions {
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+}
+
+/**
+ * How an eviction (policy/v1 `Eviction` on `pods/eviction`) ended: `evicted`; `refused` by a
+ * PodDisruptionBudget (429: not now); `changed` since berth read it (409, a failed
+ * precondition); `gone` already (404).
+ */
+export type EvictionOutcome = 'evicted' | 'refused' | 'changed' | 'gone';
 
 /** Options of a paged list. */
 export interface ListOptions {
@@ -47,4 +76,26 @@ export interface ClusterApi {
   createEvent(event: ClusterEvent): Promise<void>;
   /** Sets a Deployment's replicas through its `scale` subresource (the buffer's placeholders). */
   scaleDeployment(namespace: string, name: string, replicas: number): Promise<void>;
+  /** Applies a JSON patch to a pod (the protection annotations that follow game state). */
+  patchPod(namespace: string, name: string, patch: readonly JsonPatchOperation[]): Promise<V1Pod>;
+  /** Evicts a pod through the Eviction API, which honours PodDisruptionBudgets. */
+  evictPod(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<EvictionOutcome>;
+  /**
+   * Agones `GameServer`s of every namespace; none when Agones is not installed (its API group
+   * is unknown to the apiserver).
+   */
+  listGameServers(options?: ListOptions): AsyncIterable<AgonesGameServer>;
+  /**
+   * Deletes an Agones `GameServer` (its fleet makes another); `changed` when the preconditions
+   * no longer hold (it was allocated since, say), `gone` when it is gone already.
+   */
+  deleteGameServer(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<'deleted' | 'changed' | 'gone'>;
 }

@@ -8,6 +8,7 @@
  * hourly disruption budget). Pure: `rememberPass` folds one pass into the memory.
  */
 import type { ScaleAction, ScalePlan } from './plan.js';
+import type { SessionMemory } from './sessions.js';
 import type { ClusterSnapshot } from './snapshot.js';
 
 /** One pass's arrivals: game servers created since the pass before. */
@@ -44,6 +45,8 @@ export interface ScaleMemory {
   readonly provisionMs: readonly number[];
   /** When berth started removing nodes within the last hour. */
   readonly removalsMs: readonly number[];
+  /** Measured session lengths and the allocated game servers followed (sessions.ts). */
+  readonly sessions?: SessionMemory;
 }
 
 /** A cluster's memory before its first pass. */

@@ -17,10 +17,19 @@
 import { forEachBounded } from '../concurrency/bounded.js';
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
+import { KubernetesConflictError } from '../k8s/errors.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import type { NodePool } from '../node-pool/node-pool.js';
-import { passOutcome, rememberPass, type ScaleMemoryStore, withArrivals } from './memory.js';
+import { planEvictions } from './eviction.js';
+import { agonesOwnerOf, indexAgones } from './game-state.js';
+import {
+  passOutcome,
+  rememberPass,
+  type ScaleMemory,
+  type ScaleMemoryStore,
+  withArrivals,
+} from './memory.js';
 import { annotationPath, CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import { PLACEHOLDER_DEPLOYMENT, PLACEHOLDER_NAMESPACE } from './placeholders.js';
 import {
@@ -32,8 +41,10 @@ import {
   toScaleAction,
 } from './plan.js';
 import { type ScalePolicy, scalePolicy } from './policy.js';
+import { type ProtectionPatch, planProtection } from './protection.js';
 import { finishRemoval, removeNode, stillBerthCordoned, withdrawalPatch } from './removal.js';
 import { formatRfc3339 } from './rfc3339.js';
+import { EMPTY_SESSIONS, withSessions } from './sessions.js';
 import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
 
 /** The lease that makes the pass exclusive across Lambdas and local timers. */
@@ -46,6 +57,7 @@ export const SCALE_EVENT_REASONS = {
   uncordon: 'BerthUncordoned',
   delete: 'BerthNodeRemoved',
   withdraw: 'BerthRemovalWithdrawn',
+  evict: 'BerthGameServerMoved',
   failed: 'BerthScaleFailed',
 } as const;
 
@@ -87,7 +99,10 @@ export interface ScaleReport {
   readonly leaseHeldBy?: { readonly holder: string; readonly expiresAtMs: number };
 }
 
-/** Lists what the plan needs: managed nodes, every non-terminal pod, the pool's size. */
+/**
+ * Lists what the plan needs: managed nodes, every non-terminal pod, the Agones GameServers (only
+ * when a pod is owned by one), the pool's size.
+ */
 export async function readClusterSnapshot(
   cluster: ClusterApi,
   pool: Pick<NodePool, 'describe'>,
@@ -105,7 +120,50 @@ export async function readClusterSnapshot(
   })) {
     pods.push(pod);
   }
-  return buildSnapshot(nodes, pods, await pool.describe());
+  const gameServers = [];
+  if (pods.some((pod) => agonesOwnerOf(pod) !== undefined)) {
+    for await (const gs of cluster.listGameServers({ pageSize: 500 })) gameServers.push(gs);
+  }
+  return buildSnapshot(nodes, pods, await pool.describe(), indexAgones(gameServers));
+}
+
+/** The memory with this pass's allocated game servers followed for their session lengths. */
+function withSessionsSeen(memory: ScaleMemory, snapshot: ClusterSnapshot, now: number) {
+  const allocated = snapshot.gameServers.flatMap((gs) =>
+    gs.state === 'allocated' && gs.createdAtMs !== undefined
+      ? [{ id: gs.uid ?? `${gs.namespace}/${gs.name}`, createdAtMs: gs.createdAtMs }]
+      : [],
+  );
+  return { ...memory, sessions: withSessions(memory.sessions ?? EMPTY_SESSIONS, allocated, now) };
+}
+
+/** The whole plan of a pass, and the protection patches applied after its actions. */
+export interface PassPlan {
+  readonly plan: ScalePlan;
+  readonly protection: readonly ProtectionPatch[];
+}
+
+/**
+ * The whole plan of a pass: the node plan with the ready game servers to move off berth's
+ * cordoned nodes, and the protection patches that follow game state.
+ */
+export function planPass(
+  snapshot: ClusterSnapshot,
+  policy: ScalePolicy,
+  now: number,
+  memory: ScaleMemory,
+): PassPlan {
+  const plan = planScale(snapshot, policy, now, memory);
+  const evictions = planEvictions(snapshot, plan.actions, plan.tally.buffer.slots, policy);
+  const protection = planProtection(snapshot, policy.drain);
+  return {
+    plan: {
+      ...plan,
+      actions: [...plan.actions, ...evictions.actions],
+      notes: [...plan.notes, ...evictions.notes, ...protection.notes],
+    },
+    protection: protection.patches,
+  };
 }
 
 /** Runs one scale pass over the nodes matching `config.nodeSelector`. */
@@ -122,24 +180,33 @@ export async function runScalePass(
       deps.memory.load(),
     ]);
     const now = deps.now();
-    const memory = withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy);
-    return { snapshot, memory, now, plan: planScale(snapshot, policy, now, memory) };
+    const memory = withSessionsSeen(
+      withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy),
+      snapshot,
+      now,
+    );
+    return { snapshot, memory, now, ...planPass(snapshot, policy, now, memory) };
   };
   if (options.dryRun) {
-    const { plan } = await planNow();
+    const { plan, protection } = await planNow();
     return {
       dryRun: true,
       actions: plan.actions.map(toScaleAction),
       failures: [],
-      notes: plan.notes,
+      notes: [...plan.notes, ...protection.map((p) => protectionNote(p, 'would set'))],
     };
   }
   const run = await withLease(
     deps.lease,
     { name: SCALE_LEASE_NAME, holder: deps.holder, ttlMs: policy.leaseTtlMs },
     async (renew) => {
-      const { snapshot, memory, now, plan } = await planNow();
-      const report = await carryOut(deps, policy, plan, renew);
+      const { snapshot, memory, now, plan, protection } = await planNow();
+      const carried = await carryOut(deps, policy, plan, renew);
+      const report = { ...carried, notes: [...carried.notes] };
+      if (protection.length > 0) {
+        await renew();
+        await applyProtection(deps.cluster, policy, protection, report.notes);
+      }
       await deps.memory.save(
         rememberPass(memory, passOutcome(snapshot, plan, now, report.actions)),
       );
@@ -164,6 +231,7 @@ const PHASES: ReadonlyArray<(a: PlannedAction) => boolean> = [
   (a) => a.type === 'uncordon',
   (a) => a.type === 'grow' || a.type === 'placeholders',
   (a) => a.type === 'cordon',
+  (a) => a.type === 'evict',
   (a) => a.type === 'delete' && !a.resume,
 ];
 
@@ -223,7 +291,72 @@ async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<stri
       return action.resume
         ? finishRemoval(deps.cluster, deps.pool, action.target)
         : removeNode(deps.cluster, deps.pool, action.target, at);
+    case 'evict':
+      return moveGameServer(deps.cluster, action.route);
   }
+}
+
+function protectionNote(p: ProtectionPatch, verb: string): ScaleNote {
+  return {
+    node: p.target.node,
+    reason: `${p.target.namespace}/${p.target.name}: ${verb} ${p.reason}`,
+  };
+}
+
+/**
+ * Applies the protection patches; like Events, a patch that fails is noted, not a failure of
+ * the pass: the next pass tries again. A pod changed since the listing is decided again then.
+ */
+async function applyProtection(
+  cluster: ClusterApi,
+  policy: ScalePolicy,
+  patches: readonly ProtectionPatch[],
+  notes: ScaleNote[],
+): Promise<void> {
+  await forEachBounded(patches, policy.concurrency, async (p) => {
+    try {
+      await cluster.patchPod(p.target.namespace, p.target.name, p.patch);
+      notes.push(protectionNote(p, 'set'));
+    } catch (error) {
+      const text =
+        error instanceof KubernetesConflictError
+          ? 'the pod changed since it was listed: left for the next pass'
+          : error instanceof Error
+            ? error.message
+            : String(error);
+      notes.push({
+        node: p.target.node,
+        reason: `${p.target.namespace}/${p.target.name}: protection not set: ${text}`,
+      });
+    }
+  });
+}
+
+/** What became of a move, for its reason. */
+const MOVE_OUTCOMES = {
+  evicted: '',
+  deleted: '',
+  refused: '; refused by a PodDisruptionBudget: not now',
+  changed: '; changed since it was listed (allocated, maybe): left alone',
+  gone: '; already gone',
+} as const;
+
+/** Moves a ready game server: deletes its Agones GameServer, or evicts its pod. */
+async function moveGameServer(
+  cluster: ClusterApi,
+  route: Extract<PlannedAction, { type: 'evict' }>['route'],
+): Promise<string> {
+  const { namespace, name, uid, resourceVersion } = route;
+  // The listed version as a precondition: a server allocated since is refused, not deleted.
+  const preconditions = {
+    ...(uid !== undefined ? { uid } : {}),
+    ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+  };
+  const outcome =
+    route.kind === 'gameserver'
+      ? await cluster.deleteGameServer(namespace, name, preconditions)
+      : await cluster.evictPod(namespace, name, preconditions);
+  return MOVE_OUTCOMES[outcome];
 }
 
 /** Cordon only the node as listed: any change since (resourceVersion) makes the patch fail. */
@@ -256,12 +389,23 @@ async function recordEvent(
   message: string,
   notes: ScaleNote[],
 ): Promise<void> {
-  // Events are about a node; growth and the placeholders are the report's.
+  // Events are about a node or a moved game server; growth and the placeholders are the report's.
   if (action.type === 'grow' || action.type === 'placeholders') return;
-  const node = action.target;
+  const involvedObject =
+    action.type === 'evict'
+      ? {
+          kind: 'Pod' as const,
+          namespace: action.gameServer.split('/')[0] ?? 'default',
+          name: action.gameServer.split('/')[1] ?? '',
+        }
+      : {
+          kind: 'Node' as const,
+          name: action.target.name,
+          ...(action.target.uid ? { uid: action.target.uid } : {}),
+        };
   try {
     await deps.cluster.createEvent({
-      involvedObject: { kind: 'Node', name: node.name, ...(node.uid ? { uid: node.uid } : {}) },
+      involvedObject,
       type,
       reason: type === 'Warning' ? SCALE_EVENT_REASONS.failed : SCALE_EVENT_REASONS[action.type],
       message,
@@ -270,6 +414,6 @@ async function recordEvent(
   } catch (error) {
     // An Event is a report, not a decision: losing one must not fail the action it describes.
     const text = error instanceof Error ? error.message : String(error);
-    notes.push({ node: node.name, reason: `Event not recorded: ${text}` });
+    notes.push({ node: action.node ?? involvedObject.name, reason: `Event not recorded: ${text}` });
   }
 }

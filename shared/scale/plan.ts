@@ -21,6 +21,8 @@
  */
 
 import { type DemandBuffer, demandBuffer } from './demand.js';
+import { cheapestDrainFirst, costlyDrains, expectedDrainMs, expiringNodes } from './drain.js';
+import type { MoveRoute } from './game-state.js';
 import { EMPTY_SCALE_MEMORY, removalsInLastHour, type ScaleMemory } from './memory.js';
 import {
   CORDONED_AT,
@@ -30,7 +32,8 @@ import {
 } from './names.js';
 import { budgetNodes, type ScalePolicy } from './policy.js';
 import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
-import type { ClusterSnapshot, NodeView } from './snapshot.js';
+import { EMPTY_SESSIONS } from './sessions.js';
+import type { ClusterSnapshot, GameServerView, NodeView } from './snapshot.js';
 
 /** The kinds of action a pass takes. */
 export const SCALE_ACTION_TYPES = [
@@ -40,6 +43,7 @@ export const SCALE_ACTION_TYPES = [
   'delete',
   'withdraw',
   'placeholders',
+  'evict',
 ] as const;
 /** One of `SCALE_ACTION_TYPES`. */
 export type ScaleActionType = (typeof SCALE_ACTION_TYPES)[number];
@@ -50,6 +54,8 @@ export interface ScaleAction {
   readonly node?: string;
   readonly from?: number;
   readonly to?: number;
+  /** `evict`: the game-server pod moved, `namespace/name`. */
+  readonly gameServer?: string;
   readonly reason: string;
 }
 
@@ -68,6 +74,13 @@ export type PlannedAction =
       readonly target: NodeView;
       /** The removal was started by an earlier pass (the node carries `REMOVAL_STARTED_AT`). */
       readonly resume: boolean;
+    })
+  /** Move a ready game server off a node berth cordoned (eviction.ts). */
+  | (ScaleAction & {
+      readonly type: 'evict';
+      readonly node: string;
+      readonly gameServer: string;
+      readonly route: MoveRoute;
     });
 
 /** Something the plan left alone on purpose, with why (for logs; not an action). */
@@ -285,11 +298,28 @@ export function planScale(
   }
   actions.push(...planResumedRemovals(resumable, notes));
 
+  // A node past its cordon-by time (a forced lifetime, drain.ts) is cordoned now, whatever the
+  // buffer says, and never uncordoned: growth replaces its slots.
+  const sessions = memory.sessions ?? EMPTY_SESSIONS;
+  const expiring = expiringNodes(
+    active.filter((n) => protectionOf(n) === undefined),
+    policy.drain,
+    sessions,
+    policy,
+    nowMs,
+  );
+  for (const node of active) {
+    const reason = expiring.get(node.name);
+    if (reason !== undefined && !node.unschedulable) {
+      actions.push({ type: 'cordon', node: node.name, target: node, reason });
+    }
+  }
+
   let free = 0;
   let booting = 0;
   let schedulable = 0;
   for (const node of active) {
-    if (node.unschedulable) continue;
+    if (node.unschedulable || expiring.has(node.name)) continue;
     schedulable += 1;
     if (node.ready) {
       free += slots(node);
@@ -320,7 +350,9 @@ export function planScale(
 
   // Scale up: uncordon (cheapest, instant), then grow.
   let available = free + coming - pending;
-  const uncordonable = active.filter((n) => berthCordoned(n) && n.ready).sort(fullestFirst);
+  const uncordonable = active
+    .filter((n) => berthCordoned(n) && n.ready && !expiring.has(n.name))
+    .sort(fullestFirst);
   const uncordoned = new Set<string>();
   const uncordon = (node: NodeView, reason: string): void => {
     actions.push({ type: 'uncordon', node: node.name, target: node, reason });
@@ -387,22 +419,38 @@ export function planScale(
   if (target === poolSize && uncordoned.size === 0) {
     const headroom = Math.ceil(policy.cordonHeadroomNodes * (slotsPerNewNode ?? 0));
     let excess = free - pending - bufferSlots - headroom;
+    // Cheapest drain first (drain.ts): fewest allocated game servers, then fewest ready ones.
     const cordonable = active
-      .filter((n) => !n.unschedulable && n.ready && protectionOf(n) === undefined)
+      .filter(
+        (n) =>
+          !n.unschedulable && n.ready && protectionOf(n) === undefined && !expiring.has(n.name),
+      )
       .sort(
-        (a, b) =>
-          a.gameServers - b.gameServers || slots(b) - slots(a) || a.name.localeCompare(b.name),
+        (a, b) => cheapestDrainFirst(a, b) || slots(b) - slots(a) || a.name.localeCompare(b.name),
       );
+    const costly = costlyDrains(
+      cordonable,
+      expectedDrainMs(snapshot.gameServers, sessions, policy.drain, nowMs),
+      policy.drain,
+    );
+    // The ready game servers of a cordoned node move elsewhere: they need slots there too.
+    const moving = movingSlots(snapshot.gameServers, slotMillis, policy.drain.evictionsPerPass);
     const cordons: PlannedAction[] = [];
     for (const node of cordonable) {
-      if (schedulable - 1 < minNodes || slots(node) > excess) break;
+      const reason = costly.get(node.name);
+      if (reason !== undefined) {
+        notes.push({ node: node.name, reason });
+        continue;
+      }
+      const needed = slots(node) + (moving.get(node.name) ?? 0);
+      if (schedulable - 1 < minNodes || needed > excess) break;
       cordons.push({
         type: 'cordon',
         node: node.name,
         target: node,
-        reason: `${excess} slot(s) above the buffer of ${bufferSlots}${headroom ? ` and a headroom of ${headroom}` : ''} for ${policy.cordonAfterMs / 1000}s or more; ${node.gameServers} game server(s) here, ${slots(node)} free slot(s)`,
+        reason: `${excess} slot(s) above the buffer of ${bufferSlots}${headroom ? ` and a headroom of ${headroom}` : ''} for ${policy.cordonAfterMs / 1000}s or more; ${node.gameServers} game server(s) here (${node.allocatedGameServers} allocated, ${node.readyGameServers} ready), ${slots(node)} free slot(s)`,
       });
-      excess -= slots(node);
+      excess -= needed;
       schedulable -= 1;
     }
     surplus = cordons.length > 0;
@@ -434,14 +482,30 @@ export function planScale(
   return { actions, notes, tally };
 }
 
+/** Slots the movable ready game servers of each node need elsewhere (none if nothing moves). */
+function movingSlots(
+  gameServers: readonly GameServerView[],
+  slotMillis: number,
+  evictionsPerPass: number,
+): Map<string, number> {
+  const moving = new Map<string, number>();
+  if (evictionsPerPass <= 0) return moving;
+  for (const gs of gameServers) {
+    if (gs.move === undefined) continue;
+    moving.set(gs.node, (moving.get(gs.node) ?? 0) + slotsNeeded(gs.requestMillis, slotMillis));
+  }
+  return moving;
+}
+
 /** The printable form of a planned action (no node internals). */
 export function toScaleAction(action: PlannedAction): ScaleAction {
-  const { type, node, from, to, reason } = action;
+  const { type, node, from, to, gameServer, reason } = action;
   return {
     type,
     ...(node !== undefined ? { node } : {}),
     ...(from !== undefined ? { from } : {}),
     ...(to !== undefined ? { to } : {}),
+    ...(gameServer !== undefined ? { gameServer } : {}),
     reason,
   };
 }

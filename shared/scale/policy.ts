@@ -3,6 +3,7 @@
  * in one typed table apart from the code that applies them.
  */
 import type { ScaleConfig } from '../config/schema.js';
+import { type DrainPolicy, drainPolicy } from './drain.js';
 
 /** Thresholds and grace periods of one scale pass. */
 export interface ScalePolicy {
@@ -56,6 +57,8 @@ export interface ScalePolicy {
   readonly leaseTtlMs: number;
   /** Node and pool calls in flight at once. */
   readonly concurrency: number;
+  /** Draining by game state: evictions, the drain's cost, forced lifetimes (drain.ts). */
+  readonly drain: DrainPolicy;
 }
 
 /** A node budget as the config writes it: a count, or `"P%"` of the managed nodes. */
@@ -109,6 +112,7 @@ export function scalePolicy(
     // A pass interval of 0 (local: timer off) counts arrivals per minute, the AWS schedule's.
     passIntervalMs: (config.intervalSeconds || 60) * 1000,
     placeholders: config.nodePool.type === 'karpenter',
+    drain: drainPolicy(config),
     ...SCALE_POLICY_DEFAULTS,
     ...overrides,
   };

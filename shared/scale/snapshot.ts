@@ -6,6 +6,7 @@
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { cpuMillisOf, effectiveCpuRequestMillis } from './cpu.js';
+import { type AgonesIndex, type GameStateReading, gameStateOf } from './game-state.js';
 import { GAME_SERVER_LABEL } from './names.js';
 import { isPlaceholder } from './placeholders.js';
 
@@ -35,6 +36,27 @@ export interface NodeView {
   readonly gameServerRequestedMillis: number;
   /** Game-server pods on the node that are Pending, Running or Unknown. */
   readonly gameServers: number;
+  /** Of `gameServers`, those that hold players (game-state.ts): never interrupted. */
+  readonly allocatedGameServers: number;
+  /** Of `gameServers`, those that hold none (the rest are allocated). */
+  readonly readyGameServers: number;
+}
+
+/** A game-server pod bound to a node, with its game state. */
+export interface GameServerView extends GameStateReading {
+  readonly namespace: string;
+  readonly name: string;
+  readonly node: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly requestMillis: number;
+  /** Epoch ms of the pod's `metadata.creationTimestamp`; undefined when absent. */
+  readonly createdAtMs?: number;
+  /** `metadata.deletionTimestamp` is set: it is going already. */
+  readonly deleting: boolean;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Whether `metadata.annotations` exists (a JSON patch must create the map first). */
+  readonly hasAnnotationMap: boolean;
 }
 
 /** A game-server pod no node has been chosen for yet. */
@@ -56,6 +78,8 @@ export interface ClusterSnapshot {
   readonly pool: PoolSize;
   /** Epoch ms each live game server was created (bound or not): the demand buffer's arrivals. */
   readonly gameServerCreatedAtMs: readonly number[];
+  /** Every bound, non-terminal game server, with its game state (on any node). */
+  readonly gameServers: readonly GameServerView[];
 }
 
 const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);
@@ -78,14 +102,20 @@ function epochMs(value: Date | string | undefined): number | undefined {
 
 /**
  * The snapshot for `nodes` (already filtered by the node selector) and every pod in the cluster
- * (pods on other nodes are ignored; unbound game servers are demand).
+ * (pods on other nodes are ignored; unbound game servers are demand). `agones` holds the Agones
+ * GameServers listed with the pods; a game server whose state cannot be read is allocated.
  */
 export function buildSnapshot(
   nodes: Iterable<V1Node>,
   pods: Iterable<V1Pod>,
   pool: PoolSize,
+  agones: AgonesIndex = new Map(),
 ): ClusterSnapshot {
-  const usage = new Map<string, { requested: number; game: number; gameServers: number }>();
+  const usage = new Map<
+    string,
+    { requested: number; game: number; gameServers: number; allocated: number; ready: number }
+  >();
+  const gameServers: GameServerView[] = [];
   const pendingGameServers: PendingGameServer[] = [];
   const gameServerCreatedAtMs: number[] = [];
   for (const pod of pods) {
@@ -106,11 +136,33 @@ export function buildSnapshot(
       }
       continue;
     }
-    const entry = usage.get(nodeName) ?? { requested: 0, game: 0, gameServers: 0 };
+    const entry = usage.get(nodeName) ?? {
+      requested: 0,
+      game: 0,
+      gameServers: 0,
+      allocated: 0,
+      ready: 0,
+    };
     entry.requested += request;
     if (game) {
+      const reading = gameStateOf(pod, agones);
       entry.game += request;
       entry.gameServers += 1;
+      if (reading.state === 'allocated') entry.allocated += 1;
+      else entry.ready += 1;
+      gameServers.push({
+        ...reading,
+        namespace: pod.metadata?.namespace ?? 'default',
+        name: pod.metadata?.name ?? '',
+        node: nodeName,
+        ...(pod.metadata?.uid ? { uid: pod.metadata.uid } : {}),
+        ...(pod.metadata?.resourceVersion ? { resourceVersion: pod.metadata.resourceVersion } : {}),
+        requestMillis: request,
+        ...(createdAtMs !== undefined ? { createdAtMs } : {}),
+        deleting: pod.metadata?.deletionTimestamp !== undefined,
+        annotations: { ...(pod.metadata?.annotations ?? {}) },
+        hasAnnotationMap: pod.metadata?.annotations !== undefined,
+      });
     }
     usage.set(nodeName, entry);
   }
@@ -138,7 +190,9 @@ export function buildSnapshot(
       requestedMillis: used?.requested ?? 0,
       gameServerRequestedMillis: used?.game ?? 0,
       gameServers: used?.gameServers ?? 0,
+      allocatedGameServers: used?.allocated ?? 0,
+      readyGameServers: used?.ready ?? 0,
     });
   }
-  return { nodes: views, pendingGameServers, pool, gameServerCreatedAtMs };
+  return { nodes: views, pendingGameServers, pool, gameServerCreatedAtMs, gameServers };
 }
