@@ -1,0 +1,246 @@
+/**
+ * The one schema of berth's configuration. Every problem is collected, so
+ * a user fixes a bad file in one round: unknown keys, bad values and conflicting ranges alike.
+ */
+import { z } from 'zod';
+import { type CidrBlock, formatCidr, parseCidr } from '../net/ip.js';
+import { type PortRange, parsePortRange } from '../net/port-range.js';
+import { crossFieldProblems } from './cross-field.js';
+import { ConfigError } from './errors.js';
+import { describeIssue, primaryIssues } from './messages.js';
+
+/** Node address types in `status.addresses`, in the user's order of precedence. */
+export const NODE_ADDRESS_TYPES = [
+  'ExternalIP',
+  'InternalIP',
+  'ExternalDNS',
+  'InternalDNS',
+  'Hostname',
+] as const;
+/** One of `NODE_ADDRESS_TYPES`. */
+export type NodeAddressType = (typeof NODE_ADDRESS_TYPES)[number];
+
+/** kube-apiserver's `maxCIDRBits`: a service CIDR may have at most 20 host bits. */
+const MAX_SERVICE_CIDR_HOST_BITS = 20;
+
+const seconds = (fallback: number) => z.number().int().min(0).default(fallback);
+
+const cidrText = z.string().transform((text, ctx): CidrBlock => {
+  const block = parseCidr(text.trim());
+  if (block === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a CIDR block such as 10.100.0.0/16 (host bits must be zero)`,
+    });
+    return z.NEVER;
+  }
+  if (block.hostBits > MAX_SERVICE_CIDR_HOST_BITS) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is too large: at most ${MAX_SERVICE_CIDR_HOST_BITS} host bits (an IPv4 /12 or an IPv6 /108), as the kube-apiserver allows`,
+    });
+    return z.NEVER;
+  }
+  if (block.hostBits < 3) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is too small: the service cluster IP range must be at least 8 IP addresses`,
+    });
+    return z.NEVER;
+  }
+  return block;
+});
+
+const portRangeText = z.string().transform((text, ctx): PortRange => {
+  const parsed = parsePortRange(text);
+  if (typeof parsed === 'string') {
+    ctx.addIssue({ code: 'custom', message: `${parsed} (write it as "30000-32767")` });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const labelSelector = z
+  .string()
+  .regex(/^([A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/, {
+    message: 'must be key=value pairs separated by commas, e.g. "role=game-server"',
+  });
+
+/**
+ * A node count, absolute (`3`) or as a share of the managed nodes (`"10%"`), as Karpenter's
+ * disruption budgets are written.
+ */
+const nodeBudget = z.union([
+  z.number().int().min(0),
+  z.string().regex(/^(100|[1-9]?[0-9])%$/, {
+    message: 'must be a node count or a percentage such as "10%"',
+  }),
+]);
+
+const poolName = (what: string) =>
+  z.string({ error: `required: ${what}` }).min(1, { message: `required: ${what}` });
+
+const nodePool = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('none') }),
+  z.strictObject({ type: z.literal('kubernetes') }),
+  z.strictObject({ type: z.literal('asg'), name: poolName('the Auto Scaling group name') }),
+  z.strictObject({
+    type: z.literal('eks-nodegroup'),
+    name: poolName('the EKS managed node group name'),
+  }),
+  z.strictObject({ type: z.literal('karpenter'), name: poolName('the Karpenter NodePool name') }),
+]);
+
+/** A cluster name: a DNS label (the EKS cluster's name, and every key of its items starts with it). */
+export const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+const configSchema = z.strictObject({
+  cluster: z
+    .string()
+    .regex(CLUSTER_NAME, {
+      message: 'must be a DNS label: lower-case letters, digits and "-", at most 63',
+    })
+    .default('local'),
+  serviceCIDRs: z
+    .array(cidrText)
+    .min(1, { message: 'needs one CIDR, or two of different IP families' })
+    .prefault(['10.100.0.0/16'])
+    .check((ctx) => {
+      // How many is counted in cross-field.ts: .max(2) here would hide the entries' problems.
+      if (ctx.value.length > 2) return;
+      const [first, second] = ctx.value;
+      if (first && second && first.family === second.family) {
+        ctx.issues.push({
+          code: 'custom',
+          input: ctx.value,
+          path: [1],
+          message: `${formatCidr(second)} is of the same family as ${formatCidr(first)}; dual stack needs one IPv4 and one IPv6 CIDR`,
+        });
+      }
+    }),
+  nodePortRange: portRangeText.prefault('30000-32767'),
+  hostPortRanges: z
+    .record(
+      z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
+        message: 'range names are lower-case DNS labels',
+      }),
+      portRangeText,
+    )
+    .prefault({ default: '7000-8000' }),
+  nodeAddressTypes: z
+    .array(z.enum(NODE_ADDRESS_TYPES))
+    .min(1)
+    .default(['ExternalIP', 'InternalIP'])
+    .refine((types) => new Set(types).size === types.length, {
+      message: 'lists an address type twice',
+    }),
+  repair: z
+    .strictObject({
+      intervalSeconds: seconds(180),
+      leakGracePasses: z.number().int().min(1).max(100).default(3),
+    })
+    .prefault({}),
+  scale: z
+    .strictObject({
+      intervalSeconds: seconds(60),
+      nodeSelector: labelSelector.default('role=game-server'),
+      gameServerCpuMillis: z.number().int().min(1).default(100),
+      bufferGameServers: z.number().int().min(0).default(10),
+      minNodes: z.number().int().min(0).default(1),
+      maxNodes: z.number().int().min(1).default(10),
+      shutdownDelaySeconds: seconds(60),
+      // A surplus must last this long before a node is cordoned (Cluster Autoscaler's
+      // scale-down-unneeded-time idea); bench/scale.ts chose the default.
+      cordonAfterSeconds: seconds(180),
+      // Extra slots kept above the buffer before cordoning, in new nodes' worth: off by default,
+      // so the buffer is what the user set.
+      cordonHeadroomNodes: z.number().min(0).max(4).default(0),
+      // Removals at most this many nodes (or share of the managed nodes) per pass and per hour.
+      disruptionBudget: z
+        .strictObject({
+          nodesPerPass: nodeBudget.default('10%'),
+          nodesPerHour: nodeBudget.default('50%'),
+        })
+        .prefault({}),
+      // The buffer follows demand: at least the game servers that arrive within one node
+      // provisioning time (shared/scale/demand.ts).
+      demand: z
+        .strictObject({
+          enabled: z.boolean().default(true),
+          windowSeconds: z.number().int().min(60).default(900),
+          burstWindowSeconds: z.number().int().min(60).default(86_400),
+          provisionSeconds: z.number().int().min(1).default(240),
+        })
+        .prefault({}),
+      nodePool: nodePool.prefault({ type: 'none' }),
+      // Draining berth's cordoned nodes by game state (shared/scale/eviction.ts, drain.ts;
+      // docs/game-state.md): ready game servers moved per pass (0: never), a forced node
+      // lifetime such as Karpenter's expireAfter (0: none), the longest session assumed until
+      // sessions are measured.
+      drain: z
+        .strictObject({
+          evictionsPerPass: z.number().int().min(0).max(1000).default(10),
+          nodeLifetimeSeconds: seconds(0),
+          longestSessionSeconds: z.number().int().min(60).default(3600),
+        })
+        .prefault({}),
+      // Autoscaler protection on game-server pods by game state (shared/scale/protection.ts):
+      // named after Agones' eviction.safe; "off" leaves pods' annotations alone.
+      protection: z.enum(['OnUpgrade', 'Always', 'Never', 'off']).default('OnUpgrade'),
+    })
+    .prefault({}),
+  eni: z
+    .strictObject({
+      intervalSeconds: seconds(60),
+      // `prefix`: /28 prefixes (16 addresses per EC2 call and per ENI slot) on Nitro nodes,
+      // single addresses while a subnet has no free /28; `ip`: single secondary addresses.
+      // Absent means `DEFAULT_POOL_MODE` (shared/eni/policy.ts), applied where pools are sized.
+      mode: z.enum(['ip', 'prefix']).optional(),
+      minIdle: z.number().int().min(0).default(2),
+      maxIdle: z.number().int().min(0).default(8),
+      cooldownSeconds: seconds(60),
+      stickySeconds: seconds(300),
+    })
+    .prefault({}),
+  settle: z
+    .strictObject({
+      // Never 0: a value must not be freed before the apiserver has had time to commit.
+      delaySeconds: z
+        .number()
+        .int()
+        .min(1, 'must be at least 1: values are freed only after the apiserver commits')
+        .max(60)
+        .default(5),
+    })
+    .prefault({}),
+});
+
+/** berth's validated configuration, with CIDRs and port ranges already parsed. */
+export type BerthConfig = z.output<typeof configSchema>;
+/** The scale pass's section. */
+export type ScaleConfig = BerthConfig['scale'];
+/** The ENI pool section. */
+export type EniConfig = BerthConfig['eni'];
+/** The node pool berth grows and shrinks. */
+export type NodePoolConfig = ScaleConfig['nodePool'];
+
+/**
+ * Validates a parsed JSON document. Throws ConfigError listing every problem, one per line, each
+ * starting with the key path: the schema's, then the checks across fields (which run whatever
+ * else is wrong, so a fix never uncovers a second round), then unknown keys.
+ */
+export function parseConfig(document: unknown): BerthConfig {
+  // No document is every default; a document of null is a mistake, reported as one.
+  const given = document === undefined ? {} : document;
+  const result = configSchema.safeParse(given, { reportInput: true });
+  const crossField = crossFieldProblems(given);
+  if (result.success && crossField.length === 0) return result.data;
+  const issues = result.success ? [] : primaryIssues(result.error.issues);
+  const unknown = issues.filter((issue) => issue.code === 'unrecognized_keys');
+  const problems = [
+    ...issues.filter((issue) => issue.code !== 'unrecognized_keys').map(describeIssue),
+    ...crossField,
+    ...unknown.flatMap(describeIssue),
+  ];
+  throw new ConfigError(problems.flatMap((line) => line.split('\n')));
+}
