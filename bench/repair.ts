@@ -28,8 +28,10 @@ import {
   type ValueRange,
 } from '../shared/allocation/range.js';
 import type {
+  AgonesGameServer,
   ClusterApi,
   ClusterEvent,
+  EvictionOutcome,
   JsonPatchOperation,
   ListOptions,
 } from '../shared/k8s/cluster-api.js';
@@ -111,6 +113,16 @@ class PagingClusterApi implements ClusterApi {
   }
   async deleteNode(): Promise<void> {}
   async scaleDeployment(): Promise<void> {}
+  async patchPod(name: string): Promise<V1Pod> {
+    throw new Error(`repair patches no pod (${name})`);
+  }
+  async evictPod(): Promise<EvictionOutcome> {
+    return 'gone';
+  }
+  async *listGameServers(): AsyncIterable<AgonesGameServer> {}
+  async deleteGameServer(): Promise<'gone'> {
+    return 'gone';
+  }
   async createEvent(event: ClusterEvent): Promise<void> {
     this.events.push(event);
   }

@@ -704,6 +704,21 @@ function decodeContinue(text: string): ContinueToken {
 type Matcher = (object: JsonObject) => boolean;
 
 /**
+ * Whether an object's metadata still meets a delete's preconditions (`metav1.Preconditions`), as
+ * the apiserver checks them (shared with the in-memory fakes).
+ */
+export function meetsPreconditions(
+  metadata: { readonly uid?: string; readonly resourceVersion?: string } | undefined,
+  preconditions: { readonly uid?: string; readonly resourceVersion?: string } | undefined,
+): boolean {
+  return (
+    (preconditions?.uid === undefined || preconditions.uid === metadata?.uid) &&
+    (preconditions?.resourceVersion === undefined ||
+      preconditions.resourceVersion === metadata?.resourceVersion)
+  );
+}
+
+/**
  * Whether an object passes a label and a field selector, as the fake serves them (shared with
  * the in-memory `FakeClusterApi`). Throws on a selector the apiserver would refuse.
  */

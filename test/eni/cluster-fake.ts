@@ -1,8 +1,10 @@
 /** A hand-written `ClusterApi` fake for the ENI tests: nodes and pods in maps, calls recorded. */
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type {
+  AgonesGameServer,
   ClusterApi,
   ClusterEvent,
+  EvictionOutcome,
   JsonPatchOperation,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
@@ -98,6 +100,21 @@ export class FakeCluster implements ClusterApi {
   /** The ENI pools never scale a Deployment. */
   async scaleDeployment(): Promise<void> {
     throw new Error('the ENI fake cluster scales no Deployment');
+  }
+
+  /** The ENI pools touch no pod and no game server. */
+  async patchPod(): Promise<V1Pod> {
+    throw new Error('the ENI fake cluster patches no pod');
+  }
+
+  async evictPod(): Promise<EvictionOutcome> {
+    throw new Error('the ENI fake cluster evicts no pod');
+  }
+
+  async *listGameServers(): AsyncIterable<AgonesGameServer> {}
+
+  async deleteGameServer(): Promise<'deleted'> {
+    throw new Error('the ENI fake cluster deletes no game server');
   }
 
   /** Events recorded, in order. */

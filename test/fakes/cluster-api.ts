@@ -6,13 +6,16 @@
  */
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type {
+  AgonesGameServer,
   ClusterApi,
   ClusterEvent,
+  DeletePreconditions,
+  EvictionOutcome,
   JsonPatchOperation,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
 import { KubernetesConflictError, KubernetesNotFoundError } from '../../shared/k8s/errors.js';
-import { applyJsonPatch, selectorMatches } from './kube-api-server.js';
+import { applyJsonPatch, meetsPreconditions, selectorMatches } from './kube-api-server.js';
 
 /** One recorded call. */
 export interface ClusterApiCall {
@@ -25,6 +28,10 @@ export class FakeClusterApi implements ClusterApi {
   readonly nodes = new Map<string, V1Node>();
   readonly pods = new Map<string, V1Pod>();
   readonly services = new Map<string, V1Service>();
+  /** Agones GameServers by namespace/name. */
+  readonly gameServers = new Map<string, AgonesGameServer>();
+  /** Pods (namespace/name) a PodDisruptionBudget protects: their eviction answers 429. */
+  readonly disruptionBudgetRefuses = new Set<string>();
   readonly events: ClusterEvent[] = [];
   /** Deployment replicas set through `scaleDeployment`, by namespace/name. */
   readonly replicas = new Map<string, number>();
@@ -52,6 +59,16 @@ export class FakeClusterApi implements ClusterApi {
       this.services.set(
         `${service.metadata?.namespace ?? 'default'}/${service.metadata?.name}`,
         structuredClone(service),
+      );
+    }
+    return this;
+  }
+
+  withGameServers(...gameServers: AgonesGameServer[]): this {
+    for (const gs of gameServers) {
+      this.gameServers.set(
+        `${gs.metadata?.namespace ?? 'default'}/${gs.metadata?.name}`,
+        structuredClone(gs),
       );
     }
     return this;
@@ -136,6 +153,67 @@ export class FakeClusterApi implements ClusterApi {
   async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
     this.#enter('scaleDeployment', [namespace, name, replicas]);
     this.replicas.set(`${namespace}/${name}`, replicas);
+  }
+
+  async patchPod(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<V1Pod> {
+    this.#enter('patchPod', [namespace, name, patch]);
+    const target = { verb: 'patch', resource: `namespaces/${namespace}/pods/${name}` };
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) throw new KubernetesNotFoundError(target, undefined);
+    let patched: V1Pod;
+    try {
+      patched = applyJsonPatch(pod, patch) as V1Pod;
+    } catch (error) {
+      throw new KubernetesConflictError(
+        target,
+        422,
+        { code: 422, reason: 'Invalid' },
+        { cause: error },
+      );
+    }
+    this.pods.set(`${namespace}/${name}`, patched);
+    return structuredClone(patched);
+  }
+
+  async evictPod(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<EvictionOutcome> {
+    this.#enter('evictPod', [namespace, name, preconditions]);
+    const key = `${namespace}/${name}`;
+    const pod = this.pods.get(key);
+    if (!pod) return 'gone';
+    if (!meetsPreconditions(pod.metadata, preconditions)) return 'changed';
+    if (this.disruptionBudgetRefuses.has(key)) return 'refused';
+    this.pods.delete(key);
+    return 'evicted';
+  }
+
+  async *listGameServers(options: ListOptions = {}): AsyncIterable<AgonesGameServer> {
+    this.#enter('listGameServers', [options]);
+    for (const key of [...this.gameServers.keys()].sort()) {
+      const gs = this.gameServers.get(key);
+      if (gs) yield structuredClone(gs);
+    }
+  }
+
+  async deleteGameServer(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<'deleted' | 'changed' | 'gone'> {
+    this.#enter('deleteGameServer', [namespace, name, preconditions]);
+    const key = `${namespace}/${name}`;
+    const gs = this.gameServers.get(key);
+    if (!gs) return 'gone';
+    if (!meetsPreconditions(gs.metadata, preconditions)) return 'changed';
+    this.gameServers.delete(key);
+    return 'deleted';
   }
 
   /** Records the call, then throws the queued error if there is one. */

@@ -5,6 +5,7 @@ export {
   failureStatus,
   type KubeApiServer,
   type KubeApiServerOptions,
+  meetsPreconditions,
   type RecordedRequest,
   selectorMatches,
   startKubeApiServer,

@@ -278,6 +278,10 @@ export function clusterDuring(inner: ClusterApi, during: () => Promise<void>): C
     listNodes: (o) => inner.listNodes(o),
     listPods: (o) => inner.listPods(o),
     scaleDeployment: (ns, n, r) => inner.scaleDeployment(ns, n, r),
+    patchPod: (ns, n, p) => inner.patchPod(ns, n, p),
+    evictPod: (ns, n, p) => inner.evictPod(ns, n, p),
+    listGameServers: (o) => inner.listGameServers(o),
+    deleteGameServer: (ns, n, p) => inner.deleteGameServer(ns, n, p),
     async *listServices(o) {
       for await (const item of inner.listServices(o)) {
         if (!ran) {

@@ -4,11 +4,15 @@
  */
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import type {
+  AgonesGameServer,
   ClusterApi,
   ClusterEvent,
+  DeletePreconditions,
+  EvictionOutcome,
   JsonPatchOperation,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
+import { meetsPreconditions } from '../fakes/kube-api-server.js';
 
 /** One recorded call. */
 export type ClusterCall =
@@ -21,6 +25,18 @@ export type ClusterCall =
   | { readonly method: 'deleteNode'; readonly name: string }
   | { readonly method: 'createEvent'; readonly event: ClusterEvent }
   | {
+      readonly method: 'patchPod';
+      readonly namespace: string;
+      readonly name: string;
+      readonly patch: readonly JsonPatchOperation[];
+    }
+  | {
+      readonly method: 'evictPod' | 'deleteGameServer';
+      readonly namespace: string;
+      readonly name: string;
+      readonly preconditions?: DeletePreconditions;
+    }
+  | {
       readonly method: 'scaleDeployment';
       readonly namespace: string;
       readonly name: string;
@@ -32,12 +48,19 @@ const MUTATING: ReadonlySet<string> = new Set([
   'deleteNode',
   'createEvent',
   'scaleDeployment',
+  'patchPod',
+  'evictPod',
+  'deleteGameServer',
 ]);
 
 /** In-memory cluster. */
 export class FakeClusterApi implements ClusterApi {
   readonly nodes = new Map<string, V1Node>();
   pods: V1Pod[] = [];
+  /** Agones GameServers. */
+  gameServers: AgonesGameServer[] = [];
+  /** Pods (namespace/name) whose PodDisruptionBudget allows no eviction now (429). */
+  readonly disruptionBudgetRefuses = new Set<string>();
   readonly calls: ClusterCall[] = [];
   /** Deployment replicas set through `scaleDeployment`, by namespace/name. */
   readonly replicas = new Map<string, number>();
@@ -143,6 +166,65 @@ export class FakeClusterApi implements ClusterApi {
   async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
     this.calls.push({ method: 'scaleDeployment', namespace, name, replicas });
     this.replicas.set(`${namespace}/${name}`, replicas);
+  }
+
+  async patchPod(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<V1Pod> {
+    this.calls.push({ method: 'patchPod', namespace, name, patch });
+    this.#fail(`patchPod:${namespace}/${name}`);
+    const index = this.pods.findIndex(
+      (p) => p.metadata?.namespace === namespace && p.metadata?.name === name,
+    );
+    const current = this.pods[index];
+    if (!current) throw Object.assign(new Error(`pods "${name}" not found`), { code: 404 });
+    const next = applyJsonPatch(current, patch);
+    if (next.metadata) next.metadata.resourceVersion = String(++this.#version);
+    this.pods[index] = next;
+    return structuredClone(next);
+  }
+
+  async evictPod(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<EvictionOutcome> {
+    this.calls.push({ method: 'evictPod', namespace, name, preconditions });
+    this.#fail(`evictPod:${namespace}/${name}`);
+    const pod = this.pods.find(
+      (p) => p.metadata?.namespace === namespace && p.metadata?.name === name,
+    );
+    if (!pod) return 'gone';
+    if (!meetsPreconditions(pod.metadata, preconditions)) return 'changed';
+    if (this.disruptionBudgetRefuses.has(`${namespace}/${name}`)) return 'refused';
+    this.pods = this.pods.filter((p) => p !== pod);
+    return 'evicted';
+  }
+
+  async *listGameServers(): AsyncIterable<AgonesGameServer> {
+    yield* this.gameServers.map((gs) => structuredClone(gs));
+  }
+
+  async deleteGameServer(
+    namespace: string,
+    name: string,
+    preconditions?: DeletePreconditions,
+  ): Promise<'deleted' | 'changed' | 'gone'> {
+    this.calls.push({ method: 'deleteGameServer', namespace, name, preconditions });
+    this.#fail(`deleteGameServer:${namespace}/${name}`);
+    const gs = this.gameServers.find(
+      (g) => g.metadata?.namespace === namespace && g.metadata?.name === name,
+    );
+    if (!gs) return 'gone';
+    if (!meetsPreconditions(gs.metadata, preconditions)) return 'changed';
+    this.gameServers = this.gameServers.filter((g) => g !== gs);
+    // Agones deletes the pod with its GameServer.
+    this.pods = this.pods.filter(
+      (p) => !(p.metadata?.namespace === namespace && p.metadata?.name === name),
+    );
+    return 'deleted';
   }
 
   /** Events recorded so far. */

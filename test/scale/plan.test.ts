@@ -511,6 +511,15 @@ describe('scalePolicy', () => {
       commitWindowMs: 30_000,
       leaseTtlMs: 120_000,
       concurrency: 4,
+      drain: {
+        evictionsPerPass: 10,
+        nodeLifetimeMs: 0,
+        longestSessionMs: 3_600_000,
+        costlyFactor: 3,
+        costlySlackMs: 600_000,
+        protection: 'OnUpgrade',
+        protectionsPerPass: 200,
+      },
     });
   });
 });
