@@ -22,13 +22,19 @@ export function berthClusterRole(): V1ClusterRole {
     rules: [
       // Repair lists every Service; the settle step reads one by name to see what it carries.
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list'] },
-      // Repair and scale list pods; binding reads the bound pod (a Binding lacks its annotations).
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      // Repair and scale list pods; binding reads the bound pod (a Binding lacks its annotations);
+      // scale sets the autoscaler protection that follows game state (patch).
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] },
+      // Scale moves ready game servers off the nodes it drains through the Eviction API.
+      { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
       // Binding reads a node's addresses; scale cordons (patch) and removes drained nodes.
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
       // Findings and scale decisions are core/v1 Events; a repeated one raises the count of the
       // Event it made before (read, then patch), as client-go's recorder does.
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
+      // Scale reads Agones game state and moves a ready Agones game server by deleting its
+      // GameServer (its fleet makes another; deleting the pod would fight Agones' controller).
+      { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
       // With node pool karpenter, scale sets the buffer's placeholder replicas.
       {
         apiGroups: ['apps'],

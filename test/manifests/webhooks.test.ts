@@ -278,9 +278,11 @@ describe('berth RBAC', () => {
   it('grants the berth group exactly the Kubernetes calls berth makes', () => {
     expect(berthClusterRole().rules).toEqual([
       { apiGroups: [''], resources: ['services'], verbs: ['get', 'list'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'patch'] },
+      { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
+      { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
       {
         apiGroups: ['apps'],
         resources: ['deployments/scale'],
