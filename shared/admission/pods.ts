@@ -14,7 +14,7 @@ import {
   releaseHostPorts,
 } from '../hostports/allocator.js';
 import { CountView } from '../hostports/count-view.js';
-import { HostPortContentionError } from '../hostports/errors.js';
+import { HostPortBlockError, HostPortContentionError } from '../hostports/errors.js';
 import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
 import {
   type HostPortRange,
@@ -23,6 +23,7 @@ import {
   parsePortSpecs,
 } from '../hostports/spec.js';
 import type { PodNameStore, PodPortRecord, PodRef } from '../hostports/store.js';
+import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
 import {
   ALLOCATION_ID_ANNOTATION,
@@ -155,6 +156,8 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     if (!parsed.ok) return deny(parsed.code, parsed.problems.join('\n'));
     const { specs } = parsed;
     const podRef = podRefOf(request, pod);
+    const oversized = oversizedIdentity('Pod', podRef);
+    if (oversized !== undefined) return deny(422, oversized);
     const patchInput = { specs, allocationIdAnnotation: ALLOCATION_ID_ANNOTATION };
 
     // A re-invoked webhook sees its own earlier patch: same id stored for this very pod, and the
@@ -186,6 +189,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     } catch (error) {
       if (error instanceof HostPortContentionError)
         return deny(409, `${PORTS_PATH}: ${error.message}`);
+      if (error instanceof HostPortBlockError) return deny(409, error.message);
       throw error;
     }
   }
@@ -197,6 +201,8 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // (and one of another shape was never berth's).
     if (!pod || id === undefined || request.dryRun === true) return allow();
     const podRef = podRefOf(request, pod);
+    // A name Kubernetes would never have stored was never recorded.
+    if (oversizedIdentity('Pod', podRef) !== undefined) return allow();
     // The record's own pod, by name; or, when the record was written before the apiserver
     // named the pod, the pod made from its generateName that carries its ports.
     const released = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });

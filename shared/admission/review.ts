@@ -11,8 +11,14 @@ const groupVersionResource = z.object({
 });
 const kubeObject = z.record(z.string(), z.unknown());
 
+/**
+ * The longest request uid taken: the apiserver sends a UUID (36 characters), and berth records
+ * the uid of a CREATE with generateName, so it must stay far below a DynamoDB item.
+ */
+const MAX_UID_LENGTH = 128;
+
 const admissionRequest = z.object({
-  uid: z.string().min(1),
+  uid: z.string().min(1).max(MAX_UID_LENGTH),
   kind: z.object({ group: z.string(), version: z.string(), kind: z.string() }).optional(),
   resource: groupVersionResource,
   subResource: z.string().optional(),

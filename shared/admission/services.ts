@@ -21,7 +21,8 @@ import {
 } from '../services/plan.js';
 import { MalformedServiceError, parseService, type Service } from '../services/service-spec.js';
 import type { Settler } from '../settle/settler.js';
-import type { SettleReason, SettleTask } from '../settle/task.js';
+import { MAX_TASK_CLAIMS, type SettleReason, type SettleTask } from '../settle/task.js';
+import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
 import {
   ALLOCATION_ID_ANNOTATION,
@@ -117,6 +118,15 @@ function ownerOf(request: AdmissionRequest, service: Service): OwnerRef {
   };
 }
 
+/** The identity fields of an owner that berth stores, for their bounds. */
+function identityOf(owner: OwnerRef, service: Service) {
+  return {
+    namespace: owner.namespace,
+    name: owner.name,
+    generateName: service.metadata.generateName ?? '',
+  };
+}
+
 /**
  * Whether a record is this object's: a copied annotation names another object's record. An owner
  * not yet named (generateName) is only the request that created it, seen again: a copy of the
@@ -173,7 +183,15 @@ async function onWrite(
       ? parseService(request.oldObject)
       : undefined;
   const owner = ownerOf(request, service);
+  const oversized = oversizedIdentity('Service', identityOf(owner, service));
+  if (oversized !== undefined) return deny(422, oversized);
   const plan = planService(service, old, deps.ranges);
+  if (plan.requests.length > MAX_TASK_CLAIMS) {
+    return deny(
+      422,
+      `spec.ports: Too many: ${plan.requests.length} values to allocate (cluster IPs, node ports, health check node port): must have at most ${MAX_TASK_CLAIMS}; split the ports over several Services`,
+    );
+  }
   const dryRun = request.dryRun === true;
 
   const known = old
@@ -339,7 +357,10 @@ async function onDelete(
 ): Promise<AdmissionVerdict> {
   if (request.dryRun || !request.oldObject) return allow();
   const old = parseService(request.oldObject);
-  const known = await storedIdentity(deps, old, ownerOf(request, old), true);
+  const owner = ownerOf(request, old);
+  // A name Kubernetes would never have stored was never recorded.
+  if (oversizedIdentity('Service', identityOf(owner, old)) !== undefined) return allow();
+  const known = await storedIdentity(deps, old, owner, true);
   // Only what is recorded (or, unrecorded, held) under this object's own id is given back.
   if (known?.record) await giveBack(deps, known.id, known.record);
   return allow();

@@ -41,8 +41,11 @@ export interface SettleTask {
   };
 }
 
-/** The most values one Service holds: two cluster IPs and a node port per port (a few dozen). */
-const MAX_TASK_CLAIMS = 256;
+/**
+ * The most values a task names, and so the most one Service may hold (Service admission refuses
+ * more): two cluster IPs, a health check node port and a node port per port.
+ */
+export const MAX_TASK_CLAIMS = 256;
 
 const settleTask = z.strictObject({
   id: z.string().refine(isAllocationId, 'not an allocation id'),

@@ -6,6 +6,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podBindingAdmission } from '../../shared/admission/binding.js';
+import { MalformedReviewError, parseAdmissionReview } from '../../shared/admission/review.js';
 import { FakeClusterApi } from '../fakes/cluster-api.js';
 import {
   allocationIdOf,
@@ -115,5 +116,48 @@ describe('pods created with generateName', () => {
     expect(await total(h)).toBe(2);
     await remove(h, a);
     expect(await total(h)).toBe(0);
+  });
+});
+
+describe('pod fields too large for the store', () => {
+  it('denies a generateName or namespace longer than Kubernetes allows with 422 naming the field', async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const long = gamePod(spec, { generateName: `${'g'.repeat(500_000)}-` });
+    const verdict = await h.handler(podRequest(long));
+    expect(verdict.allowed).toBe(false);
+    if (verdict.allowed) return;
+    expect(verdict.code).toBe(422);
+    expect(verdict.message).toMatch(
+      /^metadata\.generateName: .*must be no more than 253 characters/,
+    );
+    expect(verdict.message.length).toBeLessThan(1000);
+
+    const namespace = 'n'.repeat(70);
+    const elsewhere = await h.handler(
+      podRequest(gamePod(spec, { name: 'gs', namespace }), { namespace }),
+    );
+    expect(elsewhere.allowed).toBe(false);
+    if (elsewhere.allowed) return;
+    expect(elsewhere.message).toMatch(/^metadata\.namespace: .*must be no more than 63 characters/);
+    expect(await total(h)).toBe(0);
+  });
+
+  it('refuses a review whose request uid is far longer than the UUID an apiserver sends', () => {
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { ...podRequest(gamePod(spec)), uid: 'u'.repeat(500_000) },
+    };
+    expect(() => parseAdmissionReview(review)).toThrow(MalformedReviewError);
+    expect(() => parseAdmissionReview(review)).toThrow(/request\.uid: /);
+  });
+
+  it('lets the DELETE of such a pod through, releasing nothing', async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const a = stored(await h.create(gamePod(spec, { generateName: 'gs-' })), 'gs-aaaaa');
+    const long = structuredClone(a);
+    (long.metadata as Record<string, unknown>).name = 'x'.repeat(500_000);
+    await remove(h, long);
+    expect(await total(h)).toBe(2);
   });
 });

@@ -883,3 +883,36 @@ describe('Service admission: an object created with generateName', () => {
     expect((await denial('CREATE', service('c', { clusterIP: a.spec.clusterIP })))?.code).toBe(409);
   });
 });
+
+describe('Service fields too large for the store', () => {
+  beforeEach(async () => {
+    await setUp();
+  });
+
+  it('denies a generateName longer than Kubernetes allows with 422 naming the field', async () => {
+    const object = service('', {}, { generateName: `${'g'.repeat(500_000)}-` });
+    object.metadata.name = '';
+    const status = await denial('CREATE', object);
+    expect(status?.code).toBe(422);
+    expect(status?.message).toMatch(
+      /^metadata\.generateName: .*must be no more than 63 characters/,
+    );
+    expect(status?.message?.length).toBeLessThan(1000);
+    expect((await exclusiveRangeUsage(store, ranges.clusterIps[0] as ValueRange)).used).toBe(0);
+  });
+
+  it('denies more values than one owner record and settle task hold, naming spec.ports', async () => {
+    const ports = Array.from({ length: 300 }, (_, i) => ({ name: `p${i}`, port: 1000 + i }));
+    const status = await denial('CREATE', service('many', { type: 'NodePort', ports }));
+    expect(status?.code).toBe(422);
+    expect(status?.message).toMatch(/^spec\.ports: Too many: 301 values/);
+  });
+
+  it('lets the DELETE of a Service with an oversized name through', async () => {
+    const stored = await create(service('kept'));
+    const long = structuredClone(stored);
+    long.metadata.name = 'x'.repeat(500_000);
+    expect((await send('DELETE', undefined, long)).allowed).toBe(true);
+    expect((await exclusiveRangeUsage(store, ranges.clusterIps[0] as ValueRange)).used).toBe(1);
+  });
+});
