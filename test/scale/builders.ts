@@ -1,5 +1,6 @@
 /** Kubernetes objects for scale tests, with only the fields the scale pass reads. */
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
 
 /** Base clock of the scale tests: 2026-01-01T00:00:00Z. */
@@ -97,4 +98,79 @@ export function gameServers(nodeName: string, count: number, cpu = '100m'): V1Po
   return Array.from({ length: count }, (_, i) =>
     pod(`${nodeName}-game-${i}`, { node: nodeName, cpu }),
   );
+}
+
+/** A ready or allocated game server that says so with `berth.dev/state`, owned by a ReplicaSet. */
+export function statefulServer(
+  name: string,
+  nodeName: string,
+  state: 'ready' | 'allocated',
+  createdAtMs?: number,
+): V1Pod {
+  const base = pod(name, { node: nodeName });
+  return {
+    ...base,
+    metadata: {
+      ...base.metadata,
+      uid: `uid-${name}`,
+      resourceVersion: '7',
+      annotations: { 'berth.dev/state': state },
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'fleet', uid: 'rs', controller: true },
+      ],
+      ...(createdAtMs !== undefined ? { creationTimestamp: new Date(createdAtMs) } : {}),
+    },
+  };
+}
+
+/** An Agones game server: its pod and its GameServer in `state`, in a fleet unless `standalone`. */
+export function agonesServer(
+  name: string,
+  nodeName: string,
+  state: string,
+  options: { readonly standalone?: boolean } = {},
+): { pod: V1Pod; gameServer: AgonesGameServer } {
+  const base = pod(name, { node: nodeName });
+  return {
+    pod: {
+      ...base,
+      metadata: {
+        ...base.metadata,
+        uid: `pod-${name}`,
+        ownerReferences: [
+          {
+            apiVersion: 'agones.dev/v1',
+            kind: 'GameServer',
+            name,
+            uid: `gs-${name}`,
+            controller: true,
+          },
+        ],
+      },
+    },
+    gameServer: {
+      apiVersion: 'agones.dev/v1',
+      kind: 'GameServer',
+      metadata: {
+        name,
+        namespace: 'games',
+        uid: `gs-${name}`,
+        resourceVersion: '42',
+        ...(options.standalone
+          ? {}
+          : {
+              ownerReferences: [
+                {
+                  apiVersion: 'agones.dev/v1',
+                  kind: 'GameServerSet',
+                  name: 'fleet-abc',
+                  uid: 'gss',
+                  controller: true,
+                },
+              ],
+            }),
+      },
+      status: { state },
+    },
+  };
 }

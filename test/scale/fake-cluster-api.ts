@@ -204,7 +204,9 @@ export class FakeClusterApi implements ClusterApi {
   }
 
   async *listGameServers(): AsyncIterable<AgonesGameServer> {
-    yield* this.gameServers.map((gs) => structuredClone(gs));
+    const out = this.gameServers.map((gs) => structuredClone(gs));
+    this.afterList();
+    yield* out;
   }
 
   async deleteGameServer(
