@@ -76,7 +76,7 @@ function formatHoldings(query: string, holdings: readonly Holding[]): string {
 function formatStatus(report: StatusReport): string {
   // Host ports are use counts: what predicts Pending pods is how many pods share the busiest port.
   const ranges = table(
-    ['RANGE', 'KIND', 'SIZE', 'USED', 'USE', 'PODS PER PORT'],
+    ['RANGE', 'KIND', 'SIZE', 'USED', 'USE', 'PODS PER PORT', 'LARGEST FREE BLOCK'],
     report.ranges.map((r) => [
       r.name,
       r.kind,
@@ -84,6 +84,7 @@ function formatStatus(report: StatusReport): string {
       String(r.used),
       r.kind === 'hostPort' ? '' : percent(r.used, r.size),
       'minUse' in r ? `${r.minUse}-${r.maxUse}` : '',
+      'largestFreeBlock' in r ? String(r.largestFreeBlock) : '',
     ]),
   );
   const pools =

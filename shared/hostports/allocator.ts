@@ -25,10 +25,16 @@
  * a release committed between another allocation's choice and its write may leave that
  * allocation one use above the new minimum, which the following allocations fill (`choice.ts`).
  */
-import { assignRangePorts, type Random } from './choice.js';
+import {
+  assignRangePorts,
+  chooseBlock,
+  largestFreeBlock,
+  longestRun,
+  type Random,
+} from './choice.js';
 import type { CountView } from './count-view.js';
-import { HostPortConflictError, HostPortContentionError } from './errors.js';
-import { type HostPortRange, isAllocated, type PortSpec } from './spec.js';
+import { HostPortBlockError, HostPortConflictError, HostPortContentionError } from './errors.js';
+import { type HostPortRange, isAllocated, PORTS_PATH, type PortSpec, portsOf } from './spec.js';
 import {
   type HeldPort,
   type HostPortStore,
@@ -92,38 +98,68 @@ export function rangesOf(specs: readonly PortSpec[]): string[] {
   return [...new Set(specs.filter((s) => isAllocated(s.portPolicy)).map((s) => s.range))];
 }
 
-/** Chooses host ports for every Dynamic/Passthrough spec from counts already read. Pure. */
+/**
+ * Chooses host ports for every Dynamic/Passthrough spec from counts already read: a range's
+ * blocks first (largest first, `chooseBlock`), then its single ports among the numbers left.
+ * Throws `HostPortBlockError` when a block fits nowhere. Pure.
+ */
 export function planPorts(
   specs: readonly PortSpec[],
   counts: ReadonlyMap<string, RangeCounts>,
   random: Random,
   racing = false,
 ): HeldPort[] {
-  const held = new Map<number, HeldPort>();
+  const held = new Map<number, HeldPort[]>();
   for (const name of rangesOf(specs)) {
     const observed = counts.get(name);
     if (!observed) throw new RangeError(`no counts read for range ${name}`);
+    const { first } = observed.range;
     const inRange = specs.filter((s) => isAllocated(s.portPolicy) && s.range === name);
     const perItem = observed.portsPerItem;
+    const itemOf = perItem ? (offset: number) => Math.floor((first + offset) / perItem) : undefined;
+    const taken = new Set<number>();
+    const blocks = inRange.filter((s) => s.count !== undefined);
+    for (const spec of blocks.toSorted((a, b) => portsOf(b) - portsOf(a))) {
+      const size = portsOf(spec);
+      const at = chooseBlock(observed.counts, size, random, {
+        taken,
+        ...(itemOf ? { itemOf } : {}),
+      });
+      if (at === undefined) {
+        const left = observed.counts.map((c, i) => (taken.has(i) ? Number.POSITIVE_INFINITY : c));
+        const lowest = left.reduce((low, c) => Math.min(low, c), Number.POSITIVE_INFINITY);
+        const largest = longestRun(left, lowest + 1);
+        throw new HostPortBlockError(
+          `${PORTS_PATH}[${spec.index}].count`,
+          size,
+          observed.range,
+          largest,
+        );
+      }
+      const ports = Array.from({ length: size }, (_, i) => {
+        taken.add(at + i);
+        return { name: spec.name, range: name, port: first + at + i, protocol: spec.protocol };
+      });
+      held.set(spec.index, ports);
+    }
+    const singles = inRange.filter((s) => s.count === undefined);
+    if (singles.length === 0) continue;
     const offsets = assignRangePorts(
-      inRange.map((s) => s.protocol),
-      observed.counts,
+      singles.map((s) => s.protocol),
+      taken.size === 0
+        ? observed.counts
+        : observed.counts.map((c, i) => (taken.has(i) ? Number.POSITIVE_INFINITY : c)),
       random,
       {
         racing,
         ...(observed.busy ? { busy: observed.busy } : {}),
-        ...(perItem
-          ? { itemOf: (offset: number) => Math.floor((observed.range.first + offset) / perItem) }
-          : {}),
+        ...(itemOf ? { itemOf } : {}),
       },
     );
-    inRange.forEach((spec, i) => {
-      held.set(spec.index, {
-        name: spec.name,
-        range: name,
-        port: observed.range.first + (offsets[i] ?? 0),
-        protocol: spec.protocol,
-      });
+    singles.forEach((spec, i) => {
+      held.set(spec.index, [
+        { name: spec.name, range: name, port: first + (offsets[i] ?? 0), protocol: spec.protocol },
+      ]);
     });
   }
   // Spec order, so records and patches read like the annotation.
@@ -317,6 +353,11 @@ export interface HostPortRangeUsage {
    */
   readonly minUse: number;
   readonly maxUse: number;
+  /**
+   * The longest run of consecutive ports at the lowest use count: the largest block (`count`)
+   * the range can give while keeping every count within one of the others.
+   */
+  readonly largestFreeBlock: number;
 }
 
 /**
@@ -335,5 +376,6 @@ export function hostPortRangeUsage(
     used: counts.reduce((sum, c) => sum + c, 0),
     minUse: counts.length > 0 ? Math.min(...counts) : 0,
     maxUse: counts.length > 0 ? Math.max(...counts) : 0,
+    largestFreeBlock: largestFreeBlock(counts),
   };
 }

@@ -203,3 +203,122 @@ export function assignRangePorts(
     return offset;
   });
 }
+
+/** The longest run of consecutive ports whose counts are at most `level`. Pure. */
+export function longestRun(counts: ArrayLike<number>, level: number): number {
+  let longest = 0;
+  let run = 0;
+  for (let i = 0; i < counts.length; i++) {
+    run = (counts[i] ?? 0) <= level ? run + 1 : 0;
+    longest = Math.max(longest, run);
+  }
+  return longest;
+}
+
+/**
+ * The largest free block of a range: the longest run of consecutive ports at the lowest count,
+ * the largest block that leaves every count within one of the others. Pure.
+ */
+export function largestFreeBlock(counts: ArrayLike<number>): number {
+  let lowest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < counts.length; i++) lowest = Math.min(lowest, counts[i] ?? 0);
+  return counts.length === 0 ? 0 : longestRun(counts, lowest);
+}
+
+/** Where a block may go, besides its counts. */
+export interface BlockPreferences {
+  /** Offsets the pod has taken already (another of its ports): never in the block. */
+  readonly taken?: ReadonlySet<number>;
+  /** The count item of an offset: a block inside one item is one write. */
+  readonly itemOf?: (offset: number) => number;
+}
+
+/** Lexicographic: lower is better. */
+type BlockKey = readonly [number, number, number, number, number];
+
+function better(a: BlockKey, b: BlockKey): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return (a[i] ?? 0) - (b[i] ?? 0);
+  return 0;
+}
+
+/** For each offset, the first and last offset of the run of `eligible` offsets it lies in. */
+function runsOf(length: number, eligible: (i: number) => boolean) {
+  const start = new Int32Array(length);
+  const end = new Int32Array(length);
+  for (let i = 0; i < length; i++)
+    start[i] = eligible(i) && i > 0 && eligible(i - 1) ? (start[i - 1] ?? i) : i;
+  for (let i = length - 1; i >= 0; i--)
+    end[i] = eligible(i) && i < length - 1 && eligible(i + 1) ? (end[i + 1] ?? i) : i;
+  return { start, end };
+}
+
+/**
+ * The first offset of a block of `size` consecutive ports, or undefined when none fits. A block
+ * keeps the count promise when all its ports are at the lowest count, or when it covers every
+ * port at the lowest count and the rest are one above; only when no such block exists does it
+ * take one level of slack (every port at most one above the lowest count: counts then differ by
+ * two until single ports fill the lowest level, which they take first). Among the blocks allowed
+ * it prefers, in order: one inside a single count item (one write), the fewest ports above the
+ * lowest count (the lowest level fills first), the smallest run of ports it could lie in (best fit, so long runs stay whole for larger blocks), a block at the edge of its
+ * run or item (no new fragment), then uniformly at random.
+ */
+export function chooseBlock(
+  counts: ArrayLike<number>,
+  size: number,
+  random: Random,
+  preferences: BlockPreferences = {},
+): number | undefined {
+  const n = counts.length;
+  const taken = preferences.taken ?? NONE;
+  const itemOf = preferences.itemOf ?? (() => 0);
+  const count = (i: number) => (taken.has(i) ? Number.POSITIVE_INFINITY : (counts[i] ?? 0));
+  let lowest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < n; i++) lowest = Math.min(lowest, count(i));
+  if (!Number.isFinite(lowest) || size < 1 || size > n) return undefined;
+  // Prefix counts of ports above the lowest count, and above one more.
+  const above = [new Int32Array(n + 1), new Int32Array(n + 1)] as const;
+  let atLowest = 0;
+  for (let i = 0; i < n; i++) {
+    const c = count(i);
+    if (c === lowest) atLowest++;
+    above[0][i + 1] = (above[0][i] ?? 0) + (c > lowest ? 1 : 0);
+    above[1][i + 1] = (above[1][i] ?? 0) + (c > lowest + 1 ? 1 : 0);
+  }
+  const runs = [
+    runsOf(n, (i) => count(i) <= lowest),
+    runsOf(n, (i) => count(i) <= lowest + 1),
+  ] as const;
+  let best: BlockKey | undefined;
+  let chosen: number | undefined;
+  let ties = 0;
+  for (let s = 0; s + size <= n; s++) {
+    const e = s + size - 1;
+    const high = [
+      (above[0][e + 1] ?? 0) - (above[0][s] ?? 0),
+      (above[1][e + 1] ?? 0) - (above[1][s] ?? 0),
+    ];
+    if (high[1] !== 0) continue;
+    const allLowest = high[0] === 0;
+    const coversLowest = size - (high[0] ?? 0) === atLowest;
+    const tier = allLowest || coversLowest ? 0 : 1;
+    const run = runs[allLowest ? 0 : 1];
+    const runStart = run.start[s] ?? s;
+    const runEnd = run.end[e] ?? e;
+    const edge =
+      s === runStart || e === runEnd || itemOf(s) !== itemOf(s - 1) || itemOf(e) !== itemOf(e + 1);
+    const key: BlockKey = [
+      tier,
+      itemOf(s) === itemOf(e) ? 0 : 1,
+      high[0] ?? 0,
+      runEnd - runStart + 1,
+      edge ? 0 : 1,
+    ];
+    const order = best === undefined ? -1 : better(key, best);
+    if (order < 0) {
+      best = key;
+      chosen = s;
+      ties = 1;
+    } else if (order === 0 && randomIndex(random, ++ties) === 0) chosen = s;
+  }
+  return chosen;
+}

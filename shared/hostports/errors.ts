@@ -38,3 +38,27 @@ export class HostPortContentionError extends Error {
     this.attempts = attempts;
   }
 }
+
+/**
+ * No block of the size asked fits the range: no run of that many consecutive ports is within one
+ * use of the lowest count (single ports and other blocks hold the rest). Denied 409.
+ */
+export class HostPortBlockError extends Error {
+  readonly range: string;
+  readonly size: number;
+  readonly largest: number;
+  constructor(
+    path: string,
+    size: number,
+    range: { readonly name: string; readonly first: number; readonly size: number },
+    largest: number,
+  ) {
+    super(
+      `${path}: range is full for a block of ${size} consecutive host ports: host port range "${range.name}" (${range.first}-${range.first + range.size - 1}) has at most ${largest} consecutive ports within one use of the lowest count; ask for a smaller block, or retry once pods have gone`,
+    );
+    this.name = 'HostPortBlockError';
+    this.range = range.name;
+    this.size = size;
+    this.largest = largest;
+  }
+}

@@ -8,13 +8,15 @@ import { type JsonPatchOperation, pointer, setMetadataEntries } from '../admissi
 import {
   type ContainerRef,
   containerPortsOf,
+  envVarsOf,
   isAllocated,
   type PodContainers,
   type PortSpec,
+  portsOf,
 } from './spec.js';
 import type { HeldPort } from './store.js';
 
-/** JSON object name → hostPort of every spec port but None ones. */
+/** JSON object name → hostPort (a block: `{ port, count }`) of every spec port but None ones. */
 export const HOST_PORTS_ANNOTATION = 'berth.dev/host-ports';
 /** `Distributed` turns the packing podAffinity off. */
 const SCHEDULING_ANNOTATION = 'berth.dev/scheduling';
@@ -55,40 +57,60 @@ export function podContainersOf(pod: JsonObject): PodContainers {
   };
 }
 
-/** `BERTH_PORT_<NAME>`: upper-cased, `-` to `_` (port names allow nothing else). */
-function envVarName(portName: string): string {
-  return `BERTH_PORT_${portName.toUpperCase().replaceAll('-', '_')}`;
-}
-
 /** A container port entry as the patch writes it. */
 interface PortEntry {
-  readonly name: string;
+  /** Absent on a block's ports after its first. */
+  readonly name?: string;
   readonly containerPort: number;
   readonly protocol: 'TCP' | 'UDP';
   readonly hostPort?: number;
 }
 
-/** The host port a spec ends up with: allocated, given (Static), or none (None). */
+/** The host port a spec ends up with (a block: its first): allocated, given, or none (None). */
 function hostPortOf(spec: PortSpec, allocated: ReadonlyMap<string, number>): number | undefined {
   if (spec.portPolicy === 'Static') return spec.hostPort;
   if (spec.portPolicy === 'None') return undefined;
   return allocated.get(spec.name);
 }
 
-function entriesOf(spec: PortSpec, hostPort: number | undefined): PortEntry[] {
-  // Passthrough: the game server listens on the host port itself.
-  const containerPort = spec.portPolicy === 'Passthrough' ? hostPort : spec.containerPort;
+/** Spec name → the first host port held under it (a block's ports are consecutive). */
+function firstPorts(held: readonly HeldPort[]): Map<string, number> {
+  const first = new Map<string, number>();
+  for (const h of held) first.set(h.name, Math.min(h.port, first.get(h.name) ?? h.port));
+  return first;
+}
+
+/**
+ * The container port entries of a spec: one per protocol (TCPUDP: `name-tcp` and `name-udp`),
+ * for each port of a block, the first named as a single port is and the others unnamed
+ * (Kubernetes port names are optional, at most 15 characters and unique in the pod, so names per
+ * port would cut the names a block may have). The container port is the host port for
+ * Passthrough and in a `hostNetwork` pod (whose container ports are its host ports), else the
+ * spec's containerPort; a block's ports count up from both.
+ */
+function entriesOf(
+  spec: PortSpec,
+  hostPort: number | undefined,
+  hostNetwork: boolean,
+): PortEntry[] {
+  const containerPort =
+    spec.portPolicy === 'Passthrough' || (hostNetwork && hostPort !== undefined)
+      ? hostPort
+      : spec.containerPort;
   // A None port without a containerPort (Agones asks for one only for Dynamic and Static) has
   // nothing to declare on the container.
   if (containerPort === undefined && spec.portPolicy === 'None') return [];
   if (containerPort === undefined) throw new RangeError(`port ${spec.name} has no container port`);
-  const entry = (name: string, protocol: 'TCP' | 'UDP'): PortEntry => ({
-    name,
-    containerPort,
-    protocol,
-    ...(hostPort !== undefined ? { hostPort } : {}),
-  });
-  return containerPortsOf(spec.name, spec.protocol).map((port) => entry(port.name, port.protocol));
+  return Array.from({ length: portsOf(spec) }, (_, i) =>
+    containerPortsOf(spec.name, spec.protocol).map(
+      (port): PortEntry => ({
+        ...(i === 0 ? { name: port.name } : {}),
+        containerPort: containerPort + i,
+        protocol: port.protocol,
+        ...(hostPort !== undefined ? { hostPort: hostPort + i } : {}),
+      }),
+    ),
+  ).flat();
 }
 
 /** Kubernetes defaults a container port's protocol to TCP. */
@@ -98,7 +120,7 @@ function protocolOf(existing: JsonObject): string {
 
 function sameEntry(existing: JsonObject, entry: PortEntry): boolean {
   return (
-    existing.name === entry.name ||
+    (entry.name !== undefined && existing.name === entry.name) ||
     (existing.containerPort === entry.containerPort && protocolOf(existing) === entry.protocol)
   );
 }
@@ -154,16 +176,20 @@ export const PACKING_POD_AFFINITY = {
   ],
 } as const;
 
-/** name → hostPort for the `berth.dev/host-ports` annotation: Static included, None absent. */
+/**
+ * name → hostPort for the `berth.dev/host-ports` annotation (a block: `{ port, count }`, its first
+ * port and size): Static included, None absent.
+ */
 function hostPortsByName(
   specs: readonly PortSpec[],
   held: readonly HeldPort[],
-): Record<string, number> {
-  const allocated = new Map(held.map((h) => [h.name, h.port]));
-  const byName: Record<string, number> = {};
+): Record<string, number | { port: number; count: number }> {
+  const allocated = firstPorts(held);
+  const byName: Record<string, number | { port: number; count: number }> = {};
   for (const spec of specs) {
     const port = hostPortOf(spec, allocated);
-    if (port !== undefined) byName[spec.name] = port;
+    if (port === undefined) continue;
+    byName[spec.name] = spec.count === undefined ? port : { port, count: spec.count };
   }
   return byName;
 }
@@ -179,7 +205,8 @@ export interface PodPatchInput {
 /** The JSON patch giving `pod` its ports, env vars, annotations, label and packing affinity. */
 export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchOperation[] {
   const { specs, held } = input;
-  const allocated = new Map(held.map((h) => [h.name, h.port]));
+  const allocated = firstPorts(held);
+  const hostNetwork = asObject(pod.spec)?.hostNetwork === true;
   const operations: JsonPatchOperation[] = [];
 
   const byContainer = new Map<string, { ref: ContainerRef; specs: PortSpec[] }>();
@@ -191,7 +218,7 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
   }
   for (const { ref, specs: own } of byContainer.values()) {
     const container = containerAt(pod, ref);
-    const entries = own.flatMap((s) => entriesOf(s, hostPortOf(s, allocated)));
+    const entries = own.flatMap((s) => entriesOf(s, hostPortOf(s, allocated), hostNetwork));
     operations.push({
       op: 'add',
       path: pointer('spec', ref.field, ref.index, 'ports'),
@@ -199,7 +226,10 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
     });
     const vars = own.flatMap((s) => {
       const port = hostPortOf(s, allocated);
-      return port === undefined ? [] : [{ name: envVarName(s.name), value: String(port) }];
+      if (port === undefined) return [];
+      // The port, then a block's count.
+      const values = [String(port), String(portsOf(s))];
+      return envVarsOf(s).map((name, i) => ({ name, value: values[i] ?? '' }));
     });
     if (vars.length > 0) {
       operations.push({
@@ -256,15 +286,17 @@ export function podCarriesHostPorts(
   specs: readonly PortSpec[],
   held: readonly HeldPort[],
 ): boolean {
-  const recorded = new Map(held.map((h) => [h.name, h]));
   const allocatedSpecs = specs.filter((s) => isAllocated(s.portPolicy));
-  if (allocatedSpecs.length !== held.length) return false;
+  if (allocatedSpecs.reduce((sum, s) => sum + portsOf(s), 0) !== held.length) return false;
+  const first = firstPorts(held);
   return allocatedSpecs.every((spec) => {
-    const record = recorded.get(spec.name);
-    if (!record || record.range !== spec.range || record.protocol !== spec.protocol) return false;
+    const own = held.filter((h) => h.name === spec.name);
+    const port = first.get(spec.name);
+    if (port === undefined || own.length !== portsOf(spec)) return false;
+    if (own.some((h) => h.range !== spec.range || h.protocol !== spec.protocol)) return false;
     const ports = asArray(containerAt(pod, spec.container)?.ports).map(asObject);
     return containerPortsOf(spec.name, spec.protocol).every(({ name }) =>
-      ports.some((p) => p?.name === name && p.hostPort === record.port),
+      ports.some((p) => p?.name === name && p.hostPort === port),
     );
   });
 }

@@ -81,6 +81,27 @@ export interface PortSpec {
   readonly hostPort?: number;
   /** The range a Dynamic or Passthrough port is allocated from. */
   readonly range: string;
+  /**
+   * A block of this many consecutive host ports (Dynamic only), present when the spec sets
+   * `count`: the pod is told the first port and the count.
+   */
+  readonly count?: number;
+}
+
+/** The number of host port numbers a spec takes: its block's size, else one. */
+export function portsOf(spec: Pick<PortSpec, 'count'>): number {
+  return spec.count ?? 1;
+}
+
+/** `BERTH_PORT_<NAME>`: upper-cased, `-` to `_` (port names allow nothing else). */
+export function envVarName(portName: string): string {
+  return `BERTH_PORT_${portName.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/** The environment variables a spec gives its container: the port, and a block's count. */
+export function envVarsOf(spec: Pick<PortSpec, 'name' | 'count'>): string[] {
+  const name = envVarName(spec.name);
+  return spec.count === undefined ? [name] : [name, `${name}_COUNT`];
 }
 
 /** The parts of a pod the specs are checked against. */
@@ -104,6 +125,7 @@ const FIELDS = [
   'protocol',
   'hostPort',
   'range',
+  'count',
 ] as const;
 
 const DEFAULT_RANGE = 'default';
@@ -154,6 +176,29 @@ function portNumber(
     return { set: true };
   }
   return { set: true, value };
+}
+
+/**
+ * The largest block: one count item of the store (64 port numbers), so a block is one
+ * conditional write and its record stays within a write unit or two.
+ */
+export const MAX_BLOCK_PORTS = 64;
+
+/** `count`: absent or null means a single port; otherwise an integer from 1 to the maximum. */
+function blockCount(value: unknown, path: string, problems: string[]): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    value > MAX_BLOCK_PORTS
+  ) {
+    problems.push(
+      `${path}: Invalid value: ${quote(value)}: must be an integer between 1 and ${MAX_BLOCK_PORTS}, inclusive`,
+    );
+    return undefined;
+  }
+  return value;
 }
 
 function enumValue<T extends string>(
@@ -257,6 +302,7 @@ export function parsePortSpecs(
   const seenNames = new Set<string>();
   const seenEntryNames = new Map<string, number>();
   const seenStatic = new Set<string>();
+  const seenEnv = new Map<string, number>();
 
   document.forEach((element: unknown, index) => {
     const at = `${PORTS_PATH}[${index}]`;
@@ -401,6 +447,38 @@ export function parsePortSpecs(
       );
     }
 
+    const count = blockCount(entry.count, `${at}.count`, problems);
+    if (count !== undefined) {
+      if (portPolicy !== undefined && portPolicy !== 'Dynamic') {
+        problems.push(
+          `${at}.count: Forbidden: a block of consecutive host ports is only for the Dynamic PortPolicy`,
+        );
+      }
+      const inRange = rangeByName.get(range);
+      if (inRange && count > inRange.size) {
+        problems.push(
+          `${at}.count: Invalid value: ${count}: a block must fit host port range "${inRange.name}" (${inRange.first}-${lastPort(inRange)}), which holds ${inRange.size} ports`,
+        );
+      }
+      if (containerPort.value !== undefined && containerPort.value + count - 1 > 65535) {
+        problems.push(
+          `${at}.count: Invalid value: ${count}: the block's container ports ${containerPort.value}-${containerPort.value + count - 1} must end at 65535 at most`,
+        );
+      }
+    }
+    if (name !== undefined) {
+      // A block's BERTH_PORT_<NAME>_COUNT must not be another port's BERTH_PORT_<NAME>.
+      for (const variable of envVarsOf({ name, ...(count === undefined ? {} : { count }) })) {
+        const other = seenEnv.get(variable);
+        if (other !== undefined) {
+          problems.push(
+            `${at}.name: Duplicate value: ${quote(name)}: its environment variable ${variable} clashes with port [${other}]`,
+          );
+        }
+        seenEnv.set(variable, index);
+      }
+    }
+
     if (
       problems.length === before &&
       name !== undefined &&
@@ -417,6 +495,7 @@ export function parsePortSpecs(
         ...(containerPort.value !== undefined ? { containerPort: containerPort.value } : {}),
         ...(hostPort.value !== undefined ? { hostPort: hostPort.value } : {}),
         range,
+        ...(count === undefined ? {} : { count }),
       });
     }
   });
@@ -442,6 +521,16 @@ function demandProblems(
   }
   for (const range of ranges.values()) {
     const inRange = allocated.filter((s) => s.range === range.name);
+    if (inRange.some((s) => s.count !== undefined)) {
+      // A pod with a block takes distinct numbers for all its ports in the range.
+      const wanted = inRange.reduce((sum, s) => sum + portsOf(s), 0);
+      if (wanted > range.size) {
+        problems.push(
+          `${PORTS_PATH}: Invalid value: asks for ${wanted} distinct host ports in range "${range.name}" (${range.first}-${lastPort(range)}), which holds ${range.size}`,
+        );
+      }
+      continue;
+    }
     for (const protocol of ['UDP', 'TCP'] as const) {
       const wanted = inRange.filter(
         (s) => s.protocol === protocol || s.protocol === 'TCPUDP',

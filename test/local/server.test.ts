@@ -90,7 +90,15 @@ describe('local server', () => {
       expect.arrayContaining([
         { name: '10.50.0.0/24', kind: 'clusterIP', size: 254, used: 1 },
         { name: '30000-32767', kind: 'nodePort', size: 2768, used: 0 },
-        { name: 'default', kind: 'hostPort', size: 1001, used: 0, minUse: 0, maxUse: 0 },
+        {
+          name: 'default',
+          kind: 'hostPort',
+          size: 1001,
+          used: 0,
+          minUse: 0,
+          maxUse: 0,
+          largestFreeBlock: 1001,
+        },
       ]),
     );
   });
