@@ -41,6 +41,8 @@ export interface CliOptions {
   readonly host: string;
   /** The address a cluster reaches the local server at (certificate names, manifests). */
   readonly advertiseAddress?: string;
+  /** `--new-ca` (serve, manifests --local): make a new local CA, said loudly. */
+  readonly newCa?: boolean;
   readonly port: number;
   /** `serve --passes`: run the passes that change a cluster on timers. */
   readonly passes: boolean;
@@ -86,6 +88,10 @@ export interface CliEnvironment {
 }
 
 type Flags = Record<string, string | boolean | undefined>;
+
+/** `--new-ca` says what it costs: the local CA is otherwise kept, its certificates issued again. */
+const NEW_CA_HELP =
+  'make a new local CA under --data-dir (every caBundle already applied stops matching: apply berth manifests --local again)';
 
 /** A flag's value that must be an http(s) URL. */
 const httpUrl =
@@ -153,6 +159,7 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
       '--advertise-address <address>',
       'address the cluster reaches this server at (added to the certificate; kind, minikube)',
     )
+    .option('--new-ca', NEW_CA_HELP)
     .option(
       '--passes',
       'also run the repair, scale and ENI passes on timers (they change the cluster)',
@@ -257,6 +264,7 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .option('--ca-file <file>', 'CA that signed --url (default: public roots)')
     .option('--local', 'the local server (https://127.0.0.1:8443, or --advertise-address)')
     .option('--advertise-address <address>', 'address the cluster reaches the local server at')
+    .option('--new-ca', NEW_CA_HELP)
     .addOption(new Option('--port <n>', 'port of the local server').default('8443').argParser(port))
     .option('--json', 'print JSON instead of YAML')
     .option(
@@ -343,6 +351,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
     dryRun: on('dryRun'),
     verbose: on('verbose'),
     local: on('local'),
+    newCa: on('newCa'),
     cni: on('cni'),
     ...(command === 'sim'
       ? {

@@ -46,6 +46,8 @@ export interface ManifestsOptions {
   readonly local?: boolean;
   /** The address a cluster reaches the local server at. */
   readonly advertiseAddress?: string;
+  /** `--new-ca`: make a new local CA, which every `caBundle` already applied stops matching. */
+  readonly newCa?: boolean;
   /** Every cluster the config names: with several, the local server serves this one under `/clusters/<name>`. */
   readonly configuredClusters?: readonly string[];
   /** berth-cni's DaemonSet instead of the webhook. */
@@ -70,8 +72,11 @@ export interface ManifestsDeps {
   readonly secrets: SecretReader;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
-  /** Makes or reuses the local TLS material under a directory, valid for `host`; the CA's PEM. */
-  readonly localCa: (tlsDir: string, host: string) => Promise<string>;
+  /**
+   * Makes or reuses the local TLS material under a directory, valid for `host`, with a new CA only
+   * when `newCa`; the CA's PEM.
+   */
+  readonly localCa: (tlsDir: string, host: string, newCa: boolean) => Promise<string>;
 }
 
 async function readCaFile(path: string): Promise<string> {
@@ -186,7 +191,9 @@ async function endpointFor(
   const host = options.advertiseAddress ?? '127.0.0.1';
   return {
     url: localWebhookUrl(options.port, host, localPrefix(options)),
-    caPem: caPem ?? (await deps.localCa(join(resolve(options.dataDir), 'tls'), host)),
+    caPem:
+      caPem ??
+      (await deps.localCa(join(resolve(options.dataDir), 'tls'), host, options.newCa === true)),
   };
 }
 
@@ -321,7 +328,8 @@ const run = createManifestsCommand({
   stacks: cloudFormationOutputs,
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  localCa: async (tlsDir, host) => (await ensureLocalTls(tlsDir, Date.now, [host])).ca,
+  localCa: async (tlsDir, host, newCa) =>
+    (await ensureLocalTls(tlsDir, Date.now, [host], { newCa })).ca,
 });
 
 /** `berth manifests (--stack NAME | --url URL [--ca-file FILE] | --local) [--json]`. */

@@ -239,6 +239,7 @@ async function listen(
         join(resolve(options.dataDir), 'tls'),
         Date.now,
         [options.host, options.advertiseAddress].filter((name): name is string => !!name),
+        { newCa: options.newCa === true },
       );
   const server = await startServer({
     host: options.host,
