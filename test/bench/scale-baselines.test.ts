@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type ClusterAutoscalerSettings,
@@ -113,6 +114,63 @@ describe('the shared scheduler with placeholders', () => {
     expect(cluster.pendingPlaceholders).toBe(0);
     cluster.schedule();
     expect(cluster.nodes[0]?.placeholders).toBe(4 - held);
+  });
+
+  it('never overfills a node, keeps every placeholder bound or Pending, and leaves no game server pending where one fits (property)', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('arrive' as const), count: fc.integer({ min: 0, max: 60 }) }),
+      fc.record({ kind: fc.constant('replicas' as const), count: fc.integer({ min: 0, max: 80 }) }),
+      fc.record({ kind: fc.constant('grow' as const), count: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({ kind: fc.constant('remove' as const), count: fc.integer({ min: 0, max: 5 }) }),
+      fc.record({ kind: fc.constant('cordon' as const), count: fc.integer({ min: 0, max: 5 }) }),
+      fc.record({ kind: fc.constant('tick' as const), count: fc.integer({ min: 1, max: 60 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const { cluster } = readyCluster(2);
+        for (const { kind, count } of ops) {
+          if (kind === 'arrive') {
+            for (let i = 0; i < count; i++) {
+              cluster.arrive({ atMs: cluster.now, sessionMs: (5 + (i % 30)) * MINUTE });
+            }
+          } else if (kind === 'replicas') cluster.setPlaceholderReplicas(count);
+          else if (kind === 'grow') cluster.growTo(cluster.nodes.length + count);
+          else if (kind === 'remove') {
+            const node = cluster.nodes[count % Math.max(1, cluster.nodes.length)];
+            if (node) cluster.remove(node);
+          } else if (kind === 'cordon') {
+            const node = cluster.nodes[count % Math.max(1, cluster.nodes.length)];
+            if (node) node.unschedulable = !node.unschedulable;
+          } else {
+            cluster.now += count * MINUTE;
+            cluster.endSessions();
+          }
+          cluster.schedule();
+          const bound = cluster.nodes.reduce((sum, n) => sum + n.placeholders, 0);
+          expect(bound + cluster.pendingPlaceholders).toBe(cluster.placeholderReplicas);
+          for (const node of cluster.nodes) {
+            expect(cluster.requestedMillis(node)).toBeLessThanOrEqual(sc.node.allocatableMillis);
+            expect(node.placeholders).toBeGreaterThanOrEqual(0);
+          }
+          if (cluster.queue.length > 0) {
+            // Pending game servers: no schedulable Ready node has room, even by preemption.
+            for (const node of cluster.nodes) {
+              if (node.unschedulable || !cluster.ready(node)) continue;
+              expect(
+                cluster.freeMillis(node) + node.placeholders * sc.game.requestMillis,
+              ).toBeLessThan(sc.game.requestMillis);
+            }
+          }
+          if (cluster.pendingPlaceholders > 0) {
+            for (const node of cluster.nodes) {
+              if (node.unschedulable || !cluster.ready(node)) continue;
+              expect(cluster.freeMillis(node)).toBeLessThan(sc.game.requestMillis);
+            }
+          }
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('each peer runs on its own loop: Cluster Autoscaler, Karpenter and paddle-soccer every 10 s', () => {
