@@ -150,6 +150,8 @@ interface Subnet {
   readonly used: Set<number>;
   /** Offsets taken per /28 block, AWS's reserved addresses included: a prefix needs a 0. */
   readonly blockUse: Map<number, number>;
+  /** Prefix-type CIDR reservations, as offset ranges [start, end). */
+  readonly prefixReservations: { readonly start: number; readonly end: number }[];
 }
 
 interface Attachment {
@@ -254,7 +256,51 @@ export class FakeEc2 implements Ec2Network {
       releasedHead: 0,
       used: new Set(),
       blockUse,
+      prefixReservations: [],
     });
+  }
+
+  /**
+   * A prefix-type subnet CIDR reservation (CreateSubnetCidrReservation, ReservationType
+   * `prefix`): EC2 delegates /28s from it and assigns no single address (secondary, an ENI's
+   * primary, another tenant's) inside it. Addresses already in use there stay in use (Amazon VPC
+   * User Guide, "Subnet CIDR reservations"). Assumed: a prefix is delegated from a reservation
+   * while one has a whole free /28, else from the rest of the subnet.
+   */
+  reservePrefixes(subnetId: string, cidr: string): void {
+    const subnet = this.#subnet(subnetId);
+    const block = parseCidr(cidr);
+    const start = block ? Number(block.network - subnet.network) : -1;
+    if (!block || start < 0 || start % BLOCK !== 0 || start + 2 ** block.hostBits > subnet.size) {
+      throw new Error(`reservation ${cidr} is not an aligned block of subnet ${subnetId}`);
+    }
+    subnet.prefixReservations.push({ start, end: start + 2 ** block.hostBits });
+  }
+
+  /**
+   * Other tenants hold `utilization` of the subnet's usable addresses, each picked at random by
+   * `random` among the free ones outside any prefix reservation. Answers the addresses taken,
+   * which `releaseForeign` gives back.
+   */
+  occupyAtRandom(subnetId: string, utilization: number, random: () => number): string[] {
+    const subnet = this.#subnet(subnetId);
+    const candidates: number[] = [];
+    for (let offset = 4; offset < subnet.size - 1; offset++) {
+      if (!subnet.used.has(offset) && !this.#inPrefixReservation(subnet, offset)) {
+        candidates.push(offset);
+      }
+    }
+    const want = Math.min(candidates.length, Math.round(utilization * (subnet.size - 5)));
+    const taken: string[] = [];
+    // A partial Fisher-Yates shuffle: the first `want` candidates, uniformly.
+    for (let i = 0; i < want; i++) {
+      const j = i + Math.floor(random() * (candidates.length - i));
+      const offset = candidates[j] ?? 0;
+      candidates[j] = candidates[i] ?? 0;
+      this.#take(subnet, offset);
+      taken.push(this.#ipAt(subnet, offset));
+    }
+    return taken;
   }
 
   /**
@@ -548,7 +594,14 @@ export class FakeEc2 implements Ec2Network {
         'The specified subnet does not have enough free cidr blocks to satisfy the request.',
       );
     }
-    const [primaryIp, ...secondaryIps] = this.#allocate(subnet, 1 + input.secondaryIpCount);
+    const [primaryIp, ...secondaryIps] = this.#allocateAll(
+      'CreateNetworkInterface',
+      subnet,
+      1 + input.secondaryIpCount,
+      () => {
+        for (const prefix of prefixes) this.#freePrefix(subnet, prefix);
+      },
+    );
     const eni: Eni = {
       eniId: `eni-${this.#hex(17)}`,
       subnetId: subnet.subnetId,
@@ -669,7 +722,7 @@ export class FakeEc2 implements Ec2Network {
         `There are not enough free addresses in subnet '${subnet.subnetId}'.`,
       );
     }
-    const ips = this.#allocate(subnet, input.count);
+    const ips = this.#allocateAll(action, subnet, input.count);
     eni.secondaryIps.push(...ips);
     this.#snapshot(eni.eniId);
     return this.#ok(action, ips);
@@ -909,11 +962,19 @@ export class FakeEc2 implements Ec2Network {
       while (offset === undefined && subnet.releasedHead < subnet.released.length) {
         const candidate = subnet.released[subnet.releasedHead++];
         // A released address may have gone into a prefix or to another tenant since.
-        if (candidate !== undefined && !subnet.used.has(candidate)) offset = candidate;
+        if (
+          candidate !== undefined &&
+          !subnet.used.has(candidate) &&
+          !this.#inPrefixReservation(subnet, candidate)
+        ) {
+          offset = candidate;
+        }
       }
       while (offset === undefined && subnet.next < subnet.size - 1) {
         const candidate = subnet.next++;
-        if (!subnet.used.has(candidate)) offset = candidate;
+        if (!subnet.used.has(candidate) && !this.#inPrefixReservation(subnet, candidate)) {
+          offset = candidate;
+        }
       }
       if (subnet.releasedHead > 1024 && subnet.releasedHead * 2 > subnet.released.length) {
         subnet.released.splice(0, subnet.releasedHead);
@@ -926,17 +987,45 @@ export class FakeEc2 implements Ec2Network {
     return out;
   }
 
-  /** Whole aligned /28 blocks, lowest first; fewer than `count` when the subnet has no more. */
+  /**
+   * `count` single addresses, or none and the call refused: the free addresses left may all lie
+   * in a prefix reservation. `undo` gives back what the call took before.
+   */
+  #allocateAll(action: Ec2Action, subnet: Subnet, count: number, undo?: () => void): string[] {
+    const ips = this.#allocate(subnet, count);
+    if (ips.length < count) {
+      for (const ip of ips) this.#free(subnet, ip);
+      undo?.();
+      this.#fail(
+        action,
+        'InsufficientFreeAddressesInSubnet',
+        `There are not enough free addresses in subnet '${subnet.subnetId}'.`,
+      );
+    }
+    return ips;
+  }
+
+  /**
+   * Whole aligned /28 blocks, lowest first, those of a prefix reservation before the rest; fewer
+   * than `count` when the subnet has no more.
+   */
   #allocatePrefixes(subnet: Subnet, count: number): string[] {
     const out: string[] = [];
-    for (let block = 0; out.length < count && block * BLOCK < subnet.size; block++) {
-      if ((subnet.blockUse.get(block) ?? 0) > 0) continue;
-      for (let offset = block * BLOCK; offset < (block + 1) * BLOCK; offset++) {
-        this.#take(subnet, offset);
+    const ranges = [...subnet.prefixReservations, { start: 0, end: subnet.size }];
+    for (const { start, end } of ranges) {
+      for (let block = start / BLOCK; out.length < count && block * BLOCK < end; block++) {
+        if ((subnet.blockUse.get(block) ?? 0) > 0) continue;
+        for (let offset = block * BLOCK; offset < (block + 1) * BLOCK; offset++) {
+          this.#take(subnet, offset);
+        }
+        out.push(`${this.#ipAt(subnet, block * BLOCK)}/28`);
       }
-      out.push(`${this.#ipAt(subnet, block * BLOCK)}/28`);
     }
     return out;
+  }
+
+  #inPrefixReservation(subnet: Subnet, offset: number): boolean {
+    return subnet.prefixReservations.some(({ start, end }) => offset >= start && offset < end);
   }
 
   #take(subnet: Subnet, offset: number): void {

@@ -33,7 +33,7 @@ import { FakeEc2, INSTANCE_TYPES, MUTATING_ACTIONS } from '../../sim/ec2-fake.js
 import { seededRandom } from '../../sim/random.js';
 import { FakeCluster } from '../../test/eni/cluster-fake.js';
 import { VirtualClock } from '../support/virtual-time.js';
-import { type DayKind, DaySubnets } from './day.js';
+import { type DayKind, DaySubnets, type SubnetOptions } from './day.js';
 import {
   CallLedger,
   type EniRunResult,
@@ -99,7 +99,7 @@ export interface DayAccount {
 }
 
 /** A one-cluster account: a budget of its own, as the ENI benchmark runs berth. */
-export function soloAccount(day: DayKind): DayAccount {
+export function soloAccount(day: DayKind, subnetOptions: SubnetOptions = {}): DayAccount {
   const clock = new VirtualClock(START);
   const random = seededRandom(SEED + 1);
   const fake = new FakeEc2({ now: clock.now, random, recordCalls: false });
@@ -108,7 +108,7 @@ export function soloAccount(day: DayKind): DayAccount {
   return {
     clock,
     fake,
-    subnets: new DaySubnets(fake, day),
+    subnets: new DaySubnets(fake, day, subnetOptions),
     random,
     budgetFor: () => budget,
     subnetMarksFor: () => marks,
@@ -121,9 +121,9 @@ export async function runBerth(
   day: DayKind,
   nodes: NodeSpec[],
   events: PodEvent[],
-  options: { readonly diagnose?: boolean } = {},
+  options: { readonly diagnose?: boolean; readonly reservation?: boolean } = {},
 ): Promise<EniRunResult> {
-  const account = soloAccount(day);
+  const account = soloAccount(day, { reservation: options.reservation === true });
   const cluster = berthOnDay(name, eni, account, 'bench', nodes, events, options);
   await runDay(account, [cluster]);
   return cluster.result();
@@ -423,14 +423,14 @@ export function berthOnDay(
       // Unless its game ended while the ADD was under way, the pod waits for kubelet's retry.
       if (cluster.pods.has(`games/${event.pod}`)) {
         pending.set(event.pod, { node, since, fragmented });
-      } else waits.add(clock.now() - since, fragmented);
+      } else waits.add(clock.now() - since, fragmented, since);
     } else if (refilled) {
       // Served, but only after an on-demand refill: the pod waited for EC2.
       servedAfterRefill++;
-      waits.add(ON_DEMAND_WAIT_MS + (clock.now() - since), fragmented);
+      waits.add(ON_DEMAND_WAIT_MS + (clock.now() - since), fragmented, since);
     } else if (clock.now() > since) {
       // Served without EC2 of its own, after waiting for the budget or a contended pool.
-      waits.add(clock.now() - since, fragmented);
+      waits.add(clock.now() - since, fragmented, since);
     } else waited = false;
     const spec = nodes[event.node];
     if (waited && found && spec) {
@@ -450,7 +450,7 @@ export function berthOnDay(
     if (wait) {
       // It waited until its game was given up: the whole session.
       pending.delete(event.pod);
-      waits.add(clock.now() - wait.since, wait.fragmented);
+      waits.add(clock.now() - wait.since, wait.fragmented, wait.since);
     }
     const inFlight = assigning.get(event.pod);
     if (inFlight) inFlight.departed = true;
@@ -469,7 +469,7 @@ export function berthOnDay(
         const { served } = await tryAssign(wait.node, typeOf.get(wait.node) ?? '', pod);
         if (served && pending.get(pod) === wait) {
           pending.delete(pod);
-          waits.add(clock.now() - wait.since, wait.fragmented);
+          waits.add(clock.now() - wait.since, wait.fragmented, wait.since);
         }
       })();
     }
@@ -517,7 +517,8 @@ export function berthOnDay(
   };
 
   const result = (): EniRunResult => {
-    for (const wait of pending.values()) waits.add(clock.now() - wait.since, wait.fragmented);
+    for (const wait of pending.values())
+      waits.add(clock.now() - wait.since, wait.fragmented, wait.since);
     return {
       name,
       settings: {
@@ -526,6 +527,7 @@ export function berthOnDay(
         maxIdle: config.maxIdle,
         cooldownSeconds: config.cooldownSeconds,
         passSeconds: BERTH_PASS_S,
+        prefixReservation: String(subnets.reservations.size > 0),
         store: 'in-memory (EniStore contract)',
       },
       ...tally(ledger, idle, waits, podsPerNode),

@@ -6,7 +6,12 @@
  * - One operator makes every EC2 call, each behind one client-side x/time/rate bucket of 4 calls
  *   per second with a burst of 20; a call without a token waits its turn, it is never dropped
  *   (pkg/aws/ec2/ec2.go: `c.limiter.Limit` before every call and every Describe page;
- *   pkg/defaults/defaults.go: IPAMAPIQPSLimit 4, IPAMAPIBurst 20).
+ *   pkg/defaults/defaults.go at commit c547745f2c39e349a250f3952591af147d31245d: IPAMAPIQPSLimit
+ *   4.0, IPAMAPIBurst 20, the defaults of the operator flags `--limit-ipam-api-qps` and
+ *   `--limit-ipam-api-burst`, operator/option/config.go). A second run raises them to 20 and 100,
+ *   EC2's own refill and bucket for Describe calls (Amazon EC2 API Reference, "Request
+ *   throttling", Non-mutating actions), so the operator's limiter no longer holds back what EC2
+ *   would serve.
  * - A node's deficit is `calculateNeededIPs(available, used, pre-allocate 8, min-allocate 0,
  *   max-allocate)`, max-allocate 0 meaning the instance maximum, (adapters - first-interface-index)
  *   × (IPv4 per ENI - 1) (pkg/ipam/node.go; pkg/aws/eni/node.go GetMaximumAllocatableIPv4).
@@ -93,6 +98,10 @@ export interface CiliumSettings {
   readonly maxAboveWatermark: number;
   /** `--aws-release-excess-ips`. */
   readonly releaseExcessIps: boolean;
+  /** `--limit-ipam-api-qps`. */
+  readonly apiQps: number;
+  /** `--limit-ipam-api-burst`. */
+  readonly apiBurst: number;
 }
 
 /** Cilium's defaults (pkg/defaults, operator/option, the CiliumNode spec). */
@@ -102,11 +111,12 @@ export const CILIUM_DEFAULTS: CiliumSettings = {
   maxAllocate: 0,
   maxAboveWatermark: 0,
   releaseExcessIps: false,
+  apiQps: 4,
+  apiBurst: 20,
 };
 
-/** `--limit-ipam-api-qps` and `--limit-ipam-api-burst`. */
-const API_QPS = 4;
-const API_BURST = 20;
+/** Cilium's defaults with the operator's EC2 limiter raised to EC2's own Describe bucket. */
+export const CILIUM_RAISED_API: CiliumSettings = { ...CILIUM_DEFAULTS, apiQps: 20, apiBurst: 100 };
 /** `--ipam-cilium-node-update-rate`: the agent writes its CiliumNode at most this often. */
 const CILIUM_NODE_UPDATE_RATE_MS = 15_000;
 /** Between the end of one full resync and the start of the next. */
@@ -172,12 +182,17 @@ class ApiLimiter {
   readonly perSecond = new Map<number, number>();
   readonly #clock: { now: number };
   readonly #waiting: { readonly since: number; readonly go: () => void }[] = [];
-  #tokens = API_BURST;
+  readonly #qps: number;
+  readonly #burst: number;
+  #tokens: number;
   #at: number;
 
-  constructor(clock: { now: number }) {
+  constructor(clock: { now: number }, qps: number, burst: number) {
     this.#clock = clock;
     this.#at = clock.now;
+    this.#qps = qps;
+    this.#burst = burst;
+    this.#tokens = burst;
   }
 
   /** Resolves when the call's token is granted. */
@@ -193,7 +208,7 @@ class ApiLimiter {
       const at = Math.max(next.since, this.#readyAt());
       if (at >= until) return;
       this.#waiting.shift();
-      this.#tokens = Math.min(API_BURST, this.#tokens + ((at - this.#at) / 1000) * API_QPS) - 1;
+      this.#tokens = Math.min(this.#burst, this.#tokens + ((at - this.#at) / 1000) * this.#qps) - 1;
       this.#at = at;
       this.#clock.now = at;
       const second = Math.floor(at / 1000);
@@ -205,7 +220,7 @@ class ApiLimiter {
   }
 
   #readyAt(): number {
-    return this.#tokens >= 1 ? this.#at : this.#at + ((1 - this.#tokens) / API_QPS) * 1000;
+    return this.#tokens >= 1 ? this.#at : this.#at + ((1 - this.#tokens) / this.#qps) * 1000;
   }
 }
 
@@ -273,7 +288,7 @@ class Agent {
     const wait = this.#waiting.get(pod);
     if (wait) {
       this.#waiting.delete(pod);
-      this.#waits.add(at - wait.since, wait.fragmented);
+      this.#waits.add(at - wait.since, wait.fragmented, wait.since);
       return;
     }
     const ip = this.#held.get(pod);
@@ -313,7 +328,8 @@ class Agent {
 
   /** Pods still waiting when the run ends waited until then. */
   finish(end: number): void {
-    for (const wait of this.#waiting.values()) this.#waits.add(end - wait.since, wait.fragmented);
+    for (const wait of this.#waiting.values())
+      this.#waits.add(end - wait.since, wait.fragmented, wait.since);
     this.#waiting.clear();
   }
 
@@ -322,7 +338,7 @@ class Agent {
       const ip = this.#ready.pop();
       if (ip === undefined) return;
       this.#waiting.delete(pod);
-      this.#waits.add(at - wait.since, wait.fragmented);
+      this.#waits.add(at - wait.since, wait.fragmented, wait.since);
       this.#give(pod, ip, at);
     }
   }
@@ -798,7 +814,7 @@ export async function runCilium(
   });
   const subnets = new DaySubnets(fake, day);
   const ledger = new CallLedger();
-  const limiter = new ApiLimiter(clock);
+  const limiter = new ApiLimiter(clock, settings.apiQps, settings.apiBurst);
   const operator = new Operator(fake, ledger, limiter, clock, settings);
   const waits = new Waits();
   const podsPerNode = new PodsPerNode();
@@ -862,8 +878,8 @@ export async function runCilium(
       maxAllocate: settings.maxAllocate,
       maxAboveWatermark: settings.maxAboveWatermark,
       releaseExcessIps: String(settings.releaseExcessIps),
-      apiQps: API_QPS,
-      apiBurst: API_BURST,
+      apiQps: settings.apiQps,
+      apiBurst: settings.apiBurst,
       ciliumNodeUpdateRateSeconds: CILIUM_NODE_UPDATE_RATE_MS / 1000,
       resyncIntervalSeconds: RESYNC_INTERVAL_MS / 1000,
       excessIpReleaseDelaySeconds: EXCESS_IP_RELEASE_DELAY_MS / 1000,

@@ -10,7 +10,10 @@ import {
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, takeTokens } from '../../shared/ec2/token-bucket.js';
 import { MUTATING_ACTIONS } from '../../sim/ec2-fake.js';
-import { FLEET } from './workload.js';
+import { FLEET, START } from './workload.js';
+
+/** The cold start: nodes join and first fill their pools within this first hour of the day. */
+export const COLD_START_MS = 3_600_000;
 
 /** One run's measurements. */
 export interface EniRunResult {
@@ -28,6 +31,15 @@ export interface EniRunResult {
   readonly longestWaitSeconds: number;
   /** Waits that began while the node's subnet could delegate no /28 (the fragmented day). */
   readonly fragmentationWaits: { readonly pods: number; readonly longestSeconds: number };
+  /**
+   * The day after its first hour (COLD_START_MS), apart from the cold start: the pods that began
+   * waiting then, the longest of those waits, and the mutating calls made then.
+   */
+  readonly steadyState: {
+    readonly waitingPods: number;
+    readonly longestWaitSeconds: number;
+    readonly mutatingCalls: number;
+  };
   /**
    * Per instance type: the pods a node can hold under the policy (its addresses for pods, capped
    * by maxPods) and the most pods one node of the type held addresses for at once.
@@ -92,6 +104,14 @@ export class CallLedger {
     if (throttled) this.throttled++;
   }
 
+  /** Mutating calls made at or after `fromMs`. */
+  mutatingSince(fromMs: number): number {
+    let total = 0;
+    const from = Math.floor(fromMs / 1000);
+    for (const [second, count] of this.mutatingPerSecond) if (second >= from) total += count;
+    return total;
+  }
+
   mutating(): number {
     let total = 0;
     for (const [action, count] of this.byAction) {
@@ -147,12 +167,20 @@ export class Waits {
   #ms = 0;
   #longestMs = 0;
   #fragmentation = { pods: 0, longestMs: 0 };
+  #steady = { pods: 0, longestMs: 0 };
 
-  /** A pod waited `ms`; `fragmented` when its subnet could delegate no /28 as it arrived. */
-  add(ms: number, fragmented: boolean): void {
+  /**
+   * A pod that began waiting at `since` (epoch ms) waited `ms`; `fragmented` when its subnet
+   * could delegate no /28 as it arrived.
+   */
+  add(ms: number, fragmented: boolean, since: number): void {
     this.pods++;
     this.#ms += ms;
     this.#longestMs = Math.max(this.#longestMs, ms);
+    if (since >= START + COLD_START_MS) {
+      this.#steady.pods++;
+      this.#steady.longestMs = Math.max(this.#steady.longestMs, ms);
+    }
     if (fragmented) {
       this.#fragmentation.pods++;
       this.#fragmentation.longestMs = Math.max(this.#fragmentation.longestMs, ms);
@@ -168,6 +196,14 @@ export class Waits {
         pods: this.#fragmentation.pods,
         longestSeconds: Math.round(this.#fragmentation.longestMs / 100) / 10,
       },
+    };
+  }
+
+  /** The waits that began after the cold start. */
+  steady(): { waitingPods: number; longestWaitSeconds: number } {
+    return {
+      waitingPods: this.#steady.pods,
+      longestWaitSeconds: Math.round(this.#steady.longestMs / 100) / 10,
     };
   }
 }
@@ -223,6 +259,7 @@ export function tally(
       peak: Math.max(0, ...idle),
     },
     ...waits.report(),
+    steadyState: { ...waits.steady(), mutatingCalls: ledger.mutatingSince(START + COLD_START_MS) },
     budgetViolations: ledger.budgetViolations(),
     podsPerNode: podsPerNode.report(),
   };

@@ -1,29 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CILIUM_DEFAULTS, runCilium } from '../../bench/eni/cilium.js';
-import type { NodeSpec, PodEvent } from '../../bench/eni/workload.js';
-
-const node = (name: string, type: string): NodeSpec => ({
-  name,
-  type,
-  slots: 32,
-  joinAt: 0,
-  cniPhase: 0,
-});
-
-/** `count` pods arriving on node 0 one a second from `from`, leaving at `leave` if given. */
-function pods(count: number, from: number, leave?: number): PodEvent[] {
-  const events: PodEvent[] = [];
-  for (let i = 0; i < count; i++) {
-    events.push({ at: from + i, kind: 'arrive', node: 0, pod: `gs-${i}` });
-    if (leave !== undefined) {
-      events.push({ at: leave + i, kind: 'depart', node: 0, pod: `gs-${i}` });
-    }
-  }
-  return events.sort((a, b) => a.at - b.at);
-}
-
-const calls = (run: { callsByAction: Record<string, number> }, action: string) =>
-  run.callsByAction[action] ?? 0;
+import { CILIUM_DEFAULTS, CILIUM_RAISED_API, runCilium } from '../../bench/eni/cilium.js';
+import { calls, node, pods } from './eni-events.js';
 
 describe('Cilium ENI operator model', () => {
   it('fills a new node to pre-allocate 8 free addresses in one AssignPrivateIpAddresses on eth0', async () => {
@@ -92,5 +69,15 @@ describe('Cilium ENI operator model', () => {
     expect(run.peakCallsPerSecond).toBeGreaterThanOrEqual(20);
     expect(run.peakCallsPerSecond).toBeLessThanOrEqual(24);
     expect(total).toBeLessThanOrEqual(20 + 4 * seconds);
+  });
+
+  it('lets a raised --limit-ipam-api-qps/--limit-ipam-api-burst make more calls a second', async () => {
+    const types = ['t3.medium', 'c5.large', 'm5.xlarge', 'c5.4xlarge'];
+    const fleet = Array.from({ length: 12 }, (_, i) => node(`n${i}`, types[i % 4] ?? 'c5.large'));
+
+    const run = await runCilium('raised', CILIUM_RAISED_API, 'clean', fleet, pods(16, 30), 120);
+
+    expect(run.settings.apiQps).toBe(20);
+    expect(run.peakCallsPerSecond).toBeGreaterThan(24);
   });
 });

@@ -257,6 +257,43 @@ describe('FakeEc2', () => {
       expect(await ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 1 })).toHaveLength(1);
     });
 
+    it('delegates prefixes from a prefix reservation first and never puts single addresses in it', async () => {
+      const ec2 = new FakeEc2({ now: () => 0 });
+      ec2.addSubnet('subnet-1', '10.0.0.0/24');
+      ec2.reservePrefixes('subnet-1', '10.0.0.192/26');
+      const instanceId = ec2.launchInstance({ instanceType: 'm5.large', subnetId: 'subnet-1' });
+      const eni = await attached(ec2, instanceId);
+      expect(await ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 2 })).toEqual([
+        '10.0.0.192/28',
+        '10.0.0.208/28',
+      ]);
+      // Other tenants and single addresses stay outside the reservation.
+      const foreign = ec2.occupyAtRandom('subnet-1', 0.5, () => 0.999);
+      expect(foreign).toHaveLength(Math.round(0.5 * 251));
+      expect(foreign.every((ip) => Number(ip.split('.')[3]) < 192)).toBe(true);
+      const singles = await ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: 5 });
+      expect(singles.every((ip) => Number(ip.split('.')[3]) < 192)).toBe(true);
+      // The reservation's two last /28s are still whole (the last holds the broadcast address).
+      expect(await ec2.assignIpv4Prefixes({ eniId: eni.eniId, count: 1 })).toEqual([
+        '10.0.0.224/28',
+      ]);
+    });
+
+    it('refuses single addresses when only reserved ones are free, taking none', async () => {
+      const ec2 = new FakeEc2({ now: () => 0 });
+      ec2.addSubnet('subnet-1', '10.0.0.0/27');
+      ec2.reservePrefixes('subnet-1', '10.0.0.16/28');
+      const instanceId = ec2.launchInstance({ instanceType: 'm5.24xlarge', subnetId: 'subnet-1' });
+      const eni = await attached(ec2, instanceId);
+      // Block 0 holds the four reserves and two primaries: 10 single addresses are left.
+      const free = ec2.freeAddresses('subnet-1');
+      expect(await codeOf(ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: 11 }))).toBe(
+        'InsufficientFreeAddressesInSubnet',
+      );
+      expect(ec2.freeAddresses('subnet-1')).toBe(free);
+      expect(await ec2.assignPrivateIpAddresses({ eniId: eni.eniId, count: 10 })).toHaveLength(10);
+    });
+
     it('counts a prefix as one of the ENI slots, with the addresses, against the type limit', async () => {
       const ec2 = new FakeEc2({ now: () => 0 });
       ec2.addSubnet('subnet-1', '10.0.0.0/20');
