@@ -1,6 +1,10 @@
-/** The ENI pools: their pass, the instance state-change handler and the node IP API. */
+/**
+ * The ENI pools: their pass, the instance state-change handler and the node IP API, and the ENI
+ * function's body.
+ */
 
 import { z } from 'zod';
+import type { ClusterSet } from '../clusters/cluster-set.js';
 import type { Ec2Network, InstanceTypeLimits } from '../ec2/network.js';
 import {
   type BackoffPolicy,
@@ -15,6 +19,8 @@ import {
   type EniPassSummary,
   handleInstanceStateChange,
   type InstanceStateChange,
+  parseInstanceStateChange,
+  passedNoPool,
   runEniPass,
 } from '../eni/pass.js';
 import { ENI_INVOCATIONS, type EniInvocation } from '../eni/policy.js';
@@ -23,7 +29,11 @@ import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../eni/service.
 import type { HttpFault, NodeIpApi } from '../http/api.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
+import type { Observability } from './observability.js';
 import { type PassContext, storeOptions } from './pass-context.js';
+import { failWhenNothingWorked } from './pass-failure.js';
+import { passInput } from './pass-input.js';
+import { recordEniPass, recordRefill } from './pass-records.js';
 
 /** The ENI function's event for one pool's background refill (sent by `LambdaRefillInvoker`). */
 export const refillPoolEvent = z.strictObject({
@@ -93,6 +103,18 @@ export function localEc2Account(network: Ec2Network): Ec2Account {
   return { network, scope: 'local', instanceTypes: new Map() };
 }
 
+/** How an ENI runner waits and draws jitter: real timers by default; a simulated day's own. */
+export interface EniWaits {
+  readonly sleep: (ms: number) => Promise<void>;
+  /** Uniform in [0, 1). */
+  readonly random: () => number;
+}
+
+const REAL_WAITS: EniWaits = {
+  sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  random: Math.random,
+};
+
 /**
  * Wires one cluster's pools: the account's EC2 behind the cluster's share of the rate budget, the
  * pool store, the cluster. A process serving several clusters passes them one `account`.
@@ -100,14 +122,15 @@ export function localEc2Account(network: Ec2Network): Ec2Account {
 export function eniRunner(
   context: PassContext,
   account: Ec2Account = sdkEc2Account(context.region),
+  waits: EniWaits = REAL_WAITS,
 ): EniRunner {
   const now = context.now ?? Date.now;
-  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+  const { sleep, random } = waits;
   const stores = storeOptions(context);
   const budget = new DynamoRateBudget({ ...stores, scope: account.scope, now });
   const store = new DynamoEniStore(stores);
   const budgeted = (backoff: BackoffPolicy) =>
-    new BudgetedEc2Network(account.network, { budget, now, sleep, random: Math.random, backoff });
+    new BudgetedEc2Network(account.network, { budget, now, sleep, random, backoff });
   /** EC2 for pods waiting and for the pass; and for one node's work off the request path. */
   const brief = budgeted(DEFAULT_BACKOFF);
   const patient = budgeted(NODE_WORK_BACKOFF);
@@ -120,6 +143,7 @@ export function eniRunner(
     instanceTypes: account.instanceTypes,
     now,
     sleep,
+    random,
   });
   /**
    * The dependencies of one invocation of `kind` that began at `startedAt`: its deadline (the
@@ -144,5 +168,84 @@ export function eniRunner(
         lookUp: (node, holder) => handleLookUpIp(invocation('request', brief), node, holder),
       };
     },
+  };
+}
+
+/** An EventBridge rule's EC2 event; anything else (the schedule's input) runs the whole pass. */
+const instanceStateChangeEvent = z.object({
+  source: z.literal('aws.ec2'),
+  'detail-type': z.literal('EC2 Instance State-change Notification'),
+  detail: z.unknown(),
+});
+
+/**
+ * The ENI function's body (functions/eni/handler.ts; the cost meter runs the same): a background
+ * refill (`refillPoolEvent`), an EC2 instance state-change event (each served cluster looks at
+ * the instance: only the cluster whose node it is has a pool to create or remove, and the others
+ * make no EC2 call for it), or the schedule's pass of the cluster its input names. A pass whose
+ * every action failed fails the invocation, once every cluster has looked.
+ */
+export function eniInvocation(
+  runners: ClusterSet<EniRunner>,
+  observe: Observability,
+  now: () => number = Date.now,
+): (event: unknown) => Promise<unknown> {
+  const { logger } = observe;
+  /** Records one cluster's pass and fails the invocation when none of its work could be done. */
+  const record = (cluster: string, summary: EniPassSummary) => {
+    observe.forCluster(cluster);
+    recordEniPass(observe, summary);
+    failWhenNothingWorked(
+      'eni',
+      summary.ipsAssigned +
+        summary.ipsUnassigned +
+        summary.enisCreated +
+        summary.enisDeleted +
+        summary.poolsCreated +
+        summary.poolsRemoved,
+      summary.failures,
+    );
+  };
+  return async (event) => {
+    const refill = refillPoolEvent.safeParse(event);
+    if (refill.success) {
+      const { config, value: eni } = runners.get(refill.data.cluster);
+      observe.forCluster(config.cluster);
+      const { outcome, failures } = await eni.refill(refill.data.node);
+      recordRefill(observe, refill.data.node, outcome, failures);
+      return { refill: outcome };
+    }
+    const change = instanceStateChangeEvent.safeParse(event);
+    if (change.success) {
+      const instance = parseInstanceStateChange(change.data.detail);
+      if (!instance) {
+        logger.warn('ignored an instance state-change event without an instance id');
+        return { ignored: true };
+      }
+      const summaries: Record<string, EniPassSummary> = {};
+      const failures: unknown[] = [];
+      // One deadline for the invocation, however many clusters look in turn.
+      const startedAt = now();
+      for (const cluster of runners.names) {
+        try {
+          const summary = await runners.get(cluster).value.instanceStateChange(instance, startedAt);
+          if (passedNoPool(summary)) continue;
+          summaries[cluster] = summary;
+          record(cluster, summary);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+      if (failures.length === 1) throw failures[0];
+      if (failures.length > 1) {
+        throw new AggregateError(failures, 'ENI passes failed in several clusters');
+      }
+      return summaries;
+    }
+    const input = passInput.parse(event ?? {});
+    const { config, value: eni } = runners.get(input.cluster);
+    const summary = await eni.pass();
+    record(config.cluster, summary);
+    return summary;
   };
 }

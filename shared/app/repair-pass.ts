@@ -1,11 +1,16 @@
-/** The repair pass, wired once per process. */
+/** The repair pass, wired once per process, and the repair function's body. */
+import type { Context } from 'aws-lambda';
 import { clusterIpRange, hostPortRange, nodePortRange } from '../allocation/range.js';
 import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
+import type { ClusterSet } from '../clusters/cluster-set.js';
 import { type RepairSummary, runRepairPass } from '../repair/pass.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../store/dynamo-leak-ledger.js';
+import type { Observability } from './observability.js';
 import { type PassContext, passLease, storeOptions } from './pass-context.js';
+import type { PassInput } from './pass-input.js';
+import { recordRepairPass } from './pass-records.js';
 
 /** How full each exclusive range is, for the "are we running out?" metrics. */
 export function exclusiveUsage(context: PassContext): () => Promise<readonly RangeUsage[]> {
@@ -50,3 +55,39 @@ export function repairRunner(context: PassContext): RepairRunner {
       },
     );
 }
+
+/** A cluster's repair pass and its range usage, as the repair function keeps them. */
+export interface RepairPasses {
+  readonly repair: RepairRunner;
+  readonly usage: () => Promise<readonly RangeUsage[]>;
+}
+
+/** Wires the repair pass and the usage it reports for one cluster. */
+export function repairPasses(context: PassContext): RepairPasses {
+  return { repair: repairRunner(context), usage: exclusiveUsage(context) };
+}
+
+/**
+ * The repair function's body (functions/repair/handler.ts; the cost meter runs the same): the
+ * pass of the cluster the schedule names, recorded. A pass that cannot complete throws, failing
+ * the invocation, and advances no leak counter.
+ */
+export function repairInvocation(
+  passes: ClusterSet<RepairPasses>,
+  observe: Observability,
+): (input: PassInput, context: Pick<Context, 'awsRequestId'>) => Promise<RepairInvocationResult> {
+  return async (input, context) => {
+    const { config, value } = passes.get(input.cluster);
+    observe.forCluster(config.cluster);
+    const summary = await value.repair(context.awsRequestId);
+    recordRepairPass(observe, summary, await value.usage());
+    const { findings, released, recorded, durationMs } = summary;
+    return { cluster: config.cluster, findings, released, recorded, durationMs };
+  };
+}
+
+/** What a repair invocation answers. */
+export type RepairInvocationResult = Pick<
+  RepairSummary,
+  'findings' | 'released' | 'recorded' | 'durationMs'
+> & { readonly cluster: string };
