@@ -31,6 +31,7 @@ export function createBerthApp(
     nodeIpsCallers: app.node.tryGetContext('nodeIpsCallers'),
     admissionConcurrency: app.node.tryGetContext('admissionConcurrency'),
     tracing: app.node.tryGetContext('tracing'),
+    alarmTopicKey: app.node.tryGetContext('alarmTopicKey'),
     vpc: app.node.tryGetContext('vpc'),
     subnets: app.node.tryGetContext('subnets'),
     vpcEndpoints: app.node.tryGetContext('vpcEndpoints'),

@@ -23,6 +23,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { BerthConfig } from '../shared/config/schema.js';
@@ -184,7 +185,7 @@ export class BerthStack extends Stack {
         clusters: clusterNames,
         ...FUNCTION_SIZING[name],
         tracing:
-          tracing === 'all' || !REQUEST_FUNCTIONS.has(name)
+          tracing === 'all' || (tracing === 'passes' && !REQUEST_FUNCTIONS.has(name))
             ? lambda.Tracing.ACTIVE
             : lambda.Tracing.PASS_THROUGH,
         ...(environment ? { environment } : {}),
@@ -288,8 +289,12 @@ export class BerthStack extends Stack {
     });
     for (const fn of [repair, scale, eni]) {
       // A failed pass is not retried by Lambda: the next scheduled pass does the same work
-      // against fresher state, and the Errors alarm reports the failure.
-      fn.function.configureAsyncInvoke({ retryAttempts: 0 });
+      // against fresher state. Its event goes to the dead-letter queue, whose one alarm reports
+      // every failed pass and undelivered event (one alarm metric, not one per function).
+      fn.function.configureAsyncInvoke({
+        retryAttempts: 0,
+        onFailure: new destinations.SqsDestination(deadLetterQueue),
+      });
     }
     const functionRoles = Object.fromEntries(
       Object.values(this.functions).map((fn) => [fn.node.id, fn.role] as const),
@@ -349,6 +354,8 @@ export class BerthStack extends Stack {
       functions: Object.fromEntries(
         Object.entries(this.functions).map(([name, fn]) => [name, fn.function] as const),
       ),
+      logGroups: { repair: repair.logGroup, eni: eni.logGroup },
+      topicKey: props.settings.alarmTopicKey,
       admission: admission.function,
       nodeIps: nodeIps.function,
       // Half the webhook timeout: well before calls start timing out.

@@ -42,6 +42,11 @@ export interface StackSettings {
   readonly admissionConcurrency: number;
   /** Which functions record a trace of every request they serve (see `TracingScope`). */
   readonly tracing: TracingScope;
+  /**
+   * Encrypt the alarm topic with a customer managed KMS key ($1 a month, $1 more for each yearly
+   * rotation kept, up to $3): alarm notifications carry alarm names and metric values, no data.
+   */
+  readonly alarmTopicKey: boolean;
   /** The VPC and subnets to run the functions in (a private-only EKS API endpoint), if any. */
   readonly privateNetwork?: {
     readonly vpcId: string;
@@ -60,14 +65,15 @@ export const DEFAULT_ADMISSION_CONCURRENCY = 50;
 
 /**
  * Which functions trace actively. Lambda samples an active function's requests at a fixed 1 a
- * second plus 5% of the rest, per function, and X-Ray's sampling rules cannot change that; on the
- * request path (one admission review per pod CREATE, binding and DELETE, one node IP call per
- * CNI ADD and DEL) that is most of the bill (`npm run bench -- cost`). `passes`: the scheduled and
- * queued functions trace every invocation, the admission and node IP functions pass tracing
- * through (they record a trace only when their caller sends a sampled trace header). `all`: every
- * function traces actively, for an investigation.
+ * second plus 5% of the rest, per function, and X-Ray's sampling rules cannot change that: a pass
+ * scheduled every minute is traced every time, one trace a minute per pass and cluster, and on
+ * the request path (one admission review per pod CREATE, binding and DELETE, one node IP call per
+ * CNI ADD and DEL) it would be most of the bill (`npm run bench -- cost`). `callers` (default):
+ * every function passes tracing through, recording a trace only when its caller sends a sampled
+ * trace header, so X-Ray costs with use. `passes`: the scheduled and queued functions trace every
+ * invocation as well. `all`: every function traces actively, for an investigation.
  */
-export const TRACING_SCOPES = ['passes', 'all'] as const;
+export const TRACING_SCOPES = ['callers', 'passes', 'all'] as const;
 /** One of `TRACING_SCOPES`. */
 export type TracingScope = (typeof TRACING_SCOPES)[number];
 
@@ -80,6 +86,7 @@ export interface StackContext {
   readonly nodeIpsCallers?: unknown;
   readonly admissionConcurrency?: unknown;
   readonly tracing?: unknown;
+  readonly alarmTopicKey?: unknown;
   readonly vpc?: unknown;
   readonly subnets?: unknown;
   readonly vpcEndpoints?: unknown;
@@ -252,11 +259,17 @@ export function stackSettings(
     );
   }
 
-  const tracingText = asText(context.tracing) ?? 'passes';
+  const tracingText = asText(context.tracing) ?? 'callers';
   const tracing = TRACING_SCOPES.find((scope) => scope === tracingText);
   if (tracing === undefined) {
     problems.push(
-      `-c tracing: "${tracingText}" is not one of ${TRACING_SCOPES.join(', ')} (default passes: the request functions trace only what their caller samples)`,
+      `-c tracing: "${tracingText}" is not one of ${TRACING_SCOPES.join(', ')} (default callers: every function traces only what its caller samples)`,
+    );
+  }
+  const keyText = asText(context.alarmTopicKey) ?? 'false';
+  if (keyText !== 'true' && keyText !== 'false') {
+    problems.push(
+      `-c alarmTopicKey: "${keyText}" is not true or false (default false: the alarm topic is encrypted in transit only)`,
     );
   }
 
@@ -309,6 +322,7 @@ export function stackSettings(
     ...(byName ? { nodeIpsCallersByCluster } : {}),
     admissionConcurrency,
     tracing,
+    alarmTopicKey: keyText === 'true',
     ...(privateNetwork ? { privateNetwork } : {}),
   };
 }

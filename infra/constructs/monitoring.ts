@@ -7,17 +7,25 @@
  * The functions, queues and table are the stack's, watched once; berth's own metrics carry the
  * cluster as a dimension, so each cluster has its own alarms on them (a full range, a leak, the
  * EC2 budget) and its own lines on the one dashboard.
+ *
+ * What it costs: CloudWatch bills each metric an alarm watches, each month, and each custom
+ * metric for every hour it is published. So an alarm watches one metric per fault, not one per
+ * function where one place sees them all (a failed pass lands in the dead-letter queue), and the
+ * dashboard reads what only it needs (addresses in the pools, each range's use) from the passes'
+ * log lines with Logs Insights, paid per query when someone looks.
  */
-import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { RANGE_ALARM_PERCENT } from '../../shared/app/pass-records.js';
 import { STACK_OUTPUTS } from '../../shared/manifests/stack-outputs.js';
 
 /** One cluster the stack serves, as the monitoring sees it. */
@@ -38,6 +46,10 @@ export interface MonitoringProps {
   readonly clusters: readonly MonitoredCluster[];
   /** Every berth function, by name. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** Where the repair and ENI passes log what the dashboard reads (range use, pool addresses). */
+  readonly logGroups: { readonly repair: logs.ILogGroup; readonly eni: logs.ILogGroup };
+  /** Encrypt the alarm topic with a customer managed key of its own. */
+  readonly topicKey: boolean;
   /** The webhook function, watched for latency, throttles and answered 500s as well. */
   readonly admission: lambda.IFunction;
   /** The node IP API's function, watched for throttles. */
@@ -63,15 +75,17 @@ export class Monitoring extends Construct {
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
-    // CloudWatch alarms cannot publish to a topic under the AWS managed SNS key, so the topic
-    // has a key of its own that lets CloudWatch (and only it, besides the account) use it.
-    const key = new kms.Key(this, 'AlarmTopicKey', {
-      description: `berth alarm topic (${props.name})`,
-      enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.DESTROY,
-      pendingWindow: Duration.days(7),
-    });
-    key.addToResourcePolicy(
+    // CloudWatch alarms cannot publish to a topic under the AWS managed SNS key, so an encrypted
+    // topic needs a key of its own that lets CloudWatch (and only it, besides the account) use it.
+    const key = props.topicKey
+      ? new kms.Key(this, 'AlarmTopicKey', {
+          description: `berth alarm topic (${props.name})`,
+          enableKeyRotation: true,
+          removalPolicy: RemovalPolicy.DESTROY,
+          pendingWindow: Duration.days(7),
+        })
+      : undefined;
+    key?.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
@@ -82,8 +96,15 @@ export class Monitoring extends Construct {
     this.topic = new sns.Topic(this, 'AlarmTopic', {
       displayName: `berth alarms (${props.name})`,
       enforceSSL: true,
-      masterKey: key,
+      ...(key ? { masterKey: key } : {}),
     });
+    if (!key) {
+      Validations.of(this.topic).acknowledge({
+        id: 'AwsSolutions-SNS2',
+        reason:
+          'The alarm topic carries alarm state changes (alarm names, thresholds, metric values), no data; it takes TLS only. A key of its own costs $1-3 a month: -c alarmTopicKey=true adds it.',
+      });
+    }
     new CfnOutput(this, 'AlarmTopicArn', {
       key: STACK_OUTPUTS.alarmTopicArn,
       value: this.topic.topicArn,
@@ -113,17 +134,17 @@ export class Monitoring extends Construct {
       return created;
     };
 
-    for (const [name, fn] of Object.entries(props.functions)) {
-      const id = name.replace(/(^|-)(\w)/g, (_, __, letter: string) => letter.toUpperCase());
-      alarm(`${id}Errors`, fn.metricErrors({ period: PERIOD }), 1, `the ${name} function failed`);
-    }
-    // Throttles matter where a caller waits: the webhook (its reserved concurrency caps it) and
-    // the node IP API. A throttled scheduled or queued invocation is retried by Lambda and ends
-    // in a dead-letter queue, whose alarms below catch it; each alarm metric is billed monthly.
+    // Errors and throttles alarm where a caller waits: the webhook (its reserved concurrency caps
+    // it) and the node IP API. A failed or throttled pass or instance event ends in the
+    // dead-letter queue, a settle look that keeps failing in the settle queue's: their alarms
+    // below catch every one of them, with one metric each.
     const callerFacing = [
       { id: 'Admission', name: 'admission', fn: props.admission },
       { id: 'NodeIps', name: 'node-ips', fn: props.nodeIps },
     ];
+    for (const { id, name, fn } of callerFacing) {
+      alarm(`${id}Errors`, fn.metricErrors({ period: PERIOD }), 1, `the ${name} function failed`);
+    }
     for (const { id, name, fn } of callerFacing) {
       alarm(
         `${id}Throttles`,
@@ -150,7 +171,7 @@ export class Monitoring extends Construct {
       'DeadLetters',
       deadLetters,
       1,
-      'a scheduled pass or instance event could not be delivered',
+      'a scheduled pass or instance event failed or could not be delivered',
     );
     alarm(
       'SettleDeadLetters',
@@ -171,9 +192,10 @@ export class Monitoring extends Construct {
       900,
       'the settle queue is not being drained: given-back Service values are not freed',
     );
-    // The table's own throttle counts, two metrics instead of one per operation. A DynamoDB
-    // system error needs no alarm of its own: it fails the call, which the webhook and node IP
-    // API answer with HTTP 500 (InternalErrors) and a pass with a failed invocation (Errors).
+    // The table's own throttle counts, on the dashboard. They need no alarm of their own: a
+    // throttle the SDK's retries absorb harms nothing, and one they do not fails the call, which
+    // the webhook and node IP API answer with HTTP 500 (InternalErrors) and a pass with a failed
+    // invocation (the dead-letter queue); so does a DynamoDB system error.
     const tableThrottles = new cloudwatch.MathExpression({
       expression: 'FILL(reads, 0) + FILL(writes, 0)',
       usingMetrics: {
@@ -183,14 +205,11 @@ export class Monitoring extends Construct {
       label: 'throttled',
       period: PERIOD,
     });
-    alarm('TableThrottles', tableThrottles, 1, 'DynamoDB throttled requests on the berth table');
     // berth's own metrics (Powertools EMF): every one carries its service and the cluster.
     const series = {
-      rangeUse: [] as cloudwatch.IMetric[],
       fullRangeDenials: [] as cloudwatch.IMetric[],
       leaks: [] as cloudwatch.IMetric[],
       repairWork: [] as cloudwatch.IMetric[],
-      pools: [] as cloudwatch.IMetric[],
       budgetSpent: [] as cloudwatch.IMetric[],
       internalErrors: [] as cloudwatch.IMetric[],
     };
@@ -246,25 +265,20 @@ export class Monitoring extends Construct {
           label: range,
         }),
       );
+      // A range's use is published from 80% only: no data is a range well short of its alarm.
       for (const [rangeIndex, metric] of rangeUse.entries()) {
         clusterAlarm(
           `RangeNearlyFull${rangeIndex}`,
           metric,
-          90,
-          `range ${cluster.ranges[rangeIndex]} is over 90% used`,
+          RANGE_ALARM_PERCENT,
+          `range ${cluster.ranges[rangeIndex]} is over ${RANGE_ALARM_PERCENT}% used`,
         );
       }
-      series.rangeUse.push(...rangeUse);
-      const fullRangeDenials = berthMetric('admission', 'RangeFullDenials', {
-        label: 'range is full',
-      });
-      clusterAlarm(
-        'RangeFullDenials',
-        fullRangeDenials,
-        1,
-        'a request was denied because a range is full',
+      // Denials for a full range are plotted, not alarmed: a full range is over 90% used, which
+      // the repair pass after the denial reports to the alarm above.
+      series.fullRangeDenials.push(
+        berthMetric('admission', 'RangeFullDenials', { label: 'range is full' }),
       );
-      series.fullRangeDenials.push(fullRangeDenials);
       const leaks = new cloudwatch.MathExpression({
         expression: `FILL(${mathId('ip')}, 0) + FILL(${mathId('port')}, 0) + FILL(${mathId('host')}, 0)`,
         usingMetrics: {
@@ -280,13 +294,6 @@ export class Monitoring extends Construct {
       series.repairWork.push(
         berthMetric('repair', 'Released', { label: 'released' }),
         berthMetric('repair', 'Recorded', { label: 'recorded' }),
-      );
-      series.pools.push(
-        berthMetric('eni', 'IdleIps', { statistic: cloudwatch.Stats.MINIMUM, label: 'idle' }),
-        berthMetric('eni', 'AssignedIps', {
-          statistic: cloudwatch.Stats.MAXIMUM,
-          label: 'assigned',
-        }),
       );
       // The budget is the account's, shared by every cluster; spending it is seen per cluster.
       const budgetSpent = berthMetric('eni', 'Ec2BudgetSpent', { label: 'EC2 budget spent' });
@@ -307,17 +314,22 @@ export class Monitoring extends Construct {
         width: 8,
         left: functions.map(([name, fn]) => metric(fn).with({ label: name })),
       });
+    // Series by cluster where the stack serves several (the passes' log lines carry it).
+    const byCluster = props.clusters.length > 1 ? ', cluster' : '';
     new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: props.dashboardName,
       defaultInterval: Duration.hours(6),
       widgets: [
         [
-          new cloudwatch.GraphWidget({
+          new cloudwatch.LogQueryWidget({
             title: 'Are we running out? (% of each range used)',
             width: 8,
-            left: series.rangeUse,
-            right: series.fullRangeDenials,
-            leftAnnotations: [{ value: 90, label: 'alarm', color: cloudwatch.Color.RED }],
+            logGroupNames: [props.logGroups.repair.logGroupName],
+            view: cloudwatch.LogQueryVisualizationType.LINE,
+            queryLines: [
+              "filter message = 'range usage'",
+              `stats max(percent) by bin(5m), range${byCluster}`,
+            ],
           }),
           new cloudwatch.GraphWidget({
             title: 'Did repair find anything? (leaks freed, findings)',
@@ -325,10 +337,23 @@ export class Monitoring extends Construct {
             left: series.leaks,
             right: series.repairWork,
           }),
-          new cloudwatch.GraphWidget({
+          new cloudwatch.LogQueryWidget({
             title: 'Are ENI pools warm? (IPs after each pass)',
             width: 8,
-            left: series.pools,
+            logGroupNames: [props.logGroups.eni.logGroupName],
+            view: cloudwatch.LogQueryVisualizationType.LINE,
+            queryLines: [
+              // Whole passes only: an instance event's pass sees one node's pool.
+              "filter message = 'eni pass' and summary.pools > 1",
+              `stats min(summary.idleIps) as idle, max(summary.assignedIps) as assigned by bin(5m)${byCluster}`,
+            ],
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Denials for a full range, EC2 budget spent',
+            width: 24,
+            left: series.fullRangeDenials,
             right: series.budgetSpent,
           }),
         ],

@@ -1,8 +1,10 @@
 /**
  * What the pass functions (ENI, repair, scale) and the settle function record of their work:
  * log lines and metrics, shared by their handlers and the cost meter, which runs the same bodies
- * against DynamoDB Local. Metrics are what the dashboard and the alarms read; every other figure
- * is in a log line, since each metric is billed monthly per cluster.
+ * against DynamoDB Local. CloudWatch bills a custom metric for every hour it is published in, so
+ * a metric is published only when it has something to say: a count only when it is not zero, a
+ * range's use only from `RANGE_USE_PUBLISHED_FROM` percent (its alarm's concern). Every figure is
+ * also in a log line, which the dashboard reads with Logs Insights (paid per query, by use).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -15,6 +17,16 @@ import type { SettleOutcome } from '../settle/step.js';
 import type { SettleTask } from '../settle/task.js';
 
 type Observed = { readonly logger: Logger; readonly metrics: Metrics };
+
+/** A range this full raises the range alarm. */
+export const RANGE_ALARM_PERCENT = 90;
+/** A range's use is published as a metric from this percentage (logged always). */
+export const RANGE_USE_PUBLISHED_FROM = 80;
+
+/** Adds a count metric, unless it is zero (a zero is what no data means to berth's alarms). */
+function count(metrics: Metrics, name: string, value: number): void {
+  if (value !== 0) metrics.addMetric(name, MetricUnit.Count, value);
+}
 
 /** One background refill of a node's pool. */
 export function recordRefill(
@@ -31,10 +43,9 @@ export function recordRefill(
 export function recordEniPass(observe: Observed, summary: EniPassSummary): void {
   const { logger, metrics } = observe;
   for (const failure of summary.failures) logger.error('pool action failed', { failure });
-  metrics.addMetric('EniFailures', MetricUnit.Count, summary.failures.length);
-  metrics.addMetric('IdleIps', MetricUnit.Count, summary.idleIps);
-  metrics.addMetric('AssignedIps', MetricUnit.Count, summary.assignedIps);
-  metrics.addMetric('Ec2BudgetSpent', MetricUnit.Count, summary.budgetSpent ? 1 : 0);
+  count(metrics, 'EniFailures', summary.failures.length);
+  count(metrics, 'Ec2BudgetSpent', summary.budgetSpent ? 1 : 0);
+  // Idle and assigned addresses are in this line only: the dashboard reads them from the logs.
   logger.info('eni pass', { summary: { ...summary, failures: summary.failures.length } });
 }
 
@@ -45,8 +56,8 @@ export function recordSettle(
   outcome: SettleOutcome,
   lagMs: number,
 ): void {
-  metrics.addMetric('SettleFreed', MetricUnit.Count, outcome.freed);
-  if (outcome.kept > 0) metrics.addMetric('SettleRefusedKept', MetricUnit.Count, outcome.kept);
+  count(metrics, 'SettleFreed', outcome.freed);
+  count(metrics, 'SettleRefusedKept', outcome.kept);
   metrics.addMetric('SettleLag', MetricUnit.Seconds, lagMs / 1000);
   logger.info('settled', { task, outcome });
 }
@@ -59,20 +70,17 @@ export function recordRepairPass(
 ): void {
   if (summary.skipped) logger.warn('skipped', { reason: summary.skipped });
   for (const finding of summary.notes) logger.info('finding', { finding });
-  for (const [reason, count] of Object.entries(summary.findings)) {
-    metrics.addMetric(reason, MetricUnit.Count, count);
-  }
-  metrics.addMetric('Released', MetricUnit.Count, summary.released);
+  for (const [reason, found] of Object.entries(summary.findings)) count(metrics, reason, found);
+  count(metrics, 'Released', summary.released);
   for (const range of usage) {
+    const percent = (100 * range.used) / Math.max(1, range.size);
+    logger.info('range usage', { range: range.name, used: range.used, size: range.size, percent });
+    if (percent < RANGE_USE_PUBLISHED_FROM) continue;
     const used = metrics.singleMetric();
     used.addDimension('range', range.name);
-    used.addMetric(
-      'RangeUsedPercent',
-      MetricUnit.Percent,
-      (100 * range.used) / Math.max(1, range.size),
-    );
+    used.addMetric('RangeUsedPercent', MetricUnit.Percent, percent);
   }
-  metrics.addMetric('Recorded', MetricUnit.Count, summary.recorded);
+  count(metrics, 'Recorded', summary.recorded);
 }
 
 /** One scale pass. */
@@ -84,6 +92,6 @@ export function recordScalePass({ logger, metrics }: Observed, report: ScaleRepo
       holder: report.leaseHeldBy.holder,
     });
   }
-  metrics.addMetric('ScaleActions', MetricUnit.Count, report.actions.length);
-  metrics.addMetric('ScaleFailures', MetricUnit.Count, report.failures.length);
+  count(metrics, 'ScaleActions', report.actions.length);
+  count(metrics, 'ScaleFailures', report.failures.length);
 }

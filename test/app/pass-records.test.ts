@@ -66,10 +66,36 @@ describe('what the passes and the settle step record', () => {
       leaseHeldBy: { holder: 'other', expiresAtMs: 1 },
     } as unknown as ScaleReport;
     recordScalePass(observe, report);
-    expect(added).toEqual([
-      ['ScaleActions', 1],
-      ['ScaleFailures', 0],
-    ]);
+    // No failures: no metric for them (CloudWatch bills each hour a metric is published in).
+    expect(added).toEqual([['ScaleActions', 1]]);
     expect(lines).toEqual(['scale action', 'skipped: another scale pass holds the lease']);
+  });
+
+  it('publishes no count that is zero, and a range’s use only from 80%, logging every range', () => {
+    const { observe, lines, added } = observed();
+    const singles: [string, number][] = [];
+    vi.spyOn(observe.metrics, 'singleMetric').mockImplementation(() => {
+      const single = new Metrics({ namespace: 'test' });
+      vi.spyOn(single, 'addMetric').mockImplementation((name: string, _unit, value: number) => {
+        singles.push([name, value]);
+        return single;
+      });
+      return single;
+    });
+    const summary = {
+      findings: { PortLeaked: 0, ClusterIPLeaked: 0 },
+      released: 0,
+      recorded: 0,
+      notes: [],
+    } as unknown as RepairSummary;
+    recordRepairPass(observe, summary, [
+      { name: '10.100.0.0/16', kind: 'clusterIP', used: 100, size: 1000 },
+      { name: '30000-32767', kind: 'nodePort', used: 2400, size: 2768 },
+    ]);
+    expect(added).toEqual([]);
+    expect(singles).toEqual([['RangeUsedPercent', (100 * 2400) / 2768]]);
+    expect(lines).toEqual(['range usage', 'range usage']);
+    recordScalePass(observe, { dryRun: false, actions: [], failures: [], notes: [] } as never);
+    expect(added).toEqual([]);
   });
 });

@@ -187,11 +187,20 @@ describe('stackSettings for several clusters', () => {
 });
 
 describe('createBerthApp', () => {
-  it('traces the request functions only when asked with -c tracing=all', () => {
-    expect(stackSettings({}).tracing).toBe('passes');
+  it('traces only what callers sample unless -c tracing says passes or all', () => {
+    expect(stackSettings({}).tracing).toBe('callers');
+    expect(stackSettings({ tracing: 'passes' }).tracing).toBe('passes');
     expect(stackSettings({ tracing: 'all' }).tracing).toBe('all');
     expect(problemsOf(() => stackSettings({ tracing: 'everything' }))).toEqual([
-      '-c tracing: "everything" is not one of passes, all (default passes: the request functions trace only what their caller samples)',
+      '-c tracing: "everything" is not one of callers, passes, all (default callers: every function traces only what its caller samples)',
+    ]);
+  });
+
+  it('gives the alarm topic a key of its own only with -c alarmTopicKey=true', () => {
+    expect(stackSettings({}).alarmTopicKey).toBe(false);
+    expect(stackSettings({ alarmTopicKey: 'true' }).alarmTopicKey).toBe(true);
+    expect(problemsOf(() => stackSettings({ alarmTopicKey: 'yes' }))).toEqual([
+      '-c alarmTopicKey: "yes" is not true or false (default false: the alarm topic is encrypted in transit only)',
     ]);
   });
 

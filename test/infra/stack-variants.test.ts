@@ -1,3 +1,4 @@
+import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { synthStack } from '../support/synth.js';
 
@@ -23,6 +24,35 @@ describe('BerthStack variants', { timeout: 120_000 }, () => {
     expect(functions.map((fn) => fn.Properties.TracingConfig)).toEqual(
       Array(6).fill({ Mode: 'Active' }),
     );
+  });
+
+  it('traces the passes actively with -c tracing=passes, the request functions passing through', () => {
+    const { template } = synth({}, { tracing: 'passes' });
+    const modes = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (fn) => (fn.Properties.TracingConfig as { Mode: string }).Mode,
+    );
+    expect(modes.filter((mode) => mode === 'Active')).toHaveLength(4);
+    expect(modes.filter((mode) => mode === 'PassThrough')).toHaveLength(2);
+  });
+
+  it('encrypts the alarm topic with a rotated key CloudWatch may use with -c alarmTopicKey=true', () => {
+    const { template, report } = synth({}, { alarmTopicKey: 'true' });
+    expect(report.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^MonitoringAlarmTopicKey'), 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      KeyPolicy: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          }),
+        ]),
+      },
+    });
+    expect(JSON.stringify(template.toJSON())).not.toContain('AwsSolutions-SNS2');
   });
 
   it('gives a Karpenter pool no AWS scaling permission', () => {
