@@ -180,7 +180,9 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         cluster: config.cluster,
         ranges: [
           ...exclusive,
-          ...hostPorts.map(({ range, counts }) => hostPortRangeUsage(range, counts)),
+          ...hostPorts.map(({ range, counts, foreign }) =>
+            hostPortRangeUsage(range, counts, foreign),
+          ),
         ],
         pools,
       };

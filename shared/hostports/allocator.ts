@@ -117,7 +117,8 @@ export function planPorts(
     const inRange = specs.filter((s) => isAllocated(s.portPolicy) && s.range === name);
     const perItem = observed.portsPerItem;
     const itemOf = perItem ? (offset: number) => Math.floor((first + offset) / perItem) : undefined;
-    const taken = new Set<number>();
+    // Ports held by pods berth never admitted are never chosen, as if this pod had them.
+    const taken = new Set<number>(observed.foreign);
     const blocks = inRange.filter((s) => s.count !== undefined);
     for (const spec of blocks.toSorted((a, b) => portsOf(b) - portsOf(a))) {
       const size = portsOf(spec);
@@ -358,16 +359,19 @@ export interface HostPortRangeUsage {
    * the range can give while keeping every count within one of the others.
    */
   readonly largestFreeBlock: number;
+  /** Ports held by pods berth never admitted (never handed out); absent when none. */
+  readonly heldOutside?: number;
 }
 
 /**
- * One range's usage for `/v1/status`, from its use counts (offset from its first port): the sum of
- * the counts is the number of (pod, port) allocations held (each held port adds exactly one use;
- * a TCPUDP port is one). Pure.
+ * One range's usage for `/v1/status`, from its use counts (offset from its first port) and the
+ * offsets held by pods berth never admitted: the sum of the counts is the number of (pod, port)
+ * allocations held (each held port adds exactly one use; a TCPUDP port is one). Pure.
  */
 export function hostPortRangeUsage(
   range: HostPortRange,
   counts: readonly number[],
+  foreign: ReadonlySet<number> = new Set(),
 ): HostPortRangeUsage {
   return {
     name: range.name,
@@ -376,6 +380,9 @@ export function hostPortRangeUsage(
     used: counts.reduce((sum, c) => sum + c, 0),
     minUse: counts.length > 0 ? Math.min(...counts) : 0,
     maxUse: counts.length > 0 ? Math.max(...counts) : 0,
-    largestFreeBlock: largestFreeBlock(counts),
+    largestFreeBlock: largestFreeBlock(
+      counts.map((c, offset) => (foreign.has(offset) ? Number.POSITIVE_INFINITY : c)),
+    ),
+    ...(foreign.size === 0 ? {} : { heldOutside: foreign.size }),
   };
 }

@@ -24,6 +24,8 @@ export interface BlockCounts {
   readonly counts: ReadonlyMap<number, number>;
   /** When a use was last added to the item (epoch ms), if a writer recorded it. */
   readonly writtenAt?: number;
+  /** Port numbers of the item held by pods berth never admitted. */
+  readonly foreign?: ReadonlySet<number>;
 }
 
 /** A port an allocation is writing now: counted in the view until its write is answered. */
@@ -43,6 +45,8 @@ interface RangeView {
   readonly stamps: number[];
   readonly readAt: number;
   readonly portsPerItem?: number;
+  /** Offsets held by pods berth never admitted. */
+  readonly foreign: Set<number>;
 }
 
 /** The process's view of every range it allocates from. */
@@ -94,6 +98,7 @@ export class CountView {
       counts,
       busy,
       ...(view.portsPerItem === undefined ? {} : { portsPerItem: view.portsPerItem }),
+      ...(view.foreign.size === 0 ? {} : { foreign: new Set(view.foreign) }),
     };
   }
 
@@ -145,6 +150,8 @@ export class CountView {
         if (stamp > (view.stamps[offset] ?? 0)) {
           view.counts[offset] = answered;
           view.stamps[offset] = stamp;
+          if (block.foreign?.has(port)) view.foreign.add(offset);
+          else view.foreign.delete(offset);
         } else if (written.has(key(block.range, port))) {
           view.counts[offset] = Math.max(view.counts[offset] ?? 0, answered);
         }
@@ -208,6 +215,7 @@ export class CountView {
           counts,
           stamps,
           readAt,
+          foreign: new Set(result.foreign),
           ...(result.portsPerItem === undefined ? {} : { portsPerItem: result.portsPerItem }),
         };
         this.#ranges.set(range.name, view);

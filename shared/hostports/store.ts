@@ -56,6 +56,11 @@ export interface RangeCounts {
    * a pod's ports in one item cost one write.
    */
   readonly portsPerItem?: number;
+  /**
+   * Offsets held by pods berth never admitted (DaemonSets, hostNetwork pods), as the repair pass
+   * recorded them: never handed out.
+   */
+  readonly foreign?: ReadonlySet<number>;
 }
 
 /**
@@ -83,7 +88,8 @@ export interface HostPortStore {
    * Adds one use per held port, one write per count item, all in parallel. With `levels`
    * (`<range>#<port>` → the condition the choice set), a port's use is added only while its
    * count meets it; if any item refuses, the uses added to the others are taken back and
-   * `HostPortConflictError` is thrown with the items as found. With `writtenAt` (epoch ms) each
+   * `HostPortConflictError` is thrown with the items as found. A conditioned use is also refused
+   * on a port recorded as held by a pod berth never admitted. With `writtenAt` (epoch ms) each
    * item written records it as its last add, for `UseLevel.concurrentSince`. Answers the items
    * as left.
    */

@@ -21,6 +21,11 @@ export const REPAIR_REASONS = {
   hostPortCountDrift: 'HostPortCountDrift',
   /** An owner record of a Service that no longer exists and holds nothing, deleted (berth only). */
   ownerRecordLeaked: 'OwnerRecordLeaked',
+  /**
+   * A host port in a berth range held by a pod berth never admitted (a DaemonSet's, a hostNetwork
+   * pod's): berth no longer hands it out (berth only, summary only).
+   */
+  hostPortHeldOutside: 'HostPortHeldOutsideBerth',
 } as const;
 
 /** One of `REPAIR_REASONS`. */

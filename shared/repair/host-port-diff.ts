@@ -66,6 +66,44 @@ export function readPod(pod: V1Pod, ranges: readonly ValueRange[]): PodReading |
   };
 }
 
+/** A pod berth never admitted that holds host ports inside a berth range. */
+export interface ForeignReading {
+  /** `<namespace>/<name>`, for messages. */
+  readonly pod: string;
+  readonly ports: readonly {
+    readonly range: string;
+    readonly port: number;
+    readonly protocol: string;
+  }[];
+}
+
+/**
+ * Reads a pod berth never admitted (no allocation id): the host ports it holds inside a berth
+ * range, or undefined when it holds none there or has finished. A `hostNetwork` pod's container
+ * ports are host ports whether or not `hostPort` says so.
+ */
+export function readForeignPod(
+  pod: V1Pod,
+  ranges: readonly ValueRange[],
+): ForeignReading | undefined {
+  const metadata = pod.metadata ?? {};
+  if (isAllocationId(metadata.annotations?.[ALLOCATION_ID_ANNOTATION])) return undefined;
+  if (TERMINAL_PHASES.has(pod.status?.phase ?? '')) return undefined;
+  const hostNetwork = pod.spec?.hostNetwork === true;
+  const ports = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].flatMap(
+    (container) =>
+      (container.ports ?? []).flatMap((entry) => {
+        const port = entry.hostPort || (hostNetwork ? entry.containerPort : 0);
+        const range = ranges.find((r) => r.offsetOf(String(port)) !== undefined);
+        return port && range
+          ? [{ range: range.name, port, protocol: entry.protocol ?? 'TCP' }]
+          : [];
+      }),
+  );
+  if (ports.length === 0) return undefined;
+  return { pod: `${metadata.namespace ?? 'default'}/${metadata.name ?? ''}`, ports };
+}
+
 /**
  * The held ports a pod's containers show, in the webhook's naming: a TCPUDP port is two entries
  * `<name>-tcp`/TCP and `<name>-udp`/UDP sharing one host port, recorded once as `<name>`.
@@ -151,6 +189,12 @@ export interface HostPortPlan {
   readonly records: readonly PodPortRecord[];
   readonly releases: readonly RecordRelease[];
   readonly corrections: readonly CountCorrection[];
+  /** Ports to mark as held by pods berth never admitted (`held`), or to clear. */
+  readonly foreignMarks: readonly {
+    readonly range: string;
+    readonly port: number;
+    readonly held: boolean;
+  }[];
   readonly counters: readonly LeakCounter[];
 }
 
@@ -162,6 +206,8 @@ export interface HostPortDiffInput {
   readonly grace: number;
   /** Epoch ms: new counters and new records are stamped with it. */
   readonly now: number;
+  /** Pods berth never admitted that hold host ports inside its ranges. */
+  readonly foreign?: readonly ForeignReading[];
 }
 
 /** Decides one pass over host ports. */
@@ -252,5 +298,63 @@ export function diffHostPorts(input: HostPortDiffInput): HostPortPlan {
     });
   });
 
-  return { findings, records, releases, corrections, counters: kept };
+  const foreign = diffForeign(snapshot, input.foreign ?? [], counters, grace, now);
+  kept.push(...foreign.counters);
+  findings.push(...foreign.findings);
+  return {
+    findings,
+    records,
+    releases,
+    corrections,
+    foreignMarks: foreign.marks,
+    counters: kept,
+  };
+}
+
+/**
+ * Ports held by pods berth never admitted: marked at once, so no allocation hands them out, and
+ * each reported on every pass while held (with how many berth pods hold it too, whose nodes the
+ * scheduler then cannot share with the other holder); a mark whose holder is gone is cleared on
+ * the grace-th consecutive pass that finds it so (a DaemonSet pod being replaced keeps it).
+ */
+function diffForeign(
+  snapshot: HostPortSnapshot,
+  pods: readonly ForeignReading[],
+  counters: ReadonlyMap<string, LeakCounter>,
+  grace: number,
+  now: number,
+): Pick<HostPortPlan, 'findings' | 'counters'> & { marks: HostPortPlan['foreignMarks'] } {
+  const holders = new Map<string, { range: string; port: number; who: string[] }>();
+  for (const pod of pods) {
+    for (const p of pod.ports) {
+      const key = `${p.range}/${p.port}`;
+      const held = holders.get(key) ?? { range: p.range, port: p.port, who: [] };
+      held.who.push(`${p.protocol} by pod ${pod.pod}`);
+      holders.set(key, held);
+    }
+  }
+  const marks: { range: string; port: number; held: boolean }[] = [];
+  const findings: Finding[] = [];
+  const kept: LeakCounter[] = [];
+  for (const counts of snapshot.countsAfter) {
+    const { range } = counts;
+    const marked = new Set([...(counts.foreign ?? [])].map((offset) => range.first + offset));
+    for (const held of holders.values()) {
+      if (held.range !== range.name) continue;
+      if (!marked.has(held.port)) marks.push({ range: range.name, port: held.port, held: true });
+      const uses = counts.counts[held.port - range.first] ?? 0;
+      findings.push({
+        reason: REPAIR_REASONS.hostPortHeldOutside,
+        message: `host port ${held.port} of range ${range.name} is held (${held.who.join(', ')}) by a pod berth did not admit, and by ${uses} berth pod${uses === 1 ? '' : 's'}: berth no longer hands it out`,
+      });
+    }
+    for (const port of marked) {
+      if (holders.has(`${range.name}/${port}`)) continue;
+      const key = `${HOST_PORT_LEAK_PREFIX}foreign#${range.name}#${port}`;
+      const verdict = countSighting(counters.get(key), key, 'gone', grace, now);
+      if (verdict.free) marks.push({ range: range.name, port, held: false });
+      else kept.push(verdict.counter);
+    }
+  }
+  return { findings, counters: kept, marks };
 }

@@ -38,10 +38,12 @@ import {
 import { type Finding, REPAIR_EVENT_COMPONENT, REPAIR_REASONS } from './findings.js';
 import {
   diffHostPorts,
+  type ForeignReading,
   HOST_PORT_LEAK_PREFIX,
   type HostPortPlan,
   type HostPortSnapshot,
   type PodReading,
+  readForeignPod,
   readPod,
   toHostPortRange,
 } from './host-port-diff.js';
@@ -218,7 +220,7 @@ async function repairUnderLease(
   });
 
   // 2. Every Service and Pod, paged.
-  const { services, pods } = await stage('list', progress, async () => {
+  const { services, pods, foreign } = await stage('list', progress, async () => {
     const serviceRanges = {
       clusterIps: options.ranges.clusterIps,
       nodePorts: options.ranges.nodePorts,
@@ -228,13 +230,16 @@ async function repairUnderLease(
       listed.push(readService(service, serviceRanges));
     }
     const readings: PodReading[] = [];
+    const foreign: ForeignReading[] = [];
     if (host) {
       for await (const pod of deps.cluster.listPods({ pageSize })) {
         const reading = readPod(pod, options.ranges.hostPorts);
         if (reading) readings.push(reading);
+        const outside = reading ? undefined : readForeignPod(pod, options.ranges.hostPorts);
+        if (outside) foreign.push(outside);
       }
     }
-    return { services: listed, pods: readings };
+    return { services: listed, pods: readings, foreign };
   });
 
   // 3. Decide.
@@ -243,7 +248,7 @@ async function repairUnderLease(
   const { exclusivePlan, hostPlan } = await stage('decide', progress, () => {
     const exclusivePlan = diffExclusive({ snapshot: exclusive, services, counters, grace, now });
     const hostPlan = host
-      ? diffHostPorts({ snapshot: host, pods, counters, grace, now })
+      ? diffHostPorts({ snapshot: host, pods, counters, grace, now, foreign })
       : undefined;
     return { exclusivePlan, hostPlan };
   });
@@ -568,6 +573,9 @@ async function writeHostPorts(
       progress.conflicts++;
     }
   });
+  await forEachBounded(plan.foreignMarks, concurrency, (m) =>
+    store.markForeign(m.range, m.port, m.held),
+  );
   await forEachBounded(plan.corrections, concurrency, async (c) => {
     if (await store.correctCount(c.range.name, c.port, c.from, c.to))
       progress.freed.push(c.finding);

@@ -29,4 +29,6 @@ export interface HostPortRepairStore
   > {
   /** Sets the use count of `port` in `range` to `to` if it is still `from`; false when it moved. */
   correctCount(range: string, port: number, from: number, to: number): Promise<boolean>;
+  /** Marks a port as held by a pod berth never admitted (never handed out), or clears it. */
+  markForeign(range: string, port: number, held: boolean): Promise<void>;
 }

@@ -10,6 +10,8 @@
  *   whole, which a fresh view of the counts needs. Attribute `w` holds when a use was last
  *   added to the item (epoch ms): a count above the level chosen is let through by one use only
  *   when that add came after the allocation began (a concurrent allocation's, not an older one).
+ *   `f<slot>` marks a port the repair pass found held by a pod berth never admitted (a
+ *   DaemonSet's, a hostNetwork pod's): an allocation's use of it is refused.
  * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name (empty until
  *   berth learns the name of a pod created with generateName), generateName, the creating
  *   request's uid while unnamed, the held (name, range, port, protocol) list, createdAt and the
@@ -65,6 +67,8 @@ const blockSortKey = (block: number): string => String(block).padStart(4, '0');
 const COUNT_ATTRIBUTE = /^c(\d+)$/;
 /** A count item's last add (epoch ms): tells a concurrent allocation's use from an older one. */
 const WRITTEN_AT = 'w';
+/** `f<slot>` marks a port held by a pod berth never admitted: never handed out. */
+const FOREIGN_ATTRIBUTE = /^f(\d+)$/;
 
 /** The uses one write adds to (or removes from) the ports of one count item. */
 interface BlockChange {
@@ -104,6 +108,7 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
 
   async readCounts(range: HostPortRange): Promise<RangeCounts> {
     const counts = new Array<number>(range.size).fill(0);
+    const foreign = new Set<number>();
     const from = blockSortKey(Math.floor(range.first / COUNT_BLOCK_PORTS));
     const to = blockSortKey(Math.floor(lastPort(range) / COUNT_BLOCK_PORTS));
     for await (const item of queryPartition(this.#target(), this.#countsKey(range.name), {
@@ -111,13 +116,20 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     })) {
       const block = Number(item[SK]?.S ?? Number.NaN);
       for (const [attribute, value] of Object.entries(item)) {
-        const match = COUNT_ATTRIBUTE.exec(attribute);
+        const match = COUNT_ATTRIBUTE.exec(attribute) ?? FOREIGN_ATTRIBUTE.exec(attribute);
         if (!match || value.N === undefined) continue;
         const offset = block * COUNT_BLOCK_PORTS + Number(match[1]) - range.first;
-        if (offset >= 0 && offset < range.size) counts[offset] = Number(value.N);
+        if (offset < 0 || offset >= range.size) continue;
+        if (attribute.startsWith('f')) foreign.add(offset);
+        else counts[offset] = Number(value.N);
       }
     }
-    return { range, counts, portsPerItem: COUNT_BLOCK_PORTS };
+    return {
+      range,
+      counts,
+      portsPerItem: COUNT_BLOCK_PORTS,
+      ...(foreign.size === 0 ? {} : { foreign }),
+    };
   }
 
   async getRecord(id: string): Promise<PodPortRecord | undefined> {
@@ -283,6 +295,28 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     return write.applied;
   }
 
+  /**
+   * Marks `port` of `range` as held by a pod berth never admitted (`held`), or clears the mark:
+   * an allocation never takes a marked port, and a use written from a view that missed the mark
+   * is refused.
+   */
+  async markForeign(range: string, port: number, held: boolean): Promise<void> {
+    const out = await this.#client.send(
+      new UpdateItemCommand({
+        TableName: this.#table,
+        Key: {
+          [PK]: { S: this.#countsKey(range) },
+          [SK]: { S: blockSortKey(Math.floor(port / COUNT_BLOCK_PORTS)) },
+        },
+        UpdateExpression: held ? 'SET #f = :one' : 'REMOVE #f',
+        ExpressionAttributeNames: { '#f': `f${port % COUNT_BLOCK_PORTS}` },
+        ...(held ? { ExpressionAttributeValues: { ':one': { N: '1' } } } : {}),
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    this.meter.write(out.ConsumedCapacity);
+  }
+
   // ---- end of repair only --------------------------------------------------------------------
 
   /** One count item's UpdateItem; answers whether it applied, and the item as left or found. */
@@ -297,6 +331,8 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
       adds.push(`#c${slot} :u${slot}`);
       if (level === undefined) continue;
       values[`:l${slot}`] = { N: String(level.level) };
+      names[`#f${slot}`] = `f${slot}`;
+      conditions.push(`attribute_not_exists(#f${slot})`);
       // A port never used has no attribute, which is count 0: within any level.
       const within = [`attribute_not_exists(#c${slot})`, `#c${slot} <= :l${slot}`];
       if (level.concurrentSince !== undefined) {
@@ -381,11 +417,14 @@ function decodeBlock(
   item: Record<string, AttributeValue> | undefined,
 ): BlockCounts {
   const counts = new Map<number, number>();
+  const foreign = new Set<number>();
   for (const [attribute, value] of Object.entries(item ?? {})) {
     const match = COUNT_ATTRIBUTE.exec(attribute);
     if (match && value.N !== undefined) {
       counts.set(block * COUNT_BLOCK_PORTS + Number(match[1]), Number(value.N));
     }
+    const mark = FOREIGN_ATTRIBUTE.exec(attribute);
+    if (mark) foreign.add(block * COUNT_BLOCK_PORTS + Number(mark[1]));
   }
   const writtenAt = item?.[WRITTEN_AT]?.N;
   return {
@@ -394,6 +433,7 @@ function decodeBlock(
     ports: COUNT_BLOCK_PORTS,
     counts,
     ...(writtenAt === undefined ? {} : { writtenAt: Number(writtenAt) }),
+    ...(foreign.size === 0 ? {} : { foreign }),
   };
 }
 

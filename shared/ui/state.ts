@@ -79,7 +79,7 @@ export function uiStateOf(
     ...status,
     ranges: [
       ...status.ranges,
-      ...hostPorts.map(({ range, counts }) => hostPortRangeUsage(range, counts)),
+      ...hostPorts.map(({ range, counts, foreign }) => hostPortRangeUsage(range, counts, foreign)),
     ],
     at,
     hostPorts: hostPorts.map(({ range, counts }) => ({

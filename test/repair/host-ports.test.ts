@@ -70,7 +70,8 @@ describe('runRepairPass: host ports', () => {
       gamePod('plain', undefined, [{ name: sid('other'), hostPort: 7012 }]),
     );
     const summary = await env.pass();
-    expect(summary.findings).toEqual({ HostPortNotAllocated: 2 });
+    // The pod without an id holds 7012 outside berth: reported, and no longer handed out.
+    expect(summary.findings).toEqual({ HostPortNotAllocated: 2, HostPortHeldOutsideBerth: 1 });
     expect(summary.recorded).toBe(2);
     expect(eventsOf(env.cluster)).toEqual([
       'HostPortNotAllocated Pod/default/gs-3',
@@ -88,7 +89,7 @@ describe('runRepairPass: host ports', () => {
         [7011, 1],
       ]),
     );
-    expect((await env.pass()).findings).toEqual({});
+    expect((await env.pass()).findings).toEqual({ HostPortHeldOutsideBerth: 1 });
   });
 
   it('records live pods with one write each and no count reads, even on a shared port', async () => {
@@ -115,6 +116,7 @@ describe('runRepairPass: host ports', () => {
       deleteRecord: (id, pod, token) => env.hostPorts.deleteRecord(id, pod, token),
       removeUses: (ports) => env.hostPorts.removeUses(ports),
       correctCount: (range, port, from, to) => env.hostPorts.correctCount(range, port, from, to),
+      markForeign: (range, port, held) => env.hostPorts.markForeign(range, port, held),
     };
     const summary = await env.pass({ hostPorts: counted }, { concurrency: 4 });
     expect(summary).toMatchObject({ recorded: 4, conflicts: 0 });
