@@ -27,6 +27,7 @@ const REFUSING_CODES = new Set([
   'EHOSTUNREACH',
   'EADDRINUSE',
   'EACCES',
+  'ETIMEDOUT',
 ]);
 /** The AWS SDK's names for missing credentials or region. */
 const AWS_SETUP_ERRORS = new Set(['CredentialsProviderError', 'ExpiredTokenException']);
@@ -52,6 +53,8 @@ function refusalIn(error: Error): { readonly fix?: string } | undefined {
   const code = (error as { code?: unknown }).code;
   const refused =
     error instanceof EnvironmentError ||
+    // The SDK's request timeout: an endpoint that took the connection and never answered.
+    error.name === 'TimeoutError' ||
     error instanceof KubeConfigError ||
     (typeof code === 'string' && REFUSING_CODES.has(code));
   return refused ? {} : undefined;

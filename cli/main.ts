@@ -4,6 +4,7 @@
  * AWS SDK, the Kubernetes client, DynamoDB Local) are imported after its flags were checked, so
  * `--help` and a usage error answer at once.
  */
+import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../shared/config/errors.js';
 import type { BerthConfig } from '../shared/config/schema.js';
@@ -58,6 +59,10 @@ export interface CliOptions {
   readonly cni: boolean;
   /** `manifests --cni-nodes`: the nodes that run berth-cni (default: `scale.nodeSelector`). */
   readonly cniNodes?: string;
+  /** `manifests --fail-open pods`: the pod webhook lets pods through while berth does not answer. */
+  readonly failOpen?: string;
+  /** `manifests --delete`: what `kubectl delete -f -` needs to remove berth, webhooks first. */
+  readonly delete?: boolean;
   /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
   readonly holder?: string;
   /** `forget-cluster NAME`: the cluster whose items go. */
@@ -92,6 +97,11 @@ type Flags = Record<string, string | boolean | undefined>;
 /** `--new-ca` says what it costs: the local CA is otherwise kept, its certificates issued again. */
 const NEW_CA_HELP =
   'make a new local CA under --data-dir (every caBundle already applied stops matching: apply berth manifests --local again)';
+
+/** berth's version, as package.json (the one file that states it) says. */
+export const BERTH_VERSION: string = (
+  createRequire(import.meta.url)('../package.json') as { version: string }
+).version;
 
 /** A flag's value that must be an http(s) URL. */
 const httpUrl =
@@ -141,6 +151,7 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     )
     .option('--region <region>', 'AWS Region for EC2, node groups and stacks')
     .option('--profile <name>', 'AWS shared-config profile')
+    .version(BERTH_VERSION, '-V, --version', "print berth's version")
     .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError(true)
     .showHelpAfterError('(run with --help for usage)')
@@ -272,6 +283,14 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
       "berth-cni's DaemonSet instead: the node IP API of --stack, of --url, or of --local (serve --http)",
     )
     .option('--cni-nodes <selector>', 'nodes that run berth-cni (default: scale.nodeSelector)')
+    .option(
+      '--fail-open <webhooks>',
+      'pods: game servers are admitted without berth while it does not answer (Services stay Fail); apply the plain manifests to take it back',
+    )
+    .option(
+      '--delete',
+      'print what kubectl delete -f - needs to remove berth from the cluster, the webhook configuration first',
+    )
     .action(action('manifests'));
   return root;
 }
@@ -338,6 +357,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       stack: text('stack'),
       caFile: text('caFile'),
       cniNodes: text('cniNodes'),
+      failOpen: text('failOpen'),
       holder: text('holder'),
       forget: text('forget'),
     }),
@@ -353,6 +373,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
     local: on('local'),
     newCa: on('newCa'),
     cni: on('cni'),
+    delete: on('delete'),
     ...(command === 'sim'
       ? {
           sim: {

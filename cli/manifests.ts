@@ -20,10 +20,12 @@ import type { BerthConfig } from '../shared/config/schema.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
 import { type CniTarget, cniManifests } from '../shared/manifests/cni.js';
 import { WebhookEndpointError } from '../shared/manifests/errors.js';
-import { berthManifests } from '../shared/manifests/manifests.js';
+import { berthManifests, berthManifestsToDelete } from '../shared/manifests/manifests.js';
 import { printManifests } from '../shared/manifests/print.js';
 import { STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
 import {
+  FAIL_OPEN_CHOICES,
+  type FailOpen,
   localWebhookUrl,
   securedWebhookUrl,
   type WebhookEndpoint,
@@ -53,6 +55,10 @@ export interface ManifestsOptions {
   /** berth-cni's DaemonSet instead of the webhook. */
   readonly cni?: boolean;
   readonly cniNodes?: string;
+  /** `--fail-open pods`. */
+  readonly failOpen?: string;
+  /** `--delete`: the objects to delete, by name, webhooks first. */
+  readonly delete?: boolean;
 }
 
 /** Reads a CloudFormation stack's outputs by name (DescribeStacks). */
@@ -180,7 +186,7 @@ async function endpointFor(
     return caPem === undefined ? endpoint : { ...endpoint, caPem };
   }
   if (options.url !== undefined) {
-    const url = webhookUrl(options.url);
+    const url = webhookUrl(admissionPath(options.url, deps));
     return caPem === undefined ? { url } : { url, caPem };
   }
   if (options.http) {
@@ -195,6 +201,43 @@ async function endpointFor(
       caPem ??
       (await deps.localCa(join(resolve(options.dataDir), 'tls'), host, options.newCa === true)),
   };
+}
+
+/**
+ * `--url` as berth serves it: a URL with no path gets `/admission` (said on stderr); a path that
+ * does not name the admission route is kept, with a warning, since a proxy may map it.
+ */
+function admissionPath(text: string, deps: ManifestsDeps): string {
+  if (!URL.canParse(text)) return text;
+  const url = new URL(text);
+  if (url.pathname === '/' && !url.search && !url.hash) {
+    const fixed = `${text.replace(/\/+$/, '')}/admission`;
+    deps.stderr(
+      `berth manifests: --url ${text} has no path; using ${fixed}, where berth serves its webhook\n`,
+    );
+    return fixed;
+  }
+  if (!/\/admission(\/[^/]+)?\/?$/.test(url.pathname)) {
+    deps.stderr(
+      `berth manifests: warning: --url ${text} does not end in /admission (AWS: /admission/<secret>), where berth serves its webhook; the apiserver will call exactly this URL\n`,
+    );
+  }
+  return text;
+}
+
+/** `--fail-open`'s value checked: only pods may fail open. */
+function failOpenOf(text: string | undefined): readonly FailOpen[] {
+  if (text === undefined) return [];
+  const choices = text.split(',').map((part) => part.trim());
+  const wrong = choices.filter(
+    (choice) => !(FAIL_OPEN_CHOICES as readonly string[]).includes(choice),
+  );
+  if (wrong.length > 0) {
+    throw new WebhookEndpointError(
+      `--fail-open: "${wrong.join(',')}" cannot fail open; only pods can (Services stay Fail: two Services must never share an IP or node port)`,
+    );
+  }
+  return choices as FailOpen[];
 }
 
 /** Where the local server serves the cluster: below `/clusters/<name>` when it serves several. */
@@ -275,8 +318,15 @@ export function createManifestsCommand(
       deps.stdout(printManifests(cniManifests(target, plugin), options.json ? 'json' : 'yaml'));
       return 0;
     }
+    if (options.delete) {
+      const objects = berthManifestsToDelete(options.config.cluster, options.config.scale);
+      deps.stdout(printManifests(objects, options.json ? 'json' : 'yaml'));
+      return 0;
+    }
     let endpoint: WebhookEndpoint;
+    let failOpen: readonly FailOpen[];
     try {
+      failOpen = failOpenOf(options.failOpen);
       endpoint = await endpointFor(options, deps);
     } catch (error) {
       deps.stderr(`berth manifests: ${describeFailure(error)}\n`);
@@ -285,7 +335,12 @@ export function createManifestsCommand(
       // missing stack) is an operational failure (1).
       return error instanceof WebhookEndpointError ? 2 : exitCodeOf(error);
     }
-    const objects = berthManifests(endpoint, options.config.cluster, options.config.scale);
+    const objects = berthManifests(
+      endpoint,
+      options.config.cluster,
+      options.config.scale,
+      failOpen,
+    );
     deps.stdout(printManifests(objects, options.json ? 'json' : 'yaml'));
     return 0;
   };

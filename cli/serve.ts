@@ -38,7 +38,7 @@ import {
   requiredCluster,
 } from './local-cluster.js';
 import type { CliOptions } from './main.js';
-import { type ServeLog, serveLog } from './serve-log.js';
+import { type ServeLog, serveLog, warnAtMostEvery } from './serve-log.js';
 
 /** One cluster of the config as the server runs it. */
 interface ServedCluster {
@@ -112,6 +112,9 @@ function serveCluster(
   // With a cluster, the view draws its game-server nodes too, as berth sim's does.
   const readView = clusterApi ? clusterViewReader(clusterApi, config.scale, Date.now) : undefined;
   const holder = `${hostname()}-${process.pid}`;
+  // An outage answers every request 503 naming what failed; the log says so once a minute.
+  const unavailable = warnAtMostEvery(60_000, (line) => log.warn(`${tag}answering 503: ${line}`));
+  const unavailableFault = (fault: { message: string }) => unavailable(fault.message);
   return {
     config,
     cluster,
@@ -124,6 +127,8 @@ function serveCluster(
       status: () => runtime.status(),
       ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
       classify: nodeIpFault,
+      storeName: `table ${store.tableName} on ${store.where}`,
+      onUnavailable: unavailableFault,
       onDecision: (decision) => log.info(`${tag}admission ${formatDecision(decision)}`),
       webView: {
         page: WEB_VIEW_PAGE,

@@ -25,6 +25,8 @@ const api = await lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
   onDecision: decisionRecorder(logger, metrics),
+  // The table or the EKS API did not answer: the reviewer got a 503 naming it; so does the log.
+  onUnavailable: (fault) => logger.error('dependency unavailable', { answer: fault.message }),
   onCluster: forCluster,
 });
 

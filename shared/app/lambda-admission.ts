@@ -14,7 +14,7 @@ import { clusterRoutes, type HttpHandler } from '../clusters/http-routes.js';
 import { ConfigError } from '../config/errors.js';
 import { lambdaSettings } from '../config/load.js';
 import type { BerthConfig } from '../config/schema.js';
-import { createHttpApi } from '../http/api.js';
+import { createHttpApi, type HttpFault } from '../http/api.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
@@ -29,6 +29,8 @@ export interface AdmissionObservers {
   readonly onSettleLost: (task: SettleTask, error: unknown) => void;
   /** Every admission decision. */
   readonly onDecision: (decision: AdmissionDecision) => void;
+  /** Hears a request answered 503 because the table or the Kubernetes API did not answer. */
+  readonly onUnavailable?: (fault: HttpFault) => void;
   /** The cluster a request is for, before it is served (the metrics dimension, the log key). */
   readonly onCluster: (cluster: string) => void;
 }
@@ -134,6 +136,8 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
         status: () => runtime.status(),
         pathSecret: await readSecret(secretsManager, secretArn),
         onDecision: observers.onDecision,
+        storeName: `table ${settings.tableName}`,
+        ...(observers.onUnavailable ? { onUnavailable: observers.onUnavailable } : {}),
       }),
     );
   };

@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
+import { unavailableFault } from './unavailable.js';
 
 /** A request as berth sees it. */
 export interface HttpRequest {
@@ -60,6 +61,13 @@ export interface HttpApiDeps {
   readonly onDecision?: (decision: AdmissionDecision) => void;
   /** Maps an error from a route to a client fault, or undefined for an internal one. */
   readonly classify?: (error: unknown) => HttpFault | undefined;
+  /** The table as messages name it (its name and endpoint); "berth's table" when absent. */
+  readonly storeName?: string;
+  /**
+   * Hears each request answered 503 because the table or the Kubernetes API did not answer
+   * (a runtime logs it, at most so often), instead of the error propagating as a 500.
+   */
+  readonly onUnavailable?: (fault: HttpFault) => void;
   /**
    * The web view: its page (`GET /ui`) and its data (`GET /ui/state`). Only the local server
    * offers it (the function URLs in AWS answer machines, not people), and it hands the page in,
@@ -178,7 +186,10 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     } catch (error) {
       const fault = deps.classify?.(error);
       if (fault) return problem(fault.statusCode, fault.message);
-      throw error;
+      const unavailable = unavailableFault(error, deps.storeName ?? "berth's table");
+      if (!unavailable) throw error;
+      deps.onUnavailable?.(unavailable);
+      return problem(unavailable.statusCode, unavailable.message);
     }
   };
 }

@@ -104,8 +104,14 @@ export async function openStore(
  */
 function unanswered(error: unknown, endpoint: string): unknown {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    const code = (cause as { code?: unknown }).code;
-    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH') {
+    const code =
+      cause.name === 'TimeoutError' ? 'no answer in time' : (cause as { code?: unknown }).code;
+    if (
+      code === 'ECONNREFUSED' ||
+      code === 'ENOTFOUND' ||
+      code === 'EHOSTUNREACH' ||
+      code === 'no answer in time'
+    ) {
       return new Error(
         `DynamoDB at ${endpoint} did not answer (${code}): start it, or fix --dynamodb-endpoint (without the flag, berth uses or starts the DynamoDB Local of --data-dir)`,
         { cause: error },

@@ -19,6 +19,17 @@ export const WEBHOOK_CONFIGURATION_NAME = 'berth';
 export const EXCLUDED_NAMESPACES = ['kube-system'] as const;
 
 /**
+ * The namespace label that takes a namespace out of berth's path (`berth.dev/bypass=true`): the
+ * operator's switch for a bad day, set and removed with one `kubectl label` each.
+ */
+export const BYPASS_LABEL = 'berth.dev/bypass';
+
+/** Webhooks an operator may turn to fail open; Services never: two Services must not share an IP. */
+export const FAIL_OPEN_CHOICES = ['pods'] as const;
+/** One of `FAIL_OPEN_CHOICES`. */
+export type FailOpen = (typeof FAIL_OPEN_CHOICES)[number];
+
+/**
  * Seconds the apiserver waits for one call. A cold admission Lambda (≈0.3-1 s init with the
  * Secrets Manager read) plus a handful of DynamoDB round trips (≈10 ms each, a few conflict
  * retries at worst) and, for bindings, an EKS token and two Kubernetes reads fit in well under
@@ -203,7 +214,21 @@ export function localWebhookUrl(port: number, host = '127.0.0.1', prefix = ''): 
   return `https://${authority}:${port}${prefix}/admission`;
 }
 
-function berthWebhook(policy: WebhookPolicy, endpoint: WebhookEndpoint): V1MutatingWebhook {
+/**
+ * The failure policy a webhook gets: its own, or Ignore for the pod CREATE webhook when pods fail
+ * open (game servers then start without host ports while berth is down; the Service webhook
+ * stays Fail whatever is asked).
+ */
+function failurePolicyOf(policy: WebhookPolicy, failOpen: readonly FailOpen[]): 'Fail' | 'Ignore' {
+  const pods = policy.resources.includes('pods') && failOpen.includes('pods');
+  return pods ? 'Ignore' : policy.failurePolicy;
+}
+
+function berthWebhook(
+  policy: WebhookPolicy,
+  endpoint: WebhookEndpoint,
+  failOpen: readonly FailOpen[],
+): V1MutatingWebhook {
   return {
     name: policy.name,
     clientConfig: {
@@ -224,6 +249,7 @@ function berthWebhook(policy: WebhookPolicy, endpoint: WebhookEndpoint): V1Mutat
     namespaceSelector: {
       matchExpressions: [
         { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...EXCLUDED_NAMESPACES] },
+        { key: BYPASS_LABEL, operator: 'NotIn', values: ['true'] },
       ],
     },
     ...(policy.objectSelector ? { objectSelector: policy.objectSelector } : {}),
@@ -233,16 +259,17 @@ function berthWebhook(policy: WebhookPolicy, endpoint: WebhookEndpoint): V1Mutat
     admissionReviewVersions: ['v1'],
     // Equivalent: a request through another API version of the same resource still reaches berth.
     matchPolicy: 'Equivalent',
-    failurePolicy: policy.failurePolicy,
+    failurePolicy: failurePolicyOf(policy, failOpen),
     reinvocationPolicy: policy.reinvocationPolicy,
     timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
   };
 }
 
-/** The MutatingWebhookConfiguration for one endpoint. */
+/** The MutatingWebhookConfiguration for one endpoint; `failOpen` turns the pod webhook to Ignore. */
 export function mutatingWebhookConfiguration(
   endpoint: WebhookEndpoint,
   cluster: string,
+  failOpen: readonly FailOpen[] = [],
 ): V1MutatingWebhookConfiguration {
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
@@ -252,6 +279,6 @@ export function mutatingWebhookConfiguration(
       labels: { ...MANIFEST_LABELS },
       annotations: { 'berth.dev/cluster': cluster },
     },
-    webhooks: WEBHOOK_POLICIES.map((policy) => berthWebhook(policy, endpoint)),
+    webhooks: WEBHOOK_POLICIES.map((policy) => berthWebhook(policy, endpoint, failOpen)),
   };
 }

@@ -1,0 +1,160 @@
+/**
+ * The generated regions of README.md and docs/: every figure a document quotes from a benchmark
+ * is written here from the committed results (bench/results/NAME.json), between markers, so a
+ * number is measured once and typed never. `npm run docs` rewrites the regions; a test checks
+ * that every region is what the results say today.
+ *
+ * A region is `<!-- generated:KIND [ARG] -->` … `<!-- /generated -->`; what lies between is
+ * replaced whole.
+ */
+
+/** One benchmark's committed results, as much of them as the documents read. */
+export interface BenchResults {
+  readonly machine?: {
+    readonly cpus?: number;
+    readonly node?: string;
+    readonly date?: string;
+    readonly commit?: string;
+  };
+  readonly command?: string;
+  readonly targets?: readonly { target: string; pass: boolean; line: string }[];
+  readonly [key: string]: unknown;
+}
+
+/** Every benchmark's results, by name (the file name without `.json`). */
+export type ResultsByName = Readonly<Record<string, BenchResults>>;
+
+const REGION = /<!-- generated:([a-z-]+)(?: ([a-z0-9-]+))? -->\n[\s\S]*?<!-- \/generated -->/g;
+
+/** A table cell: pipes and line breaks would end the cell. */
+const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+const number = (value: unknown): string =>
+  typeof value === 'number' ? value.toLocaleString('en-US') : '?';
+
+function benchOf(results: ResultsByName, name: string | undefined): BenchResults {
+  const found = name === undefined ? undefined : results[name];
+  if (!found) throw new Error(`no bench/results/${name}.json for a generated region`);
+  return found;
+}
+
+/** When and where a benchmark ran, and how to run it again. */
+function provenance(name: string, bench: BenchResults): string {
+  const { machine } = bench;
+  const date = machine?.date?.slice(0, 10) ?? 'an unrecorded date';
+  const commit = machine?.commit ? ` at commit ${machine.commit.slice(0, 7)}` : '';
+  const where = machine?.cpus ? ` on ${machine.cpus} cores` : '';
+  return `Run ${date}${commit}${where} (Node ${machine?.node ?? '?'}): \`npm run bench -- ${name} --save\` measures it again and writes \`bench/results/${name}.json\`.`;
+}
+
+/** One benchmark's targets, each with its verdict and the measured line. */
+function targetsTable(name: string, bench: BenchResults): string {
+  const targets = bench.targets ?? [];
+  return [
+    provenance(name, bench),
+    '',
+    '| target | met | measured |',
+    '|---|---|---|',
+    ...targets.map((t) => `| ${cell(t.target)} | ${t.pass ? 'yes' : '**no**'} | ${cell(t.line)} |`),
+  ].join('\n');
+}
+
+/** Every benchmark in one line each: its targets met, linked to its section. */
+function summaryTable(results: ResultsByName): string {
+  return [
+    '| benchmark | targets met | its first target, as measured | last run |',
+    '|---|---|---|---|',
+    ...Object.keys(results)
+      .sort()
+      .map((name) => {
+        const bench = benchOf(results, name);
+        const targets = bench.targets ?? [];
+        const met = targets.filter((t) => t.pass).length;
+        const first = targets[0]?.line ?? '';
+        return `| [\`${name}\`](docs/benchmarks.md#${name}) | ${met} of ${targets.length} | ${cell(first)} | ${bench.machine?.date?.slice(0, 10) ?? '?'} |`;
+      }),
+  ].join('\n');
+}
+
+interface EniRun {
+  readonly name: string;
+  readonly mutatingCalls?: number;
+  readonly idleIps?: { readonly average?: number };
+  readonly waitingPods?: number;
+  readonly longestWaitSeconds?: number;
+}
+
+/** The ENI benchmark's days: berth in both modes beside each peer. */
+function eniModes(bench: BenchResults): string {
+  const days = (bench.days ?? []) as readonly {
+    day: string;
+    berth: EniRun;
+    berthOtherMode?: EniRun;
+    peers?: readonly EniRun[];
+  }[];
+  return days
+    .map((day) =>
+      [
+        `| on the ${day.day} day | mutating EC2 calls | idle addresses (average) | pods that waited | longest wait (s) |`,
+        '|---|---|---|---|---|',
+        ...[
+          day.berth,
+          ...(day.berthOtherMode ? [day.berthOtherMode] : []),
+          ...(day.peers ?? []),
+        ].map(
+          (run) =>
+            `| ${cell(run.name)} | ${number(run.mutatingCalls)} | ${number(run.idleIps?.average)} | ${number(run.waitingPods)} | ${number(run.longestWaitSeconds)} |`,
+        ),
+      ].join('\n'),
+    )
+    .join('\n\n');
+}
+
+interface ScaleRun {
+  readonly nodeHours?: number;
+  readonly waitingPods?: number;
+  readonly interruptedGames?: number;
+}
+
+/** The scale benchmark's days: berth beside each baseline. */
+function scaleDays(bench: BenchResults): string {
+  const scenarios = (bench.scenarios ?? []) as readonly {
+    scenario: string;
+    berth: ScaleRun;
+    baselines?: Readonly<Record<string, ScaleRun>>;
+  }[];
+  const row = (day: string, name: string, run: ScaleRun) =>
+    `| ${day} | ${name} | ${number(run.nodeHours)} | ${number(run.waitingPods)} | ${number(run.interruptedGames)} |`;
+  return [
+    '| day | scaler | node-hours | pods that waited | games interrupted |',
+    '|---|---|---|---|---|',
+    ...scenarios.flatMap((s) => [
+      row(s.scenario, '**berth**', s.berth),
+      ...Object.entries(s.baselines ?? {}).map(([name, run]) => row(s.scenario, name, run)),
+    ]),
+  ].join('\n');
+}
+
+/** The body of one region. */
+function regionBody(kind: string, arg: string | undefined, results: ResultsByName): string {
+  switch (kind) {
+    case 'bench-summary':
+      return summaryTable(results);
+    case 'bench-targets':
+      return targetsTable(arg ?? '', benchOf(results, arg));
+    case 'eni-modes':
+      return eniModes(benchOf(results, 'eni'));
+    case 'scale-days':
+      return scaleDays(benchOf(results, 'scale'));
+    default:
+      throw new Error(`unknown generated region "${kind}"`);
+  }
+}
+
+/** The document with every generated region rewritten from `results`. */
+export function renderRegions(text: string, results: ResultsByName): string {
+  return text.replace(REGION, (_, kind: string, arg: string | undefined) => {
+    const head = `<!-- generated:${kind}${arg ? ` ${arg}` : ''} -->`;
+    return `${head}\n${regionBody(kind, arg, results)}\n<!-- /generated -->`;
+  });
+}

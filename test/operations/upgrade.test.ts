@@ -1,0 +1,150 @@
+/**
+ * An upgrade as it happens in AWS: today's code deployed over a table the last released version
+ * wrote. The fixture is that table, captured from the released code (a simulated day stopped
+ * midway: live pods' host ports, Services' blocks and owner records, ENI pools, the scale pass's
+ * memory, the EC2 budget), with what `berth status` read from it then.
+ */
+import { readFile } from 'node:fs/promises';
+import { type AttributeValue, BatchWriteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { admit } from '../../shared/admission/dispatch.js';
+import { parseAdmissionReview } from '../../shared/admission/review.js';
+import { createRuntime } from '../../shared/app/runtime.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { freshTable } from '../support/dynamo.js';
+import { review } from '../support/reviews.js';
+
+type Item = Record<string, AttributeValue>;
+
+interface Layout {
+  readonly layout: string;
+  readonly status: {
+    ranges: { name: string; kind: string; size: number; used: number }[];
+    pools: { node: string; instanceId: string; enis: number; capacity: number; assigned: number }[];
+  };
+  readonly items: Item[];
+}
+
+const RELEASED = ['0.1.0'];
+
+async function tableWrittenBy(version: string) {
+  const layout = JSON.parse(
+    await readFile(new URL(`../fixtures/layout/${version}.json`, import.meta.url), 'utf8'),
+  ) as Layout;
+  const { client, tableName } = await freshTable();
+  for (let i = 0; i < layout.items.length; i += 25) {
+    const batch = layout.items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+    let unprocessed: Record<string, (typeof batch)[number][]> | undefined = { [tableName]: batch };
+    while (unprocessed && Object.keys(unprocessed).length > 0) {
+      const out = await client.send(new BatchWriteItemCommand({ RequestItems: unprocessed }));
+      unprocessed = out.UnprocessedItems as typeof unprocessed;
+    }
+  }
+  // The config the fixture was written under: every key at its default.
+  const runtime = createRuntime({ config: parseConfig({}), dynamo: client, tableName });
+  return { layout, runtime, client, tableName };
+}
+
+const poolFacts = (pools: Layout['status']['pools']) =>
+  pools
+    .map(({ node, instanceId, enis, capacity, assigned }) => ({
+      node,
+      instanceId,
+      enis,
+      capacity,
+      assigned,
+    }))
+    .sort((a, b) => a.node.localeCompare(b.node));
+
+describe.each(RELEASED)('today’s code over a table written by %s', (version) => {
+  it('reads the same usage of every range and pool', async () => {
+    const { layout, runtime } = await tableWrittenBy(version);
+    const status = (await runtime.status()) as unknown as Layout['status'];
+    expect(status.ranges.map(({ name, kind, size, used }) => ({ name, kind, size, used }))).toEqual(
+      layout.status.ranges.map(({ name, kind, size, used }) => ({ name, kind, size, used })),
+    );
+    expect(poolFacts(status.pools)).toEqual(poolFacts(layout.status.pools));
+  });
+
+  it('gives new Services values no old owner holds, and leaves every old claim in place', async () => {
+    const { layout, runtime, client, tableName } = await tableWrittenBy(version);
+    const before = (await runtime.status()) as unknown as Layout['status'];
+    const rangeItems = (items: Item[]) =>
+      items.filter((item) => item.pk?.S?.startsWith('local#range#'));
+    const created = 20;
+    for (let i = 0; i < created; i += 1) {
+      const { response } = await admit(
+        parseAdmissionReview(
+          review({
+            resource: 'services',
+            operation: 'CREATE',
+            namespace: 'upgrade',
+            name: `svc-${i}`,
+            object: {
+              kind: 'Service',
+              metadata: { name: `svc-${i}`, namespace: 'upgrade' },
+              spec: { type: 'NodePort', ports: [{ port: 80, protocol: 'TCP' }] },
+            },
+          }),
+        ),
+        runtime.admission,
+      );
+      expect(response.allowed, response.status?.message).toBe(true);
+    }
+    const after = (await runtime.status()) as unknown as Layout['status'];
+    for (const kind of ['clusterIP', 'nodePort']) {
+      const used = (status: Layout['status']) => status.ranges.find((r) => r.kind === kind)?.used;
+      expect(used(after)).toBe((used(before) ?? 0) + created);
+    }
+    // Every slot the old code claimed still names its old owner.
+    for (const old of rangeItems(layout.items)) {
+      const pk = old.pk?.S as string;
+      const now = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: 'pk = :pk AND sk = :sk',
+          ExpressionAttributeValues: { ':pk': { S: pk }, ':sk': old.sk as AttributeValue },
+        }),
+      );
+      const [item] = now.Items ?? [];
+      for (const [attribute, value] of Object.entries(old)) {
+        if (/^v\d+$/.test(attribute)) expect(item?.[attribute]).toEqual(value);
+      }
+    }
+  });
+
+  it("releases an old game server's host ports at its DELETE", async () => {
+    const { layout, runtime } = await tableWrittenBy(version);
+    const record = layout.items.find((item) => item.pk?.S === 'local#pods') as Item;
+    const ports = record.ports?.L?.length ?? 0;
+    expect(ports).toBeGreaterThan(0);
+    const hostUsed = async () =>
+      ((await runtime.status()) as unknown as Layout['status']).ranges.find(
+        (r) => r.kind === 'hostPort',
+      )?.used ?? 0;
+    const before = await hostUsed();
+    const { response } = await admit(
+      parseAdmissionReview(
+        review({
+          resource: 'pods',
+          operation: 'DELETE',
+          namespace: record.namespace?.S as string,
+          name: record.name?.S as string,
+          oldObject: {
+            kind: 'Pod',
+            metadata: {
+              name: record.name?.S,
+              namespace: record.namespace?.S,
+              labels: { 'berth.dev/game-server': 'true' },
+              annotations: { 'berth.dev/allocation-id': record.sk?.S },
+            },
+            spec: { containers: [{ name: 'server' }] },
+          },
+        }),
+      ),
+      runtime.admission,
+    );
+    expect(response.allowed).toBe(true);
+    expect(await hostUsed()).toBe(before - ports);
+  });
+});
