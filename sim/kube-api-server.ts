@@ -14,7 +14,16 @@
  *   exactly as the apiserver's `NewGenericServerResponse(422, ...)` does; a patched
  *   `metadata.resourceVersion` that does not match answers 409 `Conflict`;
  * - DELETE of nodes answering a `Success` Status; POST of core/v1 events with the legacy
- *   namespace validation (`involvedObject.namespace` must match, or be empty for `default`).
+ *   namespace validation (`involvedObject.namespace` must match, or be empty for `default`);
+ * - JSON patch and DELETE of pods, and the Eviction subresource (`pods/{name}/eviction`, policy/v1)
+ *   as the eviction registry answers it: delete preconditions checked (409), the one
+ *   PodDisruptionBudget matching the pod checked (429 `TooManyRequests` with a `DisruptionBudget`
+ *   cause when it allows no disruption, 500 when more than one matches), then the pod deleted;
+ * - with `agones: true`, Agones `GameServer`s (`agones.dev/v1`): list, get, create, and delete
+ *   with preconditions, the GameServer's pods going with it (ownerReference garbage collection);
+ *   without it, the group is unknown (404), as on a cluster without Agones.
+ * Listeners registered with `onChange` run after every change made through HTTP, so a
+ * controller stand-in (sim/agones-fleet.ts) reacts as its real one would.
  * Tests seed and inspect the maps directly, record requests, require a bearer token, fail the
  * next N requests to a path, and expire continue tokens.
  */
@@ -26,7 +35,15 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CoreV1Event, KubeConfig, V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type {
+  CoreV1Event,
+  KubeConfig,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1Service,
+} from '@kubernetes/client-node';
+import type { AgonesGameServer } from '../shared/k8s/cluster-api.js';
 import { bearerTokenKubeConfig } from '../shared/k8s/kubeconfig.js';
 
 /** One request as the fake received it. */
@@ -59,6 +76,15 @@ export interface KubeApiServerOptions {
   readonly token?: string;
   /** Epoch ms for creation timestamps. */
   readonly now?: () => number;
+  /** Serve Agones' `agones.dev/v1` GameServers (a cluster with Agones installed). */
+  readonly agones?: boolean;
+}
+
+/** What changed through HTTP, for controller stand-ins. */
+export interface ApiChange {
+  readonly verb: 'patch' | 'delete' | 'evict' | 'create';
+  readonly resource: 'nodes' | 'pods' | 'gameservers';
+  readonly key: string;
 }
 
 /** A running fake; maps are keyed `name` (nodes) or `namespace/name` (pods, services). */
@@ -70,6 +96,10 @@ export interface KubeApiServer {
   readonly events: CoreV1Event[];
   /** Replicas set through a Deployment's `scale` subresource, by namespace/name. */
   readonly deploymentReplicas: Map<string, number>;
+  /** PodDisruptionBudgets (policy/v1) by namespace/name, checked by evictions. */
+  readonly podDisruptionBudgets: Map<string, V1PodDisruptionBudget>;
+  /** Agones GameServers by namespace/name (served only with `agones: true`). */
+  readonly gameServers: Map<string, AgonesGameServer>;
   readonly requests: RecordedRequest[];
   /** The bearer token required from now on; undefined turns the check off. */
   token: string | undefined;
@@ -77,6 +107,12 @@ export interface KubeApiServer {
   addNode(node: V1Node): V1Node;
   addPod(pod: V1Pod): V1Pod;
   addService(service: V1Service): V1Service;
+  addPodDisruptionBudget(budget: V1PodDisruptionBudget): V1PodDisruptionBudget;
+  addGameServer(gameServer: AgonesGameServer): AgonesGameServer;
+  /** A new resourceVersion, for stand-ins that change stored objects directly. */
+  nextResourceVersion(): string;
+  /** Runs `listener` after every change made through HTTP. */
+  onChange(listener: (change: ApiChange) => void): void;
   failNext(rule: FailureRule): void;
   /** Every continue token handed out so far answers 410 `Expired` from now on. */
   expireContinueTokens(): void;
@@ -183,6 +219,12 @@ export async function startKubeApiServer(
   const services = new Map<string, V1Service>();
   const events: CoreV1Event[] = [];
   const deploymentReplicas = new Map<string, number>();
+  const podDisruptionBudgets = new Map<string, V1PodDisruptionBudget>();
+  const gameServers = new Map<string, AgonesGameServer>();
+  const listeners: ((change: ApiChange) => void)[] = [];
+  const changed = (change: ApiChange): void => {
+    for (const listener of listeners) listener(change);
+  };
   const requests: RecordedRequest[] = [];
   const failures: { rule: FailureRule; left: number }[] = [];
   let resourceVersion = 1000;
@@ -208,10 +250,11 @@ export async function startKubeApiServer(
     nodes: nodes as Map<string, object>,
     pods: pods as Map<string, object>,
     services: services as Map<string, object>,
+    gameservers: gameServers as Map<string, object>,
   } as const;
 
   const list = (
-    resource: 'nodes' | 'pods' | 'services' | 'events',
+    resource: 'nodes' | 'pods' | 'services' | 'events' | 'gameservers',
     namespace: string | undefined,
     query: Readonly<Record<string, string>>,
   ): JsonObject => {
@@ -255,10 +298,11 @@ export async function startKubeApiServer(
       pods: 'PodList',
       services: 'ServiceList',
       events: 'EventList',
+      gameservers: 'GameServerList',
     }[resource];
     return {
       kind,
-      apiVersion: 'v1',
+      apiVersion: resource === 'gameservers' ? 'agones.dev/v1' : 'v1',
       metadata: {
         resourceVersion: String(resourceVersion),
         ...(more
@@ -273,7 +317,7 @@ export async function startKubeApiServer(
   };
 
   const getOne = (
-    resource: 'nodes' | 'pods' | 'services',
+    resource: 'nodes' | 'pods' | 'services' | 'gameservers',
     key: string,
     name: string,
   ): JsonObject => {
@@ -282,9 +326,17 @@ export async function startKubeApiServer(
     return toJson(found);
   };
 
-  const patchNode = (name: string, contentType: string, body: unknown): JsonObject => {
-    const current = nodes.get(name);
-    if (!current) throw notFound('nodes', name);
+  /** A JSON patch of a stored node or pod, with the apiserver's answers. */
+  const patchObject = (
+    resource: 'nodes' | 'pods',
+    key: string,
+    name: string,
+    contentType: string,
+    body: unknown,
+  ): JsonObject => {
+    const store = collections[resource];
+    const current = store.get(key);
+    if (!current) throw notFound(resource, name);
     if (contentType !== 'application/json-patch+json') {
       throw new StatusFailure(
         415,
@@ -327,26 +379,170 @@ export async function startKubeApiServer(
       throw new StatusFailure(
         409,
         'Conflict',
-        `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-        { name, kind: 'nodes' },
+        `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        { name, kind: resource },
       );
     }
     object.metadata = { ...metadata, resourceVersion: nextVersion() };
-    nodes.set(name, object as V1Node);
+    store.set(key, object);
+    changed({ verb: 'patch', resource, key });
     return toJson(object);
+  };
+
+  /** 409 when the stored object no longer meets a delete's preconditions. */
+  const checkPreconditions = (resource: string, name: string, stored: object, body: unknown) => {
+    const options = asObject(body === undefined ? null : toJson(body));
+    const wanted = asObject(
+      get(options ?? {}, ['preconditions']) ??
+        get(options ?? {}, ['deleteOptions', 'preconditions']),
+    );
+    if (!wanted) return;
+    const metadata = asObject(get(toJson(stored), ['metadata'])) ?? {};
+    const expected = {
+      uid: str(wanted.uid) || undefined,
+      resourceVersion: str(wanted.resourceVersion) || undefined,
+    };
+    if (
+      !meetsPreconditions(
+        { uid: str(metadata.uid), resourceVersion: str(metadata.resourceVersion) },
+        expected,
+      )
+    ) {
+      const field =
+        expected.uid !== undefined && expected.uid !== str(metadata.uid)
+          ? 'UID'
+          : 'ResourceVersion';
+      const value = field === 'UID' ? expected.uid : expected.resourceVersion;
+      const actual = field === 'UID' ? str(metadata.uid) : str(metadata.resourceVersion);
+      throw new StatusFailure(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${resource} "${name}": Precondition failed: ${field} in precondition: ${value}, ${field} in object meta: ${actual}`,
+        { name, kind: resource },
+      );
+    }
+  };
+
+  const success = (kind: string, name: string, uid: string, code?: number): JsonObject => ({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name, kind, uid },
+    ...(code === undefined ? {} : { code }),
+  });
+
+  const deletePod = (key: string, name: string, body: unknown): JsonObject => {
+    const current = pods.get(key);
+    if (!current) throw notFound('pods', name);
+    checkPreconditions('pods', name, current, body);
+    pods.delete(key);
+    changed({ verb: 'delete', resource: 'pods', key });
+    return toJson(current);
+  };
+
+  /**
+   * The eviction registry (`pkg/registry/core/pod/storage/eviction.go`): preconditions, then the
+   * one PodDisruptionBudget over the pod, then the delete. A pod that is not running (Pending,
+   * Succeeded, Failed) is deleted without looking at budgets, as the registry does.
+   */
+  const evictPod = (namespace: string, name: string, body: unknown): JsonObject => {
+    const key = `${namespace}/${name}`;
+    const current = pods.get(key);
+    if (!current) throw notFound('pods', name);
+    checkPreconditions('pods', name, current, body);
+    const json = toJson(current);
+    if (str(get(json, ['status', 'phase'])) === 'Running') {
+      const labels = asObject(get(json, ['metadata', 'labels'])) ?? {};
+      const budgets = [...podDisruptionBudgets.values()]
+        .map((budget) => toJson(budget))
+        .filter(
+          (budget) =>
+            str(get(budget, ['metadata', 'namespace'])) === namespace &&
+            selects(asObject(get(budget, ['spec', 'selector'])), labels),
+        );
+      if (budgets.length > 1) {
+        throw new StatusFailure(
+          500,
+          'InternalError',
+          'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+        );
+      }
+      const [budget] = budgets;
+      if (budget) {
+        const { allowed, desired, healthy } = disruptionsAllowed(budget, namespace);
+        if (allowed <= 0) {
+          throw new StatusFailure(
+            429,
+            'TooManyRequests',
+            "Cannot evict pod as it would violate the pod's disruption budget.",
+            {
+              causes: [
+                {
+                  reason: 'DisruptionBudget',
+                  message: `The disruption budget ${str(get(budget, ['metadata', 'name']))} needs ${desired} healthy pods and has ${healthy} currently`,
+                },
+              ],
+            },
+          );
+        }
+      }
+    }
+    pods.delete(key);
+    changed({ verb: 'evict', resource: 'pods', key });
+    return success('pods', name, str(get(json, ['metadata', 'uid'])), 201);
+  };
+
+  /**
+   * What the disruption controller would write in `status.disruptionsAllowed`, with the pods the
+   * budget selects now as the expected count (the controller takes a percentage against the
+   * owning controller's scale, which the fake does not keep).
+   */
+  const disruptionsAllowed = (budget: JsonObject, namespace: string) => {
+    const selector = asObject(get(budget, ['spec', 'selector']));
+    const covered = [...pods.values()]
+      .map((pod) => toJson(pod))
+      .filter(
+        (pod) =>
+          str(get(pod, ['metadata', 'namespace'])) === namespace &&
+          selects(selector, asObject(get(pod, ['metadata', 'labels'])) ?? {}),
+      );
+    const expected = covered.length;
+    const healthy = covered.filter(
+      (pod) =>
+        str(get(pod, ['status', 'phase'])) === 'Running' &&
+        get(pod, ['metadata', 'deletionTimestamp']) === undefined,
+    ).length;
+    const minAvailable = get(budget, ['spec', 'minAvailable']);
+    const maxUnavailable = get(budget, ['spec', 'maxUnavailable']);
+    const desired =
+      minAvailable !== undefined
+        ? scaledValue(minAvailable, expected, true)
+        : expected - scaledValue(maxUnavailable ?? 0, expected, true);
+    return { allowed: healthy - desired, desired, healthy };
+  };
+
+  const deleteGameServer = (namespace: string, name: string, body: unknown): JsonObject => {
+    const key = `${namespace}/${name}`;
+    const current = gameServers.get(key);
+    if (!current) throw notFound('gameservers.agones.dev', name);
+    checkPreconditions('gameservers.agones.dev', name, current, body);
+    gameServers.delete(key);
+    const uid = current.metadata?.uid;
+    // The garbage collector deletes the pods the GameServer owns.
+    for (const [podKey, pod] of pods) {
+      if (pod.metadata?.ownerReferences?.some((owner) => owner.uid === uid)) pods.delete(podKey);
+    }
+    changed({ verb: 'delete', resource: 'gameservers', key });
+    return toJson(current);
   };
 
   const deleteNode = (name: string): JsonObject => {
     const current = nodes.get(name);
     if (!current) throw notFound('nodes', name);
     nodes.delete(name);
-    return {
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Success',
-      details: { name, kind: 'nodes', uid: str(get(toJson(current), ['metadata', 'uid'])) },
-    };
+    changed({ verb: 'delete', resource: 'nodes', key: name });
+    return success('nodes', name, str(get(toJson(current), ['metadata', 'uid'])));
   };
 
   const createEvent = (namespace: string, body: unknown): JsonObject => {
@@ -418,6 +614,60 @@ export async function startKubeApiServer(
         'MethodNotAllowed',
         'the server does not allow this method on the requested resource',
       );
+    // /apis/agones.dev/v1[/namespaces/{ns}]/gameservers[/name]
+    if (parts[0] === 'apis' && parts[1] === 'agones.dev' && options.agones) {
+      if (parts[2] !== 'v1') throw unknownPath();
+      const rest = parts.slice(3);
+      if (rest.length === 1 && rest[0] === 'gameservers') {
+        if (method !== 'GET') throw methodNotAllowed();
+        return { status: 200, body: list('gameservers', undefined, query) };
+      }
+      const [namespaces, namespace = '', resource, name] = rest;
+      if (namespaces !== 'namespaces' || resource !== 'gameservers' || rest.length > 4) {
+        throw unknownPath();
+      }
+      if (name === undefined) {
+        if (method === 'GET') return { status: 200, body: list('gameservers', namespace, query) };
+        if (method === 'POST') {
+          const stored = server.addGameServer({
+            ...(body as AgonesGameServer),
+            metadata: { ...(body as AgonesGameServer).metadata, namespace },
+          });
+          changed({
+            verb: 'create',
+            resource: 'gameservers',
+            key: `${namespace}/${stored.metadata?.name}`,
+          });
+          return { status: 201, body: toJson(stored) };
+        }
+        throw methodNotAllowed();
+      }
+      if (method === 'GET') {
+        return { status: 200, body: getOne('gameservers', `${namespace}/${name}`, name) };
+      }
+      if (method === 'DELETE')
+        return { status: 200, body: deleteGameServer(namespace, name, body) };
+      throw methodNotAllowed();
+    }
+    // /apis/policy/v1/namespaces/{ns}/poddisruptionbudgets: read by tests; evictions check them.
+    if (parts[0] === 'apis' && parts[1] === 'policy' && parts[2] === 'v1') {
+      const [, , , namespaces, namespace, resource] = parts;
+      if (
+        namespaces !== 'namespaces' ||
+        resource !== 'poddisruptionbudgets' ||
+        parts.length !== 6
+      ) {
+        throw unknownPath();
+      }
+      if (method === 'POST') {
+        const stored = server.addPodDisruptionBudget({
+          ...(body as V1PodDisruptionBudget),
+          metadata: { ...(body as V1PodDisruptionBudget).metadata, namespace },
+        });
+        return { status: 201, body: toJson(stored) };
+      }
+      throw methodNotAllowed();
+    }
     // /apis/apps/v1/namespaces/{ns}/deployments/{name}/scale: only the scale berth sets.
     if (parts[0] === 'apis' && parts[1] === 'apps' && parts[2] === 'v1') {
       const [, , , namespaces, namespace, deployments, name, scale] = parts;
@@ -451,7 +701,9 @@ export async function startKubeApiServer(
       }
       if (rest.length !== 2 || name === undefined) throw unknownPath();
       if (method === 'GET') return { status: 200, body: getOne('nodes', name, name) };
-      if (method === 'PATCH') return { status: 200, body: patchNode(name, contentType, body) };
+      if (method === 'PATCH') {
+        return { status: 200, body: patchObject('nodes', name, name, contentType, body) };
+      }
       if (method === 'DELETE') return { status: 200, body: deleteNode(name) };
       throw methodNotAllowed();
     }
@@ -503,6 +755,17 @@ export async function startKubeApiServer(
           return { status: 200, body: patched as JsonObject };
         }
         throw methodNotAllowed();
+      }
+      if (resource === 'pods' && rest.length === 5 && rest[4] === 'eviction' && name) {
+        if (method !== 'POST') throw methodNotAllowed();
+        return { status: 201, body: evictPod(namespace, name, body) };
+      }
+      if (resource === 'pods' && rest.length === 4 && name !== undefined) {
+        const key = `${namespace}/${name}`;
+        if (method === 'PATCH') {
+          return { status: 200, body: patchObject('pods', key, name, contentType, body) };
+        }
+        if (method === 'DELETE') return { status: 200, body: deletePod(key, name, body) };
       }
       if ((resource === 'pods' || resource === 'services') && rest.length <= 4) {
         if (method !== 'GET') throw methodNotAllowed();
@@ -589,6 +852,8 @@ export async function startKubeApiServer(
     services,
     events,
     deploymentReplicas,
+    podDisruptionBudgets,
+    gameServers,
     requests,
     token: options.token,
     addNode(node) {
@@ -605,6 +870,20 @@ export async function startKubeApiServer(
       const stored = admit(service, true) as V1Service;
       services.set(`${stored.metadata?.namespace}/${stored.metadata?.name}`, stored);
       return stored;
+    },
+    addPodDisruptionBudget(budget) {
+      const stored = admit(budget, true) as V1PodDisruptionBudget;
+      podDisruptionBudgets.set(`${stored.metadata?.namespace}/${stored.metadata?.name}`, stored);
+      return stored;
+    },
+    addGameServer(gameServer) {
+      const stored = admit(gameServer, true) as AgonesGameServer;
+      gameServers.set(`${stored.metadata?.namespace}/${stored.metadata?.name}`, stored);
+      return stored;
+    },
+    nextResourceVersion: nextVersion,
+    onChange(listener) {
+      listeners.push(listener);
     },
     failNext(rule) {
       failures.push({ rule, left: rule.times ?? 1 });
@@ -628,6 +907,41 @@ export async function startKubeApiServer(
     },
   };
   return server;
+}
+
+/** Whether a `matchLabels` / `matchExpressions` selector selects `labels` (a null one: none). */
+function selects(selector: JsonObject | undefined, labels: JsonObject): boolean {
+  if (!selector) return false;
+  const match = asObject(selector.matchLabels) ?? {};
+  const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+  return (
+    Object.entries(match).every(([key, value]) => labels[key] === value) &&
+    expressions.every((raw) => {
+      const expression = asObject(raw) ?? {};
+      const key = str(expression.key);
+      const values = Array.isArray(expression.values) ? expression.values : [];
+      switch (expression.operator) {
+        case 'In':
+          return values.includes(labels[key] ?? null);
+        case 'NotIn':
+          return !values.includes(labels[key] ?? null);
+        case 'Exists':
+          return key in labels;
+        case 'DoesNotExist':
+          return !(key in labels);
+        default:
+          return false;
+      }
+    })
+  );
+}
+
+/** An int-or-percent against `total`, percentages rounded up (`intstr.GetScaledValueFromIntOrPercent`). */
+function scaledValue(value: Json, total: number, roundUp: boolean): number {
+  if (typeof value === 'number') return value;
+  const percent = Number.parseInt(str(value), 10);
+  const scaled = (percent * total) / 100;
+  return roundUp ? Math.ceil(scaled) : Math.floor(scaled);
 }
 
 function unknownPath(): StatusFailure {

@@ -195,10 +195,15 @@ export class ClientNodeClusterApi implements ClusterApi {
     const pages = this.#paged<AgonesGameServer>(
       { verb: 'list', resource: 'gameservers.agones.dev' },
       options,
-      (params) =>
-        this.#custom.listClusterCustomObject({ ...AGONES_GAME_SERVERS, ...params }) as Promise<
-          Page<AgonesGameServer>
-        >,
+      async (params) => {
+        // Custom objects come back as raw JSON: the continue token is `continue`, not the
+        // typed lists' `_continue`.
+        const page = (await this.#custom.listClusterCustomObject({
+          ...AGONES_GAME_SERVERS,
+          ...params,
+        })) as { items?: AgonesGameServer[]; metadata?: { continue?: string } };
+        return { items: page.items ?? [], metadata: { _continue: page.metadata?.continue } };
+      },
     );
     return withoutUnknownGroup(pages);
   }
