@@ -1,8 +1,10 @@
 /**
- * `npm run bench -- fuzz`: 10,000 fuzzed admission requests (the generators of the fuzz test)
- * against the real HTTP surface and DynamoDB Local. Counts answers by HTTP status and by verdict,
- * and judges the three rules: no answer of 500 or more, the server healthy after, and no
- * allocation held by a request that was denied (or answered with anything but an allow).
+ * `npm run bench -- fuzz`: 10,000 fuzzed admission requests (the generators of the fuzz test,
+ * oversized names, namespaces and generateNames among them) against the real HTTP surface and
+ * DynamoDB Local, then 200 generateName rounds (a Service and a pod each created, seen again and
+ * copied). Counts answers by HTTP status and by verdict, and judges four rules: no answer of 500
+ * or more, no copy admitted as its original (two live owners of one value), the server healthy
+ * after, and no allocation held by a request that was denied.
  */
 import fc from 'fast-check';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
@@ -11,6 +13,7 @@ import { ensureTable } from '../shared/store/ensure-table.js';
 import {
   type FuzzOutcome,
   fuzzCase,
+  generateNameRound,
   heldAllocationIds,
   sendCase,
   startFuzzTarget,
@@ -19,6 +22,8 @@ import { writeResults } from './support/results.js';
 
 const CASES = 10_000;
 const SEED = 20261124;
+/** Rounds of generateName identity: a Service and a pod, each seen again and copied. */
+const ROUNDS = 200;
 
 const tally = (keys: readonly (string | number)[]): Record<string, number> => {
   const counts: Record<string, number> = {};
@@ -41,8 +46,14 @@ export async function runFuzzBench(): Promise<void> {
         outcomes.push(await sendCase(server.url, fuzz));
         if ((index + 1) % 1000 === 0) process.stdout.write(`  ${index + 1}/${CASES} sent\n`);
       }
+      const rounds = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        rounds.push(await generateNameRound(server.url, round));
+      }
+      const twoOwners = rounds.flatMap((r) => r.twoOwners);
+      const roundFailures = rounds.flatMap((r) => r.failures);
       const healthy = (await fetch(`${server.url}/healthz`)).status === 200;
-      const allowedIds = new Set(outcomes.flatMap((o) => o.ids));
+      const allowedIds = new Set([...outcomes, ...rounds].flatMap((o) => o.ids));
       const held = await heldAllocationIds(runtime);
       const heldByDenied = held.filter((id) => !allowedIds.has(id));
       const byStatus = tally(outcomes.map((o) => o.status));
@@ -56,12 +67,20 @@ export async function runFuzzBench(): Promise<void> {
       for (const [verdict, n] of Object.entries(byVerdict))
         console.log(`    ${verdict.padEnd(12)} ${n}`);
       console.log(`  allocations held after the run: ${held.length}`);
+      console.log(
+        `  generateName rounds: ${ROUNDS} (a Service and a pod each: created, seen again, copied)`,
+      );
 
       const targets = [
         {
           target: '0 responses >= 500',
           pass: fiveHundreds === 0 && internalFaults.length === 0,
           line: `${fiveHundreds} of ${CASES} responses were 5xx; ${internalFaults.length} internal faults logged`,
+        },
+        {
+          target: '0 values held by two live owners (generateName copies)',
+          pass: twoOwners.length === 0 && roundFailures.length === 0,
+          line: `${twoOwners.length} copies of ${ROUNDS} stored generateName Services and ${ROUNDS} pods admitted as the original; ${roundFailures.length} rounds answered otherwise than expected`,
         },
         {
           target: 'server healthy after',
@@ -85,6 +104,9 @@ export async function runFuzzBench(): Promise<void> {
         held: held.length,
         heldByDenied: heldByDenied.slice(0, 20),
         violations: violations.slice(0, 20),
+        generateNameRounds: ROUNDS,
+        twoOwners: twoOwners.slice(0, 20),
+        roundFailures: roundFailures.slice(0, 20),
         internalFaults: internalFaults.slice(0, 20).map(String),
         durationMs: Math.round(performance.now() - started),
         targets,

@@ -29,6 +29,11 @@ describe('allocation under chaos', () => {
     expect(report.operations['refused by the apiserver']).toBeGreaterThan(0);
     expect(report.operations['stored late by the apiserver']).toBeGreaterThan(0);
     expect(report.operations['ENI late DEL']).toBeGreaterThan(0);
+    // Objects created with generateName: copied under another request, and seen again.
+    for (const kind of ['Service', 'Pod']) {
+      expect(report.operations[`${kind} CREATE (a copy of a generateName one)`]).toBeGreaterThan(0);
+      expect(report.operations[`${kind} CREATE seen again (same request uid)`]).toBeGreaterThan(0);
+    }
     expect(report.leaks).toBeGreaterThan(0);
     expect(report.invariantChecks).toBeGreaterThan(5);
     // Real time on DynamoDB Local: minutes on a slow 2-core machine.

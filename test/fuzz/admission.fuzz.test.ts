@@ -5,6 +5,7 @@ import {
   type FuzzOutcome,
   type FuzzTarget,
   fuzzCase,
+  generateNameRound,
   heldAllocationIds,
   sendCase,
   startFuzzTarget,
@@ -45,5 +46,14 @@ describe('admission under fuzzed input', () => {
     expect(outcomes.some((o) => o.verdict === 'allowed')).toBe(true);
     expect(outcomes.some((o) => o.verdict.startsWith('denied'))).toBe(true);
     expect(held.length).toBeGreaterThan(0);
+  });
+
+  it('admits a copy of a stored generateName object as a new object, and the same request seen again as itself', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { twoOwners, failures } = await generateNameRound(target.server.url, round);
+      expect(failures).toEqual([]);
+      expect(twoOwners).toEqual([]);
+    }
+    expect(target.internalFaults).toEqual([]);
   });
 });

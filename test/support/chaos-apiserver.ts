@@ -77,7 +77,8 @@ export class SimulatedApiServer {
    * A CREATE admission allowed in a webhook call that started at `admitted`: stored unless the
    * name is taken by then.
    */
-  create(resource: Resource, object: Stored, admitted: number): WriteFate {
+  create(resource: Resource, given: Stored, admitted: number): WriteFate {
+    const object = this.#named(given);
     const key = keyOf(object);
     return this.#write(key, admitted, () => {
       if (this.#map(resource).has(key)) {
@@ -207,6 +208,20 @@ export class SimulatedApiServer {
 
   #map(resource: Resource): Map<string, Stored> {
     return resource === 'services' ? this.api.services : this.api.pods;
+  }
+
+  /**
+   * The object with the name the apiserver gives one created with generateName (after
+   * admission): the generateName and 5 random characters.
+   */
+  #named<T extends Stored>(object: T): T {
+    const generateName = object.metadata?.generateName;
+    if (object.metadata?.name || !generateName) return object;
+    const suffix = Array.from(
+      { length: 5 },
+      () => 'bcdfghjklmnpqrstvwxz2456789'[Math.floor(this.#random() * 27)],
+    ).join('');
+    return { ...object, metadata: { ...object.metadata, name: `${generateName}${suffix}` } };
   }
 
   /** A stored copy with a new resourceVersion, and a uid if it is new. */

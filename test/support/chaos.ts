@@ -289,6 +289,54 @@ export async function runChaos(
     return 'failed';
   };
   let serial = 0;
+  /** A name, or (with probability `generated`) a generateName for the apiserver to name from. */
+  const nameOrPrefix = (prefix: string, generated: number) =>
+    random() < generated
+      ? { generateName: prefix, namespace: 'default' }
+      : { name: `${prefix}${serial++}`, namespace: 'default' };
+  const idOf = (object: V1Service | V1Pod) =>
+    object.metadata?.annotations?.['berth.dev/allocation-id'] ?? '';
+  /**
+   * The same request seen again before the object is stored (an apiserver's second call of it,
+   * the same uid): an object with no name yet must get its own answer back, never a new id.
+   */
+  const seenAgain = async <T extends V1Service | V1Pod>(
+    body: ReturnType<typeof review>,
+    admitted: T,
+  ) => {
+    if (admitted.metadata?.name || random() >= 0.3) return;
+    count(`${admitted.kind} CREATE seen again (same request uid)`);
+    const again = await call({ ...body, request: { ...body.request, object: admitted } });
+    if (again === 'failed') return;
+    const id = again.allowed ? idOf(applyPatch(admitted, decodePatch(again.patch))) : '';
+    if (id !== idOf(admitted))
+      unexpected.push(
+        `${admitted.kind} ${idOf(admitted)} seen again: ${again.allowed ? `new id ${id}` : `denied ${again.code}`}`,
+      );
+  };
+  /**
+   * A copy of a stored object created with generateName (`kubectl get -o json`, name, uid and
+   * resourceVersion dropped, generateName kept), created under another request: a new object,
+   * never the original. A Service copy asks for the original's values (denied 409); a pod copy
+   * gets an id of its own.
+   */
+  const copyOf = async <T extends V1Service | V1Pod>(resource: 'services' | 'pods', live: T[]) => {
+    const original = pick(live.filter((o) => o.metadata?.generateName));
+    if (!original) return;
+    count(`${original.kind} CREATE (a copy of a generateName one)`);
+    const copy = structuredClone(original);
+    const { name: _n, uid: _u, resourceVersion: _r, ...metadata } = copy.metadata ?? {};
+    copy.metadata = metadata;
+    const answer = await call(review({ resource, operation: 'CREATE', name: '', object: copy }));
+    if (answer === 'failed' || !answer.allowed) return;
+    const admitted = applyPatch(copy, decodePatch(answer.patch));
+    if (idOf(admitted) === idOf(original))
+      violations.push(
+        `a copy of ${original.kind} ${original.metadata?.name} was admitted under its id ${idOf(original)} at ${elapsed()}`,
+      );
+    if (resource === 'pods') (admitted as V1Pod).status = { phase: 'Running' };
+    apiserver.create(resource, admitted, answer.startedAt);
+  };
 
   // --- Services -------------------------------------------------------------------------------
   const staticPort = () => 30_000 + Math.floor(random() * 20);
@@ -297,7 +345,7 @@ export async function runChaos(
     return {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: `svc-${serial++}`, namespace: 'default' },
+      metadata: nameOrPrefix('svc-', 0.3),
       spec: {
         type: nodePort ? 'NodePort' : 'ClusterIP',
         ...(random() < 0.15 ? { clusterIP: `10.100.0.${1 + Math.floor(random() * 20)}` } : {}),
@@ -321,10 +369,12 @@ export async function runChaos(
     count(retryOf ? 'service CREATE (client retry)' : 'service CREATE');
     const object = retryOf ?? newService();
     const name = object.metadata?.name ?? '';
-    const answer = await call(review({ resource: 'services', operation: 'CREATE', name, object }));
+    const body = review({ resource: 'services', operation: 'CREATE', name, object });
+    const answer = await call(body);
     let fate: string = answer === 'failed' ? 'failed' : 'denied';
     if (answer !== 'failed' && answer.allowed) {
       const admitted = applyPatch(object, decodePatch(answer.patch));
+      await seenAgain(body, admitted);
       fate = apiserver.create('services', admitted, answer.startedAt);
       trace?.(`${elapsed()} CREATE ${traced(admitted)} ${fate}`);
     }
@@ -379,8 +429,7 @@ export async function runChaos(
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
-        name: `gs-${serial++}`,
-        namespace: 'default',
+        ...nameOrPrefix('gs-', 0.5),
         annotations: { 'berth.dev/ports': JSON.stringify(ports) },
       },
       spec: { containers: [{ name: 'server', image: 'game:1' }] },
@@ -390,10 +439,12 @@ export async function runChaos(
     count(retryOf ? 'pod CREATE (client retry)' : 'pod CREATE');
     const object = retryOf ?? newPod();
     const name = object.metadata?.name ?? '';
-    const answer = await call(review({ resource: 'pods', operation: 'CREATE', name, object }));
+    const body = review({ resource: 'pods', operation: 'CREATE', name, object });
+    const answer = await call(body);
     let fate: string = answer === 'failed' ? 'failed' : 'denied';
     if (answer !== 'failed' && answer.allowed) {
       const admitted = applyPatch(object, decodePatch(answer.patch));
+      await seenAgain(body, admitted);
       admitted.status = { phase: 'Running' };
       fate = apiserver.create('pods', admitted, answer.startedAt);
     }
@@ -683,6 +734,8 @@ export async function runChaos(
     deleteService,
     () => createPod(),
     deletePod,
+    () => copyOf('services', apiserver.live('services')),
+    () => copyOf('pods', apiserver.live('pods')),
     eniAdd,
     eniDel,
     eniLateDel,

@@ -12,7 +12,7 @@ import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
-import { decodePatch } from './json-patch.js';
+import { applyPatch, decodePatch } from './json-patch.js';
 import { serveRuntime } from './serve-runtime.js';
 
 /** One request body, and the uid the answer must carry when it is a review. */
@@ -100,18 +100,35 @@ const container = fc.record(
   { requiredKeys: ['name'] },
 );
 
+/**
+ * A value far larger than Kubernetes allows and than a DynamoDB item holds (400 KB): mutating
+ * admission sees it before the apiserver validates anything.
+ */
+const oversized = (letter: string) => fc.constant(letter.repeat(450_000));
+
 const metadata = (kind: 'pod' | 'service') =>
   fc.record(
     {
       name: maybe(
         fc.oneof(
-          { weight: 6, arbitrary: fc.constantFrom('a', 'b', 'gs-1') },
-          { weight: 1, arbitrary: fc.string({ maxLength: 300 }) },
+          { weight: 60, arbitrary: fc.constantFrom('a', 'b', 'gs-1', '') },
+          { weight: 10, arbitrary: fc.string({ maxLength: 300 }) },
+          { weight: 1, arbitrary: oversized('n') },
         ),
       ),
-      namespace: maybe(fc.constantFrom('default', 'games')),
+      namespace: maybe(
+        fc.oneof(
+          { weight: 60, arbitrary: fc.constantFrom('default', 'games') },
+          { weight: 1, arbitrary: oversized('s') },
+        ),
+      ),
       uid: maybe(fc.uuid()),
-      generateName: maybe(fc.constant('gs-')),
+      generateName: maybe(
+        fc.oneof(
+          { weight: 60, arbitrary: fc.constantFrom('gs-', 'game-') },
+          { weight: 1, arbitrary: oversized('g') },
+        ),
+      ),
       annotations: maybe(
         fc.record(
           {
@@ -247,8 +264,16 @@ const review = fc
   .record({
     target,
     operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT'),
-    namespace: fc.oneof(fc.constantFrom('default', 'games'), fc.string({ maxLength: 300 })),
-    name: fc.oneof(fc.constantFrom('a', 'b', 'gs-1'), fc.string({ maxLength: 300 })),
+    namespace: fc.oneof(
+      { weight: 30, arbitrary: fc.constantFrom('default', 'games') },
+      { weight: 30, arbitrary: fc.string({ maxLength: 300 }) },
+      { weight: 1, arbitrary: oversized('s') },
+    ),
+    name: fc.oneof(
+      { weight: 50, arbitrary: fc.constantFrom('a', 'b', 'gs-1', '') },
+      { weight: 10, arbitrary: fc.string({ maxLength: 300 }) },
+      { weight: 1, arbitrary: oversized('n') },
+    ),
     dryRun: fc.boolean(),
     dropObject: fc.boolean(),
   })
@@ -300,10 +325,65 @@ const malformed: fc.Arbitrary<FuzzCase> = fc
   )
   .map((body) => ({ body, dryRun: false }));
 
+/**
+ * Well-formed CREATEs of game-server pods and Services, named or with generateName, some asking
+ * for values others hold: the cases that allocate, so the held-by-denied rule is put to work.
+ */
+const plausible: fc.Arbitrary<FuzzCase> = fc
+  .record({
+    pod: fc.boolean(),
+    named: fc.boolean(),
+    namespace: fc.constantFrom('default', 'games'),
+    clusterIP: fc.option(fc.constantFrom('10.100.0.10', '10.100.0.11')),
+    nodePort: fc.option(fc.integer({ min: 30_000, max: 30_003 })),
+    dryRun: fc.boolean(),
+  })
+  .map(({ pod: isPod, named, namespace, clusterIP, nodePort, dryRun }): FuzzCase => {
+    const uid = randomUUID();
+    const name = named ? `fuzz-${uid.slice(0, 8)}` : '';
+    const metadata = {
+      ...(named ? { name } : { generateName: 'fuzz-' }),
+      namespace,
+      ...(isPod
+        ? { annotations: { 'berth.dev/ports': '[{"name":"game","containerPort":7777}]' } }
+        : {}),
+    };
+    const object = isPod
+      ? { apiVersion: 'v1', kind: 'Pod', metadata, spec: { containers: [{ name: 'server' }] } }
+      : {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata,
+          spec: {
+            type: 'NodePort',
+            ...(clusterIP ? { clusterIP } : {}),
+            ports: [{ name: 'game', port: 80, ...(nodePort ? { nodePort } : {}) }],
+          },
+        };
+    const request = {
+      uid,
+      kind: { group: '', version: 'v1', kind: isPod ? 'Pod' : 'Service' },
+      resource: { group: '', version: 'v1', resource: isPod ? 'pods' : 'services' },
+      name,
+      namespace,
+      operation: 'CREATE',
+      userInfo: { username: 'fuzz' },
+      object,
+      oldObject: null,
+      dryRun,
+    };
+    return {
+      body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request }),
+      uid,
+      dryRun,
+    };
+  });
+
 /** Every kind of body, reviews most of the time. */
 export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
   { weight: 8, arbitrary: review },
   { weight: 2, arbitrary: malformed },
+  { weight: 1, arbitrary: plausible },
 );
 
 /** What one answer was, for the counts. */
@@ -384,4 +464,122 @@ export async function heldAllocationIds(runtime: BerthRuntime): Promise<string[]
   }
   for await (const record of runtime.hostPortStore.listRecords()) held.add(record.id);
   return [...held];
+}
+
+/** What one generateName round did. */
+export interface GenerateNameRound {
+  /** Copies admitted as the original (its id or values): two live owners of one value. */
+  readonly twoOwners: readonly string[];
+  /** Answers that were not a 200 review (a 5xx among them is berth's fault). */
+  readonly failures: readonly string[];
+  /** Allocation ids the round's allowed answers patched on, for the held-by-denied check. */
+  readonly ids: readonly string[];
+}
+
+type Json = Record<string, unknown>;
+
+/** Posts one review; the answer's `response`, or why there is none. */
+async function post(url: string, body: unknown): Promise<Json | string> {
+  const answer = await fetch(`${url}/admission`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await answer.text();
+  if (answer.status !== 200) return `HTTP ${answer.status}: ${text.slice(0, 200)}`;
+  return (JSON.parse(text) as { response: Json }).response;
+}
+
+function createReview(resource: 'pods' | 'services', object: Json, uid = randomUUID()) {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: '', version: 'v1', kind: resource === 'pods' ? 'Pod' : 'Service' },
+      resource: { group: '', version: 'v1', resource },
+      name: '',
+      namespace: 'default',
+      operation: 'CREATE',
+      userInfo: { username: 'fuzz' },
+      object,
+      oldObject: null,
+      dryRun: false,
+    },
+  };
+}
+
+const idOf = (object: Json): string =>
+  ((object.metadata as Json | undefined)?.annotations as Json | undefined)?.[
+    'berth.dev/allocation-id'
+  ] as string;
+
+/**
+ * One round of generateName identity over HTTP: a Service and a game-server pod created with
+ * generateName, the same request seen again (same uid, the patched object), then a copy of each
+ * stored object (`kubectl get -o json`, name, uid and resourceVersion dropped, generateName kept)
+ * under another request. A copy is a new object: the Service is denied 409 (its values are
+ * taken), the pod gets an id of its own.
+ */
+export async function generateNameRound(url: string, round: number): Promise<GenerateNameRound> {
+  const twoOwners: string[] = [];
+  const failures: string[] = [];
+  const ids: string[] = [];
+  const objects: [resource: 'pods' | 'services', object: Json][] = [
+    [
+      'services',
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { generateName: 'game-', namespace: 'default' },
+        spec: { type: 'NodePort', ports: [{ name: 'game', port: 80, protocol: 'TCP' }] },
+      },
+    ],
+    [
+      'pods',
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          generateName: 'gs-',
+          namespace: 'default',
+          annotations: { 'berth.dev/ports': JSON.stringify([{ name: 'game', containerPort: 7 }]) },
+        },
+        spec: { containers: [{ name: 'server', image: 'game:1' }] },
+      },
+    ],
+  ];
+  for (const [resource, object] of objects) {
+    const first = createReview(resource, object);
+    const created = await post(url, first);
+    if (typeof created === 'string' || created.allowed !== true) {
+      failures.push(`${resource} CREATE: ${JSON.stringify(created).slice(0, 200)}`);
+      continue;
+    }
+    const admitted = applyPatch(object, decodePatch(created.patch as string | undefined)) as Json;
+    const id = idOf(admitted);
+    ids.push(id);
+    const again = await post(url, createReview(resource, admitted, first.request.uid));
+    if (typeof again === 'string' || again.allowed !== true) {
+      failures.push(`${resource} seen again: ${JSON.stringify(again).slice(0, 200)}`);
+    }
+    // The stored object less its name, uid and resourceVersion is the admitted one.
+    const copy = structuredClone(admitted);
+    const copied = await post(url, createReview(resource, copy));
+    if (typeof copied === 'string') {
+      failures.push(`${resource} copy: ${copied}`);
+      continue;
+    }
+    if (copied.allowed !== true) {
+      const code = (copied.status as Json | undefined)?.code;
+      if (resource === 'pods' || code !== 409) failures.push(`${resource} copy denied ${code}`);
+      continue;
+    }
+    const copyId = idOf(applyPatch(copy, decodePatch(copied.patch as string | undefined)) as Json);
+    ids.push(copyId);
+    if (resource === 'services' || copyId === id) {
+      twoOwners.push(`round ${round}: a copy of ${resource} ${id} was admitted as ${copyId}`);
+    }
+  }
+  return { twoOwners, failures, ids };
 }
