@@ -5,7 +5,6 @@
  * but a bare 404. Clients are set up once per container, at module scope, and every cluster's
  * secret is read then, during INIT.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import middy from '@middy/core';
@@ -16,6 +15,7 @@ import {
   handlerTracing,
   observability,
   publishMetrics,
+  requestLogging,
 } from '../../shared/app/observability.js';
 import { activeTracing } from '../../shared/config/load.js';
 
@@ -34,6 +34,6 @@ const answer = functionUrlHandler(api, { logger, metrics });
 
 export const handler = middy(answer)
   .use(tracing)
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(requestLogging(logger))
   .use(publishMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

@@ -5,11 +5,15 @@
  * function also sends it `refill-pool` events: one pool grown ahead of demand. The body is
  * `eniInvocation`.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { eniInvocation, eniRunner, sdkEc2Account } from '../../shared/app/eni-pass.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
+import {
+  handlerTracing,
+  observability,
+  publishMetrics,
+  requestLogging,
+} from '../../shared/app/observability.js';
 import { activeTracing, lambdaSettings } from '../../shared/config/load.js';
 
 const observe = observability('eni');
@@ -23,5 +27,5 @@ const run = eniInvocation(
 
 export const handler = middy(run)
   .use(tracing)
-  .use(injectLambdaContext(observe.logger, { resetKeys: true }))
+  .use(requestLogging(observe.logger))
   .use(publishMetrics(observe.metrics));

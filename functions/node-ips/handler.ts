@@ -6,14 +6,18 @@
  * leaves its pool low hands a background refill to the ENI function (an asynchronous invoke)
  * and answers without waiting for EC2.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import middy from '@middy/core';
 import { eniRunner, nodeIpFault, sdkEc2Account } from '../../shared/app/eni-pass.js';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
+import {
+  handlerTracing,
+  observability,
+  publishMetrics,
+  requestLogging,
+} from '../../shared/app/observability.js';
 import { refillInvokers } from '../../shared/app/refill-invoker.js';
 import { clusterRoutes } from '../../shared/clusters/http-routes.js';
 import { nodeCallerCheck } from '../../shared/clusters/node-callers.js';
@@ -49,6 +53,6 @@ const answer = functionUrlHandler(api, { logger, metrics });
 
 export const handler = middy(answer)
   .use(tracing)
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(requestLogging(logger))
   .use(publishMetrics(metrics))
   .use(parser({ schema: LambdaFunctionUrlSchema }));

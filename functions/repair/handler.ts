@@ -4,11 +4,15 @@
  * cluster). A pass that cannot complete fails the invocation (so the schedule's retry policy and
  * alarms see it) and advances no leak counter.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
+import {
+  handlerTracing,
+  observability,
+  publishMetrics,
+  requestLogging,
+} from '../../shared/app/observability.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { repairInvocation, repairPasses } from '../../shared/app/repair-pass.js';
 import { activeTracing } from '../../shared/config/load.js';
@@ -19,6 +23,6 @@ const run = repairInvocation(lambdaPassContexts().map(repairPasses), observe);
 
 export const handler = middy(run)
   .use(tracing)
-  .use(injectLambdaContext(observe.logger, { resetKeys: true }))
+  .use(requestLogging(observe.logger))
   .use(publishMetrics(observe.metrics))
   .use(parser({ schema: passInput }));

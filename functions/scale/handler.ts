@@ -2,12 +2,16 @@
  * The node scale pass, run by an EventBridge schedule every minute for the cluster its input
  * names. The lease inside the pass keeps a slow run and the next schedule from acting at once.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import middy from '@middy/core';
 import { z } from 'zod';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
+import {
+  handlerTracing,
+  observability,
+  publishMetrics,
+  requestLogging,
+} from '../../shared/app/observability.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { scaleInvocation, scaleRunner } from '../../shared/app/scale-pass.js';
 import { activeTracing } from '../../shared/config/load.js';
@@ -24,6 +28,6 @@ const scheduleInput = passInput.extend({ dryRun: z.boolean().optional() });
 
 export const handler = middy(run)
   .use(tracing)
-  .use(injectLambdaContext(observe.logger, { resetKeys: true }))
+  .use(requestLogging(observe.logger))
   .use(publishMetrics(observe.metrics))
   .use(parser({ schema: scheduleInput }));

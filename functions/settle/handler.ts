@@ -3,11 +3,15 @@
  * the apiserver's commit (the body, `settleMessages`, says what becomes of each). Each task names
  * its cluster where the stack serves several.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { lambdaSettleQueue } from '../../shared/app/lambda-settle.js';
-import { handlerTracing, observability, publishMetrics } from '../../shared/app/observability.js';
+import {
+  handlerTracing,
+  observability,
+  publishMetrics,
+  requestLogging,
+} from '../../shared/app/observability.js';
 import { settleMessages, settleRunner } from '../../shared/app/settle.js';
 import { activeTracing, lambdaSettings } from '../../shared/config/load.js';
 
@@ -23,5 +27,5 @@ const run = settleMessages({
 
 export const handler = middy(run)
   .use(tracing)
-  .use(injectLambdaContext(observe.logger, { resetKeys: true }))
+  .use(requestLogging(observe.logger))
   .use(publishMetrics(observe.metrics));
