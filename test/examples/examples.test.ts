@@ -82,3 +82,25 @@ describe('examples/', () => {
     expect(port?.nodePort).toBeGreaterThanOrEqual(30000);
   });
 });
+
+describe('examples/review-*.json', () => {
+  it.each([
+    ['review-game-server.json', 'game-server.yaml', 'pods'],
+    ['review-game-service.json', 'game-service.yaml', 'services'],
+  ])(
+    '%s is the AdmissionReview of %s, as an apiserver sends it for its CREATE',
+    async (file, yaml, resource) => {
+      const sent = JSON.parse(
+        await readFile(new URL(`../../examples/${file}`, import.meta.url), 'utf8'),
+      ) as { request: ReturnType<typeof review>['request'] };
+      const [object] = await example(yaml);
+      expect(sent.request.object).toEqual(object);
+      expect(sent.request).toMatchObject({
+        operation: 'CREATE',
+        resource: { group: '', version: 'v1', resource },
+        name: object?.metadata.name,
+        namespace: object?.metadata.namespace,
+      });
+    },
+  );
+});
