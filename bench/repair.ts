@@ -123,6 +123,9 @@ class PagingClusterApi implements ClusterApi {
   async deleteGameServer(): Promise<'gone'> {
     return 'gone';
   }
+  async getKarpenterNodePool(): Promise<undefined> {
+    return undefined;
+  }
   async createEvent(event: ClusterEvent): Promise<void> {
     this.events.push(event);
   }

@@ -24,6 +24,7 @@ import type {
   DeletePreconditions,
   EvictionOutcome,
   JsonPatchOperation,
+  KarpenterNodePool,
   ListOptions,
 } from './cluster-api.js';
 import {
@@ -231,6 +232,20 @@ export class ClientNodeClusterApi implements ClusterApi {
       if (translated instanceof KubernetesNotFoundError) return 'gone';
       throw translated;
     }
+  }
+
+  getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined> {
+    // A 404 is the NodePool missing or Karpenter's group unknown: both read as undefined.
+    return this.#read(
+      `nodepools.karpenter.sh/${name}`,
+      () =>
+        this.#custom.getClusterCustomObject({
+          group: 'karpenter.sh',
+          version: 'v1',
+          plural: 'nodepools',
+          name,
+        }) as Promise<KarpenterNodePool>,
+    );
   }
 
   async deleteNode(name: string): Promise<void> {

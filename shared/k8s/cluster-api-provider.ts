@@ -11,6 +11,7 @@ import type {
   DeletePreconditions,
   EvictionOutcome,
   JsonPatchOperation,
+  KarpenterNodePool,
   ListOptions,
 } from './cluster-api.js';
 import { isUnauthorized } from './errors.js';
@@ -98,6 +99,10 @@ export class ProvidedClusterApi implements ClusterApi {
     preconditions?: DeletePreconditions,
   ): Promise<'deleted' | 'changed' | 'gone'> {
     return this.#call((api) => api.deleteGameServer(namespace, name, preconditions));
+  }
+
+  async getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined> {
+    return this.#call((api) => api.getKarpenterNodePool(name));
   }
 
   /**

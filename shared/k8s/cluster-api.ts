@@ -37,6 +37,19 @@ export interface AgonesGameServer {
 }
 
 /**
+ * A Karpenter `NodePool` (`karpenter.sh/v1`), with only what berth reads: the lifetime after
+ * which Karpenter replaces its nodes (`spec.template.spec.expireAfter`, e.g. `720h` or `Never`;
+ * `spec.disruption.expireAfter` before v1).
+ */
+export interface KarpenterNodePool {
+  readonly metadata?: V1ObjectMeta;
+  readonly spec?: {
+    readonly template?: { readonly spec?: { readonly expireAfter?: string } };
+    readonly disruption?: { readonly expireAfter?: string };
+  };
+}
+
+/**
  * What the object to delete or evict must still be, or the apiserver refuses with 409
  * (`metav1.Preconditions`): a changed `resourceVersion` means its state may have changed since
  * berth read it.
@@ -98,4 +111,6 @@ export interface ClusterApi {
     name: string,
     preconditions?: DeletePreconditions,
   ): Promise<'deleted' | 'changed' | 'gone'>;
+  /** A Karpenter NodePool by name; undefined when absent or Karpenter is not installed. */
+  getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined>;
 }

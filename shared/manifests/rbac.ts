@@ -35,6 +35,8 @@ export function berthClusterRole(): V1ClusterRole {
       // Scale reads Agones game state and moves a ready Agones game server by deleting its
       // GameServer (its fleet makes another; deleting the pod would fight Agones' controller).
       { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
+      // With node pool karpenter, scale reads the NodePool's expireAfter (forced node lifetimes).
+      { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get'] },
       // With node pool karpenter, scale sets the buffer's placeholder replicas.
       {
         apiGroups: ['apps'],

@@ -12,6 +12,7 @@
  *   again.
  */
 import type { ScaleConfig } from '../config/schema.js';
+import type { KarpenterNodePool } from '../k8s/cluster-api.js';
 import { expectedRemainingMs, longestSessionMs, type SessionMemory } from './sessions.js';
 import type { GameServerView, NodeView } from './snapshot.js';
 
@@ -102,6 +103,48 @@ export function costlyDrains(
     }
   }
   return costly;
+}
+
+const GO_DURATION_UNITS: Readonly<Record<string, number>> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/**
+ * A Go duration (`time.ParseDuration`: `720h`, `1h30m`, `90s`) in ms; undefined for `Never`, an
+ * empty text, or one that does not parse.
+ */
+export function parseGoDuration(text: string): number | undefined {
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(text)) return undefined;
+  let ms = 0;
+  for (const [, value, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) {
+    ms += Number(value) * (GO_DURATION_UNITS[unit ?? ''] ?? 0);
+  }
+  return ms;
+}
+
+/**
+ * The lifetime a Karpenter NodePool gives its nodes (`spec.template.spec.expireAfter`, or v1beta1's
+ * `spec.disruption.expireAfter`), in ms; undefined when it has none (`Never`).
+ */
+export function nodePoolLifetimeMs(pool: KarpenterNodePool | undefined): number | undefined {
+  const text = pool?.spec?.template?.spec?.expireAfter ?? pool?.spec?.disruption?.expireAfter;
+  return text === undefined ? undefined : parseGoDuration(text);
+}
+
+/** The lifetime to plan for: the shorter of the configured one (when set) and the pool's. */
+export function withPoolLifetime(policy: DrainPolicy, poolLifetimeMs?: number): DrainPolicy {
+  if (poolLifetimeMs === undefined || poolLifetimeMs <= 0) return policy;
+  const configured = policy.nodeLifetimeMs;
+  return {
+    ...policy,
+    nodeLifetimeMs: configured > 0 ? Math.min(configured, poolLifetimeMs) : poolLifetimeMs,
+  };
 }
 
 /** Timing a forced lifetime must leave room for, besides the longest session. */

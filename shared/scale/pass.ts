@@ -21,6 +21,7 @@ import { KubernetesConflictError } from '../k8s/errors.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import type { NodePool } from '../node-pool/node-pool.js';
+import { nodePoolLifetimeMs } from './drain.js';
 import { planEvictions } from './eviction.js';
 import { agonesOwnerOf, indexAgones } from './game-state.js';
 import {
@@ -101,12 +102,14 @@ export interface ScaleReport {
 
 /**
  * Lists what the plan needs: managed nodes, every non-terminal pod, the Agones GameServers (only
- * when a pod is owned by one), the pool's size.
+ * when a pod is owned by one), the pool's size, and the lifetime a Karpenter NodePool (named by
+ * `karpenterNodePool`) forces on its nodes.
  */
 export async function readClusterSnapshot(
   cluster: ClusterApi,
   pool: Pick<NodePool, 'describe'>,
   nodeSelector: string,
+  karpenterNodePool?: string,
 ): Promise<ClusterSnapshot> {
   const nodes = [];
   for await (const node of cluster.listNodes({ labelSelector: nodeSelector, pageSize: 500 })) {
@@ -124,7 +127,12 @@ export async function readClusterSnapshot(
   if (pods.some((pod) => agonesOwnerOf(pod) !== undefined)) {
     for await (const gs of cluster.listGameServers({ pageSize: 500 })) gameServers.push(gs);
   }
-  return buildSnapshot(nodes, pods, await pool.describe(), indexAgones(gameServers));
+  const snapshot = buildSnapshot(nodes, pods, await pool.describe(), indexAgones(gameServers));
+  const lifetime =
+    karpenterNodePool === undefined
+      ? undefined
+      : nodePoolLifetimeMs(await cluster.getKarpenterNodePool(karpenterNodePool));
+  return lifetime === undefined ? snapshot : { ...snapshot, nodeLifetimeMs: lifetime };
 }
 
 /** The memory with this pass's allocated game servers followed for their session lengths. */
@@ -176,7 +184,12 @@ export async function runScalePass(
   /** Reads the cluster and the memory, with this pass's arrivals counted, and plans. */
   const planNow = async () => {
     const [snapshot, remembered] = await Promise.all([
-      readClusterSnapshot(deps.cluster, deps.pool, config.nodeSelector),
+      readClusterSnapshot(
+        deps.cluster,
+        deps.pool,
+        config.nodeSelector,
+        config.nodePool.type === 'karpenter' ? config.nodePool.name : undefined,
+      ),
       deps.memory.load(),
     ]);
     const now = deps.now();

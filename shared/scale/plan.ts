@@ -21,7 +21,13 @@
  */
 
 import { type DemandBuffer, demandBuffer } from './demand.js';
-import { cheapestDrainFirst, costlyDrains, expectedDrainMs, expiringNodes } from './drain.js';
+import {
+  cheapestDrainFirst,
+  costlyDrains,
+  expectedDrainMs,
+  expiringNodes,
+  withPoolLifetime,
+} from './drain.js';
 import type { MoveRoute } from './game-state.js';
 import { EMPTY_SCALE_MEMORY, removalsInLastHour, type ScaleMemory } from './memory.js';
 import {
@@ -303,7 +309,7 @@ export function planScale(
   const sessions = memory.sessions ?? EMPTY_SESSIONS;
   const expiring = expiringNodes(
     active.filter((n) => protectionOf(n) === undefined),
-    policy.drain,
+    withPoolLifetime(policy.drain, snapshot.nodeLifetimeMs),
     sessions,
     policy,
     nowMs,

@@ -80,6 +80,8 @@ export interface ClusterSnapshot {
   readonly gameServerCreatedAtMs: readonly number[];
   /** Every bound, non-terminal game server, with its game state (on any node). */
   readonly gameServers: readonly GameServerView[];
+  /** The lifetime the node pool forces on its nodes (Karpenter's `expireAfter`), when it says. */
+  readonly nodeLifetimeMs?: number;
 }
 
 const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);

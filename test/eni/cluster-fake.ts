@@ -117,6 +117,10 @@ export class FakeCluster implements ClusterApi {
     throw new Error('the ENI fake cluster deletes no game server');
   }
 
+  async getKarpenterNodePool(): Promise<undefined> {
+    return undefined;
+  }
+
   /** Events recorded, in order. */
   readonly events: ClusterEvent[] = [];
 

@@ -12,6 +12,7 @@ import type {
   DeletePreconditions,
   EvictionOutcome,
   JsonPatchOperation,
+  KarpenterNodePool,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
 import { KubernetesConflictError, KubernetesNotFoundError } from '../../shared/k8s/errors.js';
@@ -30,6 +31,8 @@ export class FakeClusterApi implements ClusterApi {
   readonly services = new Map<string, V1Service>();
   /** Agones GameServers by namespace/name. */
   readonly gameServers = new Map<string, AgonesGameServer>();
+  /** Karpenter NodePools by name. */
+  readonly nodePools = new Map<string, KarpenterNodePool>();
   /** Pods (namespace/name) a PodDisruptionBudget protects: their eviction answers 429. */
   readonly disruptionBudgetRefuses = new Set<string>();
   readonly events: ClusterEvent[] = [];
@@ -214,6 +217,12 @@ export class FakeClusterApi implements ClusterApi {
     if (!meetsPreconditions(gs.metadata, preconditions)) return 'changed';
     this.gameServers.delete(key);
     return 'deleted';
+  }
+
+  async getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined> {
+    this.#enter('getKarpenterNodePool', [name]);
+    const pool = this.nodePools.get(name);
+    return pool && structuredClone(pool);
   }
 
   /** Records the call, then throws the queued error if there is one. */

@@ -101,6 +101,14 @@ describe('ClientNodeClusterApi and Agones GameServers', () => {
   });
 });
 
+describe('ClientNodeClusterApi.getKarpenterNodePool', () => {
+  it('reads undefined where Karpenter is not installed', async () => {
+    const cluster = await start(false);
+    expect(await cluster.getKarpenterNodePool('games')).toBeUndefined();
+    expect(fake.requests.at(-1)?.path).toBe('/apis/karpenter.sh/v1/nodepools/games');
+  });
+});
+
 describe('ClientNodeClusterApi.patchPod', () => {
   it('applies a JSON patch, and a failed test is a conflict', async () => {
     const cluster = await start(false);

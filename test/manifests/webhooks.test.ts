@@ -284,6 +284,7 @@ describe('berth RBAC', () => {
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
       { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
+      { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get'] },
       {
         apiGroups: ['apps'],
         resources: ['deployments/scale'],

@@ -7,6 +7,9 @@ import {
   drainPolicy,
   expectedDrainMs,
   expiringNodes,
+  nodePoolLifetimeMs,
+  parseGoDuration,
+  withPoolLifetime,
 } from '../../shared/scale/drain.js';
 import { indexAgones } from '../../shared/scale/game-state.js';
 import { EMPTY_SCALE_MEMORY } from '../../shared/scale/memory.js';
@@ -178,6 +181,43 @@ describe('forced node lifetimes', () => {
     );
     expect(report.actions.map((a) => a.type)).not.toContain('uncordon');
     expect(report.actions.map((a) => a.type)).toContain('grow');
+  });
+});
+
+describe('forced lifetimes from a Karpenter NodePool', () => {
+  it('reads expireAfter as Go writes durations, and Never as none', () => {
+    expect(parseGoDuration('720h')).toBe(30 * DAY);
+    expect(parseGoDuration('1h30m')).toBe(90 * MINUTE);
+    expect(parseGoDuration('90s')).toBe(90_000);
+    expect(parseGoDuration('1.5h')).toBe(90 * MINUTE);
+    expect(parseGoDuration('Never')).toBeUndefined();
+    expect(parseGoDuration('3d')).toBeUndefined();
+    expect(nodePoolLifetimeMs({ spec: { template: { spec: { expireAfter: '336h' } } } })).toBe(
+      14 * DAY,
+    );
+    expect(nodePoolLifetimeMs({ spec: { disruption: { expireAfter: '24h' } } })).toBe(DAY);
+    expect(nodePoolLifetimeMs({ spec: {} })).toBeUndefined();
+  });
+
+  it('plans for the shorter of the configured lifetime and the pool one', () => {
+    const policy = drainPolicy(scaleConfig({ drain: { nodeLifetimeSeconds: 86_400 } }));
+    expect(withPoolLifetime(policy, 14 * DAY).nodeLifetimeMs).toBe(DAY);
+    expect(withPoolLifetime(drainPolicy(scaleConfig()), 14 * DAY).nodeLifetimeMs).toBe(14 * DAY);
+    expect(withPoolLifetime(policy, undefined).nodeLifetimeMs).toBe(DAY);
+  });
+
+  it('cordons a node of a Karpenter NodePool before its expireAfter', async () => {
+    const { cluster, deps: d } = deps(
+      [node('old', { createdAtMs: T0 - 14 * DAY + 30 * MINUTE }), node('new')],
+      [statefulServer('g', 'old', 'allocated')],
+    );
+    cluster.nodePools.set('games', { spec: { template: { spec: { expireAfter: '336h' } } } });
+    const report = await runScalePass(
+      d,
+      scaleConfig({ bufferGameServers: 70, nodePool: { type: 'karpenter', name: 'games' } }),
+      { dryRun: true },
+    );
+    expect(report.actions.find((a) => a.type === 'cordon')).toMatchObject({ node: 'old' });
   });
 });
 

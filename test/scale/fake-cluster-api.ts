@@ -10,6 +10,7 @@ import type {
   DeletePreconditions,
   EvictionOutcome,
   JsonPatchOperation,
+  KarpenterNodePool,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
 import { meetsPreconditions } from '../fakes/kube-api-server.js';
@@ -59,6 +60,8 @@ export class FakeClusterApi implements ClusterApi {
   pods: V1Pod[] = [];
   /** Agones GameServers. */
   gameServers: AgonesGameServer[] = [];
+  /** Karpenter NodePools by name. */
+  readonly nodePools = new Map<string, KarpenterNodePool>();
   /** Pods (namespace/name) whose PodDisruptionBudget allows no eviction now (429). */
   readonly disruptionBudgetRefuses = new Set<string>();
   readonly calls: ClusterCall[] = [];
@@ -227,6 +230,11 @@ export class FakeClusterApi implements ClusterApi {
       (p) => !(p.metadata?.namespace === namespace && p.metadata?.name === name),
     );
     return 'deleted';
+  }
+
+  async getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined> {
+    const pool = this.nodePools.get(name);
+    return pool && structuredClone(pool);
   }
 
   /** Events recorded so far. */
