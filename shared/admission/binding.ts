@@ -92,8 +92,11 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
     }
     // An id not of berth's shape is no id (a hand-written or mangled annotation): untouched.
     if (carriedAllocationId(pod as JsonObject) === undefined) return allow();
-    if (deps.records && request.dryRun !== true)
-      await learnPodName(deps.records, pod as JsonObject);
+    if (deps.records && request.dryRun !== true) {
+      // Worth a try, never a refusal: the pod's DELETE learns the name too, and a binding must
+      // still get its annotations while the store is slow.
+      await learnPodName(deps.records, pod as JsonObject).catch(() => undefined);
+    }
 
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];

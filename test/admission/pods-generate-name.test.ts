@@ -119,6 +119,36 @@ describe('pods created with generateName', () => {
   });
 });
 
+describe('learning the name at binding', () => {
+  it('still annotates the binding when the store cannot be reached', async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const a = stored(await h.create(gamePod(spec, { generateName: 'gs-' })), 'gs-aaaaa');
+    const cluster = new FakeClusterApi()
+      .withPods(a as V1Pod)
+      .withNodes({ metadata: { name: 'n1' }, status: { addresses: [] } });
+    const failing = {
+      getRecord: async () => {
+        throw new Error('store unreachable');
+      },
+      learnName: async () => false,
+    };
+    const binding = podBindingAdmission({
+      cluster,
+      nodeAddressTypes: ['InternalIP'],
+      now: () => 0,
+      records: failing,
+    });
+    const bound = await binding({
+      ...podRequest(a, { operation: 'CREATE' }),
+      subResource: 'binding',
+      name: 'gs-aaaaa',
+      object: { metadata: { name: 'gs-aaaaa', namespace: 'default' }, target: { name: 'n1' } },
+    });
+    expect(bound.allowed).toBe(true);
+    expect(JSON.stringify(bound)).toContain('berth.dev/node');
+  });
+});
+
 describe('pod fields too large for the store', () => {
   it('denies a generateName or namespace longer than Kubernetes allows with 422 naming the field', async () => {
     const h = await podHarness({ default: '7000-7009' });
