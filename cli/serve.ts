@@ -24,6 +24,8 @@ import { startServer } from '../shared/local/server.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { startPassTimers } from '../shared/local/timers.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
+import { openMetricsText, PassRecorder } from '../shared/metrics/openmetrics.js';
+import { metricsReading } from '../shared/metrics/reading.js';
 import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
 import { clusterViewReader } from '../shared/ui/cluster-view.js';
@@ -115,6 +117,8 @@ function serveCluster(
   // An outage answers every request 503 naming what failed; the log says so once a minute.
   const unavailable = warnAtMostEvery(60_000, (line) => log.warn(`${tag}answering 503: ${line}`));
   const unavailableFault = (fault: { message: string }) => unavailable(fault.message);
+  // Each pass's outcomes as this process ran them, for /metrics.
+  const passRecords = new PassRecorder();
   return {
     config,
     cluster,
@@ -129,6 +133,8 @@ function serveCluster(
       classify: nodeIpFault,
       storeName: `table ${store.tableName} on ${store.where}`,
       onUnavailable: unavailableFault,
+      metrics: async () =>
+        openMetricsText([await metricsReading(runtime, () => passRecords.records())], Date.now()),
       onDecision: (decision) => log.info(`${tag}admission ${formatDecision(decision)}`),
       webView: {
         page: WEB_VIEW_PAGE,
@@ -159,9 +165,14 @@ function serveCluster(
               },
             ],
             {
-              result: (name, result) => log.info(`${tag}${name} pass: ${JSON.stringify(result)}`),
-              failure: (name, error) =>
-                log.error(`${tag}${name} pass failed: ${(error as Error).message}`),
+              result: (name, result) => {
+                passRecords.ended(name, true);
+                log.info(`${tag}${name} pass: ${JSON.stringify(result)}`);
+              },
+              failure: (name, error) => {
+                passRecords.ended(name, false);
+                log.error(`${tag}${name} pass failed: ${(error as Error).message}`);
+              },
             },
           )
         : async () => {},

@@ -17,6 +17,8 @@ import type { BerthConfig } from '../config/schema.js';
 import { createHttpApi, type HttpFault } from '../http/api.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
+import { openMetricsText } from '../metrics/openmetrics.js';
+import { metricsReading } from '../metrics/reading.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
@@ -134,6 +136,8 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
         admission: runtime.admission,
         healthy: () => runtime.healthy(),
         status: () => runtime.status(),
+        // Behind the same secret path as the webhook: `/metrics/<secret>`.
+        metrics: async () => openMetricsText([await metricsReading(runtime)], Date.now()),
         pathSecret: await readSecret(secretsManager, secretArn),
         onDecision: observers.onDecision,
         storeName: `table ${settings.tableName}`,

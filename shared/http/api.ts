@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
+import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
 import { unavailableFault } from './unavailable.js';
 
 /** A request as berth sees it. */
@@ -49,6 +50,11 @@ export interface HttpApiDeps {
   /** Answers whether the store can be reached. */
   readonly healthy: () => Promise<boolean>;
   readonly status?: () => Promise<unknown>;
+  /**
+   * `GET /metrics`: the OpenMetrics text of the numbers `status` reads, for Prometheus. Behind
+   * the path secret in AWS, as every route is.
+   */
+  readonly metrics?: () => Promise<string>;
   /** ENI IP assignment; absent where berth has no cluster and EC2 access. */
   readonly nodeIps?: NodeIpApi;
   /**
@@ -143,6 +149,13 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     }
     if (path === '/v1/status' && method === 'GET' && deps.status)
       return json(200, await deps.status());
+    if (path === '/metrics' && method === 'GET' && deps.metrics) {
+      return {
+        statusCode: 200,
+        headers: { 'content-type': OPENMETRICS_CONTENT_TYPE, 'cache-control': 'no-store' },
+        body: await deps.metrics(),
+      };
+    }
     if (deps.webView && method === 'GET' && path === '/ui') return deps.webView.page;
     if (deps.webView && method === 'GET' && path === '/ui/state') {
       return {

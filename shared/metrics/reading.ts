@@ -1,0 +1,34 @@
+/** One cluster's metrics, read: its status, and the settle backlog from its owner records. */
+import type { AllocationStore } from '../allocation/store.js';
+import type { StatusReport } from '../app/runtime.js';
+import type { MetricsReading, PassRecord, SettleBacklog } from './openmetrics.js';
+
+/** The values given back and still held, and since when the oldest waits. */
+export async function settleBacklog(
+  owners: Pick<AllocationStore, 'listOwners'>,
+): Promise<SettleBacklog> {
+  let releasing = 0;
+  let oldestSince: number | undefined;
+  for await (const record of owners.listOwners()) {
+    for (const claim of record.releasing ?? []) {
+      releasing += 1;
+      oldestSince = Math.min(oldestSince ?? claim.since, claim.since);
+    }
+  }
+  return oldestSince === undefined ? { releasing } : { releasing, oldestSince };
+}
+
+/** What `/metrics` reports for one cluster. */
+export async function metricsReading(
+  runtime: {
+    status(): Promise<StatusReport>;
+    readonly allocationStore: Pick<AllocationStore, 'listOwners'>;
+  },
+  passes?: () => readonly PassRecord[],
+): Promise<MetricsReading> {
+  const [status, settle] = await Promise.all([
+    runtime.status(),
+    settleBacklog(runtime.allocationStore),
+  ]);
+  return passes ? { status, settle, passes: passes() } : { status, settle };
+}
