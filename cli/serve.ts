@@ -11,6 +11,7 @@ import { type Ec2Account, nodeIpFault, sdkEc2Account } from '../shared/app/eni-p
 import { createPasses } from '../shared/app/passes.js';
 import { createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { settleRunner } from '../shared/app/settle.js';
+import { recoverLocalSettles } from '../shared/app/settle-recovery.js';
 import { ClusterSet } from '../shared/clusters/cluster-set.js';
 import {
   clusterPathPrefix,
@@ -98,6 +99,15 @@ function serveCluster(
         }
       : {}),
   });
+  // A restart lost the settle looks that were waiting: the store says what they were.
+  const recovery = recoverLocalSettles({
+    config,
+    dynamo: store.client,
+    tableName: store.tableName,
+    ...(clusterApi ? { clusterApi } : {}),
+    ...(settleQueue ? { queue: settleQueue } : {}),
+    log: { info: (line) => log.info(`${tag}${line}`), warn: (line) => log.warn(`${tag}${line}`) },
+  });
   // The passes change the cluster (cordon, delete nodes, EC2): only when asked for.
   const passes =
     clusterApi && options.passes
@@ -177,6 +187,7 @@ function serveCluster(
           )
         : async () => {},
     async close() {
+      recovery.stop();
       // Waiting looks are dropped: the values stay marked, and the repair pass finishes them.
       await settleQueue?.close();
       // No request can ask for another now; let the running ones finish before the store closes.

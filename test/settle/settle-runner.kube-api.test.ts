@@ -1,7 +1,5 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admit } from '../../shared/admission/dispatch.js';
-import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { parseConfig } from '../../shared/config/schema.js';
@@ -10,7 +8,7 @@ import type { SettleTask } from '../../shared/settle/task.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
 import { freshTable } from '../support/dynamo.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
+import { serviceReviews } from '../support/service-reviews.js';
 
 const TOKEN = 'settle-token';
 
@@ -35,20 +33,7 @@ describe('settle step through the Kubernetes client and DynamoDB Local', () => {
     });
     const clusterApi = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig(TOKEN) });
     const settle = settleRunner({ config, dynamo: client, tableName, clusterApi });
-    const send = async (
-      operation: 'CREATE' | 'DELETE',
-      object: V1Service | undefined,
-      old?: V1Service,
-    ) => {
-      const body = review({
-        resource: 'services',
-        operation,
-        name: (object ?? old)?.metadata?.name ?? '',
-        object,
-        oldObject: old,
-      });
-      return (await admit(parseAdmissionReview(body), runtime.admission)).response;
-    };
+    const send = serviceReviews(runtime.admission);
     const nodePort = (name: string): V1Service => ({
       apiVersion: 'v1',
       kind: 'Service',
