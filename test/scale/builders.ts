@@ -1,7 +1,24 @@
 /** Kubernetes objects for scale tests, with only the fields the scale pass reads. */
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
+import { parseConfig, type ScaleConfig } from '../../shared/config/schema.js';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
+
+/**
+ * A `scale` section for pass tests: cordons a surplus at once, removes without a budget, keeps
+ * the buffer set (demand off); `scale` adds to it or replaces.
+ */
+export function passConfig(scale: Record<string, unknown> = {}): ScaleConfig {
+  return parseConfig({
+    scale: {
+      shutdownDelaySeconds: 60,
+      cordonAfterSeconds: 0,
+      disruptionBudget: { nodesPerPass: '100%', nodesPerHour: '100%' },
+      demand: { enabled: false },
+      ...scale,
+    },
+  }).scale;
+}
 
 /** Base clock of the scale tests: 2026-01-01T00:00:00Z. */
 export const T0 = Date.UTC(2026, 0, 1);

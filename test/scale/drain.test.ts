@@ -1,6 +1,5 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { parseConfig, type ScaleConfig } from '../../shared/config/schema.js';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import {
   costlyDrains,
@@ -28,24 +27,20 @@ import {
 } from '../../shared/scale/sessions.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
 import { InProcessScaleMemory } from '../support/scale-memory.js';
-import { agonesServer, berthCordoned, node, pod, statefulServer, T0 } from './builders.js';
+import {
+  agonesServer,
+  berthCordoned,
+  node,
+  passConfig,
+  pod,
+  statefulServer,
+  T0,
+} from './builders.js';
 import { FakeClusterApi } from './fake-cluster-api.js';
 import { FakeLease, FakeNodePool } from './fakes.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
-
-function scaleConfig(scale: Record<string, unknown> = {}): ScaleConfig {
-  return parseConfig({
-    scale: {
-      shutdownDelaySeconds: 60,
-      cordonAfterSeconds: 0,
-      disruptionBudget: { nodesPerPass: '100%', nodesPerHour: '100%' },
-      demand: { enabled: false },
-      ...scale,
-    },
-  }).scale;
-}
 
 function deps(nodes: V1Node[], pods: V1Pod[], gameServers: AgonesGameServer[] = []) {
   const cluster = new FakeClusterApi(nodes, pods);
@@ -79,7 +74,7 @@ describe('choosing what to drain by what it costs', () => {
       ],
     );
     // 38 + 37 + 39 free slots, a buffer of 70: one node's worth (with its ready servers moved).
-    const report = await runScalePass(d, scaleConfig({ bufferGameServers: 70 }), { dryRun: true });
+    const report = await runScalePass(d, passConfig({ bufferGameServers: 70 }), { dryRun: true });
     expect(report.actions.map((a) => `${a.type} ${a.node}`)).toEqual(['cordon y']);
   });
 
@@ -89,12 +84,12 @@ describe('choosing what to drain by what it costs', () => {
       [statefulServer('y1', 'y', 'ready'), statefulServer('y2', 'y', 'ready')],
     );
     // 40 + 38 free, buffer 39: y's 38 slots fit the excess of 39, but not with its 2 ready servers.
-    const report = await runScalePass(d, scaleConfig({ bufferGameServers: 39 }), { dryRun: true });
+    const report = await runScalePass(d, passConfig({ bufferGameServers: 39 }), { dryRun: true });
     expect(report.actions).toEqual([]);
   });
 
   it('passes over a node whose allocated sessions are expected to run far longer than the others', () => {
-    const policy = drainPolicy(scaleConfig());
+    const policy = drainPolicy(passConfig());
     const old = (name: string, nodeName: string, ageMin: number) =>
       statefulServer(name, nodeName, 'allocated', T0 - ageMin * MINUTE);
     const snapshot = buildSnapshot(
@@ -141,7 +136,7 @@ describe('forced node lifetimes', () => {
     );
     const report = await runScalePass(
       d,
-      scaleConfig({ bufferGameServers: 70, maxNodes: 5, ...lifetime }),
+      passConfig({ bufferGameServers: 70, maxNodes: 5, ...lifetime }),
       { dryRun: true },
     );
     const cordon = report.actions.find((a) => a.type === 'cordon');
@@ -152,7 +147,7 @@ describe('forced node lifetimes', () => {
   });
 
   it('leaves a node alone while its deadline is further than its longest session', () => {
-    const policy = drainPolicy(scaleConfig(lifetime));
+    const policy = drainPolicy(passConfig(lifetime));
     const snapshot = buildSnapshot(
       [node('young', { createdAtMs: T0 - 20 * DAY })],
       [],
@@ -176,7 +171,7 @@ describe('forced node lifetimes', () => {
     );
     const report = await runScalePass(
       d,
-      scaleConfig({ bufferGameServers: 30, maxNodes: 5, ...lifetime }),
+      passConfig({ bufferGameServers: 30, maxNodes: 5, ...lifetime }),
       { dryRun: true },
     );
     expect(report.actions.map((a) => a.type)).not.toContain('uncordon');
@@ -200,9 +195,9 @@ describe('forced lifetimes from a Karpenter NodePool', () => {
   });
 
   it('plans for the shorter of the configured lifetime and the pool one', () => {
-    const policy = drainPolicy(scaleConfig({ drain: { nodeLifetimeSeconds: 86_400 } }));
+    const policy = drainPolicy(passConfig({ drain: { nodeLifetimeSeconds: 86_400 } }));
     expect(withPoolLifetime(policy, 14 * DAY).nodeLifetimeMs).toBe(DAY);
-    expect(withPoolLifetime(drainPolicy(scaleConfig()), 14 * DAY).nodeLifetimeMs).toBe(14 * DAY);
+    expect(withPoolLifetime(drainPolicy(passConfig()), 14 * DAY).nodeLifetimeMs).toBe(14 * DAY);
     expect(withPoolLifetime(policy, undefined).nodeLifetimeMs).toBe(DAY);
   });
 
@@ -214,7 +209,7 @@ describe('forced lifetimes from a Karpenter NodePool', () => {
     cluster.nodePools.set('games', { spec: { template: { spec: { expireAfter: '336h' } } } });
     const report = await runScalePass(
       d,
-      scaleConfig({ bufferGameServers: 70, nodePool: { type: 'karpenter', name: 'games' } }),
+      passConfig({ bufferGameServers: 70, nodePool: { type: 'karpenter', name: 'games' } }),
       { dryRun: true },
     );
     expect(report.actions.find((a) => a.type === 'cordon')).toMatchObject({ node: 'old' });
@@ -249,7 +244,7 @@ describe('measured sessions', () => {
 
   it('remembers the sessions across passes', async () => {
     const { memory, deps: d } = deps([node('a')], [statefulServer('g', 'a', 'allocated', T0)]);
-    await runScalePass(d, scaleConfig(), { dryRun: false });
+    await runScalePass(d, passConfig(), { dryRun: false });
     expect(memory.memory.sessions?.tracked).toEqual({
       'uid-g': { createdAtMs: T0, lastSeenMs: T0 },
     });
@@ -310,7 +305,7 @@ describe('protection follows state', () => {
       [playing.pod, readyPod, pod('plain', { node: 'a' })],
       [playing.gameServer, ready.gameServer],
     );
-    const report = await runScalePass(d, scaleConfig(), { dryRun: false });
+    const report = await runScalePass(d, passConfig(), { dryRun: false });
     expect(report.failures).toEqual([]);
     const annotations = (name: string) =>
       cluster.pods.find((p) => p.metadata?.name === name)?.metadata?.annotations;
@@ -329,7 +324,7 @@ describe('protection follows state', () => {
   it('touches no pod with protection off', async () => {
     const playing = agonesServer('gs-playing', 'a', 'Allocated');
     const { cluster, deps: d } = deps([node('a')], [playing.pod], [playing.gameServer]);
-    await runScalePass(d, scaleConfig({ protection: 'off' }), { dryRun: false });
+    await runScalePass(d, passConfig({ protection: 'off' }), { dryRun: false });
     expect(cluster.calls.some((c) => c.method === 'patchPod')).toBe(false);
   });
 });

@@ -1,27 +1,17 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { parseConfig, type ScaleConfig } from '../../shared/config/schema.js';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { InProcessScaleMemory } from '../support/scale-memory.js';
-import { agonesServer, berthCordoned, node, statefulServer, T0 } from './builders.js';
+import { agonesServer, berthCordoned, node, passConfig, statefulServer, T0 } from './builders.js';
 import { FakeClusterApi } from './fake-cluster-api.js';
 import { FakeLease, FakeNodePool } from './fakes.js';
 
 const MINUTE = 60_000;
 
-function scaleConfig(scale: Record<string, unknown> = {}): ScaleConfig {
-  return parseConfig({
-    scale: {
-      bufferGameServers: 5,
-      shutdownDelaySeconds: 60,
-      cordonAfterSeconds: 0,
-      disruptionBudget: { nodesPerPass: '100%', nodesPerHour: '100%' },
-      demand: { enabled: false },
-      ...scale,
-    },
-  }).scale;
-}
+/** The pass config of these tests: a buffer of 5. */
+const scaleConfig = (scale: Record<string, unknown> = {}) =>
+  passConfig({ bufferGameServers: 5, ...scale });
 
 function setup(nodes: V1Node[], pods: V1Pod[], gameServers: AgonesGameServer[] = []) {
   let now = T0;

@@ -1,6 +1,5 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { parseConfig, type ScaleConfig } from '../../shared/config/schema.js';
 import { LeaseLostError } from '../../shared/lease/errors.js';
 import { KarpenterNodePool } from '../../shared/node-pool/karpenter.js';
 import type { NodePool } from '../../shared/node-pool/node-pool.js';
@@ -8,24 +7,11 @@ import { NoNodePool } from '../../shared/node-pool/none.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 import { runScalePass, SCALE_LEASE_NAME } from '../../shared/scale/pass.js';
 import { InProcessScaleMemory } from '../support/scale-memory.js';
-import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
+import { berthCordoned, gameServers, node, passConfig, pod, T0 } from './builders.js';
 import { FakeClusterApi } from './fake-cluster-api.js';
 import { FakeLease, FakeNodePool } from './fakes.js';
 
 const MINUTE = 60_000;
-
-/** A `scale` section that cordons a surplus at once, removes without a budget, keeps the buffer set. */
-function scaleConfig(scale: Record<string, unknown> = {}): ScaleConfig {
-  return parseConfig({
-    scale: {
-      shutdownDelaySeconds: 60,
-      cordonAfterSeconds: 0,
-      disruptionBudget: { nodesPerPass: '100%', nodesPerHour: '100%' },
-      demand: { enabled: false },
-      ...scale,
-    },
-  }).scale;
-}
 
 function setup(
   nodes: V1Node[],
@@ -51,7 +37,7 @@ function setup(
 
 /** A pass that keeps no buffer: every drained node is the removals'. */
 const drainPass = (deps: Parameters<typeof runScalePass>[0]) =>
-  runScalePass(deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+  runScalePass(deps, passConfig({ bufferGameServers: 0 }), { dryRun: false });
 
 /** Whether the node carries berth's removal mark. */
 const marked = (cluster: FakeClusterApi, name: string): boolean =>
@@ -65,7 +51,7 @@ describe('runScalePass', () => {
       [],
       pool,
     );
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 10 }), {
       dryRun: true,
     });
     expect(report.dryRun).toBe(true);
@@ -77,7 +63,7 @@ describe('runScalePass', () => {
 
   it('cordons with a compare-and-swap patch, records cordoned-at and an Event', async () => {
     const { cluster, deps } = setup([node('a'), node('b')]);
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 10 }), {
       dryRun: false,
     });
     expect(report.actions).toEqual([expect.objectContaining({ type: 'cordon', node: 'a' })]);
@@ -108,7 +94,7 @@ describe('runScalePass', () => {
       if (!touched) cluster.touch('a');
       touched = true;
     };
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 10 }), {
       dryRun: false,
     });
     expect(report.failures.map((f) => f.action.node)).toEqual(['a']);
@@ -125,7 +111,7 @@ describe('runScalePass', () => {
       [node('a'), berthCordoned('b', T0 - 30_000)],
       gameServers('a', 40),
     );
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 5 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 5 }), {
       dryRun: false,
     });
     expect(report.actions.map((a) => `${a.type} ${a.node}`)).toEqual(['uncordon b']);
@@ -143,7 +129,7 @@ describe('runScalePass', () => {
       const b = cluster.nodes.get('b');
       if (b?.metadata?.annotations) b.metadata.annotations[CORDONED_AT] = '2026-01-01T00:00:01Z';
     };
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 5 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 5 }), {
       dryRun: false,
     });
     expect(report.failures.map((f) => f.action.type)).toEqual(['uncordon']);
@@ -153,7 +139,7 @@ describe('runScalePass', () => {
   it('grows the pool and says what the pool did', async () => {
     const pool = new FakeNodePool(1);
     const { deps } = setup([node('a')], gameServers('a', 40), pool);
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 10 }), {
       dryRun: false,
     });
     expect(report.actions).toEqual([
@@ -213,7 +199,7 @@ describe('runScalePass', () => {
       [],
       pool,
     );
-    const config = scaleConfig({ bufferGameServers: 0, shutdownDelaySeconds: 0 });
+    const config = passConfig({ bufferGameServers: 0, shutdownDelaySeconds: 0 });
     const early = await runScalePass(deps, config, { dryRun: false });
     expect(early.actions).toEqual([]);
     expect(early.notes).toContainEqual({
@@ -322,7 +308,7 @@ describe('runScalePass', () => {
   it('does nothing while another pass holds the lease', async () => {
     const { cluster, lease, deps } = setup([node('a'), node('b')]);
     await lease.acquireLease(SCALE_LEASE_NAME, 'pass-0', 120_000);
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 10 }), {
       dryRun: false,
     });
     expect(report.leaseHeldBy).toEqual({ holder: 'pass-0', expiresAtMs: T0 + 120_000 });
@@ -332,12 +318,12 @@ describe('runScalePass', () => {
 
   it('releases the lease after the pass, and when listing fails', async () => {
     const { cluster, lease, deps } = setup([node('a')]);
-    await runScalePass(deps, scaleConfig(), { dryRun: false });
+    await runScalePass(deps, passConfig(), { dryRun: false });
     expect(lease.held.size).toBe(0);
     cluster.listNodes = () => {
       throw new Error('apiserver unavailable');
     };
-    await expect(runScalePass(deps, scaleConfig(), { dryRun: false })).rejects.toThrow(
+    await expect(runScalePass(deps, passConfig(), { dryRun: false })).rejects.toThrow(
       'apiserver unavailable',
     );
     expect(lease.held.size).toBe(0);
@@ -349,7 +335,7 @@ describe('runScalePass', () => {
       throw new LeaseLostError(name, holder);
     };
     await expect(
-      runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), { dryRun: false }),
+      runScalePass(deps, passConfig({ bufferGameServers: 10 }), { dryRun: false }),
     ).rejects.toThrow(LeaseLostError);
     expect(cluster.mutations()).toEqual([]);
   });
@@ -357,7 +343,7 @@ describe('runScalePass', () => {
   it('keeps an action whose Event could not be recorded', async () => {
     const { cluster, deps } = setup([node('a'), node('b')]);
     cluster.failNext('createEvent', new Error('events forbidden'));
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 10 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 10 }), {
       dryRun: false,
     });
     expect(report.actions.map((a) => a.type)).toEqual(['cordon']);
@@ -374,7 +360,7 @@ describe('runScalePass', () => {
       gameServers('a', 40),
       new NoNodePool(),
     );
-    const report = await runScalePass(deps, scaleConfig({ bufferGameServers: 50, maxNodes: 5 }), {
+    const report = await runScalePass(deps, passConfig({ bufferGameServers: 50, maxNodes: 5 }), {
       dryRun: false,
     });
     expect(report.actions.map((a) => [a.type, a.reason.split('; ').at(-1)])).toEqual([
@@ -382,7 +368,7 @@ describe('runScalePass', () => {
       ['grow', 'node pool none: would ask for 3 node(s)'],
     ]);
     const drained = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], new NoNodePool());
-    const removal = await runScalePass(drained.deps, scaleConfig({ bufferGameServers: 0 }), {
+    const removal = await runScalePass(drained.deps, passConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
     expect(removal.actions[0]?.reason).toContain(
@@ -400,7 +386,7 @@ describe('runScalePass', () => {
     );
     const report = await runScalePass(
       deps,
-      scaleConfig({ bufferGameServers: 0, nodePool: { type: 'karpenter', name: 'games' } }),
+      passConfig({ bufferGameServers: 0, nodePool: { type: 'karpenter', name: 'games' } }),
       {
         dryRun: false,
       },
