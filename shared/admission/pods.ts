@@ -14,8 +14,13 @@ import {
   releaseHostPorts,
 } from '../hostports/allocator.js';
 import { CountView } from '../hostports/count-view.js';
-import { HostPortBlockError, HostPortContentionError } from '../hostports/errors.js';
+import {
+  HostPortBlockError,
+  HostPortContentionError,
+  HostPortQuotaError,
+} from '../hostports/errors.js';
 import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
+import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import {
   type HostPortRange,
   PORTS_ANNOTATION,
@@ -45,7 +50,8 @@ import type { AdmissionRequest } from './review.js';
 /** What the pod handler needs; it keeps its own view of the counts (one per process). */
 export interface PodAdmissionDeps extends Omit<HostPortAllocatorDeps, 'view'> {
   /** The named host port ranges come from here. */
-  readonly config: Pick<BerthConfig, 'hostPortRanges'>;
+  readonly config: Pick<BerthConfig, 'hostPortRanges'> &
+    Partial<Pick<BerthConfig, 'hostPortQuotas'>>;
   /** Source of allocation ids (`crypto.randomBytes` in production). */
   readonly randomBytes: (size: number) => Uint8Array;
   /** Told of every committed allocation and its lost races, for logs and metrics. */
@@ -144,6 +150,7 @@ export async function learnPodName(store: PodNameStore, pod: PodObject): Promise
 /** The `pods` admission handler (CREATE allocates, DELETE releases). */
 export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
   const ranges = hostPortRangesOf(deps.config);
+  const quotaOf = (namespace: string) => deps.config.hostPortQuotas?.[namespace];
   const rangeByName = new Map(ranges.map((r) => [r.name, r]));
   const allocator = { ...deps, view: new CountView({ now: deps.now }) };
 
@@ -174,14 +181,12 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     }
 
     const id = newAllocationId(deps.randomBytes);
+    const dryRun = request.dryRun === true;
+    const quota = { namespace: podRef.namespace, asked: portsAsked(specs), dryRun };
     try {
-      const outcome = await allocateHostPorts(allocator, {
-        id,
-        pod: podRef,
-        specs,
-        ranges: rangeByName,
-        dryRun: request.dryRun === true,
-      });
+      const outcome = await withinQuota(deps.store, quotaOf(podRef.namespace), quota, () =>
+        allocateHostPorts(allocator, { id, pod: podRef, specs, ranges: rangeByName, dryRun }),
+      );
       if (request.dryRun !== true) deps.onAllocated?.({ id, conflicts: outcome.conflicts });
       return allow(
         buildPodPatch(pod, { ...patchInput, held: outcome.record.ports, allocationId: id }),
@@ -190,6 +195,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       if (error instanceof HostPortContentionError)
         return deny(409, `${PORTS_PATH}: ${error.message}`);
       if (error instanceof HostPortBlockError) return deny(409, error.message);
+      if (error instanceof HostPortQuotaError) return deny(403, error.message);
       throw error;
     }
   }
@@ -206,9 +212,15 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // The record's own pod, by name; or, when the record was written before the apiserver
     // named the pod, the pod made from its generateName that carries its ports.
     const released = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });
-    if (released || podRef.generateName === '') return allow();
+    const quota = quotaOf(podRef.namespace);
+    if (released || podRef.generateName === '') {
+      await releaseQuota(deps.store, quota, released);
+      return allow();
+    }
     const record = await deps.store.getRecord(id);
-    if (record && namedFrom(record, podRef, pod)) await releaseHostPorts(allocator, id, podRef);
+    if (record && namedFrom(record, podRef, pod)) {
+      await releaseQuota(deps.store, quota, await releaseHostPorts(allocator, id, podRef));
+    }
     return allow();
   }
 

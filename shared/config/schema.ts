@@ -127,6 +127,16 @@ const configSchema = z.strictObject({
       portRangeText,
     )
     .prefault({ default: '7000-8000' }),
+  // Host ports a namespace may hold at once, as ResourceQuota caps NodePorts: (pod, port)
+  // allocations of every range, a TCPUDP port once, a block's ports each. Unlisted: no cap.
+  hostPortQuotas: z
+    .record(
+      z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, {
+        message: 'namespace names are lower-case DNS labels',
+      }),
+      z.number().int().min(0),
+    )
+    .default({}),
   nodeAddressTypes: z
     .array(z.enum(NODE_ADDRESS_TYPES))
     .min(1)

@@ -62,3 +62,21 @@ export class HostPortBlockError extends Error {
     this.largest = largest;
   }
 }
+
+/** The namespace would hold more host ports than `hostPortQuotas` allows it. Denied 403. */
+export class HostPortQuotaError extends Error {
+  readonly namespace: string;
+  readonly quota: number;
+  readonly used: number;
+  readonly asked: number;
+  constructor(path: string, namespace: string, quota: number, used: number, asked: number) {
+    super(
+      `${path}: Forbidden: exceeded quota: namespace "${namespace}" may hold ${quota} host ports (hostPortQuotas), holds ${used}, and this pod asks for ${asked}`,
+    );
+    this.name = 'HostPortQuotaError';
+    this.namespace = namespace;
+    this.quota = quota;
+    this.used = used;
+    this.asked = asked;
+  }
+}

@@ -102,6 +102,18 @@ export interface HostPortStore {
   removeUses(ports: readonly HeldPort[]): Promise<readonly BlockCounts[]>;
   /** Every owner record of the cluster (for repair). */
   listRecords(): AsyncIterable<PodPortRecord>;
+  /**
+   * Adds `delta` to the host ports `namespace` holds (`hostPortQuotas`), conditioned, when
+   * `limit` is given, on the result staying at most `limit`, and a taking-back never going below
+   * zero. Answers whether it applied and the use as left or found.
+   */
+  adjustNamespaceUse(
+    namespace: string,
+    delta: number,
+    limit?: number,
+  ): Promise<{ readonly applied: boolean; readonly used: number }>;
+  /** The host ports `namespace` holds as counted for its quota (strongly consistent). */
+  namespaceUse(namespace: string): Promise<number>;
 }
 
 /**

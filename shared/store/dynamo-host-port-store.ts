@@ -12,6 +12,7 @@
  *   when that add came after the allocation began (a concurrent allocation's, not an older one).
  *   `f<slot>` marks a port the repair pass found held by a pod berth never admitted (a
  *   DaemonSet's, a hostNetwork pod's): an allocation's use of it is refused.
+ * - `<cluster>#hostport-quotas` / `<namespace>`: the host ports a namespace with a quota holds.
  * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name (empty until
  *   berth learns the name of a pod created with generateName), generateName, the creating
  *   request's uid while unnamed, the held (name, range, port, protocol) list, createdAt and the
@@ -260,6 +261,61 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
       blockChanges(ports, -1, undefined).map((change) => this.#change(change)),
     );
     return outcomes.map((o) => o.block);
+  }
+
+  async adjustNamespaceUse(
+    namespace: string,
+    delta: number,
+    limit?: number,
+  ): Promise<{ applied: boolean; used: number }> {
+    const condition:
+      | { ConditionExpression: string; values: Record<string, AttributeValue> }
+      | undefined =
+      delta < 0
+        ? { ConditionExpression: '#used >= :taken', values: { ':taken': { N: String(-delta) } } }
+        : limit === undefined
+          ? undefined
+          : {
+              ConditionExpression: 'attribute_not_exists(#used) OR #used <= :room',
+              values: { ':room': { N: String(limit - delta) } },
+            };
+    let item: Record<string, AttributeValue> | undefined;
+    const write = await conditionalWrite(this.meter, async () => {
+      const out = await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: this.#quotaKey(namespace),
+          UpdateExpression: 'ADD #used :delta',
+          ExpressionAttributeNames: { '#used': 'used' },
+          ExpressionAttributeValues: { ':delta': { N: String(delta) }, ...condition?.values },
+          ...(condition ? { ConditionExpression: condition.ConditionExpression } : {}),
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      item = out.Attributes;
+      return out;
+    });
+    const found = write.applied ? item : write.item;
+    return { applied: write.applied, used: Number(found?.used?.N ?? 0) };
+  }
+
+  async namespaceUse(namespace: string): Promise<number> {
+    const out = await this.#client.send(
+      new GetItemCommand({
+        TableName: this.#table,
+        Key: this.#quotaKey(namespace),
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    this.meter.read(out.ConsumedCapacity);
+    return Number(out.Item?.used?.N ?? 0);
+  }
+
+  #quotaKey(namespace: string): Record<string, AttributeValue> {
+    return { [PK]: { S: `${this.#cluster}#hostport-quotas` }, [SK]: { S: namespace } };
   }
 
   async *listRecords(): AsyncIterable<PodPortRecord> {

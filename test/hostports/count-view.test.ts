@@ -243,6 +243,9 @@ describe('host port allocation that fails', () => {
       deleteRecord: (id, pod, token) => store.deleteRecord(id, pod, token),
       removeUses: (ports) => store.removeUses(ports),
       listRecords: () => store.listRecords(),
+      adjustNamespaceUse: (namespace, delta, limit) =>
+        store.adjustNamespaceUse(namespace, delta, limit),
+      namespaceUse: (namespace) => store.namespaceUse(namespace),
       addUses: async () => {
         attempts++;
         throw new HostPortConflictError('taken first', { blocks: [] });

@@ -55,6 +55,7 @@ describe('host ports held by pods berth never admitted', () => {
     });
 
     // The agent goes: its mark stays for the grace passes (a replaced pod keeps it), then clears.
+    env.cluster.pods.clear();
     env.cluster.withPods(
       repairPod('gs-1', sid('gs'), [{ name: 'game', hostPort: 7020 }]),
       daemonPod('exporter-abc', 7020),

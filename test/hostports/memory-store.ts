@@ -27,6 +27,7 @@ interface Item {
 export class MemoryHostPortStore implements HostPortStore {
   readonly #items = new Map<string, Item>();
   readonly #records = new Map<string, PodPortRecord>();
+  readonly #namespaces = new Map<string, number>();
   readonly #gate: () => Promise<void>;
   /** Refused count writes, for tests that count lost races. */
   refused = 0;
@@ -121,6 +122,24 @@ export class MemoryHostPortStore implements HostPortStore {
       item.counts.set(port.port, (item.counts.get(port.port) ?? 0) - 1);
     }
     return this.#blocks(ports);
+  }
+
+  async adjustNamespaceUse(
+    namespace: string,
+    delta: number,
+    limit?: number,
+  ): Promise<{ applied: boolean; used: number }> {
+    await this.#gate();
+    const used = this.#namespaces.get(namespace) ?? 0;
+    const refused = delta < 0 ? used + delta < 0 : limit !== undefined && used + delta > limit;
+    if (refused) return { applied: false, used };
+    this.#namespaces.set(namespace, used + delta);
+    return { applied: true, used: used + delta };
+  }
+
+  async namespaceUse(namespace: string): Promise<number> {
+    await this.#gate();
+    return this.#namespaces.get(namespace) ?? 0;
   }
 
   async *listRecords(): AsyncIterable<PodPortRecord> {

@@ -1,0 +1,89 @@
+/** Host port quotas per namespace (`hostPortQuotas`), through the real pod handler. */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { podAdmission } from '../../shared/admission/pods.js';
+import { ConfigError } from '../../shared/config/errors.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
+import { freshTable } from '../support/dynamo.js';
+import { denial, gamePod, type Pod, patched, podRequest } from './support.js';
+
+let seq = 0;
+
+async function quotaHarness(hostPortQuotas: Record<string, number>) {
+  const { client, tableName } = await freshTable();
+  const store = new DynamoHostPortStore({ client, tableName, cluster: `q${seq++}` });
+  const handler = podAdmission({
+    config: parseConfig({ hostPortRanges: { default: '7000-7099' }, hostPortQuotas }),
+    store,
+    random: Math.random,
+    randomBytes: (size) => new Uint8Array(randomBytes(size)),
+    now: () => 1_700_000_000_000,
+  });
+  const pod = (name: string, ports: number, namespace = 'games', count?: number): Pod =>
+    gamePod(
+      Array.from({ length: ports }, (_, i) => ({
+        name: `p${i}`,
+        containerPort: 1000 + i,
+        ...(count === undefined ? {} : { count }),
+      })),
+      { name, namespace },
+    );
+  return { handler, store, pod };
+}
+
+const EXCEEDED = 'metadata.annotations[berth.dev/ports]: Forbidden: exceeded quota:';
+
+describe('host port quotas per namespace', () => {
+  it('denies a pod that would take its namespace over the quota, naming the namespace, quota and use', async () => {
+    const { handler, store, pod } = await quotaHarness({ games: 3 });
+    const first = patched(pod('a', 2), await handler(podRequest(pod('a', 2))));
+    patched(pod('b', 1), await handler(podRequest(pod('b', 1))));
+    const message = denial(await handler(podRequest(pod('c', 1))), 403);
+    expect(message).toBe(
+      `${EXCEEDED} namespace "games" may hold 3 host ports (hostPortQuotas), holds 3, and this pod asks for 1`,
+    );
+    // Another namespace has no quota.
+    patched(pod('d', 5, 'lobby'), await handler(podRequest(pod('d', 5, 'lobby'))));
+    expect(await store.namespaceUse('games')).toBe(3);
+
+    // A DELETE gives the pod's ports back once, however often it comes.
+    await handler(podRequest(first, { operation: 'DELETE' }));
+    await handler(podRequest(first, { operation: 'DELETE' }));
+    expect(await store.namespaceUse('games')).toBe(1);
+    patched(pod('e', 2), await handler(podRequest(pod('e', 2))));
+    denial(await handler(podRequest(pod('f', 1))), 403);
+  });
+
+  it('counts each port of a block, and checks a dry run without taking anything', async () => {
+    const { handler, store, pod } = await quotaHarness({ games: 4 });
+    const dry = await handler(podRequest(pod('a', 1, 'games', 4), { dryRun: true }));
+    expect(dry.allowed).toBe(true);
+    expect(await store.namespaceUse('games')).toBe(0);
+    expect(denial(await handler(podRequest(pod('b', 1, 'games', 5))), 403)).toContain(
+      'holds 0, and this pod asks for 5',
+    );
+    patched(pod('c', 1, 'games', 4), await handler(podRequest(pod('c', 1, 'games', 4))));
+    expect(denial(await handler(podRequest(pod('d', 1), { dryRun: true })), 403)).toContain(
+      'holds 4',
+    );
+  });
+
+  it('is a map of namespace to a whole number of ports in the config', () => {
+    const problems = (document: unknown) => {
+      try {
+        parseConfig(document);
+        return [];
+      } catch (error) {
+        if (error instanceof ConfigError) return error.problems;
+        throw error;
+      }
+    };
+    expect(parseConfig({}).hostPortQuotas).toEqual({});
+    expect(problems({ hostPortQuotas: { Games: 3 } })).toEqual([
+      'hostPortQuotas.Games: namespace names are lower-case DNS labels',
+    ]);
+    expect(problems({ hostPortQuotas: { games: -1 } })[0]).toMatch(/^hostPortQuotas\.games: /);
+    expect(problems({ hostPortQuotas: { games: 1.5 } })[0]).toMatch(/^hostPortQuotas\.games: /);
+  });
+});
