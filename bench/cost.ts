@@ -1,17 +1,21 @@
 /**
  * `npm run bench -- cost`: what berth costs to run for the reference fleet (3 clusters, 300 game
  * nodes, 10,000 game servers at once, 150,000 game sessions a day, 2,000 Services, ENI pools on
- * every node, passes at their default intervals), a month at AWS on-demand prices in us-east-1.
+ * every node, passes at their default intervals), a month at AWS on-demand prices in us-east-1,
+ * and what one stack serving one reference cluster costs split into what grows with game
+ * sessions and what is fixed.
  *
  * Nothing is counted by hand that can be measured: each operation's real code path runs against
- * DynamoDB Local, the Kubernetes API fake and the EC2 fake (cost/meter/), and the units AWS
- * would bill, the durations, log bytes and messages it produces are metered; the stack is
- * synthesized in-process for its functions, memory, schedules, alarms, dashboards, keys and
- * secrets (cost/stack.ts). How often each operation happens is stated in cost/fleet.ts, the
- * prices in cost/prices.ts, and cost/bill.ts multiplies. Prints the bill line by line, the totals
- * on on-demand and on provisioned capacity with autoscaling, and what the in-cluster alternative
- * (the VPC CNI's aws-node, Agones' controller and allocator, Cluster Autoscaler) reserves on the
- * fleet's nodes. Target: at most $15 a month on on-demand.
+ * DynamoDB Local, the Kubernetes API fake and the EC2 fake (cost/meter/), the webhook
+ * configuration decides which reviews reach berth, and the units AWS would bill, the durations,
+ * log bytes and messages it produces are metered; the stack is synthesized in-process for its
+ * functions, memory, schedules, alarms, dashboards, keys and secrets (cost/stack.ts). How often
+ * each operation happens is stated in cost/fleet.ts, the prices in cost/prices.ts, and
+ * cost/bill.ts multiplies. Prints the bill line by line, the totals on on-demand and on
+ * provisioned capacity with autoscaling, private-network mode as an option line, and what the
+ * in-cluster alternative (the VPC CNI's aws-node, Agones' controller and allocator, Cluster
+ * Autoscaler) reserves on the fleet's nodes. Targets: at most $2.00 per million game sessions and
+ * at most $6.00 a month fixed for a stack serving one cluster.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +33,7 @@ import {
 import {
   ASSUMPTIONS,
   CLUSTER_SHARE,
+  type Driver,
   monthlyOperations,
   OPERATIONS,
   type OperationKind,
@@ -46,8 +51,10 @@ import { printTable } from './support/table.js';
 
 /** Runs of each operation metered. */
 const SAMPLES = 200;
-/** The goal of the issue. */
-const TARGET_USD = 15;
+/** What everything that grows with game sessions may cost, per million sessions. */
+const TARGET_PER_MILLION_SESSIONS_USD = 2;
+/** What a stack serving one cluster may cost a month with no sessions at all. */
+const TARGET_FIXED_USD = 6;
 
 /**
  * What the in-cluster alternative reserves: the requests of the components berth replaces, from
@@ -98,20 +105,26 @@ export function dailyProfile(): number[] {
 /** One stack serves the whole fleet (`-c clusters=…`). */
 const STACKS = 1;
 
-function billRates(): BillRates {
+/**
+ * The rates of a bill for `clusters` clusters served by one stack; `busy`: whether the HTTP
+ * functions serve requests (a stack with no sessions has no cold starts of them).
+ */
+function billRates(clusters: number, busy = true): BillRates {
   // The HTTP functions' environments follow the fleet's load (every cluster's pods), the other
   // functions' the stack's schedules.
   const coldStartsPerDay = Object.fromEntries(
     FUNCTION_NAMES.map((fn) => [
       fn,
       fn === 'admission' || fn === 'node-ips'
-        ? ASSUMPTIONS.coldStartsPerDayHttp.value * REFERENCE_FLEET.clusters
+        ? busy
+          ? ASSUMPTIONS.coldStartsPerDayHttp.value * clusters
+          : 0
         : ASSUMPTIONS.coldStartsPerDayOther.value * STACKS,
     ]),
   ) as Record<FunctionName, number>;
   return {
     days: ASSUMPTIONS.daysPerMonth.value,
-    clusters: REFERENCE_FLEET.clusters,
+    clusters,
     stacks: STACKS,
     coldStartsPerDay,
     initMs: ASSUMPTIONS.initMs.value,
@@ -123,6 +136,7 @@ function billRates(): BillRates {
     xrayFixedRate: ASSUMPTIONS.xrayFixedRate.value,
     provisionedTargetUtilization: ASSUMPTIONS.provisionedTargetUtilization.value,
     secretsReadsPerColdStart: ASSUMPTIONS.secretsReadsPerColdStart.value,
+    responsesOutsideRegionShare: ASSUMPTIONS.callersOutsideRegionShare.value,
     fullVcpuMemoryMb: ASSUMPTIONS.fullVcpuMemoryMb.value,
   };
 }
@@ -170,10 +184,14 @@ function printMeasured(
       'WRU Local',
       'store meters W/R',
       'txn items',
-      'refused',
-      'wall ms p50',
+      'raced n',
+      'lost/op',
+      'round trips',
+      'wall ms mean',
+      'CPU ms mean',
       'billed ms',
       'log B',
+      'reaches berth',
       'per month',
     ],
     (Object.keys(operations) as OperationKind[]).map((kind) => {
@@ -189,46 +207,69 @@ function printMeasured(
           ? `${round(op.storeMeters.writeUnits, 2)}/${round(op.storeMeters.readUnits, 2)}`
           : '-',
         round(op.dynamo.transactionItems, 2),
+        op.raced?.samples ?? '-',
         round(op.dynamo.refusedWrites, 3),
-        op.wallMs.median,
+        op.roundTrips,
+        op.wallMs.mean,
+        op.cpuMs.mean,
         op.billedMs,
         op.logBytes,
+        op.calledShare,
         Math.round(monthly[kind]),
       ];
     }),
   );
 }
 
-/** Runs the benchmark, prints the bill and writes its results. */
-export async function runCostBench(): Promise<void> {
-  const started = performance.now();
-  console.log(
-    `cost benchmark: the reference fleet a month, AWS on-demand ${PRICE_REGION} prices as of ${PRICES_AS_OF}`,
+/** The operations a bill prices and the monthly counts of each. */
+interface BillLoad {
+  readonly monthly: Readonly<Record<OperationKind, number>>;
+  readonly operations: Readonly<Record<OperationKind, OperationUsage>>;
+  /** Custom metrics the operations that run emit (each billed for the hours it is published). */
+  readonly customMetrics: number;
+}
+
+/** The load of one reference cluster, with the operations driven by `drivers` only. */
+function clusterLoad(
+  fleetMonthly: Readonly<Record<OperationKind, number>>,
+  metered: MeterResult,
+  drivers: ReadonlySet<Driver>,
+): BillLoad {
+  const kinds = Object.keys(fleetMonthly) as OperationKind[];
+  const monthly = Object.fromEntries(
+    kinds.map((kind) => [
+      kind,
+      drivers.has(OPERATIONS[kind].grows) ? fleetMonthly[kind] / REFERENCE_FLEET.clusters : 0,
+    ]),
+  ) as Record<OperationKind, number>;
+  const metrics = new Set(
+    kinds.filter((kind) => monthly[kind] > 0).flatMap((kind) => metered.operations[kind].metrics),
   );
-  console.log(
-    `  ${REFERENCE_FLEET.clusters} clusters, ${REFERENCE_FLEET.gameNodes} ${REFERENCE_FLEET.node.type} game nodes, ${REFERENCE_FLEET.concurrentGameServers} game servers at once, ${REFERENCE_FLEET.gameSessionsPerDay} sessions a day, ${REFERENCE_FLEET.services} Services; one cluster (${CLUSTER_SHARE.nodes} nodes, ${CLUSTER_SHARE.gameServers} game servers, ${CLUSTER_SHARE.services} Services) metered, times ${REFERENCE_FLEET.clusters}`,
-  );
-  const stack: StackResources = stackResources(REFERENCE_STACK_CONFIG);
-  console.log(
-    `  stack synthesized in ${stack.synthMs} ms: ${FUNCTION_NAMES.map((fn) => `${fn} ${stack.functions[fn].memoryMb} MB`).join(', ')}; ${stack.alarms} alarms on ${stack.alarmMetrics} metrics, ${stack.dashboards} dashboard, ${stack.kmsKeys} KMS key, ${stack.secrets} secret; schedules repair ${stack.scheduleMinutes.repair} min, scale ${stack.scheduleMinutes.scale} min, ENI ${stack.scheduleMinutes.eni} min`,
-  );
-  const metered: MeterResult = await meterOperations({
-    samples: SAMPLES,
-    functions: stack.functions,
-    log: (line) => console.log(line),
-  });
-  const monthly = monthlyOperations(stack, metered.ratios);
-  const operations = Object.fromEntries(
+  return { monthly, operations: usages(metered), customMetrics: metrics.size };
+}
+
+function usages(metered: MeterResult): Record<OperationKind, OperationUsage> {
+  return Object.fromEntries(
     (Object.keys(metered.operations) as OperationKind[]).map((kind) => [
       kind,
       usageOf(metered.operations[kind]),
     ]),
   ) as Record<OperationKind, OperationUsage>;
-  const bill: FleetBill = computeBill({
+}
+
+/** The bill of `load` on `stack`'s declarations, for `clusters` clusters. */
+function billOf(
+  stack: StackResources,
+  load: BillLoad,
+  clusters: number,
+  tableGbPerCluster: number,
+  busy = true,
+): FleetBill {
+  return computeBill({
     prices: PRICES,
     freeTiers: FREE_TIERS,
-    monthly,
-    operations,
+    monthly: load.monthly,
+    operations: load.operations,
     stack: {
       memoryMb: Object.fromEntries(
         FUNCTION_NAMES.map((fn) => [fn, stack.functions[fn].memoryMb]),
@@ -241,11 +282,104 @@ export async function runCostBench(): Promise<void> {
       consumerQueues: 1,
       pointInTimeRecovery: stack.pointInTimeRecovery,
     },
-    rates: billRates(),
-    customMetricsPerCluster: metered.customMetrics.length,
-    tableGbPerCluster: metered.table.bytes / 1e9,
+    rates: billRates(clusters, busy),
+    customMetricsPerCluster: load.customMetrics / clusters,
+    tableGbPerCluster,
     dailyProfile: dailyProfile(),
   });
+}
+
+/** Private-network mode (`-c vpc`): its interface endpoints by the hour and the GB they carry. */
+function privateNetworkLine(
+  endpoints: number,
+  monthly: Readonly<Record<OperationKind, number>>,
+  metered: MeterResult,
+): BillLine {
+  const azs = ASSUMPTIONS.privateNetworkAzs.value;
+  const hours = ASSUMPTIONS.daysPerMonth.value * 24;
+  // Every AWS API request the functions make goes through an endpoint: DynamoDB, SQS, EC2.
+  const requests = (Object.keys(monthly) as OperationKind[]).reduce((sum, kind) => {
+    const op = metered.operations[kind];
+    const perOp = op.dynamo.readRequests + op.dynamo.writeRequests + op.sqsSends + op.ec2Calls;
+    return sum + monthly[kind] * perOp;
+  }, 0);
+  const gb = (requests * ASSUMPTIONS.endpointBytesPerRequest.value) / 1e9;
+  const charges = [
+    { price: 'interfaceEndpointAzHour' as const, quantity: endpoints * azs * hours },
+    { price: 'interfaceEndpointGb' as const, quantity: gb },
+  ];
+  return {
+    group: 'VPC (option -c vpc)',
+    item: 'interface endpoints',
+    charges,
+    usd: charges.reduce((sum, c) => sum + c.quantity * PRICES[c.price].usd, 0),
+    detail: `${endpoints} endpoints × ${azs} AZs × ${hours} h + ${gb.toFixed(1)} GB (${(requests / 1e6).toFixed(1)}M requests); a third AZ adds ${usd(endpoints * hours * PRICES.interfaceEndpointAzHour.usd)}`,
+  };
+}
+
+/** Runs the benchmark, prints the bill and writes its results. */
+export async function runCostBench(): Promise<void> {
+  const started = performance.now();
+  console.log(
+    `cost benchmark: the reference fleet a month, AWS on-demand ${PRICE_REGION} prices as of ${PRICES_AS_OF}`,
+  );
+  console.log(
+    `  ${REFERENCE_FLEET.clusters} clusters, ${REFERENCE_FLEET.gameNodes} ${REFERENCE_FLEET.node.type} game nodes, ${REFERENCE_FLEET.concurrentGameServers} game servers at once, ${REFERENCE_FLEET.gameSessionsPerDay} sessions a day, ${REFERENCE_FLEET.services} Services; one cluster (${CLUSTER_SHARE.nodes} nodes, ${CLUSTER_SHARE.gameServers} game servers, ${CLUSTER_SHARE.services} Services) metered, times ${REFERENCE_FLEET.clusters}`,
+  );
+  const stack: StackResources = stackResources(REFERENCE_STACK_CONFIG);
+  const stackOne: StackResources = stackResources(REFERENCE_CONFIG);
+  const stackVpc: StackResources = stackResources(REFERENCE_CONFIG, {
+    vpc: 'vpc-0123456789abcdef0',
+    subnets: 'subnet-0aaaaaaaaaaaaaaaa,subnet-0bbbbbbbbbbbbbbbb',
+  });
+  console.log(
+    `  stack synthesized in ${stack.synthMs} ms: ${FUNCTION_NAMES.map((fn) => `${fn} ${stack.functions[fn].memoryMb} MB ${stack.functions[fn].tracing}`).join(', ')}; ${stack.alarms} alarms on ${stack.alarmMetrics} metrics, ${stack.dashboards} dashboard, ${stack.kmsKeys} KMS key, ${stack.secrets} secrets; schedules repair ${stack.scheduleMinutes.repair} min, scale ${stack.scheduleMinutes.scale} min, ENI ${stack.scheduleMinutes.eni} min`,
+  );
+  console.log(
+    `  one cluster's stack: ${stackOne.alarms} alarms on ${stackOne.alarmMetrics} metrics, ${stackOne.dashboards} dashboard, ${stackOne.kmsKeys} KMS key, ${stackOne.secrets} secret; with -c vpc: ${stackVpc.interfaceEndpoints} interface endpoints`,
+  );
+  const metered: MeterResult = await meterOperations({
+    samples: SAMPLES,
+    functions: stack.functions,
+    log: (line) => console.log(line),
+  });
+  const monthly = monthlyOperations(stack, metered.ratios);
+  const tableGbPerCluster = metered.table.bytes / 1e9;
+  const fleetLoad: BillLoad = {
+    monthly,
+    operations: usages(metered),
+    customMetrics: metered.customMetrics.length * REFERENCE_FLEET.clusters,
+  };
+  const bill = billOf(stack, fleetLoad, REFERENCE_FLEET.clusters, tableGbPerCluster);
+
+  // One stack serving one reference cluster: with no sessions (fixed), and with them.
+  const idleLoad = clusterLoad(monthly, metered, new Set<Driver>(['fixed']));
+  const busyLoad = clusterLoad(monthly, metered, new Set<Driver>(['fixed', 'sessions']));
+  const idle = billOf(stackOne, idleLoad, 1, tableGbPerCluster, false);
+  const busy = billOf(stackOne, busyLoad, 1, tableGbPerCluster);
+  const sessionsPerMonth = CLUSTER_SHARE.sessionsPerDay * ASSUMPTIONS.daysPerMonth.value;
+  const perMillion = {
+    onDemand: ((busy.onDemand.total - idle.onDemand.total) / sessionsPerMonth) * 1e6,
+    provisioned: ((busy.provisioned.total - idle.provisioned.total) / sessionsPerMonth) * 1e6,
+  };
+  const fixed = { onDemand: idle.onDemand.total, provisioned: idle.provisioned.total };
+  // What the fixed bill would be with the ENI pass every 5 minutes: pools are refilled on assign
+  // and made or removed on instance events, so the scheduled pass only trims and reconciles.
+  const eniEvery = 300;
+  const slowerEniPass = billOf(
+    stackOne,
+    {
+      ...idleLoad,
+      monthly: {
+        ...idleLoad.monthly,
+        'eni-pass': (idleLoad.monthly['eni-pass'] * stack.scheduleMinutes.eni * 60) / eniEvery,
+      },
+    },
+    1,
+    tableGbPerCluster,
+    false,
+  ).onDemand.total;
+  const vpcLine = privateNetworkLine(stackVpc.interfaceEndpoints, monthly, metered);
 
   const split = nodePriceSplit({
     nodeHourUsd: PRICES.nodeHour.usd,
@@ -275,22 +409,18 @@ export async function runCostBench(): Promise<void> {
   });
 
   printMeasured(metered.operations, monthly);
-  const transactional = Object.values(metered.operations).filter(
-    (op) => op.dynamo.transactions > 0,
-  );
+  const raced = Object.values(metered.operations).filter((op) => op.raced);
   console.log(
-    `  transactions: ${transactional
+    `  with ${ASSUMPTIONS.racingWriters.value} writers racing: ${raced
       .map(
         (op) =>
-          `${OPERATIONS[op.kind].label} writes ${op.dynamo.transactionItems} items in one, DynamoDB Local reports ${op.dynamo.reportedWriteUnits} WRU, AWS bills ${op.dynamo.billedWriteUnits} (2 per item)`,
+          `${OPERATIONS[op.kind].label} ${op.raced?.lostWritesPer} lost writes, ${op.dynamo.billedWriteUnits} WRU, ${op.roundTrips} round trips each`,
       )
-      .join('; ')}. Refused conditional writes seen: ${round(
-      Object.values(metered.operations).reduce(
-        (a, op) => a + op.dynamo.refusedWrites * op.samples,
-        0,
-      ),
-      0,
-    )} (one writer at a time; each is billed 1 WRU, 2 per item in a transaction, when it happens)`,
+      .join('; ')} (a lost conditional write is billed 1 WRU, 2 per item in a transaction)`,
+  );
+  const unsent = Object.values(metered.operations).filter((op) => op.calledShare < 1);
+  console.log(
+    `  not sent to berth by the webhook configuration: ${unsent.map((op) => `${OPERATIONS[op.kind].label} (${round(100 * (1 - op.calledShare), 0)}%)`).join(', ') || 'none'}`,
   );
   console.log('\npasses at fleet size (one cluster)');
   printTable(
@@ -317,14 +447,24 @@ export async function runCostBench(): Promise<void> {
     .filter((l) => l.group === 'DynamoDB provisioned')
     .reduce((a, l) => a + l.usd, 0);
   console.log(
-    `\n  total on on-demand: ${usd(bill.onDemand.total)} a month (DynamoDB throughput ${usd(dynamoOnDemand)}); with the always-free tiers: ${usd(bill.onDemand.totalWithFreeTiers)}`,
+    `\n  fleet total on on-demand: ${usd(bill.onDemand.total)} a month (DynamoDB throughput ${usd(dynamoOnDemand)}); with the always-free tiers: ${usd(bill.onDemand.totalWithFreeTiers)}`,
   );
   console.log(
-    `  total on provisioned capacity with autoscaling (70% target, hourly, the session-driven load on the ENI benchmark's daily curve, peak/average ${round(Math.max(...profile), 2)}): ${usd(bill.provisioned.total)} a month (DynamoDB ${usd(provisionedDynamo)}: peak ${bill.provisioned.peakWcu} WCU and ${bill.provisioned.peakRcu} RCU over one table); with free tiers: ${usd(bill.provisioned.totalWithFreeTiers)}`,
+    `  fleet total on provisioned capacity with autoscaling (70% target, hourly, the session-driven load on the ENI benchmark's daily curve, peak/average ${round(Math.max(...profile), 2)}): ${usd(bill.provisioned.total)} a month (DynamoDB ${usd(provisionedDynamo)}: peak ${bill.provisioned.peakWcu} WCU and ${bill.provisioned.peakRcu} RCU over one table); with free tiers: ${usd(bill.provisioned.totalWithFreeTiers)}`,
   );
-  // One schedule per cluster and pass (what the stack makes), or one per pass fanning out to
-  // every cluster: the same passes run either way; fanning out saves the scheduler and Lambda
-  // requests of all but one cluster.
+  console.log(
+    `  option -c vpc (private network): +${usd(vpcLine.usd)} a month (${vpcLine.detail})`,
+  );
+  printBill(
+    'one stack serving one reference cluster with no game sessions (fixed, on-demand)',
+    idle.onDemand.lines.filter((l) => l.usd >= 0.005),
+  );
+  console.log(
+    `\n  one cluster: fixed ${usd(fixed.onDemand)} a month on on-demand, ${usd(fixed.provisioned)} on provisioned; per million game sessions ${usd(perMillion.onDemand)} on on-demand, ${usd(perMillion.provisioned)} on provisioned (${round(sessionsPerMonth / 1e6, 2)}M sessions a month)`,
+  );
+  console.log(
+    `  (information: with eni.intervalSeconds ${eniEvery} instead of ${stack.scheduleMinutes.eni * 60}, the fixed bill would be ${usd(slowerEniPass)} on on-demand; the default is the ENI pools' to choose)`,
+  );
   const passInvocations = monthly['eni-pass'] + monthly['repair-pass'] + monthly['scale-pass'];
   const scheduleChoice = {
     perClusterInvocations: passInvocations,
@@ -338,10 +478,7 @@ export async function runCostBench(): Promise<void> {
     `  schedules: one per cluster and pass, ${round(passInvocations / 1e6, 2)}M invocations a month; one per pass fanning out to the ${REFERENCE_FLEET.clusters} clusters would make ${round(scheduleChoice.fanOutInvocations / 1e6, 2)}M and save ${usd(scheduleChoice.fanOutSavingUsd)} a month`,
   );
   console.log(
-    `  X-Ray: ${round(bill.tracesIfReservoirShared / 1e6, 2)}M traces (${usd(bill.tracesIfReservoirShared * PRICES.xrayTraceRecorded.usd)}) if the reservoir of 1 a second were shared by the account's functions rather than one per function`,
-  );
-  console.log(
-    `  Lambda compute (invocations, INIT excluded) ${usd(bill.lambdaComputeUsd)}; were every measured duration CPU-bound and stretched by the function's vCPU share (${ASSUMPTIONS.fullVcpuMemoryMb.value} MB = 1 vCPU), ${usd(bill.lambdaComputeIfCpuBoundUsd)}`,
+    `  Lambda compute (invocations, INIT excluded) ${usd(bill.lambdaComputeUsd)}, billed as CPU time measured plus assumed round trips; were every billed duration CPU-bound and stretched by the function's vCPU share (${ASSUMPTIONS.fullVcpuMemoryMb.value} MB = 1 vCPU), ${usd(bill.lambdaComputeIfCpuBoundUsd)}`,
   );
   console.log(
     `\nthe in-cluster alternative: requests reserved on ${REFERENCE_FLEET.node.type} nodes at ${usd(PRICES.nodeHour.usd)}/h, split by Fargate's vCPU:GB price ratio into $${split.vcpuHourUsd.toFixed(5)} a vCPU-hour and $${split.gibHourUsd.toFixed(5)} a GiB-hour`,
@@ -366,20 +503,30 @@ export async function runCostBench(): Promise<void> {
   console.log(
     `\ntable: ${metered.table.items} items, ${round(metered.table.bytes / 1e6, 2)} MB for one cluster; largest item ${metered.table.largestItemBytes} bytes (${metered.table.largestItemKey}): every write of up to 1 KB is 1 WRU, 2 in a transaction`,
   );
-  console.log(`custom metrics one cluster emits: ${metered.customMetrics.length}`);
+  console.log(
+    `custom metrics one cluster emits: ${metered.customMetrics.length}; with no sessions: ${idleLoad.customMetrics}`,
+  );
 
+  const largest = (lines: readonly BillLine[], n: number) =>
+    [...lines]
+      .sort((a, b) => b.usd - a.usd)
+      .slice(0, n)
+      .map((l) => `${l.group} ${l.item} ${usd(l.usd)}`)
+      .join(', ');
+  const sessionLines = busy.onDemand.lines.map((l) => {
+    const before = idle.onDemand.lines.find((i) => i.group === l.group && i.item === l.item);
+    return { ...l, usd: ((l.usd - (before?.usd ?? 0)) / sessionsPerMonth) * 1e6 };
+  });
   const targets = [
     {
-      target: `at most $${TARGET_USD} a month for the reference fleet on on-demand`,
-      pass: bill.onDemand.total <= TARGET_USD,
-      line: `${usd(bill.onDemand.total)} a month on on-demand (DynamoDB throughput ${usd(dynamoOnDemand)}, ${bill.onDemand.lines
-        .filter((l) => l.group !== 'DynamoDB on-demand')
-        .sort((a, b) => b.usd - a.usd)
-        .slice(0, 3)
-        .map((l) => `${l.group} ${l.item} ${usd(l.usd)}`)
-        .join(
-          ', ',
-        )}); ${usd(bill.provisioned.total)} on provisioned; in-cluster alternative reserves ${usd(reserved.total)}`,
+      target: `at most $${TARGET_PER_MILLION_SESSIONS_USD.toFixed(2)} per million game sessions (everything that grows with sessions), on on-demand`,
+      pass: perMillion.onDemand <= TARGET_PER_MILLION_SESSIONS_USD,
+      line: `${usd(perMillion.onDemand)} per million sessions on on-demand (largest: ${largest(sessionLines, 4)}); ${usd(perMillion.provisioned)} on provisioned`,
+    },
+    {
+      target: `at most $${TARGET_FIXED_USD.toFixed(2)} a month fixed for a stack serving one cluster (passes, schedules, alarms, dashboards, secrets, queues), on on-demand`,
+      pass: fixed.onDemand <= TARGET_FIXED_USD,
+      line: `${usd(fixed.onDemand)} a month on on-demand (largest: ${largest(idle.onDemand.lines, 4)}), ${usd(fixed.provisioned)} on provisioned; the reference fleet (3 clusters, one stack) ${usd(bill.onDemand.total)} on on-demand, ${usd(bill.provisioned.total)} on provisioned, +${usd(vpcLine.usd)} with -c vpc; the in-cluster alternative reserves ${usd(reserved.total)}`,
     },
   ];
   console.log('');
@@ -400,6 +547,7 @@ export async function runCostBench(): Promise<void> {
     prices: PRICES,
     freeTiers: FREE_TIERS,
     stack,
+    stackOneCluster: stackOne,
     monthlyOperations: monthly,
     dailyProfile: dailyProfile(),
     ratios: metered.ratios,
@@ -419,6 +567,15 @@ export async function runCostBench(): Promise<void> {
       lambdaComputeUsd: bill.lambdaComputeUsd,
       lambdaComputeIfCpuBoundUsd: bill.lambdaComputeIfCpuBoundUsd,
     },
+    oneCluster: {
+      sessionsPerMonth,
+      fixed,
+      fixedWithEniPassEvery300s: slowerEniPass,
+      perMillionSessions: perMillion,
+      fixedLines: idle.onDemand.lines,
+      perMillionSessionLines: sessionLines,
+    },
+    privateNetworkOption: vpcLine,
     inCluster: {
       node: REFERENCE_FLEET.node,
       split,

@@ -59,6 +59,11 @@ export interface BillRates {
   readonly provisionedTargetUtilization: number;
   readonly secretsReadsPerColdStart: number;
   /**
+   * Share of the function URLs' answers sent to callers outside the Region: Lambda charges data
+   * transfer at EC2 rates only to and from outside the Region the function ran in.
+   */
+  readonly responsesOutsideRegionShare: number;
+  /**
    * Memory at which a function has one full vCPU (1,769 MB); below it Lambda gives a share, so
    * CPU-bound work takes longer than on the machine that measured it.
    */
@@ -342,13 +347,14 @@ export function computeBill(input: BillInput): FleetBill {
       ),
     ];
   });
-  const dataOutGb = responseBytes / 1e9;
+  const answeredGb = responseBytes / 1e9;
+  const dataOutGb = answeredGb * rates.responsesOutsideRegionShare;
   lambdaLines.push(
     line(
       'Lambda',
-      'function URL responses out',
+      'function URL responses out of the Region',
       [{ price: 'lambdaDataOutGb', quantity: dataOutGb }],
-      `${fmt(dataOutGb, 1)} GB of webhook and node IP answers`,
+      `${fmt(dataOutGb, 1)} of ${fmt(answeredGb, 1)} GB of webhook and node IP answers leave the Region (in-Region callers: no charge)`,
     ),
   );
 

@@ -83,7 +83,19 @@ export const ASSUMPTIONS = {
   nodePortShare: assume(0.2, 'one Service in five is a NodePort Service, the rest ClusterIP'),
   cniReleasesPerPod: assume(
     1,
-    "one CNI DEL per pod with its cached address (kubelet's repeated DELs find nothing and cost one release each; not counted)",
+    'one CNI DEL per pod with its cached address: a release of the address it holds',
+  ),
+  cniRepeatDelsPerPod: assume(
+    1,
+    "CNI DELs of a pod after the first: libcni drops the cached result once a DEL succeeds, and kubelet tears a sandbox down again when it stops or garbage-collects it (kubernetes pkg/kubelet/kuberuntime/kuberuntime_gc.go, containerd's RemovePodSandbox); berth's plugin, with no cached address, looks the pod up (GET) and finds nothing. One a pod, an upper estimate",
+  ),
+  finalDeletesPerSession: assume(
+    1,
+    'after a graceful DELETE has set deletionTimestamp, the kubelet sends the DELETE that removes the pod (grace period 0) once its containers have stopped (kubernetes pkg/kubelet/status/status_manager.go, syncPod); one a game session, billed only where the webhook configuration sends it to berth',
+  ),
+  callersOutsideRegionShare: assume(
+    0,
+    "share of the function URLs' answers that leave the Region: the EKS apiserver (webhook) and the nodes (node IP API) run in the stack's Region, and Lambda charges data in and out at EC2 rates only from outside the Region the function ran in (aws.amazon.com/lambda/pricing, Data Transfer)",
   ),
   nodeLaunchesPerDayShare: assume(
     0.2,
@@ -103,12 +115,20 @@ export const ASSUMPTIONS = {
   ),
   kubernetesRttMs: assume(
     10,
-    'added per Kubernetes API request to the measured duration: the fake apiserver answers on loopback, EKS from a Lambda outside the VPC takes about this long',
+    'added per Kubernetes API request to the CPU time measured: the fake apiserver answers on loopback, EKS from a Lambda outside the VPC takes about this long',
   ),
-  sqsSendRttMs: assume(10, 'added per SQS SendMessage to the measured duration'),
+  sqsSendRttMs: assume(10, 'added per SQS SendMessage to the CPU time measured'),
+  dynamoRttMs: assume(
+    5,
+    'added per DynamoDB round trip (requests sent together count once) to the CPU time measured: DynamoDB answers a Lambda in its Region in single-digit milliseconds',
+  ),
+  racingWriters: assume(
+    32,
+    'admission containers writing at once when the host-port and Service paths are metered for lost races: 32 warm containers, each with its own view of the counts, as the host-port benchmark runs them (a burst of a fleet scale-up; at the fleet’s average rate fewer race, so lost races err high)',
+  ),
   ec2CallRttMs: assume(
     80,
-    'added per EC2 API call to the measured duration (the EC2 fake answers at once)',
+    'added per EC2 API call to the CPU time measured (the EC2 fake answers at once)',
   ),
   sqsIdleReceivesPerMinute: assume(
     15,
@@ -139,30 +159,96 @@ export const ASSUMPTIONS = {
     1,
     "the admission function reads each of its stack's path secrets (one a cluster) once per cold start",
   ),
+  privateNetworkAzs: assume(
+    2,
+    'Availability Zones of the subnets given to -c subnets in private-network mode: EKS asks for subnets in at least two; each interface endpoint is billed per zone (a third zone adds half again)',
+  ),
+  endpointBytesPerRequest: assume(
+    2_000,
+    'bytes an AWS API request and its answer carry through an interface endpoint (headers, TLS records, a small item), for the GB it processes',
+  ),
   fullVcpuMemoryMb: assume(
     1769,
-    'durations are billed as measured on this machine (one full core, DynamoDB Local on loopback, the fake apiserver in the same process); Lambda gives a function one vCPU at 1,769 MB and a share below, so CPU-bound passes run longer there: the upper bound stretches every duration by that share',
+    'durations are billed as the CPU time measured on this machine (one full core; the fake apiserver in the same process) plus the assumed round trips; Lambda gives a function one vCPU at 1,769 MB and a share below, so CPU-bound work runs longer there: the upper bound stretches every duration by that share',
   ),
 } as const satisfies Record<string, Assumption>;
 
+/** What an operation's count follows: game sessions, Services, or neither (the stack's own). */
+export type Driver = 'sessions' | 'services' | 'fixed';
+
 /** Every kind of operation the bill prices, with the function that runs it. */
 export const OPERATIONS = {
-  'pod-create': { fn: 'admission', label: 'pod CREATE (host ports)', diurnal: true },
-  'pod-binding': { fn: 'admission', label: 'pods/binding of a game server', diurnal: true },
-  'pod-binding-other': { fn: 'admission', label: 'pods/binding of another pod', diurnal: true },
-  'pod-delete': { fn: 'admission', label: 'pod DELETE (host ports)', diurnal: true },
-  'service-create': { fn: 'admission', label: 'Service CREATE', diurnal: false },
-  'service-update': { fn: 'admission', label: 'Service UPDATE', diurnal: false },
-  'service-delete': { fn: 'admission', label: 'Service DELETE', diurnal: false },
-  'settle-look': { fn: 'settle', label: 'settle look', diurnal: false },
-  'eni-assign': { fn: 'node-ips', label: 'ENI IP assign', diurnal: true },
-  'eni-release': { fn: 'node-ips', label: 'ENI IP release', diurnal: true },
-  'eni-refill': { fn: 'eni', label: 'ENI background refill', diurnal: true },
-  'eni-instance-event': { fn: 'eni', label: 'ENI instance state event', diurnal: false },
-  'eni-pass': { fn: 'eni', label: 'ENI pass', diurnal: false },
-  'repair-pass': { fn: 'repair', label: 'repair pass', diurnal: false },
-  'scale-pass': { fn: 'scale', label: 'scale pass', diurnal: false },
-} as const satisfies Record<string, { fn: FunctionName; label: string; diurnal: boolean }>;
+  'pod-create': {
+    fn: 'admission',
+    label: 'pod CREATE (host ports)',
+    diurnal: true,
+    grows: 'sessions',
+  },
+  'pod-binding': {
+    fn: 'admission',
+    label: 'pods/binding of a game server',
+    diurnal: true,
+    grows: 'sessions',
+  },
+  'pod-binding-other': {
+    fn: 'admission',
+    label: 'pods/binding of another pod',
+    diurnal: true,
+    grows: 'sessions',
+  },
+  'pod-delete': {
+    fn: 'admission',
+    label: 'pod DELETE (host ports)',
+    diurnal: true,
+    grows: 'sessions',
+  },
+  'pod-delete-final': {
+    fn: 'admission',
+    label: 'kubelet’s final pod DELETE',
+    diurnal: true,
+    grows: 'sessions',
+  },
+  'service-create': {
+    fn: 'admission',
+    label: 'Service CREATE',
+    diurnal: false,
+    grows: 'services',
+  },
+  'service-update': {
+    fn: 'admission',
+    label: 'Service UPDATE',
+    diurnal: false,
+    grows: 'services',
+  },
+  'service-delete': {
+    fn: 'admission',
+    label: 'Service DELETE',
+    diurnal: false,
+    grows: 'services',
+  },
+  'settle-look': { fn: 'settle', label: 'settle look', diurnal: false, grows: 'services' },
+  'eni-assign': { fn: 'node-ips', label: 'ENI IP assign', diurnal: true, grows: 'sessions' },
+  'eni-release': { fn: 'node-ips', label: 'ENI IP release', diurnal: true, grows: 'sessions' },
+  'eni-release-repeat': {
+    fn: 'node-ips',
+    label: 'repeated CNI DEL (look-up)',
+    diurnal: true,
+    grows: 'sessions',
+  },
+  'eni-refill': { fn: 'eni', label: 'ENI background refill', diurnal: true, grows: 'sessions' },
+  'eni-instance-event': {
+    fn: 'eni',
+    label: 'ENI instance state event',
+    diurnal: false,
+    grows: 'fixed',
+  },
+  'eni-pass': { fn: 'eni', label: 'ENI pass', diurnal: false, grows: 'fixed' },
+  'repair-pass': { fn: 'repair', label: 'repair pass', diurnal: false, grows: 'fixed' },
+  'scale-pass': { fn: 'scale', label: 'scale pass', diurnal: false, grows: 'fixed' },
+} as const satisfies Record<
+  string,
+  { fn: FunctionName; label: string; diurnal: boolean; grows: Driver }
+>;
 
 /** One kind of operation. */
 export type OperationKind = keyof typeof OPERATIONS;
@@ -175,6 +261,11 @@ export interface MeasuredRatios {
   readonly refillsPerAssign: number;
   /** Assign invocations per pod: a pool with no address ready answers 503 and is asked again. */
   readonly assignsPerPod: number;
+  /**
+   * Share of each admission operation's reviews the apiserver sends to berth at all, by the
+   * webhook configuration's rules, selectors and match conditions (1 for the other functions).
+   */
+  readonly calledShare: Readonly<Record<OperationKind, number>>;
 }
 
 /** How many times a month each operation runs across the whole fleet. */
@@ -190,20 +281,25 @@ export function monthlyOperations(
   const serviceUpdates = REFERENCE_FLEET.services * ASSUMPTIONS.serviceUpdatesPerDay.value * days;
   const passes = (minutes: number) => ((days * 24 * 60) / minutes) * clusters;
   const assigns = sessions * ratios.assignsPerPod;
-  return {
+  const called = ratios.calledShare;
+  // Settle looks follow the Service reviews that reach berth.
+  const settleLooks =
+    serviceCreates * called['service-create'] * ratios.settleLooksPer.create +
+    serviceUpdates * called['service-update'] * ratios.settleLooksPer.update +
+    serviceCreates * called['service-delete'] * ratios.settleLooksPer.delete;
+  const happening: Record<OperationKind, number> = {
     'pod-create': sessions,
     'pod-binding': sessions,
     'pod-binding-other': sessions * ASSUMPTIONS.otherBindingsPerSession.value,
     'pod-delete': sessions,
+    'pod-delete-final': sessions * ASSUMPTIONS.finalDeletesPerSession.value,
     'service-create': serviceCreates,
     'service-update': serviceUpdates,
     'service-delete': serviceCreates,
-    'settle-look':
-      serviceCreates * ratios.settleLooksPer.create +
-      serviceUpdates * ratios.settleLooksPer.update +
-      serviceCreates * ratios.settleLooksPer.delete,
+    'settle-look': settleLooks,
     'eni-assign': assigns,
     'eni-release': sessions * ASSUMPTIONS.cniReleasesPerPod.value,
+    'eni-release-repeat': sessions * ASSUMPTIONS.cniRepeatDelsPerPod.value,
     'eni-refill': assigns * ratios.refillsPerAssign,
     'eni-instance-event':
       REFERENCE_FLEET.gameNodes * ASSUMPTIONS.nodeLaunchesPerDayShare.value * 3 * days,
@@ -211,4 +307,11 @@ export function monthlyOperations(
     'repair-pass': passes(stack.scheduleMinutes.repair),
     'scale-pass': passes(stack.scheduleMinutes.scale),
   };
+  // What happens in the cluster, times the share of it berth is called for.
+  return Object.fromEntries(
+    (Object.keys(happening) as OperationKind[]).map((kind) => [
+      kind,
+      happening[kind] * (kind === 'settle-look' ? 1 : called[kind]),
+    ]),
+  ) as Record<OperationKind, number>;
 }

@@ -10,8 +10,10 @@
  * - transactions: 2 units per item and KB, refused or not. DynamoDB Local does not report them
  *   so (measured on small items: 1 item reports 2 units, 2 items 2, 3 items 3), so its figure
  *   for transactions is kept beside the billed one, never used.
- * Units go to the operation `measure` is running, if any.
+ * Units go to the operation `measure` is running, if any: operations may run at once (writers
+ * racing for the same counts), each request attributed to its own through an AsyncLocalStorage.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type {
   AttributeValue,
   ConsumedCapacity,
@@ -160,10 +162,10 @@ export function billRequest(request: DynamoRequest): DynamoUsage {
 
 /**
  * Meters every data-plane request of one client. `measure` attributes the requests of one
- * operation (operations run one at a time: the benchmark drives them in sequence).
+ * operation, however many run at once.
  */
 export class DynamoLedger {
-  #current: DynamoUsage | undefined;
+  readonly #current = new AsyncLocalStorage<DynamoUsage>();
   /** Requests sent while no operation was being measured (set-up). */
   readonly unattributed: DynamoUsage = emptyUsage();
 
@@ -192,19 +194,13 @@ export class DynamoLedger {
 
   /** Runs `operation`, answering its result and the DynamoDB usage of its requests. */
   async measure<T>(operation: () => Promise<T>): Promise<{ value: T; usage: DynamoUsage }> {
-    if (this.#current) throw new Error('DynamoLedger measures one operation at a time');
     const usage = emptyUsage();
-    this.#current = usage;
-    try {
-      return { value: await operation(), usage };
-    } finally {
-      this.#current = undefined;
-    }
+    return { value: await this.#current.run(usage, operation), usage };
   }
 
   #record(request: DynamoRequest): void {
     const billed = billRequest(request);
-    const target = this.#current ?? this.unattributed;
+    const target = this.#current.getStore() ?? this.unattributed;
     Object.assign(target, addUsage(target, billed));
   }
 }

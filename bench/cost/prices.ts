@@ -69,8 +69,21 @@ export const PRICES = {
   lambdaRequest: price(0.2 / 1e6, 'request', 'aws.amazon.com/lambda/pricing'),
   lambdaDataOutGb: price(
     0.09,
-    'GB out to the internet (function URL responses)',
-    'aws.amazon.com/ec2/pricing/on-demand (data transfer)',
+    'GB out to the internet from outside-Region callers (function URL responses)',
+    'aws.amazon.com/lambda/pricing (Data Transfer: charged at EC2 rates only to and from outside the Region the function ran in); aws.amazon.com/ec2/pricing/on-demand (data transfer out)',
+    false,
+  ),
+  // Private-network mode (`-c vpc`): AWS PrivateLink interface endpoints.
+  interfaceEndpointAzHour: price(
+    0.01,
+    'interface VPC endpoint, per Availability Zone and hour',
+    'aws.amazon.com/privatelink/pricing (interface endpoint pricing, US East)',
+    false,
+  ),
+  interfaceEndpointGb: price(
+    0.01,
+    'GB processed by interface VPC endpoints (first PB a month)',
+    'aws.amazon.com/privatelink/pricing (interface endpoint pricing, US East)',
     false,
   ),
   sqsRequest: price(

@@ -36,6 +36,8 @@ export interface StackResources {
   readonly logRetentionDays: readonly number[];
   readonly tableBillingMode: string;
   readonly pointInTimeRecovery: boolean;
+  /** Interface VPC endpoints (private-network mode). */
+  readonly interfaceEndpoints: number;
   readonly resourceCounts: Readonly<Record<string, number>>;
   readonly synthMs: number;
 }
@@ -53,11 +55,17 @@ function rateMinutes(expression: unknown): number {
   return Number(match[1]);
 }
 
-/** Builds the app for `configDocument` and reads what it would bill. */
-export function stackResources(configDocument: Readonly<Record<string, unknown>>): StackResources {
+/**
+ * Builds the app for `configDocument` (with CDK context `context` besides, e.g. `-c vpc`) and
+ * reads what it would bill.
+ */
+export function stackResources(
+  configDocument: Readonly<Record<string, unknown>>,
+  context: Readonly<Record<string, string>> = {},
+): StackResources {
   const started = performance.now();
   const { stack } = createBerthApp(
-    { context: { config: 'berth.json', 'aws:cdk:bundling-stacks': [] } },
+    { context: { ...context, config: 'berth.json', 'aws:cdk:bundling-stacks': [] } },
     (path) => {
       if (path !== 'berth.json') throw new Error(`unexpected read of ${path}`);
       return JSON.stringify(configDocument);
@@ -128,6 +136,9 @@ export function stackResources(configDocument: Readonly<Record<string, unknown>>
     pointInTimeRecovery:
       (replica.PointInTimeRecoverySpecification as { PointInTimeRecoveryEnabled?: boolean })
         ?.PointInTimeRecoveryEnabled === true,
+    interfaceEndpoints: ofType('AWS::EC2::VPCEndpoint').filter(
+      (e) => (e.Properties?.VpcEndpointType ?? 'Interface') === 'Interface',
+    ).length,
     resourceCounts,
     synthMs: Math.round(performance.now() - started),
   };

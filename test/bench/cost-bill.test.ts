@@ -87,6 +87,7 @@ function input(
       xrayFixedRate: 0.05,
       provisionedTargetUtilization: 0.7,
       secretsReadsPerColdStart: 1,
+      responsesOutsideRegionShare: 0,
       fullVcpuMemoryMb: 1769,
       ...over.rates,
     },
@@ -142,6 +143,19 @@ describe('computeBill', () => {
     );
     expect(lineOf(bill.onDemand.lines, 'Lambda', 'admission requests').usd).toBeCloseTo(0.2, 10);
     expect(bill.invocations.admission).toBe(1_000_000);
+  });
+
+  it('charges function URL answers at the data-transfer rate only for the share that leaves the Region', () => {
+    const answers = {
+      operations: { 'eni-assign': { responseBytes: 1000 } },
+      monthly: { 'eni-assign': 10_000_000 },
+    };
+    const item = 'function URL responses out of the Region';
+    // 10 GB answered, all to callers in the Region: no charge.
+    expect(lineOf(computeBill(input(answers)).onDemand.lines, 'Lambda', item).usd).toBe(0);
+    // A quarter leaves: 2.5 GB at $0.09.
+    const out = computeBill(input({ ...answers, rates: { responsesOutsideRegionShare: 0.25 } }));
+    expect(lineOf(out.onDemand.lines, 'Lambda', item).usd).toBeCloseTo(2.5 * 0.09, 10);
   });
 
   it("bills one stack's dashboards, keys, alarms, secrets and queue polls once for all its clusters", () => {

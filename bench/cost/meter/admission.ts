@@ -1,28 +1,39 @@
 /**
  * Admission and settle metering: the reference cluster's game servers and Services admitted
  * through the webhook (set-up), then each admission operation invoked through the admission
- * function's HTTP surface, and the settle function's looks at the tasks they queued.
+ * function's HTTP surface, one writer at a time and then with `racingWriters` containers at once,
+ * and the settle function's looks at the tasks they queued. Every review is first passed through
+ * the webhook configuration: one the apiserver would not send is metered and counted never.
  */
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import type { SQSEvent } from 'aws-lambda';
 import { admit } from '../../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../../shared/admission/review.js';
 import { decisionRecorder, observability } from '../../../shared/app/observability.js';
 import type { PassContext } from '../../../shared/app/pass-context.js';
-import { recordSettle } from '../../../shared/app/pass-records.js';
 import { createRuntime } from '../../../shared/app/runtime.js';
-import { settleRunner } from '../../../shared/app/settle.js';
+import { settleMessages, settleRunner } from '../../../shared/app/settle.js';
+import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
 import { createHttpApi } from '../../../shared/http/api.js';
+import { mutatingWebhookConfiguration } from '../../../shared/manifests/webhooks.js';
 import { QueueSettler, type SettleQueue } from '../../../shared/settle/settler.js';
 import type { SettleTask } from '../../../shared/settle/task.js';
 import { seededRandom } from '../../../sim/random.js';
-import { CLUSTER_SHARE, type MeasuredRatios } from '../fleet.js';
+import { type AdmissionCall, reachesBerth } from '../../../test/support/webhook-match.js';
+import { ASSUMPTIONS, CLUSTER_SHARE, type MeasuredRatios, type OperationKind } from '../fleet.js';
 import { functionUrlEvent, functionUrlFunction, passFunction } from './lambda.js';
 import { ReferenceObjects } from './objects.js';
+import type { Sample } from './samples.js';
 import type { Session } from './session.js';
 import { NAMESPACE, passContextOf, SESSION_GAP_MS, TABLE } from './world.js';
 
 /** The webhook path's secret segment, as the function URL carries it. */
 const PATH_SECRET = 'costbenchsecretsegment0123456789abcdefghijklmnop';
+
+/** The webhooks `berth manifests` installs: what decides which reviews reach berth. */
+const WEBHOOKS =
+  mutatingWebhookConfiguration({ url: 'https://berth.example/admission' }, 'reference').webhooks ??
+  [];
 
 /** The settle queue of the measured admission: it keeps the tasks, as SQS would. */
 class RecordingSettleQueue implements SettleQueue {
@@ -34,68 +45,110 @@ class RecordingSettleQueue implements SettleQueue {
 
 /** The game servers and Services admission left in the cluster, for the ENI phase. */
 export interface AdmittedState {
-  /** Live game servers, oldest first; the last `fresh` ones were admitted while metered. */
+  /** Live game servers, oldest first; `fresh` are those whose CREATE was metered one at a time. */
   readonly live: readonly V1Pod[];
   readonly fresh: readonly { readonly pod: V1Pod; readonly node: string }[];
   readonly settleLooksPer: MeasuredRatios['settleLooksPer'];
 }
 
+/** The review's request as the apiserver matches it against the webhooks. */
+function callOf(body: unknown): AdmissionCall {
+  const request = (body as { request: Record<string, unknown> }).request;
+  return {
+    resource: String((request.resource as { resource: string }).resource),
+    ...(request.subResource ? { subResource: String(request.subResource) } : {}),
+    operation: request.operation as AdmissionCall['operation'],
+    namespace: String(request.namespace ?? ''),
+    object: request.object,
+    oldObject: request.oldObject,
+  };
+}
+
+/** A pod as its graceful DELETE left it: terminating, as the kubelet's final DELETE sees it. */
+function terminating(pod: V1Pod, at: number): V1Pod {
+  const copy = structuredClone(pod);
+  copy.metadata = {
+    ...copy.metadata,
+    deletionTimestamp: new Date(at) as unknown as Date,
+    deletionGracePeriodSeconds: 30,
+  };
+  return JSON.parse(JSON.stringify(copy)) as V1Pod;
+}
+
+/** One admission container: its own runtime (caches and views), Powertools and handler. */
+type Webhook = (
+  body: unknown,
+) => Promise<{ response: AdmissionAnswer; tasks: SettleTask[]; sample: Sample }>;
+
+interface AdmissionAnswer {
+  readonly allowed: boolean;
+  readonly patch?: string;
+  readonly status?: { readonly message?: string };
+}
+
 /**
  * The webhook through its HTTP surface: the reference cluster's game servers and Services
- * admitted (set-up, not metered), then pods created, bound and deleted and Services created,
- * updated and deleted `samples` times each, and the settle step's look at every task queued.
+ * admitted (set-up, not metered), then pods created, bound, deleted (and the kubelet's final
+ * DELETE) and Services created, updated and deleted `samples` times each, one at a time, with the
+ * settle step's look at every task queued; then pod CREATEs and DELETEs and Service CREATEs and
+ * DELETEs again with `racingWriters` containers at once.
  */
 export async function meterAdmission(session: Session, samples: number): Promise<AdmittedState> {
   const { world, setup, log } = session;
   const { config, kube, clocks } = world;
   const queue = new RecordingSettleQueue();
-  const runtime = createRuntime({
-    config,
-    dynamo: world.client,
-    tableName: TABLE,
-    clusterApi: world.cluster,
-    settler: () =>
-      new QueueSettler(queue, config.settle.delaySeconds, () => {
-        throw new Error('the recording settle queue never refuses a task');
-      }),
-    now: () => clocks.admission,
-    random: seededRandom(11),
-  });
-  const obs = observability('admission');
-  obs.forCluster(config.cluster);
-  // Mirrors functions/admission/handler.ts, with the runtime's settle queue recorded.
-  const api = createHttpApi({
-    admission: runtime.admission,
-    healthy: () => runtime.healthy(),
-    status: () => runtime.status(),
-    pathSecret: PATH_SECRET,
-    onDecision: decisionRecorder(obs.logger, obs.metrics),
-  });
-  const handler = functionUrlFunction(api, obs);
-  const meters = [runtime.allocationStore.meter, runtime.hostPortStore.meter];
-  const webhook = async (body: unknown) => {
-    const tasksBefore = queue.tasks.length;
-    const { value, sample } = await session.invoke(
-      'admission',
-      (context) =>
-        handler(
-          functionUrlEvent('POST', `/admission/${PATH_SECRET}`, { timeout: '5s' }, body),
-          context,
-        ),
-      meters,
-    );
-    const answer = JSON.parse(value.body) as {
-      response: { allowed: boolean; patch?: string; status?: { message?: string } };
+  let containers = 0;
+  /** A warm admission container, as functions/admission/handler.ts wires one. */
+  const container = () => {
+    const runtime = createRuntime({
+      config,
+      dynamo: world.client,
+      tableName: TABLE,
+      clusterApi: world.cluster,
+      settler: () =>
+        new QueueSettler(queue, config.settle.delaySeconds, () => {
+          throw new Error('the recording settle queue never refuses a task');
+        }),
+      now: () => clocks.admission,
+      random: seededRandom(11 + containers++),
+    });
+    const obs = observability('admission');
+    obs.forCluster(config.cluster);
+    const api = createHttpApi({
+      admission: runtime.admission,
+      healthy: () => runtime.healthy(),
+      status: () => runtime.status(),
+      pathSecret: PATH_SECRET,
+      onDecision: decisionRecorder(obs.logger, obs.metrics),
+    });
+    const handler = functionUrlFunction(api, obs);
+    const meters = [runtime.allocationStore.meter, runtime.hostPortStore.meter];
+    const webhook: Webhook = async (body) => {
+      const tasksBefore = queue.tasks.length;
+      const { value, sample } = await session.invoke(
+        'admission',
+        (context) =>
+          handler(
+            functionUrlEvent('POST', `/admission/${PATH_SECRET}`, { timeout: '5s' }, body),
+            context,
+          ),
+        { meters, called: reachesBerth(WEBHOOKS, callOf(body)) },
+      );
+      const answer = JSON.parse(value.body) as { response: AdmissionAnswer };
+      if (!answer.response.allowed) {
+        throw new Error(`admission denied: ${answer.response.status?.message ?? value.body}`);
+      }
+      // With writers racing the slice mixes their tasks: only one-writer samples' counts are used.
+      const tasks = queue.tasks.slice(tasksBefore);
+      return { response: answer.response, tasks, sample: { ...sample, sqsSends: tasks.length } };
     };
-    if (!answer.response.allowed) {
-      throw new Error(`admission denied: ${answer.response.status?.message ?? value.body}`);
-    }
-    const tasks = queue.tasks.slice(tasksBefore);
-    return { response: answer.response, tasks, sample: { ...sample, sqsSends: tasks.length } };
+    return { runtime, webhook };
   };
+  const first = container();
+  const webhook = first.webhook;
   // Set-up goes through the same handlers without the HTTP layer: faster, and not metered.
   const admitQuietly = async (body: unknown) => {
-    const { response } = await admit(parseAdmissionReview(body), runtime.admission);
+    const { response } = await admit(parseAdmissionReview(body), first.runtime.admission);
     if (!response.allowed) throw new Error(`set-up admission denied: ${JSON.stringify(response)}`);
     return response;
   };
@@ -121,7 +174,7 @@ export async function meterAdmission(session: Session, samples: number): Promise
   setup.admissionSetupMs = Math.round(performance.now() - setupStarted);
 
   log(
-    `  metering ${samples} each of pod CREATE, binding, DELETE and Service CREATE, UPDATE, DELETE...`,
+    `  metering ${samples} each of pod CREATE, binding, DELETE, final DELETE and Service CREATE, UPDATE, DELETE...`,
   );
   const other: V1Pod = kube.addPod({
     metadata: { name: 'log-shipper-0', namespace: 'platform', labels: { app: 'log-shipper' } },
@@ -150,6 +203,9 @@ export async function meterAdmission(session: Session, samples: number): Promise
     const gone = live.shift();
     if (!gone) throw new Error('no live pod to delete');
     session.record('pod-delete', (await webhook(objects.podReview('DELETE', gone))).sample);
+    // The kubelet's DELETE once the containers stopped, of the pod the first one left terminating.
+    const final = terminating(gone, clocks.admission);
+    session.record('pod-delete-final', (await webhook(objects.podReview('DELETE', final))).sample);
     kube.pods.delete(`${NAMESPACE}/${gone.metadata?.name}`);
   }
 
@@ -190,6 +246,74 @@ export async function meterAdmission(session: Session, samples: number): Promise
     looks.delete += await settle(answer.tasks);
   }
   setup.settleLooks = looks.create + looks.update + looks.delete;
+
+  const settleStep = settleRunner(passContextOf(world, () => clocks.admission));
+  const settleQuietly = async (tasks: readonly SettleTask[]) => {
+    for (const first of tasks) {
+      clocks.admission = Math.max(
+        clocks.admission,
+        first.admittedAt + config.settle.delaySeconds * 1000,
+      );
+      for (let attempt = 0; attempt <= 20; attempt++) {
+        const outcome = await settleStep({ ...first, attempt });
+        if (outcome.recheckAfter === undefined) break;
+        clocks.admission += outcome.recheckAfter * 1000;
+      }
+    }
+  };
+
+  // Writers racing: containers that each saw the counts a while ago, as warm Lambdas have.
+  const writers = ASSUMPTIONS.racingWriters.value;
+  const rounds = Math.ceil(samples / writers);
+  log(`  metering ${rounds} rounds of ${writers} racing pod and Service CREATEs and DELETEs...`);
+  const racers = Array.from({ length: writers }, () => container());
+  for (const racer of racers) {
+    await admit(
+      parseAdmissionReview(objects.podReview('CREATE', objects.newPod(), { dryRun: true })),
+      racer.runtime.admission,
+    );
+  }
+  const race = async (kind: OperationKind, bodies: readonly unknown[]) => {
+    const answers = await Promise.all(
+      bodies.map((body, i) => (racers[i % writers] ?? first).webhook(body)),
+    );
+    for (const answer of answers) session.record(kind, answer.sample, true);
+    return answers;
+  };
+  for (let round = 0; round < rounds; round++) {
+    clocks.admission += SESSION_GAP_MS * writers;
+    const pods = Array.from({ length: writers }, () => objects.newPod());
+    const answers = await race(
+      'pod-create',
+      pods.map((pod) => objects.podReview('CREATE', pod)),
+    );
+    pods.forEach((pod, i) => {
+      live.push(objects.storePod(pod, answers[i]?.response.patch, objects.nodeFor(i + round)));
+    });
+    const leaving = live.splice(0, writers);
+    await race(
+      'pod-delete',
+      leaving.map((pod) => objects.podReview('DELETE', pod)),
+    );
+    for (const pod of leaving) kube.pods.delete(`${NAMESPACE}/${pod.metadata?.name}`);
+    const fresh = Array.from({ length: writers }, () => objects.newService());
+    const made = await race(
+      'service-create',
+      fresh.map((service) => objects.serviceReview('CREATE', service)),
+    );
+    const stored = fresh.map((service, i) =>
+      objects.storeService(service, made[i]?.response.patch),
+    );
+    await race(
+      'service-delete',
+      stored.map((service) => objects.serviceReview('DELETE', undefined, service)),
+    );
+    for (const service of stored) kube.services.delete(`${NAMESPACE}/${service.metadata?.name}`);
+    // Their settle looks are metered above: these run unmetered, so nothing is left releasing
+    // for the repair pass to finish (which would bill its pass for this phase's work).
+    await settleQuietly(queue.tasks.splice(0));
+  }
+
   const per = (n: number) => n / Math.max(1, samples);
   return {
     live,
@@ -202,43 +326,54 @@ export async function meterAdmission(session: Session, samples: number): Promise
   };
 }
 
+/** One SQS message carrying `task`, as the event source mapping delivers it. */
+function sqsEvent(task: SettleTask, id: number): SQSEvent {
+  return {
+    Records: [{ messageId: `m-${id}`, body: JSON.stringify(task) }],
+  } as unknown as SQSEvent;
+}
+
 /**
- * The settle function (functions/settle/handler.ts) over the real settle wiring: answers how to
- * look at the tasks one admission queued, each after the settle delay and again while a look
- * asks for another, and how many looks that took.
+ * The settle function over its body (`settleMessages`): answers how to look at the tasks one
+ * admission queued, each after the settle delay and again while a look puts it back, and how
+ * many looks that took.
  */
 function settleFunction(
   session: Session,
   context: PassContext,
 ): (tasks: readonly SettleTask[]) => Promise<number> {
   const { clocks, config } = session.world;
-  const settle = settleRunner(context);
+  const requeued: { task: SettleTask; delaySeconds: number }[] = [];
   const obs = observability('settle');
-  obs.forCluster(config.cluster);
-  const look = passFunction('settle', obs, async (task: SettleTask) => {
-    // The body of functions/settle/handler.ts for one SQS record, with the same records.
-    const outcome = await settle(task);
-    recordSettle(obs, task, outcome, clocks.admission - task.admittedAt);
-    return outcome;
-  });
+  const look = passFunction(
+    'settle',
+    obs,
+    settleMessages({
+      settles: new ClusterSet([config], () => settleRunner(context)),
+      queue: { submit: async (task, delaySeconds) => void requeued.push({ task, delaySeconds }) },
+      observe: obs,
+      now: () => clocks.admission,
+    }),
+  );
+  let messages = 0;
   return async (tasks) => {
     let looks = 0;
-    for (const first of tasks) {
+    for (const firstTask of tasks) {
       clocks.admission = Math.max(
         clocks.admission,
-        first.admittedAt + config.settle.delaySeconds * 1000,
+        firstTask.admittedAt + config.settle.delaySeconds * 1000,
       );
-      let task: SettleTask | undefined = first;
+      let task: SettleTask | undefined = firstTask;
       while (task) {
-        const current: SettleTask = task;
-        const { value: outcome, sample } = await session.invoke('settle', (ctx) =>
-          look(current, ctx),
-        );
+        const event = sqsEvent(task, messages++);
+        requeued.length = 0;
+        const { value, sample } = await session.invoke('settle', (ctx) => look(event, ctx));
+        if (value.batchItemFailures.length > 0) throw new Error('a settle look failed');
         looks++;
-        const again = outcome.recheckAfter !== undefined && current.attempt < 20;
-        session.record('settle-look', { ...sample, sqsSends: again ? 1 : 0 });
-        task = again ? { ...current, attempt: current.attempt + 1 } : undefined;
-        if (again) clocks.admission += (outcome.recheckAfter ?? 0) * 1000;
+        const again = requeued[0];
+        session.record('settle-look', { ...sample, sqsSends: requeued.length });
+        task = again && again.task.attempt <= 20 ? again.task : undefined;
+        if (again) clocks.admission += again.delaySeconds * 1000;
       }
     }
     return looks;

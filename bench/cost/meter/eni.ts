@@ -1,134 +1,110 @@
 /**
- * ENI metering: the reference cluster's ENI pools wired over the EC2 fake and the real rate
- * budget, every admitted game server given its address (set-up), then assigns and releases
+ * ENI metering: the reference cluster's ENI pools wired as the functions wire them
+ * (`eniRunner` over the EC2 fake, with the simulated day's clock and waits), every admitted game
+ * server given its address (set-up), then assigns, releases and the repeated DELs' look-ups
  * through the node IP function, the background refills they ask for, ENI passes at fleet size
- * and instance state-change events through the ENI function.
+ * and instance state-change events through the ENI function's body (`eniInvocation`).
  */
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
-import { nodeIpFault } from '../../../shared/app/eni-pass.js';
+import {
+  type EniRunner,
+  eniInvocation,
+  eniRunner,
+  nodeIpFault,
+} from '../../../shared/app/eni-pass.js';
 import { observability } from '../../../shared/app/observability.js';
-import { recordEniPass, recordRefill } from '../../../shared/app/pass-records.js';
-import { BudgetedEc2Network } from '../../../shared/ec2/rate-budget.js';
-import { type EniDeps, eniDeps } from '../../../shared/eni/deps.js';
+import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
+import type { Ec2Network } from '../../../shared/ec2/network.js';
 import { PoolBusyError } from '../../../shared/eni/errors.js';
-import { handleInstanceStateChange, runEniPass } from '../../../shared/eni/pass.js';
-import { refillAhead } from '../../../shared/eni/refill.js';
-import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../../../shared/eni/service.js';
+import type { EniPassSummary } from '../../../shared/eni/pass.js';
 import { createHttpApi, type HttpResponse } from '../../../shared/http/api.js';
-import { CapacityMeter } from '../../../shared/store/capacity.js';
-import { DynamoEniStore } from '../../../shared/store/dynamo-eni-store.js';
-import { DynamoRateBudget } from '../../../shared/store/dynamo-rate-budget.js';
 import { seededRandom } from '../../../sim/random.js';
 import type { MeasuredRatios } from '../fleet.js';
 import type { AdmittedState } from './admission.js';
 import { functionUrlEvent, functionUrlFunction, passFunction } from './lambda.js';
 import { PASS_SAMPLES } from './passes.js';
 import type { Session } from './session.js';
-import { NAMESPACE, SESSION_GAP_MS, TABLE, type World } from './world.js';
+import { NAMESPACE, passContextOf, SESSION_GAP_MS, type World } from './world.js';
 
 /** Attempts of one assign before the set-up gives up (the CNI plugin retries a 503). */
 const ASSIGN_ATTEMPTS = 20;
 
 /** The ENI domain of the reference cluster, over the EC2 fake, and what it asked for. */
 interface EniWiring {
-  readonly deps: EniDeps;
-  /** The adapters' own meters (pools and the EC2 rate budget). */
-  readonly meters: readonly CapacityMeter[];
+  readonly runner: EniRunner;
   /** Nodes whose background refill the node IP API asked for, not yet run. */
   readonly refillsAsked: string[];
   /** An assign straight through the domain (set-up, not metered). */
   readonly assign: (node: string, body: unknown) => Promise<{ readonly ip: string }>;
   /** Node IP API requests through the node-ips function's chain. */
   readonly nodeIps: (event: LambdaFunctionUrlEvent, context: Context) => Promise<HttpResponse>;
-  /** The ENI function (functions/eni/handler.ts): a refill, an instance event or a pass. */
-  readonly eniFunction: (
-    event: { readonly refill?: string; readonly instanceId?: string },
-    context: Context,
-  ) => Promise<string>;
+  /** The ENI function: a refill, an instance event or a pass. */
+  readonly eniFunction: (event: unknown, context: Context) => Promise<unknown>;
 }
 
-/** Wires the ENI pools as shared/app/eni-pass.ts does, with the EC2 fake for EC2. */
+/** `network` with every call counted in `world.ec2Calls` (each one a round trip in AWS). */
+function countedCalls(network: Ec2Network, world: World): Ec2Network {
+  return new Proxy(network, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        world.ec2Calls++;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/** Wires the ENI pools as the ENI and node IP functions do, with the EC2 fake for EC2. */
 function wireEni(world: World): EniWiring {
   const { clocks, config } = world;
-  const eniMeter = new CapacityMeter();
-  const budgetMeter = new CapacityMeter();
-  const stores = { client: world.client, tableName: TABLE, cluster: config.cluster };
-  const sleep = async (ms: number) => {
-    clocks.eni += ms;
-  };
-  const random = seededRandom(23);
-  const deps = eniDeps({
-    store: new DynamoEniStore({ ...stores, meter: eniMeter }),
-    ec2: new BudgetedEc2Network(world.ec2, {
-      budget: new DynamoRateBudget({
-        ...stores,
-        scope: 'us-east-1',
-        now: () => clocks.eni,
-        meter: budgetMeter,
-      }),
-      now: () => clocks.eni,
-      sleep,
-      random,
-      onCall: () => {
-        world.ec2Calls++;
-      },
-    }),
-    cluster: world.cluster,
-    clusterName: config.cluster,
-    config: config.eni,
-    now: () => clocks.eni,
-    sleep,
-    random,
-    holder: 'berth-cost',
-  });
-  const refillsAsked: string[] = [];
-  const assignDeps = {
-    ...deps,
-    refills: { request: async (node: string) => void refillsAsked.push(node) },
-  };
-  const nodeIpsObs = observability('node-ips');
-  nodeIpsObs.forCluster(config.cluster);
-  // Mirrors functions/node-ips/handler.ts.
-  const api = createHttpApi({
-    healthy: async () => true,
-    // Mirrors EniRunner.nodeIps in shared/app/eni-pass.ts, over the EC2 fake.
-    nodeIps: {
-      assign: (node, body) => handleAssignIp(assignDeps, node, body),
-      release: (node, ip, holder) => handleReleaseIp(deps, node, ip, holder),
-      lookUp: (node, holder) => handleLookUpIp(deps, node, holder),
+  const context = passContextOf(world, () => clocks.eni);
+  const runner = eniRunner(
+    context,
+    {
+      network: countedCalls(world.ec2, world),
+      scope: 'us-east-1',
+      instanceTypes: new Map(),
     },
-    classify: nodeIpFault,
-  });
-  const nodeIps = functionUrlFunction(api, nodeIpsObs);
-  const obs = observability('eni');
-  obs.forCluster(config.cluster);
-  const eniFunction = passFunction(
-    'eni',
-    obs,
-    async (event: { refill?: string; instanceId?: string }) => {
-      // The body of functions/eni/handler.ts, with the same records.
-      if (event.refill) {
-        const { outcome, failures } = await refillAhead(deps, event.refill);
-        recordRefill(obs, event.refill, outcome, failures);
-        return `refill ${outcome}`;
-      }
-      const summary = event.instanceId
-        ? await handleInstanceStateChange(deps, { instanceId: event.instanceId, state: 'running' })
-        : await runEniPass(deps, {});
-      recordEniPass(obs, summary);
-      return `pools ${summary.pools}, assigned ${summary.ipsAssigned}, unassigned ${summary.ipsUnassigned}, ENIs created ${summary.enisCreated}, idle ${summary.idleIps}, in use ${summary.assignedIps}, failures ${summary.failures.length}`;
+    {
+      // The simulated day waits on its own clock.
+      sleep: async (ms) => {
+        clocks.eni += ms;
+      },
+      random: seededRandom(23),
     },
   );
+  const refillsAsked: string[] = [];
+  const refills = { request: async (node: string) => void refillsAsked.push(node) };
+  const nodeIpApi = runner.nodeIps(refills);
+  const nodeIpsObs = observability('node-ips');
+  nodeIpsObs.forCluster(config.cluster);
+  // Mirrors functions/node-ips/handler.ts for one cluster.
+  const api = createHttpApi({
+    healthy: async () => true,
+    nodeIps: nodeIpApi,
+    classify: nodeIpFault,
+  });
+  const obs = observability('eni');
   return {
-    deps,
-    meters: [eniMeter, budgetMeter],
+    runner,
     refillsAsked,
-    assign: (node, body) => handleAssignIp(assignDeps, node, body),
-    nodeIps,
-    eniFunction,
+    assign: async (node, body) => (await nodeIpApi.assign(node, body)) as { readonly ip: string },
+    nodeIps: functionUrlFunction(api, nodeIpsObs),
+    eniFunction: passFunction(
+      'eni',
+      obs,
+      eniInvocation(new ClusterSet([config], () => runner), obs, () => clocks.eni),
+    ),
   };
+}
+
+/** What an ENI pass did, for the report. */
+function passDetail(summary: EniPassSummary): string {
+  return `pools ${summary.pools}, assigned ${summary.ipsAssigned}, unassigned ${summary.ipsUnassigned}, ENIs created ${summary.enisCreated}, idle ${summary.idleIps}, in use ${summary.assignedIps}, failures ${summary.failures.length}`;
 }
 
 /** The CNI plugin's sandbox id for a pod (CNI_CONTAINERID). */
@@ -151,13 +127,11 @@ export async function meterEni(
     while (eni.refillsAsked.length > 0) {
       const node = eni.refillsAsked.shift() as string;
       if (!metered) {
-        await refillAhead(eni.deps, node);
+        await eni.runner.refill(node);
         continue;
       }
-      const { sample } = await session.invoke(
-        'eni',
-        (context) => eni.eniFunction({ refill: node }, context),
-        eni.meters,
+      const { sample } = await session.invoke('eni', (context) =>
+        eni.eniFunction({ kind: 'refill-pool', node }, context),
       );
       session.record('eni-refill', sample);
     }
@@ -169,7 +143,7 @@ export async function meterEni(
   // finishes without a failure (a pool whose ENI the budget refused waits for the next pass).
   let poolsCreated = 0;
   for (let pass = 1; pass <= 10; pass++) {
-    const summary = await runEniPass(eni.deps, {});
+    const summary = await eni.runner.pass();
     poolsCreated += summary.poolsCreated;
     setup.bootstrapPasses = pass;
     if (summary.failures.length === 0 && !summary.budgetSpent) break;
@@ -178,7 +152,9 @@ export async function meterEni(
   setup.poolsCreated = poolsCreated;
   const addressOf = new Map<string, { node: string; ip: string }>();
   let setupRetries = 0;
-  for (const pod of admitted.live.slice(0, admitted.live.length - admitted.fresh.length)) {
+  // Every live game server but the metered ones, whose assigns are metered below.
+  const metered = new Set(admitted.fresh.map(({ pod }) => pod.metadata?.name));
+  for (const pod of admitted.live.filter((p) => !metered.has(p.metadata?.name))) {
     clocks.eni += 200;
     const node = pod.spec?.nodeName ?? world.nodes[0]?.name ?? '';
     // As the CNI plugin does: a pool with no address ready yet is asked again shortly.
@@ -202,7 +178,7 @@ export async function meterEni(
   }
   setup.setupAssignRetries = setupRetries;
   clocks.eni += 120_000;
-  await runEniPass(eni.deps, {});
+  await eni.runner.pass();
   setup.eniSetupMs = Math.round(performance.now() - started);
   setup.addressesAssigned = addressOf.size;
 
@@ -215,11 +191,8 @@ export async function meterEni(
     const body = { namespace: NAMESPACE, pod: pod.metadata?.name, containerId: containerOf(pod) };
     // Every attempt is an invocation the fleet pays for: the CNI plugin retries a 503.
     for (let attempt = 1; ; attempt++) {
-      const { value, sample } = await session.invoke(
-        'node-ips',
-        (context) =>
-          eni.nodeIps(functionUrlEvent('POST', `/v1/nodes/${node}/ips`, {}, body), context),
-        eni.meters,
+      const { value, sample } = await session.invoke('node-ips', (context) =>
+        eni.nodeIps(functionUrlEvent('POST', `/v1/nodes/${node}/ips`, {}, body), context),
       );
       session.record('eni-assign', sample);
       assigns++;
@@ -240,19 +213,24 @@ export async function meterEni(
       pod: name,
       ...(leavingPod ? { containerId: containerOf(leavingPod) } : {}),
     };
-    const released = await session.invoke(
-      'node-ips',
-      (context) =>
-        eni.nodeIps(
-          functionUrlEvent('DELETE', `/v1/nodes/${held.node}/ips/${held.ip}`, query, undefined),
-          context,
-        ),
-      eni.meters,
+    const released = await session.invoke('node-ips', (context) =>
+      eni.nodeIps(
+        functionUrlEvent('DELETE', `/v1/nodes/${held.node}/ips/${held.ip}`, query, undefined),
+        context,
+      ),
     );
     if (released.value.statusCode !== 200) {
       throw new Error(`release answered ${released.value.statusCode} ${released.value.body}`);
     }
     session.record('eni-release', released.sample);
+    // kubelet's next DEL of the sandbox: no cached result left, so the plugin looks the pod up.
+    const repeated = await session.invoke('node-ips', (context) =>
+      eni.nodeIps(functionUrlEvent('GET', `/v1/nodes/${held.node}/ips`, query, undefined), context),
+    );
+    if (repeated.value.statusCode !== 404) {
+      throw new Error(`repeated DEL's look-up answered ${repeated.value.statusCode}`);
+    }
+    session.record('eni-release-repeat', repeated.sample);
   }
   setup.measuredAssignRetries = retries;
   const refills = session.results['eni-refill']?.length ?? 0;
@@ -265,21 +243,20 @@ export async function meterEni(
   log(`  metering ${PASS_SAMPLES} ENI passes over ${world.nodes.length} pools...`);
   for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
     clocks.eni += 60_000;
-    const { value, sample } = await session.invoke(
-      'eni',
-      (context) => eni.eniFunction({}, context),
-      eni.meters,
+    const { value, sample } = await session.invoke('eni', (context) =>
+      eni.eniFunction({}, context),
     );
-    session.recordPass('eni-pass', pass, sample, value);
+    session.recordPass('eni-pass', pass, sample, passDetail(value as EniPassSummary));
   }
-  for (let event = 1; event <= PASS_SAMPLES; event++) {
+  for (let n = 1; n <= PASS_SAMPLES; n++) {
     clocks.eni += 1_000;
-    const instanceId = world.nodes[event]?.instanceId;
-    const { sample } = await session.invoke(
-      'eni',
-      (context) => eni.eniFunction({ ...(instanceId ? { instanceId } : {}) }, context),
-      eni.meters,
-    );
+    const instanceId = world.nodes[n]?.instanceId;
+    const event = {
+      source: 'aws.ec2',
+      'detail-type': 'EC2 Instance State-change Notification',
+      detail: { 'instance-id': instanceId, state: 'running' },
+    };
+    const { sample } = await session.invoke('eni', (context) => eni.eniFunction(event, context));
     session.record('eni-instance-event', sample);
   }
   setup.eniMeterMs = Math.round(performance.now() - started);

@@ -15,9 +15,14 @@
  * The HTTP functions (admission, node IPs) run through the same middy chain as their handlers
  * (functions/admission/handler.ts, functions/node-ips/handler.ts) with a function URL event, so
  * their Powertools log lines and EMF metrics are the real ones. The other handlers build their
- * context from the Lambda environment at module scope, so their bodies are mirrored (settle in
- * admission.ts, eni in eni.ts, scale and repair in passes.ts) around the same shared wiring and
- * Powertools calls.
+ * context from the Lambda environment at module scope; their bodies are exported from
+ * shared/app (`settleMessages`, `eniInvocation`, `repairInvocation`, `scaleInvocation`) and run
+ * here as they run there, over the reference cluster's wiring.
+ *
+ * Admission reviews are first passed through the webhook configuration (`berth manifests`): a
+ * review the apiserver would not send to berth is still metered, and counted zero times a month.
+ * The host-port and Service paths are metered twice: one writer at a time (durations, logs) and
+ * with `racingWriters` containers writing at once (DynamoDB units, lost races, round trips).
  *
  * This module is the entry: world.ts builds the cluster, objects.ts its pods and Services,
  * lambda.ts makes an invocation look like Lambda's, session.ts keeps what each invocation
@@ -30,6 +35,7 @@ import { startDynamoDbLocal } from '../../../shared/local/dynamodb-local.js';
 import { dynamoClient } from '../../../shared/store/client.js';
 import { ensureTable } from '../../../shared/store/ensure-table.js';
 import { startKubeApiServer } from '../../../test/fakes/kube-api-server.js';
+import { countRoundTrips } from '../../support/round-trips.js';
 import type { MeasuredRatios, OperationKind } from '../fleet.js';
 import { DynamoLedger } from '../ledger.js';
 import type { StackFunction } from '../stack.js';
@@ -71,6 +77,7 @@ export async function meterOperations(options: {
     try {
       await ensureTable(client, TABLE);
       const ledger = new DynamoLedger(client);
+      countRoundTrips(client);
       const session = new Session(await buildWorld(client, ledger, kube, log), functions, log);
       session.setup.dynamoDbLocalStartMs = dynamoStartMs;
       const result = await measureAll(session, samples);
@@ -90,9 +97,16 @@ async function measureAll(session: Session, samples: number): Promise<MeterResul
   const admission = await meterAdmission(session, samples);
   const eni = await meterEni(session, samples, admission);
   await meterPasses(session);
+  const operations = session.operations();
   return {
-    operations: session.operations(),
-    ratios: { settleLooksPer: admission.settleLooksPer, ...eni },
+    operations,
+    ratios: {
+      settleLooksPer: admission.settleLooksPer,
+      ...eni,
+      calledShare: Object.fromEntries(
+        Object.entries(operations).map(([kind, op]) => [kind, op.calledShare]),
+      ) as MeasuredRatios['calledShare'],
+    },
     customMetrics: [...session.metrics].sort(),
     table: await tableSize(session.world.client, session.world.config.cluster),
     setup: session.setup,

@@ -4,7 +4,7 @@
  * stdout and stderr it ships to CloudWatch Logs with its own START, END and REPORT lines, and the
  * custom metrics the EMF lines among them carry.
  */
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
@@ -16,6 +16,7 @@ import {
   handlerTracing,
   type observability,
   publishMetrics,
+  requestLogging,
 } from '../../../shared/app/observability.js';
 import type { HttpRequest, HttpResponse } from '../../../shared/http/api.js';
 import {
@@ -26,32 +27,53 @@ import {
 /** Lambda's trace header, which Powertools copies into every log line as `xray_trace_id`. */
 const TRACE_HEADER = 'Root=1-67a1b2c3-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1';
 
-/** Stdout and stderr of an invocation, as Lambda would ship them to CloudWatch Logs. */
-export async function captured<T>(
-  run: () => Promise<T>,
-): Promise<{ value: T; text: string[]; error?: unknown }> {
-  const text: string[] = [];
+/** The lines of the invocation a write belongs to (invocations may run at once). */
+const invocationLines = new AsyncLocalStorage<string[]>();
+/** Invocations being captured; the streams are diverted while there is any. */
+let capturing = 0;
+let restore: (() => void) | undefined;
+
+/** Diverts stdout and stderr: a write made by an invocation goes to its lines, others pass. */
+function divertStreams(): () => void {
   const streams = [process.stdout, process.stderr] as const;
   const originals = streams.map((stream) => stream.write);
-  for (const stream of streams) {
+  streams.forEach((stream, i) => {
+    const original = originals[i] as typeof stream.write;
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      text.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const lines = invocationLines.getStore();
+      if (!lines) return (original as (...args: unknown[]) => boolean).call(stream, chunk, ...rest);
+      lines.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
       const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
       done?.();
       return true;
     }) as typeof stream.write;
-  }
+  });
   const trace = process.env._X_AMZN_TRACE_ID;
   // Lambda sets the trace header per invocation; Powertools logs it on every line.
   process.env._X_AMZN_TRACE_ID = TRACE_HEADER;
-  try {
-    return { value: await run(), text };
-  } finally {
+  return () => {
     streams.forEach((stream, i) => {
       stream.write = originals[i] as typeof stream.write;
     });
     if (trace === undefined) delete process.env._X_AMZN_TRACE_ID;
     else process.env._X_AMZN_TRACE_ID = trace;
+  };
+}
+
+/**
+ * Stdout and stderr of an invocation, as Lambda would ship them to CloudWatch Logs; several
+ * invocations may be captured at once, each keeping its own lines.
+ */
+export async function captured<T>(run: () => Promise<T>): Promise<{ value: T; text: string[] }> {
+  const text: string[] = [];
+  if (capturing++ === 0) restore = divertStreams();
+  try {
+    return { value: await invocationLines.run(text, run), text };
+  } finally {
+    if (--capturing === 0) {
+      restore?.();
+      restore = undefined;
+    }
   }
 }
 
@@ -68,9 +90,19 @@ export function platformLines(requestId: string, memoryMb: number, wallMs: numbe
   ];
 }
 
-/** A Lambda context for one invocation of `fn`, named as CloudFormation names a stack's function. */
+/**
+ * A Lambda context for one invocation of `fn`, named as CloudFormation names a stack's function,
+ * with minutes left.
+ */
 export function lambdaContext(fn: FunctionName, memoryMb: number): Context {
-  return invocationContext(`berth-reference-${fn.replace('-', '')}Function-Ab12Cd34Ef56`, memoryMb);
+  const context = invocationContext(
+    `berth-reference-${fn.replace('-', '')}Function-Ab12Cd34Ef56`,
+    memoryMb,
+  );
+  // Generous: racing writers on a loaded 2-core machine take longer than Lambda would, and
+  // middy's early timeout would end the meter rather than the invocation.
+  const remainingMs = fn === 'admission' || fn === 'node-ips' ? 60_000 : 300_000;
+  return { ...context, getRemainingTimeInMillis: () => remainingMs };
 }
 
 /** A function URL event for an HTTP request, carrying Lambda's trace header. */
@@ -92,7 +124,7 @@ export function functionUrlFunction(
   obs: ReturnType<typeof observability>,
 ): (event: LambdaFunctionUrlEvent, context: Context) => Promise<HttpResponse> {
   const handler = middy(functionUrlHandler(api, obs))
-    .use(injectLambdaContext(obs.logger, { resetKeys: true }))
+    .use(requestLogging(obs.logger))
     .use(publishMetrics(obs.metrics))
     .use(parser({ schema: LambdaFunctionUrlSchema }));
   return (event, context) => handler(event, context) as Promise<HttpResponse>;
@@ -112,10 +144,7 @@ export function passFunction<E, R>(
   let handler: Promise<(event: E, context: Context) => Promise<unknown>> | undefined;
   return async (event, context) => {
     handler ??= handlerTracing(service, true).then((tracing) =>
-      middy(body)
-        .use(tracing)
-        .use(injectLambdaContext(obs.logger, { resetKeys: true }))
-        .use(publishMetrics(obs.metrics)),
+      middy(body).use(tracing).use(requestLogging(obs.logger)).use(publishMetrics(obs.metrics)),
     );
     return (await handler)(event, context) as Promise<R>;
   };

@@ -69,11 +69,16 @@ export class ReferenceObjects {
     return service;
   }
 
-  podReview(operation: 'CREATE' | 'DELETE', pod: Json | V1Pod) {
+  podReview(
+    operation: 'CREATE' | 'DELETE',
+    pod: Json | V1Pod,
+    options: { readonly dryRun?: boolean } = {},
+  ) {
     const metadata = (pod as { metadata?: { name?: string } }).metadata;
     return review({
       resource: 'pods',
       operation,
+      ...(options.dryRun ? { dryRun: true } : {}),
       namespace: NAMESPACE,
       name: metadata?.name ?? '',
       ...(operation === 'CREATE' ? { object: pod } : { oldObject: pod }),

@@ -6,6 +6,7 @@ import type { Context } from 'aws-lambda';
 import type { FunctionName } from '../../../infra/constructs/berth-function.js';
 import type { HttpResponse } from '../../../shared/http/api.js';
 import type { CapacityMeter } from '../../../shared/store/capacity.js';
+import { withRoundTrips } from '../../support/round-trips.js';
 import { round } from '../../support/stats.js';
 import { OPERATIONS, type OperationKind } from '../fleet.js';
 import type { StackFunction } from '../stack.js';
@@ -19,6 +20,8 @@ import type { World } from './world.js';
 export class Session {
   readonly metrics = new Set<string>();
   readonly results: Partial<Record<OperationKind, Sample[]>> = {};
+  /** Samples of the operations metered with writers racing. */
+  readonly raced: Partial<Record<OperationKind, Sample[]>> = {};
   readonly passes: MeteredPass[] = [];
   readonly setup: Record<string, number | string> = {};
 
@@ -28,11 +31,12 @@ export class Session {
     readonly log: (line: string) => void,
   ) {}
 
-  /** Adds one sample of `kind`. */
-  record(kind: OperationKind, sample: Sample): void {
-    const list = this.results[kind] ?? [];
+  /** Adds one sample of `kind`, one writer at a time (or, `raced`, with writers racing). */
+  record(kind: OperationKind, sample: Sample, raced = false): void {
+    const into = raced ? this.raced : this.results;
+    const list = into[kind] ?? [];
     list.push(sample);
-    this.results[kind] = list;
+    into[kind] = list;
   }
 
   /**
@@ -52,28 +56,36 @@ export class Session {
   }
 
   /**
-   * One invocation of `fn`: its DynamoDB usage, wall time and output with the platform's log
-   * lines added, the adapters' meters moved by it; its EMF lines add to `metrics`.
+   * One invocation of `fn`: its DynamoDB usage and round trips, wall time and output with the
+   * platform's log lines added, the adapters' meters moved by it; its EMF lines add to
+   * `metrics`. `called`: whether the apiserver sends this review to berth at all. Kubernetes and
+   * EC2 calls are counted by difference, so only one-writer samples keep them.
    */
   async invoke<T>(
     fn: FunctionName,
     run: (context: Context) => Promise<T>,
-    meters: readonly CapacityMeter[] = [],
+    options: { readonly meters?: readonly CapacityMeter[]; readonly called?: boolean } = {},
   ): Promise<{ value: T; sample: Sample }> {
+    const meters = options.meters ?? [];
     const { world } = this;
     const { memoryMb, platformLogs } = this.functions[fn];
     const context = lambdaContext(fn, memoryMb);
     const kubeBefore = world.kube.requests.length;
     const ec2Before = world.ec2Calls;
     const storeBefore = meters.map((m) => m.totals());
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    const { value: measured, text } = await captured(() =>
-      world.ledger.measure(() => run(context)),
+    const { value: traced, text } = await captured(() =>
+      withRoundTrips(() => world.ledger.measure(() => run(context))),
     );
+    const { value: measured, roundTrips } = traced;
     const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     const platform = platformLogs ? platformLines(context.awsRequestId, memoryMb, wallMs) : [];
     const lines = [...text, ...platform];
-    for (const line of text) collectMetrics(line, this.metrics);
+    const metrics = new Set<string>();
+    for (const line of text) collectMetrics(line, metrics);
+    for (const metric of metrics) this.metrics.add(metric);
     const moved = (field: 'readUnits' | 'writeUnits') =>
       meters.reduce((a, m, i) => a + m.totals()[field] - (storeBefore[i]?.[field] ?? 0), 0);
     const response = measured.value as unknown as Partial<HttpResponse> | undefined;
@@ -91,6 +103,7 @@ export class Session {
             ? undefined
             : { readUnits: moved('readUnits'), writeUnits: moved('writeUnits') },
         wallMs,
+        cpuMs: (cpu.user + cpu.system) / 1000,
         logBytes: lines.reduce((a, line) => a + Buffer.byteLength(line), 0),
         // Each Powertools line is one event, and START, END and REPORT three more when written.
         logEvents: text.filter((line) => line.startsWith('{')).length + platform.length,
@@ -98,6 +111,9 @@ export class Session {
         sqsSends: 0,
         kubernetesRequests: world.kube.requests.length - kubeBefore,
         ec2Calls: world.ec2Calls - ec2Before,
+        roundTrips,
+        called: options.called === false ? 0 : 1,
+        metrics: [...metrics],
       },
     };
   }
@@ -108,7 +124,7 @@ export class Session {
       (Object.keys(OPERATIONS) as OperationKind[]).map((kind) => {
         const list = this.results[kind];
         if (!list || list.length === 0) throw new Error(`no samples of ${kind}`);
-        return [kind, summarise(kind, list)];
+        return [kind, summarise(kind, list, this.raced[kind])];
       }),
     ) as Record<OperationKind, MeteredOperation>;
   }
