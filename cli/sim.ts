@@ -4,6 +4,7 @@
  * earlier run or `berth serve` left never meets this day's invariants. Exits 1 on a violation,
  * printing its evidence.
  */
+import { createServer } from 'node:net';
 import { openStore } from '../shared/local/store-target.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { simConfig } from '../sim/config.js';
@@ -11,7 +12,29 @@ import { SCENARIOS, type Scenario } from '../sim/game-day.js';
 import { runSim, SIM_DEFAULTS, type SimReport } from '../sim/run.js';
 import { startSimServer } from '../sim/server.js';
 import type { Command } from './commands.js';
-import { UsageError } from './errors.js';
+import { EnvironmentError, UsageError } from './errors.js';
+
+/**
+ * Refuses a port another process listens on before anything starts (the day's Kubernetes API
+ * stand-in and DynamoDB Local would otherwise be left running): `npm start` listens on the same
+ * default port.
+ */
+async function portFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EADDRINUSE') return reject(error);
+      reject(
+        new EnvironmentError(
+          `${host}:${port} is in use (berth serve, npm start, listens there by default): stop it, or pass --port N (--port 0 picks a free port and prints it)`,
+          { cause: error },
+        ),
+      );
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
 
 function formatReport(report: SimReport): string {
   const lines = [
@@ -42,6 +65,7 @@ export const simCommand: Command = async (options) => {
     );
   }
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  await portFree(options.host, options.port);
   const store = await openStore({ ...options, table: undefined }, { progress: out });
   try {
     const tableName = `berth-sim-${Date.now()}`;

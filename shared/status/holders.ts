@@ -109,7 +109,7 @@ async function unrecordedHolder(deps: HolderLookupDeps, id: string): Promise<Hol
     return {
       kind: 'Service',
       namespace: '',
-      name: `(the one annotated ${ALLOCATION_ID_ANNOTATION}=${id}: no owner record, and no cluster here to name it; \`berth status NAMESPACE/NAME\` checks one)`,
+      name: `(the one annotated ${ALLOCATION_ID_ANNOTATION}=${id}: no owner record, and no cluster here to name it; \`berth status --holder NAMESPACE/NAME\` checks one)`,
     };
   }
   for await (const service of deps.services.listServices({ pageSize: 500 })) {

@@ -64,5 +64,11 @@ describe('who holds a value of a Service that wrote no owner record', () => {
     expect(unnamed?.holder.name).toMatch(
       /^\(the one annotated berth\.dev\/allocation-id=[a-z2-7]{20}: /,
     );
+    // The command it suggests is one the CLI takes: --holder with the namespace/name.
+    const suggested = /`berth (status --holder) NAMESPACE\/NAME`/.exec(unnamed?.holder.name ?? '');
+    expect(suggested).not.toBeNull();
+    const { main } = await import('../../cli/main.js');
+    expect(await main([...(suggested?.[1] ?? '').split(' '), 'games/lobby', '--help'], {})).toBe(0);
+    expect(await main(['status', 'games/lobby'], {})).toBe(2);
   });
 });

@@ -1,0 +1,71 @@
+/** Errors that say what failed and the fix in one line, with the exit status the README gives. */
+import { createServer, type Server } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main } from '../../cli/main.js';
+import { captureOutput } from '../support/capture.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function listening(): Promise<{ server: Server; port: number }> {
+  const server = createServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return { server, port: address.port };
+}
+
+describe('berth, when the environment refuses', () => {
+  it('sim on a port in use exits 3 saying who listens there by default and how to pick another', async () => {
+    const { server, port } = await listening();
+    try {
+      const io = captureOutput();
+      expect(await main(['sim', '--port', String(port), '--hours', '0.1'])).toBe(3);
+      expect(io.err()).toContain(`127.0.0.1:${port} is in use`);
+      expect(io.err()).toContain('pass --port N (--port 0 picks a free port');
+      expect(io.err().trim().split('\n')).toHaveLength(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('manifests --url without a path adds /admission and says so; another path is kept with a warning', async () => {
+    const bare = captureOutput();
+    expect(await main(['manifests', '--url', 'https://berth.example.com', '--json'])).toBe(0);
+    expect(bare.err()).toContain('using https://berth.example.com/admission');
+    expect(bare.out()).toContain('"url": "https://berth.example.com/admission"');
+    vi.restoreAllMocks();
+    const odd = captureOutput();
+    expect(await main(['manifests', '--url', 'https://berth.example.com/hook', '--json'])).toBe(0);
+    expect(odd.err()).toContain(
+      'warning: --url https://berth.example.com/hook does not end in /admission',
+    );
+  });
+
+  it('manifests --fail-open services is refused (2): Services never fail open', async () => {
+    const io = captureOutput();
+    expect(
+      await main(['manifests', '--url', 'https://b.example/admission', '--fail-open', 'services']),
+    ).toBe(2);
+    expect(io.err()).toContain('only pods can');
+  });
+
+  it('a DynamoDB endpoint that takes connections and never answers ends the command with 3, naming it', async () => {
+    const { server, port } = await listening();
+    try {
+      const io = captureOutput();
+      const endpoint = `http://127.0.0.1:${port}`;
+      expect(await main(['status', '--dynamodb-endpoint', endpoint])).toBe(3);
+      expect(io.err()).toContain(`DynamoDB at ${endpoint} did not answer (no answer in time)`);
+    } finally {
+      server.close();
+    }
+  }, 180_000);
+
+  it('prints its version', async () => {
+    const io = captureOutput();
+    expect(await main(['--version'])).toBe(0);
+    expect(io.out().trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
