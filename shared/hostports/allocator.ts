@@ -30,6 +30,7 @@ import {
   chooseBlock,
   largestFreeBlock,
   longestRun,
+  packedCounts,
   type Random,
 } from './choice.js';
 import type { CountView } from './count-view.js';
@@ -127,9 +128,9 @@ export function planPorts(
         ...(itemOf ? { itemOf } : {}),
       });
       if (at === undefined) {
+        // Every window holds a port of this pod's or one held outside berth.
         const left = observed.counts.map((c, i) => (taken.has(i) ? Number.POSITIVE_INFINITY : c));
-        const lowest = left.reduce((low, c) => Math.min(low, c), Number.POSITIVE_INFINITY);
-        const largest = longestRun(left, lowest + 1);
+        const largest = longestRun(left, Number.MAX_VALUE);
         throw new HostPortBlockError(
           `${PORTS_PATH}[${spec.index}].count`,
           size,
@@ -145,11 +146,13 @@ export function planPorts(
     }
     const singles = inRange.filter((s) => s.count === undefined);
     if (singles.length === 0) continue;
-    const offsets = assignRangePorts(
-      singles.map((s) => s.protocol),
+    const left =
       taken.size === 0
         ? observed.counts
-        : observed.counts.map((c, i) => (taken.has(i) ? Number.POSITIVE_INFINITY : c)),
+        : observed.counts.map((c, i) => (taken.has(i) ? Number.POSITIVE_INFINITY : c));
+    const offsets = assignRangePorts(
+      singles.map((s) => s.protocol),
+      packedCounts(left, first),
       random,
       {
         racing,

@@ -234,7 +234,7 @@ export interface BlockPreferences {
 }
 
 /** Lexicographic: lower is better. */
-type BlockKey = readonly [number, number, number, number, number];
+type BlockKey = readonly number[];
 
 function better(a: BlockKey, b: BlockKey): number {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return (a[i] ?? 0) - (b[i] ?? 0);
@@ -252,15 +252,33 @@ function runsOf(length: number, eligible: (i: number) => boolean) {
   return { start, end };
 }
 
+/** The highest count of every window of `size` offsets, by its first offset (a monotonic deque). */
+function windowMaxima(count: (i: number) => number, n: number, size: number): Float64Array {
+  const maxima = new Float64Array(Math.max(0, n - size + 1));
+  const deque: number[] = [];
+  let head = 0;
+  for (let i = 0; i < n; i++) {
+    while (deque.length > head && count(deque[deque.length - 1] ?? 0) <= count(i)) deque.pop();
+    deque.push(i);
+    if ((deque[head] ?? 0) <= i - size) head++;
+    if (i >= size - 1) maxima[i - size + 1] = count(deque[head] ?? 0);
+  }
+  return maxima;
+}
+
 /**
- * The first offset of a block of `size` consecutive ports, or undefined when none fits. A block
- * keeps the count promise when all its ports are at the lowest count, or when it covers every
- * port at the lowest count and the rest are one above; only when no such block exists does it
- * take one level of slack (every port at most one above the lowest count: counts then differ by
- * two until single ports fill the lowest level, which they take first). Among the blocks allowed
- * it prefers, in order: one inside a single count item (one write), the fewest ports above the
- * lowest count (the lowest level fills first), the smallest run of ports it could lie in (best fit, so long runs stay whole for larger blocks), a block at the edge of its
- * run or item (no new fragment), then uniformly at random.
+ * The first offset of a block of `size` consecutive ports, or undefined when none fits (every
+ * window holds a port `taken`: this pod's, or one held by a pod berth never admitted). The block
+ * whose ports are least used wins, as single ports do:
+ * - first a block that keeps the count promise: all its ports at the lowest count, or covering
+ *   every port at the lowest count with the rest one above;
+ * - else the block whose busiest port is least used (releases leave the lowest count to scattered
+ *   ports, which single ports fill first, so a block is never refused for lack of ports: like a
+ *   single port, it is placed and the scheduler keeps extra pods Pending);
+ * then, among equals: one inside a single count item (one write), the fewest uses in all (holes
+ *   fill first), the smallest run of ports it could lie in (best fit, so long runs stay whole
+ *   for larger blocks), a block at the edge of its run or item (no new fragment), then uniformly
+ *   at random.
  */
 export function chooseBlock(
   counts: ArrayLike<number>,
@@ -275,15 +293,16 @@ export function chooseBlock(
   let lowest = Number.POSITIVE_INFINITY;
   for (let i = 0; i < n; i++) lowest = Math.min(lowest, count(i));
   if (!Number.isFinite(lowest) || size < 1 || size > n) return undefined;
-  // Prefix counts of ports above the lowest count, and above one more.
-  const above = [new Int32Array(n + 1), new Int32Array(n + 1)] as const;
-  let atLowest = 0;
+  const maxima = windowMaxima(count, n, size);
+  // Prefix sums of the counts and of the ports at the lowest count.
+  const uses = new Float64Array(n + 1);
+  const low = new Int32Array(n + 1);
   for (let i = 0; i < n; i++) {
     const c = count(i);
-    if (c === lowest) atLowest++;
-    above[0][i + 1] = (above[0][i] ?? 0) + (c > lowest ? 1 : 0);
-    above[1][i + 1] = (above[1][i] ?? 0) + (c > lowest + 1 ? 1 : 0);
+    uses[i + 1] = (uses[i] ?? 0) + (Number.isFinite(c) ? c : 0);
+    low[i + 1] = (low[i] ?? 0) + (c === lowest ? 1 : 0);
   }
+  const atLowest = low[n] ?? 0;
   const runs = [
     runsOf(n, (i) => count(i) <= lowest),
     runsOf(n, (i) => count(i) <= lowest + 1),
@@ -293,23 +312,20 @@ export function chooseBlock(
   let ties = 0;
   for (let s = 0; s + size <= n; s++) {
     const e = s + size - 1;
-    const high = [
-      (above[0][e + 1] ?? 0) - (above[0][s] ?? 0),
-      (above[1][e + 1] ?? 0) - (above[1][s] ?? 0),
-    ];
-    if (high[1] !== 0) continue;
-    const allLowest = high[0] === 0;
-    const coversLowest = size - (high[0] ?? 0) === atLowest;
-    const tier = allLowest || coversLowest ? 0 : 1;
-    const run = runs[allLowest ? 0 : 1];
-    const runStart = run.start[s] ?? s;
-    const runEnd = run.end[e] ?? e;
+    const highest = maxima[s] ?? Number.POSITIVE_INFINITY;
+    if (!Number.isFinite(highest)) continue;
+    const covered = (low[e + 1] ?? 0) - (low[s] ?? 0);
+    const strict = highest === lowest || (highest === lowest + 1 && covered === atLowest);
+    const run = highest === lowest ? runs[0] : highest === lowest + 1 ? runs[1] : undefined;
+    const runStart = run?.start[s] ?? s;
+    const runEnd = run?.end[e] ?? e;
     const edge =
       s === runStart || e === runEnd || itemOf(s) !== itemOf(s - 1) || itemOf(e) !== itemOf(e + 1);
     const key: BlockKey = [
-      tier,
+      strict ? 0 : 1,
+      highest,
       itemOf(s) === itemOf(e) ? 0 : 1,
-      high[0] ?? 0,
+      (uses[e + 1] ?? 0) - (uses[s] ?? 0),
       runEnd - runStart + 1,
       edge ? 0 : 1,
     ];
@@ -321,4 +337,36 @@ export function chooseBlock(
     } else if (order === 0 && randomIndex(random, ++ties) === 0) chosen = s;
   }
   return chosen;
+}
+
+/** Ports per packing slot: aligned runs a block of 16 can take whole, inside one count item. */
+export const PACKING_SLOT_PORTS = 16;
+/**
+ * Single ports pack into partly used slots only while these hold at least this many ports at
+ * the lowest count: concurrent choices then still spread over many ports, not race for a few.
+ */
+export const PACKING_MIN_PORTS = 32;
+
+/**
+ * Counts as single ports should see them so that blocks keep finding room: while partly used
+ * slots (aligned runs of `PACKING_SLOT_PORTS` port numbers with a port above the lowest count)
+ * hold at least `PACKING_MIN_PORTS` ports at the lowest count, every port of a slot still wholly
+ * at the lowest count reads half a use higher. Single ports then fill partly used slots first,
+ * uniformly among them, and leave whole slots to blocks; the order between count levels is
+ * unchanged. A fresh range has no partly used slot, so its first picks stay uniform. Pure.
+ */
+export function packedCounts(counts: readonly number[], first: number): readonly number[] {
+  let lowest = Number.POSITIVE_INFINITY;
+  for (const c of counts) lowest = Math.min(lowest, c);
+  const slotOf = (offset: number) => Math.floor((first + offset) / PACKING_SLOT_PORTS);
+  const broken = new Set<number>();
+  counts.forEach((c, offset) => {
+    if (c > lowest) broken.add(slotOf(offset));
+  });
+  let inBroken = 0;
+  counts.forEach((c, offset) => {
+    if (c === lowest && broken.has(slotOf(offset))) inBroken++;
+  });
+  if (inBroken < PACKING_MIN_PORTS) return counts;
+  return counts.map((c, offset) => (c === lowest && !broken.has(slotOf(offset)) ? c + 0.5 : c));
 }

@@ -40,8 +40,8 @@ export class HostPortContentionError extends Error {
 }
 
 /**
- * No block of the size asked fits the range: no run of that many consecutive ports is within one
- * use of the lowest count (single ports and other blocks hold the rest). Denied 409.
+ * No block of the size asked fits the range: every run of that many consecutive ports holds one
+ * this pod takes already or one held by a pod berth never admitted. Denied 409.
  */
 export class HostPortBlockError extends Error {
   readonly range: string;
@@ -54,7 +54,7 @@ export class HostPortBlockError extends Error {
     largest: number,
   ) {
     super(
-      `${path}: range is full for a block of ${size} consecutive host ports: host port range "${range.name}" (${range.first}-${range.first + range.size - 1}) has at most ${largest} consecutive ports within one use of the lowest count; ask for a smaller block, or retry once pods have gone`,
+      `${path}: range is full for a block of ${size} consecutive host ports: host port range "${range.name}" (${range.first}-${range.first + range.size - 1}) has at most ${largest} consecutive ports berth can hand out (the others are this pod's or held by pods berth did not admit); ask for a smaller block`,
     );
     this.name = 'HostPortBlockError';
     this.range = range.name;

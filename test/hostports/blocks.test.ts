@@ -4,7 +4,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { hostPortRangeUsage } from '../../shared/hostports/allocator.js';
-import { chooseBlock, largestFreeBlock } from '../../shared/hostports/choice.js';
+import {
+  chooseBlock,
+  largestFreeBlock,
+  PACKING_MIN_PORTS,
+  packedCounts,
+} from '../../shared/hostports/choice.js';
 import { parsePortSpecs } from '../../shared/hostports/spec.js';
 import { seededRandom } from '../support/random.js';
 import {
@@ -97,21 +102,31 @@ describe('blocks of consecutive host ports', () => {
 
   it('denies a block that fits nowhere, 409 with its field path and the largest run', async () => {
     const h = await podHarness({ default: '7000-7007' });
-    // Every other port two above the lowest count: no two ports in a row are within one of it.
-    await h.store.addUses(
-      [7001, 7001, 7003, 7003, 7005, 7005, 7007, 7007].map((port) => ({
-        name: 'f',
-        range: 'default',
-        port,
-        protocol: 'UDP' as const,
-      })),
-    );
+    // Every other port held by a pod berth never admitted: no two ports in a row to hand out.
+    for (const port of [7001, 7003, 7005, 7007]) await h.store.markForeign('default', port, true);
     const verdict = await h.handler(
       podRequest(gamePod([{ name: 'voice', containerPort: 9000, count: 2 }])),
     );
     const message = denial(verdict, 409);
     expect(message).toMatch(new RegExp(`^${escaped(PATH)}\\[0\\]\\.count: range is full`));
     expect(message).toContain('at most 1 consecutive');
+  });
+
+  it('places a block where its busiest port is least used when none keeps counts within one', async () => {
+    const h = await podHarness({ default: '7000-7007' });
+    await h.store.addUses(
+      [7001, 7001, 7003, 7003, 7005, 7005, 7006, 7007, 7007].map((port) => ({
+        name: 'f',
+        range: 'default',
+        port,
+        protocol: 'UDP' as const,
+      })),
+    );
+    const pod = await h.create(gamePod([{ name: 'voice', containerPort: 9000, count: 2 }]));
+    // Every pair holds a port at 2: the block goes to a pair with the fewest uses in all, not to
+    // 7005-7006 or 7006-7007, which hold three.
+    const { port } = hostPortsOf(pod).voice as unknown as { port: number };
+    expect([7000, 7001, 7002, 7003, 7004]).toContain(port);
   });
 
   it('reports the largest free block of a range in its usage', () => {
@@ -191,15 +206,16 @@ describe('chooseBlock', () => {
     }
   });
 
-  it('covers every port at the lowest count before taking slack, and avoids what the pod took', () => {
+  it('covers every port at the lowest count before the least busy block, and avoids what the pod took', () => {
     // 0s at 2 and 3 only: a block of 3 covering both (its third port at 1) keeps counts within one.
     for (let i = 0; i < 20; i++) {
       expect([1, 2]).toContain(chooseBlock([1, 1, 0, 0, 1, 1], 3, random));
     }
-    // 0s at 0 and 5 cannot both be covered by 3: slack, every port at most one above the lowest.
+    // 0s at 0 and 5 cannot both be covered by 3: the least busy block, with the fewest uses.
     expect(chooseBlock([0, 2, 1, 1, 1, 0], 3, random)).toBe(3);
     expect(chooseBlock([0, 0, 0, 0], 2, random, { taken: new Set([1, 2]) })).toBeUndefined();
-    expect(chooseBlock([0, 2, 0, 2], 2, random)).toBeUndefined();
+    // No block keeps counts within one: the one whose busiest port is least used.
+    expect(chooseBlock([0, 3, 0, 2, 0, 3], 2, random)).toBeOneOf([2, 3]);
   });
 
   it('keeps a block inside one count item when it can', () => {
@@ -208,6 +224,22 @@ describe('chooseBlock', () => {
       const at = chooseBlock(new Array(12).fill(0), 4, random, { itemOf }) ?? -1;
       expect(at % 4).toBe(0);
     }
+  });
+});
+
+describe('packedCounts', () => {
+  it('sends single ports to partly used slots while they hold enough room, leaving whole slots to blocks', () => {
+    // 7040-7103: four aligned slots of 16; one port used in each of the first three.
+    const counts = new Array<number>(64).fill(0);
+    for (const offset of [0, 16, 32]) counts[offset] = 1;
+    const packed = packedCounts(counts, 7040);
+    expect(packed.slice(48)).toEqual(new Array(16).fill(0.5));
+    expect(packed.slice(0, 48)).toEqual(counts.slice(0, 48));
+    // With fewer than PACKING_MIN_PORTS left in partly used slots, every lowest port is equal.
+    const sparse = new Array<number>(64).fill(0);
+    sparse[0] = 1;
+    expect(45).toBeGreaterThanOrEqual(PACKING_MIN_PORTS);
+    expect(packedCounts(sparse, 7040)).toEqual(sparse);
   });
 });
 
