@@ -21,7 +21,7 @@ function logicalClock(): () => number {
 }
 
 /** One process (a Lambda container): its own view of the counts, the shared store and clock. */
-function process(store: MemoryHostPortStore, now: () => number, random: () => number) {
+function container(store: MemoryHostPortStore, now: () => number, random: () => number) {
   let ids = 0;
   const deps = {
     store,
@@ -79,7 +79,7 @@ describe('host port slack between concurrent allocations', () => {
     const store = new MemoryHostPortStore();
     await fill(store, RANGE, [1, 0, 1, 1]);
     const now = logicalClock();
-    const [a, b] = [process(store, now, Math.random), process(store, now, Math.random)];
+    const [a, b] = [container(store, now, Math.random), container(store, now, Math.random)];
     await Promise.all([a.warm(RANGE), b.warm(RANGE)]);
     const outcomes = await Promise.all([a.allocate(RANGE, 1), b.allocate(RANGE, 1)]);
     // Both views saw 7001 alone at the lowest count; the second use lands as well, instead of
@@ -93,7 +93,7 @@ describe('host port slack between concurrent allocations', () => {
     const store = new MemoryHostPortStore();
     await fill(store, RANGE, [1, 0, 1, 1]);
     const now = logicalClock();
-    const [a, b] = [process(store, now, Math.random), process(store, now, Math.random)];
+    const [a, b] = [container(store, now, Math.random), container(store, now, Math.random)];
     await Promise.all([a.warm(RANGE), b.warm(RANGE)]);
     await a.allocate(RANGE, 1);
     const late = await b.allocate(RANGE, 1);
@@ -108,7 +108,7 @@ describe('host port slack between concurrent allocations', () => {
     const store = new MemoryHostPortStore();
     await fill(store, range, [0, ...Array.from({ length: 15 }, () => 1)]);
     const now = logicalClock();
-    const processes = [0, 1, 2].map(() => process(store, now, Math.random));
+    const processes = [0, 1, 2].map(() => container(store, now, Math.random));
     await Promise.all(processes.map((p) => p.warm(range)));
     const reads = store.reads;
     const outcomes = await Promise.all(processes.map((p) => p.allocate(range, 1)));
@@ -162,7 +162,7 @@ describe('host port use counts (property)', () => {
         await fill(store, range, counts);
         const now = logicalClock();
         const random = seededRandom(seed);
-        const processes = [0, 1, 2, 3].map(() => process(store, now, random));
+        const processes = [0, 1, 2, 3].map(() => container(store, now, random));
         // Every view is read now and goes stale as the others allocate.
         await Promise.all(processes.map((p) => p.warm(range)));
         for (const { process: which, ports } of allocations) {
@@ -187,7 +187,7 @@ describe('host port use counts (property)', () => {
         await s.waitFor(fill(store, range, counts));
         const now = logicalClock();
         const random = seededRandom(seed);
-        const processes = [0, 1, 2, 3].map(() => process(store, now, random));
+        const processes = [0, 1, 2, 3].map(() => container(store, now, random));
         await s.waitFor(Promise.all(processes.map((p) => p.warm(range))));
         widest = 0;
         // An allocation that loses every race is refused (409, the caller retries) and leaves
