@@ -188,7 +188,7 @@ function serveCluster(
         : async () => {},
     async close() {
       recovery.stop();
-      // Waiting looks are dropped: the values stay marked, and the repair pass finishes them.
+      // Waiting looks are dropped: the values stay marked, and the next start finishes them.
       await settleQueue?.close();
       // No request can ask for another now; let the running ones finish before the store closes.
       await refills?.settled();

@@ -1,7 +1,7 @@
 /**
  * The settle queue of `berth serve`: timers in the same process, running the very step the
- * settle function runs in AWS. A task lost with the process (a restart) is found again by the
- * repair pass, as one lost by the queue in AWS would be.
+ * settle function runs in AWS. A task lost with the process (a restart, a kill -9) is found again
+ * from the store by the next start (recovery.ts), and by the repair pass.
  */
 import type { SettleQueue } from './settler.js';
 import type { SettleOutcome } from './step.js';
@@ -36,7 +36,7 @@ export class InProcessSettleQueue implements SettleQueue {
       const run = this.#run(task).finally(() => this.#running.delete(run));
       this.#running.add(run);
     }, delaySeconds * 1000);
-    // Waiting tasks never keep the process alive: the repair pass finds what they would have done.
+    // Waiting tasks never keep the process alive: the next start finds what they would have done.
     timer.unref();
     this.#timers.add(timer);
   }
