@@ -2,7 +2,7 @@
  * The CDK app: one berth stack for the cluster or clusters in the context, checked by cdk-nag's AwsSolutions
  * pack (a violation that is not acknowledged with a reason fails synthesis).
  */
-import { App, type AppProps, Validations } from 'aws-cdk-lib';
+import { Annotations, App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { BerthStack } from './berth-stack.js';
 import { type StackContext, stackSettings } from './settings.js';
@@ -42,6 +42,13 @@ export function createBerthApp(
     settings,
     description: `berth for EKS cluster${clusters.length > 1 ? 's' : ''} ${clusters.join(', ')}: admission webhook, allocation table, passes`,
   });
+  // No cluster named anywhere: the config's default ("local") names no EKS cluster to serve.
+  if (context.cluster === undefined && context.clusters === undefined && clusters[0] === 'local') {
+    Annotations.of(stack).addWarningV2(
+      'berth:no-cluster',
+      'no cluster named: this stack serves an EKS cluster called "local"; pass -c cluster=NAME (the EKS cluster), -c clusters=NAME,NAME, or a config (-c config=FILE) whose "cluster" names it',
+    );
+  }
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, stack };
 }
