@@ -20,7 +20,7 @@ import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import { KubernetesConflictError } from '../k8s/errors.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
-import type { NodePool } from '../node-pool/node-pool.js';
+import { deletesNodes, type NodePool } from '../node-pool/node-pool.js';
 import { nodePoolLifetimeMs } from './drain.js';
 import { planEvictions } from './eviction.js';
 import { agonesOwnerOf, indexAgones } from './game-state.js';
@@ -402,8 +402,15 @@ async function recordEvent(
   message: string,
   notes: ScaleNote[],
 ): Promise<void> {
-  // Events are about a node or a moved game server; growth and the placeholders are the report's.
-  if (action.type === 'grow' || action.type === 'placeholders') return;
+  // Events are about a node or a moved game server; growth, the placeholders and the removals
+  // a pool that deletes no Node only reports are the report's.
+  if (
+    action.type === 'grow' ||
+    action.type === 'placeholders' ||
+    (action.type === 'delete' && !deletesNodes(deps.pool))
+  ) {
+    return;
+  }
   const involvedObject =
     action.type === 'evict'
       ? {

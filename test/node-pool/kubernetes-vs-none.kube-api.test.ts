@@ -70,6 +70,8 @@ describe('node pool none (the default)', () => {
       expect(left?.metadata?.annotations?.[REMOVAL_STARTED_AT]).toBeUndefined();
     }
     expect(fake.requests.filter((r) => r.method === 'DELETE')).toEqual([]);
+    // A removal only reported is no Event: nothing was removed.
+    expect(fake.events.map((e) => e.reason)).not.toContain('BerthNodeRemoved');
   });
 });
 
