@@ -28,6 +28,8 @@ const REFUSING_CODES = new Set([
   'EADDRINUSE',
   'EACCES',
   'ETIMEDOUT',
+  // A program berth runs is missing (Java, for DynamoDB Local).
+  'ENOENT',
 ]);
 /** The AWS SDK's names for missing credentials or region. */
 const AWS_SETUP_ERRORS = new Set(['CredentialsProviderError', 'ExpiredTokenException']);

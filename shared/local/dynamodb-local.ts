@@ -115,9 +115,15 @@ export async function startDynamoDbLocal(
     );
     child.once('exit', (code) =>
       fail(
-        new Error(
-          `DynamoDB Local exited with status ${code}${code === 127 ? ' (is Java 17 installed and on PATH?)' : ''}:\n${output}`,
-        ),
+        code === 127
+          ? // The shell found no `java`: the environment lacks it (the CLI's exit status 3).
+            Object.assign(
+              new Error(
+                'cannot start DynamoDB Local: no `java` on PATH; install Java 17 (apt-get install openjdk-17-jre-headless, or brew install openjdk@17), or pass --dynamodb-endpoint URL',
+              ),
+              { code: 'ENOENT' },
+            )
+          : new Error(`DynamoDB Local exited with status ${code}:\n${output}`),
       ),
     );
   });

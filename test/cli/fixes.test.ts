@@ -1,5 +1,9 @@
 /** Errors that say what failed and the fix in one line, with the exit status the README gives. */
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
 import { captureOutput } from '../support/capture.js';
@@ -62,6 +66,23 @@ describe('berth, when the environment refuses', () => {
       server.close();
     }
   }, 180_000);
+
+  it('without Java, a command that needs DynamoDB Local exits 3 saying how to install it', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'berth-nojava-'));
+    const child = spawn(process.execPath, ['bin/berth.mjs', 'status', '--data-dir', dataDir], {
+      env: { ...process.env, PATH: '/nonexistent' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr?.on('data', (chunk) => {
+      err += String(chunk);
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(3);
+    expect(err.trim()).toBe(
+      'berth: cannot start DynamoDB Local: no `java` on PATH; install Java 17 (apt-get install openjdk-17-jre-headless, or brew install openjdk@17), or pass --dynamodb-endpoint URL',
+    );
+  });
 
   it('prints its version', async () => {
     const io = captureOutput();
