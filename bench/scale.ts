@@ -40,6 +40,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../shared/config/schema.js';
 import { scalePolicy } from '../shared/scale/policy.js';
+import { TRIGGER_DEBOUNCE_MS } from '../shared/scale/trigger.js';
 import { berthScaler } from './scale/berth.js';
 import { clusterAutoscalerScaler } from './scale/cluster-autoscaler.js';
 import {
@@ -156,8 +157,10 @@ export interface ScaleBenchResult {
 
 function compare(sc: Scenario): ScenarioResult {
   const day = arrivals(sc);
-  const policy = scalePolicy(parseConfig({ scale: sc.scale }).scale);
-  const berth = simulateDay(sc, day, berthScaler(sc, policy));
+  const policy = scalePolicy(parseConfig({ scale: sc.scale }).scale, {
+    reactionMs: TRIGGER_DEBOUNCE_MS,
+  });
+  const berth = simulateDay(sc, day, berthScaler(sc, policy, { triggered: true }));
   const baselines = Object.fromEntries(
     Object.entries(BASELINES).map(([name, b]) => [name, simulateDay(sc, day, b.make(sc))]),
   );

@@ -1,7 +1,11 @@
 /**
  * berth in the node scale benchmark: the simulated cluster as Kubernetes objects, through the very
  * `buildSnapshot`, memory (`withArrivals`, `rememberPass`) and `planScale` the pass runs, its
- * removals as the pass makes them (after a look at the node's games).
+ * removals as the pass makes them (after a look at the node's games). The scheduled pass runs
+ * every pass interval; with `triggered`, admissions also trigger scale-up passes between them as
+ * the local server runs them (shared/scale/trigger.ts): each game server counts against the slack
+ * the last pass left, and the step whose arrivals exhaust it runs a scale-up-only pass at its end,
+ * at most one per `TRIGGER_DEBOUNCE_MS` (the step).
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import {
@@ -12,80 +16,132 @@ import {
   withArrivals,
 } from '../../shared/scale/memory.js';
 import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
-import { planScale } from '../../shared/scale/plan.js';
+import { type PlannedAction, planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
-import { buildSnapshot } from '../../shared/scale/snapshot.js';
-import type { Scaler, Scenario } from './day.js';
+import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
+import {
+  afterPass,
+  NO_PASS_YET,
+  onAdmitted,
+  scaleUpOnly,
+  TRIGGER_DEBOUNCE_MS,
+  type TriggerState,
+  triggeredOutcome,
+  triggeredView,
+} from '../../shared/scale/trigger.js';
+import { everyMs, type Scaler, type Scenario, type SimCluster } from './day.js';
 
 /** berth: the cluster as Kubernetes objects, through the same snapshot and plan code as the pass. */
-export function berthScaler(sc: Scenario, policy: ScalePolicy): Scaler {
+export function berthScaler(
+  sc: Scenario,
+  policy: ScalePolicy,
+  options: { readonly triggered?: boolean } = {},
+): Scaler {
   let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
-  return (cluster) => {
-    const nodes: V1Node[] = [];
-    const pods: V1Pod[] = [];
-    const cpu = (millis: number) => `${millis}m`;
-    for (const node of cluster.nodes) {
-      if (!cluster.registered(node)) continue;
-      nodes.push({
-        metadata: {
-          name: node.name,
-          labels: { role: 'game-server' },
-          annotations: { ...node.annotations },
-          creationTimestamp: new Date(node.launchedAtMs + sc.registerDelayMs),
-        },
-        spec: { unschedulable: node.unschedulable, providerID: `aws:///zone-a/i-${node.name}` },
-        status: {
-          allocatable: { cpu: cpu(sc.node.allocatableMillis) },
-          conditions: [
-            cluster.ready(node)
-              ? {
-                  type: 'Ready',
-                  status: 'True',
-                  lastTransitionTime: new Date(node.launchedAtMs + sc.bootDelayMs),
-                }
-              : { type: 'Ready', status: 'False' },
-          ],
-        },
-      });
-      pods.push(podObject(sc, `${node.name}-daemon`, node.name, node.launchedAtMs, false));
-      for (const game of node.games) {
-        pods.push(podObject(sc, `game-${game.id}`, node.name, game.arrivedAtMs, true));
-      }
-    }
-    for (const game of cluster.queue) {
-      pods.push(podObject(sc, `game-${game.id}`, undefined, game.arrivedAtMs, true));
-    }
-    const snapshot = buildSnapshot(nodes, pods, { desiredSize: cluster.desired });
+  let trigger: TriggerState = NO_PASS_YET;
+  let counted = 0;
+  const scheduled = (cluster: SimCluster) => {
+    const snapshot = clusterSnapshot(sc, cluster);
     memory = withArrivals(memory, snapshot.gameServerCreatedAtMs, cluster.now, policy);
     const plan = planScale(snapshot, policy, cluster.now, memory);
-    const byName = new Map(cluster.nodes.map((n) => [n.name, n]));
-    for (const action of plan.actions) {
-      const node = action.node ? byName.get(action.node) : undefined;
-      switch (action.type) {
-        case 'cordon':
-          if (!node) break;
-          node.unschedulable = true;
-          node.annotations = { ...node.annotations, [CORDONED_AT]: formatRfc3339(cluster.now) };
-          cluster.cordons++;
-          break;
-        case 'uncordon':
-          if (!node) break;
-          node.unschedulable = false;
-          node.annotations = {};
-          cluster.uncordons++;
-          break;
-        case 'grow':
-          cluster.growTo(action.to);
-          break;
-        case 'delete':
-          // The pass looks at the node's games after marking it; a game there stops the removal.
-          if (node && node.games.size === 0) cluster.remove(node);
-          break;
-      }
-    }
+    carryOut(cluster, plan.actions);
     memory = rememberPass(memory, passOutcome(snapshot, plan, cluster.now, plan.actions));
+    trigger = afterPass(plan.tally, cluster.now);
   };
+  const triggeredPass = (cluster: SimCluster) => {
+    const snapshot = clusterSnapshot(sc, cluster);
+    const view = triggeredView(
+      memory,
+      snapshot.gameServerCreatedAtMs,
+      cluster.now,
+      policy.passIntervalMs,
+    );
+    const plan = planScale(snapshot, policy, cluster.now, view);
+    const done = scaleUpOnly(plan.actions);
+    carryOut(cluster, done);
+    const outcome = passOutcome(snapshot, plan, cluster.now, done);
+    memory = rememberPass(memory, triggeredOutcome(outcome, memory, done));
+    trigger = afterPass(plan.tally, cluster.now);
+  };
+  if (!options.triggered) return scheduled;
+  return everyMs(TRIGGER_DEBOUNCE_MS, (cluster) => {
+    // Admissions since the last look: every game server that arrived (the webhook saw it).
+    const arrived = cluster.arrivedCount - counted;
+    counted = cluster.arrivedCount;
+    if (cluster.now % sc.passIntervalMs === 0) return scheduled(cluster);
+    const admitted = onAdmitted(trigger, arrived, cluster.now);
+    trigger = admitted.state;
+    if (admitted.wanted) triggeredPass(cluster);
+  });
+}
+
+/** The simulated cluster as the pass lists it: registered Nodes, their pods, pending pods. */
+function clusterSnapshot(sc: Scenario, cluster: SimCluster): ClusterSnapshot {
+  const nodes: V1Node[] = [];
+  const pods: V1Pod[] = [];
+  const cpu = (millis: number) => `${millis}m`;
+  for (const node of cluster.nodes) {
+    if (!cluster.registered(node)) continue;
+    nodes.push({
+      metadata: {
+        name: node.name,
+        labels: { role: 'game-server' },
+        annotations: { ...node.annotations },
+        creationTimestamp: new Date(node.launchedAtMs + sc.registerDelayMs),
+      },
+      spec: { unschedulable: node.unschedulable, providerID: `aws:///zone-a/i-${node.name}` },
+      status: {
+        allocatable: { cpu: cpu(sc.node.allocatableMillis) },
+        conditions: [
+          cluster.ready(node)
+            ? {
+                type: 'Ready',
+                status: 'True',
+                lastTransitionTime: new Date(node.launchedAtMs + sc.bootDelayMs),
+              }
+            : { type: 'Ready', status: 'False' },
+        ],
+      },
+    });
+    pods.push(podObject(sc, `${node.name}-daemon`, node.name, node.launchedAtMs, false));
+    for (const game of node.games) {
+      pods.push(podObject(sc, `game-${game.id}`, node.name, game.arrivedAtMs, true));
+    }
+  }
+  for (const game of cluster.queue) {
+    pods.push(podObject(sc, `game-${game.id}`, undefined, game.arrivedAtMs, true));
+  }
+  return buildSnapshot(nodes, pods, { desiredSize: cluster.desired });
+}
+
+/** The plan's actions on the simulated cluster, as the pass carries them out. */
+function carryOut(cluster: SimCluster, actions: readonly PlannedAction[]): void {
+  const byName = new Map(cluster.nodes.map((n) => [n.name, n]));
+  for (const action of actions) {
+    const node = action.node ? byName.get(action.node) : undefined;
+    switch (action.type) {
+      case 'cordon':
+        if (!node) break;
+        node.unschedulable = true;
+        node.annotations = { ...node.annotations, [CORDONED_AT]: formatRfc3339(cluster.now) };
+        cluster.cordons++;
+        break;
+      case 'uncordon':
+        if (!node) break;
+        node.unschedulable = false;
+        node.annotations = {};
+        cluster.uncordons++;
+        break;
+      case 'grow':
+        cluster.growTo(action.to);
+        break;
+      case 'delete':
+        // The pass looks at the node's games after marking it; a game there stops the removal.
+        if (node && node.games.size === 0) cluster.remove(node);
+        break;
+    }
+  }
 }
 
 function podObject(

@@ -241,6 +241,8 @@ export class SimCluster {
   placeholderReplicas = 0;
   /** Placeholders created and not bound to a node: Pending, unschedulable. */
   pendingPlaceholders = 0;
+  /** Game servers created so far (what an admission webhook has seen), warm-up included. */
+  arrivedCount = 0;
   #next = 0;
   #games = 0;
 
@@ -422,6 +424,7 @@ export class SimCluster {
   }
 
   arrive(arrival: Arrival): void {
+    this.arrivedCount += 1;
     this.queue.push({
       id: this.queue.length,
       arrivedAtMs: arrival.atMs,

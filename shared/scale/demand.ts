@@ -1,24 +1,26 @@
 /**
- * The buffer that follows demand. A free slot is worth keeping when a game server will arrive
- * before a node asked for now could take it. A shortfall is seen by a pass and filled by nodes
- * that are Ready a provisioning time later, so the slots must cover the arrivals of one pass
- * interval and one provisioning time at the sustained rate, and the day's largest burst on top:
+ * The buffer that follows demand. A free slot is worth keeping when a game server will take it
+ * before a node asked for now could: between a shortfall being seen (the next pass, or sooner when
+ * admissions trigger one: `reactionMs`) and the nodes it asks for being Ready (the provisioning
+ * time). What the free slots must absorb in that horizon is the net rise of game servers, not
+ * their arrivals: sessions that end give their slots back (rise.ts). So:
  *
- *     buffer = max(bufferGameServers,
- *                  ceil(rate × (provisioning + pass interval) + max(0, peak − mean)))
+ *     buffer = max(bufferGameServers, reserve, wave)
  *
- * - `mean`: game servers a pass, averaged over the demand window (`scale.demand.windowSeconds`);
- * - `peak`: the busiest pass of the burst window (`scale.demand.burstWindowSeconds`, a day): a
- *   tournament round or a streamer's raid comes in one minute, before any pass can react, so its
- *   slots are kept for the day it may recur in;
- * - `rate` is the mean, except when the latest pass more than doubles anything the burst window
- *   saw before (and the mean): that is a new regime, a wave, not a burst, and the buffer follows
- *   its rate at once;
+ * - `reserve`: the largest net rise of game servers within one horizon that the burst window
+ *   (`scale.demand.burstWindowSeconds`, a day) saw: a tournament round or a streamer's raid comes
+ *   in a minute, before any node can be Ready, so its slots are kept for the day it may recur in;
+ * - `wave`: when the latest pass's arrivals more than double anything the burst window saw before
+ *   (and the mean over the demand window, `scale.demand.windowSeconds`), that is a new regime,
+ *   not a burst: the buffer covers its rate over a provisioning time and a pass, on top of the
+ *   reserve, at once;
  * - the provisioning time is the longest of the last few observed (growth asked → its last node
  *   Ready, per node pool: a pass manages one pool), `scale.demand.provisionSeconds` until one is
  *   observed.
- * Pure. bench/scale.ts measured the choices: the busiest pass alone as the rate kept 15 pods
- * waiting on the large fleet's bursts; the mean alone let a 10× wave keep 400 waiting.
+ * Pure. bench/scale.ts measured the choices: the mean arrival rate over a provisioning time and a
+ * pass, plus the day's busiest pass, kept 60-90 slots free at the main day's peak where 30-40
+ * covered every rise (117 node-hours against 108); the busiest pass alone as the rate kept 15
+ * pods waiting on the large fleet's bursts; the mean alone let a 10x wave keep 400 waiting.
  */
 import type { ScaleMemory } from './memory.js';
 
@@ -29,10 +31,10 @@ const WAVE_FACTOR = 2;
 export interface DemandBuffer {
   /** Free slots to keep. */
   readonly slots: number;
-  /** Game servers a second the buffer follows (the window's mean, or a wave's latest pass). */
+  /** Game servers a second arriving (the window's mean, or a wave's latest pass). */
   readonly arrivalsPerSecond: number;
-  /** Slots kept for the day's largest burst, beyond the mean. */
-  readonly burstReserve: number;
+  /** The burst window's largest net rise of game servers within one horizon. */
+  readonly riseReserve: number;
   /** Whether the latest pass was taken for a wave (a new regime) and its rate followed. */
   readonly wave: boolean;
   readonly provisionSeconds: number;
@@ -46,28 +48,44 @@ export interface DemandPolicy {
   readonly bufferSlots: number;
   readonly passIntervalMs: number;
   readonly defaultProvisionMs: number;
+  /** How soon a shortfall is acted on: the pass interval, or a triggered pass's (trigger.ts). */
+  readonly reactionMs: number;
+}
+
+/** The provisioning time to plan for: the longest observed of late, else the configured one. */
+export function provisionMsOf(memory: ScaleMemory, defaultProvisionMs: number): number {
+  return memory.provisionMs.length > 0 ? Math.max(...memory.provisionMs) : defaultProvisionMs;
+}
+
+/** The span a rise is measured over: a provisioning time and the reaction to a shortfall. */
+export function riseHorizonMs(
+  memory: ScaleMemory,
+  policy: Pick<DemandPolicy, 'defaultProvisionMs' | 'reactionMs'>,
+): number {
+  return provisionMsOf(memory, policy.defaultProvisionMs) + policy.reactionMs;
 }
 
 /** The free slots to keep, given what the memory saw. */
 export function demandBuffer(memory: ScaleMemory, policy: DemandPolicy): DemandBuffer {
-  const observed = memory.provisionMs.length > 0;
-  const provisionMs = observed ? Math.max(...memory.provisionMs) : policy.defaultProvisionMs;
+  const provisionMs = provisionMsOf(memory, policy.defaultProvisionMs);
   const counts = memory.arrivals.map((entry) => entry.count);
   const mean =
     counts.length > 0 ? counts.reduce((sum, count) => sum + count, 0) / counts.length : 0;
   const latest = counts.at(-1) ?? 0;
   const wave = latest > WAVE_FACTOR * Math.max(memory.priorPeak ?? 0, mean, 1);
-  const perPass = wave ? latest : mean;
-  const arrivalsPerSecond = perPass / (policy.passIntervalMs / 1000);
-  const burstReserve = Math.max(0, (memory.burstPeaks[0]?.count ?? 0) - mean);
-  const horizonSeconds = (provisionMs + policy.passIntervalMs) / 1000;
-  const following = Math.ceil(arrivalsPerSecond * horizonSeconds + burstReserve);
+  const arrivalsPerSecond = (wave ? latest : mean) / (policy.passIntervalMs / 1000);
+  const riseReserve = memory.risePeaks?.[0]?.count ?? 0;
+  const waveSlots = wave
+    ? Math.ceil((arrivalsPerSecond * (provisionMs + policy.passIntervalMs)) / 1000 + riseReserve)
+    : 0;
   return {
-    slots: policy.followDemand ? Math.max(policy.bufferSlots, following) : policy.bufferSlots,
+    slots: policy.followDemand
+      ? Math.max(policy.bufferSlots, riseReserve, waveSlots)
+      : policy.bufferSlots,
     arrivalsPerSecond,
-    burstReserve,
+    riseReserve,
     wave,
     provisionSeconds: provisionMs / 1000,
-    observed,
+    observed: memory.provisionMs.length > 0,
   };
 }

@@ -7,7 +7,9 @@
  * provisioning times observed (the buffer's horizon), and the removals of the last hour (the
  * hourly disruption budget). Pure: `rememberPass` folds one pass into the memory.
  */
+import { riseHorizonMs } from './demand.js';
 import type { ScaleAction, ScalePlan } from './plan.js';
+import { riseWithin, type Sample, withPeak } from './rise.js';
 import type { SessionMemory } from './sessions.js';
 import type { ClusterSnapshot } from './snapshot.js';
 
@@ -40,6 +42,13 @@ export interface ScaleMemory {
   readonly burstPeaks: readonly PassArrivals[];
   /** The burst window's busiest pass before this one's arrivals were counted. */
   readonly priorPeak?: number;
+  /** Game servers (bound or pending) each pass of the demand window saw, oldest first (rise.ts). */
+  readonly levels?: readonly Sample[];
+  /**
+   * The burst window's largest net rises of game servers within a horizon, as `burstPeaks`:
+   * the first is the reserve the buffer keeps (demand.ts).
+   */
+  readonly risePeaks?: readonly Sample[];
   readonly growth?: AwaitedGrowth;
   /** Provisioning times observed (growth asked → its last node Ready), newest last. */
   readonly provisionMs: readonly number[];
@@ -68,10 +77,15 @@ export interface ScaleMemoryStore {
   save(memory: ScaleMemory): Promise<void>;
 }
 
-/** How long the memory keeps arrivals: the demand window, and the longer burst window. */
+/**
+ * How long the memory keeps arrivals (the demand window, and the longer burst window), and what
+ * the horizon of a rise is made of (demand.ts, `riseHorizonMs`).
+ */
 export interface ArrivalWindows {
   readonly demandWindowMs: number;
   readonly burstWindowMs: number;
+  readonly defaultProvisionMs: number;
+  readonly reactionMs: number;
 }
 
 /**
@@ -79,7 +93,8 @@ export interface ArrivalWindows {
  * from their creation times, so a pod created and gone between two passes is not seen: sessions
  * last minutes, passes one), the passes older than the demand window forgotten, and the burst
  * window's busiest pass kept. The first pass has no earlier one to count from: it sees a level,
- * not arrivals.
+ * not arrivals. The level (every game server listed) is sampled too, and its rise within the
+ * horizon kept in the burst window's largest rises (rise.ts).
  */
 export function withArrivals(
   memory: ScaleMemory,
@@ -92,13 +107,15 @@ export function withArrivals(
     since === undefined
       ? undefined
       : { atMs: nowMs, count: gameServerCreatedAtMs.filter((at) => at > since).length };
-  const peaks = memory.burstPeaks.filter((entry) => entry.atMs > nowMs - windows.burstWindowMs);
-  const priorPeak = peaks[0]?.count ?? 0;
-  if (arrived) {
-    // A pass that arrives with as many or more ends the reign of the earlier ones.
-    while ((peaks.at(-1)?.count ?? Number.POSITIVE_INFINITY) <= arrived.count) peaks.pop();
-    peaks.push(arrived);
-  }
+  const priorPeak =
+    memory.burstPeaks.find((entry) => entry.atMs > nowMs - windows.burstWindowMs)?.count ?? 0;
+  const peaks = withPeak(memory.burstPeaks, arrived, nowMs, windows.burstWindowMs);
+  const level = gameServerCreatedAtMs.length;
+  const levels = memory.levels ?? [];
+  const rise = {
+    atMs: nowMs,
+    count: riseWithin(levels, level, nowMs, riseHorizonMs(memory, windows)),
+  };
   return {
     ...memory,
     ...(since === undefined ? {} : { previousPassAtMs: since }),
@@ -108,6 +125,10 @@ export function withArrivals(
     ),
     burstPeaks: peaks,
     priorPeak,
+    levels: [...levels, { atMs: nowMs, count: level }].filter(
+      (entry) => entry.atMs > nowMs - windows.demandWindowMs,
+    ),
+    risePeaks: withPeak(memory.risePeaks ?? [], rise, nowMs, windows.burstWindowMs),
   };
 }
 
@@ -165,9 +186,11 @@ export function rememberPass(memory: ScaleMemory, pass: PassOutcome): ScaleMemor
     provisionMs = [...provisionMs, Math.max(0, readyAt - growth.atMs)].slice(-PROVISION_SAMPLES);
     growth = undefined;
   }
-  // A newer growth waits for the larger size, timed from the earlier ask if one still waits.
+  // A newer growth waits for the larger size, timed from its own ask: its nodes are the last to
+  // come, and timing them from an earlier ask would add the gap between the asks to every
+  // sample (a chain of asks a pass apart, on a steep rise, read 7 minutes for 3).
   if (pass.grewTo !== undefined) {
-    growth = { atMs: growth?.atMs ?? nowMs, toNodes: pass.grewTo };
+    growth = { atMs: nowMs, toNodes: pass.grewTo };
   }
   const { surplusSinceMs: _, growth: __, ...rest } = memory;
   return {

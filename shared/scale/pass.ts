@@ -39,6 +39,7 @@ import {
   type ScaleAction,
   type ScaleNote,
   type ScalePlan,
+  type SlotTally,
   toScaleAction,
 } from './plan.js';
 import { type ScalePolicy, scalePolicy } from './policy.js';
@@ -47,6 +48,7 @@ import { finishRemoval, removeNode, stillBerthCordoned, withdrawalPatch } from '
 import { formatRfc3339 } from './rfc3339.js';
 import { EMPTY_SESSIONS, withSessions } from './sessions.js';
 import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
+import { scaleUpOnly, triggeredOutcome, triggeredView } from './trigger.js';
 
 /** The lease that makes the pass exclusive across Lambdas and local timers. */
 export const SCALE_LEASE_NAME = 'scale';
@@ -81,6 +83,14 @@ export interface ScalePassOptions {
   readonly dryRun: boolean;
   /** Replaces the policy derived from the config (tests, benchmark). */
   readonly policy?: ScalePolicy;
+  /**
+   * A pass admissions triggered between scheduled ones (trigger.ts): it only scales up, reads
+   * the arrivals since the last scheduled pass as a pass's worth, and keeps the memory's per-pass
+   * counts as they were.
+   */
+  readonly triggered?: boolean;
+  /** Hears the slots the plan counted, at the pass's time (the trigger's slack comes from them). */
+  readonly onPlanned?: (tally: SlotTally, nowMs: number) => void;
 }
 
 /** An action that failed, with why. */
@@ -193,6 +203,20 @@ export async function runScalePass(
       deps.memory.load(),
     ]);
     const now = deps.now();
+    if (options.triggered) {
+      const view = triggeredView(
+        remembered,
+        snapshot.gameServerCreatedAtMs,
+        now,
+        policy.passIntervalMs,
+      );
+      const plan = planScale(snapshot, policy, now, view);
+      const up: PassPlan = {
+        plan: { ...plan, actions: scaleUpOnly(plan.actions) },
+        protection: [],
+      };
+      return { snapshot, memory: remembered, now, ...up };
+    }
     const memory = withSessionsSeen(
       withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy),
       snapshot,
@@ -214,14 +238,19 @@ export async function runScalePass(
     { name: SCALE_LEASE_NAME, holder: deps.holder, ttlMs: policy.leaseTtlMs },
     async (renew) => {
       const { snapshot, memory, now, plan, protection } = await planNow();
+      options.onPlanned?.(plan.tally, now);
       const carried = await carryOut(deps, policy, plan, renew);
       const report = { ...carried, notes: [...carried.notes] };
       if (protection.length > 0) {
         await renew();
         await applyProtection(deps.cluster, policy, protection, report.notes);
       }
+      const outcome = passOutcome(snapshot, plan, now, report.actions);
       await deps.memory.save(
-        rememberPass(memory, passOutcome(snapshot, plan, now, report.actions)),
+        rememberPass(
+          memory,
+          options.triggered ? triggeredOutcome(outcome, memory, report.actions) : outcome,
+        ),
       );
       return report;
     },

@@ -49,6 +49,11 @@ export interface ScalePolicy {
   /** How often the pass runs: the span one pass's arrivals are counted over. */
   readonly passIntervalMs: number;
   /**
+   * How soon a shortfall is acted on: the pass interval, or less where admissions trigger a
+   * pass (trigger.ts); part of the horizon the demand buffer covers.
+   */
+  readonly reactionMs: number;
+  /**
    * The buffer is held by placeholder pods (placeholders.ts) instead of growth: Karpenter
    * launches the nodes, for the placeholders it cannot place.
    */
@@ -92,9 +97,14 @@ export function budgetNodes(budget: NodeBudget, managed: number): number {
 export function scalePolicy(
   config: ScaleConfig,
   overrides: Partial<
-    Pick<ScalePolicy, 'bootGraceMs' | 'commitWindowMs' | 'leaseTtlMs' | 'concurrency'>
+    Pick<
+      ScalePolicy,
+      'bootGraceMs' | 'commitWindowMs' | 'leaseTtlMs' | 'concurrency' | 'reactionMs'
+    >
   > = {},
 ): ScalePolicy {
+  // A pass interval of 0 (local: timer off) counts arrivals per minute, the AWS schedule's.
+  const passIntervalMs = (config.intervalSeconds || 60) * 1000;
   return {
     slotMillis: config.gameServerCpuMillis,
     bufferSlots: config.bufferGameServers,
@@ -109,8 +119,8 @@ export function scalePolicy(
     demandWindowMs: config.demand.windowSeconds * 1000,
     burstWindowMs: config.demand.burstWindowSeconds * 1000,
     defaultProvisionMs: config.demand.provisionSeconds * 1000,
-    // A pass interval of 0 (local: timer off) counts arrivals per minute, the AWS schedule's.
-    passIntervalMs: (config.intervalSeconds || 60) * 1000,
+    passIntervalMs,
+    reactionMs: passIntervalMs,
     placeholders: config.nodePool.type === 'karpenter',
     drain: drainPolicy(config),
     ...SCALE_POLICY_DEFAULTS,

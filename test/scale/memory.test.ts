@@ -1,19 +1,28 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { demandBuffer } from '../../shared/scale/demand.js';
+import { demandBuffer, riseHorizonMs } from '../../shared/scale/demand.js';
 import {
   EMPTY_SCALE_MEMORY,
   PROVISION_SAMPLES,
   rememberPass,
   removalsInLastHour,
+  type ScaleMemory,
   withArrivals,
 } from '../../shared/scale/memory.js';
+import { riseWithin, withPeak } from '../../shared/scale/rise.js';
 import { DynamoScaleMemory } from '../../shared/store/dynamo-scale-memory.js';
 import { freshTable } from '../support/dynamo.js';
 import { T0 } from './builders.js';
 
 const MINUTE = 60_000;
 const WINDOW = 15 * MINUTE;
-const WINDOWS = { demandWindowMs: WINDOW, burstWindowMs: 24 * 60 * MINUTE };
+const DAY = 24 * 60 * MINUTE;
+const WINDOWS = {
+  demandWindowMs: WINDOW,
+  burstWindowMs: 24 * 60 * MINUTE,
+  defaultProvisionMs: 3 * MINUTE,
+  reactionMs: MINUTE,
+};
 const quiet = { readyNodes: 3, surplus: false, removalsStarted: 0 };
 
 describe('the scale memory', () => {
@@ -61,6 +70,18 @@ describe('the scale memory', () => {
     expect(memory.provisionMs).toHaveLength(PROVISION_SAMPLES);
   });
 
+  it('times a chain of asks from the latest: its nodes are the last to come', () => {
+    let memory = rememberPass(EMPTY_SCALE_MEMORY, { ...quiet, nowMs: T0, grewTo: 5 });
+    memory = rememberPass(memory, { ...quiet, nowMs: T0 + MINUTE, readyNodes: 3, grewTo: 6 });
+    memory = rememberPass(memory, {
+      ...quiet,
+      nowMs: T0 + 4 * MINUTE,
+      readyNodes: 6,
+      lastReadyAtMs: T0 + 4 * MINUTE,
+    });
+    expect(memory.provisionMs).toEqual([3 * MINUTE]);
+  });
+
   it('counts the removals of the last hour only', () => {
     let memory = rememberPass(EMPTY_SCALE_MEMORY, { ...quiet, nowMs: T0, removalsStarted: 2 });
     memory = rememberPass(memory, { ...quiet, nowMs: T0 + 30 * MINUTE, removalsStarted: 1 });
@@ -89,49 +110,112 @@ describe('the burst window', () => {
   });
 });
 
+describe('the rise of game servers', () => {
+  const at = (minutes: number) => T0 + minutes * MINUTE;
+  /** `level` game servers at minute `m`, made `age` minutes earlier. */
+  const level = (count: number, m: number) => Array.from({ length: count }, () => at(m) - 1);
+  const passes = (levels: number[]) =>
+    levels.reduce((memory, count, m) => withArrivals(memory, level(count, m), at(m), WINDOWS), {
+      ...EMPTY_SCALE_MEMORY,
+    } as ScaleMemory);
+
+  it('samples the level and keeps the largest rise within a horizon, net of sessions ending', () => {
+    // Horizon: 3 min provisioning + a 60 s pass. 50 → 80 → 70 → 90: the rise within 4 min of
+    // the lowest level is 40 (50 → 90), not the arrivals (which the level does not know).
+    const memory = passes([50, 80, 70, 90]);
+    expect(memory.levels?.map((e) => e.count)).toEqual([50, 80, 70, 90]);
+    expect(memory.risePeaks?.[0]?.count).toBe(40);
+    // A steady level rises by nothing, whatever comes and goes.
+    expect(passes([60, 60, 60, 60]).risePeaks?.[0]?.count).toBe(0);
+  });
+
+  it('measures a rise only within the horizon', () => {
+    // 10 at minute 0, then 30 from minute 1: at minute 5, minute 0 is past the 4 min horizon.
+    const memory = passes([10, 30, 30, 30, 30, 30]);
+    expect(memory.risePeaks?.map((e) => e.count)).toEqual([20, 0]);
+    expect(riseWithin([{ atMs: at(0), count: 10 }], 50, at(5), 4 * MINUTE)).toBe(0);
+    expect(riseWithin([{ atMs: at(0), count: 10 }], 50, at(4), 4 * MINUTE)).toBe(40);
+  });
+
+  it('keeps the window maximum in few entries, each ending the reign of smaller older ones', () => {
+    const peaks = [
+      { atMs: at(0), count: 30 },
+      { atMs: at(1), count: 5 },
+    ];
+    expect(withPeak(peaks, { atMs: at(2), count: 12 }, at(2), DAY).map((e) => e.count)).toEqual([
+      30, 12,
+    ]);
+    expect(withPeak(peaks, { atMs: at(2), count: 40 }, at(2), DAY).map((e) => e.count)).toEqual([
+      40,
+    ]);
+    expect(withPeak(peaks, undefined, at(0) + DAY, DAY).map((e) => e.count)).toEqual([5]);
+  });
+
+  it('never keeps a rise above the level, and is the window maximum (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(500), { minLength: 1, maxLength: 40 }), (levels) => {
+        const memory = passes(levels);
+        const reserve = memory.risePeaks?.[0]?.count ?? 0;
+        let expected = 0;
+        levels.forEach((count, j) => {
+          for (let i = Math.max(0, j - 4); i < j; i++) {
+            expected = Math.max(expected, count - (levels[i] ?? 0));
+          }
+        });
+        expect(reserve).toBe(expected);
+        expect(reserve).toBeLessThanOrEqual(Math.max(...levels));
+      }),
+    );
+  });
+});
+
 describe('the demand buffer', () => {
   const policy = {
     followDemand: true,
     bufferSlots: 10,
     passIntervalMs: MINUTE,
     defaultProvisionMs: 4 * MINUTE,
+    reactionMs: MINUTE,
   };
-  const memoryOf = (counts: number[], priorPeak: number, peak: number) => ({
+  const memoryOf = (counts: number[], priorPeak: number, rise: number) => ({
     ...EMPTY_SCALE_MEMORY,
     arrivals: counts.map((count, i) => ({ atMs: T0 + i * MINUTE, count })),
-    burstPeaks: [{ atMs: T0, count: peak }],
+    burstPeaks: [{ atMs: T0, count: Math.max(priorPeak, ...counts) }],
     priorPeak,
+    risePeaks: [{ atMs: T0, count: rise }],
   });
 
-  it('is the configured buffer while arrivals are few, and never less', () => {
+  it('is the configured buffer while the game servers rise by few, and never less', () => {
     expect(demandBuffer(EMPTY_SCALE_MEMORY, policy).slots).toBe(10);
-    expect(demandBuffer(memoryOf([1], 1, 1), policy).slots).toBe(10);
+    expect(demandBuffer(memoryOf([1], 1, 4), policy).slots).toBe(10);
   });
 
-  it("covers the mean over a provisioning time and a pass, and the day's largest burst on top", () => {
-    // A mean of 6 a minute over 4 minutes and a pass (30), and a burst of 30 seen today (+24).
-    const memory = memoryOf([4, 8, 6], 30, 30);
+  it("keeps the day's largest rise within a horizon, not the arrivals of one", () => {
+    // 6 a minute arrive (30 over a provisioning time and a pass), but the level rose by 24 at most.
+    const memory = memoryOf([4, 8, 6], 30, 24);
     expect(demandBuffer(memory, policy)).toEqual({
-      slots: 54,
+      slots: 24,
       arrivalsPerSecond: 0.1,
-      burstReserve: 24,
+      riseReserve: 24,
       wave: false,
       provisionSeconds: 240,
       observed: false,
     });
-    // Observed provisioning replaces the configured one: the longest of the samples.
+    expect(demandBuffer(memory, { ...policy, followDemand: false }).slots).toBe(10);
+    // The horizon is the longest observed provisioning time and the reaction.
     const observed = { ...memory, provisionMs: [2 * MINUTE, 3 * MINUTE] };
-    expect(demandBuffer(observed, policy).slots).toBe(48);
-    expect(demandBuffer(observed, { ...policy, followDemand: false }).slots).toBe(10);
+    expect(riseHorizonMs(observed, policy)).toBe(4 * MINUTE);
+    expect(riseHorizonMs(observed, { ...policy, reactionMs: 10_000 })).toBe(190_000);
   });
 
   it('follows a wave at once: a pass more than twice anything the day saw', () => {
-    // 90 after a day whose busiest pass was 30: the rate is 90 a minute, not the mean.
-    const wave = demandBuffer(memoryOf([6, 6, 90], 30, 90), policy);
+    // 90 after a day whose busiest pass was 30: 90 a minute over 4 minutes and a pass, and the
+    // day's largest rise on top.
+    const wave = demandBuffer(memoryOf([6, 6, 90], 30, 25), policy);
     expect(wave.wave).toBe(true);
-    expect(wave.slots).toBe(Math.ceil(1.5 * 300 + (90 - 34)));
-    // 60 is a burst like the day's: the mean and the reserve cover it.
-    expect(demandBuffer(memoryOf([6, 6, 60], 30, 60), policy).wave).toBe(false);
+    expect(wave.slots).toBe(Math.ceil(1.5 * 300 + 25));
+    // 60 is a burst like the day's: the reserve covers it.
+    expect(demandBuffer(memoryOf([6, 6, 60], 30, 25), policy).wave).toBe(false);
   });
 });
 

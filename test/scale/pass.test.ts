@@ -403,3 +403,45 @@ describe('runScalePass', () => {
     expect(cluster.replicas.get('berth-buffer/berth-buffer')).toBe(0);
   });
 });
+
+describe('a triggered scale pass', () => {
+  it('only scales up, and leaves the scheduled passes their arrivals and surplus timing', async () => {
+    // b is empty and a surplus (cordoned by a scheduled pass); c was cordoned by berth.
+    const pool = new FakeNodePool(3);
+    const { cluster, deps, memory } = setup(
+      [node('a'), node('b'), berthCordoned('c', T0 - 10 * MINUTE)],
+      gameServers('a', 30),
+      pool,
+    );
+    const saved = {
+      ...(await memory.load()),
+      lastPassAtMs: T0 - 20_000,
+      arrivals: [{ atMs: T0 - 20_000, count: 3 }],
+      surplusSinceMs: T0 - 5 * MINUTE,
+    };
+    await memory.save(saved);
+    const heard: number[] = [];
+    const short = await runScalePass(deps, passConfig({ bufferGameServers: 60 }), {
+      dryRun: false,
+      triggered: true,
+      onPlanned: (tally) => heard.push(tally.free + tally.coming - tally.pending),
+    });
+    // 10 + 40 free, short of 60: c uncordoned; nothing cordoned or removed.
+    expect(short.actions.map((a) => `${a.type} ${a.node ?? ''}`.trim())).toEqual(['uncordon c']);
+    expect(heard).toEqual([50]);
+    expect(cluster.nodes.get('c')?.spec?.unschedulable).toBeFalsy();
+    const after = await memory.load();
+    expect(after.arrivals).toEqual(saved.arrivals);
+    expect(after.lastPassAtMs).toBe(saved.lastPassAtMs);
+    // It scaled up: the surplus is over.
+    expect(after.surplusSinceMs).toBeUndefined();
+
+    // With slots to spare, a triggered pass changes nothing, where a scheduled one cordons.
+    const spare = await runScalePass(deps, passConfig({ bufferGameServers: 10 }), {
+      dryRun: false,
+      triggered: true,
+    });
+    expect(spare.actions).toEqual([]);
+    expect(pool.mutations()).toEqual([]);
+  });
+});

@@ -506,6 +506,7 @@ describe('scalePolicy', () => {
       burstWindowMs: 86_400_000,
       defaultProvisionMs: 240_000,
       passIntervalMs: 60_000,
+      reactionMs: 60_000,
       placeholders: false,
       bootGraceMs: 600_000,
       commitWindowMs: 30_000,
@@ -694,23 +695,24 @@ describe('planScale: damping, budgets and demand', () => {
     const pods = gameServers('a', 10);
     const memory = {
       ...EMPTY_SCALE_MEMORY,
-      // A mean of 21 a minute, a burst of 40 earlier today; provisioning observed at 3 and 4 min.
+      // A mean of 21 a minute, a burst of 40 earlier today that raised the game servers by 124
+      // within a horizon; provisioning observed at 3 and 4 min.
       arrivals: [
         { atMs: T0 - 2 * MINUTE, count: 12 },
         { atMs: T0 - MINUTE, count: 30 },
       ],
       burstPeaks: [{ atMs: T0 - 60 * MINUTE, count: 40 }],
       priorPeak: 40,
+      risePeaks: [{ atMs: T0 - 60 * MINUTE, count: 124 }],
       provisionMs: [3 * MINUTE, 4 * MINUTE],
     };
     const scale = { bufferGameServers: 10, demand: { enabled: true } };
     const result = planScale(buildSnapshot(nodes, pods, {}), policyFor(scale), T0, memory);
-    // 0.35 a second × (240 s + a 60 s pass) = 105, and 40 - 21 for the burst: 124 slots; 110
-    // free, so a node more.
+    // The day's largest rise, 124 slots; 110 free, so a node more.
     expect(result.tally.buffer).toEqual({
       slots: 124,
       arrivalsPerSecond: 0.35,
-      burstReserve: 19,
+      riseReserve: 124,
       wave: false,
       provisionSeconds: 240,
       observed: true,

@@ -1,0 +1,112 @@
+/**
+ * Scale-up between scheduled passes, triggered by admissions. The scheduled pass runs every
+ * minute, and the nodes it asks for are Ready a provisioning time later: the free slots must
+ * cover the rise of a minute more than a loop of seconds would need (demand.ts, `reactionMs`), and
+ * a wave that starts just after a pass is seen a minute late. berth's webhook sees every game
+ * server created, so it can ask for a pass as soon as the slots the last pass left above the
+ * buffer are used up: the last pass records its slack, each admitted game server counts against
+ * it, and the one that exhausts it asks for a pass, at most one per `TRIGGER_DEBOUNCE_MS`.
+ *
+ * A triggered pass only scales up (uncordons, grows, sets placeholders): cordons and removals
+ * stay on the schedule, whose damping they rely on. It reads the arrivals since the last
+ * scheduled pass as a pass's worth (prorated), so a wave is followed within seconds, and keeps
+ * the memory's per-pass counts as the scheduled passes made them. Pure.
+ */
+import type { PassOutcome, ScaleMemory } from './memory.js';
+import type { PlannedAction, ScaleAction, SlotTally } from './plan.js';
+
+/** At most one triggered pass this often: the step a Karpenter or Cluster Autoscaler loop takes. */
+export const TRIGGER_DEBOUNCE_MS = 10_000;
+
+/** What the trigger knows between passes. */
+export interface TriggerState {
+  /** Slots free or coming beyond the buffer, as the last pass counted them (may be negative). */
+  readonly slack: number;
+  /** When the last pass ran or was asked for. */
+  readonly passAtMs: number;
+  /** Game servers admitted since. */
+  readonly admitted: number;
+}
+
+/** Before any pass: the first admission asks for one. */
+export const NO_PASS_YET: TriggerState = {
+  slack: 0,
+  passAtMs: Number.NEGATIVE_INFINITY,
+  admitted: 0,
+};
+
+/** The state a pass leaves, from its tally: its slack above the buffer. */
+export function afterPass(tally: SlotTally, nowMs: number): TriggerState {
+  return {
+    slack: tally.free + tally.coming - tally.pending - tally.buffer.slots,
+    passAtMs: nowMs,
+    admitted: 0,
+  };
+}
+
+/**
+ * `count` game servers admitted at `nowMs`: whether a pass is wanted now (they exhaust the slack
+ * and none ran or was asked for within the debounce), and the state after (a pass asked for
+ * counts as run, so a burst asks once).
+ */
+export function onAdmitted(
+  state: TriggerState,
+  count: number,
+  nowMs: number,
+  debounceMs: number = TRIGGER_DEBOUNCE_MS,
+): { readonly wanted: boolean; readonly state: TriggerState } {
+  const admitted = state.admitted + count;
+  const wanted = admitted > state.slack && nowMs - state.passAtMs >= debounceMs;
+  return {
+    wanted,
+    state: wanted ? { ...state, passAtMs: nowMs, admitted } : { ...state, admitted },
+  };
+}
+
+/**
+ * The memory a triggered pass plans with: the game servers created since the last scheduled pass
+ * as the latest pass's arrivals, prorated to a whole pass, so the demand buffer sees a wave that
+ * has just begun; the burst window's busiest pass as what came before. Never saved.
+ */
+export function triggeredView(
+  memory: ScaleMemory,
+  gameServerCreatedAtMs: readonly number[],
+  nowMs: number,
+  passIntervalMs: number,
+): ScaleMemory {
+  const since = memory.lastPassAtMs;
+  if (since === undefined || nowMs <= since) return memory;
+  const count = gameServerCreatedAtMs.filter((at) => at > since).length;
+  const elapsedMs = Math.max(nowMs - since, TRIGGER_DEBOUNCE_MS);
+  return {
+    ...memory,
+    arrivals: [...memory.arrivals, { atMs: nowMs, count: (count * passIntervalMs) / elapsedMs }],
+    priorPeak: memory.burstPeaks[0]?.count ?? 0,
+  };
+}
+
+/** The actions a triggered pass carries out: those that add slots. */
+export function scaleUpOnly(actions: readonly PlannedAction[]): PlannedAction[] {
+  return actions.filter(
+    (action) =>
+      action.type === 'uncordon' || action.type === 'grow' || action.type === 'placeholders',
+  );
+}
+
+/**
+ * What the memory keeps of a triggered pass that carried out `done`: its growth and the
+ * provisioning it saw end; the surplus the scheduled passes are timing goes on unless this pass
+ * found a shortfall (it scaled up).
+ */
+export function triggeredOutcome(
+  outcome: PassOutcome,
+  memory: ScaleMemory,
+  done: readonly Pick<ScaleAction, 'type'>[],
+): PassOutcome {
+  return {
+    ...outcome,
+    surplus:
+      !done.some((action) => action.type !== 'placeholders') && memory.surplusSinceMs !== undefined,
+    removalsStarted: 0,
+  };
+}
