@@ -27,6 +27,9 @@ import { startPassTimers } from '../shared/local/timers.js';
 import { ensureLocalTls } from '../shared/local/tls.js';
 import { openMetricsText, PassRecorder } from '../shared/metrics/openmetrics.js';
 import { metricsReading } from '../shared/metrics/reading.js';
+import { scalePolicy } from '../shared/scale/policy.js';
+import { TRIGGER_DEBOUNCE_MS } from '../shared/scale/trigger.js';
+import { ScaleTrigger } from '../shared/scale/trigger-loop.js';
 import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
 import { clusterViewReader } from '../shared/ui/cluster-view.js';
@@ -124,6 +127,21 @@ function serveCluster(
   // With a cluster, the view draws its game-server nodes too, as berth sim's does.
   const readView = clusterApi ? clusterViewReader(clusterApi, config.scale, Date.now) : undefined;
   const holder = `${hostname()}-${process.pid}`;
+  // Admissions trigger scale-up passes between the timer's (shared/scale/trigger.ts), so the
+  // demand buffer covers a 10 s reaction instead of a minute's; only while the scale timer runs.
+  const scaleTrigger =
+    passes && config.scale.intervalSeconds > 0
+      ? new ScaleTrigger({
+          pass: (options) =>
+            passes.scale(holder, {
+              ...options,
+              policy: scalePolicy(config.scale, { reactionMs: TRIGGER_DEBOUNCE_MS }),
+            }),
+          now: Date.now,
+          failed: (error) =>
+            log.error(`${tag}triggered scale pass failed: ${(error as Error).message}`),
+        })
+      : undefined;
   // An outage answers every request 503 naming what failed; the log says so once a minute.
   const unavailable = warnAtMostEvery(60_000, (line) => log.warn(`${tag}answering 503: ${line}`));
   const unavailableFault = (fault: { message: string }) => unavailable(fault.message);
@@ -145,7 +163,10 @@ function serveCluster(
       onUnavailable: unavailableFault,
       metrics: async () =>
         openMetricsText([await metricsReading(runtime, () => passRecords.records())], Date.now()),
-      onDecision: (decision) => log.info(`${tag}admission ${formatDecision(decision)}`),
+      onDecision: (decision) => {
+        log.info(`${tag}admission ${formatDecision(decision)}`);
+        scaleTrigger?.decided(decision);
+      },
       webView: {
         page: WEB_VIEW_PAGE,
         state: async () => ({
@@ -166,7 +187,7 @@ function serveCluster(
               {
                 name: 'scale',
                 intervalSeconds: config.scale.intervalSeconds,
-                run: () => passes.scale(holder),
+                run: () => scaleTrigger?.scheduled() ?? passes.scale(holder),
               },
               {
                 name: 'eni',
@@ -192,6 +213,7 @@ function serveCluster(
       await settleQueue?.close();
       // No request can ask for another now; let the running ones finish before the store closes.
       await refills?.settled();
+      await scaleTrigger?.settled();
     },
   };
 }

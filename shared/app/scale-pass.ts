@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { createNodePool } from '../node-pool/create.js';
 import type { NodePool } from '../node-pool/node-pool.js';
-import { runScalePass, type ScaleReport } from '../scale/pass.js';
+import { runScalePass, type ScalePassOptions, type ScaleReport } from '../scale/pass.js';
 import { DynamoScaleMemory } from '../store/dynamo-scale-memory.js';
 import type { Observability } from './observability.js';
 import { type PassContext, passLease, storeOptions } from './pass-context.js';
@@ -14,7 +14,7 @@ import { recordScalePass } from './pass-records.js';
 /** Runs one scale pass; `holder` names the runner in the lease. */
 export type ScaleRunner = (
   holder: string,
-  options?: { readonly dryRun?: boolean },
+  options?: Partial<Omit<ScalePassOptions, 'dryRun'>> & { readonly dryRun?: boolean },
 ) => Promise<ScaleReport>;
 
 /**
@@ -30,6 +30,7 @@ export function scaleRunner(context: PassContext, nodePool?: NodePool): ScaleRun
     nodePool ?? createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
   return (holder, options = {}) =>
     runScalePass({ cluster: clusterApi, pool, lease, now, holder, memory }, config.scale, {
+      ...options,
       dryRun: options.dryRun ?? false,
     });
 }
