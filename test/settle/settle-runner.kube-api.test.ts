@@ -1,5 +1,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admit } from '../../shared/admission/dispatch.js';
+import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { parseConfig } from '../../shared/config/schema.js';
@@ -8,6 +10,7 @@ import type { SettleTask } from '../../shared/settle/task.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
 import { freshTable } from '../support/dynamo.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
+import { review } from '../support/reviews.js';
 import { serviceReviews } from '../support/service-reviews.js';
 
 const TOKEN = 'settle-token';
@@ -58,5 +61,59 @@ describe('settle step through the Kubernetes client and DynamoDB Local', () => {
     fake.services.clear();
     expect(await settle({ ...release, attempt: 1 })).toEqual({ freed: 2, kept: 0 });
     expect((await send('CREATE', nodePort('next'))).allowed).toBe(true);
+  });
+
+  it('learns the name of a Service created with generateName, denies a copy of it 409, and frees its values once it is gone', async () => {
+    const { client, tableName } = await freshTable();
+    const config = parseConfig({ cluster: 'settle-generated' });
+    const tasks: SettleTask[] = [];
+    const runtime = createRuntime({
+      config,
+      dynamo: client,
+      tableName,
+      settler: () => ({ track: async (task) => void tasks.push(task) }),
+    });
+    const clusterApi = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig(TOKEN) });
+    const settle = settleRunner({ config, dynamo: client, tableName, clusterApi });
+    const send = serviceReviews(runtime.admission);
+    const unnamed: V1Service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { generateName: 'game-', namespace: 'default' },
+      spec: { type: 'NodePort', ports: [{ name: 'game', port: 80 }] },
+    };
+
+    const created = await send('CREATE', unnamed);
+    expect(created.allowed).toBe(true);
+    const admitted = applyPatch(unnamed, decodePatch(created.patch));
+    const stored = fake.addService({
+      ...admitted,
+      metadata: { ...admitted.metadata, name: 'game-k2x9q' },
+    });
+    const id = stored.metadata?.annotations?.['berth.dev/allocation-id'] ?? '';
+    const create = tasks.find((t) => t.reason === 'create' && t.id === id);
+    if (!create) throw new Error('no create task');
+    await settle(create);
+    expect((await runtime.allocationStore.getOwner(id))?.owner.name).toBe('game-k2x9q');
+
+    // kubectl get -o json, name, uid and resourceVersion dropped: a new object, its values taken.
+    expect((await send('CREATE', admitted)).status?.code).toBe(409);
+    const labelled = { ...stored, metadata: { ...stored.metadata, labels: { team: 'blue' } } };
+    const update = review({
+      resource: 'services',
+      operation: 'UPDATE',
+      name: 'game-k2x9q',
+      object: labelled,
+      oldObject: stored,
+    });
+    expect((await admit(parseAdmissionReview(update), runtime.admission)).response.allowed).toBe(
+      true,
+    );
+
+    expect((await send('DELETE', undefined, stored)).allowed).toBe(true);
+    const release = tasks.find((t) => t.reason === 'release' && t.id === id);
+    if (!release) throw new Error('no release task');
+    fake.services.clear();
+    expect(await settle(release)).toEqual({ freed: 2, kept: 0 });
   });
 });
