@@ -2,8 +2,12 @@
  * The node scale benchmark: one simulated 24-hour day of game sessions (diurnal arrivals,
  * sessions of 5–40 minutes, bursts) per scenario on a simulated cluster, scaled with the same
  * arrivals, the same node boot delay and the same scheduler by berth (the very `buildSnapshot` +
- * `planScale` the pass runs, fed Kubernetes objects, every 60 s as the AWS schedule runs it) and
- * by each baseline, each configured as its users run it for game servers, on its own loop:
+ * `planScale` the pass runs, fed Kubernetes objects, every 60 s, with scale-up passes triggered by
+ * admissions at most every 10 s between them, as the local server runs them:
+ * `bench/scale/berth.ts`, shared/scale/trigger.ts; the same berth on the 60 s schedule alone, as
+ * the AWS schedule runs it until the admission function triggers passes there too, is printed as
+ * information) and by each baseline, each configured as its users run it for game servers, on its
+ * own loop:
  * - paddle-soccer: the nodescaler of the article it was written for (`bench/scale/paddle-soccer.ts`),
  *   every 10 s;
  * - Cluster Autoscaler (`bench/scale/cluster-autoscaler.ts`), every 10 s, game servers
@@ -136,11 +140,16 @@ export const BASELINES: Readonly<Record<string, Baseline>> = {
   ...karpenterRuns(),
 };
 
+/** The row of berth without triggered passes (AWS today). */
+const SCHEDULED_ONLY = 'berth-60s-schedule-only';
+
 /** berth and every baseline over one scenario's day. */
 export interface ScenarioResult {
   readonly scenario: string;
   readonly description: string;
   readonly berth: DayOutcome;
+  /** berth on the 60 s schedule alone (no triggered passes), as AWS runs it: information only. */
+  readonly berthScheduledOnly: DayOutcome;
   readonly baselines: Readonly<Record<string, DayOutcome>>;
   /** Per peer, its best run: fewest waiting pods, then fewest node-hours. */
   readonly best: Readonly<Record<string, string>>;
@@ -161,6 +170,11 @@ function compare(sc: Scenario): ScenarioResult {
     reactionMs: TRIGGER_DEBOUNCE_MS,
   });
   const berth = simulateDay(sc, day, berthScaler(sc, policy, { triggered: true }));
+  const scheduledOnly = simulateDay(
+    sc,
+    day,
+    berthScaler(sc, scalePolicy(parseConfig({ scale: sc.scale }).scale)),
+  );
   const baselines = Object.fromEntries(
     Object.entries(BASELINES).map(([name, b]) => [name, simulateDay(sc, day, b.make(sc))]),
   );
@@ -171,6 +185,7 @@ function compare(sc: Scenario): ScenarioResult {
     scenario: sc.name,
     description: sc.description,
     berth,
+    berthScheduledOnly: scheduledOnly,
     baselines,
     best: bestRuns(judged),
     targets: judgeScenario(berth, judged),
@@ -209,10 +224,11 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
   );
   const outcomes = (r: ScenarioResult): Record<string, DayOutcome> => ({
     berth: r.berth,
+    [SCHEDULED_ONLY]: r.berthScheduledOnly,
     ...r.baselines,
   });
   const note = (name: string): string =>
-    BASELINES[name]?.informational ? ' (information only)' : '';
+    BASELINES[name]?.informational || name === SCHEDULED_ONLY ? ' (information only)' : '';
   for (const r of scenarios) {
     console.log(`scenario "${r.scenario}": ${r.description}`);
     console.table(
