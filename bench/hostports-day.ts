@@ -117,7 +117,8 @@ export function blockDay(
   };
   for (let minute = 0; minute < DAY_LOAD.minutes; minute++) {
     for (const id of ending[minute] ?? []) {
-      for (const port of endingPorts.get(id) ?? []) counts[port - RANGE.first]--;
+      for (const port of endingPorts.get(id) ?? [])
+        counts[port - RANGE.first] = (counts[port - RANGE.first] ?? 0) - 1;
       held -= endingPorts.get(id)?.length ?? 0;
       endingPorts.delete(id);
     }
@@ -151,7 +152,7 @@ export function blockDay(
       const before = ports.map((port) => counts[port - RANGE.first] ?? 0);
       const covered = before.filter((c) => c === lowest).length;
       if (before.some((c) => c > lowest) && covered < atLowest) kind.tookSlack++;
-      for (const port of ports) counts[port - RANGE.first]++;
+      for (const port of ports) counts[port - RANGE.first] = (counts[port - RANGE.first] ?? 0) + 1;
       held += ports.length;
       peakPortsHeld = Math.max(peakPortsHeld, held);
       kind.allocations++;

@@ -3,6 +3,7 @@ import type { PassContext } from '../shared/app/pass-context.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
+import { KubernetesUnreachableError } from '../shared/k8s/errors.js';
 import {
   kubeconfigFiles,
   loadLocalKubeConfig,
@@ -10,6 +11,7 @@ import {
 } from '../shared/k8s/kubeconfig.js';
 import type { StoreTarget } from '../shared/local/store-target.js';
 import { clusterContexts } from './cluster-contexts.js';
+import { EnvironmentError } from './errors.js';
 import type { CliOptions } from './main.js';
 
 /** The cluster as kubectl would find it: `--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`. */
@@ -48,11 +50,85 @@ export function requiredCluster(
   context: string | undefined = contextOf(options),
 ): LocalCluster {
   const kubeConfig = loadLocalKubeConfig(kubeconfigSource(options, context));
+  const current = kubeConfig.getCurrentContext();
+  const server = kubeConfig.getCurrentCluster()?.server ?? '?';
   return {
-    api: new ClientNodeClusterApi({ kubeConfig }),
-    context: kubeConfig.getCurrentContext(),
-    server: kubeConfig.getCurrentCluster()?.server ?? '?',
+    api: namingServer(
+      new ClientNodeClusterApi({ kubeConfig }),
+      `API server ${server}, context ${current}`,
+    ),
+    context: current,
+    server,
   };
+}
+
+/**
+ * The API with every "no response" failure naming the server it tried and the context it came
+ * from: the first thing a user checks. The error keeps its class, so callers branch as before.
+ */
+function namingServer(api: ClusterApi, where: string): ClusterApi {
+  const named = (error: unknown): unknown => {
+    for (let cause = error; cause instanceof Error; cause = cause.cause) {
+      if (cause instanceof KubernetesUnreachableError && !cause.message.includes(where)) {
+        cause.message = `${cause.message} (${where})`;
+      }
+    }
+    return error;
+  };
+  return new Proxy(api, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (result instanceof Promise) return result.catch((error) => Promise.reject(named(error)));
+        if (result && typeof result === 'object' && Symbol.asyncIterator in result) {
+          return (async function* () {
+            try {
+              yield* result as AsyncIterable<unknown>;
+            } catch (error) {
+              throw named(error);
+            }
+          })();
+        }
+        return result;
+      };
+    },
+  });
+}
+
+/** How long `berth serve` waits for a cluster's API server at start. */
+const START_CHECK_MS = 15_000;
+
+/**
+ * Refuses to start against a cluster whose API server does not answer (exit 3, naming it):
+ * otherwise every binding review would fail until it does. An answer of any kind (a refusal for
+ * want of permissions included) is an API server that answers.
+ */
+export async function checkClusterAnswers(cluster: LocalCluster): Promise<void> {
+  const fix = `check that it answers (kubectl --context ${cluster.context} get --raw /readyz), or pass --kubeconfig / --context`;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), START_CHECK_MS);
+  });
+  const probe = (async () => {
+    for await (const _ of cluster.api.listNodes({ pageSize: 1 })) break;
+    return 'answered' as const;
+  })().catch((error: unknown) => error);
+  try {
+    const outcome = await Promise.race([probe, late]);
+    if (outcome === 'late') {
+      throw new EnvironmentError(
+        `the API server ${cluster.server} (context ${cluster.context}) did not answer within ${START_CHECK_MS / 1000} s: ${fix}`,
+      );
+    }
+    if (outcome instanceof KubernetesUnreachableError) {
+      // Not its cause: the chain's generic fix would follow this one.
+      throw new EnvironmentError(`${outcome.message}: ${fix}`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Whether kubectl would find a kubeconfig at all; none is no error for a local server. */

@@ -37,6 +37,7 @@ import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import { clusterContexts } from './cluster-contexts.js';
 import { EnvironmentError } from './errors.js';
 import {
+  checkClusterAnswers,
   hasKubeconfig,
   kubeconfigContexts,
   type LocalCluster,
@@ -173,6 +174,7 @@ function serveCluster(
           ...(await runtime.uiState()),
           ...(readView ? { clusterView: await readView() } : {}),
         }),
+        holders: (query) => runtime.holders(query),
       },
     }),
     startTimers: () =>
@@ -352,6 +354,8 @@ export async function serve(options: CliOptions): Promise<number> {
       found ? requiredCluster(options, contexts.get(config.cluster)) : undefined,
     ]),
   );
+  // A cluster whose API server does not answer is refused now (3), not at every binding.
+  for (const cluster of clusters.values()) if (cluster) await checkClusterAnswers(cluster);
   // No kubeconfig to be found: the environment refused (3), as for the CLI's passes.
   if (options.passes && [...clusters.values()].some((cluster) => cluster === undefined)) {
     throw new EnvironmentError(

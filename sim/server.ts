@@ -101,6 +101,7 @@ export async function startSimServer(options: {
           ...(await runtime.uiState()),
           ...(clusterView ? { clusterView: clusterView() } : {}),
         }),
+        holders: (query) => runtime.holders(query),
       },
     }),
     onError: (error, request) => options.onError(error, `${request.method} ${request.path}`),

@@ -125,6 +125,7 @@ export function planPorts(
       const size = portsOf(spec);
       const at = chooseBlock(observed.counts, size, random, {
         taken,
+        first,
         ...(itemOf ? { itemOf } : {}),
       });
       if (at === undefined) {

@@ -231,6 +231,8 @@ export interface BlockPreferences {
   readonly taken?: ReadonlySet<number>;
   /** The count item of an offset: a block inside one item is one write. */
   readonly itemOf?: (offset: number) => number;
+  /** The port number of offset 0, for alignment; 0 when absent. */
+  readonly first?: number;
 }
 
 /** Lexicographic: lower is better. */
@@ -277,8 +279,9 @@ function windowMaxima(count: (i: number) => number, n: number, size: number): Fl
  *   single port, it is placed and the scheduler keeps extra pods Pending);
  * then, among equals: one inside a single count item (one write), the fewest uses in all (holes
  *   fill first), the smallest run of ports it could lie in (best fit, so long runs stay whole
- *   for larger blocks), a block at the edge of its run or item (no new fragment), then uniformly
- *   at random.
+ *   for larger blocks), a first port that is a multiple of the block's size (blocks of a size
+ *   tile, as a buddy allocator's do, and concurrent choices still spread over many), then
+ *   uniformly at random.
  */
 export function chooseBlock(
   counts: ArrayLike<number>,
@@ -319,15 +322,13 @@ export function chooseBlock(
     const run = highest === lowest ? runs[0] : highest === lowest + 1 ? runs[1] : undefined;
     const runStart = run?.start[s] ?? s;
     const runEnd = run?.end[e] ?? e;
-    const edge =
-      s === runStart || e === runEnd || itemOf(s) !== itemOf(s - 1) || itemOf(e) !== itemOf(e + 1);
     const key: BlockKey = [
       strict ? 0 : 1,
       highest,
       itemOf(s) === itemOf(e) ? 0 : 1,
       (uses[e + 1] ?? 0) - (uses[s] ?? 0),
       runEnd - runStart + 1,
-      edge ? 0 : 1,
+      ((preferences.first ?? 0) + s) % size === 0 ? 0 : 1,
     ];
     const order = best === undefined ? -1 : better(key, best);
     if (order < 0) {

@@ -7,6 +7,7 @@ import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
 import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
+import { AllocationCounter } from '../ui/allocation-count.js';
 import { unavailableFault } from './unavailable.js';
 
 /** A request as berth sees it. */
@@ -79,7 +80,12 @@ export interface HttpApiDeps {
    * offers it (the function URLs in AWS answer machines, not people), and it hands the page in,
    * so the Lambda bundles neither carry nor build it.
    */
-  readonly webView?: { readonly page: HttpResponse; readonly state: () => Promise<unknown> };
+  readonly webView?: {
+    readonly page: HttpResponse;
+    readonly state: () => Promise<unknown>;
+    /** `GET /ui/holders?value=V`: who holds a cluster IP, a port, or what `namespace/name` holds. */
+    readonly holders?: (query: string) => Promise<unknown>;
+  };
 }
 
 const json = (statusCode: number, body: unknown): HttpResponse => ({
@@ -122,6 +128,14 @@ const NODE_IPS = /^\/v1\/nodes\/([^/]+)\/ips(?:\/([^/]+))?$/;
 
 /** Builds the request handler. Internal faults propagate, so the caller answers 500 and logs them. */
 export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Promise<HttpResponse> {
+  // The web view plots the values this server allocated, counted from its decisions.
+  const allocations = new AllocationCounter();
+  const onDecision = deps.webView
+    ? (decision: AdmissionDecision) => {
+        allocations.hear(decision);
+        deps.onDecision?.(decision);
+      }
+    : deps.onDecision;
   const routes = async (request: HttpRequest): Promise<HttpResponse> => {
     const { method } = request;
     const { admission } = deps;
@@ -136,7 +150,7 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         return problem(400, 'body is not JSON: send an admission.k8s.io/v1 AdmissionReview');
       }
       try {
-        return json(200, await admit(parseAdmissionReview(body), admission, deps.onDecision));
+        return json(200, await admit(parseAdmissionReview(body), admission, onDecision));
       } catch (error) {
         if (error instanceof MalformedReviewError) return problem(400, error.message);
         throw error;
@@ -159,9 +173,14 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (deps.webView && method === 'GET' && path === '/ui') return deps.webView.page;
     if (deps.webView && method === 'GET' && path === '/ui/state') {
       return {
-        ...json(200, await deps.webView.state()),
+        ...json(200, { ...(await deps.webView.state()), allocations: allocations.count }),
         headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
       };
+    }
+    if (deps.webView?.holders && method === 'GET' && path === '/ui/holders') {
+      const value = request.query?.value?.trim() ?? '';
+      if (value === '') return problem(400, 'value: give an IP, a port or namespace/name');
+      return json(200, { value, holders: await deps.webView.holders(value) });
     }
     const nodeIps = NODE_IPS.exec(path);
     if (nodeIps && !deps.nodeIps) {

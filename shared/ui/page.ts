@@ -40,6 +40,8 @@ const SCRIPT = `
 'use strict';
 const history = [];
 let previous;
+/** Wall-clock ms of the previous reading: rates are per second of wall-clock time. */
+let previousWallMs;
 const $ = (id) => document.getElementById(id);
 const text = (tag, content, attrs = {}) => {
   const el = document.createElement(tag);
@@ -54,7 +56,7 @@ function renderRanges(state) {
   for (const range of state.ranges.filter((r) => r.kind !== 'hostPort')) {
     const card = text('div', '', { class: 'card', 'data-range': range.name });
     const label = range.kind === 'clusterIP' ? 'cluster IPs' : 'node ports';
-    const rate = previous ? ratePer(range.name, state) : 0;
+    const change = previous ? changePer(range.name, state) : 0;
     card.append(
       text('div', range.name + ' (' + label + ')', { class: 'range-name' }),
       text('meter', '', {
@@ -62,18 +64,20 @@ function renderRanges(state) {
         'aria-label': label + ' ' + range.name + ': ' + range.used + ' of ' + range.size + ' used',
       }),
       text('div', range.used + ' of ' + range.size + ' used (' +
-        (100 * range.used / range.size).toFixed(1) + '%), ' + rate.toFixed(1) + ' allocations/s',
+        (100 * range.used / range.size).toFixed(1) + '%), net ' + (change >= 0 ? '+' : '') +
+        change.toFixed(1) + ' a second',
         { class: 'range-used', 'data-used': String(range.used) }),
     );
     box.append(card);
   }
 }
 
-function ratePer(name, state) {
+/** Net change of a range's use a second of wall-clock time: allocations less releases. */
+function changePer(name, state) {
   const before = previous.ranges.find((r) => r.name === name);
   const now = state.ranges.find((r) => r.name === name);
-  const seconds = (state.at - previous.at) / 1000;
-  return before && now && seconds > 0 ? Math.max(0, now.used - before.used) / seconds : 0;
+  const seconds = (performance.now() - previousWallMs) / 1000;
+  return before && now && seconds > 0 ? (now.used - before.used) / seconds : 0;
 }
 
 function renderHeat(state) {
@@ -128,16 +132,20 @@ function renderPools(state) {
 
 function renderChart(state) {
   if (previous) {
-    const seconds = (state.at - previous.at) / 1000;
-    const total = (s) => s.ranges.reduce((sum, r) => sum + r.used, 0);
-    history.push(seconds > 0 ? Math.max(0, total(state) - total(previous)) / seconds : 0);
+    // Values allocated (never net growth, which releases cancel), a second of wall-clock time.
+    const seconds = (performance.now() - previousWallMs) / 1000;
+    const allocated = (state.allocations ?? 0) - (previous.allocations ?? 0);
+    history.push(seconds > 0 ? Math.max(0, allocated) / seconds : 0);
     if (history.length > 120) history.shift();
   }
-  const peak = Math.max(1, ...history);
-  const points = history.map((v, i) => (i * 1000 / 119).toFixed(1) + ',' + (100 - 95 * v / peak).toFixed(1)).join(' ');
+  const peak = Math.max(0, ...history);
+  const scale = Math.max(1, peak);
+  const points = history.map((v, i) => (i * 1000 / 119).toFixed(1) + ',' + (100 - 95 * v / scale).toFixed(1)).join(' ');
   $('rate-line').setAttribute('points', points);
   const last = history.length ? history[history.length - 1] : 0;
-  $('rate-now').textContent = last.toFixed(1) + ' allocations/s now, peak ' + peak.toFixed(1) + ' over the last ' + history.length + ' s';
+  $('rate-now').textContent = last.toFixed(1) + ' allocations/s now, peak ' + peak.toFixed(1) +
+    ' over the last ' + history.length + ' readings (a second of wall-clock time apart); ' +
+    (state.allocations ?? 0) + ' values allocated by this server';
 }
 
 function renderCluster(state) {
@@ -198,6 +206,28 @@ function renderEc2(ec2) {
     ec2.throttled + ' throttled';
 }
 
+/** Who holds a value: the form's answer, one line a holding. */
+async function lookUp(event) {
+  event.preventDefault();
+  const value = $('holder-query').value.trim();
+  const out = $('holder-answer');
+  if (!value) return;
+  try {
+    const response = await fetch('ui/holders?value=' + encodeURIComponent(value), { cache: 'no-store' });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.error || 'HTTP ' + response.status);
+    const list = document.createElement('ul');
+    for (const h of answer.holders) {
+      list.append(text('li', h.kind + ' ' + h.value + ' (' + h.range + '): ' + h.holder.kind + ' ' +
+        h.holder.namespace + '/' + h.holder.name + (h.state === 'releasing' ? ', releasing' : '')));
+    }
+    out.replaceChildren(answer.holders.length ? list : text('p', 'Nobody holds ' + answer.value + '.'));
+  } catch (error) {
+    out.replaceChildren(text('p', 'Lookup failed: ' + error.message));
+  }
+}
+$('holder-form').addEventListener('submit', lookUp);
+
 async function tick() {
   try {
     const response = await fetch('ui/state', { cache: 'no-store' });
@@ -210,8 +240,12 @@ async function tick() {
     renderCluster(state);
     renderChart(state);
     previous = state;
+    previousWallMs = performance.now();
     $('connection').dataset.state = 'up';
-    $('connection').textContent = 'updated ' + new Date(state.at).toLocaleTimeString();
+    // The server's clock is the simulated day's during berth sim: say which time is which.
+    const simulated = Math.abs(state.at - Date.now()) > 60000;
+    $('connection').textContent = 'updated ' + new Date().toLocaleTimeString() + ' (wall-clock)' +
+      (simulated ? '; simulated day time ' + new Date(state.at).toISOString().slice(11, 19) + ' UTC' : '');
   } catch (error) {
     $('connection').dataset.state = 'down';
     $('connection').textContent = 'berth is not answering (' + error.message + '); retrying';
@@ -253,6 +287,15 @@ const PAGE = `<!doctype html>
   <section id="passes-section" aria-labelledby="passes-title" hidden>
     <h2 id="passes-title">Last passes</h2>
     <ul id="passes" aria-labelledby="passes-title"></ul>
+  </section>
+  <section aria-labelledby="holder-title">
+    <h2 id="holder-title">Who holds it?</h2>
+    <form id="holder-form" role="search" aria-labelledby="holder-title">
+      <label for="holder-query">A cluster IP, a node port or host port, or namespace/name</label>
+      <input id="holder-query" name="value" autocomplete="off">
+      <button type="submit">Look up</button>
+    </form>
+    <div id="holder-answer" aria-live="polite"></div>
   </section>
   <section aria-labelledby="ranges-title">
     <h2 id="ranges-title">Cluster IP and node port ranges</h2>

@@ -63,6 +63,11 @@ export interface UiState extends StatusReport {
   readonly at: number;
   readonly hostPorts: readonly HostPortHeat[];
   readonly clusterView?: UiClusterView;
+  /**
+   * Values this server allocated since it started (added by the HTTP layer, which hears every
+   * decision): the chart's allocations per second, which net growth of the ranges is not.
+   */
+  readonly allocations?: number;
 }
 
 /**

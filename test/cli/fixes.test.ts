@@ -1,6 +1,6 @@
 /** Errors that say what failed and the fix in one line, with the exit status the README gives. */
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,6 +82,30 @@ describe('berth, when the environment refuses', () => {
     expect(err.trim()).toBe(
       'berth: cannot start DynamoDB Local: no `java` on PATH; install Java 17 (apt-get install openjdk-17-jre-headless, or brew install openjdk@17), or pass --dynamodb-endpoint URL',
     );
+  });
+
+  it('serve with a kubeconfig whose API server does not answer exits 3 at start, naming the server and context', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'berth-noapi-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    await writeFile(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{ name: games, cluster: { server: "https://127.0.0.1:1" } }]',
+        'users: [{ name: admin, user: { token: t } }]',
+        'contexts: [{ name: games-admin, context: { cluster: games, user: admin } }]',
+        'current-context: games-admin',
+        '',
+      ].join('\n'),
+    );
+    const io = captureOutput();
+    expect(
+      await main(['serve', '--http', '--port', '0', '--kubeconfig', kubeconfig, '--data-dir', dir]),
+    ).toBe(3);
+    expect(io.err().trim().split('\n')).toEqual([
+      'berth: kubernetes list nodes failed: no response: fetch failed (API server https://127.0.0.1:1, context games-admin): check that it answers (kubectl --context games-admin get --raw /readyz), or pass --kubeconfig / --context',
+    ]);
   });
 
   it('prints its version', async () => {

@@ -197,13 +197,15 @@ describe('block specs', () => {
 describe('chooseBlock', () => {
   const random = seededRandom(11);
 
-  it('takes a block at the lowest count, at the edge of the smallest run that holds it', () => {
+  it('takes a block at the lowest count, in the smallest run that holds it, aligned to its size', () => {
     // Runs at 0: 1-2 (two ports) and 4-9 (six). A block of 2 fits the smaller run exactly.
     expect(chooseBlock([1, 0, 0, 1, 0, 0, 0, 0, 0, 0], 2, random)).toBe(1);
-    // A block of 3 fits only the run of six: at one of its ends.
-    for (let i = 0; i < 20; i++) {
-      expect([4, 7]).toContain(chooseBlock([1, 0, 0, 1, 0, 0, 0, 0, 0, 0], 3, random));
-    }
+    // A block of 3 fits only the run of six: at its multiple of 3.
+    expect(chooseBlock([1, 0, 0, 1, 0, 0, 0, 0, 0, 0], 3, random)).toBe(6);
+    // From port 7001, 7005 and 7008 are the multiples of 3 in that run.
+    expect(chooseBlock([1, 0, 0, 1, 0, 0, 0, 0, 0, 0], 3, random, { first: 7001 })).toBeOneOf([
+      4, 7,
+    ]);
   });
 
   it('covers every port at the lowest count before the least busy block, and avoids what the pod took', () => {

@@ -16,7 +16,11 @@ export async function serveRuntime(
       admission: runtime.admission,
       healthy: () => runtime.healthy(),
       status: () => runtime.status(),
-      webView: { page: WEB_VIEW_PAGE, state: () => runtime.uiState() },
+      webView: {
+        page: WEB_VIEW_PAGE,
+        state: () => runtime.uiState(),
+        holders: (query) => runtime.holders(query),
+      },
     }),
     onError: (error) => internalFaults.push(error),
   });

@@ -24,6 +24,8 @@ describe('the web view routes', () => {
       ranges: [],
       pools: [],
       hostPorts: [],
+      // Counted by the HTTP layer from its decisions: none yet.
+      allocations: 0,
     });
     // The function URLs in AWS serve no page.
     const withoutView = createHttpApi({ healthy: async () => true });

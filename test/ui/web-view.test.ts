@@ -13,6 +13,7 @@ import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
 import { startSimServer } from '../../sim/server.js';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
+import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { review } from '../support/reviews.js';
 import { serveRuntime } from '../support/serve-runtime.js';
 
@@ -142,6 +143,81 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
     await page.close();
   });
 
+  it('counts allocations per second, not net growth: Services created and deleted between two readings still count', async () => {
+    const { page, problems } = await openView();
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^updated .* \(wall-clock\)$/);
+    const meter = page.getByRole('meter', { name: /^cluster IPs 10\.60\.0\.0\/24: / });
+    const before = await meter.getAttribute('aria-label');
+    // Without a cluster, values a Service gives back are freed at admission: no net growth.
+    for (const name of ['churn-1', 'churn-2', 'churn-3', 'churn-4']) {
+      const object = { metadata: { name, namespace: 'default' }, spec: { ports: [{ port: 80 }] } };
+      const created = (await admit(
+        review({ resource: 'services', operation: 'CREATE', name, object }),
+      )) as { allowed: boolean; patch?: string };
+      expect(created.allowed).toBe(true);
+      const stored = applyPatch(object, decodePatch(created.patch));
+      expect(
+        (
+          await admit(
+            review({ resource: 'services', operation: 'DELETE', name, oldObject: stored }),
+          )
+        ).allowed,
+      ).toBe(true);
+    }
+    await expect
+      .poll(() => page.locator('#rate-now').textContent(), { timeout: 10_000 })
+      .toMatch(/peak [1-9][0-9.]* .* [1-9][0-9]* values allocated by this server/);
+    expect(await meter.getAttribute('aria-label')).toBe(before);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('says who holds a host port, a cluster IP or what namespace/name holds, from a form on the page', async () => {
+    const pod = gamePod([{ name: 'game', containerPort: 7777 }], { name: 'gs-lookup' });
+    const created = (await admit(
+      review({ resource: 'pods', operation: 'CREATE', name: 'gs-lookup', object: pod }),
+    )) as { allowed: boolean; patch?: string };
+    expect(created.allowed).toBe(true);
+    const hostPorts = decodePatch(created.patch).find(
+      (op) => op.path === '/metadata/annotations/berth.dev~1host-ports',
+    );
+    const port = (JSON.parse(String(hostPorts?.value)) as { game: number }).game;
+    const object = {
+      metadata: { name: 'lookup', namespace: 'default' },
+      spec: { ports: [{ port: 80 }] },
+    };
+    const service = (await admit(
+      review({ resource: 'services', operation: 'CREATE', name: 'lookup', object }),
+    )) as { allowed: boolean; patch?: string };
+    const ip = String(
+      decodePatch(service.patch).find((op) => op.path === '/spec/clusterIP')?.value,
+    );
+
+    const { page, problems } = await openView();
+    const form = page.getByRole('search', { name: 'Who holds it?' });
+    const ask = async (value: string) => {
+      await form.getByLabel(/cluster IP/).fill(value);
+      await form.getByRole('button', { name: 'Look up' }).click();
+    };
+    await ask(String(port));
+    await expect
+      .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
+      .toContain(`hostPort ${port}/UDP (default): Pod default/gs-lookup`);
+    // A Service found by name, whose CREATE wrote no owner record.
+    await ask('default/lookup');
+    await expect
+      .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
+      .toContain(`clusterIP ${ip} (10.60.0.0/24): Service`);
+    await ask('10.60.0.250');
+    await expect
+      .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
+      .toBe('Nobody holds 10.60.0.250.');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('says so when berth stops answering, and recovers', async () => {
     const { page } = await openView();
     await expect
@@ -246,7 +322,7 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       await page.reload();
       await expect
         .poll(() => page.locator('#rate-now').textContent(), { timeout: 20_000 })
-        .toMatch(/over the last [4-9] s$/);
+        .toMatch(/over the last [4-9] readings /);
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
       release();
       const report = await run;
