@@ -221,8 +221,15 @@ export class SimCluster {
     return losses;
   }
 
-  /** A game server: admitted, stored, scheduled and bound; false when admission denied it. */
-  async createGameServer(name: string, cpuMillis: number): Promise<boolean> {
+  /**
+   * A game server: admitted, stored, scheduled and bound; false when admission denied it. `owner`
+   * is the controller that made it (an Agones GameServer), when one did.
+   */
+  async createGameServer(
+    name: string,
+    cpuMillis: number,
+    owner?: { readonly apiVersion: string; readonly kind: string; readonly uid: string },
+  ): Promise<boolean> {
     const pod: Json = {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -230,6 +237,7 @@ export class SimCluster {
         name,
         namespace: NAMESPACE,
         labels: { app: 'game' },
+        ...(owner ? { ownerReferences: [{ ...owner, name, controller: true }] } : {}),
         annotations: {
           [PORTS_ANNOTATION]: JSON.stringify([
             { name: 'game', containerPort: 7777, protocol: 'UDP' },
@@ -285,6 +293,19 @@ export class SimCluster {
       for (const port of pod.hostPorts) node.boundPorts.delete(portKey(port));
     }
     await this.schedulePending();
+  }
+
+  /**
+   * Reads back the game servers berth's passes took away through the API (an eviction, or the
+   * garbage collection of a deleted Agones GameServer): each goes as a deleted pod does, its
+   * DELETE to admission and its sandbox torn down. Answers their names.
+   */
+  async syncPods(): Promise<string[]> {
+    const { api } = this.#options;
+    if (!api) return [];
+    const gone = [...this.pods.keys()].filter((name) => !api.pods.has(`${NAMESPACE}/${name}`));
+    for (const name of gone) await this.deleteGameServer(name);
+    return gone;
   }
 
   /** Room was made (a pod left, a node joined): pods waiting for a node try again, oldest first. */

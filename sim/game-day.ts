@@ -7,9 +7,11 @@ import { poisson } from './random.js';
 /**
  * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`,
  * `node-failure`, a steady day whose fullest node fails 40% of the way through, and
- * `subnet-dry`, a steady day whose subnet other tenants fill from 30% to 60% of the way through.
+ * `subnet-dry`, a steady day whose subnet other tenants fill from 30% to 60% of the way through,
+ * and `agones-fleet`, a steady day of an Agones fleet with a Ready buffer, each session an
+ * allocation (sim/fleet-day.ts).
  */
-export const SCENARIOS = ['steady', 'waves', 'node-failure', 'subnet-dry'] as const;
+export const SCENARIOS = ['steady', 'waves', 'node-failure', 'subnet-dry', 'agones-fleet'] as const;
 /** One of `SCENARIOS`. */
 export type Scenario = (typeof SCENARIOS)[number];
 

@@ -15,6 +15,7 @@ import type { ScaleReport } from '../shared/scale/pass.js';
 import type { UiClusterView, UiState } from '../shared/ui/state.js';
 import type { SimClock } from './clock.js';
 import { httpWebhook, SimCluster } from './cluster.js';
+import { type FleetTally, SimAgonesFleet } from './fleet-day.js';
 import { gameDay, type Scenario, type Session } from './game-day.js';
 import { InFlight } from './in-flight.js';
 import { checkMoment } from './invariants.js';
@@ -118,6 +119,16 @@ export interface SimReport {
   readonly reachedHours: number;
   readonly wallSeconds: number;
   readonly nodeHours: number;
+  /** The `agones-fleet` day's allocations, waits, Ready servers moved and sessions interrupted. */
+  readonly fleet?: FleetTally;
+}
+
+/**
+ * The Ready buffer of the `agones-fleet` day: two minutes of the day's allocations, as Agones
+ * users size a buffer FleetAutoscaler to ride out the fleet's start-up time.
+ */
+export function fleetReadyBuffer(options: Pick<SimOptions, 'sessionsPerMinute'>): number {
+  return Math.max(2, Math.ceil(2 * options.sessionsPerMinute));
 }
 
 /** The account and fleet of a day, and berth's passes over them, on the day's clock. */
@@ -232,7 +243,12 @@ interface DayTally {
 }
 
 /** What the web view shows of the simulated cluster and the checks so far. */
-function viewOf(cluster: SimCluster, tally: DayTally, world: SimWorld): UiClusterView {
+function viewOf(
+  cluster: SimCluster,
+  tally: DayTally,
+  world: SimWorld,
+  fleet?: SimAgonesFleet,
+): UiClusterView {
   // Game servers per node, counted in one walk over the pods (the page polls every second).
   const onNode = new Map<string, number>();
   let pending = 0;
@@ -241,12 +257,14 @@ function viewOf(cluster: SimCluster, tally: DayTally, world: SimWorld): UiCluste
     else pending++;
   }
   const { ec2 } = world.machines;
+  const ready = fleet?.readyByNode();
   return {
     nodes: [...cluster.nodes.values()].map((node) => ({
       name: node.name,
       cpuMillis: node.cpuMillis,
       usedCpuMillis: node.usedCpuMillis,
       gameServers: onNode.get(node.name) ?? 0,
+      ...(ready ? { readyGameServers: ready.get(node.name) ?? 0 } : {}),
       cordoned: node.cordoned,
       draining: node.draining,
     })),
@@ -301,6 +319,14 @@ export async function runSim(
     dayMs: () => world.clock.dayMs,
   });
   for (let i = 0; i < options.nodes; i++) cluster.addNode();
+  const fleet =
+    options.scenario === 'agones-fleet'
+      ? new SimAgonesFleet(cluster, target.api, {
+          readyBuffer: fleetReadyBuffer(options),
+          cpuMillis: options.gameServerCpuMillis,
+        })
+      : undefined;
+  await fleet?.refill();
   const readState = async (): Promise<UiState> => {
     const response = await fetch(`${url}/ui/state`);
     if (!response.ok) throw new Error(`berth answered /ui/state with HTTP ${response.status}`);
@@ -325,7 +351,7 @@ export async function runSim(
     await cluster.createService(serviceName(), i % 5 === 0 ? 'NodePort' : 'ClusterIP');
   }
 
-  hooks.watch?.(() => viewOf(cluster, tally, world));
+  hooks.watch?.(() => viewOf(cluster, tally, world, fleet));
   let peak = 0;
   let nodeMs = 0;
   let gameServersLost = 0;
@@ -372,7 +398,8 @@ export async function runSim(
       creating.set(event.pod, new Promise<void>((resolve) => (created = resolve)));
       await inFlight.add(async () => {
         try {
-          await cluster.createGameServer(event.pod, options.gameServerCpuMillis);
+          if (fleet) await fleet.allocate(event.pod);
+          else await cluster.createGameServer(event.pod, options.gameServerCpuMillis);
         } finally {
           created();
         }
@@ -382,7 +409,8 @@ export async function runSim(
       creating.delete(event.pod);
       await inFlight.add(async () => {
         await created;
-        await cluster.deleteGameServer(event.pod);
+        if (fleet) await fleet.end(event.pod);
+        else await cluster.deleteGameServer(event.pod);
       });
     } else {
       // Passes, Service changes and faults come one at a time, with nothing else in flight.
@@ -412,6 +440,13 @@ export async function runSim(
           gameServersInterrupted += loss.gameServers.length;
           tally.violations.push(
             `node ${loss.node} left the cluster after the scale pass at ${(event.atMs / 3_600_000).toFixed(2)} h with game servers running: ${loss.gameServers.join(', ')}`,
+          );
+        }
+        // Ready GameServers berth took away are made again; an Allocated one must never go.
+        for (const session of (await fleet?.afterPass()) ?? []) {
+          gameServersInterrupted += 1;
+          tally.violations.push(
+            `session ${session}'s Allocated game server went during the scale pass at ${(event.atMs / 3_600_000).toFixed(2)} h`,
           );
         }
       } else if (event.kind === 'node-failure') {
@@ -507,6 +542,7 @@ export async function runSim(
     reachedHours: world.clock.dayMs / 3_600_000,
     wallSeconds: (performance.now() - started) / 1000,
     nodeHours: nodeMs / 3_600_000,
+    ...(fleet ? { fleet: { ...fleet.tally } } : {}),
   };
 }
 

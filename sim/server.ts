@@ -57,7 +57,8 @@ export async function startSimServer(options: {
 }): Promise<SimServer> {
   // The day begins at a fixed midnight, so a seeded run replays.
   const clock = new SimClock(Date.UTC(2026, 0, 1));
-  const api = await startKubeApiServer({ now: clock.now });
+  // Agones' API is served: the agones-fleet day keeps its GameServers there.
+  const api = await startKubeApiServer({ now: clock.now, agones: true });
   const clusterApi = new ClientNodeClusterApi({ kubeConfig: api.kubeConfig() });
   // Admission reads the stand-in's pods and nodes as it reads a real cluster's: bindings get
   // their addresses, and game servers are refused the nodes the scale pass is removing.

@@ -165,7 +165,9 @@ function renderCluster(state) {
         'aria-label': 'node ' + node.name + ': ' + node.gameServers + ' game servers, ' +
           Math.round(100 * node.usedCpuMillis / node.cpuMillis) + '% of its CPU',
       }),
-      text('div', node.gameServers + ' game servers', { class: 'node-pods' }),
+      text('div', node.gameServers + ' game servers' + (node.readyGameServers === undefined ? ''
+        : ' (' + (node.gameServers - node.readyGameServers) + ' allocated, ' +
+          node.readyGameServers + ' ready)'), { class: 'node-pods' }),
     );
     box.append(card);
   }

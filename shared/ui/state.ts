@@ -21,6 +21,8 @@ export interface UiNode {
   readonly cpuMillis: number;
   readonly usedCpuMillis: number;
   readonly gameServers: number;
+  /** Of `gameServers`, those ready (holding no players), when the cluster tells game state. */
+  readonly readyGameServers?: number;
   readonly cordoned: boolean;
   /** Being removed: berth's scale pass has committed to releasing its instance. */
   readonly draining?: boolean;
