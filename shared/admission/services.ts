@@ -28,7 +28,6 @@ import {
   ALLOCATION_ID_ANNOTATION,
   allocationIdForUid,
   isAllocationId,
-  isGeneratedName,
   namesOwner,
   newAllocationId,
   ownerNamingAllocationId,
@@ -144,9 +143,9 @@ function sameObject(record: OwnerRecord, owner: OwnerRef): boolean {
 
 /**
  * Whether `stored` is the object the apiserver named for a record written without a name (a
- * CREATE with generateName): its namespace, a name made from the recorded generateName, and
- * exactly the recorded values. Another Service carrying the annotation (stored while berth was
- * not in its path) carries values of its own, so it is never taken for the owner.
+ * CREATE with generateName): its namespace, and exactly the recorded values. Cluster IPs and node
+ * ports are exclusive, so no other object can carry them: another Service carrying the annotation
+ * (stored while berth was not in its path) carries values of its own, and is never the owner.
  */
 function namedFrom(
   record: OwnerRecord,
@@ -154,14 +153,11 @@ function namedFrom(
   stored: Service,
   ranges: ServiceRanges,
 ): boolean {
-  if (record.owner.kind !== 'Service' || record.owner.name !== '' || owner.name === '') {
-    return false;
-  }
-  const prefix = record.owner.generateName;
   if (
-    record.owner.namespace !== owner.namespace ||
-    (prefix !== undefined &&
-      (stored.metadata.generateName !== prefix || !isGeneratedName(owner.name, prefix)))
+    record.owner.kind !== 'Service' ||
+    record.owner.name !== '' ||
+    owner.name === '' ||
+    record.owner.namespace !== owner.namespace
   ) {
     return false;
   }

@@ -4,7 +4,6 @@
  * one owner (a queue's duplicate delivery, the repair pass finishing one) never free twice.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { isGeneratedName } from '../admission/identity.js';
 import type { ExclusiveAllocator } from '../allocation/allocator.js';
 import { claimKey, rangeKey } from '../allocation/allocator.js';
 import { type OwnerRecord, type OwnerRef, OwnerVersionConflictError } from '../allocation/store.js';
@@ -87,8 +86,8 @@ interface Look {
  * allocation id is the record's (another Service of the same name is another object). A record
  * without a name (generateName) is looked for by its id among the namespace's Services: should
  * several carry it (one stored while berth was not in the path), a value any of them carries is
- * kept; the one made from the recorded generateName with exactly the recorded values is the
- * owner, whose name the record learns.
+ * kept; when only one does, with exactly the recorded values, it is the owner, whose name the
+ * record learns.
  */
 async function readObject(deps: SettleStepDeps, record: OwnerRecord): Promise<Look> {
   const { namespace, name } = record.owner;
@@ -119,20 +118,17 @@ async function readObject(deps: SettleStepDeps, record: OwnerRecord): Promise<Lo
   return { reading, ...(named ? { named } : {}) };
 }
 
-/** The owner `service` is, when it is the one the apiserver named for `record`. */
+/**
+ * The owner `service` is, when it is the one the apiserver named for `record`: it carries exactly
+ * the recorded values (exclusive, so no other object can carry them).
+ */
 function namedOwner(
   record: OwnerRecord,
   service: V1Service,
   carries: ReadonlySet<string>,
 ): OwnerRef | undefined {
-  const { name, generateName } = service.metadata ?? {};
-  const prefix = record.owner.generateName;
-  if (
-    !name ||
-    (prefix !== undefined && (generateName !== prefix || !isGeneratedName(name, prefix)))
-  ) {
-    return undefined;
-  }
+  const name = service.metadata?.name;
+  if (!name) return undefined;
   const exactly =
     carries.size === record.claims.length &&
     record.claims.every((claim) => carries.has(claimKey(claim)));

@@ -853,6 +853,12 @@ describe('Service admission: an object created with generateName', () => {
     expect((await send('UPDATE', structuredClone(labelled), labelled)).allowed).toBe(true);
   });
 
+  it('knows the stored Service by its values, whatever name it was stored under', async () => {
+    const stored = await createNamed('req-1', 'renamed-by-a-test');
+    expect((await send('UPDATE', structuredClone(stored), stored)).allowed).toBe(true);
+    expect((await store.getOwner(idOf(stored)))?.owner.name).toBe('renamed-by-a-test');
+  });
+
   it('frees what its DELETE gave back once the settle step reads it gone', async () => {
     const stored = await createNamed('req-1');
     const used = async () => (await exclusiveRangeUsage(store, ranges.nodePorts)).used;
