@@ -154,7 +154,7 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
       'games-b 30000-32767 | berth (games-b): range 30000-32767 is over 90% used',
     ]);
     expect(named('AdmissionErrors')).toHaveLength(1);
-    expect(named('TableThrottles')).toHaveLength(1);
+    expect(named('DeadLetters')).toHaveLength(2);
     expect(named('AdmissionInternalErrors')).toHaveLength(2);
   });
 
