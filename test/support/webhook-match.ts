@@ -5,7 +5,8 @@
  * name only), the object selector's labels (on the new object, else the old one, as the
  * apiserver matches either), then the CEL match conditions, evaluated by a CEL interpreter.
  * An error in a condition is answered by the webhook's failurePolicy, as the apiserver does:
- * Fail calls it (and so rejects the request), Ignore skips it.
+ * Ignore skips the webhook; Fail rejects the request, which is counted here as a call (the
+ * request never goes without berth).
  */
 
 import type { V1MutatingWebhook } from '@kubernetes/client-node';
