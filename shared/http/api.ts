@@ -173,7 +173,10 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (deps.webView && method === 'GET' && path === '/ui') return deps.webView.page;
     if (deps.webView && method === 'GET' && path === '/ui/state') {
       return {
-        ...json(200, { ...(await deps.webView.state()), allocations: allocations.count }),
+        ...json(200, {
+          ...((await deps.webView.state()) as object),
+          allocations: allocations.count,
+        }),
         headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
       };
     }
