@@ -11,6 +11,7 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { RangeUsage } from '../allocation/usage.js';
 import type { EniPassSummary } from '../eni/pass.js';
 import type { EniFailure } from '../eni/pool-actions.js';
+import { REPAIR_REASONS } from '../repair/findings.js';
 import type { RepairSummary } from '../repair/pass.js';
 import type { ScaleReport } from '../scale/pass.js';
 import type { SettleOutcome } from '../settle/step.js';
@@ -22,6 +23,13 @@ type Observed = { readonly logger: Logger; readonly metrics: Metrics };
 export const RANGE_ALARM_PERCENT = 90;
 /** A range's use is published as a metric from this percentage (logged always). */
 export const RANGE_USE_PUBLISHED_FROM = 80;
+
+/** The findings that are values a leak held, freed by the pass. */
+const LEAKED_VALUES = [
+  REPAIR_REASONS.clusterIpLeaked,
+  REPAIR_REASONS.portLeaked,
+  REPAIR_REASONS.hostPortLeaked,
+] as const;
 
 /** Adds a count metric, unless it is zero (a zero is what no data means to berth's alarms). */
 function count(metrics: Metrics, name: string, value: number): void {
@@ -71,6 +79,13 @@ export function recordRepairPass(
   if (summary.skipped) logger.warn('skipped', { reason: summary.skipped });
   for (const finding of summary.notes) logger.info('finding', { finding });
   for (const [reason, found] of Object.entries(summary.findings)) count(metrics, reason, found);
+  // One metric for every value a leak held, freed: what the leak alarm watches (one alarm
+  // metric, not one per kind of value).
+  count(
+    metrics,
+    'LeaksFreed',
+    LEAKED_VALUES.reduce((sum, reason) => sum + (summary.findings[reason] ?? 0), 0),
+  );
   count(metrics, 'Released', summary.released);
   for (const range of usage) {
     const percent = (100 * range.used) / Math.max(1, range.size);

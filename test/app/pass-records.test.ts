@@ -40,7 +40,7 @@ describe('what the passes and the settle step record', () => {
     expect(lines).toEqual(['settled']);
   });
 
-  it('records a repair pass: each finding by reason, frees and records', () => {
+  it('records a repair pass: each finding by reason, the values leaks held, frees and records', () => {
     const { observe, added } = observed();
     const summary = {
       findings: { PortLeaked: 3 },
@@ -51,6 +51,7 @@ describe('what the passes and the settle step record', () => {
     recordRepairPass(observe, summary, []);
     expect(added).toEqual([
       ['PortLeaked', 3],
+      ['LeaksFreed', 3],
       ['Released', 3],
       ['Recorded', 1],
     ]);

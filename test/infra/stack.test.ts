@@ -351,7 +351,7 @@ describe('BerthStack', () => {
     expect(configs.map((config) => config.Properties.MaximumRetryAttempts)).toEqual([0, 0, 0]);
   });
 
-  it('keeps the billed alarm metrics to one per fault: 8 for the stack and 8 for its cluster', () => {
+  it('keeps the billed alarm metrics to one per fault: 8 for the stack and 6 for its cluster', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
     // CloudWatch bills each metric an alarm watches, every month.
     const billed = alarms.reduce(
@@ -363,7 +363,7 @@ describe('BerthStack', () => {
               .length),
       0,
     );
-    expect(billed).toBe(16);
+    expect(billed).toBe(14);
     const descriptions = alarms.map((alarm) => String(alarm.Properties.AlarmDescription));
     // Table throttles and full-range denials are plotted, not alarmed (see the monitoring).
     expect(descriptions.some((text) => text.includes('DynamoDB throttled'))).toBe(false);
