@@ -364,9 +364,18 @@ export async function serve(options: CliOptions): Promise<number> {
   }
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const log = serveLog();
-  const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
   // One EC2 client and instance-type cache for every cluster's passes.
   const account = sdkEc2Account(options.region);
+  // The ENI pass works against EC2: without a Region it could only fail every minute.
+  if (options.passes && typeof account.scope === 'function') {
+    await account.scope().catch((error: unknown) => {
+      // Not its cause: the fix is said here once.
+      throw new EnvironmentError(
+        `--passes runs the ENI pass against EC2, which needs an AWS Region, and none was found (${(error as Error).name}): set AWS_REGION, pass --region, or use an AWS profile that names a Region`,
+      );
+    });
+  }
+  const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
   const served = options.clusters.map((config) =>
     serveCluster(options, config, clusters.get(config.cluster), store, account, log),
   );

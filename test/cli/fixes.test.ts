@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
+import { startKubeApiServer } from '../fakes/kube-api-server.js';
 import { captureOutput } from '../support/capture.js';
 
 afterEach(() => {
@@ -106,6 +107,57 @@ describe('berth, when the environment refuses', () => {
     expect(io.err().trim().split('\n')).toEqual([
       'berth: kubernetes list nodes failed: no response: fetch failed (API server https://127.0.0.1:1, context games-admin): check that it answers (kubectl --context games-admin get --raw /readyz), or pass --kubeconfig / --context',
     ]);
+  });
+
+  it('serve --passes without an AWS Region exits 3 before starting, saying how to give one', async () => {
+    const api = await startKubeApiServer({ token: 't' });
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'berth-noregion-'));
+      const kubeconfig = join(dir, 'kubeconfig');
+      await writeFile(
+        kubeconfig,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          `clusters: [{ name: games, cluster: { server: "${api.url}" } }]`,
+          'users: [{ name: admin, user: { token: t } }]',
+          'contexts: [{ name: games-admin, context: { cluster: games, user: admin } }]',
+          'current-context: games-admin',
+          '',
+        ].join('\n'),
+      );
+      // No Region anywhere the SDK looks: the environment, the profile, ~/.aws.
+      for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) {
+        vi.stubEnv(name, undefined);
+      }
+      vi.stubEnv('HOME', dir);
+      vi.stubEnv('AWS_CONFIG_FILE', join(dir, 'none'));
+      const io = captureOutput();
+      expect(
+        await main(
+          [
+            'serve',
+            '--http',
+            '--port',
+            '0',
+            '--passes',
+            '--kubeconfig',
+            kubeconfig,
+            '--data-dir',
+            dir,
+          ],
+          {},
+        ),
+      ).toBe(3);
+      expect(io.err().trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^berth: --passes runs the ENI pass against EC2, which needs an AWS Region, and none was found \(\w+\): set AWS_REGION, pass --region, or use an AWS profile that names a Region$/,
+        ),
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+      await api.stop();
+    }
   });
 
   it('prints its version', async () => {
