@@ -27,6 +27,7 @@ export function functionUrlHandler(
         path: event.rawPath,
         query: Object.fromEntries(new URLSearchParams(event.rawQueryString ?? '')),
         body,
+        headers: event.headers ?? {},
         ...(caller ? { caller } : {}),
       });
     } catch (error) {

@@ -8,6 +8,7 @@ import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
 import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
 import { AllocationCounter } from '../ui/allocation-count.js';
+import { type RequestHeaders, refusalOf } from './refusal.js';
 import { unavailableFault } from './unavailable.js';
 
 /** A request as berth sees it. */
@@ -20,6 +21,11 @@ export interface HttpRequest {
   readonly body: string | undefined;
   /** The SigV4 identity Lambda verified for a function URL with IAM auth (its ARN). */
   readonly caller?: string;
+  /**
+   * The request's headers, where the front has not already refused what an apiserver never
+   * sends (a function URL hands them on; the local server refuses before it calls the API).
+   */
+  readonly headers?: RequestHeaders;
 }
 
 /** The answer. */
@@ -141,6 +147,9 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     const { admission } = deps;
     const path = routeOf(request.path, deps.pathSecret);
     if (path === undefined) return NOT_FOUND;
+    // After the secret: a caller without it learns nothing, not even that berth refuses it.
+    const refused = request.headers && refusalOf(method, request.headers);
+    if (refused) return refused;
     if (admission && path === '/admission') {
       if (method !== 'POST') return problem(405, 'use POST for admission reviews');
       let body: unknown;

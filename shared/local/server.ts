@@ -6,6 +6,7 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { HttpRequest, HttpResponse } from '../http/api.js';
+import { refusalOf } from '../http/refusal.js';
 
 /** How long an idle keep-alive connection is kept open: longer than any client keeps one. */
 const IDLE_CONNECTION_MS = 95_000;
@@ -56,34 +57,6 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * Why a request is refused before it is handled, if it is: what an apiserver (or berth's CNI
- * plugin) never sends. A browser marks every cross-origin request with `Origin`, and a web page can
- * POST `text/plain`, form or multipart bodies to loopback without a CORS preflight; refusing both
- * keeps a page the developer opens from allocating or releasing anything.
- */
-function refusal(incoming: IncomingMessage): HttpResponse | undefined {
-  if (incoming.headers.origin !== undefined) {
-    return jsonError(
-      403,
-      'a request with an Origin header comes from a web page: berth serves the apiserver and its own tools',
-    );
-  }
-  if (incoming.method === 'POST' && !isJson(incoming.headers['content-type'])) {
-    return jsonError(
-      415,
-      `Content-Type ${JSON.stringify(incoming.headers['content-type'] ?? '')} is not JSON: send application/json`,
-    );
-  }
-  return undefined;
-}
-
-/** `application/json`, or a `+json` type, with any parameters. */
-function isJson(contentType: string | undefined): boolean {
-  const media = (contentType ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
-  return media === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(media);
-}
-
 function jsonError(statusCode: number, error: string): HttpResponse {
   return {
     statusCode,
@@ -106,7 +79,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     let response: HttpResponse;
     try {
       const body = await readBody(incoming);
-      response = refusal(incoming) ?? (await options.handle({ ...request, body }));
+      response =
+        refusalOf(request.method, incoming.headers) ?? (await options.handle({ ...request, body }));
     } catch (error) {
       // A client that hung up is no fault of berth's, and there is no one left to answer.
       if (hungUp(incoming, error)) return;

@@ -37,9 +37,16 @@ describe('functionUrlHandler', () => {
     const { seen, handle } = recording();
     await handle(event('/admission/s3cr3t', Buffer.from('{"a":1}').toString('base64'), true));
     await handle(event('/healthz', 'plain', false));
+    const headers = { 'content-type': 'application/json' };
     expect(seen).toEqual([
-      { method: 'POST', path: '/admission/s3cr3t', query: { timeout: '5s' }, body: '{"a":1}' },
-      { method: 'POST', path: '/healthz', query: { timeout: '5s' }, body: 'plain' },
+      {
+        method: 'POST',
+        path: '/admission/s3cr3t',
+        query: { timeout: '5s' },
+        body: '{"a":1}',
+        headers,
+      },
+      { method: 'POST', path: '/healthz', query: { timeout: '5s' }, body: 'plain', headers },
     ]);
   });
 
