@@ -60,7 +60,10 @@ export function cheapestDrainFirst(a: NodeView, b: NodeView): number {
   return a.allocatedGameServers - b.allocatedGameServers || a.readyGameServers - b.readyGameServers;
 }
 
-/** Expected ms until the last allocated game server on each node ends. */
+/**
+ * Expected ms until the last allocated game server on each node ends; empty until sessions have
+ * been measured (a guess must not keep a node from being cordoned).
+ */
 export function expectedDrainMs(
   gameServers: readonly GameServerView[],
   sessions: SessionMemory,
@@ -68,6 +71,7 @@ export function expectedDrainMs(
   nowMs: number,
 ): Map<string, number> {
   const drain = new Map<string, number>();
+  if (sessions.lengthsMs.length === 0) return drain;
   for (const gs of gameServers) {
     if (gs.state !== 'allocated' || gs.deleting) continue;
     const age = gs.createdAtMs === undefined ? 0 : Math.max(0, nowMs - gs.createdAtMs);

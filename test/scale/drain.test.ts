@@ -120,6 +120,8 @@ describe('choosing what to drain by what it costs', () => {
     );
     expect([...costly.keys()]).toEqual(['c']);
     expect(costly.get('c')).toContain('160 min more');
+    // Before any session is measured, no node is passed over on a guess.
+    expect(expectedDrainMs(long.gameServers, EMPTY_SESSIONS, policy, T0).size).toBe(0);
   });
 });
 
