@@ -3,8 +3,8 @@
  * instead of waiting for its ready servers to be used up (Agones #4508, Karpenter #1209). Pure:
  * from the snapshot and the pass's plan, the game servers to move this pass.
  *
- * - Only ready game servers that something recreates elsewhere (game-state.ts: `move`), never
- *   allocated ones, and only on nodes berth had cordoned when the pass listed them (a cordon made
+ * - Only ready game servers (game-state.ts: `move`), never allocated ones, and only on nodes
+ *   berth had cordoned when the pass listed them (a cordon made
  *   in this pass might fail, and the replacement would land back on the node).
  * - Agones: the owning `GameServer` is deleted (its GameServerSet makes another; deleting the pod
  *   would fight the GameServer controller). Others: the pod is evicted through the Eviction API,
@@ -102,8 +102,10 @@ export function planEvictions(
       room -= needed;
       const how =
         gs.move.kind === 'gameserver'
-          ? `its Agones GameServer deleted (the fleet makes another)`
-          : 'evicted through the Eviction API';
+          ? gs.move.alone
+            ? 'its Agones GameServer deleted (standalone: no fleet makes another)'
+            : 'its Agones GameServer deleted (the fleet makes another)'
+          : `evicted through the Eviction API${gs.move.alone ? ' (no controller owns it: nothing makes it again)' : ''}`;
       actions.push({
         type: 'evict',
         node: node.name,

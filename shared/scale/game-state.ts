@@ -18,9 +18,10 @@
  * 3. Any other fleet: the pod annotation `berth.dev/state: ready | allocated` that the game
  *    server sets on itself; absent (or any other value) means allocated, the safe default.
  *
- * Ready is not enough to be moved: something must make the server again elsewhere. A pod is
- * movable only when it is ready, not being deleted, and owned by a controller (for Agones, a
- * GameServer owned by a GameServerSet: deleting a standalone GameServer would lose it).
+ * A ready game server not already being deleted may be moved, as the contract says. Its fleet
+ * makes it again elsewhere when a controller owns it (for Agones, a GameServerSet owning the
+ * GameServer); one nothing owns is only deleted, and the move says so (`alone`): it declared
+ * itself ready, and otherwise its node could never drain.
  */
 import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../k8s/cluster-api.js';
@@ -41,21 +42,15 @@ export type GameState = (typeof GAME_STATES)[number];
 export type GameStateSource = 'agones' | 'openkruise' | 'annotation' | 'default';
 
 /** How a ready game server is moved: delete its Agones GameServer, or evict its pod. */
-export type MoveRoute =
-  | {
-      readonly kind: 'gameserver';
-      readonly namespace: string;
-      readonly name: string;
-      readonly uid?: string;
-      readonly resourceVersion?: string;
-    }
-  | {
-      readonly kind: 'eviction';
-      readonly namespace: string;
-      readonly name: string;
-      readonly uid?: string;
-      readonly resourceVersion?: string;
-    };
+export type MoveRoute = {
+  readonly kind: 'gameserver' | 'eviction';
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  /** No controller makes it again: the move only deletes it. */
+  readonly alone?: true;
+};
 
 /** A game server's state as berth reads it. */
 export interface GameStateReading {
@@ -98,7 +93,7 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
   const name = pod.metadata?.name ?? '';
   const deleting = pod.metadata?.deletionTimestamp !== undefined;
   const podRoute = (): MoveRoute | undefined =>
-    deleting || !(pod.metadata?.ownerReferences ?? []).some(isController)
+    deleting
       ? undefined
       : {
           kind: 'eviction',
@@ -108,6 +103,9 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
           ...(pod.metadata?.resourceVersion
             ? { resourceVersion: pod.metadata.resourceVersion }
             : {}),
+          ...((pod.metadata?.ownerReferences ?? []).some(isController)
+            ? {}
+            : { alone: true as const }),
         };
 
   const owner = agonesOwnerOf(pod);
@@ -127,7 +125,7 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
       state: 'ready',
       source: 'agones',
       detail,
-      ...(inFleet && !deleting && !gsDeleting
+      ...(!deleting && !gsDeleting
         ? {
             move: {
               kind: 'gameserver',
@@ -137,6 +135,7 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
               ...(gs.metadata?.resourceVersion
                 ? { resourceVersion: gs.metadata.resourceVersion }
                 : {}),
+              ...(inFleet ? {} : { alone: true as const }),
             },
           }
         : {}),

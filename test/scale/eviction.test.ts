@@ -157,6 +157,17 @@ describe('the scale pass moves ready game servers off nodes berth cordoned', () 
     );
   });
 
+  it('evicts a ready pod no controller owns, saying nothing makes it again', async () => {
+    const bare = statefulServer('r1', 'b', 'ready');
+    bare.metadata = { ...bare.metadata, ownerReferences: [] };
+    const { cluster, deps } = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [bare]);
+    const report = await runScalePass(deps, scaleConfig(), { dryRun: false });
+    expect(moves(cluster)).toEqual(['evictPod games/r1']);
+    expect(report.actions.find((a) => a.type === 'evict')?.reason).toContain(
+      'nothing makes it again',
+    );
+  });
+
   it('moves none with evictionsPerPass 0', async () => {
     const { cluster, deps } = setup(
       [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],

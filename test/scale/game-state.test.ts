@@ -56,11 +56,11 @@ describe('gameStateOf: Agones', () => {
     expect(gameStateOf(p, NONE)).toMatchObject({ state: 'allocated', source: 'agones' });
   });
 
-  it('never moves a standalone GameServer: nothing would make it again', () => {
+  it('moves a standalone Ready GameServer too, saying nothing makes it again', () => {
     const { pod: p, gameServer } = agonesServer('gs-1', 'n1', 'Ready', { standalone: true });
     const reading = gameStateOf(p, indexAgones([gameServer]));
     expect(reading.state).toBe('ready');
-    expect(reading.move).toBeUndefined();
+    expect(reading.move).toMatchObject({ kind: 'gameserver', name: 'gs-1', alone: true });
   });
 
   it('lets the GameServer decide over an annotation on its pod', () => {
@@ -121,11 +121,14 @@ describe('gameStateOf: the berth.dev/state annotation', () => {
     expect(gameStateOf(odd, NONE)).toMatchObject({ state: 'allocated', source: 'default' });
   });
 
-  it('never moves a ready pod no controller owns, nor one being deleted', () => {
+  it('moves a ready pod no controller owns, saying so, and never one being deleted', () => {
     const bare = statefulServer('a', 'n1', 'ready');
     bare.metadata = { ...bare.metadata, ownerReferences: [] };
-    expect(gameStateOf(bare, NONE)).toMatchObject({ state: 'ready' });
-    expect(gameStateOf(bare, NONE).move).toBeUndefined();
+    expect(gameStateOf(bare, NONE)).toMatchObject({
+      state: 'ready',
+      move: { kind: 'eviction', name: 'a', alone: true },
+    });
+    expect(gameStateOf(statefulServer('c', 'n1', 'ready'), NONE).move?.alone).toBeUndefined();
     const going = statefulServer('b', 'n1', 'ready');
     going.metadata = { ...going.metadata, deletionTimestamp: new Date(0) };
     expect(gameStateOf(going, NONE).move).toBeUndefined();
