@@ -3,6 +3,7 @@
  * answer, the values the patch gave it, and how long the handler took. Pure: the HTTP layer
  * hands it to whatever records it (Powertools in Lambda, the request log locally).
  */
+import { stringAt } from './identity.js';
 import type { JsonPatch } from './patch.js';
 import type { AdmissionVerdict } from './response.js';
 import type { AdmissionRequest } from './review.js';
@@ -55,11 +56,7 @@ export function decisionOf(
   verdict: AdmissionVerdict,
   latencyMs: number,
 ): AdmissionDecision {
-  const name =
-    request.name ||
-    (typeof request.object?.metadata === 'object'
-      ? String((request.object.metadata as { name?: unknown }).name ?? '')
-      : '');
+  const name = request.name || stringAt(request.object, 'metadata', 'name') || '';
   return {
     resource: request.subResource
       ? `${request.resource.resource}/${request.subResource}`

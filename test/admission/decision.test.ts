@@ -56,6 +56,18 @@ describe('admission decisions', () => {
     );
   });
 
+  it('names no object when the review has no name and its object has metadata: null', () => {
+    const unnamed = parseAdmissionReview(
+      review({
+        resource: 'services',
+        operation: 'UPDATE',
+        name: '',
+        object: { metadata: null, spec: {} },
+      }),
+    );
+    expect(decisionOf(unnamed, { allowed: true }, 1).name).toBe('');
+  });
+
   it("reads the values of a container's ports whatever entries the object brought along", () => {
     const decision = decisionOf(
       request,
