@@ -8,13 +8,16 @@ import { readFile } from 'node:fs/promises';
 import { loadYaml, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createManifestsCommand, type ManifestsOptions } from '../../cli/manifests.js';
+import { warnAtMostEvery } from '../../cli/serve-log.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { KubernetesUnreachableError } from '../../shared/k8s/errors.js';
 import type { RunningServer } from '../../shared/local/server.js';
 import { BYPASS_LABEL } from '../../shared/manifests/webhooks.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { type ApiserverRequest, apiserverAdmit } from '../support/apiserver-admission.js';
 import { freshTable } from '../support/dynamo.js';
+import { review } from '../support/reviews.js';
 import { serveRuntime } from '../support/serve-runtime.js';
 
 const config = parseConfig({ cluster: 'games' });
@@ -138,6 +141,85 @@ describe('the bad day', () => {
     expect(
       (await apiserverAdmit(configuration, create(pod, { [BYPASS_LABEL]: 'false' }))).allowed,
     ).toBe(false);
+  });
+
+  it('with the Kubernetes API unreachable, a binding is answered 503 naming it, and the pod is scheduled (Ignore)', async () => {
+    const unreachable = () =>
+      Promise.reject(
+        new KubernetesUnreachableError(
+          { verb: 'get', resource: 'pods/match-0001' },
+          { cause: new Error('fetch failed') },
+        ),
+      );
+    const { client, tableName } = await freshTable();
+    const { server: blind } = await serveRuntime(
+      createRuntime({
+        config,
+        dynamo: client,
+        tableName,
+        clusterApi: { getPod: unreachable, getNode: unreachable },
+      }),
+    );
+    try {
+      const direct = await fetch(`${blind.url}/admission`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: await readFile(
+          new URL('../../examples/review-game-server.json', import.meta.url),
+          'utf8',
+        ),
+      });
+      expect(direct.status).toBe(200);
+      const configuration = await manifests(`${blind.url}/admission`);
+      const binding = await apiserverAdmit(configuration, {
+        resource: 'pods',
+        subResource: 'binding',
+        operation: 'CREATE',
+        namespace: 'games',
+        name: 'match-0001',
+        object: { kind: 'Binding', target: { kind: 'Node', name: 'node-1' } },
+      });
+      expect(binding).toMatchObject({ allowed: true, called: ['pods-binding.berth.dev'] });
+      const answer = await fetch(`${blind.url}/admission`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(
+          review({
+            resource: 'pods',
+            subResource: 'binding',
+            operation: 'CREATE',
+            namespace: 'games',
+            name: 'match-0001',
+            object: { kind: 'Binding', target: { kind: 'Node', name: 'node-1' } },
+          }),
+        ),
+      });
+      expect(answer.status).toBe(503);
+      expect(((await answer.json()) as { error: string }).error).toMatch(
+        /^the Kubernetes API did not answer \(kubernetes get pods\/match-0001 failed: no response: fetch failed\)/,
+      );
+    } finally {
+      await blind.close();
+    }
+  });
+
+  it('an outage is one warning a minute in berth serve, with how many it held back', () => {
+    let now = 0;
+    const lines: string[] = [];
+    const warn = warnAtMostEvery(
+      60_000,
+      (line) => lines.push(line),
+      () => now,
+    );
+    for (let second = 0; second < 150; second += 1) {
+      now = second * 1000;
+      warn('answering 503: the store did not answer');
+    }
+    expect(lines).toEqual([
+      'answering 503: the store did not answer',
+      'answering 503: the store did not answer (and 59 more since the last such line)',
+      'answering 503: the store did not answer (and 59 more since the last such line)',
+    ]);
   });
 
   it('with the table unreachable, a review is answered 503 naming the store, the health check and the runbook', async () => {
