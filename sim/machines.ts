@@ -78,6 +78,12 @@ export class SimNodePool implements NodePool {
   readonly #options: MachineOptions;
   /** Day ms each launched node joins at. */
   #launching: number[] = [];
+  /** Nodes launched that have not joined the cluster yet. */
+  get onTheirWay(): number {
+    const now = this.#clock.dayMs;
+    return this.#launching.filter((at) => at > now).length;
+  }
+
   /** Growths asked for, and nodes released, over the day. */
   launched = 0;
   released = 0;

@@ -269,6 +269,7 @@ function viewOf(
       draining: node.draining,
     })),
     pendingGameServers: pending,
+    nodesOnTheirWay: world.pool.onTheirWay,
     waitingForIp: cluster.waitingForIp(),
     admissionMs: latencyOf(cluster.admissionMs.slice(-1_000)),
     invariants: { checks: tally.checks, violations: [...tally.violations] },

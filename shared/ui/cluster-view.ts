@@ -22,6 +22,7 @@ export function clusterViewOf(snapshot: ClusterSnapshot): UiClusterView {
       gameServers: node.gameServers,
       cordoned: node.unschedulable,
       draining: node.annotations[REMOVAL_STARTED_AT] !== undefined,
+      joining: !node.ready,
     })),
     pendingGameServers: snapshot.pendingGameServers.length,
   };

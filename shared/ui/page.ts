@@ -31,6 +31,7 @@ svg { width: 100%; height: 120px; border: 1px solid #8884; }
 .node { border: 1px solid #8886; border-radius: 4px; padding: 4px 6px; font-size: 12px; }
 .node[data-cordoned="true"] { border-style: dashed; opacity: 0.6; }
 .node[data-draining="true"] { border-color: #c62828; }
+.node[data-joining="true"] { border-style: dotted; opacity: 0.5; }
 .node meter { height: 10px; }
 #violations { color: #c62828; font-weight: 600; }
 .legend span { margin-right: 12px; }
@@ -157,9 +158,11 @@ function renderCluster(state) {
   box.replaceChildren();
   for (const node of view.nodes) {
     const card = text('div', '', { class: 'node', 'data-node': node.name,
-      'data-cordoned': String(node.cordoned), 'data-draining': String(!!node.draining) });
+      'data-cordoned': String(node.cordoned), 'data-draining': String(!!node.draining),
+      'data-joining': String(!!node.joining) });
     card.append(
-      text('div', node.name + (node.draining ? ' (draining)' : node.cordoned ? ' (cordoned)' : '')),
+      text('div', node.name + (node.draining ? ' (draining)' : node.cordoned ? ' (cordoned)'
+        : node.joining ? ' (joining: not Ready yet)' : '')),
       text('meter', '', {
         min: '0', max: String(node.cpuMillis), value: String(node.usedCpuMillis),
         'aria-label': 'node ' + node.name + ': ' + node.gameServers + ' game servers, ' +
@@ -171,6 +174,9 @@ function renderCluster(state) {
     );
     box.append(card);
   }
+  const joining = view.nodes.filter((node) => node.joining).length;
+  $('nodes-coming').textContent = 'Nodes on their way: ' + (view.nodesOnTheirWay ?? 0) +
+    ' asked for and not registered yet, ' + joining + ' registered and not Ready yet';
   const running = view.nodes.reduce((sum, node) => sum + node.gameServers, 0);
   $('cluster-summary').textContent = running + ' game servers on ' + view.nodes.length + ' nodes, ' +
     view.pendingGameServers + ' waiting for a node' +
@@ -284,6 +290,7 @@ const PAGE = `<!doctype html>
   <section id="cluster-section" aria-labelledby="cluster-title" hidden>
     <h2 id="cluster-title">Nodes and their game servers</h2>
     <div id="cluster-summary"></div>
+    <div id="nodes-coming"></div>
     <div id="nodes" class="nodes"></div>
   </section>
   <section id="passes-section" aria-labelledby="passes-title" hidden>

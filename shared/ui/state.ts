@@ -26,6 +26,8 @@ export interface UiNode {
   readonly cordoned: boolean;
   /** Being removed: berth's scale pass has committed to releasing its instance. */
   readonly draining?: boolean;
+  /** On its way: registered, not Ready yet (booting, its kubelet and network starting). */
+  readonly joining?: boolean;
 }
 
 /** berth's EC2 calls against the account's budget. */
@@ -45,6 +47,8 @@ export interface UiEc2Calls {
 export interface UiClusterView {
   readonly nodes: readonly UiNode[];
   readonly pendingGameServers: number;
+  /** Nodes asked for and not registered yet (the pool grew; the instances are booting). */
+  readonly nodesOnTheirWay?: number;
   /** Running pods whose sandbox waits for an address (berth's pool is empty and cannot grow). */
   readonly waitingForIp?: number;
   /** What the cluster waited for admission lately, in ms. */

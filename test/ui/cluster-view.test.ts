@@ -6,16 +6,17 @@ import { berthCordoned, gameServers, node, pod, T0 } from '../scale/builders.js'
 import { FakeClusterApi } from '../scale/fake-cluster-api.js';
 
 describe("the web view of a real cluster's nodes", () => {
-  it('draws the game-server nodes with their CPU and game servers, cordoned and draining ones marked', () => {
+  it('draws the game-server nodes with their CPU and game servers, cordoned, draining and joining ones marked', () => {
     const nodes = [
       node('busy'),
+      node('booting', { ready: false }),
       berthCordoned('leaving', T0 - 60_000, {
         annotations: { [REMOVAL_STARTED_AT]: new Date(T0).toISOString() },
       }),
       node('web', { labels: { role: 'web' } }),
     ];
     const view = clusterViewOf(
-      buildSnapshot(nodes.slice(0, 2), [...gameServers('busy', 3), pod('waiting')], {}),
+      buildSnapshot(nodes.slice(0, 3), [...gameServers('busy', 3), pod('waiting')], {}),
     );
     expect(view).toEqual({
       nodes: [
@@ -26,6 +27,16 @@ describe("the web view of a real cluster's nodes", () => {
           gameServers: 3,
           cordoned: false,
           draining: false,
+          joining: false,
+        },
+        {
+          name: 'booting',
+          cpuMillis: 4000,
+          usedCpuMillis: 0,
+          gameServers: 0,
+          cordoned: false,
+          draining: false,
+          joining: true,
         },
         {
           name: 'leaving',
@@ -34,6 +45,7 @@ describe("the web view of a real cluster's nodes", () => {
           gameServers: 0,
           cordoned: true,
           draining: true,
+          joining: false,
         },
       ],
       pendingGameServers: 1,

@@ -224,6 +224,50 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
     await page.close();
   });
 
+  it('shows the nodes on their way: asked for and not registered, registered and not Ready', async () => {
+    const node = (name: string, joining: boolean) => ({
+      name,
+      cpuMillis: 16_000,
+      usedCpuMillis: 0,
+      gameServers: 0,
+      cordoned: false,
+      joining,
+    });
+    const state = {
+      cluster: 'ui-test',
+      at: Date.now(),
+      ranges: [],
+      pools: [],
+      hostPorts: [],
+      allocations: 0,
+      clusterView: {
+        nodes: [node('game-node-1', false), node('game-node-2', true)],
+        pendingGameServers: 3,
+        nodesOnTheirWay: 2,
+      },
+    };
+    const { page, problems } = await openView();
+    await page.route('**/ui/state', (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(state) }),
+    );
+    await expect
+      .poll(() => page.locator('#nodes-coming').textContent(), { timeout: 10_000 })
+      .toBe(
+        'Nodes on their way: 2 asked for and not registered yet, 1 registered and not Ready yet',
+      );
+    expect(await page.locator('[data-node="game-node-2"]').getAttribute('data-joining')).toBe(
+      'true',
+    );
+    expect(await page.locator('[data-node="game-node-2"] > div').first().textContent()).toBe(
+      'game-node-2 (joining: not Ready yet)',
+    );
+    expect(await page.locator('[data-node="game-node-1"]').getAttribute('data-joining')).toBe(
+      'false',
+    );
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('says so when berth stops answering, and recovers', async () => {
     const { page } = await openView();
     await expect
