@@ -121,7 +121,9 @@ export function carriedHostPorts(
       const range = ranges.find((r) => r.offsetOf(String(port)) !== undefined);
       if (!range) continue;
       const protocol = entry.protocol ?? 'TCP';
-      const name = entry.name ?? `port-${port}`;
+      // An unnamed entry is a block's port after its first: a TCPUDP block's TCP and UDP
+      // entries of one host port pair up below as one use, as the webhook recorded them.
+      const name = entry.name ?? `port-${port}-${protocol.toLowerCase()}`;
       const suffix = `-${protocol.toLowerCase()}`;
       if ((protocol === 'TCP' || protocol === 'UDP') && name.endsWith(suffix)) {
         const base = name.slice(0, -suffix.length);

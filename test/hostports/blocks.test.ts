@@ -2,7 +2,10 @@
  * Blocks of consecutive host ports (`count`, contract section 4) and `hostNetwork: true` pods,
  * through the real pod handler on DynamoDB Local, and the pure block choice.
  */
+import type { V1Container } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { hostPortRangesOf } from '../../shared/admission/pods.js';
+import { hostPortRange } from '../../shared/allocation/range.js';
 import { hostPortRangeUsage } from '../../shared/hostports/allocator.js';
 import {
   chooseBlock,
@@ -11,6 +14,7 @@ import {
   packedCounts,
 } from '../../shared/hostports/choice.js';
 import { parsePortSpecs } from '../../shared/hostports/spec.js';
+import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
 import { seededRandom } from '../support/random.js';
 import {
   allocationIdOf,
@@ -226,6 +230,23 @@ describe('chooseBlock', () => {
       const at = chooseBlock(new Array(12).fill(0), 4, random, { itemOf }) ?? -1;
       expect(at % 4).toBe(0);
     }
+  });
+});
+
+describe('a block as the repair pass reads it back', () => {
+  it('is one use per port, a TCPUDP block too, as the webhook recorded it', async () => {
+    const h = await podHarness();
+    const pod = await h.create(
+      gamePod([{ name: 'rtc', containerPort: 5000, protocol: 'TCPUDP', count: 3 }]),
+    );
+    const [range] = hostPortRangesOf(h.config);
+    const values = range && hostPortRange(range.name, { base: range.first, size: range.size });
+    const read = carriedHostPorts(
+      (pod.spec as { containers: V1Container[] }).containers,
+      values ? [values] : [],
+    );
+    expect(read.map((p) => p.protocol)).toEqual(['TCPUDP', 'TCPUDP', 'TCPUDP']);
+    expect(new Set(read.map((p) => p.port)).size).toBe(3);
   });
 });
 
