@@ -112,7 +112,18 @@ describe('berth serve', () => {
 
   it('runs the passes only with --passes, and refuses --passes without a cluster (exit 3, as the CLI passes)', async () => {
     const run = await serve(
-      ['--http', '--port', '0', '--passes', '--data-dir', join(home, 'data2'), ...store()],
+      // The ENI pass needs a Region (serve --passes refuses to start without one).
+      [
+        '--http',
+        '--port',
+        '0',
+        '--passes',
+        '--region',
+        'eu-west-1',
+        '--data-dir',
+        join(home, 'data2'),
+        ...store(),
+      ],
       { KUBECONFIG: kubeconfig, HOME: home },
       /settle: .*\n/,
     );
