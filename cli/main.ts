@@ -216,7 +216,7 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .addOption(
       new Option(
         '--scenario <name>',
-        'steady, matchmaking waves every quarter hour, a steady day whose fullest node fails, or one whose subnet runs dry for a while',
+        'steady, matchmaking waves every quarter hour, a steady day whose fullest node fails, one whose subnet runs dry for a while, or an Agones fleet with a Ready buffer',
       )
         .choices([...SCENARIOS])
         .default('waves'),
