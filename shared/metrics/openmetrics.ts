@@ -127,6 +127,18 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
       help: 'The highest use count of any port of a host port range: a port used on every game-server node cannot be scheduled again.',
       samples: hostPorts.map(({ labels, range }) => ({ labels, value: range.maxUse })),
     },
+    {
+      name: 'berth_host_port_largest_free_block',
+      type: 'gauge',
+      help: 'The longest run of consecutive ports at the lowest use count: the largest block (count) the range gives keeping every count within one of the others.',
+      samples: hostPorts.map(({ labels, range }) => ({ labels, value: range.largestFreeBlock })),
+    },
+    {
+      name: 'berth_host_port_held_outside',
+      type: 'gauge',
+      help: 'Ports of a host port range held by pods berth never admitted (DaemonSets, hostNetwork pods): never handed out.',
+      samples: hostPorts.map(({ labels, range }) => ({ labels, value: range.heldOutside ?? 0 })),
+    },
     poolFamily('enis', 'ENIs berth manages on the node.'),
     poolFamily('capacity', 'Addresses the node may hold.'),
     poolFamily('assigned', 'Addresses assigned to the node by EC2.'),

@@ -55,7 +55,16 @@ describe('openMetricsText', () => {
             cluster: 'games',
             ranges: [
               { name: '10.100.0.0/16', kind: 'clusterIP', size: 65534, used: 3 },
-              { name: 'default', kind: 'hostPort', size: 1001, used: 7, minUse: 0, maxUse: 1 },
+              {
+                name: 'default',
+                kind: 'hostPort',
+                size: 1001,
+                used: 7,
+                minUse: 0,
+                maxUse: 1,
+                largestFreeBlock: 12,
+                heldOutside: 2,
+              },
             ],
             pools: [
               {
@@ -85,6 +94,10 @@ describe('openMetricsText', () => {
       samples.get('berth_range_used{cluster="games",kind="clusterIP",range="10.100.0.0/16"}'),
     ).toBe(3);
     expect(samples.get('berth_host_port_use_max{cluster="games",range="default"}')).toBe(1);
+    expect(samples.get('berth_host_port_largest_free_block{cluster="games",range="default"}')).toBe(
+      12,
+    );
+    expect(samples.get('berth_host_port_held_outside{cluster="games",range="default"}')).toBe(2);
     expect(samples.get('berth_eni_pool_ready{cluster="games",node="node-\\"a\\""}')).toBe(3);
     expect(samples.get('berth_settle_releasing{cluster="games"}')).toBe(2);
     expect(samples.get('berth_settle_oldest_releasing_age{cluster="games"}')).toBe(45);
