@@ -82,28 +82,35 @@ interface EniRun {
   readonly idleIps?: { readonly average?: number };
   readonly waitingPods?: number;
   readonly longestWaitSeconds?: number;
+  /** The same after the cold start (the first hour), when every pool has been filled once. */
+  readonly steadyState?: { readonly waitingPods?: number; readonly longestWaitSeconds?: number };
 }
 
-/** The ENI benchmark's days: berth in both modes beside each peer. */
+/**
+ * The ENI benchmark's days: berth in both modes beside each peer, then the runs on subnets with a
+ * prefix reservation; the whole day, and the steady state after the cold start.
+ */
 function eniModes(bench: BenchResults): string {
   const days = (bench.days ?? []) as readonly {
     day: string;
     berth: EniRun;
     berthOtherMode?: EniRun;
     peers?: readonly EniRun[];
+    reserved?: { berth: EniRun; peers?: readonly EniRun[] };
   }[];
   return days
     .map((day) =>
       [
-        `| on the ${day.day} day | mutating EC2 calls | idle addresses (average) | pods that waited | longest wait (s) |`,
-        '|---|---|---|---|---|',
+        `| on the ${day.day} day | mutating EC2 calls | idle addresses (average) | pods that waited | longest wait (s) | waited after the first hour | its longest wait (s) |`,
+        '|---|---|---|---|---|---|---|',
         ...[
           day.berth,
           ...(day.berthOtherMode ? [day.berthOtherMode] : []),
           ...(day.peers ?? []),
+          ...(day.reserved ? [day.reserved.berth, ...(day.reserved.peers ?? [])] : []),
         ].map(
           (run) =>
-            `| ${cell(run.name)} | ${number(run.mutatingCalls)} | ${number(run.idleIps?.average)} | ${number(run.waitingPods)} | ${number(run.longestWaitSeconds)} |`,
+            `| ${cell(run.name)} | ${number(run.mutatingCalls)} | ${number(run.idleIps?.average)} | ${number(run.waitingPods)} | ${number(run.longestWaitSeconds)} | ${number(run.steadyState?.waitingPods)} | ${number(run.steadyState?.longestWaitSeconds)} |`,
         ),
       ].join('\n'),
     )
