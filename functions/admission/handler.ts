@@ -16,6 +16,7 @@ import {
   observability,
   publishMetrics,
   requestLogging,
+  unavailableRecorder,
 } from '../../shared/app/observability.js';
 import { activeTracing } from '../../shared/config/load.js';
 
@@ -25,8 +26,9 @@ const api = await lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
   onDecision: decisionRecorder(logger, metrics),
-  // The table or the EKS API did not answer: the reviewer got a 503 naming it; so does the log.
-  onUnavailable: (fault) => logger.error('dependency unavailable', { answer: fault.message }),
+  // The table or the EKS API did not answer: the reviewer got a 503 naming it; so do the log
+  // and the InternalErrors alarm.
+  onUnavailable: unavailableRecorder(logger, metrics),
   onCluster: forCluster,
 });
 

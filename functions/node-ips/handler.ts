@@ -17,6 +17,7 @@ import {
   observability,
   publishMetrics,
   requestLogging,
+  unavailableRecorder,
 } from '../../shared/app/observability.js';
 import { refillInvokers } from '../../shared/app/refill-invoker.js';
 import { clusterRoutes } from '../../shared/clusters/http-routes.js';
@@ -38,6 +39,8 @@ const apis = lambdaPassContexts(settings).map((context, config) =>
     healthy: async () => true,
     nodeIps: eniRunner(context, account).nodeIps(refills(several ? config.cluster : undefined)),
     classify: nodeIpFault,
+    // The table did not answer: a 503 the node agent retries, logged and alarmed as a 500 is.
+    onUnavailable: unavailableRecorder(logger, metrics),
   }),
 );
 const mayCall = nodeCallerCheck(settings.nodeIpsCallers);

@@ -194,7 +194,7 @@ export class Monitoring extends Construct {
     );
     // The table's own throttle counts, on the dashboard. They need no alarm of their own: a
     // throttle the SDK's retries absorb harms nothing, and one they do not fails the call, which
-    // the webhook and node IP API answer with HTTP 500 (InternalErrors) and a pass with a failed
+    // the webhook and node IP API answer with HTTP 503 (counted with InternalErrors) and a pass with a failed
     // invocation (the dead-letter queue); so does a DynamoDB system error.
     const tableThrottles = new cloudwatch.MathExpression({
       expression: 'FILL(reads, 0) + FILL(writes, 0)',
@@ -240,16 +240,22 @@ export class Monitoring extends Construct {
           period: PERIOD,
           ...(options.label ? { label: label(options.label) } : {}),
         });
-      // The HTTP functions answer internal faults with HTTP 500 (the apiserver then applies its
-      // failurePolicy; a node agent retries) instead of failing the invocation, so the Errors
-      // metric misses them; Powertools counts them per service.
+      // The HTTP functions answer internal faults with HTTP 500, and a table or EKS API that does
+      // not answer with 503 (the apiserver applies its failurePolicy to both; a node agent
+      // retries), instead of failing the invocation, so the Errors metric misses them;
+      // Powertools counts both as InternalErrors per service.
       const internalErrors = berthMetric('admission', 'InternalErrors');
-      clusterAlarm('AdmissionInternalErrors', internalErrors, 1, 'the webhook answered HTTP 500');
+      clusterAlarm(
+        'AdmissionInternalErrors',
+        internalErrors,
+        1,
+        'the webhook answered HTTP 500, or 503 with the table or the EKS API unreachable',
+      );
       clusterAlarm(
         'NodeIpsInternalErrors',
         berthMetric('node-ips', 'InternalErrors'),
         1,
-        'the ENI IP API answered HTTP 500',
+        'the ENI IP API answered HTTP 500, or 503 with the table unreachable',
       );
       series.internalErrors.push(
         internalErrors.with({ label: label('HTTP 500'), period: Duration.minutes(5) }),

@@ -7,6 +7,7 @@ import { Metrics, type Metrics as MetricsType, MetricUnit } from '@aws-lambda-po
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { AdmissionDecision } from '../admission/decision.js';
+import type { HttpFault } from '../http/api.js';
 
 /** A logger and a metrics emitter for one berth function. */
 export interface Observability {
@@ -87,6 +88,22 @@ export function publishMetrics(metrics: Metrics): MiddlewareObj {
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   };
   return { after: flush, onError: flush };
+}
+
+/**
+ * Records a request answered 503 because the table or the Kubernetes API did not answer: one
+ * ERROR line, and one `InternalErrors` count, the metric the HTTP functions' alarms watch. The
+ * apiserver treats a 503 as it treats a 500 (its failurePolicy applies, so with `Fail` every
+ * game server and Service CREATE is refused): the same alarm must fire.
+ */
+export function unavailableRecorder(
+  logger: Logger,
+  metrics: MetricsType,
+): (fault: HttpFault) => void {
+  return (fault) => {
+    logger.error('dependency unavailable', { answer: fault.message });
+    metrics.addMetric('InternalErrors', MetricUnit.Count, 1);
+  };
 }
 
 /**

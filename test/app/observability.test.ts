@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it, vi } from 'vitest';
-import { observability } from '../../shared/app/observability.js';
+import { observability, unavailableRecorder } from '../../shared/app/observability.js';
 
 /** Runs `record` with the process streams captured; what it wrote, line by line. */
 function captured(record: () => void): string[] {
@@ -91,5 +91,25 @@ describe('handlerTracing', () => {
       middlewares: 1,
       xraySdkLoaded: true,
     });
+  });
+});
+
+describe('unavailableRecorder', () => {
+  it('logs a 503 for an unreachable table as an error and counts it with InternalErrors, which the alarms watch', () => {
+    const { logger, metrics, forCluster } = observability('test');
+    const lines = captured(() => {
+      forCluster('games');
+      unavailableRecorder(
+        logger,
+        metrics,
+      )({ statusCode: 503, message: 'table berth did not answer' });
+      metrics.publishStoredMetrics();
+    });
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const log = records.find((record) => record.message === 'dependency unavailable');
+    expect(log?.level).toBe('ERROR');
+    expect(log?.answer).toBe('table berth did not answer');
+    const emf = records.find((record) => '_aws' in record);
+    expect(emf?.InternalErrors).toBe(1);
   });
 });
