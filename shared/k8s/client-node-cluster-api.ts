@@ -17,6 +17,7 @@ import {
   type V1Pod,
   type V1Service,
 } from '@kubernetes/client-node';
+import { apiClientWithDeadline } from './api-client.js';
 import type {
   AgonesGameServer,
   ClusterApi,
@@ -54,6 +55,8 @@ export interface ClientNodeClusterApiOptions {
   readonly now?: () => number;
   /** Page size of lists whose options name none. */
   readonly defaultPageSize?: number;
+  /** How long one request may go unanswered (`KUBERNETES_REQUEST_TIMEOUT_MS` by default). */
+  readonly requestTimeoutMs?: number;
 }
 
 /** Agones' API group, version and resource of `GameServer`s. */
@@ -74,9 +77,10 @@ export class ClientNodeClusterApi implements ClusterApi {
   readonly #defaultPageSize: number;
 
   constructor(options: ClientNodeClusterApiOptions) {
-    this.#core = options.kubeConfig.makeApiClient(CoreV1Api);
-    this.#apps = options.kubeConfig.makeApiClient(AppsV1Api);
-    this.#custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    const { kubeConfig, requestTimeoutMs } = options;
+    this.#core = apiClientWithDeadline(kubeConfig, CoreV1Api, requestTimeoutMs);
+    this.#apps = apiClientWithDeadline(kubeConfig, AppsV1Api, requestTimeoutMs);
+    this.#custom = apiClientWithDeadline(kubeConfig, CustomObjectsApi, requestTimeoutMs);
     this.#now = options.now ?? Date.now;
     this.#defaultPageSize = options.defaultPageSize ?? DEFAULT_PAGE_SIZE;
   }

@@ -1,4 +1,6 @@
-import { ApiException, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiException, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -426,6 +428,30 @@ describe('ClientNodeClusterApi', () => {
 
     expect(error).toBeInstanceOf(KubernetesUnreachableError);
     expect(error).toMatchObject({ statusCode: undefined, retryable: true });
+  });
+
+  it('gives up on a server that takes the connection and never answers, as unreachable', async () => {
+    const silent = createServer(() => {
+      // Holds every request open: a stuck proxy or a blackholed load balancer.
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'silent', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'u', token: TOKEN }],
+      contexts: [{ name: 'silent', cluster: 'silent', user: 'u' }],
+      currentContext: 'silent',
+    });
+    try {
+      const stuck = new ClientNodeClusterApi({ kubeConfig, requestTimeoutMs: 300 });
+      const error = await stuck.getNode('n1').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubernetesUnreachableError);
+      expect(String((error as Error).message)).toMatch(/get nodes\/n1 failed: no response/);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
 
