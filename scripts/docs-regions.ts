@@ -128,6 +128,8 @@ function scaleDays(bench: BenchResults): string {
   const scenarios = (bench.scenarios ?? []) as readonly {
     scenario: string;
     berth: ScaleRun;
+    /** berth on the 60 s schedule alone, as the Lambda runs it: information only. */
+    berthScheduledOnly?: ScaleRun;
     baselines?: Readonly<Record<string, ScaleRun>>;
   }[];
   const row = (day: string, name: string, run: ScaleRun) =>
@@ -137,6 +139,9 @@ function scaleDays(bench: BenchResults): string {
     '|---|---|---|---|---|',
     ...scenarios.flatMap((s) => [
       row(s.scenario, '**berth**', s.berth),
+      ...(s.berthScheduledOnly
+        ? [row(s.scenario, 'berth-60s-schedule-only (information)', s.berthScheduledOnly)]
+        : []),
       ...Object.entries(s.baselines ?? {}).map(([name, run]) => row(s.scenario, name, run)),
     ]),
   ].join('\n');
