@@ -415,7 +415,7 @@ export function berthOnDay(
       recent.push(event.at);
       recentArrivals[event.node] = recent;
     }
-    const fragmented = subnets.shortOfPrefixes(subnetOf.get(node) ?? '');
+    const fragmented = subnets.fragmentedNow(subnetOf.get(node) ?? '');
     const { served, refilled } = await tryAssign(node, type, event.pod);
     let waited = true;
     if (!served) {

@@ -237,7 +237,7 @@ class Agent {
   /** `status.ipam.used` as the agent last wrote it. */
   reportedUsed = 0;
   readonly #type: string;
-  readonly #shortOfPrefixes: () => boolean;
+  readonly #fragmentedNow: () => boolean;
   readonly #waits: Waits;
   readonly #podsPerNode: PodsPerNode;
   #ready: string[] = [];
@@ -248,14 +248,9 @@ class Agent {
   #reportDueAt: number | undefined;
   #unseenReport = false;
 
-  constructor(
-    type: string,
-    shortOfPrefixes: () => boolean,
-    waits: Waits,
-    podsPerNode: PodsPerNode,
-  ) {
+  constructor(type: string, fragmentedNow: () => boolean, waits: Waits, podsPerNode: PodsPerNode) {
     this.#type = type;
-    this.#shortOfPrefixes = shortOfPrefixes;
+    this.#fragmentedNow = fragmentedNow;
     this.#waits = waits;
     this.#podsPerNode = podsPerNode;
   }
@@ -278,8 +273,7 @@ class Agent {
   /** CNI ADD: an address from the pool, or the pod waits for one. */
   arrive(pod: string, at: number): void {
     const ip = this.#ready.pop();
-    if (ip === undefined)
-      this.#waiting.set(pod, { since: at, fragmented: this.#shortOfPrefixes() });
+    if (ip === undefined) this.#waiting.set(pod, { since: at, fragmented: this.#fragmentedNow() });
     else this.#give(pod, ip, at);
   }
 
@@ -830,12 +824,7 @@ export async function runCilium(
     subnets.advance(second);
     for (const { index, spec, subnetId } of joins.due(second)) {
       const instanceId = fake.launchInstance({ instanceType: spec.type, subnetId });
-      const agent = new Agent(
-        spec.type,
-        () => subnets.shortOfPrefixes(subnetId),
-        waits,
-        podsPerNode,
-      );
+      const agent = new Agent(spec.type, () => subnets.fragmentedNow(subnetId), waits, podsPerNode);
       podsPerNode.capacity(spec.type, instanceMaximum(spec.type));
       operator.join(spec, instanceId, subnetId, agent);
       agents[index] = agent;

@@ -17,6 +17,7 @@
  * aligned block, at most a /19, that their share leaves free, at the top of each subnet.
  */
 
+import { IPV4_PREFIX_SIZE } from '../../shared/ec2/network.js';
 import { formatCidr, parseCidr } from '../../shared/net/ip.js';
 import type { FakeEc2 } from '../../sim/ec2-fake.js';
 import { seededRandom } from '../../sim/random.js';
@@ -129,8 +130,17 @@ export class DaySubnets {
     }
   }
 
-  /** Whether the subnet can delegate no /28 now: a wait then may be fragmentation's fault. */
-  shortOfPrefixes(subnetId: string): boolean {
-    return isFragmented(this.kind) && this.#fake.freePrefixes(subnetId) === 0;
+  /**
+   * Whether the subnet is fragmented now: it can delegate no /28 although it has a /28's worth of
+   * free addresses, scattered. With fewer free addresses than that no placement could give a
+   * /28: the subnet is used up, which is exhaustion (a pod waits then in ip mode too), not
+   * fragmentation.
+   */
+  fragmentedNow(subnetId: string): boolean {
+    return (
+      isFragmented(this.kind) &&
+      this.#fake.freePrefixes(subnetId) === 0 &&
+      this.#fake.freeAddresses(subnetId) >= IPV4_PREFIX_SIZE
+    );
   }
 }

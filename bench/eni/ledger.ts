@@ -29,7 +29,10 @@ export interface EniRunResult {
   readonly waitSeconds: number;
   /** The longest any one pod waited for an address. */
   readonly longestWaitSeconds: number;
-  /** Waits that began while the node's subnet could delegate no /28 (the fragmented day). */
+  /**
+   * Waits that began while the node's subnet was fragmented: no /28 to delegate although a /28's
+   * worth of its addresses were free (`Subnets.fragmentedNow`).
+   */
   readonly fragmentationWaits: { readonly pods: number; readonly longestSeconds: number };
   /**
    * The day after its first hour (COLD_START_MS), apart from the cold start: the pods that began
@@ -171,7 +174,7 @@ export class Waits {
 
   /**
    * A pod that began waiting at `since` (epoch ms) waited `ms`; `fragmented` when its subnet
-   * could delegate no /28 as it arrived.
+   * was fragmented as it arrived (no /28 to delegate, a /28's worth of addresses free).
    */
   add(ms: number, fragmented: boolean, since: number): void {
     this.pods++;

@@ -111,7 +111,7 @@ export function judgeEni(days: readonly JudgedDay[]): TargetVerdict[] {
     verdicts.push({
       target: `${day.day} day: no pod waits longer than ${FRAGMENTATION_WAIT_S} s because of fragmentation`,
       pass: frag.longestSeconds <= FRAGMENTATION_WAIT_S,
-      line: `${day.berth.name}: ${frag.pods} pods waited while their subnet had no free /28, the longest ${frag.longestSeconds} s`,
+      line: `${day.berth.name}: ${frag.pods} pods waited while their subnet had no free /28 but 16 or more free addresses, the longest ${frag.longestSeconds} s`,
     });
   }
   const over = berthRuns.filter((run) => run.budgetViolations > 0);

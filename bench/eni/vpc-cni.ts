@@ -598,7 +598,7 @@ export async function runVpcCni(
         if (ipamd.take(node, event.pod)) {
           podsPerNode.seen(node.spec.type, ipamd.counts(node).assigned);
         } else {
-          const fragmented = subnets.shortOfPrefixes(node.subnetId);
+          const fragmented = subnets.fragmentedNow(node.subnetId);
           node.pending.set(event.pod, { since: clock.now, fragmented });
         }
       } else {
