@@ -1,5 +1,6 @@
 /** How the `berth` command fails, and the exit status each failure gets. */
 import { KubeConfigError, KubernetesUnreachableError } from '../shared/k8s/errors.js';
+import { LocalCaError } from '../shared/local/errors.js';
 
 /** A bad command line or flag combination; exit status 2. */
 export class UsageError extends Error {
@@ -76,9 +77,13 @@ function environmentRefusal(error: unknown): { readonly fix?: string } | undefin
   return refused;
 }
 
-/** 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). */
+/**
+ * 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). A
+ * local CA that cannot sign for the addresses asked waits for the user's choice of `--new-ca`:
+ * a usage matter, as a missing flag is.
+ */
 export function exitCodeOf(error: unknown): 1 | 2 | 3 {
-  if (error instanceof UsageError) return 2;
+  if (error instanceof UsageError || error instanceof LocalCaError) return 2;
   return environmentRefusal(error) ? 3 : 1;
 }
 
