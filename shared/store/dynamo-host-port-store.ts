@@ -279,9 +279,9 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
               ConditionExpression: 'attribute_not_exists(#used) OR #used <= :room',
               values: { ':room': { N: String(limit - delta) } },
             };
-    let item: Record<string, AttributeValue> | undefined;
-    const write = await conditionalWrite(this.meter, async () => {
-      const out = await this.#client.send(
+    // The count as written, or as it stood when the condition refused the write.
+    const { applied, item: found } = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: this.#quotaKey(namespace),
@@ -293,12 +293,9 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      item = out.Attributes;
-      return out;
-    });
-    const found = write.applied ? item : write.item;
-    return { applied: write.applied, used: Number(found?.used?.N ?? 0) };
+      ),
+    );
+    return { applied, used: Number(found?.used?.N ?? 0) };
   }
 
   async namespaceUse(namespace: string): Promise<number> {
@@ -407,9 +404,9 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
       [PK]: { S: this.#countsKey(change.range) },
       [SK]: { S: blockSortKey(change.block) },
     };
-    let item: Record<string, AttributeValue> | undefined;
-    const write = await conditionalWrite(this.meter, async () => {
-      const out = await this.#client.send(
+    // The count as written, or as it stood when the condition refused the write.
+    const { applied, item: found } = await conditionalWrite(this.meter, () =>
+      this.#client.send(
         new UpdateItemCommand({
           TableName: this.#table,
           Key: key,
@@ -421,12 +418,9 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      item = out.Attributes;
-      return out;
-    });
-    const found = write.applied ? item : write.item;
-    return { applied: write.applied, block: decodeBlock(change.range, change.block, found) };
+      ),
+    );
+    return { applied, block: decodeBlock(change.range, change.block, found) };
   }
 }
 
