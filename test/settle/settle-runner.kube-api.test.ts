@@ -24,9 +24,10 @@ describe('settle step through the Kubernetes client and DynamoDB Local', () => {
     await fake.stop();
   });
 
-  it("frees a deleted Service's cluster IP and node port only once the apiserver no longer has the Service", async () => {
+  /** A fresh table and cluster config: the webhook (its settle tasks recorded) and the settle step over the fake apiserver. */
+  async function settleOver(cluster: string) {
     const { client, tableName } = await freshTable();
-    const config = parseConfig({ cluster: 'settle' });
+    const config = parseConfig({ cluster });
     const tasks: SettleTask[] = [];
     const runtime = createRuntime({
       config,
@@ -36,7 +37,11 @@ describe('settle step through the Kubernetes client and DynamoDB Local', () => {
     });
     const clusterApi = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig(TOKEN) });
     const settle = settleRunner({ config, dynamo: client, tableName, clusterApi });
-    const send = serviceReviews(runtime.admission);
+    return { runtime, tasks, settle, send: serviceReviews(runtime.admission) };
+  }
+
+  it("frees a deleted Service's cluster IP and node port only once the apiserver no longer has the Service", async () => {
+    const { tasks, settle, send } = await settleOver('settle');
     const nodePort = (name: string): V1Service => ({
       apiVersion: 'v1',
       kind: 'Service',
@@ -64,18 +69,7 @@ describe('settle step through the Kubernetes client and DynamoDB Local', () => {
   });
 
   it('learns the name of a Service created with generateName, denies a copy of it 409, and frees its values once it is gone', async () => {
-    const { client, tableName } = await freshTable();
-    const config = parseConfig({ cluster: 'settle-generated' });
-    const tasks: SettleTask[] = [];
-    const runtime = createRuntime({
-      config,
-      dynamo: client,
-      tableName,
-      settler: () => ({ track: async (task) => void tasks.push(task) }),
-    });
-    const clusterApi = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig(TOKEN) });
-    const settle = settleRunner({ config, dynamo: client, tableName, clusterApi });
-    const send = serviceReviews(runtime.admission);
+    const { runtime, tasks, settle, send } = await settleOver('settle-generated');
     const unnamed: V1Service = {
       apiVersion: 'v1',
       kind: 'Service',
