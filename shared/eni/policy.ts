@@ -95,6 +95,12 @@ export const ENI_TIMINGS = {
   /** A subnet out of addresses is not asked again for this long (VPC CNI: 120 s). */
   subnetExhaustedMs: 120_000,
   /**
+   * ...except for a waiting pod, once the mark is this old: its refill reads the subnet's free
+   * count again (`exhaustion-probe.ts`). kubelet retries a failed ADD within seconds; this keeps
+   * a pod's wait for a subnet that has addresses again to about one interval.
+   */
+  exhaustedRecheckMs: 5_000,
+  /**
    * A subnet that had no free /28 is not asked for prefixes for this long; pools grow by single
    * addresses meanwhile, then try prefixes again (never stuck in fallback, unlike Cilium #46644).
    * The VPC CNI backs off 120 s after InsufficientCidrBlocks; the same here.

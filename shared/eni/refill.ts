@@ -6,6 +6,7 @@
  */
 import { type EniDeps, leaseHolder } from './deps.js';
 import { PoolBusyError } from './errors.js';
+import { mayGrowDespiteMark } from './exhaustion-probe.js';
 import { intentAddresses, type NodeState, type PoolRecord } from './model.js';
 import { type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
 import { applyPlan, type EniFailure, newTally } from './pool-actions.js';
@@ -69,7 +70,8 @@ export async function refillPool(
 }
 
 /**
- * Plans a pool from its stored records: growth only while its subnet is not marked exhausted, by
+ * Plans a pool from its stored records: growth only while its subnet is not marked exhausted (or,
+ * for a waiting pod, EC2 counts free addresses there again: `exhaustion-probe.ts`), by
  * prefixes in prefix mode on a Nitro node unless the subnet is marked short of free /28s (then by
  * single addresses until the mark lapses), both bounds raised by the surge plus `waiting` (pods
  * blocked on this plan). The pass and every refill plan through here, so none undoes what another
@@ -89,6 +91,8 @@ export async function planStoredPool(
       ? deps.store.subnetShortUntil(pool.subnetId, 'prefixes')
       : Promise.resolve(undefined),
   ]);
+  const mayGrow =
+    exhaustedUntil <= now || (await mayGrowDespiteMark(deps, pool, exhaustedUntil, now, waiting));
   return planPool({
     limits: pool,
     enis: state.enis.filter((eni) => eni.state === 'attached'),
@@ -97,7 +101,7 @@ export async function planStoredPool(
     policy: deps.policy,
     now,
     draining: pool.draining,
-    mayGrow: exhaustedUntil <= now,
+    mayGrow,
     growByPrefix: prefixesShortUntil !== undefined && prefixesShortUntil <= now,
     waiting: waiting + surgeOf(state.ips, now),
   });
