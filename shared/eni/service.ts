@@ -200,7 +200,11 @@ export async function handleLookUpIp(
   const holder = parseReleaseHolder(query);
   const key = podKey(holder.namespace, holder.pod);
   const pool = await deps.store.getPool(node);
-  const state = pool ? await deps.store.loadNode(node) : undefined;
+  // Eventually consistent, half the read units: the answer hands out nothing. A DEL that then
+  // releases the address is checked against the record as stored, and one whose look missed an
+  // address assigned in the last second leaves it to the pass, which frees an address held by a
+  // pod no longer on the node (a leak for a minute, never an address held twice).
+  const state = pool ? await deps.store.loadNode(node, 'eventual') : undefined;
   const held = state?.ips.find(
     (ip) =>
       ip.state === 'assigned' &&
