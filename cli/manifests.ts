@@ -31,6 +31,7 @@ import {
   type WebhookEndpoint,
   webhookUrl,
 } from '../shared/manifests/webhooks.js';
+import { autoModeComputeOf } from '../shared/node-pool/auto-mode.js';
 import { describeFailure, exitCodeOf } from './errors.js';
 import type { CliOptions } from './main.js';
 
@@ -315,7 +316,10 @@ export function createManifestsCommand(
       }
       const { bundlePlugin, wrapperScript } = await import('../cni/build.js');
       const plugin = { bundle: await bundlePlugin(), wrapper: wrapperScript('node') };
-      deps.stdout(printManifests(cniManifests(target, plugin), options.json ? 'json' : 'yaml'));
+      const autoMode = autoModeComputeOf(options.config.scale.nodePool);
+      deps.stdout(
+        printManifests(cniManifests(target, plugin, autoMode), options.json ? 'json' : 'yaml'),
+      );
       return 0;
     }
     if (options.delete) {

@@ -205,6 +205,7 @@ export function nodePoolPermissions(
     case 'none':
     case 'kubernetes':
     case 'karpenter':
+    case 'auto-mode':
       return { statements: [], acknowledgements: [] };
     case 'asg':
       return {

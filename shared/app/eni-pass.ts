@@ -27,6 +27,7 @@ import { ENI_INVOCATIONS, type EniInvocation } from '../eni/policy.js';
 import { type RefillRequests, type RefillResult, refillAhead } from '../eni/refill.js';
 import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../eni/service.js';
 import type { HttpFault, NodeIpApi } from '../http/api.js';
+import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
 import type { Observability } from './observability.js';
@@ -144,6 +145,7 @@ export function eniRunner(
     now,
     sleep,
     random,
+    autoMode: autoModeComputeOf(context.config.scale.nodePool),
   });
   /**
    * The dependencies of one invocation of `kind` that began at `startedAt`: its deadline (the

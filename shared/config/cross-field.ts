@@ -4,17 +4,20 @@
  * parse would hide two that overlap). Each field is read leniently: one that cannot be read here
  * is the schema's to report.
  */
+import { selectorLabels } from '../k8s/label-selector.js';
 import {
   formatPortRange,
   type PortRange,
   parsePortRange,
   portRangesOverlap,
 } from '../net/port-range.js';
+import { BUILT_IN_NODE_POOLS, KARPENTER_NODE_POOL_LABEL } from '../node-pool/auto-mode.js';
 
 type Document = Readonly<Record<string, unknown>>;
 
 const DEFAULT_HOST_PORT_RANGES: Document = { default: '7000-8000' };
 const DEFAULT_NODE_PORT_RANGE = '30000-32767';
+const DEFAULT_NODE_SELECTOR = 'role=game-server';
 
 const objectAt = (value: unknown): Document | undefined =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -29,6 +32,23 @@ const rangeOf = (value: unknown): PortRange | undefined => {
 
 const numberOr = (value: unknown, fallback: number): number | undefined =>
   value === undefined ? fallback : typeof value === 'number' ? value : undefined;
+
+/**
+ * Node pool `auto-mode` on a built-in NodePool: its nodes carry only the labels Auto Mode gives
+ * them (a built-in NodePool cannot be changed), so the scale pass must select them by pool.
+ */
+function autoModeSelectorProblems(scale: Document | undefined): string[] {
+  const pool = objectAt(scale?.nodePool);
+  if (pool?.type !== 'auto-mode') return [];
+  const name = pool.name ?? 'general-purpose';
+  const selector = scale?.nodeSelector ?? DEFAULT_NODE_SELECTOR;
+  if (typeof name !== 'string' || typeof selector !== 'string') return [];
+  if (!(BUILT_IN_NODE_POOLS as readonly string[]).includes(name)) return [];
+  if (selectorLabels(selector)[KARPENTER_NODE_POOL_LABEL] === name) return [];
+  return [
+    `scale.nodeSelector: "${selector}" selects no node of the EKS Auto Mode built-in NodePool ${name} (its nodes carry only the labels Auto Mode gives them); use "${KARPENTER_NODE_POOL_LABEL}=${name}"`,
+  ];
+}
 
 /** Problems between fields, one line each, key path first. */
 export function crossFieldProblems(raw: unknown): string[] {
@@ -69,6 +89,7 @@ export function crossFieldProblems(raw: unknown): string[] {
       `scale.maxNodes: maxNodes must be at least minNodes (maxNodes ${maxNodes}, minNodes ${minNodes})`,
     );
   }
+  problems.push(...autoModeSelectorProblems(scale));
   const eni = objectAt(document.eni ?? {});
   const minIdle = numberOr(eni?.minIdle, 2);
   const maxIdle = numberOr(eni?.maxIdle, 8);

@@ -89,6 +89,20 @@ const nodePool = z.discriminatedUnion('type', [
     name: poolName('the EKS managed node group name'),
   }),
   z.strictObject({ type: z.literal('karpenter'), name: poolName('the Karpenter NodePool name') }),
+  // EKS Auto Mode: its Karpenter and NodePools, scaled as `karpenter` (shared/node-pool/auto-mode.ts).
+  z.strictObject({
+    type: z.literal('auto-mode'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+        message: 'must be a NodePool name (a lower-case DNS subdomain)',
+      })
+      .refine((name) => name !== 'system', {
+        message:
+          'the built-in NodePool system is tainted CriticalAddonsOnly for cluster add-ons; name general-purpose or a NodePool of your own',
+      })
+      .default('general-purpose'),
+  }),
 ]);
 
 /** A cluster name: a DNS label (the EKS cluster's name, and every key of its items starts with it). */

@@ -7,6 +7,7 @@ import type { EniConfig } from '../config/schema.js';
 import { InstanceTypeCatalog } from '../ec2/instance-types.js';
 import type { Ec2Network, InstanceTypeLimits } from '../ec2/network.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { AutoModeCompute } from '../node-pool/auto-mode.js';
 import { ENI_INVOCATIONS, type PoolPolicy, poolPolicy } from './policy.js';
 import type { EniStore } from './store.js';
 
@@ -30,6 +31,8 @@ export interface EniDeps {
   readonly newId: () => string;
   /** How long a pool lease taken with these dependencies lasts (`ENI_INVOCATIONS`). */
   readonly leaseMs: number;
+  /** The cluster's Auto Mode compute, when known: its nodes get no pool (`auto-mode.ts`). */
+  readonly autoMode?: AutoModeCompute;
 }
 
 /** The parts a composition root must supply; the rest has production defaults. */
@@ -47,6 +50,7 @@ export interface EniDepsInput {
   readonly holder?: string;
   readonly newId?: () => string;
   readonly leaseMs?: number;
+  readonly autoMode?: AutoModeCompute;
 }
 
 /**
@@ -67,6 +71,7 @@ export function eniDeps(input: EniDepsInput): EniDeps {
     holder: input.holder ?? `berth-${randomUUID()}`,
     newId: input.newId ?? randomUUID,
     leaseMs: input.leaseMs ?? ENI_INVOCATIONS.work.leaseMs,
+    ...(input.autoMode ? { autoMode: input.autoMode } : {}),
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Errors of the ENI pools. Those the HTTP layer maps carry `statusCode` (400 bad request, 404
- * unknown node, 409 pool exhausted, 503 EC2 budget spent for now).
+ * unknown node, 409 pool exhausted or an EKS Auto Mode node, 503 EC2 budget spent for now).
  */
+import { AUTO_MODE_NETWORKING } from '../node-pool/auto-mode.js';
 import type { NodeItemKey } from './model.js';
 
 /** Base of the errors an HTTP caller sees. */
@@ -25,6 +26,21 @@ export class UnknownNodeError extends EniRequestError {
   constructor(node: string, detail = 'no ENI pool for this node') {
     super(`node ${node}: ${detail}`);
     this.name = 'UnknownNodeError';
+    this.node = node;
+  }
+}
+
+/**
+ * The node is an EKS Auto Mode node: its pod networking belongs to Auto Mode's own CNI, so berth
+ * holds no pool there and hands out no address. A conflict (409) with the node's state, as an
+ * address held by another is: a second owner of the node's addresses is what berth must never be.
+ */
+export class AutoModeNodeError extends EniRequestError {
+  readonly statusCode = 409;
+  readonly node: string;
+  constructor(node: string, reason: string) {
+    super(`node ${node}: an EKS Auto Mode node (${reason}): ${AUTO_MODE_NETWORKING}`);
+    this.name = 'AutoModeNodeError';
     this.node = node;
   }
 }

@@ -16,6 +16,7 @@ import {
   isInstanceState,
   tagValue,
 } from '../ec2/network.js';
+import { isAutoModeNode } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import { type EniDeps, leaseHolder } from './deps.js';
 import { poolInStep } from './in-step.js';
@@ -58,6 +59,11 @@ export interface EniPassSummary {
   readonly poolsSkipped: number;
   /** Pools that needed nothing: looked at without their lease, no write made. */
   readonly poolsInStep: number;
+  /**
+   * EKS Auto Mode nodes left without a pool: Auto Mode's own CNI gives their pods IPs
+   * (node-pool/auto-mode.ts). A pool made for one before is drained like a departed node's.
+   */
+  readonly autoModeNodes: number;
   readonly ipsAssigned: number;
   /** Addresses an unseen earlier assign left on an ENI, recorded instead of assigned again. */
   readonly ipsAdopted: number;
@@ -125,6 +131,7 @@ interface PassCounters {
   enisTagged: number;
   assignedIps: number;
   idleIps: number;
+  autoModeNodes: number;
 }
 
 /** One pass over every pool (or the pools of `options.instanceIds`). */
@@ -147,6 +154,7 @@ export async function runEniPass(
     enisTagged: 0,
     assignedIps: 0,
     idleIps: 0,
+    autoModeNodes: 0,
   };
 
   // Actual state first.
@@ -159,9 +167,10 @@ export async function runEniPass(
   for await (const node of deps.cluster.listNodes()) {
     const instanceId = instanceIdOf(node.spec?.providerID);
     const name = node.metadata?.name;
-    if (name && instanceId && (!scope || scope.has(instanceId))) {
-      nodes.set(name, { instanceId, maxPods: allocatablePods(node) });
-    }
+    if (!name || !instanceId || (scope && !scope.has(instanceId))) continue;
+    // Not a node of berth's: an existing pool of one drains as a departed node's would.
+    if (isAutoModeNode(node, deps.autoMode)) counters.autoModeNodes++;
+    else nodes.set(name, { instanceId, maxPods: allocatablePods(node) });
   }
   // Without EC2's view nothing is reconciled or swept this pass (an empty view would look like
   // every ENI vanished), but pools are still refilled.
@@ -263,6 +272,7 @@ export async function runEniPass(
     poolsDraining: counters.poolsDraining,
     poolsSkipped: counters.poolsSkipped,
     poolsInStep: counters.poolsInStep,
+    autoModeNodes: counters.autoModeNodes,
     ipsAssigned: actions.ipsAssigned,
     ipsAdopted: actions.ipsAdopted,
     ipsUnassigned: actions.ipsUnassigned,

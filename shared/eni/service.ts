@@ -13,9 +13,11 @@
 import { z } from 'zod';
 import type { Ec2Instance } from '../ec2/network.js';
 import { parseIp } from '../net/ip.js';
+import { autoModeReason } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import type { EniDeps } from './deps.js';
 import {
+  AutoModeNodeError,
   EniBadRequestError,
   EniConflictError,
   IpHeldByAnotherError,
@@ -144,7 +146,9 @@ function checkNode(node: string): void {
 
 /**
  * `POST /v1/nodes/{node}/ips`: validates the body and assigns. Throws `EniBadRequestError`
- * (400), `UnknownNodeError` (404), `PoolExhaustedError` (409) or `PoolBusyError` (503).
+ * (400), `UnknownNodeError` (404), `PoolExhaustedError` or `AutoModeNodeError` (409), or
+ * `PoolBusyError` (503). Only an assign refuses an Auto Mode node: a look-up or release hands out
+ * nothing, and a CNI DEL must never block a pod's teardown.
  */
 export async function handleAssignIp(
   deps: AssignDeps,
@@ -218,12 +222,17 @@ export async function handleLookUpIp(
   return answer(pool, state, held);
 }
 
-/** The node's pool, created on first use when the node is in the cluster (404 otherwise). */
+/**
+ * The node's pool, created on first use when the node is in the cluster (404 otherwise) and not
+ * an EKS Auto Mode node (409: Auto Mode's own CNI gives its pods their IPs).
+ */
 async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
   const pool = await deps.store.getPool(node);
-  if (pool?.draining) throw new UnknownNodeError(node, 'the node is leaving the cluster');
-  if (pool) return pool;
+  if (pool && !pool.draining) return pool;
   const nodeObject = await deps.cluster.getNode(node);
+  const autoMode = autoModeReason(nodeObject?.metadata?.labels, deps.autoMode);
+  if (nodeObject && autoMode !== undefined) throw new AutoModeNodeError(node, autoMode);
+  if (pool) throw new UnknownNodeError(node, 'the node is leaving the cluster');
   const instanceId = instanceIdOf(nodeObject?.spec?.providerID);
   if (!nodeObject) throw new UnknownNodeError(node, 'no such node in the cluster');
   if (!instanceId) throw new UnknownNodeError(node, 'the node has no EC2 provider ID');

@@ -7,6 +7,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { selectorLabels } from '../k8s/label-selector.js';
+import { type AutoModeCompute, avoidAutoModeNodes } from '../node-pool/auto-mode.js';
 import { MANIFEST_LABELS } from './webhooks.js';
 
 /** The public image whose `node` runs the plugin on the node (glibc, as EKS AMIs are). */
@@ -74,10 +75,15 @@ echo "berth-cni installed for node $NODE_NAME"
 export const UNINSTALL_ON_EXIT = `trap 'rm -f /host/etc/cni/net.d/${CNI_CONFIG_FILE} /host/opt/cni/bin/${NAME}; rm -rf /host/opt/cni/bin/${NAME}.d; kill $! 2>/dev/null; exit 0' TERM INT
 while true; do sleep 3600 & wait $!; done`;
 
-/** The ConfigMap and DaemonSet, for `bundle` (the plugin) and its `wrapper` script. */
+/**
+ * The ConfigMap and DaemonSet, for `bundle` (the plugin) and its `wrapper` script. The DaemonSet
+ * never schedules on an EKS Auto Mode node (`autoMode`: the cluster's compute config, when berth's
+ * config says Auto Mode is on): no other CNI may run there, and Auto Mode's own gives its pods IPs.
+ */
 export function cniManifests(
   target: CniTarget,
   plugin: { readonly bundle: string; readonly wrapper: string },
+  autoMode?: AutoModeCompute,
 ): readonly KubernetesObject[] {
   const labels = { ...MANIFEST_LABELS, 'app.kubernetes.io/component': NAME };
   const mounts = [
@@ -107,6 +113,13 @@ export function cniManifests(
           hostNetwork: true,
           priorityClassName: 'system-node-critical',
           nodeSelector: selectorLabels(target.nodeSelector),
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: avoidAutoModeNodes(autoMode) }],
+              },
+            },
+          },
           // Pod networking does not exist on the node until this has run.
           tolerations: [{ operator: 'Exists' }],
           terminationGracePeriodSeconds: 10,

@@ -1,14 +1,15 @@
 /** Every Kubernetes object a cluster needs for berth, in the order `kubectl apply` should create them. */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ScaleConfig } from '../config/schema.js';
+import { karpenterNodePoolOf } from '../node-pool/node-pool.js';
 import { placeholderManifests } from '../scale/placeholders.js';
 import { berthClusterRole, berthClusterRoleBinding } from './rbac.js';
 import { type FailOpen, mutatingWebhookConfiguration, type WebhookEndpoint } from './webhooks.js';
 
 /**
- * The manifests for one cluster and one webhook endpoint; with node pool `karpenter`, also the
- * buffer's placeholders (shared/scale/placeholders.ts). `failOpen` names the webhooks that let
- * requests through while berth does not answer.
+ * The manifests for one cluster and one webhook endpoint; with node pool `karpenter` or
+ * `auto-mode`, also the buffer's placeholders (shared/scale/placeholders.ts). `failOpen` names the
+ * webhooks that let requests through while berth does not answer.
  */
 export function berthManifests(
   endpoint: WebhookEndpoint,
@@ -21,7 +22,7 @@ export function berthManifests(
   return [
     berthClusterRole(),
     berthClusterRoleBinding(),
-    ...(scale.nodePool.type === 'karpenter' ? placeholderManifests(scale) : []),
+    ...(karpenterNodePoolOf(scale.nodePool) !== undefined ? placeholderManifests(scale) : []),
     mutatingWebhookConfiguration(endpoint, cluster, failOpen),
   ];
 }

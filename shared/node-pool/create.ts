@@ -38,5 +38,7 @@ export function createNodePool(config: NodePoolConfig, deps: NodePoolDeps): Node
       });
     case 'karpenter':
       return new KarpenterNodePool(config.name);
+    case 'auto-mode':
+      return new KarpenterNodePool(config.name, 'auto-mode');
   }
 }

@@ -45,3 +45,13 @@ export interface NodePool {
 export function deletesNodes(pool: Pick<NodePool, 'type'>): boolean {
   return pool.type !== 'none';
 }
+
+/**
+ * The Karpenter NodePool that launches the pool's nodes: node pool `karpenter`'s, or the EKS Auto
+ * Mode NodePool of `auto-mode` (Auto Mode runs Karpenter itself). Undefined for the others. Where
+ * Karpenter launches the nodes, berth keeps the buffer with placeholder pods and reads the
+ * NodePool's node lifetime.
+ */
+export function karpenterNodePoolOf(config: NodePoolConfig): string | undefined {
+  return config.type === 'karpenter' || config.type === 'auto-mode' ? config.name : undefined;
+}

@@ -20,7 +20,7 @@ import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import { KubernetesConflictError } from '../k8s/errors.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
-import { deletesNodes, type NodePool } from '../node-pool/node-pool.js';
+import { deletesNodes, karpenterNodePoolOf, type NodePool } from '../node-pool/node-pool.js';
 import { nodePoolLifetimeMs } from './drain.js';
 import { planEvictions } from './eviction.js';
 import { agonesOwnerOf, indexAgones } from './game-state.js';
@@ -198,7 +198,7 @@ export async function runScalePass(
         deps.cluster,
         deps.pool,
         config.nodeSelector,
-        config.nodePool.type === 'karpenter' ? config.nodePool.name : undefined,
+        karpenterNodePoolOf(config.nodePool),
       ),
       deps.memory.load(),
     ]);

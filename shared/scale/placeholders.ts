@@ -29,7 +29,7 @@ export function isPlaceholder(pod: V1Pod): boolean {
 
 /**
  * The Namespace, PriorityClass and Deployment of the placeholders (0 replicas: the scale pass
- * sets them), for `berth manifests` with node pool `karpenter`.
+ * sets them), for `berth manifests` with node pool `karpenter` or `auto-mode`.
  */
 export function placeholderManifests(scale: ScaleConfig): KubernetesObject[] {
   const labels = { 'app.kubernetes.io/name': 'berth-buffer', [PLACEHOLDER_LABEL]: 'true' };

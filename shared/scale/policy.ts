@@ -3,6 +3,7 @@
  * in one typed table apart from the code that applies them.
  */
 import type { ScaleConfig } from '../config/schema.js';
+import { karpenterNodePoolOf } from '../node-pool/node-pool.js';
 import { type DrainPolicy, drainPolicy } from './drain.js';
 
 /** Thresholds and grace periods of one scale pass. */
@@ -121,7 +122,7 @@ export function scalePolicy(
     defaultProvisionMs: config.demand.provisionSeconds * 1000,
     passIntervalMs,
     reactionMs: passIntervalMs,
-    placeholders: config.nodePool.type === 'karpenter',
+    placeholders: karpenterNodePoolOf(config.nodePool) !== undefined,
     drain: drainPolicy(config),
     ...SCALE_POLICY_DEFAULTS,
     ...overrides,
