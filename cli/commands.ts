@@ -6,6 +6,7 @@ import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/a
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
+import { autoModeStatusLine } from '../shared/status/auto-mode.js';
 import type { Holding } from '../shared/status/holders.js';
 import { describeFailure, exitCodeOf, recordedFailureFix } from './errors.js';
 import { forgetClusterCommand } from './forget-cluster.js';
@@ -23,7 +24,7 @@ function runtimeOn(options: CliOptions, store: StoreTarget, clusterApi?: Cluster
     config: options.config,
     dynamo: store.client,
     tableName: store.tableName,
-    ...(clusterApi ? { clusterApi, serviceLister: clusterApi } : {}),
+    ...(clusterApi ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi } : {}),
   });
 }
 
@@ -103,7 +104,8 @@ function formatStatus(report: StatusReport): string {
             String(p.cooling),
           ]),
         );
-  return [`cluster ${report.cluster}`, ...ranges, '', ...pools].join('\n');
+  const autoMode = report.autoModeNodes ? [autoModeStatusLine(report.autoModeNodes)] : [];
+  return [`cluster ${report.cluster}`, ...ranges, '', ...pools, ...autoMode].join('\n');
 }
 
 const status: Command = async (options) => {
@@ -126,8 +128,10 @@ const status: Command = async (options) => {
   const store = await openStore(options);
   try {
     const reports = [];
+    // One cluster's nodes, where the kubeconfig reaches it: status counts its Auto Mode nodes.
+    const cluster = options.clusters.length === 1 ? optionalCluster(options)?.api : undefined;
     for (const config of options.clusters) {
-      reports.push(await runtimeOn({ ...options, config }, store).status());
+      reports.push(await runtimeOn({ ...options, config }, store, cluster).status());
     }
     const text = options.json
       ? JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)

@@ -91,7 +91,7 @@ function serveCluster(
     config,
     dynamo: store.client,
     tableName: store.tableName,
-    ...(clusterApi ? { clusterApi, serviceLister: clusterApi } : {}),
+    ...(clusterApi ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi } : {}),
     ...(settleQueue
       ? {
           settler: () =>

@@ -19,7 +19,9 @@ import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
 import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
+import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
+import { type AutoModeNodesReport, autoModeNodesReport } from '../status/auto-mode.js';
 import { findHolders, type Holding } from '../status/holders.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
@@ -42,6 +44,8 @@ export interface RuntimeDeps {
    * status --holder IP`); without it such a holder is given by its allocation id.
    */
   readonly serviceLister?: Pick<ClusterApi, 'listServices'>;
+  /** Lists nodes, so status counts the EKS Auto Mode nodes berth leaves out of its ENI pools. */
+  readonly nodeLister?: Pick<ClusterApi, 'listNodes'>;
   /**
    * Where Service admission hands values that wait for the apiserver's commit. Without one,
    * nothing can be read back, so what admission gives back is freed at once.
@@ -65,6 +69,8 @@ export interface StatusReport {
   readonly ranges: readonly (RangeUsage | HostPortRangeUsage)[];
   /** ENI secondary IP pools, one per node berth manages. */
   readonly pools: readonly EniPoolStatus[];
+  /** The EKS Auto Mode nodes left out of the pools, when the cluster's nodes are at hand. */
+  readonly autoModeNodes?: AutoModeNodesReport;
 }
 
 /** berth, wired. */
@@ -175,7 +181,11 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         query,
       ),
     async status() {
-      const { exclusive, pools, hostPorts } = await readStatus();
+      const [{ exclusive, pools, hostPorts }, autoModeNodes] = await Promise.all([
+        readStatus(),
+        deps.nodeLister &&
+          autoModeNodesReport(deps.nodeLister, autoModeComputeOf(config.scale.nodePool)),
+      ]);
       return {
         cluster: config.cluster,
         ranges: [
@@ -185,6 +195,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           ),
         ],
         pools,
+        ...(autoModeNodes ? { autoModeNodes } : {}),
       };
     },
     async uiState() {

@@ -5,6 +5,7 @@
  * the same code the pass runs.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { autoModeReason } from '../node-pool/auto-mode.js';
 import { cpuMillisOf, effectiveCpuRequestMillis } from './cpu.js';
 import { type AgonesIndex, type GameStateReading, gameStateOf } from './game-state.js';
 import { GAME_SERVER_LABEL } from './names.js';
@@ -29,6 +30,8 @@ export interface NodeView {
   readonly hasAnnotationMap: boolean;
   /** `spec.providerID`, e.g. `aws:///us-east-1a/i-0abc`. */
   readonly providerId?: string;
+  /** Why it is an EKS Auto Mode node, by its labels (node-pool/auto-mode.ts); absent if not. */
+  readonly autoMode?: string;
   readonly allocatableMillis: number;
   /** Effective CPU requests of every non-terminal pod on the node, game servers or not. */
   readonly requestedMillis: number;
@@ -176,6 +179,7 @@ export function buildSnapshot(
     const readyCondition = node.status?.conditions?.find((c) => c.type === 'Ready');
     const ready = readyCondition?.status === 'True';
     const readyAtMs = ready ? epochMs(readyCondition?.lastTransitionTime) : undefined;
+    const autoMode = autoModeReason(node.metadata?.labels);
     views.push({
       name,
       uid: node.metadata?.uid,
@@ -188,6 +192,7 @@ export function buildSnapshot(
       annotations: { ...(node.metadata?.annotations ?? {}) },
       hasAnnotationMap: node.metadata?.annotations !== undefined,
       providerId: node.spec?.providerID,
+      ...(autoMode === undefined ? {} : { autoMode }),
       allocatableMillis: cpuMillisOf(node.status?.allocatable),
       requestedMillis: used?.requested ?? 0,
       gameServerRequestedMillis: used?.game ?? 0,
