@@ -12,7 +12,7 @@ import { createPasses } from '../shared/app/passes.js';
 import { createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { settleRunner } from '../shared/app/settle.js';
 import { recoverLocalSettles } from '../shared/app/settle-recovery.js';
-import { ClusterSet } from '../shared/clusters/cluster-set.js';
+import { ClusterSet, type ServiceCidrOverlap } from '../shared/clusters/cluster-set.js';
 import {
   clusterPathPrefix,
   clusterRoutes,
@@ -30,6 +30,7 @@ import { metricsReading } from '../shared/metrics/reading.js';
 import { scalePolicy } from '../shared/scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../shared/scale/trigger.js';
 import { ScaleTrigger } from '../shared/scale/trigger-loop.js';
+import type { ClusterServiceCidr } from '../shared/services/cluster-cidrs.js';
 import { InProcessSettleQueue } from '../shared/settle/in-process-queue.js';
 import { QueueSettler } from '../shared/settle/settler.js';
 import { clusterViewReader } from '../shared/ui/cluster-view.js';
@@ -46,6 +47,7 @@ import {
 } from './local-cluster.js';
 import type { CliOptions } from './main.js';
 import { type ServeLog, serveLog, warnAtMostEvery } from './serve-log.js';
+import { checkServiceCidrs, type ServiceCidrStart } from './service-cidrs.js';
 
 /** One cluster of the config as the server runs it. */
 interface ServedCluster {
@@ -70,6 +72,7 @@ function serveCluster(
   store: StoreTarget,
   account: Ec2Account,
   log: ServeLog,
+  serviceCidrs: readonly ClusterServiceCidr[] | undefined,
 ): ServedCluster {
   const clusterApi = cluster?.api;
   // Log lines name their cluster where the server has several.
@@ -102,7 +105,10 @@ function serveCluster(
             ),
         }
       : {}),
+    log: { info: (line) => log.info(`${tag}${line}`), warn: (line) => log.warn(`${tag}${line}`) },
   });
+  // The cluster's ServiceCIDRs as read at start; each repair pass reads them again.
+  if (clusterApi) runtime.serviceCidrs.apply(serviceCidrs);
   // A restart lost the settle looks that were waiting: the store says what they were.
   const recovery = recoverLocalSettles({
     config,
@@ -115,7 +121,13 @@ function serveCluster(
   // The passes change the cluster (cordon, delete nodes, EC2): only when asked for.
   const passes =
     clusterApi && options.passes
-      ? createPasses(passContext(options, config, store, clusterApi), account)
+      ? createPasses(
+          {
+            ...passContext(options, config, store, clusterApi),
+            serviceCidrs: runtime.serviceCidrs,
+          },
+          account,
+        )
       : undefined;
   // Background pool refills run in this process, beside the requests that ask for them.
   const refills = passes
@@ -237,7 +249,11 @@ function requestLogged(handle: HttpHandler, log: ServeLog): HttpHandler {
  * every range with its cluster under `ranges`, the key a single-cluster server answers with.
  * Everything else goes to `routes`.
  */
-function withFleetStatus(served: readonly ServedCluster[], routes: HttpHandler): HttpHandler {
+function withFleetStatus(
+  served: readonly ServedCluster[],
+  routes: HttpHandler,
+  overlaps: readonly ServiceCidrOverlap[],
+): HttpHandler {
   if (served.length === 1) return routes;
   return async (request) => {
     if (request.method !== 'GET' || request.path !== '/v1/status') return routes(request);
@@ -248,7 +264,12 @@ function withFleetStatus(served: readonly ServedCluster[], routes: HttpHandler):
     return {
       statusCode: 200,
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ clusters, ranges }),
+      // Findings across clusters: Service CIDRs that overlap (read at start).
+      body: JSON.stringify({
+        clusters,
+        ranges,
+        ...(overlaps.length > 0 ? { findings: overlaps } : {}),
+      }),
     };
   };
 }
@@ -283,7 +304,9 @@ async function listen(
   served: readonly ServedCluster[],
   handlers: ClusterSet<HttpHandler>,
   log: ServeLog,
+  cidrStart: ServiceCidrStart,
 ): Promise<Listening> {
+  for (const overlap of cidrStart.overlaps) log.warn(overlap.message);
   const tls = options.http
     ? undefined
     : await ensureLocalTls(
@@ -297,7 +320,7 @@ async function listen(
     port: options.port,
     ...(tls ? { tls } : {}),
     handle: requestLogged(
-      withFleetStatus(served, clusterRoutes(handlers, { unknown: 'explain' })),
+      withFleetStatus(served, clusterRoutes(handlers, { unknown: 'explain' }), cidrStart.overlaps),
       log,
     ),
     onError: (error, request) => {
@@ -356,6 +379,8 @@ export async function serve(options: CliOptions): Promise<number> {
   );
   // A cluster whose API server does not answer is refused now (3), not at every binding.
   for (const cluster of clusters.values()) if (cluster) await checkClusterAnswers(cluster);
+  // A configured Service range the cluster does not have is refused now (2), naming both.
+  const cidrStart = await checkServiceCidrs(options.clusters, clusters);
   // No kubeconfig to be found: the environment refused (3), as for the CLI's passes.
   if (options.passes && [...clusters.values()].some((cluster) => cluster === undefined)) {
     throw new EnvironmentError(
@@ -377,7 +402,15 @@ export async function serve(options: CliOptions): Promise<number> {
   }
   const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
   const served = options.clusters.map((config) =>
-    serveCluster(options, config, clusters.get(config.cluster), store, account, log),
+    serveCluster(
+      options,
+      config,
+      clusters.get(config.cluster),
+      store,
+      account,
+      log,
+      cidrStart.readings.get(config.cluster),
+    ),
   );
   // Every cluster is assembled up front (its timers start below), so the set only looks it up.
   const byName = new Map(served.map((one) => [one.config.cluster, one.handle]));
@@ -388,7 +421,7 @@ export async function serve(options: CliOptions): Promise<number> {
   });
   let listening: Listening;
   try {
-    listening = await listen(options, served, handlers, log);
+    listening = await listen(options, served, handlers, log, cidrStart);
   } catch (error) {
     // Nothing is served: the clusters and the store (DynamoDB Local, if this process started it)
     // go down with the command instead of keeping it alive.

@@ -22,6 +22,14 @@
  * - with `agones: true`, Agones `GameServer`s (`agones.dev/v1`): list, get, create, and delete
  *   with preconditions, the GameServer's pods going with it (ownerReference garbage collection);
  *   without it, the group is unknown (404), as on a cluster without Agones.
+ * - with `serviceCIDRs`, a Kubernetes 1.33+ cluster's `networking.k8s.io/v1` ServiceCIDRs (the
+ *   default one, `kubernetes`, made from them) and IPAddresses: a Service stored with a cluster IP
+ *   gets an IPAddress named by it, and one whose IP no ready ServiceCIDR covers, or that another
+ *   Service's IPAddress holds, is refused 422 with the apiserver's message
+ *   (`pkg/registry/core/service/storage/alloc.go`: `failed to allocate IP <ip>: <error>`); a
+ *   deleted ServiceCIDR stays, Ready False and Terminating, behind its finalizer while addresses
+ *   only it covers remain (`pkg/controller/servicecidrs`); without it the group is unknown (404),
+ *   as before 1.33. https://kubernetes.io/docs/tasks/network/extend-service-ip-ranges/
  * Listeners registered with `onChange` run after every change made through HTTP, so a
  * controller stand-in (sim/agones-fleet.ts) reacts as its real one would.
  * Tests seed and inspect the maps directly, record requests, require a bearer token, fail the
@@ -38,13 +46,16 @@ import type { AddressInfo } from 'node:net';
 import type {
   CoreV1Event,
   KubeConfig,
+  V1IPAddress,
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
   V1Service,
+  V1ServiceCIDR,
 } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../shared/k8s/cluster-api.js';
 import { bearerTokenKubeConfig } from '../shared/k8s/kubeconfig.js';
+import { type CidrBlock, cidrContains, formatIp, parseCidr, parseIp } from '../shared/net/ip.js';
 
 /** One request as the fake received it. */
 export interface RecordedRequest {
@@ -78,6 +89,11 @@ export interface KubeApiServerOptions {
   readonly now?: () => number;
   /** Serve Agones' `agones.dev/v1` GameServers (a cluster with Agones installed). */
   readonly agones?: boolean;
+  /**
+   * Serve `networking.k8s.io/v1` ServiceCIDRs and IPAddresses (Kubernetes 1.33+), the default
+   * ServiceCIDR `kubernetes` holding these CIDRs; absent: a cluster before 1.33.
+   */
+  readonly serviceCIDRs?: readonly string[];
 }
 
 /** What changed through HTTP, for controller stand-ins. */
@@ -100,13 +116,28 @@ export interface KubeApiServer {
   readonly podDisruptionBudgets: Map<string, V1PodDisruptionBudget>;
   /** Agones GameServers by namespace/name (served only with `agones: true`). */
   readonly gameServers: Map<string, AgonesGameServer>;
+  /** ServiceCIDRs by name (served only with `serviceCIDRs`). */
+  readonly serviceCidrs: Map<string, V1ServiceCIDR>;
+  /** IPAddresses by IP (served only with `serviceCIDRs`). */
+  readonly ipAddresses: Map<string, V1IPAddress>;
   readonly requests: RecordedRequest[];
   /** The bearer token required from now on; undefined turns the check off. */
   token: string | undefined;
   /** Stores a node with uid, resourceVersion and creationTimestamp filled in; returns the stored copy. */
   addNode(node: V1Node): V1Node;
   addPod(pod: V1Pod): V1Pod;
+  /**
+   * Stores a Service; with `serviceCIDRs`, records its cluster IPs as IPAddresses, and throws a
+   * `StatusFailure` (422, the apiserver's message) for an IP no ready ServiceCIDR covers or that
+   * another Service holds.
+   */
   addService(service: V1Service): V1Service;
+  /** Deletes a Service and its IPAddresses, as the apiserver does once it is gone. */
+  removeService(namespace: string, name: string): void;
+  /** Creates a ServiceCIDR, Ready, with the finalizer the apiserver adds. */
+  addServiceCidr(name: string, cidrs: readonly string[]): V1ServiceCIDR;
+  /** Deletes a ServiceCIDR: gone, or Terminating while addresses only it covers remain. */
+  deleteServiceCidr(name: string): void;
   addPodDisruptionBudget(budget: V1PodDisruptionBudget): V1PodDisruptionBudget;
   addGameServer(gameServer: AgonesGameServer): AgonesGameServer;
   /** A new resourceVersion, for stand-ins that change stored objects directly. */
@@ -144,7 +175,7 @@ export function failureStatus(
 }
 
 /** A failure the fake answers with a Status body. */
-class StatusFailure extends Error {
+export class StatusFailure extends Error {
   readonly body: JsonObject;
   constructor(code: number, reason: string, message: string, details?: JsonObject) {
     super(message);
@@ -221,6 +252,8 @@ export async function startKubeApiServer(
   const deploymentReplicas = new Map<string, number>();
   const podDisruptionBudgets = new Map<string, V1PodDisruptionBudget>();
   const gameServers = new Map<string, AgonesGameServer>();
+  const serviceCidrs = new Map<string, V1ServiceCIDR>();
+  const ipAddresses = new Map<string, V1IPAddress>();
   const listeners: ((change: ApiChange) => void)[] = [];
   const changed = (change: ApiChange): void => {
     for (const listener of listeners) listener(change);
@@ -251,10 +284,12 @@ export async function startKubeApiServer(
     pods: pods as Map<string, object>,
     services: services as Map<string, object>,
     gameservers: gameServers as Map<string, object>,
+    servicecidrs: serviceCidrs as Map<string, object>,
+    ipaddresses: ipAddresses as Map<string, object>,
   } as const;
 
   const list = (
-    resource: 'nodes' | 'pods' | 'services' | 'events' | 'gameservers',
+    resource: 'nodes' | 'pods' | 'services' | 'events' | 'gameservers' | NetworkingResource,
     namespace: string | undefined,
     query: Readonly<Record<string, string>>,
   ): JsonObject => {
@@ -299,10 +334,18 @@ export async function startKubeApiServer(
       services: 'ServiceList',
       events: 'EventList',
       gameservers: 'GameServerList',
+      servicecidrs: 'ServiceCIDRList',
+      ipaddresses: 'IPAddressList',
     }[resource];
+    const apiVersion =
+      resource === 'gameservers'
+        ? 'agones.dev/v1'
+        : resource === 'servicecidrs' || resource === 'ipaddresses'
+          ? 'networking.k8s.io/v1'
+          : 'v1';
     return {
       kind,
-      apiVersion: resource === 'gameservers' ? 'agones.dev/v1' : 'v1',
+      apiVersion,
       metadata: {
         resourceVersion: String(resourceVersion),
         ...(more
@@ -317,7 +360,7 @@ export async function startKubeApiServer(
   };
 
   const getOne = (
-    resource: 'nodes' | 'pods' | 'services' | 'gameservers',
+    resource: 'nodes' | 'pods' | 'services' | 'gameservers' | NetworkingResource,
     key: string,
     name: string,
   ): JsonObject => {
@@ -597,6 +640,183 @@ export async function startKubeApiServer(
     return stored;
   };
 
+  /** The ServiceCIDR blocks new cluster IPs may come from: Ready and not being deleted. */
+  const readyBlocks = (): CidrBlock[] =>
+    [...serviceCidrs.values()]
+      .filter(
+        (cidr) =>
+          !cidr.metadata?.deletionTimestamp &&
+          cidr.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'False',
+      )
+      .flatMap((cidr) => (cidr.spec?.cidrs ?? []).flatMap((text) => parseCidr(text) ?? []));
+
+  /** Whether a block offers the IP: inside, and not its network address or IPv4 broadcast. */
+  const offers = (block: CidrBlock, ip: { family: 'IPv4' | 'IPv6'; value: bigint }): boolean => {
+    if (!cidrContains(block, ip) || ip.value === block.network) return false;
+    const last = block.network + (1n << BigInt(block.hostBits)) - 1n;
+    return block.family === 'IPv6' || ip.value !== last;
+  };
+
+  /**
+   * What the apiserver's allocators do for a Service it stores: each cluster IP is checked
+   * against the ready ServiceCIDRs and the IPAddresses, then recorded as one.
+   */
+  const allocateClusterIps = (stored: V1Service): void => {
+    const namespace = stored.metadata?.namespace ?? 'default';
+    const name = stored.metadata?.name ?? '';
+    const single = stored.spec?.clusterIP ?? '';
+    const listed = stored.spec?.clusterIPs?.length ? stored.spec.clusterIPs : [single];
+    const wanted = single === '' || single === 'None' ? [] : listed;
+    const mine = (address: V1IPAddress | undefined) =>
+      address?.spec?.parentRef?.namespace === namespace && address.spec.parentRef.name === name;
+    const canonical: string[] = [];
+    for (const text of wanted) {
+      const ip = parseIp(text);
+      const failed = (detail: string) =>
+        new StatusFailure(
+          422,
+          'Invalid',
+          `Service "${name}" is invalid: spec.clusterIPs: Invalid value: ${JSON.stringify(listed)}: failed to allocate IP ${text}: ${detail}`,
+          {
+            name,
+            kind: 'Service',
+            causes: [
+              {
+                reason: 'FieldValueInvalid',
+                message: `Invalid value: ${JSON.stringify(listed)}: failed to allocate IP ${text}: ${detail}`,
+                field: 'spec.clusterIPs',
+              },
+            ],
+          },
+        );
+      if (!ip) throw failed('not a valid IP');
+      const key = formatIp(ip);
+      const held = ipAddresses.get(key);
+      if (held && !mine(held)) throw failed('provided IP is already allocated');
+      // An IP the Service already holds stays its own, whatever became of its range since.
+      if (!held && !readyBlocks().some((block) => offers(block, ip))) {
+        throw failed('the provided network does not match the current range');
+      }
+      canonical.push(key);
+    }
+    for (const [key, address] of ipAddresses) {
+      if (mine(address) && !canonical.includes(key)) ipAddresses.delete(key);
+    }
+    for (const key of canonical) {
+      if (ipAddresses.has(key)) continue;
+      const family = key.includes(':') ? 'IPv6' : 'IPv4';
+      ipAddresses.set(
+        key,
+        admit(
+          {
+            apiVersion: 'networking.k8s.io/v1',
+            kind: 'IPAddress',
+            metadata: {
+              name: key,
+              labels: {
+                'ipaddress.kubernetes.io/ip-family': family,
+                'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io',
+              },
+            },
+            spec: { parentRef: { group: '', resource: 'services', namespace, name } },
+          },
+          false,
+        ) as V1IPAddress,
+      );
+    }
+    syncServiceCidrs();
+  };
+
+  /**
+   * The servicecidrs controller: a deleted ServiceCIDR goes once no IPAddress needs it (none
+   * inside it that another ready one does not also cover), else it stays Ready False,
+   * Terminating.
+   */
+  const syncServiceCidrs = (): void => {
+    for (const [name, cidr] of serviceCidrs) {
+      if (!cidr.metadata?.deletionTimestamp) continue;
+      const own = (cidr.spec?.cidrs ?? []).flatMap((text) => parseCidr(text) ?? []);
+      const others = [...serviceCidrs.values()]
+        .filter((o) => o !== cidr && !o.metadata?.deletionTimestamp)
+        .flatMap((o) => (o.spec?.cidrs ?? []).flatMap((text) => parseCidr(text) ?? []));
+      const needed = [...ipAddresses.keys()].some((key) => {
+        const ip = parseIp(key);
+        return (
+          ip !== undefined &&
+          own.some((block) => cidrContains(block, ip)) &&
+          !others.some((block) => cidrContains(block, ip))
+        );
+      });
+      if (!needed) {
+        serviceCidrs.delete(name);
+        continue;
+      }
+      cidr.status = {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'Terminating',
+            message:
+              'There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR',
+            lastTransitionTime: new Date(now()),
+          },
+        ],
+      };
+    }
+  };
+
+  const createServiceCidr = (name: string, cidrs: readonly string[]): V1ServiceCIDR => {
+    if (serviceCidrs.has(name)) {
+      throw new StatusFailure(
+        409,
+        'AlreadyExists',
+        `servicecidrs.networking.k8s.io "${name}" already exists`,
+        {
+          name,
+          group: 'networking.k8s.io',
+          kind: 'servicecidrs',
+        },
+      );
+    }
+    const stored = admit(
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'ServiceCIDR',
+        metadata: { name, finalizers: ['networking.k8s.io/service-cidr-finalizer'] },
+        spec: { cidrs: [...cidrs] },
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: '',
+              message: 'Kubernetes Service CIDR is ready',
+              lastTransitionTime: new Date(now()).toISOString(),
+            },
+          ],
+        },
+      },
+      false,
+    ) as V1ServiceCIDR;
+    serviceCidrs.set(name, stored);
+    return stored;
+  };
+
+  const deleteServiceCidr = (name: string): JsonObject => {
+    const cidr = serviceCidrs.get(name);
+    if (!cidr) throw notFound('servicecidrs.networking.k8s.io', name);
+    if (!cidr.metadata?.deletionTimestamp) {
+      cidr.metadata = {
+        ...cidr.metadata,
+        deletionTimestamp: new Date(now()),
+        resourceVersion: nextVersion(),
+      };
+    }
+    syncServiceCidrs();
+    return toJson(serviceCidrs.get(name) ?? cidr);
+  };
+
   const route = (
     method: string,
     path: string,
@@ -647,6 +867,35 @@ export async function startKubeApiServer(
       }
       if (method === 'DELETE')
         return { status: 200, body: deleteGameServer(namespace, name, body) };
+      throw methodNotAllowed();
+    }
+    // /apis/networking.k8s.io/v1/{servicecidrs,ipaddresses}[/name] (Kubernetes 1.33+).
+    if (parts[0] === 'apis' && parts[1] === 'networking.k8s.io' && options.serviceCIDRs) {
+      const [, , version, resource, name] = parts;
+      if (
+        version !== 'v1' ||
+        (resource !== 'servicecidrs' && resource !== 'ipaddresses') ||
+        parts.length > 5
+      ) {
+        throw unknownPath();
+      }
+      if (name === undefined) {
+        if (method === 'GET') return { status: 200, body: list(resource, undefined, query) };
+        if (method === 'POST' && resource === 'servicecidrs') {
+          const object = asObject(body === undefined ? null : toJson(body)) ?? {};
+          const cidrs = get(object, ['spec', 'cidrs']);
+          const stored = createServiceCidr(
+            str(get(object, ['metadata', 'name'])),
+            Array.isArray(cidrs) ? cidrs.map((c) => str(c)) : [],
+          );
+          return { status: 201, body: toJson(stored) };
+        }
+        throw methodNotAllowed();
+      }
+      if (method === 'GET') return { status: 200, body: getOne(resource, name, name) };
+      if (method === 'DELETE' && resource === 'servicecidrs') {
+        return { status: 200, body: deleteServiceCidr(name) };
+      }
       throw methodNotAllowed();
     }
     // /apis/policy/v1/namespaces/{ns}/poddisruptionbudgets: read by tests; evictions check them.
@@ -767,6 +1016,14 @@ export async function startKubeApiServer(
         }
         if (method === 'DELETE') return { status: 200, body: deletePod(key, name, body) };
       }
+      if (resource === 'services' && rest.length === 3 && method === 'POST') {
+        const given = (body ?? {}) as V1Service;
+        const stored = server.addService({
+          ...given,
+          metadata: { ...given.metadata, namespace },
+        });
+        return { status: 201, body: toJson(stored) };
+      }
       if ((resource === 'pods' || resource === 'services') && rest.length <= 4) {
         if (method !== 'GET') throw methodNotAllowed();
         if (name === undefined) return { status: 200, body: list(resource, namespace, query) };
@@ -854,6 +1111,8 @@ export async function startKubeApiServer(
     deploymentReplicas,
     podDisruptionBudgets,
     gameServers,
+    serviceCidrs,
+    ipAddresses,
     requests,
     token: options.token,
     addNode(node) {
@@ -868,8 +1127,21 @@ export async function startKubeApiServer(
     },
     addService(service) {
       const stored = admit(service, true) as V1Service;
+      if (options.serviceCIDRs) allocateClusterIps(stored);
       services.set(`${stored.metadata?.namespace}/${stored.metadata?.name}`, stored);
       return stored;
+    },
+    removeService(namespace, name) {
+      services.delete(`${namespace}/${name}`);
+      for (const [key, address] of ipAddresses) {
+        const parent = address.spec?.parentRef;
+        if (parent?.namespace === namespace && parent.name === name) ipAddresses.delete(key);
+      }
+      syncServiceCidrs();
+    },
+    addServiceCidr: createServiceCidr,
+    deleteServiceCidr(name) {
+      deleteServiceCidr(name);
     },
     addPodDisruptionBudget(budget) {
       const stored = admit(budget, true) as V1PodDisruptionBudget;
@@ -906,8 +1178,13 @@ export async function startKubeApiServer(
       );
     },
   };
+  // The default ServiceCIDR the apiserver makes from --service-cluster-ip-range.
+  if (options.serviceCIDRs) createServiceCidr('kubernetes', options.serviceCIDRs);
   return server;
 }
+
+/** The networking.k8s.io/v1 resources the fake serves. */
+type NetworkingResource = 'servicecidrs' | 'ipaddresses';
 
 /** Whether a `matchLabels` / `matchExpressions` selector selects `labels` (a null one: none). */
 function selects(selector: JsonObject | undefined, labels: JsonObject): boolean {

@@ -12,6 +12,7 @@ import {
   ValueNotInRangeError,
 } from '../allocation/errors.js';
 import { type OwnerRecord, type OwnerRef, OwnerVersionConflictError } from '../allocation/store.js';
+import { refusalFor, type ServiceCidrState } from '../services/cluster-cidrs.js';
 import { ServiceFieldError } from '../services/errors.js';
 import {
   planService,
@@ -44,6 +45,28 @@ export interface ServiceAdmissionDeps {
   readonly settler: Settler;
   /** Epoch ms. */
   readonly now: () => number;
+  /**
+   * The cluster's ServiceCIDRs as last read: new cluster IPs come only from ranges the cluster
+   * has ready. Without it, `ranges` as configured.
+   */
+  readonly cidrs?: { readonly current: ServiceCidrState };
+}
+
+/**
+ * The ranges a write plans with: the ready ones first (a family's dynamic picks come from its
+ * first range), ranges already found full after them, then the ones berth keeps but gives
+ * nothing new from.
+ */
+function rangesOf(
+  deps: ServiceAdmissionDeps,
+  full: ReadonlySet<string> = new Set(),
+): ServiceRanges {
+  const state = deps.cidrs?.current;
+  if (!state) return deps.ranges;
+  const ready = state.allocatable.filter((r) => !full.has(r.name));
+  const exhausted = state.allocatable.filter((r) => full.has(r.name));
+  const kept = state.ranges.filter((r) => !state.allocatable.includes(r));
+  return { clusterIps: [...ready, ...exhausted, ...kept], nodePorts: deps.ranges.nodePorts };
 }
 
 /**
@@ -62,11 +85,13 @@ const RECORD_ATTEMPTS = 3;
 /** The admission handler for `services`. */
 export function serviceAdmission(deps: ServiceAdmissionDeps): AdmissionHandler {
   return async (request) => {
+    const full = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       try {
         if (request.operation === 'DELETE') return await onDelete(deps, request);
-        return await onWrite(deps, request);
+        return await onWrite(deps, request, full);
       } catch (error) {
+        if (fellBack(deps, error, full)) continue;
         if (error instanceof OwnerVersionConflictError) {
           if (attempt < RECORD_ATTEMPTS) continue;
           return contended(request);
@@ -81,6 +106,47 @@ export function serviceAdmission(deps: ServiceAdmissionDeps): AdmissionHandler {
       }
     }
   };
+}
+
+/**
+ * A dynamic cluster IP found its range full while the family has another ready one (a followed
+ * ServiceCIDR): the write is planned again with that range last. Nothing was allocated.
+ */
+function fellBack(deps: ServiceAdmissionDeps, error: unknown, full: Set<string>): boolean {
+  if (!(error instanceof PlannedAllocationError)) return false;
+  const failure = error.failure;
+  if (!(failure instanceof RangeFullError) || failure.range.kind !== 'clusterIP') return false;
+  const others = (deps.cidrs?.current.allocatable ?? []).filter(
+    (r) => r.family === failure.range.family && r.name !== failure.range.name && !full.has(r.name),
+  );
+  if (others.length === 0) return false;
+  full.add(failure.range.name);
+  return true;
+}
+
+/**
+ * A new cluster IP (one the stored Service does not already carry) from a range the cluster does
+ * not have ready is refused with what is wrong: the apiserver would refuse the Service anyway.
+ */
+function refusedClusterIp(
+  deps: ServiceAdmissionDeps,
+  plan: ServicePlan,
+  old: Service | undefined,
+): string | undefined {
+  const state = deps.cidrs?.current;
+  if (!state) return undefined;
+  const kept = new Set([...(old?.spec.clusterIPs ?? []), old?.spec.clusterIP ?? '']);
+  for (const request of plan.requests) {
+    if (request.range.kind !== 'clusterIP') continue;
+    if (request.value !== undefined && kept.has(request.value)) continue;
+    const refusal = refusalFor(state, request.range, request.value);
+    if (!refusal) continue;
+    const field = plan.fields.get(request.slot) ?? 'spec.clusterIPs';
+    return request.value === undefined
+      ? `${field}: failed to allocate a serviceIP: ${refusal.detail}`
+      : `${field}: Invalid value: ${JSON.stringify(request.value)}: ${refusal.detail}`;
+  }
+  return undefined;
 }
 
 /**
@@ -172,7 +238,9 @@ function namedFrom(
 async function onWrite(
   deps: ServiceAdmissionDeps,
   request: AdmissionRequest,
+  full: ReadonlySet<string>,
 ): Promise<AdmissionVerdict> {
+  const ranges = rangesOf(deps, full);
   const service = parseService(request.object);
   const old =
     request.operation === 'UPDATE' && request.oldObject
@@ -181,7 +249,9 @@ async function onWrite(
   const owner = ownerOf(request, service);
   const oversized = oversizedIdentity('Service', identityOf(owner, service));
   if (oversized !== undefined) return deny(422, oversized);
-  const plan = planService(service, old, deps.ranges);
+  const plan = planService(service, old, ranges);
+  const refused = refusedClusterIp(deps, plan, old);
+  if (refused !== undefined) return deny(422, refused);
   if (plan.requests.length > MAX_TASK_CLAIMS) {
     return deny(
       422,
@@ -315,8 +385,8 @@ async function storedIdentity(
   if (carried === undefined) return undefined;
   const record =
     (await deps.allocator.holding(carried)) ??
-    (await unrecordedRecord(deps, carried, owner, storedPlan(stored, deps.ranges)));
-  if (record && namedFrom(record, owner, stored, deps.ranges)) {
+    (await unrecordedRecord(deps, carried, owner, storedPlan(stored, rangesOf(deps))));
+  if (record && namedFrom(record, owner, stored, rangesOf(deps))) {
     const named = learn
       ? await deps.allocator.learnName(carried, record, owner)
       : { ...record, owner };

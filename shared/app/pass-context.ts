@@ -3,6 +3,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BerthConfig } from '../config/schema.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { ServiceCidrGate } from '../services/cidr-gate.js';
 import { DynamoLease } from '../store/dynamo-lease.js';
 
 /** The cluster, the table and the clock a pass runs against. */
@@ -14,6 +15,11 @@ export interface PassContext {
   /** AWS Region of EC2 and the node pool; the SDK's default chain when absent. */
   readonly region?: string;
   readonly now?: () => number;
+  /**
+   * The Service ranges admission allocates from, which the repair pass updates from the cluster's
+   * ServiceCIDRs; the repair pass makes its own when absent (a Lambda serves no admission).
+   */
+  readonly serviceCidrs?: ServiceCidrGate;
 }
 
 /** The table coordinates every berth store takes. */

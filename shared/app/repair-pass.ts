@@ -4,6 +4,7 @@ import { clusterIpRange, hostPortRange, nodePortRange } from '../allocation/rang
 import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { type RepairSummary, runRepairPass } from '../repair/pass.js';
+import { ServiceCidrGate } from '../services/cidr-gate.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../store/dynamo-leak-ledger.js';
@@ -38,6 +39,12 @@ export function repairRunner(context: PassContext): RepairRunner {
     lease: passLease(context),
     now,
   };
+  const serviceCidrs =
+    context.serviceCidrs ??
+    new ServiceCidrGate({
+      configured: config.serviceCIDRs,
+      follow: config.services.followClusterCIDRs,
+    });
   const ranges = {
     clusterIps: config.serviceCIDRs.map(clusterIpRange),
     nodePorts: nodePortRange(config.nodePortRange),
@@ -52,6 +59,7 @@ export function repairRunner(context: PassContext): RepairRunner {
         ranges,
         leakGracePasses: config.repair.leakGracePasses,
         settleDelaySeconds: config.settle.delaySeconds,
+        serviceCidrs,
       },
     );
 }

@@ -20,6 +20,8 @@ import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/alloca
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
+import { type GateLog, ServiceCidrGate } from '../services/cidr-gate.js';
+import { type ServiceCidrReport, serviceCidrReport } from '../services/cluster-cidrs.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { type AutoModeNodesReport, autoModeNodesReport } from '../status/auto-mode.js';
 import { findHolders, type Holding } from '../status/holders.js';
@@ -54,6 +56,8 @@ export interface RuntimeDeps {
   readonly now?: () => number;
   readonly random?: () => number;
   readonly randomBytes?: (size: number) => Uint8Array;
+  /** Where the Service range gate says what the cluster's ServiceCIDRs changed. */
+  readonly log?: GateLog;
 }
 
 /** The exclusive ranges a config declares. */
@@ -71,6 +75,8 @@ export interface StatusReport {
   readonly pools: readonly EniPoolStatus[];
   /** The EKS Auto Mode nodes left out of the pools, when the cluster's nodes are at hand. */
   readonly autoModeNodes?: AutoModeNodesReport;
+  /** The cluster's ServiceCIDRs as last read, when it has them (Kubernetes 1.33+). */
+  readonly serviceCidrs?: ServiceCidrReport;
 }
 
 /** berth, wired. */
@@ -81,6 +87,8 @@ export interface BerthRuntime {
   readonly hostPortStore: DynamoHostPortStore;
   readonly allocator: ExclusiveAllocator;
   readonly admission: AdmissionHandlers;
+  /** The Service ranges as the cluster's ServiceCIDRs last allowed (start, repair passes). */
+  readonly serviceCidrs: ServiceCidrGate;
   /** Whether the table answers. */
   healthy(): Promise<boolean>;
   status(): Promise<StatusReport>;
@@ -114,6 +122,11 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const eniPools = { store: new DynamoEniStore(storeOptions), policy: poolPolicy(config.eni), now };
   const ranges = serviceRangesOf(config);
   const cluster = deps.clusterApi;
+  const serviceCidrs = new ServiceCidrGate({
+    configured: config.serviceCIDRs,
+    follow: config.services.followClusterCIDRs,
+    ...(deps.log ? { log: deps.log } : {}),
+  });
 
   const pods = podAdmission({ config, store: hostPortStore, random, randomBytes, now });
   // One short-lived node cache for both pod webhooks: a burst onto one node reads it once.
@@ -127,6 +140,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
       randomBytes,
       now,
       settler: deps.settler?.(allocator) ?? new ImmediateSettler(allocator),
+      cidrs: serviceCidrs,
     }),
     // With cluster reads, game servers are refused the nodes berth is removing.
     pods: nodes ? guardPodCreates(nodes, pods) : pods,
@@ -141,11 +155,11 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),
   };
 
-  /** The exclusive ranges' use, every host port count and the ENI pools, read once. */
+  /** The exclusive ranges' use (followed ServiceCIDRs too), every host port count and the ENI pools. */
   const readStatus = async () => {
     const [exclusive, hostPorts, pools] = await Promise.all([
       Promise.all(
-        [...ranges.clusterIps, ranges.nodePorts].map((range) =>
+        [...serviceCidrs.current.ranges, ranges.nodePorts].map((range) =>
           exclusiveRangeUsage(allocationStore, range),
         ),
       ),
@@ -161,6 +175,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     hostPortStore,
     allocator,
     admission,
+    serviceCidrs,
     async healthy() {
       try {
         await allocationStore.getOwner('~healthz');
@@ -196,6 +211,9 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         ],
         pools,
         ...(autoModeNodes ? { autoModeNodes } : {}),
+        ...(serviceCidrs.current.source === 'cluster'
+          ? { serviceCidrs: serviceCidrReport(serviceCidrs.current) }
+          : {}),
       };
     },
     async uiState() {

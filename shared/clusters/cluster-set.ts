@@ -8,6 +8,8 @@
  * their schedules, queue messages and URLs.
  */
 import type { BerthConfig } from '../config/schema.js';
+import { type CidrBlock, formatCidr } from '../net/ip.js';
+import { blocksOverlap } from '../services/cluster-cidrs.js';
 
 /** Input named a cluster this deployment does not serve, or none where it serves several. */
 export class UnknownClusterError extends Error {
@@ -75,4 +77,46 @@ export class ClusterSet<T> {
     if (!this.#built.has(name)) this.#built.set(name, this.#build(config));
     return { config, value: this.#built.get(name) as T };
   }
+}
+
+/** The Service CIDRs one served cluster uses: its configured ones and, when read, its own. */
+export interface ClusterServiceCidrs {
+  readonly cluster: string;
+  readonly cidrs: readonly CidrBlock[];
+}
+
+/** Two served clusters whose Service CIDRs overlap. */
+export interface ServiceCidrOverlap {
+  readonly reason: 'ServiceCIDROverlap';
+  readonly clusters: readonly [string, string];
+  readonly cidrs: readonly [string, string];
+  readonly message: string;
+}
+
+/**
+ * Every pair of served clusters whose Service CIDRs share addresses. berth keeps each cluster's
+ * values apart, so this breaks nothing in berth; but one cluster IP then names a different Service
+ * in each cluster, which anything routing between them (multi-cluster Services, a mesh, a peered
+ * flat network) cannot tell apart.
+ */
+export function overlappingServiceCidrs(
+  clusters: readonly ClusterServiceCidrs[],
+): ServiceCidrOverlap[] {
+  const overlaps: ServiceCidrOverlap[] = [];
+  for (const [i, a] of clusters.entries()) {
+    for (const b of clusters.slice(i + 1)) {
+      const pair = a.cidrs
+        .flatMap((x) => b.cidrs.map((y) => [x, y] as const))
+        .find(([x, y]) => blocksOverlap(x, y));
+      if (!pair) continue;
+      const cidrs = [formatCidr(pair[0]), formatCidr(pair[1])] as const;
+      overlaps.push({
+        reason: 'ServiceCIDROverlap',
+        clusters: [a.cluster, b.cluster],
+        cidrs,
+        message: `clusters ${a.cluster} and ${b.cluster} have overlapping Service CIDRs (${cidrs[0]} and ${cidrs[1]}): one cluster IP names a different Service in each, which multi-cluster Services or a mesh between them cannot tell apart`,
+      });
+    }
+  }
+  return overlaps;
 }

@@ -132,6 +132,13 @@ const configSchema = z.strictObject({
         });
       }
     }),
+  // The cluster's ServiceCIDRs (Kubernetes 1.33+) are read at start and on every repair pass
+  // (shared/services/cluster-cidrs.ts); following them adds the ones created at runtime.
+  services: z
+    .strictObject({
+      followClusterCIDRs: z.boolean().default(false),
+    })
+    .prefault({}),
   nodePortRange: portRangeText.prefault('30000-32767'),
   hostPortRanges: z
     .record(

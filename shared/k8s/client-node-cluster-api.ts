@@ -12,10 +12,13 @@ import {
   type CoreV1Event,
   CustomObjectsApi,
   type KubeConfig,
+  NetworkingV1Api,
+  type V1IPAddress,
   type V1ListMeta,
   type V1Node,
   type V1Pod,
   type V1Service,
+  type V1ServiceCIDR,
 } from '@kubernetes/client-node';
 import { apiClientWithDeadline } from './api-client.js';
 import type {
@@ -73,6 +76,7 @@ export class ClientNodeClusterApi implements ClusterApi {
   readonly #core: CoreV1Api;
   readonly #apps: AppsV1Api;
   readonly #custom: CustomObjectsApi;
+  readonly #networking: NetworkingV1Api;
   readonly #now: () => number;
   readonly #defaultPageSize: number;
 
@@ -81,6 +85,7 @@ export class ClientNodeClusterApi implements ClusterApi {
     this.#core = apiClientWithDeadline(kubeConfig, CoreV1Api, requestTimeoutMs);
     this.#apps = apiClientWithDeadline(kubeConfig, AppsV1Api, requestTimeoutMs);
     this.#custom = apiClientWithDeadline(kubeConfig, CustomObjectsApi, requestTimeoutMs);
+    this.#networking = apiClientWithDeadline(kubeConfig, NetworkingV1Api, requestTimeoutMs);
     this.#now = options.now ?? Date.now;
     this.#defaultPageSize = options.defaultPageSize ?? DEFAULT_PAGE_SIZE;
   }
@@ -249,6 +254,31 @@ export class ClientNodeClusterApi implements ClusterApi {
           plural: 'nodepools',
           name,
         }) as Promise<KarpenterNodePool>,
+    );
+  }
+
+  async listServiceCidrs(): Promise<readonly V1ServiceCIDR[] | undefined> {
+    const cidrs: V1ServiceCIDR[] = [];
+    const pages = this.#paged(
+      { verb: 'list', resource: 'servicecidrs.networking.k8s.io' },
+      {},
+      (params) => this.#networking.listServiceCIDR(params),
+    );
+    try {
+      for await (const cidr of pages) cidrs.push(cidr);
+    } catch (error) {
+      // Before Kubernetes 1.33 (or with the API off) the resource is unknown: ranges are flags.
+      if (error instanceof KubernetesNotFoundError && cidrs.length === 0) return undefined;
+      throw error;
+    }
+    return cidrs;
+  }
+
+  listIpAddresses(options: ListOptions = {}): AsyncIterable<V1IPAddress> {
+    return this.#paged(
+      { verb: 'list', resource: 'ipaddresses.networking.k8s.io' },
+      options,
+      (params) => this.#networking.listIPAddress(params),
     );
   }
 

@@ -3,7 +3,7 @@
  * composition root wires one `ProvidedClusterApi` at module scope; each call asks the provider
  * for the current client, so domain code never sees a token.
  */
-import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { V1IPAddress, V1Node, V1Pod, V1Service, V1ServiceCIDR } from '@kubernetes/client-node';
 import type {
   AgonesGameServer,
   ClusterApi,
@@ -103,6 +103,15 @@ export class ProvidedClusterApi implements ClusterApi {
 
   async getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined> {
     return this.#call((api) => api.getKarpenterNodePool(name));
+  }
+
+  async listServiceCidrs(): Promise<readonly V1ServiceCIDR[] | undefined> {
+    return this.#call(async (api) => (api.listServiceCidrs ? api.listServiceCidrs() : undefined));
+  }
+
+  async *listIpAddresses(options?: ListOptions): AsyncIterable<V1IPAddress> {
+    const api = await this.#provider.get();
+    if (api.listIpAddresses) yield* api.listIpAddresses(options);
   }
 
   /**

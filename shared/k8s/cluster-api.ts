@@ -2,7 +2,14 @@
  * The Kubernetes calls berth makes, and only those (Karpenter's narrow-interface shape). The
  * adapter over `@kubernetes/client-node` implements it; domain tests use hand-written fakes.
  */
-import type { V1Node, V1ObjectMeta, V1Pod, V1Service } from '@kubernetes/client-node';
+import type {
+  V1IPAddress,
+  V1Node,
+  V1ObjectMeta,
+  V1Pod,
+  V1Service,
+  V1ServiceCIDR,
+} from '@kubernetes/client-node';
 
 import type { JsonPatchOperation } from '../admission/patch.js';
 
@@ -113,4 +120,16 @@ export interface ClusterApi {
   ): Promise<'deleted' | 'changed' | 'gone'>;
   /** A Karpenter NodePool by name; undefined when absent or Karpenter is not installed. */
   getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined>;
+  /**
+   * The cluster's `ServiceCIDR`s (`networking.k8s.io/v1`, Kubernetes 1.33+); undefined on a
+   * cluster that has no such resource (404), which keeps its ranges in apiserver flags only.
+   * Optional: a client without it reads every cluster as one of those.
+   */
+  listServiceCidrs?(): Promise<readonly V1ServiceCIDR[] | undefined>;
+  /**
+   * The cluster's `IPAddress`es (`networking.k8s.io/v1`): one per cluster IP the apiserver has
+   * allocated, named by the IP. Only on a cluster whose `listServiceCidrs` answered: elsewhere
+   * the list fails as not found.
+   */
+  listIpAddresses?(options?: ListOptions): AsyncIterable<V1IPAddress>;
 }

@@ -37,6 +37,13 @@ export function berthClusterRole(): V1ClusterRole {
       { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
       // With node pool karpenter, scale reads the NodePool's expireAfter (forced node lifetimes).
       { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get'] },
+      // Start and repair read the cluster's Service ranges and its record of every cluster IP
+      // (Kubernetes 1.33+; an older cluster answers 404 and berth keeps its configured ranges).
+      {
+        apiGroups: ['networking.k8s.io'],
+        resources: ['servicecidrs', 'ipaddresses'],
+        verbs: ['get', 'list', 'watch'],
+      },
       // With node pool karpenter, scale sets the buffer's placeholder replicas.
       {
         apiGroups: ['apps'],

@@ -26,6 +26,17 @@ export const REPAIR_REASONS = {
    * pod's): berth no longer hands it out (berth only, summary only).
    */
   hostPortHeldOutside: 'HostPortHeldOutsideBerth',
+  /**
+   * A configured Service range the cluster has no ready ServiceCIDR for: berth gives no new
+   * cluster IP from it (berth only, summary only).
+   */
+  serviceCidrRefused: 'ServiceCIDRRefused',
+  /** A ServiceCIDR being deleted while addresses remain in it, one per holder (summary only). */
+  serviceCidrTerminating: 'ServiceCIDRTerminating',
+  /** An IPAddress the apiserver keeps for an IP of berth's ranges that berth does not hold. */
+  ipAddressNotInBerth: 'IPAddressNotInBerth',
+  /** A cluster IP berth holds that the apiserver keeps no IPAddress for. */
+  ipAddressMissing: 'IPAddressMissing',
 } as const;
 
 /** One of `REPAIR_REASONS`. */

@@ -81,7 +81,9 @@ export function readService(service: V1Service, ranges: ServiceRanges): ServiceR
         problems.push(clusterIpNotValid(ip, object));
         continue;
       }
-      const range = ranges.clusterIps.find((r) => r.family === parsed.family);
+      const range =
+        ranges.clusterIps.find((r) => r.offsetOf(ip) !== undefined) ??
+        ranges.clusterIps.find((r) => r.family === parsed.family);
       if (!range) {
         problems.push(clusterIpNotValid(ip, object, parsed.family));
         continue;

@@ -21,7 +21,16 @@ import { recordHostPorts, releaseHostPorts } from '../hostports/allocator.js';
 import { AllocationIdTakenError } from '../hostports/errors.js';
 import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { clusterIpAddresses, clusterServiceCidrs } from '../k8s/service-cidrs.js';
 import { type Lease, type LeasedRun, withLease } from '../lease/lease.js';
+import {
+  type ClusterIpAddress,
+  type ClusterServiceCidr,
+  ipAddressDrift,
+  type ServiceCidrReport,
+  type ServiceCidrState,
+  serviceCidrReport,
+} from '../services/cluster-cidrs.js';
 import { settleTiming } from '../settle/policy.js';
 import { settleStep } from '../settle/step.js';
 import { RepairIncompleteError, type RepairStage } from './errors.js';
@@ -101,6 +110,26 @@ export interface RepairOptions {
   readonly leaseTtlMs?: number;
   /** `settle.delaySeconds`, for finishing releases whose settle task was lost. */
   readonly settleDelaySeconds?: number;
+  /**
+   * Takes each reading of the cluster's ServiceCIDRs and answers the ranges berth keeps (the
+   * runtime's gate, so admission follows what the pass read); without it, `ranges.clusterIps`.
+   */
+  readonly serviceCidrs?: {
+    apply(
+      cluster: readonly ClusterServiceCidr[] | undefined,
+      addresses?: readonly ClusterIpAddress[],
+    ): ServiceCidrState;
+  };
+}
+
+/** What the pass found of the cluster's ServiceCIDRs and IPAddresses. */
+export interface RepairServiceCidrs extends ServiceCidrReport {
+  /** IPs held on one side only (the first ones; the counts are in `findings`). */
+  readonly drift: readonly {
+    readonly ip: string;
+    readonly heldBy: string;
+    readonly holder: string;
+  }[];
 }
 
 /** What a pass did; `findings`, `released`, `recorded`, `durationMs` are what the CLI prints. */
@@ -117,6 +146,8 @@ export interface RepairSummary {
   readonly events: { readonly created: number; readonly failed: number };
   /** The first findings one by one, for the caller's log. */
   readonly notes: readonly Finding[];
+  /** The cluster's ServiceCIDRs and IPAddresses, when it has them (Kubernetes 1.33+). */
+  readonly serviceCidrs?: RepairServiceCidrs;
   /** Suspected leaks still counting down: seen on `passes` consecutive passes of `grace`. */
   readonly countdowns: readonly {
     readonly key: string;
@@ -206,8 +237,16 @@ async function repairUnderLease(
   };
   const pageSize = options.pageSize ?? DEFAULT_REPAIR_PAGE_SIZE;
   const concurrency = options.concurrency ?? DEFAULT_REPAIR_CONCURRENCY;
-  const exclusiveRanges = [...options.ranges.clusterIps, options.ranges.nodePorts];
   const hostPorts = deps.hostPorts;
+
+  // 0. The cluster's ServiceCIDRs decide which cluster IP ranges there are (followed ones too).
+  const cidrs = await stage('list', progress, async () => {
+    if (!options.serviceCidrs) return undefined;
+    const cluster = await clusterServiceCidrs(deps.cluster);
+    return { cluster, state: options.serviceCidrs.apply(cluster) };
+  });
+  const clusterIps = cidrs?.state.ranges ?? options.ranges.clusterIps;
+  const exclusiveRanges = [...clusterIps, options.ranges.nodePorts];
 
   // 1. The store's view, before anything is listed: what is allocated later is not in it.
   const { exclusive, host, counters } = await stage('snapshot', progress, async () => {
@@ -221,10 +260,7 @@ async function repairUnderLease(
 
   // 2. Every Service and Pod, paged.
   const { services, pods, foreign } = await stage('list', progress, async () => {
-    const serviceRanges = {
-      clusterIps: options.ranges.clusterIps,
-      nodePorts: options.ranges.nodePorts,
-    };
+    const serviceRanges = { clusterIps, nodePorts: options.ranges.nodePorts };
     const listed: ServiceReading[] = [];
     for await (const service of deps.cluster.listServices({ pageSize })) {
       listed.push(readService(service, serviceRanges));
@@ -241,6 +277,22 @@ async function repairUnderLease(
     }
     return { services: listed, pods: readings, foreign };
   });
+  // The apiserver's own record of every cluster IP, listed after the store was read.
+  const addresses = await stage('list', progress, async () =>
+    cidrs?.cluster && deps.cluster.listIpAddresses
+      ? clusterIpAddresses(deps.cluster, { pageSize })
+      : undefined,
+  );
+  // A cluster without ServiceCIDRs (before 1.33) has nothing to report: its ranges are flags.
+  const cidrReport = cidrs?.cluster
+    ? serviceCidrsFound(
+        options.serviceCidrs?.apply(cidrs.cluster, addresses ?? servedAddresses(services)) ??
+          cidrs.state,
+        exclusive,
+        addresses,
+        started,
+      )
+    : undefined;
 
   // 3. Decide.
   const now = deps.now();
@@ -288,7 +340,7 @@ async function repairUnderLease(
         now: deps.now,
       }),
       cluster: deps.cluster,
-      ranges: { clusterIps: options.ranges.clusterIps, nodePorts: options.ranges.nodePorts },
+      ranges: { clusterIps, nodePorts: options.ranges.nodePorts },
       timing: settleTiming(options.settleDelaySeconds ?? DEFAULT_SETTLE_DELAY_SECONDS),
       now: deps.now,
     };
@@ -337,8 +389,9 @@ async function repairUnderLease(
     }
   });
 
-  const all = [...findings, ...progress.freed];
+  const all = [...findings, ...progress.freed, ...(cidrReport?.findings ?? [])];
   return {
+    ...(cidrReport ? { serviceCidrs: cidrReport.report } : {}),
     findings: countFindings(all),
     released: progress.released,
     recorded: progress.recorded,
@@ -350,6 +403,79 @@ async function repairUnderLease(
       .slice(0, MAX_NOTES)
       .map(({ key, holder, passes }) => ({ key, holder, passes, grace })),
   };
+}
+
+/** The cluster IPs live Services carry, as IPAddresses would name them (a cluster without the list). */
+function servedAddresses(services: readonly ServiceReading[]): ClusterIpAddress[] {
+  return services.flatMap(({ owner }) =>
+    owner.values
+      .filter((value) => value.range.kind === 'clusterIP')
+      .map((value) => ({
+        ip: value.range.valueAt(value.offset),
+        service: `${owner.object.namespace}/${owner.object.name}`,
+      })),
+  );
+}
+
+/**
+ * The ServiceCIDR part of the summary: ranges refused, terminating ServiceCIDRs with their
+ * holders, and the IPs berth and the apiserver disagree about (reports only: what repair frees
+ * is decided from the Services, as before).
+ */
+function serviceCidrsFound(
+  state: ServiceCidrState,
+  snapshot: ExclusiveSnapshot,
+  addresses: readonly ClusterIpAddress[] | undefined,
+  started: number,
+): { report: RepairServiceCidrs; findings: Finding[] } {
+  const findings: Finding[] = [...state.refused.values()].map((refusal) => ({
+    reason: REPAIR_REASONS.serviceCidrRefused,
+    message: refusal.message,
+  }));
+  for (const entry of state.terminating) {
+    for (const holder of entry.holders) {
+      findings.push({
+        reason: REPAIR_REASONS.serviceCidrTerminating,
+        message: `ServiceCIDR ${entry.serviceCidr} (${entry.cidr}) is being deleted and ${holder} still holds an address in it`,
+      });
+    }
+  }
+  const drift = addresses
+    ? ipAddressDrift(state.ranges, addresses, heldClusterIps(snapshot), started)
+    : [];
+  for (const { ip, heldBy, holder } of drift) {
+    findings.push(
+      heldBy === 'apiserver'
+        ? {
+            reason: REPAIR_REASONS.ipAddressNotInBerth,
+            message: `the apiserver holds ${ip} for ${holder} (IPAddress ${ip}) and berth does not`,
+          }
+        : {
+            reason: REPAIR_REASONS.ipAddressMissing,
+            message: `berth holds ${ip} for ${holder} and the apiserver has no IPAddress ${ip}`,
+          },
+    );
+  }
+  return {
+    report: { ...serviceCidrReport(state), drift: drift.slice(0, MAX_NOTES) },
+    findings,
+  };
+}
+
+/** Every cluster IP the snapshot shows held, with who holds it as messages name it. */
+function heldClusterIps(snapshot: ExclusiveSnapshot): Map<string, string> {
+  const held = new Map<string, string>();
+  for (const range of snapshot.ranges) {
+    if (range.kind !== 'clusterIP') continue;
+    for (const [offset, id] of snapshot.held.get(rangeKey(range)) ?? []) {
+      const owner = snapshot.owners.get(id)?.owner;
+      held.set(
+        range.valueAt(offset),
+        owner ? `${owner.kind} ${owner.namespace}/${owner.name}` : `allocation ${id}`,
+      );
+    }
+  }
+  return held;
 }
 
 /** Every block of every range, and every owner record. */

@@ -19,7 +19,10 @@ import type { Service, ServiceSpec } from './service-spec.js';
 
 /** The ranges Services draw from. */
 export interface ServiceRanges {
-  /** One range per configured family, in configured order: the first is the default family. */
+  /**
+   * The cluster IP ranges in order: the first one's family is the default; a family's first range
+   * is where its dynamic picks come from.
+   */
   readonly clusterIps: readonly ValueRange[];
   readonly nodePorts: ValueRange;
 }
@@ -141,7 +144,7 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
     return address;
   });
 
-  const configured = ranges.clusterIps.map((r) => r.family);
+  const configured = [...new Set(ranges.clusterIps.map((r) => r.family))];
   const first = ipFamilies?.[0] ?? parsed[0]?.family ?? configured[0];
   if (ipFamilies?.[0] && parsed[0] && parsed[0].family !== ipFamilies[0]) {
     throw new ServiceFieldError(
@@ -201,13 +204,17 @@ function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges:
     );
   }
   const requests = families.map((family, i): ValueRequest => {
-    const range = ranges.clusterIps.find((r) => r.family === family);
+    const value = requested[i];
+    // A requested IP is drawn from the range that holds it (a family may have several when the
+    // cluster's ServiceCIDRs are followed); a dynamic pick from the family's first range.
+    const range =
+      (value ? ranges.clusterIps.find((r) => r.offsetOf(value) !== undefined) : undefined) ??
+      ranges.clusterIps.find((r) => r.family === family);
     if (!range)
       throw new ServiceFieldError('spec.ipFamilies', families, 'not configured on this cluster');
     const ip = parsed[i];
     if (ip && ip.family !== family)
       throw new ServiceFieldError(clusterIpField(i), requested[i], `expected an ${family} address`);
-    const value = requested[i];
     const slot = clusterIpSlot(family);
     return value ? { slot, range, value } : { slot, range };
   });

@@ -286,6 +286,11 @@ describe('berth RBAC', () => {
       { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
       { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get'] },
       {
+        apiGroups: ['networking.k8s.io'],
+        resources: ['servicecidrs', 'ipaddresses'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
         apiGroups: ['apps'],
         resources: ['deployments/scale'],
         resourceNames: ['berth-buffer'],

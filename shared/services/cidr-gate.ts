@@ -1,0 +1,74 @@
+/**
+ * The Service ranges berth allocates from right now: the config's, as the cluster's ServiceCIDRs
+ * last read them (at start, and on every repair pass). Admission consults it on every Service
+ * write; the reads replace it whole, so a request sees one consistent state.
+ */
+import type { CidrBlock } from '../net/ip.js';
+import {
+  type ClusterIpAddress,
+  type ClusterServiceCidr,
+  reconcileServiceCidrs,
+  type ServiceCidrState,
+  withHolders,
+} from './cluster-cidrs.js';
+
+/** Where the gate says what changed. */
+export interface GateLog {
+  info(line: string): void;
+  warn(line: string): void;
+}
+
+/** What the gate is built from. */
+export interface ServiceCidrGateOptions {
+  readonly configured: readonly CidrBlock[];
+  /** `services.followClusterCIDRs`. */
+  readonly follow: boolean;
+  readonly log?: GateLog;
+}
+
+/** The current `ServiceCidrState`, replaced by each reading of the cluster. */
+export class ServiceCidrGate {
+  readonly #options: ServiceCidrGateOptions;
+  #state: ServiceCidrState;
+  /** Whether the log has said the cluster keeps no ServiceCIDRs (said once). */
+  #saidFlags = false;
+
+  constructor(options: ServiceCidrGateOptions) {
+    this.#options = options;
+    this.#state = reconcileServiceCidrs({ ...options, cluster: undefined });
+  }
+
+  /** The state admission decides by. */
+  get current(): ServiceCidrState {
+    return this.#state;
+  }
+
+  /**
+   * Applies a reading of the cluster (undefined: it has no ServiceCIDRs), with its IPAddresses
+   * when they were listed (they name what holds addresses in a terminating ServiceCIDR), and
+   * logs what changed.
+   */
+  apply(
+    cluster: readonly ClusterServiceCidr[] | undefined,
+    addresses?: readonly ClusterIpAddress[],
+  ): ServiceCidrState {
+    const before = this.#state;
+    const reconciled = reconcileServiceCidrs({ ...this.#options, cluster });
+    const next = cluster && addresses ? withHolders(reconciled, cluster, addresses) : reconciled;
+    const log = this.#options.log;
+    if (next.source === 'flags' && !this.#saidFlags) {
+      this.#saidFlags = true;
+      log?.info(
+        'the cluster has no ServiceCIDR objects (networking.k8s.io/v1, Kubernetes 1.33+): berth allocates from serviceCIDRs as configured',
+      );
+    }
+    for (const name of next.followed.filter((n) => !before.followed.includes(n))) {
+      log?.info(`following the cluster's Service CIDR ${name}: new cluster IPs may come from it`);
+    }
+    for (const [name, refusal] of next.refused) {
+      if (before.refused.get(name)?.message !== refusal.message) log?.warn(refusal.message);
+    }
+    this.#state = next;
+    return next;
+  }
+}
