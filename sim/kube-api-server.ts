@@ -721,7 +721,7 @@ export async function startKubeApiServer(
             spec: { parentRef: { group: '', resource: 'services', namespace, name } },
           },
           false,
-        ) as V1IPAddress,
+        ) as unknown as V1IPAddress,
       );
     }
     syncServiceCidrs();
