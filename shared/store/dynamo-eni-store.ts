@@ -44,6 +44,7 @@ import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { sharedPartitionKey, TABLE_SCHEMA } from './table.js';
+import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
 
@@ -96,7 +97,7 @@ export class DynamoEniStore implements EniStore {
   readonly #cluster: string;
 
   constructor(options: TableLocation) {
-    this.#client = options.client;
+    this.#client = versioned(options.client);
     this.#table = options.tableName;
     this.#cluster = options.cluster;
     this.meter = options.meter ?? new CapacityMeter();

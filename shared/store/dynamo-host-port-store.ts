@@ -57,6 +57,7 @@ import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
+import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
@@ -89,7 +90,7 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
   readonly #cluster: string;
 
   constructor(options: TableLocation) {
-    this.#client = options.client;
+    this.#client = versioned(options.client);
     this.#table = options.tableName;
     this.#cluster = options.cluster;
     this.meter = options.meter ?? new CapacityMeter();

@@ -16,6 +16,7 @@ import { CapacityMeter } from './capacity.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
+import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
@@ -39,7 +40,7 @@ export class DynamoLeakLedger implements LeakLedger {
   readonly #sleep: (ms: number) => Promise<void>;
 
   constructor(options: DynamoLeakLedgerOptions) {
-    this.#client = options.client;
+    this.#client = versioned(options.client);
     this.#table = options.tableName;
     this.#pk = `${options.cluster}#leaks`;
     this.meter = options.meter ?? new CapacityMeter();

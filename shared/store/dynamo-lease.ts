@@ -19,6 +19,7 @@ import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { TABLE_SCHEMA } from './table.js';
+import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
 
@@ -37,7 +38,7 @@ export class DynamoLease implements Lease {
   readonly #now: () => number;
 
   constructor(options: DynamoLeaseOptions) {
-    this.#client = options.client;
+    this.#client = versioned(options.client);
     this.#table = options.tableName;
     this.#cluster = options.cluster;
     this.#now = options.now;

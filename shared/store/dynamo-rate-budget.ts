@@ -25,6 +25,7 @@ import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { sharedPartitionKey, TABLE_SCHEMA } from './table.js';
+import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
@@ -55,7 +56,7 @@ export class DynamoRateBudget implements RateBudget {
   readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
 
   constructor(options: DynamoRateBudgetOptions) {
-    this.#client = options.client;
+    this.#client = versioned(options.client);
     this.#table = options.tableName;
     this.#scope = options.scope;
     this.#cluster = options.cluster;

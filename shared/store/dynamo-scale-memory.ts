@@ -9,6 +9,7 @@ import { EMPTY_SCALE_MEMORY, type ScaleMemory, type ScaleMemoryStore } from '../
 import { CapacityMeter } from './capacity.js';
 import type { TableLocation } from './location.js';
 import { TABLE_SCHEMA } from './table.js';
+import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
@@ -20,7 +21,7 @@ export class DynamoScaleMemory implements ScaleMemoryStore {
   readonly #key: { [PK]: { S: string }; [SK]: { S: string } };
 
   constructor(options: TableLocation) {
-    this.#client = options.client;
+    this.#client = versioned(options.client);
     this.#table = options.tableName;
     this.#key = { [PK]: { S: `${options.cluster}#scale` }, [SK]: { S: 'memory' } };
     this.meter = options.meter ?? new CapacityMeter();

@@ -5,12 +5,21 @@
  * memory, the EC2 budget), with what `berth status` read from it then.
  */
 import { readFile } from 'node:fs/promises';
-import { type AttributeValue, BatchWriteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  DynamoDBClient,
+  QueryCommand,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
 import { admit } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { ItemSchemaTooNewError } from '../../shared/store/errors.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_ATTRIBUTE } from '../../shared/store/schema-version.js';
 import { freshTable } from '../support/dynamo.js';
 import { review } from '../support/reviews.js';
 
@@ -25,21 +34,53 @@ interface Layout {
   readonly items: Item[];
 }
 
+/** Every release's layout, the last one first when a new release is cut (with its fixture). */
 const RELEASED = ['0.1.0'];
+
+/** A client without berth's schema-version middleware: the items go in exactly as captured. */
+const rawClient = () =>
+  new DynamoDBClient({
+    endpoint: inject('dynamodbEndpoint'),
+    region: 'local',
+    credentials: { accessKeyId: 'berth', secretAccessKey: 'berth-local' },
+  });
+
+async function putRaw(tableName: string, items: readonly Item[]) {
+  const raw = rawClient();
+  for (let i = 0; i < items.length; i += 25) {
+    const batch = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+    let unprocessed: Record<string, (typeof batch)[number][]> | undefined = { [tableName]: batch };
+    while (unprocessed && Object.keys(unprocessed).length > 0) {
+      const out = await raw.send(new BatchWriteItemCommand({ RequestItems: unprocessed }));
+      unprocessed = out.UnprocessedItems as typeof unprocessed;
+    }
+  }
+  raw.destroy();
+}
+
+async function scanRaw(tableName: string): Promise<Item[]> {
+  const raw = rawClient();
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const out = await raw.send(
+      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  raw.destroy();
+  return items;
+}
+
+const keyOf = (item: Item) => `${item.pk?.S} ${item.sk?.S}`;
 
 async function tableWrittenBy(version: string) {
   const layout = JSON.parse(
     await readFile(new URL(`../fixtures/layout/${version}.json`, import.meta.url), 'utf8'),
   ) as Layout;
   const { client, tableName } = await freshTable();
-  for (let i = 0; i < layout.items.length; i += 25) {
-    const batch = layout.items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-    let unprocessed: Record<string, (typeof batch)[number][]> | undefined = { [tableName]: batch };
-    while (unprocessed && Object.keys(unprocessed).length > 0) {
-      const out = await client.send(new BatchWriteItemCommand({ RequestItems: unprocessed }));
-      unprocessed = out.UnprocessedItems as typeof unprocessed;
-    }
-  }
+  await putRaw(tableName, layout.items);
   // The config the fixture was written under: every key at its default.
   const runtime = createRuntime({ config: parseConfig({}), dynamo: client, tableName });
   return { layout, runtime, client, tableName };
@@ -73,22 +114,7 @@ describe.each(RELEASED)('today’s code over a table written by %s', (version) =
       items.filter((item) => item.pk?.S?.startsWith('local#range#'));
     const created = 20;
     for (let i = 0; i < created; i += 1) {
-      const { response } = await admit(
-        parseAdmissionReview(
-          review({
-            resource: 'services',
-            operation: 'CREATE',
-            namespace: 'upgrade',
-            name: `svc-${i}`,
-            object: {
-              kind: 'Service',
-              metadata: { name: `svc-${i}`, namespace: 'upgrade' },
-              spec: { type: 'NodePort', ports: [{ port: 80, protocol: 'TCP' }] },
-            },
-          }),
-        ),
-        runtime.admission,
-      );
+      const { response } = await createService(`svc-${i}`, runtime);
       expect(response.allowed, response.status?.message).toBe(true);
     }
     const after = (await runtime.status()) as unknown as Layout['status'];
@@ -123,28 +149,104 @@ describe.each(RELEASED)('today’s code over a table written by %s', (version) =
         (r) => r.kind === 'hostPort',
       )?.used ?? 0;
     const before = await hostUsed();
-    const { response } = await admit(
-      parseAdmissionReview(
-        review({
-          resource: 'pods',
-          operation: 'DELETE',
-          namespace: record.namespace?.S as string,
-          name: record.name?.S as string,
-          oldObject: {
-            kind: 'Pod',
-            metadata: {
-              name: record.name?.S,
-              namespace: record.namespace?.S,
-              labels: { 'berth.dev/game-server': 'true' },
-              annotations: { 'berth.dev/allocation-id': record.sk?.S },
-            },
-            spec: { containers: [{ name: 'server' }] },
-          },
-        }),
-      ),
-      runtime.admission,
-    );
+    const { response } = await deletePod(record, runtime);
     expect(response.allowed).toBe(true);
     expect(await hostUsed()).toBe(before - ports);
   });
+
+  it('stamps the schema version on every item it writes or rewrites', async () => {
+    const { layout, runtime, tableName } = await tableWrittenBy(version);
+    const record = layout.items.find((item) => item.pk?.S === 'local#pods') as Item;
+    expect((await deletePod(record, runtime)).response.allowed).toBe(true);
+    expect((await createService('svc-new', runtime)).response.allowed).toBe(true);
+    const before = new Map(layout.items.map((item) => [keyOf(item), item]));
+    const written = (await scanRaw(tableName)).filter(
+      (item) => !isDeepStrictEqual(item, before.get(keyOf(item))),
+    );
+    // The pod's counts and the Service's owner record and range blocks, at least.
+    expect(written.length).toBeGreaterThanOrEqual(3);
+    for (const item of written) {
+      expect(item[SCHEMA_VERSION_ATTRIBUTE], keyOf(item)).toEqual({ N: String(SCHEMA_VERSION) });
+    }
+  });
+
+  it('refuses items a newer berth wrote, naming each and the fix, and leaves them as they were', async () => {
+    const { layout, runtime, tableName } = await tableWrittenBy(version);
+    const record = layout.items.find((item) => item.pk?.S === 'local#pods') as Item;
+    const counts = layout.items.find((item) => item.pk?.S === 'local#hostports#default') as Item;
+    const newer = { N: String(SCHEMA_VERSION + 1) };
+    const planted = [record, counts].map((item) => ({
+      ...item,
+      [SCHEMA_VERSION_ATTRIBUTE]: newer,
+    }));
+    await putRaw(tableName, planted);
+    const before = await scanRaw(tableName);
+
+    const status = await runtime.status().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(status).toBeInstanceOf(ItemSchemaTooNewError);
+    expect((status as Error).message).toBe(
+      `table item ${counts.pk?.S} / ${counts.sk?.S} has schema version ${SCHEMA_VERSION + 1}, newer than this berth understands (${SCHEMA_VERSION}): upgrade berth to the version that wrote it (a downgrade reads and writes nothing it cannot understand; nothing was changed)`,
+    );
+    const deletion = await deletePod(record, runtime).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(deletion).toBeInstanceOf(ItemSchemaTooNewError);
+    expect((deletion as ItemSchemaTooNewError).key).toBe(`${record.pk?.S} / ${record.sk?.S}`);
+
+    const after = await scanRaw(tableName);
+    expect(after.sort(byKey)).toEqual(before.sort(byKey));
+  });
 });
+
+const byKey = (a: Item, b: Item) => keyOf(a).localeCompare(keyOf(b));
+
+type Runtime = Awaited<ReturnType<typeof tableWrittenBy>>['runtime'];
+
+/** The DELETE of the game server whose owner record is `record`. */
+function deletePod(record: Item, runtime: Runtime) {
+  return admit(
+    parseAdmissionReview(
+      review({
+        resource: 'pods',
+        operation: 'DELETE',
+        namespace: record.namespace?.S as string,
+        name: record.name?.S as string,
+        oldObject: {
+          kind: 'Pod',
+          metadata: {
+            name: record.name?.S,
+            namespace: record.namespace?.S,
+            labels: { 'berth.dev/game-server': 'true' },
+            annotations: { 'berth.dev/allocation-id': record.sk?.S },
+          },
+          spec: { containers: [{ name: 'server' }] },
+        },
+      }),
+    ),
+    runtime.admission,
+  );
+}
+
+/** The CREATE of a NodePort Service. */
+function createService(name: string, runtime: Runtime) {
+  return admit(
+    parseAdmissionReview(
+      review({
+        resource: 'services',
+        operation: 'CREATE',
+        namespace: 'upgrade',
+        name,
+        object: {
+          kind: 'Service',
+          metadata: { name, namespace: 'upgrade' },
+          spec: { type: 'NodePort', ports: [{ port: 80, protocol: 'TCP' }] },
+        },
+      }),
+    ),
+    runtime.admission,
+  );
+}
