@@ -81,9 +81,15 @@ function formatStatus(report: StatusReport): string {
     report.ranges.map((r) => [
       r.name,
       r.kind,
-      String(r.size),
+      // Past 2^53 (an IPv6 /64) the size is not exact, and a share of it says nothing: such a
+      // range shows how many blocks of 32 its values spread over instead.
+      Number.isSafeInteger(r.size) ? String(r.size) : r.size.toExponential(2),
       String(r.used),
-      r.kind === 'hostPort' ? '' : percent(r.used, r.size),
+      r.kind === 'hostPort'
+        ? ''
+        : 'blocks' in r && r.blocks !== undefined
+          ? `${r.blocks} blocks`
+          : percent(r.used, r.size),
       'minUse' in r ? `${r.minUse}-${r.maxUse}` : '',
       'largestFreeBlock' in r ? String(r.largestFreeBlock) : '',
     ]),

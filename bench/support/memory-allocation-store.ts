@@ -4,8 +4,13 @@
  * measures berth's own work with no store round trip in it.
  */
 import {
+  blockIndexOf,
+  compareOffsets,
+  type Offset,
+  slotOf,
+} from '../../shared/allocation/offset.js';
+import {
   type AllocationStore,
-  BLOCK_SIZE,
   type Block,
   type ClaimOutcome,
   type OwnerRecord,
@@ -29,7 +34,7 @@ export class MemoryAllocationStore implements AllocationStore {
   };
   readonly #owners = new Map<string, OwnerRecord>();
   /** range key → block index → slot → owner id. */
-  readonly #ranges = new Map<string, Map<number, Map<number, string>>>();
+  readonly #ranges = new Map<string, Map<Offset, Map<number, string>>>();
 
   async getOwner(id: string): Promise<OwnerRecord | undefined> {
     this.calls.getOwner++;
@@ -57,23 +62,32 @@ export class MemoryAllocationStore implements AllocationStore {
     yield* [...this.#owners.values()];
   }
 
-  async *scanBlocks(range: string, from: number, to: number): AsyncIterable<Block> {
+  async *scanBlocks(range: string, from: Offset, to: Offset): AsyncIterable<Block> {
     this.calls.scanBlocks++;
     const blocks = this.#ranges.get(range);
     if (!blocks) return;
-    // Lazily, in index order: the scan stops at the first block with room, so this stays cheap.
     // A block once written stays, emptied or not, as a DynamoDB item does after its last REMOVE.
-    for (let index = from; index <= to; index++) {
+    if (typeof from === 'number' && typeof to === 'number' && to - from <= blocks.size) {
+      // Lazily, in index order: the scan stops at the first block with room, so this stays cheap.
+      for (let index = from; index <= to; index++) {
+        const holders = blocks.get(index);
+        if (holders) yield { index, holders: new Map(holders) };
+      }
+      return;
+    }
+    // A span wider than the blocks stored (an IPv6 /64): the stored ones in it, in order.
+    const inSpan = [...blocks.keys()].filter((index) => index >= from && index <= to);
+    for (const index of inSpan.sort(compareOffsets)) {
       const holders = blocks.get(index);
       if (holders) yield { index, holders: new Map(holders) };
     }
   }
 
-  async claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome> {
+  async claim(range: string, offset: Offset, ownerId: string): Promise<ClaimOutcome> {
     this.calls.claim++;
     const holders = this.#holders(range, offset);
-    const slot = offset % BLOCK_SIZE;
-    const index = Math.floor(offset / BLOCK_SIZE);
+    const slot = slotOf(offset);
+    const index = blockIndexOf(offset);
     const holder = holders.get(slot);
     // The block as the write found it (refused) or left it, as DynamoDB's ALL_OLD and ALL_NEW
     // answer: the allocator's view of the blocks learns from it, and without it picks the same
@@ -84,10 +98,10 @@ export class MemoryAllocationStore implements AllocationStore {
     return { taken: true, block: { index, holders: new Map(holders) } };
   }
 
-  async release(range: string, offset: number, ownerId: string): Promise<boolean> {
+  async release(range: string, offset: Offset, ownerId: string): Promise<boolean> {
     this.calls.release++;
     const holders = this.#holders(range, offset);
-    const slot = offset % BLOCK_SIZE;
+    const slot = slotOf(offset);
     if (holders.get(slot) !== ownerId) return false;
     holders.delete(slot);
     return true;
@@ -100,13 +114,13 @@ export class MemoryAllocationStore implements AllocationStore {
     return count;
   }
 
-  #holders(range: string, offset: number): Map<number, string> {
+  #holders(range: string, offset: Offset): Map<number, string> {
     let blocks = this.#ranges.get(range);
     if (!blocks) {
       blocks = new Map();
       this.#ranges.set(range, blocks);
     }
-    const index = Math.floor(offset / BLOCK_SIZE);
+    const index = blockIndexOf(offset);
     let holders = blocks.get(index);
     if (!holders) {
       holders = new Map();

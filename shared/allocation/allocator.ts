@@ -22,6 +22,7 @@ import {
   ValueAllocatedError,
   ValueNotInRangeError,
 } from './errors.js';
+import { blockIndexOf, compareOffsets, type Offset, offsetAt, slotOf } from './offset.js';
 import type { ValueRange } from './range.js';
 import { pickFree } from './scan.js';
 import {
@@ -102,7 +103,7 @@ export function rangeKey(range: ValueRange): string {
 }
 
 /** One value of one range, as a map key. */
-export function claimKey(claim: { readonly range: string; readonly offset: number }): string {
+export function claimKey(claim: { readonly range: string; readonly offset: Offset }): string {
   return `${claim.range}#${claim.offset}`;
 }
 
@@ -121,7 +122,7 @@ export interface ExclusiveAllocatorDeps {
 interface Pending {
   readonly request: ValueRequest;
   readonly key: string;
-  offset: number;
+  offset: Offset;
   /** Listed in the owner record already: it may be claimed, or a crash may have stopped short. */
   readonly recorded: boolean;
   /** When an admission last added it to this owner, and on which stored version (`Claim`). */
@@ -184,7 +185,7 @@ export class ExclusiveAllocator {
     requests: readonly ValueRequest[],
     options: AssignOptions = {},
   ): Promise<Assignment> {
-    const held: { key: string; offset: number }[] = [];
+    const held: { key: string; offset: Offset }[] = [];
     try {
       return await this.#assign(id, owner, requests, options, held);
     } finally {
@@ -198,7 +199,7 @@ export class ExclusiveAllocator {
     owner: OwnerRef,
     requests: readonly ValueRequest[],
     options: AssignOptions,
-    held: { key: string; offset: number }[],
+    held: { key: string; offset: Offset }[],
   ): Promise<Assignment> {
     const fresh = options.current === 'none';
     /** Stamps a value this admission adds (allocated, or taken back from `releasing`). */
@@ -210,9 +211,9 @@ export class ExclusiveAllocator {
     const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
     const releasing = new Map((previous?.releasing ?? []).map((claim) => [claimKey(claim), claim]));
     let reverted = 0;
-    const chosen = new Map<string, Set<number>>();
-    const choose = (key: string, offset: number) => {
-      const set = chosen.get(key) ?? new Set<number>();
+    const chosen = new Map<string, Set<Offset>>();
+    const choose = (key: string, offset: Offset) => {
+      const set = chosen.get(key) ?? new Set<Offset>();
       set.add(offset);
       chosen.set(key, set);
     };
@@ -381,7 +382,9 @@ export class ExclusiveAllocator {
     // one and every one of them giving up. Picked values cannot collide that way: in parallel.
     const requested = toClaim
       .filter((entry) => entry.request.value !== undefined)
-      .sort((a, b) => (a.key === b.key ? a.offset - b.offset : a.key < b.key ? -1 : 1));
+      .sort((a, b) =>
+        a.key === b.key ? compareOffsets(a.offset, b.offset) : a.key < b.key ? -1 : 1,
+      );
     const claimInOrder = async () => {
       for (const entry of requested) await claimOne(entry);
     };
@@ -526,20 +529,17 @@ export class ExclusiveAllocator {
   async #repick(
     entry: Pending,
     block: Block | undefined,
-    excluded: ReadonlySet<number> | undefined,
+    excluded: ReadonlySet<Offset> | undefined,
   ) {
     const { range } = entry.request;
     const inUpperBand = entry.offset >= range.reservedBand;
-    const bandEnd = inUpperBand ? range.size : range.reservedBand;
+    const bandEnd = inUpperBand ? range.exactSize : range.reservedBand;
     if (block) {
       const claiming = this.#view.claiming(entry.key);
-      const blockEnd = Math.min((block.index + 1) * BLOCK_SIZE, bandEnd);
-      for (let offset = entry.offset + 1; offset < blockEnd; offset++) {
-        if (
-          !block.holders.has(offset % BLOCK_SIZE) &&
-          !excluded?.has(offset) &&
-          !claiming.has(offset)
-        ) {
+      for (let slot = slotOf(entry.offset) + 1; slot < BLOCK_SIZE; slot++) {
+        const offset = offsetAt(block.index, slot);
+        if (offset >= bandEnd) break;
+        if (!block.holders.has(slot) && !excluded?.has(offset) && !claiming.has(offset)) {
           this.#view.hold(entry.key, offset);
           return offset;
         }
@@ -564,10 +564,10 @@ export class ExclusiveAllocator {
   async #pick(
     range: ValueRange,
     key: string,
-    excluded: ReadonlySet<number> | undefined,
-  ): Promise<number | undefined> {
+    excluded: ReadonlySet<Offset> | undefined,
+  ): Promise<Offset | undefined> {
     /** Values a scan answered that the view knew taken, passed over once. */
-    const doubted = new Set<number>();
+    const doubted = new Set<Offset>();
     for (;;) {
       const skip = new Set([...(excluded ?? []), ...this.#view.claiming(key)]);
       const seen = this.#view.pick(range, key, this.#random, skip);
@@ -595,10 +595,10 @@ export class ExclusiveAllocator {
     }
   }
 
-  async #holderOf(key: string, offset: number): Promise<string | undefined> {
-    const index = Math.floor(offset / BLOCK_SIZE);
+  async #holderOf(key: string, offset: Offset): Promise<string | undefined> {
+    const index = blockIndexOf(offset);
     for await (const block of this.#store.scanBlocks(key, index, index)) {
-      return block.holders.get(offset % BLOCK_SIZE);
+      return block.holders.get(slotOf(offset));
     }
     return undefined;
   }
@@ -622,6 +622,6 @@ export class ExclusiveAllocator {
   }
 
   #reader(key: string) {
-    return (from: number, to: number) => this.#store.scanBlocks(key, from, to);
+    return (from: Offset, to: Offset) => this.#store.scanBlocks(key, from, to);
   }
 }

@@ -13,6 +13,7 @@
  * do not race each other for one value; nor does a scan's answer, older than a claim of this
  * process answered meanwhile, send it at that claim's value (`showsTaken`).
  */
+import { blockIndexOf, type Offset, offsetAt, slotOf } from './offset.js';
 import type { ValueRange } from './range.js';
 import type { BlockReader } from './scan.js';
 import { BLOCK_SIZE, type Block } from './store.js';
@@ -40,12 +41,12 @@ interface KnownBlock {
  * recently learned first; the blocks with a free slot are also kept in a list for random picks.
  */
 class KnownBlocks {
-  readonly #entries = new Map<number, KnownBlock>();
+  readonly #entries = new Map<Offset, KnownBlock>();
   /** Indexes of blocks with a free slot, in no order, and where each sits in that list. */
-  readonly #open: number[] = [];
-  readonly #openAt = new Map<number, number>();
+  readonly #open: Offset[] = [];
+  readonly #openAt = new Map<Offset, number>();
 
-  get(index: number): KnownBlock | undefined {
+  get(index: Offset): KnownBlock | undefined {
     return this.#entries.get(index);
   }
 
@@ -98,10 +99,10 @@ class KnownBlocks {
     }
   }
 
-  #close(index: number): void {
+  #close(index: Offset): void {
     const at = this.#openAt.get(index);
     if (at === undefined) return;
-    const last = this.#open.pop() as number;
+    const last = this.#open.pop() as Offset;
     if (last !== index) {
       this.#open[at] = last;
       this.#openAt.set(last, at);
@@ -124,22 +125,27 @@ export class BlockView {
   /** Stamps requests in the order they are sent. */
   #sent = 0;
   /** Range store key → offsets being claimed by this process now. */
-  readonly #claiming = new Map<string, Set<number>>();
+  readonly #claiming = new Map<string, Set<Offset>>();
 
   /**
    * A value of the range's upper band that the view shows free and `skip` does not name: a
    * random known block with room, a random free slot in it. Undefined when the view knows none;
    * the reserved band is never answered here, since only the store can tell the upper one full.
    */
-  pick(range: ValueRange, key: string, random: () => number, skip: ReadonlySet<number>) {
+  pick(
+    range: ValueRange,
+    key: string,
+    random: () => number,
+    skip: ReadonlySet<Offset>,
+  ): Offset | undefined {
     const known = this.#blocks.get(key);
     if (!known) return undefined;
     const eligible = (block: Block) => {
       const start = Math.floor(random() * BLOCK_SIZE);
       for (let step = 0; step < BLOCK_SIZE; step++) {
         const slot = (start + step) % BLOCK_SIZE;
-        const offset = block.index * BLOCK_SIZE + slot;
-        if (offset < range.reservedBand || offset >= range.size) continue;
+        const offset = offsetAt(block.index, slot);
+        if (offset < range.reservedBand || offset >= range.exactSize) continue;
         if (!block.holders.has(slot) && !skip.has(offset)) return offset;
       }
       return undefined;
@@ -147,7 +153,7 @@ export class BlockView {
     // A few random blocks with room first: a pick costs the same whatever the range's size.
     // Blocks this process is writing to right now are passed over here: concurrent claims of one
     // process then land on different items instead of queueing on one.
-    const busy = new Set([...skip].map((offset) => Math.floor(offset / BLOCK_SIZE)));
+    const busy = new Set([...skip].map(blockIndexOf));
     for (let probe = 0; probe < RANDOM_PROBES; probe++) {
       const block = known.randomOpen(random);
       if (!block) return undefined;
@@ -181,7 +187,7 @@ export class BlockView {
   learning(range: string, read: BlockReader): BlockReader {
     const stamp = this.stamp();
     const learn = (block: Block) => this.apply(range, block, stamp);
-    return async function* (from: number, to: number) {
+    return async function* (from: Offset, to: Offset) {
       for await (const block of read(from, to)) {
         learn(block);
         yield block;
@@ -206,7 +212,7 @@ export class BlockView {
     range: string,
     block: Block,
     stamp: number,
-    taken?: { readonly offset: number; readonly holder: string },
+    taken?: { readonly offset: Offset; readonly holder: string },
   ): void {
     const known = this.#blocks.get(range) ?? new KnownBlocks();
     this.#blocks.set(range, known);
@@ -221,7 +227,7 @@ export class BlockView {
       });
       return;
     }
-    const slot = taken ? taken.offset % BLOCK_SIZE : undefined;
+    const slot = taken ? slotOf(taken.offset) : undefined;
     if (current && taken && slot !== undefined && !current.block.holders.has(slot)) {
       const holders = new Map(current.block.holders).set(slot, taken.holder);
       known.correct({ index: block.index, holders });
@@ -229,25 +235,25 @@ export class BlockView {
   }
 
   /** Whether the newest answer the view holds shows the offset taken. */
-  showsTaken(range: string, offset: number): boolean {
-    const known = this.#blocks.get(range)?.get(Math.floor(offset / BLOCK_SIZE));
-    return known?.block.holders.has(offset % BLOCK_SIZE) === true;
+  showsTaken(range: string, offset: Offset): boolean {
+    const known = this.#blocks.get(range)?.get(blockIndexOf(offset));
+    return known?.block.holders.has(slotOf(offset)) === true;
   }
 
   /** Offsets of `range` this process is claiming now: its other picks skip them. */
-  claiming(range: string): ReadonlySet<number> {
+  claiming(range: string): ReadonlySet<Offset> {
     return this.#claiming.get(range) ?? new Set();
   }
 
   /** Marks an offset as being claimed, until `settled`. */
-  hold(range: string, offset: number): void {
-    const set = this.#claiming.get(range) ?? new Set<number>();
+  hold(range: string, offset: Offset): void {
+    const set = this.#claiming.get(range) ?? new Set<Offset>();
     set.add(offset);
     this.#claiming.set(range, set);
   }
 
   /** The claim of an offset was answered. */
-  settled(range: string, offset: number): void {
+  settled(range: string, offset: Offset): void {
     this.#claiming.get(range)?.delete(offset);
   }
 }

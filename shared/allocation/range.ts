@@ -4,6 +4,7 @@
  */
 import { type CidrBlock, formatCidr, formatIp, type IpFamily, parseIp } from '../net/ip.js';
 import { formatPortRange, type PortRange } from '../net/port-range.js';
+import { bigOffset, type Offset, toOffset } from './offset.js';
 
 /** What a range hands out; also the `kind` in `/v1/status`. */
 export type RangeKind = 'clusterIP' | 'nodePort' | 'hostPort';
@@ -13,16 +14,21 @@ export interface ValueRange {
   readonly kind: RangeKind;
   /** The name in `/v1/status` and in store keys: the CIDR, the port range, or the config name. */
   readonly name: string;
-  /** Number of usable values. */
+  /**
+   * Number of usable values; past 2^53 (IPv6 ranges wider than a /75) the nearest number, for
+   * display only: allocation bounds itself by `exactSize`.
+   */
   readonly size: number;
+  /** Number of usable values, exactly: one past the last offset. */
+  readonly exactSize: Offset;
   /** Offsets `[0, reservedBand)` are left to static requests until the upper band is full. */
   readonly reservedBand: number;
   /** The family, for cluster IP ranges only. */
   readonly family?: IpFamily;
   /** The offset of a value in this range, or undefined when the value is not in it. */
-  offsetOf(value: string): number | undefined;
-  /** The value at an offset in `[0, size)`. */
-  valueAt(offset: number): string;
+  offsetOf(value: string): Offset | undefined;
+  /** The value at an offset in `[0, exactSize)`. */
+  valueAt(offset: Offset): string;
 }
 
 /** KEP-3070/KEP-3668 band: `min(max(floor, size/step), cap)`, and 0 for ranges of 16 or less. */
@@ -32,17 +38,22 @@ function band(size: number, step: number, cap: number): number {
   return Math.min(Math.max(floor, Math.floor(size / step)), cap);
 }
 
-/** The bitmap allocator caps IPv6 ranges at 2^16 addresses; berth keeps the same limit. */
-const IPV6_MAX_BLOCK = 1n << 16n;
+/**
+ * The widest IPv6 service range, a /64: the kube-apiserver's IPAddress allocator refuses shorter
+ * prefixes (kubernetes/kubernetes v1.33 `pkg/registry/core/service/ipallocator/ipallocator.go`,
+ * `NewIPAllocator`), and KEP-1880 lets an IPv6 cluster give its Services a /64 as it would any
+ * subnet. Config validation refuses wider ones; this is the limit it checks.
+ */
+export const IPV6_MIN_SERVICE_PREFIX = 64;
 
-/** Cluster IPs of one CIDR: the network address and the IPv4 broadcast are not usable. */
+/**
+ * Cluster IPs of one CIDR: the network address and the IPv4 broadcast are not usable (IPv6 has
+ * no broadcast, so its last address is, as upstream uses it).
+ */
 export function clusterIpRange(block: CidrBlock): ValueRange {
   const blockSize = 1n << BigInt(block.hostBits);
-  const usable =
-    block.family === 'IPv4'
-      ? blockSize - 2n
-      : (blockSize < IPV6_MAX_BLOCK ? blockSize : IPV6_MAX_BLOCK) - 1n;
-  const size = usable > 0n ? Number(usable) : 0;
+  const usable = block.family === 'IPv4' ? blockSize - 2n : blockSize - 1n;
+  const exactSize = usable > 0n ? toOffset(usable) : 0;
   const base = block.network + 1n;
   // The band is sized from the whole block (RangeSize upstream), network and broadcast included.
   // Clamped before the conversion to number: any block of 2^12 or more gets the full 256 anyway.
@@ -50,17 +61,18 @@ export function clusterIpRange(block: CidrBlock): ValueRange {
   return {
     kind: 'clusterIP',
     name: formatCidr(block),
-    size,
+    size: Number(exactSize),
+    exactSize,
     reservedBand,
     family: block.family,
     offsetOf(value) {
       const ip = parseIp(value);
       if (ip === undefined || ip.family !== block.family) return undefined;
       const offset = ip.value - base;
-      return offset >= 0n && offset < BigInt(size) ? Number(offset) : undefined;
+      return offset >= 0n && offset < usable ? toOffset(offset) : undefined;
     },
     valueAt(offset) {
-      return formatIp({ family: block.family, value: base + BigInt(offset) });
+      return formatIp({ family: block.family, value: base + bigOffset(offset) });
     },
   };
 }
@@ -85,6 +97,7 @@ function portValues(
     kind,
     name,
     size: ports.size,
+    exactSize: ports.size,
     reservedBand,
     offsetOf(value) {
       if (!/^\d+$/.test(value)) return undefined;
@@ -92,7 +105,7 @@ function portValues(
       return offset >= 0 && offset < ports.size ? offset : undefined;
     },
     valueAt(offset) {
-      return String(ports.base + offset);
+      return String(ports.base + Number(offset));
     },
   };
 }

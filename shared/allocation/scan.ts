@@ -1,12 +1,26 @@
 /**
  * Where the next free value is: the kube-apiserver's random-scan-with-offset strategy, run over
  * a sparse stream of blocks instead of one in-memory bitmap. Pure: the blocks come from outside.
+ * Only blocks that hold values exist, so a scan costs what the range holds, never its width: a
+ * random start in a /64 lands in a gap at the first block read.
  */
+import {
+  addOffset,
+  blockIndexOf,
+  compareOffsets,
+  type Offset,
+  offsetAt,
+  randomOffset,
+  slotOf,
+} from './offset.js';
 import type { ValueRange } from './range.js';
 import { BLOCK_SIZE, type Block } from './store.js';
 
 /** Reads blocks with index in `[from, to]`, ascending; blocks with no taken value may be absent. */
-export type BlockReader = (from: number, to: number) => AsyncIterable<Block>;
+export type BlockReader = (from: Offset, to: Offset) => AsyncIterable<Block>;
+
+const min = (a: Offset, b: Offset): Offset => (compareOffsets(a, b) <= 0 ? a : b);
+const max = (a: Offset, b: Offset): Offset => (compareOffsets(a, b) >= 0 ? a : b);
 
 /**
  * The first free offset in `[from, to)` in ascending order, skipping `excluded`; undefined when
@@ -14,26 +28,25 @@ export type BlockReader = (from: number, to: number) => AsyncIterable<Block>;
  */
 async function firstFree(
   read: BlockReader,
-  from: number,
-  to: number,
-  excluded: ReadonlySet<number>,
-): Promise<number | undefined> {
+  from: Offset,
+  to: Offset,
+  excluded: ReadonlySet<Offset>,
+): Promise<Offset | undefined> {
   if (from >= to) return undefined;
   let cursor = from;
-  const freeBefore = (end: number): number | undefined => {
-    for (; cursor < end; cursor++) if (!excluded.has(cursor)) return cursor;
+  // Values this process is claiming are few, so a gap yields a value within a few steps.
+  const freeBefore = (end: Offset): Offset | undefined => {
+    for (; cursor < end; cursor = addOffset(cursor, 1)) if (!excluded.has(cursor)) return cursor;
     return undefined;
   };
-  for await (const block of read(
-    Math.floor(from / BLOCK_SIZE),
-    Math.floor((to - 1) / BLOCK_SIZE),
-  )) {
-    const start = block.index * BLOCK_SIZE;
-    const gap = freeBefore(Math.min(start, to));
+  for await (const block of read(blockIndexOf(from), blockIndexOf(addOffset(to, -1)))) {
+    const start = offsetAt(block.index, 0);
+    const gap = freeBefore(min(start, to));
     if (gap !== undefined) return gap;
-    const end = Math.min(start + BLOCK_SIZE, to);
-    for (cursor = Math.max(cursor, start); cursor < end; cursor++) {
-      if (!block.holders.has(cursor - start) && !excluded.has(cursor)) return cursor;
+    cursor = max(cursor, start);
+    for (let slot = slotOf(cursor); slot < BLOCK_SIZE && cursor < to; slot++) {
+      if (!block.holders.has(slot) && !excluded.has(cursor)) return cursor;
+      cursor = addOffset(cursor, 1);
     }
   }
   return freeBefore(to);
@@ -47,15 +60,15 @@ export async function pickFree(
   range: ValueRange,
   read: BlockReader,
   random: () => number,
-  excluded: ReadonlySet<number> = new Set(),
-): Promise<number | undefined> {
-  const bands: Array<[number, number]> = [
-    [range.reservedBand, range.size],
+  excluded: ReadonlySet<Offset> = new Set(),
+): Promise<Offset | undefined> {
+  const bands: Array<[Offset, Offset]> = [
+    [range.reservedBand, range.exactSize],
     [0, range.reservedBand],
   ];
   for (const [low, high] of bands) {
     if (high <= low) continue;
-    const start = low + Math.floor(random() * (high - low));
+    const start = randomOffset(low, high, random);
     const found =
       (await firstFree(read, start, high, excluded)) ??
       (await firstFree(read, low, start, excluded));

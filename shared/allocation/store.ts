@@ -2,13 +2,14 @@
  * What the allocators need from persistence, and nothing more (Karpenter's narrow-interface
  * shape). The DynamoDB adapter lives in `shared/store/`; tests may substitute their own.
  */
+import type { Offset } from './offset.js';
 
 /** Values per block: 32 owner ids of 20 characters keep a block under 1 KB, so a write is 1 WCU. */
 export const BLOCK_SIZE = 32;
 
 /** The taken slots of one block of a range: slot (offset within the block) → allocation id. */
 export interface Block {
-  readonly index: number;
+  readonly index: Offset;
   readonly holders: ReadonlyMap<number, string>;
 }
 
@@ -31,7 +32,7 @@ export interface OwnerRef {
 export interface Claim {
   readonly slot: string;
   readonly range: string;
-  readonly offset: number;
+  readonly offset: Offset;
   /**
    * Epoch ms of the admission that last added the value to its owner (allocated it, or took it
    * back from `releasing`). The write that admission let through may still be on its way to
@@ -100,15 +101,15 @@ export interface AllocationStore {
   /** Every owner record of the cluster. */
   listOwners(): AsyncIterable<OwnerRecord>;
   /** Blocks with index in `[from, to]`, ascending, strongly consistent; absent blocks are all free. */
-  scanBlocks(range: string, from: number, to: number): AsyncIterable<Block>;
+  scanBlocks(range: string, from: Offset, to: Offset): AsyncIterable<Block>;
   /**
    * Takes the value for `ownerId` only when nobody holds it, the owner itself included: a value
    * an owner still holds but is giving back may have a release on its way, so it is never taken
    * again under the same id (an owner's retries check what they hold before claiming).
    */
-  claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome>;
+  claim(range: string, offset: Offset, ownerId: string): Promise<ClaimOutcome>;
   /** Frees the value if `ownerId` holds it; false when it did not (already released). */
-  release(range: string, offset: number, ownerId: string): Promise<boolean>;
+  release(range: string, offset: Offset, ownerId: string): Promise<boolean>;
 }
 
 /** Raised by `putOwner` when the record changed since it was read. */

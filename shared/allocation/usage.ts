@@ -1,24 +1,45 @@
 /** How much of each range is in use, for `/v1/status` and `berth status`. */
 import { rangeKey } from './allocator.js';
+import { lastBlockOf } from './offset.js';
 import type { RangeKind, ValueRange } from './range.js';
-import { type AllocationStore, BLOCK_SIZE } from './store.js';
+import type { AllocationStore } from './store.js';
 
 /** One row of `/v1/status`. */
 export interface RangeUsage {
   readonly name: string;
   readonly kind: RangeKind;
+  /** Usable values; past 2^53 (an IPv6 range wider than a /75) the nearest number. */
   readonly size: number;
   readonly used: number;
+  /**
+   * Blocks of 32 values that hold at least one, for a range too wide for `used / size` to say
+   * anything (past 2^53 values; a /64 shows 0.000% however full its blocks are): how many items
+   * the values spread over. Absent for narrower ranges.
+   */
+  readonly blocks?: number;
 }
 
-/** Counts the taken values of an exclusive range by reading its blocks (paged, never one read per value). */
+/**
+ * Counts the taken values of an exclusive range by reading its blocks: only blocks that ever held
+ * a value are stored, so this reads what the range holds (paged), never one read per value and
+ * never anything in proportion to its width.
+ */
 export async function exclusiveRangeUsage(
   store: AllocationStore,
   range: ValueRange,
 ): Promise<RangeUsage> {
   let used = 0;
-  const lastBlock = Math.max(0, Math.ceil(range.size / BLOCK_SIZE) - 1);
-  for await (const block of store.scanBlocks(rangeKey(range), 0, lastBlock))
+  let blocks = 0;
+  for await (const block of store.scanBlocks(rangeKey(range), 0, lastBlockOf(range.exactSize))) {
     used += block.holders.size;
-  return { name: range.name, kind: range.kind, size: range.size, used };
+    if (block.holders.size > 0) blocks++;
+  }
+  const wide = typeof range.exactSize === 'bigint';
+  return {
+    name: range.name,
+    kind: range.kind,
+    size: range.size,
+    used,
+    ...(wide ? { blocks } : {}),
+  };
 }

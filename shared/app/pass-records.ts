@@ -88,6 +88,11 @@ export function recordRepairPass(
   );
   count(metrics, 'Released', summary.released);
   for (const range of usage) {
+    if (range.blocks !== undefined) {
+      // Too wide (an IPv6 /64) for a share of it to mean anything: its values and their blocks.
+      logger.info('range usage', { range: range.name, used: range.used, blocks: range.blocks });
+      continue;
+    }
     const percent = (100 * range.used) / Math.max(1, range.size);
     logger.info('range usage', { range: range.name, used: range.used, size: range.size, percent });
     if (percent < RANGE_USE_PUBLISHED_FROM) continue;

@@ -3,6 +3,7 @@
  * a user fixes a bad file in one round: unknown keys, bad values and conflicting ranges alike.
  */
 import { z } from 'zod';
+import { IPV6_MIN_SERVICE_PREFIX } from '../allocation/range.js';
 import { type CidrBlock, formatCidr, parseCidr } from '../net/ip.js';
 import { type PortRange, parsePortRange } from '../net/port-range.js';
 import { crossFieldProblems } from './cross-field.js';
@@ -20,7 +21,7 @@ export const NODE_ADDRESS_TYPES = [
 /** One of `NODE_ADDRESS_TYPES`. */
 export type NodeAddressType = (typeof NODE_ADDRESS_TYPES)[number];
 
-/** kube-apiserver's `maxCIDRBits`: a service CIDR may have at most 20 host bits. */
+/** kube-apiserver's `maxCIDRBits`: an IPv4 service CIDR may have at most 20 host bits. */
 const MAX_SERVICE_CIDR_HOST_BITS = 20;
 
 const seconds = (fallback: number) => z.number().int().min(0).default(fallback);
@@ -34,10 +35,18 @@ const cidrText = z.string().transform((text, ctx): CidrBlock => {
     });
     return z.NEVER;
   }
-  if (block.hostBits > MAX_SERVICE_CIDR_HOST_BITS) {
+  if (block.family === 'IPv6' && block.prefixLength < IPV6_MIN_SERVICE_PREFIX) {
+    const widest = formatCidr({ ...block, prefixLength: IPV6_MIN_SERVICE_PREFIX });
     ctx.addIssue({
       code: 'custom',
-      message: `"${text}" is too large: at most ${MAX_SERVICE_CIDR_HOST_BITS} host bits (an IPv4 /12 or an IPv6 /108), as the kube-apiserver allows`,
+      message: `"${text}" is too large: an IPv6 service range is at most a /${IPV6_MIN_SERVICE_PREFIX}, as the kube-apiserver's IPAddress allocator allows; use ${widest} or a longer prefix`,
+    });
+    return z.NEVER;
+  }
+  if (block.family === 'IPv4' && block.hostBits > MAX_SERVICE_CIDR_HOST_BITS) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is too large: at most ${MAX_SERVICE_CIDR_HOST_BITS} host bits (an IPv4 /12), as the kube-apiserver allows`,
     });
     return z.NEVER;
   }

@@ -19,6 +19,7 @@
  * write is conditional on the holder the snapshot read.
  */
 import { rangeKey } from '../allocation/allocator.js';
+import type { Offset } from '../allocation/offset.js';
 import type { ValueRange } from '../allocation/range.js';
 import type { Claim, OwnerRecord, OwnerRef } from '../allocation/store.js';
 import { alreadyAllocated, type Finding, leaked, notAllocated } from './findings.js';
@@ -36,14 +37,14 @@ export const STALE_CLAIM_PREFIX = 'claim#';
 export interface ExclusiveSnapshot {
   readonly ranges: readonly ValueRange[];
   /** Range store key (`rangeKey`) → offset → holder id. */
-  readonly held: ReadonlyMap<string, ReadonlyMap<number, string>>;
+  readonly held: ReadonlyMap<string, ReadonlyMap<Offset, string>>;
   readonly owners: ReadonlyMap<string, OwnerRecord>;
 }
 
 /** A value the pass writes, named by range and offset. */
 export interface ValueTarget {
   readonly range: ValueRange;
-  readonly offset: number;
+  readonly offset: Offset;
 }
 
 /** Take a free value for a live owner. */
@@ -80,7 +81,7 @@ export interface RecordIntent {
 /** Claims to drop from a record after their values were freed or moved away. */
 export interface RecordCleanup {
   readonly id: string;
-  readonly claims: readonly { readonly range: string; readonly offset: number }[];
+  readonly claims: readonly { readonly range: string; readonly offset: Offset }[];
   /** The id belongs to no live object: delete the record once it lists nothing it holds. */
   readonly ownerGone: boolean;
 }
@@ -127,7 +128,7 @@ interface Claimant {
 
 interface Carried {
   readonly range: ValueRange;
-  readonly offset: number;
+  readonly offset: Offset;
   readonly claimants: Claimant[];
 }
 
@@ -164,8 +165,8 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
     entry.claims.push(claim);
     intents.set(owner.id, entry);
   };
-  const cleanups = new Map<string, { range: string; offset: number }[]>();
-  const cleanUp = (id: string, range: ValueRange, offset: number) => {
+  const cleanups = new Map<string, { range: string; offset: Offset }[]>();
+  const cleanUp = (id: string, range: ValueRange, offset: Offset) => {
     const list = cleanups.get(id) ?? [];
     list.push({ range: rangeKey(range), offset });
     cleanups.set(id, list);
@@ -177,7 +178,7 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
   /** Ids that will still hold something after this pass's writes. */
   const stillHolding = new Set<string>();
 
-  const countDown = (range: ValueRange, offset: number, holder: string) => {
+  const countDown = (range: ValueRange, offset: Offset, holder: string) => {
     const key = `${VALUE_LEAK_PREFIX}${valueKey(range, offset)}`;
     const verdict = countSighting(counters.get(key), key, holder, grace, now);
     if (!verdict.free) kept.push(verdict.counter);
@@ -315,9 +316,9 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
 export function mergeClaims(
   current: readonly Claim[],
   add: readonly Claim[],
-  drop: readonly { readonly range: string; readonly offset: number }[],
+  drop: readonly { readonly range: string; readonly offset: Offset }[],
 ): Claim[] {
-  const same = (a: { range: string; offset: number }, b: { range: string; offset: number }) =>
+  const same = (a: { range: string; offset: Offset }, b: { range: string; offset: Offset }) =>
     a.range === b.range && a.offset === b.offset;
   const kept = current.filter(
     (c) => !drop.some((d) => same(c, d)) && !add.some((a) => a.slot === c.slot || same(a, c)),

@@ -10,6 +10,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { serviceAllocationId } from '../admission/services.js';
 import { rangeKey } from '../allocation/allocator.js';
+import type { Offset } from '../allocation/offset.js';
 import type { ValueRange } from '../allocation/range.js';
 import { parseIp } from '../net/ip.js';
 import type { ServiceRanges } from '../services/plan.js';
@@ -18,7 +19,7 @@ import { clusterIpNotValid, type Finding, type ObjectRef, outOfRange } from './f
 /** One value a live object carries, inside a configured range. */
 export interface LiveValue {
   readonly range: ValueRange;
-  readonly offset: number;
+  readonly offset: Offset;
   /** The allocator's slot name (`clusterIP/IPv4`, `nodePort/<port name>`, `healthCheckNodePort`). */
   readonly slot: string;
 }
@@ -47,7 +48,7 @@ export interface ServiceReading {
 }
 
 /** The key of one value in one range, shared by the snapshot, the diff and the ledger. */
-export function valueKey(range: ValueRange, offset: number): string {
+export function valueKey(range: ValueRange, offset: Offset): string {
   return `${rangeKey(range)}#${offset}`;
 }
 

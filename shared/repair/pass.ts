@@ -9,13 +9,9 @@
  */
 
 import { claimKey, ExclusiveAllocator, rangeKey } from '../allocation/allocator.js';
+import { lastBlockOf, type Offset, offsetAt } from '../allocation/offset.js';
 import type { ValueRange } from '../allocation/range.js';
-import {
-  BLOCK_SIZE,
-  type Claim,
-  type OwnerRecord,
-  OwnerVersionConflictError,
-} from '../allocation/store.js';
+import { type Claim, type OwnerRecord, OwnerVersionConflictError } from '../allocation/store.js';
 import { forEachBounded } from '../concurrency/bounded.js';
 import { recordHostPorts, releaseHostPorts } from '../hostports/allocator.js';
 import { AllocationIdTakenError } from '../hostports/errors.js';
@@ -483,15 +479,16 @@ async function readExclusiveSnapshot(
   store: RepairAllocationStore,
   ranges: readonly ValueRange[],
 ): Promise<ExclusiveSnapshot> {
-  const held = new Map<string, Map<number, string>>();
+  const held = new Map<string, Map<Offset, string>>();
   await Promise.all(
     ranges.map(async (range) => {
-      const values = new Map<number, string>();
-      const last = Math.floor((range.size - 1) / BLOCK_SIZE);
+      const values = new Map<Offset, string>();
+      // Only blocks that held a value are stored: this reads what the range holds, not its width.
+      const last = lastBlockOf(range.exactSize);
       for await (const block of store.scanBlocks(rangeKey(range), 0, last)) {
         for (const [slot, holder] of block.holders) {
-          const offset = block.index * BLOCK_SIZE + slot;
-          if (offset < range.size) values.set(offset, holder);
+          const offset = offsetAt(block.index, slot);
+          if (offset < range.exactSize) values.set(offset, holder);
         }
       }
       held.set(rangeKey(range), values);
@@ -537,8 +534,8 @@ async function writeExclusive(
     if (!done) progress.conflicts++;
   });
 
-  const moved = new Map<string, { range: string; offset: number }[]>();
-  const markMoved = (id: string, range: ValueRange, offset: number) => {
+  const moved = new Map<string, { range: string; offset: Offset }[]>();
+  const markMoved = (id: string, range: ValueRange, offset: Offset) => {
     const list = moved.get(id) ?? [];
     list.push({ range: rangeKey(range), offset });
     moved.set(id, list);

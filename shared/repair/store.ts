@@ -2,6 +2,7 @@
  * What the repair pass needs from the stores, and nothing more. `DynamoAllocationStore` and
  * `DynamoHostPortStore` provide it; tests may substitute their own.
  */
+import type { Offset } from '../allocation/offset.js';
 import type { AllocationStore } from '../allocation/store.js';
 import type { HostPortStore } from '../hostports/store.js';
 
@@ -15,7 +16,7 @@ export interface RepairAllocationStore
    * Moves a value from `fromId` to `toId` in one conditional write (no other writer can take it
    * in between); false when `fromId` no longer holds it.
    */
-  transfer(range: string, offset: number, fromId: string, toId: string): Promise<boolean>;
+  transfer(range: string, offset: Offset, fromId: string, toId: string): Promise<boolean>;
 }
 
 /**

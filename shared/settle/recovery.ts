@@ -16,7 +16,8 @@
  */
 import type { ExclusiveAllocator } from '../allocation/allocator.js';
 import { claimKey, rangeKey } from '../allocation/allocator.js';
-import { type AllocationStore, BLOCK_SIZE, type Claim } from '../allocation/store.js';
+import { lastBlockOf, offsetAt } from '../allocation/offset.js';
+import type { AllocationStore, Claim } from '../allocation/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { readService } from '../repair/live.js';
 import type { ServiceRanges } from '../services/plan.js';
@@ -63,11 +64,10 @@ export async function recoverSettleTasks(deps: SettleRecoveryDeps): Promise<Sett
   const unrecorded = new Map<string, Claim[]>();
   for (const range of [...deps.ranges.clusterIps, deps.ranges.nodePorts]) {
     const key = rangeKey(range);
-    const last = Math.floor((range.size - 1) / BLOCK_SIZE);
-    for await (const block of deps.store.scanBlocks(key, 0, last)) {
+    for await (const block of deps.store.scanBlocks(key, 0, lastBlockOf(range.exactSize))) {
       for (const [slot, id] of block.holders) {
         if (recorded.has(id)) continue;
-        const claim = { slot: '', range: key, offset: block.index * BLOCK_SIZE + slot };
+        const claim = { slot: '', range: key, offset: offsetAt(block.index, slot) };
         unrecorded.set(id, [...(unrecorded.get(id) ?? []), claim]);
       }
     }

@@ -5,7 +5,7 @@
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SettleQueue } from './settler.js';
-import type { SettleTask } from './task.js';
+import { type SettleTask, settleTaskBody } from './task.js';
 
 /** SQS's longest message delay. */
 const MAX_DELAY_SECONDS = 900;
@@ -24,7 +24,7 @@ export class SqsSettleQueue implements SettleQueue {
     await this.#client.send(
       new SendMessageCommand({
         QueueUrl: this.#queueUrl,
-        MessageBody: JSON.stringify(task),
+        MessageBody: settleTaskBody(task),
         DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))),
       }),
     );

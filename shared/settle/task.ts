@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { isAllocationId } from '../admission/identity.js';
+import { type Offset, toOffset } from '../allocation/offset.js';
 
 /**
  * Why the owner is waiting:
@@ -36,7 +37,7 @@ export interface SettleTask {
     readonly claims: readonly {
       readonly slot: string;
       readonly range: string;
-      readonly offset: number;
+      readonly offset: Offset;
     }[];
   };
 }
@@ -62,7 +63,14 @@ const settleTask = z.strictObject({
           z.strictObject({
             slot: z.string().max(256),
             range: z.string().min(1).max(256),
-            offset: z.number().int().nonnegative(),
+            // A number, or past 2^53 (a /64's offsets) its decimal digits: JSON has no bigint.
+            offset: z.union([
+              z.number().int().nonnegative(),
+              z
+                .string()
+                .regex(/^\d{1,40}$/)
+                .transform((digits) => toOffset(BigInt(digits))),
+            ]),
           }),
         )
         .max(MAX_TASK_CLAIMS),
@@ -76,6 +84,11 @@ export class MalformedSettleTaskError extends Error {
     super(`not a settle task: ${problems.join('; ')}`);
     this.name = 'MalformedSettleTaskError';
   }
+}
+
+/** A task as a queue message body: an offset past 2^53 goes as its decimal digits. */
+export function settleTaskBody(task: SettleTask): string {
+  return JSON.stringify(task, (_, value) => (typeof value === 'bigint' ? String(value) : value));
 }
 
 /** Parses a queue message body. */

@@ -6,8 +6,9 @@
  */
 import { ALLOCATION_ID_ANNOTATION, namesOwner } from '../admission/identity.js';
 import { rangeKey } from '../allocation/allocator.js';
+import { blockIndexOf, lastBlockOf, type Offset, offsetAt, slotOf } from '../allocation/offset.js';
 import type { ValueRange } from '../allocation/range.js';
-import { type AllocationStore, BLOCK_SIZE, type OwnerRecord } from '../allocation/store.js';
+import type { AllocationStore, OwnerRecord } from '../allocation/store.js';
 import type { HostPortStore, PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { parseIp } from '../net/ip.js';
@@ -75,10 +76,10 @@ async function exclusiveHolder(
 ): Promise<Holding[]> {
   const offset = range.offsetOf(value);
   if (offset === undefined) return [];
-  const index = Math.floor(offset / BLOCK_SIZE);
+  const index = blockIndexOf(offset);
   let id: string | undefined;
   for await (const block of deps.allocations.scanBlocks(rangeKey(range), index, index)) {
-    id = block.holders.get(offset % BLOCK_SIZE);
+    id = block.holders.get(slotOf(offset));
   }
   if (id === undefined) return [];
   const record = await deps.allocations.getOwner(id);
@@ -139,14 +140,14 @@ async function unrecordedHoldings(
   const owner = { kind: 'Service', ...object };
   const holdings: Holding[] = [];
   for (const range of [...deps.clusterIps, deps.nodePorts]) {
-    const last = Math.floor((range.size - 1) / BLOCK_SIZE);
+    const last = lastBlockOf(range.exactSize);
     for await (const block of deps.allocations.scanBlocks(rangeKey(range), 0, last)) {
       for (const [slot, id] of block.holders) {
         if (recorded.has(id) || !namesOwner(id, owner)) continue;
         holdings.push({
           kind: range.kind === 'clusterIP' ? 'clusterIP' : 'nodePort',
           range: range.name,
-          value: range.valueAt(block.index * BLOCK_SIZE + slot),
+          value: range.valueAt(offsetAt(block.index, slot)),
           holder: owner,
           allocationId: id,
           state: 'held',
@@ -164,7 +165,7 @@ function recordHoldings(deps: HolderLookupDeps, record: OwnerRecord): Holding[] 
     namespace: record.owner.namespace,
     name: record.owner.name,
   };
-  const of = (claim: { range: string; offset: number }, state: Holding['state']): Holding[] => {
+  const of = (claim: { range: string; offset: Offset }, state: Holding['state']): Holding[] => {
     const range = ranges.find((r) => rangeKey(r) === claim.range);
     if (!range) return [];
     return [

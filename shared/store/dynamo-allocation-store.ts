@@ -12,9 +12,9 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { blockIndexOf, type Offset, slotOf, toOffset } from '../allocation/offset.js';
 import {
   type AllocationStore,
-  BLOCK_SIZE,
   type Block,
   type Claim,
   type ClaimOutcome,
@@ -31,8 +31,19 @@ import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
-/** Block sort keys are zero-padded so that key order is block order (a /12 has 32,768 blocks). */
-const blockSortKey = (index: number): string => `b#${String(index).padStart(7, '0')}`;
+/**
+ * Block sort keys are zero-padded so that key order is block order: seven decimal digits below
+ * 10^7 blocks (a /12 has 32,768), and past that (IPv6 ranges wider than a /100, a /64 has 2^59)
+ * `~` and fifteen hex digits, which sort after every decimal key and among themselves in order.
+ */
+const DECIMAL_BLOCKS = 10_000_000;
+/** The sort key of a block item (the benchmarks' pre-fill writes items in this same format). */
+export const blockSortKey = (index: Offset): string =>
+  index < DECIMAL_BLOCKS
+    ? `b#${String(index).padStart(7, '0')}`
+    : `b#~${index.toString(16).padStart(15, '0')}`;
+const blockIndexOfKey = (key: string): Offset =>
+  key.startsWith('b#~') ? toOffset(BigInt(`0x${key.slice(3)}`)) : Number(key.slice(2));
 const slotAttribute = (slot: number): string => `v${slot}`;
 const SLOT_ATTRIBUTE = /^v(\d+)$/;
 
@@ -130,7 +141,7 @@ export class DynamoAllocationStore implements AllocationStore {
     }
   }
 
-  async *scanBlocks(range: string, from: number, to: number): AsyncIterable<Block> {
+  async *scanBlocks(range: string, from: Offset, to: Offset): AsyncIterable<Block> {
     const between = { from: blockSortKey(from), to: blockSortKey(to) };
     const query = { between, firstPage: FIRST_PAGE, nextPages: NEXT_PAGE };
     for await (const item of queryPartition(this.#target(), this.#rangeKey(range), query)) {
@@ -138,7 +149,7 @@ export class DynamoAllocationStore implements AllocationStore {
     }
   }
 
-  async claim(range: string, offset: number, ownerId: string): Promise<ClaimOutcome> {
+  async claim(range: string, offset: Offset, ownerId: string): Promise<ClaimOutcome> {
     const outcome = await this.#writeSlot(range, offset, {
       update: 'SET #slot = :owner',
       condition: 'attribute_not_exists(#slot)',
@@ -150,11 +161,11 @@ export class DynamoAllocationStore implements AllocationStore {
       return outcome.item ? { taken: true, block: decodeBlock(outcome.item) } : { taken: true };
     }
     const { item } = outcome;
-    const holder = item?.[slotAttribute(offset % BLOCK_SIZE)]?.S ?? '';
+    const holder = item?.[slotAttribute(slotOf(offset))]?.S ?? '';
     return item ? { taken: false, holder, block: decodeBlock(item) } : { taken: false, holder };
   }
 
-  async release(range: string, offset: number, ownerId: string): Promise<boolean> {
+  async release(range: string, offset: Offset, ownerId: string): Promise<boolean> {
     const outcome = await this.#writeSlot(range, offset, {
       update: 'REMOVE #slot',
       condition: '#slot = :owner',
@@ -168,7 +179,7 @@ export class DynamoAllocationStore implements AllocationStore {
    * conditional write, so no other writer can take it in between; false when `fromId` no longer
    * holds it.
    */
-  async transfer(range: string, offset: number, fromId: string, toId: string): Promise<boolean> {
+  async transfer(range: string, offset: Offset, fromId: string, toId: string): Promise<boolean> {
     const outcome = await this.#writeSlot(range, offset, {
       update: 'SET #slot = :to',
       condition: '#slot = :from',
@@ -183,7 +194,7 @@ export class DynamoAllocationStore implements AllocationStore {
    */
   async #writeSlot(
     range: string,
-    offset: number,
+    offset: Offset,
     expression: {
       update: string;
       condition: string;
@@ -200,7 +211,7 @@ export class DynamoAllocationStore implements AllocationStore {
           Key: this.#blockKey(range, offset),
           UpdateExpression: expression.update,
           ConditionExpression: expression.condition,
-          ExpressionAttributeNames: { '#slot': slotAttribute(offset % BLOCK_SIZE) },
+          ExpressionAttributeNames: { '#slot': slotAttribute(slotOf(offset)) },
           ExpressionAttributeValues: expression.values,
           ...(expression.answer ? { ReturnValues: 'ALL_NEW' as const } : {}),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -213,16 +224,16 @@ export class DynamoAllocationStore implements AllocationStore {
     return write.applied ? { written: true, item: left } : { written: false, item: write.item };
   }
 
-  #blockKey(range: string, offset: number): Record<string, AttributeValue> {
+  #blockKey(range: string, offset: Offset): Record<string, AttributeValue> {
     return {
       [PK]: { S: this.#rangeKey(range) },
-      [SK]: { S: blockSortKey(Math.floor(offset / BLOCK_SIZE)) },
+      [SK]: { S: blockSortKey(blockIndexOf(offset)) },
     };
   }
 }
 
 function decodeBlock(item: Record<string, AttributeValue>): Block {
-  const index = Number((item[SK]?.S ?? '').slice(2));
+  const index = blockIndexOfKey(item[SK]?.S ?? '');
   const holders = new Map<number, string>();
   for (const [name, value] of Object.entries(item)) {
     const match = SLOT_ATTRIBUTE.exec(name);
@@ -241,7 +252,7 @@ const encodeClaim = (c: Claim): Record<string, AttributeValue> => ({
 const decodeClaim = (entry: AttributeValue): Claim => ({
   slot: entry.M?.s?.S ?? '',
   range: entry.M?.r?.S ?? '',
-  offset: Number(entry.M?.o?.N ?? Number.NaN),
+  offset: entry.M?.o?.N === undefined ? Number.NaN : toOffset(BigInt(entry.M.o.N)),
   ...(entry.M?.a?.N === undefined ? {} : { claimedAt: Number(entry.M.a.N) }),
   ...(entry.M?.b?.S === undefined ? {} : { addedOn: entry.M.b.S }),
 });

@@ -6,6 +6,7 @@ import {
   ValueAllocatedError,
   ValueNotInRangeError,
 } from '../../shared/allocation/errors.js';
+import { type Offset, offsetAt } from '../../shared/allocation/offset.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
 import type { AllocationStore, OwnerRef } from '../../shared/allocation/store.js';
 import { parseCidr } from '../../shared/net/ip.js';
@@ -65,7 +66,7 @@ describe('ExclusiveAllocator', () => {
     const range = cidr('10.1.0.0/27'); // 30 usable, band min(max(16, 32/16), 256) = 16
     expect(range.reservedBand).toBe(16);
     const a = allocator(await newStore());
-    const offsets: number[] = [];
+    const offsets: Offset[] = [];
     for (let i = 0; i < 30; i++) {
       const { grants } = await a.assign(`o${i}`, owner, [{ slot: 'ip', range }]);
       offsets.push(range.offsetOf(grants[0]?.value ?? '') ?? -1);
@@ -298,9 +299,9 @@ describe('ExclusiveAllocator', () => {
     const values = results.flatMap((r) => r.grants.map((g) => g.value));
     expect(values).toHaveLength(64);
     expect(new Set(values).size).toBe(64);
-    const holders = new Map<number, string>();
+    const holders = new Map<Offset, string>();
     for await (const block of s.scanBlocks(rangeKey(range), 0, 3)) {
-      for (const [slot, holder] of block.holders) holders.set(block.index * 32 + slot, holder);
+      for (const [slot, holder] of block.holders) holders.set(offsetAt(block.index, slot), holder);
     }
     expect(holders.size).toBe(64);
     for (const [i, r] of results.entries()) {
@@ -402,7 +403,7 @@ describe('ExclusiveAllocator', () => {
           const stored = new Map<string, string>();
           for await (const block of s.scanBlocks(rangeKey(range), 0, 0)) {
             for (const [slot, holder] of block.holders)
-              stored.set(range.valueAt(block.index * 32 + slot), holder);
+              stored.set(range.valueAt(offsetAt(block.index, slot)), holder);
           }
           expect(stored.size).toBe(held.length);
           for (const [id, values] of model) for (const v of values) expect(stored.get(v)).toBe(id);

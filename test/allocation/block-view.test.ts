@@ -3,6 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { BlockView, MAX_BLOCKS_PER_RANGE } from '../../shared/allocation/block-view.js';
 import { RangeFullError } from '../../shared/allocation/errors.js';
+import {
+  blockIndexOf,
+  lastBlockOf,
+  type Offset,
+  offsetAt,
+  slotOf,
+} from '../../shared/allocation/offset.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
 import {
   type AllocationStore,
@@ -30,11 +37,9 @@ async function world() {
     new ExclusiveAllocator({ store, random, now: () => 1_700_000_000_000 });
   /** Every held offset of the range, from the store itself. */
   const held = async (range: ValueRange) => {
-    const offsets = new Map<number, string>();
-    const last = Math.floor((range.size - 1) / BLOCK_SIZE);
-    for await (const block of store.scanBlocks(rangeKey(range), 0, last)) {
-      for (const [slot, holder] of block.holders)
-        offsets.set(block.index * BLOCK_SIZE + slot, holder);
+    const offsets = new Map<Offset, string>();
+    for await (const block of store.scanBlocks(rangeKey(range), 0, lastBlockOf(range.exactSize))) {
+      for (const [slot, holder] of block.holders) offsets.set(offsetAt(block.index, slot), holder);
     }
     return offsets;
   };
@@ -97,7 +102,7 @@ describe('BlockView with two claims of one block in flight together', () => {
     // shows both and arrives first; the second's, sent later, shows only its own.
     view.apply('r', block([1, 2]), first, { offset: 5 * BLOCK_SIZE + 1, holder: 'o1' });
     view.apply('r', block([2]), second, { offset: 5 * BLOCK_SIZE + 2, holder: 'o2' });
-    const free = new Set<number>();
+    const free = new Set<Offset>();
     for (let i = 0; i < 200; i++) free.add(view.pick(range, 'r', Math.random, new Set()) ?? -1);
     expect(free.has(5 * BLOCK_SIZE + 1)).toBe(false);
     expect(free.has(5 * BLOCK_SIZE + 2)).toBe(false);
@@ -276,12 +281,12 @@ describe('BlockView picks', () => {
             view.apply('r', { index, holders }, view.stamp());
             latest.set(index, new Set(taken));
           }
-          const skip = new Set(skipped);
-          const free = (offset: number) =>
+          const skip = new Set<Offset>(skipped);
+          const free = (offset: Offset) =>
             offset >= range.reservedBand &&
             offset < range.size &&
             !skip.has(offset) &&
-            latest.get(Math.floor(offset / BLOCK_SIZE))?.has(offset % BLOCK_SIZE) === false;
+            latest.get(Number(blockIndexOf(offset)))?.has(slotOf(offset)) === false;
           const any = [...latest.keys()].some((index) =>
             Array.from({ length: BLOCK_SIZE }, (_, slot) => index * BLOCK_SIZE + slot).some(free),
           );
@@ -303,13 +308,13 @@ describe('BlockView memory', () => {
       view.apply('r', { index, holders: new Map() }, view.stamp());
     }
     // Block 10, learned first, is unknown again; block 11 is still known and free.
-    const seen = new Set<number>();
+    const seen = new Set<Offset>();
     for (let i = 0; i < 2_000; i++) {
       const offset = view.pick(range, 'r', Math.random, new Set());
-      if (offset !== undefined) seen.add(Math.floor(offset / BLOCK_SIZE));
+      if (offset !== undefined) seen.add(blockIndexOf(offset));
     }
     expect(seen.has(10)).toBe(false);
     expect(seen.size).toBeGreaterThan(100);
-    expect(Math.min(...seen)).toBeGreaterThanOrEqual(11);
+    expect(Math.min(...[...seen].map(Number))).toBeGreaterThanOrEqual(11);
   });
 });

@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { bigOffset, toOffset } from '../../shared/allocation/offset.js';
 import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
-import { parseCidr } from '../../shared/net/ip.js';
+import { formatIp, parseCidr, parseIp } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 
 const ipRange = (text: string) => {
@@ -25,7 +27,7 @@ describe('clusterIpRange', () => {
     ['fd00::/122', 63, 16],
     ['fd00::/118', 1023, 64],
     ['fd00::/112', 65535, 256],
-    ['fd00::/108', 65535, 256],
+    ['fd00::/108', 1048575, 256],
   ])('sizes %s at %i usable addresses with a reserved band of %i', (cidr, size, band) => {
     const range = ipRange(cidr);
     expect(range.size).toBe(size);
@@ -73,5 +75,68 @@ describe('parsePortRange', () => {
     expect(parsePortRange('1-2+3')).toBe('unable to parse port range: 1-2+3');
     expect(parsePortRange('30000+10')).toEqual({ base: 30000, size: 11 });
     expect(parsePortRange('8080')).toEqual({ base: 8080, size: 1 });
+  });
+});
+
+describe('clusterIpRange, IPv6 up to a /64', () => {
+  const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+  it.each([
+    ['fd00:1:2:3::/64', (1n << 64n) - 1n],
+    ['fd7a:2b3c::/108', (1n << 20n) - 1n],
+    ['fd00::/75', SAFE],
+    ['fd00::/74', (1n << 54n) - 1n],
+  ])('serves every address of %s but the network address (%s of them)', (text, usable) => {
+    const range = ipRange(text);
+    expect(bigOffset(range.exactSize)).toBe(usable);
+    expect(range.size).toBe(Number(usable));
+    expect(range.reservedBand).toBe(256);
+  });
+
+  it('maps addresses to offsets and back exactly at both ends of a /64 and a /108', () => {
+    for (const text of ['fd00:1:2:3::/64', 'fd7a:2b3c::/108']) {
+      const block = parseCidr(text);
+      if (!block) throw new Error(text);
+      const range = clusterIpRange(block);
+      const last = bigOffset(range.exactSize) - 1n;
+      const ends = [0n, 1n, SAFE - 1n, SAFE, SAFE + 1n, last - 1n, last].filter((o) => o <= last);
+      for (const offset of ends.map(toOffset)) {
+        expect(range.offsetOf(range.valueAt(offset))).toBe(offset);
+      }
+      const network = formatIp({ family: 'IPv6', value: block.network });
+      const after = formatIp({
+        family: 'IPv6',
+        value: block.network + (1n << BigInt(block.hostBits)),
+      });
+      expect(range.offsetOf(network)).toBeUndefined();
+      expect(range.offsetOf(after)).toBeUndefined();
+      expect(range.valueAt(0)).toBe(formatIp({ family: 'IPv6', value: block.network + 1n }));
+    }
+    expect(ipRange('fd00:1:2:3::/64').valueAt(toOffset((1n << 64n) - 2n))).toBe(
+      'fd00:1:2:3:ffff:ffff:ffff:ffff',
+    );
+  });
+
+  it('round-trips any address of a random /64 or /108', () => {
+    const prefix = fc.record({
+      network: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+      hostBits: fc.constantFrom(64, 20),
+    });
+    fc.assert(
+      fc.property(prefix, fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), (p, pick) => {
+        const network = (p.network << 64n) & ~((1n << BigInt(p.hostBits)) - 1n);
+        const range = clusterIpRange({
+          family: 'IPv6',
+          network,
+          prefixLength: 128 - p.hostBits,
+          hostBits: p.hostBits,
+        });
+        const offset = toOffset(pick % bigOffset(range.exactSize));
+        const value = range.valueAt(offset);
+        const address = parseIp(value)?.value ?? -1n;
+        expect(address >> BigInt(p.hostBits)).toBe(network >> BigInt(p.hostBits));
+        expect(range.offsetOf(value)).toBe(offset);
+      }),
+    );
   });
 });

@@ -85,6 +85,18 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('takes an IPv6 service CIDR up to a /64 and names the fix for a wider one', () => {
+    for (const cidr of ['fd00:1:2:3::/64', 'fd7a:2b3c::/108']) {
+      expect(parseConfig({ serviceCIDRs: ['10.100.0.0/16', cidr] }).serviceCIDRs).toHaveLength(2);
+    }
+    expect(problemsOf({ serviceCIDRs: ['10.100.0.0/16', 'fd00:1:2:2::/63'] })).toEqual([
+      'serviceCIDRs[1]: "fd00:1:2:2::/63" is too large: an IPv6 service range is at most a /64, as the kube-apiserver\'s IPAddress allocator allows; use fd00:1:2:2::/64 or a longer prefix',
+    ]);
+    expect(problemsOf({ serviceCIDRs: ['10.96.0.0/11'] })).toEqual([
+      'serviceCIDRs[0]: "10.96.0.0/11" is too large: at most 20 host bits (an IPv4 /12), as the kube-apiserver allows',
+    ]);
+  });
+
   it('rejects two service CIDRs of one family, and more than two', () => {
     expect(problemsOf({ serviceCIDRs: ['10.0.0.0/16', '10.1.0.0/16'] })).toEqual([
       expect.stringMatching(/^serviceCIDRs\[1\]: 10.1.0.0\/16 is of the same family/),

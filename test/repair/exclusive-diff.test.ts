@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { rangeKey } from '../../shared/allocation/allocator.js';
+import type { Offset } from '../../shared/allocation/offset.js';
 import type { OwnerRecord } from '../../shared/allocation/store.js';
 import { diffExclusive, mergeClaims } from '../../shared/repair/exclusive-diff.js';
 import type { LeakCounter } from '../../shared/repair/ledger.js';
@@ -30,7 +31,7 @@ const world = fc.record({
 type World = typeof world extends fc.Arbitrary<infer T> ? T : never;
 
 function decide(w: World) {
-  const held = new Map(Object.entries(w.held).map(([o, id]) => [Number(o), id]));
+  const held = new Map<Offset, string>(Object.entries(w.held).map(([o, id]) => [Number(o), id]));
   const services: ServiceReading[] = w.services.map((s, i) => ({
     owner: {
       id: s.id,

@@ -3,6 +3,7 @@
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
+import { blockIndexOf, slotOf } from '../../shared/allocation/offset.js';
 import {
   clusterIpRange,
   hostPortRange,
@@ -119,9 +120,9 @@ export async function repairEnv(): Promise<RepairEnv> {
       async holderOf(range, value) {
         const offset = range.offsetOf(value);
         if (offset === undefined) throw new Error(`${value} is not in ${range.name}`);
-        const index = Math.floor(offset / 32);
+        const index = blockIndexOf(offset);
         for await (const block of allocations.scanBlocks(rangeKey(range), index, index)) {
-          return block.holders.get(offset % 32);
+          return block.holders.get(slotOf(offset));
         }
         return undefined;
       },

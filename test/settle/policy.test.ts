@@ -128,7 +128,7 @@ describe('decideSettle', () => {
         (held, given, carried, terminating, reason, elapsed) => {
           const reading = { ...carrying(...carried), terminating };
           const d = decideSettle(record(held, given), reading, task(reason), T0 + elapsed, timing);
-          return d.free.every((c) => !carried.includes(c.offset));
+          return d.free.every((c) => !carried.some((offset) => offset === c.offset));
         },
       ),
     );

@@ -25,8 +25,8 @@ import { admit } from '../../shared/admission/dispatch.js';
 import { namesOwner } from '../../shared/admission/identity.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
+import { lastBlockOf, offsetAt } from '../../shared/allocation/offset.js';
 import { hostPortRange } from '../../shared/allocation/range.js';
-import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { forEachBounded } from '../../shared/concurrency/bounded.js';
 import { parseConfig } from '../../shared/config/schema.js';
@@ -583,11 +583,11 @@ export async function runChaos(
   const held = async () => {
     const values = new Map<string, string>();
     for (const range of [...serviceRanges.clusterIps, serviceRanges.nodePorts]) {
-      const last = Math.floor((range.size - 1) / BLOCK_SIZE);
+      const last = lastBlockOf(range.exactSize);
       for await (const block of clean.allocations.scanBlocks(rangeKey(range), 0, last)) {
         for (const [slot, holder] of block.holders) {
           values.set(
-            claimKey({ range: rangeKey(range), offset: block.index * BLOCK_SIZE + slot }),
+            claimKey({ range: rangeKey(range), offset: offsetAt(block.index, slot) }),
             holder,
           );
         }
