@@ -60,6 +60,11 @@ export interface GameStateReading {
   readonly detail: string;
   /** How to move it, when it may be moved; undefined when it must stay. */
   readonly move?: MoveRoute;
+  /**
+   * Agones `Reserved`: held for a match that has not begun. Allocated to every pass; the web
+   * view draws it apart, so an operator sees the servers that will fill soon.
+   */
+  readonly reserved?: true;
 }
 
 /** Agones GameServers by `namespace/name`. */
@@ -116,7 +121,14 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
       return { state: 'allocated', source: 'agones', detail: `Agones GameServer not seen` };
     }
     const detail = `Agones GameServer state ${state ?? '(none)'}`;
-    if (state !== 'Ready') return { state: 'allocated', source: 'agones', detail };
+    if (state !== 'Ready') {
+      return {
+        state: 'allocated',
+        source: 'agones',
+        detail,
+        ...(state === 'Reserved' ? { reserved: true as const } : {}),
+      };
+    }
     const inFleet = (gs.metadata?.ownerReferences ?? []).some(
       (o) => o.kind === 'GameServerSet' && isController(o),
     );
