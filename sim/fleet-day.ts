@@ -61,16 +61,6 @@ export class SimAgonesFleet {
     return this.#api.gameServers.get(`${NAMESPACE}/${name}`)?.status?.state;
   }
 
-  /** Ready GameServers on each node (for the web view). */
-  readyByNode(): Map<string, number> {
-    const ready = new Map<string, number>();
-    for (const gs of this.#api.gameServers.values()) {
-      const node = this.#cluster.pods.get(gs.metadata?.name ?? '')?.node;
-      if (gs.status?.state === 'Ready' && node) ready.set(node, (ready.get(node) ?? 0) + 1);
-    }
-    return ready;
-  }
-
   /** Brings the buffer back: GameServers whose pod is bound become Ready, missing ones are made. */
   async refill(): Promise<void> {
     for (const gs of this.#api.gameServers.values()) {

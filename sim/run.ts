@@ -11,7 +11,10 @@
  */
 import type { EniPassSummary } from '../shared/eni/pass.js';
 import type { RepairSummary } from '../shared/repair/pass.js';
+import { indexAgones } from '../shared/scale/game-state.js';
 import type { ScaleReport } from '../shared/scale/pass.js';
+import { buildSnapshot } from '../shared/scale/snapshot.js';
+import { nodesView } from '../shared/ui/node-view.js';
 import type { UiClusterView, UiState } from '../shared/ui/state.js';
 import type { SimClock } from './clock.js';
 import { httpWebhook, SimCluster } from './cluster.js';
@@ -247,7 +250,7 @@ function viewOf(
   cluster: SimCluster,
   tally: DayTally,
   world: SimWorld,
-  fleet?: SimAgonesFleet,
+  api: KubeApiServer,
 ): UiClusterView {
   // Game servers per node, counted in one walk over the pods (the page polls every second).
   const onNode = new Map<string, number>();
@@ -257,17 +260,19 @@ function viewOf(
     else pending++;
   }
   const { ec2 } = world.machines;
-  const ready = fleet?.readyByNode();
+  // Game state as berth's scale pass reads it from the API: the pods and Agones GameServers there.
+  const read = buildSnapshot([], api.pods.values(), {}, indexAgones(api.gameServers.values()));
+  const nodes = [...cluster.nodes.values()].map((node) => ({
+    name: node.name,
+    cpuMillis: node.cpuMillis,
+    usedCpuMillis: node.usedCpuMillis,
+    gameServers: onNode.get(node.name) ?? 0,
+    cordoned: node.cordoned,
+    draining: node.draining,
+    joining: false,
+  }));
   return {
-    nodes: [...cluster.nodes.values()].map((node) => ({
-      name: node.name,
-      cpuMillis: node.cpuMillis,
-      usedCpuMillis: node.usedCpuMillis,
-      gameServers: onNode.get(node.name) ?? 0,
-      ...(ready ? { readyGameServers: ready.get(node.name) ?? 0 } : {}),
-      cordoned: node.cordoned,
-      draining: node.draining,
-    })),
+    ...nodesView(nodes, read.gameServers),
     pendingGameServers: pending,
     nodesOnTheirWay: world.pool.onTheirWay,
     waitingForIp: cluster.waitingForIp(),
@@ -352,7 +357,7 @@ export async function runSim(
     await cluster.createService(serviceName(), i % 5 === 0 ? 'NodePort' : 'ClusterIP');
   }
 
-  hooks.watch?.(() => viewOf(cluster, tally, world, fleet));
+  hooks.watch?.(() => viewOf(cluster, tally, world, target.api));
   let peak = 0;
   let nodeMs = 0;
   let gameServersLost = 0;

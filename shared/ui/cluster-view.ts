@@ -1,8 +1,9 @@
 /**
  * The web view's cluster, read from a real one (`berth serve` with a kubeconfig): the game-server
- * nodes (`scale.nodeSelector`) as boxes filled with their game servers, cordoned and draining ones
- * marked, and the game servers waiting for a node. Built from the same snapshot the scale pass
- * plans from, so the view and the pass count CPU and game servers alike.
+ * nodes (`scale.nodeSelector`) as boxes filled with their ready, reserved and allocated game
+ * servers, cordoned and draining ones marked, and the game servers waiting for a node. Built from
+ * the same snapshot the scale pass plans from, so the view and the pass count CPU, game servers
+ * and their states alike.
  */
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
@@ -10,12 +11,13 @@ import type { NodePool } from '../node-pool/node-pool.js';
 import { REMOVAL_STARTED_AT } from '../scale/names.js';
 import { readClusterSnapshot } from '../scale/pass.js';
 import type { ClusterSnapshot } from '../scale/snapshot.js';
+import { type NodeFacts, nodesView } from './node-view.js';
 import type { UiClusterView } from './state.js';
 
-/** What the view shows of a snapshot. Pure. */
+/** What the view shows of a snapshot: its game servers counted by the state the pass read. Pure. */
 export function clusterViewOf(snapshot: ClusterSnapshot): UiClusterView {
-  return {
-    nodes: snapshot.nodes.map((node) => ({
+  const nodes = snapshot.nodes.map(
+    (node): NodeFacts => ({
       name: node.name,
       cpuMillis: node.allocatableMillis,
       usedCpuMillis: node.requestedMillis,
@@ -23,7 +25,10 @@ export function clusterViewOf(snapshot: ClusterSnapshot): UiClusterView {
       cordoned: node.unschedulable,
       draining: node.annotations[REMOVAL_STARTED_AT] !== undefined,
       joining: !node.ready,
-    })),
+    }),
+  );
+  return {
+    ...nodesView(nodes, snapshot.gameServers),
     pendingGameServers: snapshot.pendingGameServers.length,
   };
 }

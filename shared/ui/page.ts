@@ -3,10 +3,11 @@
  * work offline and behind a strict network), read-only, polling `/ui/state` every second. It
  * draws the exclusive ranges as fill bars with their allocation rate, each host port range as a
  * heat map of use counts, every ENI pool, a live chart of allocations per second, and, when the
- * server sees a cluster (`berth sim`), its nodes filled with game servers (cordoned and draining
- * ones marked), the last passes, berth's EC2 calls against the account's budget, and the
- * invariants. The
- * Content-Security-Policy allows exactly its own inline script and style, by hash.
+ * server sees a cluster (`berth sim`, `berth serve` with a kubeconfig), its nodes filled with
+ * their allocated, reserved and ready game servers (node-view.ts counts them; cordoned, draining
+ * and joining nodes carry marks), the fleet's totals, the last passes, berth's EC2 calls
+ * against the account's budget, and the invariants. The Content-Security-Policy allows exactly
+ * its own inline script and style, by hash.
  */
 import { createHash } from 'node:crypto';
 import type { HttpResponse } from '../http/api.js';
@@ -33,6 +34,17 @@ svg { width: 100%; height: 120px; border: 1px solid #8884; }
 .node[data-draining="true"] { border-color: #c62828; }
 .node[data-joining="true"] { border-style: dotted; opacity: 0.5; }
 .node meter { height: 10px; }
+.badges { list-style: none; margin: 2px 0; padding: 0; display: flex; flex-wrap: wrap; gap: 3px; }
+.badges li { border: 1px solid #8888; border-radius: 3px; padding: 0 3px; font-size: 11px; }
+.badges li[data-badge="draining"] { border-color: #c62828; color: #c62828; }
+.games { line-height: 0; margin: 3px 0; }
+/* Each state has its own shape as well as its own colour: filled square, half-filled square, */
+/* hollow circle, so the view reads without colour. */
+.gs { display: inline-block; box-sizing: border-box; width: 9px; height: 9px; margin: 1px; border: 2px solid; }
+.gs[data-state="allocated"] { border-color: #1565c0; background: #1565c0; }
+.gs[data-state="reserved"] { border-color: #ef6c00; background: linear-gradient(135deg, #ef6c00 50%, transparent 50%); }
+.gs[data-state="ready"] { border-color: #2e7d32; border-radius: 50%; background: transparent; }
+.legend .gs { vertical-align: middle; margin-right: 4px; }
 #violations { color: #c62828; font-weight: 600; }
 .legend span { margin-right: 12px; }
 `;
@@ -149,6 +161,23 @@ function renderChart(state) {
     (state.allocations ?? 0) + ' values allocated by this server';
 }
 
+const GAME_STATES = ['allocated', 'reserved', 'ready'];
+/** "3 allocated, 1 reserved, 8 ready". */
+const statesText = (states) => GAME_STATES.map((s) => states[s] + ' ' + s).join(', ');
+
+/** One marker a game server, grouped by state (allocated first), and the counts in words. */
+function renderGames(node) {
+  const row = text('div', '', { class: 'games', role: 'img',
+    'aria-label': 'game servers on ' + node.name + ': ' + statesText(node.gameStates) });
+  for (const s of GAME_STATES) {
+    for (let i = 0; i < node.gameStates[s]; i++) row.append(text('span', '', { class: 'gs', 'data-state': s }));
+  }
+  const counts = text('div', node.gameServers + ' game servers: ' + statesText(node.gameStates),
+    { class: 'node-pods' });
+  for (const s of GAME_STATES) counts.dataset[s] = String(node.gameStates[s]);
+  return [row, counts];
+}
+
 function renderCluster(state) {
   const view = state.clusterView;
   $('cluster-section').hidden = !view;
@@ -160,17 +189,17 @@ function renderCluster(state) {
     const card = text('div', '', { class: 'node', 'data-node': node.name,
       'data-cordoned': String(node.cordoned), 'data-draining': String(!!node.draining),
       'data-joining': String(!!node.joining) });
+    const badges = text('ul', '', { class: 'badges', 'aria-label': 'marks of ' + node.name });
+    badges.append(...node.badges.map((badge) => text('li', badge.text, { 'data-badge': badge.kind })));
     card.append(
-      text('div', node.name + (node.draining ? ' (draining)' : node.cordoned ? ' (cordoned)'
-        : node.joining ? ' (joining: not Ready yet)' : '')),
+      text('div', node.name, { class: 'node-name' }),
+      badges,
       text('meter', '', {
         min: '0', max: String(node.cpuMillis), value: String(node.usedCpuMillis),
         'aria-label': 'node ' + node.name + ': ' + node.gameServers + ' game servers, ' +
           Math.round(100 * node.usedCpuMillis / node.cpuMillis) + '% of its CPU',
       }),
-      text('div', node.gameServers + ' game servers' + (node.readyGameServers === undefined ? ''
-        : ' (' + (node.gameServers - node.readyGameServers) + ' allocated, ' +
-          node.readyGameServers + ' ready)'), { class: 'node-pods' }),
+      ...renderGames(node),
     );
     box.append(card);
   }
@@ -184,6 +213,9 @@ function renderCluster(state) {
     (view.admissionMs
       ? '; admission p50 ' + view.admissionMs.p50 + ' ms, p99 ' + view.admissionMs.p99 + ' ms'
       : '');
+  const fleet = $('fleet-states');
+  fleet.textContent = 'Game servers on these nodes: ' + statesText(view.gameStates);
+  for (const s of GAME_STATES) fleet.dataset[s] = String(view.gameStates[s]);
   $('passes-section').hidden = !(view.passes && view.passes.length > 0);
   $('passes').replaceChildren(...(view.passes || []).slice().reverse().map((pass) =>
     text('li', pass.kind + ' pass at ' + pass.atHours.toFixed(2) + ' h: ' + pass.summary)));
@@ -291,6 +323,13 @@ const PAGE = `<!doctype html>
     <h2 id="cluster-title">Nodes and their game servers</h2>
     <div id="cluster-summary"></div>
     <div id="nodes-coming"></div>
+    <div id="fleet-states"></div>
+    <p class="legend" id="game-legend">
+      <span><span class="gs" data-state="allocated"></span>allocated: holds players, never moved</span>
+      <span><span class="gs" data-state="reserved"></span>reserved: a match is coming, never moved</span>
+      <span><span class="gs" data-state="ready"></span>ready: no players, moved off nodes berth drains</span>
+      <span>borders: dashed cordoned, red draining, dotted joining (each also named on its node)</span>
+    </p>
     <div id="nodes" class="nodes"></div>
   </section>
   <section id="passes-section" aria-labelledby="passes-title" hidden>

@@ -15,19 +15,38 @@ export interface HostPortHeat {
   readonly counts: readonly number[];
 }
 
+/**
+ * Game servers counted by the state berth reads of them (shared/scale/game-state.ts): ready ones
+ * hold no players and may be moved; reserved (Agones `Reserved`) and allocated ones are never
+ * moved. Every state the reader calls allocated that is not `Reserved` counts as allocated.
+ */
+export interface UiGameStates {
+  readonly ready: number;
+  readonly reserved: number;
+  readonly allocated: number;
+}
+
+/** A mark drawn on a node (cordoned, draining, joining...): its kind for styling, its words. */
+export interface UiBadge {
+  readonly kind: string;
+  readonly text: string;
+}
+
 /** A node as the view draws it: a box filled with its game servers. */
 export interface UiNode {
   readonly name: string;
   readonly cpuMillis: number;
   readonly usedCpuMillis: number;
   readonly gameServers: number;
-  /** Of `gameServers`, those ready (holding no players), when the cluster tells game state. */
-  readonly readyGameServers?: number;
+  /** Its game servers by state, as berth reads them. */
+  readonly gameStates: UiGameStates;
   readonly cordoned: boolean;
   /** Being removed: berth's scale pass has committed to releasing its instance. */
-  readonly draining?: boolean;
+  readonly draining: boolean;
   /** On its way: registered, not Ready yet (booting, its kubelet and network starting). */
-  readonly joining?: boolean;
+  readonly joining: boolean;
+  /** Its marks, in the order drawn (node-view.ts decides them). */
+  readonly badges: readonly UiBadge[];
 }
 
 /** berth's EC2 calls against the account's budget. */
@@ -46,6 +65,8 @@ export interface UiEc2Calls {
  */
 export interface UiClusterView {
   readonly nodes: readonly UiNode[];
+  /** The game servers of every node drawn, by state: the fleet's totals. */
+  readonly gameStates: UiGameStates;
   readonly pendingGameServers: number;
   /** Nodes asked for and not registered yet (the pool grew; the instances are booting). */
   readonly nodesOnTheirWay?: number;

@@ -6,7 +6,7 @@ import { berthCordoned, gameServers, node, pod, T0 } from '../scale/builders.js'
 import { FakeClusterApi } from '../scale/fake-cluster-api.js';
 
 describe("the web view of a real cluster's nodes", () => {
-  it('draws the game-server nodes with their CPU and game servers, cordoned, draining and joining ones marked', () => {
+  it('draws the game-server nodes with their CPU and game servers by state, cordoned, draining and joining ones marked', () => {
     const nodes = [
       node('busy'),
       node('booting', { ready: false }),
@@ -25,29 +25,40 @@ describe("the web view of a real cluster's nodes", () => {
           cpuMillis: 4000,
           usedCpuMillis: 300,
           gameServers: 3,
+          // Game servers that say nothing of their state are allocated: the safe default.
+          gameStates: { ready: 0, reserved: 0, allocated: 3 },
           cordoned: false,
           draining: false,
           joining: false,
+          badges: [],
         },
         {
           name: 'booting',
           cpuMillis: 4000,
           usedCpuMillis: 0,
           gameServers: 0,
+          gameStates: { ready: 0, reserved: 0, allocated: 0 },
           cordoned: false,
           draining: false,
           joining: true,
+          badges: [{ kind: 'joining', text: 'joining: not Ready yet' }],
         },
         {
           name: 'leaving',
           cpuMillis: 4000,
           usedCpuMillis: 0,
           gameServers: 0,
+          gameStates: { ready: 0, reserved: 0, allocated: 0 },
           cordoned: true,
           draining: true,
           joining: false,
+          badges: [
+            { kind: 'cordoned', text: 'cordoned' },
+            { kind: 'draining', text: 'draining' },
+          ],
         },
       ],
+      gameStates: { ready: 0, reserved: 0, allocated: 3 },
       pendingGameServers: 1,
     });
   });

@@ -2,12 +2,12 @@
  * The web view in a real browser: Debian's Chromium, headless, driven by playwright-core, against
  * the local server's real HTTP surface over DynamoDB Local. Never a downloaded browser.
  */
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
+import { nodesView } from '../../shared/ui/node-view.js';
 import { simConfig } from '../../sim/config.js';
 import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
 import { startSimServer } from '../../sim/server.js';
@@ -16,8 +16,9 @@ import { freshTable } from '../support/dynamo.js';
 import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { review } from '../support/reviews.js';
 import { serveRuntime } from '../support/serve-runtime.js';
+import { launchChromium, pageProblems } from './chromium.js';
+import { holdAt } from './held-day.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /**
  * Where the sim test leaves its screenshot of a wave (git ignores `.berth/`): the README's
  * picture is this file, copied to docs/ when the view changes.
@@ -41,35 +42,17 @@ async function admit(body: unknown): Promise<{ allowed: boolean }> {
 /** The page, with every console error and uncaught exception it raises collected. */
 async function openView(): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  page.on('pageerror', (error) => problems.push(error.message));
+  const problems = pageProblems(page);
   await page.goto(`${server.url}/ui`);
   return { page, problems };
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not at ${CHROMIUM}: install Debian's package with \`apt-get install chromium\` (.ci/run does)`,
-    );
-  }
   const { client, tableName } = await freshTable();
   const config = parseConfig({ cluster: 'ui-test', serviceCIDRs: ['10.60.0.0/24'] });
   const runtime = createRuntime({ config, dynamo: client, tableName });
   ({ server, internalFaults: serverErrors } = await serveRuntime(runtime));
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 }, 600_000);
 
 afterAll(async () => {
@@ -224,13 +207,14 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
     await page.close();
   });
 
-  it('shows the nodes on their way: asked for and not registered, registered and not Ready', async () => {
-    const node = (name: string, joining: boolean) => ({
+  it('shows the nodes on their way (asked for and not registered, registered and not Ready) and marks each node', async () => {
+    const node = (name: string, joining: boolean, draining = false) => ({
       name,
       cpuMillis: 16_000,
       usedCpuMillis: 0,
       gameServers: 0,
-      cordoned: false,
+      cordoned: draining,
+      draining,
       joining,
     });
     const state = {
@@ -241,7 +225,10 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
       hostPorts: [],
       allocations: 0,
       clusterView: {
-        nodes: [node('game-node-1', false), node('game-node-2', true)],
+        ...nodesView(
+          [node('game-node-1', false), node('game-node-2', true), node('game-node-3', false, true)],
+          [],
+        ),
         pendingGameServers: 3,
         nodesOnTheirWay: 2,
       },
@@ -258,9 +245,19 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
     expect(await page.locator('[data-node="game-node-2"]').getAttribute('data-joining')).toBe(
       'true',
     );
-    expect(await page.locator('[data-node="game-node-2"] > div').first().textContent()).toBe(
-      'game-node-2 (joining: not Ready yet)',
-    );
+    expect(
+      await page
+        .getByRole('list', { name: 'marks of game-node-2' })
+        .getByRole('listitem')
+        .allTextContents(),
+    ).toEqual(['joining: not Ready yet']);
+    const marks = (name: string) =>
+      page
+        .getByRole('list', { name: `marks of ${name}` })
+        .getByRole('listitem')
+        .allTextContents();
+    expect(await marks('game-node-3')).toEqual(['cordoned', 'draining']);
+    expect(await marks('game-node-1')).toEqual([]);
     expect(await page.locator('[data-node="game-node-1"]').getAttribute('data-joining')).toBe(
       'false',
     );
@@ -307,17 +304,14 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
     const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
+    // Mid-wave: the day is held still while the page is looked at, then a count is broken.
+    const hold = holdAt(200);
     try {
       await page.goto(`${sim.server.url}/ui`);
-      let release: () => void = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
       const run = runSim(sim.target, day, {
         watch: sim.watch,
         afterEvent: async (index) => {
-          // Mid-wave: hold the day still while the page is looked at, then break a count.
-          if (index === 200) await held;
+          await hold.atEvent(index);
           if (index === 201) {
             await sim.runtime.hostPortStore.addUses([
               { name: 'lost', range: 'default', port: 7999, protocol: 'UDP' },
@@ -325,6 +319,8 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
           }
         },
       });
+      // However slowly the day runs, the page is looked at once it stands still.
+      await hold.reached;
       await expect
         .poll(() => page.locator('#cluster-summary').textContent(), { timeout: 20_000 })
         .toMatch(
@@ -374,7 +370,7 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
         .poll(() => page.locator('#rate-now').textContent(), { timeout: 20_000 })
         .toMatch(/over the last [4-9] readings /);
       await page.screenshot({ path: SCREENSHOT, fullPage: true });
-      release();
+      hold.release();
       const report = await run;
       expect(report.violations).toHaveLength(1);
       expect(report.violations[0]).toMatch(
@@ -388,6 +384,7 @@ describe('the web view during berth sim', { timeout: 120_000 }, () => {
       );
       expect(problems).toEqual([]);
     } finally {
+      hold.release();
       await page.close();
       await sim.close();
     }
