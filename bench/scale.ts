@@ -35,6 +35,11 @@
  *   request (the upstream NodePool contract; the GCE shrink bug is not modelled);
  * - a failed node (scenario `node-failure`) loses its games, counted apart as lost.
  *
+ * Two Agones-style days follow (`bench/scale/agones-day.ts`, `bench/scale/agones.ts`): a Fleet
+ * keeps a Ready buffer, matches allocate Ready servers, and on the node-upgrade day every node
+ * must be replaced within 24 h of its launch; there the waits are allocations that found no Ready
+ * server, the interrupted games Allocated servers, and the node-hours target is 0.85.
+ *
  * Targets, per scenario (`bench/scale/targets.ts`), over every baseline run but the information
  * ones: berth interrupts no game, has no more waiting pods than the best run, and uses at most
  * 90% of the node-hours of the cheapest run that made no more pods wait than berth (vacuous when
@@ -45,11 +50,14 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../shared/config/schema.js';
 import { scalePolicy } from '../shared/scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../shared/scale/trigger.js';
+import { compareAgones } from './scale/agones.js';
+import { AGONES_SCENARIOS } from './scale/agones-day.js';
 import { berthScaler } from './scale/berth.js';
 import { clusterAutoscalerScaler } from './scale/cluster-autoscaler.js';
 import {
   arrivals,
   type DayOutcome,
+  HOUR,
   MAIN_SCENARIO,
   MINUTE,
   SCENARIOS,
@@ -140,6 +148,10 @@ export const BASELINES: Readonly<Record<string, Baseline>> = {
   ...karpenterRuns(),
 };
 
+/** Hours to replace the nodes of 00:00, or "-" when some outlived the day. */
+const replacedHours = (ms: number | undefined): number | string =>
+  ms === undefined ? '-' : Math.round((ms / HOUR) * 100) / 100;
+
 /** The row of berth without triggered passes (AWS today). */
 const SCHEDULED_ONLY = 'berth-60s-schedule-only';
 
@@ -149,7 +161,7 @@ export interface ScenarioResult {
   readonly description: string;
   readonly berth: DayOutcome;
   /** berth on the 60 s schedule alone (no triggered passes), as AWS runs it: information only. */
-  readonly berthScheduledOnly: DayOutcome;
+  readonly berthScheduledOnly?: DayOutcome;
   readonly baselines: Readonly<Record<string, DayOutcome>>;
   /** Per peer, its best run: fewest waiting pods, then fewest node-hours. */
   readonly best: Readonly<Record<string, string>>;
@@ -193,10 +205,13 @@ function compare(sc: Scenario): ScenarioResult {
 }
 
 /** Each peer's best run among `runs`: fewest waiting pods, then fewest node-hours. */
-function bestRuns(runs: Readonly<Record<string, DayOutcome>>): Record<string, string> {
+function bestRuns(
+  runs: Readonly<Record<string, DayOutcome>>,
+  defined: Readonly<Record<string, Baseline>> = BASELINES,
+): Record<string, string> {
   const best: Record<string, [string, DayOutcome]> = {};
   for (const [name, o] of Object.entries(runs)) {
-    const peer = BASELINES[name]?.peer ?? name;
+    const peer = defined[name]?.peer ?? name;
     const current = best[peer];
     if (
       !current ||
@@ -212,7 +227,10 @@ function bestRuns(runs: Readonly<Record<string, DayOutcome>>): Record<string, st
 /** Runs every scenario under berth and the baselines, prints tables, writes scale.json. */
 export async function runScaleBench(): Promise<ScaleBenchResult> {
   const started = performance.now();
-  const scenarios = SCENARIOS.map(compare);
+  const scenarios = [
+    ...SCENARIOS.map(compare),
+    ...AGONES_SCENARIOS.map((sc) => compareAgones(sc, PLACEHOLDER_COUNTS, bestRuns)),
+  ];
   const [main] = scenarios;
   if (!main) throw new Error('no scenario');
   const targets: ScaleTarget[] = scenarios.flatMap((r) =>
@@ -224,7 +242,7 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
   );
   const outcomes = (r: ScenarioResult): Record<string, DayOutcome> => ({
     berth: r.berth,
-    [SCHEDULED_ONLY]: r.berthScheduledOnly,
+    ...(r.berthScheduledOnly ? { [SCHEDULED_ONLY]: r.berthScheduledOnly } : {}),
     ...r.baselines,
   });
   const note = (name: string): string =>
@@ -244,6 +262,12 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
         preemptions: o.preemptions,
         cordons: o.cordons,
         deletes: o.deletes,
+        ...(o.replacement
+          ? {
+              'replaced all h': replacedHours(o.replacement.replacedAllMs),
+              late: o.replacement.lateNodes,
+            }
+          : {}),
       })),
     );
     console.log(
@@ -265,7 +289,7 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
     targetsMet,
     main,
     scenarios,
-    scenarioSettings: SCENARIOS,
+    scenarioSettings: [...SCENARIOS, ...AGONES_SCENARIOS],
     baselines: Object.fromEntries(
       Object.entries(BASELINES).map(([name, b]) => [
         name,

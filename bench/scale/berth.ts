@@ -6,8 +6,16 @@
  * the local server runs them (shared/scale/trigger.ts): each game server counts against the slack
  * the last pass left, and the step whose arrivals exhaust it runs a scale-up-only pass at its end,
  * at most one per `TRIGGER_DEBOUNCE_MS` (the step).
+ *
+ * With `agones` (the Agones-style days, `./agones-day.ts`), each game-server pod is owned by an
+ * `agones.dev/v1` GameServer of the fleet's GameServerSet, `Ready` or `Allocated`, and the
+ * scheduled pass is the whole `planPass` the pass runs: the node plan with the measured session
+ * lengths (shared/scale/sessions.ts), and the Ready game servers it moves off the nodes it
+ * cordoned (shared/scale/eviction.ts), each GameServer deleted as the pass deletes it.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
+import { AGONES_API_VERSION, indexAgones } from '../../shared/scale/game-state.js';
 import {
   EMPTY_SCALE_MEMORY,
   passOutcome,
@@ -16,9 +24,11 @@ import {
   withArrivals,
 } from '../../shared/scale/memory.js';
 import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
+import { planPass } from '../../shared/scale/pass.js';
 import { type PlannedAction, planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
+import { EMPTY_SESSIONS, withSessions } from '../../shared/scale/sessions.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
 import {
   afterPass,
@@ -30,27 +40,31 @@ import {
   triggeredOutcome,
   triggeredView,
 } from '../../shared/scale/trigger.js';
-import { everyMs, type Scaler, type Scenario, type SimCluster } from './day.js';
+import { everyMs, type Scaler, type Scenario, type SimCluster, type SimGame } from './day.js';
 
 /** berth: the cluster as Kubernetes objects, through the same snapshot and plan code as the pass. */
 export function berthScaler(
   sc: Scenario,
   policy: ScalePolicy,
-  options: { readonly triggered?: boolean } = {},
+  options: { readonly triggered?: boolean; readonly agones?: boolean } = {},
 ): Scaler {
+  const agones = options.agones === true;
   let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
   let trigger: TriggerState = NO_PASS_YET;
   let counted = 0;
   const scheduled = (cluster: SimCluster) => {
-    const snapshot = clusterSnapshot(sc, cluster);
+    const snapshot = clusterSnapshot(sc, cluster, agones);
     memory = withArrivals(memory, snapshot.gameServerCreatedAtMs, cluster.now, policy);
-    const plan = planScale(snapshot, policy, cluster.now, memory);
+    if (agones) memory = withSessionsSeen(memory, snapshot, cluster.now);
+    const plan = agones
+      ? planPass(snapshot, policy, cluster.now, memory).plan
+      : planScale(snapshot, policy, cluster.now, memory);
     carryOut(cluster, plan.actions);
     memory = rememberPass(memory, passOutcome(snapshot, plan, cluster.now, plan.actions));
     trigger = afterPass(plan.tally, cluster.now);
   };
   const triggeredPass = (cluster: SimCluster) => {
-    const snapshot = clusterSnapshot(sc, cluster);
+    const snapshot = clusterSnapshot(sc, cluster, agones);
     const view = triggeredView(
       memory,
       snapshot.gameServerCreatedAtMs,
@@ -76,10 +90,61 @@ export function berthScaler(
   });
 }
 
-/** The simulated cluster as the pass lists it: registered Nodes, their pods, pending pods. */
-function clusterSnapshot(sc: Scenario, cluster: SimCluster): ClusterSnapshot {
+/** The memory with the allocated game servers followed for their session lengths, as the pass does. */
+function withSessionsSeen(memory: ScaleMemory, snapshot: ClusterSnapshot, nowMs: number) {
+  const allocated = snapshot.gameServers.flatMap((gs) =>
+    gs.state === 'allocated' && gs.createdAtMs !== undefined
+      ? [{ id: gs.uid ?? gs.name, createdAtMs: gs.createdAtMs }]
+      : [],
+  );
+  return { ...memory, sessions: withSessions(memory.sessions ?? EMPTY_SESSIONS, allocated, nowMs) };
+}
+
+/** The fleet's GameServerSet, owner of every simulated GameServer. */
+const GAME_SERVER_SET = {
+  apiVersion: AGONES_API_VERSION,
+  kind: 'GameServerSet',
+  name: 'fleet',
+  uid: 'fleet-set',
+  controller: true,
+};
+
+/** The GameServer owning a simulated game server's pod: Allocated while it holds players. */
+function gameServerObject(cluster: SimCluster, game: SimGame): AgonesGameServer {
+  return {
+    apiVersion: AGONES_API_VERSION,
+    kind: 'GameServer',
+    metadata: {
+      name: `gs-${game.id}`,
+      namespace: 'games',
+      uid: `gs-${game.id}`,
+      ownerReferences: [GAME_SERVER_SET],
+    },
+    status: { state: cluster.holdsPlayers(game) ? 'Allocated' : 'Ready' },
+  };
+}
+
+/**
+ * The simulated cluster as the pass lists it: registered Nodes, their pods, pending pods; with
+ * `agones`, each game server's pod owned by its GameServer, listed too.
+ */
+function clusterSnapshot(sc: Scenario, cluster: SimCluster, agones = false): ClusterSnapshot {
   const nodes: V1Node[] = [];
   const pods: V1Pod[] = [];
+  const gameServers: AgonesGameServer[] = [];
+  const gamePod = (game: SimGame, nodeName: string | undefined): V1Pod => {
+    const pod = podObject(sc, `game-${game.id}`, nodeName, game.arrivedAtMs, true);
+    if (!agones) return pod;
+    if (nodeName) gameServers.push(gameServerObject(cluster, game));
+    const owner = {
+      apiVersion: AGONES_API_VERSION,
+      kind: 'GameServer',
+      name: `gs-${game.id}`,
+      uid: `gs-${game.id}`,
+      controller: true,
+    };
+    return { ...pod, metadata: { ...pod.metadata, ownerReferences: [owner] } };
+  };
   const cpu = (millis: number) => `${millis}m`;
   for (const node of cluster.nodes) {
     if (!cluster.registered(node)) continue;
@@ -105,14 +170,10 @@ function clusterSnapshot(sc: Scenario, cluster: SimCluster): ClusterSnapshot {
       },
     });
     pods.push(podObject(sc, `${node.name}-daemon`, node.name, node.launchedAtMs, false));
-    for (const game of node.games) {
-      pods.push(podObject(sc, `game-${game.id}`, node.name, game.arrivedAtMs, true));
-    }
+    for (const game of node.games) pods.push(gamePod(game, node.name));
   }
-  for (const game of cluster.queue) {
-    pods.push(podObject(sc, `game-${game.id}`, undefined, game.arrivedAtMs, true));
-  }
-  return buildSnapshot(nodes, pods, { desiredSize: cluster.desired });
+  for (const game of cluster.queue) pods.push(gamePod(game, undefined));
+  return buildSnapshot(nodes, pods, { desiredSize: cluster.desired }, indexAgones(gameServers));
 }
 
 /** The plan's actions on the simulated cluster, as the pass carries them out. */
@@ -140,6 +201,12 @@ function carryOut(cluster: SimCluster, actions: readonly PlannedAction[]): void 
         // The pass looks at the node's games after marking it; a game there stops the removal.
         if (node && node.games.size === 0) cluster.remove(node);
         break;
+      case 'evict': {
+        // The GameServer is deleted with its listed resourceVersion: one allocated since is refused.
+        const game = [...(node?.games ?? [])].find((g) => `gs-${g.id}` === action.route.name);
+        if (game) cluster.evict(game);
+        break;
+      }
     }
   }
 }

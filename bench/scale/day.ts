@@ -219,6 +219,19 @@ export interface DayOutcome {
   readonly preemptions: number;
   readonly sessions: number;
   readonly scalerMs: number;
+  /** On a day with forced node lifetimes: how the nodes were replaced (`./agones-day.ts`). */
+  readonly replacement?: ReplacementOutcome;
+}
+
+/** How a scaler replaced nodes under a forced lifetime. */
+export interface ReplacementOutcome {
+  /** Nodes at 00:00. */
+  readonly nodesAtStart: number;
+  /** From 00:00 until the last of them was gone; undefined when one outlived the day. */
+  readonly replacedAllMs?: number;
+  /** Nodes that ran past their deadline (launch + lifetime), and the longest overrun. */
+  readonly lateNodes: number;
+  readonly maxOverrunMs: number;
 }
 
 /** The cluster every scaler drives. */
@@ -378,11 +391,7 @@ export class SimCluster {
       game.startedAtMs = this.now;
       target.games.add(game);
       target.lastPodEventAtMs = this.now;
-      const waitedMs = this.now - game.arrivedAtMs;
-      if (waitedMs >= this.sc.stepMs) {
-        this.waited++;
-        this.waitsMs.push(waitedMs);
-      }
+      this.placed(game);
     }
     while (this.pendingPlaceholders > 0) {
       let roomiest: SimNode | undefined;
@@ -395,6 +404,44 @@ export class SimCluster {
       roomiest.lastPodEventAtMs = this.now;
       this.pendingPlaceholders -= 1;
     }
+  }
+
+  /** A game server just bound: here its session starts, so a late one has waited. */
+  protected placed(game: SimGame): void {
+    this.recordWait(game.arrivedAtMs);
+  }
+
+  /** Counts a player who waited: served a step or more after `arrivedAtMs`. */
+  protected recordWait(arrivedAtMs: number): void {
+    const waitedMs = this.now - arrivedAtMs;
+    if (waitedMs >= this.sc.stepMs) {
+      this.waited++;
+      this.waitsMs.push(waitedMs);
+    }
+  }
+
+  /**
+   * Whether a game server holds players (a scaler that removes its node interrupts them): every
+   * one on this day, where a game server is created for its session.
+   */
+  holdsPlayers(_game: SimGame): boolean {
+    return true;
+  }
+
+  /**
+   * Evicts a game server that holds no players (its fleet makes another, `holdsPlayers`); false,
+   * and nothing done, for one that does.
+   */
+  evict(game: SimGame): boolean {
+    const node = game.node;
+    if (!node || this.holdsPlayers(game) || !node.games.delete(game)) return false;
+    node.lastPodEventAtMs = this.now;
+    return true;
+  }
+
+  /** What this day measures besides the common outcome. */
+  extraOutcome(): Partial<DayOutcome> {
+    return {};
   }
 
   endSessions(): void {
@@ -449,8 +496,13 @@ export function everyMs(intervalMs: number, loop: (cluster: SimCluster) => void)
 }
 
 /** Runs the day under one scaler. */
-export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scaler): DayOutcome {
-  const cluster = new SimCluster(sc, -sc.warmUpMs - sc.bootDelayMs);
+export function simulateDay(
+  sc: Scenario,
+  day: readonly Arrival[],
+  scaler: Scaler,
+  makeCluster: (sc: Scenario, now: number) => SimCluster = (s, now) => new SimCluster(s, now),
+): DayOutcome {
+  const cluster = makeCluster(sc, -sc.warmUpMs - sc.bootDelayMs);
   cluster.growTo(sc.scale.minNodes);
   let next = 0;
   let scalerMs = 0;
@@ -493,6 +545,7 @@ export function simulateDay(sc: Scenario, day: readonly Arrival[], scaler: Scale
     preemptions: cluster.preemptions,
     sessions: day.filter((a) => a.atMs >= 0).length,
     scalerMs: Math.round(scalerMs),
+    ...cluster.extraOutcome(),
   };
 }
 

@@ -26,6 +26,18 @@
  *   `allowed_disruptions = roundup(total * percentage) - total_deleting - total_notready`, where the
  *   total counts only initialized nodes (pkg/controllers/disruption/helpers.go,
  *   `BuildDisruptionBudgetMapping`);
+ * - on the Agones-style days (`./agones-day.ts`), `readyMovable`: do-not-disrupt only on the
+ *   Allocated game servers (as a game server that sets it on allocation, or berth's protection,
+ *   does), so a node holding only Ready servers and placeholders is a candidate, and its Ready
+ *   servers are evicted with it (the fleet makes them again elsewhere);
+ * - expiration (`expireAfterMs`), forceful in v1: "Once a NodeClaim expires, Karpenter will
+ *   immediately begin draining the corresponding Node without first provisioning a replacement
+ *   Node" (karpenter.sh v1.0 docs, upgrading/v1-migration, "Forceful Expiration"), whatever the
+ *   budgets; the node is tainted `karpenter.sh/disrupted:NoSchedule`, the pods it may evict go
+ *   (placeholders, Ready game servers), and do-not-disrupt pods are waited for until
+ *   `terminationGracePeriod` (`terminationGracePeriodMs`), then deleted with the node: games
+ *   still running then are interrupted (concepts/disruption.md, "Expiration" and
+ *   "TerminationGracePeriod");
  * - overprovisioning: Karpenter launches nodes for any pending pod, so the same placeholder
  *   Deployment as Cluster Autoscaler's (`./day.ts`) keeps headroom (priority below the game
  *   servers, preempted by them, re-pending and provisioned for); the model sets its replicas.
@@ -50,6 +62,12 @@ export interface KarpenterOptions {
   readonly budgetNodesPercent?: number;
   /** Replicas of the placeholder Deployment, each one game server's CPU; 0 by default. */
   readonly placeholders?: number;
+  /** do-not-disrupt on the game servers that hold players only: Ready ones may be evicted. */
+  readonly readyMovable?: boolean;
+  /** The NodePool's `expireAfter`; none when absent. */
+  readonly expireAfterMs?: number;
+  /** The NodePool's `terminationGracePeriod`: how long an expired node's drain may wait. */
+  readonly terminationGracePeriodMs?: number;
 }
 
 /** `consolidationPolicy: WhenEmpty`, `consolidateAfter: 30s`. */
@@ -79,6 +97,13 @@ export function karpenterScaler(options: KarpenterOptions): Scaler {
     throw new Error('WhenEmptyOrUnderutilized is modelled only with do-not-disrupt game servers');
   }
   const percent = options.budgetNodesPercent ?? 10;
+  /** Expired nodes being drained, with when their drain began. */
+  const draining = new Map<SimNode, number>();
+  /** Whether a do-not-disrupt pod keeps the node: a game server (one holding players, with `readyMovable`). */
+  const blocked = (cluster: SimCluster, node: SimNode): boolean =>
+    options.readyMovable
+      ? [...node.games].some((game) => cluster.holdsPlayers(game))
+      : node.games.size > 0;
   let started = false;
   return everyMs(LOOP_MS, (cluster) => {
     const { sc, now } = cluster;
@@ -88,6 +113,8 @@ export function karpenterScaler(options: KarpenterOptions): Scaler {
       cluster.setPlaceholderReplicas(options.placeholders ?? 0);
       cluster.schedule();
     }
+
+    if (options.expireAfterMs !== undefined) expire(cluster, options.expireAfterMs);
 
     // Provisioning: NodeClaims for the pending pods that in-flight nodes cannot take.
     const add = nodesForPendingPods(cluster);
@@ -101,10 +128,13 @@ export function karpenterScaler(options: KarpenterOptions): Scaler {
     const initializedAt = (node: SimNode) => node.launchedAtMs + sc.bootDelayMs;
     const candidates = initialized.filter(
       (node) =>
-        node.games.size === 0 &&
+        !node.unschedulable &&
+        !blocked(cluster, node) &&
         now - (node.lastPodEventAtMs ?? initializedAt(node)) >= options.consolidateAfterMs,
     );
-    const empty = candidates.filter((node) => node.placeholders === 0).slice(0, allowed);
+    const empty = candidates
+      .filter((node) => node.placeholders === 0 && node.games.size === 0)
+      .slice(0, allowed);
     if (empty.length > 0) {
       for (const node of empty) cluster.remove(node);
       return;
@@ -115,10 +145,36 @@ export function karpenterScaler(options: KarpenterOptions): Scaler {
       }
     }
   });
+
+  /** Drains expired nodes; each goes once nothing blocks it, or at its grace period's end. */
+  function expire(cluster: SimCluster, expireAfterMs: number): void {
+    const grace = options.terminationGracePeriodMs ?? Number.POSITIVE_INFINITY;
+    for (const node of cluster.nodes) {
+      if (!draining.has(node) && cluster.now >= node.launchedAtMs + expireAfterMs) {
+        draining.set(node, cluster.now);
+        node.unschedulable = true;
+      }
+    }
+    for (const [node, since] of draining) {
+      if (!cluster.nodes.includes(node)) {
+        draining.delete(node);
+        continue;
+      }
+      if (node.placeholders > 0) {
+        cluster.pendingPlaceholders += node.placeholders;
+        node.placeholders = 0;
+      }
+      if (options.readyMovable) for (const game of [...node.games]) cluster.evict(game);
+      if (!blocked(cluster, node) || cluster.now - since >= grace) {
+        cluster.remove(node);
+        draining.delete(node);
+      }
+    }
+  }
 }
 
 /**
- * The candidates (holding only placeholders) that can go together, fewest pods first, each
+ * The candidates (holding only placeholders, and Ready game servers with `readyMovable`) that can go together, fewest pods first, each
  * taking its pods' room out of the nodes that stay.
  */
 function deletable(
@@ -126,13 +182,14 @@ function deletable(
   initialized: readonly SimNode[],
   candidates: readonly SimNode[],
 ): SimNode[] {
-  const sorted = [...candidates].sort((a, b) => a.placeholders - b.placeholders);
+  const pods = (node: SimNode) => node.placeholders + node.games.size;
+  const sorted = [...candidates].sort((a, b) => pods(a) - pods(b));
   let room = initialized.reduce((sum, n) => sum + (n.unschedulable ? 0 : freeSlots(cluster, n)), 0);
   const out: SimNode[] = [];
   for (const node of sorted) {
     const elsewhere = room - freeSlots(cluster, node);
-    if (node.placeholders > elsewhere) break;
-    room = elsewhere - node.placeholders;
+    if (pods(node) > elsewhere) break;
+    room = elsewhere - pods(node);
     out.push(node);
   }
   return out;

@@ -12,7 +12,8 @@ export const NODE_HOURS_RATIO_TARGET = 0.9;
 export type ScaleTargetName =
   | 'noInterruptedGames'
   | 'waitingNoMoreThanBestBaseline'
-  | 'nodeHoursAtMost90PercentOfComparable';
+  | `nodeHoursAtMost${number}PercentOfComparable`
+  | 'everyNodeReplacedBeforeItsDeadline';
 
 /** One target of one scenario, as written to `scale.json`. */
 export interface ScaleTarget {
@@ -30,13 +31,15 @@ export interface ScenarioVerdict {
 /**
  * - `noInterruptedGames`: berth removed no node with a game on it;
  * - `waitingNoMoreThanBestBaseline`: berth's waiting pods ≤ the fewest of any baseline run;
- * - `nodeHoursAtMost90PercentOfComparable`: berth's node-hours ≤ 0.9 × the fewest node-hours of
+ * - `nodeHoursAtMost90PercentOfComparable` (at `ratio` 0.9, the default; the name carries the
+ *   ratio): berth's node-hours ≤ `ratio` × the fewest node-hours of
  *   any baseline run whose waiting pods are ≤ berth's (a cheaper day bought with more waiting players
  *   is not comparable); with no such baseline the target passes vacuously, and the line says so.
  */
 export function judgeScenario(
   berth: DayOutcome,
   baselines: Readonly<Record<string, DayOutcome>>,
+  ratio: number = NODE_HOURS_RATIO_TARGET,
 ): ScenarioVerdict[] {
   const entries = Object.entries(baselines);
   if (entries.length === 0) throw new Error('no baseline to judge berth against');
@@ -50,8 +53,8 @@ export function judgeScenario(
   );
   const nodeHours = cheapest
     ? {
-        pass: berth.nodeHours <= NODE_HOURS_RATIO_TARGET * cheapest[1].nodeHours,
-        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round3(berth.nodeHours / cheapest[1].nodeHours)}, target <= ${NODE_HOURS_RATIO_TARGET}`,
+        pass: berth.nodeHours <= ratio * cheapest[1].nodeHours,
+        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round3(berth.nodeHours / cheapest[1].nodeHours)}, target <= ${ratio}`,
       }
     : {
         pass: true,
@@ -68,7 +71,7 @@ export function judgeScenario(
       pass: berth.waitingPods <= fewestWaiting[1].waitingPods,
       line: `${berth.waitingPods} pods waited against ${fewestWaiting[1].waitingPods} (${fewestWaiting[0]}, the fewest of the baselines)`,
     },
-    { name: 'nodeHoursAtMost90PercentOfComparable', ...nodeHours },
+    { name: `nodeHoursAtMost${Math.round(ratio * 100)}PercentOfComparable`, ...nodeHours },
   ];
 }
 

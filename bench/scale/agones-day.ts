@@ -1,0 +1,328 @@
+/**
+ * The Agones-style days of the node scale benchmark: the game servers are an Agones Fleet's, so
+ * a node holds **Ready** game servers (no players: movable) beside **Allocated** ones (players:
+ * never interrupted), and a match allocates a Ready server instead of creating a pod. The day's
+ * arrivals (`./day.ts`: diurnal, bursts, sessions of 5-40 minutes, seeded) are the matches.
+ *
+ * The fleet, as its users run it (`AgonesCluster`):
+ * - a Fleet whose replicas a FleetAutoscaler with a Buffer policy sets: `replicas = allocated +
+ *   bufferSize`, clamped to `minReplicas`..`maxReplicas`, on its sync period, `fixedInterval`
+ *   30 s by default (agones.dev docs, "Fleet Autoscaler Specification",
+ *   https://agones.dev/site/docs/reference/fleetautoscaler/, "Ready Buffer Autoscaling" and
+ *   `sync`); between syncs the GameServerSet keeps the replicas, so a server that shuts down
+ *   after its session, or that a scaler deleted, is made again at once (Pending until placed);
+ * - the buffer sized as a careful operator sizes it (`fleetBufferFor`): the matches that arrive at
+ *   the day's peak rate while a replacement waits for the autoscaler's sync and a new node;
+ * - `Packed` (agones.dev docs, "Scheduling and Autoscaling", "Packed"): an allocation takes a
+ *   Ready GameServer on the node with the most Allocated ones, then the most Ready ones; a
+ *   scale-down removes the GameServers not yet placed first, then Ready ones from the nodes with
+ *   the fewest game servers; the pods pack as on every day (the shared scheduler). The allocator
+ *   looks at GameServer states only, so a Ready server on a cordoned node is still allocated;
+ * - a match that finds no Ready server waits (the allocation answers UnAllocated and the
+ *   matchmaker retries every step): a waiting allocation, the waits these days count;
+ * - Agones' default `eviction.safe: Never` (agones.dev docs, "Controlling Disruption": "By
+ *   default, Agones assumes your game server should never be disrupted voluntarily") puts
+ *   `cluster-autoscaler.kubernetes.io/safe-to-evict: "false"` and the label
+ *   `agones.dev/safe-to-evict: "false"` on every game server pod, Ready ones included; the label
+ *   matches the `agones-gameserver-safe-to-evict-false` PodDisruptionBudget, which refuses every
+ *   eviction (googleforgames/agones v1.38.0 `pkg/cloudproduct/eviction/eviction.go`).
+ *
+ * The node-upgrade day forces a node lifetime: every node must be gone 24 h after it launched
+ * (EKS Auto Mode's 21-day limit, Karpenter's `expireAfter`, compressed to a day). Its warm-up is
+ * a whole lifetime, so the nodes at 00:00 are of every age and each one's deadline falls within
+ * the day. The cluster records when the last node present at 00:00 is gone and every node that
+ * ran past its deadline (`ReplacementOutcome`).
+ */
+import {
+  type Arrival,
+  type DayOutcome,
+  HOUR,
+  MAIN_SCENARIO,
+  MINUTE,
+  type ReplacementOutcome,
+  type Scaler,
+  type Scenario,
+  SECOND,
+  SimCluster,
+  type SimGame,
+  type SimNode,
+} from './day.js';
+
+/** The FleetAutoscaler's Buffer policy and sync period. */
+export interface FleetSettings {
+  readonly bufferSize: number;
+  readonly minReplicas: number;
+  readonly maxReplicas: number;
+  readonly syncIntervalMs: number;
+}
+
+/** A day of an Agones Fleet; `nodeLifetimeMs` forces node replacement. */
+export type AgonesScenario = Scenario & {
+  readonly fleet: FleetSettings;
+  readonly nodeLifetimeMs?: number;
+};
+
+/** The FleetAutoscaler's default sync period (`sync.fixedInterval.seconds: 30`). */
+export const FLEET_SYNC_MS = 30 * SECOND;
+
+/**
+ * The Ready buffer a careful operator keeps: the matches that arrive at the day's peak rate
+ * (`basePerMinute + peakPerMinute`) while a replacement waits for the next sync and for a new
+ * node to boot, rounded up.
+ */
+export function fleetBufferFor(sc: Scenario): number {
+  const { basePerMinute, peakPerMinute } = sc.arrivals;
+  return Math.ceil(((basePerMinute + peakPerMinute) * (FLEET_SYNC_MS + sc.bootDelayMs)) / MINUTE);
+}
+
+const fleetFor = (sc: Scenario): FleetSettings => {
+  const bufferSize = fleetBufferFor(sc);
+  return {
+    bufferSize,
+    minReplicas: bufferSize,
+    // Never the limit: the node pool's maximum size is.
+    maxReplicas: 10_000,
+    syncIntervalMs: FLEET_SYNC_MS,
+  };
+};
+
+/** The Agones-style day: main's matches on a Fleet with a Ready buffer. */
+export const AGONES_DAY: AgonesScenario = {
+  ...MAIN_SCENARIO,
+  name: 'agones-day',
+  description: `an Agones Fleet (Packed) with a FleetAutoscaler buffer of ${fleetBufferFor(MAIN_SCENARIO)} Ready servers synced every 30 s; main's matches allocate Ready servers, sessions of 5-40 minutes, then the server shuts down and the fleet replaces it; waits are allocations that found no Ready server`,
+  seed: 20261127,
+  fleet: fleetFor(MAIN_SCENARIO),
+};
+
+/** The node-upgrade day: the Agones-style day with every node to be gone 24 h after launch. */
+export const NODE_UPGRADE_DAY: AgonesScenario = {
+  ...AGONES_DAY,
+  name: 'agones-node-upgrade',
+  description:
+    'the Agones-style day with a forced node lifetime of 24 h (Auto Mode 21 days, compressed): after a 24 h warm-up the nodes at 00:00 are of every age, each to be replaced before its deadline',
+  warmUpMs: 24 * HOUR,
+  nodeLifetimeMs: 24 * HOUR,
+};
+
+/** The Agones-style days, both carrying targets. */
+export const AGONES_SCENARIOS: readonly AgonesScenario[] = [AGONES_DAY, NODE_UPGRADE_DAY];
+
+/** The cluster with an Agones Fleet on it (see the header). */
+export class AgonesCluster extends SimCluster {
+  readonly fleet: FleetSettings;
+  readonly lifetimeMs: number | undefined;
+  /** The Fleet's replicas, as the FleetAutoscaler last set them. */
+  replicas: number;
+  /** Allocated GameServers, with when their session ends. */
+  readonly #ends = new Map<SimGame, number>();
+  /** Matches waiting for a Ready server, oldest first. */
+  readonly #matches: Arrival[] = [];
+  #syncedAt = Number.NaN;
+  #nextId = 0;
+  #atStart: Set<SimNode> | undefined;
+  #atStartCount = 0;
+  #replacedAllAt: number | undefined;
+  readonly #late = new Set<SimNode>();
+  #maxOverrunMs = 0;
+
+  constructor(sc: AgonesScenario, now: number) {
+    super(sc, now);
+    this.fleet = sc.fleet;
+    this.lifetimeMs = sc.nodeLifetimeMs;
+    this.replicas = sc.fleet.minReplicas;
+  }
+
+  /** Allocated game servers hold players; Ready ones do not. */
+  override holdsPlayers(game: SimGame): boolean {
+    return this.#ends.has(game);
+  }
+
+  /** Allocated game servers now. */
+  get allocated(): number {
+    return this.#ends.size;
+  }
+
+  /** A match: it allocates a Ready server (no pod is created for it). */
+  override arrive(arrival: Arrival): void {
+    this.#matches.push(arrival);
+  }
+
+  /** A Ready server's pod that waited for a node is no player's wait. */
+  protected override placed(_game: SimGame): void {}
+
+  override endSessions(): void {
+    for (const [game, endsAt] of this.#ends) {
+      if (endsAt > this.now) continue;
+      // The session is over: the GameServer shuts down and its pod goes.
+      this.#ends.delete(game);
+      game.node?.games.delete(game);
+      if (game.node) game.node.lastPodEventAtMs = this.now;
+    }
+    this.#checkDeadlines();
+  }
+
+  /** The FleetAutoscaler, the GameServerSet, the scheduler, then the allocator. */
+  override schedule(): void {
+    const { syncIntervalMs, bufferSize, minReplicas, maxReplicas } = this.fleet;
+    if (this.now % syncIntervalMs === 0 && this.#syncedAt !== this.now) {
+      this.#syncedAt = this.now;
+      this.replicas = Math.max(minReplicas, Math.min(maxReplicas, this.allocated + bufferSize));
+    }
+    this.#reconcileSet();
+    super.schedule();
+    this.#allocate();
+  }
+
+  /** A node a scaler removed: its Allocated servers are interrupted, its Ready ones made again. */
+  override remove(node: SimNode): void {
+    for (const game of node.games) if (this.#ends.delete(game)) this.interrupted++;
+    node.games.clear();
+    this.pendingPlaceholders += node.placeholders;
+    const index = this.nodes.indexOf(node);
+    if (index >= 0) this.nodes.splice(index, 1);
+    this.deletes++;
+    if (this.#atStart?.delete(node) && this.#atStart.size === 0) this.#replacedAllAt = this.now;
+  }
+
+  override resetCounters(): void {
+    super.resetCounters();
+    this.#atStart = new Set(this.nodes);
+    this.#atStartCount = this.nodes.length;
+    this.#late.clear();
+    this.#maxOverrunMs = 0;
+  }
+
+  override extraOutcome(): Partial<DayOutcome> {
+    if (this.lifetimeMs === undefined) return {};
+    const replacement: ReplacementOutcome = {
+      nodesAtStart: this.#atStartCount,
+      ...(this.#replacedAllAt !== undefined ? { replacedAllMs: this.#replacedAllAt } : {}),
+      lateNodes: this.#late.size,
+      maxOverrunMs: this.#maxOverrunMs,
+    };
+    return { replacement };
+  }
+
+  /** Keeps `replicas` GameServers: makes the missing ones, or scales down as Packed does. */
+  #reconcileSet(): void {
+    let total = this.queue.length;
+    for (const node of this.nodes) total += node.games.size;
+    for (; total < this.replicas; total++) {
+      this.queue.push({ id: this.#nextId++, arrivedAtMs: this.now, sessionMs: 0 });
+      this.arrivedCount += 1;
+    }
+    let excess = total - this.replicas;
+    while (excess > 0 && this.queue.length > 0) {
+      this.queue.pop();
+      excess--;
+    }
+    if (excess <= 0) return;
+    const fewestFirst = [...this.nodes].sort(
+      (a, b) => a.games.size - b.games.size || a.name.localeCompare(b.name),
+    );
+    for (const node of fewestFirst) {
+      for (const game of node.games) {
+        if (excess <= 0) return;
+        if (this.#ends.has(game)) continue;
+        node.games.delete(game);
+        node.lastPodEventAtMs = this.now;
+        excess--;
+      }
+    }
+  }
+
+  /** Serves the waiting matches, oldest first, each with a Ready server as Packed picks it. */
+  #allocate(): void {
+    while (this.#matches.length > 0) {
+      const server = this.#pickReady();
+      const match = this.#matches[0];
+      if (!server || !match) return;
+      this.#matches.shift();
+      this.#ends.set(server, this.now + match.sessionMs);
+      this.recordWait(match.atMs);
+    }
+  }
+
+  /** The Ready server on the node with the most Allocated, then the most Ready. */
+  #pickReady(): SimGame | undefined {
+    let pick: SimGame | undefined;
+    let bestAllocated = -1;
+    let bestReady = -1;
+    for (const node of this.nodes) {
+      let allocated = 0;
+      let first: SimGame | undefined;
+      for (const game of node.games) {
+        if (this.#ends.has(game)) allocated++;
+        else first ??= game;
+      }
+      const ready = node.games.size - allocated;
+      if (!first) continue;
+      if (allocated > bestAllocated || (allocated === bestAllocated && ready > bestReady)) {
+        pick = first;
+        bestAllocated = allocated;
+        bestReady = ready;
+      }
+    }
+    return pick;
+  }
+
+  #checkDeadlines(): void {
+    if (this.lifetimeMs === undefined || this.now < 0) return;
+    for (const node of this.nodes) {
+      const overrun = this.now - (node.launchedAtMs + this.lifetimeMs);
+      if (overrun <= 0) continue;
+      this.#late.add(node);
+      this.#maxOverrunMs = Math.max(this.#maxOverrunMs, overrun);
+    }
+  }
+}
+
+/** The cluster of an Agones-style day, for `simulateDay`. */
+export function agonesCluster(sc: Scenario, now: number): SimCluster {
+  if (!('fleet' in sc)) throw new Error(`scenario ${sc.name} has no fleet`);
+  return new AgonesCluster(sc as AgonesScenario, now);
+}
+
+/**
+ * The operator's node upgrade beside Cluster Autoscaler, which has no node lifetime: at `atMs`
+ * every node then present is cordoned and drained, as `kubectl drain` does it (kubernetes.io
+ * docs, "Safely Drain a Node": evictions honour PodDisruptionBudgets and are retried), all at once
+ * (the fastest a node group is replaced; one node at a time would wait on each in turn). The
+ * placeholders are evicted at once and go Pending; the game servers are refused by Agones'
+ * PodDisruptionBudget (`eviction.safe: Never`), so a node is terminated (the node group shrinks
+ * by it) only once its last game server is gone: Ready ones used up by matches or scaled down
+ * by the fleet, Allocated ones at their session's end.
+ */
+export function withNodeGroupUpgrade(inner: Scaler, atMs: number): Scaler {
+  let outdated: Set<SimNode> | undefined;
+  const loop = (cluster: SimCluster): void => {
+    if (!outdated && cluster.now >= atMs) {
+      outdated = new Set(cluster.nodes);
+      for (const node of outdated) {
+        node.unschedulable = true;
+        cluster.cordons++;
+      }
+    }
+    for (const node of outdated ?? []) {
+      if (!cluster.nodes.includes(node)) {
+        outdated?.delete(node);
+        continue;
+      }
+      if (node.placeholders > 0) {
+        cluster.pendingPlaceholders += node.placeholders;
+        node.placeholders = 0;
+        node.lastPodEventAtMs = cluster.now;
+      }
+      if (node.games.size === 0) {
+        cluster.remove(node);
+        outdated?.delete(node);
+      }
+    }
+    inner(cluster);
+  };
+  return Object.assign(
+    loop,
+    inner.intervalMs !== undefined ? { intervalMs: inner.intervalMs } : {},
+  );
+}
