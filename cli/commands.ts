@@ -14,6 +14,7 @@ import { optionalCluster, passContext, requiredCluster } from './local-cluster.j
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
 import { serve } from './serve.js';
+import { refreshServiceCidrs, serviceCidrStatusLines } from './service-cidrs.js';
 import { simCommand } from './sim.js';
 
 /** One command. */
@@ -111,7 +112,8 @@ function formatStatus(report: StatusReport): string {
           ]),
         );
   const autoMode = report.autoModeNodes ? [autoModeStatusLine(report.autoModeNodes)] : [];
-  return [`cluster ${report.cluster}`, ...ranges, '', ...pools, ...autoMode].join('\n');
+  const cidrs = report.serviceCidrs ? ['', ...serviceCidrStatusLines(report.serviceCidrs)] : [];
+  return [`cluster ${report.cluster}`, ...ranges, ...cidrs, '', ...pools, ...autoMode].join('\n');
 }
 
 const status: Command = async (options) => {
@@ -137,7 +139,10 @@ const status: Command = async (options) => {
     // One cluster's nodes, where the kubeconfig reaches it: status counts its Auto Mode nodes.
     const cluster = options.clusters.length === 1 ? optionalCluster(options)?.api : undefined;
     for (const config of options.clusters) {
-      reports.push(await runtimeOn({ ...options, config }, store, cluster).status());
+      const runtime = runtimeOn({ ...options, config }, store, cluster);
+      // The cluster's ServiceCIDRs: what berth allocates from, and what holds a terminating one.
+      if (cluster) await refreshServiceCidrs(runtime.serviceCidrs, cluster);
+      reports.push(await runtime.status());
     }
     const text = options.json
       ? JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)

@@ -47,7 +47,7 @@ import {
 } from './local-cluster.js';
 import type { CliOptions } from './main.js';
 import { type ServeLog, serveLog, warnAtMostEvery } from './serve-log.js';
-import { checkServiceCidrs, type ServiceCidrStart } from './service-cidrs.js';
+import { checkServiceCidrs, type ServiceCidrStart, watchServiceCidrs } from './service-cidrs.js';
 
 /** One cluster of the config as the server runs it. */
 interface ServedCluster {
@@ -189,8 +189,21 @@ function serveCluster(
         holders: (query) => runtime.holders(query),
       },
     }),
-    startTimers: () =>
-      passes
+    startTimers: () => {
+      // Without a repair pass to read them, the cluster's ServiceCIDRs are read on its interval.
+      const stopCidrs =
+        clusterApi && !passes && config.repair.intervalSeconds > 0
+          ? watchServiceCidrs(
+              runtime.serviceCidrs,
+              clusterApi,
+              config.repair.intervalSeconds * 1000,
+              (error) =>
+                log.warn(
+                  `${tag}reading the cluster's ServiceCIDRs failed: ${(error as Error).message}`,
+                ),
+            )
+          : async () => {};
+      const stopPasses = passes
         ? startPassTimers(
             [
               {
@@ -220,7 +233,12 @@ function serveCluster(
               },
             },
           )
-        : async () => {},
+        : async () => {};
+      return async () => {
+        await stopPasses();
+        await stopCidrs();
+      };
+    },
     async close() {
       recovery.stop();
       // Waiting looks are dropped: the values stay marked, and the next start finishes them.

@@ -1,7 +1,7 @@
 /**
- * `berth serve`'s start against the clusters' ServiceCIDRs: a configured Service range the
- * cluster does not have refuses the start (a configuration error, exit 2) naming both; served
- * clusters whose Service CIDRs overlap are warned about.
+ * The commands against the clusters' ServiceCIDRs. `berth serve`'s start: a configured Service
+ * range the cluster does not have refuses it (a configuration error, exit 2) naming both; served
+ * clusters whose Service CIDRs overlap are warned about. `berth status` reads them to report.
  */
 import {
   type ClusterServiceCidrs,
@@ -9,10 +9,13 @@ import {
   type ServiceCidrOverlap,
 } from '../shared/clusters/cluster-set.js';
 import type { BerthConfig } from '../shared/config/schema.js';
-import { clusterServiceCidrs } from '../shared/k8s/service-cidrs.js';
+import type { ClusterApi } from '../shared/k8s/cluster-api.js';
+import { clusterIpAddresses, clusterServiceCidrs } from '../shared/k8s/service-cidrs.js';
+import type { ServiceCidrGate } from '../shared/services/cidr-gate.js';
 import {
   type ClusterServiceCidr,
   reconcileServiceCidrs,
+  type ServiceCidrReport,
 } from '../shared/services/cluster-cidrs.js';
 import { UsageError } from './errors.js';
 import type { LocalCluster } from './local-cluster.js';
@@ -56,4 +59,49 @@ export async function checkServiceCidrs(
   }
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
   return { readings, overlaps: overlappingServiceCidrs(used) };
+}
+
+/**
+ * Reads a cluster's ServiceCIDRs, and its IPAddresses when it has them (they name what holds
+ * addresses in a terminating one), into the gate admission decides by.
+ */
+export async function refreshServiceCidrs(gate: ServiceCidrGate, api: ClusterApi): Promise<void> {
+  const cluster = await clusterServiceCidrs(api);
+  gate.apply(cluster, cluster ? await clusterIpAddresses(api) : undefined);
+}
+
+/** The ServiceCIDR lines of `berth status`. */
+export function serviceCidrStatusLines(report: ServiceCidrReport): string[] {
+  const lines = [
+    `service CIDRs: allocating from ${report.allocatingFrom.join(', ') || 'none'} (the cluster's ServiceCIDRs: ${report.clusterCidrs.join(', ') || 'none'})`,
+  ];
+  if (report.followed.length > 0) lines.push(`  followed: ${report.followed.join(', ')}`);
+  for (const refusal of report.refused) lines.push(`  refused: ${refusal.message}`);
+  for (const entry of report.terminating) {
+    lines.push(
+      `  being deleted: ServiceCIDR ${entry.serviceCidr} (${entry.cidr}), still held by ${entry.holders.join(', ') || 'nothing'}`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * Reads the cluster's ServiceCIDRs into the gate every `intervalMs`, for a server that runs no
+ * repair pass (which would read them itself); answers the function that stops it.
+ */
+export function watchServiceCidrs(
+  gate: ServiceCidrGate,
+  api: ClusterApi,
+  intervalMs: number,
+  failed: (error: unknown) => void,
+): () => Promise<void> {
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = refreshServiceCidrs(gate, api).catch(failed);
+  }, intervalMs);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }

@@ -1,7 +1,11 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/errors.js';
-import { checkServiceCidrs } from '../../cli/service-cidrs.js';
+import {
+  checkServiceCidrs,
+  refreshServiceCidrs,
+  serviceCidrStatusLines,
+} from '../../cli/service-cidrs.js';
 import { repairRunner } from '../../shared/app/repair-pass.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
@@ -193,6 +197,16 @@ describe('berth against the cluster ServiceCIDRs', () => {
     ]);
     const status = await berth.runtime.status();
     expect(status.serviceCidrs?.terminating[0]?.holders).toEqual(['default/web (10.101.0.3)']);
+    // berth status reads the cluster itself, on a runtime no pass has run in.
+    const { runtime: fresh } = await berthOn(fake, {
+      serviceCIDRs: ['10.101.0.0/28'],
+      services: { followClusterCIDRs: true },
+    });
+    await refreshServiceCidrs(fresh.serviceCidrs, berth.clusterApi);
+    const report = (await fresh.status()).serviceCidrs;
+    expect(report && serviceCidrStatusLines(report)).toContain(
+      '  being deleted: ServiceCIDR extra (10.101.0.0/28), still held by default/web (10.101.0.3)',
+    );
     const denied = await berth.create(clusterIp('next', '10.101.0.4'));
     expect(denied.allowed).toBe(false);
     expect(denied.status?.message).toContain('10.101.0.0/28 is being deleted from this cluster');
