@@ -11,7 +11,8 @@
  *   so PodDisruptionBudgets are honoured. Both carry the object's `resourceVersion` as a
  *   precondition: a server allocated since the listing is refused by the apiserver, not deleted.
  * - At most `evictionsPerPass` a pass, and only while the Ready, schedulable capacity left after
- *   the pass's plan keeps the buffer with the replacements placed; none while the plan grows.
+ *   the pass's plan (free slots, and ready game servers, which count toward the buffer: plan.ts)
+ *   keeps the buffer with the replacements placed in free slots; none while the plan grows.
  * - Nodes cordoned longest ago first (they finish draining first), game servers by name.
  */
 import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
@@ -72,14 +73,14 @@ export function planEvictions(
   }
 
   const { slotMillis } = policy;
-  const free = live
-    .filter((n) => n.ready && schedulableAfter(n, planned))
-    .reduce((sum, n) => sum + slotsOf(n, slotMillis), 0);
+  const offering = live.filter((n) => n.ready && schedulableAfter(n, planned));
+  const free = offering.reduce((sum, n) => sum + slotsOf(n, slotMillis), 0);
+  const ready = offering.reduce((sum, n) => sum + n.readyGameServers, 0);
   const pending = snapshot.pendingGameServers.reduce(
     (sum, pod) => sum + slotsNeeded(pod.requestMillis, slotMillis),
     0,
   );
-  let room = free - pending - bufferSlots;
+  let room = Math.min(free - pending, free + ready - pending - bufferSlots);
   const actions: PlannedAction[] = [];
   for (const { node } of draining) {
     for (const gs of movable) {

@@ -8,6 +8,9 @@
  * - a slot is `slotMillis` of CPU *requests* against a node's *allocatable* CPU; a node's free
  *   slots are `floor((allocatable - requested) / slotMillis)`, so nodes of any size mix;
  * - only Ready, schedulable nodes offer free slots;
+ * - a ready game server (game-state.ts) on such a node counts toward the buffer like a free slot:
+ *   a match takes it at once, and its fleet's replacement is what needs a slot (with a fleet that
+ *   keeps a Ready buffer, Agones' FleetAutoscaler say, the buffer is mostly held there);
  * - capacity that is coming counts toward the buffer, so one shortfall is ordered once: a
  *   registered node that is not Ready and younger than `bootGraceMs` brings its slots, and every
  *   instance the pool has been asked for but whose Node has not registered yet (desired size
@@ -99,6 +102,8 @@ export interface ScaleNote {
 export interface SlotTally {
   /** Free slots on Ready, schedulable nodes, before this plan's actions. */
   readonly free: number;
+  /** Ready game servers on those nodes: each serves a match as a free slot would. */
+  readonly ready: number;
   /** Slots of booting nodes and of instances asked for but not registered yet. */
   readonly coming: number;
   /** Slots pending game servers need. */
@@ -322,6 +327,7 @@ export function planScale(
   }
 
   let free = 0;
+  let ready = 0;
   let booting = 0;
   let schedulable = 0;
   for (const node of active) {
@@ -329,6 +335,7 @@ export function planScale(
     schedulable += 1;
     if (node.ready) {
       free += slots(node);
+      ready += node.readyGameServers;
     } else if (node.createdAtMs !== undefined && nowMs - node.createdAtMs < policy.bootGraceMs) {
       booting += slots(node);
     } else {
@@ -345,7 +352,7 @@ export function planScale(
     (sum, pod) => sum + slotsNeeded(pod.requestMillis, slotMillis),
     0,
   );
-  const supply = { free, coming, pending, slotsPerNewNode, poolSize };
+  const supply = { free, ready, coming, pending, slotsPerNewNode, poolSize };
 
   const berthCordoned = (n: NodeView): boolean =>
     n.unschedulable && n.annotations[CORDONED_AT] !== undefined && protectionOf(n) === undefined;
@@ -355,7 +362,7 @@ export function planScale(
   }
 
   // Scale up: uncordon (cheapest, instant), then grow.
-  let available = free + coming - pending;
+  let available = free + ready + coming - pending;
   const uncordonable = active
     .filter((n) => berthCordoned(n) && n.ready && !expiring.has(n.name))
     .sort(fullestFirst);
@@ -365,7 +372,8 @@ export function planScale(
     uncordoned.add(node.name);
     schedulable += 1;
     free += slots(node);
-    available += slots(node);
+    ready += node.readyGameServers;
+    available += slots(node) + node.readyGameServers;
   };
   for (let next = uncordonable[0]; next && schedulable < minNodes; next = uncordonable[0]) {
     uncordonable.shift();
@@ -386,7 +394,7 @@ export function planScale(
     const nodes = slotsPerNewNode === undefined ? 1 : Math.ceil(missing / slotsPerNewNode);
     target += nodes;
     reasons.push(
-      `free ${free} + coming ${coming} - pending ${pending} = ${available} slot(s), ${missing} short of the buffer of ${bufferSlots}; ${
+      `free ${free}${ready ? ` + ready game servers ${ready}` : ''} + coming ${coming} - pending ${pending} = ${available} slot(s), ${missing} short of the buffer of ${bufferSlots}; ${
         slotsPerNewNode === undefined
           ? 'node size unknown, one node at a time'
           : `${slotsPerNewNode} slot(s) per new node`
@@ -424,7 +432,7 @@ export function planScale(
   let surplus = false;
   if (target === poolSize && uncordoned.size === 0) {
     const headroom = Math.ceil(policy.cordonHeadroomNodes * (slotsPerNewNode ?? 0));
-    let excess = free - pending - bufferSlots - headroom;
+    let excess = free + ready - pending - bufferSlots - headroom;
     // Cheapest drain first (drain.ts): fewest allocated game servers, then fewest ready ones.
     const cordonable = active
       .filter(
@@ -439,8 +447,10 @@ export function planScale(
       expectedDrainMs(snapshot.gameServers, sessions, policy.drain, nowMs),
       policy.drain,
     );
-    // The ready game servers of a cordoned node move elsewhere: they need slots there too.
+    // A cordon takes the node's free slots and its ready game servers out of the buffer; the
+    // ready ones it moves need free slots elsewhere too (their replacements are ready again).
     const moving = movingSlots(snapshot.gameServers, slotMillis, policy.drain.evictionsPerPass);
+    let freeLeft = free - pending;
     const cordons: PlannedAction[] = [];
     for (const node of cordonable) {
       const reason = costly.get(node.name);
@@ -448,8 +458,9 @@ export function planScale(
         notes.push({ node: node.name, reason });
         continue;
       }
-      const needed = slots(node) + (moving.get(node.name) ?? 0);
-      if (schedulable - 1 < minNodes || needed > excess) break;
+      const needed = slots(node) + node.readyGameServers;
+      const freeNeeded = slots(node) + (moving.get(node.name) ?? 0);
+      if (schedulable - 1 < minNodes || needed > excess || freeNeeded > freeLeft) break;
       cordons.push({
         type: 'cordon',
         node: node.name,
@@ -457,6 +468,7 @@ export function planScale(
         reason: `${excess} slot(s) above the buffer of ${bufferSlots}${headroom ? ` and a headroom of ${headroom}` : ''} for ${policy.cordonAfterMs / 1000}s or more; ${node.gameServers} game server(s) here (${node.allocatedGameServers} allocated, ${node.readyGameServers} ready), ${slots(node)} free slot(s)`,
       });
       excess -= needed;
+      freeLeft -= freeNeeded;
       schedulable -= 1;
     }
     surplus = cordons.length > 0;

@@ -38,7 +38,7 @@ export const NO_PASS_YET: TriggerState = {
 /** The state a pass leaves, from its tally: its slack above the buffer. */
 export function afterPass(tally: SlotTally, nowMs: number): TriggerState {
   return {
-    slack: tally.free + tally.coming - tally.pending - tally.buffer.slots,
+    slack: tally.free + tally.ready + tally.coming - tally.pending - tally.buffer.slots,
     passAtMs: nowMs,
     admitted: 0,
   };

@@ -83,9 +83,21 @@ describe('choosing what to drain by what it costs', () => {
       [node('x'), node('y')],
       [statefulServer('y1', 'y', 'ready'), statefulServer('y2', 'y', 'ready')],
     );
-    // 40 + 38 free, buffer 39: y's 38 slots fit the excess of 39, but not with its 2 ready servers.
-    const report = await runScalePass(d, passConfig({ bufferGameServers: 39 }), { dryRun: true });
+    // 40 + 38 free and 2 ready servers, buffer 41: y's 38 slots fit the excess of 39, but not
+    // with its 2 ready servers, which leave the buffer with it.
+    const report = await runScalePass(d, passConfig({ bufferGameServers: 41 }), { dryRun: true });
     expect(report.actions).toEqual([]);
+  });
+
+  it('counts ready game servers toward the buffer: a match takes one as it would a free slot', async () => {
+    const ready = Array.from({ length: 5 }, (_, i) => statefulServer(`x${i}`, 'x', 'ready'));
+    const { deps: d } = deps([node('x')], ready);
+    // 35 free slots and 5 ready servers keep a buffer of 40: nothing to grow.
+    const kept = await runScalePass(d, passConfig({ bufferGameServers: 40 }), { dryRun: true });
+    expect(kept.actions.filter((a) => a.type === 'grow')).toEqual([]);
+    // A buffer of 41 is one short.
+    const short = await runScalePass(d, passConfig({ bufferGameServers: 41 }), { dryRun: true });
+    expect(short.actions.map((a) => `${a.type} ${a.to}`)).toEqual(['grow 2']);
   });
 
   it('passes over a node whose allocated sessions are expected to run far longer than the others', () => {

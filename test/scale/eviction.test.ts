@@ -190,6 +190,23 @@ describe('the scale pass moves ready game servers off nodes berth cordoned', () 
     );
   });
 
+  it('counts the ready servers on schedulable nodes toward the buffer, and places replacements only in free slots', async () => {
+    // Node a: 7 slots, 3 taken by ready servers: 4 free. With the 3 ready, a buffer of 5 leaves
+    // room for two moves (4 free slots alone would leave none).
+    const pods = [
+      ...['a1', 'a2', 'a3'].map((name) => statefulServer(name, 'a', 'ready')),
+      ...['r1', 'r2', 'r3', 'r4', 'r5'].map((name) => statefulServer(name, 'b', 'ready')),
+    ];
+    const nodes = () => [node('a', { cpu: '0.7' }), berthCordoned('b', T0 - 10 * MINUTE)];
+    const buffered = setup(nodes(), pods);
+    await runScalePass(buffered.deps, scaleConfig(), { dryRun: false });
+    expect(moves(buffered.cluster)).toEqual(['evictPod games/r1', 'evictPod games/r2']);
+    // No buffer: the 7 slots' worth of supply, but only 4 free slots for the replacements.
+    const open = setup(nodes(), pods);
+    await runScalePass(open.deps, scaleConfig({ bufferGameServers: 0 }), { dryRun: false });
+    expect(moves(open.cluster)).toHaveLength(4);
+  });
+
   it('never moves a ready game server off a node that is schedulable', async () => {
     const { cluster, deps } = setup(
       [node('a'), node('b')],
