@@ -179,6 +179,25 @@ describe('berth against the cluster ServiceCIDRs', () => {
     expect(notFollowed.status?.message).toContain('is not in the valid range');
   });
 
+  it('moves dynamic picks to a followed ServiceCIDR once the configured range is full', async () => {
+    const fake = await apiserver(['10.100.0.0/29']);
+    fake.addServiceCidr('extra', ['10.101.0.0/29']);
+    const berth = await berthOn(fake, {
+      serviceCIDRs: ['10.100.0.0/29'],
+      services: { followClusterCIDRs: true },
+    });
+    await berth.repair();
+    const ips: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const answer = await berth.create(clusterIp(`s${i}`));
+      expect(answer.allowed).toBe(true);
+      ips.push(fake.services.get(`default/s${i}`)?.spec?.clusterIP ?? '');
+    }
+    // Six usable addresses in each /29: the configured range's first, then the followed one's.
+    expect(ips.slice(0, 6).every((ip) => ip.startsWith('10.100.0.'))).toBe(true);
+    expect(ips.slice(6).every((ip) => ip.startsWith('10.101.0.'))).toBe(true);
+  });
+
   it('stops allocating from a terminating ServiceCIDR and reports what still holds addresses in it', async () => {
     const fake = await apiserver(['10.100.0.0/24', 'fd00::/120']);
     fake.addServiceCidr('extra', ['10.101.0.0/28']);
