@@ -229,10 +229,24 @@ export class BerthStack extends Stack {
     // What a Service gives back is freed by the settle function once the apiserver has stored
     // the change; admission puts the owner on the queue, the settle function looks it up.
     const settle = make('settle', 'Settle');
+    // One dead-letter queue for everything that failed for good: a scheduled pass, an instance
+    // event, a settle task that kept failing. Its one alarm reports each of them (one alarm
+    // metric, not one per queue); the message says which.
+    const deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+    });
+    Validations.of(deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is the dead-letter queue of the schedules, the instance-state rule and the settle queue.',
+    });
     const settleQueue = new SettleQueue(this, 'SettleQueue', {
       consumer: settle.function,
       producers: [admission.role],
       consumerTimeout: FUNCTION_SIZING.settle.timeout,
+      deadLetterQueue,
     });
     for (const fn of [admission, settle]) {
       fn.function.addEnvironment('BERTH_SETTLE_QUEUE', settleQueue.queue.queueUrl);
@@ -278,15 +292,6 @@ export class BerthStack extends Stack {
 
     this.functions = { admission, settle, repair, scale, eni, 'node-ips': nodeIps };
 
-    const deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
-      retentionPeriod: Duration.days(14),
-      enforceSSL: true,
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-    });
-    Validations.of(deadLetterQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: 'This queue is the dead-letter queue of the schedules and the instance-state rule.',
-    });
     for (const fn of [repair, scale, eni]) {
       // A failed pass is not retried by Lambda: the next scheduled pass does the same work
       // against fresher state. Its event goes to the dead-letter queue, whose one alarm reports
@@ -363,7 +368,6 @@ export class BerthStack extends Stack {
       table: this.table,
       deadLetterQueue,
       settleQueue: settleQueue.queue,
-      settleDeadLetterQueue: settleQueue.deadLetterQueue,
     });
   }
 }

@@ -57,9 +57,11 @@ export interface MonitoringProps {
   /** p99 duration above this raises an alarm: the apiserver is waiting on berth. */
   readonly admissionLatencyBudget: Duration;
   readonly table: dynamodb.ITableV2;
+  /**
+   * Where a failed pass, an undelivered event and a settle task that kept failing end (the
+   * repair pass finishes a settle task's releases).
+   */
   readonly deadLetterQueue: sqs.IQueue;
-  /** Where settle tasks end that kept failing (the repair pass finishes their releases). */
-  readonly settleDeadLetterQueue: sqs.IQueue;
   /** The settle queue: its oldest message's age is the settle lag. */
   readonly settleQueue: sqs.IQueue;
 }
@@ -135,16 +137,29 @@ export class Monitoring extends Construct {
     };
 
     // Errors and throttles alarm where a caller waits: the webhook (its reserved concurrency caps
-    // it) and the node IP API. A failed or throttled pass or instance event ends in the
-    // dead-letter queue, a settle look that keeps failing in the settle queue's: their alarms
-    // below catch every one of them, with one metric each.
+    // it) and the node IP API. A failed or throttled pass or instance event, and a settle look
+    // that keeps failing, end in the dead-letter queue: its alarm below catches every one of
+    // them, with one metric.
     const callerFacing = [
       { id: 'Admission', name: 'admission', fn: props.admission },
       { id: 'NodeIps', name: 'node-ips', fn: props.nodeIps },
     ];
-    for (const { id, name, fn } of callerFacing) {
-      alarm(`${id}Errors`, fn.metricErrors({ period: PERIOD }), 1, `the ${name} function failed`);
-    }
+    // Every 5XX answer of the webhook's function URL, for the stack: a failed invocation (a
+    // crash or a timeout, answered 502), and the 500s and 503s berth answers itself (counted per
+    // cluster as InternalErrors, plotted below). The webhook never answers 5XX otherwise; the
+    // node IP API does (503: no address ready yet, retry), so its errors alarm as two metrics.
+    alarm(
+      'AdmissionErrors',
+      props.admission.metric('Url5xxCount', { period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+      1,
+      'the webhook answered HTTP 5XX: it failed, or answered 500, or 503 with the table or the EKS API unreachable',
+    );
+    alarm(
+      'NodeIpsErrors',
+      props.nodeIps.metricErrors({ period: PERIOD }),
+      1,
+      'the node-ips function failed',
+    );
     for (const { id, name, fn } of callerFacing) {
       alarm(
         `${id}Throttles`,
@@ -171,16 +186,7 @@ export class Monitoring extends Construct {
       'DeadLetters',
       deadLetters,
       1,
-      'a scheduled pass or instance event failed or could not be delivered',
-    );
-    alarm(
-      'SettleDeadLetters',
-      props.settleDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: PERIOD,
-        statistic: cloudwatch.Stats.MAXIMUM,
-      }),
-      1,
-      'settle looks kept failing: given-back Service values wait for the repair pass',
+      'a scheduled pass or instance event failed or could not be delivered, or settle looks kept failing (given-back Service values wait for the repair pass)',
     );
     // A task waits at most 5 minutes between looks; one older than 15 has no consumer.
     alarm(
@@ -244,13 +250,8 @@ export class Monitoring extends Construct {
       // not answer with 503 (the apiserver applies its failurePolicy to both; a node agent
       // retries), instead of failing the invocation, so the Errors metric misses them;
       // Powertools counts both as InternalErrors per service.
+      // The webhook's are alarmed with its function URL's 5XX answers above, once for the stack.
       const internalErrors = berthMetric('admission', 'InternalErrors');
-      clusterAlarm(
-        'AdmissionInternalErrors',
-        internalErrors,
-        1,
-        'the webhook answered HTTP 500, or 503 with the table or the EKS API unreachable',
-      );
       clusterAlarm(
         'NodeIpsInternalErrors',
         berthMetric('node-ips', 'InternalErrors'),
@@ -260,22 +261,15 @@ export class Monitoring extends Construct {
       series.internalErrors.push(
         internalErrors.with({ label: label('HTTP 500'), period: Duration.minutes(5) }),
       );
-      const rangeUse = cluster.ranges.map((range) =>
-        berthMetric('repair', 'RangeUsedPercent', {
-          statistic: cloudwatch.Stats.MAXIMUM,
-          dimensions: { range },
-          label: range,
-        }),
+      // The fullest range's use, published from 80% only (no data is every range well short of
+      // its alarm): one alarm metric a cluster, however many ranges; the repair pass's
+      // `range usage` log lines and the dashboard's first graph say which range.
+      clusterAlarm(
+        'RangeNearlyFull',
+        berthMetric('repair', 'RangeUsedPercent', { statistic: cloudwatch.Stats.MAXIMUM }),
+        RANGE_ALARM_PERCENT,
+        `a range (${cluster.ranges.join(', ')}) is over ${RANGE_ALARM_PERCENT}% used`,
       );
-      // A range's use is published from 80% only: no data is a range well short of its alarm.
-      for (const [rangeIndex, metric] of rangeUse.entries()) {
-        clusterAlarm(
-          `RangeNearlyFull${rangeIndex}`,
-          metric,
-          RANGE_ALARM_PERCENT,
-          `range ${cluster.ranges[rangeIndex]} is over ${RANGE_ALARM_PERCENT}% used`,
-        );
-      }
       // Denials for a full range are plotted, not alarmed: a full range is over 90% used, which
       // the repair pass after the denial reports to the alarm above.
       series.fullRangeDenials.push(

@@ -87,6 +87,7 @@ export function recordRepairPass(
     LEAKED_VALUES.reduce((sum, reason) => sum + (summary.findings[reason] ?? 0), 0),
   );
   count(metrics, 'Released', summary.released);
+  let fullest = 0;
   for (const range of usage) {
     if (range.blocks !== undefined) {
       // Too wide (an IPv6 /64) for a share of it to mean anything: its values and their blocks.
@@ -95,10 +96,12 @@ export function recordRepairPass(
     }
     const percent = (100 * range.used) / Math.max(1, range.size);
     logger.info('range usage', { range: range.name, used: range.used, size: range.size, percent });
-    if (percent < RANGE_USE_PUBLISHED_FROM) continue;
-    const used = metrics.singleMetric();
-    used.addDimension('range', range.name);
-    used.addMetric('RangeUsedPercent', MetricUnit.Percent, percent);
+    fullest = Math.max(fullest, percent);
+  }
+  // The fullest range's use, with no range dimension: one metric (and one alarm metric) for the
+  // cluster however many ranges it has; the log lines above say which range it is.
+  if (fullest >= RANGE_USE_PUBLISHED_FROM) {
+    metrics.singleMetric().addMetric('RangeUsedPercent', MetricUnit.Percent, fullest);
   }
   count(metrics, 'Recorded', summary.recorded);
 }

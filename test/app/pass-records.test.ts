@@ -96,6 +96,13 @@ describe('what the passes and the settle step record', () => {
     expect(added).toEqual([]);
     expect(singles).toEqual([['RangeUsedPercent', (100 * 2400) / 2768]]);
     expect(lines).toEqual(['range usage', 'range usage']);
+    // Two ranges past 80%: one metric, the fullest's use, for the cluster's one range alarm.
+    singles.length = 0;
+    recordRepairPass(observe, summary, [
+      { name: '10.100.0.0/16', kind: 'clusterIP', used: 950, size: 1000 },
+      { name: '30000-32767', kind: 'nodePort', used: 2400, size: 2768 },
+    ]);
+    expect(singles).toEqual([['RangeUsedPercent', 95]]);
     recordScalePass(observe, { dryRun: false, actions: [], failures: [], notes: [] } as never);
     expect(added).toEqual([]);
   });

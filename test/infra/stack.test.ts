@@ -308,25 +308,34 @@ describe('BerthStack', () => {
     }
   });
 
-  it('alarms on caller-facing errors and throttles, webhook 500s and latency, and dead letters', () => {
+  it('alarms on caller-facing errors and throttles, webhook 5XX answers and latency, and dead letters', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
     const metricNames = alarms.map((alarm) => alarm.Properties.MetricName ?? 'expression');
     // Errors where a caller waits; a failed pass or event lands in the dead-letter queue.
     const errors = alarms.filter((alarm) => alarm.Properties.MetricName === 'Errors');
-    expect(errors.map((alarm) => String(alarm.Properties.AlarmDescription)).sort()).toEqual([
-      'berth (games): the admission function failed',
+    expect(errors.map((alarm) => String(alarm.Properties.AlarmDescription))).toEqual([
       'berth (games): the node-ips function failed',
     ]);
+    // The webhook's failed invocations and its own 500s and 503s: its function URL's 5XX answers.
+    const webhook = alarms.filter((alarm) => alarm.Properties.MetricName === 'Url5xxCount');
+    expect(webhook).toHaveLength(1);
+    expect(webhook[0]?.Properties).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      Statistic: 'Sum',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: expect.stringMatching(/^Admission/) } }],
+    });
     const throttled = alarms.filter((alarm) => alarm.Properties.MetricName === 'Throttles');
     expect(throttled.map((alarm) => String(alarm.Properties.AlarmDescription)).sort()).toEqual([
       'berth (games): the admission function was throttled',
       'berth (games): the node-ips function was throttled',
     ]);
+    // One dead-letter queue: failed passes, undelivered events and settle tasks alike.
     expect(
       metricNames.filter((name) => name === 'ApproximateNumberOfMessagesVisible'),
-    ).toHaveLength(2);
+    ).toHaveLength(1);
     expect(metricNames).toContain('ApproximateAgeOfOldestMessage');
-    expect(metricNames.filter((name) => name === 'InternalErrors')).toHaveLength(2);
+    // The node IP API's own 500s and 503s (its 503s for a busy pool are not 5XX-alarmed).
+    expect(metricNames.filter((name) => name === 'InternalErrors')).toHaveLength(1);
     expect(metricNames).toContain('Duration');
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([
@@ -351,7 +360,7 @@ describe('BerthStack', () => {
     expect(configs.map((config) => config.Properties.MaximumRetryAttempts)).toEqual([0, 0, 0]);
   });
 
-  it('keeps the billed alarm metrics to one per fault: 8 for the stack and 6 for its cluster', () => {
+  it('keeps the billed alarm metrics to one per fault: 7 for the stack and 4 for its cluster', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
     // CloudWatch bills each metric an alarm watches, every month.
     const billed = alarms.reduce(
@@ -363,7 +372,7 @@ describe('BerthStack', () => {
               .length),
       0,
     );
-    expect(billed).toBe(14);
+    expect(billed).toBe(11);
     const descriptions = alarms.map((alarm) => String(alarm.Properties.AlarmDescription));
     // Table throttles and full-range denials are plotted, not alarmed (see the monitoring).
     expect(descriptions.some((text) => text.includes('DynamoDB throttled'))).toBe(false);
@@ -377,9 +386,16 @@ describe('BerthStack', () => {
     const settle = Object.entries(queues).find(([id]) => /^SettleQueue[0-9A-F]{8}$/.test(id));
     expect(settle?.[1].Properties).toMatchObject({
       SqsManagedSseEnabled: true,
-      RedrivePolicy: { maxReceiveCount: 5 },
+      RedrivePolicy: {
+        maxReceiveCount: 5,
+        deadLetterTargetArn: {
+          'Fn::GetAtt': [expect.stringMatching(/^DeadLetterQueue/), 'Arn'],
+        },
+      },
       VisibilityTimeout: 180,
     });
+    // The stack's one dead-letter queue, kept longer than the settle queue's day.
+    expect(Object.keys(queues)).toHaveLength(2);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^SettleQueue[0-9A-F]{8}$'), 'Arn'] },
       FunctionName: { Ref: Match.stringLikeRegexp('^SettleFunction') },
@@ -440,8 +456,7 @@ describe('BerthStack', () => {
     expect(body).toContain("filter message = 'range usage'");
     expect(body).toContain("filter message = 'eni pass'");
     for (const text of [
-      'range 10.100.0.0/16 is over 90% used',
-      'range 30000-32767 is over 90% used',
+      'a range (10.100.0.0/16, 30000-32767) is over 90% used',
       'the repair pass freed leaked values',
       "ENI passes found berth's EC2 rate budget spent",
     ]) {
@@ -452,12 +467,10 @@ describe('BerthStack', () => {
     );
     expect(nearlyFull?.Properties.Threshold).toBe(90);
     const query = JSON.stringify(nearlyFull?.Properties);
-    for (const part of [
-      '"MetricName":"RangeUsedPercent"',
-      '{"Name":"range","Value":"10.100.0.0/16"}',
-      '{"Name":"cluster","Value":"games"}',
-    ])
+    for (const part of ['"MetricName":"RangeUsedPercent"', '{"Name":"cluster","Value":"games"}'])
       expect(query).toContain(part);
+    // The fullest range's use: one alarm metric whatever the number of ranges.
+    expect(query).not.toContain('"Name":"range"');
   });
 
   it("logs JSON from every function, with Lambda's own lines only at WARN", () => {
