@@ -46,12 +46,22 @@ export interface AgonesGameServer {
 /**
  * A Karpenter `NodePool` (`karpenter.sh/v1`), with only what berth reads: the lifetime after
  * which Karpenter replaces its nodes (`spec.template.spec.expireAfter`, e.g. `720h` or `Never`;
- * `spec.disruption.expireAfter` before v1).
+ * `spec.disruption.expireAfter` before v1), and the NodeClass its nodes are made from
+ * (`eks.amazonaws.com` on EKS Auto Mode, `karpenter.k8s.aws` for a self-managed Karpenter).
  */
 export interface KarpenterNodePool {
   readonly metadata?: V1ObjectMeta;
   readonly spec?: {
-    readonly template?: { readonly spec?: { readonly expireAfter?: string } };
+    readonly template?: {
+      readonly spec?: {
+        readonly expireAfter?: string;
+        readonly nodeClassRef?: {
+          readonly group?: string;
+          readonly kind?: string;
+          readonly name?: string;
+        };
+      };
+    };
     readonly disruption?: { readonly expireAfter?: string };
   };
 }

@@ -17,6 +17,7 @@
  *   a pool of that name there.
  */
 import type { NodePoolConfig } from '../config/schema.js';
+import type { KarpenterNodePool } from '../k8s/cluster-api.js';
 
 /** The label Auto Mode sets on its nodes, and its value there. */
 export const COMPUTE_TYPE_LABEL = 'eks.amazonaws.com/compute-type';
@@ -100,4 +101,21 @@ export function avoidAutoModeNodes(compute?: AutoModeCompute): NodeSelectorRequi
       ? [{ key: KARPENTER_NODE_POOL_LABEL, operator: 'NotIn' as const, values: compute.nodePools }]
       : []),
   ];
+}
+
+/**
+ * What is wrong with the NodePool node pool `auto-mode` names, as the cluster has it: absent, or
+ * made from a NodeClass that is not Auto Mode's (`eks.amazonaws.com`), which a self-managed
+ * Karpenter runs (node pool `karpenter`). Undefined when it is an Auto Mode NodePool.
+ */
+export function autoModePoolProblem(
+  name: string,
+  pool: KarpenterNodePool | undefined,
+): string | undefined {
+  if (pool === undefined) {
+    return `EKS Auto Mode NodePool ${name} not found (karpenter.sh/v1 nodepools/${name}); check scale.nodePool.name`;
+  }
+  const ref = pool.spec?.template?.spec?.nodeClassRef;
+  if (ref?.group === undefined || ref.group === NODE_CLASS_GROUP) return undefined;
+  return `NodePool ${name} makes its nodes from ${ref.kind ?? 'NodeClass'} ${ref.name ?? ''} of ${ref.group}, not from an EKS Auto Mode NodeClass (${NODE_CLASS_GROUP}): a self-managed Karpenter runs it; use node pool type karpenter`;
 }

@@ -20,6 +20,7 @@ import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import { KubernetesConflictError } from '../k8s/errors.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
+import { autoModePoolProblem } from '../node-pool/auto-mode.js';
 import { deletesNodes, karpenterNodePoolOf, type NodePool } from '../node-pool/node-pool.js';
 import { nodePoolLifetimeMs } from './drain.js';
 import { planEvictions } from './eviction.js';
@@ -113,13 +114,15 @@ export interface ScaleReport {
 /**
  * Lists what the plan needs: managed nodes, every non-terminal pod, the Agones GameServers (only
  * when a pod is owned by one), the pool's size, and the lifetime a Karpenter NodePool (named by
- * `karpenterNodePool`) forces on its nodes.
+ * `karpenterNodePool`) forces on its nodes; with `autoMode`, whether that NodePool is one of EKS
+ * Auto Mode's.
  */
 export async function readClusterSnapshot(
   cluster: ClusterApi,
   pool: Pick<NodePool, 'describe'>,
   nodeSelector: string,
   karpenterNodePool?: string,
+  autoMode = false,
 ): Promise<ClusterSnapshot> {
   const nodes = [];
   for await (const node of cluster.listNodes({ labelSelector: nodeSelector, pageSize: 500 })) {
@@ -138,11 +141,15 @@ export async function readClusterSnapshot(
     for await (const gs of cluster.listGameServers({ pageSize: 500 })) gameServers.push(gs);
   }
   const snapshot = buildSnapshot(nodes, pods, await pool.describe(), indexAgones(gameServers));
-  const lifetime =
-    karpenterNodePool === undefined
-      ? undefined
-      : nodePoolLifetimeMs(await cluster.getKarpenterNodePool(karpenterNodePool));
-  return lifetime === undefined ? snapshot : { ...snapshot, nodeLifetimeMs: lifetime };
+  if (karpenterNodePool === undefined) return snapshot;
+  const nodePool = await cluster.getKarpenterNodePool(karpenterNodePool);
+  const lifetime = nodePoolLifetimeMs(nodePool);
+  const problem = autoMode ? autoModePoolProblem(karpenterNodePool, nodePool) : undefined;
+  return {
+    ...snapshot,
+    ...(lifetime === undefined ? {} : { nodeLifetimeMs: lifetime }),
+    ...(problem === undefined ? {} : { poolProblem: problem }),
+  };
 }
 
 /** The memory with this pass's allocated game servers followed for their session lengths. */
@@ -178,7 +185,12 @@ export function planPass(
     plan: {
       ...plan,
       actions: [...plan.actions, ...evictions.actions],
-      notes: [...plan.notes, ...evictions.notes, ...protection.notes],
+      notes: [
+        ...(snapshot.poolProblem === undefined ? [] : [{ reason: snapshot.poolProblem }]),
+        ...plan.notes,
+        ...evictions.notes,
+        ...protection.notes,
+      ],
     },
     protection: protection.patches,
   };
@@ -199,6 +211,7 @@ export async function runScalePass(
         deps.pool,
         config.nodeSelector,
         karpenterNodePoolOf(config.nodePool),
+        config.nodePool.type === 'auto-mode',
       ),
       deps.memory.load(),
     ]);

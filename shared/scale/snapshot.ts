@@ -85,6 +85,8 @@ export interface ClusterSnapshot {
   readonly gameServers: readonly GameServerView[];
   /** The lifetime the node pool forces on its nodes (Karpenter's `expireAfter`), when it says. */
   readonly nodeLifetimeMs?: number;
+  /** What is wrong with the node pool as the cluster has it, for the pass's notes. */
+  readonly poolProblem?: string;
 }
 
 const TERMINAL_PHASES: ReadonlySet<string> = new Set(['Succeeded', 'Failed']);

@@ -5,7 +5,7 @@
  * and the node IP API leave the Auto Mode node alone; host ports, Services, binding addresses,
  * repair and settle serve it as any node.
  */
-import type { V1Node, V1Service } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1PodSpec, V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eniRunner, localEc2Account, nodeIpFault } from '../../shared/app/eni-pass.js';
 import type { PassContext } from '../../shared/app/pass-context.js';
@@ -109,7 +109,7 @@ describe('a cluster with EKS Auto Mode nodes', () => {
   it('builds ENI pools for the node group only, counting the Auto Mode node it leaves out', async () => {
     const summary = await eni.pass();
     expect(summary).toMatchObject({ pools: 1, poolsCreated: 1, autoModeNodes: 1, failures: [] });
-    const status = await call({ method: 'GET', path: '/v1/status' });
+    const status = await call({ method: 'GET', path: '/v1/status', body: undefined });
     expect(status.status).toBe(200);
     const body = status.body as {
       pools: { node: string }[];
@@ -148,7 +148,7 @@ describe('a cluster with EKS Auto Mode nodes', () => {
     const port = hostPortsOf(pod).game;
     expect(port).toBeGreaterThanOrEqual(7000);
     expect(port).toBeLessThanOrEqual(8000);
-    fake.addPod({ ...pod, spec: { ...(pod.spec as object), nodeName: 'auto-1' } });
+    fake.addPod({ ...pod, spec: { ...(pod.spec as V1PodSpec), nodeName: 'auto-1' } } as V1Pod);
 
     const binding = await call({
       method: 'POST',
