@@ -25,6 +25,7 @@ export function clusterViewOf(snapshot: ClusterSnapshot): UiClusterView {
       cordoned: node.unschedulable,
       draining: node.annotations[REMOVAL_STARTED_AT] !== undefined,
       joining: !node.ready,
+      ...(node.autoMode === undefined ? {} : { autoMode: true }),
     }),
   );
   return {

@@ -16,6 +16,8 @@ export interface NodeFacts {
   readonly cordoned: boolean;
   readonly draining: boolean;
   readonly joining: boolean;
+  /** An EKS Auto Mode node: its pod IPs are Auto Mode's, not berth's (node-pool/auto-mode.ts). */
+  readonly autoMode?: boolean;
 }
 
 /** A bound game server and the state berth read of it. */
@@ -45,6 +47,11 @@ const BADGES: readonly {
   { kind: 'cordoned', text: 'cordoned', applies: (node) => node.cordoned },
   { kind: 'draining', text: 'draining', applies: (node) => node.draining },
   { kind: 'joining', text: 'joining: not Ready yet', applies: (node) => node.joining },
+  {
+    kind: 'auto-mode',
+    text: 'EKS Auto Mode: no ENI pool',
+    applies: (node) => node.autoMode === true,
+  },
 ];
 
 /** The marks a node carries. */

@@ -37,6 +37,7 @@ svg { width: 100%; height: 120px; border: 1px solid #8884; }
 .badges { list-style: none; margin: 2px 0; padding: 0; display: flex; flex-wrap: wrap; gap: 3px; }
 .badges li { border: 1px solid #8888; border-radius: 3px; padding: 0 3px; font-size: 11px; }
 .badges li[data-badge="draining"] { border-color: #c62828; color: #c62828; }
+.badges li[data-badge="auto-mode"] { border-color: #b26a00; color: #b26a00; }
 .games { line-height: 0; margin: 3px 0; }
 /* Each state has its own shape as well as its own colour: filled square, half-filled square, */
 /* hollow circle, so the view reads without colour. */
