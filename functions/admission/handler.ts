@@ -30,6 +30,7 @@ const api = await lambdaAdmissionApi({
   // and the InternalErrors alarm.
   onUnavailable: unavailableRecorder(logger, metrics),
   onCluster: forCluster,
+  serviceCidrs: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

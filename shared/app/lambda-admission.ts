@@ -19,6 +19,7 @@ import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
 import { openMetricsText } from '../metrics/openmetrics.js';
 import { metricsReading } from '../metrics/reading.js';
+import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
@@ -35,6 +36,8 @@ export interface AdmissionObservers {
   readonly onUnavailable?: (fault: HttpFault) => void;
   /** The cluster a request is for, before it is served (the metrics dimension, the log key). */
   readonly onCluster: (cluster: string) => void;
+  /** What the cluster's ServiceCIDRs changed in the ranges Services draw from. */
+  readonly serviceCidrs?: GateLog;
 }
 
 /**
@@ -118,11 +121,15 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
       lookup: new SdkEksClusterLookup(eks),
       now: Date.now,
     });
+    const reader = new HttpsClusterReader({ access });
     const runtime = createRuntime({
       config,
       dynamo,
       tableName: settings.tableName,
-      clusterApi: new HttpsClusterReader({ access }),
+      clusterApi: reader,
+      // The cluster's ServiceCIDRs, read at most once a minute before a Service write.
+      serviceCidrSource: reader,
+      ...(observers.serviceCidrs ? { log: observers.serviceCidrs } : {}),
       settler: () =>
         new QueueSettler(
           several ? taggedWithCluster(queue, config.cluster) : queue,

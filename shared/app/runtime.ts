@@ -19,8 +19,9 @@ import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
 import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
+import { clusterServiceCidrs } from '../k8s/service-cidrs.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
-import { type GateLog, ServiceCidrGate } from '../services/cidr-gate.js';
+import { type GateLog, keepFresh, ServiceCidrGate } from '../services/cidr-gate.js';
 import { type ServiceCidrReport, serviceCidrReport } from '../services/cluster-cidrs.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { type AutoModeNodesReport, autoModeNodesReport } from '../status/auto-mode.js';
@@ -58,7 +59,15 @@ export interface RuntimeDeps {
   readonly randomBytes?: (size: number) => Uint8Array;
   /** Where the Service range gate says what the cluster's ServiceCIDRs changed. */
   readonly log?: GateLog;
+  /**
+   * Reads the cluster's ServiceCIDRs before a Service write when the last reading is older than
+   * a minute: for the admission function, where no repair pass or timer reads them.
+   */
+  readonly serviceCidrSource?: Required<Pick<ClusterApi, 'listServiceCidrs'>>;
 }
+
+/** How old a reading of the cluster's ServiceCIDRs a Service write may be decided by. */
+export const SERVICE_CIDR_MAX_AGE_MS = 60_000;
 
 /** The exclusive ranges a config declares. */
 export interface ServiceRangeSet {
@@ -133,15 +142,34 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const nodes = cluster
     ? { cached: new NodeCache({ source: cluster, now }), current: cluster }
     : undefined;
+  const services = serviceAdmission({
+    allocator,
+    ranges,
+    randomBytes,
+    now,
+    settler: deps.settler?.(allocator) ?? new ImmediateSettler(allocator),
+    cidrs: serviceCidrs,
+  });
+  const source = deps.serviceCidrSource;
+  const freshCidrs = source
+    ? keepFresh(serviceCidrs, {
+        read: () => clusterServiceCidrs(source),
+        maxAgeMs: SERVICE_CIDR_MAX_AGE_MS,
+        now,
+        failed: (error) =>
+          deps.log?.warn(
+            `reading the cluster's ServiceCIDRs failed, deciding by the last reading: ${(error as Error).message}`,
+          ),
+      })
+    : undefined;
   const admission: AdmissionHandlers = {
-    services: serviceAdmission({
-      allocator,
-      ranges,
-      randomBytes,
-      now,
-      settler: deps.settler?.(allocator) ?? new ImmediateSettler(allocator),
-      cidrs: serviceCidrs,
-    }),
+    // A DELETE allocates nothing: only writes wait for a reading of the cluster's ranges.
+    services: freshCidrs
+      ? async (request) => {
+          if (request.operation !== 'DELETE') await freshCidrs();
+          return services(request);
+        }
+      : services,
     // With cluster reads, game servers are refused the nodes berth is removing.
     pods: nodes ? guardPodCreates(nodes, pods) : pods,
     podBinding: nodes

@@ -1,12 +1,13 @@
 /**
- * The two Kubernetes reads the `pods/binding` webhook makes (a pod, a node), over `node:https`
- * alone. The admission function needs nothing else from the API, and `@kubernetes/client-node`
+ * The two Kubernetes reads the `pods/binding` webhook makes (a pod, a node), and the list of
+ * ServiceCIDRs the Service webhook allocates within, over `node:https` alone. The admission
+ * function needs nothing else from the API, and `@kubernetes/client-node`
  * with its undici transport is most of a megabyte and a hundred milliseconds of cold start; the
  * repair, scale and ENI passes, which list, patch and record events, keep the client-node adapter.
  * Failures leave this file as the same typed errors that adapter throws (./errors.ts).
  */
 import { Agent, request } from 'node:https';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod, V1ServiceCIDR } from '@kubernetes/client-node';
 import type { ClusterApi } from './cluster-api.js';
 import {
   isUnauthorized,
@@ -57,7 +58,9 @@ interface Answer {
  * only the cluster's CA, serves every call of the container, so warm invocations skip the TCP and
  * TLS handshakes.
  */
-export class HttpsClusterReader implements Pick<ClusterApi, 'getPod' | 'getNode'> {
+export class HttpsClusterReader
+  implements Pick<ClusterApi, 'getPod' | 'getNode' | 'listServiceCidrs'>
+{
   readonly #access: BearerAccessSource;
   readonly #timeoutMs: number;
   /** The agent and the CA it trusts (a cluster's CA does not change; a new one gets a new agent). */
@@ -81,6 +84,18 @@ export class HttpsClusterReader implements Pick<ClusterApi, 'getPod' | 'getNode'
       { verb: 'get', resource: `nodes/${name}` },
       `/api/v1/nodes/${encodeURIComponent(name)}`,
     );
+  }
+
+  /**
+   * The cluster's ServiceCIDRs (`networking.k8s.io/v1`, Kubernetes 1.33+), in one GET: a
+   * cluster has a handful. Undefined on a cluster without the resource (404).
+   */
+  async listServiceCidrs(): Promise<readonly V1ServiceCIDR[] | undefined> {
+    const list = await this.#get<{ items?: V1ServiceCIDR[] }>(
+      { verb: 'list', resource: 'servicecidrs.networking.k8s.io' },
+      '/apis/networking.k8s.io/v1/servicecidrs',
+    );
+    return list === undefined ? undefined : (list.items ?? []);
   }
 
   /** Closes the kept-alive connections (tests, shutdown); later reads open new ones. */

@@ -72,3 +72,41 @@ export class ServiceCidrGate {
     return next;
   }
 }
+
+/** What `keepFresh` reads the cluster with, and how often. */
+export interface FreshnessOptions {
+  /** The cluster's ServiceCIDRs; undefined when it has none. */
+  readonly read: () => Promise<readonly ClusterServiceCidr[] | undefined>;
+  /** A reading older than this is read again before the next Service write. */
+  readonly maxAgeMs: number;
+  /** Epoch ms. */
+  readonly now: () => number;
+  /** A failed read: the gate keeps its last state, and the next write tries again. */
+  readonly failed: (error: unknown) => void;
+}
+
+/**
+ * Keeps a gate no older than `maxAgeMs`, for a process that runs no repair pass (the admission
+ * function): call the answer before deciding a Service write. Concurrent callers share one read;
+ * a read that fails leaves the last state in place, never failing the write.
+ */
+export function keepFresh(gate: ServiceCidrGate, options: FreshnessOptions): () => Promise<void> {
+  let readAt = Number.NEGATIVE_INFINITY;
+  let reading: Promise<void> | undefined;
+  return () => {
+    if (options.now() - readAt < options.maxAgeMs) return Promise.resolve();
+    reading ??= options
+      .read()
+      .then(
+        (cluster) => {
+          gate.apply(cluster);
+          readAt = options.now();
+        },
+        (error: unknown) => options.failed(error),
+      )
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+}

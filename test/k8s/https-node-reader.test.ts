@@ -157,6 +157,14 @@ describe('HttpsClusterReader', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it("lists the cluster's ServiceCIDRs in one GET, and none on a cluster before 1.33 (404)", async () => {
+    const cidr = { metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.100.0.0/16'] } };
+    script.set('/apis/networking.k8s.io/v1/servicecidrs', { status: 200, body: { items: [cidr] } });
+    expect(await reader(staticAccess()).listServiceCidrs()).toEqual([cidr]);
+    script.clear();
+    expect(await reader(staticAccess()).listServiceCidrs()).toBeUndefined();
+  });
+
   it('reads a pod with the bearer token and returns it', async () => {
     script.set('/api/v1/namespaces/games/pods/gs-1', { status: 200, body: POD });
 

@@ -253,6 +253,35 @@ describe('berth against the cluster ServiceCIDRs', () => {
     ]);
   });
 
+  it('reads the ServiceCIDRs before a Service write where no pass runs (the admission function), at most once a minute', async () => {
+    const fake = await apiserver(['10.100.0.0/24']);
+    const { client, tableName } = await freshTable();
+    const source = new ClientNodeClusterApi({ kubeConfig: fake.kubeConfig() });
+    let now = NOW;
+    const runtime = createRuntime({
+      config: parseConfig({ serviceCIDRs: ['10.100.0.0/24'] }),
+      dynamo: client,
+      tableName,
+      serviceCidrSource: source,
+      now: () => now,
+    });
+    const send = serviceReviews(runtime.admission);
+    expect((await send('CREATE', clusterIp('a'))).allowed).toBe(true);
+    const reads = () =>
+      fake.requests.filter((r) => r.path === '/apis/networking.k8s.io/v1/servicecidrs').length;
+    expect(reads()).toBe(1);
+    // The cluster loses the range: decided by the minute-old reading until it is a minute old.
+    fake.serviceCidrs.clear();
+    fake.addServiceCidr('kubernetes', ['10.96.0.0/24']);
+    expect((await send('CREATE', clusterIp('b'))).allowed).toBe(true);
+    expect(reads()).toBe(1);
+    now += 60_000;
+    const denied = await send('CREATE', clusterIp('c'));
+    expect(denied.allowed).toBe(false);
+    expect(denied.status?.message).toContain('10.100.0.0/24 is not a Service CIDR of this cluster');
+    expect(reads()).toBe(2);
+  });
+
   it('keeps the configured ranges on a cluster without ServiceCIDRs, said once in the log', async () => {
     const fake = await apiserver();
     const berth = await berthOn(fake, { serviceCIDRs: ['10.100.0.0/24'] });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { clusterIpRange } from '../../shared/allocation/range.js';
 import { overlappingServiceCidrs } from '../../shared/clusters/cluster-set.js';
 import { type CidrBlock, parseCidr } from '../../shared/net/ip.js';
-import { ServiceCidrGate } from '../../shared/services/cidr-gate.js';
+import { keepFresh, ServiceCidrGate } from '../../shared/services/cidr-gate.js';
 import {
   type ClusterServiceCidr,
   ipAddressDrift,
@@ -224,5 +224,45 @@ describe('overlappingServiceCidrs', () => {
         ['10.100.0.0/16', '10.100.8.0/24'],
       ],
     ]);
+  });
+});
+
+describe('keepFresh', () => {
+  it('reads once per age, shares a read in flight, and keeps the last state when a read fails', async () => {
+    const gate = new ServiceCidrGate({ configured: [block('10.100.0.0/16')], follow: false });
+    let now = 0;
+    let reads = 0;
+    let answer: () => Promise<ClusterServiceCidr[]> = async () => [
+      serviceCidr('kubernetes', ['10.100.0.0/16']),
+    ];
+    const failures: unknown[] = [];
+    const fresh = keepFresh(gate, {
+      read: () => {
+        reads++;
+        return answer();
+      },
+      maxAgeMs: 1000,
+      now: () => now,
+      failed: (error) => failures.push(error),
+    });
+    await Promise.all([fresh(), fresh()]);
+    expect(reads).toBe(1);
+    expect(gate.current.source).toBe('cluster');
+    now = 999;
+    await fresh();
+    expect(reads).toBe(1);
+    now = 1000;
+    answer = async () => {
+      throw new Error('apiserver down');
+    };
+    await fresh();
+    expect(reads).toBe(2);
+    expect(failures).toHaveLength(1);
+    expect(gate.current.source).toBe('cluster');
+    // A failed read is tried again at the next write.
+    answer = async () => [serviceCidr('kubernetes', ['10.96.0.0/16'])];
+    await fresh();
+    expect(reads).toBe(3);
+    expect(gate.current.refused.size).toBe(1);
   });
 });
