@@ -23,7 +23,7 @@ const SCREENSHOT = '.berth/ui-fleet.png';
 const DAY = {
   ...SIM_DEFAULTS,
   scenario: 'agones-fleet' as const,
-  hours: 0.5,
+  hours: 0.25,
   speed: 1_000_000,
   nodes: 6,
   sessionsPerMinute: 6,
@@ -62,7 +62,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-describe('the web view during berth sim --scenario agones-fleet', { timeout: 180_000 }, () => {
+describe('the web view during berth sim --scenario agones-fleet', { timeout: 300_000 }, () => {
   it("draws each node's Ready, Reserved and Allocated game servers apart, as many as the stand-in's GameServers", async () => {
     const { client, tableName } = await freshTable();
     const serverErrors: unknown[] = [];
@@ -75,7 +75,7 @@ describe('the web view during berth sim --scenario agones-fleet', { timeout: 180
     });
     const page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
     const problems = pageProblems(page);
-    // A quarter of an hour in, sessions are running and the buffer is Ready: the day stands still.
+    // Partway through the day, sessions run and the buffer is Ready: the day stands still.
     const hold = holdAt(150);
     try {
       await page.goto(`${sim.server.url}/ui`);
@@ -110,37 +110,29 @@ describe('the web view during berth sim --scenario agones-fleet', { timeout: 180
         .toBe(
           `Game servers on these nodes: ${totals.allocated} allocated, ${totals.reserved} reserved, ${totals.ready} ready`,
         );
-      const drawn = await page.locator('[data-node]').evaluateAll((cards) =>
-        cards.map((card) => {
-          const counts = (card.querySelector('.node-pods') as HTMLElement).dataset;
-          const markers = (state: string) =>
-            card.querySelectorAll(`.gs[data-state="${state}"]`).length;
-          return {
-            node: (card as HTMLElement).dataset.node ?? '',
-            text: card.querySelector('.node-pods')?.textContent ?? '',
-            counts: {
-              ready: Number(counts.ready),
-              reserved: Number(counts.reserved),
-              allocated: Number(counts.allocated),
-            },
-            markers: {
-              ready: markers('ready'),
-              reserved: markers('reserved'),
-              allocated: markers('allocated'),
-            },
-          };
-        }),
-      );
       // Every node the stand-in holds is drawn, with its GameServers' numbers in words and in
       // markers alike.
-      expect(drawn.map((d) => d.node).sort()).toEqual(Object.keys(expected).sort());
-      for (const { node, text, counts, markers } of drawn) {
-        expect({ node, counts }).toEqual({ node, counts: expected[node] });
-        expect({ node, markers }).toEqual({ node, markers: expected[node] });
-        const c = expected[node] ?? { ready: 0, reserved: 0, allocated: 0 };
-        expect(text).toBe(
+      const drawn = await page
+        .locator('[data-node]')
+        .evaluateAll((cards) => cards.map((card) => card.getAttribute('data-node')));
+      expect(drawn.sort()).toEqual(Object.keys(expected).sort());
+      const states = ['ready', 'reserved', 'allocated'] as const;
+      for (const [node, c] of Object.entries(expected)) {
+        const card = page.locator(`[data-node="${node}"]`);
+        const words = card.locator('.node-pods');
+        expect(await words.textContent()).toBe(
           `${c.ready + c.reserved + c.allocated} game servers: ${c.allocated} allocated, ${c.reserved} reserved, ${c.ready} ready`,
         );
+        for (const state of states) {
+          expect({ node, state, count: Number(await words.getAttribute(`data-${state}`)) }).toEqual(
+            { node, state, count: c[state] },
+          );
+          expect({
+            node,
+            state,
+            markers: await card.locator(`.gs[data-state="${state}"]`).count(),
+          }).toEqual({ node, state, markers: c[state] });
+        }
       }
 
       // Apart to the eye, and not by colour alone: each state its own colour and shape.
@@ -149,10 +141,13 @@ describe('the web view during berth sim --scenario agones-fleet', { timeout: 180
           .locator(`[data-node] .gs[data-state="${state}"]`)
           .first()
           .evaluate((el) => {
-            const style = getComputedStyle(el);
+            // The page's window (the test compiles without the DOM's types).
+            const style = (
+              globalThis as unknown as { getComputedStyle(e: unknown): Record<string, string> }
+            ).getComputedStyle(el);
             return `${style.borderTopColor} ${style.backgroundImage} ${style.backgroundColor} ${style.borderTopLeftRadius}`;
           });
-      const looks = await Promise.all(['ready', 'reserved', 'allocated'].map(look));
+      const looks = await Promise.all(states.map(look));
       expect(new Set(looks).size).toBe(3);
       const legend = await page.locator('#game-legend').textContent();
       for (const word of ['allocated:', 'reserved:', 'ready:']) expect(legend).toContain(word);
