@@ -3,7 +3,8 @@
  * current one (KEP-1880: one `IPAddress` object per value, created if absent, picked from a
  * local cache) and the one-bitmap design it retired, and the raw conditional-put ceiling, on one
  * DynamoDB Local, for a /16 cluster IP range and the default node-port range at 10/50/90% fill
- * and 1/8/32 clients. Besides rate and capacity units, each allocation's round trips on its
+ * and 1/8/32 clients, and for an IPv6 /64 holding 10,000 values (no fill fraction means
+ * anything there, and the one bitmap cannot hold 2^64 bits: it sits that range out). Besides rate and capacity units, each allocation's round trips on its
  * critical path are measured (`support/round-trips.ts`).
  *
  * The targets judge what berth bills and waits for: write units per allocation (lost races
@@ -20,6 +21,7 @@ import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ownerNamingAllocationId } from '../shared/admission/identity.js';
 import { ExclusiveAllocator, rangeKey } from '../shared/allocation/allocator.js';
 import { BlockView } from '../shared/allocation/block-view.js';
+import { lastBlockOf } from '../shared/allocation/offset.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../shared/allocation/range.js';
 import { BLOCK_SIZE, type OwnerRef } from '../shared/allocation/store.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
@@ -35,7 +37,7 @@ import { OneBitmapAllocator } from './baselines/one-bitmap.js';
 import { rawConditionalPut } from './baselines/raw-put.js';
 import { type ClientRun, runClients } from './support/clients.js';
 import { itemSizeBytes, writeUnits } from './support/item-size.js';
-import { prefillBlocks, randomTakenOffsets } from './support/prefill.js';
+import { prefillBlocks, randomTakenOffsets, randomWideOffsets } from './support/prefill.js';
 import { writeResults } from './support/results.js';
 import { countRoundTrips, withRoundTrips } from './support/round-trips.js';
 import { percentile, round } from './support/stats.js';
@@ -43,6 +45,8 @@ import { printTable } from './support/table.js';
 
 const TABLE = 'berth-bench';
 const FILLS = [0.1, 0.5, 0.9] as const;
+/** Values the IPv6 /64 holds when its cells start: a large cluster's Services, spread at random. */
+const WIDE_HELD = 10_000;
 const CONCURRENCY = [1, 8, 32] as const;
 /** Allocations per cell: 1% of the range or 300, whichever is larger... */
 const MIN_OPS = 300;
@@ -72,6 +76,11 @@ interface RangeUnderTest {
   readonly range: ValueRange;
   /** The request slot a Service would use for this range. */
   readonly slot: string;
+  /** Fills to measure at; a range too wide for a fill fraction has one, standing for `held`. */
+  readonly fills: readonly number[];
+  /** Values held when a cell starts, where a fill fraction of the range means nothing. */
+  readonly held?: number;
+  readonly implementations: readonly Implementation[];
   /** Each round starts from a fresh pre-fill. */
   readonly rounds: number;
   /** Turns each implementation takes per round. */
@@ -111,6 +120,8 @@ interface Measurement {
 interface Cell {
   readonly range: string;
   readonly fill: number;
+  /** Values held when the cell started, for a range a fill fraction says nothing of. */
+  readonly held?: number;
   readonly clients: number;
   /** Time spent writing the pre-fill (both berth copies and the bitmap item). */
   readonly prefillMs: number;
@@ -144,14 +155,16 @@ export async function runAllocatorBench(): Promise<void> {
   console.log('allocator benchmark: DynamoDB Local (in memory), one table, one client');
   for (const r of ranges) {
     console.log(
-      `  ${r.range.name} (${r.range.size} values, reserved band ${r.range.reservedBand}): ` +
+      `  ${r.range.name} (${r.range.exactSize} values, reserved band ${r.range.reservedBand}` +
+        `${r.held === undefined ? '' : `, ${r.held} held`}): ` +
         `${r.rounds * r.slicesPerRound * r.opsPerSlice} allocations per cell and implementation: ` +
         `${r.rounds} round(s) on a fresh pre-fill, each ${r.slicesPerRound} turn(s) of ` +
         `${r.opsPerSlice} per implementation`,
     );
   }
   console.log(
-    `  fills ${FILLS.map((f) => `${f * 100}%`).join('/')}, clients ${CONCURRENCY.join('/')}; ` +
+    `  fills ${FILLS.map((f) => `${f * 100}%`).join('/')} (the IPv6 /64: ${WIDE_HELD} values held), ` +
+      `clients ${CONCURRENCY.join('/')}; ` +
       `time caps per measurement: berth ${TIME_LIMIT_MS.berth / 1000}s, ` +
       `kep1880 ${TIME_LIMIT_MS.kep1880 / 1000}s, baseline ${TIME_LIMIT_MS.baseline / 1000}s, ` +
       `raw ${TIME_LIMIT_MS.raw / 1000}s`,
@@ -174,7 +187,7 @@ export async function runAllocatorBench(): Promise<void> {
 
     const cells: Cell[] = [];
     for (const r of ranges) {
-      for (const fill of FILLS) {
+      for (const fill of r.fills) {
         for (const clients of CONCURRENCY) {
           const cell = await measureCell(client, r, fill, clients, cells.length, capacity);
           cells.push(cell);
@@ -210,6 +223,8 @@ export async function runAllocatorBench(): Promise<void> {
         ranges: ranges.map((r) => ({
           name: r.range.name,
           size: r.range.size,
+          ...(r.held === undefined ? {} : { held: r.held }),
+          implementations: r.implementations,
           reservedBand: r.range.reservedBand,
           rounds: r.rounds,
           slicesPerRound: r.slicesPerRound,
@@ -220,7 +235,7 @@ export async function runAllocatorBench(): Promise<void> {
         throughput:
           'alloc/s = allocations completed while every client was busy / that time, summed over turns',
         prefill:
-          'uniformly random offsets in the upper band, written with BatchWriteItem as block items (berth), one object per value (kep1880) and the bitmap item (baseline)',
+          'uniformly random offsets in the upper band (a fill of the range, or for the IPv6 /64 the values held), written with BatchWriteItem as block items (berth), one object per value (kep1880) and the bitmap item (baseline)',
         roundTrips:
           'DynamoDB requests an allocation waited for one after another, measured by a client middleware; requests in flight together count once',
       },
@@ -240,12 +255,22 @@ export async function runAllocatorBench(): Promise<void> {
 function rangesUnderTest(): RangeUnderTest[] {
   const cidr = parseCidr('10.100.0.0/16');
   const ports = parsePortRange('30000-32767');
-  if (!cidr || typeof ports === 'string') throw new Error('bench ranges do not parse');
+  const wide = parseCidr('fd00:0:0:100::/64');
+  if (!cidr || !wide || typeof ports === 'string') throw new Error('bench ranges do not parse');
+  const narrow = { fills: FILLS, implementations: IMPLEMENTATIONS };
   return [
-    { range: clusterIpRange(cidr), slot: 'clusterIP/IPv4' },
-    { range: nodePortRange(ports), slot: 'nodePort/http' },
-  ].map(({ range, slot }) => {
-    const target = Math.max(Math.ceil(range.size / 100), MIN_OPS);
+    { range: clusterIpRange(cidr), slot: 'clusterIP/IPv4', ...narrow },
+    { range: nodePortRange(ports), slot: 'nodePort/http', ...narrow },
+    {
+      range: clusterIpRange(wide),
+      slot: 'clusterIP/IPv6',
+      fills: [WIDE_HELD / 2 ** 64],
+      held: WIDE_HELD,
+      implementations: IMPLEMENTATIONS.filter((impl) => impl !== 'baseline'),
+    },
+  ].map(({ range, slot, ...rest }) => {
+    const target =
+      rest.held === undefined ? Math.max(Math.ceil(range.size / 100), MIN_OPS) : MIN_OPS;
     const perRound = Math.floor(range.size * MAX_DRIFT);
     const rounds = Math.ceil(target / perRound);
     const opsPerRound = Math.ceil(target / rounds);
@@ -253,6 +278,7 @@ function rangesUnderTest(): RangeUnderTest[] {
     return {
       range,
       slot,
+      ...rest,
       rounds,
       slicesPerRound,
       opsPerSlice: Math.ceil(opsPerRound / slicesPerRound),
@@ -284,10 +310,10 @@ async function measureCell(
   cellIndex: number,
   capacity: CapacityCheck,
 ): Promise<Cell> {
-  const taken = Math.round(fill * r.range.size);
+  const taken = r.held ?? Math.round(fill * r.range.size);
   let prefillMs = 0;
   const acc = new Map<Implementation, Accumulator>(
-    IMPLEMENTATIONS.map((impl) => [
+    r.implementations.map((impl) => [
       impl,
       { runs: [], meter: new CapacityMeter(), failedWcu: 0, mostPerRound: 0, roundTrips: 0 },
     ]),
@@ -300,7 +326,9 @@ async function measureCell(
   const request = [{ slot: r.slot, range: r.range }];
   for (let roundIndex = 0; roundIndex < r.rounds; roundIndex++) {
     const cluster = `bench${cellIndex}r${roundIndex}`;
-    const offsets = randomTakenOffsets(r.range, taken, Math.random);
+    const narrow =
+      r.held === undefined ? randomTakenOffsets(r.range, taken, Math.random) : undefined;
+    const offsets = narrow ?? randomWideOffsets(r.range, taken, Math.random);
     // berth and the what-if each get their own copy of the same pre-fill, so neither drifts the other.
     const prefillStarted = performance.now();
     for (const prefix of [cluster, `${cluster}f`]) {
@@ -310,15 +338,18 @@ async function measureCell(
         newId,
       );
     }
-    const bitmap = new OneBitmapAllocator({
-      client,
-      tableName: TABLE,
-      cluster,
-      range: r.range,
-      random: Math.random,
-      meter: accOf('baseline').meter,
-    });
-    await bitmap.initialise(offsets);
+    // The one bitmap holds a bit per value: none for a range of 2^64.
+    const bitmap = narrow
+      ? new OneBitmapAllocator({
+          client,
+          tableName: TABLE,
+          cluster,
+          range: r.range,
+          random: Math.random,
+          meter: accOf('baseline').meter,
+        })
+      : undefined;
+    if (bitmap && narrow) await bitmap.initialise(narrow);
     const objects = new IpAddressObjectAllocator({
       client,
       tableName: TABLE,
@@ -346,7 +377,7 @@ async function measureCell(
         to,
       ),
     );
-    for await (const _ of learn(0, Math.floor((r.range.size - 1) / BLOCK_SIZE))) {
+    for await (const _ of learn(0, lastBlockOf(r.range.exactSize))) {
       // Each block read is remembered by the view.
     }
     const berth = new ExclusiveAllocator({
@@ -364,7 +395,10 @@ async function measureCell(
     const operations: Record<Implementation, () => Promise<number>> = {
       berth: async () => (await berth.assign(newId(), SERVICE, request, FRESH)).conflicts,
       kep1880: async () => (await objects.allocate(SERVICE)).retries,
-      baseline: async () => (await bitmap.allocateNext()).retries,
+      baseline: async () => {
+        if (!bitmap) throw new Error(`${r.range.name} has no one-bitmap baseline`);
+        return (await bitmap.allocateNext()).retries;
+      },
       raw: async () => ((await rawConditionalPut(put, newId(), SERVICE.name)) ? 0 : 1),
     };
     /** The operation, its round trips added to its implementation's count once it succeeded. */
@@ -378,10 +412,10 @@ async function measureCell(
     for (let slice = 0; slice < r.slicesPerRound; slice++) {
       // Rotating the order spreads DynamoDB Local's after-effects (GC of the 8 KB bitmap items).
       const turn = cellIndex + roundIndex + slice;
-      for (let i = 0; i < IMPLEMENTATIONS.length; i++) {
-        const impl = IMPLEMENTATIONS[(i + turn) % IMPLEMENTATIONS.length] as Implementation;
+      for (let i = 0; i < r.implementations.length; i++) {
+        const impl = r.implementations[(i + turn) % r.implementations.length] as Implementation;
         const a = accOf(impl);
-        const failedBefore = bitmap.failedWriteUnits;
+        const failedBefore = bitmap?.failedWriteUnits ?? 0;
         const run = await runClients(
           {
             concurrency: clients,
@@ -391,7 +425,7 @@ async function measureCell(
           traced(impl),
         );
         a.runs.push(run);
-        if (impl === 'baseline') a.failedWcu += bitmap.failedWriteUnits - failedBefore;
+        if (impl === 'baseline') a.failedWcu += (bitmap?.failedWriteUnits ?? 0) - failedBefore;
         madeThisRound.set(impl, (madeThisRound.get(impl) ?? 0) + run.completed);
       }
     }
@@ -402,7 +436,7 @@ async function measureCell(
   }
 
   const berthFailureUnits = writeUnits(capacity.fullBlockBytes);
-  const measurements = IMPLEMENTATIONS.map((impl): Measurement => {
+  const measurements = r.implementations.map((impl): Measurement => {
     const a = accOf(impl);
     // A failed claim or owner put is on an item of at most a full block's size.
     const failedWcu =
@@ -416,7 +450,14 @@ async function measureCell(
           }),
     });
   });
-  return { range: r.range.name, fill, clients, prefillMs: Math.round(prefillMs), measurements };
+  return {
+    range: r.range.name,
+    fill,
+    ...(r.held === undefined ? {} : { held: r.held }),
+    clients,
+    prefillMs: Math.round(prefillMs),
+    measurements,
+  };
 }
 
 function summarise(
@@ -480,7 +521,9 @@ async function checkCapacityReporting(
   ranges: readonly RangeUnderTest[],
 ): Promise<CapacityCheck> {
   const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
-  const largest = ranges.reduce((a, b) => (a.range.size >= b.range.size ? a : b)).range;
+  const largest = ranges
+    .filter((r) => r.implementations.includes('baseline'))
+    .reduce((a, b) => (a.range.size >= b.range.size ? a : b)).range;
   const bitmapItem = {
     [PK]: { S: `probe#bitmap#${rangeKey(largest)}` },
     [SK]: { S: 'range' },
@@ -531,7 +574,8 @@ function describeCapacity(c: CapacityCheck): string {
 
 /** Brings DynamoDB Local's JIT and the client's connections up to speed before measuring. */
 async function warmUp(client: DynamoDBClient, ranges: readonly RangeUnderTest[]): Promise<void> {
-  for (const r of ranges) {
+  // The narrow ranges warm every path the wide one takes but the pre-fill of half of it.
+  for (const r of ranges.filter((x) => x.held === undefined)) {
     const cluster = `warm-${r.range.kind}`;
     const offsets = randomTakenOffsets(r.range, Math.round(r.range.size / 2), Math.random);
     await prefillBlocks(
@@ -574,8 +618,7 @@ function printCellProgress(cell: Cell): void {
     .map((m) => `${m.implementation} ${m.allocationsPerSecond.toFixed(0)}/s`)
     .join(', ');
   console.log(
-    `  ${cell.range} ${cell.fill * 100}% fill, ${cell.clients} clients: ${text} ` +
-      `(pre-fill ${(cell.prefillMs / 1000).toFixed(1)} s)`,
+    `  ${cellName(cell)}: ${text} ` + `(pre-fill ${(cell.prefillMs / 1000).toFixed(1)} s)`,
   );
 }
 
@@ -591,7 +634,7 @@ function printResults(cells: readonly Cell[]): void {
       .filter((c) => c.range === name)
       .flatMap((c) =>
         c.measurements.map((m) => [
-          `${c.fill * 100}%`,
+          c.held === undefined ? `${c.fill * 100}%` : `${c.held} held`,
           c.clients,
           m.implementation,
           m.allocations,
@@ -645,7 +688,7 @@ function printResults(cells: readonly Cell[]): void {
 function rateInformation(cells: readonly Cell[]): TargetLine[] {
   const lines: TargetLine[] = [];
   const where = cellName;
-  for (const c of cells.filter((x) => x.clients === 32)) {
+  for (const c of cells.filter((x) => x.clients === 32 && x.held === undefined)) {
     const rate = measurementOf(c, 'berth').allocationsPerSecond;
     const kep = measurementOf(c, 'kep1880').allocationsPerSecond;
     const bitmap = measurementOf(c, 'baseline').allocationsPerSecond;
@@ -669,7 +712,8 @@ function rateInformation(cells: readonly Cell[]): TargetLine[] {
   return lines;
 }
 
-const cellName = (c: Cell) => `${c.range} ${c.fill * 100}% fill, ${c.clients} clients`;
+const cellName = (c: Cell) =>
+  `${c.range} ${c.held === undefined ? `${c.fill * 100}% fill` : `${c.held} held`}, ${c.clients} clients`;
 
 function measurementOf(cell: Cell, impl: Implementation): Measurement {
   const m = cell.measurements.find((x) => x.implementation === impl);
@@ -717,6 +761,20 @@ function evaluateTargets(cells: readonly Cell[]): TargetLine[] {
       target: 'conflict retries <= 0.2 per allocation at 50% fill',
       pass: berth.conflictsPerAllocation <= 0.2,
       line: `${where(c)}: berth ${berth.conflictsPerAllocation.toFixed(4)} conflict retries/allocation (need <= 0.2)`,
+    });
+  }
+  // The IPv6 /64 at every client count: what an IPv4 allocation costs, one claim of one WCU.
+  for (const c of cells.filter((x) => x.held !== undefined)) {
+    const berth = of(c, 'berth');
+    lines.push({
+      target: 'IPv6 /64: at most 1 WCU per allocation, lost races included',
+      pass: berth.wcuPerAllocation <= 1,
+      line: `${where(c)}: berth ${berth.wcuPerAllocation.toFixed(3)} WCU/allocation, KEP-1880 ${of(c, 'kep1880').wcuPerAllocation.toFixed(3)} (need <= 1)`,
+    });
+    lines.push({
+      target: 'IPv6 /64: one round trip per allocation',
+      pass: berth.roundTripsPerAllocation <= 1,
+      line: `${where(c)}: berth ${berth.roundTripsPerAllocation.toFixed(3)} round trips/allocation, KEP-1880 ${of(c, 'kep1880').roundTripsPerAllocation.toFixed(3)} (need <= 1)`,
     });
   }
   const byTarget = new Map<string, boolean>();

@@ -13,6 +13,7 @@ import {
   PutItemCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { type Offset, randomOffset } from '../../shared/allocation/offset.js';
 import { isConditionFailed } from '../../shared/aws/error-codes.js';
 import { TABLE_SCHEMA } from '../../shared/store/table.js';
 import type { RangeBaselineOptions } from './options.js';
@@ -36,7 +37,7 @@ export class IpAddressObjectAllocator {
   readonly #options: RangeBaselineOptions;
   readonly #partition: string;
   /** Offsets the informer knows are taken. */
-  readonly #taken = new Set<number>();
+  readonly #taken = new Set<Offset>();
 
   constructor(options: RangeBaselineOptions) {
     this.#options = options;
@@ -44,7 +45,7 @@ export class IpAddressObjectAllocator {
   }
 
   /** Creates one object per taken offset (the pre-fill), and syncs the cache with them. */
-  async initialise(offsets: readonly number[], parent: ParentRef): Promise<void> {
+  async initialise(offsets: readonly Offset[], parent: ParentRef): Promise<void> {
     const requests: WriteRequest[] = offsets.map((offset) => ({
       PutRequest: { Item: this.#item(offset, parent) },
     }));
@@ -69,7 +70,7 @@ export class IpAddressObjectAllocator {
   /** Allocates one value for `parent`; resolves to the puts lost to another writer. */
   async allocate(
     parent: ParentRef,
-  ): Promise<{ readonly offset: number; readonly retries: number }> {
+  ): Promise<{ readonly offset: Offset; readonly retries: number }> {
     for (let retries = 0; ; retries++) {
       const offset = this.#pick();
       if (offset === undefined) throw new Error(`${this.#options.range.name}: range is full`);
@@ -80,24 +81,27 @@ export class IpAddressObjectAllocator {
   }
 
   /** A random value the cache shows free: the upper band first, as the apiserver picks. */
-  #pick(): number | undefined {
+  #pick(): Offset | undefined {
     const { range, random } = this.#options;
-    const bands: [number, number][] = [
-      [range.reservedBand, range.size],
+    const bands: [Offset, Offset][] = [
+      [range.reservedBand, range.exactSize],
       [0, range.reservedBand],
     ];
     for (const [low, high] of bands) {
       if (high <= low) continue;
       for (let i = 0; i < MAX_PICKS; i++) {
-        const offset = low + Math.floor(random() * (high - low));
+        const offset = randomOffset(low, high, random);
         if (!this.#taken.has(offset)) return offset;
       }
-      for (let offset = low; offset < high; offset++) if (!this.#taken.has(offset)) return offset;
+      // Only a range whose random picks keep meeting taken values gets here: never a /64.
+      if (typeof low === 'number' && typeof high === 'number') {
+        for (let offset = low; offset < high; offset++) if (!this.#taken.has(offset)) return offset;
+      }
     }
     return undefined;
   }
 
-  async #create(offset: number, parent: ParentRef): Promise<boolean> {
+  async #create(offset: Offset, parent: ParentRef): Promise<boolean> {
     const { client, tableName, meter } = this.#options;
     try {
       const out = await client.send(
@@ -119,7 +123,7 @@ export class IpAddressObjectAllocator {
     }
   }
 
-  #item(offset: number, parent: ParentRef): Record<string, AttributeValue> {
+  #item(offset: Offset, parent: ParentRef): Record<string, AttributeValue> {
     return {
       [PK]: { S: this.#partition },
       [SK]: { S: this.#options.range.valueAt(offset) },

@@ -1,7 +1,7 @@
 /**
  * Fills a range to a given level fast, by writing block items directly with BatchWriteItem in
  * the engine's exact item format (see shared/store/dynamo-allocation-store.ts and table.ts):
- * pk `<cluster>#range#<kind>#<name>`, sk `b#<7-digit block index>`, `v<slot>` = owner id.
+ * pk `<cluster>#range#<kind>#<name>`, sk `blockSortKey(index)`, `v<slot>` = owner id.
  * Owner records are not written: the allocator never reads other owners' records.
  */
 import {
@@ -10,8 +10,9 @@ import {
   type DynamoDBClient,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { blockIndexOf, type Offset, randomOffset, slotOf } from '../../shared/allocation/offset.js';
 import type { ValueRange } from '../../shared/allocation/range.js';
-import { BLOCK_SIZE } from '../../shared/allocation/store.js';
+import { blockSortKey } from '../../shared/store/dynamo-allocation-store.js';
 import { TABLE_SCHEMA } from '../../shared/store/table.js';
 
 /** BatchWriteItem takes at most 25 puts. */
@@ -48,6 +49,20 @@ export function randomTakenOffsets(
   ];
 }
 
+/**
+ * `count` distinct offsets, uniformly random in the upper band of a range too wide for a
+ * permutation (an IPv6 /64): draws from 2^64 values almost never repeat, and a set drops any that do.
+ */
+export function randomWideOffsets(
+  range: ValueRange,
+  count: number,
+  random: () => number,
+): Offset[] {
+  const out = new Set<Offset>();
+  while (out.size < count) out.add(randomOffset(range.reservedBand, range.exactSize, random));
+  return [...out];
+}
+
 /** Where the blocks go. */
 export interface PrefillTarget {
   readonly client: DynamoDBClient;
@@ -58,24 +73,24 @@ export interface PrefillTarget {
 }
 
 /** Writes one block item per block that has a taken offset; returns the number of items written. */
-export async function prefillBlocks(
+export async function prefillBlocks<O extends Offset>(
   target: PrefillTarget,
-  offsets: readonly number[],
-  ownerOf: (offset: number) => string,
+  offsets: readonly O[],
+  ownerOf: (offset: O) => string,
 ): Promise<number> {
-  const blocks = new Map<number, Record<string, AttributeValue>>();
+  const blocks = new Map<Offset, Record<string, AttributeValue>>();
   const pk = `${target.cluster}#range#${target.rangeKey}`;
   for (const offset of offsets) {
-    const index = Math.floor(offset / BLOCK_SIZE);
+    const index = blockIndexOf(offset);
     let item = blocks.get(index);
     if (!item) {
       item = {
         [TABLE_SCHEMA.partitionKey]: { S: pk },
-        [TABLE_SCHEMA.sortKey]: { S: `b#${String(index).padStart(7, '0')}` },
+        [TABLE_SCHEMA.sortKey]: { S: blockSortKey(index) },
       };
       blocks.set(index, item);
     }
-    item[`v${offset % BLOCK_SIZE}`] = { S: ownerOf(offset) };
+    item[`v${slotOf(offset)}`] = { S: ownerOf(offset) };
   }
   const requests: WriteRequest[] = [...blocks.values()].map((Item) => ({ PutRequest: { Item } }));
   let next = 0;

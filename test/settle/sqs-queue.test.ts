@@ -41,6 +41,21 @@ describe('SqsSettleQueue', () => {
     expect(() => parseSettleTask(JSON.stringify({ ...task, cluster: '' }))).toThrow(/cluster/);
   });
 
+  it('carries the claims of an IPv6 /64 past 2^53 exactly, and keeps small offsets numbers', async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    const queue = new SqsSettleQueue(new SQSClient({ region: 'eu-west-1' }), URL);
+    const range = 'clusterIP#fd00::/64';
+    const claims = [
+      { slot: 'clusterIP/IPv6', range, offset: (1n << 64n) - 2n },
+      { slot: 'nodePort/http', range: 'nodePort#30000-32767', offset: 1234 },
+    ];
+    const wide: SettleTask = { ...task, unrecorded: { namespace: 'ns', name: 'svc', claims } };
+    await queue.submit(wide, 5);
+    const body = sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody ?? '';
+    expect(body).toContain('"offset":"18446744073709551614"');
+    expect(parseSettleTask(body)).toEqual(wide);
+  });
+
   it('refuses a message that is not a settle task, naming the field', () => {
     expect(() =>
       parseSettleTask('{"id":"x","reason":"create","admittedAt":1,"attempt":0}'),
