@@ -29,16 +29,24 @@ export interface StoreTarget {
 
 const ENDPOINT_FILE = 'dynamodb.json';
 
-async function answers(endpoint: string): Promise<boolean> {
-  const client = dynamoClient({ endpoint });
+/**
+ * Asks the endpoint for one table name, in one attempt: a silent endpoint fails a command in
+ * one request timeout (`COMMAND_TIMEOUTS_MS`), not in three attempts of it.
+ */
+async function probe(endpoint: string): Promise<void> {
+  const client = dynamoClient({ endpoint, maxAttempts: 1 });
   try {
     await client.send(new ListTablesCommand({ Limit: 1 }));
-    return true;
-  } catch {
-    return false;
   } finally {
     client.destroy();
   }
+}
+
+async function answers(endpoint: string): Promise<boolean> {
+  return probe(endpoint).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The endpoint a `berth serve` recorded in the data dir, if that server is still answering. */
@@ -62,13 +70,16 @@ export async function openStore(
   options: { share?: boolean; progress?: (line: string) => void } = {},
 ): Promise<StoreTarget> {
   if (flags.table && !flags.dynamodbEndpoint) {
-    const client = dynamoClient({});
+    const client = dynamoClient({ command: true });
     return { client, tableName: flags.table, where: 'aws', close: async () => client.destroy() };
   }
   const tableName = flags.table ?? LOCAL_TABLE_NAME;
   const dataDir = resolve(flags.dataDir);
   const existing = flags.dynamodbEndpoint ?? (await runningEndpoint(dataDir));
   if (existing) {
+    await probe(existing).catch((error: unknown) => {
+      throw unanswered(error, existing);
+    });
     const client = dynamoClient({ endpoint: existing });
     await ensureTable(client, tableName).catch((error: unknown) => {
       client.destroy();
