@@ -1,6 +1,7 @@
 /** How the `berth` command fails, and the exit status each failure gets. */
 import { KubeConfigError, KubernetesUnreachableError } from '../shared/k8s/errors.js';
 import { LocalCaError } from '../shared/local/errors.js';
+import { ItemSchemaTooNewError } from '../shared/store/errors.js';
 
 /** A bad command line or flag combination; exit status 2. */
 export class UsageError extends Error {
@@ -12,7 +13,8 @@ export class UsageError extends Error {
 
 /**
  * The environment refused: a kubeconfig that does not exist, an API server or DynamoDB endpoint
- * that does not answer, a port in use, missing AWS region or credentials; exit status 3.
+ * that does not answer, a port in use, missing AWS region or credentials, a table a newer berth
+ * wrote; exit status 3.
  */
 export class EnvironmentError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -56,6 +58,8 @@ function refusalIn(error: Error): { readonly fix?: string } | undefined {
   const code = (error as { code?: unknown }).code;
   const refused =
     error instanceof EnvironmentError ||
+    // The table holds items a newer berth wrote: its message names the fix (upgrade berth).
+    error instanceof ItemSchemaTooNewError ||
     // The SDK's request timeout: an endpoint that took the connection and never answered.
     error.name === 'TimeoutError' ||
     error instanceof KubeConfigError ||

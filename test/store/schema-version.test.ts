@@ -11,7 +11,8 @@ import {
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { main } from '../../cli/main.js';
 import type { OwnerRecord } from '../../shared/allocation/store.js';
 import type { IpRecord, PoolRecord } from '../../shared/eni/model.js';
 import { EMPTY_SCALE_MEMORY } from '../../shared/scale/memory.js';
@@ -30,6 +31,7 @@ import {
   SCHEMA_VERSION_ATTRIBUTE,
   schemaVersionOf,
 } from '../../shared/store/schema-version.js';
+import { captureOutput } from '../support/capture.js';
 import { freshTable } from '../support/dynamo.js';
 
 type Item = Record<string, AttributeValue>;
@@ -383,5 +385,24 @@ describe('an item a newer berth wrote', () => {
     }
     // Nothing the refused transaction would have created either.
     expect(await itemAt(tableName, 'c#eni#node#node-a', 'ip#10.0.0.6')).toBeUndefined();
+  });
+});
+
+describe('berth status over a table a newer berth wrote', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('exits 3 with one line naming the item, its version and the fix', async () => {
+    const { tableName } = await freshTable();
+    await plantFuture(tableName, {
+      pk: { S: 'local#hostports#default' },
+      sk: { S: '0109' },
+      c25: { N: '1' },
+    });
+    const io = captureOutput();
+    const endpoint = inject('dynamodbEndpoint');
+    expect(await main(['status', '--dynamodb-endpoint', endpoint, '--table', tableName])).toBe(3);
+    expect(io.err()).toBe(
+      `berth: table item local#hostports#default / 0109 has schema version ${SCHEMA_VERSION + 1}, newer than this berth understands (${SCHEMA_VERSION}): upgrade berth to the version that wrote it (a downgrade reads and writes nothing it cannot understand; nothing was changed)\n`,
+    );
   });
 });
