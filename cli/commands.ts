@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { createPasses, type Passes } from '../shared/app/passes.js';
 import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
+import { overlappingServiceCidrs } from '../shared/clusters/cluster-set.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
@@ -144,9 +145,15 @@ const status: Command = async (options) => {
       if (cluster) await refreshServiceCidrs(runtime.serviceCidrs, cluster);
       reports.push(await runtime.status());
     }
+    // Across clusters: configured Service CIDRs that overlap (the fleet's /v1/status lists them too).
+    const overlaps = overlappingServiceCidrs(
+      options.clusters.map((config) => ({ cluster: config.cluster, cidrs: config.serviceCIDRs })),
+    ).map((overlap) => `finding ${overlap.reason}: ${overlap.message}`);
     const text = options.json
       ? JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)
-      : reports.map(formatStatus).join('\n\n');
+      : [...reports.map(formatStatus), ...(overlaps.length > 0 ? [overlaps.join('\n')] : [])].join(
+          '\n\n',
+        );
     process.stdout.write(`${text}\n`);
     return 0;
   } finally {
