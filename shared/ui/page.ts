@@ -77,9 +77,11 @@ function renderRanges(state) {
         min: '0', max: String(range.size), value: String(range.used),
         'aria-label': label + ' ' + range.name + ': ' + range.used + ' of ' + range.size + ' used',
       }),
-      text('div', range.used + ' of ' + range.size + ' used (' +
-        (100 * range.used / range.size).toFixed(1) + '%), net ' + (change >= 0 ? '+' : '') +
-        change.toFixed(1) + ' a second',
+      // A range past 2^53 (an IPv6 /64) says how many blocks its values fill: a share reads 0.0%.
+      text('div', (range.blocks === undefined
+        ? range.used + ' of ' + range.size + ' used (' + (100 * range.used / range.size).toFixed(1) + '%)'
+        : range.used + ' used in ' + range.blocks + ' blocks of 32') +
+        ', net ' + (change >= 0 ? '+' : '') + change.toFixed(1) + ' a second',
         { class: 'range-used', 'data-used': String(range.used) }),
     );
     box.append(card);
