@@ -12,7 +12,8 @@
  * - an item whose `sv` is above `SCHEMA_VERSION` was written by a newer berth, whose meaning this
  *   code cannot know: a read refuses it (`ItemSchemaTooNewError`) instead of misreading it, and a
  *   write is conditioned on `sv` being absent or at most `SCHEMA_VERSION`, so a downgraded berth
- *   never overwrites, updates or deletes it (nothing to undo after the upgrade back);
+ *   never overwrites, updates or deletes it (nothing to undo after the upgrade back; a batch,
+ *   which takes no condition, is covered by its caller's read: ./versioned-client.ts);
  * - a layout change that old code would misread raises `SCHEMA_VERSION`; one that old code reads
  *   correctly (a new optional attribute it ignores) keeps it.
  *

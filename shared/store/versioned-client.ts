@@ -49,8 +49,10 @@ function versionedInput(command: string, input: Input): Input {
         ),
       };
     case 'BatchWriteItemCommand':
-      // No condition is possible in a batch: its puts are stamped; the adapters that batch
-      // (the leak ledger, deletes of a partition) read the partition first, which refuses.
+      // No condition is possible in a batch: its puts are stamped, and what a batch rewrites
+      // its caller read first, which refuses a newer item (the leak ledger's counters, a pool's
+      // record before its node's items go). `berth forget-cluster` deletes every item of a
+      // cluster whoever wrote it: that is what it is asked to do.
       return {
         ...input,
         RequestItems: Object.fromEntries(
