@@ -147,8 +147,8 @@ function checkNode(node: string): void {
 /**
  * `POST /v1/nodes/{node}/ips`: validates the body and assigns. Throws `EniBadRequestError`
  * (400), `UnknownNodeError` (404), `PoolExhaustedError` or `AutoModeNodeError` (409), or
- * `PoolBusyError` (503). Only an assign refuses an Auto Mode node: a look-up or release hands out
- * nothing, and a CNI DEL must never block a pod's teardown.
+ * `PoolBusyError` (503). A look-up or release refuses an Auto Mode node only where berth holds
+ * nothing there, so an address it still holds is always released.
  */
 export async function handleAssignIp(
   deps: AssignDeps,
@@ -193,7 +193,8 @@ function answer(
 /**
  * `GET /v1/nodes/{node}/ips?namespace=N&pod=P[&containerId=C]`: the address the holder has, read
  * only. The CNI's CHECK verifies with it, and a DEL whose cached result was lost finds its IP.
- * Throws `NotAssignedError` (404) when the holder has none.
+ * Throws `NotAssignedError` (404) when the holder has none, or `AutoModeNodeError` (409) for an EKS
+ * Auto Mode node berth keeps no pool for.
  */
 export async function handleLookUpIp(
   deps: EniDeps,
@@ -216,10 +217,24 @@ export async function handleLookUpIp(
       (holder.containerId === undefined || ip.containerId === holder.containerId),
   );
   if (!pool || !state || !held) {
+    if (!pool) await refuseAutoModeNode(deps, node);
     const who = holder.containerId ? `${key} (container ${holder.containerId})` : key;
     throw new NotAssignedError(node, who);
   }
   return answer(pool, state, held);
+}
+
+/**
+ * Throws `AutoModeNodeError` when `node` is an EKS Auto Mode node. Asked only where berth holds
+ * nothing for the node (no pool, no address record), so requests for berth's own nodes never pay
+ * the Node read, and an address berth still holds on a node is always released.
+ */
+async function refuseAutoModeNode(deps: EniDeps, node: string): Promise<void> {
+  const reason = autoModeReason(
+    (await deps.cluster.getNode(node))?.metadata?.labels,
+    deps.autoMode,
+  );
+  if (reason !== undefined) throw new AutoModeNodeError(node, reason);
 }
 
 /**
@@ -434,6 +449,10 @@ export async function releaseIp(
   const asked = holder.containerId === undefined ? key : `${key} (container ${holder.containerId})`;
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const record = await deps.store.getIp(node, ip);
+    // An address berth never had on a node without a pool: the node may be Auto Mode's.
+    if (record === undefined && attempt === 0 && !(await deps.store.getPool(node))) {
+      await refuseAutoModeNode(deps, node);
+    }
     if (record?.state !== 'assigned') return { released: false };
     const containerDiffers =
       holder.containerId !== undefined &&

@@ -45,16 +45,35 @@ describe('ENI pools on a cluster with EKS Auto Mode nodes', () => {
     expect(world.ec2.counts.get('DescribeInstances') ?? 0).toBe(0);
   });
 
-  it('answers a look-up and a release for an Auto Mode node as for any node without the holder', async () => {
+  it('refuses a look-up and a release for an Auto Mode node berth holds nothing on, with the same 409', async () => {
     const world = eniWorld();
     world.addNode('auto-1');
     label(world, 'auto-1', AUTO);
-    await expect(
-      handleLookUpIp(world.deps, 'auto-1', { namespace: 'games', pod: 'gs-1' }),
-    ).rejects.toMatchObject({ statusCode: 404 });
-    expect(
-      await releaseIp(world.deps, 'auto-1', '10.0.0.9', { namespace: 'games', pod: 'gs-1' }),
-    ).toEqual({ released: false });
+    const holder = { namespace: 'games', pod: 'gs-1' };
+    await expect(handleLookUpIp(world.deps, 'auto-1', holder)).rejects.toBeInstanceOf(
+      AutoModeNodeError,
+    );
+    await expect(releaseIp(world.deps, 'auto-1', '10.0.0.9', holder)).rejects.toMatchObject({
+      statusCode: 409,
+      message: expect.stringMatching(/^node auto-1: an EKS Auto Mode node/),
+    });
+    // A node that is not Auto Mode's keeps its answers: 404 and released: false.
+    world.addNode('mng-1');
+    await expect(handleLookUpIp(world.deps, 'mng-1', holder)).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    expect(await releaseIp(world.deps, 'mng-1', '10.0.0.9', holder)).toEqual({ released: false });
+  });
+
+  it('still releases an address berth holds on a node that reads as Auto Mode later', async () => {
+    const world = eniWorld({ eni: { minIdle: 1, maxIdle: 2 } });
+    world.addNode('node-a');
+    world.cluster.addPod('games', 'gs-1', 'node-a');
+    const holder = { namespace: 'games', pod: 'gs-1' };
+    const { ip } = await assignIp(world.deps, 'node-a', holder);
+    label(world, 'node-a', AUTO);
+    expect((await handleLookUpIp(world.deps, 'node-a', holder)).ip).toBe(ip);
+    expect(await releaseIp(world.deps, 'node-a', ip, holder)).toEqual({ released: true });
   });
 
   it('treats a built-in NodePool node as Auto Mode only with the compute config', async () => {

@@ -130,6 +130,21 @@ describe('a cluster with EKS Auto Mode nodes', () => {
     expect((refused.body as { error: string }).error).toBe(
       "node auto-1: an EKS Auto Mode node (label eks.amazonaws.com/compute-type=auto): EKS Auto Mode runs this node's networking (its own VPC CNI, /28 prefixes); berth keeps no ENI pool and assigns no pod IP here",
     );
+    for (const [method, path] of [
+      ['GET', '/v1/nodes/auto-1/ips'],
+      ['DELETE', '/v1/nodes/auto-1/ips/10.0.0.77'],
+    ] as const) {
+      const answer = await call({
+        method,
+        path,
+        query: { namespace: 'games', pod: 'gs-1' },
+        body: undefined,
+      });
+      expect(answer.status, method).toBe(409);
+      expect((answer.body as { error: string }).error).toMatch(
+        /^node auto-1: an EKS Auto Mode node/,
+      );
+    }
     const served = await call({
       method: 'POST',
       path: '/v1/nodes/mng-1/ips',
