@@ -261,7 +261,7 @@ async function allocateAttempts(
   let slack: Slack = { racing: false, concurrentOnly, beganAt, stored };
   for (let attempt = 1; attempt <= MAX_ALLOCATION_ATTEMPTS; attempt++) {
     await Promise.all(
-      ranges.map((range) => deps.view.refresh(range, () => deps.store.readCounts(range))),
+      ranges.map((range) => deps.view.refresh(range, (read) => deps.store.readCounts(range, read))),
     );
     // From here to `hold` nothing awaits: no other allocation of this process sees the counts
     // between this one's choice and the uses it holds for it.

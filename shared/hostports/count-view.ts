@@ -10,9 +10,15 @@
  * it is read whole again once older than `maxAgeMs`. Allocations in flight in this process are
  * counted at once, so concurrent pods of one process pick different ports instead of racing for
  * the same lowest-count one.
+ *
+ * A view read again because it aged is read eventually consistent (half the read units: it may
+ * miss the last second's writes, as an aged view misses ten seconds' worth, and every write
+ * re-checks it); a first read, and a read after a refused write proved the view stale, are strong.
+ * Only counts from a strong read or a write's answer tell an allocation that they include every
+ * allocation finished before it began (`seenSince`).
  */
 import type { HostPortRange } from './spec.js';
-import type { RangeCounts } from './store.js';
+import type { CountsRead, RangeCounts } from './store.js';
 
 /** One count item as a write answered it: the uses of each of its ports, absent ones 0. */
 export interface BlockCounts {
@@ -43,7 +49,11 @@ interface RangeView {
   readonly counts: number[];
   /** The stamp of the request whose answer set each count: a later answer wins, an older loses. */
   readonly stamps: number[];
+  /** The stamp of each count's answer when strongly consistent (a strong read, a write); else 0. */
+  readonly confirmed: number[];
   readonly readAt: number;
+  /** A refused write proved the view stale: the next read is strong. */
+  readonly proven?: boolean;
   readonly portsPerItem?: number;
   /** Offsets held by pods berth never admitted. */
   readonly foreign: Set<number>;
@@ -67,16 +77,18 @@ export class CountView {
 
   /**
    * Makes the view of `range` fresh: reads it whole with `read` when the view has none or it is
-   * older than the maximum age; callers that ask while a read is running wait for that one read.
+   * older than the maximum age (eventually consistent when it only aged); callers that ask while
+   * a read is running wait for that one read.
    */
-  async refresh(range: HostPortRange, read: () => Promise<RangeCounts>): Promise<void> {
+  async refresh(
+    range: HostPortRange,
+    read: (consistency: CountsRead) => Promise<RangeCounts>,
+  ): Promise<void> {
     const known = this.#ranges.get(range.name);
-    const fresh =
-      known &&
-      known.range.first === range.first &&
-      known.range.size === range.size &&
-      this.#now() - known.readAt < this.#maxAgeMs;
-    if (!fresh) await this.#read(range, read);
+    const same = known?.range.first === range.first && known.range.size === range.size;
+    if (same && this.#now() - known.readAt < this.#maxAgeMs) return;
+    const consistency: CountsRead = same && !known.proven ? 'eventual' : 'strong';
+    await this.#read(range, () => read(consistency), consistency);
   }
 
   /**
@@ -150,6 +162,7 @@ export class CountView {
         if (stamp > (view.stamps[offset] ?? 0)) {
           view.counts[offset] = answered;
           view.stamps[offset] = stamp;
+          view.confirmed[offset] = stamp;
           if (block.foreign?.has(port)) view.foreign.add(offset);
           else view.foreign.delete(offset);
         } else if (written.has(key(block.range, port))) {
@@ -160,15 +173,15 @@ export class CountView {
   }
 
   /**
-   * Whether the count of `port` comes from a request sent after the stamp `since` (a whole read,
-   * or a write's answer). When `since` was taken as an allocation began, such a count includes
-   * every allocation that had finished by then: any use it misses is one still in flight,
-   * concurrent with the allocation.
+   * Whether the count of `port` comes from a strongly consistent answer (a strong whole read, or
+   * a write's answer) to a request sent after the stamp `since`. When `since` was taken as an
+   * allocation began, such a count includes every allocation that had finished by then: any use
+   * it misses is one still in flight, concurrent with the allocation.
    */
   seenSince(range: string, port: number, since: number): boolean {
     const view = this.#ranges.get(range);
     if (!view) return false;
-    return (view.stamps[port - view.range.first] ?? 0) > since;
+    return (view.confirmed[port - view.range.first] ?? 0) > since;
   }
 
   /**
@@ -186,15 +199,20 @@ export class CountView {
   expire(ranges: Iterable<string>): void {
     for (const name of ranges) {
       const view = this.#ranges.get(name);
-      if (view) this.#ranges.set(name, { ...view, readAt: Number.NEGATIVE_INFINITY });
+      if (view) this.#ranges.set(name, { ...view, readAt: Number.NEGATIVE_INFINITY, proven: true });
     }
   }
 
-  async #read(range: HostPortRange, read: () => Promise<RangeCounts>): Promise<RangeView> {
+  async #read(
+    range: HostPortRange,
+    read: () => Promise<RangeCounts>,
+    consistency: CountsRead,
+  ): Promise<RangeView> {
     const running = this.#reading.get(range.name);
     if (running) return running;
     const readAt = this.#now();
     const stamp = this.stamp();
+    const strongly = consistency === 'strong' ? stamp : 0;
     const reading = read()
       .then((result): RangeView => {
         // Answers of writes sent after the read began are newer than what it read: they stay.
@@ -202,11 +220,13 @@ export class CountView {
         const same = known?.range.first === range.first && known.range.size === range.size;
         const counts = [...result.counts];
         const stamps = counts.map(() => stamp);
+        const confirmed = counts.map(() => strongly);
         if (same) {
           known.stamps.forEach((was, offset) => {
             if (was > stamp) {
               counts[offset] = known.counts[offset] ?? 0;
               stamps[offset] = was;
+              confirmed[offset] = known.confirmed[offset] ?? 0;
             }
           });
         }
@@ -214,6 +234,7 @@ export class CountView {
           range,
           counts,
           stamps,
+          confirmed,
           readAt,
           foreign: new Set(result.foreign),
           ...(result.portsPerItem === undefined ? {} : { portsPerItem: result.portsPerItem }),

@@ -63,13 +63,20 @@ export interface RangeCounts {
   readonly foreign?: ReadonlySet<number>;
 }
 
+/** How fresh a whole read of a range's counts must be. */
+export type CountsRead = 'strong' | 'eventual';
+
 /**
  * Persistence of host port use counts and pod owner records. No call spans two items: each is
  * one conditional write (or an unconditional count change), so none needs a transaction.
  */
 export interface HostPortStore {
-  /** Use counts of every port of the range, read strongly consistent; never-used ports are 0. */
-  readCounts(range: HostPortRange): Promise<RangeCounts>;
+  /**
+   * Use counts of every port of the range, never-used ports 0: read strongly consistent unless
+   * `read` is `eventual`, which costs half and may miss the last second's writes (for a view
+   * that every count write re-checks).
+   */
+  readCounts(range: HostPortRange, read?: CountsRead): Promise<RangeCounts>;
   /** The owner record, read strongly consistent; undefined when absent. */
   getRecord(id: string): Promise<PodPortRecord | undefined>;
   /**

@@ -7,9 +7,10 @@
  *   port number, not by offset in the range, so widening or moving a range in the config keeps
  *   every count on its port. 64 counts keep an item near 0.5 KB (1 WCU per write), and a
  *   1,001-port range is 16 or 17 items: one strongly consistent Query of about 2 RCU reads it
- *   whole, which a fresh view of the counts needs. Attribute `w` holds when a use was last
- *   added to the item (epoch ms): a count above the level chosen is let through by one use only
- *   when that add came after the allocation began (a concurrent allocation's, not an older one).
+ *   whole (1 RCU eventually consistent, as a view that only aged reads it). Attribute `w`
+ *   holds when a use was last added to the item (epoch ms): a count above the level chosen is
+ *   let through by one use only when that add came after the allocation began (a concurrent
+ *   allocation's, not an older one).
  *   `f<slot>` marks a port the repair pass found held by a pod berth never admitted (a
  *   DaemonSet's, a hostNetwork pod's): an allocation's use of it is refused.
  * - `<cluster>#hostport-quotas` / `<namespace>`: the host ports a namespace with a quota holds.
@@ -43,6 +44,7 @@ import {
   type PortProtocol,
 } from '../hostports/spec.js';
 import {
+  type CountsRead,
   type HeldPort,
   type HostPortStore,
   levelKey,
@@ -108,13 +110,14 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     return { [PK]: { S: `${this.#cluster}#pods` }, [SK]: { S: id } };
   }
 
-  async readCounts(range: HostPortRange): Promise<RangeCounts> {
+  async readCounts(range: HostPortRange, read: CountsRead = 'strong'): Promise<RangeCounts> {
     const counts = new Array<number>(range.size).fill(0);
     const foreign = new Set<number>();
     const from = blockSortKey(Math.floor(range.first / COUNT_BLOCK_PORTS));
     const to = blockSortKey(Math.floor(lastPort(range) / COUNT_BLOCK_PORTS));
     for await (const item of queryPartition(this.#target(), this.#countsKey(range.name), {
       between: { from, to },
+      consistent: read === 'strong',
     })) {
       const block = Number(item[SK]?.S ?? Number.NaN);
       for (const [attribute, value] of Object.entries(item)) {
