@@ -182,8 +182,8 @@ function describeAutoScaling(): iam.PolicyStatement {
 /**
  * Statements for the scale pass's node pool: an Auto Scaling group by name, an EKS managed node
  * group (and the Auto Scaling groups EKS made for it, found by the tags EKS puts on them), or
- * nothing at all for `none` (Kubernetes only) and `karpenter` (deleting the Node object is
- * Karpenter's cue to terminate the instance).
+ * nothing at all for `none` (Kubernetes only), `karpenter` and `auto-mode` (deleting the Node
+ * object is Karpenter's cue to terminate the instance, EKS Auto Mode's Karpenter included).
  */
 export function nodePoolPermissions(
   stack: Stack,

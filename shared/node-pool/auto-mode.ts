@@ -19,8 +19,9 @@
 import type { NodePoolConfig } from '../config/schema.js';
 import type { KarpenterNodePool } from '../k8s/cluster-api.js';
 
-/** The label Auto Mode sets on its nodes, and its value there. */
+/** The label Auto Mode sets on its nodes. */
 export const COMPUTE_TYPE_LABEL = 'eks.amazonaws.com/compute-type';
+/** Its value on an Auto Mode node. */
 export const AUTO_COMPUTE_TYPE = 'auto';
 /** The node's Auto Mode NodeClass (group `eks.amazonaws.com`, kind `NodeClass`). */
 export const NODE_CLASS_LABEL = 'eks.amazonaws.com/nodeclass';
