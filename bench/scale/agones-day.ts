@@ -116,6 +116,8 @@ export class AgonesCluster extends SimCluster {
   replicas: number;
   /** Allocated GameServers, with when their session ends. */
   readonly #ends = new Map<SimGame, number>();
+  /** Allocated GameServers, with when they were allocated. */
+  readonly #allocatedAt = new Map<SimGame, number>();
   /** Matches waiting for a Ready server, oldest first. */
   readonly #matches: Arrival[] = [];
   #syncedAt = Number.NaN;
@@ -138,6 +140,10 @@ export class AgonesCluster extends SimCluster {
     return this.#ends.has(game);
   }
 
+  override allocatedAtMs(game: SimGame): number | undefined {
+    return this.#allocatedAt.get(game);
+  }
+
   /** Allocated game servers now. */
   get allocated(): number {
     return this.#ends.size;
@@ -156,6 +162,7 @@ export class AgonesCluster extends SimCluster {
       if (endsAt > this.now) continue;
       // The session is over: the GameServer shuts down and its pod goes.
       this.#ends.delete(game);
+      this.#allocatedAt.delete(game);
       game.node?.games.delete(game);
       if (game.node) game.node.lastPodEventAtMs = this.now;
     }
@@ -176,7 +183,10 @@ export class AgonesCluster extends SimCluster {
 
   /** A node a scaler removed: its Allocated servers are interrupted, its Ready ones made again. */
   override remove(node: SimNode): void {
-    for (const game of node.games) if (this.#ends.delete(game)) this.interrupted++;
+    for (const game of node.games) {
+      this.#allocatedAt.delete(game);
+      if (this.#ends.delete(game)) this.interrupted++;
+    }
     node.games.clear();
     this.pendingPlaceholders += node.placeholders;
     const index = this.nodes.indexOf(node);
@@ -240,6 +250,7 @@ export class AgonesCluster extends SimCluster {
       if (!server || !match) return;
       this.#matches.shift();
       this.#ends.set(server, this.now + match.sessionMs);
+      this.#allocatedAt.set(server, this.now);
       this.recordWait(match.atMs);
     }
   }

@@ -15,7 +15,11 @@
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
-import { AGONES_API_VERSION, indexAgones } from '../../shared/scale/game-state.js';
+import {
+  AGONES_API_VERSION,
+  AGONES_LAST_ALLOCATED,
+  indexAgones,
+} from '../../shared/scale/game-state.js';
 import {
   EMPTY_SCALE_MEMORY,
   passOutcome,
@@ -24,11 +28,10 @@ import {
   withArrivals,
 } from '../../shared/scale/memory.js';
 import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
-import { planPass } from '../../shared/scale/pass.js';
+import { planPass, withSessionsSeen } from '../../shared/scale/pass.js';
 import { type PlannedAction, planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
-import { EMPTY_SESSIONS, withSessions } from '../../shared/scale/sessions.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
 import {
   afterPass,
@@ -90,16 +93,6 @@ export function berthScaler(
   });
 }
 
-/** The memory with the allocated game servers followed for their session lengths, as the pass does. */
-function withSessionsSeen(memory: ScaleMemory, snapshot: ClusterSnapshot, nowMs: number) {
-  const allocated = snapshot.gameServers.flatMap((gs) =>
-    gs.state === 'allocated' && gs.createdAtMs !== undefined
-      ? [{ id: gs.uid ?? gs.name, createdAtMs: gs.createdAtMs }]
-      : [],
-  );
-  return { ...memory, sessions: withSessions(memory.sessions ?? EMPTY_SESSIONS, allocated, nowMs) };
-}
-
 /** The fleet's GameServerSet, owner of every simulated GameServer. */
 const GAME_SERVER_SET = {
   apiVersion: AGONES_API_VERSION,
@@ -109,8 +102,12 @@ const GAME_SERVER_SET = {
   controller: true,
 };
 
-/** The GameServer owning a simulated game server's pod: Allocated while it holds players. */
+/**
+ * The GameServer owning a simulated game server's pod: Allocated while it holds players, with
+ * Agones' `agones.dev/last-allocated`.
+ */
 function gameServerObject(cluster: SimCluster, game: SimGame): AgonesGameServer {
+  const allocatedAtMs = cluster.allocatedAtMs(game);
   return {
     apiVersion: AGONES_API_VERSION,
     kind: 'GameServer',
@@ -119,8 +116,11 @@ function gameServerObject(cluster: SimCluster, game: SimGame): AgonesGameServer 
       namespace: 'games',
       uid: `gs-${game.id}`,
       ownerReferences: [GAME_SERVER_SET],
+      ...(allocatedAtMs === undefined
+        ? {}
+        : { annotations: { [AGONES_LAST_ALLOCATED]: formatRfc3339(allocatedAtMs) } }),
     },
-    status: { state: cluster.holdsPlayers(game) ? 'Allocated' : 'Ready' },
+    status: { state: allocatedAtMs === undefined ? 'Ready' : 'Allocated' },
   };
 }
 

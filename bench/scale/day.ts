@@ -439,6 +439,11 @@ export class SimCluster {
     return true;
   }
 
+  /** When a game server holding players was allocated (here: placed); undefined for one that holds none. */
+  allocatedAtMs(game: SimGame): number | undefined {
+    return this.holdsPlayers(game) ? game.startedAtMs : undefined;
+  }
+
   /** What this day measures besides the common outcome. */
   extraOutcome(): Partial<DayOutcome> {
     return {};

@@ -13,7 +13,12 @@
  */
 import type { ScaleConfig } from '../config/schema.js';
 import type { KarpenterNodePool } from '../k8s/cluster-api.js';
-import { expectedRemainingMs, longestSessionMs, type SessionMemory } from './sessions.js';
+import {
+  expectedRemainingMs,
+  longestSessionMs,
+  type SessionMemory,
+  sessionStartMs,
+} from './sessions.js';
 import type { GameServerView, NodeView } from './snapshot.js';
 
 /** The drain's thresholds, from `scale.drain` and `scale.protection`. */
@@ -74,7 +79,8 @@ export function expectedDrainMs(
   if (sessions.lengthsMs.length === 0) return drain;
   for (const gs of gameServers) {
     if (gs.state !== 'allocated' || gs.deleting) continue;
-    const age = gs.createdAtMs === undefined ? 0 : Math.max(0, nowMs - gs.createdAtMs);
+    const startedAtMs = sessionStartMs(gs);
+    const age = startedAtMs === undefined ? 0 : Math.max(0, nowMs - startedAtMs);
     const remaining = expectedRemainingMs(age, sessions.lengthsMs, policy.longestSessionMs);
     drain.set(gs.node, Math.max(drain.get(gs.node) ?? 0, remaining));
   }

@@ -25,11 +25,17 @@
  */
 import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../k8s/cluster-api.js';
+import { parseRfc3339 } from './rfc3339.js';
 
 /** The annotation a game server of any fleet sets on its own pod. */
 export const GAME_STATE_ANNOTATION = 'berth.dev/state';
 /** OpenKruise Game's pod label mirroring the GameServer's `spec.opsState`. */
 export const OKG_OPS_STATE_LABEL = 'game.kruise.io/gs-opsState';
+/**
+ * The GameServer annotation Agones sets, RFC 3339, at every allocation
+ * (googleforgames/agones `pkg/gameserverallocations/allocator.go`, `LastAllocatedAnnotationKey`).
+ */
+export const AGONES_LAST_ALLOCATED = 'agones.dev/last-allocated';
 /** Agones' API version of `GameServer` and `GameServerSet`. */
 export const AGONES_API_VERSION = 'agones.dev/v1';
 
@@ -65,6 +71,8 @@ export interface GameStateReading {
    * view draws it apart, so an operator sees the servers that will fill soon.
    */
   readonly reserved?: true;
+  /** Epoch ms the fleet last allocated it (Agones' `agones.dev/last-allocated`), when it says. */
+  readonly allocatedAtMs?: number;
 }
 
 /** Agones GameServers by `namespace/name`. */
@@ -122,11 +130,14 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
     }
     const detail = `Agones GameServer state ${state ?? '(none)'}`;
     if (state !== 'Ready') {
+      const text = gs.metadata?.annotations?.[AGONES_LAST_ALLOCATED];
+      const allocatedAtMs = text === undefined ? undefined : parseRfc3339(text);
       return {
         state: 'allocated',
         source: 'agones',
         detail,
         ...(state === 'Reserved' ? { reserved: true as const } : {}),
+        ...(allocatedAtMs !== undefined ? { allocatedAtMs } : {}),
       };
     }
     const inFleet = (gs.metadata?.ownerReferences ?? []).some(

@@ -47,7 +47,7 @@ import { type ScalePolicy, scalePolicy } from './policy.js';
 import { type ProtectionPatch, planProtection } from './protection.js';
 import { finishRemoval, removeNode, stillBerthCordoned, withdrawalPatch } from './removal.js';
 import { formatRfc3339 } from './rfc3339.js';
-import { EMPTY_SESSIONS, withSessions } from './sessions.js';
+import { EMPTY_SESSIONS, sessionStartMs, withSessions } from './sessions.js';
 import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
 import { scaleUpOnly, triggeredOutcome, triggeredView } from './trigger.js';
 
@@ -152,13 +152,17 @@ export async function readClusterSnapshot(
   };
 }
 
-/** The memory with this pass's allocated game servers followed for their session lengths. */
-function withSessionsSeen(memory: ScaleMemory, snapshot: ClusterSnapshot, now: number) {
-  const allocated = snapshot.gameServers.flatMap((gs) =>
-    gs.state === 'allocated' && gs.createdAtMs !== undefined
-      ? [{ id: gs.uid ?? `${gs.namespace}/${gs.name}`, createdAtMs: gs.createdAtMs }]
-      : [],
-  );
+/**
+ * The memory with this pass's allocated game servers followed for their session lengths, each
+ * from its allocation where the fleet records it (sessions.ts `sessionStartMs`).
+ */
+export function withSessionsSeen(memory: ScaleMemory, snapshot: ClusterSnapshot, now: number) {
+  const allocated = snapshot.gameServers.flatMap((gs) => {
+    const startedAtMs = sessionStartMs(gs);
+    return gs.state === 'allocated' && startedAtMs !== undefined
+      ? [{ id: gs.uid ?? `${gs.namespace}/${gs.name}`, createdAtMs: startedAtMs }]
+      : [];
+  });
   return { ...memory, sessions: withSessions(memory.sessions ?? EMPTY_SESSIONS, allocated, now) };
 }
 

@@ -1,11 +1,20 @@
 /**
  * Measured session lengths: what the drain choice and forced node lifetimes need to know about
  * how long an allocated game server will go on. A game server's session is counted from its
- * pod's creation to the first pass that no longer sees it, for the servers that were allocated
- * when last seen (a ready one ending was moved or scaled down, not played out). The memory follows
+ * allocation where the fleet records it (Agones' `agones.dev/last-allocated`: a server may wait
+ * Ready for hours first), else from its pod's creation, to the first pass that no longer sees it,
+ * for the servers that were allocated when last seen (a ready one ending was moved or scaled down, not played out). The memory follows
  * a bounded sample of allocated servers (`SESSION_TRACKED`), so its size does not grow with the
  * fleet, and keeps the latest `SESSION_SAMPLES` lengths. Pure.
  */
+
+/** When a game server's session began: its allocation when known, else its pod's creation. */
+export function sessionStartMs(gs: {
+  readonly allocatedAtMs?: number;
+  readonly createdAtMs?: number;
+}): number | undefined {
+  return gs.allocatedAtMs ?? gs.createdAtMs;
+}
 
 /** Allocated game servers followed at once; new ones join as followed ones end. */
 export const SESSION_TRACKED = 64;

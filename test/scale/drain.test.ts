@@ -10,9 +10,9 @@ import {
   parseGoDuration,
   withPoolLifetime,
 } from '../../shared/scale/drain.js';
-import { indexAgones } from '../../shared/scale/game-state.js';
+import { AGONES_LAST_ALLOCATED, indexAgones } from '../../shared/scale/game-state.js';
 import { EMPTY_SCALE_MEMORY } from '../../shared/scale/memory.js';
-import { runScalePass } from '../../shared/scale/pass.js';
+import { runScalePass, withSessionsSeen } from '../../shared/scale/pass.js';
 import {
   DO_NOT_DISRUPT,
   protectionFor,
@@ -134,6 +134,34 @@ describe('choosing what to drain by what it costs', () => {
     expect(costly.get('c')).toContain('160 min more');
     // Before any session is measured, no node is passed over on a guess.
     expect(expectedDrainMs(long.gameServers, EMPTY_SESSIONS, policy, T0).size).toBe(0);
+  });
+
+  it('counts an Agones session from its allocation, not from the hours its server waited Ready', () => {
+    const policy = drainPolicy(passConfig());
+    const sessions = { tracked: {}, lengthsMs: Array(20).fill(30 * MINUTE) };
+    // Its pod is 3 hours old, but Agones allocated it 10 minutes ago: 20 minutes left.
+    const { pod: p, gameServer } = agonesServer('gs-1', 'a', 'Allocated');
+    const created = {
+      ...p,
+      metadata: { ...p.metadata, creationTimestamp: new Date(T0 - 180 * MINUTE) },
+    };
+    const allocated = {
+      ...gameServer,
+      metadata: {
+        ...gameServer.metadata,
+        annotations: { [AGONES_LAST_ALLOCATED]: new Date(T0 - 10 * MINUTE).toISOString() },
+      },
+    };
+    const snapshot = buildSnapshot([node('a')], [created], {}, indexAgones([allocated]));
+    expect(expectedDrainMs(snapshot.gameServers, sessions, policy, T0).get('a')).toBe(20 * MINUTE);
+    // The measurement follows it from the allocation too.
+    const seen = withSessionsSeen(EMPTY_SCALE_MEMORY, snapshot, T0);
+    expect(Object.values(seen.sessions.tracked)).toEqual([
+      { createdAtMs: T0 - 10 * MINUTE, lastSeenMs: T0 },
+    ]);
+    // Without the annotation, from the pod: older than every measured session.
+    const bare = buildSnapshot([node('a')], [created], {}, indexAgones([gameServer]));
+    expect(expectedDrainMs(bare.gameServers, sessions, policy, T0).get('a')).toBe(30 * MINUTE);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
+  AGONES_LAST_ALLOCATED,
   GAME_STATE_ANNOTATION,
   gameStateOf,
   indexAgones,
@@ -50,6 +51,27 @@ describe('gameStateOf: Agones', () => {
       expect(reading.move).toBeUndefined();
     },
   );
+
+  it("reads when an Allocated GameServer was allocated from Agones' last-allocated annotation", () => {
+    const { pod: p, gameServer } = agonesServer('gs-2', 'n1', 'Allocated');
+    const annotated = {
+      ...gameServer,
+      metadata: {
+        ...gameServer.metadata,
+        annotations: { [AGONES_LAST_ALLOCATED]: '2026-11-27T12:00:00.123456789Z' },
+      },
+    };
+    expect(gameStateOf(p, indexAgones([annotated])).allocatedAtMs).toBe(
+      Date.parse('2026-11-27T12:00:00.123Z'),
+    );
+    // Without it (or with a value that is not RFC 3339), the session counts from the pod.
+    expect(gameStateOf(p, indexAgones([gameServer])).allocatedAtMs).toBeUndefined();
+    const garbled = {
+      ...annotated,
+      metadata: { ...annotated.metadata, annotations: { [AGONES_LAST_ALLOCATED]: 'noon' } },
+    };
+    expect(gameStateOf(p, indexAgones([garbled])).allocatedAtMs).toBeUndefined();
+  });
 
   it('reads a pod whose GameServer was not listed as allocated', () => {
     const { pod: p } = agonesServer('gs-1', 'n1', 'Ready');
