@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createManifestsCommand } from '../../cli/manifests.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { cniManifests } from '../../shared/manifests/cni.js';
+import { berthManifests } from '../../shared/manifests/manifests.js';
 
 const PLUGIN = { bundle: '// plugin', wrapper: '#!/bin/sh' };
 const TARGET = {
@@ -61,5 +62,26 @@ describe('berth manifests --cni on a cluster with EKS Auto Mode nodes', () => {
       operator: 'NotIn',
       values: ['general-purpose', 'system'],
     });
+  });
+
+  it('prints the buffer placeholders with node pool auto-mode, as with karpenter', () => {
+    const scale = parseConfig({
+      scale: {
+        nodeSelector: 'karpenter.sh/nodepool=general-purpose',
+        nodePool: { type: 'auto-mode' },
+      },
+    }).scale;
+    const kinds = (objects: readonly { kind?: string }[]) => objects.map((o) => o.kind);
+    const endpoint = { url: 'https://berth.example/admission' };
+    expect(kinds(berthManifests(endpoint, 'games', scale))).toContain('PriorityClass');
+    const deployment = berthManifests(endpoint, 'games', scale).find(
+      (o) => o.kind === 'Deployment',
+    ) as { spec: { template: { spec: { nodeSelector: Record<string, string> } } } } | undefined;
+    expect(deployment?.spec.template.spec.nodeSelector).toEqual({
+      'karpenter.sh/nodepool': 'general-purpose',
+    });
+    expect(kinds(berthManifests(endpoint, 'games', parseConfig({}).scale))).not.toContain(
+      'Deployment',
+    );
   });
 });
