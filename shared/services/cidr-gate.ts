@@ -62,6 +62,7 @@ export class ServiceCidrGate {
         'the cluster has no ServiceCIDR objects (networking.k8s.io/v1, Kubernetes 1.33+): berth allocates from serviceCIDRs as configured',
       );
     }
+    for (const note of next.notes.filter((n) => !before.notes.includes(n))) log?.info(note);
     for (const name of next.followed.filter((n) => !before.followed.includes(n))) {
       log?.info(`following the cluster's Service CIDR ${name}: new cluster IPs may come from it`);
     }

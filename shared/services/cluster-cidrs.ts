@@ -53,7 +53,7 @@ export interface RangeRefusal {
   readonly reason: RangeRefusalReason;
   /** What is wrong, naming the range and the cluster's CIDRs (a denial puts its field first). */
   readonly detail: string;
-  /** `serviceCIDRs: <detail>`, as the log and a refused start say it. */
+  /** `<config key>: <detail>`, as the log and a refused start say it. */
   readonly message: string;
 }
 
@@ -127,6 +127,23 @@ function describeCluster(cluster: readonly ClusterServiceCidr[]): string[] {
   );
 }
 
+/** What a refusal says: the range, the ServiceCIDRs concerned and all of the cluster's. */
+function refusalOf(
+  range: string,
+  reason: RangeRefusalReason,
+  serviceCidrs: string,
+  has: string,
+  key = 'serviceCIDRs',
+): RangeRefusal {
+  const detail =
+    reason === 'missing'
+      ? `${range} is not a Service CIDR of this cluster (its ServiceCIDRs: ${has}): the apiserver refuses cluster IPs outside them; set serviceCIDRs to the cluster's, or create a ServiceCIDR for ${range}`
+      : reason === 'terminating'
+        ? `${range} is being deleted from this cluster (ServiceCIDR ${serviceCidrs}): no new cluster IP comes from it (its ServiceCIDRs: ${has})`
+        : `${range} is not ready in this cluster (ServiceCIDR ${serviceCidrs}): no new cluster IP comes from it until it is (its ServiceCIDRs: ${has})`;
+  return { range, reason, detail, message: `${key}: ${detail}` };
+}
+
 /** Decides which ranges berth keeps and which it allocates from. */
 export function reconcileServiceCidrs(inputs: ServiceCidrInputs): ServiceCidrState {
   const configured = inputs.configured.map(clusterIpRange);
@@ -156,33 +173,20 @@ export function reconcileServiceCidrs(inputs: ServiceCidrInputs): ServiceCidrSta
     }
     const name = formatCidr(block);
     const names = covering.map((o) => o.name).join(', ');
-    const [reason, detail]: [RangeRefusalReason, string] =
+    const reason: RangeRefusalReason =
       covering.length === 0
-        ? [
-            'missing',
-            `${name} is not a Service CIDR of this cluster (its ServiceCIDRs: ${has}): the apiserver refuses cluster IPs outside them; set serviceCIDRs to the cluster's, or create a ServiceCIDR for ${name}`,
-          ]
+        ? 'missing'
         : covering.every((object) => object.terminating)
-          ? [
-              'terminating',
-              `${name} is being deleted from this cluster (ServiceCIDR ${names}): no new cluster IP comes from it (its ServiceCIDRs: ${has})`,
-            ]
-          : [
-              'notReady',
-              `${name} is not ready in this cluster (ServiceCIDR ${names}): no new cluster IP comes from it until it is (its ServiceCIDRs: ${has})`,
-            ];
-    const refusal: RangeRefusal = {
-      range: name,
-      reason,
-      detail,
-      message: `serviceCIDRs: ${detail}`,
-    };
+          ? 'terminating'
+          : 'notReady';
+    const refusal = refusalOf(name, reason, names, has);
     refused.set(name, refusal);
   }
 
   const families = new Set(inputs.configured.map((block) => block.family));
   const kept: CidrBlock[] = [...inputs.configured];
   const followedRanges: ValueRange[] = [];
+  const unusableRanges: ValueRange[] = [];
   const notes: string[] = [];
   for (const object of cluster) {
     for (const block of object.cidrs) {
@@ -206,10 +210,24 @@ export function reconcileServiceCidrs(inputs: ServiceCidrInputs): ServiceCidrSta
         );
         continue;
       }
-      // A terminating or unready one is no new range: nothing berth holds can be in it yet.
-      if (!usable(object)) continue;
       kept.push(block);
-      followedRanges.push(clusterIpRange(block));
+      if (usable(object)) {
+        followedRanges.push(clusterIpRange(block));
+        continue;
+      }
+      // One berth followed may be going away: berth keeps what it holds there (no Service is
+      // reported out of range, nothing is freed early) and gives nothing new from it.
+      unusableRanges.push(clusterIpRange(block));
+      refused.set(
+        name,
+        refusalOf(
+          name,
+          object.terminating ? 'terminating' : 'notReady',
+          object.name,
+          has,
+          'services.followClusterCIDRs',
+        ),
+      );
     }
   }
 
@@ -224,7 +242,7 @@ export function reconcileServiceCidrs(inputs: ServiceCidrInputs): ServiceCidrSta
     );
   return {
     source: 'cluster',
-    ranges: [...configured, ...followedRanges],
+    ranges: [...configured, ...followedRanges, ...unusableRanges],
     allocatable: [...allocatable, ...followedRanges],
     refused,
     followed: followedRanges.map((range) => range.name),

@@ -109,7 +109,8 @@ describe('reconcileServiceCidrs', () => {
     });
     expect(followed.followed).toEqual(['10.101.0.0/24']);
     expect(names(followed.allocatable)).toEqual(['10.100.0.0/16', '10.101.0.0/24']);
-    expect(names(followed.ranges)).toEqual(['10.100.0.0/16', '10.101.0.0/24']);
+    // The terminating one is kept (what it holds stays its holders'), never allocated from.
+    expect(names(followed.ranges)).toEqual(['10.100.0.0/16', '10.101.0.0/24', '10.102.0.0/24']);
     expect(followed.notes.join('\n')).toContain(
       'fd00::/108 (ServiceCIDR kubernetes) is not followed: IPv6',
     );
@@ -120,6 +121,25 @@ describe('reconcileServiceCidrs', () => {
     });
     expect(fixed.followed).toEqual([]);
     expect(names(fixed.allocatable)).toEqual(['10.100.0.0/16']);
+  });
+});
+
+describe('reconcileServiceCidrs on a followed ServiceCIDR going away', () => {
+  it('keeps it as a range, so what Services hold there stays theirs, and gives nothing new from it', () => {
+    const state = reconcileServiceCidrs({
+      configured: [block('10.100.0.0/16')],
+      follow: true,
+      cluster: [
+        serviceCidr('kubernetes', ['10.100.0.0/16']),
+        serviceCidr('extra', ['10.101.0.0/24'], { terminating: true }),
+      ],
+    });
+    expect(names(state.ranges)).toEqual(['10.100.0.0/16', '10.101.0.0/24']);
+    expect(names(state.allocatable)).toEqual(['10.100.0.0/16']);
+    const range = clusterIpRange(block('10.100.0.0/16'));
+    expect(refusalFor(state, range, '10.101.0.9')?.message).toMatch(
+      /^services\.followClusterCIDRs: 10\.101\.0\.0\/24 is being deleted from this cluster/,
+    );
   });
 });
 
