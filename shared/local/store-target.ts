@@ -5,7 +5,11 @@
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ListTablesCommand,
+} from '@aws-sdk/client-dynamodb';
 import { dynamoClient } from '../store/client.js';
 import { ensureTable } from '../store/ensure-table.js';
 import { LOCAL_TABLE_NAME } from '../store/table.js';
@@ -70,6 +74,7 @@ export async function openStore(
   options: { share?: boolean; progress?: (line: string) => void } = {},
 ): Promise<StoreTarget> {
   if (flags.table && !flags.dynamodbEndpoint) {
+    await probeAws(flags.table);
     const client = dynamoClient({ command: true });
     return { client, tableName: flags.table, where: 'aws', close: async () => client.destroy() };
   }
@@ -109,11 +114,8 @@ export async function openStore(
   };
 }
 
-/**
- * A DynamoDB endpoint that did not answer, said with the fix; the socket error stays the cause
- * (its code makes the CLI's exit status 3).
- */
-function unanswered(error: unknown, endpoint: string): unknown {
+/** Why a request's failure means nothing answered there; undefined for any answer, a refusal too. */
+function silence(error: unknown): string | undefined {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     const code =
       cause.name === 'TimeoutError' ? 'no answer in time' : (cause as { code?: unknown }).code;
@@ -123,11 +125,44 @@ function unanswered(error: unknown, endpoint: string): unknown {
       code === 'EHOSTUNREACH' ||
       code === 'no answer in time'
     ) {
-      return new Error(
+      return code;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A DynamoDB endpoint that did not answer, said with the fix; the socket error stays the cause
+ * (its code makes the CLI's exit status 3).
+ */
+function unanswered(error: unknown, endpoint: string): unknown {
+  const code = silence(error);
+  return code === undefined
+    ? error
+    : new Error(
         `DynamoDB at ${endpoint} did not answer (${code}): start it, or fix --dynamodb-endpoint (without the flag, berth uses or starts the DynamoDB Local of --data-dir)`,
         { cause: error },
       );
-    }
+}
+
+/**
+ * Asks DynamoDB in AWS about the table, in one attempt, so a network path that swallows requests
+ * fails a command in one request timeout. Any answer will do: a missing table, or a permission
+ * the caller lacks, is the command's to meet and say.
+ */
+async function probeAws(tableName: string): Promise<void> {
+  const client = dynamoClient({ command: true, maxAttempts: 1 });
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  } catch (error) {
+    const code = silence(error);
+    if (code === undefined) return;
+    const region = await client.config.region().catch(() => 'its Region');
+    throw new Error(
+      `DynamoDB in ${region} did not answer (${code}): check the network path to it (a proxy, a VPC endpoint, a firewall) and --region, or pass --dynamodb-endpoint`,
+      { cause: error },
+    );
+  } finally {
+    client.destroy();
   }
-  return error;
 }

@@ -25,8 +25,8 @@ export interface DynamoTarget {
  * the first byte of an answer, per attempt. An endpoint that accepts connections but never
  * answers must end a command with its error, not hang it; DynamoDB answers in milliseconds and
  * DynamoDB Local on a busy machine within seconds. A command's first request is one attempt
- * (`openStore`), so a silent endpoint ends it in about 10 s; a request that times out later, in
- * the middle of a command, ends it after its three attempts, about 31 s.
+ * (`openStore`'s probe), so a silent endpoint ends it in about 10 s; a request that times out
+ * later, in the middle of a command, ends it after its three attempts, within about 40 s.
  *
  * The Lambda functions keep the SDK's defaults (no per-request limit): a request under load,
  * throttled and retried with backoff, may take seconds, and each function's own timeout (the

@@ -53,6 +53,7 @@ async function kubeconfig(): Promise<string> {
 
 afterEach(() => {
   vi.restoreAllMocks();
+  vi.unstubAllEnvs();
 });
 
 describe('a DynamoDB endpoint that never answers', () => {
@@ -74,6 +75,28 @@ describe('a DynamoDB endpoint that never answers', () => {
           `berth: DynamoDB at ${silent.endpoint} did not answer (no answer in time): start it, or fix --dynamodb-endpoint (without the flag, berth uses or starts the DynamoDB Local of --data-dir)\n`,
         );
         // One attempt: the probe's, not retried; nothing else was sent there.
+        expect(silent.connections()).toBe(1);
+      } finally {
+        silent.close();
+      }
+    },
+    BOUND_MS,
+  );
+
+  it(
+    'status --table (DynamoDB in AWS) exits 3 after one unanswered request, naming the Region and the fix',
+    async () => {
+      const silent = await silentServer();
+      // The SDK's own setting for a service's endpoint: the path to "AWS" runs into the silent server.
+      vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', silent.endpoint);
+      vi.stubEnv('AWS_ACCESS_KEY_ID', 'berth');
+      vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'berth-test');
+      try {
+        const io = captureOutput();
+        expect(await main(['status', '--table', 'berth', '--region', 'eu-west-1'])).toBe(3);
+        expect(io.err()).toBe(
+          'berth: DynamoDB in eu-west-1 did not answer (no answer in time): check the network path to it (a proxy, a VPC endpoint, a firewall) and --region, or pass --dynamodb-endpoint\n',
+        );
         expect(silent.connections()).toBe(1);
       } finally {
         silent.close();
