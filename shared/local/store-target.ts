@@ -145,6 +145,9 @@ function unanswered(error: unknown, endpoint: string): unknown {
       );
 }
 
+/** An AWS service error: it carries the HTTP status DynamoDB answered with. */
+type ServiceAnswer = { readonly $metadata?: { readonly httpStatusCode?: number } };
+
 /**
  * Asks DynamoDB in AWS about the table, in one attempt, so a network path that swallows requests
  * fails a command in one request timeout. Any answer will do: a missing table, or a permission
@@ -156,7 +159,11 @@ async function probeAws(tableName: string): Promise<void> {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
   } catch (error) {
     const code = silence(error);
-    if (code === undefined) return;
+    // DynamoDB answered (a missing table, a permission the caller lacks): the command's to meet.
+    if (code === undefined && (error as ServiceAnswer).$metadata?.httpStatusCode !== undefined)
+      return;
+    // No Region, no credentials: the command would meet the same, so it ends here.
+    if (code === undefined) throw error;
     const region = await client.config.region().catch(() => 'its Region');
     throw new Error(
       `DynamoDB in ${region} did not answer (${code}): check the network path to it (a proxy, a VPC endpoint, a firewall) and --region, or pass --dynamodb-endpoint`,
