@@ -66,6 +66,7 @@ import {
   SECOND,
   simulateDay,
 } from './scale/day.js';
+import { nodeHourFloors } from './scale/floor.js';
 import {
   CONSOLIDATE_AFTER_SWEEP_MS,
   type KarpenterOptions,
@@ -73,7 +74,12 @@ import {
   LOOP_MS,
 } from './scale/karpenter.js';
 import { paddleSoccerScaler } from './scale/paddle-soccer.js';
-import { judgeScenario, type ScaleTarget, type ScenarioVerdict } from './scale/targets.js';
+import {
+  judgeScenario,
+  NODE_HOURS_RATIO_TARGET,
+  type ScaleTarget,
+  type ScenarioVerdict,
+} from './scale/targets.js';
 import { writeResults } from './support/results.js';
 
 /** A baseline run: its scaler, the peer it models, and why it is information only, if it is. */
@@ -166,6 +172,12 @@ export interface ScenarioResult {
   /** Per peer, its best run: fewest waiting pods, then fewest node-hours. */
   readonly best: Readonly<Record<string, string>>;
   readonly targets: readonly ScenarioVerdict[];
+  /** What the day's arrivals alone allow (`scale/floor.ts`): information beside the targets. */
+  readonly floors?: {
+    readonly packedNodeHours: number;
+    readonly largestRise: number;
+    readonly packedWithLargestRiseFree: number;
+  };
 }
 
 /** The main scenario and the others, all carrying targets. */
@@ -193,6 +205,7 @@ function compare(sc: Scenario): ScenarioResult {
   const judged = Object.fromEntries(
     Object.entries(baselines).filter(([name]) => !BASELINES[name]?.informational),
   );
+  const floors = nodeHourFloors(sc, day);
   return {
     scenario: sc.name,
     description: sc.description,
@@ -200,7 +213,12 @@ function compare(sc: Scenario): ScenarioResult {
     berthScheduledOnly: scheduledOnly,
     baselines,
     best: bestRuns(judged),
-    targets: judgeScenario(berth, judged),
+    targets: judgeScenario(berth, judged, NODE_HOURS_RATIO_TARGET, floors),
+    floors: {
+      packedNodeHours: floors.packed,
+      largestRise: floors.largestRise,
+      packedWithLargestRiseFree: floors.packedWithFree(floors.largestRise),
+    },
   };
 }
 
@@ -270,6 +288,11 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
           : {}),
       })),
     );
+    if (r.floors) {
+      console.log(
+        `the day's arrivals: ${r.floors.packedNodeHours} node-hours packed perfectly; ${r.floors.packedWithLargestRiseFree} with room for their largest net rise within a node's boot time (${r.floors.largestRise} games) kept free`,
+      );
+    }
     console.log(
       `best run per peer: ${Object.entries(r.best)
         .map(([peer, name]) => {

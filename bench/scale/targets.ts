@@ -5,6 +5,7 @@
  * pods, Karpenter at every `consolidateAfter` swept).
  */
 import type { DayOutcome } from './day.js';
+import type { NodeHourFloors } from './floor.js';
 
 /** berth's node-hours may be at most this share of the cheapest comparable baseline's. */
 export const NODE_HOURS_RATIO_TARGET = 0.9;
@@ -35,11 +36,13 @@ export interface ScenarioVerdict {
  *   ratio): berth's node-hours ≤ `ratio` × the fewest node-hours of
  *   any baseline run whose waiting pods are ≤ berth's (a cheaper day bought with more waiting players
  *   is not comparable); with no such baseline the target passes vacuously, and the line says so.
+ *   Given the day's `floors`, the line also says how much room that budget leaves any scaler.
  */
 export function judgeScenario(
   berth: DayOutcome,
   baselines: Readonly<Record<string, DayOutcome>>,
   ratio: number = NODE_HOURS_RATIO_TARGET,
+  floors?: NodeHourFloors,
 ): ScenarioVerdict[] {
   const entries = Object.entries(baselines);
   if (entries.length === 0) throw new Error('no baseline to judge berth against');
@@ -54,7 +57,7 @@ export function judgeScenario(
   const nodeHours = cheapest
     ? {
         pass: berth.nodeHours <= ratio * cheapest[1].nodeHours,
-        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round3(berth.nodeHours / cheapest[1].nodeHours)}, target <= ${ratio}`,
+        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round3(berth.nodeHours / cheapest[1].nodeHours)}, target <= ${ratio}${floors ? roomLeft(floors, round2(ratio * cheapest[1].nodeHours)) : ''}`,
       }
     : {
         pass: true,
@@ -73,6 +76,17 @@ export function judgeScenario(
     },
     { name: `nodeHoursAtMost${Math.round(ratio * 100)}PercentOfComparable`, ...nodeHours },
   ];
+}
+
+/** What the day's arrivals leave room for under `budget` node-hours (`floor.ts`). */
+function roomLeft(floors: NodeHourFloors, budget: number): string {
+  const free = floors.freeSlotsWithin(budget);
+  const room = free < 0 ? 'no room at all' : `room for at most ${free} free slots at every step`;
+  return `; the day's arrivals packed perfectly take ${floors.packed} node-hours, and within ${budget} leave ${room}, against a net rise of ${floors.largestRise} running games within one node's boot time`;
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
 }
 
 function round3(value: number): number {
