@@ -98,8 +98,15 @@ export async function meterAdmission(session: Session, samples: number): Promise
   const { config, kube, clocks } = world;
   const queue = new RecordingSettleQueue();
   let containers = 0;
+  /**
+   * When the racing round under way began (performance.now()): racing containers' clocks run on
+   * from the round's simulated start as real time passes, as Lambda hosts' synchronized clocks
+   * do while their requests are in flight, so a concurrent allocation's count write is later
+   * than another's start (a frozen clock would make every racer's writes and starts one instant).
+   */
+  let roundStarted = 0;
   /** A warm admission container, as functions/admission/handler.ts wires one. */
-  const container = () => {
+  const container = (racing = false) => {
     const runtime = createRuntime({
       config,
       dynamo: world.client,
@@ -109,7 +116,9 @@ export async function meterAdmission(session: Session, samples: number): Promise
         new QueueSettler(queue, config.settle.delaySeconds, () => {
           throw new Error('the recording settle queue never refuses a task');
         }),
-      now: () => clocks.admission,
+      now: racing
+        ? () => clocks.admission + Math.floor(performance.now() - roundStarted)
+        : () => clocks.admission,
       random: seededRandom(11 + containers++),
     });
     const obs = observability('admission');
@@ -266,7 +275,8 @@ export async function meterAdmission(session: Session, samples: number): Promise
   const writers = ASSUMPTIONS.racingWriters.value;
   const rounds = Math.ceil(samples / writers);
   log(`  metering ${rounds} rounds of ${writers} racing pod and Service CREATEs and DELETEs...`);
-  const racers = Array.from({ length: writers }, () => container());
+  const racers = Array.from({ length: writers }, () => container(true));
+  roundStarted = performance.now();
   for (const racer of racers) {
     await admit(
       parseAdmissionReview(objects.podReview('CREATE', objects.newPod(), { dryRun: true })),
@@ -282,6 +292,7 @@ export async function meterAdmission(session: Session, samples: number): Promise
   };
   for (let round = 0; round < rounds; round++) {
     clocks.admission += SESSION_GAP_MS * writers;
+    roundStarted = performance.now();
     const pods = Array.from({ length: writers }, () => objects.newPod());
     const answers = await race(
       'pod-create',
