@@ -39,11 +39,15 @@ function randomIndex(random: Random, length: number): number {
  * Racers that all wanted the last ports at the lowest count spread over the next level instead of
  * colliding there again, and each use lands at most two above the lowest count: the bound for
  * allocations made at once. Undefined when fewer than `amount` ports are at the lowest two counts.
+ * With `itemOf`, a pod's ports after its first are drawn from the count items it already uses
+ * while any candidate is left there: a pod's ports in one item cost one write, and one refused
+ * write instead of a refused one and one taken back.
  */
 export function chooseWithSlack(
   counts: ArrayLike<number>,
   amount: number,
   random: Random,
+  itemOf?: (offset: number) => number,
 ): number[] | undefined {
   let lowest = Number.POSITIVE_INFINITY;
   for (let i = 0; i < counts.length; i++) lowest = Math.min(lowest, counts[i] ?? 0);
@@ -51,11 +55,22 @@ export function chooseWithSlack(
   for (let i = 0; i < counts.length; i++) if ((counts[i] ?? 0) <= lowest + 1) candidates.push(i);
   if (candidates.length < amount) return undefined;
   const chosen: number[] = [];
+  const items = new Set<number>();
   while (chosen.length < amount) {
-    const a = randomIndex(random, candidates.length);
-    const b = randomIndex(random, candidates.length);
+    // Indexes into `candidates` of those in an item the pod already uses (all, for its first).
+    const near =
+      itemOf && items.size > 0
+        ? candidates.flatMap((c, i) => (items.has(itemOf(c)) ? [i] : []))
+        : [];
+    const draw = () =>
+      near.length > 0
+        ? (near[randomIndex(random, near.length)] ?? 0)
+        : randomIndex(random, candidates.length);
+    const a = draw();
+    const b = draw();
     const pick = (counts[candidates[b] ?? 0] ?? 0) < (counts[candidates[a] ?? 0] ?? 0) ? b : a;
     chosen.push(candidates[pick] ?? 0);
+    if (itemOf) items.add(itemOf(candidates[pick] ?? 0));
     // Swap-remove: the ports left stay candidates, none twice.
     candidates[pick] = candidates[candidates.length - 1] ?? 0;
     candidates.pop();
@@ -180,7 +195,7 @@ export function assignRangePorts(
   const distinct = Math.min(size, both + udp + tcp);
   const slack =
     preferences.racing && distinct === both + udp + tcp
-      ? chooseWithSlack(counts, distinct, random)
+      ? chooseWithSlack(counts, distinct, random, preferences.itemOf)
       : undefined;
   const picks =
     slack ??
