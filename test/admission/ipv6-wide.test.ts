@@ -20,7 +20,10 @@ describe('Service admission with an IPv6 /64', () => {
     const config = parseConfig({ cluster: 'v6', serviceCIDRs: ['10.60.0.0/24', WIDE] });
     const runtime = createRuntime({ config, dynamo: client, tableName });
     const create = async (name: string, spec: Record<string, unknown>) => {
-      const object = {
+      const object: {
+        metadata: object;
+        spec: { clusterIPs?: string[]; [field: string]: unknown };
+      } = {
         metadata: { name, namespace: 'default' },
         spec: { ports: [{ port: 80 }], ...spec },
       };
@@ -42,10 +45,11 @@ describe('Service admission with an IPv6 /64', () => {
       ipFamilies: ['IPv6', 'IPv4'],
     });
     expect(response.allowed).toBe(true);
-    const patched = applyPatch(object, decodePatch(response.patch ?? '')) as {
-      spec: { clusterIPs: string[] };
-    };
-    const [v6, v4] = patched.spec.clusterIPs;
+    const patched: { spec: { clusterIPs?: string[] } } = applyPatch(
+      object,
+      decodePatch(response.patch ?? ''),
+    );
+    const [v6, v4] = patched.spec.clusterIPs ?? [];
     expect(cidrContains(wide, parseIp(v6 ?? '') ?? { family: 'IPv4', value: 0n })).toBe(true);
     expect(v4).toMatch(/^10\.60\.0\./);
 
