@@ -108,8 +108,10 @@ export function unavailableRecorder(
 
 /**
  * Records an admission decision: one structured log line at info (denials included), and counts
- * of denied reviews, denials by code, full-range denials and values handed out. Allowed reviews
- * are the function's invocations less its denials: no metric of their own.
+ * of denied reviews, denials by code and full-range denials. Allowed reviews are the function's
+ * invocations less its denials, and the values they hand out are in their log lines and in each
+ * range's use (`/metrics`, the dashboard): no metric of their own, which CloudWatch would bill
+ * for every hour a session starts in.
  */
 export function decisionRecorder(
   logger: Logger,
@@ -117,12 +119,7 @@ export function decisionRecorder(
 ): (decision: AdmissionDecision) => void {
   return (decision) => {
     logger.info('admission decision', { decision });
-    if (decision.allowed) {
-      if (!decision.dryRun && decision.values.length > 0) {
-        metrics.addMetric('ValuesAllocated', MetricUnit.Count, decision.values.length);
-      }
-      return;
-    }
+    if (decision.allowed) return;
     metrics.addMetric('AdmissionDenied', MetricUnit.Count, 1);
     if (decision.reason?.includes('range is full')) {
       metrics.addMetric('RangeFullDenials', MetricUnit.Count, 1);
