@@ -62,7 +62,7 @@ export interface MonitoringProps {
    * repair pass finishes a settle task's releases).
    */
   readonly deadLetterQueue: sqs.IQueue;
-  /** The settle queue: its oldest message's age is the settle lag. */
+  /** The settle queue: its oldest message's age is the settle lag, plotted. */
   readonly settleQueue: sqs.IQueue;
 }
 
@@ -188,16 +188,14 @@ export class Monitoring extends Construct {
       1,
       'a scheduled pass or instance event failed or could not be delivered, or settle looks kept failing (given-back Service values wait for the repair pass)',
     );
-    // A task waits at most 5 minutes between looks; one older than 15 has no consumer.
-    alarm(
-      'SettleLag',
-      props.settleQueue.metricApproximateAgeOfOldestMessage({
-        period: PERIOD,
-        statistic: cloudwatch.Stats.MAXIMUM,
-      }),
-      900,
-      'the settle queue is not being drained: given-back Service values are not freed',
-    );
+    // The settle lag is plotted, not alarmed: a task waits at most 5 minutes between looks, and
+    // a queue nobody drains delays a release by one repair pass only (each pass finishes every
+    // release older than two minutes); a look that keeps failing ends in the dead letters above.
+    const settleLag = props.settleQueue.metricApproximateAgeOfOldestMessage({
+      period: PERIOD,
+      statistic: cloudwatch.Stats.MAXIMUM,
+      label: 'oldest settle task (s)',
+    });
     // The table's own throttle counts, on the dashboard. They need no alarm of their own: a
     // throttle the SDK's retries absorb harms nothing, and one they do not fails the call, which
     // the webhook and node IP API answer with HTTP 503 (counted with InternalErrors) and a pass with a failed
@@ -371,9 +369,10 @@ export class Monitoring extends Construct {
             ],
           }),
           new cloudwatch.GraphWidget({
-            title: 'Dead letters',
+            title: 'Dead letters, settle lag',
             width: 8,
             left: [deadLetters.with({ label: 'visible messages' })],
+            right: [settleLag],
           }),
         ],
         [
