@@ -204,7 +204,7 @@ export async function handleLookUpIp(
   checkNode(node);
   const holder = parseReleaseHolder(query);
   const key = podKey(holder.namespace, holder.pod);
-  const pool = await deps.store.getPool(node);
+  const pool = await deps.store.getPool(node, 'eventual');
   // Eventually consistent, half the read units: the answer hands out nothing. A DEL that then
   // releases the address is checked against the record as stored, and one whose look missed an
   // address assigned in the last second leaves it to the pass, which frees an address held by a
@@ -242,7 +242,10 @@ async function refuseAutoModeNode(deps: EniDeps, node: string): Promise<void> {
  * an EKS Auto Mode node (409: Auto Mode's own CNI gives its pods their IPs).
  */
 async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
-  const pool = await deps.store.getPool(node);
+  // Eventually consistent (half the read units): the pool record only says where and how much;
+  // every claim is conditional on the address record, and draining marks those records first.
+  // A pool a second old that the look misses is created again, refused, and read strongly.
+  const pool = await deps.store.getPool(node, 'eventual');
   if (pool && !pool.draining) return pool;
   const nodeObject = await deps.cluster.getNode(node);
   const autoMode = autoModeReason(nodeObject?.metadata?.labels, deps.autoMode);

@@ -17,7 +17,8 @@ export type NodeWrite =
 /** Persistence of pools, scoped to one cluster. */
 export interface EniStore {
   listPools(): AsyncIterable<PoolRecord>;
-  getPool(node: string): Promise<PoolRecord | undefined>;
+  /** The node's pool: strongly consistent unless `read` is `eventual` (half the cost). */
+  getPool(node: string, read?: NodeRead): Promise<PoolRecord | undefined>;
   /** Writes the pool when the stored version is `expectedVersion` (0: none yet); else `EniConflictError`. */
   putPool(pool: PoolRecord, expectedVersion: number): Promise<void>;
   /** Deletes the pool record and every item under the node. */
@@ -65,7 +66,7 @@ export const MAX_ATOMIC_WRITES = 100;
 export function forwarding(store: EniStore): EniStore {
   return {
     listPools: () => store.listPools(),
-    getPool: (node) => store.getPool(node),
+    getPool: (node, read) => store.getPool(node, read),
     putPool: (pool, expectedVersion) => store.putPool(pool, expectedVersion),
     deletePool: (node) => store.deletePool(node),
     tryLease: (node, holder, now, until) => store.tryLease(node, holder, now, until),

@@ -124,8 +124,8 @@ export class DynamoEniStore implements EniStore {
       yield decodePool(item);
   }
 
-  async getPool(node: string): Promise<PoolRecord | undefined> {
-    const item = await this.#get(this.#poolsKey(), node);
+  async getPool(node: string, read: NodeRead = 'strong'): Promise<PoolRecord | undefined> {
+    const item = await this.#get(this.#poolsKey(), node, read === 'strong');
     return item ? decodePool(item) : undefined;
   }
 
@@ -401,12 +401,16 @@ export class DynamoEniStore implements EniStore {
     );
   }
 
-  async #get(pk: string, sk: string): Promise<Record<string, AttributeValue> | undefined> {
+  async #get(
+    pk: string,
+    sk: string,
+    consistent = true,
+  ): Promise<Record<string, AttributeValue> | undefined> {
     const out = await this.#client.send(
       new GetItemCommand({
         TableName: this.#table,
         Key: { [PK]: { S: pk }, [SK]: { S: sk } },
-        ConsistentRead: true,
+        ConsistentRead: consistent,
         ReturnConsumedCapacity: 'TOTAL',
       }),
     );

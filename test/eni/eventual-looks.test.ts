@@ -11,6 +11,8 @@ import type { NodeState } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleLookUpIp, releaseIp } from '../../shared/eni/service.js';
 import type { NodeRead, NodeWrite } from '../../shared/eni/store.js';
+import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
+import { freshTable } from '../support/dynamo.js';
 import { eniWorld } from './harness.js';
 
 /**
@@ -20,6 +22,11 @@ import { eniWorld } from './harness.js';
 class LaggingStore extends InMemoryEniStore {
   lag = 0;
   readonly looks: NodeRead[] = [];
+  readonly poolReads: NodeRead[] = [];
+  override async getPool(node: string, read: NodeRead = 'strong') {
+    this.poolReads.push(read);
+    return super.getPool(node);
+  }
   readonly #history = new Map<string, NodeState[]>();
   override async loadNode(node: string, read: NodeRead = 'strong') {
     this.looks.push(read);
@@ -40,19 +47,37 @@ class LaggingStore extends InMemoryEniStore {
 const pod = (i: number) => ({ namespace: 'games', pod: `gs-${i}` });
 
 describe("the node IP API's eventually consistent look-up", () => {
+  it('reads a pool record eventually consistent at half the cost of a strong read', async () => {
+    const { client, tableName } = await freshTable();
+    const store = new DynamoEniStore({ client, tableName, cluster: 'blue' });
+    const world = eniWorld({ store });
+    world.addNode('node-a');
+    await runEniPass(world.deps);
+    const before = store.meter.totals().readUnits;
+    const strong = await store.getPool('node-a');
+    const strongUnits = store.meter.totals().readUnits - before;
+    expect(await store.getPool('node-a', 'eventual')).toEqual(strong);
+    expect(store.meter.totals().readUnits - before - strongUnits).toBe(strongUnits / 2);
+  });
+
   it('reads a look-up eventually consistent and an assign strongly', async () => {
     const store = new LaggingStore();
     const world = eniWorld({ store });
     world.addNode('node-a');
     await runEniPass(world.deps);
     store.looks.length = 0;
+    store.poolReads.length = 0;
     const held = await assignIp(world.deps, 'node-a', pod(1));
     // A repeated assign must answer the same address: its look is strong.
     expect(await assignIp(world.deps, 'node-a', pod(1))).toEqual(held);
     expect(store.looks).toEqual(['strong', 'strong']);
+    // The pool record only says where: every claim is conditional on the address record.
+    expect(store.poolReads).toEqual(['eventual', 'eventual']);
     store.looks.length = 0;
+    store.poolReads.length = 0;
     expect((await handleLookUpIp(world.deps, 'node-a', pod(1))).ip).toBe(held.ip);
     expect(store.looks).toEqual(['eventual']);
+    expect(store.poolReads).toEqual(['eventual']);
   });
 
   it('with look-ups up to five commits stale, a DEL never frees an address another pod holds', async () => {
