@@ -24,7 +24,9 @@ export interface DynamoTarget {
  * How long an endpoint may keep a command waiting before its request fails: to connect, and for
  * the first byte of an answer, per attempt. An endpoint that accepts connections but never
  * answers must end a command with its error, not hang it; DynamoDB answers in milliseconds and
- * DynamoDB Local on a busy machine within seconds. A command's first request is one attempt
+ * DynamoDB Local on a busy machine within seconds. The connection limit counts a request's wait
+ * for one of the client's sockets too, so it is as long as the answer's: many requests at once
+ * to a loaded DynamoDB Local queue for sockets for seconds (3 s failed them). A command's first request is one attempt
  * (`openStore`'s probe), so a silent endpoint ends it in about 10 s; a request that times out
  * later, in the middle of a command, ends it after its three attempts, within about 40 s.
  *
@@ -33,7 +35,7 @@ export interface DynamoTarget {
  * admission function's 4 s, under the webhook's 5 s; a leased pass's, 30 s under its lease)
  * already ends an invocation that waits too long, with the error its caller handles.
  */
-export const COMMAND_TIMEOUTS_MS = { connectionTimeout: 3_000, requestTimeout: 10_000 } as const;
+export const COMMAND_TIMEOUTS_MS = { connectionTimeout: 10_000, requestTimeout: 10_000 } as const;
 
 /** A client for the target. */
 export function dynamoClient(target: DynamoTarget): DynamoDBClient {
