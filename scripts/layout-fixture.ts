@@ -11,18 +11,14 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  type AttributeValue,
-  DynamoDBClient,
-  ListTablesCommand,
-  ScanCommand,
-} from '@aws-sdk/client-dynamodb';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { admit } from '../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../shared/admission/review.js';
 import { type BerthRuntime, createRuntime } from '../shared/app/runtime.js';
 import { parseConfig } from '../shared/config/schema.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { dynamoClient } from '../shared/store/client.js';
+import { scanRaw } from '../test/support/raw-table.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 /** The day whose table is captured: small, steady, and stopped with game servers still running. */
@@ -45,8 +41,6 @@ const SIM = [
 /** Game servers admitted after the day, so the table holds live pods' records and host ports. */
 const LIVE_GAME_SERVERS = 12;
 
-type Item = Record<string, AttributeValue>;
-
 /** Admits `examples/review-game-server.json` as `count` game servers of their own names. */
 async function admitGameServers(runtime: BerthRuntime, count: number): Promise<void> {
   const example = await readFile(join(ROOT, 'examples/review-game-server.json'), 'utf8');
@@ -59,27 +53,6 @@ async function admitGameServers(runtime: BerthRuntime, count: number): Promise<v
     const { response } = await admit(parseAdmissionReview(review), runtime.admission);
     if (!response.allowed) throw new Error(`${name} was refused: ${response.status?.message}`);
   }
-}
-
-/** Every item of the table as stored (no schema-version middleware), in key order. */
-async function scanAll(endpoint: string, tableName: string): Promise<Item[]> {
-  const raw = new DynamoDBClient({
-    endpoint,
-    region: 'local',
-    credentials: { accessKeyId: 'berth', secretAccessKey: 'berth-local' },
-  });
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await raw.send(
-      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  raw.destroy();
-  const key = (item: Item) => `${item.pk?.S}\u0000${item.sk?.S}`;
-  return items.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 async function main(): Promise<number> {
@@ -117,7 +90,7 @@ async function main(): Promise<number> {
     if (!tableName) throw new Error(`the sim left no table (found ${tables.join(', ')})`);
     const runtime = createRuntime({ config: parseConfig({}), dynamo: client, tableName });
     await admitGameServers(runtime, LIVE_GAME_SERVERS);
-    const items = await scanAll(dynamo.endpoint, tableName);
+    const items = await scanRaw(dynamo.endpoint, tableName);
     const status = await runtime.status();
     client.destroy();
     const commit = execFileSync('git', ['rev-parse', 'HEAD'], {

@@ -6,13 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
-import {
-  type AttributeValue,
-  BatchWriteItemCommand,
-  DynamoDBClient,
-  QueryCommand,
-  ScanCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { admit } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
@@ -21,6 +15,7 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { ItemSchemaTooNewError } from '../../shared/store/errors.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_ATTRIBUTE } from '../../shared/store/schema-version.js';
 import { freshTable } from '../support/dynamo.js';
+import { putRaw as putRawItems, scanRaw as scanRawItems } from '../support/raw-table.js';
 import { review } from '../support/reviews.js';
 
 type Item = Record<string, AttributeValue>;
@@ -37,41 +32,9 @@ interface Layout {
 /** Every released layout; a release adds its own, captured by scripts/layout-fixture.ts. */
 const RELEASED = ['0.1.0', '0.2.0'];
 
-/** A client without berth's schema-version middleware: the items go in exactly as captured. */
-const rawClient = () =>
-  new DynamoDBClient({
-    endpoint: inject('dynamodbEndpoint'),
-    region: 'local',
-    credentials: { accessKeyId: 'berth', secretAccessKey: 'berth-local' },
-  });
-
-async function putRaw(tableName: string, items: readonly Item[]) {
-  const raw = rawClient();
-  for (let i = 0; i < items.length; i += 25) {
-    const batch = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-    let unprocessed: Record<string, (typeof batch)[number][]> | undefined = { [tableName]: batch };
-    while (unprocessed && Object.keys(unprocessed).length > 0) {
-      const out = await raw.send(new BatchWriteItemCommand({ RequestItems: unprocessed }));
-      unprocessed = out.UnprocessedItems as typeof unprocessed;
-    }
-  }
-  raw.destroy();
-}
-
-async function scanRaw(tableName: string): Promise<Item[]> {
-  const raw = rawClient();
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const out = await raw.send(
-      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: start }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  raw.destroy();
-  return items;
-}
+const putRaw = (tableName: string, items: readonly Item[]) =>
+  putRawItems(inject('dynamodbEndpoint'), tableName, items);
+const scanRaw = (tableName: string) => scanRawItems(inject('dynamodbEndpoint'), tableName);
 
 const keyOf = (item: Item) => `${item.pk?.S} ${item.sk?.S}`;
 

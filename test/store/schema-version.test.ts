@@ -5,7 +5,6 @@
  */
 import {
   type AttributeValue,
-  DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   ScanCommand,
@@ -33,6 +32,7 @@ import {
 } from '../../shared/store/schema-version.js';
 import { captureOutput } from '../support/capture.js';
 import { freshTable } from '../support/dynamo.js';
+import { rawClient as rawClientOn } from '../support/raw-table.js';
 
 type Item = Record<string, AttributeValue>;
 
@@ -107,13 +107,7 @@ function expectAllStamped(items: Item[]) {
   }
 }
 
-/** A client without berth's middleware: writes and reads items as they are. */
-const rawClient = () =>
-  new DynamoDBClient({
-    endpoint: inject('dynamodbEndpoint'),
-    region: 'local',
-    credentials: { accessKeyId: 'berth', secretAccessKey: 'berth-local' },
-  });
+const rawClient = () => rawClientOn(inject('dynamodbEndpoint'));
 
 /** Writes an item as a newer berth would. */
 async function plantFuture(tableName: string, item: Item): Promise<Item> {
