@@ -6,7 +6,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
 import { lambdaEnvironment } from '../support/lambda-environment.js';
@@ -60,6 +60,10 @@ beforeAll(async () => {
       'games-b': arnOf('games-b'),
     }),
   });
+  // The suite shares one module graph per worker (vitest `isolate: false`): without a fresh
+  // graph, a file that imported the handler earlier in this worker would have run its INIT,
+  // with that file's environment and secrets, and this file's INIT would never run.
+  vi.resetModules();
   ({ handler } = (await import('../../functions/admission/handler.js')) as unknown as {
     handler: Handler;
   });
