@@ -1,10 +1,11 @@
 /**
- * What berth answers when what it depends on does not answer. A review berth cannot decide
- * because its table or the Kubernetes API failed is berth's failure, not the caller's: a 5xx, so
- * the apiserver applies the webhook's failurePolicy. The answer still says what failed and what
- * to do, instead of a bare "internal error".
+ * What berth answers when what it depends on does not answer, or its table holds an item a newer
+ * berth wrote. A review berth cannot decide because its table or the Kubernetes API failed is
+ * berth's failure, not the caller's: a 5xx, so the apiserver applies the webhook's failurePolicy.
+ * The answer still says what failed and what to do, instead of a bare "internal error".
  */
 import { KubernetesUnreachableError } from '../k8s/errors.js';
+import { ItemSchemaTooNewError } from '../store/errors.js';
 import type { HttpFault } from './api.js';
 
 /** Where the runbook for an outage is, for every message that names one. */
@@ -27,6 +28,11 @@ export function unavailableFault(error: unknown, store: string): HttpFault | und
         statusCode: 503,
         message: `the Kubernetes API did not answer (${cause.message}); check the cluster berth reads, and see ${OUTAGE_RUNBOOK}`,
       };
+    }
+    if (cause instanceof ItemSchemaTooNewError) {
+      // A newer berth wrote the table (a rollback mid-upgrade): nothing this code can serve past,
+      // and nothing the caller did wrong; the message names the item and the fix.
+      return { statusCode: 503, message: `${cause.message}; see ${OUTAGE_RUNBOOK}` };
     }
     if (isSdkError(cause)) {
       return {
