@@ -60,6 +60,7 @@ import {
   HOUR,
   MAIN_SCENARIO,
   MINUTE,
+  round,
   SCENARIOS,
   type Scaler,
   type Scenario,
@@ -156,7 +157,7 @@ export const BASELINES: Readonly<Record<string, Baseline>> = {
 
 /** Hours to replace the nodes of 00:00, or "-" when some outlived the day. */
 const replacedHours = (ms: number | undefined): number | string =>
-  ms === undefined ? '-' : Math.round((ms / HOUR) * 100) / 100;
+  ms === undefined ? '-' : round(ms / HOUR, 2);
 
 /** The row of berth without triggered passes (AWS today). */
 const SCHEDULED_ONLY = 'berth-60s-schedule-only';

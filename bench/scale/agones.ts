@@ -36,13 +36,14 @@ import {
   everyMs,
   HOUR,
   MINUTE,
+  round,
   type Scaler,
   type Scenario,
   SECOND,
   simulateDay,
 } from './day.js';
+import { packedNodeHours } from './floor.js';
 import { CONSOLIDATE_AFTER_SWEEP_MS, karpenterScaler } from './karpenter.js';
-import { gameSlotsPerNode } from './pending.js';
 import { judgeScenario, type ScenarioVerdict } from './targets.js';
 
 /** berth's node-hours may be at most this share of the cheapest comparable run's, on these days. */
@@ -147,18 +148,17 @@ export function compareAgones(
  * Ready the instant it is asked for. No scaler that keeps every game server placed uses fewer.
  */
 export function packingFloorNodeHours(sc: AgonesScenario, day: readonly Arrival[]): number {
-  const slots = gameSlotsPerNode(sc);
-  let nodeMs = 0;
+  const podsPerStep: number[] = [];
   const measure = everyMs(sc.stepMs, (cluster) => {
     // Room for every pod, so the fleet never waits on a node and the count is the demand's.
     cluster.growTo(sc.scale.maxNodes);
     if (cluster.now < 0) return;
     let pods = cluster.queue.length;
     for (const node of cluster.nodes) pods += node.games.size;
-    nodeMs += Math.max(sc.scale.minNodes, Math.ceil(pods / slots)) * sc.stepMs;
+    podsPerStep.push(pods);
   });
   simulateDay(sc, day, measure, agonesCluster);
-  return Math.round((nodeMs / HOUR) * 100) / 100;
+  return packedNodeHours(sc, podsPerStep);
 }
 
 const simulate = (sc: AgonesScenario, day: readonly Arrival[], scaler: Scaler): DayOutcome =>
@@ -167,7 +167,7 @@ const simulate = (sc: AgonesScenario, day: readonly Arrival[], scaler: Scaler): 
 /** Hours, two decimals, of a replacement time; "not within the day" when it did not finish. */
 function replacedIn(o: DayOutcome): string {
   const ms = o.replacement?.replacedAllMs;
-  return ms === undefined ? 'not within the day' : `${Math.round((ms / HOUR) * 100) / 100} h`;
+  return ms === undefined ? 'not within the day' : `${round(ms / HOUR, 2)} h`;
 }
 
 /**

@@ -58,17 +58,25 @@ export function largestRise(running: readonly number[], windowSteps: number): nu
   return most;
 }
 
+/**
+ * The node-hours of `podsPerStep` game servers (one count a step of the measured day) packed
+ * perfectly onto whole nodes with `free` slots kept besides, as `DayOutcome.nodeHours` counts
+ * them: at least `scale.minNodes` a step.
+ */
+export function packedNodeHours(sc: Scenario, podsPerStep: readonly number[], free = 0): number {
+  const slots = gameSlotsPerNode(sc);
+  let nodeSteps = 0;
+  for (const pods of podsPerStep) {
+    nodeSteps += Math.max(sc.scale.minNodes, Math.ceil((pods + free) / slots));
+  }
+  return round((nodeSteps * sc.stepMs) / HOUR, 2);
+}
+
 /** The day's floor and rise (see the module comment), in node-hours as `DayOutcome.nodeHours`. */
 export function nodeHourFloors(sc: Scenario, day: readonly Arrival[]): NodeHourFloors {
   const slots = gameSlotsPerNode(sc);
   const running = runningPerStep(sc, day);
-  const packedWithFree = (free: number) => {
-    let nodeSteps = 0;
-    for (const games of running) {
-      nodeSteps += Math.max(sc.scale.minNodes, Math.ceil((games + free) / slots));
-    }
-    return round((nodeSteps * sc.stepMs) / HOUR, 2);
-  };
+  const packedWithFree = (free: number) => packedNodeHours(sc, running, free);
   return {
     packed: packedWithFree(0),
     largestRise: largestRise(running, Math.ceil(sc.bootDelayMs / sc.stepMs)),

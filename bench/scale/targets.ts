@@ -4,7 +4,7 @@
  * CPU; Cluster Autoscaler and Karpenter, reacting to pending pods, with and without placeholder
  * pods, Karpenter at every `consolidateAfter` swept).
  */
-import type { DayOutcome } from './day.js';
+import { type DayOutcome, round } from './day.js';
 import type { NodeHourFloors } from './floor.js';
 
 /** berth's node-hours may be at most this share of the cheapest comparable baseline's. */
@@ -57,7 +57,7 @@ export function judgeScenario(
   const nodeHours = cheapest
     ? {
         pass: berth.nodeHours <= ratio * cheapest[1].nodeHours,
-        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round3(berth.nodeHours / cheapest[1].nodeHours)}, target <= ${ratio}${floors ? roomLeft(floors, round2(ratio * cheapest[1].nodeHours)) : ''}`,
+        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round(berth.nodeHours / cheapest[1].nodeHours, 3)}, target <= ${ratio}${floors ? roomLeft(floors, round(ratio * cheapest[1].nodeHours, 2)) : ''}`,
       }
     : {
         pass: true,
@@ -83,12 +83,4 @@ function roomLeft(floors: NodeHourFloors, budget: number): string {
   const free = floors.freeSlotsWithin(budget);
   const room = free < 0 ? 'no room at all' : `room for at most ${free} free slots at every step`;
   return `; the day's arrivals packed perfectly take ${floors.packed} node-hours, and within ${budget} leave ${room}, against a net rise of ${floors.largestRise} running games within one node's boot time`;
-}
-
-function round2(value: number): number {
-  return Math.round(value * 100) / 100;
-}
-
-function round3(value: number): number {
-  return Math.round(value * 1000) / 1000;
 }
