@@ -69,6 +69,12 @@ export interface RuntimeDeps {
 /** How old a reading of the cluster's ServiceCIDRs a Service write may be decided by. */
 export const SERVICE_CIDR_MAX_AGE_MS = 60_000;
 
+/**
+ * The most a Service write waits for that reading: well inside the admission function's 4 s, so
+ * a cluster API berth cannot reach never turns Service writes into timeouts.
+ */
+export const SERVICE_CIDR_PATIENCE_MS = 1_000;
+
 /** The exclusive ranges a config declares. */
 export interface ServiceRangeSet {
   readonly clusterIps: readonly ValueRange[];
@@ -155,6 +161,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     ? keepFresh(serviceCidrs, {
         read: () => clusterServiceCidrs(source),
         maxAgeMs: SERVICE_CIDR_MAX_AGE_MS,
+        patienceMs: SERVICE_CIDR_PATIENCE_MS,
         now,
         failed: (error) =>
           deps.log?.warn(

@@ -84,12 +84,21 @@ export interface FreshnessOptions {
   readonly now: () => number;
   /** A failed read: the gate keeps its last state, and the next write tries again. */
   readonly failed: (error: unknown) => void;
+  /**
+   * The most a write waits for a read; past it the write is decided by the last state and the
+   * read lands for the writes after it.
+   */
+  readonly patienceMs: number;
 }
 
 /**
  * Keeps a gate no older than `maxAgeMs`, for a process that runs no repair pass (the admission
  * function): call the answer before deciding a Service write. Concurrent callers share one read;
- * a read that fails leaves the last state in place, never failing the write.
+ * a read that fails leaves the last state in place, never failing the write, and one that hangs
+ * (the cluster's API unreachable from berth while the apiserver still calls the webhook) holds a
+ * write no longer than `patienceMs`: Service writes go on, decided by the last state, as they
+ * did before berth read ServiceCIDRs. A range the cluster no longer has costs at most a refused
+ * Service, whose value the settle step frees.
  */
 export function keepFresh(gate: ServiceCidrGate, options: FreshnessOptions): () => Promise<void> {
   let readAt = Number.NEGATIVE_INFINITY;
@@ -108,6 +117,19 @@ export function keepFresh(gate: ServiceCidrGate, options: FreshnessOptions): () 
       .finally(() => {
         reading = undefined;
       });
-    return reading;
+    return atMost(reading, options.patienceMs);
   };
+}
+
+/** `work`, or nothing once `ms` have passed, whichever comes first; the timer never outlives it. */
+async function atMost(work: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const patience = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([work, patience]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

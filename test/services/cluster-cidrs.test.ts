@@ -264,6 +264,7 @@ describe('keepFresh', () => {
       maxAgeMs: 1000,
       now: () => now,
       failed: (error) => failures.push(error),
+      patienceMs: 60_000,
     });
     await Promise.all([fresh(), fresh()]);
     expect(reads).toBe(1);
@@ -284,5 +285,33 @@ describe('keepFresh', () => {
     await fresh();
     expect(reads).toBe(3);
     expect(gate.current.refused.size).toBe(1);
+  });
+
+  it('holds a write no longer than its patience when a read hangs, and applies the read when it lands', async () => {
+    const gate = new ServiceCidrGate({ configured: [block('10.100.0.0/16')], follow: false });
+    let land: (cidrs: ClusterServiceCidr[]) => void = () => {};
+    let reads = 0;
+    const fresh = keepFresh(gate, {
+      read: () => {
+        reads++;
+        return new Promise((resolve) => {
+          land = resolve;
+        });
+      },
+      maxAgeMs: 1000,
+      now: () => 0,
+      failed: () => {},
+      patienceMs: 5,
+    });
+    await fresh();
+    await fresh();
+    // Both writes went on by the configured ranges, sharing the one read still under way.
+    expect(reads).toBe(1);
+    expect(gate.current.source).toBe('flags');
+    land([serviceCidr('kubernetes', ['10.96.0.0/16'])]);
+    await fresh();
+    expect(gate.current.source).toBe('cluster');
+    expect(gate.current.refused.size).toBe(1);
+    expect(reads).toBe(1);
   });
 });
