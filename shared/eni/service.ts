@@ -227,13 +227,14 @@ export async function handleLookUpIp(
 /**
  * Throws `AutoModeNodeError` when `node` is an EKS Auto Mode node. Asked only where berth holds
  * nothing for the node (no pool, no address record), so requests for berth's own nodes never pay
- * the Node read, and an address berth still holds on a node is always released.
+ * the Node read, and an address berth still holds on a node is always released. A Node berth
+ * cannot read now (the cluster's API unreachable) refuses nothing: the answer stays the one it
+ * was before Auto Mode was told apart, so a CNI DEL of an address berth never held still
+ * succeeds.
  */
 async function refuseAutoModeNode(deps: EniDeps, node: string): Promise<void> {
-  const reason = autoModeReason(
-    (await deps.cluster.getNode(node))?.metadata?.labels,
-    deps.autoMode,
-  );
+  const nodeObject = await deps.cluster.getNode(node).catch(() => undefined);
+  const reason = autoModeReason(nodeObject?.metadata?.labels, deps.autoMode);
   if (reason !== undefined) throw new AutoModeNodeError(node, reason);
 }
 
@@ -453,7 +454,7 @@ export async function releaseIp(
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const record = await deps.store.getIp(node, ip);
     // An address berth never had on a node without a pool: the node may be Auto Mode's.
-    if (record === undefined && attempt === 0 && !(await deps.store.getPool(node))) {
+    if (record === undefined && attempt === 0 && !(await deps.store.getPool(node, 'eventual'))) {
       await refuseAutoModeNode(deps, node);
     }
     if (record?.state !== 'assigned') return { released: false };

@@ -65,6 +65,20 @@ describe('ENI pools on a cluster with EKS Auto Mode nodes', () => {
     expect(await releaseIp(world.deps, 'mng-1', '10.0.0.9', holder)).toEqual({ released: false });
   });
 
+  it('answers as before, 404 and released: false, when the Node cannot be read', async () => {
+    const world = eniWorld();
+    world.addNode('auto-1');
+    label(world, 'auto-1', AUTO);
+    world.cluster.getNode = async () => {
+      throw new Error('kubernetes get nodes/auto-1 failed: no response');
+    };
+    const holder = { namespace: 'games', pod: 'gs-1' };
+    await expect(handleLookUpIp(world.deps, 'auto-1', holder)).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    expect(await releaseIp(world.deps, 'auto-1', '10.0.0.9', holder)).toEqual({ released: false });
+  });
+
   it('still releases an address berth holds on a node that reads as Auto Mode later', async () => {
     const world = eniWorld({ eni: { minIdle: 1, maxIdle: 2 } });
     world.addNode('node-a');
