@@ -22,6 +22,16 @@ import { serveRuntime } from '../support/serve-runtime.js';
 
 const config = parseConfig({ cluster: 'games' });
 
+/** The binding of the game server the day starts, as the apiserver sends it to the webhook. */
+const BINDING = {
+  resource: 'pods',
+  subResource: 'binding',
+  operation: 'CREATE',
+  namespace: 'games',
+  name: 'match-0001',
+  object: { kind: 'Binding', target: { kind: 'Node', name: 'node-1' } },
+} as const;
+
 async function example(file: string): Promise<Record<string, unknown>> {
   const text = await readFile(new URL(`../../examples/${file}`, import.meta.url), 'utf8');
   return JSON.parse(JSON.stringify(loadYaml(text)));
@@ -110,14 +120,7 @@ describe('the bad day', () => {
       oldObject: gameServer,
     });
     expect(deleted).toMatchObject({ allowed: true, called: ['pods-delete.berth.dev'] });
-    const binding = await apiserverAdmit(configuration, {
-      resource: 'pods',
-      subResource: 'binding',
-      operation: 'CREATE',
-      namespace: 'games',
-      name: 'match-0001',
-      object: { kind: 'Binding', target: { kind: 'Node', name: 'node-1' } },
-    });
+    const binding = await apiserverAdmit(configuration, BINDING);
     expect(binding.allowed).toBe(true);
   });
 
@@ -171,28 +174,12 @@ describe('the bad day', () => {
       });
       expect(direct.status).toBe(200);
       const configuration = await manifests(`${blind.url}/admission`);
-      const binding = await apiserverAdmit(configuration, {
-        resource: 'pods',
-        subResource: 'binding',
-        operation: 'CREATE',
-        namespace: 'games',
-        name: 'match-0001',
-        object: { kind: 'Binding', target: { kind: 'Node', name: 'node-1' } },
-      });
+      const binding = await apiserverAdmit(configuration, BINDING);
       expect(binding).toMatchObject({ allowed: true, called: ['pods-binding.berth.dev'] });
       const answer = await fetch(`${blind.url}/admission`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(
-          review({
-            resource: 'pods',
-            subResource: 'binding',
-            operation: 'CREATE',
-            namespace: 'games',
-            name: 'match-0001',
-            object: { kind: 'Binding', target: { kind: 'Node', name: 'node-1' } },
-          }),
-        ),
+        body: JSON.stringify(review(BINDING)),
       });
       expect(answer.status).toBe(503);
       expect(((await answer.json()) as { error: string }).error).toMatch(
