@@ -117,6 +117,25 @@ const nodePool = z.discriminatedUnion('type', [
 /** A cluster name: a DNS label (the EKS cluster's name, and every key of its items starts with it). */
 export const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** An Elastic Load Balancing ARN of the given resource kind (`loadbalancer/net/` for an NLB). */
+const elbv2Arn = (kind: string) =>
+  z
+    .string()
+    .regex(new RegExp(`^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\\d{12}:${kind}\\S+$`), {
+      message: `must be an Elastic Load Balancing ARN of a ${kind} resource`,
+    });
+
+/** A Global Accelerator custom routing endpoint group ARN (Global Accelerator ARNs name no Region). */
+const acceleratorArn = z
+  .string()
+  .regex(
+    /^arn:aws[a-z-]*:globalaccelerator::\d{12}:accelerator\/[^/\s]+\/listener\/[^/\s]+\/endpoint-group\/[^/\s]+$/,
+    {
+      message:
+        'must be a Global Accelerator endpoint group ARN (…:accelerator/ID/listener/ID/endpoint-group/ID)',
+    },
+  );
+
 const configSchema = z.strictObject({
   cluster: z
     .string()
@@ -240,6 +259,26 @@ const configSchema = z.strictObject({
       maxIdle: z.number().int().min(0).default(8),
       cooldownSeconds: seconds(60),
       stickySeconds: seconds(300),
+    })
+    .prefault({}),
+  // Public fronts per game server (shared/fronts/, docs/fronts.md): a pool of Network Load
+  // Balancers whose listener ports are exclusive values, and a Global Accelerator custom routing
+  // endpoint group whose destination port range is one host port range, kept for it alone.
+  fronts: z
+    .strictObject({
+      nlb: z
+        .strictObject({
+          loadBalancers: z.array(elbv2Arn('loadbalancer/net/')).max(100).default([]),
+          listenerPorts: portRangeText.prefault('10000-59999'),
+          placement: z.enum(['balanced', 'fill-first']).default('balanced'),
+        })
+        .optional(),
+      accelerator: z
+        .strictObject({
+          endpointGroupArn: acceleratorArn,
+          range: z.string().min(1),
+        })
+        .optional(),
     })
     .prefault({}),
   settle: z

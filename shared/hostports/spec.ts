@@ -5,6 +5,8 @@
  * Agones' words where Agones has them. Pure: no I/O.
  */
 
+import { checkFront, type FrontKind, type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
+
 /** The annotation a pod opts in with. */
 export const PORTS_ANNOTATION = 'berth.dev/ports';
 
@@ -86,6 +88,8 @@ export interface PortSpec {
    * `count`: the pod is told the first port and the count.
    */
   readonly count?: number;
+  /** The public front the port is reached through, when it asks for one. */
+  readonly front?: FrontKind;
 }
 
 /** The number of host port numbers a spec takes: its block's size, else one. */
@@ -126,6 +130,7 @@ const FIELDS = [
   'hostPort',
   'range',
   'count',
+  'front',
 ] as const;
 
 const DEFAULT_RANGE = 'default';
@@ -265,6 +270,7 @@ export function parsePortSpecs(
   annotation: string,
   pod: PodContainers,
   rangeByName: ReadonlyMap<string, HostPortRange>,
+  fronts: FrontsOffered = NO_FRONTS,
 ): PortSpecParse {
   if (annotation.length > MAX_ANNOTATION_LENGTH) {
     return {
@@ -424,8 +430,25 @@ export function parsePortSpecs(
       }
     }
 
+    const namedRange =
+      typeof entry.range === 'string' && entry.range !== '' ? entry.range : undefined;
+    const frontCheck = checkFront(
+      {
+        at,
+        front: entry.front,
+        namedRange,
+        portPolicy,
+        count: typeof entry.count === 'number' ? entry.count : undefined,
+      },
+      fronts,
+    );
+    problems.push(...frontCheck.problems);
+
     let range = DEFAULT_RANGE;
-    if (entry.range !== undefined && entry.range !== null && entry.range !== '') {
+    if (frontCheck.range !== undefined && namedRange === undefined) {
+      // A port behind the accelerator takes the accelerator's range unless it names it.
+      range = frontCheck.range;
+    } else if (entry.range !== undefined && entry.range !== null && entry.range !== '') {
       if (typeof entry.range !== 'string') {
         problems.push(
           `${at}.range: Invalid value: ${quote(entry.range)}: must be a host port range name`,
@@ -496,6 +519,7 @@ export function parsePortSpecs(
         ...(hostPort.value !== undefined ? { hostPort: hostPort.value } : {}),
         range,
         ...(count === undefined ? {} : { count }),
+        ...(frontCheck.front === undefined ? {} : { front: frontCheck.front }),
       });
     }
   });

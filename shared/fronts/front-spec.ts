@@ -1,0 +1,107 @@
+/**
+ * The `front` field of a `berth.dev/ports` entry: the public front a game-server port is reached
+ * through when nodes have no public address. `nlb` is a listener of its own on one of the pool's
+ * Network Load Balancers; `accelerator` is a destination of the Global Accelerator custom routing
+ * endpoint group, whose destination port range is one host port range kept for it alone. Pure.
+ */
+
+/** The fronts a port may ask for. */
+export const FRONT_KINDS = ['nlb', 'accelerator'] as const;
+/** One of `FRONT_KINDS`. */
+export type FrontKind = (typeof FRONT_KINDS)[number];
+
+/** Which fronts the config offers. */
+export interface FrontsOffered {
+  /** Whether any Network Load Balancer is configured. */
+  readonly nlb: boolean;
+  /** The host port range the accelerator's endpoint group covers, when one is configured. */
+  readonly acceleratorRange?: string;
+}
+
+/** No front configured: what a config without `fronts` offers. */
+export const NO_FRONTS: FrontsOffered = { nlb: false };
+
+/** The parts of a port entry the front is checked against. */
+export interface FrontedPort {
+  readonly at: string;
+  readonly front: unknown;
+  /** The range the entry names, or undefined when it names none. */
+  readonly namedRange: string | undefined;
+  readonly portPolicy: string | undefined;
+  readonly count: number | undefined;
+}
+
+/** The checked front, the range the port then takes, and every problem. */
+export interface FrontCheck {
+  readonly front?: FrontKind;
+  /** The accelerator's range when the port asked for the accelerator and named no range. */
+  readonly range?: string;
+  readonly problems: readonly string[];
+}
+
+const quoted = (value: unknown): string =>
+  typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : typeof value;
+
+/**
+ * Checks one entry's `front` against what the config offers. A port in the accelerator's range
+ * must ask for the accelerator: berth allows destinations of that range in batches of addresses
+ * times ports, so a port there that did not ask to be public could become public.
+ */
+export function checkFront(port: FrontedPort, offered: FrontsOffered): FrontCheck {
+  const { at, front } = port;
+  const inAcceleratorRange =
+    offered.acceleratorRange !== undefined && port.namedRange === offered.acceleratorRange;
+  if (front === undefined || front === null || front === '') {
+    if (inAcceleratorRange && port.portPolicy !== 'None') {
+      return {
+        problems: [
+          `${at}.range: Invalid value: ${quoted(port.namedRange)}: this host port range is the Global Accelerator's: its ports are public; set "front": "accelerator" or name another range`,
+        ],
+      };
+    }
+    return { problems: [] };
+  }
+  if (typeof front !== 'string' || !(FRONT_KINDS as readonly string[]).includes(front)) {
+    return {
+      problems: [
+        `${at}.front: Unsupported value: ${quoted(front)}: supported values: "nlb", "accelerator"`,
+      ],
+    };
+  }
+  const kind = front as FrontKind;
+  const problems: string[] = [];
+  if (port.portPolicy === 'None') {
+    problems.push(
+      `${at}.front: Forbidden: a front needs a host port; not with the None PortPolicy`,
+    );
+  }
+  if (port.count !== undefined) {
+    problems.push(
+      `${at}.front: Forbidden: a front serves one port; not with a block of host ports (count)`,
+    );
+  }
+  if (kind === 'nlb' && !offered.nlb) {
+    problems.push(
+      `${at}.front: Invalid value: "nlb": no Network Load Balancer is configured; add one to fronts.nlb.loadBalancers`,
+    );
+  }
+  if (kind === 'accelerator') {
+    if (offered.acceleratorRange === undefined) {
+      problems.push(
+        `${at}.front: Invalid value: "accelerator": no Global Accelerator is configured; set fronts.accelerator`,
+      );
+    } else if (port.namedRange !== undefined && !inAcceleratorRange) {
+      problems.push(
+        `${at}.range: Invalid value: ${quoted(port.namedRange)}: a port behind the Global Accelerator takes its host port from range "${offered.acceleratorRange}"; leave range out`,
+      );
+    } else if (port.portPolicy === 'Static') {
+      problems.push(
+        `${at}.front: Forbidden: "accelerator" serves the host ports of range "${offered.acceleratorRange}", which berth hands out; use the Dynamic or Passthrough PortPolicy`,
+      );
+    }
+  }
+  if (problems.length > 0) return { problems };
+  return kind === 'accelerator' && offered.acceleratorRange !== undefined
+    ? { front: kind, range: offered.acceleratorRange, problems }
+    : { front: kind, problems };
+}
