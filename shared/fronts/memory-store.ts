@@ -1,0 +1,131 @@
+/**
+ * `FrontStore` in memory: the tests' and the benchmark's store, with the same conditions as the
+ * DynamoDB adapter (a claim is all or none, a slot is freed only by its owner, a load balancer
+ * never passes its listener limit).
+ */
+import { MAX_LISTENERS_PER_NLB } from './elbv2.js';
+import { ListenerSlotTakenError, LoadBalancerFullError } from './errors.js';
+import type {
+  DestinationCell,
+  FrontStore,
+  ListenerSlotRecord,
+  SubnetDestinations,
+  WantedDestination,
+} from './store.js';
+import type { ListenerSlot } from './work.js';
+
+const slotKey = (slot: ListenerSlot): string => `${slot.loadBalancerArn}#${slot.port}`;
+const cellKey = (cell: DestinationCell): string => `${cell.subnetId}#${cell.address}#${cell.port}`;
+
+/** The in-memory store. */
+export class MemoryFrontStore implements FrontStore {
+  readonly #slots = new Map<string, ListenerSlotRecord>();
+  readonly #pool: string[] = [];
+  readonly #mappings = new Map<string, string>();
+  readonly #wanted = new Map<string, WantedDestination>();
+  /** subnet → address → allowed ports. */
+  readonly #allowed = new Map<string, Map<string, Set<number>>>();
+
+  async listSlots(): Promise<ListenerSlotRecord[]> {
+    return [...this.#slots.values()];
+  }
+
+  async claimSlots(records: readonly ListenerSlotRecord[]): Promise<void> {
+    const adding = new Map<string, number>();
+    for (const record of records) {
+      if (this.#slots.has(slotKey(record.slot))) throw new ListenerSlotTakenError(record.slot);
+      const arn = record.slot.loadBalancerArn;
+      adding.set(arn, (adding.get(arn) ?? 0) + 1);
+    }
+    for (const [arn, count] of adding) {
+      const held = [...this.#slots.values()].filter((r) => r.slot.loadBalancerArn === arn).length;
+      if (held + count > MAX_LISTENERS_PER_NLB) {
+        throw new LoadBalancerFullError(arn, MAX_LISTENERS_PER_NLB);
+      }
+    }
+    for (const record of records) this.#slots.set(slotKey(record.slot), record);
+  }
+
+  async markBound(
+    slot: ListenerSlot,
+    allocationId: string,
+    bound: { target: { ip: string; port: number }; boundAt: number; pod: string },
+  ): Promise<boolean> {
+    const record = this.#slots.get(slotKey(slot));
+    if (record?.owner.allocationId !== allocationId) return false;
+    this.#slots.set(slotKey(slot), {
+      ...record,
+      state: 'bound',
+      target: bound.target,
+      boundAt: bound.boundAt,
+      owner: { ...record.owner, pod: record.owner.pod || bound.pod },
+    });
+    return true;
+  }
+
+  async freeSlot(slot: ListenerSlot, allocationId: string): Promise<boolean> {
+    const record = this.#slots.get(slotKey(slot));
+    if (record?.owner.allocationId !== allocationId) return false;
+    this.#slots.delete(slotKey(slot));
+    return true;
+  }
+
+  async listPoolAdditions(): Promise<string[]> {
+    return [...this.#pool];
+  }
+
+  async addToPool(loadBalancerArn: string): Promise<void> {
+    if (!this.#pool.includes(loadBalancerArn)) this.#pool.push(loadBalancerArn);
+  }
+
+  async getMappings(subnetId: string): Promise<string | undefined> {
+    return this.#mappings.get(subnetId);
+  }
+
+  async putMappings(subnetId: string, encoded: string): Promise<void> {
+    this.#mappings.set(subnetId, encoded);
+  }
+
+  async want(destinations: readonly WantedDestination[]): Promise<void> {
+    for (const destination of destinations) {
+      const key = cellKey(destination);
+      if (!this.#wanted.has(key)) this.#wanted.set(key, destination);
+    }
+  }
+
+  async unwant(allocationId: string, cells: readonly DestinationCell[]): Promise<void> {
+    for (const cell of cells) {
+      const key = cellKey(cell);
+      if (this.#wanted.get(key)?.owner.allocationId === allocationId) this.#wanted.delete(key);
+    }
+  }
+
+  async listDestinations(subnetId: string): Promise<SubnetDestinations> {
+    return {
+      wanted: [...this.#wanted.values()].filter((w) => w.subnetId === subnetId),
+      allowed: new Map(
+        [...(this.#allowed.get(subnetId) ?? new Map<string, Set<number>>())].map(
+          ([address, ports]) => [address, new Set(ports)] as const,
+        ),
+      ),
+    };
+  }
+
+  async listDestinationSubnets(): Promise<string[]> {
+    const subnets = new Set<string>(this.#allowed.keys());
+    for (const wanted of this.#wanted.values()) subnets.add(wanted.subnetId);
+    return [...subnets];
+  }
+
+  async recordAllowed(subnetId: string, address: string, ports: readonly number[]): Promise<void> {
+    const subnet = this.#allowed.get(subnetId) ?? new Map<string, Set<number>>();
+    this.#allowed.set(subnetId, subnet);
+    const allowed = subnet.get(address) ?? new Set<number>();
+    subnet.set(address, allowed);
+    for (const port of ports) allowed.add(port);
+  }
+
+  async recordDenied(subnetId: string, address: string): Promise<void> {
+    this.#allowed.get(subnetId)?.delete(address);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * What berth keeps about public fronts, wherever it is kept (DynamoDB in AWS and locally, memory
+ * in tests and the benchmark):
+ * - listener slots: a (Network Load Balancer, listener port) is an exclusive value, claimed at
+ *   the pod's CREATE admission and freed only once the pod is gone (the settle rules); at most
+ *   `MAX_LISTENERS_PER_NLB` claimed per load balancer, enforced by the store's conditional write;
+ * - the pool's members added at runtime, beside the config's;
+ * - per endpoint subnet of the accelerator: its port mappings (read once, kept), the destinations
+ *   live game servers want, and the destinations berth has allowed.
+ */
+import type { PortProtocol } from '../hostports/spec.js';
+import type { ListenerSlot } from './work.js';
+
+/** Who holds a front value: the pod's allocation id and its name where known. */
+export interface FrontOwner {
+  readonly allocationId: string;
+  readonly namespace: string;
+  /** Empty until berth learns it (a pod created with generateName). */
+  readonly pod: string;
+}
+
+/** One claimed listener slot and where its making stands. */
+export interface ListenerSlotRecord {
+  readonly slot: ListenerSlot;
+  readonly owner: FrontOwner;
+  /** The port's name in `berth.dev/ports`. */
+  readonly portName: string;
+  readonly protocol: PortProtocol;
+  /** Epoch ms of the claim. */
+  readonly claimedAt: number;
+  /** `claimed` at CREATE; `bound` once its listener forwards to the game server. */
+  readonly state: 'claimed' | 'bound';
+  /** The target behind the listener, once bound. */
+  readonly target?: { readonly ip: string; readonly port: number };
+  /** Epoch ms the listener was in place, once bound. */
+  readonly boundAt?: number;
+}
+
+/** A destination of the accelerator: an address and port of an endpoint subnet. */
+export interface DestinationCell {
+  readonly subnetId: string;
+  readonly address: string;
+  readonly port: number;
+}
+
+/** A destination a live game server wants. */
+export interface WantedDestination extends DestinationCell {
+  readonly owner: FrontOwner;
+  /** Epoch ms it was wanted. */
+  readonly wantedAt: number;
+}
+
+/** One subnet's destinations as berth knows them. */
+export interface SubnetDestinations {
+  readonly wanted: readonly WantedDestination[];
+  /** Per address, the ports berth has allowed. */
+  readonly allowed: ReadonlyMap<string, ReadonlySet<number>>;
+}
+
+/** The store. Every write is conditional where two writers could disagree. */
+export interface FrontStore {
+  /** Every slot of the cluster, across the pool. */
+  listSlots(): Promise<ListenerSlotRecord[]>;
+  /**
+   * Claims every slot or none: fails `ListenerSlotTakenError` when one is held, and
+   * `LoadBalancerFullError` when a load balancer would pass its listener limit.
+   */
+  claimSlots(records: readonly ListenerSlotRecord[]): Promise<void>;
+  /** Records the listener in place; false when the slot is no longer the owner's. */
+  markBound(
+    slot: ListenerSlot,
+    allocationId: string,
+    bound: {
+      readonly target: { ip: string; port: number };
+      readonly boundAt: number;
+      readonly pod: string;
+    },
+  ): Promise<boolean>;
+  /** Frees the slot if the owner still holds it; false when it did not. */
+  freeSlot(slot: ListenerSlot, allocationId: string): Promise<boolean>;
+
+  /** Load balancers added to the pool at runtime (the config's are not listed). */
+  listPoolAdditions(): Promise<string[]>;
+  addToPool(loadBalancerArn: string): Promise<void>;
+
+  /** The subnet's port mappings as kept, or undefined before the first read. */
+  getMappings(subnetId: string): Promise<string | undefined>;
+  putMappings(subnetId: string, encoded: string): Promise<void>;
+  /** Records destinations live game servers want (a repeated want changes nothing). */
+  want(destinations: readonly WantedDestination[]): Promise<void>;
+  /** Forgets what the owner wanted; a cell another owner now wants is left alone. */
+  unwant(allocationId: string, cells: readonly DestinationCell[]): Promise<void>;
+  listDestinations(subnetId: string): Promise<SubnetDestinations>;
+  /** Every subnet that has a wanted or an allowed destination. */
+  listDestinationSubnets(): Promise<string[]>;
+  recordAllowed(subnetId: string, address: string, ports: readonly number[]): Promise<void>;
+  /** Records the address denied whole (every port of the range). */
+  recordDenied(subnetId: string, address: string): Promise<void>;
+}
