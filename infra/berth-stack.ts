@@ -47,8 +47,8 @@ import {
   nodePoolPermissions,
 } from './constructs/permissions.js';
 import { PrivateNetwork } from './constructs/private-network.js';
-import { SettleQueue } from './constructs/settle-queue.js';
 import { exposeAdmission, WebhookSecret } from './constructs/webhook-endpoint.js';
+import { WorkQueue } from './constructs/work-queue.js';
 import type { StackSettings } from './settings.js';
 
 /** Props of a berth stack. */
@@ -242,11 +242,14 @@ export class BerthStack extends Stack {
       reason:
         'This queue is the dead-letter queue of the schedules, the instance-state rule and the settle queue.',
     });
-    const settleQueue = new SettleQueue(this, 'SettleQueue', {
+    const settleQueue = new WorkQueue(this, 'SettleQueue', {
       consumer: settle.function,
       producers: [admission.role],
       consumerTimeout: FUNCTION_SIZING.settle.timeout,
       deadLetterQueue,
+      // Up to ten looks a batch (the settle function's timeout is sized for ten).
+      batchSize: 10,
+      maxBatchingWindow: Duration.seconds(1),
     });
     for (const fn of [admission, settle]) {
       fn.function.addEnvironment('BERTH_SETTLE_QUEUE', settleQueue.queue.queueUrl);

@@ -1,8 +1,13 @@
 /**
- * The settle queue: admission puts an owner on it (with a per-message delay) when a Service's
- * values wait for the apiserver's commit, and the settle function takes it off. SQS delivers at
- * least once and the settle step is safe to repeat; a look that keeps failing ends in the stack's
- * dead-letter queue, and the repair pass still finishes what it marked in the table.
+ * A queue of work items between berth functions: producers put items on it, one consumer takes
+ * them off in batches, reporting the items that failed so only those come back. SQS delivers at
+ * least once and every consumer's step is safe to repeat; an item that keeps failing ends in the
+ * stack's one dead-letter queue (whose alarm reports it), and the consumer's scheduled pass still
+ * finishes what the table says is pending.
+ *
+ * The settle queue (admission puts an owner on it with a per-message delay, the settle function
+ * frees its values once the apiserver has committed) and the fronts queue (bindings and releases
+ * of public fronts, taken a burst at a time) are both one of these.
  */
 import { Duration } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -11,40 +16,47 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
-/** What the queue connects. */
-export interface SettleQueueProps {
-  /** The settle function, which consumes the queue and puts back tasks that want another look. */
+/** What the queue connects, and how its consumer takes items. */
+export interface WorkQueueProps {
+  /** The function that consumes the queue; it may put items back (a task wanting another look). */
   readonly consumer: lambda.IFunction;
-  /** Roles that put tasks on the queue (the admission function's). */
+  /** Roles that put items on the queue. */
   readonly producers: readonly iam.IGrantable[];
   /** The consumer's timeout: the queue hides a message at least six times as long (AWS's advice). */
   readonly consumerTimeout: Duration;
-  /** Where a task goes after its last delivery: the stack's one dead-letter queue. */
+  /** Where an item goes after its last delivery: the stack's one dead-letter queue. */
   readonly deadLetterQueue: sqs.IQueue;
+  /** Items handed to one invocation at most. */
+  readonly batchSize: number;
+  /**
+   * How long Lambda gathers items before invoking with fewer than `batchSize`: a burst arriving
+   * within it is one invocation.
+   */
+  readonly maxBatchingWindow: Duration;
 }
 
-/** Deliveries of one task before it goes to the dead-letter queue. */
+/** Deliveries of one item before it goes to the dead-letter queue. */
 const MAX_RECEIVES = 5;
 
-/** The SQS settle queue, redriving to the stack's dead-letter queue. */
-export class SettleQueue extends Construct {
+/** An encrypted, TLS-only SQS queue feeding one function, redriving to the stack's dead-letter queue. */
+export class WorkQueue extends Construct {
   readonly queue: sqs.Queue;
 
-  constructor(scope: Construct, id: string, props: SettleQueueProps) {
+  constructor(scope: Construct, id: string, props: WorkQueueProps) {
     super(scope, id);
     this.queue = new sqs.Queue(this, 'Queue', {
       enforceSSL: true,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       visibilityTimeout: Duration.seconds(props.consumerTimeout.toSeconds() * 6),
-      // A task waits at most 5 minutes between looks; a day covers any outage of the consumer.
+      // An item waits at most 5 minutes between looks; a day covers any outage of the consumer.
       retentionPeriod: Duration.days(1),
       // The dead-letter queue keeps messages 14 days, longer than this queue's day, as SQS asks.
       deadLetterQueue: { queue: props.deadLetterQueue, maxReceiveCount: MAX_RECEIVES },
     });
     props.consumer.addEventSource(
       new SqsEventSource(this.queue, {
-        batchSize: 10,
-        maxBatchingWindow: Duration.seconds(1),
+        batchSize: props.batchSize,
+        maxBatchingWindow: props.maxBatchingWindow,
         reportBatchItemFailures: true,
       }),
     );
