@@ -1,7 +1,16 @@
 /**
  * AWS error codes classified by what berth does about them, in one place for every service
  * (the Karpenter `pkg/errors` shape): callers ask `isThrottled(err)`, never compare strings.
+ *
+ * Elastic Load Balancing speaks the query protocol: its wire code is `DuplicateListener`, and the
+ * SDK throws that modelled error as a `DuplicateListenerException` (its `name`), so each ELBv2
+ * code is listed in both spellings and a fake may throw either.
  */
+
+/** An ELBv2 code and the name of the SDK's modelled exception for it. */
+function elbv2(code: string): readonly string[] {
+  return [code, `${code}Exception`];
+}
 
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
@@ -32,17 +41,35 @@ const NOT_FOUND = new Set([
   'InvalidInstanceID.NotFound',
   'InvalidSubnetID.NotFound',
   'InvalidGroup.NotFound',
+  ...elbv2('ListenerNotFound'),
+  ...elbv2('TargetGroupNotFound'),
+  ...elbv2('LoadBalancerNotFound'),
+  'EndpointGroupNotFoundException',
+  'AcceleratorNotFoundException',
 ]);
-/** A per-ENI, per-instance or per-account quota would be exceeded: retrying the same call cannot help. */
+/**
+ * A per-ENI, per-instance or per-account quota would be exceeded (50 listeners per NLB, 3,000
+ * target groups per Region, a custom routing accelerator's limits): retrying the same call cannot
+ * help.
+ */
 const LIMIT_EXCEEDED = new Set([
   'PrivateIpAddressLimitExceeded',
   'AttachmentLimitExceeded',
   'NetworkInterfaceLimitExceeded',
+  ...elbv2('TooManyListeners'),
+  ...elbv2('TooManyTargetGroups'),
+  'LimitExceededException',
 ]);
 /** The subnet has no free address (or no free /28 for a prefix): stop asking it for a while. */
 const SUBNET_EXHAUSTED = new Set(['InsufficientFreeAddressesInSubnet']);
 
 const IN_USE = new Set(['InvalidNetworkInterface.InUse']);
+/** ELBv2 refuses to delete a target group while a listener still forwards to it. */
+const RESOURCE_IN_USE = new Set(elbv2('ResourceInUse'));
+/** The load balancer's port is taken by a listener with other settings. */
+const DUPLICATE_LISTENER = new Set(elbv2('DuplicateListener'));
+/** The target group name is taken by one with other settings. */
+const DUPLICATE_TARGET_GROUP_NAME = new Set(elbv2('DuplicateTargetGroupName'));
 /** The service failed on its side; the same request may succeed later. */
 const TRANSIENT = new Set([
   'InternalError',
@@ -51,6 +78,11 @@ const TRANSIENT = new Set([
   'Unavailable',
   'RequestTimeout',
   'RequestTimeoutException',
+  // Global Accelerator's own fault, and its one change at a time per accelerator.
+  'InternalServiceErrorException',
+  'TransactionInProgressException',
+  // ELBv2 is still applying an earlier change to the same resource.
+  ...elbv2('PriorRequestNotComplete'),
 ]);
 
 /** A DynamoDB condition expression evaluated false. */
@@ -73,7 +105,10 @@ export function isNotFound(error: unknown): boolean {
   return NOT_FOUND.has(codeOf(error) ?? '');
 }
 
-/** An EC2 quota (IPs per ENI, ENIs per instance or per Region) stops the call; do not retry it. */
+/**
+ * A quota (IPs per ENI, ENIs per instance or per Region, listeners per NLB, target groups per
+ * Region, an accelerator's limits) stops the call; do not retry it.
+ */
 export function isLimitExceeded(error: unknown): boolean {
   return LIMIT_EXCEEDED.has(codeOf(error) ?? '');
 }
@@ -97,6 +132,24 @@ export function isPrefixShortage(error: unknown): boolean {
  */
 export function isInUse(error: unknown): boolean {
   return IN_USE.has(codeOf(error) ?? '');
+}
+
+/** ELBv2 keeps the target group while a listener forwards to it: delete the listener first. */
+export function isResourceInUse(error: unknown): boolean {
+  return RESOURCE_IN_USE.has(codeOf(error) ?? '');
+}
+
+/**
+ * The listener port is taken with other settings (the same settings answer the existing
+ * listener instead): the port is not berth's to use as asked.
+ */
+export function isDuplicateListener(error: unknown): boolean {
+  return DUPLICATE_LISTENER.has(codeOf(error) ?? '');
+}
+
+/** A target group of that name exists with other settings. */
+export function isDuplicateTargetGroupName(error: unknown): boolean {
+  return DUPLICATE_TARGET_GROUP_NAME.has(codeOf(error) ?? '');
 }
 
 /** A server-side fault worth one more bounded, jittered attempt. */

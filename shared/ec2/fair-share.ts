@@ -1,7 +1,8 @@
 /**
- * One EC2 rate budget shared by every cluster of an account and Region, and no cluster starved
- * by another. EC2 meters its API per account and Region, whatever cluster calls it, so every
- * berth cluster in a table draws from the same buckets. Each bucket also remembers how much each
+ * One rate budget shared by every cluster of an account and Region, and no cluster starved by
+ * another. EC2 and Elastic Load Balancing meter their APIs per account and Region (Global
+ * Accelerator per account), whatever cluster calls them, so every berth cluster in a table draws
+ * from the same buckets. Each bucket also remembers how much each
  * cluster drew lately (decaying with a one-minute half-life) and which clusters are waiting for
  * tokens now. A cluster alone in its need takes all the bucket has, as it would alone in the
  * account. Once the bucket is below half full and another cluster is waiting, the least-served
@@ -9,7 +10,12 @@
  * #2730) cannot drain the bucket under a cluster that needs a few calls, and gets all the others
  * leave. Pure: the DynamoDB budget keeps the state.
  */
-import { DEFAULT_EC2_BUDGET, type Ec2ActionFamily, type RateBudget } from './rate-budget.js';
+import {
+  type BudgetFamily,
+  type BudgetSpecs,
+  budgetSpecs,
+  type RateBudget,
+} from './rate-budget.js';
 import {
   type BucketSpec,
   type BucketState,
@@ -118,15 +124,13 @@ export function takeFairly(
  */
 export class InProcessSharedBudget {
   readonly #now: () => number;
-  readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
-  readonly #buckets = new Map<Ec2ActionFamily, SharedBucketState>();
+  readonly #specs: Readonly<Record<BudgetFamily, BucketSpec>>;
+  readonly #buckets = new Map<BudgetFamily, SharedBucketState>();
 
-  constructor(
-    now: () => number,
-    specs: Readonly<Record<Ec2ActionFamily, BucketSpec>> = DEFAULT_EC2_BUDGET,
-  ) {
+  /** `specs`: the buckets that differ from `DEFAULT_ACCOUNT_BUDGET`. */
+  constructor(now: () => number, specs: BudgetSpecs = {}) {
     this.#now = now;
-    this.#specs = specs;
+    this.#specs = budgetSpecs(specs);
   }
 
   /** `cluster`'s handle on the budget. */

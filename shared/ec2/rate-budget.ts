@@ -1,18 +1,26 @@
 /**
- * One EC2 rate budget for the whole account: a token bucket per action family, sized below EC2's
- * own buckets so berth leaves headroom for every other caller in the account (EC2 buckets are per
- * account and Region, shared with Karpenter, node groups and the console). `BudgetedEc2Network`
- * wraps any `Ec2Network`: each call first takes a token, and `RequestLimitExceeded` gets a
- * capped, jittered, bounded backoff. Nothing here retries without limit (terway's uncapped
- * backoff once stopped all allocation).
+ * One rate budget for the whole account: a token bucket per action family, sized below the
+ * services' own buckets so berth leaves headroom for every other caller in the account (EC2 and
+ * Elastic Load Balancing meter per account and Region, Global Accelerator per account, each
+ * shared with Karpenter, node groups, controllers and the console). `callWithinBudget` makes one
+ * call of any service so: each attempt first takes a token, and throttling or a transient fault
+ * gets a capped, jittered, bounded backoff. `BudgetedEc2Network` wraps any `Ec2Network` with it
+ * (the fronts' decorators wrap ELBv2 and Global Accelerator the same way). Nothing here retries
+ * without limit (terway's uncapped backoff once stopped all allocation).
  */
 import { isThrottled, isTransient } from '../aws/error-codes.js';
-import { Ec2BudgetExhaustedError } from './errors.js';
+import { Ec2BudgetExhaustedError, RateBudgetExhaustedError } from './errors.js';
 import { EC2_ACTIONS, type Ec2Action, type Ec2Network } from './network.js';
 import type { BucketSpec } from './token-bucket.js';
 
 /** Families of EC2 actions that share one budget bucket. */
 export type Ec2ActionFamily = 'describe' | 'addresses' | 'interfaces' | 'tags';
+/** Families of Elastic Load Balancing (v2) actions that share one budget bucket. */
+export type Elbv2ActionFamily = 'elbv2-describe' | 'elbv2-targets' | 'elbv2-mutate';
+/** Families of Global Accelerator actions that share one budget bucket. */
+export type AcceleratorActionFamily = 'accelerator-describe' | 'accelerator-mutate';
+/** Every bucket of the account's budget. */
+export type BudgetFamily = Ec2ActionFamily | Elbv2ActionFamily | AcceleratorActionFamily;
 
 /** Which bucket each action draws from. */
 export const EC2_ACTION_FAMILY: Readonly<Record<Ec2Action, Ec2ActionFamily>> = {
@@ -46,6 +54,50 @@ export const DEFAULT_EC2_BUDGET: Readonly<Record<Ec2ActionFamily, BucketSpec>> =
   tags: { capacity: 25, refillPerSecond: 5 },
 };
 
+/**
+ * berth's share of Elastic Load Balancing's account buckets, at most half of each (Elastic Load
+ * Balancing User Guide, "Request throttling for the Elastic Load Balancing API", section "Bucket
+ * capacity and refill rate"; API version 2 has buckets of its own, apart from the Classic API's):
+ * - elbv2-describe: Describe* is 40 max / 10 per s in the page's worked example (raised to 200 / 50
+ *   in 2026, the figures `kubernetes-sigs/aws-load-balancer-controller` v3.2.0 throttles its
+ *   own calls to, `pkg/aws/throttle/defaults.go`); half of the older, smaller bucket;
+ * - elbv2-targets: RegisterTargets and DeregisterTargets are 20 / 4 (the same file);
+ * - elbv2-mutate: berth's other calls (CreateTargetGroup, CreateListener, DeleteListener,
+ *   DeleteTargetGroup); half of the smallest mutating bucket named there (Modify*, 20 / 3).
+ */
+export const DEFAULT_ELBV2_BUDGET: Readonly<Record<Elbv2ActionFamily, BucketSpec>> = {
+  'elbv2-describe': { capacity: 20, refillPerSecond: 5 },
+  'elbv2-targets': { capacity: 10, refillPerSecond: 2 },
+  'elbv2-mutate': { capacity: 10, refillPerSecond: 1.5 },
+};
+
+/**
+ * berth's share of Global Accelerator's API. Its quotas page (Global Accelerator Developer Guide,
+ * "Quotas for AWS Global Accelerator") publishes no request rate, and every call is served from
+ * one control plane in us-west-2 for the whole account, so berth keeps to little: a bind is one
+ * AllowCustomRoutingTraffic per subnet for a whole burst, and port mappings are read once per
+ * subnet.
+ */
+export const DEFAULT_ACCELERATOR_BUDGET: Readonly<Record<AcceleratorActionFamily, BucketSpec>> = {
+  'accelerator-describe': { capacity: 10, refillPerSecond: 2 },
+  'accelerator-mutate': { capacity: 5, refillPerSecond: 1 },
+};
+
+/** Every family's bucket: the budget a fresh account item or an in-process budget starts from. */
+export const DEFAULT_ACCOUNT_BUDGET: Readonly<Record<BudgetFamily, BucketSpec>> = {
+  ...DEFAULT_EC2_BUDGET,
+  ...DEFAULT_ELBV2_BUDGET,
+  ...DEFAULT_ACCELERATOR_BUDGET,
+};
+
+/** Bucket sizes that differ from the defaults (a test's or a benchmark's); the rest default. */
+export type BudgetSpecs = Readonly<Partial<Record<BudgetFamily, BucketSpec>>>;
+
+/** Every family's bucket: `specs` over the defaults. */
+export function budgetSpecs(specs: BudgetSpecs = {}): Readonly<Record<BudgetFamily, BucketSpec>> {
+  return { ...DEFAULT_ACCOUNT_BUDGET, ...specs };
+}
+
 /** The answer of a budget to a request for tokens. */
 export interface BudgetGrant {
   readonly granted: boolean;
@@ -56,18 +108,18 @@ export interface BudgetGrant {
 /** The shared budget: one bucket per family, wherever it is kept (DynamoDB in AWS). */
 export interface RateBudget {
   /** Takes `count` tokens from the family's bucket, or refuses without waiting. */
-  take(family: Ec2ActionFamily, count?: number): Promise<BudgetGrant>;
+  take(family: BudgetFamily, count?: number): Promise<BudgetGrant>;
 }
 
-/** Retry and wait limits of `BudgetedEc2Network`; every one is finite. */
+/** Retry and wait limits of a budgeted call; every one is finite. */
 export interface BackoffPolicy {
-  /** Attempts per call, the first included, when EC2 throttles or fails transiently. */
+  /** Attempts per call, the first included, when the service throttles or fails transiently. */
   readonly maxAttempts: number;
   /** Backoff ceiling doubles from this base per attempt... */
   readonly baseDelayMs: number;
   /** ...up to this cap; the actual delay is uniformly jittered in [0, ceiling] ("full jitter"). */
   readonly maxDelayMs: number;
-  /** Longest a call waits for budget tokens before giving up with `Ec2BudgetExhaustedError`. */
+  /** Longest a call waits for budget tokens before giving up with a `RateBudgetExhaustedError`. */
   readonly maxBudgetWaitMs: number;
 }
 
@@ -93,15 +145,18 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
 export const NODE_WORK_BACKOFF: BackoffPolicy = { ...DEFAULT_BACKOFF, maxBudgetWaitMs: 30_000 };
 
 /** What one wrapped call did, for metrics and the benchmark. */
-export interface Ec2CallRecord {
-  readonly action: Ec2Action;
+export interface CallRecord<A extends string = string> {
+  readonly action: A;
   readonly at: number;
   readonly outcome: 'ok' | 'throttled' | 'error';
   readonly code?: string;
 }
 
-/** The injected effects the decorator needs. */
-export interface BudgetedEc2Options {
+/** What one wrapped EC2 call did. */
+export type Ec2CallRecord = CallRecord<Ec2Action>;
+
+/** The injected effects a budgeted call needs. */
+export interface BudgetedOptions<A extends string = string> {
   readonly budget: RateBudget;
   readonly now: () => number;
   readonly sleep: (ms: number) => Promise<void>;
@@ -114,8 +169,23 @@ export interface BudgetedEc2Options {
    * its timeout and its leases (`until`).
    */
   readonly deadline?: number;
-  /** Called once per EC2 request actually sent. */
-  readonly onCall?: (record: Ec2CallRecord) => void;
+  /** Called once per request actually sent. */
+  readonly onCall?: (record: CallRecord<A>) => void;
+}
+
+/** The injected effects `BudgetedEc2Network` needs. */
+export type BudgetedEc2Options = BudgetedOptions<Ec2Action>;
+
+/** One call to make within the budget. */
+export interface BudgetedCall<A extends string, T> {
+  readonly action: A;
+  readonly family: BudgetFamily;
+  readonly run: () => Promise<T>;
+  /**
+   * The error a refused wait raises (`sent`: attempts of this call already sent); a
+   * `RateBudgetExhaustedError` where absent.
+   */
+  readonly exhausted?: (family: BudgetFamily, retryAfterMs: number, sent: number) => Error;
 }
 
 /** The delay before retry `attempt` (1-based): full jitter under a capped exponential ceiling. */
@@ -124,16 +194,73 @@ export function backoffDelay(policy: BackoffPolicy, attempt: number, random: () 
   return Math.floor(random() * ceiling);
 }
 
+/** The earlier of two optional deadlines. */
+export function earlierDeadline(deadline: number, other: number | undefined): number {
+  return Math.min(deadline, other ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * Makes one call within the budget: each attempt first takes a token from the call's family
+ * (waiting for one at most `maxBudgetWaitMs`, then raising the call's exhausted error), and a
+ * throttled or transient failure is tried again after a full-jitter backoff, at most
+ * `maxAttempts` in all and never past the deadline. Any other error passes through at once.
+ */
+export async function callWithinBudget<A extends string, T>(
+  options: BudgetedOptions<A>,
+  call: BudgetedCall<A, T>,
+): Promise<T> {
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const { action, family } = call;
+  const pastDeadline = (ms: number) =>
+    options.deadline !== undefined && options.now() + ms > options.deadline;
+  /** Waits for a token; `sent`: attempts of this call already sent (told to a refusal). */
+  const pay = async (sent: number): Promise<void> => {
+    let waited = 0;
+    for (;;) {
+      const grant = await options.budget.take(family);
+      if (grant.granted) return;
+      // A little jitter keeps several Lambdas that were refused together from retrying together.
+      const delay = grant.retryAfterMs + Math.floor(options.random() * 100);
+      if (waited + delay > backoff.maxBudgetWaitMs || pastDeadline(delay)) {
+        throw call.exhausted
+          ? call.exhausted(family, grant.retryAfterMs, sent)
+          : new RateBudgetExhaustedError(family, grant.retryAfterMs, sent);
+      }
+      await options.sleep(delay);
+      waited += delay;
+    }
+  };
+  for (let attempt = 1; ; attempt++) {
+    await pay(attempt - 1);
+    try {
+      const result = await call.run();
+      options.onCall?.({ action, at: options.now(), outcome: 'ok' });
+      return result;
+    } catch (error) {
+      const throttled = isThrottled(error);
+      options.onCall?.({
+        action,
+        at: options.now(),
+        outcome: throttled ? 'throttled' : 'error',
+        code: (error as { name?: string }).name,
+      });
+      const retryable = throttled || isTransient(error);
+      if (!retryable || attempt >= backoff.maxAttempts) throw error;
+      const delay = backoffDelay(backoff, attempt, options.random);
+      if (pastDeadline(delay)) throw error;
+      await options.sleep(delay);
+    }
+  }
+}
+
 /** An `Ec2Network` whose every call is paid from the shared budget and retried within bounds. */
 export class BudgetedEc2Network implements Ec2Network {
   readonly #inner: Ec2Network;
   readonly #options: BudgetedEc2Options;
-  readonly #backoff: BackoffPolicy;
 
   constructor(inner: Ec2Network, options: BudgetedEc2Options) {
     this.#inner = inner;
     this.#options = options;
-    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
   }
 
   /**
@@ -141,56 +268,21 @@ export class BudgetedEc2Network implements Ec2Network {
    * by this network's own, if earlier).
    */
   until(deadline: number): BudgetedEc2Network {
-    const earliest = Math.min(deadline, this.#options.deadline ?? Number.POSITIVE_INFINITY);
-    return new BudgetedEc2Network(this.#inner, { ...this.#options, deadline: earliest });
+    return new BudgetedEc2Network(this.#inner, {
+      ...this.#options,
+      deadline: earlierDeadline(deadline, this.#options.deadline),
+    });
   }
 
-  /** Whether a wait of `ms` from now would end past the deadline. */
-  #pastDeadline(ms: number): boolean {
-    const { deadline } = this.#options;
-    return deadline !== undefined && this.#options.now() + ms > deadline;
-  }
-
-  async #call<T>(method: keyof Ec2Network, run: () => Promise<T>): Promise<T> {
+  #call<T>(method: keyof Ec2Network, run: () => Promise<T>): Promise<T> {
     const action = EC2_ACTIONS[method];
-    const family = EC2_ACTION_FAMILY[action];
-    for (let attempt = 1; ; attempt++) {
-      await this.#pay(family, attempt - 1);
-      try {
-        const result = await run();
-        this.#options.onCall?.({ action, at: this.#options.now(), outcome: 'ok' });
-        return result;
-      } catch (error) {
-        const throttled = isThrottled(error);
-        this.#options.onCall?.({
-          action,
-          at: this.#options.now(),
-          outcome: throttled ? 'throttled' : 'error',
-          code: (error as { name?: string }).name,
-        });
-        const retryable = throttled || isTransient(error);
-        if (!retryable || attempt >= this.#backoff.maxAttempts) throw error;
-        const delay = backoffDelay(this.#backoff, attempt, this.#options.random);
-        if (this.#pastDeadline(delay)) throw error;
-        await this.#options.sleep(delay);
-      }
-    }
-  }
-
-  /** Waits for a token; `sent`: attempts of this call already sent (told to a refusal). */
-  async #pay(family: Ec2ActionFamily, sent: number): Promise<void> {
-    let waited = 0;
-    for (;;) {
-      const grant = await this.#options.budget.take(family);
-      if (grant.granted) return;
-      // A little jitter keeps several Lambdas that were refused together from retrying together.
-      const delay = grant.retryAfterMs + Math.floor(this.#options.random() * 100);
-      if (waited + delay > this.#backoff.maxBudgetWaitMs || this.#pastDeadline(delay)) {
-        throw new Ec2BudgetExhaustedError(family, grant.retryAfterMs, sent);
-      }
-      await this.#options.sleep(delay);
-      waited += delay;
-    }
+    return callWithinBudget(this.#options, {
+      action,
+      family: EC2_ACTION_FAMILY[action],
+      run,
+      exhausted: (family, retryAfterMs, sent) =>
+        new Ec2BudgetExhaustedError(family, retryAfterMs, sent),
+    });
   }
 
   describeInstances(...args: Parameters<Ec2Network['describeInstances']>) {

@@ -1,8 +1,10 @@
 /**
- * The account's EC2 rate budget in DynamoDB: one item per action family under
- * `_ec2-budget#<account scope>` (the Region, as EC2 meters per account and Region), shared by every
- * cluster and berth deployment that uses the table, holding the bucket's level, when it was last
- * updated, and each cluster's recent draws (../ec2/fair-share.ts). Taking tokens is read, refill,
+ * The account's rate budget in DynamoDB: one item per action family (EC2's, ELBv2's and Global
+ * Accelerator's; the family is the sort key) under `_ec2-budget#<account scope>` (the Region, as
+ * EC2 meters per account and Region; the partition keeps its first name, so buckets already
+ * stored carry over), shared by every cluster and berth deployment that uses the table, holding
+ * the bucket's level, when it was last updated, and each cluster's recent draws
+ * (../ec2/fair-share.ts). Taking tokens is read, refill,
  * conditional write on the level read (optimistic concurrency), so every Lambda and CLI of every
  * cluster draws from the same buckets, each within its share while they are contended.
  */
@@ -15,9 +17,10 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { freshSharedBucket, type SharedBucketState, takeFairly } from '../ec2/fair-share.js';
 import {
+  type BudgetFamily,
   type BudgetGrant,
-  DEFAULT_EC2_BUDGET,
-  type Ec2ActionFamily,
+  type BudgetSpecs,
+  budgetSpecs,
   type RateBudget,
 } from '../ec2/rate-budget.js';
 import type { BucketSpec } from '../ec2/token-bucket.js';
@@ -41,7 +44,8 @@ export interface DynamoRateBudgetOptions extends TableLocation {
    */
   readonly scope: string | (() => Promise<string>);
   readonly now: () => number;
-  readonly specs?: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
+  /** The buckets that differ from `DEFAULT_ACCOUNT_BUDGET`. */
+  readonly specs?: BudgetSpecs;
 }
 
 /** `RateBudget` shared through DynamoDB. */
@@ -53,7 +57,7 @@ export class DynamoRateBudget implements RateBudget {
   #pk: string | undefined;
   readonly #cluster: string;
   readonly #now: () => number;
-  readonly #specs: Readonly<Record<Ec2ActionFamily, BucketSpec>>;
+  readonly #specs: Readonly<Record<BudgetFamily, BucketSpec>>;
 
   constructor(options: DynamoRateBudgetOptions) {
     this.#client = versioned(options.client);
@@ -61,7 +65,7 @@ export class DynamoRateBudget implements RateBudget {
     this.#scope = options.scope;
     this.#cluster = options.cluster;
     this.#now = options.now;
-    this.#specs = options.specs ?? DEFAULT_EC2_BUDGET;
+    this.#specs = budgetSpecs(options.specs);
     this.meter = options.meter ?? new CapacityMeter();
   }
 
@@ -74,7 +78,7 @@ export class DynamoRateBudget implements RateBudget {
     return this.#pk;
   }
 
-  async take(family: Ec2ActionFamily, count = 1): Promise<BudgetGrant> {
+  async take(family: BudgetFamily, count = 1): Promise<BudgetGrant> {
     const spec = this.#specs[family];
     const pk = await this.#partition();
     let stored = await this.#read(pk, family);
@@ -100,7 +104,7 @@ export class DynamoRateBudget implements RateBudget {
     return { granted: false, retryAfterMs: CONTENDED_RETRY_MS };
   }
 
-  async #read(pk: string, family: Ec2ActionFamily): Promise<SharedBucketState | undefined> {
+  async #read(pk: string, family: BudgetFamily): Promise<SharedBucketState | undefined> {
     const out = await this.#client.send(
       new GetItemCommand({
         TableName: this.#table,
@@ -116,7 +120,7 @@ export class DynamoRateBudget implements RateBudget {
   /** Writes the new level if the stored one is still `expected`; else answers what is stored now. */
   async #write(
     pk: string,
-    family: Ec2ActionFamily,
+    family: BudgetFamily,
     next: SharedBucketState,
     expected: SharedBucketState | undefined,
   ): Promise<'written' | SharedBucketState | undefined> {
