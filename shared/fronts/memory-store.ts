@@ -32,8 +32,13 @@ export class MemoryFrontStore implements FrontStore {
 
   async claimSlots(records: readonly ListenerSlotRecord[]): Promise<void> {
     const adding = new Map<string, number>();
+    const claiming = new Set<string>();
     for (const record of records) {
-      if (this.#slots.has(slotKey(record.slot))) throw new ListenerSlotTakenError(record.slot);
+      // A slot named twice in one claim is taken by the claim itself (DynamoDB refuses a
+      // transaction that writes one item twice).
+      const key = slotKey(record.slot);
+      if (this.#slots.has(key) || claiming.has(key)) throw new ListenerSlotTakenError(record.slot);
+      claiming.add(key);
       const arn = record.slot.loadBalancerArn;
       adding.set(arn, (adding.get(arn) ?? 0) + 1);
     }
@@ -118,6 +123,8 @@ export class MemoryFrontStore implements FrontStore {
   }
 
   async recordAllowed(subnetId: string, address: string, ports: readonly number[]): Promise<void> {
+    // Allowing no port records nothing (DynamoDB keeps no empty number set).
+    if (ports.length === 0) return;
     const subnet = this.#allowed.get(subnetId) ?? new Map<string, Set<number>>();
     this.#allowed.set(subnetId, subnet);
     const allowed = subnet.get(address) ?? new Set<number>();
@@ -126,6 +133,9 @@ export class MemoryFrontStore implements FrontStore {
   }
 
   async recordDenied(subnetId: string, address: string): Promise<void> {
-    this.#allowed.get(subnetId)?.delete(address);
+    const subnet = this.#allowed.get(subnetId);
+    subnet?.delete(address);
+    // A subnet with nothing allowed is no longer a destination subnet.
+    if (subnet?.size === 0) this.#allowed.delete(subnetId);
   }
 }
