@@ -3,8 +3,10 @@
  * use, and the DynamoDB adapter on DynamoDB Local. Both must refuse the same claims, so that a
  * test passing on memory says something about AWS.
  */
+
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { MAX_LISTENERS_PER_NLB } from '../../shared/fronts/elbv2.js';
 import { ListenerSlotTakenError, LoadBalancerFullError } from '../../shared/fronts/errors.js';
 import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
@@ -15,7 +17,10 @@ import type {
 } from '../../shared/fronts/store.js';
 import type { ListenerSlot } from '../../shared/fronts/work.js';
 import { DynamoFrontStore } from '../../shared/store/dynamo-front-store.js';
+import { ItemSchemaTooNewError } from '../../shared/store/errors.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_ATTRIBUTE } from '../../shared/store/schema-version.js';
 import { freshTable } from '../support/dynamo.js';
+import { rawClient, scanRaw } from '../support/raw-table.js';
 
 const NLB_A =
   'arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/games-a/0123456789abcdef';
@@ -26,12 +31,15 @@ let table: ReturnType<typeof freshTable> | undefined;
 let clusters = 0;
 
 /** A DynamoDB store on its own cluster's keys: tests share one table, never an item. */
-async function dynamoStore(): Promise<DynamoFrontStore> {
+async function dynamoPlace() {
   table ??= freshTable();
   const { client, tableName } = await table;
   clusters += 1;
-  return new DynamoFrontStore({ client, tableName, cluster: `fronts-${clusters}` });
+  const cluster = `fronts-${clusters}`;
+  return { store: new DynamoFrontStore({ client, tableName, cluster }), tableName, cluster };
 }
+
+const dynamoStore = async (): Promise<FrontStore> => (await dynamoPlace()).store;
 
 const STORES: [string, () => Promise<FrontStore>][] = [
   ['MemoryFrontStore', async () => new MemoryFrontStore()],
@@ -337,6 +345,60 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       await store.unwant('a', [{ ...wanted('a', 7_001), subnetId: 'subnet-2' }]);
       expect(await store.listDestinationSubnets()).toEqual([]);
     });
+  });
+});
+
+describe('DynamoFrontStore items', () => {
+  it('keys every item under the cluster and stamps each with the schema version', async () => {
+    const { store, tableName, cluster } = await dynamoPlace();
+    await store.claimSlots([claim('a', slot(NLB_A, 10_001))]);
+    await store.markBound(slot(NLB_A, 10_001), 'a', {
+      target: { ip: '10.0.1.7', port: 7_001 },
+      boundAt: 2_000,
+      pod: 'gs-a',
+    });
+    await store.addToPool(NLB_B);
+    await store.putMappings('subnet-1', 'mappings');
+    await store.want([wanted('a', 7_001)]);
+    await store.recordAllowed('subnet-1', '10.0.1.7', [7_001]);
+    const items = (await scanRaw(inject('dynamodbEndpoint'), tableName)).filter((item) =>
+      item.pk?.S?.startsWith(`${cluster}#`),
+    );
+    expect(items.map((item) => `${item.pk?.S} / ${item.sk?.S}`).sort()).toEqual([
+      `${cluster}#fronts-ga / allow#subnet-1#10.0.1.7`,
+      `${cluster}#fronts-ga / map#subnet-1`,
+      `${cluster}#fronts-ga / want#subnet-1#10.0.1.7#07001`,
+      `${cluster}#fronts-nlb / count#games-a/0123456789abcdef`,
+      `${cluster}#fronts-nlb / pool`,
+      `${cluster}#fronts-nlb / slot#games-a/0123456789abcdef#10001`,
+    ]);
+    for (const item of items)
+      expect(item[SCHEMA_VERSION_ATTRIBUTE]?.N, item.sk?.S).toBe(String(SCHEMA_VERSION));
+  });
+
+  it('refuses a slot a newer berth wrote, read or written, and leaves it as it was', async () => {
+    const { store, tableName, cluster } = await dynamoPlace();
+    await store.claimSlots([claim('a', slot(NLB_A, 10_001))]);
+    const raw = rawClient(inject('dynamodbEndpoint'));
+    const future = {
+      pk: { S: `${cluster}#fronts-nlb` },
+      sk: { S: 'slot#games-a/0123456789abcdef#10001' },
+      lb: { S: NLB_A },
+      port: { N: '10001' },
+      owner: { S: 'a' },
+      [SCHEMA_VERSION_ATTRIBUTE]: { N: String(SCHEMA_VERSION + 1) },
+    };
+    await raw.send(new PutItemCommand({ TableName: tableName, Item: future }));
+    raw.destroy();
+    await expect(store.listSlots()).rejects.toThrow(ItemSchemaTooNewError);
+    await expect(store.claimSlots([claim('b', slot(NLB_A, 10_001))])).rejects.toThrow(
+      ItemSchemaTooNewError,
+    );
+    await expect(store.freeSlot(slot(NLB_A, 10_001), 'b')).rejects.toThrow(ItemSchemaTooNewError);
+    const stored = (await scanRaw(inject('dynamodbEndpoint'), tableName)).find(
+      (item) => item.pk?.S === future.pk.S && item.sk?.S === future.sk.S,
+    );
+    expect(stored).toEqual(future);
   });
 });
 
