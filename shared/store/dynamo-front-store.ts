@@ -52,13 +52,17 @@ const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 /**
  * Attempts of a write that lost a race with a concurrent transaction on the same item
  * (`TransactionConflict`): the other one has landed by the next attempt, which then meets its
- * condition or succeeds.
+ * condition or succeeds. A load balancer's count item is what a burst of claims meets on, so
+ * there are as many as an allocation's lost races get (shared/hostports/allocator.ts).
  */
-export const MAX_CONFLICT_ATTEMPTS = 6;
+export const MAX_CONFLICT_ATTEMPTS = 8;
 
-/** Full-jitter backoff before attempt `attempt + 1`: up to 10, 20, 40, 80, 160 ms. */
+/**
+ * Full-jitter backoff before attempt `attempt + 1`: up to 10, 20, 40, 80, 160 ms, then 200 ms;
+ * at most 0.71 s over every attempt, well inside the admission webhook's timeout.
+ */
 const conflictBackoffMs = (attempt: number, random: () => number): number =>
-  random() * 10 * 2 ** (attempt - 1);
+  random() * Math.min(200, 10 * 2 ** (attempt - 1));
 
 /** Where the store lives, and how it waits between attempts. */
 export interface DynamoFrontStoreOptions extends TableLocation {
