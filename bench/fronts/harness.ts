@@ -1,0 +1,423 @@
+/**
+ * Runs one system (`FrontsUnderTest`) through one scenario on simulated time, over the ELBv2 and
+ * Global Accelerator fakes, and measures it from the outside:
+ * - per game server, binding → reachable: the fakes hold a listener on the published NLB port
+ *   forwarding to a target group with the game server's destination registered, or the published
+ *   accelerator port maps onto the game server's destination and that destination is allowed
+ *   (and deployed); and the address is written;
+ * - mutating ELBv2 and Global Accelerator calls, from the fakes' own logs;
+ * - the first rule, every 100 ms: no public port (NLB listener port, accelerator port) published
+ *   for two live game servers, nor published for one and leading to another's destination;
+ * - orphans once the scenario's grace has passed: listeners and target groups on the pool with
+ *   no live game server behind them, and accelerator destinations allowed on an address where
+ *   no live game server is (cells a batch opened beside live ones are the design's, not orphans).
+ */
+import type { NetworkLoadBalancer } from '../../shared/fronts/elbv2.js';
+import { FakeCustomRoutingAccelerator } from '../../sim/accelerator-fake.js';
+import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+import { seededRandom } from '../../sim/random.js';
+import { percentile, round } from '../support/stats.js';
+import { VirtualClock } from '../support/virtual-time.js';
+import type { SimTime } from './kit.js';
+import type { FrontsUnderTest, GameServer, Placement, PublishedAddress } from './seam.js';
+import {
+  type GameServerPlan,
+  GRACEFUL_STOP_MS,
+  type NodeSpec,
+  type Scheduled,
+  SUBNET,
+  schedule,
+  VPC,
+} from './workload.js';
+
+/** The simulated start (epoch ms). */
+export const START = Date.parse('2026-06-01T00:00:00Z');
+/** How often the harness looks at the fakes. */
+export const OBSERVE_MS = 100;
+/** A new listener is missing from DescribeListeners this long (exercises ELBv2's consistency). */
+export const LISTENER_VISIBILITY_LAG_MS = 1_000;
+/** An allow or deny takes this long to deploy (the accelerator is IN_PROGRESS meanwhile). */
+export const ACCELERATOR_DEPLOY_MS = 2_000;
+/** The accelerator's listener port range: room for a /24 times 100 destination ports. */
+const ACCELERATOR_LISTENER_PORTS: readonly [number, number] = [10_000, 40_000];
+
+/** The fakes and what they were set up with. */
+export interface FrontsWorld {
+  readonly time: SimTime;
+  readonly random: () => number;
+  readonly elbv2: FakeElbv2;
+  readonly loadBalancers: readonly NetworkLoadBalancer[];
+  readonly vpcId: string;
+  readonly accelerator: FakeCustomRoutingAccelerator;
+  readonly acceleratorArn: string;
+  readonly acceleratorIps: readonly string[];
+  readonly endpointGroupArn: string;
+  readonly subnetId: string;
+}
+
+/** A system and how its accelerator's endpoint group is set up for it. */
+export interface SystemFactory {
+  readonly name: string;
+  /** The endpoint group's destination port range the system needs. */
+  readonly acceleratorPorts: readonly [number, number];
+  make(world: FrontsWorld): FrontsUnderTest | Promise<FrontsUnderTest>;
+}
+
+/** Faults a scenario injects. */
+export interface Faults {
+  /** Every call of either service is throttled with this probability in [from, to). */
+  readonly throttle?: { readonly from: number; readonly to: number; readonly rate: number };
+  /** The system's controller process dies at these offsets (ms from the start). */
+  readonly crashAt?: readonly number[];
+  /** Listeners someone else keeps on the first NLB of the pool (ports 1–n). */
+  readonly foreignListeners?: number;
+}
+
+/** One scenario: game servers, nodes, load balancers, faults, and how long to watch. */
+export interface Scenario {
+  readonly name: string;
+  readonly plans: readonly GameServerPlan[];
+  readonly nodes: readonly NodeSpec[];
+  readonly loadBalancers: number;
+  readonly faults?: Faults;
+  /** The run ends this long after the last event (repair's grace for orphans). */
+  readonly graceMs: number;
+}
+
+/** What became of one game server. */
+export interface GameServerOutcome {
+  readonly name: string;
+  readonly front: GameServer['front'];
+  readonly boundAt?: number;
+  /** ms from binding to reachable; undefined when never (within the run). */
+  readonly reachableMs?: number;
+}
+
+/** What one run measured. */
+export interface RunResult {
+  readonly system: string;
+  readonly scenario: string;
+  readonly outcomes: readonly GameServerOutcome[];
+  readonly elbv2MutatingCalls: number;
+  readonly acceleratorMutatingCalls: number;
+  readonly elbv2Calls: Readonly<Record<string, number>>;
+  readonly acceleratorCalls: Readonly<Record<string, number>>;
+  readonly throttled: number;
+  /** Public ports seen held by two live game servers, with an example each. */
+  readonly doublyHeld: readonly string[];
+  /** What was left with no live game server behind it at the end. */
+  readonly orphans: readonly string[];
+  readonly simulatedSeconds: number;
+}
+
+function fakeCounts(counts: ReadonlyMap<string, number>): Map<string, number> {
+  return new Map(counts);
+}
+
+function delta(after: ReadonlyMap<string, number>, before: ReadonlyMap<string, number>) {
+  const out: Record<string, number> = {};
+  for (const [action, n] of after) {
+    const d = n - (before.get(action) ?? 0);
+    if (d > 0) out[action] = d;
+  }
+  return out;
+}
+
+async function makeWorld(
+  clock: VirtualClock,
+  seed: number,
+  scenario: Scenario,
+  acceleratorPorts: readonly [number, number],
+): Promise<FrontsWorld> {
+  const random = seededRandom(seed);
+  const time: SimTime = { now: clock.now, sleep: clock.sleep };
+  const elbv2 = new FakeElbv2({
+    now: clock.now,
+    random,
+    listenerVisibilityLagMs: LISTENER_VISIBILITY_LAG_MS,
+  });
+  elbv2.addVpc(VPC.vpcId, VPC.cidr);
+  const loadBalancers = Array.from({ length: scenario.loadBalancers }, (_, i) =>
+    elbv2.addLoadBalancer({ name: `games-${i}`, vpcId: VPC.vpcId }),
+  );
+  const foreign = scenario.faults?.foreignListeners ?? 0;
+  const first = loadBalancers[0];
+  if (first && foreign > 0) {
+    const group = await elbv2.createTargetGroup({
+      name: 'someone-else',
+      protocol: 'TCP',
+      port: 80,
+      vpcId: VPC.vpcId,
+      tags: [],
+    });
+    for (let port = 1; port <= foreign; port++) {
+      await elbv2.createListener({
+        loadBalancerArn: first.arn,
+        port,
+        protocol: 'TCP',
+        targetGroupArn: group.arn,
+        tags: [],
+      });
+    }
+  }
+  const accelerator = new FakeCustomRoutingAccelerator({
+    now: clock.now,
+    random,
+    deployDelayMs: ACCELERATOR_DEPLOY_MS,
+  });
+  const made = accelerator.createAccelerator({ listenerPortRange: ACCELERATOR_LISTENER_PORTS });
+  const group = accelerator.addEndpointGroup({
+    acceleratorArn: made.arn,
+    fromPort: acceleratorPorts[0],
+    toPort: acceleratorPorts[1],
+    protocols: ['UDP'],
+    subnets: [SUBNET],
+  });
+  return {
+    time,
+    random,
+    elbv2,
+    loadBalancers,
+    vpcId: VPC.vpcId,
+    accelerator,
+    acceleratorArn: made.arn,
+    acceleratorIps: made.ipAddresses,
+    endpointGroupArn: group.arn,
+    subnetId: SUBNET.subnetId,
+  };
+}
+
+/** Where a published address leads now, if anywhere: the destination `ip:port`. */
+function leadsTo(world: FrontsWorld, address: PublishedAddress): string | undefined {
+  const lb = world.loadBalancers.find((l) => l.dnsName === address.host);
+  if (lb) {
+    const listener = world.elbv2.listeners(lb.arn).find((l) => l.port === address.port);
+    if (!listener) return undefined;
+    const targets = world.elbv2.targets(listener.targetGroupArn);
+    return targets.length === 1 && targets[0] ? `${targets[0].ip}:${targets[0].port}` : undefined;
+  }
+  if (!world.acceleratorIps.includes(address.host)) return undefined;
+  const destination = world.accelerator.destinationOf(address.port, world.acceleratorArn);
+  if (!destination) return undefined;
+  if (!world.accelerator.reachable(destination.subnetId, destination.address, destination.port)) {
+    return undefined;
+  }
+  return `${destination.address}:${destination.port}`;
+}
+
+interface Live {
+  readonly gs: GameServer;
+  readonly scheduled: Scheduled;
+  alive: boolean;
+  reachableAt?: number;
+}
+
+/** Runs `system` through `scenario`; deterministic for a seed. */
+export async function runScenario(
+  scenario: Scenario,
+  system: SystemFactory,
+  seed = 1,
+): Promise<RunResult> {
+  const clock = new VirtualClock(START);
+  const world = await makeWorld(clock, seed, scenario, system.acceleratorPorts);
+  const sut = await system.make(world);
+  const elbv2Before = fakeCounts(world.elbv2.counts);
+  const acceleratorBefore = fakeCounts(world.accelerator.counts);
+  const throttledBefore = world.elbv2.throttled + world.accelerator.throttled;
+  const elbv2MutatingBefore = world.elbv2.mutatingCalls();
+  const acceleratorMutatingBefore = world.accelerator.mutatingCalls();
+
+  const scheduled = schedule(scenario.plans, scenario.nodes);
+  const byPlan = new Map(scheduled.map((s) => [s.plan, s]));
+  const live = new Map<string, Live>();
+  const swallow = (work: Promise<void>) => void work.catch(() => undefined);
+  let lastEvent = 0;
+  const at = (offset: number, run: () => void) => {
+    lastEvent = Math.max(lastEvent, offset);
+    void clock.at(START + offset, async () => run());
+  };
+  for (const plan of scenario.plans) {
+    at(plan.createAt, () => swallow(sut.created(plan.gs)));
+    const placed = byPlan.get(plan);
+    if (!placed) continue;
+    const entry: Live = { gs: plan.gs, scheduled: placed, alive: false };
+    live.set(plan.gs.name, entry);
+    at(placed.boundAt, () => {
+      entry.alive = true;
+      swallow(sut.bound(plan.gs, placed.placement));
+    });
+    at(placed.startedAt, () => swallow(sut.started(plan.gs, placed.placement)));
+    if (plan.deleteAt !== undefined) {
+      const deleteAt = plan.deleteAt;
+      at(deleteAt, () => swallow(sut.deleted(plan.gs)));
+      at(deleteAt + GRACEFUL_STOP_MS, () => {
+        entry.alive = false;
+        swallow(sut.gone(plan.gs));
+      });
+    }
+  }
+  const faults = scenario.faults;
+  if (faults?.throttle) {
+    const { from, to, rate } = faults.throttle;
+    at(from, () => {
+      world.elbv2.throttleRate = rate;
+      world.accelerator.throttleRate = rate;
+    });
+    at(to, () => {
+      world.elbv2.throttleRate = 0;
+      world.accelerator.throttleRate = 0;
+    });
+  }
+  for (const crashAt of faults?.crashAt ?? []) at(crashAt, () => swallow(sut.crash()));
+
+  const end = START + lastEvent + scenario.graceMs;
+  const doublyHeld = new Map<string, string>();
+  const observe = () => {
+    const now = clock.now();
+    const byAddress = new Map<string, string>();
+    const destinations = new Map<string, string>();
+    for (const entry of live.values()) {
+      if (entry.alive) {
+        destinations.set(destinationKey(sut, entry.gs, entry.scheduled.placement), entry.gs.name);
+      }
+    }
+    for (const entry of live.values()) {
+      if (!entry.alive) continue;
+      const address = sut.published(entry.gs);
+      if (!address) continue;
+      const key = `${address.host}:${address.port}`;
+      const other = byAddress.get(key);
+      if (other !== undefined && !doublyHeld.has(key)) {
+        doublyHeld.set(key, `${key} published for ${other} and ${entry.gs.name}`);
+      }
+      byAddress.set(key, entry.gs.name);
+      const reached = leadsTo(world, address);
+      const own = destinationKey(sut, entry.gs, entry.scheduled.placement);
+      if (reached === undefined) continue;
+      const holder = destinations.get(reached);
+      if (reached !== own && holder !== undefined && !doublyHeld.has(key)) {
+        doublyHeld.set(key, `${key} published for ${entry.gs.name} leads to ${holder}`);
+      }
+      if (reached === own && entry.reachableAt === undefined) {
+        entry.reachableAt = Math.max(now, address.at);
+      }
+    }
+  };
+  void (async () => {
+    while (clock.now() < end) {
+      observe();
+      await clock.sleep(OBSERVE_MS);
+    }
+  })();
+  await clock.runUntil(end);
+  observe();
+  sut.stop();
+
+  const orphans = findOrphans(world, sut, [...live.values()], system.acceleratorPorts);
+  const outcomes: GameServerOutcome[] = scenario.plans.map((plan) => {
+    const entry = live.get(plan.gs.name);
+    const boundAt = entry?.scheduled.boundAt;
+    return {
+      name: plan.gs.name,
+      front: plan.gs.front,
+      ...(boundAt !== undefined ? { boundAt } : {}),
+      ...(entry?.reachableAt !== undefined && boundAt !== undefined
+        ? { reachableMs: entry.reachableAt - (START + boundAt) }
+        : {}),
+    };
+  });
+  return {
+    system: sut.name,
+    scenario: scenario.name,
+    outcomes,
+    elbv2MutatingCalls: world.elbv2.mutatingCalls() - elbv2MutatingBefore,
+    acceleratorMutatingCalls: world.accelerator.mutatingCalls() - acceleratorMutatingBefore,
+    elbv2Calls: delta(world.elbv2.counts, elbv2Before),
+    acceleratorCalls: delta(world.accelerator.counts, acceleratorBefore),
+    throttled: world.elbv2.throttled + world.accelerator.throttled - throttledBefore,
+    doublyHeld: [...doublyHeld.values()],
+    orphans,
+    simulatedSeconds: round((end - START) / 1000, 1),
+  };
+}
+
+function destinationKey(sut: FrontsUnderTest, gs: GameServer, placement: Placement): string {
+  const destination = sut.destination(gs, placement);
+  return `${destination.ip}:${destination.port}`;
+}
+
+/**
+ * What is left at the end with no live game server behind it: listeners on the pool whose
+ * address no live game server published and reaches, target groups no kept listener forwards to
+ * (the foreign ones excepted), and allowed accelerator destinations on addresses no live game
+ * server is on.
+ */
+function findOrphans(
+  world: FrontsWorld,
+  sut: FrontsUnderTest,
+  entries: readonly Live[],
+  acceleratorPorts: readonly [number, number],
+): string[] {
+  const orphans: string[] = [];
+  const alive = entries.filter((e) => e.alive);
+  const published = new Set(
+    alive.flatMap((e) => {
+      const address = sut.published(e.gs);
+      return address ? [`${address.host}:${address.port}`] : [];
+    }),
+  );
+  const liveDestinations = new Set(
+    alive.map((e) => destinationKey(sut, e.gs, e.scheduled.placement)),
+  );
+  const kept = new Set<string>();
+  for (const lb of world.loadBalancers) {
+    for (const listener of world.elbv2.listeners(lb.arn)) {
+      // An untagged listener is someone else's (the scenario's foreign listeners).
+      if (world.elbv2.tagsOf(listener.arn)?.length === 0) {
+        kept.add(listener.targetGroupArn);
+        continue;
+      }
+      if (published.has(`${lb.dnsName}:${listener.port}`)) kept.add(listener.targetGroupArn);
+      else orphans.push(`listener ${lb.dnsName}:${listener.port}`);
+    }
+  }
+  for (const group of world.elbv2.targetGroups()) {
+    if (kept.has(group.arn)) continue;
+    const targets = world.elbv2.targets(group.arn);
+    if (targets.some((t) => liveDestinations.has(`${t.ip}:${t.port}`))) continue;
+    orphans.push(`target group ${group.name}`);
+  }
+  const liveAddresses = new Set(
+    alive
+      .filter((e) => e.gs.front === 'accelerator')
+      .map((e) => sut.destination(e.gs, e.scheduled.placement).ip),
+  );
+  const everyAddress = new Set(
+    entries.flatMap((e) => [e.scheduled.placement.nodeAddress, e.scheduled.placement.podIp]),
+  );
+  for (const address of everyAddress) {
+    if (liveAddresses.has(address)) continue;
+    for (let port = acceleratorPorts[0]; port <= acceleratorPorts[1]; port++) {
+      if (world.accelerator.destinationState(world.subnetId, address, port) === 'ALLOW') {
+        orphans.push(`accelerator destination ${address}:${port}`);
+      }
+    }
+  }
+  return orphans;
+}
+
+/** p50 and p99 of the reachable times (s) of the outcomes behind `front`, and how many never. */
+export function reachableStats(result: RunResult, front: GameServer['front']) {
+  const behind = result.outcomes.filter((o) => o.front === front && o.boundAt !== undefined);
+  const times = behind.flatMap((o) => (o.reachableMs === undefined ? [] : [o.reachableMs / 1000]));
+  const never = behind.length - times.length;
+  // A game server never reachable within the run counts as infinitely late.
+  const samples = [...times, ...Array.from({ length: never }, () => Number.POSITIVE_INFINITY)];
+  return {
+    gameServers: behind.length,
+    p50: round(percentile(samples, 50), 1),
+    p99: round(percentile(samples, 99), 1),
+    max: round(percentile(samples, 100), 1),
+    never,
+  };
+}
