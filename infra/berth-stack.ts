@@ -36,8 +36,13 @@ import { formatPortRange } from '../shared/net/port-range.js';
 import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../shared/repair/pass.js';
 import { SCALE_POLICY_DEFAULTS } from '../shared/scale/policy.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
-import { BerthFunction, type FunctionName } from './constructs/berth-function.js';
+import {
+  type AnyFunctionName,
+  BerthFunction,
+  type FunctionName,
+} from './constructs/berth-function.js';
 import { ClusterAccess } from './constructs/cluster-access.js';
+import { frontsPermissions, poolReadPermissions } from './constructs/fronts-permissions.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { PassSchedule } from './constructs/pass-schedule.js';
 import {
@@ -63,11 +68,29 @@ export interface BerthStackProps extends StackProps {
  */
 const LEASE_MARGIN_MS = 30_000;
 
+/**
+ * The fronts function's time limit. A fronts pass that takes a lease must hold it at least 30 s
+ * longer (LEASE_MARGIN_MS), as the other leased passes do.
+ */
+export const FRONTS_TIMEOUT_SECONDS = 90;
+
+/**
+ * Front work (bind, release) handed to one fronts invocation at most: a burst of bindings within
+ * the batching window is one invocation, so one AllowCustomRoutingTraffic per endpoint subnet
+ * (it takes 100 addresses times 100 ports) covers it.
+ */
+const FRONTS_BATCH_SIZE = 100;
+
+/** How often the fronts pass repairs fronts (orphaned listeners and destinations, missing ones). */
+const FRONTS_PASS_SECONDS = 60;
+
 /** Size and time limit of each function. */
 /** The functions that serve one request per pod event; they trace actively only with `-c tracing=all`. */
-const REQUEST_FUNCTIONS: ReadonlySet<FunctionName> = new Set(['admission', 'node-ips']);
+const REQUEST_FUNCTIONS: ReadonlySet<AnyFunctionName> = new Set(['admission', 'node-ips']);
 
-const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeout: Duration }>> = {
+const FUNCTION_SIZING: Readonly<
+  Record<AnyFunctionName, { memorySize: number; timeout: Duration }>
+> = {
   // More memory is more CPU: a faster cold start for the call the apiserver waits on. The
   // timeout stays under the webhook's own, so the apiserver gets an error it can apply its
   // failurePolicy to, not a hang until its deadline.
@@ -95,15 +118,19 @@ const FUNCTION_SIZING: Readonly<Record<FunctionName, { memorySize: number; timeo
     memorySize: 512,
     timeout: Duration.millis(ENI_INVOCATIONS.request.leaseMs - LEASE_MARGIN_MS),
   },
+  // A burst of up to 100 bindings (three ELBv2 calls each for an NLB port, paid from the account
+  // rate budget, which may wait for tokens), or one fronts pass.
+  fronts: { memorySize: 512, timeout: Duration.seconds(FRONTS_TIMEOUT_SECONDS) },
 };
 
-const DESCRIPTIONS: Readonly<Record<FunctionName, string>> = {
+const DESCRIPTIONS: Readonly<Record<AnyFunctionName, string>> = {
   admission: 'berth admission webhook: host ports, Service IPs and node ports, binding addresses',
   settle: 'berth settle step: frees Service values once the apiserver has committed the change',
   repair: 'berth repair pass: reconciles allocations with the cluster',
   scale: 'berth node scale pass: packs game servers, cordons and removes empty nodes',
   eni: 'berth ENI pool pass: refills, trims and garbage-collects secondary IPs',
   'node-ips': 'berth ENI IP assignment API (SigV4)',
+  fronts: 'berth public fronts: NLB listeners and Global Accelerator destinations per game server',
 };
 
 /** What the stack makes for one cluster it serves. */
@@ -120,6 +147,8 @@ export class BerthStack extends Stack {
   readonly table: dynamodb.TableV2;
   /** The functions by name. */
   readonly functions: Readonly<Record<FunctionName, BerthFunction>>;
+  /** The public fronts worker and pass, where some cluster's config has a front. */
+  readonly fronts?: { readonly function: BerthFunction; readonly queue: WorkQueue };
 
   constructor(scope: Construct, id: string, props: BerthStackProps) {
     super(scope, id, props);
@@ -172,7 +201,7 @@ export class BerthStack extends Stack {
       ? new PrivateNetwork(this, 'PrivateNetwork', privateNetwork)
       : undefined;
     const make = (
-      name: FunctionName,
+      name: AnyFunctionName,
       id: string,
       environment?: Record<string, string>,
       reservedConcurrency?: number,
@@ -295,7 +324,56 @@ export class BerthStack extends Stack {
 
     this.functions = { admission, settle, repair, scale, eni, 'node-ips': nodeIps };
 
-    for (const fn of [repair, scale, eni]) {
+    // Public fronts: a worker fed by a queue (admission puts a game server's binding and
+    // deletion on it; releases that must wait come back with a delay) and a scheduled pass of
+    // the same function, only where a cluster's config asks for a front (nothing to pay for
+    // otherwise).
+    const frontedClusters = clusters.filter(
+      ({ config }) => config.fronts.nlb !== undefined || config.fronts.accelerator !== undefined,
+    );
+    if (frontedClusters.length > 0) {
+      const fronts = make('fronts', 'Fronts');
+      const frontsQueue = new WorkQueue(this, 'FrontsQueue', {
+        consumer: fronts.function,
+        producers: [admission.role],
+        consumerTimeout: FUNCTION_SIZING.fronts.timeout,
+        deadLetterQueue,
+        batchSize: FRONTS_BATCH_SIZE,
+        maxBatchingWindow: Duration.seconds(1),
+        // Few pollers: a burst lands in one or two batches rather than split over many.
+        maxConcurrency: 2,
+      });
+      for (const fn of [admission, fronts]) {
+        fn.function.addEnvironment('BERTH_FRONTS_QUEUE', frontsQueue.queue.queueUrl);
+      }
+      const loadBalancerArns = [
+        ...new Set(configs.flatMap((config) => config.fronts.nlb?.loadBalancers ?? [])),
+      ];
+      const endpointGroupArns = [
+        ...new Set(
+          configs.flatMap((config) =>
+            config.fronts.accelerator ? [config.fronts.accelerator.endpointGroupArn] : [],
+          ),
+        ),
+      ];
+      grantPermissions(fronts.role, frontsPermissions({ loadBalancerArns, endpointGroupArns }));
+      if (configs.some((config) => config.fronts.nlb !== undefined)) {
+        grantPermissions(admission.role, poolReadPermissions());
+      }
+      for (const { config, scope } of frontedClusters) {
+        new PassSchedule(scope, 'FrontsSchedule', {
+          pass: 'fronts',
+          target: fronts.function,
+          intervalSeconds: FRONTS_PASS_SECONDS,
+          deadLetterQueue,
+          ...(byName ? { cluster: config.cluster } : {}),
+        });
+      }
+      this.fronts = { function: fronts, queue: frontsQueue };
+    }
+    const passFunctions = [repair, scale, eni, ...(this.fronts ? [this.fronts.function] : [])];
+
+    for (const fn of passFunctions) {
       // A failed pass is not retried by Lambda: the next scheduled pass does the same work
       // against fresher state. Its event goes to the dead-letter queue, whose one alarm reports
       // every failed pass and undelivered event (one alarm metric, not one per function).
@@ -327,7 +405,14 @@ export class BerthStack extends Stack {
       const poolPermissions = nodePoolPermissions(this, config.cluster, config.scale.nodePool);
       if (byName) attachPermissions(scope, 'ScalePermissions', scale.role, poolPermissions);
       else grantPermissions(scale.role, poolPermissions);
-      new ClusterAccess(scope, 'ClusterAccess', { cluster: config.cluster, roles: functionRoles });
+      // The fronts function reads and annotates the pods of the clusters that have fronts only.
+      const fronted = this.fronts && frontedClusters.some((part) => part.config === config);
+      new ClusterAccess(scope, 'ClusterAccess', {
+        cluster: config.cluster,
+        roles: fronted
+          ? { ...functionRoles, [this.fronts.function.node.id]: this.fronts.function.role }
+          : functionRoles,
+      });
     }
 
     new events.Rule(this, 'InstanceStateRule', {
@@ -360,7 +445,10 @@ export class BerthStack extends Stack {
         ],
       })),
       functions: Object.fromEntries(
-        Object.entries(this.functions).map(([name, fn]) => [name, fn.function] as const),
+        [
+          ...Object.entries(this.functions),
+          ...(this.fronts ? [['fronts', this.fronts.function] as const] : []),
+        ].map(([name, fn]) => [name, fn.function] as const),
       ),
       logGroups: { repair: repair.logGroup, eni: eni.logGroup },
       topicKey: props.settings.alarmTopicKey,

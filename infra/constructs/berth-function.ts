@@ -26,11 +26,18 @@ export const FUNCTION_NAMES = [
 ] as const;
 /** One of `FUNCTION_NAMES`. */
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
+/**
+ * The functions a stack has only when its config asks for what they do: `fronts` (the public
+ * fronts worker and pass) when some cluster has `fronts.nlb` or `fronts.accelerator`.
+ */
+export const OPTIONAL_FUNCTION_NAMES = ['fronts'] as const;
+/** One of `FUNCTION_NAMES` or `OPTIONAL_FUNCTION_NAMES`. */
+export type AnyFunctionName = FunctionName | (typeof OPTIONAL_FUNCTION_NAMES)[number];
 
 const PROJECT_ROOT = join(import.meta.dirname, '..', '..');
 
 /** Where a function's entry point lives. */
-export function handlerEntry(name: FunctionName): string {
+export function handlerEntry(name: AnyFunctionName): string {
   return join(PROJECT_ROOT, 'functions', name, 'handler.ts');
 }
 
@@ -43,7 +50,7 @@ const REQUIRE_BANNER =
 
 /** Props of a berth function. */
 export interface BerthFunctionProps {
-  readonly name: FunctionName;
+  readonly name: AnyFunctionName;
   readonly description: string;
   readonly table: ITableV2;
   /** The validated config document (BERTH_CONFIG). */

@@ -18,7 +18,7 @@ import { Construct } from 'constructs';
 
 /** Props of a pass schedule. */
 export interface PassScheduleProps {
-  readonly pass: 'repair' | 'scale' | 'eni';
+  readonly pass: 'repair' | 'scale' | 'eni' | 'fronts';
   readonly target: lambda.Function;
   /** The config's `<pass>.intervalSeconds`; 0 turns the pass off, as it does locally. */
   readonly intervalSeconds: number;

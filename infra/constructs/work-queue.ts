@@ -33,6 +33,11 @@ export interface WorkQueueProps {
    * within it is one invocation.
    */
   readonly maxBatchingWindow: Duration;
+  /**
+   * Invocations the queue may run at once (SQS allows 2 to 1,000); absent, Lambda scales its
+   * pollers with the backlog, splitting a burst over many small batches.
+   */
+  readonly maxConcurrency?: number;
 }
 
 /** Deliveries of one item before it goes to the dead-letter queue. */
@@ -58,6 +63,7 @@ export class WorkQueue extends Construct {
         batchSize: props.batchSize,
         maxBatchingWindow: props.maxBatchingWindow,
         reportBatchItemFailures: true,
+        ...(props.maxConcurrency === undefined ? {} : { maxConcurrency: props.maxConcurrency }),
       }),
     );
     this.queue.grantSendMessages(props.consumer);

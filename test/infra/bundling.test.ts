@@ -16,6 +16,7 @@ import {
   BerthFunction,
   FUNCTION_NAMES,
   handlerEntry,
+  OPTIONAL_FUNCTION_NAMES,
 } from '../../infra/constructs/berth-function.js';
 
 describe('BerthFunction bundling', () => {
@@ -53,8 +54,9 @@ describe('BerthFunction bundling', () => {
   });
 
   it('bundles every handler without an unresolved import', async () => {
+    const names = [...FUNCTION_NAMES, ...OPTIONAL_FUNCTION_NAMES];
     const result = await build({
-      entryPoints: Object.fromEntries(FUNCTION_NAMES.map((name) => [name, handlerEntry(name)])),
+      entryPoints: Object.fromEntries(names.map((name) => [name, handlerEntry(name)])),
       bundle: true,
       platform: 'node',
       format: 'esm',
@@ -67,7 +69,7 @@ describe('BerthFunction bundling', () => {
     });
     expect(result.errors).toEqual([]);
     expect(result.outputFiles.map((f) => f.path.split('/').at(-1)).sort()).toEqual(
-      FUNCTION_NAMES.map((name) => `${name}.mjs`).sort(),
+      names.map((name) => `${name}.mjs`).sort(),
     );
   });
 });

@@ -6,6 +6,8 @@ import { DEFAULT_REPAIR_LEASE_TTL_MS } from '../../shared/repair/pass.js';
 import { SCALE_POLICY_DEFAULTS } from '../../shared/scale/policy.js';
 import { renderedJoin } from '../support/cloudformation.js';
 import { cfnLint, synthStack, type ValidationReport } from '../support/synth.js';
+import * as roles from '../support/template-roles.js';
+import { actionsOf, type Resources } from '../support/template-roles.js';
 
 /** A config that differs from the defaults where the template shows it. */
 const CONFIG = {
@@ -14,49 +16,14 @@ const CONFIG = {
   scale: { nodePool: { type: 'eks-nodegroup', name: 'game-nodes' } },
 };
 
-type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
-
-interface PolicyStatement {
-  Action: string | string[];
-  Resource: unknown;
-  Condition?: unknown;
-}
-
 let stack: BerthStack;
 let template: Template;
 let templateFile: string;
 let validationReport: ValidationReport;
 
-/** The logical id of one berth function's CfnFunction, e.g. `Admission` → `AdmissionFunction…`. */
-function functionId(construct: string): string {
-  const ids = Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) =>
-    id.startsWith(`${construct}Function`),
-  );
-  expect(ids).toHaveLength(1);
-  return ids[0] ?? '';
-}
-
-function roleId(construct: string): string {
-  const ids = Object.keys(template.findResources('AWS::IAM::Role')).filter((id) =>
-    id.startsWith(`${construct}Role`),
-  );
-  expect(ids).toHaveLength(1);
-  return ids[0] ?? '';
-}
-
-/** Every statement of the policies attached to one function's role. */
-function statementsOf(construct: string): PolicyStatement[] {
-  const role = roleId(construct);
-  const policies = Object.values(template.findResources('AWS::IAM::Policy') as Resources).filter(
-    (policy) => JSON.stringify(policy.Properties.Roles).includes(`"${role}"`),
-  );
-  return policies.flatMap(
-    (policy) => (policy.Properties.PolicyDocument as { Statement: PolicyStatement[] }).Statement,
-  );
-}
-
-const actionsOf = (statements: PolicyStatement[]) =>
-  statements.flatMap((statement) => [statement.Action].flat());
+const functionId = (construct: string) => roles.functionId(template, construct);
+const roleId = (construct: string) => roles.roleId(template, construct);
+const statementsOf = (construct: string) => roles.statementsOf(template, construct);
 
 beforeAll(() => {
   ({
