@@ -295,9 +295,13 @@ export class DynamoFrontStore implements FrontStore {
   }
 
   async want(destinations: readonly WantedDestination[]): Promise<void> {
+    // A cell named twice in one call: the first naming is the want, as if they came in turn.
+    const firsts = new Map<string, WantedDestination>();
+    for (const wanted of destinations)
+      if (!firsts.has(wantKey(wanted))) firsts.set(wantKey(wanted), wanted);
     // Refused: the cell is already wanted, by this owner or another; either way it stays.
     await Promise.all(
-      destinations.map((wanted) =>
+      [...firsts.values()].map((wanted) =>
         conditionalWrite(this.meter, () =>
           this.#client.send(
             new PutItemCommand({

@@ -153,6 +153,14 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       await store.claimSlots([claim('x', slot(NLB_B, 30_001))]);
     });
 
+    it('answers a held slot of a full load balancer as taken', async () => {
+      const store = await makeStore();
+      await store.claimSlots(fill(NLB_A, 20_000, MAX_LISTENERS_PER_NLB));
+      await expect(store.claimSlots([claim('x', slot(NLB_A, 20_007))])).rejects.toThrow(
+        ListenerSlotTakenError,
+      );
+    });
+
     it('refuses one claim of more listeners than a load balancer takes', async () => {
       const store = await makeStore();
       await expect(
@@ -306,6 +314,12 @@ describe.each(STORES)('%s', (_name, makeStore) => {
         wanted('a', 7_001),
         wanted('b', 7_002, 9_000),
       ]);
+    });
+
+    it('keeps the first of two wants of one cell in one call', async () => {
+      const store = await makeStore();
+      await store.want([wanted('a', 7_001), wanted('b', 7_001, 9_000), wanted('a', 7_001, 9_500)]);
+      expect((await store.listDestinations('subnet-1')).wanted).toEqual([wanted('a', 7_001)]);
     });
 
     it('records allowed ports per address until the address is denied', async () => {
