@@ -7,6 +7,9 @@
  */
 import type { V1NodeAddress } from '@kubernetes/client-node';
 import type { NodeAddressType } from '../config/schema.js';
+import { type BindingFrontsDeps, frontsAtBinding } from '../fronts/binding-fronts.js';
+import { FRONTS_ANNOTATION } from '../fronts/front-spec.js';
+import { frontedPortsOf } from '../fronts/pod-fronts.js';
 import type { PodNameStore } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
@@ -41,6 +44,8 @@ export interface PodBindingAdmissionDeps {
    * and the pod read here has the one the apiserver gave it, which its record learns.
    */
   readonly records?: PodNameStore;
+  /** Public fronts, when the config has any: addresses written, their making queued. */
+  readonly fronts?: BindingFrontsDeps;
 }
 
 const IP_TYPES: ReadonlySet<string> = new Set(['ExternalIP', 'InternalIP']);
@@ -91,7 +96,8 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
       ]);
     }
     // An id not of berth's shape is no id (a hand-written or mangled annotation): untouched.
-    if (carriedAllocationId(pod as JsonObject) === undefined) return allow();
+    const allocationId = carriedAllocationId(pod as JsonObject);
+    if (allocationId === undefined) return allow();
     if (deps.records && request.dryRun !== true) {
       // Worth a try, never a refusal: the pod's DELETE learns the name too, and a binding must
       // still get its annotations while the store is slow.
@@ -118,6 +124,22 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
       } else {
         entries[ADDRESS_ANNOTATION] = address;
       }
+    }
+    const fronted = deps.fronts === undefined ? [] : frontedPortsOf(pod as JsonObject);
+    if (deps.fronts !== undefined && fronted.length > 0) {
+      const fronts = await frontsAtBinding(deps.fronts, {
+        namespace,
+        pod: podName,
+        allocationId,
+        node: nodeName,
+        nodeAddress: chooseNodeAddress(node?.status?.addresses ?? [], ['InternalIP']),
+        ports: fronted,
+        dryRun: request.dryRun === true,
+      });
+      if (fronts.addresses.size > 0) {
+        entries[FRONTS_ANNOTATION] = JSON.stringify(Object.fromEntries(fronts.addresses));
+      }
+      warnings.push(...fronts.warnings.map((warning) => `${FRONTS_ANNOTATION}: ${warning}`));
     }
     return allow(
       setMetadataEntries(objectAt(binding, 'metadata'), 'annotations', entries),

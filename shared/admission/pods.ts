@@ -8,6 +8,11 @@
  */
 
 import type { BerthConfig } from '../config/schema.js';
+import { FrontPoolFullError } from '../fronts/errors.js';
+import { type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
+import { claimListeners, type ListenerClaimDeps } from '../fronts/listener-claim.js';
+import { frontedPortsOf } from '../fronts/pod-fronts.js';
+import type { FrontQueue } from '../fronts/work.js';
 import {
   allocateHostPorts,
   type HostPortAllocatorDeps,
@@ -25,6 +30,7 @@ import {
   type HostPortRange,
   PORTS_ANNOTATION,
   PORTS_PATH,
+  type PortSpec,
   parsePortSpecs,
 } from '../hostports/spec.js';
 import type { PodNameStore, PodPortRecord, PodRef } from '../hostports/store.js';
@@ -56,6 +62,20 @@ export interface PodAdmissionDeps extends Omit<HostPortAllocatorDeps, 'view'> {
   readonly randomBytes: (size: number) => Uint8Array;
   /** Told of every committed allocation and its lost races, for logs and metrics. */
   readonly onAllocated?: (event: { readonly id: string; readonly conflicts: number }) => void;
+  /** Public fronts, when the config has any (shared/fronts/). */
+  readonly fronts?: PodFrontsDeps;
+}
+
+/** What the pod handler needs for public fronts. */
+export interface PodFrontsDeps {
+  readonly offered: FrontsOffered;
+  /** NLB listener claims; absent without NLBs. */
+  readonly listeners?: ListenerClaimDeps;
+  /** Where a deleted pod's fronts are queued to come down once it is gone. */
+  readonly queue: FrontQueue;
+  readonly cluster: string;
+  /** `settle.delaySeconds`: the first look at a deleted pod. */
+  readonly delaySeconds: number;
 }
 
 /** The configured host port ranges, in config order. */
@@ -158,7 +178,12 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const pod = request.object;
     const annotation = pod ? annotationOf(pod, PORTS_ANNOTATION) : undefined;
     if (!pod || annotation === undefined) return allow();
-    const parsed = parsePortSpecs(annotation, podContainersOf(pod), rangeByName);
+    const parsed = parsePortSpecs(
+      annotation,
+      podContainersOf(pod),
+      rangeByName,
+      deps.fronts?.offered ?? NO_FRONTS,
+    );
     // One line per problem, as config errors are printed: a message may itself contain "; ".
     if (!parsed.ok) return deny(parsed.code, parsed.problems.join('\n'));
     const { specs } = parsed;
@@ -174,14 +199,25 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     if (carriedId !== undefined) {
       const record = await deps.store.getRecord(carriedId);
       if (record && samePod(record.pod, podRef) && podCarriesHostPorts(pod, specs, record.ports)) {
+        const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true, true);
+        if (typeof fronts === 'string') return deny(409, fronts);
         return allow(
-          buildPodPatch(pod, { ...patchInput, held: record.ports, allocationId: record.id }),
+          buildPodPatch(pod, {
+            ...patchInput,
+            held: record.ports,
+            allocationId: record.id,
+            fronts,
+          }),
         );
       }
     }
 
     const id = newAllocationId(deps.randomBytes);
     const dryRun = request.dryRun === true;
+    // Listener slots first: a full pool then denies with nothing allocated. Slots of a pod whose
+    // host ports then fail are freed by the fronts pass once the pod never appears.
+    const fronts = await listenersFor(id, podRef, specs, dryRun, false);
+    if (typeof fronts === 'string') return deny(409, fronts);
     const quota = { namespace: podRef.namespace, asked: portsAsked(specs), dryRun };
     try {
       const outcome = await withinQuota(deps.store, quotaOf(podRef.namespace), quota, () =>
@@ -189,7 +225,12 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       );
       if (request.dryRun !== true) deps.onAllocated?.({ id, conflicts: outcome.conflicts });
       return allow(
-        buildPodPatch(pod, { ...patchInput, held: outcome.record.ports, allocationId: id }),
+        buildPodPatch(pod, {
+          ...patchInput,
+          held: outcome.record.ports,
+          allocationId: id,
+          fronts,
+        }),
       );
     } catch (error) {
       if (error instanceof HostPortContentionError)
@@ -198,6 +239,47 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       if (error instanceof HostPortQuotaError) return deny(403, error.message);
       throw error;
     }
+  }
+
+  /**
+   * The NLB listener addresses of the pod's NLB-fronted ports (port name → `host:port`), or the
+   * denial's message when the pool has no room.
+   */
+  async function listenersFor(
+    id: string,
+    pod: PodRef,
+    specs: readonly PortSpec[],
+    dryRun: boolean,
+    reinvoked: boolean,
+  ): Promise<Map<string, string> | string> {
+    const claims = deps.fronts?.listeners;
+    const ports = specs.filter((spec) => spec.front === 'nlb');
+    if (claims === undefined || ports.length === 0) return new Map();
+    try {
+      const owner = { allocationId: id, namespace: pod.namespace, pod: pod.name };
+      return await claimListeners(claims, { owner, ports, dryRun, reinvoked });
+    } catch (error) {
+      if (error instanceof FrontPoolFullError) return `${PORTS_PATH}: ${error.message}`;
+      throw error;
+    }
+  }
+
+  /** Queues a deleted pod's fronts to come down once the apiserver has let it go. */
+  async function releaseFronts(id: string, pod: PodRef, object: PodObject): Promise<void> {
+    const fronts = deps.fronts;
+    if (fronts === undefined || frontedPortsOf(object).length === 0) return;
+    await fronts.queue.submit(
+      {
+        kind: 'release',
+        cluster: fronts.cluster,
+        namespace: pod.namespace,
+        pod: pod.name,
+        allocationId: id,
+        admittedAt: deps.now(),
+        attempt: 0,
+      },
+      fronts.delaySeconds,
+    );
   }
 
   async function remove(request: AdmissionRequest) {
@@ -209,6 +291,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const podRef = podRefOf(request, pod);
     // A name Kubernetes would never have stored was never recorded.
     if (oversizedIdentity('Pod', podRef) !== undefined) return allow();
+    await releaseFronts(id, podRef, pod);
     // The record's own pod, by name; or, when the record was written before the apiserver
     // named the pod, the pod made from its generateName that carries its ports.
     const released = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });

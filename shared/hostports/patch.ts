@@ -5,6 +5,7 @@
  * re-invoked webhook replaces its own entries instead of duplicating them.
  */
 import { type JsonPatchOperation, pointer, setMetadataEntries } from '../admission/patch.js';
+import { FRONTS_ANNOTATION, frontEnvVarName } from '../fronts/front-spec.js';
 import {
   type ContainerRef,
   containerPortsOf,
@@ -200,6 +201,11 @@ export interface PodPatchInput {
   readonly held: readonly HeldPort[];
   readonly allocationId: string;
   readonly allocationIdAnnotation: string;
+  /**
+   * The address a player dials per fronted port, where it is known at CREATE (an NLB listener):
+   * `BERTH_FRONT_<NAME>` in the container and the `berth.dev/fronts` annotation.
+   */
+  readonly fronts?: ReadonlyMap<string, string>;
 }
 
 /** The JSON patch giving `pod` its ports, env vars, annotations, label and packing affinity. */
@@ -229,7 +235,11 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
       if (port === undefined) return [];
       // The port, then a block's count.
       const values = [String(port), String(portsOf(s))];
-      return envVarsOf(s).map((name, i) => ({ name, value: values[i] ?? '' }));
+      const front = input.fronts?.get(s.name);
+      return [
+        ...envVarsOf(s).map((name, i) => ({ name, value: values[i] ?? '' })),
+        ...(front === undefined ? [] : [{ name: frontEnvVarName(s.name), value: front }]),
+      ];
     });
     if (vars.length > 0) {
       operations.push({
@@ -251,6 +261,9 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
     ...setMetadataEntries(metadata, 'annotations', {
       [input.allocationIdAnnotation]: input.allocationId,
       [HOST_PORTS_ANNOTATION]: JSON.stringify(hostPortsByName(specs, held)),
+      ...(input.fronts === undefined || input.fronts.size === 0
+        ? {}
+        : { [FRONTS_ANNOTATION]: JSON.stringify(Object.fromEntries(input.fronts)) }),
       ...protections,
     }),
     // When the pod had no metadata, the annotations operation has just added it.

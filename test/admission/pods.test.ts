@@ -326,7 +326,7 @@ describe('podAdmission validation', () => {
       `${p}[0].name: Invalid value: "Game_1": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`,
       `${p}[1].name: Invalid value: "longer-than-11": must be no more than 11 characters with protocol TCPUDP (the container ports are named longer-than-11-tcp and longer-than-11-udp)`,
       `${p}[2].name: Required value: every port needs a name, unique in the pod`,
-      `${p}[3].contianerPort: Forbidden: unknown field; the fields are name, container, containerPort, portPolicy, protocol, hostPort, range, count`,
+      `${p}[3].contianerPort: Forbidden: unknown field; the fields are name, container, containerPort, portPolicy, protocol, hostPort, range, count, front`,
       `${p}[3].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive`,
       `${p}[6].name: Duplicate value: "y"`,
       `${p}[7]: Invalid value: "port": must be an object with at least a name`,

@@ -1,0 +1,142 @@
+/**
+ * Game servers behind a Global Accelerator custom routing endpoint group.
+ *
+ * The group's port mappings are fixed once a subnet is its endpoint, so they are listed once
+ * (every page of ListCustomRoutingPortMappings) and kept in the store as runs
+ * (port-mappings.ts): the public port of (node address, host port) is then a lookup, with no call
+ * per game server. Destinations are allowed and denied per endpoint subnet by a plan over what
+ * live game servers want and what berth has allowed (destination-plan.ts), so a burst of bindings
+ * is one AllowCustomRoutingTraffic. OpenKruise Game's plugin calls the API once per pod instead.
+ */
+import type { CustomRoutingApi, DestinationBatch, PortMapping } from './accelerator.js';
+import { cellsOf, planDestinations } from './destination-plan.js';
+import {
+  buildMappingRuns,
+  decodeMappingRuns,
+  encodeMappingRuns,
+  type MappingRun,
+  publicPortOf,
+} from './port-mappings.js';
+import type { FrontStore } from './store.js';
+
+/** Where a destination sits and the address a player dials for it. */
+export interface Located {
+  readonly subnetId: string;
+  /** `accelerator IP:accelerator port`. */
+  readonly publicAddress: string;
+}
+
+/** What the worker and the binding need of the accelerator. */
+export interface AcceleratorFront {
+  /** The subnet and public address of `address:port`, or undefined outside the endpoint subnets. */
+  locate(address: string, port: number): Promise<Located | undefined>;
+  /** Brings the subnets' allowed destinations in line with the wanted ones. */
+  reconcile(subnetIds: readonly string[]): Promise<void>;
+}
+
+/** What the front needs. */
+export interface CustomRoutingFrontDeps {
+  readonly api: CustomRoutingApi;
+  readonly store: FrontStore;
+  readonly endpointGroupArn: string;
+}
+
+/** Plans applied per subnet before the rest is left to the next pass: concurrent workers converge. */
+const RECONCILE_ROUNDS = 3;
+
+/** The accelerator's ARN: the endpoint group's up to `/listener/`. */
+export function acceleratorArnOf(endpointGroupArn: string): string {
+  const at = endpointGroupArn.indexOf('/listener/');
+  return at < 0 ? endpointGroupArn : endpointGroupArn.slice(0, at);
+}
+
+interface Mapped {
+  readonly ip: string;
+  readonly runs: ReadonlyMap<string, readonly MappingRun[]>;
+}
+
+/** The accelerator front over the API and the store; mappings are read once per process. */
+export class CustomRoutingFront implements AcceleratorFront {
+  readonly #deps: CustomRoutingFrontDeps;
+  #mapped: Promise<Mapped> | undefined;
+
+  constructor(deps: CustomRoutingFrontDeps) {
+    this.#deps = deps;
+  }
+
+  async locate(address: string, port: number): Promise<Located | undefined> {
+    const { ip, runs } = await this.#mappings();
+    for (const [subnetId, subnetRuns] of runs) {
+      const publicPort = publicPortOf(subnetRuns, address, port);
+      if (publicPort !== undefined) return { subnetId, publicAddress: `${ip}:${publicPort}` };
+    }
+    return undefined;
+  }
+
+  async reconcile(subnetIds: readonly string[]): Promise<void> {
+    for (const subnetId of subnetIds) {
+      for (let round = 0; round < RECONCILE_ROUNDS; round++) {
+        const { wanted, allowed } = await this.#deps.store.listDestinations(subnetId);
+        const plan = planDestinations({
+          endpointGroupArn: this.#deps.endpointGroupArn,
+          endpointId: subnetId,
+          wanted: cellsOf(wanted),
+          allowed,
+        });
+        if (plan.allow.length === 0 && plan.deny.length === 0) break;
+        for (const batch of plan.allow) await this.#allow(subnetId, batch);
+        for (const batch of plan.deny) await this.#deny(subnetId, batch);
+      }
+    }
+  }
+
+  async #allow(subnetId: string, batch: DestinationBatch): Promise<void> {
+    await this.#deps.api.allowTraffic(batch);
+    for (const address of batch.addresses) {
+      await this.#deps.store.recordAllowed(subnetId, address, batch.ports ?? []);
+    }
+  }
+
+  async #deny(subnetId: string, batch: DestinationBatch): Promise<void> {
+    await this.#deps.api.denyTraffic(batch);
+    for (const address of batch.addresses) await this.#deps.store.recordDenied(subnetId, address);
+  }
+
+  #mappings(): Promise<Mapped> {
+    this.#mapped ??= this.#loadMappings().catch((error: unknown) => {
+      // A failed read is not kept: the next caller reads again.
+      this.#mapped = undefined;
+      throw error;
+    });
+    return this.#mapped;
+  }
+
+  async #loadMappings(): Promise<Mapped> {
+    const { api, store, endpointGroupArn } = this.#deps;
+    const acceleratorArn = acceleratorArnOf(endpointGroupArn);
+    const [accelerator, group] = await Promise.all([
+      api.describeAccelerator(acceleratorArn),
+      api.describeEndpointGroup(endpointGroupArn),
+    ]);
+    const ip = accelerator.ipAddresses[0] ?? accelerator.dnsName;
+    const kept = new Map<string, readonly MappingRun[]>();
+    for (const subnetId of group.subnetIds) {
+      const text = await store.getMappings(subnetId);
+      if (text !== undefined) kept.set(subnetId, decodeMappingRuns(text));
+    }
+    if (kept.size === group.subnetIds.length) return { ip, runs: kept };
+    // A subnet not read yet: one listing covers every subnet of the group.
+    const pages: PortMapping[][] = [];
+    let token: string | undefined;
+    do {
+      const page = await api.listPortMappings(acceleratorArn, endpointGroupArn, token);
+      pages.push([...page.mappings]);
+      token = page.nextToken;
+    } while (token !== undefined);
+    const runs = buildMappingRuns(pages);
+    for (const [subnetId, subnetRuns] of runs) {
+      await store.putMappings(subnetId, encodeMappingRuns(subnetRuns));
+    }
+    return { ip, runs };
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * One game-server port behind a Network Load Balancer: make its listener, and take it down.
+ *
+ * Making is three calls, each safe to repeat (ELBv2 answers a create with the same settings with
+ * the existing resource): CreateTargetGroup (type `ip`, named from the owner so a redelivered
+ * bind finds its own), RegisterTargets (the node's private address and the host port), then
+ * CreateListener on the claimed port. OpenKruise Game's AWS plugin makes the same three through
+ * the AWS Load Balancer Controller's objects; berth calls them directly, within the account's
+ * budget. Taking down is the reverse: the listener first (a target group in use cannot be
+ * deleted), then the target group; the slot is freed by the caller only after both are gone.
+ */
+import { createHash } from 'node:crypto';
+import { isNotFound } from '../aws/error-codes.js';
+import type { PortProtocol } from '../hostports/spec.js';
+import type { Elbv2Api, Elbv2Tag, ListenerProtocol } from './elbv2.js';
+import type { ListenerSlot } from './work.js';
+
+/** Tag keys berth puts on what it makes, so repair can tell its own from anyone else's. */
+export const FRONT_TAGS = {
+  cluster: 'berth.dev/cluster',
+  allocation: 'berth.dev/allocation-id',
+  pod: 'berth.dev/pod',
+  port: 'berth.dev/port',
+} as const;
+
+/** The listener protocol of a game-server port: TCPUDP is one TCP_UDP listener. */
+export function listenerProtocolOf(protocol: PortProtocol): ListenerProtocol {
+  return protocol === 'TCPUDP' ? 'TCP_UDP' : protocol;
+}
+
+/**
+ * The target group's name: `berth-` and 26 hex digits of the owner's hash (32 characters, the
+ * limit), so the same port of the same pod always names the same group and a redelivered bind
+ * finds the one it made.
+ */
+export function targetGroupName(cluster: string, allocationId: string, portName: string): string {
+  const digest = createHash('sha256')
+    .update(`${cluster}/${allocationId}/${portName}`)
+    .digest('hex');
+  return `berth-${digest.slice(0, 26)}`;
+}
+
+/** One port to put behind its listener. */
+export interface ListenerWork {
+  readonly cluster: string;
+  readonly slot: ListenerSlot;
+  readonly allocationId: string;
+  readonly namespace: string;
+  readonly pod: string;
+  readonly portName: string;
+  readonly protocol: PortProtocol;
+  readonly vpcId: string;
+  readonly target: { readonly ip: string; readonly port: number };
+}
+
+function tagsOf(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'protocol'>): Elbv2Tag[] {
+  return [
+    { key: FRONT_TAGS.cluster, value: work.cluster },
+    { key: FRONT_TAGS.allocation, value: work.allocationId },
+    { key: FRONT_TAGS.pod, value: `${work.namespace}/${work.pod}` },
+    { key: FRONT_TAGS.port, value: work.portName },
+  ];
+}
+
+/** Makes the target group, its target and the listener; returns the listener's ARN. */
+export async function makeListener(elbv2: Elbv2Api, work: ListenerWork): Promise<string> {
+  const protocol = listenerProtocolOf(work.protocol);
+  const tags = tagsOf(work);
+  const group = await elbv2.createTargetGroup({
+    name: targetGroupName(work.cluster, work.allocationId, work.portName),
+    protocol,
+    port: work.target.port,
+    vpcId: work.vpcId,
+    tags,
+  });
+  await elbv2.registerTargets(group.arn, [work.target]);
+  const listener = await elbv2.createListener({
+    loadBalancerArn: work.slot.loadBalancerArn,
+    port: work.slot.port,
+    protocol,
+    targetGroupArn: group.arn,
+    tags,
+  });
+  return listener.arn;
+}
+
+/**
+ * Takes down the listener on the slot, if it forwards to the owner's target group, and the
+ * target group. A listener on the slot that forwards elsewhere is not the owner's: it is left.
+ * Gone already is done.
+ */
+export async function takeDownListener(
+  elbv2: Elbv2Api,
+  owner: { readonly cluster: string; readonly allocationId: string; readonly portName: string },
+  slot: ListenerSlot,
+): Promise<void> {
+  const name = targetGroupName(owner.cluster, owner.allocationId, owner.portName);
+  const groups = await elbv2.describeTargetGroups({ names: [name] }).catch((error: unknown) => {
+    if (isNotFound(error)) return { items: [] };
+    throw error;
+  });
+  const group = groups.items[0];
+  if (group === undefined) return;
+  let marker: string | undefined;
+  do {
+    const page = await elbv2.describeListeners(slot.loadBalancerArn, marker);
+    const listener = page.items.find((l) => l.port === slot.port && l.targetGroupArn === group.arn);
+    if (listener !== undefined) {
+      await ignoreNotFound(elbv2.deleteListener(listener.arn));
+      break;
+    }
+    marker = page.nextMarker;
+  } while (marker !== undefined);
+  await ignoreNotFound(elbv2.deleteTargetGroup(group.arn));
+}
+
+async function ignoreNotFound(call: Promise<void>): Promise<void> {
+  try {
+    await call;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * The fronts pass (`berth fronts --once`, scheduled in AWS): repair for public fronts, with the
+ * repair pass's rules. It reads the live game servers from the cluster and brings the fronts in
+ * line:
+ * - a listener slot or wanted destination whose owner is no live pod is taken down and freed,
+ *   unless it was claimed within `CREATE_GRACE_MS` (a CREATE the apiserver may still store) or
+ *   after the pass started (never freed by that pass);
+ * - a bound game server whose fronts are not all in place gets its bind queued again;
+ * - a listener or target group on a pool load balancer that carries this cluster's tags but no
+ *   slot of a live owner is removed (a crash between steps, a slot freed by hand);
+ * - every endpoint subnet is reconciled, so denials a crashed worker left are made.
+ * Pure decisions, I/O at the edges: the pass only reads before it writes, and every write is the
+ * worker's own idempotent step.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { chooseNodeAddress } from '../admission/binding.js';
+import { carriedAllocationId } from '../admission/identity.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { AcceleratorFront } from './accelerator-front.js';
+import type { Elbv2Api } from './elbv2.js';
+import { FRONT_TAGS, targetGroupName } from './nlb-front.js';
+import { frontedPortsOf } from './pod-fronts.js';
+import type { FrontStore } from './store.js';
+import type { FrontQueue } from './work.js';
+import { releaseOwner } from './worker.js';
+
+/**
+ * A slot or destination claimed this recently may belong to a pod whose CREATE has not landed:
+ * section 11's promise is that a refused CREATE's values are free within 2 minutes.
+ */
+export const CREATE_GRACE_MS = 90_000;
+
+/** What the pass needs. */
+export interface FrontsPassDeps {
+  readonly cluster: string;
+  readonly store: FrontStore;
+  readonly kube: Pick<ClusterApi, 'listPods' | 'getNode'>;
+  readonly nlb?: {
+    readonly api: Elbv2Api;
+    readonly loadBalancers: () => Promise<readonly string[]>;
+  };
+  readonly accelerator?: AcceleratorFront;
+  readonly queue: FrontQueue;
+  readonly now: () => number;
+}
+
+/** What one pass found and did. */
+export interface FrontsPassSummary {
+  readonly findings: Readonly<Record<string, number>>;
+  /** Owners whose fronts were taken down and freed. */
+  readonly released: number;
+  /** Binds queued again. */
+  readonly requeued: number;
+  readonly durationMs: number;
+}
+
+interface LiveOwner {
+  readonly pod: V1Pod;
+  readonly bound: boolean;
+}
+
+function isLive(pod: V1Pod): boolean {
+  const phase = pod.status?.phase;
+  return phase !== 'Succeeded' && phase !== 'Failed';
+}
+
+/** Live game servers by allocation id. */
+async function liveOwners(kube: FrontsPassDeps['kube']): Promise<Map<string, LiveOwner>> {
+  const owners = new Map<string, LiveOwner>();
+  for await (const pod of kube.listPods({ labelSelector: 'berth.dev/game-server=true' })) {
+    const id = carriedAllocationId(pod as Readonly<Record<string, unknown>>);
+    if (id === undefined || !isLive(pod)) continue;
+    owners.set(id, { pod, bound: (pod.spec?.nodeName ?? '') !== '' });
+  }
+  return owners;
+}
+
+/** One pass. */
+export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSummary> {
+  const startedAt = deps.now();
+  const findings: Record<string, number> = {};
+  const find = (reason: string) => {
+    findings[reason] = (findings[reason] ?? 0) + 1;
+  };
+  const owners = await liveOwners(deps.kube);
+  const settled = (claimedAt: number) => claimedAt < startedAt - CREATE_GRACE_MS;
+
+  // Owners that hold something and are gone.
+  const gone = new Set<string>();
+  const slots = await deps.store.listSlots();
+  for (const record of slots) {
+    if (!owners.has(record.owner.allocationId) && settled(record.claimedAt)) {
+      gone.add(record.owner.allocationId);
+    }
+  }
+  const subnets = await deps.store.listDestinationSubnets();
+  const wantedBy = new Map<string, number>();
+  for (const subnetId of subnets) {
+    for (const cell of (await deps.store.listDestinations(subnetId)).wanted) {
+      wantedBy.set(cell.owner.allocationId, (wantedBy.get(cell.owner.allocationId) ?? 0) + 1);
+      if (!owners.has(cell.owner.allocationId) && settled(cell.wantedAt)) {
+        gone.add(cell.owner.allocationId);
+      }
+    }
+  }
+  const touched = new Set<string>(subnets);
+  for (const allocationId of gone) {
+    await releaseOwner(
+      { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
+      allocationId,
+      touched,
+    );
+    find('FrontLeaked');
+  }
+
+  // Bound game servers whose fronts are not all in place.
+  let requeued = 0;
+  const boundSlots = new Set(
+    slots.filter((s) => s.state === 'bound').map((s) => `${s.owner.allocationId}/${s.portName}`),
+  );
+  for (const [allocationId, owner] of owners) {
+    if (!owner.bound) continue;
+    const ports = frontedPortsOf(owner.pod as Readonly<Record<string, unknown>>);
+    const missing = ports.some((port) =>
+      port.front === 'nlb'
+        ? !boundSlots.has(`${allocationId}/${port.name}`)
+        : (wantedBy.get(allocationId) ?? 0) === 0,
+    );
+    if (!missing) continue;
+    const nodeName = owner.pod.spec?.nodeName ?? '';
+    const node = await deps.kube.getNode(nodeName);
+    const nodeAddress = chooseNodeAddress(node?.status?.addresses ?? [], ['InternalIP']);
+    if (nodeAddress === undefined) continue;
+    find('FrontNotInPlace');
+    requeued++;
+    await deps.queue.submit(
+      {
+        kind: 'bind',
+        cluster: deps.cluster,
+        namespace: owner.pod.metadata?.namespace ?? 'default',
+        pod: owner.pod.metadata?.name ?? '',
+        allocationId,
+        node: nodeName,
+        nodeAddress,
+        ports,
+        boundAt: deps.now(),
+      },
+      0,
+    );
+  }
+
+  if (deps.nlb !== undefined) {
+    const held = await deps.store.listSlots();
+    const keptGroups = new Set(
+      held.map((s) => targetGroupName(deps.cluster, s.owner.allocationId, s.portName)),
+    );
+    const kept = new Set(held.map((s) => `${s.slot.loadBalancerArn}#${s.slot.port}`));
+    const loadBalancers = await deps.nlb.loadBalancers();
+    for (const reason of await removeOrphanListeners(
+      deps.nlb.api,
+      loadBalancers,
+      deps.cluster,
+      kept,
+      keptGroups,
+    )) {
+      find(reason);
+    }
+    for (const reason of await removeOrphanGroups(deps.nlb.api, deps.cluster, keptGroups)) {
+      find(reason);
+    }
+  }
+  if (deps.accelerator !== undefined && touched.size > 0) {
+    await deps.accelerator.reconcile([...touched]);
+  }
+  return { findings, released: gone.size, requeued, durationMs: deps.now() - startedAt };
+}
+
+/** Tags of `arns`, at most 20 a call (the API's limit). */
+async function tagsOf(api: Elbv2Api, arns: readonly string[]) {
+  const tags = new Map<string, readonly { key: string; value: string }[]>();
+  for (let i = 0; i < arns.length; i += 20) {
+    for (const [arn, own] of await api.describeTags(arns.slice(i, i + 20))) tags.set(arn, own);
+  }
+  return tags;
+}
+
+const taggedFor = (tags: readonly { key: string; value: string }[] | undefined, cluster: string) =>
+  (tags ?? []).some((t) => t.key === FRONT_TAGS.cluster && t.value === cluster);
+
+/**
+ * Removes this cluster's listeners on the pool's load balancers that are no held slot's, or
+ * forward to a target group no slot names, with their target groups. A finding per removal.
+ */
+async function removeOrphanListeners(
+  api: Elbv2Api,
+  loadBalancers: readonly string[],
+  cluster: string,
+  kept: ReadonlySet<string>,
+  keptGroups: ReadonlySet<string>,
+): Promise<string[]> {
+  const removed: string[] = [];
+  for (const loadBalancerArn of loadBalancers) {
+    const listeners = [];
+    let marker: string | undefined;
+    do {
+      const page = await api.describeListeners(loadBalancerArn, marker);
+      listeners.push(...page.items);
+      marker = page.nextMarker;
+    } while (marker !== undefined);
+    const tags = await tagsOf(
+      api,
+      listeners.map((l) => l.arn),
+    );
+    for (const listener of listeners) {
+      const own = tags.get(listener.arn);
+      if (!taggedFor(own, cluster)) continue;
+      const allocationId = own?.find((t) => t.key === FRONT_TAGS.allocation)?.value ?? '';
+      const portName = own?.find((t) => t.key === FRONT_TAGS.port)?.value ?? '';
+      const group = targetGroupName(cluster, allocationId, portName);
+      if (kept.has(`${loadBalancerArn}#${listener.port}`) && keptGroups.has(group)) continue;
+      await api.deleteListener(listener.arn);
+      removed.push('ListenerOrphaned');
+    }
+  }
+  return removed;
+}
+
+/** Removes this cluster's target groups no held slot names (a listener using one is gone first). */
+async function removeOrphanGroups(
+  api: Elbv2Api,
+  cluster: string,
+  keptGroups: ReadonlySet<string>,
+): Promise<string[]> {
+  const candidates = [];
+  let marker: string | undefined;
+  do {
+    const page = await api.describeTargetGroups({}, marker);
+    candidates.push(
+      ...page.items.filter((g) => g.name.startsWith('berth-') && !keptGroups.has(g.name)),
+    );
+    marker = page.nextMarker;
+  } while (marker !== undefined);
+  const tags = await tagsOf(
+    api,
+    candidates.map((g) => g.arn),
+  );
+  const removed: string[] = [];
+  for (const group of candidates) {
+    if (!taggedFor(tags.get(group.arn), cluster)) continue;
+    try {
+      await api.deleteTargetGroup(group.arn);
+      removed.push('TargetGroupOrphaned');
+    } catch (error) {
+      // Still forwarded to by a listener not yet gone (another cluster's, or this pass's own
+      // deletion not yet visible): the next pass takes it.
+      if ((error as { name?: string }).name !== 'ResourceInUse') throw error;
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,45 @@
+/**
+ * The fronted ports of a stored pod, read back from the annotations berth wrote at its CREATE
+ * (`berth.dev/ports` for the front and protocol, `berth.dev/host-ports` for the host port). Read
+ * leniently: a pod whose annotations were changed since is taken for what it still says, and an
+ * entry that no longer reads is no fronted port. Pure.
+ */
+import { annotationOf } from '../admission/identity.js';
+import { HOST_PORTS_ANNOTATION } from '../hostports/patch.js';
+import { PORT_PROTOCOLS, PORTS_ANNOTATION, type PortProtocol } from '../hostports/spec.js';
+import { FRONT_KINDS, type FrontKind } from './front-spec.js';
+import type { FrontedPortWork } from './work.js';
+
+type JsonObject = Readonly<Record<string, unknown>>;
+
+function parsed(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pod's ports that asked for a front, with the host port each was given. */
+export function frontedPortsOf(pod: JsonObject): FrontedPortWork[] {
+  const specs = parsed(annotationOf(pod, PORTS_ANNOTATION));
+  const hostPorts = parsed(annotationOf(pod, HOST_PORTS_ANNOTATION));
+  if (!Array.isArray(specs) || typeof hostPorts !== 'object' || hostPorts === null) return [];
+  const ports: FrontedPortWork[] = [];
+  for (const entry of specs) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    const { name, front, protocol } = entry as Record<string, unknown>;
+    if (typeof name !== 'string' || !(FRONT_KINDS as readonly unknown[]).includes(front)) continue;
+    const hostPort = (hostPorts as Record<string, unknown>)[name];
+    if (typeof hostPort !== 'number') continue;
+    const known = (PORT_PROTOCOLS as readonly unknown[]).includes(protocol);
+    ports.push({
+      name,
+      front: front as FrontKind,
+      protocol: known ? (protocol as PortProtocol) : 'UDP',
+      hostPort,
+    });
+  }
+  return ports;
+}

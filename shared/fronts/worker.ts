@@ -1,0 +1,234 @@
+/**
+ * The fronts worker: takes a batch of front work (a queue delivers bindings of a burst together)
+ * and makes each game server reachable, or takes a deleted one's fronts down.
+ *
+ * - bind, NLB port: the slot claimed at CREATE gets its target group, target and listener
+ *   (nlb-front.ts), then is marked bound; a slot freed meanwhile (the pod went first) has its
+ *   listener taken down again at once;
+ * - bind, accelerator port: the destination (node address, host port) is recorded as wanted, and
+ *   once every bind of the batch is recorded each endpoint subnet touched is reconciled in one
+ *   plan: one AllowCustomRoutingTraffic covers the whole burst (accelerator-front.ts);
+ * - release: only once the pod is gone from the API (or finished, or no longer the owner of the
+ *   id): a pod still there is looked at again with backoff, so a refused or delayed DELETE never
+ *   frees a public port a live game server still answers on.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import { carriedAllocationId } from '../admission/identity.js';
+import { forEachBounded } from '../concurrency/bounded.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { AcceleratorFront } from './accelerator-front.js';
+import type { Elbv2Api } from './elbv2.js';
+import { makeListener, takeDownListener } from './nlb-front.js';
+import type { DestinationCell, FrontStore, WantedDestination } from './store.js';
+import type { BindWork, FrontQueue, FrontWork, ReleaseWork } from './work.js';
+
+/** What the worker needs; the fronts the config has none of are absent. */
+export interface FrontsWorkerDeps {
+  readonly cluster: string;
+  readonly store: FrontStore;
+  readonly kube: Pick<ClusterApi, 'getPod'>;
+  readonly nlb?: {
+    readonly api: Elbv2Api;
+    /** The VPC of a pool member (its target groups are made there). */
+    readonly vpcIdOf: (loadBalancerArn: string) => Promise<string>;
+  };
+  readonly accelerator?: AcceleratorFront;
+  /** Where a release that must wait is put back. */
+  readonly queue: FrontQueue;
+  /** The first re-check of a release, in seconds (`settle.delaySeconds`); it doubles to a minute. */
+  readonly recheckSeconds: number;
+  readonly now: () => number;
+}
+
+/** What became of one item. */
+export type FrontWorkOutcome =
+  | { readonly kind: 'reachable'; readonly at: number }
+  | { readonly kind: 'released' }
+  | { readonly kind: 'waiting'; readonly recheckAfter: number }
+  | { readonly kind: 'skipped'; readonly reason: string }
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+/** Binds made at once to ELBv2: each is three calls in order, and the budget paces the rest. */
+const NLB_CONCURRENCY = 8;
+/** The longest wait between two looks at a pod whose deletion has not landed. */
+const MAX_RECHECK_SECONDS = 60;
+
+/** Handles a batch; one item's failure is its own (the queue redelivers just that one). */
+export async function handleFrontWork(
+  deps: FrontsWorkerDeps,
+  batch: readonly FrontWork[],
+): Promise<FrontWorkOutcome[]> {
+  const outcomes = new Map<FrontWork, FrontWorkOutcome>();
+  const binds = batch.filter((work): work is BindWork => work.kind === 'bind');
+  const releases = batch.filter((work): work is ReleaseWork => work.kind === 'release');
+
+  const touched = new Set<string>();
+  await forEachBounded(binds, NLB_CONCURRENCY, async (work) => {
+    outcomes.set(work, await attempt(() => bind(deps, work, touched)));
+  });
+  await forEachBounded(releases, NLB_CONCURRENCY, async (work) => {
+    outcomes.set(work, await attempt(() => release(deps, work, touched)));
+  });
+  if (deps.accelerator !== undefined && touched.size > 0) {
+    // One plan per subnet for the whole batch: a bind behind the accelerator is reachable once
+    // it lands, and fails (to be redelivered) with it.
+    const reconciled = await attempt(async () => {
+      await deps.accelerator?.reconcile([...touched]);
+      return { kind: 'reachable', at: deps.now() } as const;
+    });
+    for (const work of binds) {
+      const behindAccelerator = work.ports.some((port) => port.front === 'accelerator');
+      if (behindAccelerator && outcomes.get(work)?.kind === 'reachable') {
+        outcomes.set(work, reconciled);
+      }
+    }
+  }
+  return batch.map((work) => outcomes.get(work) ?? { kind: 'skipped', reason: 'not handled' });
+}
+
+async function attempt(run: () => Promise<FrontWorkOutcome>): Promise<FrontWorkOutcome> {
+  try {
+    return await run();
+  } catch (error) {
+    return { kind: 'failed', error };
+  }
+}
+
+async function bind(
+  deps: FrontsWorkerDeps,
+  work: BindWork,
+  touched: Set<string>,
+): Promise<FrontWorkOutcome> {
+  const nlbPorts = work.ports.filter((port) => port.front === 'nlb');
+  const acceleratorPorts = work.ports.filter((port) => port.front === 'accelerator');
+  if (nlbPorts.length > 0) {
+    if (deps.nlb === undefined) return { kind: 'skipped', reason: 'no NLB is configured' };
+    const { api, vpcIdOf } = deps.nlb;
+    const slots = (await deps.store.listSlots()).filter(
+      (record) => record.owner.allocationId === work.allocationId,
+    );
+    for (const port of nlbPorts) {
+      const record = slots.find((slot) => slot.portName === port.name);
+      // No slot: the pod was released (or its CREATE refused) before its binding landed.
+      if (record === undefined)
+        return { kind: 'skipped', reason: `no listener slot for ${port.name}` };
+      const target = { ip: work.nodeAddress, port: port.hostPort };
+      const owner = {
+        cluster: work.cluster,
+        allocationId: work.allocationId,
+        portName: port.name,
+      };
+      await makeListener(api, {
+        ...owner,
+        slot: record.slot,
+        namespace: work.namespace,
+        pod: work.pod,
+        protocol: port.protocol,
+        vpcId: await vpcIdOf(record.slot.loadBalancerArn),
+        target,
+      });
+      const kept = await deps.store.markBound(record.slot, work.allocationId, {
+        target,
+        boundAt: deps.now(),
+        pod: work.pod,
+      });
+      if (!kept) {
+        // Freed while the listener was made: the game server is gone; so must the listener be.
+        await takeDownListener(api, owner, record.slot);
+        return { kind: 'skipped', reason: `listener slot for ${port.name} was freed meanwhile` };
+      }
+    }
+  }
+  if (acceleratorPorts.length > 0) {
+    if (deps.accelerator === undefined) {
+      return { kind: 'skipped', reason: 'no Global Accelerator is configured' };
+    }
+    const wanted: WantedDestination[] = [];
+    for (const port of acceleratorPorts) {
+      const located = await deps.accelerator.locate(work.nodeAddress, port.hostPort);
+      if (located === undefined) {
+        return {
+          kind: 'skipped',
+          reason: `${work.nodeAddress}:${port.hostPort} is no destination of the accelerator's endpoint subnets`,
+        };
+      }
+      wanted.push({
+        subnetId: located.subnetId,
+        address: work.nodeAddress,
+        port: port.hostPort,
+        owner: { allocationId: work.allocationId, namespace: work.namespace, pod: work.pod },
+        wantedAt: deps.now(),
+      });
+    }
+    await deps.store.want(wanted);
+    for (const cell of wanted) touched.add(cell.subnetId);
+  }
+  return { kind: 'reachable', at: deps.now() };
+}
+
+/** Whether the pod read is still the live owner of the id. */
+function stillOwns(pod: V1Pod | undefined, allocationId: string): boolean {
+  if (pod === undefined) return false;
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') return false;
+  return carriedAllocationId(pod as Readonly<Record<string, unknown>>) === allocationId;
+}
+
+async function release(
+  deps: FrontsWorkerDeps,
+  work: ReleaseWork,
+  touched: Set<string>,
+): Promise<FrontWorkOutcome> {
+  if (
+    work.pod !== '' &&
+    stillOwns(await deps.kube.getPod(work.namespace, work.pod), work.allocationId)
+  ) {
+    const recheckAfter = Math.min(deps.recheckSeconds * 2 ** work.attempt, MAX_RECHECK_SECONDS);
+    await deps.queue.submit({ ...work, attempt: work.attempt + 1 }, recheckAfter);
+    return { kind: 'waiting', recheckAfter };
+  }
+  await releaseOwner(
+    { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
+    work.allocationId,
+    touched,
+  );
+  return { kind: 'released' };
+}
+
+/**
+ * Takes down and frees everything the owner holds: its listeners and slots, and its wanted
+ * destinations (denied by the subnets' reconcile). The caller has made sure the owner is gone.
+ */
+export async function releaseOwner(
+  deps: {
+    readonly cluster: string;
+    readonly store: FrontStore;
+    readonly elbv2: Elbv2Api | undefined;
+  },
+  allocationId: string,
+  touched: Set<string>,
+): Promise<void> {
+  const slots = (await deps.store.listSlots()).filter(
+    (record) => record.owner.allocationId === allocationId,
+  );
+  for (const record of slots) {
+    // Without the NLB config its listeners cannot be read: the slot stays held (a leak, never
+    // a port handed out twice) until the config is back.
+    if (deps.elbv2 === undefined) continue;
+    await takeDownListener(
+      deps.elbv2,
+      { cluster: deps.cluster, allocationId, portName: record.portName },
+      record.slot,
+    );
+    await deps.store.freeSlot(record.slot, allocationId);
+  }
+  for (const subnetId of await deps.store.listDestinationSubnets()) {
+    const { wanted } = await deps.store.listDestinations(subnetId);
+    const own: DestinationCell[] = wanted.filter(
+      (cell) => cell.owner.allocationId === allocationId,
+    );
+    if (own.length === 0) continue;
+    await deps.store.unwant(allocationId, own);
+    touched.add(subnetId);
+  }
+}

@@ -1,0 +1,158 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
+import { targetGroupName } from '../../shared/fronts/nlb-front.js';
+import type { ListenerSlotRecord } from '../../shared/fronts/store.js';
+import type { BindWork, FrontWork, ReleaseWork } from '../../shared/fronts/work.js';
+import { type FrontsWorkerDeps, handleFrontWork } from '../../shared/fronts/worker.js';
+import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+
+const ID = 'aaaaaaaaaaaaaaaaaaaa';
+const OTHER = 'bbbbbbbbbbbbbbbbbbbb';
+
+function setup() {
+  let now = 1_000_000;
+  const elbv2 = new FakeElbv2({ now: () => now });
+  const nlb = elbv2.addLoadBalancer({ name: 'games', vpcId: 'vpc-1' });
+  const store = new MemoryFrontStore();
+  const pods = new Map<string, V1Pod>();
+  const queued: { work: FrontWork; delay: number }[] = [];
+  const deps: FrontsWorkerDeps = {
+    cluster: 'prod',
+    store,
+    kube: { getPod: async (namespace, name) => pods.get(`${namespace}/${name}`) },
+    nlb: { api: elbv2, vpcIdOf: async () => 'vpc-1' },
+    queue: { submit: async (work, delay) => void queued.push({ work, delay }) },
+    recheckSeconds: 5,
+    now: () => now,
+  };
+  const claim = (id: string, port: number): ListenerSlotRecord => ({
+    slot: { loadBalancerArn: nlb.arn, port },
+    owner: { allocationId: id, namespace: 'games', pod: 'gs-1' },
+    portName: 'game',
+    protocol: 'TCPUDP',
+    claimedAt: now,
+    state: 'claimed',
+  });
+  const livePod = (id: string): V1Pod => ({
+    metadata: { name: 'gs-1', namespace: 'games', annotations: { 'berth.dev/allocation-id': id } },
+    status: { phase: 'Running' },
+  });
+  return {
+    elbv2,
+    nlb,
+    store,
+    pods,
+    queued,
+    deps,
+    claim,
+    livePod,
+    tick: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+const bindWork: BindWork = {
+  kind: 'bind',
+  cluster: 'prod',
+  namespace: 'games',
+  pod: 'gs-1',
+  allocationId: ID,
+  node: 'node-a',
+  nodeAddress: '10.0.1.20',
+  ports: [{ name: 'game', front: 'nlb', protocol: 'TCPUDP', hostPort: 7100 }],
+  boundAt: 1_000_000,
+};
+const releaseWork: ReleaseWork = {
+  kind: 'release',
+  cluster: 'prod',
+  namespace: 'games',
+  pod: 'gs-1',
+  allocationId: ID,
+  admittedAt: 1_000_000,
+  attempt: 0,
+};
+
+describe('fronts worker, NLB ports', () => {
+  it('makes the target group, its target and the listener on the claimed slot, and marks it bound', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    const [outcome] = await handleFrontWork(t.deps, [bindWork]);
+    expect(outcome?.kind).toBe('reachable');
+    const [listener] = t.elbv2.listeners(t.nlb.arn);
+    expect(listener).toMatchObject({ port: 12_000, protocol: 'TCP_UDP' });
+    const group = t.elbv2.targetGroups().find((g) => g.arn === listener?.targetGroupArn);
+    expect(group?.name).toBe(targetGroupName('prod', ID, 'game'));
+    expect(t.elbv2.targets(group?.arn ?? '')).toEqual([{ ip: '10.0.1.20', port: 7100 }]);
+    const [slot] = await t.store.listSlots();
+    expect(slot).toMatchObject({ state: 'bound', target: { ip: '10.0.1.20', port: 7100 } });
+  });
+
+  it('makes nothing twice when the same bind is delivered again (a crash between steps)', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    await handleFrontWork(t.deps, [bindWork]);
+    const [again] = await handleFrontWork(t.deps, [bindWork]);
+    expect(again?.kind).toBe('reachable');
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(1);
+    expect(t.elbv2.targetGroups()).toHaveLength(1);
+  });
+
+  it('skips a bind whose slot was freed before it landed, making nothing', async () => {
+    const t = setup();
+    const [outcome] = await handleFrontWork(t.deps, [bindWork]);
+    expect(outcome?.kind).toBe('skipped');
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
+  });
+
+  it('keeps the listener of a pod still carrying the id, and looks again with backoff', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    await handleFrontWork(t.deps, [bindWork]);
+    t.pods.set('games/gs-1', t.livePod(ID));
+    const [outcome] = await handleFrontWork(t.deps, [{ ...releaseWork, attempt: 2 }]);
+    expect(outcome).toEqual({ kind: 'waiting', recheckAfter: 20 });
+    expect(t.queued[0]?.work).toMatchObject({ kind: 'release', attempt: 3 });
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(1);
+    expect(await t.store.listSlots()).toHaveLength(1);
+  });
+
+  it('takes the listener and target group down and frees the slot once the pod is gone', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    await handleFrontWork(t.deps, [bindWork]);
+    const [outcome] = await handleFrontWork(t.deps, [releaseWork]);
+    expect(outcome?.kind).toBe('released');
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
+    expect(t.elbv2.targetGroups()).toHaveLength(0);
+    expect(await t.store.listSlots()).toHaveLength(0);
+  });
+
+  it('frees a finished pod and a pod now carrying another id, as gone', async () => {
+    for (const pod of [
+      { ...setup().livePod(ID), status: { phase: 'Succeeded' } },
+      setup().livePod(OTHER),
+    ]) {
+      const t = setup();
+      await t.store.claimSlots([t.claim(ID, 12_000)]);
+      t.pods.set('games/gs-1', pod);
+      const [outcome] = await handleFrontWork(t.deps, [releaseWork]);
+      expect(outcome?.kind).toBe('released');
+      expect(await t.store.listSlots()).toHaveLength(0);
+    }
+  });
+
+  it('reports a failed call as that item failing, leaving the others done', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    t.elbv2.failNext('CreateListener', 'TooManyListeners');
+    const outcomes = await handleFrontWork(t.deps, [
+      bindWork,
+      { ...releaseWork, allocationId: OTHER },
+    ]);
+    expect(outcomes.map((o) => o.kind)).toEqual(['failed', 'released']);
+    const [slot] = await t.store.listSlots();
+    expect(slot?.state).toBe('claimed');
+  });
+});
