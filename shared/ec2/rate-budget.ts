@@ -73,9 +73,9 @@ export const DEFAULT_ELBV2_BUDGET: Readonly<Record<Elbv2ActionFamily, BucketSpec
 
 /**
  * berth's share of Global Accelerator's API. Its quotas page (Global Accelerator Developer Guide,
- * "Quotas for AWS Global Accelerator") publishes no request rate, and every call is served from
- * one control plane in us-west-2 for the whole account, so berth keeps to little: a bind is one
- * AllowCustomRoutingTraffic per subnet for a whole burst, and port mappings are read once per
+ * "Quotas for AWS Global Accelerator") publishes no request rate, and every call, whatever the
+ * endpoints' Region, goes to the one API endpoint in us-west-2, so berth keeps to little: a burst
+ * of binds is one AllowCustomRoutingTraffic per subnet, and port mappings are read once per
  * subnet.
  */
 export const DEFAULT_ACCELERATOR_BUDGET: Readonly<Record<AcceleratorActionFamily, BucketSpec>> = {
