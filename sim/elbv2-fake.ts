@@ -22,7 +22,9 @@
  * - Describe*: at most 20 ARNs or names a call (`ValidationError`); pages of at most 400 with
  *   Marker → NextMarker; an unknown ARN → `LoadBalancerNotFound` / `TargetGroupNotFound` /
  *   `ListenerNotFound`.
- * - A listener just created may be missing from DescribeListeners for `listenerVisibilityLagMs`.
+ * - A listener just created may be missing from DescribeListeners for `listenerVisibilityLagMs`;
+ *   a target registered receives traffic only after `targetRegistrationDelayMs` (its health
+ *   checks passing: "initial" until then), which `servingTargets` shows.
  *
  * Throttling (Elastic Load Balancing User Guide, "Request throttling for the Elastic Load
  * Balancing API"): token buckets per account and Region, refused calls answered HTTP 400 with
@@ -115,6 +117,8 @@ export interface FakeElbv2Options {
   readonly random?: () => number;
   /** A new listener is missing from DescribeListeners this long (default 0). */
   readonly listenerVisibilityLagMs?: number;
+  /** A registered target receives traffic this long after RegisterTargets (default 0). */
+  readonly targetRegistrationDelayMs?: number;
   /** Override ELBv2's buckets (e.g. to model other callers sharing the account). */
   readonly buckets?: Partial<Record<Elbv2ActionClass, BucketSpec>>;
   /** Target groups per Region (default 3,000). */
@@ -122,7 +126,7 @@ export interface FakeElbv2Options {
 }
 
 interface LoadBalancerRecord {
-  readonly view: NetworkLoadBalancer;
+  view: NetworkLoadBalancer;
   readonly tags: Elbv2Tag[];
 }
 
@@ -133,8 +137,8 @@ interface TargetGroupRecord {
   readonly port: number;
   readonly vpcId: string;
   readonly tags: readonly Elbv2Tag[];
-  /** Registered targets by `ip:port`. */
-  readonly targets: Map<string, IpTarget>;
+  /** Registered targets by `ip:port`, with when each was registered. */
+  readonly targets: Map<string, { readonly target: IpTarget; readonly registeredAt: number }>;
 }
 
 interface ListenerRecord {
@@ -147,6 +151,7 @@ interface ListenerRecord {
 export class FakeElbv2 implements Elbv2Api {
   readonly #now: () => number;
   readonly #lagMs: number;
+  readonly #registrationDelayMs: number;
   readonly #maxTargetGroups: number;
   readonly #gate: ApiGate<Elbv2Action, Elbv2ActionClass>;
   readonly #vpcs = new Map<string, CidrBlock>();
@@ -160,6 +165,7 @@ export class FakeElbv2 implements Elbv2Api {
   constructor(options: FakeElbv2Options) {
     this.#now = options.now;
     this.#lagMs = options.listenerVisibilityLagMs ?? 0;
+    this.#registrationDelayMs = options.targetRegistrationDelayMs ?? 0;
     this.#maxTargetGroups = options.maxTargetGroups ?? MAX_TARGET_GROUPS_PER_REGION;
     this.#gate = new ApiGate(
       {
@@ -233,6 +239,24 @@ export class FakeElbv2 implements Elbv2Api {
     return view;
   }
 
+  /** Moves a load balancer to another state (`provisioning`, `failed`, ...). */
+  setLoadBalancerState(arn: string, state: NetworkLoadBalancer['state']): void {
+    const record = this.#loadBalancers.get(arn);
+    if (!record) throw new Error(`no load balancer ${arn}`);
+    record.view = { ...record.view, state };
+  }
+
+  /**
+   * Deletes a load balancer out of band (someone else's DeleteLoadBalancer): its listeners go
+   * with it, its target groups stay (ELBv2 API Reference, "DeleteLoadBalancer").
+   */
+  deleteLoadBalancer(arn: string): void {
+    this.#loadBalancers.delete(arn);
+    for (const [listenerArn, listener] of this.#listeners) {
+      if (listener.view.loadBalancerArn === arn) this.#listeners.delete(listenerArn);
+    }
+  }
+
   /** Every listener of a load balancer, visible or not yet, in creation order. */
   listeners(loadBalancerArn: string): readonly Listener[] {
     return [...this.#listeners.values()]
@@ -247,7 +271,15 @@ export class FakeElbv2 implements Elbv2Api {
 
   /** The registered targets of a target group (empty for one unknown). */
   targets(targetGroupArn: string): readonly IpTarget[] {
-    return [...(this.#targetGroups.get(targetGroupArn)?.targets.values() ?? [])];
+    const registered = this.#targetGroups.get(targetGroupArn)?.targets.values() ?? [];
+    return [...registered].map((r) => r.target);
+  }
+
+  /** The targets that receive traffic now: registered `targetRegistrationDelayMs` ago or more. */
+  servingTargets(targetGroupArn: string): readonly IpTarget[] {
+    const since = this.#now() - this.#registrationDelayMs;
+    const registered = this.#targetGroups.get(targetGroupArn)?.targets.values() ?? [];
+    return [...registered].filter((r) => r.registeredAt <= since).map((r) => r.target);
   }
 
   /** The tags of a listener or target group, as created (undefined for one unknown). */
@@ -317,7 +349,7 @@ export class FakeElbv2 implements Elbv2Api {
     const action = 'DescribeTargetHealth';
     this.#gate.enter(action);
     const group = this.#targetGroup(action, targetGroupArn);
-    return this.#gate.ok(action, [...group.targets.values()]);
+    return this.#gate.ok(action, this.targets(group.arn));
   }
 
   async createTargetGroup(input: CreateTargetGroupInput): Promise<TargetGroup> {
@@ -403,7 +435,12 @@ export class FakeElbv2 implements Elbv2Api {
         );
       }
     }
-    for (const target of targets) group.targets.set(`${target.ip}:${target.port}`, target);
+    const registeredAt = this.#now();
+    for (const target of targets) {
+      const key = `${target.ip}:${target.port}`;
+      // Registering a registered target again changes nothing (nor its health check clock).
+      if (!group.targets.has(key)) group.targets.set(key, { target, registeredAt });
+    }
     this.#gate.ok(action, undefined);
   }
 

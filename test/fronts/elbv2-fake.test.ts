@@ -5,7 +5,13 @@ import { FakeElbv2 } from '../../sim/elbv2-fake.js';
 
 const VPC = 'vpc-1';
 
-function account(options: { listenerVisibilityLagMs?: number; maxTargetGroups?: number } = {}) {
+function account(
+  options: {
+    listenerVisibilityLagMs?: number;
+    targetRegistrationDelayMs?: number;
+    maxTargetGroups?: number;
+  } = {},
+) {
   const clock = { now: 1_000_000 };
   // Buckets big enough that only the throttling tests meet them.
   const roomy = { capacity: 1e9, refillPerSecond: 1e9 };
@@ -270,6 +276,34 @@ describe('FakeElbv2', () => {
     expect((await elb.describeListeners(nlb.arn)).items).toEqual([]);
     clock.now += 1;
     expect((await elb.describeListeners(nlb.arn)).items).toEqual([listener]);
+  });
+
+  it('serves a registered target only after the registration delay', async () => {
+    const { clock, elb } = account({ targetRegistrationDelayMs: 30_000 });
+    const tg = await elb.createTargetGroup(group('berth-a'));
+    const target = { ip: '10.0.0.9', port: 7000 };
+    await elb.registerTargets(tg.arn, [target]);
+    expect(elb.targets(tg.arn)).toEqual([target]);
+    expect(elb.servingTargets(tg.arn)).toEqual([]);
+    clock.now += 29_999;
+    // Registering it again does not restart its health checks.
+    await elb.registerTargets(tg.arn, [target]);
+    clock.now += 1;
+    expect(elb.servingTargets(tg.arn)).toEqual([target]);
+  });
+
+  it('loses a load balancer deleted out of band, with its listeners but not its target groups', async () => {
+    const { elb, nlb } = account();
+    const listener = await listenerOn(elb, nlb.arn, 10_000, 'berth-a');
+    elb.setLoadBalancerState(nlb.arn, 'active_impaired');
+    expect((await elb.describeLoadBalancers([nlb.arn]))[0]?.state).toBe('active_impaired');
+    elb.deleteLoadBalancer(nlb.arn);
+    expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('LoadBalancerNotFound');
+    expect(await codeOf(elb.deleteListener(listener.arn))).toBe('ListenerNotFound');
+    expect((await elb.describeTargetGroups({ names: ['berth-a'] })).items[0]).toMatchObject({
+      arn: listener.targetGroupArn,
+      loadBalancerArns: [],
+    });
   });
 
   it('throttles each action class from its own bucket with code Throttling, then refills', async () => {
