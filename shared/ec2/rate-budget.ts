@@ -63,7 +63,8 @@ export const DEFAULT_EC2_BUDGET: Readonly<Record<Ec2ActionFamily, BucketSpec>> =
  *   own calls to, `pkg/aws/throttle/defaults.go`); half of the older, smaller bucket;
  * - elbv2-targets: RegisterTargets and DeregisterTargets are 20 / 4 (the same file);
  * - elbv2-mutate: berth's other calls (CreateTargetGroup, CreateListener, DeleteListener,
- *   DeleteTargetGroup); half of the smallest mutating bucket named there (Modify*, 20 / 3).
+ *   DeleteTargetGroup), whose own figure could not be read: half of the smallest mutating bucket
+ *   named there (Modify*, 20 / 3), below half of the 20 / 5 the ELBv2 fake assumes for them.
  */
 export const DEFAULT_ELBV2_BUDGET: Readonly<Record<Elbv2ActionFamily, BucketSpec>> = {
   'elbv2-describe': { capacity: 20, refillPerSecond: 5 },
@@ -74,13 +75,14 @@ export const DEFAULT_ELBV2_BUDGET: Readonly<Record<Elbv2ActionFamily, BucketSpec
 /**
  * berth's share of Global Accelerator's API. Its quotas page (Global Accelerator Developer Guide,
  * "Quotas for AWS Global Accelerator") publishes no request rate, and every call, whatever the
- * endpoints' Region, goes to the one API endpoint in us-west-2, so berth keeps to little: a burst
- * of binds is one AllowCustomRoutingTraffic per subnet, and port mappings are read once per
- * subnet.
+ * endpoints' Region, goes to the one API endpoint in us-west-2: berth takes half of the
+ * conservative buckets the Global Accelerator fake assumes (reads 10 / 5 per s, allow and deny
+ * 5 / 1), which is plenty, as a burst of binds is one AllowCustomRoutingTraffic per subnet and
+ * port mappings are read once per subnet.
  */
 export const DEFAULT_ACCELERATOR_BUDGET: Readonly<Record<AcceleratorActionFamily, BucketSpec>> = {
-  'accelerator-describe': { capacity: 10, refillPerSecond: 2 },
-  'accelerator-mutate': { capacity: 5, refillPerSecond: 1 },
+  'accelerator-describe': { capacity: 5, refillPerSecond: 2.5 },
+  'accelerator-mutate': { capacity: 2, refillPerSecond: 0.5 },
 };
 
 /** Every family's bucket: the budget a fresh account item or an in-process budget starts from. */
