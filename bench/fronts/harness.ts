@@ -209,6 +209,8 @@ interface Live {
   readonly gs: GameServer;
   readonly scheduled: Scheduled;
   alive: boolean;
+  /** When the binding landed (epoch ms). */
+  boundAt?: number;
   reachableAt?: number;
 }
 
@@ -236,25 +238,30 @@ export async function runScenario(
     lastEvent = Math.max(lastEvent, offset);
     void clock.at(START + offset, async () => run());
   };
+  const until = (offset: number) => clock.sleep(START + offset - clock.now());
   for (const plan of scenario.plans) {
-    at(plan.createAt, () => swallow(sut.created(plan.gs)));
     const placed = byPlan.get(plan);
-    if (!placed) continue;
-    const entry: Live = { gs: plan.gs, scheduled: placed, alive: false };
-    live.set(plan.gs.name, entry);
-    at(placed.boundAt, () => {
+    lastEvent = Math.max(lastEvent, plan.createAt, placed?.startedAt ?? 0, plan.deleteAt ?? 0);
+    const entry: Live | undefined = placed && { gs: plan.gs, scheduled: placed, alive: false };
+    if (entry) live.set(plan.gs.name, entry);
+    // One game server's life in order: a pod exists once its CREATE is admitted, is bound once
+    // it exists, and so on; the binding is measured when it lands.
+    void clock.at(START + plan.createAt, async () => {
+      await sut.created(plan.gs).catch(() => undefined);
+      if (!entry || !placed) return;
+      await until(placed.boundAt);
       entry.alive = true;
-      swallow(sut.bound(plan.gs, placed.placement));
+      entry.boundAt = clock.now();
+      await sut.bound(plan.gs, placed.placement).catch(() => undefined);
+      await until(placed.startedAt);
+      await sut.started(plan.gs, placed.placement).catch(() => undefined);
+      if (plan.deleteAt === undefined) return;
+      await until(plan.deleteAt);
+      await sut.deleted(plan.gs).catch(() => undefined);
+      await clock.sleep(GRACEFUL_STOP_MS);
+      entry.alive = false;
+      await sut.gone(plan.gs).catch(() => undefined);
     });
-    at(placed.startedAt, () => swallow(sut.started(plan.gs, placed.placement)));
-    if (plan.deleteAt !== undefined) {
-      const deleteAt = plan.deleteAt;
-      at(deleteAt, () => swallow(sut.deleted(plan.gs)));
-      at(deleteAt + GRACEFUL_STOP_MS, () => {
-        entry.alive = false;
-        swallow(sut.gone(plan.gs));
-      });
-    }
   }
   const faults = scenario.faults;
   if (faults?.throttle) {
@@ -316,13 +323,13 @@ export async function runScenario(
   const orphans = findOrphans(world, sut, [...live.values()], system.acceleratorPorts);
   const outcomes: GameServerOutcome[] = scenario.plans.map((plan) => {
     const entry = live.get(plan.gs.name);
-    const boundAt = entry?.scheduled.boundAt;
+    const boundAt = entry?.boundAt;
     return {
       name: plan.gs.name,
       front: plan.gs.front,
-      ...(boundAt !== undefined ? { boundAt } : {}),
+      ...(boundAt !== undefined ? { boundAt: boundAt - START } : {}),
       ...(entry?.reachableAt !== undefined && boundAt !== undefined
-        ? { reachableMs: entry.reachableAt - (START + boundAt) }
+        ? { reachableMs: entry.reachableAt - boundAt }
         : {}),
     };
   });

@@ -79,7 +79,15 @@
 import { isThrottled, isTransient } from '../../shared/aws/error-codes.js';
 import type { CustomRoutingApi } from '../../shared/fronts/accelerator.js';
 import type { Elbv2Api, NetworkLoadBalancer } from '../../shared/fronts/elbv2.js';
-import { CALL_LATENCY_MS, ClientLimiter, type SimTime, WorkQueue } from './kit.js';
+import type { SystemFactory } from './harness.js';
+import {
+  CALL_LATENCY_MS,
+  ClientLimiter,
+  type SimTime,
+  WorkQueue,
+  withAcceleratorLatency,
+  withElbv2Latency,
+} from './kit.js';
 import type {
   Destination,
   FrontsUnderTest,
@@ -87,6 +95,7 @@ import type {
   Placement,
   PublishedAddress,
 } from './seam.js';
+import { CONTAINER_PORT } from './workload.js';
 
 /** OKG's GameServer controller workers (`gameserver-workers`). */
 export const OKG_GAMESERVER_WORKERS = 10;
@@ -871,3 +880,34 @@ export class OkgModel implements FrontsUnderTest {
     }
   }
 }
+
+/**
+ * OKG as the benchmark runs it: the pool's NLBs in order with the widest port range its plugin
+ * takes (50 ports, `[aws.nlb]` min_port 30000 / max_port 30049), and the accelerator's endpoint
+ * group over the container port alone (`GamePort`), its `EndpointId` the pods' subnet.
+ */
+export const okgSystem: SystemFactory = {
+  name: 'OKG',
+  acceleratorPorts: [CONTAINER_PORT, CONTAINER_PORT],
+  make: (world) =>
+    new OkgModel(
+      {
+        loadBalancers: world.loadBalancers,
+        vpcId: world.vpcId,
+        minPort: 30_000,
+        maxPort: 30_049,
+        accelerator: {
+          acceleratorArn: world.acceleratorArn,
+          endpointGroupArn: world.endpointGroupArn,
+          endpointId: world.subnetId,
+          ipAddresses: world.acceleratorIps,
+        },
+      },
+      {
+        time: world.time,
+        random: world.random,
+        elbv2: withElbv2Latency(world.elbv2, world.time.sleep),
+        accelerator: withAcceleratorLatency(world.accelerator, world.time.sleep),
+      },
+    ),
+};

@@ -1,0 +1,71 @@
+/**
+ * The fronts benchmark's scenarios, the same events for every system:
+ * - `nlb-burst`: 100 game servers behind an NLB created at once, a pool of two NLBs;
+ * - `accelerator-burst`: 100 game servers behind the accelerator created at once;
+ * - `chaos`: 60 behind NLBs and 40 behind the accelerator at once, with API throttling for the
+ *   first minute, three listeners someone else keeps on the first NLB (so it reaches its 50
+ *   listeners before the pool's ports run out), three CREATEs whose pods never appear, the
+ *   controller process dying twice (during the burst's binds and later), 30 game servers deleted
+ *   and 20 new ones created on the freed ports; then repair's grace.
+ */
+import type { FrontKind } from '../../shared/fronts/front-spec.js';
+import type { Scenario } from './harness.js';
+import { burst, type GameServerPlan, gameServer, makeNodes } from './workload.js';
+
+/** Game servers in each burst. */
+export const BURST_SIZE = 100;
+/** Nodes of the cluster: 16 game servers each, room for every scenario's peak. */
+const NODES = 8;
+/** The burst lands 1 s into the run. */
+const BURST_AT_MS = 1_000;
+/**
+ * How long the runs are watched after the last event. A burst is watched 5 minutes, so a system
+ * that takes minutes is measured rather than cut off; the chaos run's orphans are counted at
+ * the end, past berth's repair grace (a fronts pass every 60 s, a 90 s CREATE grace).
+ */
+export const BURST_WATCH_MS = 300_000;
+export const CHAOS_GRACE_MS = 300_000;
+
+/** A burst of `BURST_SIZE` game servers behind `front`. */
+export function burstScenario(front: FrontKind, size = BURST_SIZE): Scenario {
+  return {
+    name: `${front}-burst`,
+    plans: burst(front === 'nlb' ? 'nlb' : 'acc', size, front, BURST_AT_MS),
+    nodes: makeNodes(NODES),
+    loadBalancers: 2,
+    graceMs: BURST_WATCH_MS,
+  };
+}
+
+/** The chaos run, scaled by `scale` (1 for the benchmark; smaller for a quick test). */
+export function chaosScenario(scale = 1): Scenario {
+  const n = (count: number) => Math.max(1, Math.round(count * scale));
+  const plans: GameServerPlan[] = [];
+  const add = (prefix: string, count: number, front: FrontKind, at: number, deleteAt?: number) => {
+    for (let i = 0; i < count; i++) {
+      plans.push({
+        gs: gameServer(prefix, i, front),
+        createAt: at,
+        ...(deleteAt !== undefined && i < n(front === 'nlb' ? 20 : 10) ? { deleteAt } : {}),
+      });
+    }
+  };
+  add('nlb', n(60), 'nlb', BURST_AT_MS, 120_000);
+  add('acc', n(40), 'accelerator', BURST_AT_MS, 120_000);
+  for (let i = 0; i < 3; i++) {
+    plans.push({ gs: gameServer('refused', i, 'nlb'), createAt: BURST_AT_MS, neverAppears: true });
+  }
+  add('wave', n(20), 'nlb', 150_000);
+  return {
+    name: 'chaos',
+    plans,
+    nodes: makeNodes(NODES),
+    loadBalancers: 2,
+    faults: {
+      throttle: { from: 0, to: 60_000, rate: 0.3 },
+      crashAt: [7_000, 100_000],
+      foreignListeners: 3,
+    },
+    graceMs: CHAOS_GRACE_MS,
+  };
+}
