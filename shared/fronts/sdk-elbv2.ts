@@ -61,6 +61,8 @@ export class SdkElbv2Api implements Elbv2Api {
   }
 
   async describeLoadBalancers(arns: readonly string[]): Promise<readonly NetworkLoadBalancer[]> {
+    // No ARN would list every load balancer of the account, not none.
+    if (arns.length === 0) return [];
     const out = await this.#client.send(
       new DescribeLoadBalancersCommand({ LoadBalancerArns: [...arns] }),
     );
@@ -103,6 +105,7 @@ export class SdkElbv2Api implements Elbv2Api {
   }
 
   async describeTags(arns: readonly string[]): Promise<ReadonlyMap<string, readonly Elbv2Tag[]>> {
+    if (arns.length === 0) return new Map();
     const out = await this.#client.send(new DescribeTagsCommand({ ResourceArns: [...arns] }));
     return new Map(
       (out.TagDescriptions ?? []).map((description) => [

@@ -1,7 +1,7 @@
 /**
  * What moto cannot show of `SdkElbv2Api` (it pages neither listeners nor target groups, and
- * keeps no listener of a protocol berth does not use): pages handed on by NextMarker, and
- * listeners and target groups berth did not make left out of its listings.
+ * keeps no listener of a protocol berth does not use): pages handed on by NextMarker, listeners
+ * and target groups berth did not make left out of its listings, and no call for no ARN.
  */
 import {
   DescribeListenersCommand,
@@ -18,7 +18,7 @@ const api = () => new SdkElbv2Api(new ElasticLoadBalancingV2Client({ region: 'eu
 const NLB = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/net/pool-a/1';
 const TG = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/berth-1/1';
 
-describe('SdkElbv2Api pages', () => {
+describe('SdkElbv2Api beyond moto', () => {
   beforeEach(() => {
     elbMock.reset();
   });
@@ -70,6 +70,12 @@ describe('SdkElbv2Api pages', () => {
       { LoadBalancerArn: NLB, PageSize: 400 },
       { LoadBalancerArn: NLB, PageSize: 400, Marker: 'm2' },
     ]);
+  });
+
+  it('asks nothing for no ARN, where ELBv2 would list every load balancer of the account', async () => {
+    expect(await api().describeLoadBalancers([])).toEqual([]);
+    expect((await api().describeTags([])).size).toBe(0);
+    expect(elbMock.calls()).toHaveLength(0);
   });
 
   it('leaves out listeners and target groups of protocols berth never makes', async () => {
