@@ -35,6 +35,9 @@ export function createBerthApp(
     vpc: app.node.tryGetContext('vpc'),
     subnets: app.node.tryGetContext('subnets'),
     vpcEndpoints: app.node.tryGetContext('vpcEndpoints'),
+    accelerator: app.node.tryGetContext('accelerator'),
+    acceleratorSubnets: app.node.tryGetContext('acceleratorSubnets'),
+    acceleratorPorts: app.node.tryGetContext('acceleratorPorts'),
   };
   const settings = stackSettings(context, readText);
   const clusters = settings.configs.map((config) => config.cluster);

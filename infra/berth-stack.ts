@@ -42,6 +42,7 @@ import {
   type FunctionName,
 } from './constructs/berth-function.js';
 import { ClusterAccess } from './constructs/cluster-access.js';
+import { CustomRoutingAccelerator } from './constructs/custom-routing-accelerator.js';
 import { frontsPermissions, poolReadPermissions } from './constructs/fronts-permissions.js';
 import { Monitoring } from './constructs/monitoring.js';
 import { PassSchedule } from './constructs/pass-schedule.js';
@@ -54,7 +55,7 @@ import {
 import { PrivateNetwork } from './constructs/private-network.js';
 import { exposeAdmission, WebhookSecret } from './constructs/webhook-endpoint.js';
 import { WorkQueue } from './constructs/work-queue.js';
-import type { StackSettings } from './settings.js';
+import { type StackSettings, withEndpointGroupArn } from './settings.js';
 
 /** Props of a berth stack. */
 export interface BerthStackProps extends StackProps {
@@ -200,6 +201,33 @@ export class BerthStack extends Stack {
     const network = privateNetwork
       ? new PrivateNetwork(this, 'PrivateNetwork', privateNetwork)
       : undefined;
+    // The custom routing accelerator the stack makes (-c accelerator=true): its endpoint group is
+    // every config's fronts.accelerator.endpointGroupArn in the functions' BERTH_CONFIG.
+    const accelerator = props.settings.accelerator
+      ? new CustomRoutingAccelerator(this, 'Accelerator', {
+          // Global Accelerator names: at most 64 characters.
+          name: props.settings.stackName.slice(0, 64),
+          ...props.settings.accelerator,
+          tags: { 'berth.dev/stack': props.settings.stackName },
+        })
+      : undefined;
+    if (accelerator) {
+      new CfnOutput(this, 'AcceleratorEndpointGroupArnOutput', {
+        key: STACK_OUTPUTS.acceleratorEndpointGroupArn,
+        value: accelerator.endpointGroupArn,
+        description:
+          "The custom routing endpoint group the stack made (the functions' fronts.accelerator.endpointGroupArn)",
+      });
+      new CfnOutput(this, 'AcceleratorIpAddressesOutput', {
+        key: STACK_OUTPUTS.acceleratorIpAddresses,
+        value: accelerator.ipAddresses,
+        description:
+          "The accelerator's static addresses, comma-separated: players dial one of them",
+      });
+    }
+    const functionConfig = accelerator
+      ? withEndpointGroupArn(configDocument, accelerator.endpointGroupArn)
+      : configDocument;
     const make = (
       name: AnyFunctionName,
       id: string,
@@ -210,7 +238,7 @@ export class BerthStack extends Stack {
         name,
         description: DESCRIPTIONS[name],
         table: this.table,
-        configDocument,
+        configDocument: functionConfig,
         clusters: clusterNames,
         ...FUNCTION_SIZING[name],
         tracing:
@@ -349,13 +377,15 @@ export class BerthStack extends Stack {
       const loadBalancerArns = [
         ...new Set(configs.flatMap((config) => config.fronts.nlb?.loadBalancers ?? [])),
       ];
-      const endpointGroupArns = [
-        ...new Set(
-          configs.flatMap((config) =>
-            config.fronts.accelerator ? [config.fronts.accelerator.endpointGroupArn] : [],
-          ),
-        ),
-      ];
+      const endpointGroupArns = accelerator
+        ? [accelerator.endpointGroupArn]
+        : [
+            ...new Set(
+              configs.flatMap((config) =>
+                config.fronts.accelerator ? [config.fronts.accelerator.endpointGroupArn] : [],
+              ),
+            ),
+          ];
       grantPermissions(fronts.role, frontsPermissions({ loadBalancerArns, endpointGroupArns }));
       if (configs.some((config) => config.fronts.nlb !== undefined)) {
         grantPermissions(admission.role, poolReadPermissions());

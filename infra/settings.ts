@@ -11,6 +11,7 @@ import { parseClusterConfigs } from '../shared/config/clusters.js';
 import { ConfigError } from '../shared/config/errors.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { stackNameFor } from '../shared/manifests/stack-outputs.js';
+import { type PortRange, parsePortRange } from '../shared/net/port-range.js';
 
 /** The validated inputs of one stack. */
 export interface StackSettings {
@@ -47,11 +48,78 @@ export interface StackSettings {
    * rotation kept, up to $3): alarm notifications carry alarm names and metric values, no data.
    */
   readonly alarmTopicKey: boolean;
+  /**
+   * The Global Accelerator custom routing accelerator the stack makes (`-c accelerator=true`):
+   * its endpoint group becomes every config's `fronts.accelerator.endpointGroupArn`.
+   */
+  readonly accelerator?: StackAccelerator;
   /** The VPC and subnets to run the functions in (a private-only EKS API endpoint), if any. */
   readonly privateNetwork?: {
     readonly vpcId: string;
     readonly subnetIds: readonly string[];
     readonly endpoints: boolean;
+  };
+}
+
+/** The accelerator a stack makes. */
+export interface StackAccelerator {
+  /** The endpoint subnets (`-c acceleratorSubnets`): where the game-server nodes run. */
+  readonly subnetIds: readonly string[];
+  /** The listener's public ports (`-c acceleratorPorts`, default `DEFAULT_ACCELERATOR_PORTS`). */
+  readonly listenerPorts: PortRange;
+  /** The destination ports: the host port range the config keeps for the accelerator. */
+  readonly destinationPorts: PortRange;
+}
+
+/**
+ * The public ports of the stack's accelerator unless `-c acceleratorPorts` says otherwise. Custom
+ * routing maps each listener port onto one destination, so the range must hold every address of
+ * the endpoint subnets times the destination ports (a /24 and 200 host ports: 51,200).
+ */
+export const DEFAULT_ACCELERATOR_PORTS = '1024-65535';
+
+/**
+ * What synthesis validates in place of the endpoint group ARN the stack makes: the functions get
+ * the real one (a CloudFormation reference), which exists only at deploy.
+ */
+const PENDING_ENDPOINT_GROUP =
+  'arn:aws:globalaccelerator::000000000000:accelerator/stack/listener/stack/endpoint-group/stack';
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Every `fronts.accelerator` section of a document: the shared one and each cluster's. */
+function acceleratorSections(document: Json): Json[] {
+  const sections = isObject(document.clusters) ? Object.values(document.clusters) : [];
+  return [document, ...sections].flatMap((part) =>
+    isObject(part) && isObject(part.fronts) && isObject(part.fronts.accelerator)
+      ? [part.fronts.accelerator]
+      : [],
+  );
+}
+
+/**
+ * The document with `endpointGroupArn` set in each `fronts.accelerator` (shared and per cluster):
+ * the stack's accelerator, for the functions' BERTH_CONFIG.
+ */
+export function withEndpointGroupArn(document: Readonly<Json>, endpointGroupArn: string): Json {
+  const fill = (part: unknown): unknown => {
+    if (!isObject(part) || !isObject(part.fronts) || !isObject(part.fronts.accelerator))
+      return part;
+    return {
+      ...part,
+      fronts: { ...part.fronts, accelerator: { ...part.fronts.accelerator, endpointGroupArn } },
+    };
+  };
+  const filled = fill(document) as Json;
+  if (!isObject(document.clusters)) return filled;
+  return {
+    ...filled,
+    clusters: Object.fromEntries(
+      Object.entries(document.clusters).map(([name, section]) => [name, fill(section)]),
+    ),
   };
 }
 
@@ -90,6 +158,9 @@ export interface StackContext {
   readonly vpc?: unknown;
   readonly subnets?: unknown;
   readonly vpcEndpoints?: unknown;
+  readonly accelerator?: unknown;
+  readonly acceleratorSubnets?: unknown;
+  readonly acceleratorPorts?: unknown;
 }
 
 /** CloudFormation stack names. */
@@ -294,13 +365,88 @@ export function stackSettings(
       ? { vpcId, subnetIds, endpoints: asText(context.vpcEndpoints) !== 'false' }
       : undefined;
 
+  const acceleratorText = asText(context.accelerator) ?? 'false';
+  if (acceleratorText !== 'true' && acceleratorText !== 'false') {
+    problems.push(
+      `-c accelerator: "${acceleratorText}" is not true or false (default false: the config names an existing endpoint group, if any)`,
+    );
+  }
+  const makesAccelerator = acceleratorText === 'true';
+  const acceleratorSubnets = (asText(context.acceleratorSubnets) ?? '')
+    .split(',')
+    .map((subnet) => subnet.trim())
+    .filter((subnet) => subnet !== '');
+  for (const subnet of acceleratorSubnets.filter((s) => !/^subnet-[0-9a-f]+$/.test(s))) {
+    problems.push(
+      `-c acceleratorSubnets: "${subnet}" is not a subnet id (subnet-0123456789abcdef0)`,
+    );
+  }
+  const listenerPorts = parsePortRange(
+    asText(context.acceleratorPorts) ?? DEFAULT_ACCELERATOR_PORTS,
+  );
+  if (typeof listenerPorts === 'string') {
+    problems.push(
+      `-c acceleratorPorts: ${listenerPorts} (write it as "${DEFAULT_ACCELERATOR_PORTS}")`,
+    );
+  }
+  if (makesAccelerator) {
+    const sections = acceleratorSections(configDocument);
+    if (sections.length === 0) {
+      problems.push(
+        '-c accelerator=true: the config has no fronts.accelerator; give it one naming the host port range kept for the accelerator ({ "range": "NAME" })',
+      );
+    }
+    if (sections.some((section) => section.endpointGroupArn !== undefined)) {
+      problems.push(
+        '-c accelerator=true: the stack makes the endpoint group; remove fronts.accelerator.endpointGroupArn from the config (or drop -c accelerator to use that one)',
+      );
+    }
+    if (acceleratorSubnets.length === 0) {
+      problems.push(
+        '-c accelerator=true needs -c acceleratorSubnets=subnet-…,subnet-…: the subnets of the game-server nodes',
+      );
+    }
+  } else if (acceleratorSubnets.length > 0 || context.acceleratorPorts !== undefined) {
+    problems.push(
+      '-c acceleratorSubnets and -c acceleratorPorts shape the accelerator the stack makes: add -c accelerator=true',
+    );
+  }
+
   let configs: BerthConfig[] | undefined;
   try {
-    configs = parseClusterConfigs(configDocument);
+    configs = parseClusterConfigs(
+      makesAccelerator
+        ? withEndpointGroupArn(configDocument, PENDING_ENDPOINT_GROUP)
+        : configDocument,
+    );
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.problems);
   }
+  // One accelerator, one endpoint group: one destination range, whichever cluster uses it.
+  const destinationRanges = new Map<string, PortRange>();
+  for (const config of makesAccelerator ? (configs ?? []) : []) {
+    const name = config.fronts.accelerator?.range;
+    if (name === undefined) continue;
+    const range = config.hostPortRanges[name];
+    if (range === undefined) {
+      problems.push(
+        `fronts.accelerator.range: "${name}" is not one of ${config.cluster}'s hostPortRanges (${Object.keys(config.hostPortRanges).join(', ')})`,
+      );
+    } else {
+      destinationRanges.set(`${range.base}+${range.size}`, range);
+    }
+  }
+  if (destinationRanges.size > 1) {
+    problems.push(
+      "fronts.accelerator.range: the stack's one accelerator has one destination port range; every cluster's range must be the same ports",
+    );
+  }
+  const destinationPorts = [...destinationRanges.values()][0];
+  const accelerator =
+    makesAccelerator && destinationPorts !== undefined && typeof listenerPorts !== 'string'
+      ? { subnetIds: acceleratorSubnets, listenerPorts, destinationPorts }
+      : undefined;
   const served = (configs ?? []).map((config) => config.cluster);
   for (const cluster of Object.keys(nodeIpsCallersByCluster)) {
     if (cluster !== EVERY_CLUSTER && configs && !served.includes(cluster)) {
@@ -324,5 +470,6 @@ export function stackSettings(
     tracing,
     alarmTopicKey: keyText === 'true',
     ...(privateNetwork ? { privateNetwork } : {}),
+    ...(accelerator ? { accelerator } : {}),
   };
 }

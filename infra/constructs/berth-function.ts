@@ -9,7 +9,7 @@ import { type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { wildcardFinding } from './permissions.js';
@@ -47,6 +47,31 @@ export function handlerEntry(name: AnyFunctionName): string {
  */
 const REQUIRE_BANNER =
   "import { createRequire as __berthCreateRequire } from 'node:module'; const require = __berthCreateRequire(import.meta.url);";
+
+/** Where bundling finds the sources and their locked dependencies. */
+export const BUNDLED_SOURCE = {
+  projectRoot: PROJECT_ROOT,
+  depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+} as const;
+
+/** How every function of the stack is bundled: locally with esbuild, never in Docker. */
+export const BUNDLING: BundlingOptions = {
+  format: OutputFormat.ESM,
+  target: 'node24',
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourceMap: true,
+  sourcesContent: false,
+  banner: REQUIRE_BANNER,
+  // The SDK is bundled rather than taken from the runtime: the functions then run the exact
+  // client versions the tests and aws-sdk-client-mock ran against (the runtime's copy changes
+  // under us), and a minified, tree-shaken bundle loads fewer files at cold start than the
+  // runtime's unminified node_modules, which the admission webhook's latency budget cares about
+  // more than a few hundred kB of package size.
+  bundleAwsSDK: true,
+  externalModules: [],
+  forceDockerBundling: false,
+};
 
 /** Props of a berth function. */
 export interface BerthFunctionProps {
@@ -140,8 +165,7 @@ export class BerthFunction extends Construct {
             securityGroups: [props.network.securityGroup],
           }
         : {}),
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      ...BUNDLED_SOURCE,
       environment: {
         // Whether the function loads Powertools Tracer at all (see shared/app/observability.ts).
         BERTH_TRACING: props.tracing === lambda.Tracing.ACTIVE ? 'active' : 'pass-through',
@@ -151,23 +175,7 @@ export class BerthFunction extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        banner: REQUIRE_BANNER,
-        // The SDK is bundled rather than taken from the runtime: the functions then run the
-        // exact client versions the tests and aws-sdk-client-mock ran against (the runtime's copy
-        // changes under us), and a minified, tree-shaken bundle loads fewer files at cold start
-        // than the runtime's unminified node_modules, which the admission webhook's latency
-        // budget cares about more than a few hundred kB of package size.
-        bundleAwsSDK: true,
-        externalModules: [],
-        forceDockerBundling: false,
-      },
+      bundling: BUNDLING,
     });
     // Tracing (active or pass-through) grants xray:PutTraceSegments and xray:PutTelemetryRecords,
     // which X-Ray cannot scope to a resource.

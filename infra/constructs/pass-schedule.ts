@@ -5,7 +5,7 @@
  */
 import { Annotations, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import {
   ContextAttribute,
   Schedule,
@@ -15,6 +15,7 @@ import {
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { invokeVersionsFinding } from './permissions.js';
 
 /** Props of a pass schedule. */
 export interface PassScheduleProps {
@@ -77,11 +78,8 @@ export class PassSchedule extends Construct {
         deadLetterQueue: props.deadLetterQueue,
       }),
     });
-    const targetResource = props.target.node.defaultChild;
-    if (!(targetResource instanceof lambda.CfnFunction))
-      throw new Error('a pass target must be a Lambda function');
     Validations.of(role).acknowledge({
-      id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(targetResource)}.Arn>:*]`,
+      id: invokeVersionsFinding(props.target),
       reason:
         'CDK grants invoke on the function and its versions (ARN:*); the role can invoke this one function only.',
     });

@@ -5,9 +5,10 @@
  * Auto Scaling Describe calls, the subnet an ENI is created in) the statement says why, and the
  * stack acknowledges exactly that finding for cdk-nag.
  */
-import { type Acknowledgment, ArnFormat, type Stack, Validations } from 'aws-cdk-lib';
+import { type Acknowledgment, ArnFormat, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type { Construct } from 'constructs';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { Construct, IConstruct } from 'constructs';
 import type { NodePoolConfig } from '../../shared/config/schema.js';
 import { BERTH_TAGS } from '../../shared/ec2/network.js';
 
@@ -45,6 +46,16 @@ export function attachPermissions(
 /** The id of an AwsSolutions-IAM5 finding for one wildcard resource, as cdk-nag prints it. */
 export function wildcardFinding(resource: string): string {
   return `AwsSolutions::AwsSolutions-IAM5[Resource::${resource}]`;
+}
+
+/**
+ * The AwsSolutions-IAM5 finding of an invoke grant CDK makes on a function and its versions
+ * (`ARN:*`), as cdk-nag prints it.
+ */
+export function invokeVersionsFinding(fn: IConstruct): string {
+  const resource = fn.node.defaultChild;
+  if (!(resource instanceof lambda.CfnFunction)) throw new Error('not a Lambda function');
+  return wildcardFinding(`<${Stack.of(fn).getLogicalId(resource)}.Arn>:*`);
 }
 
 /** A resource ARN as cdk-nag flattens the `formatArn` tokens. */

@@ -23,6 +23,10 @@ export const STACK_OUTPUTS = {
   tableName: 'TableName',
   /** SNS topic the alarms notify; subscribe an address or a pager to it. */
   alarmTopicArn: 'AlarmTopicArn',
+  /** With `-c accelerator=true`: the custom routing endpoint group the stack made. */
+  acceleratorEndpointGroupArn: 'AcceleratorEndpointGroupArn',
+  /** With `-c accelerator=true`: the accelerator's static addresses, comma-separated. */
+  acceleratorIpAddresses: 'AcceleratorIpAddresses',
 } as const;
 
 /** The name of the stack for one cluster (`npx cdk deploy -c cluster=NAME`). */

@@ -236,3 +236,95 @@ describe('BerthStack with public fronts', () => {
     });
   });
 });
+
+describe('BerthStack making its custom routing accelerator (-c accelerator=true)', () => {
+  const { fronts: _given, ...rest } = CONFIG;
+  const config = { ...rest, fronts: { accelerator: { range: 'accelerated' } } };
+  let made: Template;
+  let madeReport: ValidationReport;
+  let madeFile: string;
+
+  beforeAll(() => {
+    ({
+      template: made,
+      report: madeReport,
+      file: madeFile,
+    } = synthStack(config, {
+      cluster: 'games',
+      accelerator: 'true',
+      acceleratorSubnets: 'subnet-0a1b,subnet-0c2d',
+    }));
+  }, 600_000);
+
+  it('passes cdk-nag with every finding acknowledged, and cfn-lint', () => {
+    const nag = madeReport.pluginReports.find((plugin) => plugin.pluginName === 'AwsSolutions');
+    expect(nag?.violations).toEqual([]);
+    expect(() => cfnLint(madeFile)).not.toThrow();
+  });
+
+  it('makes the accelerator with a polling custom resource: the config range as destinations, the subnets as endpoints', () => {
+    const resources = Object.values(
+      made.findResources('Custom::CustomRoutingAccelerator') as Resources,
+    );
+    expect(resources).toHaveLength(1);
+    expect(resources[0]?.Properties).toMatchObject({
+      Name: 'berth-games',
+      ListenerFromPort: 1024,
+      ListenerToPort: 65535,
+      DestinationFromPort: 9000,
+      DestinationToPort: 9099,
+      EndpointGroupRegion: { Ref: 'AWS::Region' },
+      SubnetIds: ['subnet-0a1b', 'subnet-0c2d'],
+    });
+    // The provider's waiter polls isComplete (a Step Functions state machine).
+    made.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+    expect(template.findResources('Custom::CustomRoutingAccelerator')).toEqual({});
+  });
+
+  it("puts the endpoint group it made into the functions' config and the stack's outputs", () => {
+    const accelerator = Object.keys(made.findResources('Custom::CustomRoutingAccelerator'))[0];
+    const endpointGroup = { 'Fn::GetAtt': [accelerator, 'EndpointGroupArn'] };
+    const functions = Object.values(
+      made.findResources('AWS::Lambda::Function') as Resources,
+    ).filter((fn) => String(fn.Properties.Description).startsWith('berth '));
+    const berthFunctions = functions.filter(
+      (fn) =>
+        (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
+          ?.Variables?.BERTH_CONFIG !== undefined,
+    );
+    expect(berthFunctions).toHaveLength(7);
+    for (const fn of berthFunctions) {
+      const join = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables
+        .BERTH_CONFIG as { 'Fn::Join': [string, unknown[]] };
+      const parts = join['Fn::Join'][1];
+      expect(parts).toContainEqual(endpointGroup);
+      const rendered = parts.map((part) => (typeof part === 'string' ? part : 'ARN')).join('');
+      expect(JSON.parse(rendered)).toEqual({
+        ...config,
+        cluster: 'games',
+        fronts: { accelerator: { range: 'accelerated', endpointGroupArn: 'ARN' } },
+      });
+    }
+    const outputs = made.findOutputs('*');
+    expect(outputs.AcceleratorEndpointGroupArn?.Value).toEqual(endpointGroup);
+    expect(outputs.AcceleratorIpAddresses?.Value).toEqual({
+      'Fn::GetAtt': [accelerator, 'IpAddresses'],
+    });
+  });
+
+  it('scopes the fronts function to the accelerator it made, and gives it no load balancing', () => {
+    const accelerator = Object.keys(made.findResources('Custom::CustomRoutingAccelerator'))[0];
+    const endpointGroup = { 'Fn::GetAtt': [accelerator, 'EndpointGroupArn'] };
+    const statements = roles.statementsOf(made, 'Fronts');
+    const allow = statements.find((statement) =>
+      [statement.Action].flat().includes('globalaccelerator:AllowCustomRoutingTraffic'),
+    );
+    expect(allow?.Resource).toEqual([
+      { 'Fn::Select': [0, { 'Fn::Split': ['/listener/', endpointGroup] }] },
+      endpointGroup,
+    ]);
+    expect(actionsOf(statements).some((action) => action.startsWith('elasticloadbalancing:'))).toBe(
+      false,
+    );
+  });
+});
