@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isThrottled } from '../../shared/aws/error-codes.js';
 import { Ec2BudgetExhaustedError, RateBudgetExhaustedError } from '../../shared/ec2/errors.js';
@@ -182,6 +183,47 @@ describe('BudgetedElbv2Api', () => {
     expect(failure).not.toBeInstanceOf(Ec2BudgetExhaustedError);
     expect(failure).toMatchObject({ family: 'elbv2-mutate', attemptsSent: 0 });
     expect(inner.attempts.get('deleteListener')).toBe(1);
+  });
+});
+
+describe('a budgeted call, whatever the service answers', () => {
+  it('stops at the attempt limit or the first answer no retry can fix, waiting at most the capped backoffs', async () => {
+    const answers = fc.constantFrom(
+      'Throttling',
+      'ThrottlingException',
+      'TransactionInProgressException',
+      'InternalServiceErrorException',
+      'DuplicateListenerException',
+      'ok',
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(answers, { maxLength: 8 }), async (script) => {
+        const { slept, options } = world({ 'elbv2-mutate': { capacity: 100, refillPerSecond: 0 } });
+        const inner = elbv2();
+        const failures = script.slice(0, script.indexOf('ok') + 1 || script.length);
+        inner.fail('createListener', ...failures.filter((a) => a !== 'ok').map(sdkError));
+        const outcome = await new BudgetedElbv2Api(inner.api, options)
+          .createListener(LISTENER)
+          .then(
+            () => 'ok',
+            (e: { name: string }) => e.name,
+          );
+        const attempts = inner.attempts.get('createListener') ?? 0;
+        expect(attempts).toBeLessThanOrEqual(DEFAULT_BACKOFF.maxAttempts);
+        // Each wait is a backoff: one fewer than the attempts, each under its capped ceiling.
+        expect(slept).toHaveLength(attempts - 1);
+        slept.forEach((ms, i) => {
+          expect(ms).toBeLessThan(
+            Math.min(DEFAULT_BACKOFF.maxDelayMs, DEFAULT_BACKOFF.baseDelayMs * 2 ** i),
+          );
+        });
+        const fatal = failures.indexOf('DuplicateListenerException');
+        if (fatal >= 0 && fatal < DEFAULT_BACKOFF.maxAttempts) {
+          expect([outcome, attempts]).toEqual(['DuplicateListenerException', fatal + 1]);
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
