@@ -12,7 +12,8 @@
  *   port each; the mappings never change. The guide's example maps them in order (first address,
  *   first port → first listener port) but says the real order is not predictable: the fake maps
  *   in order, or shuffled within the subnet's block with `mappingOrder: 'shuffled'`, so a caller
- *   cannot lean on the order.
+ *   cannot lean on the order. A subnet added later takes the next listener ports and leaves the
+ *   others' mappings alone; a subnet removed loses its mappings (ListCustomRoutingPortMappings).
  * - Too few listener ports left for a subnet's destinations → `LimitExceededException`; a subnet
  *   outside /28–/17 (Developer Guide, "Guidelines and restrictions for custom routing
  *   accelerators") → `InvalidArgumentException`. The API reference's sizing note ("a /24 requires
@@ -28,10 +29,10 @@
  *   `InvalidNextTokenException`; ListCustomRoutingPortMappingsByDestination of a subnet that is
  *   no endpoint → `EndpointNotFoundException`.
  *
- * Throttling: Global Accelerator publishes no API rate (its SDK models no throttling error). The
- * fake answers `ThrottlingException` ("Rate exceeded"), the JSON protocol's throttling code the
- * SDK retries, from assumed, conservative buckets: reads 10 refilled at 5 per second, Allow/Deny
- * 5 refilled at 1 per second; pass `buckets` to change them.
+ * Throttling: no published Global Accelerator API rate was found (its SDK models no throttling
+ * error). The fake answers `ThrottlingException` ("Rate exceeded"), the JSON protocol's
+ * throttling code the SDK retries, from assumed, conservative buckets: reads 10 refilled at 5 per
+ * second, Allow/Deny 5 refilled at 1 per second; pass `buckets` to change them.
  */
 
 import type { BucketSpec } from '../shared/ec2/token-bucket.js';
@@ -65,7 +66,7 @@ export const ACCELERATOR_ACTION_CLASS: Readonly<Record<AcceleratorAction, Accele
     DenyCustomRoutingTraffic: 'mutate',
   };
 
-/** The fake's default buckets: assumed (Global Accelerator publishes none; see the header). */
+/** The fake's default buckets: assumed, none being published (see the header). */
 export const ACCELERATOR_DEFAULT_BUCKETS: Readonly<Record<AcceleratorActionClass, BucketSpec>> = {
   read: { capacity: 10, refillPerSecond: 5 },
   mutate: { capacity: 5, refillPerSecond: 1 },
@@ -132,21 +133,25 @@ interface AcceleratorRecord {
 }
 
 interface GroupRecord {
-  readonly view: CustomRoutingEndpointGroup;
+  view: CustomRoutingEndpointGroup;
   readonly accelerator: AcceleratorRecord;
   readonly endpoints: EndpointRecord[];
 }
 
-/** A subnet endpoint: destination (cell) c is address index ⌊c / ports⌋ and port c mod ports. */
-interface EndpointRecord {
+/** A subnet about to be mapped. */
+interface SubnetBlock {
   readonly subnetId: string;
-  readonly group: GroupRecord;
   /** The subnet's network address. */
   readonly network: bigint;
   /** Mapped addresses: the subnet's minus the five reserved. */
   readonly addresses: number;
   /** Destination ports per address. */
   readonly ports: number;
+}
+
+/** A subnet endpoint: destination (cell) c is address index ⌊c / ports⌋ and port c mod ports. */
+interface EndpointRecord extends SubnetBlock {
+  readonly group: GroupRecord;
   /** The listener port of each cell. */
   readonly acceleratorPort: Int32Array;
   /** The configured state of each cell, and the one before its last change. */
@@ -277,70 +282,47 @@ export class FakeCustomRoutingAccelerator implements CustomRoutingApi {
       );
     }
     const ports = input.toPort - input.fromPort + 1;
-    const blocks = input.subnets.map((subnet) => {
-      const block = parseCidr(subnet.cidr);
-      const size = block?.prefixLength ?? 0;
-      if (
-        block?.family !== 'IPv4' ||
-        size > SUBNET_PREFIX.smallest ||
-        size < SUBNET_PREFIX.largest
-      ) {
-        throw new FakeAwsError(
-          'InvalidArgumentException',
-          `subnet ${subnet.subnetId} (${subnet.cidr}) must be an IPv4 /${SUBNET_PREFIX.largest} to /${SUBNET_PREFIX.smallest}`,
-        );
-      }
-      if (this.#endpoints.has(subnet.subnetId)) {
-        throw new FakeAwsError(
-          'EndpointAlreadyExistsException',
-          `${subnet.subnetId} is an endpoint`,
-        );
-      }
-      return { subnet, network: block.network, addresses: 2 ** block.hostBits - RESERVED };
-    });
-    const needed = blocks.reduce((sum, b) => sum + b.addresses * ports, 0);
-    const left = accelerator.toPort - accelerator.nextPort + 1;
-    if (needed > left) {
-      throw new FakeAwsError(
-        'LimitExceededException',
-        `the subnets' ${needed} destinations need more listener ports than the ${left} left`,
-      );
-    }
-    const groupArn = `${accelerator.listenerArn}/endpoint-group/${hex(++this.#seq, 12)}`;
+    const blocks = this.#endpointBlocks(accelerator, ports, input.subnets);
     const group: GroupRecord = {
       view: {
-        arn: groupArn,
+        arn: `${accelerator.listenerArn}/endpoint-group/${hex(++this.#seq, 12)}`,
         fromPort: input.fromPort,
         toPort: input.toPort,
         protocols: [...input.protocols],
-        subnetIds: input.subnets.map((s) => s.subnetId),
+        subnetIds: [],
       },
       accelerator,
       endpoints: [],
     };
-    for (const block of blocks) {
-      const cells = block.addresses * ports;
-      const endpoint: EndpointRecord = {
-        subnetId: block.subnet.subnetId,
-        group,
-        network: block.network,
-        addresses: block.addresses,
-        ports,
-        acceleratorPort: this.#portBlock(accelerator.nextPort, cells),
-        state: new Uint8Array(cells),
-        previous: new Uint8Array(cells),
-        changedAt: new Float64Array(cells).fill(Number.NEGATIVE_INFINITY),
-      };
-      accelerator.nextPort += cells;
-      endpoint.acceleratorPort.forEach((port, cell) => {
-        accelerator.portEndpoint[port] = endpoint;
-        accelerator.portCell[port] = cell;
-      });
-      group.endpoints.push(endpoint);
-      this.#endpoints.set(endpoint.subnetId, endpoint);
-    }
-    this.#groups.set(groupArn, group);
+    this.#groups.set(group.view.arn, group);
+    this.#mapEndpoints(group, blocks);
     return group.view;
+  }
+
+  /**
+   * Adds subnets to an endpoint group (AddCustomRoutingEndpoints): their destinations take the
+   * next listener ports; the mappings already made do not change.
+   */
+  addEndpoints(endpointGroupArn: string, subnets: readonly FakeSubnetEndpoint[]): void {
+    const group = this.#groups.get(endpointGroupArn);
+    if (!group) throw new FakeAwsError('EndpointGroupNotFoundException', 'no such endpoint group');
+    const ports = group.view.toPort - group.view.fromPort + 1;
+    this.#mapEndpoints(group, this.#endpointBlocks(group.accelerator, ports, subnets));
+  }
+
+  /**
+   * Removes a subnet from its endpoint group (RemoveCustomRoutingEndpoints): its mappings are
+   * reclaimed, and the fake never hands their listener ports to another subnet.
+   */
+  removeEndpoint(subnetId: string): void {
+    const endpoint = this.#endpoints.get(subnetId);
+    if (!endpoint)
+      throw new FakeAwsError('EndpointNotFoundException', `${subnetId} is no endpoint`);
+    const { group } = endpoint;
+    for (const port of endpoint.acceleratorPort) group.accelerator.portEndpoint[port] = undefined;
+    group.endpoints.splice(group.endpoints.indexOf(endpoint), 1);
+    group.view = { ...group.view, subnetIds: group.endpoints.map((e) => e.subnetId) };
+    this.#endpoints.delete(subnetId);
   }
 
   /** Whether a destination is configured ALLOW or DENY (as the listings show it). */
@@ -511,6 +493,69 @@ export class FakeCustomRoutingAccelerator implements CustomRoutingApi {
       now + this.#deployDelayMs,
     );
     this.#gate.ok(action, undefined);
+  }
+
+  /** Checks subnets to add: their size, that none is an endpoint, and that their destinations fit. */
+  #endpointBlocks(
+    accelerator: AcceleratorRecord,
+    ports: number,
+    subnets: readonly FakeSubnetEndpoint[],
+  ): SubnetBlock[] {
+    const blocks = subnets.map((subnet): SubnetBlock => {
+      const block = parseCidr(subnet.cidr);
+      const size = block?.prefixLength ?? 0;
+      if (
+        block?.family !== 'IPv4' ||
+        size > SUBNET_PREFIX.smallest ||
+        size < SUBNET_PREFIX.largest
+      ) {
+        throw new FakeAwsError(
+          'InvalidArgumentException',
+          `subnet ${subnet.subnetId} (${subnet.cidr}) must be an IPv4 /${SUBNET_PREFIX.largest} to /${SUBNET_PREFIX.smallest}`,
+        );
+      }
+      if (this.#endpoints.has(subnet.subnetId)) {
+        throw new FakeAwsError(
+          'EndpointAlreadyExistsException',
+          `${subnet.subnetId} is an endpoint`,
+        );
+      }
+      const addresses = 2 ** block.hostBits - RESERVED;
+      return { subnetId: subnet.subnetId, network: block.network, addresses, ports };
+    });
+    const needed = blocks.reduce((sum, b) => sum + b.addresses * ports, 0);
+    const left = accelerator.toPort - accelerator.nextPort + 1;
+    if (needed > left) {
+      throw new FakeAwsError(
+        'LimitExceededException',
+        `the subnets' ${needed} destinations need more listener ports than the ${left} left`,
+      );
+    }
+    return blocks;
+  }
+
+  /** Maps each subnet's destinations, in order, onto the accelerator's next listener ports. */
+  #mapEndpoints(group: GroupRecord, blocks: readonly SubnetBlock[]): void {
+    const { accelerator } = group;
+    for (const block of blocks) {
+      const cells = block.addresses * block.ports;
+      const endpoint: EndpointRecord = {
+        ...block,
+        group,
+        acceleratorPort: this.#portBlock(accelerator.nextPort, cells),
+        state: new Uint8Array(cells),
+        previous: new Uint8Array(cells),
+        changedAt: new Float64Array(cells).fill(Number.NEGATIVE_INFINITY),
+      };
+      accelerator.nextPort += cells;
+      endpoint.acceleratorPort.forEach((port, cell) => {
+        accelerator.portEndpoint[port] = endpoint;
+        accelerator.portCell[port] = cell;
+      });
+      group.endpoints.push(endpoint);
+      this.#endpoints.set(endpoint.subnetId, endpoint);
+    }
+    group.view = { ...group.view, subnetIds: group.endpoints.map((e) => e.subnetId) };
   }
 
   /** `cells` listener ports from `first`: in order, or shuffled (Fisher-Yates) by `random`. */

@@ -97,6 +97,40 @@ describe('FakeCustomRoutingAccelerator', () => {
     expect(ga.destinationOf(10_220)).toBeUndefined();
   });
 
+  it('maps a subnet added later onto the next listener ports, leaving the first mappings as they were', async () => {
+    const { ga, accelerator, group } = setup({
+      mappingOrder: 'shuffled',
+      subnets: [{ subnetId: 'subnet-a', cidr: '10.0.1.0/28' }],
+    });
+    const before = (await allMappings(ga, accelerator.arn, group.arn)).mappings;
+    ga.addEndpoints(group.arn, [{ subnetId: 'subnet-b', cidr: '10.0.2.0/28' }]);
+    const after = (await allMappings(ga, accelerator.arn, group.arn)).mappings;
+    expect(after.slice(0, 110)).toEqual(before);
+    expect(after.slice(110).every((m) => m.endpointId === 'subnet-b')).toBe(true);
+    expect((await ga.describeEndpointGroup(group.arn)).subnetIds).toEqual(['subnet-a', 'subnet-b']);
+    expect(() =>
+      ga.addEndpoints(group.arn, [{ subnetId: 'subnet-b', cidr: '10.0.2.0/28' }]),
+    ).toThrow(expect.objectContaining({ name: 'EndpointAlreadyExistsException' }));
+  });
+
+  it('reclaims the mappings of a subnet removed', async () => {
+    const { ga, accelerator, group } = setup({
+      subnets: [
+        { subnetId: 'subnet-a', cidr: '10.0.1.0/28' },
+        { subnetId: 'subnet-b', cidr: '10.0.2.0/28' },
+      ],
+    });
+    ga.removeEndpoint('subnet-a');
+    const { mappings } = await allMappings(ga, accelerator.arn, group.arn);
+    expect(mappings).toHaveLength(110);
+    expect(mappings[0]).toMatchObject({ acceleratorPort: 10_110, endpointId: 'subnet-b' });
+    expect(ga.destinationOf(10_000)).toBeUndefined();
+    expect(await codeOf(ga.listPortMappingsByDestination('subnet-a', '10.0.1.4'))).toBe(
+      'EndpointNotFoundException',
+    );
+    expect((await ga.describeEndpointGroup(group.arn)).subnetIds).toEqual(['subnet-b']);
+  });
+
   it('refuses subnets whose destinations the listener range cannot hold, and subnets outside /28 to /17', () => {
     const ga = new FakeCustomRoutingAccelerator({ now: () => 0 });
     ga.createAccelerator({ listenerPortRange: [10_000, 10_109] });
