@@ -12,7 +12,7 @@ import {
   ListCustomRoutingPortMappingsCommand,
 } from '@aws-sdk/client-global-accelerator';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { isNotFound, isTransient } from '../../shared/aws/error-codes.js';
 import { MAX_MAPPINGS_PER_PAGE } from '../../shared/fronts/accelerator.js';
 import {
@@ -30,6 +30,10 @@ const GROUP = `${ACCELERATOR}/listener/l1/endpoint-group/g1`;
 describe('SdkCustomRoutingApi', () => {
   beforeEach(() => {
     gaMock.reset();
+  });
+  // The worker's later files share this client class (isolate is off): give its send back.
+  afterAll(() => {
+    gaMock.restore();
   });
 
   it('builds its client in us-west-2, where the API is served, with one SDK attempt', async () => {

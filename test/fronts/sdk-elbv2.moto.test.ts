@@ -18,7 +18,7 @@ import {
   isResourceInUse,
 } from '../../shared/aws/error-codes.js';
 import { elbv2Client, SdkElbv2Api } from '../../shared/fronts/sdk-elbv2.js';
-import { type MotoServer, startMoto } from '../support/moto-server.js';
+import { type MotoServer, startMoto, unmocked } from '../support/moto-server.js';
 
 const BERTH_TAG = { key: 'berth.dev/cluster', value: 'games' };
 
@@ -47,6 +47,7 @@ async function givenNetworkLoadBalancer(name: string): Promise<string> {
 let subnetId: string;
 
 beforeAll(async () => {
+  unmocked(EC2Client, ElasticLoadBalancingV2Client);
   moto = await startMoto();
   const ec2 = new EC2Client(moto.clientConfig);
   const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.0.0.0/16' }));

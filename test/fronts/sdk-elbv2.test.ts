@@ -9,7 +9,7 @@ import {
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { SdkElbv2Api } from '../../shared/fronts/sdk-elbv2.js';
 
 const elbMock = mockClient(ElasticLoadBalancingV2Client);
@@ -21,6 +21,10 @@ const TG = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/bert
 describe('SdkElbv2Api beyond moto', () => {
   beforeEach(() => {
     elbMock.reset();
+  });
+  // The worker's later files share this client class (isolate is off): give its send back.
+  afterAll(() => {
+    elbMock.restore();
   });
 
   it("hands a listing's NextMarker on, and answers no marker on the last page", async () => {

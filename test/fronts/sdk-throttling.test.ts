@@ -17,7 +17,7 @@ import { DEFAULT_BACKOFF } from '../../shared/ec2/rate-budget.js';
 import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../../shared/fronts/budgeted.js';
 import { SdkCustomRoutingApi } from '../../shared/fronts/sdk-accelerator.js';
 import { SdkElbv2Api } from '../../shared/fronts/sdk-elbv2.js';
-import { MOTO_ACCOUNT } from '../support/moto-server.js';
+import { MOTO_ACCOUNT, unmocked } from '../support/moto-server.js';
 
 /** How many requests the server throttles before it answers; how many it received. */
 const script = { throttle: 0, received: 0 };
@@ -57,6 +57,7 @@ let server: Server;
 let endpoint: string;
 
 beforeAll(async () => {
+  unmocked(ElasticLoadBalancingV2Client, GlobalAcceleratorClient);
   server = createServer(answer);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

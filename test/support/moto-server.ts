@@ -4,6 +4,7 @@
  * test file: start it in `beforeAll`, stop it in `afterAll`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mockClient } from 'aws-sdk-client-mock';
 
 /** Credentials and Region moto accepts; nothing leaves loopback. */
 export const MOTO_ACCOUNT = {
@@ -75,4 +76,14 @@ export async function startMoto(): Promise<MotoServer> {
       await exited;
     },
   };
+}
+
+/**
+ * Gives SDK client classes back their real `send`: a file that mocks a client class
+ * (`mockClient(EC2Client)`) and never restores it leaves it mocked for every later file of its
+ * worker, which shares one module graph (vitest's `isolate: false`). `mockClient` replaces a stub
+ * it finds, and `restore` then puts the original back.
+ */
+export function unmocked(...clients: Parameters<typeof mockClient>[0][]): void {
+  for (const client of clients) mockClient(client).restore();
 }
