@@ -35,7 +35,13 @@ export interface CustomRoutingAcceleratorProps {
   readonly tags?: Readonly<Record<string, string>>;
 }
 
-const HANDLER = join(import.meta.dirname, '..', 'custom-routing', 'handler.ts');
+/** The provider's steps: `onEvent` and `isComplete`, two functions from one file. */
+export const ACCELERATOR_HANDLER_ENTRY = join(
+  import.meta.dirname,
+  '..',
+  'custom-routing',
+  'handler.ts',
+);
 
 /** A custom routing accelerator made and removed by a polling custom resource. */
 export class CustomRoutingAccelerator extends Construct {
@@ -137,7 +143,7 @@ export class CustomRoutingAccelerator extends Construct {
     );
     const step = (stepId: string, handler: 'onEvent' | 'isComplete') =>
       new NodejsFunction(this, stepId, {
-        entry: HANDLER,
+        entry: ACCELERATOR_HANDLER_ENTRY,
         handler,
         description: `berth custom routing accelerator: ${handler}`,
         runtime: lambda.Runtime.NODEJS_24_X,

@@ -18,6 +18,7 @@ import {
   handlerEntry,
   OPTIONAL_FUNCTION_NAMES,
 } from '../../infra/constructs/berth-function.js';
+import { ACCELERATOR_HANDLER_ENTRY } from '../../infra/constructs/custom-routing-accelerator.js';
 
 describe('BerthFunction bundling', () => {
   it('bundles a function as one ESM file with the require banner and a source map', () => {
@@ -55,8 +56,13 @@ describe('BerthFunction bundling', () => {
 
   it('bundles every handler without an unresolved import', async () => {
     const names = [...FUNCTION_NAMES, ...OPTIONAL_FUNCTION_NAMES];
+    const entries = {
+      ...Object.fromEntries(names.map((name) => [name, handlerEntry(name)])),
+      // The custom routing accelerator's provider steps.
+      'custom-routing': ACCELERATOR_HANDLER_ENTRY,
+    };
     const result = await build({
-      entryPoints: Object.fromEntries(names.map((name) => [name, handlerEntry(name)])),
+      entryPoints: entries,
       bundle: true,
       platform: 'node',
       format: 'esm',
@@ -69,7 +75,9 @@ describe('BerthFunction bundling', () => {
     });
     expect(result.errors).toEqual([]);
     expect(result.outputFiles.map((f) => f.path.split('/').at(-1)).sort()).toEqual(
-      names.map((name) => `${name}.mjs`).sort(),
+      Object.keys(entries)
+        .map((name) => `${name}.mjs`)
+        .sort(),
     );
   });
 });
