@@ -26,6 +26,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   fuzz: async () => (await import('./fuzz.js')).runFuzzBench(),
   chaos: async () => (await import('./chaos.js')).runChaosBench(),
   cni: async () => (await import('./cni.js')).runCniBench(),
+  fronts: async () => (await import('./fronts.js')).runFrontsBench(),
   cost: async () => (await import('./cost.js')).runCostBench(),
 };
 

@@ -38,6 +38,8 @@ export const OBSERVE_MS = 100;
 export const LISTENER_VISIBILITY_LAG_MS = 1_000;
 /** An allow or deny takes this long to deploy (the accelerator is IN_PROGRESS meanwhile). */
 export const ACCELERATOR_DEPLOY_MS = 2_000;
+/** A refused CREATE is tried again after this, doubling (an assumption: a workload controller's backoff). */
+export const CREATE_RETRY_MS = { first: 1_000, max: 10_000 } as const;
 /** The accelerator's listener port range: room for a /24 times 100 destination ports. */
 const ACCELERATOR_LISTENER_PORTS: readonly [number, number] = [10_000, 40_000];
 
@@ -247,7 +249,15 @@ export async function runScenario(
     // One game server's life in order: a pod exists once its CREATE is admitted, is bound once
     // it exists, and so on; the binding is measured when it lands.
     void clock.at(START + plan.createAt, async () => {
-      await sut.created(plan.gs).catch(() => undefined);
+      // A refused CREATE is made again by the workload's controller after a backoff.
+      for (let attempt = 0; ; attempt++) {
+        const admitted = await sut.created(plan.gs).then(
+          () => true,
+          () => false,
+        );
+        if (admitted) break;
+        await clock.sleep(Math.min(CREATE_RETRY_MS.first * 2 ** attempt, CREATE_RETRY_MS.max));
+      }
       if (!entry || !placed) return;
       await until(placed.boundAt);
       entry.alive = true;
