@@ -141,8 +141,9 @@ export class SdkElbv2Api implements Elbv2Api {
     );
     const created = out.TargetGroups?.[0];
     const group = created ? toTargetGroup(created)[0] : undefined;
-    if (!group)
+    if (!group) {
       throw new Error(`CreateTargetGroup ${input.name} returned no ${input.protocol} group`);
+    }
     return group;
   }
 
