@@ -88,9 +88,10 @@ export function frontsPermissions(resources: FrontsResources): PermissionSet {
       }),
       new iam.PolicyStatement({
         sid: 'ListenOnPool',
-        // CreateListener is authorised on the load balancer: only the pool's.
+        // CreateListener is authorised on the load balancer (and, listed too, the new listener
+        // under it): only the pool's.
         actions: ['elasticloadbalancing:CreateListener'],
-        resources: [...loadBalancerArns],
+        resources: [...loadBalancerArns, ...loadBalancerArns.map(listenersOf)],
       }),
       new iam.PolicyStatement({
         sid: 'ManagePoolListeners',

@@ -154,11 +154,15 @@ describe('BerthStack with public fronts', () => {
 
   it('scopes the fronts function to the pool: listeners on its load balancers, berth-* target groups, Describe on *', () => {
     const byAction = grants('Fronts');
-    expect(byAction.get('elasticloadbalancing:CreateListener')).toEqual([NLB_A, NLB_B]);
     const listeners = [
       'arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/net/games-a/0123456789abcdef/*',
       'arn:aws:elasticloadbalancing:eu-west-1:123456789012:listener/net/games-b/fedcba9876543210/*',
     ];
+    expect(byAction.get('elasticloadbalancing:CreateListener')).toEqual([
+      NLB_A,
+      NLB_B,
+      ...listeners,
+    ]);
     expect(byAction.get('elasticloadbalancing:DeleteListener')).toEqual(listeners);
     const targetGroups = [
       'arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/berth-*/*',
