@@ -332,3 +332,36 @@ describe('BerthStack making its custom routing accelerator (-c accelerator=true)
     );
   });
 });
+
+describe('BerthStack for two clusters, one of them fronted', () => {
+  it("runs that cluster's fronts pass and gives the fronts function its cluster only", () => {
+    const { template: two, report: twoReport } = synthStack(
+      {
+        clusters: {
+          'games-a': { fronts: { nlb: { loadBalancers: [NLB_A] } } },
+          'games-b': {},
+        },
+      },
+      { clusters: 'games-a,games-b' },
+    );
+    expect(twoReport.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
+    const frontsId = roles.functionId(two, 'Fronts');
+    const passes = Object.values(two.findResources('AWS::Scheduler::Schedule') as Resources)
+      .map(
+        (schedule) =>
+          schedule.Properties.Target as { Arn: { 'Fn::GetAtt': string[] }; Input: string },
+      )
+      .filter((target) => target.Arn['Fn::GetAtt'][0] === frontsId)
+      .map((target) => JSON.parse(target.Input));
+    expect(passes).toEqual([
+      { pass: 'fronts', cluster: 'games-a', scheduledTime: '<aws.scheduler.scheduled-time>' },
+    ]);
+    const frontsRole = { 'Fn::GetAtt': [roles.roleId(two, 'Fronts'), 'Arn'] };
+    const entries = Object.values(two.findResources('AWS::EKS::AccessEntry') as Resources)
+      .filter(
+        (entry) => JSON.stringify(entry.Properties.PrincipalArn) === JSON.stringify(frontsRole),
+      )
+      .map((entry) => entry.Properties.ClusterName);
+    expect(entries).toEqual(['games-a']);
+  }, 300_000);
+});
