@@ -21,7 +21,6 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION, allocationIdForUid } from '../../shared/admission/identity.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
 import { NODE_WORK_BACKOFF } from '../../shared/ec2/rate-budget.js';
-import type { CustomRoutingApi } from '../../shared/fronts/accelerator.js';
 import { CustomRoutingFront } from '../../shared/fronts/accelerator-front.js';
 import { frontsAtBinding } from '../../shared/fronts/binding-fronts.js';
 import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../../shared/fronts/budgeted.js';
@@ -245,6 +244,12 @@ export class BerthFronts implements FrontsUnderTest {
       this.#publish(gs, addresses.get(PORT_NAME));
     }
     this.#pods.set(gs.name, { gs, phase: 'Pending' });
+  }
+
+  async refused(gs: GameServer): Promise<void> {
+    // Never stored: the cluster berth lists has no such pod; its claimed slot waits for repair.
+    this.#pods.delete(gs.name);
+    this.#published.delete(gs.name);
   }
 
   /** An admission's answer, or undefined once the apiserver stopped waiting for it. */

@@ -258,6 +258,7 @@ export async function runScenario(
         if (admitted) break;
         await clock.sleep(Math.min(CREATE_RETRY_MS.first * 2 ** attempt, CREATE_RETRY_MS.max));
       }
+      if (plan.neverAppears) await sut.refused(plan.gs).catch(() => undefined);
       if (!entry || !placed) return;
       await until(placed.boundAt);
       entry.alive = true;

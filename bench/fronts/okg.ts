@@ -282,6 +282,11 @@ export class OkgModel implements FrontsUnderTest {
     }
   }
 
+  async refused(gs: GameServer): Promise<void> {
+    // OKG's informers never see a pod the API server did not store.
+    this.#pods.delete(gs.name);
+  }
+
   async bound(gs: GameServer, placement: Placement): Promise<void> {
     const pod = this.#pods.get(gs.name);
     if (pod) pod.placement = placement;

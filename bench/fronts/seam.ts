@@ -52,6 +52,8 @@ export interface FrontsUnderTest {
   readonly name: string;
   /** The pod's CREATE is admitted (berth claims NLB listener slots here). */
   created(gs: GameServer): Promise<void>;
+  /** The CREATE was admitted but the API server did not store the pod (another webhook refused it). */
+  refused(gs: GameServer): Promise<void>;
   /** The scheduler binds the pod (berth's binding admission). */
   bound(gs: GameServer, placement: Placement): Promise<void>;
   /** The kubelet reports the pod running and ready with its IP. */

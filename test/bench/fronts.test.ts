@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { berthSystem } from '../../bench/fronts/berth.js';
 import {
   type FrontsWorld,
   reachableStats,
@@ -30,6 +31,7 @@ class CarelessFronts implements FrontsUnderTest {
   }
 
   async created(): Promise<void> {}
+  async refused(): Promise<void> {}
 
   async bound(gs: GameServer, placement: Placement): Promise<void> {
     const lb = this.#world.loadBalancers[1];
@@ -99,6 +101,21 @@ describe('fronts benchmark harness', () => {
 
     expect(reachableStats(run, 'accelerator').never).toBe(0);
     expect(run.acceleratorMutatingCalls).toBeGreaterThanOrEqual(10);
+  });
+
+  it('reaches a small accelerator burst through berth with one Allow for all of it', async () => {
+    const run = await runScenario(burstScenario('accelerator', 10), berthSystem);
+
+    expect(reachableStats(run, 'accelerator').never).toBe(0);
+    expect(run.acceleratorMutatingCalls).toBe(1);
+  });
+
+  it("keeps berth's small chaos run to the first rule and leaves no orphan", async () => {
+    const run = await runScenario(chaosScenario(0.2), berthSystem);
+
+    expect(run.doublyHeld).toEqual([]);
+    expect(run.orphans).toEqual([]);
+    expect(reachableStats(run, 'nlb').gameServers).toBeGreaterThan(0);
   });
 
   it('catches a system that hands one public port to two live game servers and leaks listeners', async () => {
