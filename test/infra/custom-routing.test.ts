@@ -194,7 +194,11 @@ beforeEach(() => {
   });
   ga.on(AddCustomRoutingEndpointsCommand).callsFake((input) => {
     const [acc, , group] = groupOf(input.EndpointGroupArn);
-    group.endpoints.push(...(input.EndpointConfigurations ?? []).map((e) => e.EndpointId ?? ''));
+    group.endpoints.push(
+      ...(input.EndpointConfigurations ?? []).map(
+        (e: { EndpointId?: string }) => e.EndpointId ?? '',
+      ),
+    );
     changed(acc);
     return {};
   });
