@@ -11,6 +11,7 @@ import { autoModeStatusLine } from '../shared/status/auto-mode.js';
 import type { Holding } from '../shared/status/holders.js';
 import { describeFailure, exitCodeOf, recordedFailureFix } from './errors.js';
 import { forgetClusterCommand } from './forget-cluster.js';
+import { frontsCommand } from './fronts.js';
 import { optionalCluster, passContext, requiredCluster } from './local-cluster.js';
 import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
@@ -252,6 +253,7 @@ export const commands: Readonly<Record<string, Command>> = {
   scale,
   repair,
   eni,
+  fronts: frontsCommand,
   manifests: manifestsCommand,
   'forget-cluster': forgetClusterCommand,
 };

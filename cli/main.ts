@@ -65,6 +65,8 @@ export interface CliOptions {
   readonly delete?: boolean;
   /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
   readonly holder?: string;
+  /** `fronts --add-nlb`: a Network Load Balancer to add to the pool. */
+  readonly addNlb?: string;
   /** `forget-cluster NAME`: the cluster whose items go. */
   readonly forget?: string;
   /** `forget-cluster --yes`: delete, not only list. */
@@ -255,6 +257,17 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .option('--once', 'run one pass (required)')
     .action(action('eni'));
   root
+    .command('fronts')
+    .description(
+      'one fronts pass (NLB listeners and Global Accelerator destinations of game servers); prints a JSON summary',
+    )
+    .option('--once', 'run one pass (required unless --add-nlb)')
+    .option(
+      '--add-nlb <arn>',
+      "add a Network Load Balancer to the cluster's pool, beside fronts.nlb.loadBalancers",
+    )
+    .action(action('fronts'));
+  root
     .command('forget-cluster')
     .description(
       "lists every item a cluster owns in the table; with --yes deletes them (the other clusters' items, and the shared EC2 budget and subnet marks, stay)",
@@ -359,6 +372,7 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       cniNodes: text('cniNodes'),
       failOpen: text('failOpen'),
       holder: text('holder'),
+      addNlb: text('addNlb'),
       forget: text('forget'),
     }),
     yes: on('yes'),

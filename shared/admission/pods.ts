@@ -199,7 +199,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     if (carriedId !== undefined) {
       const record = await deps.store.getRecord(carriedId);
       if (record && samePod(record.pod, podRef) && podCarriesHostPorts(pod, specs, record.ports)) {
-        const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true, true);
+        const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true);
         if (typeof fronts === 'string') return deny(409, fronts);
         return allow(
           buildPodPatch(pod, {
@@ -216,7 +216,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const dryRun = request.dryRun === true;
     // Listener slots first: a full pool then denies with nothing allocated. Slots of a pod whose
     // host ports then fail are freed by the fronts pass once the pod never appears.
-    const fronts = await listenersFor(id, podRef, specs, dryRun, false);
+    const fronts = await listenersFor(id, podRef, specs, dryRun);
     if (typeof fronts === 'string') return deny(409, fronts);
     const quota = { namespace: podRef.namespace, asked: portsAsked(specs), dryRun };
     try {
@@ -250,14 +250,13 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     pod: PodRef,
     specs: readonly PortSpec[],
     dryRun: boolean,
-    reinvoked: boolean,
   ): Promise<Map<string, string> | string> {
     const claims = deps.fronts?.listeners;
     const ports = specs.filter((spec) => spec.front === 'nlb');
     if (claims === undefined || ports.length === 0) return new Map();
     try {
       const owner = { allocationId: id, namespace: pod.namespace, pod: pod.name };
-      return await claimListeners(claims, { owner, ports, dryRun, reinvoked });
+      return await claimListeners(claims, { owner, ports, dryRun });
     } catch (error) {
       if (error instanceof FrontPoolFullError) return `${PORTS_PATH}: ${error.message}`;
       throw error;

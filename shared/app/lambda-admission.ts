@@ -23,6 +23,13 @@ import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
+import {
+  type FrontsAccount,
+  frontsWiring,
+  hasFronts,
+  lambdaFrontQueue,
+  sdkFrontsAccount,
+} from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
 import { createRuntime } from './runtime.js';
 
@@ -110,6 +117,12 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
   const several = settings.configs.length > 1;
   const dynamo = dynamoClient({ region: settings.region });
   const eks = new EKSClient({ region: settings.region });
+  // One ELBv2 and one Global Accelerator client for every cluster with fronts, made on first use.
+  let account: FrontsAccount | undefined;
+  const frontsAccount = () => {
+    account ??= sdkFrontsAccount(settings.region);
+    return account;
+  };
   const apiFor = (config: BerthConfig): PreparedApi => {
     // DescribeCluster once, then a bearer token from the function's role, renewed before EKS
     // stops honouring it.
@@ -122,11 +135,18 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
       now: Date.now,
     });
     const reader = new HttpsClusterReader({ access });
+    const fronts = hasFronts(config)
+      ? frontsWiring(
+          { config, dynamo, tableName: settings.tableName, region: settings.region },
+          { account: frontsAccount(), queue: lambdaFrontQueue(settings) },
+        )
+      : undefined;
     const runtime = createRuntime({
       config,
       dynamo,
       tableName: settings.tableName,
       clusterApi: reader,
+      ...(fronts ? { fronts } : {}),
       // The cluster's ServiceCIDRs, read at most once a minute before a Service write.
       serviceCidrSource: reader,
       ...(observers.serviceCidrs ? { log: observers.serviceCidrs } : {}),

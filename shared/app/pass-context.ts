@@ -23,7 +23,7 @@ export interface PassContext {
 }
 
 /** The table coordinates every berth store takes. */
-export function storeOptions(context: PassContext) {
+export function storeOptions(context: Pick<PassContext, 'config' | 'dynamo' | 'tableName'>) {
   return { client: context.dynamo, tableName: context.tableName, cluster: context.config.cluster };
 }
 

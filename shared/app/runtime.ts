@@ -6,7 +6,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { podBindingAdmission } from '../admission/binding.js';
 import type { AdmissionHandlers } from '../admission/dispatch.js';
-import { hostPortRangesOf, podAdmission } from '../admission/pods.js';
+import { hostPortRangesOf, type PodFrontsDeps, podAdmission } from '../admission/pods.js';
 import { guardPodCreates } from '../admission/removal-guard.js';
 import { allow } from '../admission/response.js';
 import { serviceAdmission } from '../admission/services.js';
@@ -16,6 +16,7 @@ import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
 import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
+import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
 import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
@@ -64,6 +65,8 @@ export interface RuntimeDeps {
    * a minute: for the admission function, where no repair pass or timer reads them.
    */
   readonly serviceCidrSource?: Required<Pick<ClusterApi, 'listServiceCidrs'>>;
+  /** Public fronts of the pod webhooks, when the config has any (./fronts.ts). */
+  readonly fronts?: { readonly pods: PodFrontsDeps; readonly binding: BindingFrontsDeps };
 }
 
 /** How old a reading of the cluster's ServiceCIDRs a Service write may be decided by. */
@@ -143,7 +146,14 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     ...(deps.log ? { log: deps.log } : {}),
   });
 
-  const pods = podAdmission({ config, store: hostPortStore, random, randomBytes, now });
+  const pods = podAdmission({
+    config,
+    store: hostPortStore,
+    random,
+    randomBytes,
+    now,
+    ...(deps.fronts ? { fronts: deps.fronts.pods } : {}),
+  });
   // One short-lived node cache for both pod webhooks: a burst onto one node reads it once.
   const nodes = cluster
     ? { cached: new NodeCache({ source: cluster, now }), current: cluster }
@@ -186,6 +196,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           nodeAddressTypes: config.nodeAddressTypes,
           now,
           records: hostPortStore,
+          ...(deps.fronts ? { fronts: deps.fronts.binding } : {}),
         })
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),
   };

@@ -61,6 +61,8 @@ export interface LambdaSettings {
   readonly eniFunctionName: string | undefined;
   /** URL of the settle queue; admission and settle functions. */
   readonly settleQueueUrl: string | undefined;
+  /** URL of the fronts queue; admission and fronts functions of a stack with fronts. */
+  readonly frontsQueueUrl: string | undefined;
 }
 
 /** Reads and validates the Lambda environment; every missing or bad variable in one error. */
@@ -104,6 +106,7 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     nodeIpsCallers,
     eniFunctionName: env.BERTH_ENI_FUNCTION || undefined,
     settleQueueUrl: env.BERTH_SETTLE_QUEUE || undefined,
+    frontsQueueUrl: env.BERTH_FRONTS_QUEUE || undefined,
   };
 }
 

@@ -54,8 +54,6 @@ export async function claimListeners(
     readonly owner: FrontOwner;
     readonly ports: readonly Pick<PortSpec, 'name' | 'protocol'>[];
     readonly dryRun: boolean;
-    /** Whether the owner may already hold slots (its id was recognised). */
-    readonly reinvoked: boolean;
   },
 ): Promise<Map<string, string>> {
   const addresses = new Map<string, string>();
@@ -63,12 +61,11 @@ export async function claimListeners(
   const members = await deps.pool.members();
   for (let attempt = 1; ; attempt++) {
     const slots = await deps.store.listSlots();
-    if (request.reinvoked) {
-      const held = slots.filter((s) => s.owner.allocationId === request.owner.allocationId);
-      if (held.length > 0) {
-        for (const record of held) addresses.set(record.portName, addressOf(members, record));
-        return addresses;
-      }
+    // Held already: a re-invoked webhook, or this claim's own write whose answer was lost.
+    const held = slots.filter((s) => s.owner.allocationId === request.owner.allocationId);
+    if (held.length > 0) {
+      for (const record of held) addresses.set(record.portName, addressOf(members, record));
+      return addresses;
     }
     const placement = placeListeners({
       pool: members.map((member) => {

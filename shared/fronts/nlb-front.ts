@@ -23,6 +23,18 @@ export const FRONT_TAGS = {
   port: 'berth.dev/port',
 } as const;
 
+/** Tags of `arns` (listeners or target groups), at most 20 a call: the API's limit. */
+export async function tagsOf(
+  api: Elbv2Api,
+  arns: readonly string[],
+): Promise<Map<string, readonly Elbv2Tag[]>> {
+  const tags = new Map<string, readonly Elbv2Tag[]>();
+  for (let i = 0; i < arns.length; i += 20) {
+    for (const [arn, own] of await api.describeTags(arns.slice(i, i + 20))) tags.set(arn, own);
+  }
+  return tags;
+}
+
 /** The listener protocol of a game-server port: TCPUDP is one TCP_UDP listener. */
 export function listenerProtocolOf(protocol: PortProtocol): ListenerProtocol {
   return protocol === 'TCPUDP' ? 'TCP_UDP' : protocol;
@@ -53,7 +65,7 @@ export interface ListenerWork {
   readonly target: { readonly ip: string; readonly port: number };
 }
 
-function tagsOf(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'protocol'>): Elbv2Tag[] {
+function ownerTags(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'protocol'>): Elbv2Tag[] {
   return [
     { key: FRONT_TAGS.cluster, value: work.cluster },
     { key: FRONT_TAGS.allocation, value: work.allocationId },
@@ -65,7 +77,7 @@ function tagsOf(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'protocol
 /** Makes the target group, its target and the listener; returns the listener's ARN. */
 export async function makeListener(elbv2: Elbv2Api, work: ListenerWork): Promise<string> {
   const protocol = listenerProtocolOf(work.protocol);
-  const tags = tagsOf(work);
+  const tags = ownerTags(work);
   const group = await elbv2.createTargetGroup({
     name: targetGroupName(work.cluster, work.allocationId, work.portName),
     protocol,

@@ -18,7 +18,7 @@ import { carriedAllocationId } from '../admission/identity.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
-import { FRONT_TAGS, targetGroupName } from './nlb-front.js';
+import { FRONT_TAGS, tagsOf, targetGroupName } from './nlb-front.js';
 import { frontedPortsOf } from './pod-fronts.js';
 import type { FrontStore } from './store.js';
 import type { FrontQueue } from './work.js';
@@ -173,15 +173,6 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     await deps.accelerator.reconcile([...touched]);
   }
   return { findings, released: gone.size, requeued, durationMs: deps.now() - startedAt };
-}
-
-/** Tags of `arns`, at most 20 a call (the API's limit). */
-async function tagsOf(api: Elbv2Api, arns: readonly string[]) {
-  const tags = new Map<string, readonly { key: string; value: string }[]>();
-  for (let i = 0; i < arns.length; i += 20) {
-    for (const [arn, own] of await api.describeTags(arns.slice(i, i + 20))) tags.set(arn, own);
-  }
-  return tags;
 }
 
 const taggedFor = (tags: readonly { key: string; value: string }[] | undefined, cluster: string) =>

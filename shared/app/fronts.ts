@@ -1,0 +1,277 @@
+/**
+ * Public fronts, wired once per process and cluster: ELBv2 and Global Accelerator behind the
+ * account's rate budget, the fronts store, the pool directory and the accelerator's kept port
+ * mappings, handed to the pod webhooks, the worker and the pass. Nothing is built for a cluster
+ * whose config has no fronts.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { PodFrontsDeps } from '../admission/pods.js';
+import type { ClusterSet } from '../clusters/cluster-set.js';
+import { UnknownClusterError } from '../clusters/cluster-set.js';
+import { ConfigError } from '../config/errors.js';
+import type { LambdaSettings } from '../config/load.js';
+import type { BerthConfig } from '../config/schema.js';
+import { DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
+import type { CustomRoutingApi } from '../fronts/accelerator.js';
+import { CustomRoutingFront } from '../fronts/accelerator-front.js';
+import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
+import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../fronts/budgeted.js';
+import type { Elbv2Api } from '../fronts/elbv2.js';
+import { NO_FRONTS } from '../fronts/front-spec.js';
+import { type FrontsPassSummary, runFrontsPass } from '../fronts/pass.js';
+import { Elbv2PoolDirectory } from '../fronts/pool-directory.js';
+import { acceleratorClient, SdkCustomRoutingApi } from '../fronts/sdk-accelerator.js';
+import { elbv2Client, SdkElbv2Api } from '../fronts/sdk-elbv2.js';
+import { SqsFrontQueue } from '../fronts/sqs-queue.js';
+import type { FrontStore } from '../fronts/store.js';
+import type { FrontQueue, FrontWork } from '../fronts/work.js';
+import { MalformedFrontWorkError, parseFrontWork } from '../fronts/work-message.js';
+import { type FrontsWorkerDeps, type FrontWorkOutcome, handleFrontWork } from '../fronts/worker.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { DynamoFrontStore } from '../store/dynamo-front-store.js';
+import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
+import type { Observability } from './observability.js';
+import { type PassContext, storeOptions } from './pass-context.js';
+import { passInput } from './pass-input.js';
+
+/** The two AWS services of fronts as one process reaches them, unbudgeted. */
+export interface FrontsAccount {
+  readonly elbv2: Elbv2Api;
+  readonly accelerator: CustomRoutingApi;
+  /** The account and Region the budget meters (as EC2's). */
+  readonly scope: string | (() => Promise<string>);
+}
+
+/** ELBv2 in the stack's Region and Global Accelerator (in us-west-2, its API's one Region). */
+export function sdkFrontsAccount(region?: string): FrontsAccount {
+  const client = elbv2Client(region);
+  return {
+    elbv2: new SdkElbv2Api(client),
+    accelerator: new SdkCustomRoutingApi(acceleratorClient()),
+    scope: region ?? (() => client.config.region()),
+  };
+}
+
+/** The SQS fronts queue named by `BERTH_FRONTS_QUEUE`. */
+export function lambdaFrontQueue(settings: LambdaSettings): SqsFrontQueue {
+  if (!settings.frontsQueueUrl) {
+    throw new ConfigError(['BERTH_FRONTS_QUEUE: environment variable is not set']);
+  }
+  return new SqsFrontQueue(new SQSClient({ region: settings.region }), settings.frontsQueueUrl);
+}
+
+/** Whether a config asks for any front. */
+export function hasFronts(config: BerthConfig): boolean {
+  return config.fronts.nlb !== undefined || config.fronts.accelerator !== undefined;
+}
+
+/** One cluster's fronts, wired. */
+export interface FrontsWiring {
+  readonly store: FrontStore;
+  readonly pods: PodFrontsDeps;
+  readonly binding: BindingFrontsDeps;
+  /** The worker's dependencies over a cluster API (the webhooks read no more than a pod). */
+  worker(kube: Pick<ClusterApi, 'getPod'>): FrontsWorkerDeps;
+  pass(kube: Pick<ClusterApi, 'listPods' | 'getNode'>): Promise<FrontsPassSummary>;
+}
+
+/** What the wiring takes besides the cluster's pass context. */
+export interface FrontsWiringOptions {
+  readonly account: FrontsAccount;
+  readonly queue: FrontQueue;
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Wires a cluster's fronts; undefined when its config has none. */
+export function frontsWiring(
+  context: Omit<PassContext, 'clusterApi'>,
+  options: FrontsWiringOptions,
+): FrontsWiring | undefined {
+  const { config } = context;
+  if (!hasFronts(config)) return undefined;
+  const now = context.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? realSleep;
+  const stores = storeOptions(context);
+  const store = new DynamoFrontStore(stores);
+  const budget = new DynamoRateBudget({ ...stores, scope: options.account.scope, now });
+  const budgeted = { budget, now, sleep, random, backoff: DEFAULT_BACKOFF };
+  const elbv2 = new BudgetedElbv2Api(options.account.elbv2, budgeted);
+  const { nlb, accelerator: acceleratorConfig } = config.fronts;
+  const pool = nlb
+    ? new Elbv2PoolDirectory({
+        api: elbv2,
+        store,
+        configured: nlb.loadBalancers,
+        cluster: config.cluster,
+        now,
+      })
+    : undefined;
+  const accelerator = acceleratorConfig
+    ? new CustomRoutingFront({
+        api: new BudgetedCustomRoutingApi(options.account.accelerator, budgeted),
+        store,
+        endpointGroupArn: acceleratorConfig.endpointGroupArn,
+      })
+    : undefined;
+  const pods: PodFrontsDeps = {
+    offered: {
+      ...NO_FRONTS,
+      nlb: nlb !== undefined,
+      ...(acceleratorConfig ? { acceleratorRange: acceleratorConfig.range } : {}),
+    },
+    ...(nlb && pool
+      ? {
+          listeners: {
+            store,
+            pool,
+            listenerPorts: nlb.listenerPorts,
+            placement: nlb.placement,
+            random,
+            now,
+          },
+        }
+      : {}),
+    queue: options.queue,
+    cluster: config.cluster,
+    delaySeconds: config.settle.delaySeconds,
+  };
+  const binding: BindingFrontsDeps = {
+    cluster: config.cluster,
+    store,
+    ...(pool ? { pool } : {}),
+    ...(accelerator ? { accelerator } : {}),
+    queue: options.queue,
+    now,
+  };
+  return {
+    store,
+    pods,
+    binding,
+    worker: (kube) => ({
+      cluster: config.cluster,
+      store,
+      kube,
+      ...(pool ? { nlb: { api: elbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) } } : {}),
+      ...(accelerator ? { accelerator } : {}),
+      queue: options.queue,
+      recheckSeconds: config.settle.delaySeconds,
+      now,
+    }),
+    pass: (kube) =>
+      runFrontsPass({
+        cluster: config.cluster,
+        store,
+        kube,
+        ...(pool ? { nlb: { api: elbv2, loadBalancers: () => pool.arns() } } : {}),
+        ...(accelerator ? { accelerator } : {}),
+        queue: options.queue,
+        now,
+      }),
+  };
+}
+
+/** What the fronts function's body is built from. */
+export interface FrontMessagesDeps {
+  /** Each served cluster's worker. */
+  readonly workers: ClusterSet<FrontsWorkerDeps | undefined>;
+  readonly observe: Observability;
+}
+
+/**
+ * The fronts function's body for a queue batch (functions/fronts/handler.ts): the batch's work
+ * grouped by cluster and handed to each cluster's worker at once, so a burst's accelerator
+ * destinations are one plan; an item that failed is a batch item failure, delivered again.
+ */
+export function frontMessages(
+  deps: FrontMessagesDeps,
+): (event: SQSEvent) => Promise<SQSBatchResponse> {
+  const { logger } = deps.observe;
+  return async (event) => {
+    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+    const byCluster = new Map<string | undefined, { work: FrontWork; messageId: string }[]>();
+    for (const record of event.Records) {
+      try {
+        const work = parseFrontWork(record.body);
+        const items = byCluster.get(work.cluster) ?? [];
+        items.push({ work, messageId: record.messageId });
+        byCluster.set(work.cluster, items);
+      } catch (error) {
+        if (!(error instanceof MalformedFrontWorkError)) throw error;
+        logger.error('dropped a message that is not front work', { error: error.message });
+      }
+    }
+    for (const [cluster, items] of byCluster) {
+      let worker: FrontsWorkerDeps | undefined;
+      try {
+        worker = deps.workers.get(cluster).value;
+      } catch (error) {
+        if (!(error instanceof UnknownClusterError)) throw error;
+        logger.error('dropped front work for a cluster not served', { error: error.message });
+        continue;
+      }
+      if (worker === undefined) {
+        logger.error('dropped front work for a cluster without fronts', { cluster });
+        continue;
+      }
+      const outcomes = await handleFrontWork(
+        worker,
+        items.map((item) => item.work),
+      );
+      items.forEach((item, i) => {
+        const outcome: FrontWorkOutcome | undefined = outcomes[i];
+        if (outcome?.kind !== 'failed') return;
+        logger.error('front work failed', { error: outcome.error, messageId: item.messageId });
+        batchItemFailures.push({ itemIdentifier: item.messageId });
+      });
+    }
+    return { batchItemFailures };
+  };
+}
+
+/** One cluster's fronts as the fronts function keeps them; undefined without fronts. */
+export interface FrontsRunner {
+  readonly worker: FrontsWorkerDeps;
+  pass(): Promise<FrontsPassSummary>;
+}
+
+/** Wires a cluster's worker and pass for the fronts function (Lambda settings, SDK clients). */
+export function frontsRunner(
+  context: PassContext,
+  account: FrontsAccount,
+  queue: FrontQueue,
+): FrontsRunner | undefined {
+  const wiring = frontsWiring(context, { account, queue });
+  if (wiring === undefined) return undefined;
+  return { worker: wiring.worker(context.clusterApi), pass: () => wiring.pass(context.clusterApi) };
+}
+
+/** Whether an invocation's event is a queue batch (else it is the schedule's pass input). */
+function isQueueBatch(event: unknown): event is SQSEvent {
+  return typeof event === 'object' && event !== null && Array.isArray((event as SQSEvent).Records);
+}
+
+/**
+ * The fronts function's body (functions/fronts/handler.ts): a batch from the fronts queue, or
+ * the schedule's pass of the cluster its input names. A pass that cannot complete throws.
+ */
+export function frontsInvocation(
+  runners: ClusterSet<FrontsRunner | undefined>,
+  observe: Observability,
+): (event: unknown) => Promise<unknown> {
+  const messages = frontMessages({ workers: runners.map((runner) => runner?.worker), observe });
+  return async (event) => {
+    if (isQueueBatch(event)) return messages(event);
+    const input = passInput.parse(event ?? {});
+    const { config, value } = runners.get(input.cluster);
+    observe.forCluster(config.cluster);
+    if (value === undefined) return { cluster: config.cluster, skipped: 'no fronts configured' };
+    const summary = await value.pass();
+    observe.logger.info('fronts pass', { ...summary });
+    return { cluster: config.cluster, ...summary };
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * Front work as a queue message: JSON, checked field by field on the way in, since a message
+ * may come from an older berth or from anyone who can send to the queue.
+ */
+import { z } from 'zod';
+import { isAllocationId } from '../admission/identity.js';
+import { PORT_PROTOCOLS } from '../hostports/spec.js';
+import { FRONT_KINDS } from './front-spec.js';
+import type { FrontWork } from './work.js';
+
+const name = z.string().max(253);
+const allocationId = z.string().refine(isAllocationId, 'not an allocation id');
+const epochMs = z.number().int().nonnegative();
+
+const bindWork = z.strictObject({
+  kind: z.literal('bind'),
+  cluster: z.string().min(1).max(100),
+  namespace: name.min(1),
+  pod: name,
+  allocationId,
+  node: name.min(1),
+  nodeAddress: z.string().min(1).max(64),
+  ports: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1).max(15),
+        front: z.enum(FRONT_KINDS),
+        protocol: z.enum(PORT_PROTOCOLS),
+        hostPort: z.number().int().min(1).max(65535),
+      }),
+    )
+    .min(1)
+    .max(99),
+  boundAt: epochMs,
+});
+
+const releaseWork = z.strictObject({
+  kind: z.literal('release'),
+  cluster: z.string().min(1).max(100),
+  namespace: name.min(1),
+  pod: name,
+  allocationId,
+  admittedAt: epochMs,
+  attempt: z.number().int().nonnegative().max(1_000),
+});
+
+const frontWork = z.discriminatedUnion('kind', [bindWork, releaseWork]);
+
+/** Raised for a message that is not front work (dropped, not retried). */
+export class MalformedFrontWorkError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`not front work: ${problems.join('; ')}`);
+    this.name = 'MalformedFrontWorkError';
+  }
+}
+
+/** Front work as a message body. */
+export function frontWorkBody(work: FrontWork): string {
+  return JSON.stringify(work);
+}
+
+/** Parses a message body. */
+export function parseFrontWork(body: string): FrontWork {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new MalformedFrontWorkError(['body is not JSON']);
+  }
+  const result = frontWork.safeParse(json);
+  if (result.success) return result.data;
+  throw new MalformedFrontWorkError(
+    result.error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`),
+  );
+}
