@@ -33,15 +33,17 @@ function manualTimers() {
     },
   };
   const advance = async (ms: number) => {
-    now += ms;
+    const until = now + ms;
     for (;;) {
       due.sort((a, b) => a.at - b.at);
       const next = due[0];
-      if (next === undefined || next.at > now) break;
+      if (next === undefined || next.at > until) break;
       due.shift();
+      now = next.at;
       next.run();
       await new Promise((resolve) => setImmediate(resolve));
     }
+    now = until;
   };
   return { timers, advance };
 }
