@@ -4,7 +4,8 @@
  * simulated time (`fronts/harness.ts`):
  * - 100 game servers behind NLBs created at once; 100 behind the Global Accelerator at once;
  * - a chaos run (throttling, an NLB reaching its 50 listeners, CREATEs that never land, the
- *   controller dying twice, deletions and new game servers on freed ports), then repair's grace.
+ *   controller dying twice, deletions and new game servers on freed ports), then repair's grace;
+ * - a steady hour of game servers arriving one at a time (reported, not judged).
  * Reports binding → reachable (p50, p99), mutating calls per game server, public ports held
  * twice and orphans left; judges the targets (`fronts/targets.ts`); writes fronts.json. Run with
  * `npm run bench -- fronts`.
@@ -14,7 +15,7 @@ import { berthSystem } from './fronts/berth.js';
 import { type RunResult, reachableStats, runScenario, type Scenario } from './fronts/harness.js';
 import { CALL_LATENCY_MS } from './fronts/kit.js';
 import { okgSystem } from './fronts/okg.js';
-import { burstScenario, chaosScenario } from './fronts/scenarios.js';
+import { burstScenario, chaosScenario, steadyScenario } from './fronts/scenarios.js';
 import { judgeFronts, type TargetVerdict } from './fronts/targets.js';
 import { writeResults } from './support/results.js';
 import { printTable } from './support/table.js';
@@ -82,7 +83,8 @@ export async function runFrontsBench(): Promise<FrontsBenchResult> {
   const nlbBurst = await both(burstScenario('nlb'));
   const acceleratorBurst = await both(burstScenario('accelerator'));
   const chaos = await both(chaosScenario());
-  const all = [nlbBurst, acceleratorBurst, chaos].flatMap((r) => [r.berth, r.peer]);
+  const day = await both(steadyScenario());
+  const all = [nlbBurst, acceleratorBurst, chaos, day].flatMap((r) => [r.berth, r.peer]);
   const targets = judgeFronts({ nlbBurst, acceleratorBurst, chaos });
   printTable(
     [

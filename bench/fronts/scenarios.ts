@@ -6,11 +6,13 @@
  *   first minute, three listeners someone else keeps on the first NLB (so it reaches its 50
  *   listeners before the pool's ports run out), three CREATEs whose pods never appear, the
  *   controller process dying twice (during the burst's binds and later), 30 game servers deleted
- *   and 20 new ones created on the freed ports; then repair's grace.
+ *   and 20 new ones created on the freed ports; then repair's grace;
+ * - `steady`: an hour of game servers arriving one at a time, half behind each front, each
+ *   playing 10 to 20 minutes.
  */
 import type { FrontKind } from '../../shared/fronts/front-spec.js';
 import type { Scenario } from './harness.js';
-import { burst, type GameServerPlan, gameServer, makeNodes } from './workload.js';
+import { burst, type GameServerPlan, gameServer, makeNodes, steady } from './workload.js';
 
 /** Game servers in each burst. */
 export const BURST_SIZE = 100;
@@ -66,6 +68,21 @@ export function chaosScenario(scale = 1): Scenario {
       crashAt: [7_000, 100_000],
       foreignListeners: 3,
     },
+    graceMs: CHAOS_GRACE_MS,
+  };
+}
+
+/** The steady hour: a game server every 12 s on average, about 75 playing at once. */
+export const STEADY_MS = 3_600_000;
+const STEADY_MEAN_GAP_MS = 12_000;
+
+/** The steady stretch, `durationMs` long. */
+export function steadyScenario(durationMs = STEADY_MS): Scenario {
+  return {
+    name: 'steady',
+    plans: steady(durationMs, STEADY_MEAN_GAP_MS),
+    nodes: makeNodes(NODES),
+    loadBalancers: 2,
     graceMs: CHAOS_GRACE_MS,
   };
 }

@@ -28,6 +28,10 @@ export const NLB_HOST_PORTS = { from: 8000, to: 8099 } as const;
 export const SCHEDULE_CYCLE_MS = 10;
 /** From binding to a running pod with its VPC CNI address: sandbox and CNI ADD (assumed 1–3 s). */
 export const POD_START_MS = { min: 1_000, max: 3_000 } as const;
+/** Pods' VPC CNI addresses: hosts .100 to .254 of the subnet. */
+const POD_IPS = { from: 100, to: 254 } as const;
+/** A released pod address is handed out again only after this (the VPC CNI's IP cooldown, 30 s). */
+const POD_IP_COOLDOWN_MS = 30_000;
 /** From a DELETE to the pod gone from the API (a game server's short graceful stop). */
 export const GRACEFUL_STOP_MS = 5_000;
 export const SEED = 20261127;
@@ -90,8 +94,8 @@ export interface Scheduled {
 /**
  * Binds the plans that appear, in creation order, one scheduling cycle each, onto the fullest
  * node with room; hands each a host port of its front's range free on that node and a pod IP
- * (`10.0.1.100` onwards, never reused in a run). A node's slots and host ports are taken back at
- * deletion. Plans that find no node are left out (none do at these sizes).
+ * (`10.0.1.100` onwards, reused after the VPC CNI's cooldown). A node's slots and host ports are taken back at
+ * deletion. Plans that find no node, port or address are left out (none do at these sizes).
  */
 export function schedule(
   plans: readonly GameServerPlan[],
@@ -105,14 +109,28 @@ export function schedule(
     .filter((plan) => !plan.neverAppears)
     .flatMap((plan) => [
       { at: plan.createAt, kind: 'create' as const, plan },
+      // A deleted pod keeps its node slot, host port and address until it is gone.
       ...(plan.deleteAt !== undefined
-        ? [{ at: plan.deleteAt, kind: 'delete' as const, plan }]
+        ? [{ at: plan.deleteAt + GRACEFUL_STOP_MS, kind: 'delete' as const, plan }]
         : []),
     ])
     .sort((a, b) => a.at - b.at || (a.kind === 'delete' ? -1 : 1));
   const placed = new Map<GameServerPlan, Scheduled>();
   let schedulerFreeAt = 0;
-  let nextPodIp = 100;
+  // Pod IPs from 10.0.1.100 up; a freed one is reused once its pod is gone and the CNI's
+  // cooldown has passed.
+  const podIps = new Map<string, number>();
+  const podIpFor = (at: number): string | undefined => {
+    for (let host = POD_IPS.from; host <= POD_IPS.to; host++) {
+      const ip = `10.0.1.${host}`;
+      const freeFrom = podIps.get(ip);
+      if (freeFrom === undefined || freeFrom <= at) {
+        podIps.set(ip, Number.POSITIVE_INFINITY);
+        return ip;
+      }
+    }
+    return undefined;
+  };
   for (const event of events) {
     if (event.kind === 'delete') {
       const done = placed.get(event.plan);
@@ -120,6 +138,7 @@ export function schedule(
       if (done && node) {
         node.cpu -= GAME_SERVER_CPU_MILLIS;
         node.ports.delete(done.placement.hostPort);
+        podIps.set(done.placement.podIp, event.at + POD_IP_COOLDOWN_MS);
       }
       continue;
     }
@@ -139,7 +158,8 @@ export function schedule(
     if (!node || !slot) continue;
     let hostPort = range.from;
     while (slot.ports.has(hostPort)) hostPort++;
-    if (hostPort > range.to) continue;
+    const podIp = hostPort <= range.to ? podIpFor(event.at) : undefined;
+    if (podIp === undefined) continue;
     slot.cpu += GAME_SERVER_CPU_MILLIS;
     slot.ports.add(hostPort);
     schedulerFreeAt = Math.max(schedulerFreeAt, event.at) + SCHEDULE_CYCLE_MS;
@@ -155,9 +175,33 @@ export function schedule(
         nodeAddress: node.address,
         subnetId: SUBNET.subnetId,
         hostPort,
-        podIp: `10.0.1.${nextPodIp++}`,
+        podIp,
       },
     });
   }
   return [...placed.values()];
 }
+
+/**
+ * A steady stretch: game servers arriving one at a time (exponential gaps, `meanGapMs` apart on
+ * average), alternately behind an NLB and the accelerator, each playing a session of 10 to 20
+ * minutes; none arrive in the last 20 minutes, so every one ends inside the stretch.
+ */
+export function steady(durationMs: number, meanGapMs: number, seed = SEED): GameServerPlan[] {
+  const random = seededRandom(seed);
+  const plans: GameServerPlan[] = [];
+  const lastArrival = durationMs - SESSION_MS.max;
+  for (let at = 1_000, i = 0; at < lastArrival; at += -Math.log(1 - random()) * meanGapMs, i++) {
+    const front: FrontKind = i % 2 === 0 ? 'nlb' : 'accelerator';
+    const session = SESSION_MS.min + random() * (SESSION_MS.max - SESSION_MS.min);
+    plans.push({
+      gs: gameServer('day', i, front),
+      createAt: Math.round(at),
+      deleteAt: Math.round(at + session),
+    });
+  }
+  return plans;
+}
+
+/** A steady stretch's sessions. */
+const SESSION_MS = { min: 10 * 60_000, max: 20 * 60_000 } as const;
