@@ -199,7 +199,10 @@ export class BerthStack extends Stack {
       return { config, scope, webhookSecret };
     });
     const network = privateNetwork
-      ? new PrivateNetwork(this, 'PrivateNetwork', privateNetwork)
+      ? new PrivateNetwork(this, 'PrivateNetwork', {
+          ...privateNetwork,
+          loadBalancing: configs.some((config) => config.fronts.nlb !== undefined),
+        })
       : undefined;
     // The custom routing accelerator the stack makes (-c accelerator=true): its endpoint group is
     // every config's fronts.accelerator.endpointGroupArn in the functions' BERTH_CONFIG.

@@ -15,6 +15,11 @@ export interface PrivateNetworkProps {
   readonly subnetIds: readonly string[];
   /** Make the interface endpoints for the AWS APIs berth calls (default true). */
   readonly endpoints: boolean;
+  /**
+   * The functions call ELBv2 (NLB fronts): one endpoint more. Global Accelerator's API (US West
+   * (Oregon) only) has no VPC endpoint: accelerator fronts from private subnets need a NAT.
+   */
+  readonly loadBalancing?: boolean;
 }
 
 /** The AWS APIs the functions call, by the function that needs them. */
@@ -57,7 +62,14 @@ export class PrivateNetwork extends Construct {
       allowAllOutbound: false,
     });
     endpointGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(443), 'HTTPS from berth');
-    for (const [name, service] of Object.entries(ENDPOINT_SERVICES)) {
+    const services = {
+      ...ENDPOINT_SERVICES,
+      // fronts and admission: the NLB pool's listeners and target groups.
+      ...(props.loadBalancing
+        ? { ElasticLoadBalancing: ec2.InterfaceVpcEndpointAwsService.ELASTIC_LOAD_BALANCING }
+        : {}),
+    };
+    for (const [name, service] of Object.entries(services)) {
       new ec2.InterfaceVpcEndpoint(this, name, {
         vpc: this.vpc,
         service,

@@ -365,3 +365,22 @@ describe('BerthStack for two clusters, one of them fronted', () => {
     expect(entries).toEqual(['games-a']);
   }, 300_000);
 });
+
+describe('BerthStack with NLB fronts in private subnets', () => {
+  it('runs the fronts function there too and adds an ELBv2 endpoint for the pool calls', () => {
+    const { template: inVpc, report: vpcReport } = synthStack(
+      { fronts: { nlb: { loadBalancers: [NLB_A] } } },
+      { cluster: 'games', vpc: 'vpc-0abc1234', subnets: 'subnet-0aaa1111' },
+    );
+    expect(vpcReport.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
+    const fronts = (inVpc.findResources('AWS::Lambda::Function') as Resources)[
+      roles.functionId(inVpc, 'Fronts')
+    ];
+    expect(fronts?.Properties.VpcConfig).toMatchObject({ SubnetIds: ['subnet-0aaa1111'] });
+    const endpoints = Object.values(inVpc.findResources('AWS::EC2::VPCEndpoint') as Resources).map(
+      (endpoint) => JSON.stringify(endpoint.Properties.ServiceName),
+    );
+    expect(endpoints).toHaveLength(8);
+    expect(endpoints.some((name) => name.includes('.elasticloadbalancing"'))).toBe(true);
+  }, 300_000);
+});
