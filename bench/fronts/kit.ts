@@ -62,9 +62,17 @@ export function itemBackoffMs(failures: number): number {
 }
 
 /**
+ * The overall half of controller-runtime's default rate limiter (client-go's
+ * `DefaultTypedControllerRateLimiter`: the larger of the per-item backoff and a 10 per second,
+ * burst 100 bucket over every failed key): a failure reserves the bucket's next token.
+ */
+const OVERALL_RETRY = { capacity: 100, refillPerSecond: 10 };
+
+/**
  * A controller-runtime work queue with `workers` goroutines: a key queued while it waits is queued
  * once; a key queued while it is processed runs again after; `addAfter` delays; a reconcile that
- * throws is requeued with the per-item backoff (`itemBackoffMs`), one that returns a delay is
+ * throws is requeued after the larger of the per-item backoff (`itemBackoffMs`) and the overall
+ * retry bucket's wait, one that returns a delay is
  * requeued after it and its failures forgotten.
  */
 export class WorkQueue {
@@ -76,6 +84,9 @@ export class WorkQueue {
   readonly #dirty = new Set<string>();
   readonly #failures = new Map<string, number>();
   readonly #idle: (() => void)[] = [];
+  /** The overall retry bucket: tokens may go negative, a reservation's wait being owed. */
+  #retryTokens = OVERALL_RETRY.capacity;
+  #retryUpdatedAt: number;
   #stopped = false;
 
   constructor(
@@ -85,6 +96,7 @@ export class WorkQueue {
   ) {
     this.#time = time;
     this.#reconcile = reconcile;
+    this.#retryUpdatedAt = time.now();
     for (let i = 0; i < workers; i++) void this.#worker();
   }
 
@@ -114,6 +126,15 @@ export class WorkQueue {
     for (const wake of this.#idle.splice(0)) wake();
   }
 
+  /** The wait the overall bucket puts on one more retry (0 while it has tokens). */
+  #reserveRetry(): number {
+    const now = this.#time.now();
+    const refilled = ((now - this.#retryUpdatedAt) / 1000) * OVERALL_RETRY.refillPerSecond;
+    this.#retryTokens = Math.min(OVERALL_RETRY.capacity, this.#retryTokens + refilled) - 1;
+    this.#retryUpdatedAt = now;
+    return this.#retryTokens >= 0 ? 0 : (-this.#retryTokens / OVERALL_RETRY.refillPerSecond) * 1000;
+  }
+
   async #worker(): Promise<void> {
     while (!this.#stopped) {
       const key = this.#queue.shift();
@@ -130,7 +151,7 @@ export class WorkQueue {
       } catch {
         const failures = this.#failures.get(key) ?? 0;
         this.#failures.set(key, failures + 1);
-        this.addAfter(key, itemBackoffMs(failures));
+        this.addAfter(key, Math.max(itemBackoffMs(failures), this.#reserveRetry()));
       }
       this.#processing.delete(key);
       if (this.#dirty.delete(key)) this.add(key);

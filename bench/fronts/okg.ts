@@ -48,8 +48,10 @@
  *   the mapping is not visible yet). `OnPodDeleted`: one DenyCustomRoutingTraffic. The cache is in
  *   memory; `Init` rebuilds it from the pods (without addresses, so each pod's next reconcile
  *   allows again) and denies ALLOWed destinations of the endpoint group with no live pod
- *   (ListCustomRoutingPortMappings, all pages). Its calls go through aws-sdk-go-v2's standard
- *   retryer: 3 attempts, jittered exponential backoff capped at 20 s.
+ *   (ListCustomRoutingPortMappings, all pages). Its calls, as ACK's and the AWS Load Balancer
+ *   Controller's, go through aws-sdk-go-v2's standard retryer (aws/aws-sdk-go-v2 aws/retry,
+ *   `NewStandard`): 3 attempts, jittered exponential backoff capped at 20 s, retries paid from a
+ *   500-token quota per client at 5 a retry.
  *
  * aws-controllers-k8s/elbv2-controller v1.6.1 (f5962e5) on aws-controllers-k8s/runtime v0.61.0
  * (95428e7), the controller OKG's README has users deploy for TargetGroup and Listener:
@@ -115,6 +117,11 @@ const LBC_MAX_ATTEMPTS = 11;
 const ACK_WORKERS = 1;
 const SDK_MAX_ATTEMPTS = 3;
 const SDK_MAX_BACKOFF_MS = 20_000;
+/** aws-sdk-go-v2's retry quota (`retry.NewStandard`: 500 tokens, 5 per retry). */
+const SDK_RETRY_QUOTA = 500;
+const SDK_RETRY_COST = 5;
+/** The three AWS clients: ACK's, the AWS Load Balancer Controller's, OKG's own. */
+type SdkClient = 'ack' | 'lbc' | 'okg';
 /** ACK's `backoffReadOneTimeout` and its backoff's first interval and growth. */
 const ACK_READ_AFTER_CREATE_MS = 10_000;
 const ACK_READ_FIRST_INTERVAL_MS = 500;
@@ -244,6 +251,7 @@ export class OkgModel implements FrontsUnderTest {
   readonly #lbcKubeLimiter: ClientLimiter;
   readonly #lbcRegistration: ClientLimiter;
   readonly #lbcOther: ClientLimiter;
+  readonly #retryQuota = new Map<SdkClient, number>();
 
   constructor(config: OkgConfig, deps: OkgDeps) {
     if (config.maxPort - config.minPort + 1 > 50) {
@@ -659,12 +667,29 @@ export class OkgModel implements FrontsUnderTest {
   // ---- ACK elbv2-controller -------------------------------------------------------------------
 
   /** aws-sdk-go-v2's standard retryer around one call. */
-  async #sdk<T>(call: () => Promise<T>, maxAttempts = SDK_MAX_ATTEMPTS): Promise<T> {
+  /**
+   * aws-sdk-go-v2's standard retryer around one call of `client`: jittered exponential backoff,
+   * each retry paid from the client's retry quota (500 tokens, 5 a retry, a retried call that
+   * succeeds paying its cost back and a first-try success adding 1); an empty quota retries no more.
+   */
+  async #sdk<T>(
+    client: SdkClient,
+    call: () => Promise<T>,
+    maxAttempts = SDK_MAX_ATTEMPTS,
+  ): Promise<T> {
+    let paid = 0;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await call();
+        const answer = await call();
+        const quota = this.#retryQuota.get(client) ?? SDK_RETRY_QUOTA;
+        this.#retryQuota.set(client, Math.min(SDK_RETRY_QUOTA, quota + (paid > 0 ? paid : 1)));
+        return answer;
       } catch (error) {
         if (attempt >= maxAttempts || !(isThrottled(error) || isTransient(error))) throw error;
+        const quota = this.#retryQuota.get(client) ?? SDK_RETRY_QUOTA;
+        if (quota < SDK_RETRY_COST) throw error;
+        this.#retryQuota.set(client, quota - SDK_RETRY_COST);
+        paid = SDK_RETRY_COST;
         const cap = Math.min(SDK_MAX_BACKOFF_MS, 1000 * 2 ** attempt);
         await this.#time.sleep(this.#deps.random() * cap);
       }
@@ -673,7 +698,7 @@ export class OkgModel implements FrontsUnderTest {
 
   /** ACK's delete: the AWS resource when it was made (retried by the queue), then the finalizer. */
   async #ackDelete(arn: string | undefined, remove: (arn: string) => Promise<void>): Promise<void> {
-    if (arn !== undefined) await this.#sdk(() => remove(arn));
+    if (arn !== undefined) await this.#sdk('ack', () => remove(arn));
     await this.#kubeWrite(this.#ackLimiter);
   }
 
@@ -688,7 +713,7 @@ export class OkgModel implements FrontsUnderTest {
     }
     if (tg.arn !== undefined) return undefined;
     await this.#kubeWrite(this.#ackLimiter);
-    const made = await this.#sdk(() =>
+    const made = await this.#sdk('ack', () =>
       elbv2.createTargetGroup({
         name,
         protocol: 'UDP',
@@ -698,8 +723,8 @@ export class OkgModel implements FrontsUnderTest {
       }),
     );
     // ReadOne: the group, its targets, its attributes (a call the interface does not carry).
-    await this.#sdk(() => elbv2.describeTargetGroups({ names: [name] }));
-    await this.#sdk(() => elbv2.describeTargets(made.arn));
+    await this.#sdk('ack', () => elbv2.describeTargetGroups({ names: [name] }));
+    await this.#sdk('ack', () => elbv2.describeTargets(made.arn));
     await this.#time.sleep(CALL_LATENCY_MS.elbv2Read);
     await this.#kubeWrite(this.#ackLimiter);
     await this.#kubeWrite(this.#ackLimiter);
@@ -719,7 +744,7 @@ export class OkgModel implements FrontsUnderTest {
     }
     if (listener.arn !== undefined) return undefined;
     await this.#kubeWrite(this.#ackLimiter);
-    const made = await this.#sdk(() =>
+    const made = await this.#sdk('ack', () =>
       elbv2.createListener({
         loadBalancerArn: listener.loadBalancerArn,
         port: listener.port,
@@ -740,7 +765,9 @@ export class OkgModel implements FrontsUnderTest {
     const started = this.#time.now();
     let interval = ACK_READ_FIRST_INTERVAL_MS;
     for (;;) {
-      const page = await this.#sdk(() => this.#deps.elbv2.describeListeners(loadBalancerArn));
+      const page = await this.#sdk('ack', () =>
+        this.#deps.elbv2.describeListeners(loadBalancerArn),
+      );
       if (page.items.some((item) => item.arn === arn)) return;
       if (this.#time.now() - started >= ACK_READ_AFTER_CREATE_MS) {
         throw new Error('ReadOne failed after create');
@@ -761,6 +788,7 @@ export class OkgModel implements FrontsUnderTest {
       if (registered !== undefined) {
         await this.#lbcRegistration.wait();
         await this.#sdk(
+          'lbc',
           () => elbv2.deregisterTargets(binding.targetGroupArn, [registered]),
           LBC_MAX_ATTEMPTS,
         ).catch(() => undefined);
@@ -778,12 +806,14 @@ export class OkgModel implements FrontsUnderTest {
     const target = this.destination(pod.gs, pod.placement);
     await this.#lbcOther.wait();
     const targets = await this.#sdk(
+      'lbc',
       () => elbv2.describeTargets(binding.targetGroupArn),
       LBC_MAX_ATTEMPTS,
     );
     if (!targets.some((t) => t.ip === target.ip && t.port === target.port)) {
       await this.#lbcRegistration.wait();
       await this.#sdk(
+        'lbc',
         () => elbv2.registerTargets(binding.targetGroupArn, [target]),
         LBC_MAX_ATTEMPTS,
       );
@@ -811,7 +841,7 @@ export class OkgModel implements FrontsUnderTest {
       return { network: { ready: true, address: cached.address } };
     }
     const { api, config } = this.#routing();
-    await this.#sdk(() =>
+    await this.#sdk('okg', () =>
       api.allowTraffic({
         endpointGroupArn: config.endpointGroupArn,
         endpointId: config.endpointId,
@@ -823,7 +853,7 @@ export class OkgModel implements FrontsUnderTest {
     let address: PublishedAddress | undefined;
     let token: string | undefined;
     do {
-      const page = await this.#sdk(() =>
+      const page = await this.#sdk('okg', () =>
         api.listPortMappingsByDestination(config.endpointId, placement.podIp, token),
       );
       this.#alive(epoch);
@@ -843,7 +873,7 @@ export class OkgModel implements FrontsUnderTest {
     const podIp = cached?.podIp ?? this.#pods.get(gs.name)?.placement?.podIp;
     if (podIp === undefined) return;
     const { api, config } = this.#routing();
-    await this.#sdk(() =>
+    await this.#sdk('okg', () =>
       api.denyTraffic({
         endpointGroupArn: config.endpointGroupArn,
         endpointId: config.endpointId,
@@ -860,7 +890,7 @@ export class OkgModel implements FrontsUnderTest {
     const orphans = new Map<string, Set<number>>();
     let token: string | undefined;
     do {
-      const page = await this.#sdk(() =>
+      const page = await this.#sdk('okg', () =>
         api.listPortMappings(config.acceleratorArn, config.endpointGroupArn, token),
       );
       this.#alive(epoch);
@@ -874,7 +904,7 @@ export class OkgModel implements FrontsUnderTest {
       token = page.nextToken;
     } while (token !== undefined);
     for (const [address, ports] of orphans) {
-      await this.#sdk(() =>
+      await this.#sdk('okg', () =>
         api.denyTraffic({
           endpointGroupArn: config.endpointGroupArn,
           endpointId: config.endpointId,
