@@ -136,7 +136,7 @@ describe('publicPortOf and destinationOf', () => {
           host: fc.integer({ min: 4, max: 12 }),
           port: fc.integer({ min: 80, max: 120 }),
         }),
-        { selector: (d) => `${d.host}:${d.port}`, maxLength: 120 },
+        { selector: (d) => `${d.host}:${d.port}`, maxLength: 120, size: 'max' },
       )
       .chain((destinations) =>
         fc.tuple(
