@@ -174,7 +174,10 @@ export function publicPortOf(
   return undefined;
 }
 
-/** The destination an accelerator port reaches in this subnet, or undefined (a binary search). */
+/**
+ * The destination an accelerator port reaches in this subnet, or undefined: a binary search, so
+ * the runs must be in accelerator port order, as `buildMappingRuns` and `decodeMappingRuns` give.
+ */
 export function destinationOf(
   runs: readonly MappingRun[],
   acceleratorPort: number,
