@@ -20,19 +20,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION, allocationIdForUid } from '../../shared/admission/identity.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
-import { NODE_WORK_BACKOFF } from '../../shared/ec2/rate-budget.js';
+import { DEFAULT_BACKOFF } from '../../shared/ec2/rate-budget.js';
+import type { CustomRoutingApi } from '../../shared/fronts/accelerator.js';
 import { CustomRoutingFront } from '../../shared/fronts/accelerator-front.js';
 import { frontsAtBinding } from '../../shared/fronts/binding-fronts.js';
 import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../../shared/fronts/budgeted.js';
 import type { Elbv2Api } from '../../shared/fronts/elbv2.js';
-import {
-  claimListeners,
-  type NlbPoolDirectory,
-  type PoolMember,
-} from '../../shared/fronts/listener-claim.js';
+import { claimListeners } from '../../shared/fronts/listener-claim.js';
 import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
-import { FRONT_TAGS } from '../../shared/fronts/nlb-front.js';
 import { runFrontsPass } from '../../shared/fronts/pass.js';
+import { Elbv2PoolDirectory } from '../../shared/fronts/pool-directory.js';
 import type { FrontStore } from '../../shared/fronts/store.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
 import { handleFrontWork } from '../../shared/fronts/worker.js';
@@ -57,15 +54,6 @@ const BATCHING_WINDOW_MS = 1_000;
 const MAX_CONCURRENCY = 2;
 const FUNCTION_TIMEOUT_MS = 90_000;
 const VISIBILITY_TIMEOUT_MS = 6 * FUNCTION_TIMEOUT_MS;
-/** An invocation stops waiting for budget this long before its timeout, to end cleanly. */
-const DEADLINE_MARGIN_MS = 5_000;
-/**
- * How long the fronts function's calls wait for the budget: off every request path, as a
- * node's ENI work is, so up to 30 s (`NODE_WORK_BACKOFF`) within the invocation's deadline. The
- * function's own wiring is not written yet; with `DEFAULT_BACKOFF` (3 s) a burst's binds past
- * the budget fail and wait for the next fronts pass.
- */
-const FRONTS_BACKOFF = NODE_WORK_BACKOFF;
 const PASS_INTERVAL_MS = 60_000;
 /** `settle.delaySeconds`'s default: a release is first looked at this long after the DELETE. */
 const SETTLE_DELAY_S = 5;
@@ -84,6 +72,11 @@ class InvocationDied extends Error {
     super('the fronts function stopped');
     this.name = 'InvocationDied';
   }
+}
+
+interface Process {
+  readonly pool: Elbv2PoolDirectory;
+  readonly accelerator: CustomRoutingFront;
 }
 
 interface Message {
@@ -108,59 +101,23 @@ function paced<T extends object>(target: T, time: SimTime, ms: number, alive: ()
   });
 }
 
-/** The pool as admission reads it: each member's DNS name and the listeners others keep on it. */
-class PoolDirectory implements NlbPoolDirectory {
-  readonly #api: Elbv2Api;
-  readonly #arns: readonly string[];
-  #members: Promise<PoolMember[]> | undefined;
-
-  constructor(api: Elbv2Api, arns: readonly string[]) {
-    this.#api = api;
-    this.#arns = arns;
-  }
-
-  members(): Promise<readonly PoolMember[]> {
-    this.#members ??= this.#read();
-    return this.#members;
-  }
-
-  async #read(): Promise<PoolMember[]> {
-    const members: PoolMember[] = [];
-    for (const lb of await this.#api.describeLoadBalancers(this.#arns)) {
-      const listeners = (await this.#api.describeListeners(lb.arn)).items;
-      const tags =
-        listeners.length > 0
-          ? await this.#api.describeTags(listeners.map((l) => l.arn))
-          : new Map();
-      const foreign = listeners.filter(
-        (l) => !(tags.get(l.arn) ?? []).some((t: { key: string }) => t.key === FRONT_TAGS.cluster),
-      );
-      members.push({
-        arn: lb.arn,
-        dnsName: lb.dnsName,
-        foreignPorts: new Set(foreign.map((l) => l.port)),
-      });
-    }
-    return members;
-  }
-}
-
 /** berth's fronts over one world. */
 export class BerthFronts implements FrontsUnderTest {
   readonly name = 'berth';
   readonly #world: FrontsWorld;
   readonly #time: SimTime;
   readonly #store: FrontStore;
-  /** The admission function's calls (the default waits) and the fronts function's. */
-  readonly #admissionElbv2: Elbv2Api;
-  readonly #elbv2: BudgetedElbv2Api;
-  readonly #accelerator: BudgetedCustomRoutingApi;
-  readonly #pool: PoolDirectory;
-  readonly #pods = new Map<string, { gs: GameServer; placement?: Placement; phase: string }>();
+  readonly #elbv2: Elbv2Api;
+  readonly #accelerator: CustomRoutingApi;
+  readonly #pods = new Map<
+    string,
+    { gs: GameServer; placement?: Placement; phase: string; boundAt?: number }
+  >();
   readonly #published = new Map<string, PublishedAddress>();
   readonly #messages: Message[] = [];
-  /** The admission function's warm copy of the port mappings. */
-  readonly #admissionFront: CustomRoutingFront;
+  /** The admission function's warm containers, and the fronts function's (gone in a crash). */
+  readonly #admission: Process;
+  #fronts: Process;
   /** The process epoch of the invocation making a call, followed across its awaits. */
   readonly #invocation = new AsyncLocalStorage<number>();
   #epoch = 0;
@@ -170,40 +127,47 @@ export class BerthFronts implements FrontsUnderTest {
   constructor(world: FrontsWorld) {
     this.#world = world;
     this.#time = world.time;
-    const budget = new InProcessSharedBudget(world.time.now).for(CLUSTER);
+    // One budget for the account, every call waiting as shared/app/fronts.ts has it wait.
     const budgeted = {
-      budget,
+      budget: new InProcessSharedBudget(world.time.now).for(CLUSTER),
       now: world.time.now,
       sleep: world.time.sleep,
       random: world.random,
+      backoff: DEFAULT_BACKOFF,
     };
     const alive = this.#aliveCheck();
-    const elbv2 = paced(withElbv2Latency(world.elbv2, world.time.sleep), world.time, 0, alive);
-    const accelerator = paced(
-      withAcceleratorLatency(world.accelerator, world.time.sleep),
-      world.time,
-      0,
-      alive,
+    this.#elbv2 = new BudgetedElbv2Api(
+      paced(withElbv2Latency(world.elbv2, world.time.sleep), world.time, 0, alive),
+      budgeted,
     );
-    this.#admissionElbv2 = new BudgetedElbv2Api(elbv2, budgeted);
-    this.#elbv2 = new BudgetedElbv2Api(elbv2, { ...budgeted, backoff: FRONTS_BACKOFF });
-    this.#accelerator = new BudgetedCustomRoutingApi(accelerator, {
-      ...budgeted,
-      backoff: FRONTS_BACKOFF,
-    });
+    this.#accelerator = new BudgetedCustomRoutingApi(
+      paced(withAcceleratorLatency(world.accelerator, world.time.sleep), world.time, 0, alive),
+      budgeted,
+    );
     this.#store = paced(new MemoryFrontStore(), world.time, STORE_CALL_MS, () => undefined);
-    this.#pool = new PoolDirectory(
-      this.#admissionElbv2,
-      world.loadBalancers.map((lb) => lb.arn),
-    );
-    this.#admissionFront = new CustomRoutingFront({
-      api: new BudgetedCustomRoutingApi(accelerator, budgeted),
-      store: this.#store,
-      endpointGroupArn: world.endpointGroupArn,
-    });
+    this.#admission = this.#process();
+    this.#fronts = this.#process();
     void this.#poll();
     void this.#poll();
     void this.#passes();
+  }
+
+  /** A function's warm state: its reading of the pool and its copy of the port mappings. */
+  #process(): Process {
+    return {
+      pool: new Elbv2PoolDirectory({
+        api: this.#elbv2,
+        store: this.#store,
+        configured: this.#world.loadBalancers.map((lb) => lb.arn),
+        cluster: CLUSTER,
+        now: this.#time.now,
+      }),
+      accelerator: new CustomRoutingFront({
+        api: this.#accelerator,
+        store: this.#store,
+        endpointGroupArn: this.#world.endpointGroupArn,
+      }),
+    };
   }
 
   /** A check each call makes: an invocation of an earlier epoch died with its process. */
@@ -223,11 +187,11 @@ export class BerthFronts implements FrontsUnderTest {
       const range = parsePortRange(LISTENER_PORTS);
       if (typeof range === 'string') throw new Error(range);
       // The CREATE webhook fails closed: a claim that fails or outlasts it refuses the pod.
-      const addresses = await this.#admission(
+      const addresses = await this.#webhook(
         claimListeners(
           {
             store: this.#store,
-            pool: this.#pool,
+            pool: this.#admission.pool,
             listenerPorts: range,
             placement: 'balanced',
             random: this.#world.random,
@@ -253,7 +217,7 @@ export class BerthFronts implements FrontsUnderTest {
   }
 
   /** An admission's answer, or undefined once the apiserver stopped waiting for it. */
-  #admission<T>(work: Promise<T>): Promise<T | undefined> {
+  #webhook<T>(work: Promise<T>): Promise<T | undefined> {
     work.catch(() => undefined);
     return Promise.race([
       work,
@@ -276,16 +240,17 @@ export class BerthFronts implements FrontsUnderTest {
     if (pod) {
       pod.placement = placement;
       pod.phase = 'Running';
+      pod.boundAt = this.#time.now();
     }
     // The binding webhook fails open: an answer that fails or comes too late binds the pod
     // without berth's annotation (the work it queued meanwhile stays queued).
-    const fronts = await this.#admission(
+    const fronts = await this.#webhook(
       frontsAtBinding(
         {
           cluster: CLUSTER,
           store: this.#store,
-          pool: this.#pool,
-          accelerator: this.#admissionFront,
+          pool: this.#admission.pool,
+          accelerator: this.#admission.accelerator,
           queue: { submit: async (work, delay) => this.#submit(work, delay) },
           now: this.#time.now,
         },
@@ -335,8 +300,9 @@ export class BerthFronts implements FrontsUnderTest {
   }
 
   async crash(): Promise<void> {
-    // The fronts function's invocations end; admission's containers stay warm.
+    // The fronts function's invocations end and its containers go; admission's stay warm.
     this.#epoch++;
+    this.#fronts = this.#process();
   }
 
   stop(): void {
@@ -381,7 +347,7 @@ export class BerthFronts implements FrontsUnderTest {
     try {
       const outcomes = await this.#asEpoch(epoch, () =>
         handleFrontWork(
-          this.#workerDeps(this.#time.now() + FUNCTION_TIMEOUT_MS - DEADLINE_MARGIN_MS),
+          this.#workerDeps(),
           batch.map((m) => m.work),
         ),
       );
@@ -409,18 +375,13 @@ export class BerthFronts implements FrontsUnderTest {
       await this.#time.sleep(PASS_INTERVAL_MS);
       if (this.#stopped) return;
       try {
-        const { nlb, accelerator } = this.#workerDeps(
-          this.#time.now() + FUNCTION_TIMEOUT_MS - DEADLINE_MARGIN_MS,
-        );
+        const { pool, accelerator } = this.#fronts;
         await this.#asEpoch(this.#epoch, () =>
           runFrontsPass({
             cluster: CLUSTER,
             store: this.#store,
             kube: { listPods: () => this.#listPods(), getNode: async (name) => this.#node(name) },
-            nlb: {
-              api: nlb.api,
-              loadBalancers: async () => this.#world.loadBalancers.map((lb) => lb.arn),
-            },
+            nlb: { api: this.#elbv2, loadBalancers: () => pool.arns() },
             accelerator,
             queue: { submit: async (work, delay) => this.#submit(work, delay) },
             now: this.#time.now,
@@ -432,21 +393,15 @@ export class BerthFronts implements FrontsUnderTest {
     }
   }
 
-  /** The worker's dependencies for one invocation, its budget waits ending by `deadline`. */
-  #workerDeps(deadline: number) {
-    const elbv2 = this.#elbv2.until(deadline);
-    const accelerator = new CustomRoutingFront({
-      api: this.#accelerator.until(deadline),
-      store: this.#store,
-      endpointGroupArn: this.#world.endpointGroupArn,
-    });
+  #workerDeps() {
+    const { pool, accelerator } = this.#fronts;
     return {
       cluster: CLUSTER,
       store: this.#store,
       kube: {
         getPod: async (_namespace: string, name: string) => this.#podObject(name),
       },
-      nlb: { api: elbv2, vpcIdOf: async () => this.#world.vpcId },
+      nlb: { api: this.#elbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) },
       accelerator,
       queue: { submit: async (work: FrontWork, delay: number) => this.#submit(work, delay) },
       recheckSeconds: SETTLE_DELAY_S,
@@ -476,7 +431,20 @@ export class BerthFronts implements FrontsUnderTest {
         },
       },
       spec: { containers: [], ...(placement ? { nodeName: placement.node } : {}) },
-      status: { phase: pod.phase },
+      status: {
+        phase: pod.phase,
+        ...(pod.boundAt !== undefined
+          ? {
+              conditions: [
+                {
+                  type: 'PodScheduled',
+                  status: 'True',
+                  lastTransitionTime: new Date(pod.boundAt),
+                },
+              ],
+            }
+          : {}),
+      },
     };
   }
 
