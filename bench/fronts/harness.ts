@@ -424,7 +424,10 @@ function findOrphans(
   return orphans;
 }
 
-/** p50 and p99 of the reachable times (s) of the outcomes behind `front`, and how many never. */
+/**
+ * p50 and p99 of the reachable times (s) of the bound game servers behind `front`, and how many
+ * never were reachable while they lived (within the run, or before their deletion).
+ */
 export function reachableStats(result: RunResult, front: GameServer['front']) {
   const behind = result.outcomes.filter((o) => o.front === front && o.boundAt !== undefined);
   const times = behind.flatMap((o) => (o.reachableMs === undefined ? [] : [o.reachableMs / 1000]));
