@@ -27,7 +27,12 @@ import { SqsFrontQueue } from '../fronts/sqs-queue.js';
 import type { FrontStore } from '../fronts/store.js';
 import type { FrontQueue, FrontWork } from '../fronts/work.js';
 import { MalformedFrontWorkError, parseFrontWork } from '../fronts/work-message.js';
-import { type FrontsWorkerDeps, type FrontWorkOutcome, handleFrontWork } from '../fronts/worker.js';
+import {
+  FRONT_WORK_BACKOFF,
+  type FrontsWorkerDeps,
+  type FrontWorkOutcome,
+  handleFrontWork,
+} from '../fronts/worker.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
@@ -99,8 +104,11 @@ export function frontsWiring(
   const stores = storeOptions(context);
   const store = new DynamoFrontStore(stores);
   const budget = new DynamoRateBudget({ ...stores, scope: options.account.scope, now });
+  // The webhooks' calls (the pool's reading) wait briefly; the worker's and the pass's longer.
   const budgeted = { budget, now, sleep, random, backoff: DEFAULT_BACKOFF };
+  const patient = { ...budgeted, backoff: FRONT_WORK_BACKOFF };
   const elbv2 = new BudgetedElbv2Api(options.account.elbv2, budgeted);
+  const workElbv2 = new BudgetedElbv2Api(options.account.elbv2, patient);
   const { nlb, accelerator: acceleratorConfig } = config.fronts;
   const pool = nlb
     ? new Elbv2PoolDirectory({
@@ -113,7 +121,7 @@ export function frontsWiring(
     : undefined;
   const accelerator = acceleratorConfig
     ? new CustomRoutingFront({
-        api: new BudgetedCustomRoutingApi(options.account.accelerator, budgeted),
+        api: new BudgetedCustomRoutingApi(options.account.accelerator, patient),
         store,
         endpointGroupArn: acceleratorConfig.endpointGroupArn,
       })
@@ -156,7 +164,7 @@ export function frontsWiring(
       cluster: config.cluster,
       store,
       kube,
-      ...(pool ? { nlb: { api: elbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) } } : {}),
+      ...(pool ? { nlb: { api: workElbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) } } : {}),
       ...(accelerator ? { accelerator } : {}),
       queue: options.queue,
       recheckSeconds: config.settle.delaySeconds,
@@ -167,7 +175,7 @@ export function frontsWiring(
         cluster: config.cluster,
         store,
         kube,
-        ...(pool ? { nlb: { api: elbv2, loadBalancers: () => pool.arns() } } : {}),
+        ...(pool ? { nlb: { api: workElbv2, loadBalancers: () => pool.arns() } } : {}),
         ...(accelerator ? { accelerator } : {}),
         queue: options.queue,
         now,

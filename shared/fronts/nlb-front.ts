@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { isNotFound } from '../aws/error-codes.js';
 import type { PortProtocol } from '../hostports/spec.js';
-import type { Elbv2Api, Elbv2Tag, ListenerProtocol } from './elbv2.js';
+import type { Elbv2Api, Elbv2Tag, Listener, ListenerProtocol, TargetGroup } from './elbv2.js';
 import type { ListenerSlot } from './work.js';
 
 /** Tag keys berth puts on what it makes, so repair can tell its own from anyone else's. */
@@ -74,18 +74,31 @@ function ownerTags(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'proto
   ];
 }
 
-/** Makes the target group, its target and the listener; returns the listener's ARN. */
-export async function makeListener(elbv2: Elbv2Api, work: ListenerWork): Promise<string> {
+/**
+ * Makes the target group, its target and the listener; returns the listener's ARN. A `resumed`
+ * make (work queued again after a part of it was done) first reads what is there, so the steps
+ * done already cost a Describe, not a second mutating call.
+ */
+export async function makeListener(
+  elbv2: Elbv2Api,
+  work: ListenerWork,
+  resumed = false,
+): Promise<string> {
   const protocol = listenerProtocolOf(work.protocol);
   const tags = ownerTags(work);
-  const group = await elbv2.createTargetGroup({
-    name: targetGroupName(work.cluster, work.allocationId, work.portName),
-    protocol,
-    port: work.target.port,
-    vpcId: work.vpcId,
-    tags,
-  });
-  await elbv2.registerTargets(group.arn, [work.target]);
+  const name = targetGroupName(work.cluster, work.allocationId, work.portName);
+  const made = resumed ? await madeSoFar(elbv2, name, work) : {};
+  const group =
+    made.group ??
+    (await elbv2.createTargetGroup({
+      name,
+      protocol,
+      port: work.target.port,
+      vpcId: work.vpcId,
+      tags,
+    }));
+  if (made.registered !== true) await elbv2.registerTargets(group.arn, [work.target]);
+  if (made.listenerArn !== undefined) return made.listenerArn;
   const listener = await elbv2.createListener({
     loadBalancerArn: work.slot.loadBalancerArn,
     port: work.slot.port,
@@ -94,6 +107,42 @@ export async function makeListener(elbv2: Elbv2Api, work: ListenerWork): Promise
     tags,
   });
   return listener.arn;
+}
+
+/** What an earlier, interrupted make of `work` left: its target group, target and listener. */
+async function madeSoFar(
+  elbv2: Elbv2Api,
+  name: string,
+  work: ListenerWork,
+): Promise<{ group?: TargetGroup; registered?: boolean; listenerArn?: string }> {
+  const groups = await elbv2.describeTargetGroups({ names: [name] }).catch((error: unknown) => {
+    if (isNotFound(error)) return { items: [] };
+    throw error;
+  });
+  const group = groups.items[0];
+  if (group === undefined) return {};
+  const targets = await elbv2.describeTargets(group.arn);
+  const registered = targets.some((t) => t.ip === work.target.ip && t.port === work.target.port);
+  const listener = await listenerOnSlot(elbv2, work.slot, group.arn);
+  return { group, registered, ...(listener ? { listenerArn: listener.arn } : {}) };
+}
+
+/** The listener on the slot that forwards to `targetGroupArn`, if there is one. */
+async function listenerOnSlot(
+  elbv2: Elbv2Api,
+  slot: ListenerSlot,
+  targetGroupArn: string,
+): Promise<Listener | undefined> {
+  let marker: string | undefined;
+  do {
+    const page = await elbv2.describeListeners(slot.loadBalancerArn, marker);
+    const listener = page.items.find(
+      (l) => l.port === slot.port && l.targetGroupArn === targetGroupArn,
+    );
+    if (listener !== undefined) return listener;
+    marker = page.nextMarker;
+  } while (marker !== undefined);
+  return undefined;
 }
 
 /**
@@ -113,16 +162,8 @@ export async function takeDownListener(
   });
   const group = groups.items[0];
   if (group === undefined) return;
-  let marker: string | undefined;
-  do {
-    const page = await elbv2.describeListeners(slot.loadBalancerArn, marker);
-    const listener = page.items.find((l) => l.port === slot.port && l.targetGroupArn === group.arn);
-    if (listener !== undefined) {
-      await ignoreNotFound(elbv2.deleteListener(listener.arn));
-      break;
-    }
-    marker = page.nextMarker;
-  } while (marker !== undefined);
+  const listener = await listenerOnSlot(elbv2, slot, group.arn);
+  if (listener !== undefined) await ignoreNotFound(elbv2.deleteListener(listener.arn));
   await ignoreNotFound(elbv2.deleteTargetGroup(group.arn));
 }
 

@@ -30,6 +30,12 @@ import { releaseOwner } from './worker.js';
  */
 export const CREATE_GRACE_MS = 90_000;
 
+/**
+ * A listener claimed this long ago and still not in place has its bind queued again: longer than
+ * the slowest burst's wait at the budget, so the pass does not race the binds still queued.
+ */
+export const REQUEUE_GRACE_MS = 300_000;
+
 /** What the pass needs. */
 export interface FrontsPassDeps {
   readonly cluster: string;
@@ -118,14 +124,23 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
   const boundSlots = new Set(
     slots.filter((s) => s.state === 'bound').map((s) => `${s.owner.allocationId}/${s.portName}`),
   );
+  const claimedAt = new Map<string, number>(
+    slots.map((s) => [`${s.owner.allocationId}/${s.portName}`, s.claimedAt]),
+  );
+  // A listener claimed within the grace may still wait its turn at the budget (a burst's last
+  // ones, for minutes). One older is queued again as resumed: it reads what is there before it
+  // makes anything, so a bind made twice costs Describes, never a second mutating call. An
+  // accelerator destination's bind costs no call when it is in place: queued again at once.
+  const overdue = (key: string) => (claimedAt.get(key) ?? 0) < startedAt - REQUEUE_GRACE_MS;
   for (const [allocationId, owner] of owners) {
     if (!owner.bound) continue;
     const ports = frontedPortsOf(owner.pod as Readonly<Record<string, unknown>>);
-    const missing = ports.some((port) =>
-      port.front === 'nlb'
-        ? !boundSlots.has(`${allocationId}/${port.name}`)
-        : (wantedBy.get(allocationId) ?? 0) === 0,
-    );
+    const missing = ports.some((port) => {
+      const key = `${allocationId}/${port.name}`;
+      return port.front === 'nlb'
+        ? !boundSlots.has(key) && overdue(key)
+        : (wantedBy.get(allocationId) ?? 0) === 0;
+    });
     if (!missing) continue;
     const nodeName = owner.pod.spec?.nodeName ?? '';
     const node = await deps.kube.getNode(nodeName);
@@ -144,6 +159,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
         nodeAddress,
         ports,
         boundAt: deps.now(),
+        resumed: 1,
       },
       0,
     );

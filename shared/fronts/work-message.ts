@@ -32,6 +32,7 @@ const bindWork = z.strictObject({
     .min(1)
     .max(99),
   boundAt: epochMs,
+  resumed: z.number().int().positive().max(1_000).optional(),
 });
 
 const releaseWork = z.strictObject({

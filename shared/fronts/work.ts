@@ -36,6 +36,8 @@ export interface BindWork {
   readonly ports: readonly FrontedPortWork[];
   /** Epoch ms of the binding admission, for the reachable-after-binding measure. */
   readonly boundAt: number;
+  /** How often it was queued again after part of it was done (absent: never). */
+  readonly resumed?: number;
 }
 
 /** Take a deleted game server's fronts down once its pod is gone from the API. */

@@ -14,7 +14,10 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { carriedAllocationId } from '../admission/identity.js';
+import { isThrottled, isTransient } from '../aws/error-codes.js';
 import { forEachBounded } from '../concurrency/bounded.js';
+import { RateBudgetExhaustedError } from '../ec2/errors.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
@@ -46,12 +49,27 @@ export type FrontWorkOutcome =
   | { readonly kind: 'released' }
   | { readonly kind: 'waiting'; readonly recheckAfter: number }
   | { readonly kind: 'skipped'; readonly reason: string }
+  /** The budget had no token in time: queued again for when it has. */
+  | { readonly kind: 'deferred'; readonly retryAfter: number }
   | { readonly kind: 'failed'; readonly error: unknown };
+
+/**
+ * How long a call of the worker and the pass waits for a budget token: off every request path,
+ * so longer than a webhook's calls may; work the budget cannot serve in that time is queued
+ * again (`deferred`) rather than failed.
+ */
+export const FRONT_WORK_BACKOFF: BackoffPolicy = { ...DEFAULT_BACKOFF, maxBudgetWaitMs: 20_000 };
 
 /** Binds made at once to ELBv2: each is three calls in order, and the budget paces the rest. */
 const NLB_CONCURRENCY = 8;
 /** The longest wait between two looks at a pod whose deletion has not landed. */
 const MAX_RECHECK_SECONDS = 60;
+
+/**
+ * Work queued again by the worker itself at most this often: past it, a failure is left to the
+ * queue (its redelivery, then its dead-letter queue) and to the fronts pass.
+ */
+const MAX_DEFERRALS = 20;
 
 /** Handles a batch; one item's failure is its own (the queue redelivers just that one). */
 export async function handleFrontWork(
@@ -71,7 +89,7 @@ export async function handleFrontWork(
   });
   if (deps.accelerator !== undefined && touched.size > 0) {
     // One plan per subnet for the whole batch: a bind behind the accelerator is reachable once
-    // it lands, and fails (to be redelivered) with it.
+    // it lands, and fails (to be made again) with it.
     const reconciled = await attempt(async () => {
       await deps.accelerator?.reconcile([...touched]);
       return { kind: 'reachable', at: deps.now() } as const;
@@ -83,7 +101,39 @@ export async function handleFrontWork(
       }
     }
   }
-  return batch.map((work) => outcomes.get(work) ?? { kind: 'skipped', reason: 'not handled' });
+  const answers: FrontWorkOutcome[] = [];
+  for (const work of batch) {
+    const outcome = outcomes.get(work) ?? { kind: 'skipped', reason: 'not handled' };
+    answers.push(outcome.kind === 'failed' ? await deferred(deps, work, outcome) : outcome);
+  }
+  return answers;
+}
+
+/**
+ * A failure the budget or the service's throttling caused, queued again for when a token is
+ * likely (the budget says when; throttling backs off by the count of deferrals) instead of
+ * waiting out the queue's visibility timeout. Any other failure stays a failure.
+ */
+async function deferred(
+  deps: Pick<FrontsWorkerDeps, 'queue'>,
+  work: FrontWork,
+  failure: Extract<FrontWorkOutcome, { kind: 'failed' }>,
+): Promise<FrontWorkOutcome> {
+  const { error } = failure;
+  const count = work.kind === 'bind' ? (work.resumed ?? 0) : work.attempt;
+  const budget = error instanceof RateBudgetExhaustedError;
+  if (!(budget || isThrottled(error) || isTransient(error)) || count >= MAX_DEFERRALS) {
+    return failure;
+  }
+  const retryAfter = budget
+    ? Math.max(1, Math.ceil(error.retryAfterMs / 1000))
+    : Math.min(2 ** count, MAX_RECHECK_SECONDS);
+  const again: FrontWork =
+    work.kind === 'bind' ? { ...work, resumed: count + 1 } : { ...work, attempt: count + 1 };
+  return attempt(async () => {
+    await deps.queue.submit(again, retryAfter);
+    return { kind: 'deferred', retryAfter };
+  });
 }
 
 async function attempt(run: () => Promise<FrontWorkOutcome>): Promise<FrontWorkOutcome> {
@@ -113,20 +163,32 @@ async function bind(
       if (record === undefined)
         return { kind: 'skipped', reason: `no listener slot for ${port.name}` };
       const target = { ip: work.nodeAddress, port: port.hostPort };
+      // In place already (a redelivered or re-queued bind): nothing to call.
+      if (
+        record.state === 'bound' &&
+        record.target?.ip === target.ip &&
+        record.target.port === target.port
+      ) {
+        continue;
+      }
       const owner = {
         cluster: work.cluster,
         allocationId: work.allocationId,
         portName: port.name,
       };
-      await makeListener(api, {
-        ...owner,
-        slot: record.slot,
-        namespace: work.namespace,
-        pod: work.pod,
-        protocol: port.protocol,
-        vpcId: await vpcIdOf(record.slot.loadBalancerArn),
-        target,
-      });
+      await makeListener(
+        api,
+        {
+          ...owner,
+          slot: record.slot,
+          namespace: work.namespace,
+          pod: work.pod,
+          protocol: port.protocol,
+          vpcId: await vpcIdOf(record.slot.loadBalancerArn),
+          target,
+        },
+        work.resumed !== undefined,
+      );
       const kept = await deps.store.markBound(record.slot, work.allocationId, {
         target,
         boundAt: deps.now(),

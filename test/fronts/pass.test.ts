@@ -1,0 +1,172 @@
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { FRONTS_ANNOTATION } from '../../shared/fronts/front-spec.js';
+import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
+import { makeListener } from '../../shared/fronts/nlb-front.js';
+import {
+  CREATE_GRACE_MS,
+  type FrontsPassDeps,
+  REQUEUE_GRACE_MS,
+  runFrontsPass,
+} from '../../shared/fronts/pass.js';
+import type { FrontWork } from '../../shared/fronts/work.js';
+import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
+import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
+import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+
+const LIVE = 'aaaaaaaaaaaaaaaaaaaa';
+const GONE = 'bbbbbbbbbbbbbbbbbbbb';
+const T0 = 10_000_000;
+
+function gamePod(id: string, name: string, node?: string): V1Pod {
+  return {
+    metadata: {
+      name,
+      namespace: 'games',
+      labels: { 'berth.dev/game-server': 'true' },
+      annotations: {
+        'berth.dev/allocation-id': id,
+        [PORTS_ANNOTATION]: JSON.stringify([{ name: 'game', containerPort: 7777, front: 'nlb' }]),
+        [HOST_PORTS_ANNOTATION]: JSON.stringify({ game: 7100 }),
+        [FRONTS_ANNOTATION]: '{}',
+      },
+    },
+    spec: node ? { nodeName: node, containers: [] } : { containers: [] },
+    status: { phase: 'Running' },
+  };
+}
+
+function setup() {
+  let now = T0;
+  const elbv2 = new FakeElbv2({ now: () => now });
+  const nlb = elbv2.addLoadBalancer({ name: 'games', vpcId: 'vpc-1' });
+  const store = new MemoryFrontStore();
+  const pods: V1Pod[] = [];
+  const node: V1Node = {
+    metadata: { name: 'node-a' },
+    status: { addresses: [{ type: 'InternalIP', address: '10.0.1.20' }] },
+  };
+  const queued: FrontWork[] = [];
+  const deps: FrontsPassDeps = {
+    cluster: 'prod',
+    store,
+    kube: {
+      async *listPods() {
+        yield* pods;
+      },
+      getNode: async (name) => (name === 'node-a' ? node : undefined),
+    },
+    nlb: { api: elbv2, loadBalancers: async () => [nlb.arn] },
+    queue: { submit: async (work) => void queued.push(work) },
+    now: () => now,
+  };
+  const claim = (id: string, port: number, at = now) =>
+    store.claimSlots([
+      {
+        slot: { loadBalancerArn: nlb.arn, port },
+        owner: { allocationId: id, namespace: 'games', pod: `gs-${id.slice(0, 1)}` },
+        portName: 'game',
+        protocol: 'UDP',
+        claimedAt: at,
+        state: 'claimed',
+      },
+    ]);
+  const make = (id: string, port: number) =>
+    makeListener(elbv2, {
+      cluster: 'prod',
+      slot: { loadBalancerArn: nlb.arn, port },
+      allocationId: id,
+      namespace: 'games',
+      pod: 'gs',
+      portName: 'game',
+      protocol: 'UDP',
+      vpcId: 'vpc-1',
+      target: { ip: '10.0.1.20', port: 7100 },
+    });
+  return {
+    elbv2,
+    nlb,
+    store,
+    pods,
+    queued,
+    deps,
+    claim,
+    make,
+    tick: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe('the fronts pass', () => {
+  it('takes down and frees what an owner no live pod carries, once the CREATE grace has passed', async () => {
+    const t = setup();
+    await t.claim(GONE, 12_000);
+    await t.make(GONE, 12_000);
+    const early = await runFrontsPass(t.deps);
+    expect(early.released).toBe(0);
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(1);
+    t.tick(CREATE_GRACE_MS + 1);
+    const late = await runFrontsPass(t.deps);
+    expect(late).toMatchObject({ released: 1, findings: { FrontLeaked: 1 } });
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
+    expect(t.elbv2.targetGroups()).toHaveLength(0);
+    expect(await t.store.listSlots()).toHaveLength(0);
+  });
+
+  it('never frees a live pod’s slot, however old', async () => {
+    const t = setup();
+    t.pods.push(gamePod(LIVE, 'gs-a'));
+    await t.claim(LIVE, 12_000);
+    t.tick(10 * CREATE_GRACE_MS);
+    expect((await runFrontsPass(t.deps)).released).toBe(0);
+    expect(await t.store.listSlots()).toHaveLength(1);
+  });
+
+  it('removes a listener and target group of this cluster that no held slot names', async () => {
+    const t = setup();
+    await t.make(GONE, 12_001);
+    const summary = await runFrontsPass(t.deps);
+    expect(summary.findings).toMatchObject({ ListenerOrphaned: 1, TargetGroupOrphaned: 1 });
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
+    expect(t.elbv2.targetGroups()).toHaveLength(0);
+  });
+
+  it('leaves listeners it did not make alone', async () => {
+    const t = setup();
+    const group = await t.elbv2.createTargetGroup({
+      name: 'someone-else',
+      protocol: 'TCP',
+      port: 80,
+      vpcId: 'vpc-1',
+      tags: [],
+    });
+    await t.elbv2.createListener({
+      loadBalancerArn: t.nlb.arn,
+      port: 80,
+      protocol: 'TCP',
+      targetGroupArn: group.arn,
+      tags: [],
+    });
+    expect((await runFrontsPass(t.deps)).findings).toEqual({});
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(1);
+  });
+
+  it('queues the bind again of a bound game server whose listener is still not in place after the grace', async () => {
+    const t = setup();
+    t.pods.push(gamePod(LIVE, 'gs-a', 'node-a'));
+    await t.claim(LIVE, 12_000);
+    await runFrontsPass(t.deps);
+    expect(t.queued).toEqual([]);
+    t.tick(REQUEUE_GRACE_MS + 1);
+    const summary = await runFrontsPass(t.deps);
+    expect(summary).toMatchObject({ requeued: 1, findings: { FrontNotInPlace: 1 } });
+    expect(t.queued[0]).toMatchObject({
+      kind: 'bind',
+      allocationId: LIVE,
+      nodeAddress: '10.0.1.20',
+      resumed: 1,
+      ports: [{ name: 'game', front: 'nlb', hostPort: 7100 }],
+    });
+  });
+});
