@@ -8,6 +8,12 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { formatDecision } from '../shared/admission/decision.js';
 import { type Ec2Account, nodeIpFault, sdkEc2Account } from '../shared/app/eni-pass.js';
+import {
+  type FrontsWiring,
+  frontsWiring,
+  hasFronts,
+  sdkFrontsAccount,
+} from '../shared/app/fronts.js';
 import { createPasses } from '../shared/app/passes.js';
 import { createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { settleRunner } from '../shared/app/settle.js';
@@ -20,7 +26,10 @@ import {
 } from '../shared/clusters/http-routes.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { InProcessRefills } from '../shared/eni/refill.js';
+import { InProcessFrontQueue } from '../shared/fronts/in-process-queue.js';
+import { type FrontWorkOutcome, handleFrontWork } from '../shared/fronts/worker.js';
 import { createHttpApi, type HttpRequest, type HttpResponse } from '../shared/http/api.js';
+import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { startServer } from '../shared/local/server.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { startPassTimers } from '../shared/local/timers.js';
@@ -90,10 +99,13 @@ function serveCluster(
           ),
       })
     : undefined;
+  // Public fronts need the cluster: a binding's node, and a deleted pod seen gone before release.
+  const fronts = clusterApi ? serveFronts(options, config, store, clusterApi, log, tag) : undefined;
   const runtime = createRuntime({
     config,
     dynamo: store.client,
     tableName: store.tableName,
+    ...(fronts ? { fronts: fronts.wiring } : {}),
     ...(clusterApi ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi } : {}),
     ...(settleQueue
       ? {
@@ -221,6 +233,15 @@ function serveCluster(
                 intervalSeconds: config.eni.intervalSeconds,
                 run: () => passes.eni.pass(),
               },
+              ...(fronts && clusterApi
+                ? [
+                    {
+                      name: 'fronts',
+                      intervalSeconds: FRONTS_PASS_SECONDS,
+                      run: () => fronts.wiring.pass(clusterApi),
+                    },
+                  ]
+                : []),
             ],
             {
               result: (name, result) => {
@@ -243,12 +264,63 @@ function serveCluster(
       recovery.stop();
       // Waiting looks are dropped: the values stay marked, and the next start finishes them.
       await settleQueue?.close();
+      // Waiting front work is dropped too: the fronts pass finds what it would have done.
+      await fronts?.queue.close();
       // No request can ask for another now; let the running ones finish before the store closes.
       await refills?.settled();
       await scaleTrigger?.settled();
     },
   };
 }
+
+/** How often `--passes` runs the fronts pass, as the stack's schedule does. */
+const FRONTS_PASS_SECONDS = 60;
+
+/**
+ * A cluster's public fronts in this process: ELBv2 and Global Accelerator through the AWS SDK
+ * (the default credential chain, `--region`), front work on in-process timers gathered a second
+ * at a time as the SQS queue gathers it in AWS. Undefined when the config has no fronts.
+ */
+function serveFronts(
+  options: CliOptions,
+  config: BerthConfig,
+  store: StoreTarget,
+  clusterApi: ClusterApi,
+  log: ServeLog,
+  tag: string,
+): { readonly wiring: FrontsWiring; readonly queue: InProcessFrontQueue } | undefined {
+  if (!hasFronts(config)) return undefined;
+  let wiring: FrontsWiring | undefined;
+  const queue = new InProcessFrontQueue({
+    handle: async (batch) =>
+      wiring ? handleFrontWork(wiring.worker(clusterApi), batch) : batch.map(() => NOT_READY),
+    log: {
+      handled: (work, outcome) => {
+        if (outcome.kind === 'failed') {
+          log.warn(
+            `${tag}front ${work.kind} of ${work.namespace}/${work.pod} failed: ${String(outcome.error)}`,
+          );
+        } else if (outcome.kind === 'skipped') {
+          log.warn(
+            `${tag}front ${work.kind} of ${work.namespace}/${work.pod} skipped: ${outcome.reason}`,
+          );
+        }
+      },
+    },
+  });
+  wiring = frontsWiring(
+    {
+      config,
+      dynamo: store.client,
+      tableName: store.tableName,
+      ...(options.region ? { region: options.region } : {}),
+    },
+    { account: sdkFrontsAccount(options.region), queue },
+  );
+  return wiring ? { wiring, queue } : undefined;
+}
+
+const NOT_READY: FrontWorkOutcome = { kind: 'failed', error: new Error('fronts not wired yet') };
 
 /** Every request gets one log line: method, path (without a secret), status and time taken. */
 function requestLogged(handle: HttpHandler, log: ServeLog): HttpHandler {

@@ -29,6 +29,7 @@ import { type AutoModeNodesReport, autoModeNodesReport } from '../status/auto-mo
 import { findHolders, type Holding } from '../status/holders.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
+import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
 import { type UiState, uiStateOf } from '../ui/state.js';
 
@@ -146,6 +147,12 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     ...(deps.log ? { log: deps.log } : {}),
   });
 
+  // What game servers hold of the public fronts, for `status --holder` (read from the table alone).
+  const frontStore =
+    deps.fronts?.binding.store ??
+    (config.fronts.nlb || config.fronts.accelerator
+      ? new DynamoFrontStore(storeOptions)
+      : undefined);
   const pods = podAdmission({
     config,
     store: hostPortStore,
@@ -238,6 +245,9 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           allocations: allocationStore,
           hostPorts: hostPortStore,
           ...(deps.serviceLister ? { services: deps.serviceLister } : {}),
+          ...(frontStore
+            ? { fronts: { store: frontStore, ...(cluster ? { pods: cluster } : {}) } }
+            : {}),
         },
         query,
       ),

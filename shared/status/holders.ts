@@ -12,10 +12,17 @@ import type { AllocationStore, OwnerRecord } from '../allocation/store.js';
 import type { HostPortStore, PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { parseIp } from '../net/ip.js';
+import { type FrontHolderDeps, frontHoldings, listenerPortHolders } from './front-holders.js';
 
 /** One value and who holds it. */
 export interface Holding {
-  readonly kind: 'clusterIP' | 'nodePort' | 'hostPort';
+  readonly kind:
+    | 'clusterIP'
+    | 'nodePort'
+    | 'hostPort'
+    | 'nlbListener'
+    | 'acceleratorDestination'
+    | 'publicAddress';
   readonly range: string;
   readonly value: string;
   readonly holder: { readonly kind: string; readonly namespace: string; readonly name: string };
@@ -32,6 +39,8 @@ export interface HolderLookupDeps {
   readonly hostPorts: Pick<HostPortStore, 'listRecords'>;
   /** The cluster's Services, to name a holder that has no owner record; absent without a cluster. */
   readonly services?: Pick<ClusterApi, 'listServices'>;
+  /** Public fronts, where the config has any. */
+  readonly fronts?: FrontHolderDeps;
 }
 
 /** The holders of `query`: an IP, a port number, or `namespace/name`. */
@@ -48,6 +57,7 @@ export async function findHolders(deps: HolderLookupDeps, query: string): Promis
     return [
       ...(await exclusiveHolder(deps, deps.nodePorts, trimmed)),
       ...(await hostPortHolders(deps, (record) => record.ports.some((p) => p.port === port))),
+      ...(deps.fronts ? await listenerPortHolders(deps.fronts, port) : []),
     ];
   }
   const [namespace, name] = trimmed.split('/');
@@ -66,6 +76,7 @@ export async function findHolders(deps: HolderLookupDeps, query: string): Promis
       (record) => record.pod.namespace === namespace && record.pod.name === name,
     )),
   );
+  if (deps.fronts) holdings.push(...(await frontHoldings(deps.fronts, namespace, name)));
   return holdings;
 }
 

@@ -1,0 +1,92 @@
+/**
+ * What one game server holds of the public fronts, for `berth status --holder NAMESPACE/NAME`:
+ * the address a player dials per port (the pod's `berth.dev/fronts`, where the cluster can be
+ * read), its NLB listener slots and its accelerator destinations as the store has them. And who
+ * holds a listener port, for `berth status --holder PORT`.
+ */
+import { annotationOf } from '../admission/identity.js';
+import { FRONTS_ANNOTATION } from '../fronts/front-spec.js';
+import type { FrontStore, ListenerSlotRecord } from '../fronts/store.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { Holding } from './holders.js';
+
+/** What the lookup reads. */
+export interface FrontHolderDeps {
+  readonly store: Pick<FrontStore, 'listSlots' | 'listDestinationSubnets' | 'listDestinations'>;
+  /** The pod, for the addresses it was told; absent without a cluster. */
+  readonly pods?: Pick<ClusterApi, 'getPod'>;
+}
+
+/** `net/NAME/ID` of a load balancer ARN, shown as NAME. */
+function loadBalancerName(arn: string): string {
+  return arn.split('/').at(-2) ?? arn;
+}
+
+function slotHolding(record: ListenerSlotRecord): Holding {
+  return {
+    kind: 'nlbListener',
+    range: record.slot.loadBalancerArn,
+    value: `${loadBalancerName(record.slot.loadBalancerArn)}:${record.slot.port}`,
+    holder: { kind: 'Pod', namespace: record.owner.namespace, name: record.owner.pod },
+    allocationId: record.owner.allocationId,
+    state: 'held',
+  };
+}
+
+/** The fronts `namespace/name` holds. */
+export async function frontHoldings(
+  deps: FrontHolderDeps,
+  namespace: string,
+  name: string,
+): Promise<Holding[]> {
+  const holdings: Holding[] = [];
+  const holder = { kind: 'Pod', namespace, name };
+  const pod = await deps.pods?.getPod(namespace, name);
+  const told = pod
+    ? annotationOf(pod as Readonly<Record<string, unknown>>, FRONTS_ANNOTATION)
+    : undefined;
+  const allocationId = pod?.metadata?.annotations?.['berth.dev/allocation-id'] ?? '';
+  if (told !== undefined) {
+    try {
+      for (const [portName, address] of Object.entries(
+        JSON.parse(told) as Record<string, unknown>,
+      )) {
+        if (typeof address !== 'string') continue;
+        holdings.push({
+          kind: 'publicAddress',
+          range: portName,
+          value: address,
+          holder,
+          allocationId,
+          state: 'held',
+        });
+      }
+    } catch {
+      // Not JSON any more: someone changed the annotation; the store's records still answer.
+    }
+  }
+  const owns = (owner: { namespace: string; pod: string; allocationId: string }) =>
+    owner.namespace === namespace && (owner.pod === name || owner.allocationId === allocationId);
+  for (const record of await deps.store.listSlots()) {
+    if (owns(record.owner)) holdings.push(slotHolding(record));
+  }
+  for (const subnetId of await deps.store.listDestinationSubnets()) {
+    for (const cell of (await deps.store.listDestinations(subnetId)).wanted) {
+      if (!owns(cell.owner)) continue;
+      holdings.push({
+        kind: 'acceleratorDestination',
+        range: subnetId,
+        value: `${cell.address}:${cell.port}`,
+        holder,
+        allocationId: cell.owner.allocationId,
+        state: 'held',
+      });
+    }
+  }
+  return holdings;
+}
+
+/** The holders of NLB listener port `port`, on every load balancer of the pool. */
+export async function listenerPortHolders(deps: FrontHolderDeps, port: number): Promise<Holding[]> {
+  return (await deps.store.listSlots()).filter((r) => r.slot.port === port).map(slotHolding);
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { FRONTS_ANNOTATION } from '../../shared/fronts/front-spec.js';
+import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
+import { frontHoldings, listenerPortHolders } from '../../shared/status/front-holders.js';
+
+const ID = 'abcdefghijklmnopqrst';
+const NLB =
+  'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/net/games/0123456789abcdef';
+
+async function store() {
+  const fronts = new MemoryFrontStore();
+  await fronts.claimSlots([
+    {
+      slot: { loadBalancerArn: NLB, port: 10_500 },
+      owner: { allocationId: ID, namespace: 'games', pod: '' },
+      portName: 'game',
+      protocol: 'UDP',
+      claimedAt: 0,
+      state: 'claimed',
+    },
+  ]);
+  await fronts.want([
+    {
+      subnetId: 'subnet-1',
+      address: '10.0.1.20',
+      port: 8042,
+      owner: { allocationId: ID, namespace: 'games', pod: 'gs-1' },
+      wantedAt: 0,
+    },
+  ]);
+  return fronts;
+}
+
+describe('berth status --holder for fronts', () => {
+  it('gives a game server the addresses it was told, its listener and its destination', async () => {
+    const holdings = await frontHoldings(
+      {
+        store: await store(),
+        pods: {
+          getPod: async () => ({
+            metadata: {
+              annotations: {
+                'berth.dev/allocation-id': ID,
+                [FRONTS_ANNOTATION]: JSON.stringify({ game: 'games-0123.elb.amazonaws.com:10500' }),
+              },
+            },
+          }),
+        },
+      },
+      'games',
+      'gs-1',
+    );
+    expect(holdings.map((h) => [h.kind, h.range, h.value])).toEqual([
+      ['publicAddress', 'game', 'games-0123.elb.amazonaws.com:10500'],
+      // Claimed before the apiserver named the pod: found by its id.
+      ['nlbListener', NLB, 'games:10500'],
+      ['acceleratorDestination', 'subnet-1', '10.0.1.20:8042'],
+    ]);
+  });
+
+  it('finds what the store holds without a cluster, and nothing for another pod', async () => {
+    const fronts = await store();
+    expect((await frontHoldings({ store: fronts }, 'games', 'gs-1')).map((h) => h.kind)).toEqual([
+      'acceleratorDestination',
+    ]);
+    expect(await frontHoldings({ store: fronts }, 'games', 'gs-2')).toEqual([]);
+  });
+
+  it('names the holder of a listener port', async () => {
+    const [holder] = await listenerPortHolders({ store: await store() }, 10_500);
+    expect(holder).toMatchObject({ kind: 'nlbListener', value: 'games:10500', allocationId: ID });
+    expect(await listenerPortHolders({ store: await store() }, 10_501)).toEqual([]);
+  });
+});
