@@ -20,7 +20,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION, allocationIdForUid } from '../../shared/admission/identity.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
-import { DEFAULT_BACKOFF } from '../../shared/ec2/rate-budget.js';
 import type { CustomRoutingApi } from '../../shared/fronts/accelerator.js';
 import { CustomRoutingFront } from '../../shared/fronts/accelerator-front.js';
 import { frontsAtBinding } from '../../shared/fronts/binding-fronts.js';
@@ -32,7 +31,7 @@ import { runFrontsPass } from '../../shared/fronts/pass.js';
 import { Elbv2PoolDirectory } from '../../shared/fronts/pool-directory.js';
 import type { FrontStore } from '../../shared/fronts/store.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
-import { handleFrontWork } from '../../shared/fronts/worker.js';
+import { FRONT_WORK_BACKOFF, handleFrontWork } from '../../shared/fronts/worker.js';
 import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
 import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/manifests/webhooks.js';
@@ -107,7 +106,9 @@ export class BerthFronts implements FrontsUnderTest {
   readonly #world: FrontsWorld;
   readonly #time: SimTime;
   readonly #store: FrontStore;
+  /** The webhooks' ELBv2 calls (brief budget waits), the worker's and pass's (patient ones). */
   readonly #elbv2: Elbv2Api;
+  readonly #workElbv2: Elbv2Api;
   readonly #accelerator: CustomRoutingApi;
   readonly #pods = new Map<
     string,
@@ -127,22 +128,22 @@ export class BerthFronts implements FrontsUnderTest {
   constructor(world: FrontsWorld) {
     this.#world = world;
     this.#time = world.time;
-    // One budget for the account, every call waiting as shared/app/fronts.ts has it wait.
+    // One budget for the account, each call waiting as shared/app/fronts.ts has it wait.
     const budgeted = {
       budget: new InProcessSharedBudget(world.time.now).for(CLUSTER),
       now: world.time.now,
       sleep: world.time.sleep,
       random: world.random,
-      backoff: DEFAULT_BACKOFF,
+      backoff: FRONT_WORK_BACKOFF,
     };
     const alive = this.#aliveCheck();
-    this.#elbv2 = new BudgetedElbv2Api(
-      paced(withElbv2Latency(world.elbv2, world.time.sleep), world.time, 0, alive),
-      budgeted,
-    );
+    const patient = { ...budgeted, backoff: FRONT_WORK_BACKOFF };
+    const elbv2 = paced(withElbv2Latency(world.elbv2, world.time.sleep), world.time, 0, alive);
+    this.#elbv2 = new BudgetedElbv2Api(elbv2, budgeted);
+    this.#workElbv2 = new BudgetedElbv2Api(elbv2, patient);
     this.#accelerator = new BudgetedCustomRoutingApi(
       paced(withAcceleratorLatency(world.accelerator, world.time.sleep), world.time, 0, alive),
-      budgeted,
+      patient,
     );
     this.#store = paced(new MemoryFrontStore(), world.time, STORE_CALL_MS, () => undefined);
     this.#admission = this.#process();
@@ -381,7 +382,7 @@ export class BerthFronts implements FrontsUnderTest {
             cluster: CLUSTER,
             store: this.#store,
             kube: { listPods: () => this.#listPods(), getNode: async (name) => this.#node(name) },
-            nlb: { api: this.#elbv2, loadBalancers: () => pool.arns() },
+            nlb: { api: this.#workElbv2, loadBalancers: () => pool.arns() },
             accelerator,
             queue: { submit: async (work, delay) => this.#submit(work, delay) },
             now: this.#time.now,
@@ -401,7 +402,7 @@ export class BerthFronts implements FrontsUnderTest {
       kube: {
         getPod: async (_namespace: string, name: string) => this.#podObject(name),
       },
-      nlb: { api: this.#elbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) },
+      nlb: { api: this.#workElbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) },
       accelerator,
       queue: { submit: async (work: FrontWork, delay: number) => this.#submit(work, delay) },
       recheckSeconds: SETTLE_DELAY_S,
