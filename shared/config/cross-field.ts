@@ -98,5 +98,22 @@ export function crossFieldProblems(raw: unknown): string[] {
       `eni.maxIdle: maxIdle must be at least minIdle (maxIdle ${maxIdle}, minIdle ${minIdle})`,
     );
   }
+  problems.push(...frontsProblems(objectAt(document.fronts), hostRanges));
   return problems;
+}
+
+/**
+ * The accelerator's range must be a configured host port range: the endpoint group's destination
+ * ports are that range, and only ports fronted by the accelerator are handed out from it.
+ */
+function frontsProblems(fronts: Document | undefined, hostRanges: Document): string[] {
+  const range = objectAt(fronts?.accelerator)?.range;
+  if (typeof range !== 'string' || range === '' || range in hostRanges) return [];
+  return [
+    `fronts.accelerator.range: "${range}" is not a host port range; name one of ${Object.keys(
+      hostRanges,
+    )
+      .map((name) => `"${name}"`)
+      .join(', ')} (add one kept for the accelerator to hostPortRanges)`,
+  ];
 }

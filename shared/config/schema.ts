@@ -117,13 +117,16 @@ const nodePool = z.discriminatedUnion('type', [
 /** A cluster name: a DNS label (the EKS cluster's name, and every key of its items starts with it). */
 export const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-/** An Elastic Load Balancing ARN of the given resource kind (`loadbalancer/net/` for an NLB). */
-const elbv2Arn = (kind: string) =>
-  z
-    .string()
-    .regex(new RegExp(`^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\\d{12}:${kind}\\S+$`), {
-      message: `must be an Elastic Load Balancing ARN of a ${kind} resource`,
-    });
+/** A Network Load Balancer's ARN. */
+const nlbArn = z
+  .string()
+  .regex(
+    /^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:loadbalancer\/net\/[^/\s]+\/[^/\s]+$/,
+    {
+      message:
+        'must be a Network Load Balancer ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:loadbalancer/net/NAME/ID)',
+    },
+  );
 
 /** A Global Accelerator custom routing endpoint group ARN (Global Accelerator ARNs name no Region). */
 const acceleratorArn = z
@@ -268,7 +271,7 @@ const configSchema = z.strictObject({
     .strictObject({
       nlb: z
         .strictObject({
-          loadBalancers: z.array(elbv2Arn('loadbalancer/net/')).max(100).default([]),
+          loadBalancers: z.array(nlbArn).max(100).default([]),
           listenerPorts: portRangeText.prefault('10000-59999'),
           placement: z.enum(['balanced', 'fill-first']).default('balanced'),
         })

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../shared/config/errors.js';
+import { parseConfig } from '../../shared/config/schema.js';
+
+const NLB =
+  'arn:aws:elasticloadbalancing:us-east-1:123456789012:loadbalancer/net/games/0123456789abcdef';
+const GROUP =
+  'arn:aws:globalaccelerator::123456789012:accelerator/1234abcd/listener/0123vxyz/endpoint-group/098765zyxwvu';
+
+function problems(document: unknown): string[] {
+  try {
+    parseConfig(document);
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems];
+    throw error;
+  }
+  return [];
+}
+
+describe('fronts config', () => {
+  it('has no fronts by default, and fills an NLB pool’s defaults', () => {
+    expect(parseConfig({}).fronts).toEqual({});
+    expect(parseConfig({ fronts: { nlb: { loadBalancers: [NLB] } } }).fronts.nlb).toEqual({
+      loadBalancers: [NLB],
+      listenerPorts: { base: 10_000, size: 50_000 },
+      placement: 'balanced',
+    });
+  });
+
+  it('takes an accelerator whose range is a configured host port range', () => {
+    const config = parseConfig({
+      hostPortRanges: { default: '7000-7999', accel: '8000-8099' },
+      fronts: { accelerator: { endpointGroupArn: GROUP, range: 'accel' } },
+    });
+    expect(config.fronts.accelerator).toEqual({ endpointGroupArn: GROUP, range: 'accel' });
+  });
+
+  it('reports every bad value at once, each naming its field and the fix', () => {
+    expect(
+      problems({
+        fronts: {
+          nlb: { loadBalancers: [NLB, 'games-nlb'], placement: 'random' },
+          accelerator: {
+            endpointGroupArn: 'arn:aws:globalaccelerator::123456789012:accelerator/x',
+            range: 'accel',
+          },
+        },
+      }),
+    ).toEqual([
+      'fronts.nlb.loadBalancers[1]: must be a Network Load Balancer ARN (arn:aws:elasticloadbalancing:REGION:ACCOUNT:loadbalancer/net/NAME/ID)',
+      expect.stringMatching(/^fronts\.nlb\.placement: /),
+      'fronts.accelerator.endpointGroupArn: must be a Global Accelerator endpoint group ARN (…:accelerator/ID/listener/ID/endpoint-group/ID)',
+      'fronts.accelerator.range: "accel" is not a host port range; name one of "default" (add one kept for the accelerator to hostPortRanges)',
+    ]);
+  });
+});
