@@ -34,6 +34,7 @@ function summary(run: RunResult) {
     elbv2Calls: run.elbv2Calls,
     acceleratorCalls: run.acceleratorCalls,
     throttled: run.throttled,
+    refusals: run.refusals,
     doublyHeld: run.doublyHeld,
     orphans: run.orphans,
     simulatedSeconds: run.simulatedSeconds,
@@ -104,6 +105,9 @@ export async function runFrontsBench(): Promise<FrontsBenchResult> {
     rows(all),
   );
   for (const run of all) {
+    const refusals = Object.entries(run.refusals).map(([code, n]) => `${code} ${n}`);
+    if (refusals.length > 0)
+      console.log(`  ${run.scenario} ${run.system}: refused ${refusals.join(', ')}`);
     for (const line of [...run.doublyHeld.slice(0, 3), ...run.orphans.slice(0, 3)]) {
       console.log(`  ${run.scenario} ${run.system}: ${line}`);
     }

@@ -105,6 +105,8 @@ export interface RunResult {
   readonly elbv2Calls: Readonly<Record<string, number>>;
   readonly acceleratorCalls: Readonly<Record<string, number>>;
   readonly throttled: number;
+  /** ELBv2 and Global Accelerator refusals other than throttling, by error code. */
+  readonly refusals: Readonly<Record<string, number>>;
   /** Public ports seen held by two live game servers, with an example each. */
   readonly doublyHeld: readonly string[];
   /** What was left with no live game server behind it at the end. */
@@ -228,6 +230,8 @@ export async function runScenario(
   const elbv2Before = fakeCounts(world.elbv2.counts);
   const acceleratorBefore = fakeCounts(world.accelerator.counts);
   const throttledBefore = world.elbv2.throttled + world.accelerator.throttled;
+  const callsBefore = world.elbv2.calls.length;
+  const acceleratorCallsBefore = world.accelerator.calls.length;
   const elbv2MutatingBefore = world.elbv2.mutatingCalls();
   const acceleratorMutatingBefore = world.accelerator.mutatingCalls();
 
@@ -353,10 +357,25 @@ export async function runScenario(
     elbv2Calls: delta(world.elbv2.counts, elbv2Before),
     acceleratorCalls: delta(world.accelerator.counts, acceleratorBefore),
     throttled: world.elbv2.throttled + world.accelerator.throttled - throttledBefore,
+    refusals: refusalsOf([
+      ...world.elbv2.calls.slice(callsBefore),
+      ...world.accelerator.calls.slice(acceleratorCallsBefore),
+    ]),
     doublyHeld: [...doublyHeld.values()],
     orphans,
     simulatedSeconds: round((end - START) / 1000, 1),
   };
+}
+
+/** Refused calls by error code, throttling left out (counted apart). */
+function refusalsOf(calls: readonly { outcome: string; code?: string }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const call of calls) {
+    if (call.outcome !== 'error' || call.code === undefined || /Throttling/.test(call.code))
+      continue;
+    out[call.code] = (out[call.code] ?? 0) + 1;
+  }
+  return out;
 }
 
 function destinationKey(sut: FrontsUnderTest, gs: GameServer, placement: Placement): string {
