@@ -92,9 +92,17 @@ export class MemoryFrontStore implements FrontStore {
   }
 
   async want(destinations: readonly WantedDestination[]): Promise<void> {
+    const named = new Set<string>();
     for (const destination of destinations) {
       const key = cellKey(destination);
-      if (!this.#wanted.has(key)) this.#wanted.set(key, destination);
+      // A cell named twice in one call: the first naming is the want.
+      if (named.has(key)) continue;
+      named.add(key);
+      // The same owner's again changes nothing; another owner's takes the cell over (the
+      // scheduler binds a host port only once its previous pod is gone).
+      if (this.#wanted.get(key)?.owner.allocationId !== destination.owner.allocationId) {
+        this.#wanted.set(key, destination);
+      }
     }
   }
 

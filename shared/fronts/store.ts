@@ -86,7 +86,11 @@ export interface FrontStore {
   /** The subnet's port mappings as kept, or undefined before the first read. */
   getMappings(subnetId: string): Promise<string | undefined>;
   putMappings(subnetId: string, encoded: string): Promise<void>;
-  /** Records destinations live game servers want (a repeated want changes nothing). */
+  /**
+   * Records destinations live game servers want. The same owner's repeated want changes nothing;
+   * another owner's takes the cell over, since a node's host port is bound to a new pod only
+   * once its previous pod is gone.
+   */
   want(destinations: readonly WantedDestination[]): Promise<void>;
   /** Forgets what the owner wanted; a cell another owner now wants is left alone. */
   unwant(allocationId: string, cells: readonly DestinationCell[]): Promise<void>;

@@ -299,7 +299,10 @@ export class DynamoFrontStore implements FrontStore {
     const firsts = new Map<string, WantedDestination>();
     for (const wanted of destinations)
       if (!firsts.has(wantKey(wanted))) firsts.set(wantKey(wanted), wanted);
-    // Refused: the cell is already wanted, by this owner or another; either way it stays.
+    // Refused: the cell is already this owner's, and stays as first wanted. Another owner's is
+    // taken over: the scheduler binds a pod to a node's host port only once the port's previous
+    // pod is gone, so the newer binding is the live one (the older owner's release then finds the
+    // cell no longer its own and leaves it).
     await Promise.all(
       [...firsts.values()].map((wanted) =>
         conditionalWrite(this.meter, () =>
@@ -313,8 +316,9 @@ export class DynamoFrontStore implements FrontStore {
                 pod: { S: wanted.owner.pod },
                 wantedAt: { N: String(wanted.wantedAt) },
               },
-              ConditionExpression: 'attribute_not_exists(#pk)',
-              ExpressionAttributeNames: { '#pk': PK },
+              ConditionExpression: 'attribute_not_exists(#pk) OR #owner <> :owner',
+              ExpressionAttributeNames: { '#pk': PK, '#owner': 'owner' },
+              ExpressionAttributeValues: { ':owner': { S: wanted.owner.allocationId } },
               ReturnConsumedCapacity: 'TOTAL',
             }),
           ),

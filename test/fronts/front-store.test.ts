@@ -296,24 +296,22 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       expect(await store.getMappings('subnet-2')).toBe('other');
     });
 
-    it('records a want once, keeps the first owner, and forgets it only for that owner', async () => {
+    it('records a want once per owner, lets a newer owner take the cell over, and forgets it only for its owner', async () => {
       const store = await makeStore();
       await store.want([wanted('a', 7_001), wanted('a', 7_002)]);
+      // a again: unchanged; b on a's cell: the newer binding of that host port takes it.
       await store.want([wanted('a', 7_001, 9_000), wanted('b', 7_002, 9_000)]);
       expect(await store.listDestinations('subnet-1')).toEqual({
-        wanted: [wanted('a', 7_001), wanted('a', 7_002)],
+        wanted: [wanted('a', 7_001), wanted('b', 7_002, 9_000)],
         allowed: new Map(),
       });
 
-      await store.unwant('b', [wanted('b', 7_002), wanted('b', 7_999)]);
+      // a's late release leaves b's cell alone.
+      await store.unwant('a', [wanted('a', 7_002), wanted('a', 7_999)]);
       expect((await store.listDestinations('subnet-1')).wanted).toHaveLength(2);
-      await store.unwant('a', [wanted('a', 7_002)]);
-      await store.unwant('a', [wanted('a', 7_002)]);
-      await store.want([wanted('b', 7_002, 9_000)]);
-      expect((await store.listDestinations('subnet-1')).wanted).toEqual([
-        wanted('a', 7_001),
-        wanted('b', 7_002, 9_000),
-      ]);
+      await store.unwant('b', [wanted('b', 7_002)]);
+      await store.unwant('b', [wanted('b', 7_002)]);
+      expect((await store.listDestinations('subnet-1')).wanted).toEqual([wanted('a', 7_001)]);
     });
 
     it('keeps the first of two wants of one cell in one call', async () => {
