@@ -264,11 +264,21 @@ export class BerthFronts implements FrontsUnderTest {
           ports: [
             { name: PORT_NAME, front: gs.front, protocol: 'UDP', hostPort: placement.hostPort },
           ],
+          // What the CREATE's patch told the pod (its NLB listener), as the stored pod carries it.
+          told: this.#toldAtCreate(gs),
           dryRun: false,
         },
       ),
     ).catch(() => undefined);
     this.#publish(gs, fronts?.addresses.get(PORT_NAME));
+  }
+
+  /** The pod's `berth.dev/fronts` as its CREATE wrote it: an NLB listener's address, if published. */
+  #toldAtCreate(gs: GameServer): Record<string, string> {
+    const published = this.#published.get(gs.name);
+    return gs.front === 'nlb' && published
+      ? { [PORT_NAME]: `${published.host}:${published.port}` }
+      : {};
   }
 
   async started(): Promise<void> {}

@@ -9,7 +9,7 @@ import type { V1NodeAddress } from '@kubernetes/client-node';
 import type { NodeAddressType } from '../config/schema.js';
 import { type BindingFrontsDeps, frontsAtBinding } from '../fronts/binding-fronts.js';
 import { FRONTS_ANNOTATION } from '../fronts/front-spec.js';
-import { frontedPortsOf } from '../fronts/pod-fronts.js';
+import { frontedPortsOf, toldFronts } from '../fronts/pod-fronts.js';
 import type { PodNameStore } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
@@ -134,6 +134,7 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
         node: nodeName,
         nodeAddress: chooseNodeAddress(node?.status?.addresses ?? [], ['InternalIP']),
         ports: fronted,
+        told: toldFronts(pod as JsonObject),
         dryRun: request.dryRun === true,
       });
       if (fronts.addresses.size > 0) {

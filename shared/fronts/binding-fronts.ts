@@ -29,6 +29,8 @@ export interface BoundGameServer {
   /** The node's private address, undefined when it has none. */
   readonly nodeAddress: string | undefined;
   readonly ports: readonly FrontedPortWork[];
+  /** The addresses the pod was told at CREATE (`berth.dev/fronts`): its NLB listeners'. */
+  readonly told: Readonly<Record<string, string>>;
   readonly dryRun: boolean;
 }
 
@@ -51,7 +53,12 @@ export async function frontsAtBinding(
       warnings: [`node ${server.node} has no InternalIP: its game servers' fronts cannot reach it`],
     };
   }
-  const nlbPorts = server.ports.filter((port) => port.front === 'nlb');
+  // An NLB listener's address was claimed and told at CREATE: the pod carries it, with no read.
+  const nlbPorts = server.ports.filter((port) => {
+    const told = server.told[port.name];
+    if (port.front === 'nlb' && told !== undefined) addresses.set(port.name, told);
+    return port.front === 'nlb' && told === undefined;
+  });
   if (nlbPorts.length > 0 && deps.pool !== undefined) {
     const members = await deps.pool.members();
     const slots = (await deps.store.listSlots()).filter(

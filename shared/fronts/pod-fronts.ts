@@ -7,7 +7,7 @@
 import { annotationOf } from '../admission/identity.js';
 import { HOST_PORTS_ANNOTATION } from '../hostports/patch.js';
 import { PORT_PROTOCOLS, PORTS_ANNOTATION, type PortProtocol } from '../hostports/spec.js';
-import { FRONT_KINDS, type FrontKind } from './front-spec.js';
+import { FRONT_KINDS, FRONTS_ANNOTATION, type FrontKind } from './front-spec.js';
 import type { FrontedPortWork } from './work.js';
 
 type JsonObject = Readonly<Record<string, unknown>>;
@@ -42,4 +42,15 @@ export function frontedPortsOf(pod: JsonObject): FrontedPortWork[] {
     });
   }
   return ports;
+}
+
+/** The addresses the pod was told (`berth.dev/fronts`), port name → `host:port`; none if unreadable. */
+export function toldFronts(pod: JsonObject): Record<string, string> {
+  const told = parsed(annotationOf(pod, FRONTS_ANNOTATION));
+  if (typeof told !== 'object' || told === null || Array.isArray(told)) return {};
+  return Object.fromEntries(
+    Object.entries(told as Record<string, unknown>).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  );
 }

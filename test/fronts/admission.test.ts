@@ -223,7 +223,7 @@ describe('fronts at binding', () => {
     reconcile: async () => undefined,
   };
 
-  async function bind(dryRun = false) {
+  async function bind(dryRun = false, stored: V1Pod = pod) {
     const store = new MemoryFrontStore();
     await store.claimSlots([
       {
@@ -238,7 +238,7 @@ describe('fronts at binding', () => {
     const queued: FrontWork[] = [];
     const handler = podBindingAdmission({
       cluster: {
-        getPod: async () => pod,
+        getPod: async () => stored,
         getNode: async () => node,
       },
       nodeAddressTypes: ['ExternalIP', 'InternalIP'],
@@ -300,6 +300,24 @@ describe('fronts at binding', () => {
         boundAt: 42,
       },
     ]);
+  });
+
+  it('takes an NLB listener’s address from what the pod was told at CREATE', async () => {
+    const told = {
+      ...pod,
+      metadata: {
+        ...pod.metadata,
+        annotations: {
+          ...pod.metadata?.annotations,
+          [FRONTS_ANNOTATION]: JSON.stringify({ game: 'told.example:10777' }),
+        },
+      },
+    };
+    const { verdict } = await bind(false, told);
+    const binding = patched({ metadata: { name: 'gs-1' } }, verdict);
+    expect(JSON.parse(annotations(binding)[FRONTS_ANNOTATION] ?? '')).toMatchObject({
+      game: 'told.example:10777',
+    });
   });
 
   it('queues nothing on a dry run', async () => {
