@@ -428,14 +428,9 @@ export function stackSettings(
   for (const config of makesAccelerator ? (configs ?? []) : []) {
     const name = config.fronts.accelerator?.range;
     if (name === undefined) continue;
+    // A range the config does not have failed parsing already (shared/config/cross-field.ts).
     const range = config.hostPortRanges[name];
-    if (range === undefined) {
-      problems.push(
-        `fronts.accelerator.range: "${name}" is not one of ${config.cluster}'s hostPortRanges (${Object.keys(config.hostPortRanges).join(', ')})`,
-      );
-    } else {
-      destinationRanges.set(`${range.base}+${range.size}`, range);
-    }
+    if (range !== undefined) destinationRanges.set(`${range.base}+${range.size}`, range);
   }
   if (destinationRanges.size > 1) {
     problems.push(

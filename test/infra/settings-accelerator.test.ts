@@ -97,7 +97,9 @@ describe('stackSettings with -c accelerator=true', () => {
   it('refuses a range the config does not have, and clusters whose ranges differ', () => {
     expect(
       problemsOf({ fronts: { accelerator: { range: 'nope' } } }, ACCELERATOR_CONTEXT),
-    ).toContainEqual(expect.stringMatching(/^fronts\.accelerator\.range: "nope" is not one of/));
+    ).toContainEqual(
+      expect.stringMatching(/^fronts\.accelerator\.range: "nope" is not a host port range/),
+    );
     const twoClusters = {
       ...ACCELERATED,
       clusters: {
