@@ -32,6 +32,11 @@ export interface AcceleratorFront {
   locate(address: string, port: number): Promise<Located | undefined>;
   /** Brings the subnets' allowed destinations in line with the wanted ones. */
   reconcile(subnetIds: readonly string[]): Promise<void>;
+  /**
+   * Reads the port mappings now (listed and kept in the table the first time), so a binding
+   * finds them kept rather than listing them inside its webhook's few seconds.
+   */
+  warm(): Promise<void>;
 }
 
 /** What the front needs. */
@@ -71,6 +76,10 @@ export class CustomRoutingFront implements AcceleratorFront {
       if (publicPort !== undefined) return { subnetId, publicAddress: `${ip}:${publicPort}` };
     }
     return undefined;
+  }
+
+  async warm(): Promise<void> {
+    await this.#mappings();
   }
 
   async reconcile(subnetIds: readonly string[]): Promise<void> {

@@ -23,16 +23,33 @@ export const FRONT_TAGS = {
   port: 'berth.dev/port',
 } as const;
 
-/** Tags of `arns` (listeners or target groups), at most 20 a call: the API's limit. */
+/**
+ * Tags of `arns` (listeners or target groups), at most 20 a call: the API's limit. One deleted
+ * since it was listed fails its whole call, so that call's ARNs are asked one by one and the
+ * gone one is left out: it has no tags to read.
+ */
 export async function tagsOf(
   api: Elbv2Api,
   arns: readonly string[],
 ): Promise<Map<string, readonly Elbv2Tag[]>> {
   const tags = new Map<string, readonly Elbv2Tag[]>();
+  const read = async (chunk: readonly string[]) => {
+    for (const [arn, own] of await api.describeTags(chunk)) tags.set(arn, own);
+  };
   for (let i = 0; i < arns.length; i += 20) {
-    for (const [arn, own] of await api.describeTags(arns.slice(i, i + 20))) tags.set(arn, own);
+    const chunk = arns.slice(i, i + 20);
+    try {
+      await read(chunk);
+    } catch (error) {
+      ignoreGone(error);
+      if (chunk.length > 1) for (const arn of chunk) await read([arn]).catch(ignoreGone);
+    }
   }
   return tags;
+}
+
+function ignoreGone(error: unknown): void {
+  if (!isNotFound(error)) throw error;
 }
 
 /** The listener protocol of a game-server port: TCPUDP is one TCP_UDP listener. */

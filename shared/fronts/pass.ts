@@ -88,6 +88,8 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
   const find = (reason: string) => {
     findings[reason] = (findings[reason] ?? 0) + 1;
   };
+  // The port mappings kept before any game server binds: the first pass after a deploy lists them.
+  await deps.accelerator?.warm();
   const owners = await liveOwners(deps.kube);
   const settled = (claimedAt: number) => claimedAt < startedAt - CREATE_GRACE_MS;
 

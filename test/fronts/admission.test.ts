@@ -221,6 +221,7 @@ describe('fronts at binding', () => {
         ? { subnetId: 'subnet-1', publicAddress: `75.2.0.1:${port + 30_000}` }
         : undefined,
     reconcile: async () => undefined,
+    warm: async () => undefined,
   };
 
   async function bind(dryRun = false, stored: V1Pod = pod) {

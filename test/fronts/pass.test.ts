@@ -132,6 +132,16 @@ describe('the fronts pass', () => {
     expect(t.elbv2.targetGroups()).toHaveLength(0);
   });
 
+  it('reads tags past a listener deleted between its listing and the tag read', async () => {
+    const t = setup();
+    await t.make(GONE, 12_001);
+    await t.make('cccccccccccccccccccc', 12_002);
+    t.elbv2.failNext('DescribeTags', 'ListenerNotFound');
+    const summary = await runFrontsPass(t.deps);
+    expect(summary.findings).toMatchObject({ ListenerOrphaned: 2 });
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
+  });
+
   it('leaves listeners it did not make alone', async () => {
     const t = setup();
     const group = await t.elbv2.createTargetGroup({
