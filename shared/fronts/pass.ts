@@ -31,10 +31,11 @@ import { releaseOwner } from './worker.js';
 export const CREATE_GRACE_MS = 90_000;
 
 /**
- * A listener claimed this long ago and still not in place has its bind queued again: longer than
- * the slowest burst's wait at the budget, so the pass does not race the binds still queued.
+ * A listener claimed this long ago and still not in place has its bind queued again, as resumed:
+ * a burst's last binds may still wait their turn at the budget, and a copy that runs beside
+ * them reads what is there before it makes anything (the worker makes one bind of a pod a batch).
  */
-export const REQUEUE_GRACE_MS = 300_000;
+export const REQUEUE_GRACE_MS = 120_000;
 
 /** What the pass needs. */
 export interface FrontsPassDeps {

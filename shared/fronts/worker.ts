@@ -77,7 +77,15 @@ export async function handleFrontWork(
   batch: readonly FrontWork[],
 ): Promise<FrontWorkOutcome[]> {
   const outcomes = new Map<FrontWork, FrontWorkOutcome>();
-  const binds = batch.filter((work): work is BindWork => work.kind === 'bind');
+  // One bind of a game server a batch: a copy queued again meanwhile (by the pass, or a
+  // redelivery) made at the same time would make its steps twice.
+  const binds = [
+    ...new Map(
+      batch
+        .filter((work): work is BindWork => work.kind === 'bind')
+        .map((work) => [work.allocationId, work] as const),
+    ).values(),
+  ];
   const releases = batch.filter((work): work is ReleaseWork => work.kind === 'release');
 
   const touched = new Set<string>();

@@ -36,7 +36,7 @@ let seq = 0;
 function bind(
   node: string,
   hostPort: number,
-  id = `${'a'.repeat(18)}${String(seq++).padStart(2, '2')}`,
+  id = `${'a'.repeat(16)}${String(seq++).padStart(4, '0')}`,
 ): BindWork {
   return {
     kind: 'bind',

@@ -99,6 +99,13 @@ describe('fronts worker, NLB ports', () => {
     expect(t.elbv2.targetGroups()).toHaveLength(1);
   });
 
+  it('makes one bind of a game server a batch, however often it was queued', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    await handleFrontWork(t.deps, [bindWork, { ...bindWork, resumed: 1 }]);
+    expect(t.elbv2.mutatingCalls()).toBe(3);
+  });
+
   it('skips a bind whose slot was freed before it landed, making nothing', async () => {
     const t = setup();
     const [outcome] = await handleFrontWork(t.deps, [bindWork]);
