@@ -3,30 +3,14 @@
  * second) reach the fronts function, so a burst of bindings is one invocation and one Global
  * Accelerator call. Every step of the work is safe to repeat: at-least-once delivery is enough.
  */
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { SqsDelayedQueue } from '../aws/sqs-delayed-queue.js';
 import type { FrontQueue, FrontWork } from './work.js';
 import { frontWorkBody } from './work-message.js';
 
-/** SQS's longest message delay. */
-const MAX_DELAY_SECONDS = 900;
-
 /** `FrontQueue` over one SQS queue. */
-export class SqsFrontQueue implements FrontQueue {
-  readonly #client: SQSClient;
-  readonly #queueUrl: string;
-
+export class SqsFrontQueue extends SqsDelayedQueue<FrontWork> implements FrontQueue {
   constructor(client: SQSClient, queueUrl: string) {
-    this.#client = client;
-    this.#queueUrl = queueUrl;
-  }
-
-  async submit(work: FrontWork, delaySeconds: number): Promise<void> {
-    await this.#client.send(
-      new SendMessageCommand({
-        QueueUrl: this.#queueUrl,
-        MessageBody: frontWorkBody(work),
-        DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))),
-      }),
-    );
+    super(client, queueUrl, frontWorkBody);
   }
 }

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessFrontQueue, type QueueTimers } from '../../shared/fronts/in-process-queue.js';
+import { SqsFrontQueue } from '../../shared/fronts/sqs-queue.js';
 import type { FrontWork, ReleaseWork } from '../../shared/fronts/work.js';
 import {
   frontWorkBody,
@@ -112,5 +115,19 @@ describe('the in-process fronts queue', () => {
     expect(tries).toBe(0);
     for (let i = 0; i < 20; i++) await advance(6_000);
     expect(tries).toBe(5);
+  });
+});
+
+describe('the SQS fronts queue', () => {
+  const sqs = mockClient(SQSClient);
+  afterEach(() => sqs.reset());
+
+  it('sends the work as a message body that parses back, with its delay', async () => {
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
+    const url = 'https://sqs.eu-west-1.amazonaws.com/111122223333/berth-fronts';
+    await new SqsFrontQueue(new SQSClient({ region: 'eu-west-1' }), url).submit(release, 2.5);
+    const [input] = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input);
+    expect(input).toMatchObject({ QueueUrl: url, DelaySeconds: 3 });
+    expect(parseFrontWork(input?.MessageBody ?? '')).toEqual(release);
   });
 });
