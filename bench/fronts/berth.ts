@@ -11,7 +11,7 @@
  * - the fronts pass (`runFrontsPass`) every 60 s;
  * - every ELBv2 and Global Accelerator call is paid from the account's rate budget
  *   (`BudgetedElbv2Api`, `BudgetedCustomRoutingApi`) and takes `CALL_LATENCY_MS`;
- * - the store is the in-memory `FrontStore` (the contract the DynamoDB store passes), each call
+ * - the store is the in-memory `FrontStore` (the behaviour the DynamoDB store's tests hold it to), each call
  *   taking `STORE_CALL_MS`.
  * A crash ends every invocation and pass in flight at its next call; their items come back as
  * SQS returns them.

@@ -9,8 +9,7 @@
  * - a listener or target group on a pool load balancer that carries this cluster's tags but no
  *   slot of a live owner is removed (a crash between steps, a slot freed by hand);
  * - every endpoint subnet is reconciled, so denials a crashed worker left are made.
- * Pure decisions, I/O at the edges: the pass only reads before it writes, and every write is the
- * worker's own idempotent step.
+ * Every change it makes is one of the worker's own steps, each safe to repeat.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { chooseNodeAddress } from '../admission/binding.js';
@@ -25,8 +24,9 @@ import type { FrontQueue } from './work.js';
 import { releaseOwner } from './worker.js';
 
 /**
- * A slot or destination claimed this recently may belong to a pod whose CREATE has not landed:
- * section 11's promise is that a refused CREATE's values are free within 2 minutes.
+ * A slot or destination claimed this recently may belong to a pod whose CREATE has not landed;
+ * a refused CREATE's values are free again within 2 minutes (docs/architecture.md, how values are
+ * freed), which a pass a minute after the grace keeps.
  */
 export const CREATE_GRACE_MS = 90_000;
 
