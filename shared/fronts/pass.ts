@@ -24,11 +24,12 @@ import type { FrontQueue } from './work.js';
 import { releaseOwner } from './worker.js';
 
 /**
- * A slot or destination claimed this recently may belong to a pod whose CREATE has not landed;
- * a refused CREATE's values are free again within 2 minutes (docs/architecture.md, how values are
- * freed), which a pass a minute after the grace keeps.
+ * A slot or destination claimed this recently may belong to a pod whose CREATE has not landed.
+ * The apiserver gives a request a minute (its default `--request-timeout`), so a CREATE admitted
+ * longer ago is stored or refused; with the pass every minute, a refused CREATE's values are
+ * free within 2 minutes, as docs/architecture.md (how values are freed) promises.
  */
-export const CREATE_GRACE_MS = 90_000;
+export const CREATE_GRACE_MS = 60_000;
 
 /**
  * A listener claimed this long ago and still not in place has its bind queued again, as resumed:
