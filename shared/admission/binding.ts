@@ -137,9 +137,8 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
         told: toldFronts(pod as JsonObject),
         dryRun: request.dryRun === true,
       });
-      if (fronts.addresses.size > 0) {
-        entries[FRONTS_ANNOTATION] = JSON.stringify(Object.fromEntries(fronts.addresses));
-      }
+      // Written whole, whatever is known: an address the pod carries from elsewhere never stays.
+      entries[FRONTS_ANNOTATION] = JSON.stringify(Object.fromEntries(fronts.addresses));
       warnings.push(...fronts.warnings.map((warning) => `${FRONTS_ANNOTATION}: ${warning}`));
     }
     return allow(

@@ -167,6 +167,14 @@ export async function learnPodName(store: PodNameStore, pod: PodObject): Promise
   if (record && namedFrom(record, ref, pod)) await store.learnName(id, ref);
 }
 
+/** The patch's fronts: the addresses known, for a pod with a fronted port; none otherwise. */
+function frontsOf(
+  specs: readonly PortSpec[],
+  addresses: ReadonlyMap<string, string>,
+): { fronts?: ReadonlyMap<string, string> } {
+  return specs.some((spec) => spec.front !== undefined) ? { fronts: addresses } : {};
+}
+
 /** The `pods` admission handler (CREATE allocates, DELETE releases). */
 export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
   const ranges = hostPortRangesOf(deps.config);
@@ -206,7 +214,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
             ...patchInput,
             held: record.ports,
             allocationId: record.id,
-            fronts,
+            ...frontsOf(specs, fronts),
           }),
         );
       }
@@ -229,7 +237,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
           ...patchInput,
           held: outcome.record.ports,
           allocationId: id,
-          fronts,
+          ...frontsOf(specs, fronts),
         }),
       );
     } catch (error) {

@@ -203,7 +203,8 @@ export interface PodPatchInput {
   readonly allocationIdAnnotation: string;
   /**
    * The address a player dials per fronted port, where it is known at CREATE (an NLB listener):
-   * `BERTH_FRONT_<NAME>` in the container and the `berth.dev/fronts` annotation.
+   * `BERTH_FRONT_<NAME>` in the container and the `berth.dev/fronts` annotation. Present (empty
+   * if need be) whenever a port asks for a front; absent for a pod with none.
    */
   readonly fronts?: ReadonlyMap<string, string>;
 }
@@ -261,7 +262,9 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
     ...setMetadataEntries(metadata, 'annotations', {
       [input.allocationIdAnnotation]: input.allocationId,
       [HOST_PORTS_ANNOTATION]: JSON.stringify(hostPortsByName(specs, held)),
-      ...(input.fronts === undefined || input.fronts.size === 0
+      // Written whenever the pod asks for a front, empty until the binding knows more: a copied
+      // manifest's annotation (another game server's address) never survives the CREATE.
+      ...(input.fronts === undefined
         ? {}
         : { [FRONTS_ANNOTATION]: JSON.stringify(Object.fromEntries(input.fronts)) }),
       ...protections,

@@ -136,7 +136,22 @@ describe('fronts at pod CREATE', () => {
     const pod = patched(gamePod(spec), await h.handler(podRequest(gamePod(spec))));
     expect(hostPortsOf(pod).game).toBeGreaterThanOrEqual(8000);
     expect(hostPortsOf(pod).game).toBeLessThanOrEqual(8099);
-    expect(annotations(pod)[FRONTS_ANNOTATION]).toBeUndefined();
+    // Known only at binding; written empty now, so a copied manifest's address never stays.
+    expect(annotations(pod)[FRONTS_ANNOTATION]).toBe('{}');
+  });
+
+  it('replaces the addresses a copied manifest carries, and leaves a pod with no front without any', async () => {
+    const h = await harness();
+    const copied = gamePod([{ name: 'game', containerPort: 7777, front: 'accelerator' }], {
+      annotations: { [FRONTS_ANNOTATION]: JSON.stringify({ game: '75.2.0.1:31000' }) },
+    });
+    expect(
+      annotations(patched(copied, await h.handler(podRequest(copied))))[FRONTS_ANNOTATION],
+    ).toBe('{}');
+    const plain = gamePod([{ name: 'game', containerPort: 7777 }]);
+    expect(
+      annotations(patched(plain, await h.handler(podRequest(plain))))[FRONTS_ANNOTATION],
+    ).toBeUndefined();
   });
 
   it('denies 422 a front that is not configured, a port in the accelerator range that did not ask for it, and a front on a block', async () => {
