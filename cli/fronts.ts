@@ -61,11 +61,11 @@ export const frontsCommand: Command = async (options) => {
     const clusterApi = requiredCluster(options).api;
     const summary = await wiring.pass(clusterApi);
     const outcomes = await handleFrontWork(wiring.worker(clusterApi), queue.items);
-    const failed = outcomes.filter((outcome) => outcome.kind === 'failed').length;
+    const bindsFailed = outcomes.filter((outcome) => outcome.kind === 'failed').length;
     process.stdout.write(
-      `${JSON.stringify({ ...summary, binds: queue.items.length, failed }, null, 2)}\n`,
+      `${JSON.stringify({ ...summary, binds: queue.items.length, bindsFailed }, null, 2)}\n`,
     );
-    return failed > 0 ? 1 : 0;
+    return summary.failed + bindsFailed > 0 ? 1 : 0;
   } finally {
     await store.close();
   }

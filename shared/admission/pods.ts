@@ -298,18 +298,22 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const podRef = podRefOf(request, pod);
     // A name Kubernetes would never have stored was never recorded.
     if (oversizedIdentity('Pod', podRef) !== undefined) return allow();
-    await releaseFronts(id, podRef, pod);
     // The record's own pod, by name; or, when the record was written before the apiserver
-    // named the pod, the pod made from its generateName that carries its ports.
+    // named the pod, the pod made from its generateName that carries its ports. Its fronts are
+    // queued to come down only when the record was this pod's: an id written onto another pod
+    // (pods have no UPDATE webhook) must not take a live game server's listener with it.
     const released = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });
     const quota = quotaOf(podRef.namespace);
     if (released || podRef.generateName === '') {
       await releaseQuota(deps.store, quota, released);
+      if (released) await releaseFronts(id, podRef, pod);
       return allow();
     }
     const record = await deps.store.getRecord(id);
     if (record && namedFrom(record, podRef, pod)) {
-      await releaseQuota(deps.store, quota, await releaseHostPorts(allocator, id, podRef));
+      const named = await releaseHostPorts(allocator, id, podRef);
+      await releaseQuota(deps.store, quota, named);
+      if (named) await releaseFronts(id, podRef, pod);
     }
     return allow();
   }

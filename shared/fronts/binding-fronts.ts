@@ -47,18 +47,18 @@ export async function frontsAtBinding(
 ): Promise<BindingFronts> {
   const addresses = new Map<string, string>();
   const warnings: string[] = [];
-  if (server.nodeAddress === undefined) {
-    return {
-      addresses,
-      warnings: [`node ${server.node} has no InternalIP: its game servers' fronts cannot reach it`],
-    };
-  }
   // An NLB listener's address was claimed and told at CREATE: the pod carries it, with no read.
   const nlbPorts = server.ports.filter((port) => {
     const told = server.told[port.name];
     if (port.front === 'nlb' && told !== undefined) addresses.set(port.name, told);
     return port.front === 'nlb' && told === undefined;
   });
+  if (server.nodeAddress === undefined) {
+    return {
+      addresses,
+      warnings: [`node ${server.node} has no InternalIP: its game servers' fronts cannot reach it`],
+    };
+  }
   if (nlbPorts.length > 0 && deps.pool !== undefined) {
     const members = await deps.pool.members();
     const slots = (await deps.store.listSlots()).filter(

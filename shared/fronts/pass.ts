@@ -14,6 +14,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { chooseNodeAddress } from '../admission/binding.js';
 import { carriedAllocationId } from '../admission/identity.js';
+import { isNotFound, isResourceInUse } from '../aws/error-codes.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
@@ -59,6 +60,8 @@ export interface FrontsPassSummary {
   readonly released: number;
   /** Binds queued again. */
   readonly requeued: number;
+  /** Owners whose release or re-queue failed this pass (the next pass tries again). */
+  readonly failed: number;
   readonly durationMs: number;
 }
 
@@ -114,13 +117,25 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     }
   }
   const touched = new Set<string>(subnets);
+  // One owner's failure (the budget spent, a target group someone else's listener uses) is
+  // counted and left to the next pass: it must not stop the repair of every other.
+  let failed = 0;
+  const each = async (work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch {
+      failed++;
+    }
+  };
   for (const allocationId of gone) {
-    await releaseOwner(
-      { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
-      allocationId,
-      touched,
-    );
-    find('FrontLeaked');
+    await each(async () => {
+      await releaseOwner(
+        { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
+        allocationId,
+        touched,
+      );
+      find('FrontLeaked');
+    });
   }
 
   // Bound game servers whose fronts are not all in place.
@@ -146,53 +161,50 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
         : (wantedBy.get(allocationId) ?? 0) === 0;
     });
     if (!missing) continue;
-    const nodeName = owner.pod.spec?.nodeName ?? '';
-    const node = await deps.kube.getNode(nodeName);
-    const nodeAddress = chooseNodeAddress(node?.status?.addresses ?? [], ['InternalIP']);
-    if (nodeAddress === undefined) continue;
-    find('FrontNotInPlace');
-    requeued++;
-    await deps.queue.submit(
-      {
-        kind: 'bind',
-        cluster: deps.cluster,
-        namespace: owner.pod.metadata?.namespace ?? 'default',
-        pod: owner.pod.metadata?.name ?? '',
-        allocationId,
-        node: nodeName,
-        nodeAddress,
-        ports,
-        boundAt: deps.now(),
-        resumed: 1,
-      },
-      0,
-    );
+    await each(async () => {
+      const nodeName = owner.pod.spec?.nodeName ?? '';
+      const node = await deps.kube.getNode(nodeName);
+      const nodeAddress = chooseNodeAddress(node?.status?.addresses ?? [], ['InternalIP']);
+      if (nodeAddress === undefined) return;
+      find('FrontNotInPlace');
+      requeued++;
+      await deps.queue.submit(
+        {
+          kind: 'bind',
+          cluster: deps.cluster,
+          namespace: owner.pod.metadata?.namespace ?? 'default',
+          pod: owner.pod.metadata?.name ?? '',
+          allocationId,
+          node: nodeName,
+          nodeAddress,
+          ports,
+          boundAt: deps.now(),
+          resumed: 1,
+        },
+        0,
+      );
+    });
   }
 
   if (deps.nlb !== undefined) {
-    const held = await deps.store.listSlots();
-    const keptGroups = new Set(
-      held.map((s) => targetGroupName(deps.cluster, s.owner.allocationId, s.portName)),
-    );
-    const kept = new Set(held.map((s) => `${s.slot.loadBalancerArn}#${s.slot.port}`));
+    const held = () => heldSlots(deps.store, deps.cluster);
     const loadBalancers = await deps.nlb.loadBalancers();
-    for (const reason of await removeOrphanListeners(
-      deps.nlb.api,
-      loadBalancers,
-      deps.cluster,
-      kept,
-      keptGroups,
-    )) {
-      find(reason);
-    }
-    for (const reason of await removeOrphanGroups(deps.nlb.api, deps.cluster, keptGroups)) {
-      find(reason);
-    }
+    const orphans = [
+      ...(await removeOrphanListeners(deps.nlb.api, loadBalancers, deps.cluster, held)),
+      ...(await removeOrphanGroups(deps.nlb.api, deps.cluster, held)),
+    ];
+    for (const reason of orphans) find(reason);
   }
   if (deps.accelerator !== undefined && touched.size > 0) {
     await deps.accelerator.reconcile([...touched]);
   }
-  return { findings, released: gone.size, requeued, durationMs: deps.now() - startedAt };
+  return {
+    findings,
+    released: gone.size,
+    requeued,
+    failed,
+    durationMs: deps.now() - startedAt,
+  };
 }
 
 const taggedFor = (tags: readonly { key: string; value: string }[] | undefined, cluster: string) =>
@@ -202,14 +214,34 @@ const taggedFor = (tags: readonly { key: string; value: string }[] | undefined, 
  * Removes this cluster's listeners on the pool's load balancers that are no held slot's, or
  * forward to a target group no slot names, with their target groups. A finding per removal.
  */
+/** The listener slots held now, and the target groups they name. */
+interface HeldSlots {
+  /** `<load balancer ARN>#<port>` of every held slot. */
+  readonly slots: ReadonlySet<string>;
+  readonly groups: ReadonlySet<string>;
+}
+
+async function heldSlots(store: FrontStore, cluster: string): Promise<HeldSlots> {
+  const held = await store.listSlots();
+  return {
+    slots: new Set(held.map((s) => `${s.slot.loadBalancerArn}#${s.slot.port}`)),
+    groups: new Set(held.map((s) => targetGroupName(cluster, s.owner.allocationId, s.portName))),
+  };
+}
+
+/**
+ * Removes this cluster's listeners on the pool's load balancers that are no held slot's, or
+ * forward to a target group no slot names. What the listing found is checked against the slots
+ * read after it: a slot claimed and bound while the listing ran (a burst's) is kept, since a
+ * listener is made only once its slot is claimed.
+ */
 async function removeOrphanListeners(
   api: Elbv2Api,
   loadBalancers: readonly string[],
   cluster: string,
-  kept: ReadonlySet<string>,
-  keptGroups: ReadonlySet<string>,
+  held: () => Promise<HeldSlots>,
 ): Promise<string[]> {
-  const removed: string[] = [];
+  const candidates: { readonly arn: string; readonly slot: string; readonly group: string }[] = [];
   for (const loadBalancerArn of loadBalancers) {
     const listeners = [];
     let marker: string | undefined;
@@ -227,27 +259,42 @@ async function removeOrphanListeners(
       if (!taggedFor(own, cluster)) continue;
       const allocationId = own?.find((t) => t.key === FRONT_TAGS.allocation)?.value ?? '';
       const portName = own?.find((t) => t.key === FRONT_TAGS.port)?.value ?? '';
-      const group = targetGroupName(cluster, allocationId, portName);
-      if (kept.has(`${loadBalancerArn}#${listener.port}`) && keptGroups.has(group)) continue;
-      await api.deleteListener(listener.arn);
-      removed.push('ListenerOrphaned');
+      candidates.push({
+        arn: listener.arn,
+        slot: `${loadBalancerArn}#${listener.port}`,
+        group: targetGroupName(cluster, allocationId, portName),
+      });
     }
+  }
+  if (candidates.length === 0) return [];
+  const now = await held();
+  const removed: string[] = [];
+  for (const candidate of candidates) {
+    if (now.slots.has(candidate.slot) && now.groups.has(candidate.group)) continue;
+    await api.deleteListener(candidate.arn).catch(ignoreNotFound);
+    removed.push('ListenerOrphaned');
   }
   return removed;
 }
 
-/** Removes this cluster's target groups no held slot names (a listener using one is gone first). */
+/**
+ * Removes this cluster's target groups no held slot names, checked against the slots read after
+ * the listing (a bind makes its group before its listener). One a listener still forwards to is
+ * the next pass's.
+ */
 async function removeOrphanGroups(
   api: Elbv2Api,
   cluster: string,
-  keptGroups: ReadonlySet<string>,
+  held: () => Promise<HeldSlots>,
 ): Promise<string[]> {
+  // Held ones are left out before their tags are read: those reads are the pass's cost.
+  const before = await held();
   const candidates = [];
   let marker: string | undefined;
   do {
     const page = await api.describeTargetGroups({}, marker);
     candidates.push(
-      ...page.items.filter((g) => g.name.startsWith('berth-') && !keptGroups.has(g.name)),
+      ...page.items.filter((g) => g.name.startsWith('berth-') && !before.groups.has(g.name)),
     );
     marker = page.nextMarker;
   } while (marker !== undefined);
@@ -255,17 +302,22 @@ async function removeOrphanGroups(
     api,
     candidates.map((g) => g.arn),
   );
+  const ours = candidates.filter((group) => taggedFor(tags.get(group.arn), cluster));
+  if (ours.length === 0) return [];
+  const now = await held();
   const removed: string[] = [];
-  for (const group of candidates) {
-    if (!taggedFor(tags.get(group.arn), cluster)) continue;
+  for (const group of ours) {
+    if (now.groups.has(group.name)) continue;
     try {
       await api.deleteTargetGroup(group.arn);
       removed.push('TargetGroupOrphaned');
     } catch (error) {
-      // Still forwarded to by a listener not yet gone (another cluster's, or this pass's own
-      // deletion not yet visible): the next pass takes it.
-      if ((error as { name?: string }).name !== 'ResourceInUse') throw error;
+      if (!isResourceInUse(error) && !isNotFound(error)) throw error;
     }
   }
   return removed;
+}
+
+function ignoreNotFound(error: unknown): void {
+  if (!isNotFound(error)) throw error;
 }

@@ -39,7 +39,8 @@ const releaseWork = z.strictObject({
   kind: z.literal('release'),
   cluster: z.string().min(1).max(100),
   namespace: name.min(1),
-  pod: name,
+  // The pod is looked up by name before anything is freed: a release names it.
+  pod: name.min(1),
   allocationId,
   admittedAt: epochMs,
   attempt: z.number().int().nonnegative().max(1_000),

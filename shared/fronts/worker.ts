@@ -14,7 +14,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { carriedAllocationId } from '../admission/identity.js';
-import { isThrottled, isTransient } from '../aws/error-codes.js';
+import { isDuplicateListener, isThrottled, isTransient } from '../aws/error-codes.js';
 import { forEachBounded } from '../concurrency/bounded.js';
 import { RateBudgetExhaustedError } from '../ec2/errors.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
@@ -130,7 +130,12 @@ async function deferred(
   const { error } = failure;
   const count = work.kind === 'bind' ? (work.resumed ?? 0) : work.attempt;
   const budget = error instanceof RateBudgetExhaustedError;
-  if (!(budget || isThrottled(error) || isTransient(error)) || count >= MAX_DEFERRALS) {
+  // A listener on the slot that forwards elsewhere: the slot's previous owner's, on its way down.
+  const previousListener = isDuplicateListener(error);
+  if (
+    !(budget || previousListener || isThrottled(error) || isTransient(error)) ||
+    count >= MAX_DEFERRALS
+  ) {
     return failure;
   }
   const retryAfter = budget
@@ -249,10 +254,7 @@ async function release(
   work: ReleaseWork,
   touched: Set<string>,
 ): Promise<FrontWorkOutcome> {
-  if (
-    work.pod !== '' &&
-    stillOwns(await deps.kube.getPod(work.namespace, work.pod), work.allocationId)
-  ) {
+  if (stillOwns(await deps.kube.getPod(work.namespace, work.pod), work.allocationId)) {
     const recheckAfter = Math.min(deps.recheckSeconds * 2 ** work.attempt, MAX_RECHECK_SECONDS);
     await deps.queue.submit({ ...work, attempt: work.attempt + 1 }, recheckAfter);
     return { kind: 'waiting', recheckAfter };

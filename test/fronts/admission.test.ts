@@ -202,6 +202,19 @@ describe('fronts at pod CREATE', () => {
     // The slot is not freed at admission: the apiserver may still refuse the DELETE.
     expect(await h.fronts.listSlots()).toHaveLength(1);
   });
+
+  it('queues no release for a pod carrying another live pod’s id', async () => {
+    const h = await harness();
+    const spec = [{ name: 'game', containerPort: 7777, front: 'nlb' }];
+    const live = patched(gamePod(spec), await h.handler(podRequest(gamePod(spec))));
+    // Pods have no UPDATE webhook: anyone can write the live pod's id onto another and delete it.
+    const other = gamePod(spec, {
+      name: 'impostor',
+      annotations: { 'berth.dev/allocation-id': allocationIdOf(live) ?? '' },
+    });
+    await h.handler(podRequest(other, { operation: 'DELETE' }));
+    expect(h.queued).toEqual([]);
+  });
 });
 
 describe('fronts at binding', () => {
@@ -239,7 +252,7 @@ describe('fronts at binding', () => {
     warm: async () => undefined,
   };
 
-  async function bind(dryRun = false, stored: V1Pod = pod) {
+  async function bind(dryRun = false, stored: V1Pod = pod, onNode: V1Node = node) {
     const store = new MemoryFrontStore();
     await store.claimSlots([
       {
@@ -255,7 +268,7 @@ describe('fronts at binding', () => {
     const handler = podBindingAdmission({
       cluster: {
         getPod: async () => stored,
-        getNode: async () => node,
+        getNode: async () => onNode,
       },
       nodeAddressTypes: ['ExternalIP', 'InternalIP'],
       now: () => 42,
@@ -334,6 +347,28 @@ describe('fronts at binding', () => {
     expect(JSON.parse(annotations(binding)[FRONTS_ANNOTATION] ?? '')).toMatchObject({
       game: 'told.example:10777',
     });
+  });
+
+  it('keeps an NLB listener’s address on a node with no private address', async () => {
+    const told = {
+      ...pod,
+      metadata: {
+        ...pod.metadata,
+        annotations: {
+          ...pod.metadata?.annotations,
+          [FRONTS_ANNOTATION]: JSON.stringify({ game: 'told.example:10777' }),
+        },
+      },
+    };
+    const { verdict, queued } = await bind(false, told, {
+      metadata: { name: 'node-a' },
+      status: { addresses: [] },
+    });
+    const binding = patched({ metadata: { name: 'gs-1' } }, verdict);
+    expect(JSON.parse(annotations(binding)[FRONTS_ANNOTATION] ?? '')).toEqual({
+      game: 'told.example:10777',
+    });
+    expect(queued).toEqual([]);
   });
 
   it('queues nothing on a dry run', async () => {

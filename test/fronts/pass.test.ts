@@ -142,6 +142,39 @@ describe('the fronts pass', () => {
     expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
   });
 
+  it('keeps a listener bound while the pass was listing: its slot is read after the listing', async () => {
+    const t = setup();
+    const list = t.elbv2.describeListeners.bind(t.elbv2);
+    let raced = false;
+    t.elbv2.describeListeners = async (arn, marker) => {
+      if (!raced) {
+        raced = true;
+        // A burst's bind: its slot claimed and its listener made after the pass began.
+        await t.claim(LIVE, 12_000);
+        await t.make(LIVE, 12_000);
+      }
+      return list(arn, marker);
+    };
+    t.pods.push(gamePod(LIVE, 'gs-a', 'node-a'));
+    const summary = await runFrontsPass(t.deps);
+    expect(summary.findings.ListenerOrphaned).toBeUndefined();
+    expect(summary.findings.TargetGroupOrphaned).toBeUndefined();
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(1);
+  });
+
+  it('counts an owner it could not release and goes on with the others', async () => {
+    const t = setup();
+    await t.claim(GONE, 12_000);
+    await t.make(GONE, 12_000);
+    await t.claim('cccccccccccccccccccc', 12_001);
+    await t.make('cccccccccccccccccccc', 12_001);
+    t.tick(CREATE_GRACE_MS + 1);
+    t.elbv2.failNext('DeleteListener', 'ValidationError');
+    const summary = await runFrontsPass(t.deps);
+    expect(summary).toMatchObject({ failed: 1, findings: { FrontLeaked: 1 } });
+    expect(await t.store.listSlots()).toHaveLength(1);
+  });
+
   it('leaves listeners it did not make alone', async () => {
     const t = setup();
     const group = await t.elbv2.createTargetGroup({
