@@ -49,7 +49,10 @@ export type FrontWorkOutcome =
   | { readonly kind: 'released' }
   | { readonly kind: 'waiting'; readonly recheckAfter: number }
   | { readonly kind: 'skipped'; readonly reason: string }
-  /** The budget had no token in time: queued again for when it has. */
+  /**
+   * Stopped by the budget, the service's throttling, or a previous owner's listener still on the
+   * slot: queued again, for when the budget has a token or after a short backoff.
+   */
   | { readonly kind: 'deferred'; readonly retryAfter: number }
   | { readonly kind: 'failed'; readonly error: unknown };
 
