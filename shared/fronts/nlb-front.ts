@@ -48,7 +48,8 @@ export async function tagsOf(
   return tags;
 }
 
-function ignoreGone(error: unknown): void {
+/** For a `.catch` of a delete or a read: a resource already gone is done. */
+export function ignoreGone(error: unknown): void {
   if (!isNotFound(error)) throw error;
 }
 
@@ -132,16 +133,22 @@ async function madeSoFar(
   name: string,
   work: ListenerWork,
 ): Promise<{ group?: TargetGroup; registered?: boolean; listenerArn?: string }> {
-  const groups = await elbv2.describeTargetGroups({ names: [name] }).catch((error: unknown) => {
-    if (isNotFound(error)) return { items: [] };
-    throw error;
-  });
-  const group = groups.items[0];
+  const group = await targetGroupNamed(elbv2, name);
   if (group === undefined) return {};
   const targets = await elbv2.describeTargets(group.arn);
   const registered = targets.some((t) => t.ip === work.target.ip && t.port === work.target.port);
   const listener = await listenerOnSlot(elbv2, work.slot, group.arn);
   return { group, registered, ...(listener ? { listenerArn: listener.arn } : {}) };
+}
+
+/** The target group of that name, or undefined: ELBv2 answers a name it lacks with an error. */
+async function targetGroupNamed(elbv2: Elbv2Api, name: string): Promise<TargetGroup | undefined> {
+  try {
+    return (await elbv2.describeTargetGroups({ names: [name] })).items[0];
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }
 
 /** The listener on the slot that forwards to `targetGroupArn`, if there is one. */
@@ -173,21 +180,9 @@ export async function takeDownListener(
   slot: ListenerSlot,
 ): Promise<void> {
   const name = targetGroupName(owner.cluster, owner.allocationId, owner.portName);
-  const groups = await elbv2.describeTargetGroups({ names: [name] }).catch((error: unknown) => {
-    if (isNotFound(error)) return { items: [] };
-    throw error;
-  });
-  const group = groups.items[0];
+  const group = await targetGroupNamed(elbv2, name);
   if (group === undefined) return;
   const listener = await listenerOnSlot(elbv2, slot, group.arn);
-  if (listener !== undefined) await ignoreNotFound(elbv2.deleteListener(listener.arn));
-  await ignoreNotFound(elbv2.deleteTargetGroup(group.arn));
-}
-
-async function ignoreNotFound(call: Promise<void>): Promise<void> {
-  try {
-    await call;
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-  }
+  if (listener !== undefined) await elbv2.deleteListener(listener.arn).catch(ignoreGone);
+  await elbv2.deleteTargetGroup(group.arn).catch(ignoreGone);
 }

@@ -18,7 +18,7 @@ import { isNotFound, isResourceInUse } from '../aws/error-codes.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
-import { FRONT_TAGS, tagsOf, targetGroupName } from './nlb-front.js';
+import { FRONT_TAGS, ignoreGone, tagsOf, targetGroupName } from './nlb-front.js';
 import { frontedPortsOf } from './pod-fronts.js';
 import type { FrontStore } from './store.js';
 import type { FrontQueue } from './work.js';
@@ -107,15 +107,17 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     }
   }
   const subnets = await deps.store.listDestinationSubnets();
+  const wanted = [];
+  for (const subnetId of subnets)
+    wanted.push(...(await deps.store.listDestinations(subnetId)).wanted);
   const wantedBy = new Map<string, number>();
-  for (const subnetId of subnets) {
-    for (const cell of (await deps.store.listDestinations(subnetId)).wanted) {
-      wantedBy.set(cell.owner.allocationId, (wantedBy.get(cell.owner.allocationId) ?? 0) + 1);
-      if (!owners.has(cell.owner.allocationId) && settled(cell.wantedAt)) {
-        gone.add(cell.owner.allocationId);
-      }
+  for (const cell of wanted) {
+    wantedBy.set(cell.owner.allocationId, (wantedBy.get(cell.owner.allocationId) ?? 0) + 1);
+    if (!owners.has(cell.owner.allocationId) && settled(cell.wantedAt)) {
+      gone.add(cell.owner.allocationId);
     }
   }
+  const holdings = { slots, wanted };
   const touched = new Set<string>(subnets);
   // One owner's failure (the budget spent, a target group someone else's listener uses) is
   // counted and left to the next pass: it must not stop the repair of every other.
@@ -132,6 +134,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
       await releaseOwner(
         { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
         allocationId,
+        holdings,
         touched,
       );
       find('FrontLeaked');
@@ -271,7 +274,7 @@ async function removeOrphanListeners(
   const removed: string[] = [];
   for (const candidate of candidates) {
     if (now.slots.has(candidate.slot) && now.groups.has(candidate.group)) continue;
-    await api.deleteListener(candidate.arn).catch(ignoreNotFound);
+    await api.deleteListener(candidate.arn).catch(ignoreGone);
     removed.push('ListenerOrphaned');
   }
   return removed;
@@ -316,8 +319,4 @@ async function removeOrphanGroups(
     }
   }
   return removed;
-}
-
-function ignoreNotFound(error: unknown): void {
-  if (!isNotFound(error)) throw error;
 }

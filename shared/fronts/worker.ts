@@ -22,7 +22,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
 import { makeListener, takeDownListener } from './nlb-front.js';
-import type { DestinationCell, FrontStore, WantedDestination } from './store.js';
+import type { FrontStore, ListenerSlotRecord, WantedDestination } from './store.js';
 import type { BindWork, FrontQueue, FrontWork, ReleaseWork } from './work.js';
 
 /** What the worker needs; the fronts the config has none of are absent. */
@@ -91,12 +91,25 @@ export async function handleFrontWork(
   ];
   const releases = batch.filter((work): work is ReleaseWork => work.kind === 'release');
 
+  // The slots and destinations are read once for the batch, not once a game server: a bind's
+  // slot was claimed before its binding was queued, and every write after is conditioned on it.
+  const listens = binds.some((work) => work.ports.some((port) => port.front === 'nlb'));
+  let holdings: FrontHoldings;
+  try {
+    holdings = await readHoldings(deps.store, {
+      slots: listens || releases.length > 0,
+      wanted: releases.length > 0,
+    });
+  } catch (error) {
+    return batch.map(() => ({ kind: 'failed', error }));
+  }
+
   const touched = new Set<string>();
   await forEachBounded(binds, NLB_CONCURRENCY, async (work) => {
-    outcomes.set(work, await attempt(() => bind(deps, work, touched)));
+    outcomes.set(work, await attempt(() => bind(deps, work, holdings, touched)));
   });
   await forEachBounded(releases, NLB_CONCURRENCY, async (work) => {
-    outcomes.set(work, await attempt(() => release(deps, work, touched)));
+    outcomes.set(work, await attempt(() => release(deps, work, holdings, touched)));
   });
   if (deps.accelerator !== undefined && touched.size > 0) {
     // One plan per subnet for the whole batch: a bind behind the accelerator is reachable once
@@ -163,6 +176,7 @@ async function attempt(run: () => Promise<FrontWorkOutcome>): Promise<FrontWorkO
 async function bind(
   deps: FrontsWorkerDeps,
   work: BindWork,
+  holdings: FrontHoldings,
   touched: Set<string>,
 ): Promise<FrontWorkOutcome> {
   const nlbPorts = work.ports.filter((port) => port.front === 'nlb');
@@ -170,7 +184,7 @@ async function bind(
   if (nlbPorts.length > 0) {
     if (deps.nlb === undefined) return { kind: 'skipped', reason: 'no NLB is configured' };
     const { api, vpcIdOf } = deps.nlb;
-    const slots = (await deps.store.listSlots()).filter(
+    const slots = holdings.slots.filter(
       (record) => record.owner.allocationId === work.allocationId,
     );
     for (const port of nlbPorts) {
@@ -255,6 +269,7 @@ function stillOwns(pod: V1Pod | undefined, allocationId: string): boolean {
 async function release(
   deps: FrontsWorkerDeps,
   work: ReleaseWork,
+  holdings: FrontHoldings,
   touched: Set<string>,
 ): Promise<FrontWorkOutcome> {
   if (stillOwns(await deps.kube.getPod(work.namespace, work.pod), work.allocationId)) {
@@ -265,14 +280,36 @@ async function release(
   await releaseOwner(
     { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
     work.allocationId,
+    holdings,
     touched,
   );
   return { kind: 'released' };
 }
 
+/** What the cluster holds of the fronts, read once for a batch or a pass. */
+export interface FrontHoldings {
+  readonly slots: readonly ListenerSlotRecord[];
+  readonly wanted: readonly WantedDestination[];
+}
+
+/** Reads the listener slots and the wanted destinations, each only when asked for. */
+export async function readHoldings(
+  store: FrontStore,
+  read: { readonly slots: boolean; readonly wanted: boolean },
+): Promise<FrontHoldings> {
+  const wanted: WantedDestination[] = [];
+  if (read.wanted) {
+    for (const subnetId of await store.listDestinationSubnets()) {
+      wanted.push(...(await store.listDestinations(subnetId)).wanted);
+    }
+  }
+  return { slots: read.slots ? await store.listSlots() : [], wanted };
+}
+
 /**
- * Takes down and frees everything the owner holds: its listeners and slots, and its wanted
- * destinations (denied by the subnets' reconcile). The caller has made sure the owner is gone.
+ * Takes down and frees everything the owner holds in `holdings`: its listeners and slots, and
+ * its wanted destinations (denied by the subnets' reconcile). The caller has made sure the owner
+ * is gone; every write is conditioned on the owner, so a holding read a moment ago is safe.
  */
 export async function releaseOwner(
   deps: {
@@ -281,11 +318,10 @@ export async function releaseOwner(
     readonly elbv2: Elbv2Api | undefined;
   },
   allocationId: string,
+  holdings: FrontHoldings,
   touched: Set<string>,
 ): Promise<void> {
-  const slots = (await deps.store.listSlots()).filter(
-    (record) => record.owner.allocationId === allocationId,
-  );
+  const slots = holdings.slots.filter((record) => record.owner.allocationId === allocationId);
   for (const record of slots) {
     // Without the NLB config its listeners cannot be read: the slot stays held (a leak, never
     // a port handed out twice) until the config is back.
@@ -297,13 +333,12 @@ export async function releaseOwner(
     );
     await deps.store.freeSlot(record.slot, allocationId);
   }
-  for (const subnetId of await deps.store.listDestinationSubnets()) {
-    const { wanted } = await deps.store.listDestinations(subnetId);
-    const own: DestinationCell[] = wanted.filter(
-      (cell) => cell.owner.allocationId === allocationId,
+  const own = holdings.wanted.filter((cell) => cell.owner.allocationId === allocationId);
+  for (const subnetId of new Set(own.map((cell) => cell.subnetId))) {
+    await deps.store.unwant(
+      allocationId,
+      own.filter((cell) => cell.subnetId === subnetId),
     );
-    if (own.length === 0) continue;
-    await deps.store.unwant(allocationId, own);
     touched.add(subnetId);
   }
 }
