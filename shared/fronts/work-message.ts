@@ -1,9 +1,7 @@
-/**
- * Front work as a queue message: JSON, checked field by field on the way in, since a message
- * may come from an older berth or from anyone who can send to the queue.
- */
+/** Front work as a queue message, read back field by field (`parseQueueMessage`). */
 import { z } from 'zod';
 import { isAllocationId } from '../admission/identity.js';
+import { parseQueueMessage } from '../aws/queue-message.js';
 import { PORT_PROTOCOLS } from '../hostports/spec.js';
 import { FRONT_KINDS } from './front-spec.js';
 import type { FrontWork } from './work.js';
@@ -63,15 +61,5 @@ export function frontWorkBody(work: FrontWork): string {
 
 /** Parses a message body. */
 export function parseFrontWork(body: string): FrontWork {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new MalformedFrontWorkError(['body is not JSON']);
-  }
-  const result = frontWork.safeParse(json);
-  if (result.success) return result.data;
-  throw new MalformedFrontWorkError(
-    result.error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`),
-  );
+  return parseQueueMessage(body, frontWork, (problems) => new MalformedFrontWorkError(problems));
 }

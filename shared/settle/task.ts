@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { isAllocationId } from '../admission/identity.js';
 import { type Offset, toOffset } from '../allocation/offset.js';
+import { parseQueueMessage } from '../aws/queue-message.js';
 
 /**
  * Why the owner is waiting:
@@ -93,15 +94,5 @@ export function settleTaskBody(task: SettleTask): string {
 
 /** Parses a queue message body. */
 export function parseSettleTask(body: string): SettleTask {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    throw new MalformedSettleTaskError(['body is not JSON']);
-  }
-  const result = settleTask.safeParse(json);
-  if (result.success) return result.data;
-  throw new MalformedSettleTaskError(
-    result.error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`),
-  );
+  return parseQueueMessage(body, settleTask, (problems) => new MalformedSettleTaskError(problems));
 }
