@@ -4,7 +4,7 @@
  * read), its NLB listener slots and its accelerator destinations as the store has them. And who
  * holds a listener port, for `berth status --holder PORT`.
  */
-import { annotationOf } from '../admission/identity.js';
+import { annotationOf, carriedAllocationId } from '../admission/identity.js';
 import { FRONTS_ANNOTATION } from '../fronts/front-spec.js';
 import type { FrontStore, ListenerSlotRecord } from '../fronts/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
@@ -45,7 +45,7 @@ export async function frontHoldings(
   const told = pod
     ? annotationOf(pod as Readonly<Record<string, unknown>>, FRONTS_ANNOTATION)
     : undefined;
-  const allocationId = pod?.metadata?.annotations?.['berth.dev/allocation-id'] ?? '';
+  const allocationId = (pod && carriedAllocationId(pod as Readonly<Record<string, unknown>>)) ?? '';
   if (told !== undefined) {
     try {
       for (const [portName, address] of Object.entries(

@@ -252,6 +252,18 @@ describe('fronts at binding', () => {
     warm: async () => undefined,
   };
 
+  /** The pod as stored after a CREATE that told it `address` for its NLB port. */
+  const toldAtCreate = (address: string): V1Pod => ({
+    ...pod,
+    metadata: {
+      ...pod.metadata,
+      annotations: {
+        ...pod.metadata?.annotations,
+        [FRONTS_ANNOTATION]: JSON.stringify({ game: address }),
+      },
+    },
+  });
+
   async function bind(dryRun = false, stored: V1Pod = pod, onNode: V1Node = node) {
     const store = new MemoryFrontStore();
     await store.claimSlots([
@@ -332,16 +344,7 @@ describe('fronts at binding', () => {
   });
 
   it('takes an NLB listener’s address from what the pod was told at CREATE', async () => {
-    const told = {
-      ...pod,
-      metadata: {
-        ...pod.metadata,
-        annotations: {
-          ...pod.metadata?.annotations,
-          [FRONTS_ANNOTATION]: JSON.stringify({ game: 'told.example:10777' }),
-        },
-      },
-    };
+    const told = toldAtCreate('told.example:10777');
     const { verdict } = await bind(false, told);
     const binding = patched({ metadata: { name: 'gs-1' } }, verdict);
     expect(JSON.parse(annotations(binding)[FRONTS_ANNOTATION] ?? '')).toMatchObject({
@@ -350,16 +353,7 @@ describe('fronts at binding', () => {
   });
 
   it('keeps an NLB listener’s address on a node with no private address', async () => {
-    const told = {
-      ...pod,
-      metadata: {
-        ...pod.metadata,
-        annotations: {
-          ...pod.metadata?.annotations,
-          [FRONTS_ANNOTATION]: JSON.stringify({ game: 'told.example:10777' }),
-        },
-      },
-    };
+    const told = toldAtCreate('told.example:10777');
     const { verdict, queued } = await bind(false, told, {
       metadata: { name: 'node-a' },
       status: { addresses: [] },
