@@ -48,6 +48,11 @@ export async function tagsOf(
   return tags;
 }
 
+/** Whether a listener's or target group's tags say berth made it for `cluster`. */
+export function taggedFor(tags: readonly Elbv2Tag[] | undefined, cluster: string): boolean {
+  return (tags ?? []).some((t) => t.key === FRONT_TAGS.cluster && t.value === cluster);
+}
+
 /** For a `.catch` of a delete or a read: a resource already gone is done. */
 export function ignoreGone(error: unknown): void {
   if (!isNotFound(error)) throw error;

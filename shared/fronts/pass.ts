@@ -18,7 +18,7 @@ import { isNotFound, isResourceInUse } from '../aws/error-codes.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
-import { FRONT_TAGS, ignoreGone, tagsOf, targetGroupName } from './nlb-front.js';
+import { FRONT_TAGS, ignoreGone, taggedFor, tagsOf, targetGroupName } from './nlb-front.js';
 import { frontedPortsOf } from './pod-fronts.js';
 import type { FrontStore } from './store.js';
 import type { FrontQueue } from './work.js';
@@ -209,9 +209,6 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     durationMs: deps.now() - startedAt,
   };
 }
-
-const taggedFor = (tags: readonly { key: string; value: string }[] | undefined, cluster: string) =>
-  (tags ?? []).some((t) => t.key === FRONT_TAGS.cluster && t.value === cluster);
 
 /**
  * Removes this cluster's listeners on the pool's load balancers that are no held slot's, or

@@ -7,7 +7,7 @@
  */
 import type { Elbv2Api } from './elbv2.js';
 import type { NlbPoolDirectory, PoolMember } from './listener-claim.js';
-import { FRONT_TAGS, tagsOf } from './nlb-front.js';
+import { taggedFor, tagsOf } from './nlb-front.js';
 import type { FrontStore } from './store.js';
 
 /** How long a reading of the pool is used. */
@@ -77,10 +77,7 @@ export class Elbv2PoolDirectory implements NlbPoolDirectory {
             page.items.map((l) => l.arn),
           );
           for (const listener of page.items) {
-            const own = tags.get(listener.arn) ?? [];
-            if (!own.some((t) => t.key === FRONT_TAGS.cluster && t.value === cluster)) {
-              foreignPorts.add(listener.port);
-            }
+            if (!taggedFor(tags.get(listener.arn), cluster)) foreignPorts.add(listener.port);
           }
           marker = page.nextMarker;
         } while (marker !== undefined);
