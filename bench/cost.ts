@@ -41,7 +41,12 @@ import {
   REFERENCE_FLEET,
   REFERENCE_STACK_CONFIG,
 } from './cost/fleet.js';
-import { type MeteredOperation, type MeterResult, meterOperations } from './cost/meter/index.js';
+import {
+  type MeteredOperation,
+  type MeterResult,
+  meterOperations,
+  PASS_KINDS,
+} from './cost/meter/index.js';
 import { FREE_TIERS, PRICE_REGION, PRICES, PRICES_AS_OF } from './cost/prices.js';
 import { type StackResources, stackResources } from './cost/stack.js';
 import { diurnal } from './eni/workload.js';
@@ -229,11 +234,15 @@ interface BillLoad {
   readonly customMetrics: number;
 }
 
-/** The load of one reference cluster, with the operations driven by `drivers` only. */
+/**
+ * The load of one reference cluster, with the operations driven by `drivers` only; its passes
+ * as metered at fleet size, or (`idlePasses`) in the cluster with no game sessions.
+ */
 function clusterLoad(
   fleetMonthly: Readonly<Record<OperationKind, number>>,
   metered: MeterResult,
   drivers: ReadonlySet<Driver>,
+  idlePasses = false,
 ): BillLoad {
   const kinds = Object.keys(fleetMonthly) as OperationKind[];
   const monthly = Object.fromEntries(
@@ -245,7 +254,11 @@ function clusterLoad(
   const metrics = new Set(
     kinds.filter((kind) => monthly[kind] > 0).flatMap((kind) => metered.operations[kind].metrics),
   );
-  return { monthly, operations: usages(metered), customMetrics: metrics.size };
+  const operations = usages(metered);
+  if (idlePasses) {
+    for (const kind of PASS_KINDS) operations[kind] = usageOf(metered.idle.operations[kind]);
+  }
+  return { monthly, operations, customMetrics: metrics.size };
 }
 
 function usages(metered: MeterResult): Record<OperationKind, OperationUsage> {
@@ -352,33 +365,51 @@ export async function runCostBench(): Promise<void> {
   };
   const bill = billOf(stack, fleetLoad, REFERENCE_FLEET.clusters, tableGbPerCluster);
 
-  // One stack serving one reference cluster: with no sessions (fixed), and with them.
-  const idleLoad = clusterLoad(monthly, metered, new Set<Driver>(['fixed']));
-  const busyLoad = clusterLoad(monthly, metered, new Set<Driver>(['fixed', 'sessions']));
+  // One stack serving one reference cluster, three ways: with no game sessions (the fixed bill:
+  // the scale pass has taken the game nodes down to the idle cluster's), with its sessions on
+  // those nodes' passes (what the sessions add), and at the fleet's size (what its game nodes
+  // add to the passes, per node).
+  const fixedDrivers = new Set<Driver>(['fixed']);
+  const sessionDrivers = new Set<Driver>(['fixed', 'sessions']);
+  const idleLoad = clusterLoad(monthly, metered, fixedDrivers, true);
   const idle = billOf(stackOne, idleLoad, 1, tableGbPerCluster, false);
+  const played = billOf(
+    stackOne,
+    clusterLoad(monthly, metered, sessionDrivers, true),
+    1,
+    tableGbPerCluster,
+  );
+  const busyLoad = clusterLoad(monthly, metered, sessionDrivers);
   const busy = billOf(stackOne, busyLoad, 1, tableGbPerCluster);
   const sessionsPerMonth = CLUSTER_SHARE.sessionsPerDay * ASSUMPTIONS.daysPerMonth.value;
   const perMillion = {
-    onDemand: ((busy.onDemand.total - idle.onDemand.total) / sessionsPerMonth) * 1e6,
-    provisioned: ((busy.provisioned.total - idle.provisioned.total) / sessionsPerMonth) * 1e6,
+    onDemand: ((played.onDemand.total - idle.onDemand.total) / sessionsPerMonth) * 1e6,
+    provisioned: ((played.provisioned.total - idle.provisioned.total) / sessionsPerMonth) * 1e6,
   };
   const fixed = { onDemand: idle.onDemand.total, provisioned: idle.provisioned.total };
-  // What the fixed bill would be with the ENI pass every 5 minutes: pools are refilled on assign
-  // and made or removed on instance events, so the scheduled pass only trims and reconciles.
+  const addedNodes = CLUSTER_SHARE.nodes - metered.idle.nodes;
+  const perGameNode = {
+    onDemand: (busy.onDemand.total - played.onDemand.total) / addedNodes,
+    provisioned: (busy.provisioned.total - played.provisioned.total) / addedNodes,
+  };
+  // What a cluster at fleet size would save with the ENI pass every 5 minutes: pools are refilled
+  // on assign and made or removed on instance events, so the scheduled pass only trims and
+  // reconciles.
   const eniEvery = 300;
-  const slowerEniPass = billOf(
-    stackOne,
-    {
-      ...idleLoad,
-      monthly: {
-        ...idleLoad.monthly,
-        'eni-pass': (idleLoad.monthly['eni-pass'] * stack.scheduleMinutes.eni * 60) / eniEvery,
+  const slowerEniPass =
+    busy.onDemand.total -
+    billOf(
+      stackOne,
+      {
+        ...busyLoad,
+        monthly: {
+          ...busyLoad.monthly,
+          'eni-pass': (busyLoad.monthly['eni-pass'] * stack.scheduleMinutes.eni * 60) / eniEvery,
+        },
       },
-    },
-    1,
-    tableGbPerCluster,
-    false,
-  ).onDemand.total;
+      1,
+      tableGbPerCluster,
+    ).onDemand.total;
   const vpcLine = privateNetworkLine(stackVpc.interfaceEndpoints, monthly, metered);
 
   const split = nodePriceSplit({
@@ -422,18 +453,20 @@ export async function runCostBench(): Promise<void> {
   console.log(
     `  not sent to berth by the webhook configuration: ${unsent.map((op) => `${OPERATIONS[op.kind].label} (${round(100 * (1 - op.calledShare), 0)}%)`).join(', ') || 'none'}`,
   );
-  console.log('\npasses at fleet size (one cluster)');
-  printTable(
-    ['pass', '#', 'wall ms', 'WRU', 'RRU', 'what it did'],
-    metered.passes.map((p) => [
+  const passRows = (passes: MeterResult['passes']) =>
+    passes.map((p) => [
       OPERATIONS[p.kind].label,
       p.pass,
       p.wallMs,
       p.writeUnits,
       p.readUnits,
       p.detail,
-    ]),
-  );
+    ]);
+  const passHeader = ['pass', '#', 'wall ms', 'WRU', 'RRU', 'what it did'];
+  console.log('\npasses at fleet size (one cluster)');
+  printTable(passHeader, passRows(metered.passes));
+  console.log(`\npasses with no game sessions (${metered.idle.nodes} game node)`);
+  printTable(passHeader, passRows(metered.idle.passes));
   printBill('the bill on on-demand DynamoDB (a month, the whole fleet)', bill.onDemand.lines);
   const profile = dailyProfile();
   console.log('\nlargest lines');
@@ -460,10 +493,10 @@ export async function runCostBench(): Promise<void> {
     idle.onDemand.lines.filter((l) => l.usd >= 0.005),
   );
   console.log(
-    `\n  one cluster: fixed ${usd(fixed.onDemand)} a month on on-demand, ${usd(fixed.provisioned)} on provisioned; per million game sessions ${usd(perMillion.onDemand)} on on-demand, ${usd(perMillion.provisioned)} on provisioned (${round(sessionsPerMonth / 1e6, 2)}M sessions a month)`,
+    `\n  one cluster: fixed ${usd(fixed.onDemand)} a month on on-demand, ${usd(fixed.provisioned)} on provisioned (no game sessions: ${metered.idle.nodes} game node, ${CLUSTER_SHARE.services} Services); per million game sessions ${usd(perMillion.onDemand)} on on-demand, ${usd(perMillion.provisioned)} on provisioned (${round(sessionsPerMonth / 1e6, 2)}M sessions a month); each game node adds $${perGameNode.onDemand.toFixed(3)} a month of pass work on on-demand, $${perGameNode.provisioned.toFixed(3)} on provisioned (the ${addedNodes} more at fleet size ${usd(perGameNode.onDemand * addedNodes)}; the cluster at fleet size with its sessions ${usd(busy.onDemand.total)} a month)`,
   );
   console.log(
-    `  (information: with eni.intervalSeconds ${eniEvery} instead of ${stack.scheduleMinutes.eni * 60}, the fixed bill would be ${usd(slowerEniPass)} on on-demand; the default is the ENI pools' to choose)`,
+    `  (information: with eni.intervalSeconds ${eniEvery} instead of ${stack.scheduleMinutes.eni * 60}, a cluster at fleet size would pay ${usd(slowerEniPass)} a month less on on-demand; the default is the ENI pools' to choose)`,
   );
   const passInvocations = monthly['eni-pass'] + monthly['repair-pass'] + monthly['scale-pass'];
   const scheduleChoice = {
@@ -513,7 +546,7 @@ export async function runCostBench(): Promise<void> {
       .slice(0, n)
       .map((l) => `${l.group} ${l.item} ${usd(l.usd)}`)
       .join(', ');
-  const sessionLines = busy.onDemand.lines.map((l) => {
+  const sessionLines = played.onDemand.lines.map((l) => {
     const before = idle.onDemand.lines.find((i) => i.group === l.group && i.item === l.item);
     return { ...l, usd: ((l.usd - (before?.usd ?? 0)) / sessionsPerMonth) * 1e6 };
   });
@@ -526,7 +559,7 @@ export async function runCostBench(): Promise<void> {
     {
       target: `at most $${TARGET_FIXED_USD.toFixed(2)} a month fixed for a stack serving one cluster (passes, schedules, alarms, dashboards, secrets, queues), on on-demand`,
       pass: fixed.onDemand <= TARGET_FIXED_USD,
-      line: `${usd(fixed.onDemand)} a month on on-demand (largest: ${largest(idle.onDemand.lines, 4)}), ${usd(fixed.provisioned)} on provisioned; the reference fleet (3 clusters, one stack) ${usd(bill.onDemand.total)} on on-demand, ${usd(bill.provisioned.total)} on provisioned, +${usd(vpcLine.usd)} with -c vpc; the in-cluster alternative reserves ${usd(reserved.total)}`,
+      line: `${usd(fixed.onDemand)} a month on on-demand with no game sessions (${metered.idle.nodes} game node; largest: ${largest(idle.onDemand.lines, 4)}), ${usd(fixed.provisioned)} on provisioned; each game node adds $${perGameNode.onDemand.toFixed(3)} a month of pass work; the reference fleet (3 clusters, one stack) ${usd(bill.onDemand.total)} on on-demand, ${usd(bill.provisioned.total)} on provisioned, +${usd(vpcLine.usd)} with -c vpc; the in-cluster alternative reserves ${usd(reserved.total)}`,
     },
   ];
   console.log('');
@@ -553,6 +586,7 @@ export async function runCostBench(): Promise<void> {
     ratios: metered.ratios,
     metered: metered.operations,
     passes: metered.passes,
+    idle: metered.idle,
     table: metered.table,
     customMetrics: metered.customMetrics,
     setup: metered.setup,
@@ -570,8 +604,11 @@ export async function runCostBench(): Promise<void> {
     oneCluster: {
       sessionsPerMonth,
       fixed,
-      fixedWithEniPassEvery300s: slowerEniPass,
+      idleGameNodes: metered.idle.nodes,
+      atFleetSize: { onDemand: busy.onDemand.total, provisioned: busy.provisioned.total },
+      savedWithEniPassEvery300s: slowerEniPass,
       perMillionSessions: perMillion,
+      perGameNode,
       fixedLines: idle.onDemand.lines,
       perMillionSessionLines: sessionLines,
     },

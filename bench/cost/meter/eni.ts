@@ -32,7 +32,7 @@ import { NAMESPACE, passContextOf, SESSION_GAP_MS, type World } from './world.js
 const ASSIGN_ATTEMPTS = 20;
 
 /** The ENI domain of the reference cluster, over the EC2 fake, and what it asked for. */
-interface EniWiring {
+export interface EniWiring {
   readonly runner: EniRunner;
   /** Nodes whose background refill the node IP API asked for, not yet run. */
   readonly refillsAsked: string[];
@@ -59,7 +59,7 @@ function countedCalls(network: Ec2Network, world: World): Ec2Network {
 }
 
 /** Wires the ENI pools as the ENI and node IP functions do, with the EC2 fake for EC2. */
-function wireEni(world: World): EniWiring {
+export function wireEni(world: World): EniWiring {
   const { clocks, config } = world;
   const context = passContextOf(world, () => clocks.eni);
   const runner = eniRunner(
@@ -107,6 +107,39 @@ function passDetail(summary: EniPassSummary): string {
   return `pools ${summary.pools}, assigned ${summary.ipsAssigned}, unassigned ${summary.ipsUnassigned}, ENIs created ${summary.enisCreated}, idle ${summary.idleIps}, in use ${summary.assignedIps}, failures ${summary.failures.length}`;
 }
 
+/**
+ * A pool on every node of `world`: passes a minute apart, as scheduled, until one finishes
+ * without a failure (new nodes at once spend the EC2 budget, and a pool whose ENI the budget
+ * refused waits for the next pass).
+ */
+export async function createPools(
+  eni: EniWiring,
+  world: World,
+): Promise<{ readonly passes: number; readonly poolsCreated: number }> {
+  let poolsCreated = 0;
+  for (let pass = 1; pass <= 10; pass++) {
+    const summary = await eni.runner.pass();
+    poolsCreated += summary.poolsCreated;
+    if (summary.failures.length === 0 && !summary.budgetSpent)
+      return { passes: pass, poolsCreated };
+    world.clocks.eni += 60_000;
+  }
+  throw new Error(`ENI pools of ${world.config.cluster} still failing after 10 passes`);
+}
+
+/** `PASS_SAMPLES` scheduled ENI passes a minute apart, through the ENI function's body. */
+export async function meterEniPasses(session: Session, eni: EniWiring): Promise<void> {
+  const { world, log } = session;
+  log(`  metering ${PASS_SAMPLES} ENI passes over ${world.nodes.length} pools...`);
+  for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
+    world.clocks.eni += 60_000;
+    const { value, sample } = await session.invoke('eni', (context) =>
+      eni.eniFunction({}, context),
+    );
+    session.recordPass('eni-pass', pass, sample, passDetail(value as EniPassSummary));
+  }
+}
+
 /** The CNI plugin's sandbox id for a pod (CNI_CONTAINERID). */
 const containerOf = (pod: V1Pod) => `c-${pod.metadata?.uid ?? pod.metadata?.name}`;
 
@@ -139,17 +172,9 @@ export async function meterEni(
 
   log('  creating ENI pools and assigning the game servers their addresses (set-up)...');
   const started = performance.now();
-  // 100 new nodes at once spend the EC2 budget: passes a minute apart, as scheduled, until one
-  // finishes without a failure (a pool whose ENI the budget refused waits for the next pass).
-  let poolsCreated = 0;
-  for (let pass = 1; pass <= 10; pass++) {
-    const summary = await eni.runner.pass();
-    poolsCreated += summary.poolsCreated;
-    setup.bootstrapPasses = pass;
-    if (summary.failures.length === 0 && !summary.budgetSpent) break;
-    clocks.eni += 60_000;
-  }
-  setup.poolsCreated = poolsCreated;
+  const bootstrap = await createPools(eni, world);
+  setup.bootstrapPasses = bootstrap.passes;
+  setup.poolsCreated = bootstrap.poolsCreated;
   const addressOf = new Map<string, { node: string; ip: string }>();
   let setupRetries = 0;
   // Every live game server but the metered ones, whose assigns are metered below.
@@ -240,14 +265,7 @@ export async function meterEni(
     await runRefills(true);
   }
 
-  log(`  metering ${PASS_SAMPLES} ENI passes over ${world.nodes.length} pools...`);
-  for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
-    clocks.eni += 60_000;
-    const { value, sample } = await session.invoke('eni', (context) =>
-      eni.eniFunction({}, context),
-    );
-    session.recordPass('eni-pass', pass, sample, passDetail(value as EniPassSummary));
-  }
+  await meterEniPasses(session, eni);
   for (let n = 1; n <= PASS_SAMPLES; n++) {
     clocks.eni += 1_000;
     const instanceId = world.nodes[n]?.instanceId;

@@ -27,7 +27,7 @@
  * This module is the entry: world.ts builds the cluster, objects.ts its pods and Services,
  * lambda.ts makes an invocation look like Lambda's, session.ts keeps what each invocation
  * measured (samples.ts summarises it), and admission.ts, eni.ts and passes.ts meter the
- * operations.
+ * operations; idle.ts meters the passes again in a cluster with no game sessions.
  */
 
 import type { FunctionName } from '../../../infra/constructs/berth-function.js';
@@ -41,6 +41,7 @@ import { DynamoLedger } from '../ledger.js';
 import type { StackFunction } from '../stack.js';
 import { meterAdmission } from './admission.js';
 import { meterEni } from './eni.js';
+import { meterIdlePasses } from './idle.js';
 import { meterPasses } from './passes.js';
 import type { MeteredOperation, MeteredPass } from './samples.js';
 import { Session } from './session.js';
@@ -58,7 +59,17 @@ export interface MeterResult {
   readonly setup: Readonly<Record<string, number | string>>;
   /** Each pass measured, for the report. */
   readonly passes: readonly MeteredPass[];
+  /** The passes of a cluster with no game sessions (`idle.ts`), and each pass measured. */
+  readonly idle: {
+    readonly nodes: number;
+    readonly operations: Readonly<Record<PassKind, MeteredOperation>>;
+    readonly passes: readonly MeteredPass[];
+  };
 }
+
+/** The scheduled passes, metered at fleet size and in the idle cluster. */
+export const PASS_KINDS = ['eni-pass', 'repair-pass', 'scale-pass'] as const;
+export type PassKind = (typeof PASS_KINDS)[number];
 
 /** Runs everything; `log` hears progress. */
 export async function meterOperations(options: {
@@ -98,6 +109,10 @@ async function measureAll(session: Session, samples: number): Promise<MeterResul
   const eni = await meterEni(session, samples, admission);
   await meterPasses(session);
   const operations = session.operations();
+  const idle = await meterIdlePasses(session);
+  const idleOperations = Object.fromEntries(
+    PASS_KINDS.map((kind) => [kind, idle.operation(kind)]),
+  ) as Record<PassKind, MeteredOperation>;
   return {
     operations,
     ratios: {
@@ -111,5 +126,6 @@ async function measureAll(session: Session, samples: number): Promise<MeterResul
     table: await tableSize(session.world.client, session.world.config.cluster),
     setup: session.setup,
     passes: session.passes,
+    idle: { nodes: idle.world.nodes.length, operations: idleOperations, passes: idle.passes },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Scale and repair pass metering: each pass at fleet size through its function's body
+ * Scale and repair pass metering: each pass at the world's size through its function's body
  * (`scaleInvocation`, `repairInvocation`), over the reference cluster's wiring.
  */
 import { observability } from '../../../shared/app/observability.js';
@@ -14,8 +14,11 @@ import { passContextOf } from './world.js';
 /** Passes measured at fleet size, each kind. */
 export const PASS_SAMPLES = 3;
 
-/** The scale and repair passes at fleet size, through their functions' bodies. */
-export async function meterPasses(session: Session): Promise<void> {
+/**
+ * The scale and repair passes at the world's size, through their functions' bodies; answers how
+ * many actions the scale passes took.
+ */
+export async function meterPasses(session: Session): Promise<{ readonly scaleActions: number }> {
   const { world, log } = session;
   const { config } = world;
   log(`  metering ${PASS_SAMPLES} scale passes and ${PASS_SAMPLES} repair passes...`);
@@ -29,8 +32,10 @@ export async function meterPasses(session: Session): Promise<void> {
     scaleObs,
     scaleInvocation(new ClusterSet([config], () => scaleRunner(context, pool)), scaleObs),
   );
+  let scaleActions = 0;
   for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
     const { value, sample } = await session.invoke('scale', (ctx) => scale({}, ctx));
+    scaleActions += value.actions.length;
     const byType: Record<string, number> = {};
     for (const action of value.actions) byType[action.type] = (byType[action.type] ?? 0) + 1;
     const actions = Object.entries(byType).map(([type, n]) => `${type} ${n}`);
@@ -57,4 +62,5 @@ export async function meterPasses(session: Session): Promise<void> {
       `findings ${JSON.stringify(value.findings)}, released ${value.released}, recorded ${value.recorded}`,
     );
   }
+  return { scaleActions };
 }

@@ -118,14 +118,17 @@ export class Session {
     };
   }
 
+  /** The summary of one operation, which must have been sampled. */
+  operation(kind: OperationKind): MeteredOperation {
+    const list = this.results[kind];
+    if (!list || list.length === 0) throw new Error(`no samples of ${kind}`);
+    return summarise(kind, list, this.raced[kind]);
+  }
+
   /** The summary of every operation; each must have been sampled. */
   operations(): Record<OperationKind, MeteredOperation> {
     return Object.fromEntries(
-      (Object.keys(OPERATIONS) as OperationKind[]).map((kind) => {
-        const list = this.results[kind];
-        if (!list || list.length === 0) throw new Error(`no samples of ${kind}`);
-        return [kind, summarise(kind, list, this.raced[kind])];
-      }),
+      (Object.keys(OPERATIONS) as OperationKind[]).map((kind) => [kind, this.operation(kind)]),
     ) as Record<OperationKind, MeteredOperation>;
   }
 }

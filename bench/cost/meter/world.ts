@@ -62,19 +62,32 @@ export interface World {
   ec2Calls: number;
 }
 
-/** Registers the reference cluster's nodes, each an instance in the EC2 fake. */
+/** Which cluster a world is: its name in the table and how many game nodes it runs. */
+export interface WorldShape {
+  readonly cluster: string;
+  readonly nodes: number;
+}
+
+/** The reference cluster at the fleet's size. */
+export const REFERENCE_SHAPE: WorldShape = {
+  cluster: REFERENCE_CONFIG.cluster,
+  nodes: CLUSTER_SHARE.nodes,
+};
+
+/** Registers the cluster's nodes, each an instance in the EC2 fake. */
 export async function buildWorld(
   client: DynamoDBClient,
   ledger: DynamoLedger,
   kube: KubeApiServer,
   log: (line: string) => void,
+  shape: WorldShape = REFERENCE_SHAPE,
 ): Promise<World> {
-  const config = parseConfig(REFERENCE_CONFIG);
+  const config = parseConfig({ ...REFERENCE_CONFIG, cluster: shape.cluster });
   const cluster = new ClientNodeClusterApi({ kubeConfig: kube.kubeConfig(), now: Date.now });
   const clocks = { admission: START, eni: START };
   const ec2 = new FakeEc2({ now: () => clocks.eni, random: seededRandom(7), recordCalls: false });
   ec2.addSubnet(SUBNET_ID, SUBNET_CIDR);
-  const nodes = Array.from({ length: CLUSTER_SHARE.nodes }, (_, i) => {
+  const nodes = Array.from({ length: shape.nodes }, (_, i) => {
     const name = `game-node-${String(i).padStart(3, '0')}`;
     const instanceId = ec2.launchInstance({
       instanceType: REFERENCE_FLEET.node.type,
