@@ -11,9 +11,12 @@ import { iproute } from './host-network.js';
 import { parseNetworkConfig } from './netconf.js';
 import { NodeIpClient } from './node-ip-client.js';
 import { type Output, runCommand } from './plugin.js';
+import { releasedSandboxes } from './released.js';
 
 /** Where the node's routing lock lives (tmpfs: a reboot leaves none behind). */
 const LOCK_FILE = process.env.BERTH_CNI_LOCK ?? '/run/berth-cni.lock';
+/** Where the sandboxes whose DEL completed are recorded (tmpfs too: `released.ts`). */
+const RELEASED_DIR = process.env.BERTH_CNI_RELEASED ?? '/run/berth-cni/released';
 /** Used until the configuration is read (VERSION, or a configuration that does not parse). */
 const FALLBACK_TIMEOUT_MS = 10_000;
 
@@ -81,6 +84,7 @@ try {
       client: (config) => new NodeIpClient(config, signal),
       host: iproute(signal),
       locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
+      released: releasedSandboxes(RELEASED_DIR),
     }),
   );
   process.exit(0);

@@ -1,8 +1,9 @@
 /**
  * berth-cni: what each CNI command does. ADD asks berth for the pod's address and routes the
  * pod's traffic out through the address's ENI; DEL releases the address keyed by its holder and
- * undoes the routing; CHECK verifies both; VERSION answers. Nothing is kept on the node: berth
- * holds every assignment, keyed by namespace, pod and container.
+ * undoes the routing; CHECK verifies both; VERSION answers. berth holds every assignment, keyed
+ * by namespace, pod and container; the node keeps only which sandboxes' DELs it has completed
+ * (`released.ts`), so that kubelet's repeated teardowns do not ask berth again.
  */
 import { answeredIp, checkedAssignment } from './answer.js';
 import { type Invocation, type PodRef, podOf } from './environment.js';
@@ -16,6 +17,7 @@ import {
   SUPPORTED_VERSIONS,
 } from './netconf.js';
 import type { NodeIpClient } from './node-ip-client.js';
+import type { ReleasedSandboxes } from './released.js';
 import { type Assignment, ipamResult } from './result.js';
 import { type PodRoute, planAdd, planDelete, routingProblems } from './source-routing.js';
 
@@ -25,6 +27,8 @@ export interface PluginDeps {
   readonly host: HostNetwork;
   /** Runs `work` holding the node's routing lock, shared (ADD, CHECK) or exclusive (DEL). */
   readonly locked: <T>(mode: LockMode, work: () => Promise<T>) => Promise<T>;
+  /** The sandboxes whose DEL already completed on this node. */
+  readonly released: ReleasedSandboxes;
 }
 
 /** What the plugin prints on stdout (nothing for a DEL or CHECK that succeeded). */
@@ -78,6 +82,8 @@ async function add(
   client: NodeIpClient,
   deps: PluginDeps,
 ): Promise<Output> {
+  // Before berth is asked: a DEL after this ADD, whatever becomes of it, must ask berth again.
+  await deps.released.forget(pod);
   const answer = await client.assign(pod);
   let assignment: Assignment;
   try {
@@ -110,7 +116,8 @@ async function add(
 
 /**
  * Releases the pod's address if this container still holds it. The address is the cached
- * result's, or berth's answer for the holder when the runtime lost its cache. An address that
+ * result's, or berth's answer for the holder when the runtime lost its cache; a DEL with no
+ * cache of a sandbox whose DEL already completed here has nothing left to ask. An address that
  * has gone to another container is left alone, its routing included: the DEL is late.
  */
 async function del(
@@ -120,16 +127,20 @@ async function del(
   deps: PluginDeps,
 ): Promise<void> {
   const cached = config.prevResult?.ips[0]?.address.split('/')[0];
+  if (cached === undefined && (await deps.released.has(pod))) return;
   const answer = cached === undefined ? await client.lookUp(pod) : undefined;
   const ip = cached ?? (answer === undefined ? undefined : answeredIp(answer));
-  if (ip === undefined) return;
-  await deps.locked('exclusive', async () => {
-    const outcome = await client.release(ip, pod);
-    if (outcome === 'held-by-another' || outcome === 'refused' || !config.ipam.sourceRouting) {
-      return;
-    }
-    await deps.host.run(planDelete(await deps.host.rules(), ip));
-  });
+  if (ip !== undefined) {
+    await deps.locked('exclusive', async () => {
+      const outcome = await client.release(ip, pod);
+      if (outcome === 'held-by-another' || outcome === 'refused' || !config.ipam.sourceRouting) {
+        return;
+      }
+      await deps.host.run(planDelete(await deps.host.rules(), ip));
+    });
+  }
+  // Only once the DEL is done: one that failed is retried, and must ask again.
+  await deps.released.record(pod);
 }
 
 async function check(

@@ -3,7 +3,7 @@
  * node IP API listens on loopback and `ptp` calls berth-cni for each pod. Returns the exit code.
  */
 import { execFile, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { installPlugin } from '../cni/build.js';
 import { NODE, startNodeIpServer } from '../test/cni/node-ip-server.js';
@@ -47,6 +47,8 @@ function ptp(
         CNI_PATH: `${pluginDir}:${ptpDir}`,
         CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=games;K8S_POD_NAME=${pod}`,
         BERTH_CNI_LOCK: lock,
+        // The node's records of completed DELs, beside the lock in the stage's directory.
+        BERTH_CNI_RELEASED: join(dirname(lock), 'released'),
       },
     });
     let stdout = '';

@@ -87,7 +87,11 @@ export const ASSUMPTIONS = {
   ),
   cniRepeatDelsPerPod: assume(
     1,
-    "CNI DELs of a pod after the first: libcni drops the cached result once a DEL succeeds, and kubelet tears a sandbox down again when it stops or garbage-collects it (kubernetes pkg/kubelet/kuberuntime/kuberuntime_gc.go, containerd's RemovePodSandbox); berth's plugin, with no cached address, looks the pod up (GET) and finds nothing. One a pod, an upper estimate",
+    "CNI DELs of a pod after the first: libcni drops the cached result once a DEL succeeds, and kubelet tears a sandbox down again when it stops or garbage-collects it (kubernetes pkg/kubelet/kuberuntime/kuberuntime_gc.go, containerd's RemovePodSandbox). One a pod, an upper estimate",
+  ),
+  cniRepeatDelsAskingBerth: assume(
+    0.01,
+    "share of those repeated DELs berth's plugin cannot answer on the node and looks the pod up for (GET, finding nothing): it records each DEL it completed under /run (cni/released.ts), so only a record it failed to write, or one past its hour, asks berth; an upper estimate",
   ),
   finalDeletesPerSession: assume(
     1,
@@ -299,7 +303,10 @@ export function monthlyOperations(
     'settle-look': settleLooks,
     'eni-assign': assigns,
     'eni-release': sessions * ASSUMPTIONS.cniReleasesPerPod.value,
-    'eni-release-repeat': sessions * ASSUMPTIONS.cniRepeatDelsPerPod.value,
+    'eni-release-repeat':
+      sessions *
+      ASSUMPTIONS.cniRepeatDelsPerPod.value *
+      ASSUMPTIONS.cniRepeatDelsAskingBerth.value,
     'eni-refill': assigns * ratios.refillsPerAssign,
     'eni-instance-event':
       REFERENCE_FLEET.gameNodes * ASSUMPTIONS.nodeLaunchesPerDayShare.value * 3 * days,

@@ -3,6 +3,7 @@ import { CniError } from '../../cni/errors.js';
 import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
+import { releasedInMemory } from './released-memory.js';
 import { networkConfig, podInvocation } from './run-plugin.js';
 
 const good = {
@@ -49,6 +50,7 @@ function node(answer: unknown) {
     client: () => client,
     host,
     locked: <T>(_mode: string, work: () => Promise<T>) => work(),
+    released: releasedInMemory(),
   };
   return { deps, touched, released };
 }

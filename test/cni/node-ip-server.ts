@@ -17,6 +17,8 @@ export const NODE = 'node-a';
 export interface NodeIpServer {
   readonly url: string;
   readonly world: EniWorld;
+  /** Every request the API answered, as `METHOD /path`, in order. */
+  readonly requests: readonly string[];
   /** The node's ENIs as EC2 has them (MAC, primary address, device index), berth's only. */
   berthEnis(): { eniId: string; macAddress: string; primaryIp: string; deviceIndex: number }[];
   close(): Promise<void>;
@@ -46,16 +48,21 @@ export async function startNodeIpServer(
   });
   const instanceId = world.addNode(NODE, options.instanceType ?? 'c5.4xlarge');
   await runEniPass(world.deps);
-  const handle = nodeIpApi(world);
+  const api = nodeIpApi(world);
+  const requests: string[] = [];
   const server = await startServer({
     host: options.host ?? '127.0.0.1',
     port: 0,
-    handle,
+    handle: (request) => {
+      requests.push(`${request.method} ${request.path}`);
+      return api(request);
+    },
     onError: (error) => process.stderr.write(`node IP server: ${String(error)}\n`),
   });
   return {
     url: server.url,
     world,
+    requests,
     berthEnis: () =>
       world.ec2
         .allInterfaces()

@@ -11,11 +11,13 @@ let dir: string;
 let plugin: string;
 let server: NodeIpServer;
 let lockFile: string;
+let releasedDir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'berth-cni-'));
   plugin = await installPlugin(join(dir, 'bin'));
   lockFile = join(dir, 'lock');
+  releasedDir = join(dir, 'released');
   server = await startNodeIpServer();
 }, 120_000);
 
@@ -27,7 +29,9 @@ afterAll(async () => {
 // The host's routing is the e2e script's (network namespaces); here the API paths are exercised.
 const ipam = () => ({ endpoint: server.url, node: NODE, sourceRouting: false });
 const run = (command: string, pod: Pod, stdin: string) =>
-  runPlugin(plugin, cniEnv(command, pod, { BERTH_CNI_LOCK: lockFile }), stdin);
+  runPlugin(plugin, cniEnv(command, pod, node()), stdin);
+/** The node's files: its routing lock and its records of completed DELs. */
+const node = () => ({ BERTH_CNI_LOCK: lockFile, BERTH_CNI_RELEASED: releasedDir });
 
 interface Pod {
   namespace: string;
@@ -119,7 +123,7 @@ describe('berth-cni, driven as the runtime drives it', () => {
     expect((await run('DEL', pod, networkConfig(ipam(), { prevResult: added.json }))).code).toBe(0);
     expect((await run('DEL', newPod(), networkConfig(ipam()))).code).toBe(0);
     // Nothing was ever set up for a sandbox with no pod named, nor for a holder berth refuses.
-    const anonymous = { ...cniEnv('DEL', newPod()), CNI_ARGS: '', BERTH_CNI_LOCK: lockFile };
+    const anonymous = { ...cniEnv('DEL', newPod()), CNI_ARGS: '', ...node() };
     expect((await runPlugin(plugin, anonymous, networkConfig(ipam()))).code).toBe(0);
     const refused = { ...newPod(), name: 'Not_A_Pod', containerId: '-bad/id' };
     expect((await run('DEL', refused, networkConfig(ipam()))).code).toBe(0);
@@ -130,6 +134,23 @@ describe('berth-cni, driven as the runtime drives it', () => {
     const secondIp = addressOf(second);
     expect((await run('DEL', other, networkConfig(ipam()))).code).toBe(0);
     expect(await holderOf(secondIp)).toBeUndefined();
+  });
+
+  it("kubelet's teardowns after a completed DEL, which come with no cached result, never reach berth", async () => {
+    const pod = newPod();
+    const added = await run('ADD', pod, networkConfig(ipam()));
+    expect((await run('DEL', pod, networkConfig(ipam(), { prevResult: added.json }))).code).toBe(0);
+    const before = server.requests.length;
+    for (let teardown = 0; teardown < 2; teardown++) {
+      expect(await run('DEL', pod, networkConfig(ipam()))).toMatchObject({ code: 0, stdout: '' });
+    }
+    expect(server.requests.slice(before)).toEqual([]);
+    // The same sandbox set up again is asked about again: its record went with the ADD.
+    const again = await run('ADD', pod, networkConfig(ipam()));
+    const ip = addressOf(again);
+    expect((await run('DEL', pod, networkConfig(ipam()))).code).toBe(0);
+    expect(server.requests.slice(before).filter((r) => r.startsWith('GET'))).toHaveLength(1);
+    expect(await holderOf(ip)).toBeUndefined();
   });
 
   it('a DEL replayed after the address went to another pod succeeds and changes nothing', async () => {
@@ -172,7 +193,7 @@ describe('berth-cni, driven as the runtime drives it', () => {
       ],
     ];
     for (const [env, stdin, code, msg] of cases) {
-      const failed = await runPlugin(plugin, { ...env, BERTH_CNI_LOCK: lockFile }, stdin);
+      const failed = await runPlugin(plugin, { ...env, ...node() }, stdin);
       expect(failed.code, failed.stdout).toBe(1);
       expect(failed.json).toMatchObject({ code, msg: expect.stringMatching(msg) });
       expect(failed.stdout + failed.stderr).not.toMatch(/\n\s+at /);

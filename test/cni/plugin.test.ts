@@ -4,6 +4,7 @@ import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient, ReleaseOutcome } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
 import type { IpCommand, Rule } from '../../cni/source-routing.js';
+import { releasedInMemory } from './released-memory.js';
 import { networkConfig, podInvocation } from './run-plugin.js';
 
 const assignment = {
@@ -73,6 +74,7 @@ describe('berth-cni commands', () => {
       client: () => client,
       host,
       locked,
+      released: releasedInMemory(),
     });
     expect(result).toMatchObject({ ips: [{ address: '10.0.0.17/24', gateway: '10.0.0.3' }] });
     expect(rules).toEqual([
@@ -88,6 +90,7 @@ describe('berth-cni commands', () => {
       client: () => client,
       host,
       locked,
+      released: releasedInMemory(),
     }).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(CniError);
     expect((failed as CniError).code).toBe(101);
@@ -103,6 +106,7 @@ describe('berth-cni commands', () => {
       client: () => ({ ...client, assign: async () => unknownMac }) as unknown as NodeIpClient,
       host,
       locked,
+      released: releasedInMemory(),
     }).catch((error: unknown) => error);
     expect((failed as CniError).code).toBe(11);
     expect(released).toEqual(['10.0.0.17']);
@@ -121,6 +125,7 @@ describe('berth-cni commands', () => {
         client: () => ({ ...client, assign: async () => placed, lookUp: async () => placed }),
         host,
         locked,
+        released: releasedInMemory(),
       } as unknown as Parameters<typeof runCommand>[2];
       const result = await runCommand(invocation('ADD'), stdin(), deps);
       expect(result).toMatchObject({ ips: [{ address: '10.0.0.17/24' }] });
@@ -139,15 +144,50 @@ describe('berth-cni commands', () => {
     ] as const) {
       const { host, rules } = fakeHost();
       const { client } = fakeClient(outcome);
-      await runCommand(invocation('ADD'), stdin(), { client: () => client, host, locked });
+      await runCommand(invocation('ADD'), stdin(), {
+        client: () => client,
+        host,
+        locked,
+        released: releasedInMemory(),
+      });
       const prevResult = { ips: [{ address: '10.0.0.17/24' }] };
       await runCommand(invocation('DEL'), stdin({ prevResult }), {
         client: () => client,
         host,
         locked,
+        released: releasedInMemory(),
       });
       expect(rules, outcome).toHaveLength(left);
     }
+  });
+
+  it('records a DEL only once it is done: a release that failed is asked again on the retry', async () => {
+    const { host } = fakeHost();
+    const { client } = fakeClient();
+    const released = releasedInMemory();
+    let lookUps = 0;
+    let failing = true;
+    const flaky = {
+      ...client,
+      lookUp: async () => {
+        lookUps++;
+        return assignment;
+      },
+      release: async () => {
+        if (failing) throw new CniError(11, 'berth did not answer');
+        return 'released';
+      },
+    } as unknown as NodeIpClient;
+    const deps = { client: () => flaky, host, locked, released };
+    await expect(runCommand(invocation('DEL'), stdin(), deps)).rejects.toThrow(/did not answer/);
+    expect(released.keys.size).toBe(0);
+    failing = false;
+    await runCommand(invocation('DEL'), stdin(), deps);
+    expect(lookUps).toBe(2);
+    expect(released.keys.size).toBe(1);
+    // kubelet's next teardown: answered on the node.
+    await runCommand(invocation('DEL'), stdin(), deps);
+    expect(lookUps).toBe(2);
   });
 
   it('CHECK names what is missing from the node’s routing', async () => {
@@ -157,6 +197,7 @@ describe('berth-cni commands', () => {
       client: () => client,
       host,
       locked,
+      released: releasedInMemory(),
     }).catch((error: unknown) => error);
     expect((failed as CniError).code).toBe(102);
     expect((failed as CniError).message).toMatch(/no rule "to 10\.0\.0\.17 lookup main"/);
