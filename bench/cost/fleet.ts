@@ -304,9 +304,7 @@ export function monthlyOperations(
     'eni-assign': assigns,
     'eni-release': sessions * ASSUMPTIONS.cniReleasesPerPod.value,
     'eni-release-repeat':
-      sessions *
-      ASSUMPTIONS.cniRepeatDelsPerPod.value *
-      ASSUMPTIONS.cniRepeatDelsAskingBerth.value,
+      sessions * ASSUMPTIONS.cniRepeatDelsPerPod.value * ASSUMPTIONS.cniRepeatDelsAskingBerth.value,
     'eni-refill': assigns * ratios.refillsPerAssign,
     'eni-instance-event':
       REFERENCE_FLEET.gameNodes * ASSUMPTIONS.nodeLaunchesPerDayShare.value * 3 * days,
