@@ -147,6 +147,68 @@ function scaleDays(bench: BenchResults): string {
   ].join('\n');
 }
 
+interface CostLine {
+  readonly group: string;
+  readonly item: string;
+  readonly usd: number;
+  readonly detail?: string;
+}
+interface CostPair {
+  readonly onDemand: number;
+  readonly provisioned: number;
+}
+
+const dollars = (value: number | undefined, digits = 2): string =>
+  typeof value === 'number' ? `$${value.toFixed(digits)}` : '?';
+
+/**
+ * The cost benchmark's bill: the three figures of one cluster (what its sessions add, what a
+ * stack costs with none, what each game node adds to the passes) beside the fleet's totals, then
+ * the largest lines behind the first two.
+ */
+function costBill(bench: BenchResults): string {
+  const one = (bench.oneCluster ?? {}) as {
+    fixed?: CostPair;
+    perMillionSessions?: CostPair;
+    perGameNode?: CostPair;
+    idleGameNodes?: number;
+    fixedLines?: readonly CostLine[];
+    perMillionSessionLines?: readonly CostLine[];
+  };
+  const bill = (bench.bill ?? {}) as {
+    onDemand?: { total?: number };
+    provisioned?: { total?: number };
+  };
+  const vpc = (bench.privateNetworkOption ?? {}) as { usd?: number };
+  const inCluster = (bench.inCluster ?? {}) as { reserved?: { total?: number } };
+  const [perSession, fixed] = bench.targets ?? [];
+  const verdict = (target: { pass: boolean } | undefined, limit: string) =>
+    `${limit} (${target?.pass ? 'met' : 'not met'})`;
+  const largest = (lines: readonly CostLine[] | undefined, unit: string) =>
+    [...(lines ?? [])]
+      .filter((l) => l.usd >= 0.005)
+      .sort((a, b) => b.usd - a.usd)
+      .slice(0, 8)
+      .map((l) => `${l.group}: ${l.item} ${dollars(l.usd)}${unit}`)
+      .join('; ');
+  return [
+    provenance('cost', bench),
+    '',
+    '| one cluster | on-demand | provisioned | target |',
+    '|---|---|---|---|',
+    `| per million game sessions | ${dollars(one.perMillionSessions?.onDemand)} | ${dollars(one.perMillionSessions?.provisioned)} | ${verdict(perSession, '$2.00')} |`,
+    `| fixed: a stack serving one cluster with no game sessions (${number(one.idleGameNodes)} game node) | ${dollars(one.fixed?.onDemand)} a month | ${dollars(one.fixed?.provisioned)} a month | ${verdict(fixed, '$6.00')} |`,
+    `| the passes' work per game node beyond it | ${dollars(one.perGameNode?.onDemand, 3)} a month | ${dollars(one.perGameNode?.provisioned, 3)} a month | |`,
+    `| **the reference fleet** (3 clusters, one stack) | ${dollars(bill.onDemand?.total)} a month | ${dollars(bill.provisioned?.total)} a month | |`,
+    `| option \`-c vpc\` (interface endpoints) | +${dollars(vpc.usd)} a month | | |`,
+    `| the in-cluster alternative's reservation | ${dollars(inCluster.reserved?.total)} a month | | |`,
+    '',
+    `Per million game sessions, the largest lines on on-demand: ${cell(largest(one.perMillionSessionLines, ''))}.`,
+    '',
+    `Fixed, the largest lines on on-demand: ${cell(largest(one.fixedLines, ' a month'))}.`,
+  ].join('\n');
+}
+
 /** The body of one region. */
 function regionBody(kind: string, arg: string | undefined, results: ResultsByName): string {
   switch (kind) {
@@ -158,6 +220,8 @@ function regionBody(kind: string, arg: string | undefined, results: ResultsByNam
       return eniModes(benchOf(results, 'eni'));
     case 'scale-days':
       return scaleDays(benchOf(results, 'scale'));
+    case 'cost-bill':
+      return costBill(benchOf(results, 'cost'));
     default:
       throw new Error(`unknown generated region "${kind}"`);
   }
