@@ -9,6 +9,7 @@ import type {
   DestinationCell,
   FrontStore,
   ListenerSlotRecord,
+  SlotFree,
   SubnetDestinations,
   WantedDestination,
 } from './store.js';
@@ -58,8 +59,9 @@ export class MemoryFrontStore implements FrontStore {
   ): Promise<boolean> {
     const record = this.#slots.get(slotKey(slot));
     if (record?.owner.allocationId !== allocationId) return false;
+    const { makingUntil: _done, ...rest } = record;
     this.#slots.set(slotKey(slot), {
-      ...record,
+      ...rest,
       state: 'bound',
       target: bound.target,
       boundAt: bound.boundAt,
@@ -68,11 +70,19 @@ export class MemoryFrontStore implements FrontStore {
     return true;
   }
 
-  async freeSlot(slot: ListenerSlot, allocationId: string): Promise<boolean> {
+  async beginMaking(slot: ListenerSlot, allocationId: string, until: number): Promise<boolean> {
     const record = this.#slots.get(slotKey(slot));
     if (record?.owner.allocationId !== allocationId) return false;
-    this.#slots.delete(slotKey(slot));
+    this.#slots.set(slotKey(slot), { ...record, makingUntil: until });
     return true;
+  }
+
+  async freeSlot(slot: ListenerSlot, allocationId: string, now: number): Promise<SlotFree> {
+    const record = this.#slots.get(slotKey(slot));
+    if (record?.owner.allocationId !== allocationId) return 'not-held';
+    if (record.makingUntil !== undefined && record.makingUntil >= now) return 'making';
+    this.#slots.delete(slotKey(slot));
+    return 'freed';
   }
 
   async listPoolAdditions(): Promise<string[]> {

@@ -98,15 +98,17 @@ function ownerTags(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'proto
 }
 
 /**
- * Makes the target group, its target and the listener; returns the listener's ARN. A `resumed`
- * make (work queued again after a part of it was done) first reads what is there, so the steps
- * done already cost a Describe, not a second mutating call.
+ * Makes the target group, its target and the listener; returns the listener's ARN, or undefined
+ * when `mayListen` (asked right before CreateListener) says the slot is no longer the owner's. A
+ * `resumed` make (work queued again after a part of it was done) first reads what is there, so
+ * the steps done already cost a Describe, not a second mutating call.
  */
 export async function makeListener(
   elbv2: Elbv2Api,
   work: ListenerWork,
+  mayListen: () => Promise<boolean>,
   resumed = false,
-): Promise<string> {
+): Promise<string | undefined> {
   const protocol = listenerProtocolOf(work.protocol);
   const tags = ownerTags(work);
   const name = targetGroupName(work.cluster, work.allocationId, work.portName);
@@ -122,6 +124,9 @@ export async function makeListener(
     }));
   if (made.registered !== true) await elbv2.registerTargets(group.arn, [work.target]);
   if (made.listenerArn !== undefined) return made.listenerArn;
+  // The target group is the owner's alone; a listener takes the public port: only while the slot
+  // is still the owner's, and marked so that it is not freed under the call.
+  if (!(await mayListen())) return undefined;
   const listener = await elbv2.createListener({
     loadBalancerArn: work.slot.loadBalancerArn,
     port: work.slot.port,

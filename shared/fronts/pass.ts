@@ -58,6 +58,11 @@ export interface FrontsPassSummary {
   readonly findings: Readonly<Record<string, number>>;
   /** Owners whose fronts were taken down and freed. */
   readonly released: number;
+  /**
+   * Gone owners left held because a bind of theirs is still making a listener: the next pass
+   * takes it down and frees them.
+   */
+  readonly making: number;
   /** Binds queued again. */
   readonly requeued: number;
   /** Owners whose release or re-queue failed this pass (the next pass tries again). */
@@ -122,6 +127,8 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
   // One owner's failure (the budget spent, a target group someone else's listener uses) is
   // counted and left to the next pass: it must not stop the repair of every other.
   let failed = 0;
+  let released = 0;
+  let stillMaking = 0;
   const each = async (work: () => Promise<void>) => {
     try {
       await work();
@@ -131,12 +138,18 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
   };
   for (const allocationId of gone) {
     await each(async () => {
-      await releaseOwner(
-        { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
+      const { making } = await releaseOwner(
+        { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api, now: deps.now },
         allocationId,
         holdings,
         touched,
       );
+      // A bind still making a listener: the next pass takes it down and frees the slot.
+      if (making > 0) {
+        stillMaking++;
+        return;
+      }
+      released++;
       find('FrontLeaked');
     });
   }
@@ -203,7 +216,8 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
   }
   return {
     findings,
-    released: gone.size,
+    released,
+    making: stillMaking,
     requeued,
     failed,
     durationMs: deps.now() - startedAt,

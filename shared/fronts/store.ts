@@ -34,7 +34,25 @@ export interface ListenerSlotRecord {
   readonly target?: { readonly ip: string; readonly port: number };
   /** Epoch ms the listener was in place, once bound. */
   readonly boundAt?: number;
+  /**
+   * Until when (epoch ms) a bind may be making the slot's listener: set before its
+   * CreateListener, cleared when it is marked bound. The slot is not freed meanwhile.
+   */
+  readonly makingUntil?: number;
 }
+
+/**
+ * How long a bind that began making a listener may still be calling ELBv2: longer than the fronts
+ * function's 90-second timeout (`infra/berth-stack.ts`) and than an in-process worker's budget
+ * waits, so that once it has passed, no listener of that bind can still appear.
+ */
+export const MAKING_LEASE_MS = 5 * 60_000;
+
+/**
+ * What freeing a slot found: freed now, not (or no longer) the owner's, or a bind still making
+ * its listener (within its lease): freed later, once the listener can be taken down for good.
+ */
+export type SlotFree = 'freed' | 'not-held' | 'making';
 
 /** A destination of the accelerator: an address and port of an endpoint subnet. */
 export interface DestinationCell {
@@ -66,7 +84,15 @@ export interface FrontStore {
    * `LoadBalancerFullError` when a load balancer would pass its listener limit.
    */
   claimSlots(records: readonly ListenerSlotRecord[]): Promise<void>;
-  /** Records the listener in place; false when the slot is no longer the owner's. */
+  /**
+   * Marks the owner's slot as having its listener made until `until` (`makingUntil`); false when
+   * the slot is no longer the owner's, and no listener may be made for it.
+   */
+  beginMaking(slot: ListenerSlot, allocationId: string, until: number): Promise<boolean>;
+  /**
+   * Records the listener in place, and the making done; false when the slot is no longer the
+   * owner's.
+   */
   markBound(
     slot: ListenerSlot,
     allocationId: string,
@@ -76,8 +102,11 @@ export interface FrontStore {
       readonly pod: string;
     },
   ): Promise<boolean>;
-  /** Frees the slot if the owner still holds it; false when it did not. */
-  freeSlot(slot: ListenerSlot, allocationId: string): Promise<boolean>;
+  /**
+   * Frees the slot if the owner still holds it and no bind is making its listener at `now`;
+   * answers which of the three it found.
+   */
+  freeSlot(slot: ListenerSlot, allocationId: string, now: number): Promise<SlotFree>;
 
   /** Load balancers added to the pool at runtime (the config's are not listed). */
   listPoolAdditions(): Promise<string[]>;

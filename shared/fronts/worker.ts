@@ -22,7 +22,12 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
 import { makeListener, takeDownListener } from './nlb-front.js';
-import type { FrontStore, ListenerSlotRecord, WantedDestination } from './store.js';
+import {
+  type FrontStore,
+  type ListenerSlotRecord,
+  MAKING_LEASE_MS,
+  type WantedDestination,
+} from './store.js';
 import type { BindWork, FrontQueue, FrontWork, ReleaseWork } from './work.js';
 
 /** What the worker needs; the fronts the config has none of are absent. */
@@ -206,7 +211,7 @@ async function bind(
         allocationId: work.allocationId,
         portName: port.name,
       };
-      await makeListener(
+      const listener = await makeListener(
         api,
         {
           ...owner,
@@ -217,15 +222,21 @@ async function bind(
           vpcId: await vpcIdOf(record.slot.loadBalancerArn),
           target,
         },
+        () => deps.store.beginMaking(record.slot, work.allocationId, deps.now() + MAKING_LEASE_MS),
         work.resumed !== undefined,
       );
+      if (listener === undefined) {
+        // Released before its listener was made (its target group goes with the pass's orphans).
+        return { kind: 'skipped', reason: `listener slot for ${port.name} was freed meanwhile` };
+      }
       const kept = await deps.store.markBound(record.slot, work.allocationId, {
         target,
         boundAt: deps.now(),
         pod: work.pod,
       });
       if (!kept) {
-        // Freed while the listener was made: the game server is gone; so must the listener be.
+        // Freed after its making lease ran out (a bind slower than any invocation may last):
+        // the game server is gone; so must the listener be.
         await takeDownListener(api, owner, record.slot);
         return { kind: 'skipped', reason: `listener slot for ${port.name} was freed meanwhile` };
       }
@@ -277,12 +288,18 @@ async function release(
     await deps.queue.submit({ ...work, attempt: work.attempt + 1 }, recheckAfter);
     return { kind: 'waiting', recheckAfter };
   }
-  await releaseOwner(
-    { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api },
+  const { making } = await releaseOwner(
+    { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api, now: deps.now },
     work.allocationId,
     holdings,
     touched,
   );
+  if (making > 0) {
+    // A bind of the owner is making a listener: taken down and freed once that is done.
+    const recheckAfter = Math.min(deps.recheckSeconds * 2 ** work.attempt, MAX_RECHECK_SECONDS);
+    await deps.queue.submit({ ...work, attempt: work.attempt + 1 }, recheckAfter);
+    return { kind: 'waiting', recheckAfter };
+  }
   return { kind: 'released' };
 }
 
@@ -310,18 +327,23 @@ export async function readHoldings(
  * Takes down and frees everything the owner holds in `holdings`: its listeners and slots, and
  * its wanted destinations (denied by the subnets' reconcile). The caller has made sure the owner
  * is gone; every write is conditioned on the owner, so a holding read a moment ago is safe.
+ * Answers how many slots it left held because a bind of the owner is still making their
+ * listener: a listener made after the take-down must not outlive the slot, so those are taken
+ * down and freed again later (by a release queued again, or the next pass).
  */
 export async function releaseOwner(
   deps: {
     readonly cluster: string;
     readonly store: FrontStore;
     readonly elbv2: Elbv2Api | undefined;
+    readonly now: () => number;
   },
   allocationId: string,
   holdings: FrontHoldings,
   touched: Set<string>,
-): Promise<void> {
+): Promise<{ readonly making: number }> {
   const slots = holdings.slots.filter((record) => record.owner.allocationId === allocationId);
+  let making = 0;
   for (const record of slots) {
     // Without the NLB config its listeners cannot be read: the slot stays held (a leak, never
     // a port handed out twice) until the config is back.
@@ -331,7 +353,7 @@ export async function releaseOwner(
       { cluster: deps.cluster, allocationId, portName: record.portName },
       record.slot,
     );
-    await deps.store.freeSlot(record.slot, allocationId);
+    if ((await deps.store.freeSlot(record.slot, allocationId, deps.now())) === 'making') making++;
   }
   const own = holdings.wanted.filter((cell) => cell.owner.allocationId === allocationId);
   for (const subnetId of new Set(own.map((cell) => cell.subnetId))) {
@@ -341,4 +363,5 @@ export async function releaseOwner(
     );
     touched.add(subnetId);
   }
+  return { making };
 }

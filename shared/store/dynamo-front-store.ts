@@ -35,6 +35,7 @@ import type {
   DestinationCell,
   FrontStore,
   ListenerSlotRecord,
+  SlotFree,
   SubnetDestinations,
   WantedDestination,
 } from '../fronts/store.js';
@@ -196,30 +197,54 @@ export class DynamoFrontStore implements FrontStore {
   ): Promise<boolean> {
     // A pod's name is absent until known: the first name learned is kept.
     const learnsName = bound.pod !== '';
+    return this.#updateOwned(slot, allocationId, {
+      expression: `SET #state = :bound, #ip = :ip, #tport = :tport, #boundAt = :boundAt${learnsName ? ', #pod = if_not_exists(#pod, :pod)' : ''} REMOVE #making`,
+      names: {
+        '#making': 'makingUntil',
+        '#state': 'state',
+        '#ip': 'targetIp',
+        '#tport': 'targetPort',
+        '#boundAt': 'boundAt',
+        ...(learnsName ? { '#pod': 'pod' } : {}),
+      },
+      values: {
+        ':bound': { S: 'bound' },
+        ':ip': { S: bound.target.ip },
+        ':tport': { N: String(bound.target.port) },
+        ':boundAt': { N: String(bound.boundAt) },
+        ...(learnsName ? { ':pod': { S: bound.pod } } : {}),
+      },
+    });
+  }
+
+  async beginMaking(slot: ListenerSlot, allocationId: string, until: number): Promise<boolean> {
+    return this.#updateOwned(slot, allocationId, {
+      expression: 'SET #making = :until',
+      names: { '#making': 'makingUntil' },
+      values: { ':until': { N: String(until) } },
+    });
+  }
+
+  /** Applies `update` to the slot while `allocationId` owns it; false when it does not. */
+  async #updateOwned(
+    slot: ListenerSlot,
+    allocationId: string,
+    update: {
+      readonly expression: string;
+      readonly names: Record<string, string>;
+      readonly values: Record<string, AttributeValue>;
+    },
+  ): Promise<boolean> {
     const write = await this.#untilSettled(() =>
       conditionalWrite(this.meter, () =>
         this.#client.send(
           new UpdateItemCommand({
             TableName: this.#table,
             Key: this.#slotKey(slot),
-            UpdateExpression: `SET #state = :bound, #ip = :ip, #tport = :tport, #boundAt = :boundAt${learnsName ? ', #pod = if_not_exists(#pod, :pod)' : ''}`,
+            UpdateExpression: update.expression,
             ConditionExpression: '#owner = :owner',
-            ExpressionAttributeNames: {
-              '#state': 'state',
-              '#ip': 'targetIp',
-              '#tport': 'targetPort',
-              '#boundAt': 'boundAt',
-              '#owner': 'owner',
-              ...(learnsName ? { '#pod': 'pod' } : {}),
-            },
-            ExpressionAttributeValues: {
-              ':bound': { S: 'bound' },
-              ':ip': { S: bound.target.ip },
-              ':tport': { N: String(bound.target.port) },
-              ':boundAt': { N: String(bound.boundAt) },
-              ':owner': { S: allocationId },
-              ...(learnsName ? { ':pod': { S: bound.pod } } : {}),
-            },
+            ExpressionAttributeNames: { ...update.names, '#owner': 'owner' },
+            ExpressionAttributeValues: { ...update.values, ':owner': { S: allocationId } },
             ReturnConsumedCapacity: 'TOTAL',
           }),
         ),
@@ -228,15 +253,16 @@ export class DynamoFrontStore implements FrontStore {
     return write.applied;
   }
 
-  async freeSlot(slot: ListenerSlot, allocationId: string): Promise<boolean> {
+  async freeSlot(slot: ListenerSlot, allocationId: string, now: number): Promise<SlotFree> {
     const refused = await this.#transact([
       {
         Delete: {
           TableName: this.#table,
           Key: this.#slotKey(slot),
-          ConditionExpression: '#owner = :owner',
-          ExpressionAttributeNames: { '#owner': 'owner' },
-          ExpressionAttributeValues: { ':owner': { S: allocationId } },
+          ConditionExpression:
+            '#owner = :owner AND (attribute_not_exists(#making) OR #making < :now)',
+          ExpressionAttributeNames: { '#owner': 'owner', '#making': 'makingUntil' },
+          ExpressionAttributeValues: { ':owner': { S: allocationId }, ':now': { N: String(now) } },
         },
       },
       {
@@ -250,7 +276,13 @@ export class DynamoFrontStore implements FrontStore {
         },
       },
     ]);
-    return refused === undefined;
+    if (refused === undefined) return 'freed';
+    // Refused: another owner's, gone, or a bind still making its listener. The slot as it is now
+    // tells which (a making that ended since is freed by the next attempt).
+    const item = await this.#get(this.#slotKey(slot));
+    return item?.owner?.S === allocationId && item.makingUntil !== undefined
+      ? 'making'
+      : 'not-held';
   }
 
   async listPoolAdditions(): Promise<string[]> {
@@ -478,6 +510,7 @@ function encodeSlot(record: ListenerSlotRecord): Record<string, AttributeValue> 
       ? { targetIp: { S: record.target.ip }, targetPort: { N: String(record.target.port) } }
       : {}),
     ...(record.boundAt === undefined ? {} : { boundAt: { N: String(record.boundAt) } }),
+    ...(record.makingUntil === undefined ? {} : { makingUntil: { N: String(record.makingUntil) } }),
   };
 }
 
@@ -485,6 +518,7 @@ function decodeSlot(item: Record<string, AttributeValue>): ListenerSlotRecord {
   const targetIp = item.targetIp?.S;
   const targetPort = item.targetPort?.N;
   const boundAt = item.boundAt?.N;
+  const makingUntil = item.makingUntil?.N;
   return {
     slot: { loadBalancerArn: item.lb?.S ?? '', port: Number(item.port?.N ?? Number.NaN) },
     owner: {
@@ -500,6 +534,7 @@ function decodeSlot(item: Record<string, AttributeValue>): ListenerSlotRecord {
       ? {}
       : { target: { ip: targetIp, port: Number(targetPort) } }),
     ...(boundAt === undefined ? {} : { boundAt: Number(boundAt) }),
+    ...(makingUntil === undefined ? {} : { makingUntil: Number(makingUntil) }),
   };
 }
 

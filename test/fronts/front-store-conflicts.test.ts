@@ -5,6 +5,7 @@
  */
 import {
   DynamoDBClient,
+  GetItemCommand,
   TransactionCanceledException,
   TransactionConflictException,
   TransactWriteItemsCommand,
@@ -69,14 +70,16 @@ describe('DynamoFrontStore under transaction conflicts', () => {
       .on(TransactWriteItemsCommand)
       .rejectsOnce(cancelled('TransactionConflict', 'None'))
       .rejects(cancelled('ConditionalCheckFailed', 'None'));
+    // The refused free reads the slot to tell why: it is gone.
+    mock.on(GetItemCommand).resolves({});
     await expect(store.claimSlots([RECORD])).rejects.toThrow(ListenerSlotTakenError);
-    expect(await store.freeSlot(SLOT, 'a')).toBe(false);
+    expect(await store.freeSlot(SLOT, 'a', 2_000)).toBe('not-held');
   });
 
   it(`gives up after ${MAX_CONFLICT_ATTEMPTS} attempts that all conflict`, async () => {
     const { mock, store, waits } = scripted();
     mock.on(TransactWriteItemsCommand).rejects(cancelled('TransactionConflict', 'None'));
-    await expect(store.freeSlot(SLOT, 'a')).rejects.toThrow(TransactionCanceledException);
+    await expect(store.freeSlot(SLOT, 'a', 2_000)).rejects.toThrow(TransactionCanceledException);
     expect(mock.commandCalls(TransactWriteItemsCommand)).toHaveLength(MAX_CONFLICT_ATTEMPTS);
     expect(waits).toHaveLength(MAX_CONFLICT_ATTEMPTS - 1);
   });

@@ -204,22 +204,22 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       const store = await makeStore();
       await store.claimSlots(fill(NLB_A, 20_000, MAX_LISTENERS_PER_NLB));
       const first = slot(NLB_A, 20_000);
-      expect(await store.freeSlot(first, 'someone-else')).toBe(false);
-      expect(await store.freeSlot(slot(NLB_A, 40_000), 'filler-0')).toBe(false);
+      expect(await store.freeSlot(first, 'someone-else', 2_000)).toBe('not-held');
+      expect(await store.freeSlot(slot(NLB_A, 40_000), 'filler-0', 2_000)).toBe('not-held');
       expect(await store.listSlots()).toHaveLength(MAX_LISTENERS_PER_NLB);
       await expect(store.claimSlots([claim('x', slot(NLB_A, 30_000))])).rejects.toThrow(
         LoadBalancerFullError,
       );
 
-      expect(await store.freeSlot(first, 'filler-0')).toBe(true);
-      expect(await store.freeSlot(first, 'filler-0')).toBe(false);
+      expect(await store.freeSlot(first, 'filler-0', 2_000)).toBe('freed');
+      expect(await store.freeSlot(first, 'filler-0', 2_000)).toBe('not-held');
       expect(await store.listSlots()).toHaveLength(MAX_LISTENERS_PER_NLB - 1);
       await store.claimSlots([claim('x', slot(NLB_A, 30_000))]);
       await expect(store.claimSlots([claim('y', slot(NLB_A, 30_001))])).rejects.toThrow(
         LoadBalancerFullError,
       );
       // A freed slot is free for anyone.
-      expect(await store.freeSlot(slot(NLB_A, 20_001), 'filler-1')).toBe(true);
+      expect(await store.freeSlot(slot(NLB_A, 20_001), 'filler-1', 2_000)).toBe('freed');
       await store.claimSlots([claim('y', first)]);
     });
 
@@ -265,7 +265,7 @@ describe.each(STORES)('%s', (_name, makeStore) => {
         ]),
       );
 
-      expect(await store.freeSlot(unnamed.slot, 'a')).toBe(true);
+      expect(await store.freeSlot(unnamed.slot, 'a', 2_000)).toBe('freed');
       expect(await store.markBound(unnamed.slot, 'a', { target, boundAt: 6_000, pod: '' })).toBe(
         false,
       );
@@ -406,7 +406,9 @@ describe('DynamoFrontStore items', () => {
     await expect(store.claimSlots([claim('b', slot(NLB_A, 10_001))])).rejects.toThrow(
       ItemSchemaTooNewError,
     );
-    await expect(store.freeSlot(slot(NLB_A, 10_001), 'b')).rejects.toThrow(ItemSchemaTooNewError);
+    await expect(store.freeSlot(slot(NLB_A, 10_001), 'b', 2_000)).rejects.toThrow(
+      ItemSchemaTooNewError,
+    );
     const stored = (await scanRaw(inject('dynamodbEndpoint'), tableName)).find(
       (item) => item.pk?.S === future.pk.S && item.sk?.S === future.sk.S,
     );
@@ -426,14 +428,16 @@ describe('DynamoFrontStore against MemoryFrontStore', () => {
       ),
     }),
     fc.record({
-      op: fc.constantFrom('free' as const, 'bind' as const),
+      op: fc.constantFrom('free' as const, 'bind' as const, 'make' as const),
       owner: fc.integer({ min: 0, max: 3 }),
       lb: fc.integer({ min: 0, max: 1 }),
       port: fc.integer({ min: 1, max: 5 }),
+      // A free happens at 5,000: a making lease until 4,000 has run out, one until 6,000 holds.
+      until: fc.constantFrom(4_000, 6_000),
     }),
   );
 
-  it('answers every claim, free and bind as the in-memory store does', async () => {
+  it('answers every claim, making, free and bind as the in-memory store does', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
         const memory = new MemoryFrontStore();
@@ -449,13 +453,13 @@ describe('DynamoFrontStore against MemoryFrontStore', () => {
                 return outcome(store.claimSlots(records));
               }
               const target = slot(LOAD_BALANCERS[s.lb] ?? NLB_A, s.port);
-              return s.op === 'free'
-                ? store.freeSlot(target, owner)
-                : store.markBound(target, owner, {
-                    target: { ip: '10.0.1.7', port: 7_000 + s.port },
-                    boundAt: 2_000,
-                    pod: owner,
-                  });
+              if (s.op === 'free') return store.freeSlot(target, owner, 5_000);
+              if (s.op === 'make') return store.beginMaking(target, owner, s.until);
+              return store.markBound(target, owner, {
+                target: { ip: '10.0.1.7', port: 7_000 + s.port },
+                boundAt: 2_000,
+                pod: owner,
+              });
             }),
           );
           expect(answers[1]).toEqual(answers[0]);

@@ -72,17 +72,21 @@ function setup() {
       },
     ]);
   const make = (id: string, port: number) =>
-    makeListener(elbv2, {
-      cluster: 'prod',
-      slot: { loadBalancerArn: nlb.arn, port },
-      allocationId: id,
-      namespace: 'games',
-      pod: 'gs',
-      portName: 'game',
-      protocol: 'UDP',
-      vpcId: 'vpc-1',
-      target: { ip: '10.0.1.20', port: 7100 },
-    });
+    makeListener(
+      elbv2,
+      {
+        cluster: 'prod',
+        slot: { loadBalancerArn: nlb.arn, port },
+        allocationId: id,
+        namespace: 'games',
+        pod: 'gs',
+        portName: 'game',
+        protocol: 'UDP',
+        vpcId: 'vpc-1',
+        target: { ip: '10.0.1.20', port: 7100 },
+      },
+      async () => true,
+    );
   return {
     elbv2,
     nlb,
@@ -111,6 +115,20 @@ describe('the fronts pass', () => {
     expect(late).toMatchObject({ released: 1, findings: { FrontLeaked: 1 } });
     expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
     expect(t.elbv2.targetGroups()).toHaveLength(0);
+    expect(await t.store.listSlots()).toHaveLength(0);
+  });
+
+  it('leaves a gone owner held while a bind of its is making a listener, and frees it after', async () => {
+    const t = setup();
+    await t.claim(GONE, 12_000);
+    const slot = (await t.store.listSlots())[0]?.slot;
+    if (!slot) throw new Error('no slot claimed');
+    expect(await t.store.beginMaking(slot, GONE, T0 + CREATE_GRACE_MS * 2)).toBe(true);
+    t.tick(CREATE_GRACE_MS + 1);
+    expect(await runFrontsPass(t.deps)).toMatchObject({ released: 0, making: 1, findings: {} });
+    expect(await t.store.listSlots()).toHaveLength(1);
+    t.tick(CREATE_GRACE_MS);
+    expect(await runFrontsPass(t.deps)).toMatchObject({ released: 1, making: 0 });
     expect(await t.store.listSlots()).toHaveLength(0);
   });
 

@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { targetGroupName } from '../../shared/fronts/nlb-front.js';
-import type { ListenerSlotRecord } from '../../shared/fronts/store.js';
+import { type ListenerSlotRecord, MAKING_LEASE_MS } from '../../shared/fronts/store.js';
 import type { BindWork, FrontWork, ReleaseWork } from '../../shared/fronts/work.js';
 import { type FrontsWorkerDeps, handleFrontWork } from '../../shared/fronts/worker.js';
 import { FakeElbv2 } from '../../sim/elbv2-fake.js';
@@ -129,10 +129,77 @@ describe('fronts worker, NLB ports', () => {
     const t = setup();
     await t.store.claimSlots([t.claim(ID, 12_000)]);
     await handleFrontWork(t.deps, [bindWork]);
+    // Bound: its making is over, so the release of the gone pod frees at once.
+    expect((await t.store.listSlots())[0]?.makingUntil).toBeUndefined();
     const [outcome] = await handleFrontWork(t.deps, [releaseWork]);
     expect(outcome?.kind).toBe('released');
     expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
     expect(t.elbv2.targetGroups()).toHaveLength(0);
+    expect(await t.store.listSlots()).toHaveLength(0);
+  });
+
+  it('never frees a slot under a bind making its listener: the release waits, then takes that listener down', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    // The bind stops inside its CreateListener, as a slow call or a busy budget would hold it.
+    let proceed = () => {};
+    const entered = new Promise<void>((resolve) => {
+      const createListener = t.elbv2.createListener.bind(t.elbv2);
+      t.deps = {
+        ...t.deps,
+        nlb: {
+          api: new Proxy(t.elbv2, {
+            get: (target, property) => {
+              if (property === 'createListener') {
+                return async (input: Parameters<typeof createListener>[0]) => {
+                  resolve();
+                  await new Promise<void>((go) => {
+                    proceed = go;
+                  });
+                  return createListener(input);
+                };
+              }
+              const value = Reflect.get(target, property) as unknown;
+              return typeof value === 'function' ? value.bind(target) : value;
+            },
+          }),
+          vpcIdOf: async () => 'vpc-1',
+        },
+      };
+    });
+    const binding = handleFrontWork(t.deps, [bindWork]);
+    await entered;
+    // The pod is gone (no pod in the API): its release runs while the listener is being made.
+    const [early] = await handleFrontWork(t.deps, [releaseWork]);
+    expect(early).toEqual({ kind: 'waiting', recheckAfter: 5 });
+    expect(await t.store.listSlots()).toHaveLength(1);
+    proceed();
+    await binding;
+    // Whatever became of the bind (the release took its target group down under it), a
+    // listener on the port means the slot is still held: no other game server can be told it.
+    const heldWhileListening = async () =>
+      t.elbv2.listeners(t.nlb.arn).length === 0 || (await t.store.listSlots()).length === 1;
+    expect(await heldWhileListening()).toBe(true);
+    // Until the making lease runs out, the release queued again keeps waiting.
+    expect((await handleFrontWork(t.deps, [{ ...releaseWork, attempt: 1 }]))[0]?.kind).toBe(
+      'waiting',
+    );
+    expect(await heldWhileListening()).toBe(true);
+    t.tick(MAKING_LEASE_MS + 1);
+    const [later] = await handleFrontWork(t.deps, [{ ...releaseWork, attempt: 2 }]);
+    expect(later?.kind).toBe('released');
+    expect(t.elbv2.listeners(t.nlb.arn)).toHaveLength(0);
+    expect(await t.store.listSlots()).toHaveLength(0);
+  });
+
+  it('frees a slot whose making lease ran out: a bind that stopped after marking it made nothing', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000)]);
+    // A bind marked the slot and died before its CreateListener.
+    expect(await t.store.beginMaking(t.claim(ID, 12_000).slot, ID, 1_000_000 + 60_000)).toBe(true);
+    expect((await handleFrontWork(t.deps, [releaseWork]))[0]?.kind).toBe('waiting');
+    t.tick(60_001);
+    expect((await handleFrontWork(t.deps, [releaseWork]))[0]?.kind).toBe('released');
     expect(await t.store.listSlots()).toHaveLength(0);
   });
 
