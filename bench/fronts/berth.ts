@@ -34,8 +34,10 @@ import type { FrontWork } from '../../shared/fronts/work.js';
 import { FRONT_WORK_BACKOFF, handleFrontWork } from '../../shared/fronts/worker.js';
 import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
 import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
+import type { Lease } from '../../shared/lease/lease.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/manifests/webhooks.js';
 import { parsePortRange } from '../../shared/net/port-range.js';
+import { FakeLease } from '../../test/scale/fakes.js';
 import type { FrontsWorld, SystemFactory } from './harness.js';
 import { type SimTime, withAcceleratorLatency, withElbv2Latency } from './kit.js';
 import type {
@@ -106,6 +108,7 @@ export class BerthFronts implements FrontsUnderTest {
   readonly #world: FrontsWorld;
   readonly #time: SimTime;
   readonly #store: FrontStore;
+  readonly #lease: Lease;
   /** The webhooks' ELBv2 calls (brief budget waits), the worker's and pass's (patient ones). */
   readonly #elbv2: Elbv2Api;
   readonly #workElbv2: Elbv2Api;
@@ -122,6 +125,8 @@ export class BerthFronts implements FrontsUnderTest {
   /** The process epoch of the invocation making a call, followed across its awaits. */
   readonly #invocation = new AsyncLocalStorage<number>();
   #epoch = 0;
+  /** Processes started, each a lease holder of its own. */
+  #processes = 0;
   #running = 0;
   #stopped = false;
 
@@ -146,6 +151,8 @@ export class BerthFronts implements FrontsUnderTest {
       patient,
     );
     this.#store = paced(new MemoryFrontStore(), world.time, STORE_CALL_MS, () => undefined);
+    // The table's leases (a subnet's reconcile), kept where the store is.
+    this.#lease = new FakeLease(world.time.now);
     this.#admission = this.#process();
     this.#fronts = this.#process();
     void this.#poll();
@@ -167,6 +174,11 @@ export class BerthFronts implements FrontsUnderTest {
         api: this.#accelerator,
         store: this.#store,
         endpointGroupArn: this.#world.endpointGroupArn,
+        exclusion: {
+          lease: this.#lease,
+          holder: `process-${++this.#processes}`,
+          sleep: this.#time.sleep,
+        },
       }),
     };
   }

@@ -4,6 +4,7 @@
  * mappings, handed to the pod webhooks, the worker and the pass. Nothing is built for a cluster
  * whose config has no fronts.
  */
+import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { PodFrontsDeps } from '../admission/pods.js';
@@ -37,7 +38,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
 import type { Observability } from './observability.js';
-import { type PassContext, storeOptions } from './pass-context.js';
+import { type PassContext, passLease, storeOptions } from './pass-context.js';
 import { passInput } from './pass-input.js';
 
 /** The two AWS services of fronts as one process reaches them, unbudgeted. */
@@ -124,6 +125,7 @@ export function frontsWiring(
         api: new BudgetedCustomRoutingApi(options.account.accelerator, patient),
         store,
         endpointGroupArn: acceleratorConfig.endpointGroupArn,
+        exclusion: { lease: passLease(context), holder: `fronts-${randomUUID()}`, sleep },
       })
     : undefined;
   const pods: PodFrontsDeps = {

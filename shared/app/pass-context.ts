@@ -28,6 +28,6 @@ export function storeOptions(context: Pick<PassContext, 'config' | 'dynamo' | 't
 }
 
 /** The lease that keeps two runs of one pass apart. */
-export function passLease(context: PassContext): DynamoLease {
+export function passLease(context: Omit<PassContext, 'clusterApi'>): DynamoLease {
   return new DynamoLease({ ...storeOptions(context), now: context.now ?? Date.now });
 }

@@ -8,8 +8,10 @@
  * live game servers want and what berth has allowed (destination-plan.ts), so a burst of bindings
  * is one AllowCustomRoutingTraffic. OpenKruise Game's plugin calls the API once per pod instead.
  */
+import { type Lease, withLease } from '../lease/lease.js';
 import type { CustomRoutingApi, DestinationBatch, PortMapping } from './accelerator.js';
 import { cellsOf, planDestinations } from './destination-plan.js';
+import { SubnetReconcileBusyError } from './errors.js';
 import {
   buildMappingRuns,
   decodeMappingRuns,
@@ -30,8 +32,12 @@ export interface Located {
 export interface AcceleratorFront {
   /** The subnet and public address of `address:port`, or undefined outside the endpoint subnets. */
   locate(address: string, port: number): Promise<Located | undefined>;
-  /** Brings the subnets' allowed destinations in line with the wanted ones. */
-  reconcile(subnetIds: readonly string[]): Promise<void>;
+  /**
+   * Brings the subnets' allowed destinations in line with the wanted ones, one process at a time
+   * per subnet. A subnet another process is reconciling is waited for (`wait`: then
+   * `SubnetReconcileBusyError` past the wait) or left to it (`skip`).
+   */
+  reconcile(subnetIds: readonly string[], whenBusy?: 'wait' | 'skip'): Promise<void>;
   /**
    * Reads the port mappings now (listed and kept in the table the first time), so a binding
    * finds them kept rather than listing them inside its webhook's few seconds.
@@ -39,15 +45,38 @@ export interface AcceleratorFront {
   warm(): Promise<void>;
 }
 
+/**
+ * One reconcile of a subnet at a time. Two that cross can leave the table saying "allowed" where
+ * the accelerator denies (one's allow lands, the other's deny lands, the deny's record lands, the
+ * allow's record lands last), and a plan trusts the table: that game server would stay
+ * unreachable until its address emptied.
+ */
+export interface ReconcileExclusion {
+  readonly lease: Lease;
+  /** This process, as the lease's holder. */
+  readonly holder: string;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
 /** What the front needs. */
 export interface CustomRoutingFrontDeps {
   readonly api: CustomRoutingApi;
   readonly store: FrontStore;
   readonly endpointGroupArn: string;
+  readonly exclusion: ReconcileExclusion;
 }
 
 /** Plans applied per subnet before the rest is left to the next pass: concurrent workers converge. */
 const RECONCILE_ROUNDS = 3;
+/**
+ * A subnet's reconcile lease, renewed before every call: longer than one call may wait for the
+ * budget (20 s) and take, so a renewed lease covers the call it precedes; short enough that a
+ * process that died holding it delays the next reconcile by well under a minute.
+ */
+const SUBNET_LEASE_MS = 45_000;
+/** How long a reconcile waits for another process's, and how often it looks. */
+const SUBNET_WAIT_MS = 10_000;
+const SUBNET_WAIT_STEP_MS = 250;
 
 /** The accelerator's ARN: the endpoint group's up to `/listener/`. */
 export function acceleratorArnOf(endpointGroupArn: string): string {
@@ -82,31 +111,56 @@ export class CustomRoutingFront implements AcceleratorFront {
     await this.#mappings();
   }
 
-  async reconcile(subnetIds: readonly string[]): Promise<void> {
+  async reconcile(subnetIds: readonly string[], whenBusy: 'wait' | 'skip' = 'wait'): Promise<void> {
+    const { lease, holder, sleep } = this.#deps.exclusion;
     for (const subnetId of subnetIds) {
-      for (let round = 0; round < RECONCILE_ROUNDS; round++) {
-        const { wanted, allowed } = await this.#deps.store.listDestinations(subnetId);
-        const plan = planDestinations({
-          endpointGroupArn: this.#deps.endpointGroupArn,
-          endpointId: subnetId,
-          wanted: cellsOf(wanted),
-          allowed,
-        });
-        if (plan.allow.length === 0 && plan.deny.length === 0) break;
-        for (const batch of plan.allow) await this.#allow(subnetId, batch);
-        for (const batch of plan.deny) await this.#deny(subnetId, batch);
+      const request = { name: `fronts-accelerator#${subnetId}`, holder, ttlMs: SUBNET_LEASE_MS };
+      for (let waited = 0; ; waited += SUBNET_WAIT_STEP_MS) {
+        const run = await withLease(lease, request, (renew) =>
+          this.#reconcileSubnet(subnetId, renew),
+        );
+        // Skipped: the holder's plan is read after this process recorded its wants, or the next
+        // pass's is.
+        if (run.ran || whenBusy === 'skip') break;
+        if (waited >= SUBNET_WAIT_MS) throw new SubnetReconcileBusyError(subnetId, run.holder);
+        await sleep(SUBNET_WAIT_STEP_MS);
       }
     }
   }
 
-  async #allow(subnetId: string, batch: DestinationBatch): Promise<void> {
+  async #reconcileSubnet(subnetId: string, renew: () => Promise<unknown>): Promise<void> {
+    for (let round = 0; round < RECONCILE_ROUNDS; round++) {
+      const { wanted, allowed } = await this.#deps.store.listDestinations(subnetId);
+      const plan = planDestinations({
+        endpointGroupArn: this.#deps.endpointGroupArn,
+        endpointId: subnetId,
+        wanted: cellsOf(wanted),
+        allowed,
+      });
+      if (plan.allow.length === 0 && plan.deny.length === 0) break;
+      for (const batch of plan.allow) await this.#allow(subnetId, batch, renew);
+      for (const batch of plan.deny) await this.#deny(subnetId, batch, renew);
+    }
+  }
+
+  async #allow(
+    subnetId: string,
+    batch: DestinationBatch,
+    renew: () => Promise<unknown>,
+  ): Promise<void> {
+    await renew();
     await this.#deps.api.allowTraffic(batch);
     for (const address of batch.addresses) {
       await this.#deps.store.recordAllowed(subnetId, address, batch.ports ?? []);
     }
   }
 
-  async #deny(subnetId: string, batch: DestinationBatch): Promise<void> {
+  async #deny(
+    subnetId: string,
+    batch: DestinationBatch,
+    renew: () => Promise<unknown>,
+  ): Promise<void> {
+    await renew();
     await this.#deps.api.denyTraffic(batch);
     for (const address of batch.addresses) await this.#deps.store.recordDenied(subnetId, address);
   }

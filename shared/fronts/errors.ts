@@ -29,3 +29,14 @@ export class FrontPoolFullError extends Error {
     this.name = 'FrontPoolFullError';
   }
 }
+
+/** Another process kept reconciling an endpoint subnet for longer than a reconcile waits. */
+export class SubnetReconcileBusyError extends Error {
+  constructor(
+    readonly subnetId: string,
+    readonly holder: string,
+  ) {
+    super(`endpoint subnet ${subnetId} is being reconciled by ${holder}; try again shortly`);
+    this.name = 'SubnetReconcileBusyError';
+  }
+}

@@ -212,7 +212,8 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     for (const reason of orphans) find(reason);
   }
   if (deps.accelerator !== undefined && touched.size > 0) {
-    await deps.accelerator.reconcile([...touched]);
+    // A subnet a worker is reconciling is its: the worker's plan is read under the lease.
+    await deps.accelerator.reconcile([...touched], 'skip');
   }
   return {
     findings,

@@ -21,6 +21,7 @@ import { type BackoffPolicy, DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
+import { SubnetReconcileBusyError } from './errors.js';
 import { makeListener, takeDownListener } from './nlb-front.js';
 import {
   type FrontStore,
@@ -151,10 +152,12 @@ async function deferred(
   const { error } = failure;
   const count = work.kind === 'bind' ? (work.resumed ?? 0) : work.attempt;
   const budget = error instanceof RateBudgetExhaustedError;
+  // Another process held an endpoint subnet's reconcile past the wait: its own is due shortly.
+  const busySubnet = error instanceof SubnetReconcileBusyError;
   // A listener on the slot that forwards elsewhere: the slot's previous owner's, on its way down.
   const previousListener = isDuplicateListener(error);
   if (
-    !(budget || previousListener || isThrottled(error) || isTransient(error)) ||
+    !(budget || busySubnet || previousListener || isThrottled(error) || isTransient(error)) ||
     count >= MAX_DEFERRALS
   ) {
     return failure;

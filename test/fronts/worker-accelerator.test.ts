@@ -3,11 +3,14 @@ import { CustomRoutingFront } from '../../shared/fronts/accelerator-front.js';
 import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import type { BindWork, ReleaseWork } from '../../shared/fronts/work.js';
 import { type FrontsWorkerDeps, handleFrontWork } from '../../shared/fronts/worker.js';
+import { LeaseLostError } from '../../shared/lease/errors.js';
 import { FakeCustomRoutingAccelerator } from '../../sim/accelerator-fake.js';
+import { FakeLease } from '../scale/fakes.js';
 
 const SUBNET = 'subnet-games';
 
-function setup() {
+/** `onSleep` runs each time a reconcile waits for another process's. */
+function setup(onSleep: (lease: FakeLease) => void = () => {}) {
   const now = 1_000_000;
   const api = new FakeCustomRoutingAccelerator({ now: () => now });
   const accelerator = api.createAccelerator({ listenerPortRange: [10_000, 30_000] });
@@ -19,17 +22,24 @@ function setup() {
     subnets: [{ subnetId: SUBNET, cidr: '10.0.1.0/24' }],
   });
   const store = new MemoryFrontStore();
-  const front = new CustomRoutingFront({ api, store, endpointGroupArn: group.arn });
+  const lease = new FakeLease(() => now);
+  const front = new CustomRoutingFront({
+    api,
+    store,
+    endpointGroupArn: group.arn,
+    exclusion: { lease, holder: 'worker', sleep: async () => onSleep(lease) },
+  });
+  const queued: unknown[] = [];
   const deps: FrontsWorkerDeps = {
     cluster: 'prod',
     store,
     kube: { getPod: async () => undefined },
     accelerator: front,
-    queue: { submit: async () => undefined },
+    queue: { submit: async (work) => void queued.push(work) },
     recheckSeconds: 5,
     now: () => now,
   };
-  return { api, accelerator, front, store, deps };
+  return { api, accelerator, front, store, deps, lease, queued };
 }
 
 let seq = 0;
@@ -101,6 +111,54 @@ describe('fronts worker, accelerator ports', () => {
     expect(t.api.reachable(SUBNET, '10.0.1.10', 8000)).toBe(true);
     const { wanted } = await t.store.listDestinations(SUBNET);
     expect(wanted.map((cell) => cell.owner.allocationId)).toEqual([next.allocationId]);
+  });
+
+  it('reconciles a subnet one process at a time: waits while another holds it, then plans afresh', async () => {
+    let waits = 0;
+    const t = setup((lease) => {
+      // The other process finishes after the first wait.
+      if (++waits === 1) void lease.releaseLease(`fronts-accelerator#${SUBNET}`, 'pass');
+    });
+    await t.lease.acquireLease(`fronts-accelerator#${SUBNET}`, 'pass', 45_000);
+    const [outcome] = await handleFrontWork(t.deps, [bind('10.0.1.10', 8000)]);
+    expect(outcome?.kind).toBe('reachable');
+    expect(waits).toBe(1);
+    expect(t.api.reachable(SUBNET, '10.0.1.10', 8000)).toBe(true);
+  });
+
+  it('queues the bind again, calling nothing, when another process keeps the subnet past the wait', async () => {
+    const t = setup();
+    await t.lease.acquireLease(`fronts-accelerator#${SUBNET}`, 'pass', 45_000);
+    const [outcome] = await handleFrontWork(t.deps, [bind('10.0.1.10', 8000)]);
+    expect(outcome).toMatchObject({ kind: 'deferred' });
+    expect(t.queued).toHaveLength(1);
+    expect(t.api.mutatingCalls()).toBe(0);
+    // The pass leaves a subnet a worker holds to that worker.
+    await t.front.reconcile([SUBNET], 'skip');
+    expect(t.api.mutatingCalls()).toBe(0);
+  });
+
+  it('stops before its call when its lease passed to another process meanwhile', async () => {
+    const t = setup();
+    const work = bind('10.0.1.10', 8000);
+    await t.store.want([
+      {
+        subnetId: SUBNET,
+        address: work.nodeAddress,
+        port: 8000,
+        owner: { allocationId: work.allocationId, namespace: 'games', pod: work.pod },
+        wantedAt: 0,
+      },
+    ]);
+    // The lease is taken from under the reconcile between its acquisition and its renewal.
+    const acquire = t.lease.acquireLease.bind(t.lease);
+    t.lease.acquireLease = async (name, holder, ttl) => {
+      const attempt = await acquire(name, holder, ttl);
+      t.lease.held.set(name, { name, holder: 'pass', expiresAtMs: Number.MAX_SAFE_INTEGER });
+      return attempt;
+    };
+    await expect(t.front.reconcile([SUBNET])).rejects.toThrow(LeaseLostError);
+    expect(t.api.mutatingCalls()).toBe(0);
   });
 
   it('skips a node outside the endpoint subnets, calling nothing', async () => {
