@@ -287,9 +287,7 @@ async function release(
   touched: Set<string>,
 ): Promise<FrontWorkOutcome> {
   if (stillOwns(await deps.kube.getPod(work.namespace, work.pod), work.allocationId)) {
-    const recheckAfter = Math.min(deps.recheckSeconds * 2 ** work.attempt, MAX_RECHECK_SECONDS);
-    await deps.queue.submit({ ...work, attempt: work.attempt + 1 }, recheckAfter);
-    return { kind: 'waiting', recheckAfter };
+    return lookAgain(deps, work);
   }
   const { making } = await releaseOwner(
     { cluster: deps.cluster, store: deps.store, elbv2: deps.nlb?.api, now: deps.now },
@@ -297,13 +295,18 @@ async function release(
     holdings,
     touched,
   );
-  if (making > 0) {
-    // A bind of the owner is making a listener: taken down and freed once that is done.
-    const recheckAfter = Math.min(deps.recheckSeconds * 2 ** work.attempt, MAX_RECHECK_SECONDS);
-    await deps.queue.submit({ ...work, attempt: work.attempt + 1 }, recheckAfter);
-    return { kind: 'waiting', recheckAfter };
-  }
-  return { kind: 'released' };
+  // A bind of the owner is making a listener: taken down and freed once that is done.
+  return making > 0 ? lookAgain(deps, work) : { kind: 'released' };
+}
+
+/** Puts the release back for another look, backing off from `recheckSeconds` to a minute. */
+async function lookAgain(
+  deps: Pick<FrontsWorkerDeps, 'queue' | 'recheckSeconds'>,
+  work: ReleaseWork,
+): Promise<FrontWorkOutcome> {
+  const recheckAfter = Math.min(deps.recheckSeconds * 2 ** work.attempt, MAX_RECHECK_SECONDS);
+  await deps.queue.submit({ ...work, attempt: work.attempt + 1 }, recheckAfter);
+  return { kind: 'waiting', recheckAfter };
 }
 
 /** What the cluster holds of the fronts, read once for a batch or a pass. */
