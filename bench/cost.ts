@@ -387,6 +387,23 @@ export async function runCostBench(): Promise<void> {
     provisioned: ((played.provisioned.total - idle.provisioned.total) / sessionsPerMonth) * 1e6,
   };
   const fixed = { onDemand: idle.onDemand.total, provisioned: idle.provisioned.total };
+  // The least a session can cost as berth is called: five Lambda requests (the pod's CREATE,
+  // binding and DELETE reviews; the CNI's ADD and DEL) and four writes (each of its host port and
+  // address taken and given back once), before any read, compute or log.
+  const floorRequests = 5;
+  const floorWrites = 4;
+  const sessionFloor = {
+    requests: floorRequests,
+    writes: floorWrites,
+    onDemand:
+      (floorRequests * PRICES.lambdaRequest.usd + floorWrites * PRICES.dynamoWriteRequestUnit.usd) *
+      1e6,
+    provisioned:
+      (floorRequests * PRICES.lambdaRequest.usd +
+        (floorWrites * PRICES.dynamoWcuHour.usd) /
+          (3600 * ASSUMPTIONS.provisionedTargetUtilization.value)) *
+      1e6,
+  };
   const addedNodes = CLUSTER_SHARE.nodes - metered.idle.nodes;
   const perGameNode = {
     onDemand: (busy.onDemand.total - played.onDemand.total) / addedNodes,
@@ -554,7 +571,7 @@ export async function runCostBench(): Promise<void> {
     {
       target: `at most $${TARGET_PER_MILLION_SESSIONS_USD.toFixed(2)} per million game sessions (everything that grows with sessions), on on-demand`,
       pass: perMillion.onDemand <= TARGET_PER_MILLION_SESSIONS_USD,
-      line: `${usd(perMillion.onDemand)} per million sessions on on-demand (largest: ${largest(sessionLines, 4)}); ${usd(perMillion.provisioned)} on provisioned`,
+      line: `${usd(perMillion.onDemand)} per million sessions on on-demand (largest: ${largest(sessionLines, 4)}); ${usd(perMillion.provisioned)} on provisioned; the least a session can cost (${floorRequests} requests, ${floorWrites} writes, nothing else) is ${usd(sessionFloor.onDemand)} on on-demand, ${usd(sessionFloor.provisioned)} on provisioned`,
     },
     {
       target: `at most $${TARGET_FIXED_USD.toFixed(2)} a month fixed for a stack serving one cluster (passes, schedules, alarms, dashboards, secrets, queues), on on-demand`,
@@ -608,6 +625,7 @@ export async function runCostBench(): Promise<void> {
       atFleetSize: { onDemand: busy.onDemand.total, provisioned: busy.provisioned.total },
       savedWithEniPassEvery300s: slowerEniPass,
       perMillionSessions: perMillion,
+      sessionFloor,
       perGameNode,
       fixedLines: idle.onDemand.lines,
       perMillionSessionLines: sessionLines,

@@ -170,6 +170,7 @@ function costBill(bench: BenchResults): string {
   const one = (bench.oneCluster ?? {}) as {
     fixed?: CostPair;
     perMillionSessions?: CostPair;
+    sessionFloor?: CostPair & { requests?: number; writes?: number };
     perGameNode?: CostPair;
     idleGameNodes?: number;
     fixedLines?: readonly CostLine[];
@@ -197,6 +198,7 @@ function costBill(bench: BenchResults): string {
     '| one cluster | on-demand | provisioned | target |',
     '|---|---|---|---|',
     `| per million game sessions | ${dollars(one.perMillionSessions?.onDemand)} | ${dollars(one.perMillionSessions?.provisioned)} | ${verdict(perSession, '$2.00')} |`,
+    `| the least a million sessions can cost: ${number(one.sessionFloor?.requests)} Lambda requests and ${number(one.sessionFloor?.writes)} writes each, nothing else | ${dollars(one.sessionFloor?.onDemand)} | ${dollars(one.sessionFloor?.provisioned)} | |`,
     `| fixed: a stack serving one cluster with no game sessions (${number(one.idleGameNodes)} game node) | ${dollars(one.fixed?.onDemand)} a month | ${dollars(one.fixed?.provisioned)} a month | ${verdict(fixed, '$6.00')} |`,
     `| the passes' work per game node beyond it | ${dollars(one.perGameNode?.onDemand, 3)} a month | ${dollars(one.perGameNode?.provisioned, 3)} a month | |`,
     `| **the reference fleet** (3 clusters, one stack) | ${dollars(bill.onDemand?.total)} a month | ${dollars(bill.provisioned?.total)} a month | |`,
