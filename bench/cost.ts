@@ -413,7 +413,7 @@ export async function runCostBench(): Promise<void> {
   // on assign and made or removed on instance events, so the scheduled pass only trims and
   // reconciles.
   const eniEvery = 300;
-  const slowerEniPass =
+  const savedByEniPassEvery300s =
     busy.onDemand.total -
     billOf(
       stackOne,
@@ -513,7 +513,7 @@ export async function runCostBench(): Promise<void> {
     `\n  one cluster: fixed ${usd(fixed.onDemand)} a month on on-demand, ${usd(fixed.provisioned)} on provisioned (no game sessions: ${metered.idle.nodes} game node, ${CLUSTER_SHARE.services} Services); per million game sessions ${usd(perMillion.onDemand)} on on-demand, ${usd(perMillion.provisioned)} on provisioned (${round(sessionsPerMonth / 1e6, 2)}M sessions a month); each game node adds $${perGameNode.onDemand.toFixed(3)} a month of pass work on on-demand, $${perGameNode.provisioned.toFixed(3)} on provisioned (the ${addedNodes} more at fleet size ${usd(perGameNode.onDemand * addedNodes)}; the cluster at fleet size with its sessions ${usd(busy.onDemand.total)} a month)`,
   );
   console.log(
-    `  (information: with eni.intervalSeconds ${eniEvery} instead of ${stack.scheduleMinutes.eni * 60}, a cluster at fleet size would pay ${usd(slowerEniPass)} a month less on on-demand; the default is the ENI pools' to choose)`,
+    `  (information: with eni.intervalSeconds ${eniEvery} instead of ${stack.scheduleMinutes.eni * 60}, a cluster at fleet size would pay ${usd(savedByEniPassEvery300s)} a month less on on-demand; the default is the ENI pools' to choose)`,
   );
   const passInvocations = monthly['eni-pass'] + monthly['repair-pass'] + monthly['scale-pass'];
   const scheduleChoice = {
@@ -623,7 +623,7 @@ export async function runCostBench(): Promise<void> {
       fixed,
       idleGameNodes: metered.idle.nodes,
       atFleetSize: { onDemand: busy.onDemand.total, provisioned: busy.provisioned.total },
-      savedWithEniPassEvery300s: slowerEniPass,
+      savedWithEniPassEvery300s: savedByEniPassEvery300s,
       perMillionSessions: perMillion,
       sessionFloor,
       perGameNode,
