@@ -8,12 +8,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { formatDecision } from '../shared/admission/decision.js';
 import { type Ec2Account, nodeIpFault, sdkEc2Account } from '../shared/app/eni-pass.js';
-import {
-  type FrontsWiring,
-  frontsWiring,
-  hasFronts,
-  sdkFrontsAccount,
-} from '../shared/app/fronts.js';
+import { type FrontsWiring, frontsWiring, sdkFrontsAccount } from '../shared/app/fronts.js';
 import { createPasses } from '../shared/app/passes.js';
 import { createRuntime, type StatusReport } from '../shared/app/runtime.js';
 import { settleRunner } from '../shared/app/settle.js';
@@ -26,6 +21,7 @@ import {
 } from '../shared/clusters/http-routes.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { InProcessRefills } from '../shared/eni/refill.js';
+import { hasFronts } from '../shared/fronts/front-spec.js';
 import { InProcessFrontQueue } from '../shared/fronts/in-process-queue.js';
 import { type FrontWorkOutcome, handleFrontWork } from '../shared/fronts/worker.js';
 import { createHttpApi, type HttpRequest, type HttpResponse } from '../shared/http/api.js';

@@ -29,6 +29,7 @@ import { Construct } from 'constructs';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { BERTH_TAGS } from '../shared/ec2/network.js';
 import { ENI_INVOCATIONS } from '../shared/eni/policy.js';
+import { hasFronts } from '../shared/fronts/front-spec.js';
 import { clusterClaimExport, STACK_OUTPUTS } from '../shared/manifests/stack-outputs.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../shared/manifests/webhooks.js';
 import { formatCidr } from '../shared/net/ip.js';
@@ -359,9 +360,7 @@ export class BerthStack extends Stack {
     // deletion on it; releases that must wait come back with a delay) and a scheduled pass of
     // the same function, only where a cluster's config asks for a front (nothing to pay for
     // otherwise).
-    const frontedClusters = clusters.filter(
-      ({ config }) => config.fronts.nlb !== undefined || config.fronts.accelerator !== undefined,
-    );
+    const frontedClusters = clusters.filter(({ config }) => hasFronts(config));
     if (frontedClusters.length > 0) {
       const fronts = make('fronts', 'Fronts');
       const frontsQueue = new WorkQueue(this, 'FrontsQueue', {

@@ -12,14 +12,13 @@ import type { ClusterSet } from '../clusters/cluster-set.js';
 import { UnknownClusterError } from '../clusters/cluster-set.js';
 import { ConfigError } from '../config/errors.js';
 import type { LambdaSettings } from '../config/load.js';
-import type { BerthConfig } from '../config/schema.js';
 import { DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
 import type { CustomRoutingApi } from '../fronts/accelerator.js';
 import { CustomRoutingFront } from '../fronts/accelerator-front.js';
 import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
 import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../fronts/budgeted.js';
 import type { Elbv2Api } from '../fronts/elbv2.js';
-import { NO_FRONTS } from '../fronts/front-spec.js';
+import { hasFronts, NO_FRONTS } from '../fronts/front-spec.js';
 import { type FrontsPassSummary, runFrontsPass } from '../fronts/pass.js';
 import { Elbv2PoolDirectory } from '../fronts/pool-directory.js';
 import { acceleratorClient, SdkCustomRoutingApi } from '../fronts/sdk-accelerator.js';
@@ -65,11 +64,6 @@ export function lambdaFrontQueue(settings: LambdaSettings): SqsFrontQueue {
     throw new ConfigError(['BERTH_FRONTS_QUEUE: environment variable is not set']);
   }
   return new SqsFrontQueue(new SQSClient({ region: settings.region }), settings.frontsQueueUrl);
-}
-
-/** Whether a config asks for any front. */
-export function hasFronts(config: BerthConfig): boolean {
-  return config.fronts.nlb !== undefined || config.fronts.accelerator !== undefined;
 }
 
 /** One cluster's fronts, wired. */

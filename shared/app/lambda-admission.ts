@@ -14,6 +14,7 @@ import { clusterRoutes, type HttpHandler } from '../clusters/http-routes.js';
 import { ConfigError } from '../config/errors.js';
 import { lambdaSettings } from '../config/load.js';
 import type { BerthConfig } from '../config/schema.js';
+import { hasFronts } from '../fronts/front-spec.js';
 import { createHttpApi, type HttpFault } from '../http/api.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
@@ -23,13 +24,7 @@ import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
-import {
-  type FrontsAccount,
-  frontsWiring,
-  hasFronts,
-  lambdaFrontQueue,
-  sdkFrontsAccount,
-} from './fronts.js';
+import { type FrontsAccount, frontsWiring, lambdaFrontQueue, sdkFrontsAccount } from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
 import { createRuntime } from './runtime.js';
 

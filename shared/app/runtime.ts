@@ -17,6 +17,7 @@ import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
 import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
 import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
+import { hasFronts } from '../fronts/front-spec.js';
 import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
@@ -150,9 +151,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   // What game servers hold of the public fronts, for `status --holder` (read from the table alone).
   const frontStore =
     deps.fronts?.binding.store ??
-    (config.fronts.nlb || config.fronts.accelerator
-      ? new DynamoFrontStore(storeOptions)
-      : undefined);
+    (hasFronts(config) ? new DynamoFrontStore(storeOptions) : undefined);
   const pods = podAdmission({
     config,
     store: hostPortStore,

@@ -5,6 +5,13 @@
  * endpoint group, whose destination port range is one host port range kept for it alone. Pure.
  */
 
+import type { BerthConfig } from '../config/schema.js';
+
+/** Whether a config asks for any front (nothing of fronts is built or deployed otherwise). */
+export function hasFronts(config: Pick<BerthConfig, 'fronts'>): boolean {
+  return config.fronts.nlb !== undefined || config.fronts.accelerator !== undefined;
+}
+
 /** The fronts a port may ask for. */
 export const FRONT_KINDS = ['nlb', 'accelerator'] as const;
 /** One of `FRONT_KINDS`. */
