@@ -10,7 +10,12 @@
  */
 import { type Lease, withLease } from '../lease/lease.js';
 import type { CustomRoutingApi, DestinationBatch, PortMapping } from './accelerator.js';
-import { cellsOf, planDestinations } from './destination-plan.js';
+import {
+  cellsOf,
+  type DestinationPlan,
+  isEmptyPlan,
+  planDestinations,
+} from './destination-plan.js';
 import { SubnetReconcileBusyError } from './errors.js';
 import {
   buildMappingRuns,
@@ -114,6 +119,9 @@ export class CustomRoutingFront implements AcceleratorFront {
   async reconcile(subnetIds: readonly string[], whenBusy: 'wait' | 'skip' = 'wait'): Promise<void> {
     const { lease, holder, sleep } = this.#deps.exclusion;
     for (const subnetId of subnetIds) {
+      // A look without the lease first: a subnet in step (most, on most passes) costs one read,
+      // and nothing it skips could cross another reconcile.
+      if (isEmptyPlan(await this.#planOf(subnetId))) continue;
       const request = { name: `fronts-accelerator#${subnetId}`, holder, ttlMs: SUBNET_LEASE_MS };
       for (let waited = 0; ; waited += SUBNET_WAIT_STEP_MS) {
         const run = await withLease(lease, request, (renew) =>
@@ -130,17 +138,22 @@ export class CustomRoutingFront implements AcceleratorFront {
 
   async #reconcileSubnet(subnetId: string, renew: () => Promise<unknown>): Promise<void> {
     for (let round = 0; round < RECONCILE_ROUNDS; round++) {
-      const { wanted, allowed } = await this.#deps.store.listDestinations(subnetId);
-      const plan = planDestinations({
-        endpointGroupArn: this.#deps.endpointGroupArn,
-        endpointId: subnetId,
-        wanted: cellsOf(wanted),
-        allowed,
-      });
-      if (plan.allow.length === 0 && plan.deny.length === 0) break;
+      const plan = await this.#planOf(subnetId);
+      if (isEmptyPlan(plan)) break;
       for (const batch of plan.allow) await this.#allow(subnetId, batch, renew);
       for (const batch of plan.deny) await this.#deny(subnetId, batch, renew);
     }
+  }
+
+  /** The subnet's plan from what the table holds now. */
+  async #planOf(subnetId: string): Promise<DestinationPlan> {
+    const { wanted, allowed } = await this.#deps.store.listDestinations(subnetId);
+    return planDestinations({
+      endpointGroupArn: this.#deps.endpointGroupArn,
+      endpointId: subnetId,
+      wanted: cellsOf(wanted),
+      allowed,
+    });
   }
 
   async #allow(

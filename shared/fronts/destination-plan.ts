@@ -53,6 +53,11 @@ export interface DestinationPlan {
 const NONE: ReadonlySet<number> = new Set();
 
 /** Cells of a list of destinations. */
+/** Whether a plan calls nothing: the subnet is in step. */
+export function isEmptyPlan(plan: DestinationPlan): boolean {
+  return plan.allow.length === 0 && plan.deny.length === 0;
+}
+
 export function cellsOf(destinations: Iterable<Destination>): Map<string, Set<number>> {
   const cells = new Map<string, Set<number>>();
   for (const { address, port } of destinations) {

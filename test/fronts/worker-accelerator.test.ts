@@ -126,6 +126,15 @@ describe('fronts worker, accelerator ports', () => {
     expect(t.api.reachable(SUBNET, '10.0.1.10', 8000)).toBe(true);
   });
 
+  it('takes no lease for a subnet already in step (the pass looks at every subnet every minute)', async () => {
+    const t = setup();
+    await handleFrontWork(t.deps, [bind('10.0.1.10', 8000)]);
+    const acquired = t.lease.calls.filter((call) => call.startsWith('acquire')).length;
+    expect(acquired).toBe(1);
+    await t.front.reconcile([SUBNET], 'skip');
+    expect(t.lease.calls.filter((call) => call.startsWith('acquire'))).toHaveLength(acquired);
+  });
+
   it('queues the bind again, calling nothing, when another process keeps the subnet past the wait', async () => {
     const t = setup();
     await t.lease.acquireLease(`fronts-accelerator#${SUBNET}`, 'pass', 45_000);
