@@ -1,0 +1,114 @@
+/**
+ * berth's layer order, checked by `npm test` (kubernetes/kubernetes keeps its layers with
+ * `cmd/import-boss`; this is the same idea with dependency-cruiser). Imports run down the list
+ * below and never up it, and no module imports itself back through another.
+ *
+ *   entry points   functions/, cli/, infra/, cni/, bench/, scripts/   (each only its own helpers
+ *                  and what the layers below offer it; see the per-entry rules)
+ *   simulation     sim/          the simulated world and the one fake per port
+ *   composition    shared/app/   builds berth once for every host
+ *   webhook/passes the admission webhook, the HTTP API, the scheduled passes and what they show
+ *   domain         pure policy: allocators, plans, diffs
+ *   ports/adapters narrow interfaces named for their role and the code that speaks AWS,
+ *                  DynamoDB and Kubernetes behind them
+ *   config         the parsed configuration
+ *   vocabulary     owner identity, patch operations, label and annotation names, address math
+ *
+ * A folder's files take the folder's layer unless a line below places them: a domain folder's
+ * port module (`store.ts`, `model.ts`) sits with the ports, and its pass with the passes.
+ */
+
+/** Files of a domain folder that are not domain: its port modules and its pass. */
+const PORT_FILE = '(store|model|errors)\\.ts$';
+const PASS_FILE = '(pass|worker|settler)\\.ts$';
+const DOMAIN_FOLDERS = 'allocation|hostports|services|eni|scale|repair|fronts|settle';
+
+/**
+ * Layers from the bottom up. The patterns are disjoint (a domain folder's port modules and
+ * passes are cut out of the domain by a lookahead), so every file has exactly one layer.
+ */
+const LAYERS = [
+  { name: 'vocabulary', paths: ['^shared/(vocabulary|net|concurrency)/'] },
+  { name: 'config', paths: ['^shared/config/'] },
+  {
+    name: 'ports',
+    paths: [
+      '^shared/(store|k8s|ec2|aws|lease|node-pool|local)/',
+      `^shared/(${DOMAIN_FOLDERS})/${PORT_FILE}`,
+    ],
+  },
+  {
+    name: 'domain',
+    paths: [`^shared/(${DOMAIN_FOLDERS})/(?!${PORT_FILE}|${PASS_FILE})`],
+  },
+  {
+    name: 'passes',
+    paths: [
+      '^shared/(admission|http|status|ui|metrics|manifests|clusters)/',
+      `^shared/(${DOMAIN_FOLDERS})/${PASS_FILE}`,
+    ],
+  },
+  { name: 'composition', paths: ['^shared/app/'] },
+  { name: 'simulation', paths: ['^sim/'] },
+  { name: 'entry', paths: ['^(functions|cli|infra|cni|bench|scripts)/'] },
+];
+
+/** Layer `index` may import itself and what lies below it, never what lies above. */
+function layerRule(index) {
+  const own = LAYERS[index];
+  return {
+    name: `layer-${own.name}`,
+    comment: `${own.name} imports only what lies below it in the layer order`,
+    severity: 'error',
+    from: { path: own.paths },
+    to: { path: LAYERS.slice(index + 1).flatMap((l) => l.paths) },
+  };
+}
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'a module never imports itself back through others',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...LAYERS.slice(0, -1).map((_, i) => layerRule(i)),
+    {
+      name: 'vocabulary-stands-alone',
+      comment: 'the vocabulary imports nothing of berth\'s, so every layer can use it',
+      severity: 'error',
+      from: { path: '^shared/vocabulary/' },
+      to: { path: '^(shared|cli|cni|bench|sim|functions|infra|scripts|test)/', pathNot: '^shared/vocabulary/' },
+    },
+    {
+      name: 'functions-through-composition',
+      comment: 'a Lambda entry point parses its event and calls what shared/app/ built, nothing deeper',
+      severity: 'error',
+      from: { path: '^functions/' },
+      to: { path: '^(shared|cli|cni|bench|sim|infra|scripts)/', pathNot: '^shared/app/' },
+    },
+    {
+      name: 'cli-through-composition',
+      comment: 'the CLI keeps flags and printing; what it runs is built by shared/app/ (or the simulator, a host of its own)',
+      severity: 'error',
+      from: { path: '^cli/' },
+      to: { path: '^(shared|cni|bench|functions|infra|scripts)/', pathNot: '^shared/app/' },
+    },
+    {
+      name: 'no-test-from-product',
+      comment: 'test/ is for tests: nothing the product, the simulator or the benchmarks run imports it',
+      severity: 'error',
+      from: { path: '^(shared|cli|cni|bench|sim|functions|infra|scripts)/' },
+      to: { path: '^test/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^node_modules/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+  },
+};
