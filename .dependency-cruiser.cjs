@@ -18,9 +18,15 @@
  * port module (`store.ts`, `model.ts`) sits with the ports, and its pass with the passes.
  */
 
-/** Files of a domain folder that are not domain: its port modules and its pass. */
-const PORT_FILE = '(store|model|errors)\\.ts$';
-const PASS_FILE = '(pass|worker|settler)\\.ts$';
+/**
+ * Files of a domain folder that are not domain, by the role their name says: the port modules
+ * (the interface a store, queue or cloud API offers, the records and messages it carries, its
+ * errors), the adapters behind them, and the folder's pass.
+ */
+const PORT_FILE =
+  '(store|model|errors|queue|work|work-message|task|ledger|elbv2|accelerator)\\.ts$';
+const ADAPTER_FILE = '(sdk-[a-z0-9-]+|sqs-queue|in-process-queue|memory-store)\\.ts$';
+const PASS_FILE = '(pass|worker)\\.ts$';
 const DOMAIN_FOLDERS = 'allocation|hostports|services|eni|scale|repair|fronts|settle';
 
 /**
@@ -34,12 +40,12 @@ const LAYERS = [
     name: 'ports',
     paths: [
       '^shared/(store|k8s|ec2|aws|lease|node-pool|local)/',
-      `^shared/(${DOMAIN_FOLDERS})/${PORT_FILE}`,
+      `^shared/(${DOMAIN_FOLDERS})/(${PORT_FILE}|${ADAPTER_FILE})`,
     ],
   },
   {
     name: 'domain',
-    paths: [`^shared/(${DOMAIN_FOLDERS})/(?!${PORT_FILE}|${PASS_FILE})`],
+    paths: [`^shared/(${DOMAIN_FOLDERS})/(?!${PORT_FILE}|${ADAPTER_FILE}|${PASS_FILE})`],
   },
   {
     name: 'passes',
@@ -77,28 +83,34 @@ module.exports = {
     ...LAYERS.slice(0, -1).map((_, i) => layerRule(i)),
     {
       name: 'vocabulary-stands-alone',
-      comment: 'the vocabulary imports nothing of berth\'s, so every layer can use it',
+      comment: "the vocabulary imports nothing of berth's, so every layer can use it",
       severity: 'error',
       from: { path: '^shared/vocabulary/' },
-      to: { path: '^(shared|cli|cni|bench|sim|functions|infra|scripts|test)/', pathNot: '^shared/vocabulary/' },
+      to: {
+        path: '^(shared|cli|cni|bench|sim|functions|infra|scripts|test)/',
+        pathNot: '^shared/vocabulary/',
+      },
     },
     {
       name: 'functions-through-composition',
-      comment: 'a Lambda entry point parses its event and calls what shared/app/ built, nothing deeper',
+      comment:
+        'a Lambda entry point parses its event and calls what shared/app/ built, nothing deeper',
       severity: 'error',
       from: { path: '^functions/' },
       to: { path: '^(shared|cli|cni|bench|sim|infra|scripts)/', pathNot: '^shared/app/' },
     },
     {
       name: 'cli-through-composition',
-      comment: 'the CLI keeps flags and printing; what it runs is built by shared/app/ (or the simulator, a host of its own)',
+      comment:
+        'the CLI keeps flags and printing; what it runs is built by shared/app/ (or the simulator, a host of its own)',
       severity: 'error',
       from: { path: '^cli/' },
       to: { path: '^(shared|cni|bench|functions|infra|scripts)/', pathNot: '^shared/app/' },
     },
     {
       name: 'no-test-from-product',
-      comment: 'test/ is for tests: nothing the product, the simulator or the benchmarks run imports it',
+      comment:
+        'test/ is for tests: nothing the product, the simulator or the benchmarks run imports it',
       severity: 'error',
       from: { path: '^(shared|cli|cni|bench|sim|functions|infra|scripts)/' },
       to: { path: '^test/' },

@@ -9,7 +9,8 @@
 import { planPorts } from '../shared/hostports/allocator.js';
 import { largestFreeBlock, type Random } from '../shared/hostports/choice.js';
 import { HostPortBlockError } from '../shared/hostports/errors.js';
-import type { HostPortRange, PortSpec } from '../shared/hostports/spec.js';
+import type { HostPortRange } from '../shared/hostports/model.js';
+import type { PortSpec } from '../shared/hostports/spec.js';
 import { percentile } from './support/stats.js';
 
 /** The day's load: concurrent sessions follow a daily curve between trough and peak. */

@@ -21,12 +21,6 @@ import {
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION } from '../shared/admission/identity.js';
 import { rangeKey } from '../shared/allocation/allocator.js';
-import {
-  clusterIpRange,
-  hostPortRange,
-  nodePortRange,
-  type ValueRange,
-} from '../shared/allocation/range.js';
 import type {
   AgonesGameServer,
   ClusterApi,
@@ -38,6 +32,12 @@ import type {
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { parseCidr } from '../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../shared/net/port-range.js';
+import {
+  clusterIpRange,
+  hostPortRange,
+  nodePortRange,
+  type ValueRange,
+} from '../shared/net/value-range.js';
 import { type RepairRanges, type RepairSummary, runRepairPass } from '../shared/repair/pass.js';
 import { CapacityMeter } from '../shared/store/capacity.js';
 import { dynamoClient } from '../shared/store/client.js';

@@ -13,8 +13,8 @@ import {
   PutItemCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { type Offset, randomOffset } from '../../shared/allocation/offset.js';
 import { isConditionFailed } from '../../shared/aws/error-codes.js';
+import { type Offset, randomOffset } from '../../shared/net/offset.js';
 import { TABLE_SCHEMA } from '../../shared/store/table.js';
 import type { RangeBaselineOptions } from './options.js';
 

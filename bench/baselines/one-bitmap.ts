@@ -6,8 +6,8 @@
  * upstream; a generous one here so a broken run ends).
  */
 import { type AttributeValue, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import type { ValueRange } from '../../shared/allocation/range.js';
 import { isConditionFailed } from '../../shared/aws/error-codes.js';
+import type { ValueRange } from '../../shared/net/value-range.js';
 import { TABLE_SCHEMA } from '../../shared/store/table.js';
 import { itemSizeBytes, writeUnits } from '../support/item-size.js';
 import type { RangeBaselineOptions } from './options.js';

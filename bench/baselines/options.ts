@@ -1,6 +1,6 @@
 /** What every range baseline is built from: where its items live, and what is counted. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { ValueRange } from '../../shared/allocation/range.js';
+import type { ValueRange } from '../../shared/net/value-range.js';
 import type { CapacityMeter } from '../../shared/store/capacity.js';
 
 export interface RangeBaselineOptions {

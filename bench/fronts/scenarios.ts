@@ -10,7 +10,7 @@
  * - `steady`: an hour of game servers arriving one at a time, half behind each front, each
  *   playing 10 to 20 minutes.
  */
-import type { FrontKind } from '../../shared/fronts/front-spec.js';
+import type { FrontKind } from '../../shared/fronts/model.js';
 import type { Scenario } from './harness.js';
 import { burst, type GameServerPlan, gameServer, makeNodes, steady } from './workload.js';
 

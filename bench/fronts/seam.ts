@@ -4,7 +4,7 @@
  * events on the same fakes. The harness never looks inside: a game server is reachable when the
  * fakes hold a listener or an allowed destination for the address the system published.
  */
-import type { FrontKind } from '../../shared/fronts/front-spec.js';
+import type { FrontKind } from '../../shared/fronts/model.js';
 
 /** One game server of the workload: a pod with one fronted UDP port. */
 export interface GameServer {

@@ -4,7 +4,7 @@
  * scheduler's packing, one scheduling cycle at a time) and started by the kubelet a little later.
  * Every system runs on exactly these events.
  */
-import type { FrontKind } from '../../shared/fronts/front-spec.js';
+import type { FrontKind } from '../../shared/fronts/model.js';
 import { seededRandom } from '../../sim/random.js';
 import { scheduleOnto } from '../../sim/scheduler.js';
 import type { GameServer, Placement } from './seam.js';

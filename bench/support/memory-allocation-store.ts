@@ -3,12 +3,7 @@
  * per-value exclusive claims answered with their block, ascending sparse block scans), so the admission CPU benchmark
  * measures berth's own work with no store round trip in it.
  */
-import {
-  blockIndexOf,
-  compareOffsets,
-  type Offset,
-  slotOf,
-} from '../../shared/allocation/offset.js';
+
 import {
   type AllocationStore,
   type Block,
@@ -16,6 +11,7 @@ import {
   type OwnerRecord,
   OwnerVersionConflictError,
 } from '../../shared/allocation/store.js';
+import { blockIndexOf, compareOffsets, type Offset, slotOf } from '../../shared/net/offset.js';
 
 /** The store calls a caller made: each would be one DynamoDB round trip (or more pages). */
 export type StoreCalls = Record<keyof AllocationStore, number>;

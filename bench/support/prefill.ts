@@ -10,8 +10,8 @@ import {
   type DynamoDBClient,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { blockIndexOf, type Offset, randomOffset, slotOf } from '../../shared/allocation/offset.js';
-import type { ValueRange } from '../../shared/allocation/range.js';
+import { blockIndexOf, type Offset, randomOffset, slotOf } from '../../shared/net/offset.js';
+import type { ValueRange } from '../../shared/net/value-range.js';
 import { blockSortKey } from '../../shared/store/dynamo-allocation-store.js';
 import { TABLE_SCHEMA } from '../../shared/store/table.js';
 

@@ -24,15 +24,10 @@ import {
   HostPortContentionError,
   HostPortQuotaError,
 } from '../hostports/errors.js';
+import type { HostPortRange } from '../hostports/model.js';
 import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
-import {
-  type HostPortRange,
-  PORTS_ANNOTATION,
-  PORTS_PATH,
-  type PortSpec,
-  parsePortSpecs,
-} from '../hostports/spec.js';
+import { PORTS_ANNOTATION, PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
 import type { PodNameStore, PodPortRecord, PodRef } from '../hostports/store.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';

@@ -15,6 +15,16 @@
  * frees. No value is ever held by two owners: step 2 is the only way in, and it is exclusive,
  * even against the owner itself (a value on its way out is never taken back under its id).
  */
+
+import {
+  BLOCK_SIZE,
+  blockIndexOf,
+  compareOffsets,
+  type Offset,
+  offsetAt,
+  slotOf,
+} from '../net/offset.js';
+import type { ValueRange } from '../net/value-range.js';
 import { BlockView } from './block-view.js';
 import {
   AllocationContentionError,
@@ -22,12 +32,9 @@ import {
   ValueAllocatedError,
   ValueNotInRangeError,
 } from './errors.js';
-import { blockIndexOf, compareOffsets, type Offset, offsetAt, slotOf } from './offset.js';
-import type { ValueRange } from './range.js';
 import { pickFree } from './scan.js';
 import {
   type AllocationStore,
-  BLOCK_SIZE,
   type Block,
   type Claim,
   type OwnerRecord,

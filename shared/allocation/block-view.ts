@@ -13,10 +13,10 @@
  * do not race each other for one value; nor does a scan's answer, older than a claim of this
  * process answered meanwhile, send it at that claim's value (`showsTaken`).
  */
-import { blockIndexOf, type Offset, offsetAt, slotOf } from './offset.js';
-import type { ValueRange } from './range.js';
+import { BLOCK_SIZE, blockIndexOf, type Offset, offsetAt, slotOf } from '../net/offset.js';
+import type { ValueRange } from '../net/value-range.js';
 import type { BlockReader } from './scan.js';
-import { BLOCK_SIZE, type Block } from './store.js';
+import type { Block } from './store.js';
 
 /**
  * Blocks remembered per range, the least recently learned forgotten first: a /16 fits whole

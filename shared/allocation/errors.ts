@@ -3,7 +3,7 @@
  * they already know. Each carries the range, the value and the request slot (a field path such
  * as `spec.clusterIPs[0]`) it concerns.
  */
-import type { ValueRange } from './range.js';
+import type { ValueRange } from '../net/value-range.js';
 
 /** Base of every allocation failure. */
 export abstract class AllocationError extends Error {

@@ -6,15 +6,16 @@
  */
 import {
   addOffset,
+  BLOCK_SIZE,
   blockIndexOf,
   compareOffsets,
   type Offset,
   offsetAt,
   randomOffset,
   slotOf,
-} from './offset.js';
-import type { ValueRange } from './range.js';
-import { BLOCK_SIZE, type Block } from './store.js';
+} from '../net/offset.js';
+import type { ValueRange } from '../net/value-range.js';
+import type { Block } from './store.js';
 
 /** Reads blocks with index in `[from, to]`, ascending; blocks with no taken value may be absent. */
 export type BlockReader = (from: Offset, to: Offset) => AsyncIterable<Block>;

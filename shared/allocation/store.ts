@@ -2,10 +2,7 @@
  * What the allocators need from persistence, and nothing more (Karpenter's narrow-interface
  * shape). The DynamoDB adapter lives in `shared/store/`; tests may substitute their own.
  */
-import type { Offset } from './offset.js';
-
-/** Values per block: 32 owner ids of 20 characters keep a block under 1 KB, so a write is 1 WCU. */
-export const BLOCK_SIZE = 32;
+import type { Offset } from '../net/offset.js';
 
 /** The taken slots of one block of a range: slot (offset within the block) → allocation id. */
 export interface Block {

@@ -1,7 +1,8 @@
 /** How much of each range is in use, for `/v1/status` and `berth status`. */
+
+import { lastBlockOf } from '../net/offset.js';
+import type { RangeKind, ValueRange } from '../net/value-range.js';
 import { rangeKey } from './allocator.js';
-import { lastBlockOf } from './offset.js';
-import type { RangeKind, ValueRange } from './range.js';
 import type { AllocationStore } from './store.js';
 
 /** One row of `/v1/status`. */

@@ -25,14 +25,9 @@ import { acceleratorClient, SdkCustomRoutingApi } from '../fronts/sdk-accelerato
 import { elbv2Client, SdkElbv2Api } from '../fronts/sdk-elbv2.js';
 import { SqsFrontQueue } from '../fronts/sqs-queue.js';
 import type { FrontStore } from '../fronts/store.js';
-import type { FrontQueue, FrontWork } from '../fronts/work.js';
+import type { FrontQueue, FrontWork, FrontWorkOutcome } from '../fronts/work.js';
 import { MalformedFrontWorkError, parseFrontWork } from '../fronts/work-message.js';
-import {
-  FRONT_WORK_BACKOFF,
-  type FrontsWorkerDeps,
-  type FrontWorkOutcome,
-  handleFrontWork,
-} from '../fronts/worker.js';
+import { FRONT_WORK_BACKOFF, type FrontsWorkerDeps, handleFrontWork } from '../fronts/worker.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';

@@ -14,8 +14,7 @@ import type { EniFailure } from '../eni/pool-actions.js';
 import { REPAIR_REASONS } from '../repair/findings.js';
 import type { RepairSummary } from '../repair/pass.js';
 import type { ScaleReport } from '../scale/pass.js';
-import type { SettleOutcome } from '../settle/step.js';
-import type { SettleTask } from '../settle/task.js';
+import type { SettleOutcome, SettleTask } from '../settle/task.js';
 
 type Observed = { readonly logger: Logger; readonly metrics: Metrics };
 

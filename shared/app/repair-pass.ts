@@ -1,8 +1,8 @@
 /** The repair pass, wired once per process, and the repair function's body. */
 import type { Context } from 'aws-lambda';
-import { clusterIpRange, hostPortRange, nodePortRange } from '../allocation/range.js';
 import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
+import { clusterIpRange, hostPortRange, nodePortRange } from '../net/value-range.js';
 import { type RepairSummary, runRepairPass } from '../repair/pass.js';
 import { ServiceCidrGate } from '../services/cidr-gate.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';

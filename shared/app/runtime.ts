@@ -11,7 +11,6 @@ import { guardPodCreates } from '../admission/removal-guard.js';
 import { allow } from '../admission/response.js';
 import { serviceAdmission } from '../admission/services.js';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
-import { clusterIpRange, nodePortRange, type ValueRange } from '../allocation/range.js';
 import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
@@ -22,6 +21,7 @@ import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/alloca
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { clusterServiceCidrs } from '../k8s/service-cidrs.js';
+import { clusterIpRange, nodePortRange, type ValueRange } from '../net/value-range.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { type GateLog, keepFresh, ServiceCidrGate } from '../services/cidr-gate.js';
 import { type ServiceCidrReport, serviceCidrReport } from '../services/cluster-cidrs.js';

@@ -6,12 +6,13 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
-import { clusterIpRange, nodePortRange } from '../allocation/range.js';
 import type { BerthConfig } from '../config/schema.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { clusterIpRange, nodePortRange } from '../net/value-range.js';
 import { settleTiming } from '../settle/policy.js';
 import { freeNeverStored, recoverSettleTasks } from '../settle/recovery.js';
-import { ImmediateSettler, QueueSettler, type SettleQueue } from '../settle/settler.js';
+import { ImmediateSettler, QueueSettler } from '../settle/settler.js';
+import type { SettleQueue } from '../settle/task.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 
 /** What one served cluster's recovery runs against. */

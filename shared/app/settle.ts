@@ -4,12 +4,17 @@
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
-import { clusterIpRange, nodePortRange } from '../allocation/range.js';
 import { type ClusterSet, UnknownClusterError } from '../clusters/cluster-set.js';
+import { clusterIpRange, nodePortRange } from '../net/value-range.js';
 import { settleTiming } from '../settle/policy.js';
-import type { SettleQueue } from '../settle/settler.js';
-import { type SettleOutcome, settleStep } from '../settle/step.js';
-import { MalformedSettleTaskError, parseSettleTask, type SettleTask } from '../settle/task.js';
+import { settleStep } from '../settle/step.js';
+import type { SettleQueue } from '../settle/task.js';
+import {
+  MalformedSettleTaskError,
+  parseSettleTask,
+  type SettleOutcome,
+  type SettleTask,
+} from '../settle/task.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import type { Observability } from './observability.js';
 import { type PassContext, storeOptions } from './pass-context.js';

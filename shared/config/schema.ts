@@ -3,9 +3,9 @@
  * a user fixes a bad file in one round: unknown keys, bad values and conflicting ranges alike.
  */
 import { z } from 'zod';
-import { IPV6_MIN_SERVICE_PREFIX } from '../allocation/range.js';
 import { type CidrBlock, formatCidr, parseCidr } from '../net/ip.js';
 import { type PortRange, parsePortRange } from '../net/port-range.js';
+import { IPV6_MIN_SERVICE_PREFIX } from '../net/value-range.js';
 import { crossFieldProblems } from './cross-field.js';
 import { ConfigError } from './errors.js';
 import { describeIssue, primaryIssues } from './messages.js';

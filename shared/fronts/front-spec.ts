@@ -6,16 +6,12 @@
  */
 
 import type { BerthConfig } from '../config/schema.js';
+import { FRONT_KINDS, type FrontKind } from './model.js';
 
 /** Whether a config asks for any front (nothing of fronts is built or deployed otherwise). */
 export function hasFronts(config: Pick<BerthConfig, 'fronts'>): boolean {
   return config.fronts.nlb !== undefined || config.fronts.accelerator !== undefined;
 }
-
-/** The fronts a port may ask for. */
-export const FRONT_KINDS = ['nlb', 'accelerator'] as const;
-/** One of `FRONT_KINDS`. */
-export type FrontKind = (typeof FRONT_KINDS)[number];
 
 /** Which fronts the config offers. */
 export interface FrontsOffered {

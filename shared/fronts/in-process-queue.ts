@@ -4,8 +4,7 @@
  * in AWS; a failed item is tried again after a pause, a bounded number of times (the fronts pass
  * finds what is left).
  */
-import type { FrontQueue, FrontWork } from './work.js';
-import type { FrontWorkOutcome } from './worker.js';
+import type { FrontQueue, FrontWork, FrontWorkOutcome } from './work.js';
 
 /** Hears what became of each item, for the server's log and the benchmark. */
 export interface FrontQueueLog {

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { isNotFound } from '../aws/error-codes.js';
-import type { PortProtocol } from '../hostports/spec.js';
+import type { PortProtocol } from '../hostports/model.js';
 import type { Elbv2Api, Elbv2Tag, Listener, ListenerProtocol, TargetGroup } from './elbv2.js';
 import type { ListenerSlot } from './work.js';
 

@@ -5,9 +5,11 @@
  * entry that no longer reads is no fronted port. Pure.
  */
 import { annotationOf } from '../admission/identity.js';
+import { PORT_PROTOCOLS, type PortProtocol } from '../hostports/model.js';
 import { HOST_PORTS_ANNOTATION } from '../hostports/patch.js';
-import { PORT_PROTOCOLS, PORTS_ANNOTATION, type PortProtocol } from '../hostports/spec.js';
-import { FRONT_KINDS, FRONTS_ANNOTATION, type FrontKind } from './front-spec.js';
+import { PORTS_ANNOTATION } from '../hostports/spec.js';
+import { FRONTS_ANNOTATION } from './front-spec.js';
+import { FRONT_KINDS, type FrontKind } from './model.js';
 import type { FrontedPortWork } from './work.js';
 
 type JsonObject = Readonly<Record<string, unknown>>;

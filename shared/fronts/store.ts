@@ -8,7 +8,7 @@
  * - per endpoint subnet of the accelerator: its port mappings (read once, kept), the destinations
  *   live game servers want, and the destinations berth has allowed.
  */
-import type { PortProtocol } from '../hostports/spec.js';
+import type { PortProtocol } from '../hostports/model.js';
 import type { ListenerSlot } from './work.js';
 
 /** Who holds a front value: the pod's allocation id and its name where known. */

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { isAllocationId } from '../admission/identity.js';
 import { parseQueueMessage } from '../aws/queue-message.js';
-import { PORT_PROTOCOLS } from '../hostports/spec.js';
-import { FRONT_KINDS } from './front-spec.js';
+import { PORT_PROTOCOLS } from '../hostports/model.js';
+import { FRONT_KINDS } from './model.js';
 import type { FrontWork } from './work.js';
 
 const name = z.string().max(253);

@@ -4,8 +4,8 @@
  * self-describing, because it travels through a queue and may come back many times: every step
  * it names is safe to repeat.
  */
-import type { PortProtocol } from '../hostports/spec.js';
-import type { FrontKind } from './front-spec.js';
+import type { PortProtocol } from '../hostports/model.js';
+import type { FrontKind } from './model.js';
 
 /** A listener slot: one NLB's listener port, an exclusive value. */
 export interface ListenerSlot {
@@ -60,3 +60,16 @@ export type FrontWork = BindWork | ReleaseWork;
 export interface FrontQueue {
   submit(work: FrontWork, delaySeconds: number): Promise<void>;
 }
+
+/** What became of one item of work. */
+export type FrontWorkOutcome =
+  | { readonly kind: 'reachable'; readonly at: number }
+  | { readonly kind: 'released' }
+  | { readonly kind: 'waiting'; readonly recheckAfter: number }
+  | { readonly kind: 'skipped'; readonly reason: string }
+  /**
+   * Stopped by the budget, the service's throttling, or a previous owner's listener still on the
+   * slot: queued again, for when the budget has a token or after a short backoff.
+   */
+  | { readonly kind: 'deferred'; readonly retryAfter: number }
+  | { readonly kind: 'failed'; readonly error: unknown };

@@ -29,7 +29,7 @@ import {
   MAKING_LEASE_MS,
   type WantedDestination,
 } from './store.js';
-import type { BindWork, FrontQueue, FrontWork, ReleaseWork } from './work.js';
+import type { BindWork, FrontQueue, FrontWork, FrontWorkOutcome, ReleaseWork } from './work.js';
 
 /** What the worker needs; the fronts the config has none of are absent. */
 export interface FrontsWorkerDeps {
@@ -48,19 +48,6 @@ export interface FrontsWorkerDeps {
   readonly recheckSeconds: number;
   readonly now: () => number;
 }
-
-/** What became of one item. */
-export type FrontWorkOutcome =
-  | { readonly kind: 'reachable'; readonly at: number }
-  | { readonly kind: 'released' }
-  | { readonly kind: 'waiting'; readonly recheckAfter: number }
-  | { readonly kind: 'skipped'; readonly reason: string }
-  /**
-   * Stopped by the budget, the service's throttling, or a previous owner's listener still on the
-   * slot: queued again, for when the budget has a token or after a short backoff.
-   */
-  | { readonly kind: 'deferred'; readonly retryAfter: number }
-  | { readonly kind: 'failed'; readonly error: unknown };
 
 /**
  * How long a call of the worker and the pass waits for a budget token: off every request path,

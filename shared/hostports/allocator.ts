@@ -35,7 +35,8 @@ import {
 } from './choice.js';
 import type { CountView } from './count-view.js';
 import { HostPortBlockError, HostPortConflictError, HostPortContentionError } from './errors.js';
-import { type HostPortRange, isAllocated, PORTS_PATH, type PortSpec, portsOf } from './spec.js';
+import type { HostPortRange } from './model.js';
+import { isAllocated, PORTS_PATH, type PortSpec, portsOf } from './spec.js';
 import {
   type HeldPort,
   type HostPortStore,

@@ -21,7 +21,7 @@
  *   a UDP-only and a TCP-only port gains two uses: those are the numbers at the lowest counts, so
  *   the bound holds for such pods too.
  */
-import type { PortProtocol } from './spec.js';
+import type { PortProtocol } from './model.js';
 
 /** Uniform in [0, 1), injected so tests and benchmarks control it. */
 export type Random = () => number;

@@ -17,22 +17,8 @@
  * Only counts from a strong read or a write's answer tell an allocation that they include every
  * allocation finished before it began (`seenSince`).
  */
-import type { HostPortRange } from './spec.js';
-import type { CountsRead, RangeCounts } from './store.js';
-
-/** One count item as a write answered it: the uses of each of its ports, absent ones 0. */
-export interface BlockCounts {
-  readonly range: string;
-  /** The first port of the block and how many ports it covers. */
-  readonly firstPort: number;
-  readonly ports: number;
-  /** Port number → uses; a port the item has no count for has 0. */
-  readonly counts: ReadonlyMap<number, number>;
-  /** When a use was last added to the item (epoch ms), if a writer recorded it. */
-  readonly writtenAt?: number;
-  /** Port numbers of the item held by pods berth never admitted. */
-  readonly foreign?: ReadonlySet<number>;
-}
+import type { HostPortRange } from './model.js';
+import type { BlockCounts, CountsRead, RangeCounts } from './store.js';
 
 /** A port an allocation is writing now: counted in the view until its write is answered. */
 export interface PortInFlight {

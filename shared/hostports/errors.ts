@@ -1,5 +1,5 @@
 /** Host port allocation failures, each typed so the admission handler maps it to an answer. */
-import type { BlockCounts } from './count-view.js';
+import type { BlockCounts } from './store.js';
 
 /**
  * A count rose above the level the choice saw before the write (another pod took the port):

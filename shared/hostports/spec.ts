@@ -5,7 +5,9 @@
  * Agones' words where Agones has them. Pure: no I/O.
  */
 
-import { checkFront, type FrontKind, type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
+import { checkFront, type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
+import type { FrontKind } from '../fronts/model.js';
+import { type HostPortRange, lastPort, PORT_PROTOCOLS, type PortProtocol } from './model.js';
 
 /** The annotation a pod opts in with. */
 export const PORTS_ANNOTATION = 'berth.dev/ports';
@@ -17,11 +19,6 @@ export const PORTS_PATH = `metadata.annotations[${PORTS_ANNOTATION}]`;
 export const PORT_POLICIES = ['Dynamic', 'Passthrough', 'Static', 'None'] as const;
 /** One of `PORT_POLICIES`. */
 export type PortPolicy = (typeof PORT_POLICIES)[number];
-
-/** Agones protocols; TCPUDP is one host port serving both. */
-export const PORT_PROTOCOLS = ['UDP', 'TCP', 'TCPUDP'] as const;
-/** One of `PORT_PROTOCOLS`. */
-export type PortProtocol = (typeof PORT_PROTOCOLS)[number];
 
 /**
  * The container port entries one spec becomes: `<name>` for UDP or TCP, `<name>-tcp` and
@@ -49,18 +46,6 @@ export function isAllocated(policy: PortPolicy): boolean {
  * of at most 100 items (the owner record plus one count block per port at worst).
  */
 export const MAX_ALLOCATED_PORTS = 99;
-
-/** A named host port range from the config: `size` ports from `first`. */
-export interface HostPortRange {
-  readonly name: string;
-  readonly first: number;
-  readonly size: number;
-}
-
-/** The last port of a range. */
-export function lastPort(range: HostPortRange): number {
-  return range.first + range.size - 1;
-}
 
 /** Where a port's container sits in the pod: a regular container or a sidecar init container. */
 export interface ContainerRef {

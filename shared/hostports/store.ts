@@ -2,8 +2,21 @@
  * What host port allocation needs from persistence, and nothing more. The DynamoDB adapter lives
  * in `shared/store/dynamo-host-port-store.ts`; tests may substitute their own.
  */
-import type { BlockCounts } from './count-view.js';
-import type { HostPortRange, PortProtocol } from './spec.js';
+import type { HostPortRange, PortProtocol } from './model.js';
+
+/** One count item as a write answered it: the uses of each of its ports, absent ones 0. */
+export interface BlockCounts {
+  readonly range: string;
+  /** The first port of the block and how many ports it covers. */
+  readonly firstPort: number;
+  readonly ports: number;
+  /** Port number → uses; a port the item has no count for has 0. */
+  readonly counts: ReadonlyMap<number, number>;
+  /** When a use was last added to the item (epoch ms), if a writer recorded it. */
+  readonly writtenAt?: number;
+  /** Port numbers of the item held by pods berth never admitted. */
+  readonly foreign?: ReadonlySet<number>;
+}
 
 /** One port a pod holds: one use of `port` in `range`. */
 export interface HeldPort {

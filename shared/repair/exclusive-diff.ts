@@ -19,9 +19,9 @@
  * write is conditional on the holder the snapshot read.
  */
 import { rangeKey } from '../allocation/allocator.js';
-import type { Offset } from '../allocation/offset.js';
-import type { ValueRange } from '../allocation/range.js';
 import type { Claim, OwnerRecord, OwnerRef } from '../allocation/store.js';
+import type { Offset } from '../net/offset.js';
+import type { ValueRange } from '../net/value-range.js';
 import { alreadyAllocated, type Finding, leaked, notAllocated } from './findings.js';
 import { countSighting, type LeakCounter } from './ledger.js';
 import { type LiveOwner, type ServiceReading, valueKey } from './live.js';

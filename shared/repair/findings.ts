@@ -2,7 +2,7 @@
  * What a repair pass finds, in the kube-apiserver repair controllers' words (reasons and
  * messages), so an operator reading `kubectl get events` sees what they already know.
  */
-import type { ValueRange } from '../allocation/range.js';
+import type { ValueRange } from '../net/value-range.js';
 
 /** Event and summary reasons. The `*Leaked` and berth-only ones appear in the summary only. */
 export const REPAIR_REASONS = {

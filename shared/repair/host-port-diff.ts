@@ -16,9 +16,9 @@
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION, isAllocationId } from '../admission/identity.js';
-import type { ValueRange } from '../allocation/range.js';
-import type { HostPortRange, PortProtocol } from '../hostports/spec.js';
+import type { HostPortRange, PortProtocol } from '../hostports/model.js';
 import type { HeldPort, PodPortRecord, PodRef, RangeCounts } from '../hostports/store.js';
+import type { ValueRange } from '../net/value-range.js';
 import { type Finding, leaked, notAllocated, type ObjectRef, REPAIR_REASONS } from './findings.js';
 import { countSighting, type LeakCounter } from './ledger.js';
 

@@ -10,9 +10,9 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { serviceAllocationId } from '../admission/services.js';
 import { rangeKey } from '../allocation/allocator.js';
-import type { Offset } from '../allocation/offset.js';
-import type { ValueRange } from '../allocation/range.js';
 import { parseIp } from '../net/ip.js';
+import type { Offset } from '../net/offset.js';
+import type { ValueRange } from '../net/value-range.js';
 import type { ServiceRanges } from '../services/plan.js';
 import { clusterIpNotValid, type Finding, type ObjectRef, outOfRange } from './findings.js';
 

@@ -9,8 +9,6 @@
  */
 
 import { claimKey, ExclusiveAllocator, rangeKey } from '../allocation/allocator.js';
-import { lastBlockOf, type Offset, offsetAt } from '../allocation/offset.js';
-import type { ValueRange } from '../allocation/range.js';
 import { type Claim, type OwnerRecord, OwnerVersionConflictError } from '../allocation/store.js';
 import { forEachBounded } from '../concurrency/bounded.js';
 import { recordHostPorts, releaseHostPorts } from '../hostports/allocator.js';
@@ -19,6 +17,8 @@ import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { clusterIpAddresses, clusterServiceCidrs } from '../k8s/service-cidrs.js';
 import { type Lease, type LeasedRun, withLease } from '../lease/lease.js';
+import { lastBlockOf, type Offset, offsetAt } from '../net/offset.js';
+import type { ValueRange } from '../net/value-range.js';
 import {
   type ClusterIpAddress,
   type ClusterServiceCidr,

@@ -2,9 +2,10 @@
  * What the repair pass needs from the stores, and nothing more. `DynamoAllocationStore` and
  * `DynamoHostPortStore` provide it; tests may substitute their own.
  */
-import type { Offset } from '../allocation/offset.js';
+
 import type { AllocationStore } from '../allocation/store.js';
 import type { HostPortStore } from '../hostports/store.js';
+import type { Offset } from '../net/offset.js';
 
 /** The exclusive-value store as repair uses it: the allocator's calls plus an atomic hand-over. */
 export interface RepairAllocationStore

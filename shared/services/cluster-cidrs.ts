@@ -15,7 +15,7 @@
  *   and clear of berth's ranges, becomes one more range to allocate from.
  * - A cluster without the resource (before 1.33) keeps the configured ranges as they are.
  */
-import { clusterIpRange, type ValueRange } from '../allocation/range.js';
+
 import {
   type CidrBlock,
   cidrContains,
@@ -24,6 +24,7 @@ import {
   type IpFamily,
   parseIp,
 } from '../net/ip.js';
+import { clusterIpRange, type ValueRange } from '../net/value-range.js';
 
 /** One `ServiceCIDR` as berth reads it. */
 export interface ClusterServiceCidr {

@@ -12,8 +12,8 @@ import {
   setMetadataEntries,
 } from '../admission/patch.js';
 import type { Grant, ValueRequest } from '../allocation/allocator.js';
-import type { ValueRange } from '../allocation/range.js';
 import { type IpFamily, parseIp } from '../net/ip.js';
+import type { ValueRange } from '../net/value-range.js';
 import { ServiceFieldError } from './errors.js';
 import type { Service, ServiceSpec } from './service-spec.js';
 

@@ -3,9 +3,7 @@
  * settle function runs in AWS. A task lost with the process (a restart, a kill -9) is found again
  * from the store by the next start (recovery.ts), and by the repair pass.
  */
-import type { SettleQueue } from './settler.js';
-import type { SettleOutcome } from './step.js';
-import type { SettleTask } from './task.js';
+import type { SettleOutcome, SettleQueue, SettleTask } from './task.js';
 
 /** Hears what each look did, for the server's log. */
 export interface SettleLog {

@@ -16,9 +16,9 @@
  */
 import type { ExclusiveAllocator } from '../allocation/allocator.js';
 import { claimKey, rangeKey } from '../allocation/allocator.js';
-import { lastBlockOf, offsetAt } from '../allocation/offset.js';
 import type { AllocationStore, Claim } from '../allocation/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { lastBlockOf, offsetAt } from '../net/offset.js';
 import { readService } from '../repair/live.js';
 import type { ServiceRanges } from '../services/plan.js';
 import type { Settler } from './settler.js';

@@ -6,7 +6,7 @@
  * - tests use their own.
  */
 import type { ExclusiveAllocator } from '../allocation/allocator.js';
-import type { SettleTask } from './task.js';
+import type { SettleQueue, SettleTask } from './task.js';
 
 /** Takes owners whose values wait for the apiserver's commit. */
 export interface Settler {
@@ -15,12 +15,6 @@ export interface Settler {
    * are marked in the store, so the repair pass finds them again. Store failures propagate.
    */
   track(task: SettleTask): Promise<void>;
-}
-
-/** A delay queue of settle tasks. */
-export interface SettleQueue {
-  /** Delivers `task` to the settle step after `delaySeconds`, at least once. */
-  submit(task: SettleTask, delaySeconds: number): Promise<void>;
 }
 
 /**

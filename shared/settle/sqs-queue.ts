@@ -4,7 +4,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { SqsDelayedQueue } from '../aws/sqs-delayed-queue.js';
-import type { SettleQueue } from './settler.js';
+import type { SettleQueue } from './task.js';
 import { type SettleTask, settleTaskBody } from './task.js';
 
 /** `SettleQueue` over one SQS queue. */

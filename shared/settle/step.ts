@@ -11,7 +11,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { readService } from '../repair/live.js';
 import type { ServiceRanges } from '../services/plan.js';
 import { decideSettle, type ObjectReading, type SettleTiming } from './policy.js';
-import type { SettleTask } from './task.js';
+import type { SettleOutcome, SettleTask } from './task.js';
 
 /** What a look needs. */
 export interface SettleStepDeps {
@@ -21,16 +21,6 @@ export interface SettleStepDeps {
   readonly timing: SettleTiming;
   /** Epoch ms. */
   readonly now: () => number;
-}
-
-/** What one look did. */
-export interface SettleOutcome {
-  /** Values freed. */
-  readonly freed: number;
-  /** Values held again because the change that gave them back was refused. */
-  readonly kept: number;
-  /** Seconds until the next look, when something is left to decide. */
-  readonly recheckAfter?: number;
 }
 
 /** Attempts when the record keeps changing under the look (a concurrent admission). */

@@ -4,8 +4,8 @@
  */
 import { z } from 'zod';
 import { isAllocationId } from '../admission/identity.js';
-import { type Offset, toOffset } from '../allocation/offset.js';
 import { parseQueueMessage } from '../aws/queue-message.js';
+import { type Offset, toOffset } from '../net/offset.js';
 
 /**
  * Why the owner is waiting:
@@ -95,4 +95,20 @@ export function settleTaskBody(task: SettleTask): string {
 /** Parses a queue message body. */
 export function parseSettleTask(body: string): SettleTask {
   return parseQueueMessage(body, settleTask, (problems) => new MalformedSettleTaskError(problems));
+}
+
+/** A delay queue of settle tasks. */
+export interface SettleQueue {
+  /** Delivers `task` to the settle step after `delaySeconds`, at least once. */
+  submit(task: SettleTask, delaySeconds: number): Promise<void>;
+}
+
+/** What one look did. */
+export interface SettleOutcome {
+  /** Values freed. */
+  readonly freed: number;
+  /** Values held again because the change that gave them back was refused. */
+  readonly kept: number;
+  /** Seconds until the next look, when something is left to decide. */
+  readonly recheckAfter?: number;
 }

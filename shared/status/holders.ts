@@ -6,12 +6,12 @@
  */
 import { ALLOCATION_ID_ANNOTATION, namesOwner } from '../admission/identity.js';
 import { rangeKey } from '../allocation/allocator.js';
-import { blockIndexOf, lastBlockOf, type Offset, offsetAt, slotOf } from '../allocation/offset.js';
-import type { ValueRange } from '../allocation/range.js';
 import type { AllocationStore, OwnerRecord } from '../allocation/store.js';
 import type { HostPortStore, PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { parseIp } from '../net/ip.js';
+import { blockIndexOf, lastBlockOf, type Offset, offsetAt, slotOf } from '../net/offset.js';
+import type { ValueRange } from '../net/value-range.js';
 import { type FrontHolderDeps, frontHoldings, listenerPortHolders } from './front-holders.js';
 
 /** One value and who holds it. */

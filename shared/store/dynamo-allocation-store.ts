@@ -12,7 +12,6 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { blockIndexOf, type Offset, slotOf, toOffset } from '../allocation/offset.js';
 import {
   type AllocationStore,
   type Block,
@@ -22,6 +21,7 @@ import {
   OwnerVersionConflictError,
   type ReleasingClaim,
 } from '../allocation/store.js';
+import { blockIndexOf, type Offset, slotOf, toOffset } from '../net/offset.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';

@@ -40,7 +40,7 @@ import type {
   WantedDestination,
 } from '../fronts/store.js';
 import type { ListenerSlot } from '../fronts/work.js';
-import { PORT_PROTOCOLS } from '../hostports/spec.js';
+import { PORT_PROTOCOLS } from '../hostports/model.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';

@@ -35,14 +35,14 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { BlockCounts } from '../hostports/count-view.js';
 import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
 import {
   type HostPortRange,
   lastPort,
   PORT_PROTOCOLS,
   type PortProtocol,
-} from '../hostports/spec.js';
+} from '../hostports/model.js';
+import type { BlockCounts } from '../hostports/store.js';
 import {
   type CountsRead,
   type HeldPort,

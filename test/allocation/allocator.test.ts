@@ -6,11 +6,11 @@ import {
   ValueAllocatedError,
   ValueNotInRangeError,
 } from '../../shared/allocation/errors.js';
-import { type Offset, offsetAt } from '../../shared/allocation/offset.js';
-import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
 import type { AllocationStore, OwnerRef } from '../../shared/allocation/store.js';
 import { parseCidr } from '../../shared/net/ip.js';
+import { type Offset, offsetAt } from '../../shared/net/offset.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
+import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/net/value-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';

@@ -3,22 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { BlockView, MAX_BLOCKS_PER_RANGE } from '../../shared/allocation/block-view.js';
 import { RangeFullError } from '../../shared/allocation/errors.js';
+import type { AllocationStore, Block, OwnerRef } from '../../shared/allocation/store.js';
+import { parseCidr } from '../../shared/net/ip.js';
 import {
+  BLOCK_SIZE,
   blockIndexOf,
   lastBlockOf,
   type Offset,
   offsetAt,
   slotOf,
-} from '../../shared/allocation/offset.js';
-import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
-import {
-  type AllocationStore,
-  BLOCK_SIZE,
-  type Block,
-  type OwnerRef,
-} from '../../shared/allocation/store.js';
-import { parseCidr } from '../../shared/net/ip.js';
+} from '../../shared/net/offset.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
+import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/net/value-range.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';

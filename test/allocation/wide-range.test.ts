@@ -6,6 +6,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { ValueAllocatedError } from '../../shared/allocation/errors.js';
+import type { AllocationStore, Block, OwnerRef } from '../../shared/allocation/store.js';
+import { exclusiveRangeUsage } from '../../shared/allocation/usage.js';
+import { cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
 import {
   bigOffset,
   blockIndexOf,
@@ -14,11 +17,8 @@ import {
   type Offset,
   offsetAt,
   toOffset,
-} from '../../shared/allocation/offset.js';
-import { clusterIpRange, type ValueRange } from '../../shared/allocation/range.js';
-import type { AllocationStore, Block, OwnerRef } from '../../shared/allocation/store.js';
-import { exclusiveRangeUsage } from '../../shared/allocation/usage.js';
-import { cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
+} from '../../shared/net/offset.js';
+import { clusterIpRange, type ValueRange } from '../../shared/net/value-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';

@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { documentFiles, loadResults } from '../../scripts/docs.js';
 import { renderRegions } from '../../scripts/docs-regions.js';
-import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { BLOCK_SIZE } from '../../shared/net/offset.js';
 import { COUNT_BLOCK_PORTS } from '../../shared/store/dynamo-host-port-store.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;

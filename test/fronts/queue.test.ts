@@ -3,13 +3,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessFrontQueue, type QueueTimers } from '../../shared/fronts/in-process-queue.js';
 import { SqsFrontQueue } from '../../shared/fronts/sqs-queue.js';
-import type { FrontWork, ReleaseWork } from '../../shared/fronts/work.js';
+import type { FrontWork, FrontWorkOutcome, ReleaseWork } from '../../shared/fronts/work.js';
 import {
   frontWorkBody,
   MalformedFrontWorkError,
   parseFrontWork,
 } from '../../shared/fronts/work-message.js';
-import type { FrontWorkOutcome } from '../../shared/fronts/worker.js';
 
 const release: ReleaseWork = {
   kind: 'release',

@@ -5,7 +5,6 @@
 import type { V1Container } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { hostPortRangesOf } from '../../shared/admission/pods.js';
-import { hostPortRange } from '../../shared/allocation/range.js';
 import { hostPortRangeUsage } from '../../shared/hostports/allocator.js';
 import {
   chooseBlock,
@@ -14,6 +13,7 @@ import {
   packedCounts,
 } from '../../shared/hostports/choice.js';
 import { parsePortSpecs } from '../../shared/hostports/spec.js';
+import { hostPortRange } from '../../shared/net/value-range.js';
 import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
 import { seededRandom } from '../support/random.js';
 import {

@@ -6,7 +6,7 @@ import {
   chooseLeastUsed,
   chooseOneLeastUsed,
 } from '../../shared/hostports/choice.js';
-import type { PortProtocol } from '../../shared/hostports/spec.js';
+import type { PortProtocol } from '../../shared/hostports/model.js';
 import { seededRandom } from '../support/random.js';
 
 const spread = (counts: readonly number[]): number => Math.max(...counts) - Math.min(...counts);

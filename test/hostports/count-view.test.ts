@@ -9,7 +9,8 @@ import {
 } from '../../shared/hostports/allocator.js';
 import { CountView } from '../../shared/hostports/count-view.js';
 import { HostPortConflictError, HostPortContentionError } from '../../shared/hostports/errors.js';
-import { type HostPortRange, type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
+import type { HostPortRange } from '../../shared/hostports/model.js';
+import { type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
 import type { HostPortStore } from '../../shared/hostports/store.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';

@@ -7,7 +7,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { recordHostPorts, releaseHostPorts } from '../../shared/hostports/allocator.js';
 import { AllocationIdTakenError, HostPortConflictError } from '../../shared/hostports/errors.js';
-import type { HostPortRange } from '../../shared/hostports/spec.js';
+import type { HostPortRange } from '../../shared/hostports/model.js';
 import {
   levelKey,
   type PodPortRecord,

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { podAdmission } from '../../shared/admission/pods.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { COUNT_VIEW_MAX_AGE_MS, CountView } from '../../shared/hostports/count-view.js';
-import type { HostPortRange } from '../../shared/hostports/spec.js';
+import type { HostPortRange } from '../../shared/hostports/model.js';
 import type { CountsRead, RangeCounts } from '../../shared/hostports/store.js';
 import { seededRandom } from '../support/random.js';
 import { MemoryHostPortStore } from './memory-store.js';

@@ -3,9 +3,10 @@
  * ports, each count write conditioned per port, the item's last add recorded), every call
  * passing a gate first so a test decides the order in which concurrent calls reach the store.
  */
-import type { BlockCounts } from '../../shared/hostports/count-view.js';
+
 import { AllocationIdTakenError, HostPortConflictError } from '../../shared/hostports/errors.js';
-import type { HostPortRange } from '../../shared/hostports/spec.js';
+import type { HostPortRange } from '../../shared/hostports/model.js';
+import type { BlockCounts } from '../../shared/hostports/store.js';
 import {
   type HeldPort,
   type HostPortStore,

@@ -10,7 +10,8 @@ import { type AllocationOutcome, allocateHostPorts } from '../../shared/hostport
 import { chooseWithSlack } from '../../shared/hostports/choice.js';
 import { CountView } from '../../shared/hostports/count-view.js';
 import { HostPortContentionError } from '../../shared/hostports/errors.js';
-import { type HostPortRange, type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
+import type { HostPortRange } from '../../shared/hostports/model.js';
+import { type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
 import { seededRandom } from '../support/random.js';
 import { MemoryHostPortStore } from './memory-store.js';
 

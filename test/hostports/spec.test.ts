@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { HostPortRange } from '../../shared/hostports/model.js';
 import {
-  type HostPortRange,
   MAX_ALLOCATED_PORTS,
   type PodContainers,
   parsePortSpecs,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { rangeKey } from '../../shared/allocation/allocator.js';
-import type { Offset } from '../../shared/allocation/offset.js';
 import type { OwnerRecord } from '../../shared/allocation/store.js';
+import type { Offset } from '../../shared/net/offset.js';
 import { diffExclusive, mergeClaims } from '../../shared/repair/exclusive-diff.js';
 import type { LeakCounter } from '../../shared/repair/ledger.js';
 import { type ServiceReading, valueKey } from '../../shared/repair/live.js';

@@ -3,18 +3,18 @@
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
-import { blockIndexOf, slotOf } from '../../shared/allocation/offset.js';
+import { recordHostPorts } from '../../shared/hostports/allocator.js';
+import type { HeldPort } from '../../shared/hostports/store.js';
+import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
+import { parseCidr } from '../../shared/net/ip.js';
+import { blockIndexOf, slotOf } from '../../shared/net/offset.js';
+import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import {
   clusterIpRange,
   hostPortRange,
   nodePortRange,
   type ValueRange,
-} from '../../shared/allocation/range.js';
-import { recordHostPorts } from '../../shared/hostports/allocator.js';
-import type { HeldPort } from '../../shared/hostports/store.js';
-import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
-import { parseCidr } from '../../shared/net/ip.js';
-import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
+} from '../../shared/net/value-range.js';
 import { toHostPortRange } from '../../shared/repair/host-port-diff.js';
 import {
   type RepairDeps,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { rangeKey } from '../../shared/allocation/allocator.js';
-import { toOffset } from '../../shared/allocation/offset.js';
-import { clusterIpRange, type ValueRange } from '../../shared/allocation/range.js';
 import { parseCidr } from '../../shared/net/ip.js';
+import { toOffset } from '../../shared/net/offset.js';
+import { clusterIpRange, type ValueRange } from '../../shared/net/value-range.js';
 import type { RepairAllocationStore } from '../../shared/repair/store.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { sid } from '../support/shaped-id.js';

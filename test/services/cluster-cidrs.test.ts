@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { clusterIpRange } from '../../shared/allocation/range.js';
 import { overlappingServiceCidrs } from '../../shared/clusters/cluster-set.js';
 import { type CidrBlock, parseCidr } from '../../shared/net/ip.js';
+import { clusterIpRange } from '../../shared/net/value-range.js';
 import { keepFresh, ServiceCidrGate } from '../../shared/services/cidr-gate.js';
 import {
   type ClusterServiceCidr,

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InProcessSettleQueue } from '../../shared/settle/in-process-queue.js';
-import type { SettleOutcome } from '../../shared/settle/step.js';
-import type { SettleTask } from '../../shared/settle/task.js';
+import type { SettleOutcome, SettleTask } from '../../shared/settle/task.js';
 
 const task: SettleTask = {
   id: 'abcdefghijklmnopqrst',

@@ -5,11 +5,11 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExclusiveAllocator } from '../../shared/allocation/allocator.js';
-import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { settleRunner } from '../../shared/app/settle.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
+import { clusterIpRange, nodePortRange } from '../../shared/net/value-range.js';
 import { freeNeverStored, recoverSettleTasks } from '../../shared/settle/recovery.js';
 import type { SettleTask } from '../../shared/settle/task.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';

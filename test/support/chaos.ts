@@ -25,8 +25,6 @@ import { admit } from '../../shared/admission/dispatch.js';
 import { namesOwner } from '../../shared/admission/identity.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
-import { lastBlockOf, offsetAt } from '../../shared/allocation/offset.js';
-import { hostPortRange } from '../../shared/allocation/range.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { forEachBounded } from '../../shared/concurrency/bounded.js';
 import { parseConfig } from '../../shared/config/schema.js';
@@ -34,6 +32,8 @@ import { EniRequestError, IpHeldByAnotherError } from '../../shared/eni/errors.j
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { lastBlockOf, offsetAt } from '../../shared/net/offset.js';
+import { hostPortRange } from '../../shared/net/value-range.js';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { readPod, toHostPortRange } from '../../shared/repair/host-port-diff.js';
 import { readService } from '../../shared/repair/live.js';

@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { rangeKey } from '../../shared/allocation/allocator.js';
-import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
+import { BLOCK_SIZE } from '../../shared/net/offset.js';
 import { applyPatch, decodePatch } from './json-patch.js';
 import { serveRuntime } from './serve-runtime.js';
 

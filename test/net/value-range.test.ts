@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bigOffset, toOffset } from '../../shared/allocation/offset.js';
-import { clusterIpRange, nodePortRange } from '../../shared/allocation/range.js';
 import { formatIp, parseCidr, parseIp } from '../../shared/net/ip.js';
+import { bigOffset, toOffset } from '../../shared/net/offset.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
+import { clusterIpRange, nodePortRange } from '../../shared/net/value-range.js';
 
 const ipRange = (text: string) => {
   const block = parseCidr(text);

@@ -2,9 +2,9 @@
  * A range of allocatable values (cluster IPs of one CIDR, node ports, host ports) seen as
  * offsets `[0, size)`, with the kube-apiserver's reserved lower band for static requests.
  */
-import { type CidrBlock, formatCidr, formatIp, type IpFamily, parseIp } from '../net/ip.js';
-import { formatPortRange, type PortRange } from '../net/port-range.js';
+import { type CidrBlock, formatCidr, formatIp, type IpFamily, parseIp } from './ip.js';
 import { bigOffset, type Offset, toOffset } from './offset.js';
+import { formatPortRange, type PortRange } from './port-range.js';
 
 /** What a range hands out; also the `kind` in `/v1/status`. */
 export type RangeKind = 'clusterIP' | 'nodePort' | 'hostPort';

@@ -5,7 +5,9 @@
  * so `===`, `Set` and `Map` keep working across both; IPv4 and port ranges only ever see numbers.
  * Every computation on offsets and block indexes that may leave the safe range lives here.
  */
-import { BLOCK_SIZE } from './store.js';
+
+/** Values per block: 32 owner ids of 20 characters keep a block under 1 KB, so a write is 1 WCU. */
+export const BLOCK_SIZE = 32;
 
 /** A value's position in its range (also a block's index): a number up to 2^53 - 1, a bigint past it. */
 export type Offset = number | bigint;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   addOffset,
+  BLOCK_SIZE,
   bigOffset,
   blockIndexOf,
   compareOffsets,
@@ -10,8 +11,7 @@ import {
   randomOffset,
   slotOf,
   toOffset,
-} from '../../shared/allocation/offset.js';
-import { BLOCK_SIZE } from '../../shared/allocation/store.js';
+} from '../../shared/net/offset.js';
 
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** Offsets of a /64 and around 2^53, where a number stops being exact. */
