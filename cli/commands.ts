@@ -2,13 +2,14 @@
 
 import { hostname } from 'node:os';
 import { createPasses, type Passes } from '../shared/app/passes.js';
-import { type BerthRuntime, createRuntime, type StatusReport } from '../shared/app/runtime.js';
+import { type BerthRuntime, createRuntime } from '../shared/app/runtime.js';
 import { overlappingServiceCidrs } from '../shared/clusters/cluster-set.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
 import { openStore, type StoreTarget } from '../shared/local/store-target.js';
 import { RepairIncompleteError } from '../shared/repair/errors.js';
 import { autoModeStatusLine } from '../shared/status/auto-mode.js';
 import type { Holding } from '../shared/status/holders.js';
+import type { StatusReport } from '../shared/status/report.js';
 import { describeFailure, exitCodeOf, recordedFailureFix } from './errors.js';
 import { forgetClusterCommand } from './forget-cluster.js';
 import { frontsCommand } from './fronts.js';

@@ -6,9 +6,10 @@
  * deploy.
  */
 import { readFileSync } from 'node:fs';
-import { EVERY_CLUSTER, type NodeCallers, roleOf } from '../shared/clusters/node-callers.js';
+import { EVERY_CLUSTER, roleOf } from '../shared/clusters/node-callers.js';
 import { parseClusterConfigs } from '../shared/config/clusters.js';
 import { ConfigError } from '../shared/config/errors.js';
+import type { NodeCallers } from '../shared/config/load.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import { stackNameFor } from '../shared/manifests/stack-outputs.js';
 import { type PortRange, parsePortRange } from '../shared/net/port-range.js';

@@ -4,7 +4,7 @@
  * Everything else (ranges, pools, settle, repair) is the user's, so the day tries their config.
  */
 import type { BerthConfig } from '../shared/config/schema.js';
-import { selectorLabels } from '../shared/k8s/label-selector.js';
+import { selectorLabels } from '../shared/vocabulary/label-selector.js';
 import type { MachineOptions } from './machines.js';
 import type { SimOptions } from './run.js';
 

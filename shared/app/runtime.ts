@@ -11,23 +11,24 @@ import { guardPodCreates } from '../admission/removal-guard.js';
 import { allow } from '../admission/response.js';
 import { serviceAdmission } from '../admission/services.js';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
-import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
+import { exclusiveRangeUsage } from '../allocation/usage.js';
 import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
-import { type EniPoolStatus, eniPoolStatus } from '../eni/status.js';
+import { eniPoolStatus } from '../eni/status.js';
 import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
 import { hasFronts } from '../fronts/front-spec.js';
-import { type HostPortRangeUsage, hostPortRangeUsage } from '../hostports/allocator.js';
+import { hostPortRangeUsage } from '../hostports/allocator.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { clusterServiceCidrs } from '../k8s/service-cidrs.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../net/value-range.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { type GateLog, keepFresh, ServiceCidrGate } from '../services/cidr-gate.js';
-import { type ServiceCidrReport, serviceCidrReport } from '../services/cluster-cidrs.js';
+import { serviceCidrReport } from '../services/cluster-cidrs.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
-import { type AutoModeNodesReport, autoModeNodesReport } from '../status/auto-mode.js';
+import { autoModeNodesReport } from '../status/auto-mode.js';
 import { findHolders, type Holding } from '../status/holders.js';
+import type { StatusReport } from '../status/report.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
@@ -84,19 +85,6 @@ export const SERVICE_CIDR_PATIENCE_MS = 1_000;
 export interface ServiceRangeSet {
   readonly clusterIps: readonly ValueRange[];
   readonly nodePorts: ValueRange;
-}
-
-/** `/v1/status` and `berth status --json`. */
-export interface StatusReport {
-  readonly cluster: string;
-  /** Exclusive ranges, then host port ranges (which also tell their busiest and idlest port). */
-  readonly ranges: readonly (RangeUsage | HostPortRangeUsage)[];
-  /** ENI secondary IP pools, one per node berth manages. */
-  readonly pools: readonly EniPoolStatus[];
-  /** The EKS Auto Mode nodes left out of the pools, when the cluster's nodes are at hand. */
-  readonly autoModeNodes?: AutoModeNodesReport;
-  /** The cluster's ServiceCIDRs as last read, when it has them (Kubernetes 1.33+). */
-  readonly serviceCidrs?: ServiceCidrReport;
 }
 
 /** berth, wired. */

@@ -4,9 +4,7 @@
  * of another's pools, where it could release a pod's address by its name and let it be handed to
  * a second pod. A role listed without a cluster is trusted by every cluster of the stack.
  */
-
-/** Callers as the stack lists them: `*` for every cluster, else a cluster's name → role ARNs. */
-export type NodeCallers = Readonly<Record<string, readonly string[]>>;
+import type { NodeCallers } from '../config/load.js';
 
 /** Every cluster's own callers' key for the ones trusted by all. */
 export const EVERY_CLUSTER = '*';

@@ -4,7 +4,7 @@
  * parse would hide two that overlap). Each field is read leniently: one that cannot be read here
  * is the schema's to report.
  */
-import { selectorLabels } from '../k8s/label-selector.js';
+
 import {
   formatPortRange,
   type PortRange,
@@ -12,6 +12,7 @@ import {
   portRangesOverlap,
 } from '../net/port-range.js';
 import { BUILT_IN_NODE_POOLS, KARPENTER_NODE_POOL_LABEL } from '../node-pool/auto-mode.js';
+import { selectorLabels } from '../vocabulary/label-selector.js';
 
 type Document = Readonly<Record<string, unknown>>;
 

@@ -4,10 +4,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import type { NodeCallers } from '../clusters/node-callers.js';
 import { parseClusterConfigs } from './clusters.js';
 import { ConfigError } from './errors.js';
 import { type BerthConfig, parseConfig } from './schema.js';
+
+/** Callers as the stack lists them: `*` for every cluster, else a cluster's name → role ARNs. */
+export type NodeCallers = Readonly<Record<string, readonly string[]>>;
 
 /** The AWS Region the SDK would use from the environment, if the environment names one. */
 export function regionFromEnvironment(env: NodeJS.ProcessEnv = process.env): string | undefined {

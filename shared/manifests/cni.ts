@@ -6,8 +6,8 @@
  * KB against the 1 MiB limit). Deleting the DaemonSet removes what it installed.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { selectorLabels } from '../k8s/label-selector.js';
 import { type AutoModeCompute, avoidAutoModeNodes } from '../node-pool/auto-mode.js';
+import { selectorLabels } from '../vocabulary/label-selector.js';
 import { MANIFEST_LABELS } from './webhooks.js';
 
 /** The public image whose `node` runs the plugin on the node (glibc, as EKS AMIs are). */

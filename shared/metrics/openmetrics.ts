@@ -4,7 +4,7 @@
  * reads (every range's size and use, host port use spread, ENI pools), the settle step's backlog,
  * and, where the process runs them, the passes' outcomes and ages. Pure: a reading in, text out.
  */
-import type { StatusReport } from '../app/runtime.js';
+import type { StatusReport } from '../status/report.js';
 
 /** The settle step's backlog: values given back and still held until their change is seen committed. */
 export interface SettleBacklog {

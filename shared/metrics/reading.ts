@@ -1,6 +1,6 @@
 /** One cluster's metrics, read: its status, and the settle backlog from its owner records. */
 import type { AllocationStore } from '../allocation/store.js';
-import type { StatusReport } from '../app/runtime.js';
+import type { StatusReport } from '../status/report.js';
 import type { MetricsReading, PassRecord, SettleBacklog } from './openmetrics.js';
 
 /** The values given back and still held, and since when the oldest waits. */

@@ -10,7 +10,7 @@
  */
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { ScaleConfig } from '../config/schema.js';
-import { selectorLabels } from '../k8s/label-selector.js';
+import { selectorLabels } from '../vocabulary/label-selector.js';
 
 /** Label on every placeholder pod. */
 export const PLACEHOLDER_LABEL = 'berth.dev/placeholder';

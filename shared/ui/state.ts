@@ -4,9 +4,9 @@
  * for the heat map. Read-only; the page polls it.
  */
 import type { RangeUsage } from '../allocation/usage.js';
-import type { StatusReport } from '../app/runtime.js';
 import { hostPortRangeUsage } from '../hostports/allocator.js';
 import type { RangeCounts } from '../hostports/store.js';
+import type { StatusReport } from '../status/report.js';
 
 /** One host port range as the heat map draws it: the count of port `first + i` at `counts[i]`. */
 export interface HostPortHeat {

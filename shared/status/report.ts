@@ -1,0 +1,19 @@
+/** What berth reports of one cluster: its ranges, its pools, and what it read of the cluster. */
+import type { RangeUsage } from '../allocation/usage.js';
+import type { EniPoolStatus } from '../eni/status.js';
+import type { HostPortRangeUsage } from '../hostports/allocator.js';
+import type { ServiceCidrReport } from '../services/cluster-cidrs.js';
+import type { AutoModeNodesReport } from './auto-mode.js';
+
+/** `/v1/status` and `berth status --json`. */
+export interface StatusReport {
+  readonly cluster: string;
+  /** Exclusive ranges, then host port ranges (which also tell their busiest and idlest port). */
+  readonly ranges: readonly (RangeUsage | HostPortRangeUsage)[];
+  /** ENI secondary IP pools, one per node berth manages. */
+  readonly pools: readonly EniPoolStatus[];
+  /** The EKS Auto Mode nodes left out of the pools, when the cluster's nodes are at hand. */
+  readonly autoModeNodes?: AutoModeNodesReport;
+  /** The cluster's ServiceCIDRs as last read, when it has them (Kubernetes 1.33+). */
+  readonly serviceCidrs?: ServiceCidrReport;
+}
