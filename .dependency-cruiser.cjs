@@ -6,7 +6,8 @@
  *   entry points   functions/, cli/, infra/, cni/, bench/, scripts/   (each only its own helpers
  *                  and what the layers below offer it; see the per-entry rules)
  *   simulation     sim/          the simulated world and the one fake per port
- *   composition    shared/app/   builds berth once for every host
+ *   composition    shared/app/ builds berth once for every host; shared/local/ is the
+ *                  local host's own machinery (DynamoDB Local, TLS, its HTTP server)
  *   webhook/passes the admission webhook, the HTTP API, the scheduled passes and what they show
  *   domain         pure policy: allocators, plans, diffs
  *   ports/adapters narrow interfaces named for their role and the code that speaks AWS,
@@ -39,7 +40,7 @@ const LAYERS = [
   {
     name: 'ports',
     paths: [
-      '^shared/(store|k8s|ec2|aws|lease|node-pool|local)/',
+      '^shared/(store|k8s|ec2|aws|lease|node-pool)/',
       `^shared/(${DOMAIN_FOLDERS})/(${PORT_FILE}|${ADAPTER_FILE})`,
     ],
   },
@@ -54,7 +55,7 @@ const LAYERS = [
       `^shared/(${DOMAIN_FOLDERS})/${PASS_FILE}`,
     ],
   },
-  { name: 'composition', paths: ['^shared/app/'] },
+  { name: 'composition', paths: ['^shared/(app|local)/'] },
   { name: 'simulation', paths: ['^sim/'] },
   { name: 'entry', paths: ['^(functions|cli|infra|cni|bench|scripts)/'] },
 ];

@@ -10,13 +10,13 @@ import {
 } from '../shared/clusters/cluster-set.js';
 import type { BerthConfig } from '../shared/config/schema.js';
 import type { ClusterApi } from '../shared/k8s/cluster-api.js';
-import { clusterIpAddresses, clusterServiceCidrs } from '../shared/k8s/service-cidrs.js';
-import type { ServiceCidrGate } from '../shared/services/cidr-gate.js';
 import {
   type ClusterServiceCidr,
-  reconcileServiceCidrs,
-  type ServiceCidrReport,
-} from '../shared/services/cluster-cidrs.js';
+  clusterIpAddresses,
+  clusterServiceCidrs,
+} from '../shared/k8s/service-cidrs.js';
+import type { ServiceCidrGate } from '../shared/services/cidr-gate.js';
+import { reconcileServiceCidrs, type ServiceCidrReport } from '../shared/services/cluster-cidrs.js';
 import { UsageError } from './errors.js';
 import type { LocalCluster } from './local-cluster.js';
 

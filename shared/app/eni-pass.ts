@@ -26,7 +26,8 @@ import {
 import { ENI_INVOCATIONS, type EniInvocation } from '../eni/policy.js';
 import { type RefillRequests, type RefillResult, refillAhead } from '../eni/refill.js';
 import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../eni/service.js';
-import type { HttpFault, NodeIpApi } from '../http/api.js';
+import type { NodeIpApi } from '../http/api.js';
+import type { HttpFault } from '../http/exchange.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';

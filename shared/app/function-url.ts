@@ -6,7 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
-import type { HttpRequest, HttpResponse } from '../http/api.js';
+import type { HttpRequest, HttpResponse } from '../http/exchange.js';
 
 /** Adapts `api` to function URL events, counting answers by status code. */
 export function functionUrlHandler(

@@ -7,7 +7,7 @@ import { Metrics, type Metrics as MetricsType, MetricUnit } from '@aws-lambda-po
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { AdmissionDecision } from '../admission/decision.js';
-import type { HttpFault } from '../http/api.js';
+import type { HttpFault } from '../http/exchange.js';
 
 /** A logger and a metrics emitter for one berth function. */
 export interface Observability {

@@ -7,7 +7,7 @@
  * table's health) goes to the first cluster's API whatever the number of clusters (where paths
  * carry a secret, that API still wants its own: `/healthz/<secret>` is under its prefix).
  */
-import type { HttpRequest, HttpResponse } from '../http/api.js';
+import type { HttpRequest, HttpResponse } from '../http/exchange.js';
 import type { ClusterSet } from './cluster-set.js';
 
 /** An HTTP API as `createHttpApi` builds it. */

@@ -8,38 +8,9 @@ import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
 import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
 import { AllocationCounter } from '../ui/allocation-count.js';
-import { type RequestHeaders, refusalOf } from './refusal.js';
+import type { HttpFault, HttpRequest, HttpResponse } from './exchange.js';
+import { refusalOf } from './refusal.js';
 import { unavailableFault } from './unavailable.js';
-
-/** A request as berth sees it. */
-export interface HttpRequest {
-  readonly method: string;
-  /** The path without the query string. */
-  readonly path: string;
-  /** The query string's parameters (the first value of each). */
-  readonly query?: Readonly<Record<string, string>>;
-  readonly body: string | undefined;
-  /** The SigV4 identity Lambda verified for a function URL with IAM auth (its ARN). */
-  readonly caller?: string;
-  /**
-   * The request's headers, where the front has not already refused what an apiserver never
-   * sends (a function URL hands them on; the local server refuses before it calls the API).
-   */
-  readonly headers?: RequestHeaders;
-}
-
-/** The answer. */
-export interface HttpResponse {
-  readonly statusCode: number;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
-}
-
-/** An error the API answers with its own status (a client mistake), never a 500. */
-export interface HttpFault {
-  readonly statusCode: number;
-  readonly message: string;
-}
 
 /** ENI IP assignment, when this deployment serves it. */
 export interface NodeIpApi {

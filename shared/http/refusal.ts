@@ -5,10 +5,7 @@
  * opens from allocating or releasing anything, on the local server's loopback address and behind
  * a function URL alike.
  */
-import type { HttpResponse } from './api.js';
-
-/** Request headers by lower-case name, as Node's `IncomingMessage` and function URL events give them. */
-export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+import type { HttpResponse, RequestHeaders } from './exchange.js';
 
 /** 403 for a request carrying `Origin`, 415 for a POST whose body is not JSON; else undefined. */
 export function refusalOf(method: string, headers: RequestHeaders): HttpResponse | undefined {

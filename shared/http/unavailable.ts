@@ -6,7 +6,7 @@
  */
 import { KubernetesUnreachableError } from '../k8s/errors.js';
 import { ItemSchemaTooNewError } from '../store/errors.js';
-import type { HttpFault } from './api.js';
+import type { HttpFault } from './exchange.js';
 
 /** Where the runbook for an outage is, for every message that names one. */
 export const OUTAGE_RUNBOOK = 'docs/operations.md';

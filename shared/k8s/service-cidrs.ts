@@ -6,8 +6,26 @@
  */
 import type { V1IPAddress, V1ServiceCIDR } from '@kubernetes/client-node';
 import { type CidrBlock, parseCidr } from '../net/ip.js';
-import type { ClusterIpAddress, ClusterServiceCidr } from '../services/cluster-cidrs.js';
 import type { ClusterApi, ListOptions } from './cluster-api.js';
+
+/** One `ServiceCIDR` as berth reads it. */
+export interface ClusterServiceCidr {
+  readonly name: string;
+  readonly cidrs: readonly CidrBlock[];
+  /** Its `Ready` condition; a ServiceCIDR with none counts as ready, as the apiserver counts it. */
+  readonly ready: boolean;
+  /** `metadata.deletionTimestamp` is set: its finalizer keeps it while addresses remain. */
+  readonly terminating: boolean;
+}
+
+/** One `IPAddress` as berth reads it: the IP and the Service it was allocated for. */
+export interface ClusterIpAddress {
+  readonly ip: string;
+  /** `namespace/name` of the parent Service; undefined for a parent of another kind. */
+  readonly service?: string;
+  /** Epoch ms of `metadata.creationTimestamp`; undefined when absent. */
+  readonly createdAt?: number;
+}
 
 /** The reads of the cluster's Service ranges, as `ClusterApi` offers them. */
 export type ServiceCidrApi = Pick<ClusterApi, 'listServiceCidrs' | 'listIpAddresses'>;

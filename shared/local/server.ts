@@ -5,7 +5,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { HttpRequest, HttpResponse } from '../http/api.js';
+import type { HttpRequest, HttpResponse } from '../http/exchange.js';
 import { refusalOf } from '../http/refusal.js';
 
 /** How long an idle keep-alive connection is kept open: longer than any client keeps one. */

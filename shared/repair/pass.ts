@@ -15,13 +15,16 @@ import { recordHostPorts, releaseHostPorts } from '../hostports/allocator.js';
 import { AllocationIdTakenError } from '../hostports/errors.js';
 import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { clusterIpAddresses, clusterServiceCidrs } from '../k8s/service-cidrs.js';
+import {
+  type ClusterIpAddress,
+  type ClusterServiceCidr,
+  clusterIpAddresses,
+  clusterServiceCidrs,
+} from '../k8s/service-cidrs.js';
 import { type Lease, type LeasedRun, withLease } from '../lease/lease.js';
 import { lastBlockOf, type Offset, offsetAt } from '../net/offset.js';
 import type { ValueRange } from '../net/value-range.js';
 import {
-  type ClusterIpAddress,
-  type ClusterServiceCidr,
   ipAddressDrift,
   type ServiceCidrReport,
   type ServiceCidrState,

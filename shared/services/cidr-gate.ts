@@ -3,14 +3,10 @@
  * last read them (at start, and on every repair pass). Admission consults it on every Service
  * write; the reads replace it whole, so a request sees one consistent state.
  */
+
+import type { ClusterIpAddress, ClusterServiceCidr } from '../k8s/service-cidrs.js';
 import type { CidrBlock } from '../net/ip.js';
-import {
-  type ClusterIpAddress,
-  type ClusterServiceCidr,
-  reconcileServiceCidrs,
-  type ServiceCidrState,
-  withHolders,
-} from './cluster-cidrs.js';
+import { reconcileServiceCidrs, type ServiceCidrState, withHolders } from './cluster-cidrs.js';
 
 /** Where the gate says what changed. */
 export interface GateLog {

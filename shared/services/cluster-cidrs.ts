@@ -16,6 +16,7 @@
  * - A cluster without the resource (before 1.33) keeps the configured ranges as they are.
  */
 
+import type { ClusterIpAddress, ClusterServiceCidr } from '../k8s/service-cidrs.js';
 import {
   type CidrBlock,
   cidrContains,
@@ -25,25 +26,6 @@ import {
   parseIp,
 } from '../net/ip.js';
 import { clusterIpRange, type ValueRange } from '../net/value-range.js';
-
-/** One `ServiceCIDR` as berth reads it. */
-export interface ClusterServiceCidr {
-  readonly name: string;
-  readonly cidrs: readonly CidrBlock[];
-  /** Its `Ready` condition; a ServiceCIDR with none counts as ready, as the apiserver counts it. */
-  readonly ready: boolean;
-  /** `metadata.deletionTimestamp` is set: its finalizer keeps it while addresses remain. */
-  readonly terminating: boolean;
-}
-
-/** One `IPAddress` as berth reads it: the IP and the Service it was allocated for. */
-export interface ClusterIpAddress {
-  readonly ip: string;
-  /** `namespace/name` of the parent Service; undefined for a parent of another kind. */
-  readonly service?: string;
-  /** Epoch ms of `metadata.creationTimestamp`; undefined when absent. */
-  readonly createdAt?: number;
-}
 
 /** Why no new cluster IP comes from a range berth keeps. */
 export type RangeRefusalReason = 'missing' | 'terminating' | 'notReady';

@@ -10,7 +10,7 @@
  * its own inline script and style, by hash.
  */
 import { createHash } from 'node:crypto';
-import type { HttpResponse } from '../http/api.js';
+import type { HttpResponse } from '../http/exchange.js';
 
 const STYLE = `
 :root { color-scheme: light dark; font: 14px/1.4 system-ui, sans-serif; }

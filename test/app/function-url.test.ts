@@ -3,7 +3,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import { describe, expect, it } from 'vitest';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
-import type { HttpRequest } from '../../shared/http/api.js';
+import type { HttpRequest } from '../../shared/http/exchange.js';
 
 function event(path: string, body: string, isBase64Encoded: boolean): LambdaFunctionUrlEvent {
   return {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ClusterSet } from '../../shared/clusters/cluster-set.js';
 import { clusterRoutes, type HttpHandler } from '../../shared/clusters/http-routes.js';
 import { parseClusterConfigs } from '../../shared/config/clusters.js';
-import { createHttpApi, type HttpRequest } from '../../shared/http/api.js';
+import { createHttpApi } from '../../shared/http/api.js';
+import type { HttpRequest } from '../../shared/http/exchange.js';
 
 const get = (path: string): HttpRequest => ({ method: 'GET', path, body: undefined });
 

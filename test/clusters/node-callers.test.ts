@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nodeCallerCheck } from '../../shared/clusters/node-callers.js';
-import { type NodeCallers } from '../../shared/config/load.js';
+import type { NodeCallers } from '../../shared/config/load.js';
 
 /** The check as the node IP function builds it once, asked once. */
 const mayCallCluster = (

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createHttpApi, type HttpRequest } from '../../shared/http/api.js';
+import { createHttpApi } from '../../shared/http/api.js';
+import type { HttpRequest } from '../../shared/http/exchange.js';
 
 /** An API behind a path secret, as a function URL serves it, recording what reaches its routes. */
 function behindSecret() {

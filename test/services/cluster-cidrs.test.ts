@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { overlappingServiceCidrs } from '../../shared/clusters/cluster-set.js';
+import type { ClusterServiceCidr } from '../../shared/k8s/service-cidrs.js';
 import { type CidrBlock, parseCidr } from '../../shared/net/ip.js';
 import { clusterIpRange } from '../../shared/net/value-range.js';
 import { keepFresh, ServiceCidrGate } from '../../shared/services/cidr-gate.js';
 import {
-  type ClusterServiceCidr,
   ipAddressDrift,
   reconcileServiceCidrs,
   refusalFor,

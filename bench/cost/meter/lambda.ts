@@ -18,7 +18,7 @@ import {
   publishMetrics,
   requestLogging,
 } from '../../../shared/app/observability.js';
-import type { HttpRequest, HttpResponse } from '../../../shared/http/api.js';
+import type { HttpRequest, HttpResponse } from '../../../shared/http/exchange.js';
 import {
   lambdaContext as invocationContext,
   functionUrlEvent as urlEvent,

@@ -4,7 +4,7 @@
  */
 import type { Context } from 'aws-lambda';
 import type { FunctionName } from '../../../infra/constructs/berth-function.js';
-import type { HttpResponse } from '../../../shared/http/api.js';
+import type { HttpResponse } from '../../../shared/http/exchange.js';
 import type { CapacityMeter } from '../../../shared/store/capacity.js';
 import { withRoundTrips } from '../../support/round-trips.js';
 import { round } from '../../support/stats.js';

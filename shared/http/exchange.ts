@@ -1,0 +1,34 @@
+/** One HTTP exchange as berth's API, its hosts (function URL, local server) and its checks see it. */
+
+/** Request headers by lower-case name, as Node's `IncomingMessage` and function URL events give them. */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** A request as berth sees it. */
+export interface HttpRequest {
+  readonly method: string;
+  /** The path without the query string. */
+  readonly path: string;
+  /** The query string's parameters (the first value of each). */
+  readonly query?: Readonly<Record<string, string>>;
+  readonly body: string | undefined;
+  /** The SigV4 identity Lambda verified for a function URL with IAM auth (its ARN). */
+  readonly caller?: string;
+  /**
+   * The request's headers, where the front has not already refused what an apiserver never
+   * sends (a function URL hands them on; the local server refuses before it calls the API).
+   */
+  readonly headers?: RequestHeaders;
+}
+
+/** The answer. */
+export interface HttpResponse {
+  readonly statusCode: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** An error the API answers with its own status (a client mistake), never a 500. */
+export interface HttpFault {
+  readonly statusCode: number;
+  readonly message: string;
+}
