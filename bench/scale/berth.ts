@@ -20,19 +20,14 @@ import {
   AGONES_LAST_ALLOCATED,
   indexAgones,
 } from '../../shared/scale/game-state.js';
-import {
-  EMPTY_SCALE_MEMORY,
-  passOutcome,
-  rememberPass,
-  type ScaleMemory,
-  withArrivals,
-} from '../../shared/scale/memory.js';
+import { passOutcome, rememberPass, withArrivals } from '../../shared/scale/memory.js';
 import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
 import { planPass, withSessionsSeen } from '../../shared/scale/pass.js';
 import { type PlannedAction, planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
+import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/store.js';
 import {
   afterPass,
   NO_PASS_YET,

@@ -22,7 +22,7 @@
  * covered every rise (117 node-hours against 108); the busiest pass alone as the rate kept 15
  * pods waiting on the large fleet's bursts; the mean alone let a 10x wave keep 400 waiting.
  */
-import type { ScaleMemory } from './memory.js';
+import type { ScaleMemory } from './store.js';
 
 /** A pass this many times busier than anything the burst window saw is a wave. */
 const WAVE_FACTOR = 2;

@@ -13,13 +13,9 @@
  */
 import type { ScaleConfig } from '../config/schema.js';
 import type { KarpenterNodePool } from '../k8s/cluster-api.js';
-import {
-  expectedRemainingMs,
-  longestSessionMs,
-  type SessionMemory,
-  sessionStartMs,
-} from './sessions.js';
+import { expectedRemainingMs, longestSessionMs, sessionStartMs } from './sessions.js';
 import type { GameServerView, NodeView } from './snapshot.js';
+import type { SessionMemory } from './store.js';
 
 /** The drain's thresholds, from `scale.drain` and `scale.protection`. */
 export interface DrainPolicy {

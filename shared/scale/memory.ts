@@ -9,73 +9,14 @@
  */
 import { riseHorizonMs } from './demand.js';
 import type { ScaleAction, ScalePlan } from './plan.js';
-import { riseWithin, type Sample, withPeak } from './rise.js';
-import type { SessionMemory } from './sessions.js';
+import { riseWithin, withPeak } from './rise.js';
 import type { ClusterSnapshot } from './snapshot.js';
-
-/** One pass's arrivals: game servers created since the pass before. */
-export interface PassArrivals {
-  readonly atMs: number;
-  readonly count: number;
-}
-
-/** Growth asked for and not yet arrived: when, and the node count it waits for. */
-export interface AwaitedGrowth {
-  readonly atMs: number;
-  readonly toNodes: number;
-}
-
-/** The scale pass's memory. */
-export interface ScaleMemory {
-  /** When the pass first saw the surplus that still lasts; absent while there is none. */
-  readonly surplusSinceMs?: number;
-  /** When the last pass ran: the next counts the game servers created after it. */
-  readonly lastPassAtMs?: number;
-  /** When the pass before it ran; absent on the first pass berth makes for the cluster. */
-  readonly previousPassAtMs?: number;
-  /** Arrivals of the passes within the demand window, oldest first. */
-  readonly arrivals: readonly PassArrivals[];
-  /**
-   * The passes of the burst window that no later pass matched, oldest (and busiest) first: the
-   * first is the window's busiest pass. A sliding-window maximum in a few entries.
-   */
-  readonly burstPeaks: readonly PassArrivals[];
-  /** The burst window's busiest pass before this one's arrivals were counted. */
-  readonly priorPeak?: number;
-  /** Game servers (bound or pending) each pass of the demand window saw, oldest first (rise.ts). */
-  readonly levels?: readonly Sample[];
-  /**
-   * The burst window's largest net rises of game servers within a horizon, as `burstPeaks`:
-   * the first is the reserve the buffer keeps (demand.ts).
-   */
-  readonly risePeaks?: readonly Sample[];
-  readonly growth?: AwaitedGrowth;
-  /** Provisioning times observed (growth asked → its last node Ready), newest last. */
-  readonly provisionMs: readonly number[];
-  /** When berth started removing nodes within the last hour. */
-  readonly removalsMs: readonly number[];
-  /** Measured session lengths and the allocated game servers followed (sessions.ts). */
-  readonly sessions?: SessionMemory;
-}
-
-/** A cluster's memory before its first pass. */
-export const EMPTY_SCALE_MEMORY: ScaleMemory = {
-  arrivals: [],
-  burstPeaks: [],
-  provisionMs: [],
-  removalsMs: [],
-};
+import type { ScaleMemory } from './store.js';
 
 /** Provisioning times kept: enough to ride out one slow launch, few enough to follow change. */
 export const PROVISION_SAMPLES = 5;
 
 const HOUR_MS = 3_600_000;
-
-/** Where the memory lives; loaded and saved by the pass that holds the scale lease. */
-export interface ScaleMemoryStore {
-  load(): Promise<ScaleMemory>;
-  save(memory: ScaleMemory): Promise<void>;
-}
 
 /**
  * How long the memory keeps arrivals (the demand window, and the longer burst window), and what
@@ -203,9 +144,4 @@ export function rememberPass(memory: ScaleMemory, pass: PassOutcome): ScaleMemor
       ...Array.from({ length: pass.removalsStarted }, () => nowMs),
     ],
   };
-}
-
-/** Removals started within the hour before `nowMs`. */
-export function removalsInLastHour(memory: ScaleMemory, nowMs: number): number {
-  return memory.removalsMs.filter((at) => at > nowMs - HOUR_MS).length;
 }

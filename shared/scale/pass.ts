@@ -25,13 +25,7 @@ import { deletesNodes, karpenterNodePoolOf, type NodePool } from '../node-pool/n
 import { nodePoolLifetimeMs } from './drain.js';
 import { planEvictions } from './eviction.js';
 import { agonesOwnerOf, indexAgones } from './game-state.js';
-import {
-  passOutcome,
-  rememberPass,
-  type ScaleMemory,
-  type ScaleMemoryStore,
-  withArrivals,
-} from './memory.js';
+import { passOutcome, rememberPass, withArrivals } from './memory.js';
 import { annotationPath, CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import { PLACEHOLDER_DEPLOYMENT, PLACEHOLDER_NAMESPACE } from './placeholders.js';
 import {
@@ -49,6 +43,7 @@ import { finishRemoval, removeNode, stillBerthCordoned, withdrawalPatch } from '
 import { formatRfc3339 } from './rfc3339.js';
 import { EMPTY_SESSIONS, sessionStartMs, withSessions } from './sessions.js';
 import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
+import type { ScaleMemory, ScaleMemoryStore } from './store.js';
 import { scaleUpOnly, triggeredOutcome, triggeredView } from './trigger.js';
 
 /** The lease that makes the pass exclusive across Lambdas and local timers. */

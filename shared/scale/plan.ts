@@ -32,7 +32,6 @@ import {
   withPoolLifetime,
 } from './drain.js';
 import type { MoveRoute } from './game-state.js';
-import { EMPTY_SCALE_MEMORY, removalsInLastHour, type ScaleMemory } from './memory.js';
 import {
   CORDONED_AT,
   KARPENTER_DO_NOT_DISRUPT,
@@ -43,6 +42,7 @@ import { budgetNodes, type ScalePolicy } from './policy.js';
 import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
 import { EMPTY_SESSIONS } from './sessions.js';
 import type { ClusterSnapshot, GameServerView, NodeView } from './snapshot.js';
+import { EMPTY_SCALE_MEMORY, type ScaleMemory } from './store.js';
 
 /** The kinds of action a pass takes. */
 export const SCALE_ACTION_TYPES = [
@@ -526,4 +526,11 @@ export function toScaleAction(action: PlannedAction): ScaleAction {
     ...(gameServer !== undefined ? { gameServer } : {}),
     reason,
   };
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Removals started within the hour before `nowMs`. */
+export function removalsInLastHour(memory: ScaleMemory, nowMs: number): number {
+  return memory.removalsMs.filter((at) => at > nowMs - HOUR_MS).length;
 }

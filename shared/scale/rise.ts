@@ -8,12 +8,7 @@
  * the lowest sample within the horizon, and the day's largest rise (a sliding-window maximum in
  * a few entries) is the reserve the buffer keeps (demand.ts). Pure.
  */
-
-/** A count at an instant: a level sampled by a pass, or a rise it measured. */
-export interface Sample {
-  readonly atMs: number;
-  readonly count: number;
-}
+import type { Sample } from './store.js';
 
 /**
  * The rise of `level` at `nowMs` over the lowest sample within `horizonMs` before it; 0 when no

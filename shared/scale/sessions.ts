@@ -7,6 +7,7 @@
  * a bounded sample of allocated servers (`SESSION_TRACKED`), so its size does not grow with the
  * fleet, and keeps the latest `SESSION_SAMPLES` lengths. Pure.
  */
+import type { SessionMemory, TrackedSession } from './store.js';
 
 /** When a game server's session began: its allocation when known, else its pod's creation. */
 export function sessionStartMs(gs: {
@@ -20,20 +21,6 @@ export function sessionStartMs(gs: {
 export const SESSION_TRACKED = 64;
 /** Session lengths kept, newest last. */
 export const SESSION_SAMPLES = 64;
-
-/** One followed game server: when its pod was created, when a pass last saw it allocated. */
-export interface TrackedSession {
-  readonly createdAtMs: number;
-  readonly lastSeenMs: number;
-}
-
-/** What the scale memory keeps of sessions. */
-export interface SessionMemory {
-  /** Followed allocated game servers by uid (or namespace/name). */
-  readonly tracked: Readonly<Record<string, TrackedSession>>;
-  /** Measured session lengths, newest last. */
-  readonly lengthsMs: readonly number[];
-}
 
 /** Before any pass. */
 export const EMPTY_SESSIONS: SessionMemory = { tracked: {}, lengthsMs: [] };

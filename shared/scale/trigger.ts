@@ -12,8 +12,9 @@
  * scheduled pass as a pass's worth (prorated), so a wave is followed within seconds, and keeps
  * the memory's per-pass counts as the scheduled passes made them. Pure.
  */
-import type { PassOutcome, ScaleMemory } from './memory.js';
+import type { PassOutcome } from './memory.js';
 import type { PlannedAction, ScaleAction, SlotTally } from './plan.js';
+import type { ScaleMemory } from './store.js';
 
 /** At most one triggered pass this often: the step a Karpenter or Cluster Autoscaler loop takes. */
 export const TRIGGER_DEBOUNCE_MS = 10_000;

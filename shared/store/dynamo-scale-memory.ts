@@ -5,7 +5,7 @@
  * only the pass holding the scale lease reads or writes it.
  */
 import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { EMPTY_SCALE_MEMORY, type ScaleMemory, type ScaleMemoryStore } from '../scale/memory.js';
+import { EMPTY_SCALE_MEMORY, type ScaleMemory, type ScaleMemoryStore } from '../scale/store.js';
 import { CapacityMeter } from './capacity.js';
 import type { TableLocation } from './location.js';
 import { TABLE_SCHEMA } from './table.js';

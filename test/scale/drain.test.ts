@@ -11,7 +11,6 @@ import {
   withPoolLifetime,
 } from '../../shared/scale/drain.js';
 import { AGONES_LAST_ALLOCATED, indexAgones } from '../../shared/scale/game-state.js';
-import { EMPTY_SCALE_MEMORY } from '../../shared/scale/memory.js';
 import { runScalePass, withSessionsSeen } from '../../shared/scale/pass.js';
 import {
   DO_NOT_DISRUPT,
@@ -26,6 +25,7 @@ import {
   withSessions,
 } from '../../shared/scale/sessions.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
+import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
 import { InProcessScaleMemory } from '../support/scale-memory.js';
 import {
   agonesServer,

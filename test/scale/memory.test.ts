@@ -1,15 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { demandBuffer, riseHorizonMs } from '../../shared/scale/demand.js';
-import {
-  EMPTY_SCALE_MEMORY,
-  PROVISION_SAMPLES,
-  rememberPass,
-  removalsInLastHour,
-  type ScaleMemory,
-  withArrivals,
-} from '../../shared/scale/memory.js';
+import { PROVISION_SAMPLES, rememberPass, withArrivals } from '../../shared/scale/memory.js';
+import { removalsInLastHour } from '../../shared/scale/plan.js';
 import { riseWithin, withPeak } from '../../shared/scale/rise.js';
+import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/store.js';
 import { DynamoScaleMemory } from '../../shared/store/dynamo-scale-memory.js';
 import { freshTable } from '../support/dynamo.js';
 import { T0 } from './builders.js';

@@ -2,7 +2,6 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
-import { EMPTY_SCALE_MEMORY } from '../../shared/scale/memory.js';
 import {
   CORDONED_AT,
   KARPENTER_DO_NOT_DISRUPT,
@@ -13,6 +12,7 @@ import { PLACEHOLDER_LABEL } from '../../shared/scale/placeholders.js';
 import { planScale, protectionOf, type ScalePlan } from '../../shared/scale/plan.js';
 import { type ScalePolicy, scalePolicy } from '../../shared/scale/policy.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
+import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
 import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
 
 const MINUTE = 60_000;

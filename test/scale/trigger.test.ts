@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AdmissionDecision } from '../../shared/admission/decision.js';
-import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/memory.js';
 import { planScale } from '../../shared/scale/plan.js';
 import { scalePolicy } from '../../shared/scale/policy.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
+import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/store.js';
 import {
   afterPass,
   NO_PASS_YET,

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
 import type { OwnerRecord } from '../../shared/allocation/store.js';
 import type { IpRecord, PoolRecord } from '../../shared/eni/model.js';
-import { EMPTY_SCALE_MEMORY } from '../../shared/scale/memory.js';
+import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';

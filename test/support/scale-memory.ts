@@ -3,7 +3,7 @@ import {
   EMPTY_SCALE_MEMORY,
   type ScaleMemory,
   type ScaleMemoryStore,
-} from '../../shared/scale/memory.js';
+} from '../../shared/scale/store.js';
 
 /** A memory kept in this process, for tests of one scale pass after another. */
 export class InProcessScaleMemory implements ScaleMemoryStore {
