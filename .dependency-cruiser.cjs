@@ -77,28 +77,37 @@ module.exports = {
     ...LAYERS.slice(0, -1).map((_, i) => layerRule(i)),
     {
       name: 'vocabulary-stands-alone',
-      comment: 'the vocabulary imports nothing of berth\'s, so every layer can use it',
+      comment: "the vocabulary imports nothing of berth's, so every layer can use it",
       severity: 'error',
       from: { path: '^shared/vocabulary/' },
-      to: { path: '^(shared|cli|cni|bench|sim|functions|infra|scripts|test)/', pathNot: '^shared/vocabulary/' },
+      to: {
+        path: '^(shared|cli|cni|bench|sim|functions|infra|scripts|test)/',
+        pathNot: '^shared/vocabulary/',
+      },
     },
     {
       name: 'functions-through-composition',
-      comment: 'a Lambda entry point parses its event and calls what shared/app/ built, nothing deeper',
+      comment:
+        'a Lambda entry point parses its event and calls what shared/app/ built, nothing deeper',
       severity: 'error',
       from: { path: '^functions/' },
       to: { path: '^(shared|cli|cni|bench|sim|infra|scripts)/', pathNot: '^shared/app/' },
     },
     {
       name: 'cli-through-composition',
-      comment: 'the CLI keeps flags and printing; what it runs is built by shared/app/ (or the simulator, a host of its own)',
+      comment:
+        'the CLI keeps flags and printing; what it runs is built by shared/app/ (or the simulator, a host of its own). One exception: `manifests --cni` bundles berth-cni with cni/build.ts, the bundler scripts/build-cni.ts uses too; shared/app/ lies below cni/ and cannot, so the entry point hands the bundle to the command shared/app/ built',
       severity: 'error',
       from: { path: '^cli/' },
-      to: { path: '^(shared|cni|bench|functions|infra|scripts)/', pathNot: '^shared/app/' },
+      to: {
+        path: '^(shared|cni|bench|functions|infra|scripts)/',
+        pathNot: ['^shared/app/', '^cni/build\\.ts$'],
+      },
     },
     {
       name: 'no-test-from-product',
-      comment: 'test/ is for tests: nothing the product, the simulator or the benchmarks run imports it',
+      comment:
+        'test/ is for tests: nothing the product, the simulator or the benchmarks run imports it',
       severity: 'error',
       from: { path: '^(shared|cli|cni|bench|sim|functions|infra|scripts)/' },
       to: { path: '^test/' },
