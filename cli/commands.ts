@@ -1,166 +1,38 @@
 /** The commands of `berth`, each a function of the parsed command line to an exit status. */
-
-import { hostname } from 'node:os';
-import { createPasses, type Passes } from '../shared/app/passes.js';
-import { type BerthRuntime, createRuntime } from '../shared/app/runtime.js';
-import { overlappingServiceCidrs } from '../shared/clusters/cluster-set.js';
-import type { ClusterApi } from '../shared/k8s/cluster-api.js';
-import { openStore, type StoreTarget } from '../shared/local/store-target.js';
-import { RepairIncompleteError } from '../shared/repair/errors.js';
-import { autoModeStatusLine } from '../shared/status/auto-mode.js';
-import type { Holding } from '../shared/status/holders.js';
-import type { StatusReport } from '../shared/status/report.js';
-import { describeFailure, exitCodeOf, recordedFailureFix } from './errors.js';
+import { localHolders, localStatus, withLocalPasses } from '../shared/app/local-commands.js';
+import {
+  describeFailure,
+  exitCodeOf,
+  passIncomplete,
+  recordedFailureFix,
+  UsageError,
+} from '../shared/app/local-errors.js';
+import type { Passes } from '../shared/app/passes.js';
 import { forgetClusterCommand } from './forget-cluster.js';
 import { frontsCommand } from './fronts.js';
-import { optionalCluster, passContext, requiredCluster } from './local-cluster.js';
-import { type CliOptions, UsageError } from './main.js';
 import { manifestsCommand } from './manifests.js';
+import type { CliOptions, Command } from './options.js';
 import { serve } from './serve.js';
-import { refreshServiceCidrs, serviceCidrStatusLines } from './service-cidrs.js';
 import { simCommand } from './sim.js';
-
-/** One command. */
-export type Command = (options: CliOptions) => Promise<number>;
-
-function runtimeOn(options: CliOptions, store: StoreTarget, clusterApi?: ClusterApi): BerthRuntime {
-  return createRuntime({
-    config: options.config,
-    dynamo: store.client,
-    tableName: store.tableName,
-    ...(clusterApi ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi } : {}),
-  });
-}
-
-async function withRuntime<T>(
-  options: CliOptions,
-  run: (runtime: BerthRuntime) => Promise<T>,
-  clusterApi?: ClusterApi,
-) {
-  const store = await openStore(options);
-  try {
-    return await run(runtimeOn(options, store, clusterApi));
-  } finally {
-    await store.close();
-  }
-}
-
-/** Left-aligned columns, two spaces apart. */
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)),
-  );
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line)];
-}
-
-const percent = (used: number, size: number) =>
-  `${size === 0 ? '0.0' : ((100 * used) / size).toFixed(1)}%`;
-
-function formatHoldings(query: string, holdings: readonly Holding[]): string {
-  if (holdings.length === 0) return `nobody holds ${query}`;
-  return table(
-    ['VALUE', 'KIND', 'RANGE', 'HOLDER', 'STATE', 'ALLOCATION ID'],
-    holdings.map((h) => [
-      h.value,
-      h.kind,
-      h.range,
-      h.holder.namespace
-        ? `${h.holder.kind} ${h.holder.namespace}/${h.holder.name}`
-        : `${h.holder.kind} ${h.holder.name}`,
-      h.state,
-      h.allocationId,
-    ]),
-  ).join('\n');
-}
-
-function formatStatus(report: StatusReport): string {
-  // Host ports are use counts: what predicts Pending pods is how many pods share the busiest port.
-  const ranges = table(
-    ['RANGE', 'KIND', 'SIZE', 'USED', 'USE', 'PODS PER PORT', 'LARGEST FREE BLOCK'],
-    report.ranges.map((r) => [
-      r.name,
-      r.kind,
-      // Past 2^53 (an IPv6 /64) the size is not exact, and a share of it says nothing: such a
-      // range shows how many blocks of 32 its values spread over instead.
-      Number.isSafeInteger(r.size) ? String(r.size) : r.size.toExponential(2),
-      String(r.used),
-      r.kind === 'hostPort'
-        ? ''
-        : 'blocks' in r && r.blocks !== undefined
-          ? `${r.blocks} blocks`
-          : percent(r.used, r.size),
-      'minUse' in r ? `${r.minUse}-${r.maxUse}` : '',
-      'largestFreeBlock' in r ? String(r.largestFreeBlock) : '',
-    ]),
-  );
-  const pools =
-    report.pools.length === 0
-      ? ['no ENI pools']
-      : table(
-          ['NODE', 'INSTANCE', 'TYPE', 'ENIS', 'CAPACITY', 'ASSIGNED', 'IDLE', 'COOLING'],
-          report.pools.map((p) => [
-            p.node,
-            p.instanceId,
-            p.instanceType,
-            String(p.enis),
-            String(p.capacity),
-            String(p.assigned),
-            String(p.idle),
-            String(p.cooling),
-          ]),
-        );
-  const autoMode = report.autoModeNodes ? [autoModeStatusLine(report.autoModeNodes)] : [];
-  const cidrs = report.serviceCidrs ? ['', ...serviceCidrStatusLines(report.serviceCidrs)] : [];
-  return [`cluster ${report.cluster}`, ...ranges, ...cidrs, '', ...pools, ...autoMode].join('\n');
-}
+import { formatHoldings, formatStatus, table } from './status-text.js';
 
 const status: Command = async (options) => {
   if (options.holder !== undefined) {
-    const holder = options.holder;
-    return withRuntime(
-      options,
-      async (runtime) => {
-        const holdings = await runtime.holders(holder);
-        process.stdout.write(
-          `${options.json ? JSON.stringify(holdings, null, 2) : formatHoldings(holder, holdings)}\n`,
-        );
-        return 0;
-      },
-      // A holder whose Service wrote no owner record is named from the cluster, when there is one.
-      optionalCluster(options)?.api,
+    const holdings = await localHolders(options, options.holder);
+    process.stdout.write(
+      `${options.json ? JSON.stringify(holdings, null, 2) : formatHoldings(options.holder, holdings)}\n`,
     );
-  }
-  // A config with a section per cluster and no --cluster: every cluster, one after another.
-  const store = await openStore(options);
-  try {
-    const reports = [];
-    // One cluster's nodes, where the kubeconfig reaches it: status counts its Auto Mode nodes.
-    const cluster = options.clusters.length === 1 ? optionalCluster(options)?.api : undefined;
-    for (const config of options.clusters) {
-      const runtime = runtimeOn({ ...options, config }, store, cluster);
-      // The cluster's ServiceCIDRs: what berth allocates from, and what holds a terminating one.
-      if (cluster) await refreshServiceCidrs(runtime.serviceCidrs, cluster);
-      reports.push(await runtime.status());
-    }
-    // Across clusters: configured Service CIDRs that overlap (the fleet's /v1/status lists them too).
-    const overlaps = overlappingServiceCidrs(
-      options.clusters.map((config) => ({ cluster: config.cluster, cidrs: config.serviceCIDRs })),
-    ).map((overlap) => `finding ${overlap.reason}: ${overlap.message}`);
-    const text = options.json
-      ? JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)
-      : [...reports.map(formatStatus), ...(overlaps.length > 0 ? [overlaps.join('\n')] : [])].join(
-          '\n\n',
-        );
-    process.stdout.write(`${text}\n`);
     return 0;
-  } finally {
-    await store.close();
   }
+  const { reports, overlaps } = await localStatus(options);
+  const findings = overlaps.map((overlap) => `finding ${overlap.reason}: ${overlap.message}`);
+  const text = options.json
+    ? JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)
+    : [...reports.map(formatStatus), ...(findings.length > 0 ? [findings.join('\n')] : [])].join(
+        '\n\n',
+      );
+  process.stdout.write(`${text}\n`);
+  return 0;
 };
 
 /** Runs a pass against the cluster kubectl would use; the passes need one. */
@@ -172,14 +44,7 @@ async function withPasses(
     throw new UsageError(
       `${options.command} runs one pass: add --once (serve runs them on timers)`,
     );
-  const clusterApi = requiredCluster(options).api;
-  const store = await openStore(options);
-  try {
-    const passes = createPasses(passContext(options, options.config, store, clusterApi));
-    return await run(passes, `${hostname()}-${process.pid}`);
-  } finally {
-    await store.close();
-  }
+  return withLocalPasses(options, run);
 }
 
 const printJson = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -225,7 +90,7 @@ const repair: Command = (options) =>
       if (summary.skipped) process.stderr.write(`skipped: ${summary.skipped}\n`);
       return 0;
     } catch (error) {
-      if (!(error instanceof RepairIncompleteError)) throw error;
+      if (!passIncomplete(error)) throw error;
       process.stderr.write(
         `berth repair: the pass could not complete: ${describeFailure(error)}\n`,
       );

@@ -6,93 +6,10 @@
  */
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
-import { ConfigError } from '../shared/config/errors.js';
-import type { BerthConfig } from '../shared/config/schema.js';
+import { exitCodeOf, failureText, UsageError } from '../shared/app/local-errors.js';
+import type { LocalEnvironment, LocalOptions, LocalSetup } from '../shared/app/local-options.js';
 import { SCENARIOS } from '../sim/game-day.js';
-import { describeFailure, exitCodeOf, UsageError } from './errors.js';
-
-export { UsageError } from './errors.js';
-
-/** Parsed command line, shared by every command. */
-export interface CliOptions {
-  readonly command: string;
-  /** The config of the cluster the command is for (`--cluster`, or the only one). */
-  readonly config: BerthConfig;
-  /** Every cluster's config (one, unless the file has a section per cluster; `--cluster`: that one). */
-  readonly clusters: readonly BerthConfig[];
-  /**
-   * Every cluster the config names (whatever `--cluster` chose): with several, `berth serve`
-   * serves each under `/clusters/<name>` (where `manifests --local` points), and `--context`
-   * may name each one's context.
-   */
-  readonly configuredClusters: readonly string[];
-  /** The config file given, for messages. */
-  readonly configFile?: string;
-  readonly dataDir: string;
-  readonly dynamodbEndpoint?: string;
-  readonly table?: string;
-  /** `--kubeconfig`: wins over `KUBECONFIG` and `~/.kube/config`. */
-  readonly kubeconfig?: string;
-  /** `KUBECONFIG` as the environment has it (paths joined by the OS delimiter). */
-  readonly kubeconfigEnv?: string;
-  readonly context?: string;
-  readonly region?: string;
-  readonly profile?: string;
-  readonly http: boolean;
-  readonly host: string;
-  /** The address a cluster reaches the local server at (certificate names, manifests). */
-  readonly advertiseAddress?: string;
-  /** `--new-ca` (serve, manifests --local): make a new local CA, said loudly. */
-  readonly newCa?: boolean;
-  readonly port: number;
-  /** `serve --passes`: run the passes that change a cluster on timers. */
-  readonly passes: boolean;
-  readonly json: boolean;
-  readonly once: boolean;
-  readonly dryRun: boolean;
-  readonly verbose: boolean;
-  readonly local: boolean;
-  readonly url?: string;
-  readonly stack?: string;
-  readonly caFile?: string;
-  /** `manifests --cni`: the CNI plugin's DaemonSet instead of the webhook. */
-  readonly cni: boolean;
-  /** `manifests --cni-nodes`: the nodes that run berth-cni (default: `scale.nodeSelector`). */
-  readonly cniNodes?: string;
-  /** `manifests --fail-open pods`: the pod webhook lets pods through while berth does not answer. */
-  readonly failOpen?: string;
-  /** `manifests --delete`: what `kubectl delete -f -` needs to remove berth, webhooks first. */
-  readonly delete?: boolean;
-  /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
-  readonly holder?: string;
-  /** `fronts --add-nlb`: a Network Load Balancer to add to the pool. */
-  readonly addNlb?: string;
-  /** `forget-cluster NAME`: the cluster whose items go. */
-  readonly forget?: string;
-  /** `forget-cluster --yes`: delete, not only list. */
-  readonly yes: boolean;
-  /** `sim`: the simulated day. */
-  readonly sim?: SimFlags;
-}
-
-/** The flags of `berth sim`, checked. */
-export interface SimFlags {
-  readonly hours: number;
-  readonly speed: number;
-  readonly seed: number;
-  readonly nodes: number;
-  readonly sessionsPerMinute: number;
-  readonly scenario: string;
-  /** Whether berth's scale pass runs (`--no-scale` turns it off). */
-  readonly scale: boolean;
-}
-
-/** What the commands read from the environment, passed in so tests control it. */
-export interface CliEnvironment {
-  readonly KUBECONFIG?: string;
-  /** The Region the environment names (AWS_REGION), used where `--region` is not given. */
-  readonly AWS_REGION?: string;
-}
+import type { CliOptions } from './options.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 
@@ -314,9 +231,9 @@ const EVERY_CLUSTER: ReadonlySet<string> = new Set(['status', 'forget-cluster', 
 /** The config `--cluster` names, or the only one; a command for one cluster must be told which. */
 function chosenCluster(
   command: string,
-  clusters: readonly BerthConfig[],
+  clusters: LocalSetup['clusters'],
   wanted: string | undefined,
-): BerthConfig {
+): LocalOptions['config'] {
   const names = clusters.map((config) => config.cluster);
   if (wanted !== undefined) {
     const found = clusters.find((config) => config.cluster === wanted);
@@ -337,16 +254,25 @@ function chosenCluster(
   return first;
 }
 
-/** Reads the config and turns commander's flags into `CliOptions`. */
-async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Promise<CliOptions> {
-  const { loadConfigFile } = await import('../shared/config/load.js');
+/** Reads the config and the environment, and turns commander's flags into `CliOptions`. */
+async function optionsOf(
+  command: string,
+  flags: Flags,
+  env: LocalEnvironment | undefined,
+): Promise<CliOptions> {
   const text = (key: string) =>
     typeof flags[key] === 'string' ? (flags[key] as string) : undefined;
   const on = (key: string) => flags[key] === true;
   const optional = (entries: Record<string, string | undefined>) =>
     Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
   const configFile = text('config');
-  const clusters = await loadConfigFile(configFile);
+  // The environment is read, and the config file too, only once a command runs.
+  const { localSetup } = await import('../shared/app/local-options.js');
+  const setup = await localSetup(
+    optional({ configFile, region: text('region'), profile: text('profile') }),
+    env,
+  );
+  const { clusters } = setup;
   const config = chosenCluster(command, clusters, text('cluster'));
   return {
     command,
@@ -360,10 +286,9 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
       dynamodbEndpoint: text('dynamodbEndpoint'),
       table: text('table'),
       kubeconfig: text('kubeconfig'),
-      kubeconfigEnv: env.KUBECONFIG || undefined,
+      kubeconfigEnv: setup.kubeconfigEnv,
       context: text('context'),
-      // An empty AWS_REGION is no Region, as the SDK reads it.
-      region: text('region') ?? (env.AWS_REGION || undefined),
+      region: setup.region,
       profile: text('profile'),
       advertiseAddress: text('advertiseAddress'),
       url: text('url'),
@@ -405,24 +330,10 @@ async function optionsOf(command: string, flags: Flags, env: CliEnvironment): Pr
 }
 
 /** Runs one command line; resolves to the process exit status. */
-export async function main(argv: readonly string[], env?: CliEnvironment): Promise<number> {
+export async function main(argv: readonly string[], env?: LocalEnvironment): Promise<number> {
   let status = 0;
   const root = program(async (command, flags) => {
-    // The environment is the config module's to read, and only once a command runs.
-    const { kubeconfigFromEnvironment, regionFromEnvironment, useAwsSettings } = await import(
-      '../shared/config/load.js'
-    );
-    const fromEnvironment = kubeconfigFromEnvironment();
-    const region = regionFromEnvironment();
-    const options = await optionsOf(
-      command,
-      flags,
-      env ?? {
-        ...(fromEnvironment ? { KUBECONFIG: fromEnvironment } : {}),
-        ...(region ? { AWS_REGION: region } : {}),
-      },
-    );
-    useAwsSettings(options);
+    const options = await optionsOf(command, flags, env);
     const { commands } = await import('./commands.js');
     const run = commands[command];
     if (!run) throw new UsageError(`unknown command: ${command}`);
@@ -445,12 +356,7 @@ export async function main(argv: readonly string[], env?: CliEnvironment): Promi
       // errors; every other parse failure, help shown for a mistake among them, is a usage error.
       return error.exitCode === 0 ? 0 : 2;
     }
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.problems.join('\n')}\n`);
-      return 2;
-    }
-    const code = exitCodeOf(error);
-    process.stderr.write(`berth: ${describeFailure(error)}\n`);
-    return code;
+    process.stderr.write(`${failureText(error)}\n`);
+    return exitCodeOf(error);
   }
 }

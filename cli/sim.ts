@@ -5,14 +5,13 @@
  * printing its evidence.
  */
 import { createServer } from 'node:net';
-import { openStore } from '../shared/local/store-target.js';
-import { ensureTable } from '../shared/store/ensure-table.js';
+import { openSimStore } from '../shared/app/local-commands.js';
+import { EnvironmentError, UsageError } from '../shared/app/local-errors.js';
 import { simConfig } from '../sim/config.js';
 import { SCENARIOS, type Scenario } from '../sim/game-day.js';
 import { runSim, SIM_DEFAULTS, type SimReport } from '../sim/run.js';
 import { startSimServer } from '../sim/server.js';
-import type { Command } from './commands.js';
-import { EnvironmentError, UsageError } from './errors.js';
+import type { Command } from './options.js';
 
 /**
  * Refuses a port another process listens on before anything starts (the day's Kubernetes API
@@ -66,10 +65,9 @@ export const simCommand: Command = async (options) => {
   }
   const out = (line: string) => process.stdout.write(`${line}\n`);
   await portFree(options.host, options.port);
-  const store = await openStore({ ...options, table: undefined }, { progress: out });
+  const store = await openSimStore(options, out);
+  const { tableName } = store;
   try {
-    const tableName = `berth-sim-${Date.now()}`;
-    await ensureTable(store.client, tableName);
     const day = { ...SIM_DEFAULTS, ...flags, scenario };
     const sim = await startSimServer({
       config: simConfig(options.config, day),

@@ -18,10 +18,9 @@ import {
   requestLogging,
   unavailableRecorder,
 } from '../../shared/app/observability.js';
-import { activeTracing } from '../../shared/config/load.js';
 
 const { logger, metrics, forCluster } = observability('admission');
-const tracing = await handlerTracing('admission', activeTracing());
+const tracing = await handlerTracing('admission');
 const api = await lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),

@@ -15,10 +15,9 @@ import {
 } from '../../shared/app/observability.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { repairInvocation, repairPasses } from '../../shared/app/repair-pass.js';
-import { activeTracing } from '../../shared/config/load.js';
 
 const observe = observability('repair');
-const tracing = await handlerTracing('repair', activeTracing());
+const tracing = await handlerTracing('repair');
 const run = repairInvocation(lambdaPassContexts().map(repairPasses), observe);
 
 export const handler = middy(run)

@@ -14,10 +14,9 @@ import {
 } from '../../shared/app/observability.js';
 import { passInput } from '../../shared/app/pass-input.js';
 import { scaleInvocation, scaleRunner } from '../../shared/app/scale-pass.js';
-import { activeTracing } from '../../shared/config/load.js';
 
 const observe = observability('scale');
-const tracing = await handlerTracing('scale', activeTracing());
+const tracing = await handlerTracing('scale');
 const run = scaleInvocation(
   lambdaPassContexts().map((context) => scaleRunner(context)),
   observe,

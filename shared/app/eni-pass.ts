@@ -5,6 +5,7 @@
 
 import { z } from 'zod';
 import type { ClusterSet } from '../clusters/cluster-set.js';
+import { lambdaSettings } from '../config/load.js';
 import type { Ec2Network, InstanceTypeLimits } from '../ec2/network.js';
 import {
   type BackoffPolicy,
@@ -31,6 +32,7 @@ import type { HttpFault } from '../http/exchange.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
+import { lambdaPassContexts } from './lambda.js';
 import type { Observability } from './observability.js';
 import { type PassContext, storeOptions } from './pass-context.js';
 import { failWhenNothingWorked } from './pass-failure.js';
@@ -251,4 +253,17 @@ export function eniInvocation(
     record(config.cluster, summary);
     return summary;
   };
+}
+
+/**
+ * The ENI function as the stack deploys it (functions/eni/handler.ts): every cluster of the
+ * Lambda environment, all on one EC2 client and instance-type cache.
+ */
+export function lambdaEniInvocation(observe: Observability): (event: unknown) => Promise<unknown> {
+  const settings = lambdaSettings();
+  const account = sdkEc2Account(settings.region);
+  return eniInvocation(
+    lambdaPassContexts(settings).map((context) => eniRunner(context, account)),
+    observe,
+  );
 }

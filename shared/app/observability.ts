@@ -7,6 +7,7 @@ import { Metrics, type Metrics as MetricsType, MetricUnit } from '@aws-lambda-po
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { AdmissionDecision } from '../admission/decision.js';
+import { activeTracing } from '../config/load.js';
 import type { HttpFault } from '../http/exchange.js';
 
 /** A logger and a metrics emitter for one berth function. */
@@ -50,9 +51,13 @@ export function observability(service: string): Observability {
  * actively; none for a pass-through one. Tracer is imported only here, and only then: its X-Ray
  * SDK turns on an async hook (cls-hooked) for every promise of the process once loaded, traced
  * or not, which made the admission benchmark's reviews cost CPU p50 0.14 ms instead of 0.09. A
- * pass-through function's sampled requests still get Lambda's own segment.
+ * pass-through function's sampled requests still get Lambda's own segment. Whether the function
+ * traces actively is the environment's to say (`activeTracing`) unless `active` is given.
  */
-export async function handlerTracing(service: string, active: boolean): Promise<MiddlewareObj[]> {
+export async function handlerTracing(
+  service: string,
+  active: boolean = activeTracing(),
+): Promise<MiddlewareObj[]> {
   if (!active) return [];
   const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
     import('@aws-lambda-powertools/tracer'),

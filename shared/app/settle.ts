@@ -5,6 +5,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
 import { type ClusterSet, UnknownClusterError } from '../clusters/cluster-set.js';
+import { lambdaSettings } from '../config/load.js';
 import { clusterIpRange, nodePortRange } from '../net/value-range.js';
 import { settleTiming } from '../settle/policy.js';
 import { settleStep } from '../settle/step.js';
@@ -16,6 +17,8 @@ import {
   type SettleTask,
 } from '../settle/task.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
+import { lambdaPassContexts } from './lambda.js';
+import { lambdaSettleQueue } from './lambda-settle.js';
 import type { Observability } from './observability.js';
 import { type PassContext, storeOptions } from './pass-context.js';
 import { recordSettle } from './pass-records.js';
@@ -96,4 +99,17 @@ export function settleMessages(
     }
     return { batchItemFailures };
   };
+}
+
+/** The settle function as the stack deploys it: every cluster of the Lambda environment, on SQS. */
+export function lambdaSettleMessages(
+  observe: Observability,
+): (event: SQSEvent) => Promise<SQSBatchResponse> {
+  const settings = lambdaSettings();
+  return settleMessages({
+    settles: lambdaPassContexts(settings).map((context) => settleRunner(context)),
+    queue: lambdaSettleQueue(settings),
+    observe,
+    now: Date.now,
+  });
 }

@@ -37,10 +37,3 @@ export async function autoModeNodesReport(
   }
   return { count, why: AUTO_MODE_LEFT_OUT };
 }
-
-/** The status line: how many Auto Mode nodes berth leaves out, and why. */
-export function autoModeStatusLine(report: AutoModeNodesReport): string {
-  return report.count === undefined
-    ? `EKS Auto Mode nodes: not counted (${report.why})`
-    : `EKS Auto Mode nodes left out of ENI pools: ${report.count} (${report.why})`;
-}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type ContextQuery, clusterContexts } from '../../cli/cluster-contexts.js';
-import { UsageError } from '../../cli/errors.js';
+import { type ContextQuery, clusterContexts } from '../../shared/app/cluster-contexts.js';
+import { UsageError } from '../../shared/app/local-errors.js';
 
 const TWO = ['games-a', 'games-b'];
 

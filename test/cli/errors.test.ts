@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EnvironmentError, exitCodeOf, UsageError } from '../../cli/errors.js';
+import { EnvironmentError, exitCodeOf, UsageError } from '../../shared/app/local-errors.js';
 import { LocalCaError } from '../../shared/local/errors.js';
 
 describe('exitCodeOf', () => {

@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  createManifestsCommand,
-  type ManifestsDeps,
-  type ManifestsOptions,
-  manifestsCommand,
-} from '../../cli/manifests.js';
+import { createManifestsCommand, manifestsCommand } from '../../cli/manifests.js';
+import type { ManifestsDeps, ManifestsOptions } from '../../shared/app/manifests.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ensureLocalTls } from '../../shared/local/tls.js';
 

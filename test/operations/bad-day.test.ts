@@ -7,9 +7,10 @@
 import { readFile } from 'node:fs/promises';
 import { loadYaml, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createManifestsCommand, type ManifestsOptions } from '../../cli/manifests.js';
-import { warnAtMostEvery } from '../../cli/serve-log.js';
+import { createManifestsCommand } from '../../cli/manifests.js';
+import type { ManifestsOptions } from '../../shared/app/manifests.js';
 import { createRuntime } from '../../shared/app/runtime.js';
+import { warnAtMostEvery } from '../../shared/app/serve-log.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { KubernetesUnreachableError } from '../../shared/k8s/errors.js';
 import type { RunningServer } from '../../shared/local/server.js';

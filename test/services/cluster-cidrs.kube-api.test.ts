@@ -1,13 +1,10 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UsageError } from '../../cli/errors.js';
-import {
-  checkServiceCidrs,
-  refreshServiceCidrs,
-  serviceCidrStatusLines,
-} from '../../cli/service-cidrs.js';
+import { serviceCidrStatusLines } from '../../cli/status-text.js';
+import { UsageError } from '../../shared/app/local-errors.js';
 import { repairRunner } from '../../shared/app/repair-pass.js';
 import { createRuntime } from '../../shared/app/runtime.js';
+import { checkServiceCidrs, refreshServiceCidrs } from '../../shared/app/service-cidrs.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { clusterServiceCidrs } from '../../shared/k8s/service-cidrs.js';

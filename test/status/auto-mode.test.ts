@@ -1,6 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { autoModeNodesReport, autoModeStatusLine } from '../../shared/status/auto-mode.js';
+import { autoModeStatusLine } from '../../cli/status-text.js';
+import { autoModeNodesReport } from '../../shared/status/auto-mode.js';
 
 const node = (name: string, labels: Record<string, string> = {}): V1Node => ({
   metadata: { name, labels },

@@ -1,7 +1,12 @@
-/** How the `berth` command fails, and the exit status each failure gets. */
-import { KubeConfigError, KubernetesUnreachableError } from '../shared/k8s/errors.js';
-import { LocalCaError } from '../shared/local/errors.js';
-import { ItemSchemaTooNewError } from '../shared/store/errors.js';
+/**
+ * How a local host of berth (the `berth` command) fails, and the exit status each failure gets:
+ * the failures of every layer below, told apart here where they are known.
+ */
+import { ConfigError } from '../config/errors.js';
+import { KubeConfigError, KubernetesUnreachableError } from '../k8s/errors.js';
+import { LocalCaError } from '../local/errors.js';
+import { RepairIncompleteError } from '../repair/errors.js';
+import { ItemSchemaTooNewError } from '../store/errors.js';
 
 /** A bad command line or flag combination; exit status 2. */
 export class UsageError extends Error {
@@ -82,12 +87,13 @@ function environmentRefusal(error: unknown): { readonly fix?: string } | undefin
 }
 
 /**
- * 2 for usage, 3 for the environment, 1 for anything else (a pass or command that failed). A
- * local CA that cannot sign for the addresses asked waits for the user's choice of `--new-ca`:
- * a usage matter, as a missing flag is.
+ * 2 for usage (a config that does not validate among it), 3 for the environment, 1 for anything
+ * else (a pass or command that failed). A local CA that cannot sign for the addresses asked
+ * waits for the user's choice of `--new-ca`: a usage matter, as a missing flag is.
  */
 export function exitCodeOf(error: unknown): 1 | 2 | 3 {
-  if (error instanceof UsageError || error instanceof LocalCaError) return 2;
+  if (error instanceof UsageError || error instanceof LocalCaError || error instanceof ConfigError)
+    return 2;
   return environmentRefusal(error) ? 3 : 1;
 }
 
@@ -96,6 +102,20 @@ export function describeFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const fix = environmentRefusal(error)?.fix;
   return fix ? `${message}: ${fix}` : message;
+}
+
+/**
+ * A failure as the CLI's last line says it: a config's problems one a line, as they name the
+ * keys to fix; anything else `berth: ` and its description.
+ */
+export function failureText(error: unknown): string {
+  if (error instanceof ConfigError) return error.problems.join('\n');
+  return `berth: ${describeFailure(error)}`;
+}
+
+/** Whether a repair pass stopped before it completed (it advanced no leak counter). */
+export function passIncomplete(error: unknown): error is RepairIncompleteError {
+  return error instanceof RepairIncompleteError;
 }
 
 /** The fix for a failure a pass recorded by its error's name and message, when it was the environment's. */

@@ -6,7 +6,7 @@
  * Two berth clusters are never read through one context: each would take the other's pods and
  * nodes for its own.
  */
-import { UsageError } from './errors.js';
+import { UsageError } from './local-errors.js';
 
 /** What the resolution needs to know. */
 export interface ContextQuery {

@@ -1,24 +1,22 @@
 /**
- * The commands against the clusters' ServiceCIDRs. `berth serve`'s start: a configured Service
- * range the cluster does not have refuses it (a configuration error, exit 2) naming both; served
- * clusters whose Service CIDRs overlap are warned about. `berth status` reads them to report.
+ * The clusters' ServiceCIDRs as a local host reads them. `berth serve`'s start: a configured
+ * Service range the cluster does not have refuses it (a configuration error, exit 2) naming both;
+ * served clusters whose Service CIDRs overlap are warned about. `berth status` reads them to
+ * report.
  */
 import {
   type ClusterServiceCidrs,
   overlappingServiceCidrs,
   type ServiceCidrOverlap,
-} from '../shared/clusters/cluster-set.js';
-import type { BerthConfig } from '../shared/config/schema.js';
-import type { ClusterApi } from '../shared/k8s/cluster-api.js';
-import {
-  type ClusterServiceCidr,
-  clusterIpAddresses,
-  clusterServiceCidrs,
-} from '../shared/k8s/service-cidrs.js';
-import type { ServiceCidrGate } from '../shared/services/cidr-gate.js';
-import { reconcileServiceCidrs, type ServiceCidrReport } from '../shared/services/cluster-cidrs.js';
-import { UsageError } from './errors.js';
+} from '../clusters/cluster-set.js';
+import type { BerthConfig } from '../config/schema.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { ClusterServiceCidr } from '../k8s/service-cidrs.js';
+import { clusterIpAddresses, clusterServiceCidrs } from '../k8s/service-cidrs.js';
+import type { ServiceCidrGate } from '../services/cidr-gate.js';
+import { reconcileServiceCidrs } from '../services/cluster-cidrs.js';
 import type { LocalCluster } from './local-cluster.js';
+import { UsageError } from './local-errors.js';
 
 /** What the start read of each served cluster's ServiceCIDRs. */
 export interface ServiceCidrStart {
@@ -68,21 +66,6 @@ export async function checkServiceCidrs(
 export async function refreshServiceCidrs(gate: ServiceCidrGate, api: ClusterApi): Promise<void> {
   const cluster = await clusterServiceCidrs(api);
   gate.apply(cluster, cluster ? await clusterIpAddresses(api) : undefined);
-}
-
-/** The ServiceCIDR lines of `berth status`. */
-export function serviceCidrStatusLines(report: ServiceCidrReport): string[] {
-  const lines = [
-    `service CIDRs: allocating from ${report.allocatingFrom.join(', ') || 'none'} (the cluster's ServiceCIDRs: ${report.clusterCidrs.join(', ') || 'none'})`,
-  ];
-  if (report.followed.length > 0) lines.push(`  followed: ${report.followed.join(', ')}`);
-  for (const refusal of report.refused) lines.push(`  refused: ${refusal.message}`);
-  for (const entry of report.terminating) {
-    lines.push(
-      `  being deleted: ServiceCIDR ${entry.serviceCidr} (${entry.cidr}), still held by ${entry.holders.join(', ') || 'nothing'}`,
-    );
-  }
-  return lines;
 }
 
 /**

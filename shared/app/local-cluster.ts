@@ -1,18 +1,15 @@
 /** The Kubernetes cluster a local command reads, found as kubectl finds it. */
-import type { PassContext } from '../shared/app/pass-context.js';
-import type { BerthConfig } from '../shared/config/schema.js';
-import { ClientNodeClusterApi } from '../shared/k8s/client-node-cluster-api.js';
-import type { ClusterApi } from '../shared/k8s/cluster-api.js';
-import { KubernetesUnreachableError } from '../shared/k8s/errors.js';
-import {
-  kubeconfigFiles,
-  loadLocalKubeConfig,
-  localKubeContexts,
-} from '../shared/k8s/kubeconfig.js';
-import type { StoreTarget } from '../shared/local/store-target.js';
+
+import type { BerthConfig } from '../config/schema.js';
+import { ClientNodeClusterApi } from '../k8s/client-node-cluster-api.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { KubernetesUnreachableError } from '../k8s/errors.js';
+import { kubeconfigFiles, loadLocalKubeConfig, localKubeContexts } from '../k8s/kubeconfig.js';
+import type { StoreTarget } from '../local/store-target.js';
 import { clusterContexts } from './cluster-contexts.js';
-import { EnvironmentError } from './errors.js';
-import type { CliOptions } from './main.js';
+import { EnvironmentError } from './local-errors.js';
+import type { LocalOptions } from './local-options.js';
+import type { PassContext } from './pass-context.js';
 
 /** The cluster as kubectl would find it: `--kubeconfig`, else `KUBECONFIG`, else `~/.kube/config`. */
 export interface LocalCluster {
@@ -21,7 +18,7 @@ export interface LocalCluster {
   readonly server: string;
 }
 
-function kubeconfigSource(options: CliOptions, context: string | undefined) {
+function kubeconfigSource(options: LocalOptions, context: string | undefined) {
   return {
     ...(options.kubeconfig ? { kubeconfigPath: options.kubeconfig } : {}),
     ...(options.kubeconfigEnv ? { kubeconfigEnv: options.kubeconfigEnv } : {}),
@@ -30,7 +27,7 @@ function kubeconfigSource(options: CliOptions, context: string | undefined) {
 }
 
 /** The context the command's cluster is read through (`--context`, see cluster-contexts.ts). */
-function contextOf(options: CliOptions): string | undefined {
+function contextOf(options: LocalOptions): string | undefined {
   const cluster = options.config.cluster;
   return clusterContexts({
     flag: options.context,
@@ -46,7 +43,7 @@ function contextOf(options: CliOptions): string | undefined {
  * environment error.
  */
 export function requiredCluster(
-  options: CliOptions,
+  options: LocalOptions,
   context: string | undefined = contextOf(options),
 ): LocalCluster {
   const kubeConfig = loadLocalKubeConfig(kubeconfigSource(options, context));
@@ -132,7 +129,7 @@ export async function checkClusterAnswers(cluster: LocalCluster): Promise<void> 
 }
 
 /** Whether kubectl would find a kubeconfig at all; none is no error for a local server. */
-export function hasKubeconfig(options: CliOptions): boolean {
+export function hasKubeconfig(options: LocalOptions): boolean {
   return (
     options.kubeconfig !== undefined ||
     kubeconfigFiles(kubeconfigSource(options, undefined)).length > 0
@@ -140,18 +137,18 @@ export function hasKubeconfig(options: CliOptions): boolean {
 }
 
 /** The cluster `serve` reads, if kubectl would find one. */
-export function optionalCluster(options: CliOptions): LocalCluster | undefined {
+export function optionalCluster(options: LocalOptions): LocalCluster | undefined {
   return hasKubeconfig(options) ? requiredCluster(options) : undefined;
 }
 
 /** The names of the kubeconfig's contexts (none without a kubeconfig). */
-export function kubeconfigContexts(options: CliOptions): string[] {
+export function kubeconfigContexts(options: LocalOptions): string[] {
   return hasKubeconfig(options) ? localKubeContexts(kubeconfigSource(options, undefined)) : [];
 }
 
 /** What a pass runs against for one cluster of the config. */
 export function passContext(
-  options: CliOptions,
+  options: LocalOptions,
   config: BerthConfig,
   store: StoreTarget,
   clusterApi: ClusterApi,

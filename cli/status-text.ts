@@ -1,0 +1,106 @@
+/** What `berth status` prints: the text of the reports the local host answers. */
+import type { localHolders } from '../shared/app/local-commands.js';
+import type { StatusReport } from '../shared/status/report.js';
+
+/** What `status --holder` answers. */
+type Holdings = Awaited<ReturnType<typeof localHolders>>;
+
+/** Left-aligned columns, two spaces apart. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+const percent = (used: number, size: number) =>
+  `${size === 0 ? '0.0' : ((100 * used) / size).toFixed(1)}%`;
+
+/** What `status --holder` prints. */
+export function formatHoldings(query: string, holdings: Holdings): string {
+  if (holdings.length === 0) return `nobody holds ${query}`;
+  return table(
+    ['VALUE', 'KIND', 'RANGE', 'HOLDER', 'STATE', 'ALLOCATION ID'],
+    holdings.map((h) => [
+      h.value,
+      h.kind,
+      h.range,
+      h.holder.namespace
+        ? `${h.holder.kind} ${h.holder.namespace}/${h.holder.name}`
+        : `${h.holder.kind} ${h.holder.name}`,
+      h.state,
+      h.allocationId,
+    ]),
+  ).join('\n');
+}
+
+/** What `berth status` prints of one cluster. */
+export function formatStatus(report: StatusReport): string {
+  // Host ports are use counts: what predicts Pending pods is how many pods share the busiest port.
+  const ranges = table(
+    ['RANGE', 'KIND', 'SIZE', 'USED', 'USE', 'PODS PER PORT', 'LARGEST FREE BLOCK'],
+    report.ranges.map((r) => [
+      r.name,
+      r.kind,
+      // Past 2^53 (an IPv6 /64) the size is not exact, and a share of it says nothing: such a
+      // range shows how many blocks of 32 its values spread over instead.
+      Number.isSafeInteger(r.size) ? String(r.size) : r.size.toExponential(2),
+      String(r.used),
+      r.kind === 'hostPort'
+        ? ''
+        : 'blocks' in r && r.blocks !== undefined
+          ? `${r.blocks} blocks`
+          : percent(r.used, r.size),
+      'minUse' in r ? `${r.minUse}-${r.maxUse}` : '',
+      'largestFreeBlock' in r ? String(r.largestFreeBlock) : '',
+    ]),
+  );
+  const pools =
+    report.pools.length === 0
+      ? ['no ENI pools']
+      : table(
+          ['NODE', 'INSTANCE', 'TYPE', 'ENIS', 'CAPACITY', 'ASSIGNED', 'IDLE', 'COOLING'],
+          report.pools.map((p) => [
+            p.node,
+            p.instanceId,
+            p.instanceType,
+            String(p.enis),
+            String(p.capacity),
+            String(p.assigned),
+            String(p.idle),
+            String(p.cooling),
+          ]),
+        );
+  const autoMode = report.autoModeNodes ? [autoModeStatusLine(report.autoModeNodes)] : [];
+  const cidrs = report.serviceCidrs ? ['', ...serviceCidrStatusLines(report.serviceCidrs)] : [];
+  return [`cluster ${report.cluster}`, ...ranges, ...cidrs, '', ...pools, ...autoMode].join('\n');
+}
+
+/** The line of the EKS Auto Mode nodes berth leaves out of its pools. */
+export function autoModeStatusLine(report: NonNullable<StatusReport['autoModeNodes']>): string {
+  return report.count === undefined
+    ? `EKS Auto Mode nodes: not counted (${report.why})`
+    : `EKS Auto Mode nodes left out of ENI pools: ${report.count} (${report.why})`;
+}
+
+/** The ServiceCIDR lines of `berth status`. */
+export function serviceCidrStatusLines(
+  report: NonNullable<StatusReport['serviceCidrs']>,
+): string[] {
+  const lines = [
+    `service CIDRs: allocating from ${report.allocatingFrom.join(', ') || 'none'} (the cluster's ServiceCIDRs: ${report.clusterCidrs.join(', ') || 'none'})`,
+  ];
+  if (report.followed.length > 0) lines.push(`  followed: ${report.followed.join(', ')}`);
+  for (const refusal of report.refused) lines.push(`  refused: ${refusal.message}`);
+  for (const entry of report.terminating) {
+    lines.push(
+      `  being deleted: ServiceCIDR ${entry.serviceCidr} (${entry.cidr}), still held by ${entry.holders.join(', ') || 'nothing'}`,
+    );
+  }
+  return lines;
+}
