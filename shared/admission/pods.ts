@@ -28,23 +28,17 @@ import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostport
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import {
   type HostPortRange,
-  PORTS_ANNOTATION,
   PORTS_PATH,
   type PortSpec,
   parsePortSpecs,
 } from '../hostports/spec.js';
 import type { PodNameStore, PodPortRecord, PodRef } from '../hostports/store.js';
+import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
+import { annotationOf, objectAt, stringAt } from '../vocabulary/opaque.js';
+import { isGeneratedName } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
-import {
-  ALLOCATION_ID_ANNOTATION,
-  annotationOf,
-  carriedAllocationId,
-  isGeneratedName,
-  newAllocationId,
-  objectAt,
-  stringAt,
-} from './identity.js';
 import { allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 

@@ -23,16 +23,16 @@ import {
 import { MalformedServiceError, parseService, type Service } from '../services/service-spec.js';
 import type { Settler } from '../settle/settler.js';
 import { MAX_TASK_CLAIMS, type SettleReason, type SettleTask } from '../settle/task.js';
-import { oversizedIdentity } from './bounds.js';
-import type { AdmissionHandler } from './dispatch.js';
 import {
-  ALLOCATION_ID_ANNOTATION,
   allocationIdForUid,
   isAllocationId,
   namesOwner,
   newAllocationId,
   ownerNamingAllocationId,
-} from './identity.js';
+} from '../vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
+import { oversizedIdentity } from './bounds.js';
+import type { AdmissionHandler } from './dispatch.js';
 import { type AdmissionVerdict, allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 

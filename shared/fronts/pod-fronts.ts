@@ -4,10 +4,14 @@
  * leniently: a pod whose annotations were changed since is taken for what it still says, and an
  * entry that no longer reads is no fronted port. Pure.
  */
-import { annotationOf } from '../admission/identity.js';
-import { HOST_PORTS_ANNOTATION } from '../hostports/patch.js';
-import { PORT_PROTOCOLS, PORTS_ANNOTATION, type PortProtocol } from '../hostports/spec.js';
-import { FRONT_KINDS, FRONTS_ANNOTATION, type FrontKind } from './front-spec.js';
+import { PORT_PROTOCOLS, type PortProtocol } from '../hostports/spec.js';
+import {
+  FRONTS_ANNOTATION,
+  HOST_PORTS_ANNOTATION,
+  PORTS_ANNOTATION,
+} from '../vocabulary/labels.js';
+import { annotationOf } from '../vocabulary/opaque.js';
+import { FRONT_KINDS, type FrontKind } from './front-spec.js';
 import type { FrontedPortWork } from './work.js';
 
 type JsonObject = Readonly<Record<string, unknown>>;

@@ -6,9 +6,7 @@
  */
 
 import { checkFront, type FrontKind, type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
-
-/** The annotation a pod opts in with. */
-export const PORTS_ANNOTATION = 'berth.dev/ports';
+import { PORTS_ANNOTATION } from '../vocabulary/labels.js';
 
 /** Field path of the annotation, the prefix of every validation message. */
 export const PORTS_PATH = `metadata.annotations[${PORTS_ANNOTATION}]`;

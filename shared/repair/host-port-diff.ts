@@ -15,10 +15,11 @@
  * DELETE already released it.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { ALLOCATION_ID_ANNOTATION, isAllocationId } from '../admission/identity.js';
 import type { ValueRange } from '../allocation/range.js';
 import type { HostPortRange, PortProtocol } from '../hostports/spec.js';
 import type { HeldPort, PodPortRecord, PodRef, RangeCounts } from '../hostports/store.js';
+import { isAllocationId } from '../vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
 import { type Finding, leaked, notAllocated, type ObjectRef, REPAIR_REASONS } from './findings.js';
 import { countSighting, type LeakCounter } from './ledger.js';
 
