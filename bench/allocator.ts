@@ -22,7 +22,7 @@ import { ExclusiveAllocator, rangeKey } from '../shared/allocation/allocator.js'
 import { BlockView } from '../shared/allocation/block-view.js';
 import { lastBlockOf } from '../shared/allocation/offset.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../shared/allocation/range.js';
-import { BLOCK_SIZE, type OwnerRef } from '../shared/allocation/store.js';
+import { BLOCK_SIZE } from '../shared/allocation/store.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { parseCidr } from '../shared/net/ip.js';
 import { parsePortRange } from '../shared/net/port-range.js';
@@ -32,6 +32,7 @@ import { DynamoAllocationStore } from '../shared/store/dynamo-allocation-store.j
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
 import { ownerNamingAllocationId } from '../shared/vocabulary/allocation-id.js';
+import type { Owner } from '../shared/vocabulary/owner.js';
 import { IpAddressObjectAllocator } from './baselines/ip-address-objects.js';
 import { OneBitmapAllocator } from './baselines/one-bitmap.js';
 import { rawConditionalPut } from './baselines/raw-put.js';
@@ -144,7 +145,7 @@ interface CapacityCheck {
   readonly failedConditionalWritesReported: false;
 }
 
-const SERVICE: OwnerRef = { kind: 'Service', namespace: 'bench', name: 'svc' };
+const SERVICE: Owner = { kind: 'Service', namespace: 'bench', name: 'svc' };
 const newId = () => ownerNamingAllocationId(SERVICE, (n) => randomBytes(n));
 
 /** Runs the whole benchmark, prints its tables and PASS/FAIL lines, writes the results file. */

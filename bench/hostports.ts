@@ -243,7 +243,7 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
     const prefill = async (left: number) => {
       await recordHostPorts(current.store, {
         id: `prefill-${clusterSeq}`,
-        pod: { namespace: 'bench', name: 'prefill', generateName: '' },
+        pod: { kind: 'Pod', namespace: 'bench', name: 'prefill', generateName: '' },
         ports: Array.from({ length: range.size - left }, (_, i) => ({
           name: `f${i}`,
           range: range.name,

@@ -15,6 +15,8 @@
  * frees. No value is ever held by two owners: step 2 is the only way in, and it is exclusive,
  * even against the owner itself (a value on its way out is never taken back under its id).
  */
+
+import type { Owner } from '../vocabulary/owner.js';
 import { BlockView } from './block-view.js';
 import {
   AllocationContentionError,
@@ -31,7 +33,6 @@ import {
   type Block,
   type Claim,
   type OwnerRecord,
-  type OwnerRef,
   OwnerVersionConflictError,
   type ReleasingClaim,
 } from './store.js';
@@ -157,7 +158,7 @@ export class ExclusiveAllocator {
    */
   async recorded(
     id: string,
-    owner: OwnerRef,
+    owner: Owner,
     requests: readonly ValueRequest[],
   ): Promise<OwnerRecord> {
     const claims: Claim[] = [];
@@ -181,7 +182,7 @@ export class ExclusiveAllocator {
    */
   async assign(
     id: string,
-    owner: OwnerRef,
+    owner: Owner,
     requests: readonly ValueRequest[],
     options: AssignOptions = {},
   ): Promise<Assignment> {
@@ -196,7 +197,7 @@ export class ExclusiveAllocator {
 
   async #assign(
     id: string,
-    owner: OwnerRef,
+    owner: Owner,
     requests: readonly ValueRequest[],
     options: AssignOptions,
     held: { key: string; offset: Offset }[],
@@ -408,7 +409,7 @@ export class ExclusiveAllocator {
   learnName(
     id: string,
     known: OwnerRecord | undefined,
-    owner: OwnerRef,
+    owner: Owner,
   ): Promise<OwnerRecord | undefined> {
     return this.#change(id, known, (record) =>
       record.owner.name === '' && owner.name !== '' ? { ...record, owner } : record,

@@ -11,20 +11,16 @@ import {
   slotOf,
 } from '../../shared/allocation/offset.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/allocation/range.js';
-import {
-  type AllocationStore,
-  BLOCK_SIZE,
-  type Block,
-  type OwnerRef,
-} from '../../shared/allocation/store.js';
+import { type AllocationStore, BLOCK_SIZE, type Block } from '../../shared/allocation/store.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import type { Owner } from '../../shared/vocabulary/owner.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
 
-const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
+const owner: Owner = { kind: 'Service', namespace: 'default', name: 'svc' };
 const FRESH = { current: 'none' } as const;
 let seq = 0;
 

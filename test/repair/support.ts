@@ -138,7 +138,7 @@ export async function repairEnv(): Promise<RepairEnv> {
       async commitPod(id, namespace, podName, held) {
         await recordHostPorts(hostPorts, {
           id,
-          pod: { namespace, name: podName, generateName: '' },
+          pod: { kind: 'Pod', namespace, name: podName, generateName: '' },
           ports: held,
           createdAt: clock.now,
         });
