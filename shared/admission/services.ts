@@ -29,6 +29,7 @@ import {
   namesOwner,
   newAllocationId,
   ownerNamingAllocationId,
+  storedAllocationId,
 } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
 import { namedFrom, type Owner, sameObject } from '../vocabulary/owner.js';
@@ -68,16 +69,6 @@ function rangesOf(
   const exhausted = state.allocatable.filter((r) => full.has(r.name));
   const kept = state.ranges.filter((r) => !state.allocatable.includes(r));
   return { clusterIps: [...ready, ...exhausted, ...kept], nodePorts: deps.ranges.nodePorts };
-}
-
-/**
- * The id a stored Service's allocations live under: its annotation when it has berth's shape,
- * else one derived from its uid (a Service created while berth was not in its path).
- */
-export function serviceAllocationId(service: Service): string | undefined {
-  const annotated = service.metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
-  if (isAllocationId(annotated)) return annotated;
-  return service.metadata.uid ? allocationIdForUid(service.metadata.uid) : undefined;
 }
 
 /** Attempts when an admission of the same Service, or its settle step, rewrites the record. */
@@ -362,7 +353,7 @@ async function storedIdentity(
   owner: Owner,
   learn: boolean,
 ): Promise<Identity | undefined> {
-  const carried = serviceAllocationId(stored);
+  const carried = storedAllocationId(stored.metadata);
   if (carried === undefined) return undefined;
   const record =
     (await deps.allocator.holding(carried)) ??
