@@ -18,10 +18,8 @@ import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { ownerNamingAllocationId } from '../shared/admission/identity.js';
 import { ExclusiveAllocator, rangeKey } from '../shared/allocation/allocator.js';
 import { BlockView } from '../shared/allocation/block-view.js';
-import type { OwnerRef } from '../shared/allocation/store.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { parseCidr } from '../shared/net/ip.js';
 import { BLOCK_SIZE, lastBlockOf } from '../shared/net/offset.js';
@@ -32,6 +30,8 @@ import { dynamoClient } from '../shared/store/client.js';
 import { DynamoAllocationStore } from '../shared/store/dynamo-allocation-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
+import { ownerNamingAllocationId } from '../shared/vocabulary/allocation-id.js';
+import type { Owner } from '../shared/vocabulary/owner.js';
 import { IpAddressObjectAllocator } from './baselines/ip-address-objects.js';
 import { OneBitmapAllocator } from './baselines/one-bitmap.js';
 import { rawConditionalPut } from './baselines/raw-put.js';
@@ -144,7 +144,7 @@ interface CapacityCheck {
   readonly failedConditionalWritesReported: false;
 }
 
-const SERVICE: OwnerRef = { kind: 'Service', namespace: 'bench', name: 'svc' };
+const SERVICE: Owner = { kind: 'Service', namespace: 'bench', name: 'svc' };
 const newId = () => ownerNamingAllocationId(SERVICE, (n) => randomBytes(n));
 
 /** Runs the whole benchmark, prints its tables and PASS/FAIL lines, writes the results file. */

@@ -22,7 +22,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { ALLOCATION_ID_ANNOTATION } from '../shared/admission/identity.js';
 import { hostPortRangesOf, podAdmission } from '../shared/admission/pods.js';
 import { parseAdmissionReview } from '../shared/admission/review.js';
 import { parseConfig } from '../shared/config/schema.js';
@@ -33,6 +32,7 @@ import { CapacityMeter } from '../shared/store/capacity.js';
 import { dynamoClient } from '../shared/store/client.js';
 import { DynamoHostPortStore } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
+import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../shared/vocabulary/labels.js';
 import { type BlockDayResult, blockDay, DAY_LOAD } from './hostports-day.js';
 import { writeResults } from './support/results.js';
 import { countRoundTrips, withRoundTrips } from './support/round-trips.js';
@@ -204,7 +204,7 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
           generateName: 'fleet-',
           namespace: 'bench',
           annotations: {
-            'berth.dev/ports': annotation,
+            [PORTS_ANNOTATION]: annotation,
             ...(options.id ? { [ALLOCATION_ID_ANNOTATION]: options.id } : {}),
           },
         },
@@ -243,7 +243,7 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
     const prefill = async (left: number) => {
       await recordHostPorts(current.store, {
         id: `prefill-${clusterSeq}`,
-        pod: { namespace: 'bench', name: 'prefill', generateName: '' },
+        pod: { kind: 'Pod', namespace: 'bench', name: 'prefill', generateName: '' },
         ports: Array.from({ length: range.size - left }, (_, i) => ({
           name: `f${i}`,
           range: range.name,

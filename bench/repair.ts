@@ -19,14 +19,12 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
-import { ALLOCATION_ID_ANNOTATION } from '../shared/admission/identity.js';
 import { rangeKey } from '../shared/allocation/allocator.js';
 import type {
   AgonesGameServer,
   ClusterApi,
   ClusterEvent,
   EvictionOutcome,
-  JsonPatchOperation,
   ListOptions,
 } from '../shared/k8s/cluster-api.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
@@ -47,6 +45,8 @@ import { DynamoLeakLedger } from '../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../shared/store/dynamo-lease.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
+import { ALLOCATION_ID_ANNOTATION } from '../shared/vocabulary/labels.js';
+import type { JsonPatchOperation } from '../shared/vocabulary/patch.js';
 import { prefillBlocks } from './support/prefill.js';
 import { writeResults } from './support/results.js';
 import { round } from './support/stats.js';

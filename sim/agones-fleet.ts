@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../shared/k8s/cluster-api.js';
 import { cpuMillisOf, effectiveCpuRequestMillis } from '../shared/scale/cpu.js';
-import { GAME_SERVER_LABEL } from '../shared/scale/names.js';
+import { GAME_SERVER_LABEL } from '../shared/vocabulary/labels.js';
 import type { KubeApiServer } from './kube-api-server.js';
 
 /** How the fleet is made. */

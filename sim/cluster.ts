@@ -8,8 +8,7 @@
  * it, so the scheduler honours a cordon and a removed node takes its machine with it.
  */
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
-import { PORTS_ANNOTATION } from '../shared/hostports/spec.js';
-import { REMOVAL_STARTED_AT } from '../shared/scale/names.js';
+import { PORTS_ANNOTATION, REMOVAL_STARTED_AT } from '../shared/vocabulary/labels.js';
 import { applyPatch, decodePatch } from './json-patch.js';
 import type { KubeApiServer } from './kube-api-server.js';
 import type { SimMachines } from './machines.js';

@@ -18,7 +18,6 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import { ALLOCATION_ID_ANNOTATION, allocationIdForUid } from '../../shared/admission/identity.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
 import type { CustomRoutingApi } from '../../shared/fronts/accelerator.js';
 import { CustomRoutingFront } from '../../shared/fronts/accelerator-front.js';
@@ -32,11 +31,16 @@ import { Elbv2PoolDirectory } from '../../shared/fronts/pool-directory.js';
 import type { FrontStore } from '../../shared/fronts/store.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
 import { FRONT_WORK_BACKOFF, handleFrontWork } from '../../shared/fronts/worker.js';
-import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
-import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import type { Lease } from '../../shared/lease/lease.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/manifests/webhooks.js';
 import { parsePortRange } from '../../shared/net/port-range.js';
+import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
+import {
+  ALLOCATION_ID_ANNOTATION,
+  GAME_SERVER_LABEL,
+  HOST_PORTS_ANNOTATION,
+  PORTS_ANNOTATION,
+} from '../../shared/vocabulary/labels.js';
 import { FakeLease } from '../../test/scale/fakes.js';
 import type { FrontsWorld, SystemFactory } from './harness.js';
 import { type SimTime, withAcceleratorLatency, withElbv2Latency } from './kit.js';
@@ -444,7 +448,7 @@ export class BerthFronts implements FrontsUnderTest {
         name: gs.name,
         namespace: gs.namespace,
         uid: gs.allocationId,
-        labels: { 'berth.dev/game-server': 'true' },
+        labels: { [GAME_SERVER_LABEL]: 'true' },
         annotations: {
           [ALLOCATION_ID_ANNOTATION]: this.#idOf(gs),
           [PORTS_ANNOTATION]: JSON.stringify([

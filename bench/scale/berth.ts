@@ -15,13 +15,8 @@
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
-import {
-  AGONES_API_VERSION,
-  AGONES_LAST_ALLOCATED,
-  indexAgones,
-} from '../../shared/scale/game-state.js';
+import { AGONES_API_VERSION, indexAgones } from '../../shared/scale/game-state.js';
 import { passOutcome, rememberPass, withArrivals } from '../../shared/scale/memory.js';
-import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
 import { planPass, withSessionsSeen } from '../../shared/scale/pass.js';
 import { type PlannedAction, planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
@@ -38,6 +33,11 @@ import {
   triggeredOutcome,
   triggeredView,
 } from '../../shared/scale/trigger.js';
+import {
+  AGONES_LAST_ALLOCATED,
+  CORDONED_AT,
+  GAME_SERVER_LABEL,
+} from '../../shared/vocabulary/labels.js';
 import { everyMs, type Scaler, type Scenario, type SimCluster, type SimGame } from './day.js';
 
 /** berth: the cluster as Kubernetes objects, through the same snapshot and plan code as the pass. */

@@ -8,23 +8,19 @@
 import type { V1NodeAddress } from '@kubernetes/client-node';
 import type { NodeAddressType } from '../config/schema.js';
 import { type BindingFrontsDeps, frontsAtBinding } from '../fronts/binding-fronts.js';
-import { FRONTS_ANNOTATION } from '../fronts/front-spec.js';
 import { frontedPortsOf, toldFronts } from '../fronts/pod-fronts.js';
 import type { PodNameStore } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { parseIp } from '../net/ip.js';
+import { carriedAllocationId } from '../vocabulary/allocation-id.js';
+import { ADDRESS_ANNOTATION, FRONTS_ANNOTATION, NODE_ANNOTATION } from '../vocabulary/labels.js';
+import { objectAt, stringAt } from '../vocabulary/opaque.js';
+import { setMetadataEntries } from '../vocabulary/patch.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { carriedAllocationId, objectAt, stringAt } from './identity.js';
-import { setMetadataEntries } from './patch.js';
 import { learnPodName } from './pods.js';
 import { nodeForGameServer } from './removal-guard.js';
 import { allow } from './response.js';
-
-/** The node the pod is bound to. */
-export const NODE_ANNOTATION = 'berth.dev/node';
-/** The node address chosen by `nodeAddressTypes` precedence. */
-export const ADDRESS_ANNOTATION = 'berth.dev/address';
 
 /** What the binding handler needs. */
 export interface PodBindingAdmissionDeps {

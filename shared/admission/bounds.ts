@@ -32,7 +32,7 @@ function quoted(value: string): string {
  */
 export function oversizedIdentity(
   kind: keyof typeof MAX_NAME,
-  identity: { readonly namespace: string; readonly name: string; readonly generateName: string },
+  identity: { readonly namespace: string; readonly name: string; readonly generateName?: string },
 ): string | undefined {
   const max = MAX_NAME[kind];
   const fields: Field[] = [
@@ -45,7 +45,7 @@ export function oversizedIdentity(
     { path: 'metadata.name', value: identity.name, max, fix: 'shorten the name' },
     {
       path: 'metadata.generateName',
-      value: identity.generateName,
+      value: identity.generateName ?? '',
       max,
       fix: 'shorten it: the apiserver keeps at most 58 characters of it',
     },

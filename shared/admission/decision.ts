@@ -3,8 +3,9 @@
  * answer, the values the patch gave it, and how long the handler took. Pure: the HTTP layer
  * hands it to whatever records it (Powertools in Lambda, the request log locally).
  */
-import { stringAt } from './identity.js';
-import type { JsonPatch } from './patch.js';
+
+import { stringAt } from '../vocabulary/opaque.js';
+import type { JsonPatch } from '../vocabulary/patch.js';
 import type { AdmissionVerdict } from './response.js';
 import type { AdmissionRequest } from './review.js';
 

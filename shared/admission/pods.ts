@@ -27,19 +27,15 @@ import {
 import type { HostPortRange } from '../hostports/model.js';
 import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
-import { PORTS_ANNOTATION, PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
-import type { PodNameStore, PodPortRecord, PodRef } from '../hostports/store.js';
+import { PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
+import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
+import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
+import { annotationOf, objectAt, stringAt } from '../vocabulary/opaque.js';
+import type { Owner } from '../vocabulary/owner.js';
+import { isGeneratedName, namedFrom, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
-import {
-  ALLOCATION_ID_ANNOTATION,
-  annotationOf,
-  carriedAllocationId,
-  isGeneratedName,
-  newAllocationId,
-  objectAt,
-  stringAt,
-} from './identity.js';
 import { allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -84,29 +80,16 @@ export function hostPortRangesOf(config: Pick<BerthConfig, 'hostPortRanges'>): H
 
 type PodObject = Readonly<Record<string, unknown>>;
 
-function podRefOf(request: AdmissionRequest, pod: PodObject): PodRef {
+function podRefOf(request: AdmissionRequest, pod: PodObject): Owner {
   const name = stringAt(pod, 'metadata', 'name') || request.name || '';
   return {
+    kind: 'Pod',
     namespace: request.namespace ?? stringAt(pod, 'metadata', 'namespace') ?? 'default',
     name,
     generateName: stringAt(pod, 'metadata', 'generateName') ?? '',
     // A CREATE with generateName: until berth learns the name, the request is the pod.
     ...(name === '' ? { request: request.uid } : {}),
   };
-}
-
-/**
- * Whether a record is this pod's, for a CREATE carrying its id: same namespace and name, and a
- * pod with no name yet (generateName) only as the request that created it, seen again. A copy
- * of the stored pod carries its annotations, ports and generateName too, under another request.
- */
-function samePod(record: PodRef, pod: PodRef): boolean {
-  return (
-    record.namespace === pod.namespace &&
-    record.name === pod.name &&
-    record.generateName === pod.generateName &&
-    (pod.name !== '' || (record.request !== undefined && record.request === pod.request))
-  );
 }
 
 const isObject = (value: unknown): value is PodObject =>
@@ -130,19 +113,20 @@ function carriedHostPorts(pod: PodObject): Set<number> {
 
 /**
  * Whether `pod` (stored, named) is the one the apiserver named for a record written without a
- * name: its namespace, a name made from the recorded generateName, and every recorded port
- * among its own. Another pod given the id (an UPDATE of its annotations) carries its own ports.
+ * name. Host ports are shared, so carrying the recorded ports is not enough: the name must also
+ * be made from the recorded generateName (which the pod keeps), and every recorded port be among
+ * its own. Another pod given the id (an UPDATE of its annotations) carries its own ports.
  */
-function namedFrom(record: PodPortRecord, pod: PodRef, object: PodObject): boolean {
-  if (record.pod.name !== '' || pod.name === '') return false;
-  if (record.pod.namespace !== pod.namespace || record.pod.generateName !== pod.generateName) {
-    return false;
-  }
-  const carried = carriedHostPorts(object);
-  return (
-    isGeneratedName(pod.name, pod.generateName) &&
-    record.ports.every((held) => carried.has(held.port))
-  );
+function podNamedFrom(record: PodPortRecord, pod: Owner, object: PodObject): boolean {
+  return namedFrom(record.pod, pod, () => {
+    const generateName = pod.generateName ?? '';
+    if ((record.pod.generateName ?? '') !== generateName) return false;
+    const carried = carriedHostPorts(object);
+    return (
+      isGeneratedName(pod.name, generateName) &&
+      record.ports.every((held) => carried.has(held.port))
+    );
+  });
 }
 
 /**
@@ -153,13 +137,14 @@ export async function learnPodName(store: PodNameStore, pod: PodObject): Promise
   const id = carriedAllocationId(pod);
   const generateName = stringAt(pod, 'metadata', 'generateName') ?? '';
   if (id === undefined || generateName === '') return;
-  const ref: PodRef = {
+  const ref: Owner = {
+    kind: 'Pod',
     namespace: stringAt(pod, 'metadata', 'namespace') ?? 'default',
     name: stringAt(pod, 'metadata', 'name') ?? '',
     generateName,
   };
   const record = await store.getRecord(id);
-  if (record && namedFrom(record, ref, pod)) await store.learnName(id, ref);
+  if (record && podNamedFrom(record, ref, pod)) await store.learnName(id, ref);
 }
 
 /** The patch's fronts: the addresses known, for a pod with a fronted port; none otherwise. */
@@ -201,7 +186,11 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const carriedId = carriedAllocationId(pod);
     if (carriedId !== undefined) {
       const record = await deps.store.getRecord(carriedId);
-      if (record && samePod(record.pod, podRef) && podCarriesHostPorts(pod, specs, record.ports)) {
+      if (
+        record &&
+        sameObject(record.pod, podRef) &&
+        podCarriesHostPorts(pod, specs, record.ports)
+      ) {
         const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true);
         if (typeof fronts === 'string') return deny(409, fronts);
         return allow(
@@ -250,7 +239,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
    */
   async function listenersFor(
     id: string,
-    pod: PodRef,
+    pod: Owner,
     specs: readonly PortSpec[],
     dryRun: boolean,
   ): Promise<Map<string, string> | string> {
@@ -267,7 +256,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
   }
 
   /** Queues a deleted pod's fronts to come down once the apiserver has let it go. */
-  async function releaseFronts(id: string, pod: PodRef, object: PodObject): Promise<void> {
+  async function releaseFronts(id: string, pod: Owner, object: PodObject): Promise<void> {
     const fronts = deps.fronts;
     if (fronts === undefined || frontedPortsOf(object).length === 0) return;
     await fronts.queue.submit(
@@ -305,7 +294,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       return allow();
     }
     const record = await deps.store.getRecord(id);
-    if (record && namedFrom(record, podRef, pod)) {
+    if (record && podNamedFrom(record, podRef, pod)) {
       const named = await releaseHostPorts(allocator, id, podRef);
       await releaseQuota(deps.store, quota, named);
       if (named) await releaseFronts(id, podRef, pod);

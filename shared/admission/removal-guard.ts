@@ -10,11 +10,10 @@
  * node has committed, and the pass's look at the node's pods sees them all.
  */
 import type { V1Node } from '@kubernetes/client-node';
-import { PORTS_ANNOTATION } from '../hostports/spec.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { CORDONED_AT, REMOVAL_STARTED_AT } from '../scale/names.js';
+import { CORDONED_AT, PORTS_ANNOTATION, REMOVAL_STARTED_AT } from '../vocabulary/labels.js';
+import { annotationOf, stringAt } from '../vocabulary/opaque.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { annotationOf, stringAt } from './identity.js';
 import { type AdmissionVerdict, deny } from './response.js';
 
 /**

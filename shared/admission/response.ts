@@ -1,5 +1,5 @@
+import type { JsonPatch } from '../vocabulary/patch.js';
 /** Building AdmissionReview answers: always HTTP 200, a denial is `allowed: false` with a status. */
-import type { JsonPatch } from './patch.js';
 
 /** The `response` of an AdmissionReview. */
 export interface AdmissionResponse {

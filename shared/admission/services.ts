@@ -11,7 +11,7 @@ import {
   ValueAllocatedError,
   ValueNotInRangeError,
 } from '../allocation/errors.js';
-import { type OwnerRecord, type OwnerRef, OwnerVersionConflictError } from '../allocation/store.js';
+import { type OwnerRecord, OwnerVersionConflictError } from '../allocation/store.js';
 import { refusalFor, type ServiceCidrState } from '../services/cluster-cidrs.js';
 import { ServiceFieldError } from '../services/errors.js';
 import {
@@ -23,16 +23,18 @@ import {
 import { MalformedServiceError, parseService, type Service } from '../services/service-spec.js';
 import type { Settler } from '../settle/settler.js';
 import { MAX_TASK_CLAIMS, type SettleReason, type SettleTask } from '../settle/task.js';
-import { oversizedIdentity } from './bounds.js';
-import type { AdmissionHandler } from './dispatch.js';
 import {
-  ALLOCATION_ID_ANNOTATION,
   allocationIdForUid,
   isAllocationId,
   namesOwner,
   newAllocationId,
   ownerNamingAllocationId,
-} from './identity.js';
+  storedAllocationId,
+} from '../vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
+import { namedFrom, type Owner, sameObject } from '../vocabulary/owner.js';
+import { oversizedIdentity } from './bounds.js';
+import type { AdmissionHandler } from './dispatch.js';
 import { type AdmissionVerdict, allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -67,16 +69,6 @@ function rangesOf(
   const exhausted = state.allocatable.filter((r) => full.has(r.name));
   const kept = state.ranges.filter((r) => !state.allocatable.includes(r));
   return { clusterIps: [...ready, ...exhausted, ...kept], nodePorts: deps.ranges.nodePorts };
-}
-
-/**
- * The id a stored Service's allocations live under: its annotation when it has berth's shape,
- * else one derived from its uid (a Service created while berth was not in its path).
- */
-export function serviceAllocationId(service: Service): string | undefined {
-  const annotated = service.metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
-  if (isAllocationId(annotated)) return annotated;
-  return service.metadata.uid ? allocationIdForUid(service.metadata.uid) : undefined;
 }
 
 /** Attempts when an admission of the same Service, or its settle step, rewrites the record. */
@@ -169,7 +161,7 @@ function contended(request: AdmissionRequest): AdmissionVerdict {
 }
 
 /** The object an admission is about: what identifies it as an owner. */
-function ownerOf(request: AdmissionRequest, service: Service): OwnerRef {
+function ownerOf(request: AdmissionRequest, service: Service): Owner {
   const name = service.metadata.name || request.name || '';
   return {
     kind: 'Service',
@@ -184,7 +176,7 @@ function ownerOf(request: AdmissionRequest, service: Service): OwnerRef {
 }
 
 /** The identity fields of an owner that berth stores, for their bounds. */
-function identityOf(owner: OwnerRef, service: Service) {
+function identityOf(owner: Owner, service: Service) {
   return {
     namespace: owner.namespace,
     name: owner.name,
@@ -193,46 +185,26 @@ function identityOf(owner: OwnerRef, service: Service) {
 }
 
 /**
- * Whether a record is this object's: a copied annotation names another object's record. An owner
- * not yet named (generateName) is only the request that created it, seen again: a copy of the
- * stored object carries its annotation, values and generateName too, under another request.
- */
-function sameObject(record: OwnerRecord, owner: OwnerRef): boolean {
-  return (
-    record.owner.kind === 'Service' &&
-    record.owner.namespace === owner.namespace &&
-    record.owner.name === owner.name &&
-    (owner.name !== '' ||
-      (record.owner.request !== undefined && record.owner.request === owner.request))
-  );
-}
-
-/**
  * Whether `stored` is the object the apiserver named for a record written without a name (a
- * CREATE with generateName): its namespace, and exactly the recorded values. Cluster IPs and node
- * ports are exclusive, so no other object can carry them: another Service carrying the annotation
- * (stored while berth was not in its path) carries values of its own, and is never the owner.
+ * CREATE with generateName): exactly the recorded values. Cluster IPs and node ports are
+ * exclusive, so no other object can carry them: another Service carrying the annotation (stored
+ * while berth was not in its path) carries values of its own, and is never the owner. Its name is
+ * not checked against the recorded generateName: the values already say which object it is.
  */
-function namedFrom(
+function serviceNamedFrom(
   record: OwnerRecord,
-  owner: OwnerRef,
+  owner: Owner,
   stored: Service,
   ranges: ServiceRanges,
 ): boolean {
-  if (
-    record.owner.kind !== 'Service' ||
-    record.owner.name !== '' ||
-    owner.name === '' ||
-    record.owner.namespace !== owner.namespace
-  ) {
-    return false;
-  }
-  const plan = storedPlan(stored, ranges);
-  return (
-    plan !== undefined &&
-    plan.requests.length === record.claims.length &&
-    carriesRecorded(record, plan)
-  );
+  return namedFrom(record.owner, owner, () => {
+    const plan = storedPlan(stored, ranges);
+    return (
+      plan !== undefined &&
+      plan.requests.length === record.claims.length &&
+      carriesRecorded(record, plan)
+    );
+  });
 }
 
 async function onWrite(
@@ -325,14 +297,14 @@ interface Identity {
 async function reinvocation(
   deps: ServiceAdmissionDeps,
   service: Service,
-  owner: OwnerRef,
+  owner: Owner,
   plan: ServicePlan,
 ): Promise<Identity | undefined> {
   const id = service.metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
   if (!isAllocationId(id)) return undefined;
   const record =
     (await deps.allocator.holding(id)) ?? (await unrecordedRecord(deps, id, owner, plan));
-  return record && sameObject(record, owner) && carriesRecorded(record, plan)
+  return record && sameObject(record.owner, owner) && carriesRecorded(record, plan)
     ? { id, record }
     : undefined;
 }
@@ -345,7 +317,7 @@ async function reinvocation(
 async function unrecordedRecord(
   deps: ServiceAdmissionDeps,
   id: string,
-  owner: OwnerRef,
+  owner: Owner,
   plan: ServicePlan | undefined,
 ): Promise<OwnerRecord | undefined> {
   if (!plan || !namesOwner(id, owner)) return undefined;
@@ -378,27 +350,30 @@ function carriesRecorded(record: OwnerRecord, plan: ServicePlan): boolean {
 async function storedIdentity(
   deps: ServiceAdmissionDeps,
   stored: Service,
-  owner: OwnerRef,
+  owner: Owner,
   learn: boolean,
 ): Promise<Identity | undefined> {
-  const carried = serviceAllocationId(stored);
+  const carried = storedAllocationId(stored.metadata);
   if (carried === undefined) return undefined;
   const record =
     (await deps.allocator.holding(carried)) ??
     (await unrecordedRecord(deps, carried, owner, storedPlan(stored, rangesOf(deps))));
-  if (record && namedFrom(record, owner, stored, rangesOf(deps))) {
+  if (record && serviceNamedFrom(record, owner, stored, rangesOf(deps))) {
     const named = learn
       ? await deps.allocator.learnName(carried, record, owner)
       : { ...record, owner };
-    return named && sameObject(named, owner) ? { id: carried, record: named } : undefined;
+    return named && sameObject(named.owner, owner) ? { id: carried, record: named } : undefined;
   }
-  if (record ? sameObject(record, owner) : namesOwner(carried, owner)) {
+  if (record ? sameObject(record.owner, owner) : namesOwner(carried, owner)) {
     return { id: carried, record };
   }
   const own = stored.metadata.uid ? allocationIdForUid(stored.metadata.uid) : undefined;
   if (own === undefined || own === carried) return undefined;
   const ownRecord = await deps.allocator.holding(own);
-  return { id: own, record: ownRecord && sameObject(ownRecord, owner) ? ownRecord : undefined };
+  return {
+    id: own,
+    record: ownRecord && sameObject(ownRecord.owner, owner) ? ownRecord : undefined,
+  };
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   slotOf,
 } from '../net/offset.js';
 import type { ValueRange } from '../net/value-range.js';
+import type { Owner } from '../vocabulary/owner.js';
 import { BlockView } from './block-view.js';
 import {
   AllocationContentionError,
@@ -38,7 +39,6 @@ import {
   type Block,
   type Claim,
   type OwnerRecord,
-  type OwnerRef,
   OwnerVersionConflictError,
   type ReleasingClaim,
 } from './store.js';
@@ -164,7 +164,7 @@ export class ExclusiveAllocator {
    */
   async recorded(
     id: string,
-    owner: OwnerRef,
+    owner: Owner,
     requests: readonly ValueRequest[],
   ): Promise<OwnerRecord> {
     const claims: Claim[] = [];
@@ -188,7 +188,7 @@ export class ExclusiveAllocator {
    */
   async assign(
     id: string,
-    owner: OwnerRef,
+    owner: Owner,
     requests: readonly ValueRequest[],
     options: AssignOptions = {},
   ): Promise<Assignment> {
@@ -203,7 +203,7 @@ export class ExclusiveAllocator {
 
   async #assign(
     id: string,
-    owner: OwnerRef,
+    owner: Owner,
     requests: readonly ValueRequest[],
     options: AssignOptions,
     held: { key: string; offset: Offset }[],
@@ -415,7 +415,7 @@ export class ExclusiveAllocator {
   learnName(
     id: string,
     known: OwnerRecord | undefined,
-    owner: OwnerRef,
+    owner: Owner,
   ): Promise<OwnerRecord | undefined> {
     return this.#change(id, known, (record) =>
       record.owner.name === '' && owner.name !== '' ? { ...record, owner } : record,

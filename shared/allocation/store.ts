@@ -3,26 +3,12 @@
  * shape). The DynamoDB adapter lives in `shared/store/`; tests may substitute their own.
  */
 import type { Offset } from '../net/offset.js';
+import type { Owner } from '../vocabulary/owner.js';
 
 /** The taken slots of one block of a range: slot (offset within the block) → allocation id. */
 export interface Block {
   readonly index: Offset;
   readonly holders: ReadonlyMap<number, string>;
-}
-
-/** The object an allocation belongs to. */
-export interface OwnerRef {
-  readonly kind: 'Service' | 'Pod';
-  readonly namespace: string;
-  /** Empty when the object is created with generateName and has no name yet. */
-  readonly name: string;
-  /** The object's `metadata.generateName`, kept while it has no name (absent otherwise). */
-  readonly generateName?: string;
-  /**
-   * While it has no name: the AdmissionReview `request.uid` of the call that created it, the only
-   * thing that tells the same request seen again from a copy of the stored object.
-   */
-  readonly request?: string;
 }
 
 /** One value an owner holds: the range's store key and the value's offset in it. */
@@ -60,7 +46,7 @@ export interface ReleasingClaim extends Claim {
  */
 export interface OwnerRecord {
   readonly id: string;
-  readonly owner: OwnerRef;
+  readonly owner: Owner;
   readonly claims: readonly Claim[];
   /** Values still held but given back, waiting for the settle step; absent when none. */
   readonly releasing?: readonly ReleasingClaim[];

@@ -11,8 +11,9 @@ import {
   parsePortRange,
   portRangesOverlap,
 } from '../net/port-range.js';
-import { BUILT_IN_NODE_POOLS, KARPENTER_NODE_POOL_LABEL } from '../node-pool/auto-mode.js';
+import { BUILT_IN_NODE_POOLS } from '../node-pool/auto-mode.js';
 import { selectorLabels } from '../vocabulary/label-selector.js';
+import { KARPENTER_NODE_POOL_LABEL } from '../vocabulary/labels.js';
 
 type Document = Readonly<Record<string, unknown>>;
 

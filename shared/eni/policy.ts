@@ -24,10 +24,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EniConfig } from '../config/schema.js';
 import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
+import { STICKY_IP_ANNOTATION } from '../vocabulary/labels.js';
 import { type IpRecord, prefixesOf } from './model.js';
-
-/** The annotation that makes a pod's IP sticky without a StatefulSet owner. */
-export const STICKY_IP_ANNOTATION = 'berth.dev/sticky-ip';
 
 /** How a pool grows: single secondary addresses, or /28 prefixes. */
 export type PoolMode = 'ip' | 'prefix';

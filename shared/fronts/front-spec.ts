@@ -109,9 +109,6 @@ export function checkFront(port: FrontedPort, offered: FrontsOffered): FrontChec
     : { front: kind, problems };
 }
 
-/** The address a player dials per fronted port: JSON, port name → `host:port`. */
-export const FRONTS_ANNOTATION = 'berth.dev/fronts';
-
 /** `BERTH_FRONT_<NAME>`: the address of a port behind an NLB, known when the pod is created. */
 export function frontEnvVarName(portName: string): string {
   return `BERTH_FRONT_${portName.toUpperCase().replaceAll('-', '_')}`;

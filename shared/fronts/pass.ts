@@ -13,9 +13,10 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { chooseNodeAddress } from '../admission/binding.js';
-import { carriedAllocationId } from '../admission/identity.js';
 import { isNotFound, isResourceInUse } from '../aws/error-codes.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { carriedAllocationId } from '../vocabulary/allocation-id.js';
+import { GAME_SERVER_LABEL } from '../vocabulary/labels.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
 import { FRONT_TAGS, ignoreGone, taggedFor, tagsOf, targetGroupName } from './nlb-front.js';
@@ -83,7 +84,7 @@ function isLive(pod: V1Pod): boolean {
 /** Live game servers by allocation id. */
 async function liveOwners(kube: FrontsPassDeps['kube']): Promise<Map<string, LiveOwner>> {
   const owners = new Map<string, LiveOwner>();
-  for await (const pod of kube.listPods({ labelSelector: 'berth.dev/game-server=true' })) {
+  for await (const pod of kube.listPods({ labelSelector: `${GAME_SERVER_LABEL}=true` })) {
     const id = carriedAllocationId(pod as Readonly<Record<string, unknown>>);
     if (id === undefined || !isLive(pod)) continue;
     owners.set(id, { pod, bound: (pod.spec?.nodeName ?? '') !== '' });

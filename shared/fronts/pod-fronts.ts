@@ -4,11 +4,13 @@
  * leniently: a pod whose annotations were changed since is taken for what it still says, and an
  * entry that no longer reads is no fronted port. Pure.
  */
-import { annotationOf } from '../admission/identity.js';
 import { PORT_PROTOCOLS, type PortProtocol } from '../hostports/model.js';
-import { HOST_PORTS_ANNOTATION } from '../hostports/patch.js';
-import { PORTS_ANNOTATION } from '../hostports/spec.js';
-import { FRONTS_ANNOTATION } from './front-spec.js';
+import {
+  FRONTS_ANNOTATION,
+  HOST_PORTS_ANNOTATION,
+  PORTS_ANNOTATION,
+} from '../vocabulary/labels.js';
+import { annotationOf } from '../vocabulary/opaque.js';
 import { FRONT_KINDS, type FrontKind } from './model.js';
 import type { FrontedPortWork } from './work.js';
 

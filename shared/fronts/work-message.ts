@@ -1,8 +1,8 @@
 /** Front work as a queue message, read back field by field (`parseQueueMessage`). */
 import { z } from 'zod';
-import { isAllocationId } from '../admission/identity.js';
 import { parseQueueMessage } from '../aws/queue-message.js';
 import { PORT_PROTOCOLS } from '../hostports/model.js';
+import { isAllocationId } from '../vocabulary/allocation-id.js';
 import { FRONT_KINDS } from './model.js';
 import type { FrontWork } from './work.js';
 

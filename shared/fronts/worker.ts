@@ -13,12 +13,12 @@
  *   frees a public port a live game server still answers on.
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import { carriedAllocationId } from '../admission/identity.js';
 import { isDuplicateListener, isThrottled, isTransient } from '../aws/error-codes.js';
 import { forEachBounded } from '../concurrency/bounded.js';
 import { RateBudgetExhaustedError } from '../ec2/errors.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { carriedAllocationId } from '../vocabulary/allocation-id.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
 import { SubnetReconcileBusyError } from './errors.js';

@@ -25,6 +25,8 @@
  * a release committed between another allocation's choice and its write may leave that
  * allocation one use above the new minimum, which the following allocations fill (`choice.ts`).
  */
+
+import type { Owner } from '../vocabulary/owner.js';
 import {
   assignRangePorts,
   chooseBlock,
@@ -42,7 +44,6 @@ import {
   type HostPortStore,
   levelKey,
   type PodPortRecord,
-  type PodRef,
   type RangeCounts,
   type UseLevel,
 } from './store.js';
@@ -80,7 +81,7 @@ export interface HostPortAllocatorDeps {
 /** What to allocate: one pod's validated specs under a fresh allocation id. */
 export interface AllocationRequest {
   readonly id: string;
-  readonly pod: PodRef;
+  readonly pod: Owner;
   readonly specs: readonly PortSpec[];
   /** The configured ranges by name. */
   readonly ranges: ReadonlyMap<string, HostPortRange>;
@@ -323,7 +324,7 @@ export async function releaseHostPorts(
     readonly view?: CountView;
   },
   id: string,
-  pod: PodRef,
+  pod: Owner,
 ): Promise<PodPortRecord | undefined> {
   const record = await deps.store.deleteRecord(id, pod);
   if (!record) return undefined;

@@ -4,8 +4,17 @@
  * (which replaces an existing member), so the patch applies whether or not they exist and a
  * re-invoked webhook replaces its own entries instead of duplicating them.
  */
-import { type JsonPatchOperation, pointer, setMetadataEntries } from '../admission/patch.js';
-import { FRONTS_ANNOTATION, frontEnvVarName } from '../fronts/front-spec.js';
+import { frontEnvVarName } from '../fronts/front-spec.js';
+import {
+  DO_NOT_DISRUPT,
+  FRONTS_ANNOTATION,
+  GAME_SERVER_LABEL,
+  HOST_PORTS_ANNOTATION,
+  HOSTNAME_LABEL,
+  SAFE_TO_EVICT,
+  SCHEDULING_ANNOTATION,
+} from '../vocabulary/labels.js';
+import { type JsonPatchOperation, pointer, setMetadataEntries } from '../vocabulary/patch.js';
 import {
   type ContainerRef,
   containerPortsOf,
@@ -17,17 +26,10 @@ import {
 } from './spec.js';
 import type { HeldPort } from './store.js';
 
-/** JSON object name → hostPort (a block: `{ port, count }`) of every spec port but None ones. */
-export const HOST_PORTS_ANNOTATION = 'berth.dev/host-ports';
-/** `Distributed` turns the packing podAffinity off. */
-const SCHEDULING_ANNOTATION = 'berth.dev/scheduling';
-/** Marks game-server pods: the packing affinity selects it, the scale pass counts it. */
-export const GAME_SERVER_LABEL = 'berth.dev/game-server';
-
 /** The annotations that keep Cluster Autoscaler and Karpenter from draining a live game. */
 export const EVICTION_PROTECTION: Readonly<Record<string, string>> = {
-  'cluster-autoscaler.kubernetes.io/safe-to-evict': 'false',
-  'karpenter.sh/do-not-disrupt': 'true',
+  [SAFE_TO_EVICT]: 'false',
+  [DO_NOT_DISRUPT]: 'true',
 };
 
 type JsonObject = Readonly<Record<string, unknown>>;
@@ -170,7 +172,7 @@ export const PACKING_POD_AFFINITY = {
     {
       weight: 100,
       podAffinityTerm: {
-        topologyKey: 'kubernetes.io/hostname',
+        topologyKey: HOSTNAME_LABEL,
         labelSelector: { matchLabels: { [GAME_SERVER_LABEL]: 'true' } },
       },
     },

@@ -7,10 +7,8 @@
 
 import { checkFront, type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
 import type { FrontKind } from '../fronts/model.js';
+import { PORTS_ANNOTATION } from '../vocabulary/labels.js';
 import { type HostPortRange, lastPort, PORT_PROTOCOLS, type PortProtocol } from './model.js';
-
-/** The annotation a pod opts in with. */
-export const PORTS_ANNOTATION = 'berth.dev/ports';
 
 /** Field path of the annotation, the prefix of every validation message. */
 export const PORTS_PATH = `metadata.annotations[${PORTS_ANNOTATION}]`;

@@ -2,6 +2,7 @@
  * What host port allocation needs from persistence, and nothing more. The DynamoDB adapter lives
  * in `shared/store/dynamo-host-port-store.ts`; tests may substitute their own.
  */
+import type { Owner } from '../vocabulary/owner.js';
 import type { HostPortRange, PortProtocol } from './model.js';
 
 /** One count item as a write answered it: the uses of each of its ports, absent ones 0. */
@@ -27,19 +28,6 @@ export interface HeldPort {
   readonly protocol: PortProtocol;
 }
 
-/** Who holds the ports: the pod as the webhook saw it at CREATE (no uid exists yet then). */
-export interface PodRef {
-  readonly namespace: string;
-  /** Empty when the pod is created with generateName and has no name yet. */
-  readonly name: string;
-  readonly generateName: string;
-  /**
-   * While it has no name: the AdmissionReview `request.uid` of the CREATE that allocated, the
-   * only thing that tells that request seen again from a copy of the stored pod.
-   */
-  readonly request?: string;
-}
-
 /**
  * The owner record: everything one allocation id holds. Written beside its uses, not in one
  * transaction with them: the record is what makes a release happen exactly once (whoever deletes
@@ -47,7 +35,8 @@ export interface PodRef {
  */
 export interface PodPortRecord {
   readonly id: string;
-  readonly pod: PodRef;
+  /** Who holds the ports: the pod as the webhook saw it at CREATE (no uid exists yet then). */
+  readonly pod: Owner;
   readonly ports: readonly HeldPort[];
   /** Epoch milliseconds. */
   readonly createdAt: number;
@@ -103,7 +92,7 @@ export interface HostPortStore {
    * name (or, for a record written before the apiserver named the pod, its `generateName`), and,
    * when given, written with `token`. A pod that only carries another's id releases nothing.
    */
-  deleteRecord(id: string, pod: PodRef, token?: string): Promise<PodPortRecord | undefined>;
+  deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined>;
   /**
    * Adds one use per held port, one write per count item, all in parallel. With `levels`
    * (`<range>#<port>` → the condition the choice set), a port's use is added only while its
@@ -153,7 +142,7 @@ export interface PodNameStore extends Pick<HostPortStore, 'getRecord'> {
    * `id` is unnamed, of `pod.namespace` and `pod.generateName`. False when it is not (already
    * named, another pod's, gone): nothing changed.
    */
-  learnName(id: string, pod: PodRef): Promise<boolean>;
+  learnName(id: string, pod: Owner): Promise<boolean>;
 }
 
 /** The `levels` key of one port. */

@@ -20,6 +20,7 @@ import {
   type V1Service,
   type V1ServiceCIDR,
 } from '@kubernetes/client-node';
+import type { JsonPatchOperation } from '../vocabulary/patch.js';
 import { apiClientWithDeadline } from './api-client.js';
 import type {
   AgonesGameServer,
@@ -27,7 +28,6 @@ import type {
   ClusterEvent,
   DeletePreconditions,
   EvictionOutcome,
-  JsonPatchOperation,
   KarpenterNodePool,
   ListOptions,
 } from './cluster-api.js';

@@ -4,13 +4,13 @@
  * for the current client, so domain code never sees a token.
  */
 import type { V1IPAddress, V1Node, V1Pod, V1Service, V1ServiceCIDR } from '@kubernetes/client-node';
+import type { JsonPatchOperation } from '../vocabulary/patch.js';
 import type {
   AgonesGameServer,
   ClusterApi,
   ClusterEvent,
   DeletePreconditions,
   EvictionOutcome,
-  JsonPatchOperation,
   KarpenterNodePool,
   ListOptions,
 } from './cluster-api.js';

@@ -10,11 +10,7 @@ import type {
   V1Service,
   V1ServiceCIDR,
 } from '@kubernetes/client-node';
-
-import type { JsonPatchOperation } from '../admission/patch.js';
-
-/** One RFC 6902 operation, as `patchNode` sends them. */
-export type { JsonPatchOperation } from '../admission/patch.js';
+import type { JsonPatchOperation } from '../vocabulary/patch.js';
 
 /** A core/v1 Event berth records on an object it looked at. */
 export interface ClusterEvent {

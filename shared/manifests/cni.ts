@@ -8,6 +8,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { type AutoModeCompute, avoidAutoModeNodes } from '../node-pool/auto-mode.js';
 import { selectorLabels } from '../vocabulary/label-selector.js';
+import { APP_COMPONENT_LABEL } from '../vocabulary/labels.js';
 import { MANIFEST_LABELS } from './webhooks.js';
 
 /** The public image whose `node` runs the plugin on the node (glibc, as EKS AMIs are). */
@@ -85,7 +86,7 @@ export function cniManifests(
   plugin: { readonly bundle: string; readonly wrapper: string },
   autoMode?: AutoModeCompute,
 ): readonly KubernetesObject[] {
-  const labels = { ...MANIFEST_LABELS, 'app.kubernetes.io/component': NAME };
+  const labels = { ...MANIFEST_LABELS, [APP_COMPONENT_LABEL]: NAME };
   const mounts = [
     { name: 'cni-bin', mountPath: '/host/opt/cni/bin' },
     { name: 'cni-net', mountPath: '/host/etc/cni/net.d' },
@@ -105,7 +106,7 @@ export function cniManifests(
     kind: 'DaemonSet',
     metadata: { name: NAME, namespace: NAMESPACE, labels },
     spec: {
-      selector: { matchLabels: { 'app.kubernetes.io/component': NAME } },
+      selector: { matchLabels: { [APP_COMPONENT_LABEL]: NAME } },
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
       template: {
         metadata: { labels },

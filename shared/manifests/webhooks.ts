@@ -8,8 +8,15 @@
  * repair pass does anyway (deletes) or where failing would stop scheduling (bindings).
  */
 import type { V1MutatingWebhook, V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
-import { GAME_SERVER_LABEL } from '../hostports/patch.js';
-import { PORTS_ANNOTATION } from '../hostports/spec.js';
+import {
+  APP_NAME_LABEL,
+  APP_PART_OF_LABEL,
+  BYPASS_LABEL,
+  CLUSTER_ANNOTATION,
+  GAME_SERVER_LABEL,
+  NAMESPACE_NAME_LABEL,
+  PORTS_ANNOTATION,
+} from '../vocabulary/labels.js';
 import { WebhookEndpointError } from './errors.js';
 
 /** Name of the MutatingWebhookConfiguration object. */
@@ -17,12 +24,6 @@ export const WEBHOOK_CONFIGURATION_NAME = 'berth';
 
 /** Namespaces berth never sees: the control plane's own objects must not depend on berth. */
 export const EXCLUDED_NAMESPACES = ['kube-system'] as const;
-
-/**
- * The namespace label that takes a namespace out of berth's path (`berth.dev/bypass=true`): the
- * operator's switch for a bad day, set and removed with one `kubectl label` each.
- */
-export const BYPASS_LABEL = 'berth.dev/bypass';
 
 /** Webhooks an operator may turn to fail open; Services never: two Services must not share an IP. */
 export const FAIL_OPEN_CHOICES = ['pods'] as const;
@@ -41,8 +42,8 @@ export const WEBHOOK_TIMEOUT_SECONDS = 5;
 
 /** Labels every berth manifest carries, so `kubectl get -l` finds (and deletes) them all. */
 export const MANIFEST_LABELS = {
-  'app.kubernetes.io/name': 'berth',
-  'app.kubernetes.io/part-of': 'berth',
+  [APP_NAME_LABEL]: 'berth',
+  [APP_PART_OF_LABEL]: 'berth',
 };
 
 /** Where the apiserver sends reviews. */
@@ -248,7 +249,7 @@ function berthWebhook(
     ],
     namespaceSelector: {
       matchExpressions: [
-        { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...EXCLUDED_NAMESPACES] },
+        { key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [...EXCLUDED_NAMESPACES] },
         { key: BYPASS_LABEL, operator: 'NotIn', values: ['true'] },
       ],
     },
@@ -277,7 +278,7 @@ export function mutatingWebhookConfiguration(
     metadata: {
       name: WEBHOOK_CONFIGURATION_NAME,
       labels: { ...MANIFEST_LABELS },
-      annotations: { 'berth.dev/cluster': cluster },
+      annotations: { [CLUSTER_ANNOTATION]: cluster },
     },
     webhooks: WEBHOOK_POLICIES.map((policy) => berthWebhook(policy, endpoint, failOpen)),
   };

@@ -18,17 +18,16 @@
  */
 import type { NodePoolConfig } from '../config/schema.js';
 import type { KarpenterNodePool } from '../k8s/cluster-api.js';
+import {
+  COMPUTE_TYPE_LABEL,
+  KARPENTER_NODE_POOL_LABEL,
+  NODE_CLASS_LABEL,
+} from '../vocabulary/labels.js';
 
-/** The label Auto Mode sets on its nodes. */
-export const COMPUTE_TYPE_LABEL = 'eks.amazonaws.com/compute-type';
 /** Its value on an Auto Mode node. */
 export const AUTO_COMPUTE_TYPE = 'auto';
-/** The node's Auto Mode NodeClass (group `eks.amazonaws.com`, kind `NodeClass`). */
-export const NODE_CLASS_LABEL = 'eks.amazonaws.com/nodeclass';
 /** The API group of Auto Mode's NodeClass, as a NodePool's `nodeClassRef.group` names it. */
 export const NODE_CLASS_GROUP = 'eks.amazonaws.com';
-/** The Karpenter NodePool a node was launched for. */
-export const KARPENTER_NODE_POOL_LABEL = 'karpenter.sh/nodepool';
 /** Auto Mode's built-in NodePools; they cannot be changed, only enabled or disabled. */
 export const BUILT_IN_NODE_POOLS = ['general-purpose', 'system'] as const;
 

@@ -19,9 +19,10 @@
  * write is conditional on the holder the snapshot read.
  */
 import { rangeKey } from '../allocation/allocator.js';
-import type { Claim, OwnerRecord, OwnerRef } from '../allocation/store.js';
+import type { Claim, OwnerRecord } from '../allocation/store.js';
 import type { Offset } from '../net/offset.js';
 import type { ValueRange } from '../net/value-range.js';
+import type { Owner } from '../vocabulary/owner.js';
 import { alreadyAllocated, type Finding, leaked, notAllocated } from './findings.js';
 import { countSighting, type LeakCounter } from './ledger.js';
 import { type LiveOwner, type ServiceReading, valueKey } from './live.js';
@@ -74,7 +75,7 @@ export interface FreeAction extends ValueTarget {
 /** Claims to add to (or create) an owner record, written before the values are taken. */
 export interface RecordIntent {
   readonly id: string;
-  readonly owner: OwnerRef;
+  readonly owner: Owner;
   readonly claims: readonly Claim[];
 }
 
@@ -156,7 +157,7 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
     }
   }
 
-  const intents = new Map<string, { owner: OwnerRef; claims: Claim[] }>();
+  const intents = new Map<string, { owner: Owner; claims: Claim[] }>();
   const intend = (owner: LiveOwner, claim: Claim) => {
     const entry = intents.get(owner.id) ?? {
       owner: { kind: 'Service', namespace: owner.object.namespace, name: owner.object.name },

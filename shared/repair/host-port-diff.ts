@@ -15,10 +15,12 @@
  * DELETE already released it.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { ALLOCATION_ID_ANNOTATION, isAllocationId } from '../admission/identity.js';
 import type { HostPortRange, PortProtocol } from '../hostports/model.js';
-import type { HeldPort, PodPortRecord, PodRef, RangeCounts } from '../hostports/store.js';
+import type { HeldPort, PodPortRecord, RangeCounts } from '../hostports/store.js';
 import type { ValueRange } from '../net/value-range.js';
+import { isAllocationId } from '../vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
+import type { Owner } from '../vocabulary/owner.js';
 import { type Finding, leaked, notAllocated, type ObjectRef, REPAIR_REASONS } from './findings.js';
 import { countSighting, type LeakCounter } from './ledger.js';
 
@@ -37,7 +39,7 @@ export function toHostPortRange(range: ValueRange): HostPortRange {
 export interface PodReading {
   readonly id: string;
   readonly object: ObjectRef;
-  readonly pod: PodRef;
+  readonly pod: Owner;
   /** Not in phase Succeeded or Failed. */
   readonly running: boolean;
   /** `deletionTimestamp` set: its DELETE was admitted. */
@@ -56,7 +58,7 @@ export function readPod(pod: V1Pod, ranges: readonly ValueRange[]): PodReading |
   return {
     id,
     object: { kind: 'Pod', namespace, name, ...(metadata.uid ? { uid: metadata.uid } : {}) },
-    pod: { namespace, name, generateName: metadata.generateName ?? '' },
+    pod: { kind: 'Pod', namespace, name, generateName: metadata.generateName ?? '' },
     running: !TERMINAL_PHASES.has(pod.status?.phase ?? ''),
     terminating: metadata.deletionTimestamp != null,
     ports: carriedHostPorts(
@@ -171,7 +173,7 @@ export interface HostPortSnapshot {
 export interface RecordRelease {
   readonly id: string;
   /** The pod the record names. */
-  readonly pod: PodRef;
+  readonly pod: Owner;
   /** One HostPortLeaked finding per port, counted once the release committed. */
   readonly leaks: readonly Finding[];
 }

@@ -8,12 +8,12 @@
  *   protocols, so one equal to a TCP node port is a duplicate.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { serviceAllocationId } from '../admission/services.js';
 import { rangeKey } from '../allocation/allocator.js';
 import { parseIp } from '../net/ip.js';
 import type { Offset } from '../net/offset.js';
 import type { ValueRange } from '../net/value-range.js';
 import type { ServiceRanges } from '../services/plan.js';
+import { storedAllocationId } from '../vocabulary/allocation-id.js';
 import { clusterIpNotValid, type Finding, type ObjectRef, outOfRange } from './findings.js';
 
 /** One value a live object carries, inside a configured range. */
@@ -61,13 +61,7 @@ export function readService(service: V1Service, ranges: ServiceRanges): ServiceR
     name: metadata.name ?? '',
     ...(metadata.uid ? { uid: metadata.uid } : {}),
   };
-  const id = serviceAllocationId({
-    metadata: {
-      ...(metadata.annotations ? { annotations: metadata.annotations } : {}),
-      ...(metadata.uid ? { uid: metadata.uid } : {}),
-    },
-    spec: { type: 'ClusterIP', ports: [] },
-  });
+  const id = storedAllocationId(metadata);
   const values: LiveValue[] = [];
   const problems: Finding[] = [];
   const spec = service.spec ?? {};

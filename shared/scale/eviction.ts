@@ -15,7 +15,8 @@
  *   keeps the buffer with the replacements placed in free slots; none while the plan grows.
  * - Nodes cordoned longest ago first (they finish draining first), game servers by name.
  */
-import { CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
+
+import { CORDONED_AT, REMOVAL_STARTED_AT } from '../vocabulary/labels.js';
 import { type PlannedAction, protectionOf, type ScaleNote, slotsOf } from './plan.js';
 import type { ScalePolicy } from './policy.js';
 import { parseRfc3339 } from './rfc3339.js';

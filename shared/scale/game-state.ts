@@ -25,17 +25,13 @@
  */
 import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../k8s/cluster-api.js';
+import {
+  AGONES_LAST_ALLOCATED,
+  GAME_STATE_ANNOTATION,
+  OKG_OPS_STATE_LABEL,
+} from '../vocabulary/labels.js';
 import { parseRfc3339 } from './rfc3339.js';
 
-/** The annotation a game server of any fleet sets on its own pod. */
-export const GAME_STATE_ANNOTATION = 'berth.dev/state';
-/** OpenKruise Game's pod label mirroring the GameServer's `spec.opsState`. */
-export const OKG_OPS_STATE_LABEL = 'game.kruise.io/gs-opsState';
-/**
- * The GameServer annotation Agones sets, RFC 3339, at every allocation
- * (googleforgames/agones `pkg/gameserverallocations/allocator.go`, `LastAllocatedAnnotationKey`).
- */
-export const AGONES_LAST_ALLOCATED = 'agones.dev/last-allocated';
 /** Agones' API version of `GameServer` and `GameServerSet`. */
 export const AGONES_API_VERSION = 'agones.dev/v1';
 

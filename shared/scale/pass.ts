@@ -16,17 +16,18 @@
 
 import { forEachBounded } from '../concurrency/bounded.js';
 import type { ScaleConfig } from '../config/schema.js';
-import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
 import { KubernetesConflictError } from '../k8s/errors.js';
 import type { Lease, LeaseGrant } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import { autoModePoolProblem } from '../node-pool/auto-mode.js';
 import { deletesNodes, karpenterNodePoolOf, type NodePool } from '../node-pool/node-pool.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from '../vocabulary/labels.js';
+import { annotationPath, type JsonPatchOperation } from '../vocabulary/patch.js';
 import { nodePoolLifetimeMs } from './drain.js';
 import { planEvictions } from './eviction.js';
 import { agonesOwnerOf, indexAgones } from './game-state.js';
 import { passOutcome, rememberPass, withArrivals } from './memory.js';
-import { annotationPath, CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
 import { PLACEHOLDER_DEPLOYMENT, PLACEHOLDER_NAMESPACE } from './placeholders.js';
 import {
   type PlannedAction,

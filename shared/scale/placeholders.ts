@@ -11,9 +11,8 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { ScaleConfig } from '../config/schema.js';
 import { selectorLabels } from '../vocabulary/label-selector.js';
+import { APP_NAME_LABEL, PLACEHOLDER_LABEL } from '../vocabulary/labels.js';
 
-/** Label on every placeholder pod. */
-export const PLACEHOLDER_LABEL = 'berth.dev/placeholder';
 /** Where the placeholders live, and their PriorityClass. */
 export const PLACEHOLDER_NAMESPACE = 'berth-buffer';
 export const PLACEHOLDER_DEPLOYMENT = 'berth-buffer';
@@ -32,7 +31,7 @@ export function isPlaceholder(pod: V1Pod): boolean {
  * sets them), for `berth manifests` with node pool `karpenter` or `auto-mode`.
  */
 export function placeholderManifests(scale: ScaleConfig): KubernetesObject[] {
-  const labels = { 'app.kubernetes.io/name': 'berth-buffer', [PLACEHOLDER_LABEL]: 'true' };
+  const labels = { [APP_NAME_LABEL]: 'berth-buffer', [PLACEHOLDER_LABEL]: 'true' };
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: PLACEHOLDER_NAMESPACE } },
     {

@@ -23,6 +23,12 @@
  * the cordon to be `commitWindowMs` old (removal.ts); one a pass left half-done is finished first.
  */
 
+import {
+  CORDONED_AT,
+  DO_NOT_DISRUPT,
+  REMOVAL_STARTED_AT,
+  SCALE_DOWN_DISABLED,
+} from '../vocabulary/labels.js';
 import { type DemandBuffer, demandBuffer } from './demand.js';
 import {
   cheapestDrainFirst,
@@ -32,12 +38,6 @@ import {
   withPoolLifetime,
 } from './drain.js';
 import type { MoveRoute } from './game-state.js';
-import {
-  CORDONED_AT,
-  KARPENTER_DO_NOT_DISRUPT,
-  REMOVAL_STARTED_AT,
-  SCALE_DOWN_DISABLED,
-} from './names.js';
 import { budgetNodes, type ScalePolicy } from './policy.js';
 import { formatRfc3339, parseRfc3339 } from './rfc3339.js';
 import { EMPTY_SESSIONS } from './sessions.js';
@@ -131,8 +131,8 @@ export interface ScalePlan {
 
 /** Why berth must not touch this node, or undefined when it may. */
 export function protectionOf(node: NodeView): string | undefined {
-  if (node.annotations[KARPENTER_DO_NOT_DISRUPT] === 'true') {
-    return `annotated ${KARPENTER_DO_NOT_DISRUPT}: "true"`;
+  if (node.annotations[DO_NOT_DISRUPT] === 'true') {
+    return `annotated ${DO_NOT_DISRUPT}: "true"`;
   }
   if (node.annotations[SCALE_DOWN_DISABLED] === 'true') {
     return `annotated ${SCALE_DOWN_DISABLED}: "true"`;

@@ -22,17 +22,12 @@
  * is why no mode but `Always` takes safe-to-evict off a ready server.
  */
 import type { ScaleConfig } from '../config/schema.js';
-import type { JsonPatchOperation } from '../k8s/cluster-api.js';
+import { DO_NOT_DISRUPT, SAFE_TO_EVICT } from '../vocabulary/labels.js';
+import { annotationPath, type JsonPatchOperation } from '../vocabulary/patch.js';
 import type { DrainPolicy } from './drain.js';
 import type { GameState } from './game-state.js';
-import { annotationPath } from './names.js';
 import type { ScaleNote } from './plan.js';
 import type { ClusterSnapshot, GameServerView } from './snapshot.js';
-
-/** Cluster Autoscaler's per-pod opt-out of scale-down. */
-export const SAFE_TO_EVICT = 'cluster-autoscaler.kubernetes.io/safe-to-evict';
-/** Karpenter's per-pod opt-out of voluntary disruption. */
-export const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 
 /** One of the protection modes of `scale.protection`. */
 export type ProtectionMode = ScaleConfig['protection'];

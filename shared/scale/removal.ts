@@ -22,9 +22,10 @@
  * the removal it would have made (`deletesNodes`).
  */
 import type { V1Pod } from '@kubernetes/client-node';
-import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
 import { deletesNodes, type NodePool } from '../node-pool/node-pool.js';
-import { annotationPath, CORDONED_AT, REMOVAL_STARTED_AT } from './names.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from '../vocabulary/labels.js';
+import { annotationPath, type JsonPatchOperation } from '../vocabulary/patch.js';
 import { isPlaceholder } from './placeholders.js';
 import { parseRfc3339 } from './rfc3339.js';
 import { isGameServer, isNonTerminal, type NodeView } from './snapshot.js';

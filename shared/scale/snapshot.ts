@@ -6,9 +6,9 @@
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { autoModeReason } from '../node-pool/auto-mode.js';
+import { GAME_SERVER_LABEL } from '../vocabulary/labels.js';
 import { cpuMillisOf, effectiveCpuRequestMillis } from './cpu.js';
 import { type AgonesIndex, type GameStateReading, gameStateOf } from './game-state.js';
-import { GAME_SERVER_LABEL } from './names.js';
 import { isPlaceholder } from './placeholders.js';
 
 /** One managed node as the plan reads it. */

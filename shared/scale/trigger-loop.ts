@@ -4,9 +4,20 @@
  * admitted game-server pod, and runs a triggered pass when they exhaust the slack, one at a time
  * (the scale lease keeps it from overlapping a scheduled pass).
  */
-import type { AdmissionDecision } from '../admission/decision.js';
 import type { SlotTally } from './plan.js';
 import { afterPass, NO_PASS_YET, onAdmitted, type TriggerState } from './trigger.js';
+
+/**
+ * What the trigger hears of one admission decision: only what tells a game server admitted. The
+ * webhook's decisions (shared/admission/decision.ts) carry more, and are heard as they are.
+ */
+export interface HeardDecision {
+  /** `pods`, `services`, `pods/binding`, … */
+  readonly resource: string;
+  readonly operation: string;
+  readonly allowed: boolean;
+  readonly dryRun: boolean;
+}
 
 /** How a pass is run for the trigger: scheduled or triggered, reporting its tally. */
 export type TriggerablePass = (options: {
@@ -40,7 +51,7 @@ export class ScaleTrigger {
   }
 
   /** Hears an admission decision: an allowed pod CREATE is a game server admitted. */
-  decided(decision: AdmissionDecision): void {
+  decided(decision: HeardDecision): void {
     if (decision.resource !== 'pods' || decision.operation !== 'CREATE') return;
     if (!decision.allowed || decision.dryRun) return;
     const next = onAdmitted(this.#state, 1, this.#deps.now());

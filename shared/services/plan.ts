@@ -4,16 +4,16 @@
  * check node port, and what an update keeps, adds and drops. Pure: no I/O.
  */
 
-import { ALLOCATION_ID_ANNOTATION } from '../admission/identity.js';
+import type { Grant, ValueRequest } from '../allocation/allocator.js';
+import { type IpFamily, parseIp } from '../net/ip.js';
+import type { ValueRange } from '../net/value-range.js';
+import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
 import {
   type JsonPatch,
   type JsonPatchOperation,
   pointer,
   setMetadataEntries,
-} from '../admission/patch.js';
-import type { Grant, ValueRequest } from '../allocation/allocator.js';
-import { type IpFamily, parseIp } from '../net/ip.js';
-import type { ValueRange } from '../net/value-range.js';
+} from '../vocabulary/patch.js';
 import { ServiceFieldError } from './errors.js';
 import type { Service, ServiceSpec } from './service-spec.js';
 

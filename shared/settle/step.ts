@@ -6,10 +6,11 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { ExclusiveAllocator } from '../allocation/allocator.js';
 import { claimKey, rangeKey } from '../allocation/allocator.js';
-import { type OwnerRecord, type OwnerRef, OwnerVersionConflictError } from '../allocation/store.js';
+import { type OwnerRecord, OwnerVersionConflictError } from '../allocation/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { readService } from '../repair/live.js';
 import type { ServiceRanges } from '../services/plan.js';
+import type { Owner } from '../vocabulary/owner.js';
 import { decideSettle, type ObjectReading, type SettleTiming } from './policy.js';
 import type { SettleOutcome, SettleTask } from './task.js';
 
@@ -68,7 +69,7 @@ function unrecordedOwner(task: SettleTask): OwnerRecord | undefined {
 /** The owner's object as read, and the name to learn for an owner recorded without one. */
 interface Look {
   readonly reading: ObjectReading;
-  readonly named?: OwnerRef;
+  readonly named?: Owner;
 }
 
 /**
@@ -116,7 +117,7 @@ function namedOwner(
   record: OwnerRecord,
   service: V1Service,
   carries: ReadonlySet<string>,
-): OwnerRef | undefined {
+): Owner | undefined {
   const name = service.metadata?.name;
   if (!name) return undefined;
   const exactly =
@@ -126,7 +127,7 @@ function namedOwner(
 }
 
 /** Writes the learned name; a record that keeps changing learns it at a later look or admission. */
-async function learnName(deps: SettleStepDeps, id: string, owner: OwnerRef): Promise<void> {
+async function learnName(deps: SettleStepDeps, id: string, owner: Owner): Promise<void> {
   try {
     await deps.allocator.learnName(id, undefined, owner);
   } catch (error) {

@@ -3,9 +3,9 @@
  * self-describing, because it travels through a queue (SQS in AWS) and may come back many times.
  */
 import { z } from 'zod';
-import { isAllocationId } from '../admission/identity.js';
 import { parseQueueMessage } from '../aws/queue-message.js';
 import { type Offset, toOffset } from '../net/offset.js';
+import { isAllocationId } from '../vocabulary/allocation-id.js';
 
 /**
  * Why the owner is waiting:

@@ -4,10 +4,11 @@
  * read), its NLB listener slots and its accelerator destinations as the store has them. And who
  * holds a listener port, for `berth status --holder PORT`.
  */
-import { annotationOf, carriedAllocationId } from '../admission/identity.js';
-import { FRONTS_ANNOTATION } from '../fronts/front-spec.js';
 import type { FrontStore, ListenerSlotRecord } from '../fronts/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { carriedAllocationId } from '../vocabulary/allocation-id.js';
+import { FRONTS_ANNOTATION } from '../vocabulary/labels.js';
+import { annotationOf } from '../vocabulary/opaque.js';
 import type { Holding } from './holders.js';
 
 /** What the lookup reads. */

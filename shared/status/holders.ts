@@ -4,7 +4,6 @@
  * repair pass keeps in line with the cluster. A Service whose CREATE wrote no owner record is
  * found by name through its allocation id, which names it.
  */
-import { ALLOCATION_ID_ANNOTATION, namesOwner } from '../admission/identity.js';
 import { rangeKey } from '../allocation/allocator.js';
 import type { AllocationStore, OwnerRecord } from '../allocation/store.js';
 import type { HostPortStore, PodPortRecord } from '../hostports/store.js';
@@ -12,6 +11,8 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { parseIp } from '../net/ip.js';
 import { blockIndexOf, lastBlockOf, type Offset, offsetAt, slotOf } from '../net/offset.js';
 import type { ValueRange } from '../net/value-range.js';
+import { namesOwner } from '../vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
 import { type FrontHolderDeps, frontHoldings, listenerPortHolders } from './front-holders.js';
 
 /** One value and who holds it. */

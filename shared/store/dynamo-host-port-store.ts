@@ -50,10 +50,10 @@ import {
   levelKey,
   type PodNameStore,
   type PodPortRecord,
-  type PodRef,
   type RangeCounts,
   type UseLevel,
 } from '../hostports/store.js';
+import type { Owner } from '../vocabulary/owner.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
@@ -173,7 +173,7 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     if (!write.applied) throw new AllocationIdTakenError(record.id, { cause: write.failure });
   }
 
-  async deleteRecord(id: string, pod: PodRef, token?: string): Promise<PodPortRecord | undefined> {
+  async deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined> {
     // The same pod: its namespace and name; a record written at a CREATE with generateName has
     // no name, only the generateName the pod keeps.
     const samePod = pod.generateName
@@ -212,7 +212,7 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     return write.applied && old ? decodeRecord(old) : undefined;
   }
 
-  async learnName(id: string, pod: PodRef): Promise<boolean> {
+  async learnName(id: string, pod: Owner): Promise<boolean> {
     const write = await conditionalWrite(this.meter, () =>
       this.#client.send(
         new UpdateItemCommand({
@@ -231,7 +231,7 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
             ':ns': { S: pod.namespace },
             ':name': { S: pod.name },
             ':unnamed': { S: '' },
-            ':generateName': { S: pod.generateName },
+            ':generateName': { S: pod.generateName ?? '' },
           },
           ReturnConsumedCapacity: 'TOTAL',
         }),
@@ -495,7 +495,9 @@ function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {
   return {
     namespace: { S: record.pod.namespace },
     name: { S: record.pod.name },
-    generateName: { S: record.pod.generateName },
+    // Every layout since 0.1.0 stores a pod's generateName, empty or not, and no kind: a pods
+    // partition holds pods' records only, so decoding gives the kind back.
+    generateName: { S: record.pod.generateName ?? '' },
     ...(record.pod.request === undefined ? {} : { request: { S: record.pod.request } }),
     ports: {
       L: record.ports.map((p) => ({
@@ -517,6 +519,7 @@ function decodeRecord(item: Record<string, AttributeValue>): PodPortRecord {
   return {
     id: item[SK]?.S ?? '',
     pod: {
+      kind: 'Pod',
       namespace: item.namespace?.S ?? '',
       name: item.name?.S ?? '',
       generateName: item.generateName?.S ?? '',

@@ -8,9 +8,9 @@
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { NodePool } from '../node-pool/node-pool.js';
-import { REMOVAL_STARTED_AT } from '../scale/names.js';
 import { readClusterSnapshot } from '../scale/pass.js';
 import type { ClusterSnapshot } from '../scale/snapshot.js';
+import { REMOVAL_STARTED_AT } from '../vocabulary/labels.js';
 import { type NodeFacts, nodesView } from './node-view.js';
 import type { UiClusterView } from './state.js';
 

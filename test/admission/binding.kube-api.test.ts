@@ -4,15 +4,12 @@
  */
 import type { V1NodeAddress } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADDRESS_ANNOTATION,
-  NODE_ANNOTATION,
-  podBindingAdmission,
-} from '../../shared/admission/binding.js';
+import { podBindingAdmission } from '../../shared/admission/binding.js';
 import type { AdmissionHandler } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import type { NodeAddressType } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
+import { ADDRESS_ANNOTATION, NODE_ANNOTATION } from '../../shared/vocabulary/labels.js';
 import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
 import { admittedGameServer } from '../hostports/support.js';
 

@@ -1,18 +1,17 @@
 import type { V1Node, V1NodeAddress, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import {
-  ADDRESS_ANNOTATION,
-  chooseNodeAddress,
-  NODE_ANNOTATION,
-  podBindingAdmission,
-} from '../../shared/admission/binding.js';
+import { chooseNodeAddress, podBindingAdmission } from '../../shared/admission/binding.js';
 import { admit } from '../../shared/admission/dispatch.js';
-import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { allow } from '../../shared/admission/response.js';
 import { type AdmissionRequest, parseAdmissionReview } from '../../shared/admission/review.js';
 import type { NodeAddressType } from '../../shared/config/schema.js';
 import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
-import { CORDONED_AT } from '../../shared/scale/names.js';
+import {
+  ADDRESS_ANNOTATION,
+  ALLOCATION_ID_ANNOTATION,
+  CORDONED_AT,
+  NODE_ANNOTATION,
+} from '../../shared/vocabulary/labels.js';
 
 /** A hand fake of the two reads binding makes: stored objects, recorded calls, injected errors. */
 class FakeCluster implements Pick<ClusterApi, 'getPod' | 'getNode'> {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { hostPortRangesOf } from '../../shared/admission/pods.js';
 import { hostPortRangeUsage } from '../../shared/hostports/allocator.js';
-import { GAME_SERVER_LABEL, PACKING_POD_AFFINITY } from '../../shared/hostports/patch.js';
+import { PACKING_POD_AFFINITY } from '../../shared/hostports/patch.js';
+import { ALLOCATION_ID_ANNOTATION, GAME_SERVER_LABEL } from '../../shared/vocabulary/labels.js';
 import {
   allocationIdOf,
   containerEnv,

@@ -5,7 +5,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { nodeForGameServer, refusalForDrainingNode } from '../../shared/admission/removal-guard.js';
-import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/vocabulary/labels.js';
 
 const AT = '2026-11-26T03:00:00Z';
 const nodeWith = (unschedulable: boolean, annotations: Record<string, string>): V1Node => ({

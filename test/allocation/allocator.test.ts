@@ -6,17 +6,18 @@ import {
   ValueAllocatedError,
   ValueNotInRangeError,
 } from '../../shared/allocation/errors.js';
-import type { AllocationStore, OwnerRef } from '../../shared/allocation/store.js';
+import type { AllocationStore } from '../../shared/allocation/store.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import { type Offset, offsetAt } from '../../shared/net/offset.js';
 import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/net/value-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import type { Owner } from '../../shared/vocabulary/owner.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
 import { freeOwner } from '../support/free-owner.js';
 
-const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
+const owner: Owner = { kind: 'Service', namespace: 'default', name: 'svc' };
 
 function cidr(text: string): ValueRange {
   const block = parseCidr(text);

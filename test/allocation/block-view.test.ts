@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { BlockView, MAX_BLOCKS_PER_RANGE } from '../../shared/allocation/block-view.js';
 import { RangeFullError } from '../../shared/allocation/errors.js';
-import type { AllocationStore, Block, OwnerRef } from '../../shared/allocation/store.js';
+import type { AllocationStore, Block } from '../../shared/allocation/store.js';
 import { parseCidr } from '../../shared/net/ip.js';
 import {
   BLOCK_SIZE,
@@ -17,10 +17,11 @@ import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../../shared/net/value-range.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import type { Owner } from '../../shared/vocabulary/owner.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
 
-const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
+const owner: Owner = { kind: 'Service', namespace: 'default', name: 'svc' };
 const FRESH = { current: 'none' } as const;
 let seq = 0;
 

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { ValueAllocatedError } from '../../shared/allocation/errors.js';
-import type { AllocationStore, Block, OwnerRef } from '../../shared/allocation/store.js';
+import type { AllocationStore, Block } from '../../shared/allocation/store.js';
 import { exclusiveRangeUsage } from '../../shared/allocation/usage.js';
 import { cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
 import {
@@ -20,11 +20,12 @@ import {
 } from '../../shared/net/offset.js';
 import { clusterIpRange, type ValueRange } from '../../shared/net/value-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import type { Owner } from '../../shared/vocabulary/owner.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
 import { seededRandom } from '../support/random.js';
 
-const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
+const owner: Owner = { kind: 'Service', namespace: 'default', name: 'svc' };
 const NOW = 1_700_000_000_000;
 let seq = 0;
 

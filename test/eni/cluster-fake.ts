@@ -5,9 +5,9 @@ import type {
   ClusterApi,
   ClusterEvent,
   EvictionOutcome,
-  JsonPatchOperation,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
+import type { JsonPatchOperation } from '../../shared/vocabulary/patch.js';
 
 /** The cluster as the ENI domain sees it. */
 export class FakeCluster implements ClusterApi {

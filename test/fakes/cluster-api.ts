@@ -11,11 +11,11 @@ import type {
   ClusterEvent,
   DeletePreconditions,
   EvictionOutcome,
-  JsonPatchOperation,
   KarpenterNodePool,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
 import { KubernetesConflictError, KubernetesNotFoundError } from '../../shared/k8s/errors.js';
+import type { JsonPatchOperation } from '../../shared/vocabulary/patch.js';
 import { applyJsonPatch, meetsPreconditions, selectorMatches } from './kube-api-server.js';
 
 /** One recorded call. */

@@ -1,6 +1,5 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { FRONTS_ANNOTATION } from '../../shared/fronts/front-spec.js';
 import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { makeListener } from '../../shared/fronts/nlb-front.js';
 import {
@@ -10,8 +9,11 @@ import {
   runFrontsPass,
 } from '../../shared/fronts/pass.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
-import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
-import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
+import {
+  FRONTS_ANNOTATION,
+  HOST_PORTS_ANNOTATION,
+  PORTS_ANNOTATION,
+} from '../../shared/vocabulary/labels.js';
 import { FakeElbv2 } from '../../sim/elbv2-fake.js';
 
 const LIVE = 'aaaaaaaaaaaaaaaaaaaa';

@@ -9,8 +9,8 @@ import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownerNamingAllocationId } from '../../shared/admission/identity.js';
 import type { SettleTask } from '../../shared/settle/task.js';
+import { ownerNamingAllocationId } from '../../shared/vocabulary/allocation-id.js';
 import { freshTable } from '../support/dynamo.js';
 import { lambdaEnvironment } from '../support/lambda-environment.js';
 

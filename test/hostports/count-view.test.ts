@@ -23,7 +23,7 @@ const RANGE: HostPortRange = { name: 'default', first: 7000, size: 32 };
 function useFirstPorts(store: HostPortStore, count: number) {
   return recordHostPorts(store, {
     id: 'prefill',
-    pod: { namespace: 'default', name: 'prefill', generateName: '' },
+    pod: { kind: 'Pod', namespace: 'default', name: 'prefill', generateName: '' },
     ports: Array.from({ length: count }, (_, i) => ({
       name: `f${i}`,
       range: 'default',
@@ -263,7 +263,7 @@ describe('host port allocation that fails', () => {
       },
       {
         id: 'refused-00000000000',
-        pod: { namespace: 'default', name: 'gs', generateName: '' },
+        pod: { kind: 'Pod', namespace: 'default', name: 'gs', generateName: '' },
         specs: parsedSpecs(),
         ranges: new Map([['default', RANGE]]),
         dryRun: false,

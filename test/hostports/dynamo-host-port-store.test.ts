@@ -26,7 +26,12 @@ async function newStore(): Promise<DynamoHostPortStore> {
 }
 
 /** The pod a test record names: its id is its name. */
-const podNamed = (name: string, namespace = 'default') => ({ namespace, name, generateName: '' });
+const podNamed = (name: string, namespace = 'default') => ({
+  kind: 'Pod' as const,
+  namespace,
+  name,
+  generateName: '',
+});
 
 function record(
   id: string,
@@ -35,7 +40,7 @@ function record(
 ): PodPortRecord {
   return {
     id,
-    pod: { namespace: options.namespace ?? 'default', name: id, generateName: '' },
+    pod: { kind: 'Pod', namespace: options.namespace ?? 'default', name: id, generateName: '' },
     ports: ports.map((port, i) => ({ name: `p${i}`, range: 'default', port, protocol: 'UDP' })),
     createdAt: 1,
     ...(options.token === undefined ? {} : { token: options.token }),
@@ -177,11 +182,21 @@ describe('DynamoHostPortStore', () => {
     const unnamed = record('a', [7010]);
     await recordHostPorts(store, {
       ...unnamed,
-      pod: { namespace: 'default', name: '', generateName: 'gs-' },
+      pod: { kind: 'Pod', namespace: 'default', name: '', generateName: 'gs-' },
     });
-    const other = { namespace: 'default', name: 'lobby-x1', generateName: 'lobby-' };
+    const other = {
+      kind: 'Pod' as const,
+      namespace: 'default',
+      name: 'lobby-x1',
+      generateName: 'lobby-',
+    };
     expect(await releaseHostPorts({ store }, 'a', other)).toBeUndefined();
-    const named = { namespace: 'default', name: 'gs-x7k2p', generateName: 'gs-' };
+    const named = {
+      kind: 'Pod' as const,
+      namespace: 'default',
+      name: 'gs-x7k2p',
+      generateName: 'gs-',
+    };
     expect((await releaseHostPorts({ store }, 'a', named))?.id).toBe('a');
     expect(countAt(await store.readCounts(range), 7010)).toBe(0);
   });

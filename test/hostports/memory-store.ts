@@ -12,10 +12,10 @@ import {
   type HostPortStore,
   levelKey,
   type PodPortRecord,
-  type PodRef,
   type RangeCounts,
   type UseLevel,
 } from '../../shared/hostports/store.js';
+import type { Owner } from '../../shared/vocabulary/owner.js';
 
 const ITEM_PORTS = 64;
 
@@ -66,7 +66,7 @@ export class MemoryHostPortStore implements HostPortStore {
     this.#records.set(record.id, record);
   }
 
-  async deleteRecord(id: string, pod: PodRef, token?: string): Promise<PodPortRecord | undefined> {
+  async deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined> {
     await this.#gate();
     const stored = this.#records.get(id);
     if (!stored || stored.pod.namespace !== pod.namespace) return undefined;

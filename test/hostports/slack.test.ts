@@ -38,7 +38,7 @@ function container(store: MemoryHostPortStore, now: () => number, random: () => 
     allocate: (range: HostPortRange, ports: number): Promise<AllocationOutcome> =>
       allocateHostPorts(deps, {
         id: `${Math.floor(random() * 1e9)}-${ids++}`,
-        pod: { namespace: 'default', name: `gs-${ids}`, generateName: '' },
+        pod: { kind: 'Pod', namespace: 'default', name: `gs-${ids}`, generateName: '' },
         specs: specs(range, ports),
         ranges: new Map([[range.name, range]]),
         dryRun: false,

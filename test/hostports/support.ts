@@ -3,16 +3,18 @@ import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import type { AdmissionHandler } from '../../shared/admission/dispatch.js';
-import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { hostPortRangesOf, podAdmission } from '../../shared/admission/pods.js';
 import type { AdmissionVerdict } from '../../shared/admission/response.js';
 import { type AdmissionRequest, parseAdmissionReview } from '../../shared/admission/review.js';
 import { type BerthConfig, parseConfig } from '../../shared/config/schema.js';
 import type { HostPortRange } from '../../shared/hostports/model.js';
-import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
-import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
+import {
+  ALLOCATION_ID_ANNOTATION,
+  HOST_PORTS_ANNOTATION,
+  PORTS_ANNOTATION,
+} from '../../shared/vocabulary/labels.js';
 import { applyJsonPatch } from '../fakes/kube-api-server.js';
 import { freshTable } from '../support/dynamo.js';
 

@@ -78,7 +78,12 @@ describe('runRepairPass: host ports', () => {
       'HostPortNotAllocated Pod/default/gs-3',
     ]);
     const record = await env.hostPorts.getRecord(sid('lost'));
-    expect(record?.pod).toEqual({ namespace: 'default', name: 'gs-3', generateName: '' });
+    expect(record?.pod).toEqual({
+      kind: 'Pod',
+      namespace: 'default',
+      name: 'gs-3',
+      generateName: '',
+    });
     expect(record?.ports).toEqual(
       expect.arrayContaining([held('game', 7010, 'TCPUDP'), held('rcon', 7011, 'TCP')]),
     );

@@ -4,10 +4,10 @@ import type { Lease } from '../../shared/lease/lease.js';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import type { RepairSummary } from '../../shared/repair/pass.js';
 import type { RepairAllocationStore } from '../../shared/repair/store.js';
+import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
 import { freeOwner } from '../support/free-owner.js';
 import { sid } from '../support/shaped-id.js';
 import {
-  allocationIdForUid,
   clusterDuring,
   eventsOf,
   failingAllocations,

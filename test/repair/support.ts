@@ -1,7 +1,6 @@
 /** Builders and a DynamoDB Local environment for repair tests. */
 
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
-import { ALLOCATION_ID_ANNOTATION } from '../../shared/admission/identity.js';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { recordHostPorts } from '../../shared/hostports/allocator.js';
 import type { HeldPort } from '../../shared/hostports/store.js';
@@ -28,6 +27,7 @@ import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-stor
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
+import { ALLOCATION_ID_ANNOTATION } from '../../shared/vocabulary/labels.js';
 import { FakeClusterApi } from '../fakes/cluster-api.js';
 import { freshTable } from '../support/dynamo.js';
 
@@ -138,7 +138,7 @@ export async function repairEnv(): Promise<RepairEnv> {
       async commitPod(id, namespace, podName, held) {
         await recordHostPorts(hostPorts, {
           id,
-          pod: { namespace, name: podName, generateName: '' },
+          pod: { kind: 'Pod', namespace, name: podName, generateName: '' },
           ports: held,
           createdAt: clock.now,
         });
@@ -229,9 +229,6 @@ export const svcOwner = (name: string, namespace = 'default') => ({
   namespace,
   name,
 });
-
-/** The `allocationIdForUid` id the repair pass gives a Service with no annotation. */
-export { allocationIdForUid } from '../../shared/admission/identity.js';
 
 /** A `RepairAllocationStore` that forwards to `inner` and throws `error` on the `after`-th call of `method`. */
 export function failingAllocations(

@@ -2,7 +2,7 @@
 import type { V1Container, V1Node, V1Pod } from '@kubernetes/client-node';
 import { parseConfig, type ScaleConfig } from '../../shared/config/schema.js';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
-import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
+import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/vocabulary/labels.js';
 
 /**
  * A `scale` section for pass tests: cordons a surplus at once, removes without a budget, keeps

@@ -10,14 +10,9 @@ import {
   parseGoDuration,
   withPoolLifetime,
 } from '../../shared/scale/drain.js';
-import { AGONES_LAST_ALLOCATED, indexAgones } from '../../shared/scale/game-state.js';
+import { indexAgones } from '../../shared/scale/game-state.js';
 import { runScalePass, withSessionsSeen } from '../../shared/scale/pass.js';
-import {
-  DO_NOT_DISRUPT,
-  protectionFor,
-  protectionPatch,
-  SAFE_TO_EVICT,
-} from '../../shared/scale/protection.js';
+import { protectionFor, protectionPatch } from '../../shared/scale/protection.js';
 import {
   EMPTY_SESSIONS,
   expectedRemainingMs,
@@ -26,6 +21,11 @@ import {
 } from '../../shared/scale/sessions.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
 import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
+import {
+  AGONES_LAST_ALLOCATED,
+  DO_NOT_DISRUPT,
+  SAFE_TO_EVICT,
+} from '../../shared/vocabulary/labels.js';
 import { InProcessScaleMemory } from '../support/scale-memory.js';
 import {
   agonesServer,

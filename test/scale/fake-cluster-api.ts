@@ -9,10 +9,10 @@ import type {
   ClusterEvent,
   DeletePreconditions,
   EvictionOutcome,
-  JsonPatchOperation,
   KarpenterNodePool,
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
+import type { JsonPatchOperation } from '../../shared/vocabulary/patch.js';
 import { meetsPreconditions } from '../fakes/kube-api-server.js';
 
 /** One recorded call. */

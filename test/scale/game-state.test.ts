@@ -1,13 +1,12 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { gameStateOf, indexAgones } from '../../shared/scale/game-state.js';
+import { buildSnapshot } from '../../shared/scale/snapshot.js';
 import {
   AGONES_LAST_ALLOCATED,
   GAME_STATE_ANNOTATION,
-  gameStateOf,
-  indexAgones,
   OKG_OPS_STATE_LABEL,
-} from '../../shared/scale/game-state.js';
-import { buildSnapshot } from '../../shared/scale/snapshot.js';
+} from '../../shared/vocabulary/labels.js';
 import { agonesServer, node, pod, statefulServer } from './builders.js';
 
 const NONE = indexAgones([]);

@@ -2,17 +2,17 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
-import {
-  CORDONED_AT,
-  KARPENTER_DO_NOT_DISRUPT,
-  REMOVAL_STARTED_AT,
-  SCALE_DOWN_DISABLED,
-} from '../../shared/scale/names.js';
-import { PLACEHOLDER_LABEL } from '../../shared/scale/placeholders.js';
 import { planScale, protectionOf, type ScalePlan } from '../../shared/scale/plan.js';
 import { type ScalePolicy, scalePolicy } from '../../shared/scale/policy.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
 import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
+import {
+  CORDONED_AT,
+  DO_NOT_DISRUPT,
+  PLACEHOLDER_LABEL,
+  REMOVAL_STARTED_AT,
+  SCALE_DOWN_DISABLED,
+} from '../../shared/vocabulary/labels.js';
 import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
 
 const MINUTE = 60_000;
@@ -437,11 +437,11 @@ describe('planScale: removing nodes', () => {
 
 describe('planScale: nodes berth must not touch', () => {
   const protectedNodes = (): V1Node[] => [
-    node('dnd', { annotations: { [KARPENTER_DO_NOT_DISRUPT]: 'true' } }),
+    node('dnd', { annotations: { [DO_NOT_DISRUPT]: 'true' } }),
     node('casd', { annotations: { [SCALE_DOWN_DISABLED]: 'true' } }),
     node('manual', { unschedulable: true }),
     berthCordoned('dnd-cordoned', T0 - 60 * MINUTE, {
-      annotations: { [KARPENTER_DO_NOT_DISRUPT]: 'true' },
+      annotations: { [DO_NOT_DISRUPT]: 'true' },
     }),
     berthCordoned('casd-cordoned', T0 - 60 * MINUTE, {
       annotations: { [SCALE_DOWN_DISABLED]: 'true' },
@@ -476,11 +476,8 @@ describe('planScale: nodes berth must not touch', () => {
   });
 
   it('treats values other than "true" as no opt-out', () => {
-    const n = buildSnapshot(
-      [node('x', { annotations: { [KARPENTER_DO_NOT_DISRUPT]: 'false' } })],
-      [],
-      {},
-    ).nodes[0];
+    const n = buildSnapshot([node('x', { annotations: { [DO_NOT_DISRUPT]: 'false' } })], [], {})
+      .nodes[0];
     expect(n && protectionOf(n)).toBeUndefined();
   });
 });
@@ -558,7 +555,7 @@ describe('planScale: invariants', () => {
               berth: { [CORDONED_AT]: at },
               'berth-bad': { [CORDONED_AT]: 'not a time' },
               removing: { [CORDONED_AT]: at, [REMOVAL_STARTED_AT]: at },
-              dnd: { [KARPENTER_DO_NOT_DISRUPT]: 'true' },
+              dnd: { [DO_NOT_DISRUPT]: 'true' },
               manual: {},
               schedulable: {},
             }[spec.state] ?? {};

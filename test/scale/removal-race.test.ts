@@ -9,13 +9,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podBindingAdmission } from '../../shared/admission/binding.js';
-import { ALLOCATION_ID_ANNOTATION, allocationIdForUid } from '../../shared/admission/identity.js';
 import { guardPodCreates } from '../../shared/admission/removal-guard.js';
 import { allow } from '../../shared/admission/response.js';
 import type { AdmissionRequest } from '../../shared/admission/review.js';
 import { parseConfig } from '../../shared/config/schema.js';
-import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import { runScalePass } from '../../shared/scale/pass.js';
+import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
+import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../../shared/vocabulary/labels.js';
 import { InProcessScaleMemory } from '../support/scale-memory.js';
 import { gameServers, node, pod, T0 } from './builders.js';
 import { FakeClusterApi } from './fake-cluster-api.js';

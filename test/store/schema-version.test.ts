@@ -219,12 +219,17 @@ describe('every write path stamps the version', () => {
     const port = { name: 'game', range: 'default', port: 7001, protocol: 'UDP' as const };
     await store.putRecord({
       id: 'a1',
-      pod: { namespace: 'games', name: '', generateName: 'gs-' },
+      pod: { kind: 'Pod', namespace: 'games', name: '', generateName: 'gs-' },
       ports: [port],
       createdAt: 1,
       token: 't',
     });
-    await store.learnName('a1', { namespace: 'games', name: 'gs-1', generateName: 'gs-' });
+    await store.learnName('a1', {
+      kind: 'Pod' as const,
+      namespace: 'games',
+      name: 'gs-1',
+      generateName: 'gs-',
+    });
     await store.addUses([port], new Map([['default#7001', { level: 0 }]]), 5);
     await store.removeUses([port]);
     await store.adjustNamespaceUse('games', 1, 10);
@@ -233,7 +238,12 @@ describe('every write path stamps the version', () => {
     await store.markForeign('default', 7200, false);
     expectVersioned(sent);
     expectAllStamped(await scan());
-    await store.deleteRecord('a1', { namespace: 'games', name: 'gs-1', generateName: 'gs-' });
+    await store.deleteRecord('a1', {
+      kind: 'Pod' as const,
+      namespace: 'games',
+      name: 'gs-1',
+      generateName: 'gs-',
+    });
     expectVersioned(sent);
   });
 

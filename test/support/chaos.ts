@@ -22,7 +22,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { admit } from '../../shared/admission/dispatch.js';
-import { namesOwner } from '../../shared/admission/identity.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { createRuntime } from '../../shared/app/runtime.js';
@@ -47,6 +46,7 @@ import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
+import { namesOwner } from '../../shared/vocabulary/allocation-id.js';
 import { eniWorld } from '../eni/harness.js';
 import { SimulatedApiServer } from './chaos-apiserver.js';
 import { FaultInjector, InjectedFault, injected } from './chaos-faults.js';

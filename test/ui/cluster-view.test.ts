@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { REMOVAL_STARTED_AT } from '../../shared/scale/names.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
 import { clusterViewOf, clusterViewReader } from '../../shared/ui/cluster-view.js';
+import { REMOVAL_STARTED_AT } from '../../shared/vocabulary/labels.js';
 import { berthCordoned, gameServers, node, pod, T0 } from '../scale/builders.js';
 import { FakeClusterApi } from '../scale/fake-cluster-api.js';
 

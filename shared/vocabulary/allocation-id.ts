@@ -1,9 +1,11 @@
+/**
+ * Allocation ids: the key an object's allocations live under, carried on the object as
+ * `berth.dev/allocation-id`. Every id has one shape (20 base32 characters), however it was made,
+ * so a value of any other shape on an object is never taken for one.
+ */
 import { createHash } from 'node:crypto';
-
-/** The annotations and label berth puts on the objects it allocates for. */
-
-/** Stable id of an object's allocations; a re-invoked webhook that sees it does not allocate again. */
-export const ALLOCATION_ID_ANNOTATION = 'berth.dev/allocation-id';
+import { ALLOCATION_ID_ANNOTATION } from './labels.js';
+import { annotationOf, type JsonObject } from './opaque.js';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 
@@ -26,8 +28,11 @@ export function newAllocationId(randomBytes: (size: number) => Uint8Array): stri
  */
 const OWNER_DIGEST_LENGTH = 15;
 
-/** The object an allocation id names, when its owner is known by name at allocation time. */
-export interface NamedOwner {
+/**
+ * What of an owner an owner-naming id is made from: the object as known by name (any kind, so
+ * that a holder lookup can ask of a kind it only read).
+ */
+interface NamedOwner {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
@@ -60,19 +65,6 @@ export function namesOwner(id: string, owner: NamedOwner): boolean {
   return owner.name !== '' && id.startsWith(ownerDigest(owner));
 }
 
-/**
- * How much of a generateName the apiserver keeps: it appends 5 random characters to at most 58
- * of it, so that the name fits 63 (`MaxGeneratedNameLength` in kubernetes/apiserver
- * pkg/storage/names/generate.go).
- */
-const GENERATED_PREFIX_LENGTH = 58;
-
-/** Whether `name` is one the apiserver could have made from `generateName`. */
-export function isGeneratedName(name: string, generateName: string): boolean {
-  const prefix = generateName.slice(0, GENERATED_PREFIX_LENGTH);
-  return name.length > prefix.length && name.startsWith(prefix);
-}
-
 const ALLOCATION_ID_SHAPE = /^[a-z2-7]{20}$/;
 
 /**
@@ -99,38 +91,16 @@ export function allocationIdForUid(uid: string): string {
   return newAllocationId((size) => createHash('sha256').update(uid).digest().subarray(0, size));
 }
 
-type JsonObject = Readonly<Record<string, unknown>>;
-
-/** The JSON object at `path` inside an opaque object (e.g. `metadata`), when there is one. */
-export function objectAt(
-  object: JsonObject | null | undefined,
-  ...path: readonly string[]
-): JsonObject | undefined {
-  let value: unknown = object;
-  for (const key of path) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-    value = (value as JsonObject)[key];
-  }
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as JsonObject)
-    : undefined;
-}
-
-/** The string at `path` inside an opaque object (e.g. `metadata`, `name`), when it is one. */
-export function stringAt(
-  object: JsonObject | null | undefined,
-  ...path: readonly string[]
-): string | undefined {
-  const last = path.at(-1);
-  if (last === undefined) return undefined;
-  const value = objectAt(object, ...path.slice(0, -1))?.[last];
-  return typeof value === 'string' ? value : undefined;
-}
-
-/** Reads an annotation from an opaque object's metadata. */
-export function annotationOf(
-  object: JsonObject | null | undefined,
-  key: string,
-): string | undefined {
-  return stringAt(object, 'metadata', 'annotations', key);
+/**
+ * The id a stored object's allocations live under: its annotation when it has berth's shape,
+ * else one derived from its uid (an object created while berth was not in its path); undefined
+ * with neither.
+ */
+export function storedAllocationId(metadata: {
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly uid?: string;
+}): string | undefined {
+  const annotated = metadata.annotations?.[ALLOCATION_ID_ANNOTATION];
+  if (isAllocationId(annotated)) return annotated;
+  return metadata.uid ? allocationIdForUid(metadata.uid) : undefined;
 }

@@ -20,6 +20,11 @@ export function pointer(...tokens: ReadonlyArray<string | number>): string {
   return tokens.map((t) => `/${pointerToken(String(t))}`).join('');
 }
 
+/** The pointer of one of an object's annotations (`/metadata/annotations/berth.dev~1cordoned-at`). */
+export function annotationPath(key: string): string {
+  return pointer('metadata', 'annotations', key);
+}
+
 /**
  * Operations that set `metadata.<field>[key] = value` for every entry, creating the map, or the
  * whole `metadata` when `metadata` is undefined (the object has none), since an `add` to a

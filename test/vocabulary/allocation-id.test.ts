@@ -7,7 +7,7 @@ import {
   namesOwner,
   newAllocationId,
   ownerNamingAllocationId,
-} from '../../shared/admission/identity.js';
+} from '../../shared/vocabulary/allocation-id.js';
 
 const web = { kind: 'Service', namespace: 'games', name: 'web' };
 
