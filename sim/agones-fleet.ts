@@ -18,7 +18,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../shared/k8s/cluster-api.js';
 import { cpuMillisOf, effectiveCpuRequestMillis } from '../shared/scale/cpu.js';
 import { GAME_SERVER_LABEL } from '../shared/scale/names.js';
-import type { KubeApiServer } from './kube-api-server.js';
+import type { KubeApiServer } from './fakes/kube-api-server.js';
 
 /** How the fleet is made. */
 export interface AgonesFleetOptions {

@@ -10,8 +10,8 @@
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { PORTS_ANNOTATION } from '../shared/hostports/spec.js';
 import { REMOVAL_STARTED_AT } from '../shared/scale/names.js';
-import { applyPatch, decodePatch } from './json-patch.js';
-import type { KubeApiServer } from './kube-api-server.js';
+import { applyPatch, decodePatch } from './fakes/json-patch.js';
+import type { KubeApiServer } from './fakes/kube-api-server.js';
 import type { SimMachines } from './machines.js';
 import type { IpHolder, NodeIpClient } from './node-ips.js';
 import { type ReviewInput, review } from './reviews.js';

@@ -26,7 +26,6 @@ import { frontsAtBinding } from '../../shared/fronts/binding-fronts.js';
 import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../../shared/fronts/budgeted.js';
 import type { Elbv2Api } from '../../shared/fronts/elbv2.js';
 import { claimListeners } from '../../shared/fronts/listener-claim.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { runFrontsPass } from '../../shared/fronts/pass.js';
 import { Elbv2PoolDirectory } from '../../shared/fronts/pool-directory.js';
 import type { FrontStore } from '../../shared/fronts/store.js';
@@ -37,7 +36,8 @@ import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import type { Lease } from '../../shared/lease/lease.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/manifests/webhooks.js';
 import { parsePortRange } from '../../shared/net/port-range.js';
-import { FakeLease } from '../../test/scale/fakes.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
 import type { FrontsWorld, SystemFactory } from './harness.js';
 import { type SimTime, withAcceleratorLatency, withElbv2Latency } from './kit.js';
 import type {

@@ -13,7 +13,7 @@ import type { AdmissionHandler } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import type { NodeAddressType } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { admittedGameServer } from '../hostports/support.js';
 
 const TOKEN = 'berth-test-token';

@@ -7,12 +7,12 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EniConflictError } from '../../shared/eni/errors.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import type { CreateIntent, IpRecord, PoolRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { freshTable } from '../support/dynamo.js';
 import { eniWorld } from './harness.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp } from '../../shared/eni/service.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { eniWorld } from './harness.js';
 
 /** The in-memory store, recording every moment two acquisitions hold one pool's lease at once. */

@@ -13,12 +13,12 @@ import { parseConfig } from '../../shared/config/schema.js';
 import type { AcceleratorFront } from '../../shared/fronts/accelerator-front.js';
 import { FRONTS_ANNOTATION } from '../../shared/fronts/front-spec.js';
 import type { PoolMember } from '../../shared/fronts/listener-claim.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
 import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
 import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 import {
   allocationIdOf,
   containerEnv,

@@ -9,7 +9,6 @@ import fc from 'fast-check';
 import { describe, expect, inject, it } from 'vitest';
 import { MAX_LISTENERS_PER_NLB } from '../../shared/fronts/elbv2.js';
 import { ListenerSlotTakenError, LoadBalancerFullError } from '../../shared/fronts/errors.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import type {
   FrontStore,
   ListenerSlotRecord,
@@ -19,6 +18,7 @@ import type { ListenerSlot } from '../../shared/fronts/work.js';
 import { DynamoFrontStore } from '../../shared/store/dynamo-front-store.js';
 import { ItemSchemaTooNewError } from '../../shared/store/errors.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_ATTRIBUTE } from '../../shared/store/schema-version.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 import { freshTable } from '../support/dynamo.js';
 import { rawClient, scanRaw } from '../support/raw-table.js';
 

@@ -1,7 +1,6 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { FRONTS_ANNOTATION } from '../../shared/fronts/front-spec.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { makeListener } from '../../shared/fronts/nlb-front.js';
 import {
   CREATE_GRACE_MS,
@@ -12,7 +11,8 @@ import {
 import type { FrontWork } from '../../shared/fronts/work.js';
 import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
 import { PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
-import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 
 const LIVE = 'aaaaaaaaaaaaaaaaaaaa';
 const GONE = 'bbbbbbbbbbbbbbbbbbbb';

@@ -11,8 +11,8 @@ import { chooseWithSlack } from '../../shared/hostports/choice.js';
 import { CountView } from '../../shared/hostports/count-view.js';
 import { HostPortContentionError } from '../../shared/hostports/errors.js';
 import { type HostPortRange, type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
+import { MemoryHostPortStore } from '../../sim/fakes/host-port-store.js';
 import { seededRandom } from '../support/random.js';
-import { MemoryHostPortStore } from './memory-store.js';
 
 /** A shared clock: every reading is later than the one before, as a synchronised clock. */
 function logicalClock(): () => number {

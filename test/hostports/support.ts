@@ -12,7 +12,7 @@ import { HOST_PORTS_ANNOTATION } from '../../shared/hostports/patch.js';
 import { type HostPortRange, PORTS_ANNOTATION } from '../../shared/hostports/spec.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
-import { applyJsonPatch } from '../fakes/kube-api-server.js';
+import { applyPatch } from '../../sim/fakes/json-patch.js';
 import { freshTable } from '../support/dynamo.js';
 
 /** A pod as tests build it: plain JSON. */
@@ -100,9 +100,7 @@ export function admittedGameServer(name: string, namespace = 'default'): V1Pod {
 /** The pod after the verdict's patch; fails the test when the verdict is a denial. */
 export function patched(pod: Pod, verdict: AdmissionVerdict): Pod {
   if (!verdict.allowed) throw new Error(`denied ${verdict.code}: ${verdict.message}`);
-  type Json = Parameters<typeof applyJsonPatch>[0];
-  const operations = (verdict.patch ?? []) as unknown as Parameters<typeof applyJsonPatch>[1];
-  return applyJsonPatch(pod as unknown as Json, operations) as unknown as Pod;
+  return applyPatch(pod, verdict.patch ?? []);
 }
 
 /** `berth.dev/host-ports` of a patched pod. */

@@ -11,9 +11,9 @@ import { type PortRange, parsePortRange } from '../../shared/net/port-range.js';
 import { findHolders } from '../../shared/status/holders.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { review } from '../support/reviews.js';
 
 describe('who holds a value of a Service that wrote no owner record', () => {

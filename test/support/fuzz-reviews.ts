@@ -12,7 +12,7 @@ import { BLOCK_SIZE } from '../../shared/allocation/store.js';
 import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
-import { applyPatch, decodePatch } from './json-patch.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
 import { serveRuntime } from './serve-runtime.js';
 
 /** One request body, and the uid the answer must carry when it is a review. */
