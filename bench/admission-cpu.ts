@@ -110,7 +110,7 @@ export async function runAdmissionCpuBench(): Promise<void> {
       method:
         'per review: JSON.parse of the body + parseAdmissionReview + admit + JSON.stringify of the answer; ' +
         'CPU = process.cpuUsage delta (user+system, all threads of the process), wall = performance.now delta; ' +
-        'store = in-memory Map (bench/support/memory-allocation-store.ts), so no round trip is included',
+        'store = in-memory Map (sim/fakes/allocation-store.ts), so no round trip is included',
       reviews: REVIEWS,
       warmUpReviews: WARM_UP_REVIEWS,
       liveServices: LIVE_SERVICES,

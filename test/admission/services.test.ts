@@ -18,8 +18,8 @@ import type { SettleTask } from '../../shared/settle/task.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
 
 /** The Service fields these tests read and write; everything else passes through untyped. */
 interface Obj {

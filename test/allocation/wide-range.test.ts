@@ -20,9 +20,9 @@ import type { AllocationStore, Block, OwnerRef } from '../../shared/allocation/s
 import { exclusiveRangeUsage } from '../../shared/allocation/usage.js';
 import { cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
+import { seededRandom } from '../../sim/random.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
-import { seededRandom } from '../support/random.js';
 
 const owner: OwnerRef = { kind: 'Service', namespace: 'default', name: 'svc' };
 const NOW = 1_700_000_000_000;

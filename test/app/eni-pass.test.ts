@@ -7,11 +7,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eniRunner, localEc2Account } from '../../shared/app/eni-pass.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { Ec2Network } from '../../shared/ec2/network.js';
+import { SUBNET_CIDR, SUBNET_ID } from '../../sim/eni-world.js';
 import { ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { FakeEc2 } from '../../sim/fakes/ec2.js';
-import { SUBNET_CIDR, SUBNET_ID } from '../eni/harness.js';
+import { seededRandom } from '../../sim/random.js';
 import { freshTable } from '../support/dynamo.js';
-import { seededRandom } from '../support/random.js';
 
 let table: Awaited<ReturnType<typeof freshTable>>;
 beforeAll(async () => {

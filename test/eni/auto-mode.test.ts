@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AutoModeNodeError } from '../../shared/eni/errors.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleLookUpIp, releaseIp } from '../../shared/eni/service.js';
+import { type EniWorld, eniWorld } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
-import { type EniWorld, eniWorld } from './harness.js';
 
 const MINUTE = 60_000;
 

@@ -12,9 +12,9 @@ import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
+import { eniWorld } from '../../sim/eni-world.js';
 import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { freshTable } from '../support/dynamo.js';
-import { eniWorld } from './harness.js';
 
 const pool: PoolRecord = {
   node: 'node-a',

@@ -11,9 +11,9 @@ import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleLookUpIp, releaseIp } from '../../shared/eni/service.js';
 import type { NodeRead, NodeWrite } from '../../shared/eni/store.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
+import { eniWorld } from '../../sim/eni-world.js';
 import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { freshTable } from '../support/dynamo.js';
-import { eniWorld } from './harness.js';
 
 /**
  * The in-memory store whose eventually consistent looks answer the node as it stood `lag` commits

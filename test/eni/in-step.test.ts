@@ -9,9 +9,9 @@ import { newReconcileTally, reconcilePool } from '../../shared/eni/reconcile.js'
 import { planStoredPool } from '../../shared/eni/refill.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { NodeWrite } from '../../shared/eni/store.js';
+import { type EniWorld, eniWorld } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
 import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
-import { type EniWorld, eniWorld } from './harness.js';
 
 /** The in-memory store, counting every write (pool or node item). */
 class WriteCountingStore extends InMemoryEniStore {

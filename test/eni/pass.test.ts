@@ -8,10 +8,10 @@ import {
 } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { type EniWorld, eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
 import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { crashAfter, SimulatedCrashError } from './crash.js';
-import { type EniWorld, eniWorld, SUBNET_ID } from './harness.js';
 
 const MINUTE = 60_000;
 

@@ -18,8 +18,8 @@ import {
   slotsUsed,
 } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { eniWorld } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
-import { eniWorld } from './harness.js';
 
 const NOW = 10_000_000;
 

@@ -11,8 +11,8 @@ import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { refillPool } from '../../shared/eni/refill.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
-import { eniWorld, SUBNET_ID } from './harness.js';
 
 /** A deterministic uniform source for the fake's scattering. */
 function lcg(seed: number): () => number {

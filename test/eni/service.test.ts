@@ -12,9 +12,9 @@ import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleAssignIp, handleReleaseIp, releaseIp } from '../../shared/eni/service.js';
 import { eniPoolStatus } from '../../shared/eni/status.js';
 import type { NodeWrite } from '../../shared/eni/store.js';
+import { eniWorld, SUBNET_CIDR } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
 import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
-import { eniWorld, SUBNET_CIDR } from './harness.js';
 
 /** The in-memory store, recording every commit's writes. */
 class CommitRecordingStore extends InMemoryEniStore {

@@ -15,7 +15,7 @@ import {
 } from '../../shared/hostports/choice.js';
 import { parsePortSpecs } from '../../shared/hostports/spec.js';
 import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
-import { seededRandom } from '../support/random.js';
+import { seededRandom } from '../../sim/random.js';
 import {
   allocationIdOf,
   containerEnv,

@@ -12,7 +12,7 @@ import { COUNT_VIEW_MAX_AGE_MS, CountView } from '../../shared/hostports/count-v
 import type { HostPortRange } from '../../shared/hostports/spec.js';
 import type { CountsRead, RangeCounts } from '../../shared/hostports/store.js';
 import { MemoryHostPortStore } from '../../sim/fakes/host-port-store.js';
-import { seededRandom } from '../support/random.js';
+import { seededRandom } from '../../sim/random.js';
 import { gamePod, podRequest } from './support.js';
 
 const RANGE: HostPortRange = { name: 'default', first: 7000, size: 8 };

@@ -12,7 +12,7 @@ import { CountView } from '../../shared/hostports/count-view.js';
 import { HostPortContentionError } from '../../shared/hostports/errors.js';
 import { type HostPortRange, type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
 import { MemoryHostPortStore } from '../../sim/fakes/host-port-store.js';
-import { seededRandom } from '../support/random.js';
+import { seededRandom } from '../../sim/random.js';
 
 /** A shared clock: every reading is later than the one before, as a synchronised clock. */
 function logicalClock(): () => number {

@@ -11,7 +11,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
 import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
-import { review } from '../support/reviews.js';
+import { review } from '../../sim/reviews.js';
 
 const TOKEN = 'restart-token';
 let fake: KubeApiServer;

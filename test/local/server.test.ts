@@ -11,8 +11,8 @@ import { createHttpApi } from '../../shared/http/api.js';
 import { type RunningServer, startServer } from '../../shared/local/server.js';
 import { ensureLocalTls } from '../../shared/local/tls.js';
 import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
 
 let server: RunningServer;
 let ca: string;

@@ -19,9 +19,9 @@ import type { SettleTask } from '../../shared/settle/task.js';
 import { FakeEc2 } from '../../sim/fakes/ec2.js';
 import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
 import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { review } from '../../sim/reviews.js';
 import { gamePod, hostPortsOf, patched, podRequest } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
 import { serviceReviews } from '../support/service-reviews.js';
 
 const TOKEN = 'auto-mode-token';

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { loadYaml, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveRuntime } from '../../bench/support/serve-runtime.js';
 import { createManifestsCommand, type ManifestsOptions } from '../../cli/manifests.js';
 import { warnAtMostEvery } from '../../cli/serve-log.js';
 import { createRuntime } from '../../shared/app/runtime.js';
@@ -15,10 +16,9 @@ import { KubernetesUnreachableError } from '../../shared/k8s/errors.js';
 import type { RunningServer } from '../../shared/local/server.js';
 import { BYPASS_LABEL } from '../../shared/manifests/webhooks.js';
 import { dynamoClient } from '../../shared/store/client.js';
+import { review } from '../../sim/reviews.js';
 import { type ApiserverRequest, apiserverAdmit } from '../support/apiserver-admission.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
-import { serveRuntime } from '../support/serve-runtime.js';
 
 const config = parseConfig({ cluster: 'games' });
 

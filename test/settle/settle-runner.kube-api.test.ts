@@ -9,8 +9,8 @@ import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.j
 import type { SettleTask } from '../../shared/settle/task.js';
 import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
 import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
 import { serviceReviews } from '../support/service-reviews.js';
 
 const TOKEN = 'settle-token';

@@ -1,18 +1,18 @@
 /**
- * One ENI world for a test: a manual clock, the EC2 fake behind the rate budget, a fake cluster,
+ * One ENI world for a test or a bench: a manual clock, the EC2 fake behind the rate budget, a fake cluster,
  * the in-memory store (or a given one) and `EniDeps` wired over them.
  */
-import { parseConfig } from '../../shared/config/schema.js';
-import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
-import { BudgetedEc2Network, DEFAULT_EC2_BUDGET } from '../../shared/ec2/rate-budget.js';
-import { eniDeps } from '../../shared/eni/deps.js';
-import type { RefillRequests } from '../../shared/eni/refill.js';
-import type { AssignDeps } from '../../shared/eni/service.js';
-import type { EniStore } from '../../shared/eni/store.js';
-import { ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
-import { FakeEc2, type FakeEc2Options } from '../../sim/fakes/ec2.js';
-import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
-import { seededRandom } from '../support/random.js';
+import { parseConfig } from '../shared/config/schema.js';
+import { InProcessSharedBudget } from '../shared/ec2/fair-share.js';
+import { BudgetedEc2Network, DEFAULT_EC2_BUDGET } from '../shared/ec2/rate-budget.js';
+import { eniDeps } from '../shared/eni/deps.js';
+import type { RefillRequests } from '../shared/eni/refill.js';
+import type { AssignDeps } from '../shared/eni/service.js';
+import type { EniStore } from '../shared/eni/store.js';
+import { ec2Node, FakeClusterApi } from './fakes/cluster-api.js';
+import { FakeEc2, type FakeEc2Options } from './fakes/ec2.js';
+import { InMemoryEniStore } from './fakes/eni-store.js';
+import { seededRandom } from './random.js';
 
 /** The subnet every test node lives in: 10.0.0.0/24 (251 usable addresses). */
 export const SUBNET_ID = 'subnet-0a';

@@ -47,14 +47,14 @@ import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
+import { eniWorld } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
 import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
-import { eniWorld } from '../eni/harness.js';
+import { seededRandom } from '../../sim/random.js';
+import { review } from '../../sim/reviews.js';
 import { SimulatedApiServer } from './chaos-apiserver.js';
 import { FaultInjector, InjectedFault, injected } from './chaos-faults.js';
 import { LeakWatch, type ListingView, type StoreView } from './leak-watch.js';
-import { seededRandom } from './random.js';
-import { review } from './reviews.js';
 
 /** How hard to shake. Fault probabilities are per store request or write; the rest per write. */
 export interface ChaosOptions {
