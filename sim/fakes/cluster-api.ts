@@ -4,8 +4,9 @@
  * `test/contracts/cluster-api.contract.ts` holds it and the client-node adapter to: absent
  * reads are undefined, lists honour the apiserver's selectors and come in key order and in
  * pages, a patch that cannot apply throws `KubernetesConflictError` and bumps nothing, a patch
- * that applies bumps `resourceVersion`, deleting a missing node succeeds, and a deleted node or
- * GameServer takes its pods with it (the pod garbage collector, Agones).
+ * that applies bumps `resourceVersion`, deleting a missing node succeeds, and a deleted GameServer
+ * takes the pods it owns. Beyond the contract, a deleted node takes the pods bound to it (the pod
+ * garbage collector), which the scale tests rely on.
  */
 import { setImmediate } from 'node:timers/promises';
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
@@ -215,8 +216,13 @@ export class FakeClusterApi implements ClusterApi {
     if (!gs) return 'gone';
     if (!meetsPreconditions(gs.metadata, preconditions)) return 'changed';
     this.gameServers.delete(key);
-    // Agones deletes the GameServer's pod, which has its name, with it.
-    this.pods.delete(key);
+    // The garbage collector deletes the pods the GameServer owns, as on the loopback apiserver.
+    const uid = gs.metadata?.uid;
+    for (const [podKey, pod] of this.pods) {
+      if (uid && pod.metadata?.ownerReferences?.some((owner) => owner.uid === uid)) {
+        this.pods.delete(podKey);
+      }
+    }
     return 'deleted';
   }
 

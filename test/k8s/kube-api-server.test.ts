@@ -1,7 +1,5 @@
 /** The loopback fake's own behaviour, where it mimics the apiserver, checked over raw HTTP. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { KubernetesConflictError, KubernetesNotFoundError } from '../../shared/k8s/errors.js';
-import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 
 describe('startKubeApiServer', () => {
@@ -124,20 +122,5 @@ describe('startKubeApiServer', () => {
     for (let i = 0; i < 3; i++) statuses.push((await call('/api/v1/nodes/n1')).status);
 
     expect(statuses).toEqual([500, 500, 200]);
-  });
-});
-
-describe('FakeClusterApi', () => {
-  it('keeps the adapter contract for patches, deletes and queued errors', async () => {
-    const cluster = new FakeClusterApi().withNodes({ metadata: { name: 'n1' }, spec: {} });
-
-    await expect(
-      cluster.patchNode('n1', [{ op: 'test', path: '/spec/unschedulable', value: true }]),
-    ).rejects.toBeInstanceOf(KubernetesConflictError);
-    await expect(cluster.patchNode('n2', [])).rejects.toBeInstanceOf(KubernetesNotFoundError);
-    await cluster.deleteNode('n2');
-    cluster.failNext('getNode', new Error('boom'));
-    await expect(cluster.getNode('n1')).rejects.toThrow('boom');
-    expect((await cluster.getNode('n1'))?.metadata?.name).toBe('n1');
   });
 });
