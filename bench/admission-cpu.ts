@@ -23,8 +23,8 @@ import { parseCidr } from '../shared/net/ip.js';
 import { parsePortRange } from '../shared/net/port-range.js';
 import { clusterIpRange, nodePortRange } from '../shared/net/value-range.js';
 import { ImmediateSettler } from '../shared/settle/settler.js';
-import { applyPatch, decodePatch } from '../test/support/json-patch.js';
-import { MemoryAllocationStore, type StoreCalls } from './support/memory-allocation-store.js';
+import { MemoryAllocationStore, type StoreCalls } from '../sim/fakes/allocation-store.js';
+import { applyPatch, decodePatch } from '../sim/fakes/json-patch.js';
 import { writeResults } from './support/results.js';
 import { median, percentile, round } from './support/stats.js';
 import { printTable } from './support/table.js';
@@ -110,7 +110,7 @@ export async function runAdmissionCpuBench(): Promise<void> {
       method:
         'per review: JSON.parse of the body + parseAdmissionReview + admit + JSON.stringify of the answer; ' +
         'CPU = process.cpuUsage delta (user+system, all threads of the process), wall = performance.now delta; ' +
-        'store = in-memory Map (bench/support/memory-allocation-store.ts), so no round trip is included',
+        'store = in-memory Map (sim/fakes/allocation-store.ts), so no round trip is included',
       reviews: REVIEWS,
       warmUpReviews: WARM_UP_REVIEWS,
       liveServices: LIVE_SERVICES,

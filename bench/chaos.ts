@@ -4,7 +4,7 @@
  * late DEL retries), on DynamoDB Local while the store throttles, times out after writes that
  * landed, answers 500 after writes that landed (so the SDK sends them again), and kills callers
  * between writes, and the simulated apiserver refuses or delays writes admission allowed and
- * keeps Services behind finalizers (test/support/chaos.ts). A third of the Services and half the
+ * keeps Services behind finalizers (bench/support/chaos.ts). A third of the Services and half the
  * pods are created with generateName (the apiserver names them after admission); some CREATEs are
  * seen again under the same request uid, and stored generateName objects are copied under
  * another request, which must never be admitted as the original.
@@ -13,7 +13,7 @@
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { dynamoClient } from '../shared/store/client.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
-import { runChaos } from '../test/support/chaos.js';
+import { runChaos } from './support/chaos.js';
 import { writeResults } from './support/results.js';
 
 const OPTIONS = {

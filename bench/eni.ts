@@ -21,7 +21,7 @@
 import { pathToFileURL } from 'node:url';
 import type { Ec2Action } from '../shared/ec2/network.js';
 import { DEFAULT_POOL_MODE, type PoolMode } from '../shared/eni/policy.js';
-import { MUTATING_ACTIONS } from '../sim/ec2-fake.js';
+import { MUTATING_ACTIONS } from '../sim/fakes/ec2.js';
 import { runBerth } from './eni/berth.js';
 import { CILIUM_DEFAULTS, CILIUM_RAISED_API, runCilium } from './eni/cilium.js';
 import {

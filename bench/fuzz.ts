@@ -17,7 +17,7 @@ import {
   heldAllocationIds,
   sendCase,
   startFuzzTarget,
-} from '../test/support/fuzz-reviews.js';
+} from './support/fuzz-reviews.js';
 import { writeResults } from './support/results.js';
 
 const CASES = 10_000;

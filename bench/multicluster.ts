@@ -20,8 +20,8 @@
 import { pathToFileURL } from 'node:url';
 import { InProcessSharedBudget } from '../shared/ec2/fair-share.js';
 import type { RateBudget } from '../shared/ec2/rate-budget.js';
-import { InMemoryEniStore } from '../shared/eni/memory-store.js';
-import { FakeEc2 } from '../sim/ec2-fake.js';
+import { FakeEc2 } from '../sim/fakes/ec2.js';
+import { InMemoryEniStore } from '../sim/fakes/eni-store.js';
 import { seededRandom } from '../sim/random.js';
 import { berthOnDay, type DayAccount, runDay, soloAccount } from './eni/berth.js';
 import { DAY_KINDS, type DayKind, DaySubnets } from './eni/day.js';

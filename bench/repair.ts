@@ -5,11 +5,12 @@
  *
  * Each size gets a fresh cluster in one table, seeded directly with BatchWriteItem in the stores'
  * exact item formats (the adapters would need one request per value); Services and Pods come
- * from an in-memory `ClusterApi` that pages like the apiserver. Three passes per size: the first
+ * from the in-memory `ClusterApi`, which pages like the apiserver. Three passes per size: the first
  * two count the leaks, the third frees them (`leakGracePasses` 3). Target: a pass ≤ 20 s.
  *
  * Run alone: `npx tsx bench/repair.ts`. Writes bench/results/repair.json.
  */
+
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -18,15 +19,8 @@ import {
   type DynamoDBClient,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { rangeKey } from '../shared/allocation/allocator.js';
-import type {
-  AgonesGameServer,
-  ClusterApi,
-  ClusterEvent,
-  EvictionOutcome,
-  ListOptions,
-} from '../shared/k8s/cluster-api.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { parseCidr } from '../shared/net/ip.js';
 import { type PortRange, parsePortRange } from '../shared/net/port-range.js';
@@ -46,7 +40,7 @@ import { DynamoLease } from '../shared/store/dynamo-lease.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
 import { ALLOCATION_ID_ANNOTATION } from '../shared/vocabulary/labels.js';
-import type { JsonPatchOperation } from '../shared/vocabulary/patch.js';
+import { FakeClusterApi } from '../sim/fakes/cluster-api.js';
 import { prefillBlocks } from './support/prefill.js';
 import { writeResults } from './support/results.js';
 import { round } from './support/stats.js';
@@ -82,66 +76,9 @@ const HOST_FIRST = Number(HOST.valueAt(0));
 const serviceId = (i: number) => `s${String(i).padStart(19, '0')}`;
 const podId = (i: number) => `p${String(i).padStart(19, '0')}`;
 
-/** An in-memory `ClusterApi` that hands lists out in pages of `pageSize`, yielding between pages. */
-class PagingClusterApi implements ClusterApi {
-  readonly events: ClusterEvent[] = [];
-  pages = 0;
-  constructor(
-    readonly services: readonly V1Service[],
-    readonly pods: readonly V1Pod[],
-  ) {}
-  async getNode(): Promise<V1Node | undefined> {
-    return undefined;
-  }
-  async getPod(): Promise<V1Pod | undefined> {
-    return undefined;
-  }
-  async getService(): Promise<V1Service | undefined> {
-    return undefined;
-  }
-  listNodes(): AsyncIterable<V1Node> {
-    return this.#paged([], {});
-  }
-  listPods(options: ListOptions = {}): AsyncIterable<V1Pod> {
-    return this.#paged(this.pods, options);
-  }
-  listServices(options: ListOptions = {}): AsyncIterable<V1Service> {
-    return this.#paged(this.services, options);
-  }
-  async patchNode(name: string, _patch: readonly JsonPatchOperation[]): Promise<V1Node> {
-    throw new Error(`no node ${name}`);
-  }
-  async deleteNode(): Promise<void> {}
-  async scaleDeployment(): Promise<void> {}
-  async patchPod(name: string): Promise<V1Pod> {
-    throw new Error(`repair patches no pod (${name})`);
-  }
-  async evictPod(): Promise<EvictionOutcome> {
-    return 'gone';
-  }
-  async *listGameServers(): AsyncIterable<AgonesGameServer> {}
-  async deleteGameServer(): Promise<'gone'> {
-    return 'gone';
-  }
-  async getKarpenterNodePool(): Promise<undefined> {
-    return undefined;
-  }
-  async createEvent(event: ClusterEvent): Promise<void> {
-    this.events.push(event);
-  }
-  async *#paged<T>(items: readonly T[], options: ListOptions): AsyncIterable<T> {
-    const size = options.pageSize ?? PAGE_SIZE;
-    for (let start = 0; start < items.length; start += size) {
-      this.pages++;
-      await new Promise((done) => setImmediate(done));
-      yield* items.slice(start, start + size);
-    }
-  }
-}
-
 /** One size's seeded state and its cluster. */
 interface Seeded {
-  readonly cluster: PagingClusterApi;
+  readonly cluster: FakeClusterApi;
   readonly storedItems: { blocks: number; owners: number; podRecords: number; countBlocks: number };
   /** Values held in the store: cluster IPs, node ports and (pod, port) uses. */
   readonly storedValues: number;
@@ -314,7 +251,7 @@ async function seed(
   );
   await putAll(client, [...owners, ...records, ...countItems.values()]);
   return {
-    cluster: new PagingClusterApi(services, pods),
+    cluster: new FakeClusterApi().withServices(...services).withPods(...pods),
     storedItems: {
       blocks: ipBlocks + portBlocks,
       owners: owners.length,

@@ -6,7 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { installPlugin } from '../cni/build.js';
-import { NODE, startNodeIpServer } from '../test/cni/node-ip-server.js';
+import { NODE, startNodeIpServer } from '../sim/node-ip-server.js';
 
 const run = promisify(execFile);
 const ip = async (...args: string[]) => (await run('ip', args)).stdout;

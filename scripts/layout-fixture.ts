@@ -18,7 +18,7 @@ import { type BerthRuntime, createRuntime } from '../shared/app/runtime.js';
 import { parseConfig } from '../shared/config/schema.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { dynamoClient } from '../shared/store/client.js';
-import { scanRaw } from '../test/support/raw-table.js';
+import { scanRaw } from './raw-table.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 /** The day whose table is captured: small, steady, and stopped with game servers still running. */

@@ -13,12 +13,13 @@
  * until `reconcile` finds room. Changes are made to the server's maps directly, as a controller
  * writing through the API would, and the stand-in's `onChange` drives `reconcile`.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../shared/k8s/cluster-api.js';
 import { cpuMillisOf, effectiveCpuRequestMillis } from '../shared/scale/cpu.js';
 import { GAME_SERVER_LABEL } from '../shared/vocabulary/labels.js';
-import type { KubeApiServer } from './kube-api-server.js';
+import type { KubeApiServer } from './fakes/kube-api-server.js';
 
 /** How the fleet is made. */
 export interface AgonesFleetOptions {

@@ -7,10 +7,11 @@
  * berth's passes write through the Kubernetes API (cordons, Node deletions) is read back from
  * it, so the scheduler honours a cordon and a removed node takes its machine with it.
  */
+
 import type { V1Node, V1Pod, V1Service } from '@kubernetes/client-node';
 import { PORTS_ANNOTATION, REMOVAL_STARTED_AT } from '../shared/vocabulary/labels.js';
-import { applyPatch, decodePatch } from './json-patch.js';
-import type { KubeApiServer } from './kube-api-server.js';
+import { applyPatch, decodePatch } from './fakes/json-patch.js';
+import type { KubeApiServer } from './fakes/kube-api-server.js';
 import type { SimMachines } from './machines.js';
 import type { IpHolder, NodeIpClient } from './node-ips.js';
 import { type ReviewInput, review } from './reviews.js';

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgonesGameServer } from '../shared/k8s/cluster-api.js';
 import type { SimCluster } from './cluster.js';
-import type { KubeApiServer } from './kube-api-server.js';
+import type { KubeApiServer } from './fakes/kube-api-server.js';
 
 const NAMESPACE = 'games';
 

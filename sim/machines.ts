@@ -7,7 +7,7 @@
 import type { NodePool, PoolChange, PoolNode, PoolState } from '../shared/node-pool/node-pool.js';
 import { instanceIdOf } from '../shared/node-pool/provider-id.js';
 import type { SimClock } from './clock.js';
-import { FakeEc2 } from './ec2-fake.js';
+import { FakeEc2 } from './fakes/ec2.js';
 
 /** Where the day's nodes run. */
 export interface MachineOptions {

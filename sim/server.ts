@@ -20,7 +20,7 @@ import { WEB_VIEW_PAGE } from '../shared/ui/page.js';
 import type { UiClusterView } from '../shared/ui/state.js';
 import { SimClock } from './clock.js';
 import { SIM_NODE_LABELS, simMachines } from './config.js';
-import { type KubeApiServer, startKubeApiServer } from './kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from './fakes/kube-api-server.js';
 import { type MachineOptions, SimMachines, SimNodePool } from './machines.js';
 import type { SimTarget } from './run.js';
 

@@ -16,7 +16,6 @@ import {
   type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
 import { type EniDeps, type EniDepsInput, eniDeps } from '../../shared/eni/deps.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
 import {
   ENI_INVOCATIONS,
@@ -29,9 +28,10 @@ import {
 import { refillAhead } from '../../shared/eni/refill.js';
 import { type AssignDeps, assignIp, releaseIp } from '../../shared/eni/service.js';
 import { type EniStore, forwarding } from '../../shared/eni/store.js';
-import { FakeEc2, INSTANCE_TYPES, MUTATING_ACTIONS } from '../../sim/ec2-fake.js';
+import { boundPod, ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeEc2, INSTANCE_TYPES, MUTATING_ACTIONS } from '../../sim/fakes/ec2.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { seededRandom } from '../../sim/random.js';
-import { FakeCluster } from '../../test/eni/cluster-fake.js';
 import { VirtualClock } from '../support/virtual-time.js';
 import { type DayKind, DaySubnets, type SubnetOptions } from './day.js';
 import {
@@ -219,7 +219,7 @@ export function berthOnDay(
   options: { readonly diagnose?: boolean } = {},
 ): BerthOnDay {
   const { clock, fake, subnets } = account;
-  const cluster = new FakeCluster();
+  const cluster = new FakeClusterApi();
   const ledger = new CallLedger();
   const store = new InMemoryEniStore();
   const instanceTypes = new Map<string, InstanceTypeLimits>();
@@ -378,7 +378,7 @@ export function berthOnDay(
     const limits = INSTANCE_TYPES[spec.type];
     const maxPods = maxPodsOf(spec.type, policy.mode === 'prefix');
     subnetOf.set(spec.name, subnetId);
-    cluster.addNode(spec.name, instanceId, 'us-east-1a', maxPods);
+    cluster.withNodes(ec2Node(spec.name, instanceId, 'us-east-1a', maxPods));
     if (limits) {
       podsPerNode.capacity(
         spec.type,
@@ -405,7 +405,7 @@ export function berthOnDay(
   };
 
   const arrive = async (event: PodEvent, node: string, type: string): Promise<void> => {
-    cluster.addPod('games', event.pod, node);
+    cluster.withPods(boundPod('games', event.pod, node));
     const since = clock.now();
     let found: Awaited<ReturnType<typeof poolAsFound>> | undefined;
     let recent: number[] = [];
@@ -445,7 +445,7 @@ export function berthOnDay(
   };
 
   const depart = async (event: PodEvent): Promise<void> => {
-    cluster.removePod('games', event.pod);
+    cluster.pods.delete(`games/${event.pod}`);
     const wait = pending.get(event.pod);
     if (wait) {
       // It waited until its game was given up: the whole session.

@@ -64,7 +64,7 @@
  * Cilium's favour.
  */
 import type { Ec2Action, Ec2NetworkInterface } from '../../shared/ec2/network.js';
-import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
+import { FakeEc2, INSTANCE_TYPES } from '../../sim/fakes/ec2.js';
 import { seededRandom } from '../../sim/random.js';
 import { type DayKind, DaySubnets, SUBNETS } from './day.js';
 import {

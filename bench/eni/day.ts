@@ -19,7 +19,7 @@
 
 import { IPV4_PREFIX_SIZE } from '../../shared/ec2/network.js';
 import { formatCidr, parseCidr } from '../../shared/net/ip.js';
-import type { FakeEc2 } from '../../sim/ec2-fake.js';
+import type { FakeEc2 } from '../../sim/fakes/ec2.js';
 import { seededRandom } from '../../sim/random.js';
 import { SEED } from './workload.js';
 

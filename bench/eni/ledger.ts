@@ -9,7 +9,7 @@ import {
   type Ec2ActionFamily,
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, takeTokens } from '../../shared/ec2/token-bucket.js';
-import { MUTATING_ACTIONS } from '../../sim/ec2-fake.js';
+import { MUTATING_ACTIONS } from '../../sim/fakes/ec2.js';
 import { FLEET, START } from './workload.js';
 
 /** The cold start: nodes join and first fill their pools within this first hour of the day. */

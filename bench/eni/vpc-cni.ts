@@ -46,7 +46,7 @@
  * waiting pod is served at its node's next pool cycle).
  */
 import { type Ec2Action, IPV4_PREFIX_SIZE, prefixAddresses } from '../../shared/ec2/network.js';
-import { FakeEc2, INSTANCE_TYPES } from '../../sim/ec2-fake.js';
+import { FakeEc2, INSTANCE_TYPES } from '../../sim/fakes/ec2.js';
 import { seededRandom } from '../../sim/random.js';
 import { type DayKind, DaySubnets } from './day.js';
 import { CallLedger, type EniRunResult, IdleByType, PodsPerNode, tally, Waits } from './ledger.js';

@@ -16,6 +16,7 @@
  * A crash ends every invocation and pass in flight at its next call; their items come back as
  * SQS returns them.
  */
+
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
@@ -25,7 +26,6 @@ import { frontsAtBinding } from '../../shared/fronts/binding-fronts.js';
 import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../../shared/fronts/budgeted.js';
 import type { Elbv2Api } from '../../shared/fronts/elbv2.js';
 import { claimListeners } from '../../shared/fronts/listener-claim.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { runFrontsPass } from '../../shared/fronts/pass.js';
 import { Elbv2PoolDirectory } from '../../shared/fronts/pool-directory.js';
 import type { FrontStore } from '../../shared/fronts/store.js';
@@ -41,7 +41,8 @@ import {
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../../shared/vocabulary/labels.js';
-import { FakeLease } from '../../test/scale/fakes.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
 import type { FrontsWorld, SystemFactory } from './harness.js';
 import { type SimTime, withAcceleratorLatency, withElbv2Latency } from './kit.js';
 import type {

@@ -13,8 +13,8 @@
  *   no live game server is (cells a batch opened beside live ones are the design's, not orphans).
  */
 import type { NetworkLoadBalancer } from '../../shared/fronts/elbv2.js';
-import { FakeCustomRoutingAccelerator } from '../../sim/accelerator-fake.js';
-import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+import { FakeCustomRoutingAccelerator } from '../../sim/fakes/accelerator.js';
+import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
 import { seededRandom } from '../../sim/random.js';
 import { percentile, round } from '../support/stats.js';
 import { VirtualClock } from '../support/virtual-time.js';

@@ -23,12 +23,12 @@ import {
   NODE_WORK_BACKOFF,
   type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
 import { ENI_INVOCATIONS } from '../../shared/eni/policy.js';
-import { FakeEc2 } from '../../sim/ec2-fake.js';
+import { ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeEc2 } from '../../sim/fakes/ec2.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { seededRandom } from '../../sim/random.js';
-import { FakeCluster } from '../../test/eni/cluster-fake.js';
 import { berthEniDeps } from '../eni/berth.js';
 import { SUBNETS } from '../eni/day.js';
 import { CallLedger } from '../eni/ledger.js';
@@ -111,7 +111,7 @@ export async function runStorm(
   // Every cluster at the config's defaults.
   const config = parseConfig({}).eni;
   const clusters = waves.map((wave) => {
-    const cluster = new FakeCluster();
+    const cluster = new FakeClusterApi();
     const store = new InMemoryEniStore();
     const ledger = new CallLedger();
     let invocations = 0;
@@ -140,7 +140,7 @@ export async function runStorm(
           instanceType: NODE_TYPE,
           subnetId: SUBNETS[i % SUBNETS.length]?.subnetId ?? '',
         });
-        cluster.addNode(name, instanceId, 'us-east-1a', 110);
+        cluster.withNodes(ec2Node(name, instanceId, 'us-east-1a', 110));
         joinedAt.set(name, clock.now());
         try {
           await handleInstanceStateChange(invocation(NODE_WORK_BACKOFF), {

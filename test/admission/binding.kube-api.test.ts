@@ -2,6 +2,7 @@
  * The binding handler over the real `@kubernetes/client-node` adapter, talking HTTP to the
  * loopback fake of the Kubernetes API: every precedence case end to end.
  */
+
 import type { V1NodeAddress } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podBindingAdmission } from '../../shared/admission/binding.js';
@@ -10,7 +11,7 @@ import { parseAdmissionReview } from '../../shared/admission/review.js';
 import type { NodeAddressType } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { ADDRESS_ANNOTATION, NODE_ANNOTATION } from '../../shared/vocabulary/labels.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { admittedGameServer } from '../hostports/support.js';
 
 const TOKEN = 'berth-test-token';

@@ -14,7 +14,7 @@ import {
 } from '../../shared/vocabulary/labels.js';
 
 /** A hand fake of the two reads binding makes: stored objects, recorded calls, injected errors. */
-class FakeCluster implements Pick<ClusterApi, 'getPod' | 'getNode'> {
+class FakeClusterApi implements Pick<ClusterApi, 'getPod' | 'getNode'> {
   readonly pods = new Map<string, V1Pod>();
   readonly nodes = new Map<string, V1Node>();
   readonly calls: string[] = [];
@@ -77,7 +77,7 @@ function bindingRequest(
 const address = (type: string, value: string): V1NodeAddress => ({ type, address: value });
 
 function harness(types: NodeAddressType[] = ['ExternalIP', 'InternalIP']) {
-  const cluster = new FakeCluster();
+  const cluster = new FakeClusterApi();
   let clock = 1_000_000;
   const handler = podBindingAdmission({ cluster, nodeAddressTypes: types, now: () => clock });
   return { cluster, handler, advance: (ms: number) => (clock += ms) };

@@ -9,7 +9,7 @@ import {
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { decisionRecorder } from '../../shared/app/observability.js';
 import { createHttpApi } from '../../shared/http/api.js';
-import { review } from '../support/reviews.js';
+import { review } from '../../sim/reviews.js';
 
 const request = parseAdmissionReview(
   review({

@@ -8,9 +8,9 @@ import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
 
 const WIDE = 'fd00:1:2:3::/64';
 

@@ -7,7 +7,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podBindingAdmission } from '../../shared/admission/binding.js';
 import { MalformedReviewError, parseAdmissionReview } from '../../shared/admission/review.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import {
   allocationIdOf,
   gamePod,

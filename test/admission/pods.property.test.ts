@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../sim/random.js';
 import {
   allocationIdOf,
   containerPorts,
@@ -17,7 +18,6 @@ import {
   podRequest,
 } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
-import { seededRandom } from '../support/random.js';
 
 type Protocol = 'UDP' | 'TCP' | 'TCPUDP';
 interface SpecInput {

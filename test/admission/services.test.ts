@@ -16,10 +16,10 @@ import { settleTiming } from '../../shared/settle/policy.js';
 import { settleStep } from '../../shared/settle/step.js';
 import type { SettleTask } from '../../shared/settle/task.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
 
 /** The Service fields these tests read and write; everything else passes through untyped. */
 interface Obj {

@@ -2,6 +2,7 @@
  * IPv6 service ranges up to a /64: allocation, the store's block keys past 10^7 blocks, and
  * usage, all against DynamoDB Local, with costs that follow what the range holds, never its width.
  */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
@@ -21,9 +22,9 @@ import {
 import { clusterIpRange, type ValueRange } from '../../shared/net/value-range.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import type { Owner } from '../../shared/vocabulary/owner.js';
+import { seededRandom } from '../../sim/random.js';
 import { forwardingAllocationStore } from '../support/allocation-store.js';
 import { freshTable } from '../support/dynamo.js';
-import { seededRandom } from '../support/random.js';
 
 const owner: Owner = { kind: 'Service', namespace: 'default', name: 'svc' };
 const NOW = 1_700_000_000_000;

@@ -7,11 +7,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eniRunner, localEc2Account } from '../../shared/app/eni-pass.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { Ec2Network } from '../../shared/ec2/network.js';
-import { FakeEc2 } from '../../sim/ec2-fake.js';
-import { FakeCluster } from '../eni/cluster-fake.js';
-import { SUBNET_CIDR, SUBNET_ID } from '../eni/harness.js';
+import { SUBNET_CIDR, SUBNET_ID } from '../../sim/eni-world.js';
+import { ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeEc2 } from '../../sim/fakes/ec2.js';
+import { seededRandom } from '../../sim/random.js';
 import { freshTable } from '../support/dynamo.js';
-import { seededRandom } from '../support/random.js';
 
 let table: Awaited<ReturnType<typeof freshTable>>;
 beforeAll(async () => {
@@ -46,9 +46,9 @@ describe('the ENI runners of one process', () => {
     const account = localEc2Account(ec2);
     const summaries = [];
     for (const name of ['games-a', 'games-b']) {
-      const cluster = new FakeCluster();
+      const cluster = new FakeClusterApi();
       const instance = fake.launchInstance({ instanceType: 'c5.large', subnetId: SUBNET_ID });
-      cluster.addNode(`${name}-node`, instance);
+      cluster.withNodes(ec2Node(`${name}-node`, instance));
       const runner = eniRunner(
         {
           config: parseConfig({ cluster: name, eni: { mode: 'ip' } }),

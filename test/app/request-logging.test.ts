@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { lambdaContext } from '../../bench/support/lambda-events.js';
 import { observability, requestLogging } from '../../shared/app/observability.js';
-import { lambdaContext } from '../support/lambda-events.js';
 
 /** The JSON lines the handler's logger writes while `run` runs. */
 async function linesOf(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {

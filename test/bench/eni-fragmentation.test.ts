@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DaySubnets } from '../../bench/eni/day.js';
-import { FakeEc2 } from '../../sim/ec2-fake.js';
+import { FakeEc2 } from '../../sim/fakes/ec2.js';
 
 describe('DaySubnets.fragmentedNow', () => {
   it('is true while no /28 is free although a /28 worth of addresses is, scattered', () => {

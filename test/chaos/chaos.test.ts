@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runChaos } from '../support/chaos.js';
+import { runChaos } from '../../bench/support/chaos.js';
 import { freshTable } from '../support/dynamo.js';
 
 describe('allocation under chaos', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LeakWatch, type StoreView } from '../support/leak-watch.js';
+import { LeakWatch, type StoreView } from '../../bench/support/leak-watch.js';
 
 const view = (held: Record<string, string>, records: Record<string, number> = {}): StoreView => ({
   held: new Map(Object.entries(held)),

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
-import { startKubeApiServer } from '../fakes/kube-api-server.js';
+import { startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { captureOutput } from '../support/capture.js';
 
 afterEach(() => {

@@ -13,10 +13,10 @@ import { clusterItems } from '../../shared/store/cluster-items.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
 import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
+import { review } from '../../sim/reviews.js';
 import { gamePod } from '../hostports/support.js';
 import { captureOutput } from '../support/capture.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -9,8 +9,8 @@ import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { ensureTable } from '../../shared/store/ensure-table.js';
+import { review } from '../../sim/reviews.js';
 import { captureOutput } from '../support/capture.js';
-import { review } from '../support/reviews.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

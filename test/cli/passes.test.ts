@@ -7,7 +7,7 @@ import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { ensureTable } from '../../shared/store/ensure-table.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { node } from '../scale/builders.js';
 import { captureOutput } from '../support/capture.js';
 

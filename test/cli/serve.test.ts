@@ -4,9 +4,9 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { review } from '../../sim/reviews.js';
 import { admittedGameServer } from '../hostports/support.js';
-import { review } from '../support/reviews.js';
 
 const TOKEN = 'serve-token';
 

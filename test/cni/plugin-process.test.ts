@@ -3,9 +3,14 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cniEnv,
+  networkConfig,
+  type PluginRun,
+  runPlugin,
+} from '../../bench/support/cni-plugin.js';
 import { installPlugin } from '../../cni/build.js';
-import { NODE, type NodeIpServer, startNodeIpServer } from './node-ip-server.js';
-import { cniEnv, networkConfig, type PluginRun, runPlugin } from './run-plugin.js';
+import { NODE, type NodeIpServer, startNodeIpServer } from '../../sim/node-ip-server.js';
 
 let dir: string;
 let plugin: string;

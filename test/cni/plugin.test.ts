@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { networkConfig, podInvocation } from '../../bench/support/cni-plugin.js';
 import { CniError } from '../../cni/errors.js';
 import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient, ReleaseOutcome } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
 import type { IpCommand, Rule } from '../../cni/source-routing.js';
 import { releasedInMemory } from './released-memory.js';
-import { networkConfig, podInvocation } from './run-plugin.js';
 
 const assignment = {
   ip: '10.0.0.17',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isInUse, isLimitExceeded, isNotFound } from '../../shared/aws/error-codes.js';
-import { FakeEc2 } from '../../sim/ec2-fake.js';
+import { FakeEc2 } from '../../sim/fakes/ec2.js';
 
 function account(options: { describeLagMs?: number } = {}) {
   const clock = { now: 1_000_000 };

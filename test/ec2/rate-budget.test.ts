@@ -28,7 +28,7 @@ import {
 } from '../../shared/ec2/rate-budget.js';
 import { fullBucket, refill, takeTokens } from '../../shared/ec2/token-bucket.js';
 import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
-import { EC2_DEFAULT_BUCKETS, FakeEc2 } from '../../sim/ec2-fake.js';
+import { EC2_DEFAULT_BUCKETS, FakeEc2 } from '../../sim/fakes/ec2.js';
 import { freshTable } from '../support/dynamo.js';
 
 /** For a minute, two takers each ask for one `interfaces` token every 100 ms: what each got. */

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AutoModeNodeError } from '../../shared/eni/errors.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleLookUpIp, releaseIp } from '../../shared/eni/service.js';
-import { type EniWorld, eniWorld } from './harness.js';
+import { type EniWorld, eniWorld } from '../../sim/eni-world.js';
+import { boundPod } from '../../sim/fakes/cluster-api.js';
 
 const MINUTE = 60_000;
 
@@ -32,7 +33,7 @@ describe('ENI pools on a cluster with EKS Auto Mode nodes', () => {
     const world = eniWorld();
     world.addNode('auto-1');
     label(world, 'auto-1', AUTO);
-    world.cluster.addPod('games', 'gs-1', 'auto-1');
+    world.cluster.withPods(boundPod('games', 'gs-1', 'auto-1'));
     const error = await assignIp(world.deps, 'auto-1', { namespace: 'games', pod: 'gs-1' }).catch(
       (caught: unknown) => caught,
     );
@@ -82,7 +83,7 @@ describe('ENI pools on a cluster with EKS Auto Mode nodes', () => {
   it('still releases an address berth holds on a node that reads as Auto Mode later', async () => {
     const world = eniWorld({ eni: { minIdle: 1, maxIdle: 2 } });
     world.addNode('node-a');
-    world.cluster.addPod('games', 'gs-1', 'node-a');
+    world.cluster.withPods(boundPod('games', 'gs-1', 'node-a'));
     const holder = { namespace: 'games', pod: 'gs-1' };
     const { ip } = await assignIp(world.deps, 'node-a', holder);
     label(world, 'node-a', AUTO);

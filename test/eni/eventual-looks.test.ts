@@ -6,14 +6,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NotAssignedError } from '../../shared/eni/errors.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import type { NodeState } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleLookUpIp, releaseIp } from '../../shared/eni/service.js';
 import type { NodeRead, NodeWrite } from '../../shared/eni/store.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
+import { eniWorld } from '../../sim/eni-world.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { freshTable } from '../support/dynamo.js';
-import { eniWorld } from './harness.js';
 
 /**
  * The in-memory store whose eventually consistent looks answer the node as it stood `lag` commits

@@ -3,7 +3,7 @@ import { recheckDue } from '../../shared/eni/exhaustion-probe.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { refillPool } from '../../shared/eni/refill.js';
 import { assignIp } from '../../shared/eni/service.js';
-import { eniWorld, SUBNET_ID } from './harness.js';
+import { eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
 
 const { subnetExhaustedMs, exhaustedRecheckMs } = ENI_TIMINGS;
 

@@ -3,14 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
 import type { EniDeps } from '../../shared/eni/deps.js';
 import { type PoolLook, poolInStep } from '../../shared/eni/in-step.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { applyPlan, newTally } from '../../shared/eni/pool-actions.js';
 import { newReconcileTally, reconcilePool } from '../../shared/eni/reconcile.js';
 import { planStoredPool } from '../../shared/eni/refill.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { NodeWrite } from '../../shared/eni/store.js';
-import { type EniWorld, eniWorld } from './harness.js';
+import { type EniWorld, eniWorld } from '../../sim/eni-world.js';
+import { boundPod } from '../../sim/fakes/cluster-api.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 
 /** The in-memory store, counting every write (pool or node item). */
 class WriteCountingStore extends InMemoryEniStore {
@@ -61,7 +62,7 @@ async function steadyWorld(store = new InMemoryEniStore()) {
   world.addNode('node-a', 'c5.4xlarge');
   await runEniPass(world.deps);
   for (let i = 0; i < 3; i++) {
-    world.cluster.addPod('g', `p${i}`, 'node-a');
+    world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
     await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
   }
   world.clock.now += 60_000;
@@ -165,7 +166,7 @@ describe('poolInStep', () => {
           for (const step of ops) {
             const pod = 'pod' in step ? `p${step.pod}` : '';
             if (step.op === 'assign') {
-              world.cluster.addPod('g', pod, 'node-a');
+              world.cluster.withPods(boundPod('g', pod, 'node-a'));
               await assignIp(world.deps, 'node-a', { namespace: 'g', pod }).catch(() => undefined);
             } else if (step.op === 'release') {
               const held = (await world.store.loadNode('node-a')).ips.find(
@@ -173,7 +174,7 @@ describe('poolInStep', () => {
               );
               if (held) await releaseIp(world.deps, 'node-a', held.ip, { namespace: 'g', pod });
             } else if (step.op === 'leave') {
-              world.cluster.removePod('g', pod);
+              world.cluster.pods.delete(`g/${pod}`);
             } else if (step.op === 'wait') {
               world.clock.now += step.ms;
             } else if (step.op === 'pass') {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp } from '../../shared/eni/service.js';
-import { eniWorld } from './harness.js';
+import { eniWorld } from '../../sim/eni-world.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 
 /** The in-memory store, recording every moment two acquisitions hold one pool's lease at once. */
 class OverlapStore extends InMemoryEniStore {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import {
   handleInstanceStateChange,
   parseInstanceStateChange,
@@ -9,8 +8,10 @@ import {
 } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
+import { type EniWorld, eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
+import { boundPod } from '../../sim/fakes/cluster-api.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { crashAfter, SimulatedCrashError } from './crash.js';
-import { type EniWorld, eniWorld, SUBNET_ID } from './harness.js';
 
 const MINUTE = 60_000;
 
@@ -70,7 +71,7 @@ describe('runEniPass', () => {
     expect(store.leases).toBe(0);
     // Pods took addresses: the pass refills, and reads the node again for what it wrote.
     for (let i = 0; i < 7; i++) {
-      world.cluster.addPod('g', `p${i}`, 'node-a');
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
     store.reads = 0;
@@ -86,7 +87,7 @@ describe('runEniPass', () => {
     world.addNode('node-a', 'c5.4xlarge');
     await runEniPass(world.deps);
     for (let i = 0; i < 7; i++) {
-      world.cluster.addPod('g', `p${i}`, 'node-a');
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
     const summary = await passAfter(world, MINUTE);
@@ -106,7 +107,7 @@ describe('runEniPass', () => {
       return [...(await assign(input)), ...(primary ? [primary] : [])];
     };
     for (let i = 0; i < 7; i++) {
-      world.cluster.addPod('g', `p${i}`, 'node-a');
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
     await passAfter(world, MINUTE);
@@ -122,12 +123,12 @@ describe('runEniPass', () => {
     await runEniPass(world.deps);
     const ips: string[] = [];
     for (let i = 0; i < 10; i++) {
-      world.cluster.addPod('g', `p${i}`, 'node-a');
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
       ips.push((await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` })).ip);
     }
     await passAfter(world, MINUTE);
     for (const [i, ip] of ips.entries()) {
-      world.cluster.removePod('g', `p${i}`);
+      world.cluster.pods.delete(`g/p${i}`);
       await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod: `p${i}` });
     }
     const early = await passAfter(world, MINUTE);
@@ -152,7 +153,7 @@ describe('runEniPass', () => {
   it('releases addresses of pods no longer on the node after the grace period', async () => {
     const world = eniWorld();
     world.addNode('node-a');
-    world.cluster.addPod('g', 'alive', 'node-a');
+    world.cluster.withPods(boundPod('g', 'alive', 'node-a'));
     const alive = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'alive' });
     const gone = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'gone' });
     const early = await passAfter(world, 10_000);
@@ -167,7 +168,7 @@ describe('runEniPass', () => {
     const world = eniWorld();
     world.addNode('node-a');
     const held = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p' });
-    world.cluster.addPod('g', 'p', 'node-a');
+    world.cluster.withPods(boundPod('g', 'p', 'node-a'));
     // Somebody else unassigns it behind berth's back.
     await world.ec2.unassignPrivateIpAddresses({ eniId: held.eniId, ips: [held.ip] });
     const summary = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
@@ -239,7 +240,7 @@ describe('runEniPass after a crash', () => {
     world.addNode('node-a', 'c5.4xlarge');
     await runEniPass(world.deps);
     for (let i = 0; i < 4; i++) {
-      world.cluster.addPod('g', `p${i}`, 'node-a');
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
     const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'assignPrivateIpAddresses') };
@@ -272,7 +273,7 @@ describe('runEniPass after a crash', () => {
     const world = await crashedAssign();
     // The pods go: the pool has idle addresses again, so no assign follows on that ENI.
     for (let i = 0; i < 4; i++) {
-      world.cluster.removePod('g', `p${i}`);
+      world.cluster.pods.delete(`g/p${i}`);
       await releaseIp(world.deps, 'node-a', (await podIp(world, `g/p${i}`)) ?? '', {
         namespace: 'g',
         pod: `p${i}`,
@@ -310,14 +311,14 @@ describe('runEniPass after a crash', () => {
     world.addNode('node-a', 'c5.4xlarge');
     await runEniPass(world.deps);
     for (let i = 0; i < 6; i++) {
-      world.cluster.addPod('g', `p${i}`, 'node-a');
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
     for (const ip of (await world.store.loadNode('node-a')).ips) {
       const [namespace = '', pod = ''] = (ip.pod ?? '/').split('/');
       await releaseIp(world.deps, 'node-a', ip.ip, { namespace, pod });
     }
-    for (let i = 0; i < 6; i++) world.cluster.removePod('g', `p${i}`);
+    for (let i = 0; i < 6; i++) world.cluster.pods.delete(`g/p${i}`);
     world.clock.now += ENI_TIMINGS.trimIdleAfterMs;
     const crashing = {
       ...world.deps,

@@ -18,7 +18,8 @@ import {
   slotsUsed,
 } from '../../shared/eni/policy.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
-import { eniWorld } from './harness.js';
+import { eniWorld } from '../../sim/eni-world.js';
+import { boundPod } from '../../sim/fakes/cluster-api.js';
 
 const NOW = 10_000_000;
 
@@ -618,7 +619,7 @@ describe('ENI pool (model-based)', () => {
                 if (op.kind === 'pass') {
                   await runEniPass(world.deps);
                 } else if (op.kind === 'assign') {
-                  world.cluster.addPod('g', `p${op.pod}`, 'node-a');
+                  world.cluster.withPods(boundPod('g', `p${op.pod}`, 'node-a'));
                   const outcome = await assignIp(world.deps, 'node-a', {
                     namespace: 'g',
                     pod: `p${op.pod}`,
@@ -645,7 +646,7 @@ describe('ENI pool (model-based)', () => {
                   const ip = holding.get(op.pod);
                   if (ip === undefined) return;
                   holding.delete(op.pod);
-                  world.cluster.removePod('g', `p${op.pod}`);
+                  world.cluster.pods.delete(`g/p${op.pod}`);
                   await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod: `p${op.pod}` });
                   for (const [other, r] of lastRelease) {
                     if (r.pod === op.pod) lastRelease.delete(other);

@@ -3,6 +3,7 @@
  * fallback on a fragmented subnet and the way back to prefixes, maxPods, and reconciliation of
  * prefixes berth does not know.
  */
+
 import { describe, expect, it } from 'vitest';
 import { prefixAddresses } from '../../shared/ec2/network.js';
 import { BudgetedEc2Network, type RateBudget } from '../../shared/ec2/rate-budget.js';
@@ -10,7 +11,8 @@ import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { refillPool } from '../../shared/eni/refill.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
-import { eniWorld, SUBNET_ID } from './harness.js';
+import { eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
+import { boundPod } from '../../sim/fakes/cluster-api.js';
 
 /** A deterministic uniform source for the fake's scattering. */
 function lcg(seed: number): () => number {
@@ -147,7 +149,7 @@ describe('ENI pools in prefix mode', () => {
     }
     // All but one pod leave; the one left keeps its prefix whatever the pass trims.
     const [keeper, ...leaving] = held;
-    world.cluster.addPod('g', keeper?.pod ?? '', 'node-a');
+    world.cluster.withPods(boundPod('g', keeper?.pod ?? '', 'node-a'));
     for (const { ip, pod } of leaving) {
       await releaseIp(world.deps, 'node-a', ip, { namespace: 'g', pod });
     }
@@ -172,7 +174,7 @@ describe('ENI pools in prefix mode', () => {
   it('gives back a prefix on a berth ENI that berth has no record of, and keeps its own', async () => {
     const world = eniWorld({ eni: PREFIX_MODE, subnetCidr: '10.0.0.0/22' });
     world.addNode('node-a', 'm5.large');
-    world.cluster.addPod('g', 'p0', 'node-a');
+    world.cluster.withPods(boundPod('g', 'p0', 'node-a'));
     const answer = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p0' });
     const [eni] = await berthEnis(world, 'node-a');
     const own = eni?.ipv4Prefixes[0];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { poolStats, surgeOf } from '../../shared/eni/policy.js';
 import { InProcessRefills, refillAhead } from '../../shared/eni/refill.js';
 import { assignIp } from '../../shared/eni/service.js';
-import { eniWorld, SUBNET_ID } from './harness.js';
+import { eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
 
 async function readiness(world: ReturnType<typeof eniWorld>, node: string) {
   const pool = await world.store.getPool(node);

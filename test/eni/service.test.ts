@@ -7,13 +7,14 @@ import {
   PoolExhaustedError,
   UnknownNodeError,
 } from '../../shared/eni/errors.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
 import type { NodeState } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, handleAssignIp, handleReleaseIp, releaseIp } from '../../shared/eni/service.js';
 import { eniPoolStatus } from '../../shared/eni/status.js';
 import type { NodeWrite } from '../../shared/eni/store.js';
-import { eniWorld, SUBNET_CIDR } from './harness.js';
+import { eniWorld, SUBNET_CIDR } from '../../sim/eni-world.js';
+import { boundPod } from '../../sim/fakes/cluster-api.js';
+import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 
 /** The in-memory store, recording every commit's writes. */
 class CommitRecordingStore extends InMemoryEniStore {
@@ -268,7 +269,7 @@ describe('releaseIp', () => {
   it('gives a StatefulSet pod its previous address back within stickySeconds', async () => {
     const world = eniWorld({ eni: { stickySeconds: 300, cooldownSeconds: 60 } });
     world.addNode('node-a');
-    world.cluster.addPod('db', 'web-0', 'node-a', { statefulSet: true });
+    world.cluster.withPods(boundPod('db', 'web-0', 'node-a', { statefulSet: true }));
     const first = await assignIp(world.deps, 'node-a', { namespace: 'db', pod: 'web-0' });
     await releaseIp(world.deps, 'node-a', first.ip, { namespace: 'db', pod: 'web-0' });
     world.clock.now += 10_000;
@@ -283,7 +284,7 @@ describe('releaseIp', () => {
       eni: { stickySeconds: 120, cooldownSeconds: 0, minIdle: 0, maxIdle: 1 },
     });
     world.addNode('node-a');
-    world.cluster.addPod('g', 'pinned', 'node-a', { stickyAnnotation: true });
+    world.cluster.withPods(boundPod('g', 'pinned', 'node-a', { stickyAnnotation: true }));
     const first = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'pinned' });
     await releaseIp(world.deps, 'node-a', first.ip, { namespace: 'g', pod: 'pinned' });
     world.clock.now += 121_000;

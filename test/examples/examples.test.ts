@@ -5,9 +5,9 @@ import { admit } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
 
 type Manifest = {
   kind: string;

@@ -5,7 +5,7 @@ import type { CustomRoutingApi, PortMapping } from '../../shared/fronts/accelera
 import {
   FakeCustomRoutingAccelerator,
   type FakeSubnetEndpoint,
-} from '../../sim/accelerator-fake.js';
+} from '../../sim/fakes/accelerator.js';
 import { seededRandom } from '../../sim/random.js';
 
 // Buckets big enough that only the throttling tests meet them.

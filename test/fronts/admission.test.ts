@@ -12,7 +12,6 @@ import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { AcceleratorFront } from '../../shared/fronts/accelerator-front.js';
 import type { PoolMember } from '../../shared/fronts/listener-claim.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
@@ -21,6 +20,7 @@ import {
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../../shared/vocabulary/labels.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 import {
   allocationIdOf,
   containerEnv,

@@ -27,8 +27,8 @@ import { DynamoRateBudget } from '../../shared/store/dynamo-rate-budget.js';
 import {
   ACCELERATOR_ACTION_CLASS,
   ACCELERATOR_DEFAULT_BUCKETS,
-} from '../../sim/accelerator-fake.js';
-import { ELBV2_ACTION_CLASS, ELBV2_DEFAULT_BUCKETS } from '../../sim/elbv2-fake.js';
+} from '../../sim/fakes/accelerator.js';
+import { ELBV2_ACTION_CLASS, ELBV2_DEFAULT_BUCKETS } from '../../sim/fakes/elbv2.js';
 import { freshTable } from '../support/dynamo.js';
 
 /** An SDK-shaped error: its `name` is the code the service answered. */

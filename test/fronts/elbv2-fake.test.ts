@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isThrottled } from '../../shared/aws/error-codes.js';
 import type { CreateTargetGroupInput, ListenerProtocol } from '../../shared/fronts/elbv2.js';
-import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
 
 const VPC = 'vpc-1';
 

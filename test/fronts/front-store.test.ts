@@ -7,9 +7,9 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, inject, it } from 'vitest';
+import { rawClient, scanRaw } from '../../scripts/raw-table.js';
 import { MAX_LISTENERS_PER_NLB } from '../../shared/fronts/elbv2.js';
 import { ListenerSlotTakenError, LoadBalancerFullError } from '../../shared/fronts/errors.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import type {
   FrontStore,
   ListenerSlotRecord,
@@ -19,8 +19,8 @@ import type { ListenerSlot } from '../../shared/fronts/work.js';
 import { DynamoFrontStore } from '../../shared/store/dynamo-front-store.js';
 import { ItemSchemaTooNewError } from '../../shared/store/errors.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_ATTRIBUTE } from '../../shared/store/schema-version.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 import { freshTable } from '../support/dynamo.js';
-import { rawClient, scanRaw } from '../support/raw-table.js';
 
 const NLB_A =
   'arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/games-a/0123456789abcdef';

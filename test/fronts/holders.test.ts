@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { frontHoldings, listenerPortHolders } from '../../shared/status/front-holders.js';
 import { FRONTS_ANNOTATION } from '../../shared/vocabulary/labels.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 
 const ID = 'abcdefghijklmnopqrst';
 const NLB =

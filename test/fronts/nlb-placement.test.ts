@@ -8,7 +8,7 @@ import {
   placeListeners,
 } from '../../shared/fronts/nlb-placement.js';
 import type { PortRange } from '../../shared/net/port-range.js';
-import { seededRandom } from '../support/random.js';
+import { seededRandom } from '../../sim/random.js';
 
 const RANGE: PortRange = { base: 10_000, size: 50_000 };
 const arn = (i: number) => `arn:aws:elasticloadbalancing:eu-west-1:1:loadbalancer/net/nlb${i}/id`;

@@ -1,6 +1,5 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { makeListener } from '../../shared/fronts/nlb-front.js';
 import {
   CREATE_GRACE_MS,
@@ -14,7 +13,8 @@ import {
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../../shared/vocabulary/labels.js';
-import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 
 const LIVE = 'aaaaaaaaaaaaaaaaaaaa';
 const GONE = 'bbbbbbbbbbbbbbbbbbbb';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { CustomRoutingFront } from '../../shared/fronts/accelerator-front.js';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import type { BindWork, ReleaseWork } from '../../shared/fronts/work.js';
 import { type FrontsWorkerDeps, handleFrontWork } from '../../shared/fronts/worker.js';
 import { LeaseLostError } from '../../shared/lease/errors.js';
-import { FakeCustomRoutingAccelerator } from '../../sim/accelerator-fake.js';
-import { FakeLease } from '../scale/fakes.js';
+import { FakeCustomRoutingAccelerator } from '../../sim/fakes/accelerator.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
 
 const SUBNET = 'subnet-games';
 

@@ -1,11 +1,11 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { MemoryFrontStore } from '../../shared/fronts/memory-store.js';
 import { targetGroupName } from '../../shared/fronts/nlb-front.js';
 import { type ListenerSlotRecord, MAKING_LEASE_MS } from '../../shared/fronts/store.js';
 import type { BindWork, FrontWork, ReleaseWork } from '../../shared/fronts/work.js';
 import { type FrontsWorkerDeps, handleFrontWork } from '../../shared/fronts/worker.js';
-import { FakeElbv2 } from '../../sim/elbv2-fake.js';
+import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
+import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 
 const ID = 'aaaaaaaaaaaaaaaaaaaa';
 const OTHER = 'bbbbbbbbbbbbbbbbbbbb';

@@ -6,11 +6,11 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { functionUrlEvent, lambdaContext } from '../../bench/support/lambda-events.js';
+import { review } from '../../sim/reviews.js';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
 import { lambdaEnvironment } from '../support/lambda-environment.js';
-import { functionUrlEvent, lambdaContext } from '../support/lambda-events.js';
-import { review } from '../support/reviews.js';
 
 const SECRET = 'AaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAaAa';
 const arnOf = (cluster: string) =>

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshTable } from '../support/dynamo.js';
 import {
   type FuzzOutcome,
   type FuzzTarget,
@@ -9,7 +8,8 @@ import {
   heldAllocationIds,
   sendCase,
   startFuzzTarget,
-} from '../support/fuzz-reviews.js';
+} from '../../bench/support/fuzz-reviews.js';
+import { freshTable } from '../support/dynamo.js';
 
 /** A fixed slice of the fuzz benchmark's 10,000 cases: same generators, fewer runs. */
 const RUNS = 300;

@@ -15,7 +15,7 @@ import {
 import { parsePortSpecs } from '../../shared/hostports/spec.js';
 import { hostPortRange } from '../../shared/net/value-range.js';
 import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
-import { seededRandom } from '../support/random.js';
+import { seededRandom } from '../../sim/random.js';
 import {
   allocationIdOf,
   containerEnv,

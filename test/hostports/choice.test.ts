@@ -7,7 +7,7 @@ import {
   chooseOneLeastUsed,
 } from '../../shared/hostports/choice.js';
 import type { PortProtocol } from '../../shared/hostports/model.js';
-import { seededRandom } from '../support/random.js';
+import { seededRandom } from '../../sim/random.js';
 
 const spread = (counts: readonly number[]): number => Math.max(...counts) - Math.min(...counts);
 

@@ -11,8 +11,8 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { COUNT_VIEW_MAX_AGE_MS, CountView } from '../../shared/hostports/count-view.js';
 import type { HostPortRange } from '../../shared/hostports/model.js';
 import type { CountsRead, RangeCounts } from '../../shared/hostports/store.js';
-import { seededRandom } from '../support/random.js';
-import { MemoryHostPortStore } from './memory-store.js';
+import { MemoryHostPortStore } from '../../sim/fakes/host-port-store.js';
+import { seededRandom } from '../../sim/random.js';
 import { gamePod, podRequest } from './support.js';
 
 const RANGE: HostPortRange = { name: 'default', first: 7000, size: 8 };

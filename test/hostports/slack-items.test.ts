@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chooseWithSlack } from '../../shared/hostports/choice.js';
-import { seededRandom } from '../support/random.js';
+import { seededRandom } from '../../sim/random.js';
 
 const itemOf = (offset: number) => Math.floor(offset / 64);
 

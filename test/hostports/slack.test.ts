@@ -4,6 +4,7 @@
  * once by several processes, each choosing from its own view, by at most two. Processes share
  * an in-memory store whose order of calls the test (or fast-check's scheduler) decides.
  */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type AllocationOutcome, allocateHostPorts } from '../../shared/hostports/allocator.js';
@@ -12,8 +13,8 @@ import { CountView } from '../../shared/hostports/count-view.js';
 import { HostPortContentionError } from '../../shared/hostports/errors.js';
 import type { HostPortRange } from '../../shared/hostports/model.js';
 import { type PortSpec, parsePortSpecs } from '../../shared/hostports/spec.js';
-import { seededRandom } from '../support/random.js';
-import { MemoryHostPortStore } from './memory-store.js';
+import { MemoryHostPortStore } from '../../sim/fakes/host-port-store.js';
+import { seededRandom } from '../../sim/random.js';
 
 /** A shared clock: every reading is later than the one before, as a synchronised clock. */
 function logicalClock(): () => number {

@@ -1,4 +1,5 @@
 /** Helpers for host port tests: real AdmissionReview requests, patch application, a seeded random. */
+
 import { randomBytes } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { expect } from 'vitest';
@@ -15,7 +16,7 @@ import {
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../../shared/vocabulary/labels.js';
-import { applyJsonPatch } from '../fakes/kube-api-server.js';
+import { applyPatch } from '../../sim/fakes/json-patch.js';
 import { freshTable } from '../support/dynamo.js';
 
 /** A pod as tests build it: plain JSON. */
@@ -103,9 +104,7 @@ export function admittedGameServer(name: string, namespace = 'default'): V1Pod {
 /** The pod after the verdict's patch; fails the test when the verdict is a denial. */
 export function patched(pod: Pod, verdict: AdmissionVerdict): Pod {
   if (!verdict.allowed) throw new Error(`denied ${verdict.code}: ${verdict.message}`);
-  type Json = Parameters<typeof applyJsonPatch>[0];
-  const operations = (verdict.patch ?? []) as unknown as Parameters<typeof applyJsonPatch>[1];
-  return applyJsonPatch(pod as unknown as Json, operations) as unknown as Pod;
+  return applyPatch(pod, verdict.patch ?? []);
 }
 
 /** `berth.dev/host-ports` of a patched pod. */

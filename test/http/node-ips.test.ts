@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHttpApi } from '../../shared/http/api.js';
-import { nodeIpApi } from '../cni/node-ip-server.js';
-import { eniWorld } from '../eni/harness.js';
+import { eniWorld } from '../../sim/eni-world.js';
+import { nodeIpApi } from '../../sim/node-ip-server.js';
 
 function api() {
   const world = eniWorld();

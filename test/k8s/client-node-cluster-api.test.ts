@@ -15,7 +15,7 @@ import {
   KubernetesNotFoundError,
   KubernetesUnreachableError,
 } from '../../shared/k8s/errors.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 
 const TOKEN = 'k8s-aws-v1.test-token';
 const NOW = Date.parse('2026-03-01T12:00:00Z');

@@ -5,8 +5,8 @@ import {
   type ClusterApiProvider,
   ProvidedClusterApi,
 } from '../../shared/k8s/cluster-api-provider.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 
 /** Hands out the clients it is given, one per `get`, repeating the last. */
 class SequenceProvider implements ClusterApiProvider {

@@ -12,7 +12,7 @@ import {
 import { EksCredentials } from '../../shared/k8s/eks-credentials.js';
 import { EKS_TOKEN_PREFIX } from '../../shared/k8s/eks-token.js';
 import { EksClusterLookupError } from '../../shared/k8s/errors.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString(
   'base64',

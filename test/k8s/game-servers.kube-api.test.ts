@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { KubernetesConflictError } from '../../shared/k8s/errors.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { agonesServer, pod, statefulServer } from '../scale/builders.js';
 
 let fake: KubeApiServer;

@@ -19,7 +19,7 @@ import {
   HttpsClusterReader,
 } from '../../shared/k8s/https-node-reader.js';
 import { ensureLocalTls } from '../../shared/local/tls.js';
-import { failureStatus } from '../fakes/kube-api-server.js';
+import { failureStatus } from '../../sim/fakes/kube-api-server.js';
 
 /** What the server answers for one path: a status and a body, or nothing at all. */
 type Scripted = { readonly status: number; readonly body?: unknown } | 'hang' | 'reset';

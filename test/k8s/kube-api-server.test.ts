@@ -1,13 +1,6 @@
 /** The loopback fake's own behaviour, where it mimics the apiserver, checked over raw HTTP. */
-import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { KubernetesConflictError, KubernetesNotFoundError } from '../../shared/k8s/errors.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
-import {
-  applyJsonPatch,
-  type KubeApiServer,
-  startKubeApiServer,
-} from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 
 describe('startKubeApiServer', () => {
   let fake: KubeApiServer;
@@ -129,60 +122,5 @@ describe('startKubeApiServer', () => {
     for (let i = 0; i < 3; i++) statuses.push((await call('/api/v1/nodes/n1')).status);
 
     expect(statuses).toEqual([500, 500, 200]);
-  });
-});
-
-describe('applyJsonPatch', () => {
-  it('adds, replaces, removes, moves and copies as RFC 6902 says', () => {
-    const doc = { a: { b: 1 }, list: [1, 2] };
-
-    const out = applyJsonPatch(doc, [
-      { op: 'add', path: '/list/1', value: 9 },
-      { op: 'add', path: '/list/-', value: 3 },
-      { op: 'replace', path: '/a/b', value: 2 },
-      { op: 'copy', from: '/a', path: '/c' },
-      { op: 'move', from: '/c/b', path: '/d' },
-      { op: 'remove', path: '/list/0' },
-      { op: 'add', path: '/e~1f', value: 'slash' },
-      { op: 'test', path: '/a', value: { b: 2 } },
-    ]);
-
-    expect(out).toEqual({ a: { b: 2 }, list: [9, 2, 3], c: {}, d: 2, 'e/f': 'slash' });
-    expect(doc).toEqual({ a: { b: 1 }, list: [1, 2] });
-  });
-
-  it('fails removing, replacing or testing a path that is not there, and adding under one', () => {
-    for (const op of [
-      { op: 'remove', path: '/x' },
-      { op: 'replace', path: '/x', value: 1 },
-      { op: 'test', path: '/x', value: null },
-      { op: 'add', path: '/x/y', value: 1 },
-    ]) {
-      expect(() => applyJsonPatch({}, [op])).toThrow();
-    }
-  });
-
-  it('leaves any document unchanged when a test of its own value passes', () => {
-    fc.assert(
-      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (doc) => {
-        const json = JSON.parse(JSON.stringify(doc));
-        expect(applyJsonPatch(json, [{ op: 'test', path: '', value: json }])).toEqual(json);
-      }),
-    );
-  });
-});
-
-describe('FakeClusterApi', () => {
-  it('keeps the adapter contract for patches, deletes and queued errors', async () => {
-    const cluster = new FakeClusterApi().withNodes({ metadata: { name: 'n1' }, spec: {} });
-
-    await expect(
-      cluster.patchNode('n1', [{ op: 'test', path: '/spec/unschedulable', value: true }]),
-    ).rejects.toBeInstanceOf(KubernetesConflictError);
-    await expect(cluster.patchNode('n2', [])).rejects.toBeInstanceOf(KubernetesNotFoundError);
-    await cluster.deleteNode('n2');
-    cluster.failNext('getNode', new Error('boom'));
-    await expect(cluster.getNode('n1')).rejects.toThrow('boom');
-    expect((await cluster.getNode('n1'))?.metadata?.name).toBe('n1');
   });
 });

@@ -9,7 +9,7 @@ import {
   kubeconfigFiles,
   loadLocalKubeConfig,
 } from '../../shared/k8s/kubeconfig.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 
 /** A kubeconfig document with one cluster, user and context named `name`. */
 function kubeconfigYaml(

@@ -7,7 +7,7 @@ import {
   NODE_CACHE_TTL_MS,
   NodeCache,
 } from '../../shared/k8s/node-cache.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 
 const node = (name: string, address = '10.0.0.1'): V1Node => ({
   metadata: { name },

@@ -10,9 +10,9 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { createHttpApi } from '../../shared/http/api.js';
 import { type RunningServer, startServer } from '../../shared/local/server.js';
 import { ensureLocalTls } from '../../shared/local/tls.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
 
 let server: RunningServer;
 let ca: string;

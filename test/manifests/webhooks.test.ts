@@ -19,7 +19,7 @@ import {
   WEBHOOK_TIMEOUT_SECONDS,
   webhookUrl,
 } from '../../shared/manifests/webhooks.js';
-import { type AdmissionCall, reachesBerth } from '../support/webhook-match.js';
+import { type AdmissionCall, reachesBerth } from '../../sim/webhook-match.js';
 
 const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n';
 const SECRET = 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0';

@@ -8,8 +8,8 @@ import {
   PassRecorder,
 } from '../../shared/metrics/openmetrics.js';
 import { metricsReading } from '../../shared/metrics/reading.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
 
 /**
  * The text checked against the OpenMetrics grammar as far as berth uses it: each family's TYPE

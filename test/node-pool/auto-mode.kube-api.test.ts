@@ -17,12 +17,12 @@ import { createHttpApi } from '../../shared/http/api.js';
 import type { HttpRequest } from '../../shared/http/exchange.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import type { SettleTask } from '../../shared/settle/task.js';
-import { FakeEc2 } from '../../sim/ec2-fake.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { FakeEc2 } from '../../sim/fakes/ec2.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { review } from '../../sim/reviews.js';
 import { gamePod, hostPortsOf, patched, podRequest } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
 import { serviceReviews } from '../support/service-reviews.js';
 
 const TOKEN = 'auto-mode-token';

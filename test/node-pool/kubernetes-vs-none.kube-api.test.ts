@@ -3,6 +3,7 @@
  * API stand-in: `none` cordons and uncordons only and reports the removals it would make;
  * `kubernetes` also deletes drained Node objects.
  */
+
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
@@ -10,10 +11,10 @@ import { createNodePool } from '../../shared/node-pool/create.js';
 import { KubernetesNodePool } from '../../shared/node-pool/kubernetes.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/vocabulary/labels.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
+import { InProcessScaleMemory } from '../../sim/fakes/scale-memory.js';
 import { berthCordoned, gameServers, node, T0 } from '../scale/builders.js';
-import { FakeLease } from '../scale/fakes.js';
-import { InProcessScaleMemory } from '../support/scale-memory.js';
 
 const TOKEN = 'berth-test-token';
 const MINUTE = 60_000;

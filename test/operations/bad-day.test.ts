@@ -4,9 +4,11 @@
  * Services while berth answers, while it does not, with the bypasses on and taken back, and with
  * its table gone.
  */
+
 import { readFile } from 'node:fs/promises';
 import { loadYaml, type V1MutatingWebhookConfiguration } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveRuntime } from '../../bench/support/serve-runtime.js';
 import { createManifestsCommand } from '../../cli/manifests.js';
 import type { ManifestsOptions } from '../../shared/app/manifests.js';
 import { createRuntime } from '../../shared/app/runtime.js';
@@ -16,10 +18,9 @@ import { KubernetesUnreachableError } from '../../shared/k8s/errors.js';
 import type { RunningServer } from '../../shared/local/server.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { BYPASS_LABEL } from '../../shared/vocabulary/labels.js';
+import { review } from '../../sim/reviews.js';
 import { type ApiserverRequest, apiserverAdmit } from '../support/apiserver-admission.js';
 import { freshTable } from '../support/dynamo.js';
-import { review } from '../support/reviews.js';
-import { serveRuntime } from '../support/serve-runtime.js';
 
 const config = parseConfig({ cluster: 'games' });
 

@@ -8,15 +8,15 @@ import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { type AttributeValue, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
+import { putRaw as putRawItems, scanRaw as scanRawItems } from '../../scripts/raw-table.js';
 import { admit } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ItemSchemaTooNewError } from '../../shared/store/errors.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_ATTRIBUTE } from '../../shared/store/schema-version.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { putRaw as putRawItems, scanRaw as scanRawItems } from '../support/raw-table.js';
-import { review } from '../support/reviews.js';
 
 type Item = Record<string, AttributeValue>;
 

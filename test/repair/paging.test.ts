@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { sid } from '../support/shaped-id.js';
 import { gamePod, held, IPS, NOW, repairEnv, service, svcOwner } from './support.js';
 

@@ -28,7 +28,7 @@ import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.j
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
 import { ALLOCATION_ID_ANNOTATION } from '../../shared/vocabulary/labels.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { freshTable } from '../support/dynamo.js';
 
 const cidr = (text: string): ValueRange => {

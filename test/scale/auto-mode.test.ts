@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { autoModePoolProblem } from '../../shared/node-pool/auto-mode.js';
 import { KarpenterNodePool } from '../../shared/node-pool/karpenter.js';
 import { runScalePass } from '../../shared/scale/pass.js';
-import { InProcessScaleMemory } from '../support/scale-memory.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
+import { InProcessScaleMemory } from '../../sim/fakes/scale-memory.js';
 import { node, passConfig, T0 } from './builders.js';
-import { FakeClusterApi } from './fake-cluster-api.js';
-import { FakeLease } from './fakes.js';
 
 const GP = { 'karpenter.sh/nodepool': 'general-purpose', 'eks.amazonaws.com/compute-type': 'auto' };
 const AUTO_MODE_POOL = {
@@ -20,7 +20,10 @@ const AUTO_MODE_POOL = {
 };
 
 function pass(nodePool: Record<string, unknown>) {
-  const cluster = new FakeClusterApi([node('a', { labels: GP }), node('b', { labels: GP })], []);
+  const cluster = new FakeClusterApi().withNodes(
+    node('a', { labels: GP }),
+    node('b', { labels: GP }),
+  );
   const deps = {
     cluster,
     pool: new KarpenterNodePool('general-purpose', 'auto-mode'),

@@ -26,7 +26,10 @@ import {
   DO_NOT_DISRUPT,
   SAFE_TO_EVICT,
 } from '../../shared/vocabulary/labels.js';
-import { InProcessScaleMemory } from '../support/scale-memory.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
+import { FakeNodePool } from '../../sim/fakes/node-pool.js';
+import { InProcessScaleMemory } from '../../sim/fakes/scale-memory.js';
 import {
   agonesServer,
   berthCordoned,
@@ -36,15 +39,15 @@ import {
   statefulServer,
   T0,
 } from './builders.js';
-import { FakeClusterApi } from './fake-cluster-api.js';
-import { FakeLease, FakeNodePool } from './fakes.js';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 
 function deps(nodes: V1Node[], pods: V1Pod[], gameServers: AgonesGameServer[] = []) {
-  const cluster = new FakeClusterApi(nodes, pods);
-  cluster.gameServers = gameServers;
+  const cluster = new FakeClusterApi()
+    .withNodes(...nodes)
+    .withPods(...pods)
+    .withGameServers(...gameServers);
   const memory = new InProcessScaleMemory();
   return {
     cluster,
@@ -350,7 +353,7 @@ describe('protection follows state', () => {
     const report = await runScalePass(d, passConfig(), { dryRun: false });
     expect(report.failures).toEqual([]);
     const annotations = (name: string) =>
-      cluster.pods.find((p) => p.metadata?.name === name)?.metadata?.annotations;
+      [...cluster.pods.values()].find((p) => p.metadata?.name === name)?.metadata?.annotations;
     expect(annotations('gs-playing')).toEqual({
       [SAFE_TO_EVICT]: 'false',
       [DO_NOT_DISRUPT]: 'true',

@@ -2,10 +2,11 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { runScalePass } from '../../shared/scale/pass.js';
-import { InProcessScaleMemory } from '../support/scale-memory.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
+import { FakeNodePool } from '../../sim/fakes/node-pool.js';
+import { InProcessScaleMemory } from '../../sim/fakes/scale-memory.js';
 import { agonesServer, berthCordoned, node, passConfig, statefulServer, T0 } from './builders.js';
-import { FakeClusterApi } from './fake-cluster-api.js';
-import { FakeLease, FakeNodePool } from './fakes.js';
 
 const MINUTE = 60_000;
 
@@ -15,8 +16,10 @@ const scaleConfig = (scale: Record<string, unknown> = {}) =>
 
 function setup(nodes: V1Node[], pods: V1Pod[], gameServers: AgonesGameServer[] = []) {
   let now = T0;
-  const cluster = new FakeClusterApi(nodes, pods);
-  cluster.gameServers = gameServers.map((gs) => structuredClone(gs));
+  const cluster = new FakeClusterApi()
+    .withNodes(...nodes)
+    .withPods(...pods)
+    .withGameServers(...gameServers);
   const pool = new FakeNodePool(nodes.length);
   const deps = {
     cluster,
@@ -38,7 +41,7 @@ function setup(nodes: V1Node[], pods: V1Pod[], gameServers: AgonesGameServer[] =
 const moves = (cluster: FakeClusterApi) =>
   cluster.calls.flatMap((c) =>
     c.method === 'evictPod' || c.method === 'deleteGameServer'
-      ? [`${c.method} ${c.namespace}/${c.name}`]
+      ? [`${c.method} ${c.args[0]}/${c.args[1]}`]
       : [],
   );
 
@@ -60,9 +63,7 @@ describe('the scale pass moves ready game servers off nodes berth cordoned', () 
     ]);
     expect(cluster.calls).toContainEqual({
       method: 'evictPod',
-      namespace: 'games',
-      name: 'r1',
-      preconditions: { uid: 'uid-r1', resourceVersion: '7' },
+      args: ['games', 'r1', { uid: 'uid-r1', resourceVersion: '7' }],
     });
     expect(moves(cluster)).toEqual(['evictPod games/r1', 'evictPod games/r2']);
     // The allocated one still holds the node.
@@ -81,7 +82,7 @@ describe('the scale pass moves ready game servers off nodes berth cordoned', () 
     expect(report.actions.find((a) => a.type === 'evict')?.reason).toContain(
       'refused by a PodDisruptionBudget: not now',
     );
-    expect(cluster.pods.map((p) => p.metadata?.name)).toEqual(['r1']);
+    expect([...cluster.pods.values()].map((p) => p.metadata?.name)).toEqual(['r1']);
   });
 
   it('deletes the GameServer of a ready Agones server instead of its pod, and removes the node once its last allocated server ends', async () => {
@@ -98,15 +99,13 @@ describe('the scale pass moves ready game servers off nodes berth cordoned', () 
     expect(moves(cluster)).toEqual(['deleteGameServer games/gs-ready']);
     expect(cluster.calls).toContainEqual({
       method: 'deleteGameServer',
-      namespace: 'games',
-      name: 'gs-ready',
-      preconditions: { uid: 'gs-gs-ready', resourceVersion: '42' },
+      args: ['games', 'gs-ready', { uid: 'gs-gs-ready', resourceVersion: '42' }],
     });
     expect(cluster.nodes.has('b')).toBe(true);
 
     // The match ends: Agones shuts the allocated and reserved servers down.
-    cluster.pods = cluster.pods.filter((p) => p.spec?.nodeName !== 'b');
-    cluster.gameServers = [];
+    for (const [key, p] of cluster.pods) if (p.spec?.nodeName === 'b') cluster.pods.delete(key);
+    cluster.gameServers.clear();
     advance(MINUTE);
     const second = await runScalePass(deps, scaleConfig(), { dryRun: false });
     expect(second.actions.map((a) => `${a.type} ${a.node}`)).toContain('delete b');
@@ -124,15 +123,13 @@ describe('the scale pass moves ready game servers off nodes berth cordoned', () 
     cluster.afterList = () => {
       // Once the pass has listed nodes, pods and GameServers, a match allocates the server.
       if (++lists === 3) {
-        const gs = cluster.gameServers[0];
-        if (gs?.metadata) {
-          cluster.gameServers = [
-            {
-              ...gs,
-              metadata: { ...gs.metadata, resourceVersion: '43' },
-              status: { state: 'Allocated' },
-            },
-          ];
+        const [key, gs] = [...cluster.gameServers][0] ?? [];
+        if (key && gs?.metadata) {
+          cluster.gameServers.set(key, {
+            ...gs,
+            metadata: { ...gs.metadata, resourceVersion: '43' },
+            status: { state: 'Allocated' },
+          });
         }
       }
     };
@@ -140,7 +137,7 @@ describe('the scale pass moves ready game servers off nodes berth cordoned', () 
     expect(report.actions.find((a) => a.type === 'evict')?.reason).toContain(
       'changed since it was listed',
     );
-    expect(cluster.gameServers).toHaveLength(1);
+    expect(cluster.gameServers.size).toBe(1);
   });
 
   it('moves at most scale.drain.evictionsPerPass a pass', async () => {

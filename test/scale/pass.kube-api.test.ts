@@ -9,10 +9,11 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { CORDONED_AT, REMOVAL_STARTED_AT } from '../../shared/vocabulary/labels.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
-import { InProcessScaleMemory } from '../support/scale-memory.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
+import { FakeNodePool } from '../../sim/fakes/node-pool.js';
+import { InProcessScaleMemory } from '../../sim/fakes/scale-memory.js';
 import { berthCordoned, gameServers, node, pod, T0 } from './builders.js';
-import { FakeLease, FakeNodePool } from './fakes.js';
 
 const TOKEN = 'berth-test-token';
 let fake: KubeApiServer;

@@ -6,6 +6,7 @@
  * webhook's guard. In every case either the game server was refused the node, or the node and its
  * instance are still there with the game on it: never both a game on the node and the node gone.
  */
+
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podBindingAdmission } from '../../shared/admission/binding.js';
@@ -16,10 +17,11 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../../shared/vocabulary/labels.js';
-import { InProcessScaleMemory } from '../support/scale-memory.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
+import { FakeNodePool } from '../../sim/fakes/node-pool.js';
+import { InProcessScaleMemory } from '../../sim/fakes/scale-memory.js';
 import { gameServers, node, pod, T0 } from './builders.js';
-import { FakeClusterApi } from './fake-cluster-api.js';
-import { FakeLease, FakeNodePool } from './fakes.js';
 
 const MINUTE = 60_000;
 const config = parseConfig({
@@ -58,7 +60,9 @@ function lateGameServer(): V1Pod {
  */
 async function removalWithLateGame(step: number, how: Placement) {
   let now = T0;
-  const cluster = new FakeClusterApi([node('busy'), node('drained')], [...gameServers('busy', 40)]);
+  const cluster = new FakeClusterApi()
+    .withNodes(node('busy'), node('drained'))
+    .withPods(...gameServers('busy', 40));
   const pool = new FakeNodePool(2);
   let calls = 0;
   let placement: { allowed: boolean; message?: string } | undefined;
@@ -68,7 +72,7 @@ async function removalWithLateGame(step: number, how: Placement) {
     nodeThere = cluster.nodes.has('drained');
     const late = lateGameServer();
     if (how === 'binding') {
-      cluster.pods.push(late);
+      cluster.withPods(late);
       const binding = podBindingAdmission({
         cluster,
         nodes: cluster,
@@ -82,7 +86,7 @@ async function removalWithLateGame(step: number, how: Placement) {
       });
       placement = verdict;
       if (verdict.allowed) {
-        const stored = cluster.pods.find((p) => p.metadata?.name === 'late');
+        const stored = [...cluster.pods.values()].find((p) => p.metadata?.name === 'late');
         if (stored?.spec) stored.spec.nodeName = 'drained';
       }
     } else {
@@ -93,7 +97,7 @@ async function removalWithLateGame(step: number, how: Placement) {
       const guard = guardPodCreates({ cached: cluster, current: cluster }, async () => allow());
       const verdict = await guard({ ...REQUEST, object: { ...created } });
       placement = verdict;
-      if (verdict.allowed) cluster.pods.push(created);
+      if (verdict.allowed) cluster.withPods(created);
     }
   };
   const counted = <T extends object>(target: T): T =>
@@ -132,7 +136,7 @@ async function removalWithLateGame(step: number, how: Placement) {
     await runScalePass(deps, config, { dryRun: false });
     now += MINUTE;
   }
-  const late = cluster.pods.find((p) => p.metadata?.name === 'late');
+  const late = [...cluster.pods.values()].find((p) => p.metadata?.name === 'late');
   return {
     calls,
     placement,

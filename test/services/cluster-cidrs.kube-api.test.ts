@@ -8,9 +8,9 @@ import { checkServiceCidrs, refreshServiceCidrs } from '../../shared/app/service
 import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { clusterServiceCidrs } from '../../shared/k8s/service-cidrs.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { serviceReviews } from '../support/service-reviews.js';
 
 const NOW = Date.parse('2036-03-01T12:00:00Z');

@@ -13,9 +13,9 @@ import { clusterIpRange, nodePortRange } from '../../shared/net/value-range.js';
 import { freeNeverStored, recoverSettleTasks } from '../../shared/settle/recovery.js';
 import type { SettleTask } from '../../shared/settle/task.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
 import { serviceReviews } from '../support/service-reviews.js';
 
 const TOKEN = 'recovery-token';

@@ -7,10 +7,10 @@ import { settleRunner } from '../../shared/app/settle.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import type { SettleTask } from '../../shared/settle/task.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
 import { serviceReviews } from '../support/service-reviews.js';
 
 const TOKEN = 'settle-token';

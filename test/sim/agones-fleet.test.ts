@@ -8,10 +8,11 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { runScalePass } from '../../shared/scale/pass.js';
 import { AgonesFleet } from '../../sim/agones-fleet.js';
-import { type KubeApiServer, startKubeApiServer } from '../fakes/kube-api-server.js';
+import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
+import { FakeLease } from '../../sim/fakes/lease.js';
+import { FakeNodePool } from '../../sim/fakes/node-pool.js';
+import { InProcessScaleMemory } from '../../sim/fakes/scale-memory.js';
 import { berthCordoned, node, T0 } from '../scale/builders.js';
-import { FakeLease, FakeNodePool } from '../scale/fakes.js';
-import { InProcessScaleMemory } from '../support/scale-memory.js';
 
 const MINUTE = 60_000;
 let fake: KubeApiServer;

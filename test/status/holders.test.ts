@@ -11,10 +11,10 @@ import { clusterIpRange, nodePortRange } from '../../shared/net/value-range.js';
 import { findHolders } from '../../shared/status/holders.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
 
 describe('who holds a value of a Service that wrote no owner record', () => {
   it('names the Service from the cluster, by its allocation id; and finds its values by its name', async () => {

@@ -12,6 +12,7 @@ import {
 import fc from 'fast-check';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
+import { rawClient as rawClientOn } from '../../scripts/raw-table.js';
 import type { OwnerRecord } from '../../shared/allocation/store.js';
 import type { IpRecord, PoolRecord } from '../../shared/eni/model.js';
 import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
@@ -32,7 +33,6 @@ import {
 } from '../../shared/store/schema-version.js';
 import { captureOutput } from '../support/capture.js';
 import { freshTable } from '../support/dynamo.js';
-import { rawClient as rawClientOn } from '../support/raw-table.js';
 
 type Item = Record<string, AttributeValue>;
 

@@ -14,9 +14,9 @@ import type {
   V1MutatingWebhook,
   V1MutatingWebhookConfiguration,
 } from '@kubernetes/client-node';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
 import { review } from '../../sim/reviews.js';
-import { applyPatch, decodePatch } from './json-patch.js';
-import { type AdmissionCall, webhookCalled } from './webhook-match.js';
+import { type AdmissionCall, webhookCalled } from '../../sim/webhook-match.js';
 
 /** A request to admit, with the labels of its namespace. */
 export interface ApiserverRequest extends AdmissionCall {

@@ -3,7 +3,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { admit } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import type { createRuntime } from '../../shared/app/runtime.js';
-import { review } from './reviews.js';
+import { review } from '../../sim/reviews.js';
 
 /** Sends a CREATE of `object`, or a DELETE of `old`; answers the review's response. */
 export function serviceReviews(admission: ReturnType<typeof createRuntime>['admission']) {

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
 import { clusterViewOf, clusterViewReader } from '../../shared/ui/cluster-view.js';
 import { REMOVAL_STARTED_AT } from '../../shared/vocabulary/labels.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { berthCordoned, gameServers, node, pod, T0 } from '../scale/builders.js';
-import { FakeClusterApi } from '../scale/fake-cluster-api.js';
 
 describe("the web view of a real cluster's nodes", () => {
   it('draws the game-server nodes with their CPU and game servers by state, cordoned, draining and joining ones marked', () => {
@@ -64,10 +64,9 @@ describe("the web view of a real cluster's nodes", () => {
   });
 
   it('reads the cluster at most once per five seconds however often the page polls', async () => {
-    const cluster = new FakeClusterApi(
-      [node('a'), node('web', { labels: { role: 'web' } })],
-      gameServers('a', 2),
-    );
+    const cluster = new FakeClusterApi()
+      .withNodes(node('a'), node('web', { labels: { role: 'web' } }))
+      .withPods(...gameServers('a', 2));
     let now = T0;
     const read = clusterViewReader(cluster, { nodeSelector: 'role=game-server' }, () => now);
     expect((await read()).nodes.map((n) => n.name)).toEqual(['a']);

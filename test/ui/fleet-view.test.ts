@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../shared/config/schema.js';
 import { simConfig } from '../../sim/config.js';
-import type { KubeApiServer } from '../../sim/kube-api-server.js';
+import type { KubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
 import { startSimServer } from '../../sim/server.js';
 import { freshTable } from '../support/dynamo.js';

@@ -4,18 +4,18 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveRuntime } from '../../bench/support/serve-runtime.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
 import { nodesView } from '../../shared/ui/node-view.js';
 import { simConfig } from '../../sim/config.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { runSim, SIM_DEFAULTS } from '../../sim/run.js';
 import { startSimServer } from '../../sim/server.js';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
-import { applyPatch, decodePatch } from '../support/json-patch.js';
-import { review } from '../support/reviews.js';
-import { serveRuntime } from '../support/serve-runtime.js';
 import { launchChromium, pageProblems } from './chromium.js';
 import { holdAt } from './held-day.js';
 

@@ -19,7 +19,7 @@ import { mutatingWebhookConfiguration } from '../../../shared/manifests/webhooks
 import { QueueSettler } from '../../../shared/settle/settler.js';
 import type { SettleQueue, SettleTask } from '../../../shared/settle/task.js';
 import { seededRandom } from '../../../sim/random.js';
-import { type AdmissionCall, reachesBerth } from '../../../test/support/webhook-match.js';
+import { type AdmissionCall, reachesBerth } from '../../../sim/webhook-match.js';
 import { ASSUMPTIONS, CLUSTER_SHARE, type MeasuredRatios, type OperationKind } from '../fleet.js';
 import { functionUrlEvent, functionUrlFunction, passFunction } from './lambda.js';
 import { ReferenceObjects } from './objects.js';

@@ -34,7 +34,7 @@ import type { FunctionName } from '../../../infra/constructs/berth-function.js';
 import { startDynamoDbLocal } from '../../../shared/local/dynamodb-local.js';
 import { dynamoClient } from '../../../shared/store/client.js';
 import { ensureTable } from '../../../shared/store/ensure-table.js';
-import { startKubeApiServer } from '../../../test/fakes/kube-api-server.js';
+import { startKubeApiServer } from '../../../sim/fakes/kube-api-server.js';
 import { countRoundTrips } from '../../support/round-trips.js';
 import type { MeasuredRatios, OperationKind } from '../fleet.js';
 import { DynamoLedger } from '../ledger.js';

@@ -22,7 +22,7 @@ import type { HttpRequest, HttpResponse } from '../../../shared/http/exchange.js
 import {
   lambdaContext as invocationContext,
   functionUrlEvent as urlEvent,
-} from '../../../test/support/lambda-events.js';
+} from '../../support/lambda-events.js';
 
 /** Lambda's trace header, which Powertools copies into every log line as `xray_trace_id`. */
 const TRACE_HEADER = 'Root=1-67a1b2c3-0123456789abcdef01234567;Parent=0123456789abcdef;Sampled=1';

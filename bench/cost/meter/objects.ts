@@ -4,8 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { loadAllYaml, type V1Pod, type V1Service } from '@kubernetes/client-node';
-import { applyPatch, decodePatch } from '../../../test/support/json-patch.js';
-import { review } from '../../../test/support/reviews.js';
+import { applyPatch, decodePatch } from '../../../sim/fakes/json-patch.js';
+import { review } from '../../../sim/reviews.js';
 import { ASSUMPTIONS, REFERENCE_FLEET } from '../fleet.js';
 import { NAMESPACE, type World } from './world.js';
 

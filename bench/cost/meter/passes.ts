@@ -6,7 +6,7 @@ import { observability } from '../../../shared/app/observability.js';
 import { repairInvocation, repairPasses } from '../../../shared/app/repair-pass.js';
 import { scaleInvocation, scaleRunner } from '../../../shared/app/scale-pass.js';
 import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
-import { FakeNodePool } from '../../../test/scale/fakes.js';
+import { FakeNodePool } from '../../../sim/fakes/node-pool.js';
 import { passFunction } from './lambda.js';
 import type { Session } from './session.js';
 import { passContextOf } from './world.js';

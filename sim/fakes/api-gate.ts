@@ -9,7 +9,7 @@ import {
   type BucketState,
   fullBucket,
   takeTokens,
-} from '../shared/ec2/token-bucket.js';
+} from '../../shared/ec2/token-bucket.js';
 
 /** An error shaped like the SDK's: `name` and `Code` are the service's error code. */
 export class FakeAwsError extends Error {

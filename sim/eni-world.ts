@@ -1,18 +1,18 @@
 /**
- * One ENI world for a test: a manual clock, the EC2 fake behind the rate budget, a fake cluster,
+ * One ENI world for a test or a bench: a manual clock, the EC2 fake behind the rate budget, a fake cluster,
  * the in-memory store (or a given one) and `EniDeps` wired over them.
  */
-import { parseConfig } from '../../shared/config/schema.js';
-import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
-import { BudgetedEc2Network, DEFAULT_EC2_BUDGET } from '../../shared/ec2/rate-budget.js';
-import { eniDeps } from '../../shared/eni/deps.js';
-import { InMemoryEniStore } from '../../shared/eni/memory-store.js';
-import type { RefillRequests } from '../../shared/eni/refill.js';
-import type { AssignDeps } from '../../shared/eni/service.js';
-import type { EniStore } from '../../shared/eni/store.js';
-import { FakeEc2, type FakeEc2Options } from '../../sim/ec2-fake.js';
-import { seededRandom } from '../support/random.js';
-import { FakeCluster } from './cluster-fake.js';
+import { parseConfig } from '../shared/config/schema.js';
+import { InProcessSharedBudget } from '../shared/ec2/fair-share.js';
+import { BudgetedEc2Network, DEFAULT_EC2_BUDGET } from '../shared/ec2/rate-budget.js';
+import { eniDeps } from '../shared/eni/deps.js';
+import type { RefillRequests } from '../shared/eni/refill.js';
+import type { AssignDeps } from '../shared/eni/service.js';
+import type { EniStore } from '../shared/eni/store.js';
+import { ec2Node, FakeClusterApi } from './fakes/cluster-api.js';
+import { FakeEc2, type FakeEc2Options } from './fakes/ec2.js';
+import { InMemoryEniStore } from './fakes/eni-store.js';
+import { seededRandom } from './random.js';
 
 /** The subnet every test node lives in: 10.0.0.0/24 (251 usable addresses). */
 export const SUBNET_ID = 'subnet-0a';
@@ -23,7 +23,7 @@ export const SUBNET_CIDR = '10.0.0.0/24';
 export interface EniWorld {
   readonly clock: { now: number };
   readonly ec2: FakeEc2;
-  readonly cluster: FakeCluster;
+  readonly cluster: FakeClusterApi;
   readonly store: EniStore;
   readonly deps: AssignDeps;
   /** The background refills assigns asked for, in order; a test runs them (`refillAhead`). */
@@ -48,7 +48,7 @@ export function eniWorld(
   const random = seededRandom(options.seed ?? 1);
   const ec2 = new FakeEc2({ now, random, ...options.fake });
   ec2.addSubnet(SUBNET_ID, options.subnetCidr ?? SUBNET_CIDR);
-  const cluster = new FakeCluster();
+  const cluster = new FakeClusterApi();
   const store = options.store ?? new InMemoryEniStore();
   const sleep = async (ms: number) => {
     clock.now += ms;
@@ -90,7 +90,7 @@ export function eniWorld(
     refillRequests,
     addNode(name, instanceType = 'c5.large', maxPods) {
       const id = ec2.launchInstance({ instanceType, subnetId: SUBNET_ID });
-      cluster.addNode(name, id, 'us-east-1a', maxPods);
+      cluster.withNodes(ec2Node(name, id, 'us-east-1a', maxPods));
       return id;
     },
   };

@@ -20,14 +20,14 @@ import type {
   InstanceTypeLimits,
   NetworkInterfacePage,
   NetworkInterfaceQuery,
-} from '../shared/ec2/network.js';
+} from '../../shared/ec2/network.js';
 import {
   type BucketSpec,
   type BucketState,
   fullBucket,
   takeTokens,
-} from '../shared/ec2/token-bucket.js';
-import { formatIp, parseCidr } from '../shared/net/ip.js';
+} from '../../shared/ec2/token-bucket.js';
+import { formatIp, parseCidr } from '../../shared/net/ip.js';
 
 /** Addresses per delegated prefix, and so the alignment of a /28 inside its subnet. */
 const BLOCK = 16;

@@ -38,7 +38,7 @@
  * `buckets` to change any of them.
  */
 
-import type { BucketSpec } from '../shared/ec2/token-bucket.js';
+import type { BucketSpec } from '../../shared/ec2/token-bucket.js';
 import {
   type CreateListenerInput,
   type CreateTargetGroupInput,
@@ -52,8 +52,8 @@ import {
   MAX_LISTENERS_PER_NLB,
   type NetworkLoadBalancer,
   type TargetGroup,
-} from '../shared/fronts/elbv2.js';
-import { type CidrBlock, cidrContains, parseCidr, parseIp } from '../shared/net/ip.js';
+} from '../../shared/fronts/elbv2.js';
+import { type CidrBlock, cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
 import { ApiGate, type FakeApiCall } from './api-gate.js';
 
 /** The buckets ELBv2 meters its actions by. */

@@ -47,13 +47,14 @@ import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.j
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
 import { namesOwner } from '../../shared/vocabulary/allocation-id.js';
-import { eniWorld } from '../eni/harness.js';
+import { eniWorld } from '../../sim/eni-world.js';
+import { boundPod } from '../../sim/fakes/cluster-api.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { seededRandom } from '../../sim/random.js';
+import { review } from '../../sim/reviews.js';
 import { SimulatedApiServer } from './chaos-apiserver.js';
 import { FaultInjector, InjectedFault, injected } from './chaos-faults.js';
-import { applyPatch, decodePatch } from './json-patch.js';
 import { LeakWatch, type ListingView, type StoreView } from './leak-watch.js';
-import { seededRandom } from './random.js';
-import { review } from './reviews.js';
 
 /** How hard to shake. Fault probabilities are per store request or write; the rest per write. */
 export interface ChaosOptions {
@@ -486,7 +487,7 @@ export async function runChaos(
     if (pod === undefined || held === undefined) return;
     count('ENI DEL');
     eniHolders.delete(pod);
-    eni.cluster.removePod('net', pod);
+    eni.cluster.pods.delete(`net/${pod}`);
     const holder = { namespace: 'net', pod, containerId: held.containerId };
     for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
       try {
@@ -509,7 +510,7 @@ export async function runChaos(
     count('ENI ADD');
     const pod = `ip-${serial++}`;
     const containerId = `sandbox-${serial}`;
-    eni.cluster.addPod('net', pod, 'node-a');
+    eni.cluster.withPods(boundPod('net', pod, 'node-a'));
     for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
       try {
         const { ip } = await faults.invoke(() =>
@@ -524,7 +525,7 @@ export async function runChaos(
       }
     }
     // The sandbox never started: kubelet gives up on the pod, and the ENI pass frees what leaked.
-    eni.cluster.removePod('net', pod);
+    eni.cluster.pods.delete(`net/${pod}`);
   };
   const eniLateDel = async () => {
     const late = lateDels.shift();

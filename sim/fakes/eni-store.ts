@@ -3,7 +3,7 @@
  * all-or-nothing commits, leases). It serves tests and the benchmark; records are immutable
  * values, so reads hand out the stored objects without copying.
  */
-import { EniConflictError } from './errors.js';
+import { EniConflictError } from '../../shared/eni/errors.js';
 import {
   type CreateIntent,
   type EniRecord,
@@ -13,8 +13,13 @@ import {
   type NodeItemKey,
   type NodeState,
   type PoolRecord,
-} from './model.js';
-import { type EniStore, MAX_ATOMIC_WRITES, type NodeWrite, type SubnetShortage } from './store.js';
+} from '../../shared/eni/model.js';
+import {
+  type EniStore,
+  MAX_ATOMIC_WRITES,
+  type NodeWrite,
+  type SubnetShortage,
+} from '../../shared/eni/store.js';
 
 interface NodeEntry {
   pool?: PoolRecord;

@@ -4,6 +4,7 @@
  * field of every kind wrong, deep and oversized JSON, ids of every shape, and bodies that are not
  * reviews at all. Shared by the fuzz test (a fixed-seed slice) and `npm run bench -- fuzz`.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
@@ -12,7 +13,7 @@ import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
 import { BLOCK_SIZE } from '../../shared/net/offset.js';
-import { applyPatch, decodePatch } from './json-patch.js';
+import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
 import { serveRuntime } from './serve-runtime.js';
 
 /** One request body, and the uid the answer must carry when it is a review. */

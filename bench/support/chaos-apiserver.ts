@@ -9,7 +9,7 @@
  */
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
-import { FakeClusterApi } from '../fakes/cluster-api.js';
+import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 
 /** How the apiserver treats writes admission allowed. */
 export interface ApiServerBehaviour {

@@ -35,7 +35,7 @@
  * second, Allow/Deny 5 refilled at 1 per second; pass `buckets` to change them.
  */
 
-import type { BucketSpec } from '../shared/ec2/token-bucket.js';
+import type { BucketSpec } from '../../shared/ec2/token-bucket.js';
 import {
   type AcceleratorAction,
   type CustomRoutingAccelerator,
@@ -48,8 +48,8 @@ import {
   MAX_MAPPINGS_PER_PAGE,
   type MappingPage,
   type PortMapping,
-} from '../shared/fronts/accelerator.js';
-import { formatIp, parseCidr, parseIp } from '../shared/net/ip.js';
+} from '../../shared/fronts/accelerator.js';
+import { formatIp, parseCidr, parseIp } from '../../shared/net/ip.js';
 import { ApiGate, type FakeApiCall, FakeAwsError } from './api-gate.js';
 
 /** The buckets the fake meters Global Accelerator's actions by. */

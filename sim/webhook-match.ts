@@ -11,7 +11,7 @@
 
 import type { V1MutatingWebhook } from '@kubernetes/client-node';
 import { evaluate } from '@marcbachmann/cel-js';
-import { EXCLUDED_NAMESPACES } from '../../shared/manifests/webhooks.js';
+import { EXCLUDED_NAMESPACES } from '../shared/manifests/webhooks.js';
 
 /** The parts of an admission request that decide which webhooks it reaches. */
 export interface AdmissionCall {

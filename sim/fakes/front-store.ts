@@ -3,8 +3,8 @@
  * DynamoDB adapter (a claim is all or none, a slot is freed only by its owner, a load balancer
  * never passes its listener limit).
  */
-import { MAX_LISTENERS_PER_NLB } from './elbv2.js';
-import { ListenerSlotTakenError, LoadBalancerFullError } from './errors.js';
+import { MAX_LISTENERS_PER_NLB } from '../../shared/fronts/elbv2.js';
+import { ListenerSlotTakenError, LoadBalancerFullError } from '../../shared/fronts/errors.js';
 import type {
   DestinationCell,
   FrontStore,
@@ -12,8 +12,8 @@ import type {
   SlotFree,
   SubnetDestinations,
   WantedDestination,
-} from './store.js';
-import type { ListenerSlot } from './work.js';
+} from '../../shared/fronts/store.js';
+import type { ListenerSlot } from '../../shared/fronts/work.js';
 
 const slotKey = (slot: ListenerSlot): string => `${slot.loadBalancerArn}#${slot.port}`;
 const cellKey = (cell: DestinationCell): string => `${cell.subnetId}#${cell.address}#${cell.port}`;

@@ -1,5 +1,5 @@
 /**
- * Faults for the chaos run (test/support/chaos.ts), injected where real ones arise:
+ * Faults for the chaos run (bench/support/chaos.ts), injected where real ones arise:
  * - `throttle`: a request refused before it reaches the table (ProvisionedThroughputExceeded or
  *   ThrottlingException) that outlasted the SDK's own retries, so berth's code sees it;
  * - `ambiguous`: a write that lands, then the caller sees a timeout (the Lambda gave up);

@@ -3,12 +3,12 @@
  * HTTP surface (`createHttpApi`, `startServer`) over the real pool service, with the EC2 fake and
  * the in-memory pool store behind it, and one node whose pool the ENI pass has filled.
  */
-import { nodeIpFault } from '../../shared/app/eni-pass.js';
-import { runEniPass } from '../../shared/eni/pass.js';
-import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../../shared/eni/service.js';
-import { createHttpApi } from '../../shared/http/api.js';
-import { startServer } from '../../shared/local/server.js';
-import { type EniWorld, eniWorld } from '../eni/harness.js';
+import { nodeIpFault } from '../shared/app/eni-pass.js';
+import { runEniPass } from '../shared/eni/pass.js';
+import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../shared/eni/service.js';
+import { createHttpApi } from '../shared/http/api.js';
+import { startServer } from '../shared/local/server.js';
+import { type EniWorld, eniWorld } from './eni-world.js';
 
 /** The node every plugin test runs on. */
 export const NODE = 'node-a';
