@@ -1,9 +1,11 @@
 /** What `berth status` prints: the text of the reports the local host answers. */
-import type { localHolders } from '../shared/app/local-commands.js';
-import type { StatusReport } from '../shared/status/report.js';
+import type { localHolders, localStatus } from '../shared/app/local-commands.js';
 
 /** What `status --holder` answers. */
 type Holdings = Awaited<ReturnType<typeof localHolders>>;
+
+/** What `status` answers. */
+type StatusReport = Awaited<ReturnType<typeof localStatus>>['reports'][number];
 
 /** Left-aligned columns, two spaces apart. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {

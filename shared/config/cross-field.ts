@@ -11,9 +11,11 @@ import {
   parsePortRange,
   portRangesOverlap,
 } from '../net/port-range.js';
-import { BUILT_IN_NODE_POOLS } from '../node-pool/auto-mode.js';
 import { selectorLabels } from '../vocabulary/label-selector.js';
 import { KARPENTER_NODE_POOL_LABEL } from '../vocabulary/labels.js';
+
+/** Auto Mode's built-in NodePools; they cannot be changed, only enabled or disabled. */
+export const BUILT_IN_NODE_POOLS = ['general-purpose', 'system'] as const;
 
 type Document = Readonly<Record<string, unknown>>;
 

@@ -16,6 +16,8 @@
  *   Disable Built-in NodePools"). NodePool names are cluster-wide, so no other Karpenter can own
  *   a pool of that name there.
  */
+
+import { BUILT_IN_NODE_POOLS } from '../config/cross-field.js';
 import type { NodePoolConfig } from '../config/schema.js';
 import type { KarpenterNodePool } from '../k8s/cluster-api.js';
 import {
@@ -28,8 +30,6 @@ import {
 export const AUTO_COMPUTE_TYPE = 'auto';
 /** The API group of Auto Mode's NodeClass, as a NodePool's `nodeClassRef.group` names it. */
 export const NODE_CLASS_GROUP = 'eks.amazonaws.com';
-/** Auto Mode's built-in NodePools; they cannot be changed, only enabled or disabled. */
-export const BUILT_IN_NODE_POOLS = ['general-purpose', 'system'] as const;
 
 /**
  * The cluster's compute config as EKS `DescribeCluster` answers it (`computeConfig`): whether Auto
