@@ -14,15 +14,24 @@
  * claiming), or at worst a value held by an owner that no object carries, which the repair pass
  * frees. No value is ever held by two owners: step 2 is the only way in, and it is exclusive,
  * even against the owner itself (a value on its way out is never taken back under its id).
+ * What an assignment holds is planned first with no I/O (`plan.ts`).
  */
 import { BlockView } from './block-view.js';
-import {
-  AllocationContentionError,
-  RangeFullError,
-  ValueAllocatedError,
-  ValueNotInRangeError,
-} from './errors.js';
+import { AllocationContentionError, RangeFullError, ValueAllocatedError } from './errors.js';
 import { blockIndexOf, compareOffsets, type Offset, offsetAt, slotOf } from './offset.js';
+import {
+  type Chosen,
+  choose,
+  claimKey,
+  claimOf,
+  type Grant,
+  grantOf,
+  type PlannedValue,
+  planAssignment,
+  type RangeView,
+  rangeKey,
+  type ValueRequest,
+} from './plan.js';
 import type { ValueRange } from './range.js';
 import { pickFree } from './scan.js';
 import {
@@ -36,20 +45,8 @@ import {
   type ReleasingClaim,
 } from './store.js';
 
-/** One value an owner needs, named by its slot (e.g. `spec.clusterIPs[0]`). */
-export interface ValueRequest {
-  readonly slot: string;
-  readonly range: ValueRange;
-  /** The value asked for (a static request); absent for a dynamic pick. */
-  readonly value?: string;
-}
-
-/** A value an owner holds. */
-export interface Grant {
-  readonly slot: string;
-  readonly range: ValueRange;
-  readonly value: string;
-}
+/** The words of an assignment, planned in `plan.ts`, where the allocator's callers find them. */
+export { claimKey, type Grant, rangeKey, type ValueRequest } from './plan.js';
 
 /** What one `assign` did. */
 export interface Assignment {
@@ -89,24 +86,6 @@ const MAX_CLAIM_ATTEMPTS = 16;
 /** Attempts at an owner-record change that keeps losing to a concurrent writer of that record. */
 const RECORD_ATTEMPTS = 4;
 
-/** The stamps of the admission that added a value, carried over as they are. */
-function addedBy(claim: { readonly claimedAt?: number; readonly addedOn?: string }) {
-  return {
-    ...(claim.claimedAt === undefined ? {} : { claimedAt: claim.claimedAt }),
-    ...(claim.addedOn === undefined ? {} : { addedOn: claim.addedOn }),
-  };
-}
-
-/** Store key of a range: its kind and name. */
-export function rangeKey(range: ValueRange): string {
-  return `${range.kind}#${range.name}`;
-}
-
-/** One value of one range, as a map key. */
-export function claimKey(claim: { readonly range: string; readonly offset: Offset }): string {
-  return `${claim.range}#${claim.offset}`;
-}
-
 /** Dependencies, injected so tests control randomness and time. */
 export interface ExclusiveAllocatorDeps {
   readonly store: AllocationStore;
@@ -116,18 +95,6 @@ export interface ExclusiveAllocatorDeps {
   readonly random: () => number;
   /** Epoch milliseconds. */
   readonly now: () => number;
-}
-
-/** A value this call must claim: a fresh pick, a static request, or a recorded but unclaimed one. */
-interface Pending {
-  readonly request: ValueRequest;
-  readonly key: string;
-  offset: Offset;
-  /** Listed in the owner record already: it may be claimed, or a crash may have stopped short. */
-  readonly recorded: boolean;
-  /** When an admission last added it to this owner, and on which stored version (`Claim`). */
-  readonly claimedAt?: number;
-  readonly addedOn?: string;
 }
 
 /** Hands out exclusive values from ranges to owners. */
@@ -202,97 +169,25 @@ export class ExclusiveAllocator {
     held: { key: string; offset: Offset }[],
   ): Promise<Assignment> {
     const fresh = options.current === 'none';
-    /** Stamps a value this admission adds (allocated, or taken back from `releasing`). */
-    const addedNow = () => ({
-      claimedAt: this.#now(),
-      ...(options.base === undefined ? {} : { addedOn: options.base }),
-    });
     const previous = fresh ? undefined : await this.#current(id, options.current);
-    const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
-    const releasing = new Map((previous?.releasing ?? []).map((claim) => [claimKey(claim), claim]));
-    let reverted = 0;
-    const chosen = new Map<string, Set<Offset>>();
-    const choose = (key: string, offset: Offset) => {
-      const set = chosen.get(key) ?? new Set<Offset>();
-      set.add(offset);
-      chosen.set(key, set);
+    const now = this.#now();
+    const view: RangeView = {
+      pick: async (range, key, excluded) => {
+        const offset = await this.#pick(range, key, excluded);
+        if (offset !== undefined) held.push({ key, offset });
+        return offset;
+      },
     };
-
-    // Slots already recorded with a matching value keep it: a retry gets the same value back.
-    const pending: Pending[] = [];
-    const unresolved: ValueRequest[] = [];
-    for (const request of requests) {
-      const key = rangeKey(request.range);
-      const wanted =
-        request.value === undefined ? undefined : request.range.offsetOf(request.value);
-      if (request.value !== undefined && wanted === undefined) {
-        throw new ValueNotInRangeError(request.range, request.value, request.slot);
-      }
-      const have = recorded.get(request.slot);
-      if (have && have.range === key && (wanted === undefined || wanted === have.offset)) {
-        recorded.delete(request.slot);
-        pending.push({
-          request,
-          key,
-          offset: have.offset,
-          recorded: true,
-          ...addedBy(have),
-        });
-        choose(key, have.offset);
-      } else if (wanted !== undefined) {
-        if (chosen.get(key)?.has(wanted))
-          throw new ValueAllocatedError(request.range, request.value ?? '', request.slot);
-        const value = claimKey({ range: key, offset: wanted });
-        // Asked for again before it was freed (a refused change retried): it stays held, and
-        // counts as added now (this admission's write carries it again).
-        const takenBack = releasing.delete(value);
-        if (takenBack) reverted++;
-        const elsewhere = previous?.claims.find((c) => claimKey(c) === value);
-        pending.push({
-          request,
-          key,
-          offset: wanted,
-          recorded: takenBack || elsewhere !== undefined,
-          ...(takenBack || elsewhere === undefined ? addedNow() : addedBy(elsewhere)),
-        });
-        choose(key, wanted);
-      } else {
-        unresolved.push(request);
-      }
-    }
-    for (const request of unresolved) {
-      const key = rangeKey(request.range);
-      const offset = await this.#pick(request.range, key, chosen.get(key));
-      if (offset === undefined) throw new RangeFullError(request.range, request.slot);
-      held.push({ key, offset });
-      pending.push({ request, key, offset, recorded: false, ...addedNow() });
-      choose(key, offset);
-    }
-    // A recorded value that moved to another slot of the same owner is kept, not given back.
-    const dropped = [...recorded.values()].filter(
-      (claim) => !chosen.get(claim.range)?.has(claim.offset),
-    );
-    const stillReleasing: ReleasingClaim[] = [
-      ...releasing.values(),
-      ...dropped.map((claim) => ({ ...claim, since: this.#now() })),
-    ];
-    const claimsOf = (): Claim[] =>
-      pending.map((p) => ({
-        slot: p.request.slot,
-        range: p.key,
-        offset: p.offset,
-        ...addedBy(p),
-      }));
-    const grantsOf = (): Grant[] =>
-      pending.map((p) => ({
-        slot: p.request.slot,
-        range: p.request.range,
-        value: p.request.range.valueAt(p.offset),
-      }));
+    const plan = await planAssignment(previous, requests, view, { now, base: options.base });
+    const pending = plan.values;
+    const { dropped, releasing: stillReleasing } = plan;
+    const chosen: Chosen = new Map();
+    for (const value of pending) choose(chosen, value.key, value.offset);
+    const grantsOf = (): Grant[] => pending.map(grantOf);
 
     // Recorded values this owner already holds need no write. A dry run reads a static value's
     // holder because it will not try the conditional write that would otherwise tell.
-    const toClaim: Pending[] = [];
+    const toClaim: PlannedValue[] = [];
     for (const entry of pending) {
       const isStatic = entry.request.value !== undefined;
       if (entry.recorded || (options.dryRun && isStatic)) {
@@ -308,17 +203,17 @@ export class ExclusiveAllocator {
       toClaim.push(entry);
     }
     if (options.dryRun) return { grants: grantsOf(), releasing: dropped, conflicts: 0 };
-    if (toClaim.length === 0 && dropped.length === 0 && reverted === 0 && previous) {
+    if (toClaim.length === 0 && dropped.length === 0 && plan.takenBack === 0 && previous) {
       return { grants: grantsOf(), releasing: [], conflicts: 0 };
     }
 
     const recordOf = (version: number): OwnerRecord => ({
       id,
       owner,
-      claims: claimsOf(),
+      claims: pending.map(claimOf),
       ...(stillReleasing.length > 0 ? { releasing: stillReleasing } : {}),
       version,
-      createdAt: previous?.createdAt ?? this.#now(),
+      createdAt: previous?.createdAt ?? now,
     });
     let record = recordOf((previous?.version ?? 0) + 1);
     const unrecorded = fresh && options.unrecorded === true;
@@ -342,8 +237,8 @@ export class ExclusiveAllocator {
       });
       return amendments;
     };
-    const claimed: Pending[] = [];
-    const claimOne = async (entry: Pending) => {
+    const claimed: PlannedValue[] = [];
+    const claimOne = async (entry: PlannedValue) => {
       for (let attempt = 1; ; attempt++) {
         const stamp = this.#view.stamp();
         const outcome = await this.#store.claim(entry.key, entry.offset, id);
@@ -370,7 +265,7 @@ export class ExclusiveAllocator {
         const next = await this.#repick(entry, outcome.block, chosen.get(entry.key));
         if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
         held.push({ key: entry.key, offset: next });
-        choose(entry.key, next);
+        choose(chosen, entry.key, next);
         entry.offset = next;
         await amend();
       }
@@ -527,7 +422,7 @@ export class ExclusiveAllocator {
    * block the failed write returned (fresh, and free of charge), then through the store.
    */
   async #repick(
-    entry: Pending,
+    entry: PlannedValue,
     block: Block | undefined,
     excluded: ReadonlySet<Offset> | undefined,
   ) {
@@ -607,7 +502,7 @@ export class ExclusiveAllocator {
     id: string,
     record: OwnerRecord | undefined,
     previous: OwnerRecord | undefined,
-    claimed: readonly Pending[],
+    claimed: readonly PlannedValue[],
   ) {
     for (const entry of claimed) await this.#store.release(entry.key, entry.offset, id);
     if (!record) return;

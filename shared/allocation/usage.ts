@@ -1,6 +1,6 @@
 /** How much of each range is in use, for `/v1/status` and `berth status`. */
-import { rangeKey } from './allocator.js';
 import { lastBlockOf } from './offset.js';
+import { rangeKey } from './plan.js';
 import type { RangeKind, ValueRange } from './range.js';
 import type { AllocationStore } from './store.js';
 
