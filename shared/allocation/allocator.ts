@@ -18,7 +18,8 @@
  */
 import { BlockView } from './block-view.js';
 import { AllocationContentionError, RangeFullError, ValueAllocatedError } from './errors.js';
-import { blockIndexOf, compareOffsets, type Offset, offsetAt, slotOf } from './offset.js';
+import { blockIndexOf, compareOffsets, type Offset, slotOf } from './offset.js';
+import { Picks } from './picks.js';
 import {
   type Chosen,
   choose,
@@ -28,16 +29,11 @@ import {
   grantOf,
   type PlannedValue,
   planAssignment,
-  type RangeView,
   rangeKey,
   type ValueRequest,
 } from './plan.js';
-import type { ValueRange } from './range.js';
-import { pickFree } from './scan.js';
 import {
   type AllocationStore,
-  BLOCK_SIZE,
-  type Block,
   type Claim,
   type OwnerRecord,
   type OwnerRef,
@@ -152,12 +148,12 @@ export class ExclusiveAllocator {
     requests: readonly ValueRequest[],
     options: AssignOptions = {},
   ): Promise<Assignment> {
-    const held: { key: string; offset: Offset }[] = [];
+    const picks = new Picks(this.#store, this.#view, this.#random);
     try {
-      return await this.#assign(id, owner, requests, options, held);
+      return await this.#assign(id, owner, requests, options, picks);
     } finally {
       // Dynamic picks were held in the view from the pick to the claim's answer.
-      for (const { key, offset } of held) this.#view.settled(key, offset);
+      picks.finish();
     }
   }
 
@@ -166,19 +162,12 @@ export class ExclusiveAllocator {
     owner: OwnerRef,
     requests: readonly ValueRequest[],
     options: AssignOptions,
-    held: { key: string; offset: Offset }[],
+    picks: Picks,
   ): Promise<Assignment> {
     const fresh = options.current === 'none';
     const previous = fresh ? undefined : await this.#current(id, options.current);
     const now = this.#now();
-    const view: RangeView = {
-      pick: async (range, key, excluded) => {
-        const offset = await this.#pick(range, key, excluded);
-        if (offset !== undefined) held.push({ key, offset });
-        return offset;
-      },
-    };
-    const plan = await planAssignment(previous, requests, view, { now, base: options.base });
+    const plan = await planAssignment(previous, requests, picks, { now, base: options.base });
     const pending = plan.values;
     const { dropped, releasing: stillReleasing } = plan;
     const chosen: Chosen = new Map();
@@ -262,9 +251,8 @@ export class ExclusiveAllocator {
         if (attempt >= MAX_CLAIM_ATTEMPTS) {
           throw new AllocationContentionError(entry.request.range, attempt, entry.request.slot);
         }
-        const next = await this.#repick(entry, outcome.block, chosen.get(entry.key));
+        const next = await picks.repick(entry, outcome.block, chosen.get(entry.key));
         if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
-        held.push({ key: entry.key, offset: next });
         choose(chosen, entry.key, next);
         entry.offset = next;
         await amend();
@@ -417,79 +405,6 @@ export class ExclusiveAllocator {
     return known ?? this.#store.getOwner(id);
   }
 
-  /**
-   * Where a lost dynamic claim goes next: the scan continues after the lost value, first in the
-   * block the failed write returned (fresh, and free of charge), then through the store.
-   */
-  async #repick(
-    entry: PlannedValue,
-    block: Block | undefined,
-    excluded: ReadonlySet<Offset> | undefined,
-  ) {
-    const { range } = entry.request;
-    const inUpperBand = entry.offset >= range.reservedBand;
-    const bandEnd = inUpperBand ? range.exactSize : range.reservedBand;
-    if (block) {
-      const claiming = this.#view.claiming(entry.key);
-      for (let slot = slotOf(entry.offset) + 1; slot < BLOCK_SIZE; slot++) {
-        const offset = offsetAt(block.index, slot);
-        if (offset >= bandEnd) break;
-        if (!block.holders.has(slot) && !excluded?.has(offset) && !claiming.has(offset)) {
-          this.#view.hold(entry.key, offset);
-          return offset;
-        }
-      }
-    }
-    return this.#pick(range, entry.key, excluded);
-  }
-
-  /**
-   * A dynamic pick, in the kube-apiserver's order (`pickFree`): first over the blocks this
-   * process knows, with no read; when they hold no free value in the upper band, over the store,
-   * which decides whether that band (and then the range) is full and teaches the view what it
-   * reads. Values this process is claiming right now are skipped either way, and the value
-   * picked is held before anything else of this process runs: held after an `await`, two
-   * concurrent picks found the same value free and the later claim lost to its own process
-   * (measured: 2 to 4 lost races in 138 node port claims at 90% fill). A scan's answer can also
-   * be older than a claim of this process answered meanwhile: a value the view shows taken is
-   * passed over once and scanned for again (the new scan replaces the view's block unless a
-   * newer answer shows it taken); offered a second time, it is claimed and the conditional write
-   * decides, so the loop ends and a value freed since the view learned it is never lost.
-   */
-  async #pick(
-    range: ValueRange,
-    key: string,
-    excluded: ReadonlySet<Offset> | undefined,
-  ): Promise<Offset | undefined> {
-    /** Values a scan answered that the view knew taken, passed over once. */
-    const doubted = new Set<Offset>();
-    for (;;) {
-      const skip = new Set([...(excluded ?? []), ...this.#view.claiming(key)]);
-      const seen = this.#view.pick(range, key, this.#random, skip);
-      if (seen !== undefined) {
-        this.#view.hold(key, seen);
-        return seen;
-      }
-      const found = await pickFree(
-        range,
-        this.#view.learning(key, this.#reader(key)),
-        this.#random,
-        skip,
-      );
-      if (found === undefined) return undefined;
-      // The scan took round trips: another claim of this process may have taken the value
-      // meanwhile, and still be in flight or already answered (its hold settled, the view
-      // showing its block newer than the scan's). Either way the claim would lose to itself.
-      if (this.#view.claiming(key).has(found)) continue;
-      if (this.#view.showsTaken(key, found) && !doubted.has(found)) {
-        doubted.add(found);
-        continue;
-      }
-      this.#view.hold(key, found);
-      return found;
-    }
-  }
-
   async #holderOf(key: string, offset: Offset): Promise<string | undefined> {
     const index = blockIndexOf(offset);
     for await (const block of this.#store.scanBlocks(key, index, index)) {
@@ -514,9 +429,5 @@ export class ExclusiveAllocator {
     } else {
       await this.#store.deleteOwner(id);
     }
-  }
-
-  #reader(key: string) {
-    return (from: Offset, to: Offset) => this.#store.scanBlocks(key, from, to);
   }
 }
