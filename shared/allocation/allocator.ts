@@ -14,20 +14,17 @@
  * claiming), or at worst a value held by an owner that no object carries, which the repair pass
  * frees. No value is ever held by two owners: step 2 is the only way in, and it is exclusive,
  * even against the owner itself (a value on its way out is never taken back under its id).
- * What an assignment holds is planned first with no I/O (`plan.ts`).
+ * What an assignment holds is planned first with no I/O (`plan.ts`); its operation then writes
+ * the intent and the claims, and undoes them on a failure (`operation.ts`).
  */
 import { BlockView } from './block-view.js';
-import { AllocationContentionError, RangeFullError, ValueAllocatedError } from './errors.js';
-import { blockIndexOf, compareOffsets, type Offset, slotOf } from './offset.js';
+import { AssignOperation, holderOf, ownerRecord, putAfter, releaseAll } from './operation.js';
 import { Picks } from './picks.js';
 import {
-  type Chosen,
-  choose,
   claimKey,
-  claimOf,
   type Grant,
+  givenBack,
   grantOf,
-  type PlannedValue,
   planAssignment,
   rangeKey,
   type ValueRequest,
@@ -75,9 +72,6 @@ export interface AssignOptions {
    */
   readonly unrecorded?: boolean;
 }
-
-/** How often a dynamic pick may lose a race before the request gives up (never unbounded). */
-const MAX_CLAIM_ATTEMPTS = 16;
 
 /** Attempts at an owner-record change that keeps losing to a concurrent writer of that record. */
 const RECORD_ATTEMPTS = 4;
@@ -129,7 +123,7 @@ export class ExclusiveAllocator {
         request.value === undefined ? undefined : request.range.offsetOf(request.value);
       if (offset === undefined) continue;
       const key = rangeKey(request.range);
-      if ((await this.#holderOf(key, offset)) === id) {
+      if ((await holderOf(this.#store, key, offset)) === id) {
         claims.push({ slot: request.slot, range: key, offset });
       }
     }
@@ -165,122 +159,25 @@ export class ExclusiveAllocator {
     picks: Picks,
   ): Promise<Assignment> {
     const fresh = options.current === 'none';
-    const previous = fresh ? undefined : await this.#current(id, options.current);
+    const previous = fresh ? undefined : (options.current ?? (await this.holding(id)));
     const now = this.#now();
     const plan = await planAssignment(previous, requests, picks, { now, base: options.base });
-    const pending = plan.values;
-    const { dropped, releasing: stillReleasing } = plan;
-    const chosen: Chosen = new Map();
-    for (const value of pending) choose(chosen, value.key, value.offset);
-    const grantsOf = (): Grant[] => pending.map(grantOf);
-
-    // Recorded values this owner already holds need no write. A dry run reads a static value's
-    // holder because it will not try the conditional write that would otherwise tell.
-    const toClaim: PlannedValue[] = [];
-    for (const entry of pending) {
-      const isStatic = entry.request.value !== undefined;
-      if (entry.recorded || (options.dryRun && isStatic)) {
-        const holder = await this.#holderOf(entry.key, entry.offset);
-        if (holder === id && entry.recorded) continue;
-        if (holder !== undefined && isStatic)
-          throw new ValueAllocatedError(
-            entry.request.range,
-            entry.request.value ?? '',
-            entry.request.slot,
-          );
-      }
-      toClaim.push(entry);
-    }
-    if (options.dryRun) return { grants: grantsOf(), releasing: dropped, conflicts: 0 };
-    if (toClaim.length === 0 && dropped.length === 0 && plan.takenBack === 0 && previous) {
-      return { grants: grantsOf(), releasing: [], conflicts: 0 };
-    }
-
-    const recordOf = (version: number): OwnerRecord => ({
-      id,
-      owner,
-      claims: pending.map(claimOf),
-      ...(stillReleasing.length > 0 ? { releasing: stillReleasing } : {}),
-      version,
-      createdAt: previous?.createdAt ?? now,
+    const operation = new AssignOperation(
+      { store: this.#store, view: this.#view, picks },
+      { id, owner, previous, plan, createdAt: previous?.createdAt ?? now },
+    );
+    const toClaim = await operation.unclaimed(options.dryRun === true);
+    const answer = (releasing: readonly Claim[], conflicts: number): Assignment => ({
+      grants: plan.values.map(grantOf),
+      releasing,
+      conflicts,
     });
-    let record = recordOf((previous?.version ?? 0) + 1);
-    const unrecorded = fresh && options.unrecorded === true;
-    // The intent must be durable before a claim whenever a retry could come back with this id.
-    // A fresh id is known to nobody else, so its intent and its claims are written at once; an
-    // owner-naming one needs none (its object will say what it holds).
-    const intent = unrecorded
-      ? Promise.resolve()
-      : this.#store.putOwner(record, previous?.version ?? 0);
-    if (!fresh) await intent;
-
-    let conflicts = 0;
-    // Amendments after lost races are chained: each one conditions on the version before it.
-    let amendments: Promise<void> = intent;
-    const amend = () => {
-      if (unrecorded) return amendments;
-      amendments = amendments.then(async () => {
-        const amended = recordOf(record.version + 1);
-        await this.#store.putOwner(amended, record.version);
-        record = amended;
-      });
-      return amendments;
-    };
-    const claimed: PlannedValue[] = [];
-    const claimOne = async (entry: PlannedValue) => {
-      for (let attempt = 1; ; attempt++) {
-        const stamp = this.#view.stamp();
-        const outcome = await this.#store.claim(entry.key, entry.offset, id);
-        if (outcome.block) {
-          this.#view.apply(
-            entry.key,
-            outcome.block,
-            stamp,
-            outcome.taken ? { offset: entry.offset, holder: id } : undefined,
-          );
-        }
-        if (outcome.taken) break;
-        if (entry.request.value !== undefined) {
-          throw new ValueAllocatedError(
-            entry.request.range,
-            entry.request.value,
-            entry.request.slot,
-          );
-        }
-        conflicts++;
-        if (attempt >= MAX_CLAIM_ATTEMPTS) {
-          throw new AllocationContentionError(entry.request.range, attempt, entry.request.slot);
-        }
-        const next = await picks.repick(entry, outcome.block, chosen.get(entry.key));
-        if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
-        choose(chosen, entry.key, next);
-        entry.offset = next;
-        await amend();
-      }
-      claimed.push(entry);
-    };
-    // Requested values are claimed one at a time, in one order for every admission (range, then
-    // value), as the apiserver claims a Service's IP before its ports: of concurrent requests for
-    // the same values, the one that wins the first goes on to the rest, instead of each winning
-    // one and every one of them giving up. Picked values cannot collide that way: in parallel.
-    const requested = toClaim
-      .filter((entry) => entry.request.value !== undefined)
-      .sort((a, b) =>
-        a.key === b.key ? compareOffsets(a.offset, b.offset) : a.key < b.key ? -1 : 1,
-      );
-    const claimInOrder = async () => {
-      for (const entry of requested) await claimOne(entry);
-    };
-    const picked = toClaim.filter((entry) => entry.request.value === undefined);
-    const outcomes = await Promise.allSettled([intent, claimInOrder(), ...picked.map(claimOne)]);
-    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failure) {
-      await amendments.catch(() => undefined);
-      await this.#rollback(id, unrecorded ? undefined : record, previous, claimed);
-      throw failure.reason;
+    if (options.dryRun) return answer(plan.dropped, 0);
+    if (toClaim.length === 0 && plan.dropped.length === 0 && plan.takenBack === 0 && previous) {
+      return answer([], 0);
     }
-    await amendments;
-    return { grants: grantsOf(), releasing: dropped, conflicts };
+    const unrecorded = fresh && options.unrecorded === true;
+    return answer(plan.dropped, await operation.commit(toClaim, { fresh, unrecorded }));
   }
 
   /**
@@ -310,10 +207,7 @@ export class ExclusiveAllocator {
         : {
             ...record,
             claims: [],
-            releasing: [
-              ...(record.releasing ?? []),
-              ...record.claims.map((claim) => ({ ...claim, since: this.#now() })),
-            ],
+            releasing: [...(record.releasing ?? []), ...givenBack(record.claims, this.#now())],
           },
     );
   }
@@ -347,8 +241,7 @@ export class ExclusiveAllocator {
     if (record.version > 0 && !(await this.#rewriteSettled(record, claims, releasing))) {
       return false;
     }
-    for (const claim of decision.free)
-      await this.#store.release(claim.range, claim.offset, record.id);
+    await releaseAll(this.#store, record.id, decision.free);
     return true;
   }
 
@@ -361,16 +254,8 @@ export class ExclusiveAllocator {
     if (claims.length === 0 && releasing.length === 0) {
       return this.#store.deleteOwner(record.id, record.version);
     }
-    const next: OwnerRecord = {
-      id: record.id,
-      owner: record.owner,
-      claims,
-      ...(releasing.length > 0 ? { releasing } : {}),
-      version: record.version + 1,
-      createdAt: record.createdAt,
-    };
     try {
-      await this.#store.putOwner(next, record.version);
+      await putAfter(this.#store, record.version, ownerRecord(record, claims, releasing));
       return true;
     } catch (error) {
       if (error instanceof OwnerVersionConflictError) return false;
@@ -390,44 +275,12 @@ export class ExclusiveAllocator {
       if (!record) return undefined;
       const next = change(record);
       if (next === record) return record;
-      const written = { ...next, version: record.version + 1 };
       try {
-        await this.#store.putOwner(written, record.version);
-        return written;
+        return await putAfter(this.#store, record.version, next);
       } catch (error) {
         if (!(error instanceof OwnerVersionConflictError) || attempt >= RECORD_ATTEMPTS)
           throw error;
       }
-    }
-  }
-
-  async #current(id: string, known: OwnerRecord | undefined): Promise<OwnerRecord | undefined> {
-    return known ?? this.#store.getOwner(id);
-  }
-
-  async #holderOf(key: string, offset: Offset): Promise<string | undefined> {
-    const index = blockIndexOf(offset);
-    for await (const block of this.#store.scanBlocks(key, index, index)) {
-      return block.holders.get(slotOf(offset));
-    }
-    return undefined;
-  }
-
-  async #rollback(
-    id: string,
-    record: OwnerRecord | undefined,
-    previous: OwnerRecord | undefined,
-    claimed: readonly PlannedValue[],
-  ) {
-    for (const entry of claimed) await this.#store.release(entry.key, entry.offset, id);
-    if (!record) return;
-    if (previous?.version === 0) {
-      // Built by `recorded`, never stored: nothing to put back.
-      await this.#store.deleteOwner(id, record.version);
-    } else if (previous) {
-      await this.#store.putOwner({ ...previous, version: record.version + 1 }, record.version);
-    } else {
-      await this.#store.deleteOwner(id);
     }
   }
 }
