@@ -1,62 +1,25 @@
-/**
- * Exclusive values (cluster IPs, node ports) held by owners, with the kube-apiserver's semantics
- * and DynamoDB's conditional writes in place of etcd's resourceVersion check.
- *
- * Protocol for one owner (an allocation id):
- * 1. write the owner record listing every value it will hold (the intent), except for the
- *    CREATE of an owner whose id names it (`unrecorded`): its object carries the id and the
- *    values, and the record is written at its first change (`recorded` rebuilds it);
- * 2. claim each new value with a conditional write on that one value;
- * 3. values it no longer needs are not freed here: they move to the record's `releasing` list and
- *    stay held until the settle step (`shared/settle/`) has read that the object no longer
- *    carries them, because admission sees intent and the apiserver may still refuse the write.
- * A crash between steps leaves a record that a retry completes (it checks what it holds before
- * claiming), or at worst a value held by an owner that no object carries, which the repair pass
- * frees. No value is ever held by two owners: step 2 is the only way in, and it is exclusive,
- * even against the owner itself (a value on its way out is never taken back under its id).
- */
-
-import {
-  BLOCK_SIZE,
-  blockIndexOf,
-  compareOffsets,
-  type Offset,
-  offsetAt,
-  slotOf,
-} from '../net/offset.js';
-import type { ValueRange } from '../net/value-range.js';
 import type { Owner } from '../vocabulary/owner.js';
 import { BlockView } from './block-view.js';
+import { AssignOperation, holderOf, ownerRecord, putAfter, releaseAll } from './operation.js';
+import { Picks } from './picks.js';
 import {
-  AllocationContentionError,
-  RangeFullError,
-  ValueAllocatedError,
-  ValueNotInRangeError,
-} from './errors.js';
-import { pickFree } from './scan.js';
+  claimKey,
+  type Grant,
+  givenBack,
+  grantOf,
+  planAssignment,
+  rangeKey,
+  type ValueRequest,
+} from './plan.js';
 import {
   type AllocationStore,
-  type Block,
   type Claim,
   type OwnerRecord,
   OwnerVersionConflictError,
   type ReleasingClaim,
 } from './store.js';
 
-/** One value an owner needs, named by its slot (e.g. `spec.clusterIPs[0]`). */
-export interface ValueRequest {
-  readonly slot: string;
-  readonly range: ValueRange;
-  /** The value asked for (a static request); absent for a dynamic pick. */
-  readonly value?: string;
-}
-
-/** A value an owner holds. */
-export interface Grant {
-  readonly slot: string;
-  readonly range: ValueRange;
-  readonly value: string;
-}
+export { claimKey, type Grant, rangeKey, type ValueRequest } from './plan.js';
 
 /** What one `assign` did. */
 export interface Assignment {
@@ -90,29 +53,8 @@ export interface AssignOptions {
   readonly unrecorded?: boolean;
 }
 
-/** How often a dynamic pick may lose a race before the request gives up (never unbounded). */
-const MAX_CLAIM_ATTEMPTS = 16;
-
 /** Attempts at an owner-record change that keeps losing to a concurrent writer of that record. */
 const RECORD_ATTEMPTS = 4;
-
-/** The stamps of the admission that added a value, carried over as they are. */
-function addedBy(claim: { readonly claimedAt?: number; readonly addedOn?: string }) {
-  return {
-    ...(claim.claimedAt === undefined ? {} : { claimedAt: claim.claimedAt }),
-    ...(claim.addedOn === undefined ? {} : { addedOn: claim.addedOn }),
-  };
-}
-
-/** Store key of a range: its kind and name. */
-export function rangeKey(range: ValueRange): string {
-  return `${range.kind}#${range.name}`;
-}
-
-/** One value of one range, as a map key. */
-export function claimKey(claim: { readonly range: string; readonly offset: Offset }): string {
-  return `${claim.range}#${claim.offset}`;
-}
 
 /** Dependencies, injected so tests control randomness and time. */
 export interface ExclusiveAllocatorDeps {
@@ -123,18 +65,6 @@ export interface ExclusiveAllocatorDeps {
   readonly random: () => number;
   /** Epoch milliseconds. */
   readonly now: () => number;
-}
-
-/** A value this call must claim: a fresh pick, a static request, or a recorded but unclaimed one. */
-interface Pending {
-  readonly request: ValueRequest;
-  readonly key: string;
-  offset: Offset;
-  /** Listed in the owner record already: it may be claimed, or a crash may have stopped short. */
-  readonly recorded: boolean;
-  /** When an admission last added it to this owner, and on which stored version (`Claim`). */
-  readonly claimedAt?: number;
-  readonly addedOn?: string;
 }
 
 /** Hands out exclusive values from ranges to owners. */
@@ -173,7 +103,7 @@ export class ExclusiveAllocator {
         request.value === undefined ? undefined : request.range.offsetOf(request.value);
       if (offset === undefined) continue;
       const key = rangeKey(request.range);
-      if ((await this.#holderOf(key, offset)) === id) {
+      if ((await holderOf(this.#store, key, offset)) === id) {
         claims.push({ slot: request.slot, range: key, offset });
       }
     }
@@ -192,12 +122,12 @@ export class ExclusiveAllocator {
     requests: readonly ValueRequest[],
     options: AssignOptions = {},
   ): Promise<Assignment> {
-    const held: { key: string; offset: Offset }[] = [];
+    const picks = new Picks(this.#store, this.#view, this.#random);
     try {
-      return await this.#assign(id, owner, requests, options, held);
+      return await this.#assign(id, owner, requests, options, picks);
     } finally {
       // Dynamic picks were held in the view from the pick to the claim's answer.
-      for (const { key, offset } of held) this.#view.settled(key, offset);
+      picks.finish();
     }
   }
 
@@ -206,205 +136,28 @@ export class ExclusiveAllocator {
     owner: Owner,
     requests: readonly ValueRequest[],
     options: AssignOptions,
-    held: { key: string; offset: Offset }[],
+    picks: Picks,
   ): Promise<Assignment> {
     const fresh = options.current === 'none';
-    /** Stamps a value this admission adds (allocated, or taken back from `releasing`). */
-    const addedNow = () => ({
-      claimedAt: this.#now(),
-      ...(options.base === undefined ? {} : { addedOn: options.base }),
-    });
-    const previous = fresh ? undefined : await this.#current(id, options.current);
-    const recorded = new Map((previous?.claims ?? []).map((claim) => [claim.slot, claim]));
-    const releasing = new Map((previous?.releasing ?? []).map((claim) => [claimKey(claim), claim]));
-    let reverted = 0;
-    const chosen = new Map<string, Set<Offset>>();
-    const choose = (key: string, offset: Offset) => {
-      const set = chosen.get(key) ?? new Set<Offset>();
-      set.add(offset);
-      chosen.set(key, set);
-    };
-
-    // Slots already recorded with a matching value keep it: a retry gets the same value back.
-    const pending: Pending[] = [];
-    const unresolved: ValueRequest[] = [];
-    for (const request of requests) {
-      const key = rangeKey(request.range);
-      const wanted =
-        request.value === undefined ? undefined : request.range.offsetOf(request.value);
-      if (request.value !== undefined && wanted === undefined) {
-        throw new ValueNotInRangeError(request.range, request.value, request.slot);
-      }
-      const have = recorded.get(request.slot);
-      if (have && have.range === key && (wanted === undefined || wanted === have.offset)) {
-        recorded.delete(request.slot);
-        pending.push({
-          request,
-          key,
-          offset: have.offset,
-          recorded: true,
-          ...addedBy(have),
-        });
-        choose(key, have.offset);
-      } else if (wanted !== undefined) {
-        if (chosen.get(key)?.has(wanted))
-          throw new ValueAllocatedError(request.range, request.value ?? '', request.slot);
-        const value = claimKey({ range: key, offset: wanted });
-        // Asked for again before it was freed (a refused change retried): it stays held, and
-        // counts as added now (this admission's write carries it again).
-        const takenBack = releasing.delete(value);
-        if (takenBack) reverted++;
-        const elsewhere = previous?.claims.find((c) => claimKey(c) === value);
-        pending.push({
-          request,
-          key,
-          offset: wanted,
-          recorded: takenBack || elsewhere !== undefined,
-          ...(takenBack || elsewhere === undefined ? addedNow() : addedBy(elsewhere)),
-        });
-        choose(key, wanted);
-      } else {
-        unresolved.push(request);
-      }
-    }
-    for (const request of unresolved) {
-      const key = rangeKey(request.range);
-      const offset = await this.#pick(request.range, key, chosen.get(key));
-      if (offset === undefined) throw new RangeFullError(request.range, request.slot);
-      held.push({ key, offset });
-      pending.push({ request, key, offset, recorded: false, ...addedNow() });
-      choose(key, offset);
-    }
-    // A recorded value that moved to another slot of the same owner is kept, not given back.
-    const dropped = [...recorded.values()].filter(
-      (claim) => !chosen.get(claim.range)?.has(claim.offset),
+    const previous = fresh ? undefined : (options.current ?? (await this.holding(id)));
+    const now = this.#now();
+    const plan = await planAssignment(previous, requests, picks, { now, base: options.base });
+    const operation = new AssignOperation(
+      { store: this.#store, view: this.#view, picks },
+      { id, owner, previous, plan, createdAt: previous?.createdAt ?? now },
     );
-    const stillReleasing: ReleasingClaim[] = [
-      ...releasing.values(),
-      ...dropped.map((claim) => ({ ...claim, since: this.#now() })),
-    ];
-    const claimsOf = (): Claim[] =>
-      pending.map((p) => ({
-        slot: p.request.slot,
-        range: p.key,
-        offset: p.offset,
-        ...addedBy(p),
-      }));
-    const grantsOf = (): Grant[] =>
-      pending.map((p) => ({
-        slot: p.request.slot,
-        range: p.request.range,
-        value: p.request.range.valueAt(p.offset),
-      }));
-
-    // Recorded values this owner already holds need no write. A dry run reads a static value's
-    // holder because it will not try the conditional write that would otherwise tell.
-    const toClaim: Pending[] = [];
-    for (const entry of pending) {
-      const isStatic = entry.request.value !== undefined;
-      if (entry.recorded || (options.dryRun && isStatic)) {
-        const holder = await this.#holderOf(entry.key, entry.offset);
-        if (holder === id && entry.recorded) continue;
-        if (holder !== undefined && isStatic)
-          throw new ValueAllocatedError(
-            entry.request.range,
-            entry.request.value ?? '',
-            entry.request.slot,
-          );
-      }
-      toClaim.push(entry);
-    }
-    if (options.dryRun) return { grants: grantsOf(), releasing: dropped, conflicts: 0 };
-    if (toClaim.length === 0 && dropped.length === 0 && reverted === 0 && previous) {
-      return { grants: grantsOf(), releasing: [], conflicts: 0 };
-    }
-
-    const recordOf = (version: number): OwnerRecord => ({
-      id,
-      owner,
-      claims: claimsOf(),
-      ...(stillReleasing.length > 0 ? { releasing: stillReleasing } : {}),
-      version,
-      createdAt: previous?.createdAt ?? this.#now(),
+    const toClaim = await operation.unclaimed(options.dryRun === true);
+    const answer = (releasing: readonly Claim[], conflicts: number): Assignment => ({
+      grants: plan.values.map(grantOf),
+      releasing,
+      conflicts,
     });
-    let record = recordOf((previous?.version ?? 0) + 1);
-    const unrecorded = fresh && options.unrecorded === true;
-    // The intent must be durable before a claim whenever a retry could come back with this id.
-    // A fresh id is known to nobody else, so its intent and its claims are written at once; an
-    // owner-naming one needs none (its object will say what it holds).
-    const intent = unrecorded
-      ? Promise.resolve()
-      : this.#store.putOwner(record, previous?.version ?? 0);
-    if (!fresh) await intent;
-
-    let conflicts = 0;
-    // Amendments after lost races are chained: each one conditions on the version before it.
-    let amendments: Promise<void> = intent;
-    const amend = () => {
-      if (unrecorded) return amendments;
-      amendments = amendments.then(async () => {
-        const amended = recordOf(record.version + 1);
-        await this.#store.putOwner(amended, record.version);
-        record = amended;
-      });
-      return amendments;
-    };
-    const claimed: Pending[] = [];
-    const claimOne = async (entry: Pending) => {
-      for (let attempt = 1; ; attempt++) {
-        const stamp = this.#view.stamp();
-        const outcome = await this.#store.claim(entry.key, entry.offset, id);
-        if (outcome.block) {
-          this.#view.apply(
-            entry.key,
-            outcome.block,
-            stamp,
-            outcome.taken ? { offset: entry.offset, holder: id } : undefined,
-          );
-        }
-        if (outcome.taken) break;
-        if (entry.request.value !== undefined) {
-          throw new ValueAllocatedError(
-            entry.request.range,
-            entry.request.value,
-            entry.request.slot,
-          );
-        }
-        conflicts++;
-        if (attempt >= MAX_CLAIM_ATTEMPTS) {
-          throw new AllocationContentionError(entry.request.range, attempt, entry.request.slot);
-        }
-        const next = await this.#repick(entry, outcome.block, chosen.get(entry.key));
-        if (next === undefined) throw new RangeFullError(entry.request.range, entry.request.slot);
-        held.push({ key: entry.key, offset: next });
-        choose(entry.key, next);
-        entry.offset = next;
-        await amend();
-      }
-      claimed.push(entry);
-    };
-    // Requested values are claimed one at a time, in one order for every admission (range, then
-    // value), as the apiserver claims a Service's IP before its ports: of concurrent requests for
-    // the same values, the one that wins the first goes on to the rest, instead of each winning
-    // one and every one of them giving up. Picked values cannot collide that way: in parallel.
-    const requested = toClaim
-      .filter((entry) => entry.request.value !== undefined)
-      .sort((a, b) =>
-        a.key === b.key ? compareOffsets(a.offset, b.offset) : a.key < b.key ? -1 : 1,
-      );
-    const claimInOrder = async () => {
-      for (const entry of requested) await claimOne(entry);
-    };
-    const picked = toClaim.filter((entry) => entry.request.value === undefined);
-    const outcomes = await Promise.allSettled([intent, claimInOrder(), ...picked.map(claimOne)]);
-    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failure) {
-      await amendments.catch(() => undefined);
-      await this.#rollback(id, unrecorded ? undefined : record, previous, claimed);
-      throw failure.reason;
+    if (options.dryRun) return answer(plan.dropped, 0);
+    if (toClaim.length === 0 && plan.dropped.length === 0 && plan.takenBack === 0 && previous) {
+      return answer([], 0);
     }
-    await amendments;
-    return { grants: grantsOf(), releasing: dropped, conflicts };
+    const unrecorded = fresh && options.unrecorded === true;
+    return answer(plan.dropped, await operation.commit(toClaim, { fresh, unrecorded }));
   }
 
   /**
@@ -434,10 +187,7 @@ export class ExclusiveAllocator {
         : {
             ...record,
             claims: [],
-            releasing: [
-              ...(record.releasing ?? []),
-              ...record.claims.map((claim) => ({ ...claim, since: this.#now() })),
-            ],
+            releasing: [...(record.releasing ?? []), ...givenBack(record.claims, this.#now())],
           },
     );
   }
@@ -471,8 +221,7 @@ export class ExclusiveAllocator {
     if (record.version > 0 && !(await this.#rewriteSettled(record, claims, releasing))) {
       return false;
     }
-    for (const claim of decision.free)
-      await this.#store.release(claim.range, claim.offset, record.id);
+    await releaseAll(this.#store, record.id, decision.free);
     return true;
   }
 
@@ -485,16 +234,8 @@ export class ExclusiveAllocator {
     if (claims.length === 0 && releasing.length === 0) {
       return this.#store.deleteOwner(record.id, record.version);
     }
-    const next: OwnerRecord = {
-      id: record.id,
-      owner: record.owner,
-      claims,
-      ...(releasing.length > 0 ? { releasing } : {}),
-      version: record.version + 1,
-      createdAt: record.createdAt,
-    };
     try {
-      await this.#store.putOwner(next, record.version);
+      await putAfter(this.#store, record.version, ownerRecord(record, claims, releasing));
       return true;
     } catch (error) {
       if (error instanceof OwnerVersionConflictError) return false;
@@ -514,121 +255,12 @@ export class ExclusiveAllocator {
       if (!record) return undefined;
       const next = change(record);
       if (next === record) return record;
-      const written = { ...next, version: record.version + 1 };
       try {
-        await this.#store.putOwner(written, record.version);
-        return written;
+        return await putAfter(this.#store, record.version, next);
       } catch (error) {
         if (!(error instanceof OwnerVersionConflictError) || attempt >= RECORD_ATTEMPTS)
           throw error;
       }
     }
-  }
-
-  async #current(id: string, known: OwnerRecord | undefined): Promise<OwnerRecord | undefined> {
-    return known ?? this.#store.getOwner(id);
-  }
-
-  /**
-   * Where a lost dynamic claim goes next: the scan continues after the lost value, first in the
-   * block the failed write returned (fresh, and free of charge), then through the store.
-   */
-  async #repick(
-    entry: Pending,
-    block: Block | undefined,
-    excluded: ReadonlySet<Offset> | undefined,
-  ) {
-    const { range } = entry.request;
-    const inUpperBand = entry.offset >= range.reservedBand;
-    const bandEnd = inUpperBand ? range.exactSize : range.reservedBand;
-    if (block) {
-      const claiming = this.#view.claiming(entry.key);
-      for (let slot = slotOf(entry.offset) + 1; slot < BLOCK_SIZE; slot++) {
-        const offset = offsetAt(block.index, slot);
-        if (offset >= bandEnd) break;
-        if (!block.holders.has(slot) && !excluded?.has(offset) && !claiming.has(offset)) {
-          this.#view.hold(entry.key, offset);
-          return offset;
-        }
-      }
-    }
-    return this.#pick(range, entry.key, excluded);
-  }
-
-  /**
-   * A dynamic pick, in the kube-apiserver's order (`pickFree`): first over the blocks this
-   * process knows, with no read; when they hold no free value in the upper band, over the store,
-   * which decides whether that band (and then the range) is full and teaches the view what it
-   * reads. Values this process is claiming right now are skipped either way, and the value
-   * picked is held before anything else of this process runs: held after an `await`, two
-   * concurrent picks found the same value free and the later claim lost to its own process
-   * (measured: 2 to 4 lost races in 138 node port claims at 90% fill). A scan's answer can also
-   * be older than a claim of this process answered meanwhile: a value the view shows taken is
-   * passed over once and scanned for again (the new scan replaces the view's block unless a
-   * newer answer shows it taken); offered a second time, it is claimed and the conditional write
-   * decides, so the loop ends and a value freed since the view learned it is never lost.
-   */
-  async #pick(
-    range: ValueRange,
-    key: string,
-    excluded: ReadonlySet<Offset> | undefined,
-  ): Promise<Offset | undefined> {
-    /** Values a scan answered that the view knew taken, passed over once. */
-    const doubted = new Set<Offset>();
-    for (;;) {
-      const skip = new Set([...(excluded ?? []), ...this.#view.claiming(key)]);
-      const seen = this.#view.pick(range, key, this.#random, skip);
-      if (seen !== undefined) {
-        this.#view.hold(key, seen);
-        return seen;
-      }
-      const found = await pickFree(
-        range,
-        this.#view.learning(key, this.#reader(key)),
-        this.#random,
-        skip,
-      );
-      if (found === undefined) return undefined;
-      // The scan took round trips: another claim of this process may have taken the value
-      // meanwhile, and still be in flight or already answered (its hold settled, the view
-      // showing its block newer than the scan's). Either way the claim would lose to itself.
-      if (this.#view.claiming(key).has(found)) continue;
-      if (this.#view.showsTaken(key, found) && !doubted.has(found)) {
-        doubted.add(found);
-        continue;
-      }
-      this.#view.hold(key, found);
-      return found;
-    }
-  }
-
-  async #holderOf(key: string, offset: Offset): Promise<string | undefined> {
-    const index = blockIndexOf(offset);
-    for await (const block of this.#store.scanBlocks(key, index, index)) {
-      return block.holders.get(slotOf(offset));
-    }
-    return undefined;
-  }
-
-  async #rollback(
-    id: string,
-    record: OwnerRecord | undefined,
-    previous: OwnerRecord | undefined,
-    claimed: readonly Pending[],
-  ) {
-    for (const entry of claimed) await this.#store.release(entry.key, entry.offset, id);
-    if (!record) return;
-    if (previous?.version === 0) {
-      // Built by `recorded`, never stored: nothing to put back.
-      await this.#store.deleteOwner(id, record.version);
-    } else if (previous) {
-      await this.#store.putOwner({ ...previous, version: record.version + 1 }, record.version);
-    } else {
-      await this.#store.deleteOwner(id);
-    }
-  }
-
-  #reader(key: string) {
-    return (from: Offset, to: Offset) => this.#store.scanBlocks(key, from, to);
   }
 }

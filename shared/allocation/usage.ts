@@ -1,8 +1,7 @@
 /** How much of each range is in use, for `/v1/status` and `berth status`. */
-
 import { lastBlockOf } from '../net/offset.js';
 import type { RangeKind, ValueRange } from '../net/value-range.js';
-import { rangeKey } from './allocator.js';
+import { rangeKey } from './plan.js';
 import type { AllocationStore } from './store.js';
 
 /** One row of `/v1/status`. */
