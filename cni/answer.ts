@@ -4,13 +4,12 @@
  * no half-made network. berth's pools hold the private IPv4 addresses EC2 assigns to an ENI
  * (`AssignPrivateIpAddresses`), and its result routes `0.0.0.0/0`: the pool's family is IPv4.
  */
+
 import { cidrContains, formatCidr, parseCidr, parseIp } from '../shared/net/ip.js';
 import { CNI_ERROR, CniError, shown } from './errors.js';
 import type { BerthIpamConfig } from './netconf.js';
+import { POOL_FAMILY } from './netconf.js';
 import { type Assignment, reservedGateway } from './result.js';
-
-/** The family of every address berth's ENI pools hand out. */
-export const POOL_FAMILY = 'IPv4';
 
 /**
  * The subnet sizes a VPC allows for IPv4, /16 to /28 (Amazon VPC User Guide, "Subnet CIDR

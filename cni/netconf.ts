@@ -4,8 +4,10 @@
  * main plugin passes on whole, `prevResult` included on CHECK and DEL.
  */
 import { parseIp } from '../shared/net/ip.js';
-import { POOL_FAMILY } from './answer.js';
 import { CNI_ERROR, CniError, shown } from './errors.js';
+
+/** The family of every address berth's ENI pools hand out. */
+export const POOL_FAMILY = 'IPv4';
 
 /** CNI versions whose results berth-cni writes (CHECK exists from 0.4.0). */
 export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0'] as const;

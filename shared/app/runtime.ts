@@ -27,7 +27,8 @@ import { type GateLog, keepFresh, ServiceCidrGate } from '../services/cidr-gate.
 import { serviceCidrReport } from '../services/cluster-cidrs.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { autoModeNodesReport } from '../status/auto-mode.js';
-import { findHolders, type Holding } from '../status/holders.js';
+import { findHolders } from '../status/holders.js';
+import type { Holding } from '../status/report.js';
 import type { StatusReport } from '../status/report.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';

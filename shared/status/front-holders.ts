@@ -9,7 +9,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { carriedAllocationId } from '../vocabulary/allocation-id.js';
 import { FRONTS_ANNOTATION } from '../vocabulary/labels.js';
 import { annotationOf } from '../vocabulary/opaque.js';
-import type { Holding } from './holders.js';
+import type { Holding } from './report.js';
 
 /** What the lookup reads. */
 export interface FrontHolderDeps {

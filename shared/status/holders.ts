@@ -4,6 +4,7 @@
  * repair pass keeps in line with the cluster. A Service whose CREATE wrote no owner record is
  * found by name through its allocation id, which names it.
  */
+
 import { rangeKey } from '../allocation/allocator.js';
 import type { AllocationStore, OwnerRecord } from '../allocation/store.js';
 import type { HostPortStore, PodPortRecord } from '../hostports/store.js';
@@ -14,23 +15,7 @@ import type { ValueRange } from '../net/value-range.js';
 import { namesOwner } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
 import { type FrontHolderDeps, frontHoldings, listenerPortHolders } from './front-holders.js';
-
-/** One value and who holds it. */
-export interface Holding {
-  readonly kind:
-    | 'clusterIP'
-    | 'nodePort'
-    | 'hostPort'
-    | 'nlbListener'
-    | 'acceleratorDestination'
-    | 'publicAddress';
-  readonly range: string;
-  readonly value: string;
-  readonly holder: { readonly kind: string; readonly namespace: string; readonly name: string };
-  readonly allocationId: string;
-  /** `releasing`: given back, still held until the settle step sees the change committed. */
-  readonly state: 'held' | 'releasing';
-}
+import type { Holding } from './report.js';
 
 /** What the lookup reads. */
 export interface HolderLookupDeps {

@@ -17,3 +17,20 @@ export interface StatusReport {
   /** The cluster's ServiceCIDRs as last read, when it has them (Kubernetes 1.33+). */
   readonly serviceCidrs?: ServiceCidrReport;
 }
+
+/** One value and who holds it. */
+export interface Holding {
+  readonly kind:
+    | 'clusterIP'
+    | 'nodePort'
+    | 'hostPort'
+    | 'nlbListener'
+    | 'acceleratorDestination'
+    | 'publicAddress';
+  readonly range: string;
+  readonly value: string;
+  readonly holder: { readonly kind: string; readonly namespace: string; readonly name: string };
+  readonly allocationId: string;
+  /** `releasing`: given back, still held until the settle step sees the change committed. */
+  readonly state: 'held' | 'releasing';
+}
