@@ -2,7 +2,7 @@
  * The sessions of a simulated game day, by scenario: when each game server is asked for and how
  * long its session lasts. Pure and seeded, so a run replays.
  */
-import { poisson } from './random.js';
+import { exponentialLength, inArrivalOrder, poissonArrivals } from './arrivals.js';
 
 /**
  * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`,
@@ -45,18 +45,18 @@ export function arrivalFactor(scenario: Scenario, minute: number): number {
   return minute % 15 < 2 ? 3 : 9 / 13;
 }
 
-/** The day's sessions, in start order. */
+/** The day's sessions, in start order: arrivals a minute at the scenario's rate. */
 export function gameDay(options: GameDayOptions): Session[] {
-  const sessions: Session[] = [];
-  const minutes = Math.round(options.hours * 60);
-  for (let minute = 0; minute < minutes; minute++) {
-    const expected = options.sessionsPerMinute * arrivalFactor(options.scenario, minute);
-    const count = poisson(expected, options.random);
-    for (let i = 0; i < count; i++) {
-      const startMs = (minute + options.random()) * MINUTE_MS;
-      const length = Math.max(1, -Math.log(1 - options.random()) * options.meanSessionMinutes);
-      sessions.push({ startMs, endMs: startMs + length * MINUTE_MS });
-    }
-  }
-  return sessions.sort((a, b) => a.startMs - b.startMs);
+  const rate = {
+    fromMs: 0,
+    toMs: Math.round(options.hours * 60) * MINUTE_MS,
+    stepMs: MINUTE_MS,
+    perMinute: (atMs: number) =>
+      options.sessionsPerMinute * arrivalFactor(options.scenario, atMs / MINUTE_MS),
+  };
+  const length = exponentialLength(options.meanSessionMinutes * MINUTE_MS, MINUTE_MS);
+  return inArrivalOrder(poissonArrivals(rate, length, options.random)).map((a) => ({
+    startMs: a.atMs,
+    endMs: a.atMs + a.sessionMs,
+  }));
 }

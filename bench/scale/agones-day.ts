@@ -33,8 +33,8 @@
  * the day. The cluster records when the last node present at 00:00 is gone and every node that
  * ran past its deadline (`ReplacementOutcome`).
  */
+import type { Arrival } from '../../sim/arrivals.js';
 import {
-  type Arrival,
   type DayOutcome,
   HOUR,
   MAIN_SCENARIO,

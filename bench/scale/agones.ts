@@ -25,12 +25,12 @@
 import { parseConfig } from '../../shared/config/schema.js';
 import { scalePolicy } from '../../shared/scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../../shared/scale/trigger.js';
+import type { Arrival } from '../../sim/arrivals.js';
 import type { Baseline, ScenarioResult } from '../scale.js';
 import { type AgonesScenario, agonesCluster, withNodeGroupUpgrade } from './agones-day.js';
 import { berthScaler } from './berth.js';
 import { clusterAutoscalerScaler } from './cluster-autoscaler.js';
 import {
-  type Arrival,
   arrivals,
   type DayOutcome,
   everyMs,

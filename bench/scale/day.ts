@@ -23,7 +23,14 @@
  *   waited. The Deployment recreates each evicted placeholder, Pending, and it is placed again
  *   where it fits or waits for a node: what makes Cluster Autoscaler and Karpenter scale up.
  */
-import { poisson, seededRandom } from '../../sim/random.js';
+import {
+  type Arrival,
+  burstArrivals,
+  inArrivalOrder,
+  poissonArrivals,
+  uniformLength,
+} from '../../sim/arrivals.js';
+import { seededRandom } from '../../sim/random.js';
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
@@ -133,46 +140,40 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-export interface Arrival {
-  readonly atMs: number;
-  readonly sessionMs: number;
-}
-
-/** The day's sessions, in arrival order. */
+/** The day's sessions, in arrival order: the diurnal curve, the bursts, then the wave, if any. */
 export function arrivals(sc: Scenario): Arrival[] {
   const rand = seededRandom(sc.seed);
   const { basePerMinute, peakPerMinute, troughAtMs } = sc.arrivals;
-  const { minSessionMs, maxSessionMs } = sc.game;
-  const session = () => minSessionMs + Math.floor(rand() * (maxSessionMs - minSessionMs));
-  const out: Arrival[] = [];
-  for (let t = -sc.warmUpMs; t < sc.durationMs; t += sc.stepMs) {
-    const phase = (2 * Math.PI * (t - troughAtMs)) / (24 * HOUR);
-    const perMinute = basePerMinute + (peakPerMinute * (1 - Math.cos(phase))) / 2;
-    const count = poisson((perMinute * sc.stepMs) / MINUTE, rand);
-    for (let i = 0; i < count; i++) {
-      out.push({ atMs: t + Math.floor(rand() * sc.stepMs), sessionMs: session() });
-    }
-  }
-  const { count, minSize, maxSize } = sc.bursts;
-  for (let b = 0; b < count; b++) {
-    const at = Math.floor(rand() * (sc.durationMs - HOUR));
-    const size = minSize + Math.floor(rand() * (maxSize - minSize + 1));
-    for (let i = 0; i < size; i++) {
-      out.push({ atMs: at + Math.floor(rand() * MINUTE), sessionMs: session() });
-    }
-  }
+  const length = uniformLength(sc.game.minSessionMs, sc.game.maxSessionMs);
+  const diurnal = (t: number) =>
+    basePerMinute +
+    (peakPerMinute * (1 - Math.cos((2 * Math.PI * (t - troughAtMs)) / (24 * HOUR)))) / 2;
+  const { stepMs } = sc;
+  const out = [
+    ...poissonArrivals(
+      { fromMs: -sc.warmUpMs, toMs: sc.durationMs, stepMs, perMinute: diurnal },
+      length,
+      rand,
+    ),
+    ...burstArrivals(
+      { ...sc.bursts, spanMs: sc.durationMs - HOUR, withinMs: MINUTE },
+      length,
+      rand,
+    ),
+  ];
   // Drawn last, so a scenario with a wave has exactly main's arrivals plus the wave's.
   if (sc.wave) {
     const { atMs, durationMs, multiplier } = sc.wave;
-    const perMinute = multiplier * (basePerMinute + peakPerMinute);
-    for (let t = atMs; t < atMs + durationMs; t += sc.stepMs) {
-      const count = poisson((perMinute * sc.stepMs) / MINUTE, rand);
-      for (let i = 0; i < count; i++) {
-        out.push({ atMs: t + Math.floor(rand() * sc.stepMs), sessionMs: session() });
-      }
-    }
+    const perMinute = () => multiplier * (basePerMinute + peakPerMinute);
+    out.push(
+      ...poissonArrivals(
+        { fromMs: atMs, toMs: atMs + durationMs, stepMs, perMinute },
+        length,
+        rand,
+      ),
+    );
   }
-  return out.sort((a, b) => a.atMs - b.atMs);
+  return inArrivalOrder(out);
 }
 
 export interface SimGame {

@@ -19,7 +19,6 @@ import {
 } from '../../bench/scale/agones-day.js';
 import { berthScaler } from '../../bench/scale/berth.js';
 import {
-  type Arrival,
   arrivals,
   type DayOutcome,
   everyMs,
@@ -32,6 +31,7 @@ import {
 } from '../../bench/scale/day.js';
 import { karpenterScaler } from '../../bench/scale/karpenter.js';
 import { gameSlotsPerNode } from '../../bench/scale/pending.js';
+import type { Arrival } from '../../sim/arrivals.js';
 
 /**
  * A fleet of `buffer` Ready servers, its autoscaler synced every step (or never, so the test sets

@@ -1,0 +1,88 @@
+/**
+ * Game sessions arriving over time, each with its length: the one arrivals generator of every
+ * simulated day and benchmark workload, so a day's load is drawn the same way wherever it is
+ * replayed. Arrivals are a Poisson process whose rate may follow the time of day, drawn step by
+ * step (a Poisson count per step, each session at a uniform whole millisecond within it), and
+ * bursts (a tournament round, a streamer's raid: many sessions within a short window). Seeded
+ * through the `random` handed in, so a day replays; draws are made in a fixed order (each
+ * session's instant, then its length), so adding a source after the others leaves theirs as they
+ * were.
+ */
+import { poisson } from './random.js';
+
+/** One session: when it is asked for, and how long it plays. */
+export interface Arrival {
+  readonly atMs: number;
+  readonly sessionMs: number;
+}
+
+/** How long a session plays, drawn from `random`. */
+export type SessionLength = (random: () => number) => number;
+
+/** Sessions at `perMinute(t)` a minute from `fromMs` until `toMs`, drawn every `stepMs`. */
+export interface ArrivalRate {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly stepMs: number;
+  readonly perMinute: (atMs: number) => number;
+}
+
+/** `count` bursts, each of `minSize`..`maxSize` sessions within `withinMs`, starting in `0..spanMs`. */
+export interface ArrivalBursts {
+  readonly count: number;
+  readonly minSize: number;
+  readonly maxSize: number;
+  readonly spanMs: number;
+  readonly withinMs: number;
+}
+
+const MINUTE_MS = 60_000;
+
+/** The sessions of a rate, in arrival order. */
+export function poissonArrivals(
+  rate: ArrivalRate,
+  length: SessionLength,
+  random: () => number,
+): Arrival[] {
+  const out: Arrival[] = [];
+  for (let t = rate.fromMs; t < rate.toMs; t += rate.stepMs) {
+    const count = poisson((rate.perMinute(t) * rate.stepMs) / MINUTE_MS, random);
+    for (let i = 0; i < count; i++) {
+      out.push({ atMs: t + Math.floor(random() * rate.stepMs), sessionMs: length(random) });
+    }
+  }
+  return out;
+}
+
+/** The sessions of some bursts, burst by burst (not sorted). */
+export function burstArrivals(
+  bursts: ArrivalBursts,
+  length: SessionLength,
+  random: () => number,
+): Arrival[] {
+  const out: Arrival[] = [];
+  const { count, minSize, maxSize, spanMs, withinMs } = bursts;
+  for (let b = 0; b < count; b++) {
+    const at = Math.floor(random() * spanMs);
+    const size = minSize + Math.floor(random() * (maxSize - minSize + 1));
+    for (let i = 0; i < size; i++) {
+      out.push({ atMs: at + Math.floor(random() * withinMs), sessionMs: length(random) });
+    }
+  }
+  return out;
+}
+
+/** Sessions of `minMs`..`maxMs`, uniform in whole milliseconds. */
+export function uniformLength(minMs: number, maxMs: number): SessionLength {
+  return (random) => minMs + Math.floor(random() * (maxMs - minMs));
+}
+
+/** Sessions of exponential length around `meanMs`, at least `floorMs` (a match has a minimum). */
+export function exponentialLength(meanMs: number, floorMs: number): SessionLength {
+  return (random) => Math.max(floorMs, -Math.log(1 - random()) * meanMs);
+}
+
+/** Arrivals in time order (a stable sort: equal instants keep the order they were drawn in). */
+export function inArrivalOrder(arrivals: readonly Arrival[]): Arrival[] {
+  return [...arrivals].sort((a, b) => a.atMs - b.atMs);
+}
