@@ -77,7 +77,7 @@ function step(c: AgonesCluster, steps = 1): void {
 describe('the Agones fleet of the Agones-style days', () => {
   it('keeps the buffer Ready, allocates a match at once, and makes the allocated one again at the next sync', () => {
     const { cluster } = fleet(5, 1);
-    expect(cluster.replicas).toBe(5);
+    expect(cluster.fleet.replicas).toBe(5);
     expect(cluster.allocated).toBe(0);
     cluster.arrive(match(cluster.now));
     cluster.schedule();
@@ -85,7 +85,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect(cluster.waited).toBe(0);
     step(cluster);
     // Synced: replicas = allocated + buffer, so 5 Ready again beside the Allocated one.
-    expect(cluster.replicas).toBe(6);
+    expect(cluster.fleet.replicas).toBe(6);
     const [node] = cluster.nodes as [SimNode];
     expect(readyOn(cluster, node)).toBe(5);
   });
@@ -94,7 +94,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     const { cluster } = fleet(3, 1);
     cluster.arrive(match(cluster.now, 20_000));
     step(cluster, 2); // allocated, synced: 4 replicas
-    expect(cluster.replicas).toBe(4);
+    expect(cluster.fleet.replicas).toBe(4);
     step(cluster, 1); // the session ended: replicas 3 at this sync (0 allocated + 3)
     const [node] = cluster.nodes as [SimNode];
     expect(cluster.allocated).toBe(0);
@@ -129,7 +129,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect([allocatedOn(cluster, a), allocatedOn(cluster, b)]).toEqual([2, 0]);
     // Two replicas fewer: Ready servers go from the node with the fewest game servers first.
     moveTo(a, [...b.games].slice(0, 2)); // a: 2 Allocated, 2 Ready; b: 2 Ready
-    cluster.replicas = 4;
+    cluster.fleet.replicas = 4;
     cluster.schedule();
     expect(b.games.size).toBe(0);
     expect([allocatedOn(cluster, a), readyOn(cluster, a)]).toEqual([2, 2]);
@@ -145,7 +145,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect(cluster.interrupted).toBe(1);
     cluster.schedule();
     const total = cluster.nodes.reduce((s, n) => s + n.games.size, 0) + cluster.queue.length;
-    expect(total).toBe(cluster.replicas);
+    expect(total).toBe(cluster.fleet.replicas);
   });
 
   it('refuses to evict an Allocated server and evicts a Ready one', () => {
