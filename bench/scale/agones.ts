@@ -111,25 +111,25 @@ export function agonesPolicy(sc: AgonesScenario, triggered: boolean) {
 }
 
 /** One Agones-style day under berth and every baseline run. */
-export function compareAgones(
+export async function compareAgones(
   sc: AgonesScenario,
   placeholderCounts: Readonly<Record<string, (sc: Scenario) => number>>,
   bestRuns: (
     runs: Readonly<Record<string, DayOutcome>>,
     defined: Readonly<Record<string, Baseline>>,
   ) => Record<string, string>,
-): ScenarioResult & { readonly seed: number; readonly packingFloorNodeHours: number } {
+): Promise<ScenarioResult & { readonly seed: number; readonly packingFloorNodeHours: number }> {
   const day = arrivals(sc);
-  const floor = packingFloorNodeHours(sc, day);
-  const berth = simulate(
+  const floor = await packingFloorNodeHours(sc, day);
+  const berth = await simulate(
     sc,
     day,
     berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true }),
   );
   const defined = agonesBaselines(sc, placeholderCounts);
-  const baselines = Object.fromEntries(
-    Object.entries(defined).map(([name, b]) => [name, simulate(sc, day, b.make(sc))]),
-  );
+  const baselines: Record<string, DayOutcome> = {};
+  for (const [name, b] of Object.entries(defined))
+    baselines[name] = await simulate(sc, day, b.make(sc));
   return {
     scenario: sc.name,
     description: sc.description,
@@ -147,7 +147,10 @@ export function compareAgones(
  * Ready and those being made) packed perfectly onto whole nodes at every step, as if a node were
  * Ready the instant it is asked for. No scaler that keeps every game server placed uses fewer.
  */
-export function packingFloorNodeHours(sc: AgonesScenario, day: readonly Arrival[]): number {
+export async function packingFloorNodeHours(
+  sc: AgonesScenario,
+  day: readonly Arrival[],
+): Promise<number> {
   const podsPerStep: number[] = [];
   const measure = everyMs(sc.stepMs, (cluster) => {
     // Room for every pod, so the fleet never waits on a node and the count is the demand's.
@@ -157,12 +160,15 @@ export function packingFloorNodeHours(sc: AgonesScenario, day: readonly Arrival[
     for (const node of cluster.nodes) pods += node.games.size;
     podsPerStep.push(pods);
   });
-  simulateDay(sc, day, measure, agonesCluster);
+  await simulateDay(sc, day, measure, agonesCluster);
   return packedNodeHours(sc, podsPerStep);
 }
 
-const simulate = (sc: AgonesScenario, day: readonly Arrival[], scaler: Scaler): DayOutcome =>
-  simulateDay(sc, day, scaler, agonesCluster);
+const simulate = (
+  sc: AgonesScenario,
+  day: readonly Arrival[],
+  scaler: Scaler,
+): Promise<DayOutcome> => simulateDay(sc, day, scaler, agonesCluster);
 
 /** Hours, two decimals, of a replacement time; "not within the day" when it did not finish. */
 function replacedIn(o: DayOutcome): string {

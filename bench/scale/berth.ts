@@ -1,7 +1,7 @@
 /**
  * berth in the node scale benchmark: the simulated cluster as Kubernetes objects, through the very
- * `buildSnapshot`, memory (`withArrivals`, `rememberPass`) and `planScale` the pass runs, its
- * removals as the pass makes them (after a look at the node's games). The scheduled pass runs
+ * `buildSnapshot`, memory (`withArrivals`, `rememberPass`) and `planScale` the pass runs, and the
+ * pass's own act phase (`actOnPlan`) over the simulated cluster (sim/stepped-cluster-api.ts). The scheduled pass runs
  * every pass interval; with `triggered`, admissions also trigger scale-up passes between them as
  * the local server runs them (shared/scale/trigger.ts): each game server counts against the slack
  * the last pass left, and the step whose arrivals exhaust it runs a scale-up-only pass at its end,
@@ -27,9 +27,9 @@ import {
   type ScaleMemory,
   withArrivals,
 } from '../../shared/scale/memory.js';
-import { CORDONED_AT, GAME_SERVER_LABEL } from '../../shared/scale/names.js';
-import { planPass, withSessionsSeen } from '../../shared/scale/pass.js';
-import { type PlannedAction, planScale } from '../../shared/scale/plan.js';
+import { GAME_SERVER_LABEL } from '../../shared/scale/names.js';
+import { actOnPlan, planPass, withSessionsSeen } from '../../shared/scale/pass.js';
+import { planScale } from '../../shared/scale/plan.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
@@ -43,6 +43,7 @@ import {
   triggeredOutcome,
   triggeredView,
 } from '../../shared/scale/trigger.js';
+import { gamePodName, gameServerName, steppedScaleDeps } from '../../sim/stepped-cluster-api.js';
 import { everyMs, type Scaler, type Scenario, type SimCluster, type SimGame } from './day.js';
 
 /** berth: the cluster as Kubernetes objects, through the same snapshot and plan code as the pass. */
@@ -55,18 +56,18 @@ export function berthScaler(
   let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
   let trigger: TriggerState = NO_PASS_YET;
   let counted = 0;
-  const scheduled = (cluster: SimCluster) => {
+  const scheduled = async (cluster: SimCluster) => {
     const snapshot = clusterSnapshot(sc, cluster, agones);
     memory = withArrivals(memory, snapshot.gameServerCreatedAtMs, cluster.now, policy);
     if (agones) memory = withSessionsSeen(memory, snapshot, cluster.now);
     const plan = agones
       ? planPass(snapshot, policy, cluster.now, memory).plan
       : planScale(snapshot, policy, cluster.now, memory);
-    carryOut(cluster, plan.actions);
-    memory = rememberPass(memory, passOutcome(snapshot, plan, cluster.now, plan.actions));
+    const { actions } = await actOnPlan(steppedScaleDeps(cluster), policy, plan);
+    memory = rememberPass(memory, passOutcome(snapshot, plan, cluster.now, actions));
     trigger = afterPass(plan.tally, cluster.now);
   };
-  const triggeredPass = (cluster: SimCluster) => {
+  const triggeredPass = async (cluster: SimCluster) => {
     const snapshot = clusterSnapshot(sc, cluster, agones);
     const view = triggeredView(
       memory,
@@ -75,21 +76,21 @@ export function berthScaler(
       policy.passIntervalMs,
     );
     const plan = planScale(snapshot, policy, cluster.now, view);
-    const done = scaleUpOnly(plan.actions);
-    carryOut(cluster, done);
+    const up = { ...plan, actions: scaleUpOnly(plan.actions) };
+    const { actions: done } = await actOnPlan(steppedScaleDeps(cluster), policy, up);
     const outcome = passOutcome(snapshot, plan, cluster.now, done);
     memory = rememberPass(memory, triggeredOutcome(outcome, memory, done));
     trigger = afterPass(plan.tally, cluster.now);
   };
   if (!options.triggered) return scheduled;
-  return everyMs(TRIGGER_DEBOUNCE_MS, (cluster) => {
+  return everyMs(TRIGGER_DEBOUNCE_MS, async (cluster) => {
     // Admissions since the last look: every game server that arrived (the webhook saw it).
     const arrived = cluster.arrivedCount - counted;
     counted = cluster.arrivedCount;
     if (cluster.now % sc.passIntervalMs === 0) return scheduled(cluster);
     const admitted = onAdmitted(trigger, arrived, cluster.now);
     trigger = admitted.state;
-    if (admitted.wanted) triggeredPass(cluster);
+    if (admitted.wanted) await triggeredPass(cluster);
   });
 }
 
@@ -112,9 +113,9 @@ function gameServerObject(cluster: SimCluster, game: SimGame): AgonesGameServer 
     apiVersion: AGONES_API_VERSION,
     kind: 'GameServer',
     metadata: {
-      name: `gs-${game.id}`,
+      name: gameServerName(game),
       namespace: 'games',
-      uid: `gs-${game.id}`,
+      uid: gameServerName(game),
       ownerReferences: [GAME_SERVER_SET],
       ...(allocatedAtMs === undefined
         ? {}
@@ -133,14 +134,14 @@ function clusterSnapshot(sc: Scenario, cluster: SimCluster, agones = false): Clu
   const pods: V1Pod[] = [];
   const gameServers: AgonesGameServer[] = [];
   const gamePod = (game: SimGame, nodeName: string | undefined): V1Pod => {
-    const pod = podObject(sc, `game-${game.id}`, nodeName, game.arrivedAtMs, true);
+    const pod = podObject(sc, gamePodName(game), nodeName, game.arrivedAtMs, true);
     if (!agones) return pod;
     if (nodeName) gameServers.push(gameServerObject(cluster, game));
     const owner = {
       apiVersion: AGONES_API_VERSION,
       kind: 'GameServer',
-      name: `gs-${game.id}`,
-      uid: `gs-${game.id}`,
+      name: gameServerName(game),
+      uid: gameServerName(game),
       controller: true,
     };
     return { ...pod, metadata: { ...pod.metadata, ownerReferences: [owner] } };
@@ -174,41 +175,6 @@ function clusterSnapshot(sc: Scenario, cluster: SimCluster, agones = false): Clu
   }
   for (const game of cluster.queue) pods.push(gamePod(game, undefined));
   return buildSnapshot(nodes, pods, { desiredSize: cluster.desired }, indexAgones(gameServers));
-}
-
-/** The plan's actions on the simulated cluster, as the pass carries them out. */
-function carryOut(cluster: SimCluster, actions: readonly PlannedAction[]): void {
-  const byName = new Map(cluster.nodes.map((n) => [n.name, n]));
-  for (const action of actions) {
-    const node = action.node ? byName.get(action.node) : undefined;
-    switch (action.type) {
-      case 'cordon':
-        if (!node) break;
-        node.unschedulable = true;
-        node.annotations = { ...node.annotations, [CORDONED_AT]: formatRfc3339(cluster.now) };
-        cluster.cordons++;
-        break;
-      case 'uncordon':
-        if (!node) break;
-        node.unschedulable = false;
-        node.annotations = {};
-        cluster.uncordons++;
-        break;
-      case 'grow':
-        cluster.growTo(action.to);
-        break;
-      case 'delete':
-        // The pass looks at the node's games after marking it; a game there stops the removal.
-        if (node && node.games.size === 0) cluster.remove(node);
-        break;
-      case 'evict': {
-        // The GameServer is deleted with its listed resourceVersion: one allocated since is refused.
-        const game = [...(node?.games ?? [])].find((g) => `gs-${g.id}` === action.route.name);
-        if (game) cluster.evict(game);
-        break;
-      }
-    }
-  }
 }
 
 function podObject(

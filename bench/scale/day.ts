@@ -492,22 +492,26 @@ export class SimCluster {
  * scaler of the same interval.
  */
 export interface Scaler {
-  (cluster: SimCluster): void;
+  /** berth's loop answers a promise: the pass's act phase is asynchronous, as it is in AWS. */
+  (cluster: SimCluster): void | Promise<void>;
   readonly intervalMs?: number;
 }
 
 /** `loop` as a scaler that runs every `intervalMs`. */
-export function everyMs(intervalMs: number, loop: (cluster: SimCluster) => void): Scaler {
+export function everyMs(
+  intervalMs: number,
+  loop: (cluster: SimCluster) => void | Promise<void>,
+): Scaler {
   return Object.assign(loop, { intervalMs });
 }
 
 /** Runs the day under one scaler. */
-export function simulateDay(
+export async function simulateDay(
   sc: Scenario,
   day: readonly Arrival[],
   scaler: Scaler,
   makeCluster: (sc: Scenario, now: number) => SimCluster = (s, now) => new SimCluster(s, now),
-): DayOutcome {
+): Promise<DayOutcome> {
   const cluster = makeCluster(sc, -sc.warmUpMs - sc.bootDelayMs);
   cluster.growTo(sc.scale.minNodes);
   let next = 0;
@@ -527,7 +531,9 @@ export function simulateDay(
     cluster.schedule();
     if (t % intervalMs === 0) {
       const started = performance.now();
-      scaler(cluster);
+      // Only a promise is awaited: a baseline's synchronous loop pays no microtask per step.
+      const running = scaler(cluster);
+      if (running) await running;
       scalerMs += performance.now() - started;
       cluster.schedule();
     }

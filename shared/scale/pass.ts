@@ -18,7 +18,7 @@ import { forEachBounded } from '../concurrency/bounded.js';
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi, JsonPatchOperation } from '../k8s/cluster-api.js';
 import { KubernetesConflictError } from '../k8s/errors.js';
-import type { Lease, LeaseGrant } from '../lease/lease.js';
+import type { Lease } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import { autoModePoolProblem } from '../node-pool/auto-mode.js';
 import { deletesNodes, karpenterNodePoolOf, type NodePool } from '../node-pool/node-pool.js';
@@ -256,7 +256,7 @@ export async function runScalePass(
     async (renew) => {
       const { snapshot, memory, now, plan, protection } = await planNow();
       options.onPlanned?.(plan.tally, now);
-      const carried = await carryOut(deps, policy, plan, renew);
+      const carried = await actOnPlan(deps, policy, plan, renew);
       const report = { ...carried, notes: [...carried.notes] };
       if (protection.length > 0) {
         await renew();
@@ -294,11 +294,36 @@ const PHASES: ReadonlyArray<(a: PlannedAction) => boolean> = [
   (a) => a.type === 'delete' && !a.resume,
 ];
 
-async function carryOut(
-  deps: ScalePassDeps,
+/**
+ * What the act phase changes: the cluster calls its actions make, the pool, and the clock its
+ * cordons and marks are stamped with. The scale benchmark hands it its simulated cluster
+ * (sim/stepped-cluster-api.ts), so what it measures is what the pass does.
+ */
+export interface ScaleActDeps {
+  readonly cluster: Pick<
+    ClusterApi,
+    | 'patchNode'
+    | 'listPods'
+    | 'deleteNode'
+    | 'createEvent'
+    | 'scaleDeployment'
+    | 'evictPod'
+    | 'deleteGameServer'
+  >;
+  readonly pool: Pick<NodePool, 'type' | 'growTo' | 'releaseInstance'>;
+  readonly now: () => number;
+}
+
+/**
+ * The pass's act phase: carries out a plan's actions group by group (`PHASES`), each failure
+ * collected, each action recorded as an Event. `renew` keeps the lease before each group (a
+ * pass without one, the benchmark's, renews nothing).
+ */
+export async function actOnPlan(
+  deps: ScaleActDeps,
   policy: ScalePolicy,
   plan: ScalePlan,
-  renew: () => Promise<LeaseGrant>,
+  renew: () => Promise<unknown> = async () => undefined,
 ): Promise<ScaleReport> {
   const done: ScaleAction[] = [];
   const failures: ScaleFailure[] = [];
@@ -324,7 +349,7 @@ async function carryOut(
 }
 
 /** Carries out one action; answers a suffix for its reason saying what the pool did. */
-async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<string> {
+async function perform(deps: ScaleActDeps, action: PlannedAction): Promise<string> {
   const at = formatRfc3339(deps.now());
   switch (action.type) {
     case 'cordon':
@@ -402,7 +427,7 @@ const MOVE_OUTCOMES = {
 
 /** Moves a ready game server: deletes its Agones GameServer, or evicts its pod. */
 async function moveGameServer(
-  cluster: ClusterApi,
+  cluster: ScaleActDeps['cluster'],
   route: Extract<PlannedAction, { type: 'evict' }>['route'],
 ): Promise<string> {
   const { namespace, name, uid, resourceVersion } = route;
@@ -442,7 +467,7 @@ export function uncordonPatch(node: NodeView): JsonPatchOperation[] {
 }
 
 async function recordEvent(
-  deps: ScalePassDeps,
+  deps: ScaleActDeps,
   action: PlannedAction,
   type: 'Normal' | 'Warning',
   message: string,

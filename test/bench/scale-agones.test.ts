@@ -173,7 +173,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect(arrivals(AGONES_DAY)).not.toEqual(arrivals(MAIN_SCENARIO));
   });
 
-  it('records the nodes that outlive their lifetime and when the nodes of 00:00 were all gone', () => {
+  it('records the nodes that outlive their lifetime and when the nodes of 00:00 were all gone', async () => {
     const sc: AgonesScenario = {
       ...NODE_UPGRADE_DAY,
       warmUpMs: HOUR,
@@ -189,7 +189,7 @@ describe('the Agones fleet of the Agones-style days', () => {
         for (const n of [...c.nodes]) if (n.launchedAtMs < 0) c.remove(n);
       }
     });
-    const o = simulateDay(sc, [], scaler, agonesCluster);
+    const o = await simulateDay(sc, [], scaler, agonesCluster);
     expect(o.replacement?.replacedAllMs).toBe(1.5 * HOUR);
     expect(o.replacement?.nodesAtStart).toBe(2);
     // The first node launched before the warm-up: past its 2 h well before 01:30.
@@ -285,9 +285,9 @@ describe('the baselines of the Agones-style days', () => {
 });
 
 describe('berth on an Agones fleet', () => {
-  it('moves Ready servers off the nodes it cordons and interrupts no Allocated one over a short day', () => {
+  it('moves Ready servers off the nodes it cordons and interrupts no Allocated one over a short day', async () => {
     const sc: AgonesScenario = { ...AGONES_DAY, warmUpMs: HOUR, durationMs: 3 * HOUR };
-    const o = simulateDay(
+    const o = await simulateDay(
       sc,
       arrivals(sc),
       berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true }),
@@ -298,13 +298,13 @@ describe('berth on an Agones fleet', () => {
     expect(o.deletes).toBeGreaterThan(0);
   });
 
-  it('puts the packing floor below what any scaler that places every server used', () => {
+  it('puts the packing floor below what any scaler that places every server used', async () => {
     const sc: AgonesScenario = { ...AGONES_DAY, warmUpMs: HOUR, durationMs: 3 * HOUR };
     const day = arrivals(sc);
-    const floor = packingFloorNodeHours(sc, day);
+    const floor = await packingFloorNodeHours(sc, day);
     const slots = gameSlotsPerNode(sc);
     expect(floor).toBeGreaterThanOrEqual((3 * sc.fleet.bufferSize) / slots);
-    const o = simulateDay(
+    const o = await simulateDay(
       sc,
       day,
       berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true }),
