@@ -1,12 +1,9 @@
 /**
  * Game sessions arriving over time, each with its length: the one arrivals generator of every
- * simulated day and benchmark workload, so a day's load is drawn the same way wherever it is
- * replayed. Arrivals are a Poisson process whose rate may follow the time of day, drawn step by
- * step (a Poisson count per step, each session at a uniform whole millisecond within it), and
- * bursts (a tournament round, a streamer's raid: many sessions within a short window). Seeded
- * through the `random` handed in, so a day replays; draws are made in a fixed order (each
- * session's instant, then its length), so adding a source after the others leaves theirs as they
- * were.
+ * simulated day and benchmark workload. A Poisson rate that may follow the time of day, drawn
+ * step by step (a count per step, each session at a whole millisecond within it), and bursts (a tournament round, a streamer's raid). Seeded by the
+ * `random` handed in, drawn in a fixed order (a session's instant, then its length), so a day
+ * replays and a source drawn after the others leaves theirs as they were.
  */
 import { poisson } from './random.js';
 
@@ -80,9 +77,4 @@ export function uniformLength(minMs: number, maxMs: number): SessionLength {
 /** Sessions of exponential length around `meanMs`, at least `floorMs` (a match has a minimum). */
 export function exponentialLength(meanMs: number, floorMs: number): SessionLength {
   return (random) => Math.max(floorMs, -Math.log(1 - random()) * meanMs);
-}
-
-/** Arrivals in time order (a stable sort: equal instants keep the order they were drawn in). */
-export function inArrivalOrder(arrivals: readonly Arrival[]): Arrival[] {
-  return [...arrivals].sort((a, b) => a.atMs - b.atMs);
 }

@@ -76,7 +76,9 @@ export class FleetController<S> {
     excess -= fromUnplaced;
     const placed: S[] = [];
     if (excess > 0) {
-      const leastFull = all.sort((a, b) => a.games.size - b.games.size || compare(a.name, b.name));
+      const leastFull = all.sort(
+        (a, b) => a.games.size - b.games.size || a.name.localeCompare(b.name),
+      );
       for (const node of leastFull) {
         for (const server of node.games) {
           if (placed.length >= excess) break;
@@ -111,5 +113,3 @@ export class FleetController<S> {
     return pick;
   }
 }
-
-const compare = (a: string, b: string): number => a.localeCompare(b);

@@ -91,14 +91,16 @@ export class SimAgonesFleet {
   /** A session starts: a Ready GameServer is allocated (Packed), or one is made for it. */
   async allocate(session: string): Promise<void> {
     this.tally.allocations++;
-    let chosen = this.#packedReady();
+    let chosen = this.#controller.allocate(this.#census().nodes);
     if (chosen === undefined) {
       // No Ready server: the match waits for one the fleet makes now. Another allocation may
       // take it meanwhile (each step between awaits sees the fleet as it is then).
       this.tally.allocationsWaited++;
       const made = await this.#make();
       chosen =
-        made !== undefined && this.stateOf(made) !== 'Allocated' ? made : this.#packedReady();
+        made !== undefined && this.stateOf(made) !== 'Allocated'
+          ? made
+          : this.#controller.allocate(this.#census().nodes);
     }
     if (chosen !== undefined && this.#transition(chosen, ['Ready', 'Scheduled'], 'Allocated')) {
       this.#sessions.set(session, chosen);
@@ -141,11 +143,6 @@ export class SimAgonesFleet {
     return interrupted;
   }
 
-  /** The Ready GameServer a Packed allocation takes; undefined when none. */
-  #packedReady(): string | undefined {
-    return this.#controller.allocate(this.#census().nodes);
-  }
-
   /** The fleet's GameServers by node (nodes by name), those not placed, and the Allocated count. */
   #census(): { nodes: FleetNode<string>[]; unplaced: string[]; allocated: number } {
     const byNode = new Map<string, Set<string>>();
@@ -160,8 +157,8 @@ export class SimAgonesFleet {
       if (games) games.add(name);
       else unplaced.push(name);
     }
-    const nodes = [...byNode].map(([name, games]) => ({ name, games }));
-    return { nodes: nodes.sort((a, b) => a.name.localeCompare(b.name)), unplaced, allocated };
+    // The cluster's nodes come in name order: Packed ties go to the first.
+    return { nodes: [...byNode].map(([name, games]) => ({ name, games })), unplaced, allocated };
   }
 
   /** Moves a GameServer from one of `from` to `state`; false when it is in none of them. */

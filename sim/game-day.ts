@@ -2,7 +2,7 @@
  * The sessions of a simulated game day, by scenario: when each game server is asked for and how
  * long its session lasts. Pure and seeded, so a run replays.
  */
-import { exponentialLength, inArrivalOrder, poissonArrivals } from './arrivals.js';
+import { type Arrival, exponentialLength, poissonArrivals } from './arrivals.js';
 
 /**
  * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`,
@@ -26,12 +26,6 @@ export interface GameDayOptions {
   readonly random: () => number;
 }
 
-/** One game session: its pod is created at `startMs` and deleted at `endMs` (day time, ms). */
-export interface Session {
-  readonly startMs: number;
-  readonly endMs: number;
-}
-
 const MINUTE_MS = 60_000;
 
 /**
@@ -46,7 +40,7 @@ export function arrivalFactor(scenario: Scenario, minute: number): number {
 }
 
 /** The day's sessions, in start order: arrivals a minute at the scenario's rate. */
-export function gameDay(options: GameDayOptions): Session[] {
+export function gameDay(options: GameDayOptions): Arrival[] {
   const rate = {
     fromMs: 0,
     toMs: Math.round(options.hours * 60) * MINUTE_MS,
@@ -55,8 +49,5 @@ export function gameDay(options: GameDayOptions): Session[] {
       options.sessionsPerMinute * arrivalFactor(options.scenario, atMs / MINUTE_MS),
   };
   const length = exponentialLength(options.meanSessionMinutes * MINUTE_MS, MINUTE_MS);
-  return inArrivalOrder(poissonArrivals(rate, length, options.random)).map((a) => ({
-    startMs: a.atMs,
-    endMs: a.atMs + a.sessionMs,
-  }));
+  return poissonArrivals(rate, length, options.random).sort((a, b) => a.atMs - b.atMs);
 }

@@ -6,23 +6,21 @@
  * go through the API stand-in's JSON Patch applier, so a cordon that changed since the listing
  * fails its `test` as it would against an apiserver.
  */
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Node } from '@kubernetes/client-node';
 import { GAME_SERVER_LABEL } from '../shared/scale/names.js';
 import type { ScaleActDeps } from '../shared/scale/pass.js';
 import { applyJsonPatch } from './kube-api-server.js';
 
 /** A game server of the stepped cluster, known to the API by its id. */
-export interface SteppedGame {
-  readonly id: number;
-}
+export type SteppedGame = { readonly id: number };
 
 /** A node of the stepped cluster: what a patch changes, and the game servers on it. */
-export interface SteppedNode {
+export type SteppedNode = {
   readonly name: string;
   unschedulable: boolean;
   annotations: Record<string, string>;
   readonly games: ReadonlySet<SteppedGame>;
-}
+};
 
 /** What the act phase needs of a stepped cluster. */
 export interface SteppedCluster {
@@ -76,16 +74,13 @@ export function steppedScaleDeps(cluster: SteppedCluster): ScaleActDeps {
       async *listPods(options) {
         const name = options?.fieldSelector?.replace(/^spec\.nodeName=/, '') ?? '';
         for (const game of nodeNamed(name)?.games ?? []) {
-          const pod: V1Pod = {
-            metadata: {
-              name: gamePodName(game),
-              namespace: 'games',
-              labels: { [GAME_SERVER_LABEL]: 'true' },
-            },
+          const labels = { [GAME_SERVER_LABEL]: 'true' };
+          const metadata = { name: gamePodName(game), namespace: 'games', labels };
+          yield {
+            metadata,
             spec: { nodeName: name, containers: [] },
             status: { phase: 'Running' },
           };
-          yield pod;
         }
       },
       // The pool released the node with its instance: its Node went with it.

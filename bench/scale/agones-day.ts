@@ -162,15 +162,12 @@ export class AgonesCluster extends SimCluster {
 
   /** A node a scaler removed: its Allocated servers are interrupted, its Ready ones made again. */
   override remove(node: SimNode): void {
+    super.remove(node);
     for (const game of node.games) {
       this.#allocatedAt.delete(game);
-      if (this.#ends.delete(game)) this.interrupted++;
+      this.#ends.delete(game);
     }
     node.games.clear();
-    this.pendingPlaceholders += node.placeholders;
-    const index = this.nodes.indexOf(node);
-    if (index >= 0) this.nodes.splice(index, 1);
-    this.deletes++;
     if (this.#atStart?.delete(node) && this.#atStart.size === 0) this.#replacedAllAt = this.now;
   }
 

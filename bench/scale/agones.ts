@@ -37,7 +37,6 @@ import {
   HOUR,
   MINUTE,
   round,
-  type Scaler,
   type Scenario,
   SECOND,
   simulateDay,
@@ -121,15 +120,12 @@ export async function compareAgones(
 ): Promise<ScenarioResult & { readonly seed: number; readonly packingFloorNodeHours: number }> {
   const day = arrivals(sc);
   const floor = await packingFloorNodeHours(sc, day);
-  const berth = await simulate(
-    sc,
-    day,
-    berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true }),
-  );
+  const berthRun = berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true });
+  const berth = await simulateDay(sc, day, berthRun, agonesCluster);
   const defined = agonesBaselines(sc, placeholderCounts);
   const baselines: Record<string, DayOutcome> = {};
   for (const [name, b] of Object.entries(defined))
-    baselines[name] = await simulate(sc, day, b.make(sc));
+    baselines[name] = await simulateDay(sc, day, b.make(sc), agonesCluster);
   return {
     scenario: sc.name,
     description: sc.description,
@@ -163,12 +159,6 @@ export async function packingFloorNodeHours(
   await simulateDay(sc, day, measure, agonesCluster);
   return packedNodeHours(sc, podsPerStep);
 }
-
-const simulate = (
-  sc: AgonesScenario,
-  day: readonly Arrival[],
-  scaler: Scaler,
-): Promise<DayOutcome> => simulateDay(sc, day, scaler, agonesCluster);
 
 /** Hours, two decimals, of a replacement time; "not within the day" when it did not finish. */
 function replacedIn(o: DayOutcome): string {

@@ -1,17 +1,17 @@
 /**
- * berth in the node scale benchmark: the simulated cluster as Kubernetes objects, through the very
- * `buildSnapshot`, memory (`withArrivals`, `rememberPass`) and `planScale` the pass runs, and the
- * pass's own act phase (`actOnPlan`) over the simulated cluster (sim/stepped-cluster-api.ts). The scheduled pass runs
+ * berth in the node scale benchmark: the simulated cluster listed as Kubernetes objects
+ * (`buildSnapshot`), then the pass's own plan phase (`planOnSnapshot`: memory, `planPass`) and
+ * act phase (`actOnPlan`, over sim/stepped-cluster-api.ts); the protection patches that follow
+ * game state are not applied (the simulated pods carry no annotations). The scheduled pass runs
  * every pass interval; with `triggered`, admissions also trigger scale-up passes between them as
  * the local server runs them (shared/scale/trigger.ts): each game server counts against the slack
  * the last pass left, and the step whose arrivals exhaust it runs a scale-up-only pass at its end,
  * at most one per `TRIGGER_DEBOUNCE_MS` (the step).
  *
  * With `agones` (the Agones-style days, `./agones-day.ts`), each game-server pod is owned by an
- * `agones.dev/v1` GameServer of the fleet's GameServerSet, `Ready` or `Allocated`, and the
- * scheduled pass is the whole `planPass` the pass runs: the node plan with the measured session
- * lengths (shared/scale/sessions.ts), and the Ready game servers it moves off the nodes it
- * cordoned (shared/scale/eviction.ts), each GameServer deleted as the pass deletes it.
+ * `agones.dev/v1` GameServer of the fleet's GameServerSet, `Ready` or `Allocated`, so the plan
+ * has the measured session lengths (shared/scale/sessions.ts) and moves the Ready game servers
+ * off the nodes it cordoned (shared/scale/eviction.ts), each GameServer deleted as the pass does.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
@@ -20,16 +20,9 @@ import {
   AGONES_LAST_ALLOCATED,
   indexAgones,
 } from '../../shared/scale/game-state.js';
-import {
-  EMPTY_SCALE_MEMORY,
-  passOutcome,
-  rememberPass,
-  type ScaleMemory,
-  withArrivals,
-} from '../../shared/scale/memory.js';
+import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/memory.js';
 import { GAME_SERVER_LABEL } from '../../shared/scale/names.js';
-import { actOnPlan, planPass, withSessionsSeen } from '../../shared/scale/pass.js';
-import { planScale } from '../../shared/scale/plan.js';
+import { actOnPlan, memoryAfterPass, planOnSnapshot } from '../../shared/scale/pass.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
@@ -37,11 +30,8 @@ import {
   afterPass,
   NO_PASS_YET,
   onAdmitted,
-  scaleUpOnly,
   TRIGGER_DEBOUNCE_MS,
   type TriggerState,
-  triggeredOutcome,
-  triggeredView,
 } from '../../shared/scale/trigger.js';
 import { gamePodName, gameServerName, steppedScaleDeps } from '../../sim/stepped-cluster-api.js';
 import { everyMs, type Scaler, type Scenario, type SimCluster, type SimGame } from './day.js';
@@ -56,32 +46,22 @@ export function berthScaler(
   let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
   let trigger: TriggerState = NO_PASS_YET;
   let counted = 0;
-  const scheduled = async (cluster: SimCluster) => {
+  /** One pass of berth: the pass's own plan and act phases, on the simulated cluster. */
+  const pass = async (cluster: SimCluster, triggered: boolean) => {
     const snapshot = clusterSnapshot(sc, cluster, agones);
-    memory = withArrivals(memory, snapshot.gameServerCreatedAtMs, cluster.now, policy);
-    if (agones) memory = withSessionsSeen(memory, snapshot, cluster.now);
-    const plan = agones
-      ? planPass(snapshot, policy, cluster.now, memory).plan
-      : planScale(snapshot, policy, cluster.now, memory);
-    const { actions } = await actOnPlan(steppedScaleDeps(cluster), policy, plan);
-    memory = rememberPass(memory, passOutcome(snapshot, plan, cluster.now, actions));
-    trigger = afterPass(plan.tally, cluster.now);
-  };
-  const triggeredPass = async (cluster: SimCluster) => {
-    const snapshot = clusterSnapshot(sc, cluster, agones);
-    const view = triggeredView(
-      memory,
-      snapshot.gameServerCreatedAtMs,
+    const planned = planOnSnapshot(snapshot, memory, policy, cluster.now, triggered);
+    const { actions } = await actOnPlan(steppedScaleDeps(cluster), policy, planned.plan);
+    memory = memoryAfterPass(
+      planned.memory,
+      snapshot,
+      planned.plan,
       cluster.now,
-      policy.passIntervalMs,
+      actions,
+      triggered,
     );
-    const plan = planScale(snapshot, policy, cluster.now, view);
-    const up = { ...plan, actions: scaleUpOnly(plan.actions) };
-    const { actions: done } = await actOnPlan(steppedScaleDeps(cluster), policy, up);
-    const outcome = passOutcome(snapshot, plan, cluster.now, done);
-    memory = rememberPass(memory, triggeredOutcome(outcome, memory, done));
-    trigger = afterPass(plan.tally, cluster.now);
+    trigger = afterPass(planned.plan.tally, cluster.now);
   };
+  const scheduled = (cluster: SimCluster) => pass(cluster, false);
   if (!options.triggered) return scheduled;
   return everyMs(TRIGGER_DEBOUNCE_MS, async (cluster) => {
     // Admissions since the last look: every game server that arrived (the webhook saw it).
@@ -90,7 +70,7 @@ export function berthScaler(
     if (cluster.now % sc.passIntervalMs === 0) return scheduled(cluster);
     const admitted = onAdmitted(trigger, arrived, cluster.now);
     trigger = admitted.state;
-    if (admitted.wanted) await triggeredPass(cluster);
+    if (admitted.wanted) await pass(cluster, true);
   });
 }
 

@@ -23,13 +23,7 @@
  *   waited. The Deployment recreates each evicted placeholder, Pending, and it is placed again
  *   where it fits or waits for a node: what makes Cluster Autoscaler and Karpenter scale up.
  */
-import {
-  type Arrival,
-  burstArrivals,
-  inArrivalOrder,
-  poissonArrivals,
-  uniformLength,
-} from '../../sim/arrivals.js';
+import { type Arrival, burstArrivals, poissonArrivals, uniformLength } from '../../sim/arrivals.js';
 import { seededRandom } from '../../sim/random.js';
 
 export const SECOND = 1000;
@@ -173,7 +167,7 @@ export function arrivals(sc: Scenario): Arrival[] {
       ),
     );
   }
-  return inArrivalOrder(out);
+  return out.sort((a, b) => a.atMs - b.atMs);
 }
 
 export interface SimGame {
@@ -296,17 +290,21 @@ export class SimCluster {
     }
   }
 
+  /** A scaler removes a node: the games holding players on it are interrupted. */
   remove(node: SimNode): void {
-    this.interrupted += node.games.size;
-    this.pendingPlaceholders += node.placeholders;
-    const index = this.nodes.indexOf(node);
-    if (index >= 0) this.nodes.splice(index, 1);
+    for (const game of node.games) if (this.holdsPlayers(game)) this.interrupted++;
+    this.#drop(node);
     this.deletes++;
   }
 
   /** A node fails (hardware, kernel, spot reclaim): its games are lost and it is gone. */
   fail(node: SimNode): void {
     this.lost += node.games.size;
+    this.#drop(node);
+  }
+
+  /** The node leaves; its placeholders go Pending (their Deployment recreates them). */
+  #drop(node: SimNode): void {
     this.pendingPlaceholders += node.placeholders;
     const index = this.nodes.indexOf(node);
     if (index >= 0) this.nodes.splice(index, 1);

@@ -200,6 +200,54 @@ export function planPass(
   };
 }
 
+/**
+ * A pass's plan phase over what it listed and remembered: a scheduled pass counts this pass's
+ * arrivals and sessions and plans the whole pass; a triggered one (trigger.ts) reads the arrivals
+ * since the last scheduled pass as a pass's worth and only scales up. Answers the memory the
+ * pass continues from.
+ */
+export function planOnSnapshot(
+  snapshot: ClusterSnapshot,
+  remembered: ScaleMemory,
+  policy: ScalePolicy,
+  now: number,
+  triggered = false,
+): PassPlan & { readonly memory: ScaleMemory } {
+  if (triggered) {
+    const view = triggeredView(
+      remembered,
+      snapshot.gameServerCreatedAtMs,
+      now,
+      policy.passIntervalMs,
+    );
+    const plan = planScale(snapshot, policy, now, view);
+    return {
+      memory: remembered,
+      plan: { ...plan, actions: scaleUpOnly(plan.actions) },
+      protection: [],
+    };
+  }
+  const memory = withSessionsSeen(
+    withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy),
+    snapshot,
+    now,
+  );
+  return { memory, ...planPass(snapshot, policy, now, memory) };
+}
+
+/** What a pass remembers once its actions (`done`) were carried out. */
+export function memoryAfterPass(
+  memory: ScaleMemory,
+  snapshot: ClusterSnapshot,
+  plan: ScalePlan,
+  now: number,
+  done: readonly ScaleAction[],
+  triggered = false,
+): ScaleMemory {
+  const outcome = passOutcome(snapshot, plan, now, done);
+  return rememberPass(memory, triggered ? triggeredOutcome(outcome, memory, done) : outcome);
+}
+
 /** Runs one scale pass over the nodes matching `config.nodeSelector`. */
 export async function runScalePass(
   deps: ScalePassDeps,
@@ -220,26 +268,11 @@ export async function runScalePass(
       deps.memory.load(),
     ]);
     const now = deps.now();
-    if (options.triggered) {
-      const view = triggeredView(
-        remembered,
-        snapshot.gameServerCreatedAtMs,
-        now,
-        policy.passIntervalMs,
-      );
-      const plan = planScale(snapshot, policy, now, view);
-      const up: PassPlan = {
-        plan: { ...plan, actions: scaleUpOnly(plan.actions) },
-        protection: [],
-      };
-      return { snapshot, memory: remembered, now, ...up };
-    }
-    const memory = withSessionsSeen(
-      withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy),
+    return {
       snapshot,
       now,
-    );
-    return { snapshot, memory, now, ...planPass(snapshot, policy, now, memory) };
+      ...planOnSnapshot(snapshot, remembered, policy, now, options.triggered),
+    };
   };
   if (options.dryRun) {
     const { plan, protection } = await planNow();
@@ -262,12 +295,8 @@ export async function runScalePass(
         await renew();
         await applyProtection(deps.cluster, policy, protection, report.notes);
       }
-      const outcome = passOutcome(snapshot, plan, now, report.actions);
       await deps.memory.save(
-        rememberPass(
-          memory,
-          options.triggered ? triggeredOutcome(outcome, memory, report.actions) : outcome,
-        ),
+        memoryAfterPass(memory, snapshot, plan, now, report.actions, options.triggered),
       );
       return report;
     },
