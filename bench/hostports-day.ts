@@ -108,21 +108,11 @@ export function blockDay(
     return high - low;
   };
   // Concurrent sessions follow a cosine between trough (04:00) and peak (16:00): arrivals keep them.
-  const concurrent = (atMs: number) =>
-    DAY_LOAD.troughSessions +
-    ((DAY_LOAD.peakSessions - DAY_LOAD.troughSessions) *
-      (1 + Math.cos(((atMs / HOUR_MS - 16) / 24) * 2 * Math.PI))) /
-      2;
-  const day = poissonArrivals(
-    {
-      fromMs: 0,
-      toMs: DAY_LOAD.minutes * MINUTE_MS,
-      stepMs: MINUTE_MS,
-      perMinute: (atMs) => concurrent(atMs) / DAY_LOAD.meanSessionMinutes,
-    },
-    exponentialLength(DAY_LOAD.meanSessionMinutes * MINUTE_MS, MINUTE_MS),
-    random,
-  );
+  const { troughSessions: low, peakSessions: high, meanSessionMinutes: mean } = DAY_LOAD;
+  const perMinute = (atMs: number) =>
+    (low + ((high - low) * (1 + Math.cos(((atMs / HOUR_MS - 16) / 24) * 2 * Math.PI))) / 2) / mean;
+  const rate = { fromMs: 0, toMs: DAY_LOAD.minutes * MINUTE_MS, stepMs: MINUTE_MS, perMinute };
+  const day = poissonArrivals(rate, exponentialLength(mean * MINUTE_MS, MINUTE_MS), random);
   let next = 0;
   for (let minute = 0; minute < DAY_LOAD.minutes; minute++) {
     for (const id of ending[minute] ?? []) {

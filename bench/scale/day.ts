@@ -142,30 +142,17 @@ export function arrivals(sc: Scenario): Arrival[] {
   const diurnal = (t: number) =>
     basePerMinute +
     (peakPerMinute * (1 - Math.cos((2 * Math.PI * (t - troughAtMs)) / (24 * HOUR)))) / 2;
-  const { stepMs } = sc;
+  const rate = (fromMs: number, toMs: number, perMinute: (atMs: number) => number) =>
+    poissonArrivals({ fromMs, toMs, stepMs: sc.stepMs, perMinute }, length, rand);
+  const bursts = { ...sc.bursts, spanMs: sc.durationMs - HOUR, withinMs: MINUTE };
   const out = [
-    ...poissonArrivals(
-      { fromMs: -sc.warmUpMs, toMs: sc.durationMs, stepMs, perMinute: diurnal },
-      length,
-      rand,
-    ),
-    ...burstArrivals(
-      { ...sc.bursts, spanMs: sc.durationMs - HOUR, withinMs: MINUTE },
-      length,
-      rand,
-    ),
+    ...rate(-sc.warmUpMs, sc.durationMs, diurnal),
+    ...burstArrivals(bursts, length, rand),
   ];
   // Drawn last, so a scenario with a wave has exactly main's arrivals plus the wave's.
   if (sc.wave) {
     const { atMs, durationMs, multiplier } = sc.wave;
-    const perMinute = () => multiplier * (basePerMinute + peakPerMinute);
-    out.push(
-      ...poissonArrivals(
-        { fromMs: atMs, toMs: atMs + durationMs, stepMs, perMinute },
-        length,
-        rand,
-      ),
-    );
+    out.push(...rate(atMs, atMs + durationMs, () => multiplier * (basePerMinute + peakPerMinute)));
   }
   return out.sort((a, b) => a.atMs - b.atMs);
 }
