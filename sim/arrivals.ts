@@ -1,7 +1,8 @@
 /**
  * Game sessions arriving over time, each with its length: the one arrivals generator of every
  * simulated day and benchmark workload. A Poisson rate that may follow the time of day, drawn
- * step by step (a count per step, each session at a whole millisecond within it), and bursts (a tournament round, a streamer's raid). Seeded by the
+ * step by step (a count per step, each session at a whole millisecond within it) or in
+ * continuous time (thinning), and bursts (a tournament round, a streamer's raid). Seeded by the
  * `random` handed in, drawn in a fixed order (a session's instant, then its length), so a day
  * replays and a source drawn after the others leaves theirs as they were.
  */
@@ -67,6 +68,29 @@ export function burstArrivals(
     }
   }
   return out;
+}
+
+/** A rate in continuous time, at most `peakPerMinute`: drawn by thinning (Lewis and Shedler). */
+export type ThinnedRate = Omit<ArrivalRate, 'stepMs'> & { readonly peakPerMinute: number };
+
+/**
+ * The sessions of a rate in continuous time, in arrival order: candidates at the peak rate
+ * (exponential gaps), each kept with probability `perMinute(t) / peakPerMinute`.
+ */
+export function thinnedArrivals(
+  rate: ThinnedRate,
+  length: SessionLength,
+  random: () => number,
+): Arrival[] {
+  const out: Arrival[] = [];
+  const meanGapMs = MINUTE_MS / rate.peakPerMinute;
+  for (let t = rate.fromMs; ; ) {
+    t += -Math.log(1 - random()) * meanGapMs;
+    if (t >= rate.toMs) return out;
+    if (random() * rate.peakPerMinute <= rate.perMinute(t)) {
+      out.push({ atMs: t, sessionMs: length(random) });
+    }
+  }
 }
 
 /** Sessions of `minMs`..`maxMs`, uniform in whole milliseconds. */
