@@ -11,7 +11,11 @@ import { largestFreeBlock, type Random } from '../shared/hostports/choice.js';
 import { HostPortBlockError } from '../shared/hostports/errors.js';
 import type { HostPortRange } from '../shared/hostports/model.js';
 import type { PortSpec } from '../shared/hostports/spec.js';
+import { exponentialLength, poissonArrivals } from '../sim/arrivals.js';
 import { percentile } from './support/stats.js';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
 
 /** The day's load: concurrent sessions follow a daily curve between trough and peak. */
 export const DAY_LOAD = {
@@ -60,18 +64,6 @@ export interface BlockDayResult {
   };
 }
 
-function poisson(mean: number, random: Random): number {
-  // Knuth's method is fine for the small means of one minute's arrivals.
-  const limit = Math.exp(-mean);
-  let k = 0;
-  let p = random();
-  while (p > limit) {
-    k++;
-    p *= random();
-  }
-  return k;
-}
-
 function spec(count: number | undefined): PortSpec[] {
   return [
     {
@@ -116,6 +108,13 @@ export function blockDay(
     }
     return high - low;
   };
+  // Concurrent sessions follow a cosine between trough (04:00) and peak (16:00): arrivals keep them.
+  const { troughSessions: low, peakSessions: high, meanSessionMinutes: mean } = DAY_LOAD;
+  const perMinute = (atMs: number) =>
+    (low + ((high - low) * (1 + Math.cos(((atMs / HOUR_MS - 16) / 24) * 2 * Math.PI))) / 2) / mean;
+  const rate = { fromMs: 0, toMs: DAY_LOAD.minutes * MINUTE_MS, stepMs: MINUTE_MS, perMinute };
+  const day = poissonArrivals(rate, exponentialLength(mean * MINUTE_MS, MINUTE_MS), random);
+  let next = 0;
   for (let minute = 0; minute < DAY_LOAD.minutes; minute++) {
     for (const id of ending[minute] ?? []) {
       for (const port of endingPorts.get(id) ?? [])
@@ -123,13 +122,11 @@ export function blockDay(
       held -= endingPorts.get(id)?.length ?? 0;
       endingPorts.delete(id);
     }
-    // Concurrent sessions follow a cosine between trough (04:00) and peak (16:00).
-    const phase = Math.cos(((minute / 60 - 16) / 24) * 2 * Math.PI);
-    const sessions =
-      DAY_LOAD.troughSessions +
-      ((DAY_LOAD.peakSessions - DAY_LOAD.troughSessions) * (1 + phase)) / 2;
-    const arrivals = poisson(sessions / DAY_LOAD.meanSessionMinutes, random);
-    for (let a = 0; a < arrivals; a++) {
+    for (
+      let arrival = day[next];
+      arrival && arrival.atMs < (minute + 1) * MINUTE_MS;
+      arrival = day[++next]
+    ) {
       let pick = random();
       const kind = kinds.find((_, i) => {
         pick -= mix[i]?.share ?? 0;
@@ -159,8 +156,7 @@ export function blockDay(
       kind.allocations++;
       maxSpread = Math.max(maxSpread, spreadOf());
       const id = sessionSeq++;
-      const end =
-        minute + Math.max(1, Math.round(-Math.log(1 - random()) * DAY_LOAD.meanSessionMinutes));
+      const end = minute + Math.round(arrival.sessionMs / MINUTE_MS);
       if (end < DAY_LOAD.minutes) {
         ending[end]?.push(id);
         endingPorts.set(id, ports);

@@ -45,6 +45,7 @@
  * 90% of the node-hours of the cheapest run that made no more pods wait than berth (vacuous when
  * none did).
  */
+
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../shared/config/schema.js';
@@ -62,7 +63,6 @@ import {
   MINUTE,
   round,
   SCENARIOS,
-  type Scaler,
   type Scenario,
   SECOND,
   simulateDay,
@@ -75,21 +75,9 @@ import {
   LOOP_MS,
 } from './scale/karpenter.js';
 import { paddleSoccerScaler } from './scale/paddle-soccer.js';
-import {
-  judgeScenario,
-  NODE_HOURS_RATIO_TARGET,
-  type ScaleTarget,
-  type ScenarioVerdict,
-} from './scale/targets.js';
+import type { Baseline, ScenarioResult } from './scale/result.js';
+import { judgeScenario, NODE_HOURS_RATIO_TARGET, type ScaleTarget } from './scale/targets.js';
 import { writeResults } from './support/results.js';
-
-/** A baseline run: its scaler, the peer it models, and why it is information only, if it is. */
-export interface Baseline {
-  readonly peer: 'paddle-soccer' | 'cluster-autoscaler' | 'karpenter';
-  readonly make: (sc: Scenario) => Scaler;
-  /** Set for a run printed but judged by no target, with why. */
-  readonly informational?: string;
-}
 
 /**
  * Placeholders a careful operator keeps for the day's peak: the game servers that arrive at the
@@ -162,25 +150,6 @@ const replacedHours = (ms: number | undefined): number | string =>
 /** The row of berth without triggered passes (AWS today). */
 const SCHEDULED_ONLY = 'berth-60s-schedule-only';
 
-/** berth and every baseline over one scenario's day. */
-export interface ScenarioResult {
-  readonly scenario: string;
-  readonly description: string;
-  readonly berth: DayOutcome;
-  /** berth on the 60 s schedule alone (no triggered passes), as AWS runs it: information only. */
-  readonly berthScheduledOnly?: DayOutcome;
-  readonly baselines: Readonly<Record<string, DayOutcome>>;
-  /** Per peer, its best run: fewest waiting pods, then fewest node-hours. */
-  readonly best: Readonly<Record<string, string>>;
-  readonly targets: readonly ScenarioVerdict[];
-  /** What the day's arrivals alone allow (`scale/floor.ts`): information beside the targets. */
-  readonly floors?: {
-    readonly packedNodeHours: number;
-    readonly largestRise: number;
-    readonly packedWithLargestRiseFree: number;
-  };
-}
-
 /** The main scenario and the others, all carrying targets. */
 export interface ScaleBenchResult {
   readonly main: ScenarioResult;
@@ -189,20 +158,22 @@ export interface ScaleBenchResult {
   readonly targetsMet: boolean;
 }
 
-function compare(sc: Scenario): ScenarioResult {
+async function compare(sc: Scenario): Promise<ScenarioResult> {
   const day = arrivals(sc);
   const policy = scalePolicy(parseConfig({ scale: sc.scale }).scale, {
     reactionMs: TRIGGER_DEBOUNCE_MS,
   });
-  const berth = simulateDay(sc, day, berthScaler(sc, policy, { triggered: true }));
-  const scheduledOnly = simulateDay(
+  const berth = await simulateDay(sc, day, berthScaler(sc, policy, { triggered: true }));
+  const scheduledOnly = await simulateDay(
     sc,
     day,
     berthScaler(sc, scalePolicy(parseConfig({ scale: sc.scale }).scale)),
   );
-  const baselines = Object.fromEntries(
-    Object.entries(BASELINES).map(([name, b]) => [name, simulateDay(sc, day, b.make(sc))]),
-  );
+  const baselines: Record<string, DayOutcome> = {};
+  // One day at a time: a scaler's measured time must not include another day's steps.
+  for (const [name, b] of Object.entries(BASELINES)) {
+    baselines[name] = await simulateDay(sc, day, b.make(sc));
+  }
   const judged = Object.fromEntries(
     Object.entries(baselines).filter(([name]) => !BASELINES[name]?.informational),
   );
@@ -246,10 +217,11 @@ function bestRuns(
 /** Runs every scenario under berth and the baselines, prints tables, writes scale.json. */
 export async function runScaleBench(): Promise<ScaleBenchResult> {
   const started = performance.now();
-  const scenarios = [
-    ...SCENARIOS.map(compare),
-    ...AGONES_SCENARIOS.map((sc) => compareAgones(sc, PLACEHOLDER_COUNTS, bestRuns)),
-  ];
+  const scenarios: ScenarioResult[] = [];
+  for (const sc of SCENARIOS) scenarios.push(await compare(sc));
+  for (const sc of AGONES_SCENARIOS) {
+    scenarios.push(await compareAgones(sc, PLACEHOLDER_COUNTS, bestRuns));
+  }
   const [main] = scenarios;
   if (!main) throw new Error('no scenario');
   const targets: ScaleTarget[] = scenarios.flatMap((r) =>

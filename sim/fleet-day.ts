@@ -1,19 +1,22 @@
 /**
  * The `agones-fleet` day of `berth sim`: an Agones Fleet with a buffer FleetAutoscaler, as its
- * users run one, over the simulated cluster. The fleet keeps `readyBuffer` GameServers Ready
- * (their pods go through berth's admission like any game server, owned by their GameServer,
- * which the fleet's GameServerSet owns); each session of the day is an allocation, Packed (the
- * Ready GameServer on the node with the most Allocated ones) that flips one to Allocated, and
- * the buffer makes another; a session's end deletes its GameServer and pod. The GameServers live
+ * users run one, over the simulated cluster, by the one fleet controller's rules
+ * (`fleet-controller.ts`). The day has no steps, so the autoscaler looks at every change: the
+ * fleet keeps `readyBuffer` GameServers Ready or on their way (their pods go through berth's
+ * admission like any game server, owned by their GameServer, which the fleet's GameServerSet
+ * owns); each session of the day is a Packed allocation that flips one to Allocated, and the
+ * buffer makes another; a session's end deletes its GameServer and pod. The GameServers live
  * in the Kubernetes API stand-in, where berth's scale pass reads their state and deletes the
  * Ready ones on the nodes it drains; the pods the API let go are read back, and the fleet makes
  * their GameServers again. An Allocated game server that goes before its session ends was
  * interrupted: a violation.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { AgonesGameServer } from '../shared/k8s/cluster-api.js';
 import type { SimCluster } from './cluster.js';
 import type { KubeApiServer } from './fakes/kube-api-server.js';
+import { FleetController, type FleetNode } from './fleet-controller.js';
 
 const NAMESPACE = 'games';
 
@@ -38,7 +41,7 @@ export class SimAgonesFleet {
   };
   readonly #cluster: SimCluster;
   readonly #api: KubeApiServer;
-  readonly #readyBuffer: number;
+  readonly #controller: FleetController<string>;
   readonly #cpuMillis: number;
   readonly #setUid = randomUUID();
   /** The GameServer each running session holds, by session. */
@@ -52,7 +55,11 @@ export class SimAgonesFleet {
   ) {
     this.#cluster = cluster;
     this.#api = api;
-    this.#readyBuffer = options.readyBuffer;
+    const buffer = options.readyBuffer;
+    this.#controller = new FleetController(
+      { bufferSize: buffer, minReplicas: buffer, maxReplicas: Infinity, syncIntervalMs: 0 },
+      (name) => this.stateOf(name) === 'Allocated',
+    );
     this.#cpuMillis = options.cpuMillis;
   }
 
@@ -61,32 +68,40 @@ export class SimAgonesFleet {
     return this.#api.gameServers.get(`${NAMESPACE}/${name}`)?.status?.state;
   }
 
-  /** Brings the buffer back: GameServers whose pod is bound become Ready, missing ones are made. */
+  /**
+   * Brings the fleet to its replicas: GameServers whose pod is bound become Ready, missing ones
+   * are made, a surplus is deleted (those not yet placed first, never an Allocated one).
+   */
   async refill(): Promise<void> {
     for (const gs of this.#api.gameServers.values()) {
       const name = gs.metadata?.name ?? '';
       if (this.#cluster.pods.get(name)?.node) this.#transition(name, ['Scheduled'], 'Ready');
     }
-    const waiting = () =>
-      [...this.#api.gameServers.values()].filter(
-        (gs) => gs.status?.state === 'Ready' || gs.status?.state === 'Scheduled',
-      ).length;
-    while (waiting() < this.#readyBuffer) {
-      if (!(await this.#make())) break;
+    const { nodes, unplaced, allocated } = this.#census();
+    this.#controller.autoscale(0, allocated);
+    const step = this.#controller.reconcile(nodes, unplaced.length);
+    for (let i = 0; i < step.create; i++) if (!(await this.#make())) break;
+    const scheduled = unplaced.filter((name) => this.stateOf(name) === 'Scheduled');
+    const newest = scheduled.slice(Math.max(0, scheduled.length - step.unplaced));
+    for (const name of [...newest, ...step.placed]) {
+      this.#api.gameServers.delete(`${NAMESPACE}/${name}`);
+      await this.#cluster.deleteGameServer(name);
     }
   }
 
   /** A session starts: a Ready GameServer is allocated (Packed), or one is made for it. */
   async allocate(session: string): Promise<void> {
     this.tally.allocations++;
-    let chosen = this.#packedReady();
+    let chosen = this.#controller.allocate(this.#census().nodes);
     if (chosen === undefined) {
       // No Ready server: the match waits for one the fleet makes now. Another allocation may
       // take it meanwhile (each step between awaits sees the fleet as it is then).
       this.tally.allocationsWaited++;
       const made = await this.#make();
       chosen =
-        made !== undefined && this.stateOf(made) !== 'Allocated' ? made : this.#packedReady();
+        made !== undefined && this.stateOf(made) !== 'Allocated'
+          ? made
+          : this.#controller.allocate(this.#census().nodes);
     }
     if (chosen !== undefined && this.#transition(chosen, ['Ready', 'Scheduled'], 'Allocated')) {
       this.#sessions.set(session, chosen);
@@ -129,27 +144,22 @@ export class SimAgonesFleet {
     return interrupted;
   }
 
-  /** The Ready GameServer on the node with the most Allocated ones; undefined when none. */
-  #packedReady(): string | undefined {
-    const allocatedOn = new Map<string, number>();
-    const ready: { name: string; node: string }[] = [];
+  /** The fleet's GameServers by node (nodes by name), those not placed, and the Allocated count. */
+  #census(): { nodes: FleetNode<string>[]; unplaced: string[]; allocated: number } {
+    const byNode = new Map<string, Set<string>>();
+    for (const name of this.#cluster.nodes.keys()) byNode.set(name, new Set());
+    const unplaced: string[] = [];
+    let allocated = 0;
     for (const gs of this.#api.gameServers.values()) {
       const name = gs.metadata?.name ?? '';
+      if (gs.status?.state === 'Allocated') allocated++;
       const node = this.#cluster.pods.get(name)?.node;
-      if (!node) continue;
-      if (gs.status?.state === 'Allocated') {
-        allocatedOn.set(node, (allocatedOn.get(node) ?? 0) + 1);
-      } else if (gs.status?.state === 'Ready') {
-        ready.push({ name, node });
-      }
+      const games = node === undefined ? undefined : byNode.get(node);
+      if (games) games.add(name);
+      else unplaced.push(name);
     }
-    ready.sort(
-      (a, b) =>
-        (allocatedOn.get(b.node) ?? 0) - (allocatedOn.get(a.node) ?? 0) ||
-        a.node.localeCompare(b.node) ||
-        a.name.localeCompare(b.name),
-    );
-    return ready[0]?.name;
+    // The cluster's nodes come in name order: Packed ties go to the first.
+    return { nodes: [...byNode].map(([name, games]) => ({ name, games })), unplaced, allocated };
   }
 
   /** Moves a GameServer from one of `from` to `state`; false when it is in none of them. */

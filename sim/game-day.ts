@@ -2,7 +2,7 @@
  * The sessions of a simulated game day, by scenario: when each game server is asked for and how
  * long its session lasts. Pure and seeded, so a run replays.
  */
-import { poisson } from './random.js';
+import { type Arrival, exponentialLength, poissonArrivals } from './arrivals.js';
 
 /**
  * The named days `berth sim --scenario` knows: `steady` arrivals, matchmaking `waves`,
@@ -26,12 +26,6 @@ export interface GameDayOptions {
   readonly random: () => number;
 }
 
-/** One game session: its pod is created at `startMs` and deleted at `endMs` (day time, ms). */
-export interface Session {
-  readonly startMs: number;
-  readonly endMs: number;
-}
-
 const MINUTE_MS = 60_000;
 
 /**
@@ -45,18 +39,15 @@ export function arrivalFactor(scenario: Scenario, minute: number): number {
   return minute % 15 < 2 ? 3 : 9 / 13;
 }
 
-/** The day's sessions, in start order. */
-export function gameDay(options: GameDayOptions): Session[] {
-  const sessions: Session[] = [];
-  const minutes = Math.round(options.hours * 60);
-  for (let minute = 0; minute < minutes; minute++) {
-    const expected = options.sessionsPerMinute * arrivalFactor(options.scenario, minute);
-    const count = poisson(expected, options.random);
-    for (let i = 0; i < count; i++) {
-      const startMs = (minute + options.random()) * MINUTE_MS;
-      const length = Math.max(1, -Math.log(1 - options.random()) * options.meanSessionMinutes);
-      sessions.push({ startMs, endMs: startMs + length * MINUTE_MS });
-    }
-  }
-  return sessions.sort((a, b) => a.startMs - b.startMs);
+/** The day's sessions, in start order: arrivals a minute at the scenario's rate. */
+export function gameDay(options: GameDayOptions): Arrival[] {
+  const rate = {
+    fromMs: 0,
+    toMs: Math.round(options.hours * 60) * MINUTE_MS,
+    stepMs: MINUTE_MS,
+    perMinute: (atMs: number) =>
+      options.sessionsPerMinute * arrivalFactor(options.scenario, atMs / MINUTE_MS),
+  };
+  const length = exponentialLength(options.meanSessionMinutes * MINUTE_MS, MINUTE_MS);
+  return poissonArrivals(rate, length, options.random).sort((a, b) => a.atMs - b.atMs);
 }

@@ -16,11 +16,12 @@ import type { ScaleReport } from '../shared/scale/pass.js';
 import { buildSnapshot } from '../shared/scale/snapshot.js';
 import { nodesView } from '../shared/ui/node-view.js';
 import type { UiClusterView, UiState } from '../shared/ui/state.js';
+import type { Arrival } from './arrivals.js';
 import type { SimClock } from './clock.js';
 import { httpWebhook, SimCluster } from './cluster.js';
 import type { KubeApiServer } from './fakes/kube-api-server.js';
 import { type FleetTally, SimAgonesFleet } from './fleet-day.js';
-import { gameDay, type Scenario, type Session } from './game-day.js';
+import { gameDay, type Scenario } from './game-day.js';
 import { InFlight } from './in-flight.js';
 import { checkMoment } from './invariants.js';
 import type { SimMachines, SimNodePool } from './machines.js';
@@ -206,11 +207,11 @@ function every(seconds: number, dayMs: number): number[] {
  * and the node failure or the subnet running dry of those scenarios (dry from 30% to 60% of the
  * day). Sessions still running when the day ends end with it.
  */
-function dayEvents(sessions: readonly Session[], options: SimOptions, world: SimWorld): Event[] {
+function dayEvents(sessions: readonly Arrival[], options: SimOptions, world: SimWorld): Event[] {
   const dayMs = options.hours * 3_600_000;
   const events: Event[] = sessions.flatMap((session, i): Event[] => [
-    { atMs: session.startMs, kind: 'start', pod: `gs-${i}` },
-    { atMs: session.endMs, kind: 'end', pod: `gs-${i}` },
+    { atMs: session.atMs, kind: 'start', pod: `gs-${i}` },
+    { atMs: session.atMs + session.sessionMs, kind: 'end', pod: `gs-${i}` },
   ]);
   for (let atMs = 0; atMs < dayMs; atMs += options.serviceChurnMinutes * 60_000) {
     events.push({ atMs, kind: 'churn' });

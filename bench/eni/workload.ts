@@ -3,6 +3,7 @@
  * minutes, game sessions arriving on a diurnal curve, matchmaking waves, and the order in which
  * nodes join. Every policy (berth's and its peers') runs on exactly these events.
  */
+import { thinnedArrivals } from '../../sim/arrivals.js';
 import { seededRandom } from '../../sim/random.js';
 
 export const DAY_S = 24 * 3600;
@@ -77,17 +78,19 @@ export function generateWorkload(): { nodes: NodeSpec[]; events: PodEvent[] } {
   }
   const candidates: { at: number; node: number; session: number }[] = [];
   const meanSession = (SESSION_MIN_S + SESSION_MAX_S) / 2;
+  const length = (r: () => number) =>
+    1000 * (SESSION_MIN_S + r() * (SESSION_MAX_S - SESSION_MIN_S));
   nodes.forEach((node, n) => {
-    // A thinned Poisson process: rate at second t = diurnal(t) × slots / mean session.
-    const peakRate = (0.85 * node.slots) / meanSession;
-    let t = node.joinAt + 30;
-    for (;;) {
-      t += -Math.log(1 - random()) / peakRate;
-      if (t >= DAY_S) break;
-      if (random() * 0.85 <= diurnal(t)) {
-        const session = SESSION_MIN_S + random() * (SESSION_MAX_S - SESSION_MIN_S);
-        candidates.push({ at: t, node: n, session });
-      }
+    // Each node's sessions: diurnal(t) × slots / mean session a second, at most 0.85 × that.
+    const perSecond = (share: number) => (share * node.slots) / meanSession;
+    const rate = {
+      fromMs: (node.joinAt + 30) * 1000,
+      toMs: DAY_S * 1000,
+      peakPerMinute: 60 * perSecond(0.85),
+      perMinute: (atMs: number) => 60 * perSecond(diurnal(atMs / 1000)),
+    };
+    for (const a of thinnedArrivals(rate, length, random)) {
+      candidates.push({ at: a.atMs / 1000, node: n, session: a.sessionMs / 1000 });
     }
   });
   for (let wave = BURST_EVERY_S; wave < DAY_S; wave += BURST_EVERY_S) {

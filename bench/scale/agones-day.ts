@@ -5,19 +5,13 @@
  * arrivals (`./day.ts`: diurnal, bursts, sessions of 5-40 minutes, seeded) are the matches.
  *
  * The fleet, as its users run it (`AgonesCluster`):
- * - a Fleet whose replicas a FleetAutoscaler with a Buffer policy sets: `replicas = allocated +
- *   bufferSize`, clamped to `minReplicas`..`maxReplicas`, on its sync period, `fixedInterval`
- *   30 s by default (agones.dev docs, "Fleet Autoscaler Specification",
- *   https://agones.dev/site/docs/reference/fleetautoscaler/, "Ready Buffer Autoscaling" and
- *   `sync`); between syncs the GameServerSet keeps the replicas, so a server that shuts down
- *   after its session, or that a scaler deleted, is made again at once (Pending until placed);
+ * - the Fleet, its FleetAutoscaler (Buffer policy, synced every 30 s), its GameServerSet and its
+ *   Packed allocations follow the one fleet controller (`sim/fleet-controller.ts`); a server that
+ *   shuts down after its session, or that a scaler deleted, is made again (Pending until placed);
+ *   the pods pack as on every day (the shared scheduler). The allocator looks at GameServer
+ *   states only, so a Ready server on a cordoned node is still allocated;
  * - the buffer sized as a careful operator sizes it (`fleetBufferFor`): the matches that arrive at
  *   the day's peak rate while a replacement waits for the autoscaler's sync and a new node;
- * - `Packed` (agones.dev docs, "Scheduling and Autoscaling", "Packed"): an allocation takes a
- *   Ready GameServer on the node with the most Allocated ones, then the most Ready ones; a
- *   scale-down removes the GameServers not yet placed first, then Ready ones from the nodes with
- *   the fewest game servers; the pods pack as on every day (the shared scheduler). The allocator
- *   looks at GameServer states only, so a Ready server on a cordoned node is still allocated;
  * - a match that finds no Ready server waits (the allocation answers UnAllocated and the
  *   matchmaker retries every step): a waiting allocation, the waits these days count;
  * - Agones' default `eviction.safe: Never` (agones.dev docs, "Controlling Disruption": "By
@@ -33,8 +27,9 @@
  * the day. The cluster records when the last node present at 00:00 is gone and every node that
  * ran past its deadline (`ReplacementOutcome`).
  */
+import type { Arrival } from '../../sim/arrivals.js';
+import { type BufferPolicy, FleetController } from '../../sim/fleet-controller.js';
 import {
-  type Arrival,
   type DayOutcome,
   HOUR,
   MAIN_SCENARIO,
@@ -48,17 +43,9 @@ import {
   type SimNode,
 } from './day.js';
 
-/** The FleetAutoscaler's Buffer policy and sync period. */
-export interface FleetSettings {
-  readonly bufferSize: number;
-  readonly minReplicas: number;
-  readonly maxReplicas: number;
-  readonly syncIntervalMs: number;
-}
-
 /** A day of an Agones Fleet; `nodeLifetimeMs` forces node replacement. */
 export type AgonesScenario = Scenario & {
-  readonly fleet: FleetSettings;
+  readonly fleet: BufferPolicy;
   readonly nodeLifetimeMs?: number;
 };
 
@@ -75,7 +62,7 @@ export function fleetBufferFor(sc: Scenario): number {
   return Math.ceil(((basePerMinute + peakPerMinute) * (FLEET_SYNC_MS + sc.bootDelayMs)) / MINUTE);
 }
 
-const fleetFor = (sc: Scenario): FleetSettings => {
+const fleetFor = (sc: Scenario): BufferPolicy => {
   const bufferSize = fleetBufferFor(sc);
   return {
     bufferSize,
@@ -110,17 +97,14 @@ export const AGONES_SCENARIOS: readonly AgonesScenario[] = [AGONES_DAY, NODE_UPG
 
 /** The cluster with an Agones Fleet on it (see the header). */
 export class AgonesCluster extends SimCluster {
-  readonly fleet: FleetSettings;
+  readonly fleet: FleetController<SimGame>;
   readonly lifetimeMs: number | undefined;
-  /** The Fleet's replicas, as the FleetAutoscaler last set them. */
-  replicas: number;
   /** Allocated GameServers, with when their session ends. */
   readonly #ends = new Map<SimGame, number>();
   /** Allocated GameServers, with when they were allocated. */
   readonly #allocatedAt = new Map<SimGame, number>();
   /** Matches waiting for a Ready server, oldest first. */
   readonly #matches: Arrival[] = [];
-  #syncedAt = Number.NaN;
   #nextId = 0;
   #atStart: Set<SimNode> | undefined;
   #atStartCount = 0;
@@ -130,9 +114,8 @@ export class AgonesCluster extends SimCluster {
 
   constructor(sc: AgonesScenario, now: number) {
     super(sc, now);
-    this.fleet = sc.fleet;
+    this.fleet = new FleetController(sc.fleet, (game) => this.#ends.has(game));
     this.lifetimeMs = sc.nodeLifetimeMs;
-    this.replicas = sc.fleet.minReplicas;
   }
 
   /** Allocated game servers hold players; Ready ones do not. */
@@ -171,11 +154,7 @@ export class AgonesCluster extends SimCluster {
 
   /** The FleetAutoscaler, the GameServerSet, the scheduler, then the allocator. */
   override schedule(): void {
-    const { syncIntervalMs, bufferSize, minReplicas, maxReplicas } = this.fleet;
-    if (this.now % syncIntervalMs === 0 && this.#syncedAt !== this.now) {
-      this.#syncedAt = this.now;
-      this.replicas = Math.max(minReplicas, Math.min(maxReplicas, this.allocated + bufferSize));
-    }
+    this.fleet.autoscale(this.now, this.allocated);
     this.#reconcileSet();
     super.schedule();
     this.#allocate();
@@ -183,15 +162,12 @@ export class AgonesCluster extends SimCluster {
 
   /** A node a scaler removed: its Allocated servers are interrupted, its Ready ones made again. */
   override remove(node: SimNode): void {
+    super.remove(node);
     for (const game of node.games) {
       this.#allocatedAt.delete(game);
-      if (this.#ends.delete(game)) this.interrupted++;
+      this.#ends.delete(game);
     }
     node.games.clear();
-    this.pendingPlaceholders += node.placeholders;
-    const index = this.nodes.indexOf(node);
-    if (index >= 0) this.nodes.splice(index, 1);
-    this.deletes++;
     if (this.#atStart?.delete(node) && this.#atStart.size === 0) this.#replacedAllAt = this.now;
   }
 
@@ -214,38 +190,24 @@ export class AgonesCluster extends SimCluster {
     return { replacement };
   }
 
-  /** Keeps `replicas` GameServers: makes the missing ones, or scales down as Packed does. */
+  /** Carries out the GameServerSet's step: new servers Pending, surplus ones deleted. */
   #reconcileSet(): void {
-    let total = this.queue.length;
-    for (const node of this.nodes) total += node.games.size;
-    for (; total < this.replicas; total++) {
+    const step = this.fleet.reconcile(this.nodes, this.queue.length);
+    for (let i = 0; i < step.create; i++) {
       this.queue.push({ id: this.#nextId++, arrivedAtMs: this.now, sessionMs: 0 });
       this.arrivedCount += 1;
     }
-    let excess = total - this.replicas;
-    while (excess > 0 && this.queue.length > 0) {
-      this.queue.pop();
-      excess--;
-    }
-    if (excess <= 0) return;
-    const fewestFirst = [...this.nodes].sort(
-      (a, b) => a.games.size - b.games.size || a.name.localeCompare(b.name),
-    );
-    for (const node of fewestFirst) {
-      for (const game of node.games) {
-        if (excess <= 0) return;
-        if (this.#ends.has(game)) continue;
-        node.games.delete(game);
-        node.lastPodEventAtMs = this.now;
-        excess--;
-      }
+    this.queue.splice(this.queue.length - step.unplaced, step.unplaced);
+    for (const game of step.placed) {
+      game.node?.games.delete(game);
+      if (game.node) game.node.lastPodEventAtMs = this.now;
     }
   }
 
   /** Serves the waiting matches, oldest first, each with a Ready server as Packed picks it. */
   #allocate(): void {
     while (this.#matches.length > 0) {
-      const server = this.#pickReady();
+      const server = this.fleet.allocate(this.nodes);
       const match = this.#matches[0];
       if (!server || !match) return;
       this.#matches.shift();
@@ -253,29 +215,6 @@ export class AgonesCluster extends SimCluster {
       this.#allocatedAt.set(server, this.now);
       this.recordWait(match.atMs);
     }
-  }
-
-  /** The Ready server on the node with the most Allocated, then the most Ready. */
-  #pickReady(): SimGame | undefined {
-    let pick: SimGame | undefined;
-    let bestAllocated = -1;
-    let bestReady = -1;
-    for (const node of this.nodes) {
-      let allocated = 0;
-      let first: SimGame | undefined;
-      for (const game of node.games) {
-        if (this.#ends.has(game)) allocated++;
-        else first ??= game;
-      }
-      const ready = node.games.size - allocated;
-      if (!first) continue;
-      if (allocated > bestAllocated || (allocated === bestAllocated && ready > bestReady)) {
-        pick = first;
-        bestAllocated = allocated;
-        bestReady = ready;
-      }
-    }
-    return pick;
   }
 
   #checkDeadlines(): void {

@@ -25,25 +25,24 @@
 import { parseConfig } from '../../shared/config/schema.js';
 import { scalePolicy } from '../../shared/scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../../shared/scale/trigger.js';
-import type { Baseline, ScenarioResult } from '../scale.js';
+import type { Arrival } from '../../sim/arrivals.js';
 import { type AgonesScenario, agonesCluster, withNodeGroupUpgrade } from './agones-day.js';
 import { berthScaler } from './berth.js';
 import { clusterAutoscalerScaler } from './cluster-autoscaler.js';
 import {
-  type Arrival,
   arrivals,
   type DayOutcome,
   everyMs,
   HOUR,
   MINUTE,
   round,
-  type Scaler,
   type Scenario,
   SECOND,
   simulateDay,
 } from './day.js';
 import { packedNodeHours } from './floor.js';
 import { CONSOLIDATE_AFTER_SWEEP_MS, karpenterScaler } from './karpenter.js';
+import type { Baseline, ScenarioResult } from './result.js';
 import { judgeScenario, type ScenarioVerdict } from './targets.js';
 
 /** berth's node-hours may be at most this share of the cheapest comparable run's, on these days. */
@@ -111,25 +110,22 @@ export function agonesPolicy(sc: AgonesScenario, triggered: boolean) {
 }
 
 /** One Agones-style day under berth and every baseline run. */
-export function compareAgones(
+export async function compareAgones(
   sc: AgonesScenario,
   placeholderCounts: Readonly<Record<string, (sc: Scenario) => number>>,
   bestRuns: (
     runs: Readonly<Record<string, DayOutcome>>,
     defined: Readonly<Record<string, Baseline>>,
   ) => Record<string, string>,
-): ScenarioResult & { readonly seed: number; readonly packingFloorNodeHours: number } {
+): Promise<ScenarioResult & { readonly seed: number; readonly packingFloorNodeHours: number }> {
   const day = arrivals(sc);
-  const floor = packingFloorNodeHours(sc, day);
-  const berth = simulate(
-    sc,
-    day,
-    berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true }),
-  );
+  const floor = await packingFloorNodeHours(sc, day);
+  const berthRun = berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true });
+  const berth = await simulateDay(sc, day, berthRun, agonesCluster);
   const defined = agonesBaselines(sc, placeholderCounts);
-  const baselines = Object.fromEntries(
-    Object.entries(defined).map(([name, b]) => [name, simulate(sc, day, b.make(sc))]),
-  );
+  const baselines: Record<string, DayOutcome> = {};
+  for (const [name, b] of Object.entries(defined))
+    baselines[name] = await simulateDay(sc, day, b.make(sc), agonesCluster);
   return {
     scenario: sc.name,
     description: sc.description,
@@ -147,7 +143,10 @@ export function compareAgones(
  * Ready and those being made) packed perfectly onto whole nodes at every step, as if a node were
  * Ready the instant it is asked for. No scaler that keeps every game server placed uses fewer.
  */
-export function packingFloorNodeHours(sc: AgonesScenario, day: readonly Arrival[]): number {
+export async function packingFloorNodeHours(
+  sc: AgonesScenario,
+  day: readonly Arrival[],
+): Promise<number> {
   const podsPerStep: number[] = [];
   const measure = everyMs(sc.stepMs, (cluster) => {
     // Room for every pod, so the fleet never waits on a node and the count is the demand's.
@@ -157,12 +156,9 @@ export function packingFloorNodeHours(sc: AgonesScenario, day: readonly Arrival[
     for (const node of cluster.nodes) pods += node.games.size;
     podsPerStep.push(pods);
   });
-  simulateDay(sc, day, measure, agonesCluster);
+  await simulateDay(sc, day, measure, agonesCluster);
   return packedNodeHours(sc, podsPerStep);
 }
-
-const simulate = (sc: AgonesScenario, day: readonly Arrival[], scaler: Scaler): DayOutcome =>
-  simulateDay(sc, day, scaler, agonesCluster);
 
 /** Hours, two decimals, of a replacement time; "not within the day" when it did not finish. */
 function replacedIn(o: DayOutcome): string {

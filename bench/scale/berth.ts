@@ -1,43 +1,37 @@
 /**
- * berth in the node scale benchmark: the simulated cluster as Kubernetes objects, through the very
- * `buildSnapshot`, memory (`withArrivals`, `rememberPass`) and `planScale` the pass runs, its
- * removals as the pass makes them (after a look at the node's games). The scheduled pass runs
+ * berth in the node scale benchmark: the simulated cluster listed as Kubernetes objects
+ * (`buildSnapshot`), then the pass's own plan phase (`planOnSnapshot`: memory, `planPass`) and
+ * act phase (`actOnPlan`, over sim/stepped-cluster-api.ts); the protection patches that follow
+ * game state are not applied (the simulated pods carry no annotations). The scheduled pass runs
  * every pass interval; with `triggered`, admissions also trigger scale-up passes between them as
  * the local server runs them (shared/scale/trigger.ts): each game server counts against the slack
  * the last pass left, and the step whose arrivals exhaust it runs a scale-up-only pass at its end,
  * at most one per `TRIGGER_DEBOUNCE_MS` (the step).
  *
  * With `agones` (the Agones-style days, `./agones-day.ts`), each game-server pod is owned by an
- * `agones.dev/v1` GameServer of the fleet's GameServerSet, `Ready` or `Allocated`, and the
- * scheduled pass is the whole `planPass` the pass runs: the node plan with the measured session
- * lengths (shared/scale/sessions.ts), and the Ready game servers it moves off the nodes it
- * cordoned (shared/scale/eviction.ts), each GameServer deleted as the pass deletes it.
+ * `agones.dev/v1` GameServer of the fleet's GameServerSet, `Ready` or `Allocated`, so the plan
+ * has the measured session lengths (shared/scale/sessions.ts) and moves the Ready game servers
+ * off the nodes it cordoned (shared/scale/eviction.ts), each GameServer deleted as the pass does.
  */
+
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { AGONES_API_VERSION, indexAgones } from '../../shared/scale/game-state.js';
-import { passOutcome, rememberPass, withArrivals } from '../../shared/scale/memory.js';
-import { planPass, withSessionsSeen } from '../../shared/scale/pass.js';
-import { type PlannedAction, planScale } from '../../shared/scale/plan.js';
+import { actOnPlan, memoryAfterPass, planOnSnapshot } from '../../shared/scale/pass.js';
 import type { ScalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
-import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/store.js';
+import type { ScaleMemory } from '../../shared/scale/store.js';
+import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
 import {
   afterPass,
   NO_PASS_YET,
   onAdmitted,
-  scaleUpOnly,
   TRIGGER_DEBOUNCE_MS,
   type TriggerState,
-  triggeredOutcome,
-  triggeredView,
 } from '../../shared/scale/trigger.js';
-import {
-  AGONES_LAST_ALLOCATED,
-  CORDONED_AT,
-  GAME_SERVER_LABEL,
-} from '../../shared/vocabulary/labels.js';
+import { AGONES_LAST_ALLOCATED, GAME_SERVER_LABEL } from '../../shared/vocabulary/labels.js';
+import { gamePodName, gameServerName, steppedScaleDeps } from '../../sim/stepped-cluster-api.js';
 import { everyMs, type Scaler, type Scenario, type SimCluster, type SimGame } from './day.js';
 
 /** berth: the cluster as Kubernetes objects, through the same snapshot and plan code as the pass. */
@@ -50,41 +44,31 @@ export function berthScaler(
   let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
   let trigger: TriggerState = NO_PASS_YET;
   let counted = 0;
-  const scheduled = (cluster: SimCluster) => {
+  /** One pass of berth: the pass's own plan and act phases, on the simulated cluster. */
+  const pass = async (cluster: SimCluster, triggered: boolean) => {
     const snapshot = clusterSnapshot(sc, cluster, agones);
-    memory = withArrivals(memory, snapshot.gameServerCreatedAtMs, cluster.now, policy);
-    if (agones) memory = withSessionsSeen(memory, snapshot, cluster.now);
-    const plan = agones
-      ? planPass(snapshot, policy, cluster.now, memory).plan
-      : planScale(snapshot, policy, cluster.now, memory);
-    carryOut(cluster, plan.actions);
-    memory = rememberPass(memory, passOutcome(snapshot, plan, cluster.now, plan.actions));
-    trigger = afterPass(plan.tally, cluster.now);
-  };
-  const triggeredPass = (cluster: SimCluster) => {
-    const snapshot = clusterSnapshot(sc, cluster, agones);
-    const view = triggeredView(
-      memory,
-      snapshot.gameServerCreatedAtMs,
+    const planned = planOnSnapshot(snapshot, memory, policy, cluster.now, triggered);
+    const { actions } = await actOnPlan(steppedScaleDeps(cluster), policy, planned.plan);
+    memory = memoryAfterPass(
+      planned.memory,
+      snapshot,
+      planned.plan,
       cluster.now,
-      policy.passIntervalMs,
+      actions,
+      triggered,
     );
-    const plan = planScale(snapshot, policy, cluster.now, view);
-    const done = scaleUpOnly(plan.actions);
-    carryOut(cluster, done);
-    const outcome = passOutcome(snapshot, plan, cluster.now, done);
-    memory = rememberPass(memory, triggeredOutcome(outcome, memory, done));
-    trigger = afterPass(plan.tally, cluster.now);
+    trigger = afterPass(planned.plan.tally, cluster.now);
   };
+  const scheduled = (cluster: SimCluster) => pass(cluster, false);
   if (!options.triggered) return scheduled;
-  return everyMs(TRIGGER_DEBOUNCE_MS, (cluster) => {
+  return everyMs(TRIGGER_DEBOUNCE_MS, async (cluster) => {
     // Admissions since the last look: every game server that arrived (the webhook saw it).
     const arrived = cluster.arrivedCount - counted;
     counted = cluster.arrivedCount;
     if (cluster.now % sc.passIntervalMs === 0) return scheduled(cluster);
     const admitted = onAdmitted(trigger, arrived, cluster.now);
     trigger = admitted.state;
-    if (admitted.wanted) triggeredPass(cluster);
+    if (admitted.wanted) await pass(cluster, true);
   });
 }
 
@@ -107,9 +91,9 @@ function gameServerObject(cluster: SimCluster, game: SimGame): AgonesGameServer 
     apiVersion: AGONES_API_VERSION,
     kind: 'GameServer',
     metadata: {
-      name: `gs-${game.id}`,
+      name: gameServerName(game),
       namespace: 'games',
-      uid: `gs-${game.id}`,
+      uid: gameServerName(game),
       ownerReferences: [GAME_SERVER_SET],
       ...(allocatedAtMs === undefined
         ? {}
@@ -128,14 +112,14 @@ function clusterSnapshot(sc: Scenario, cluster: SimCluster, agones = false): Clu
   const pods: V1Pod[] = [];
   const gameServers: AgonesGameServer[] = [];
   const gamePod = (game: SimGame, nodeName: string | undefined): V1Pod => {
-    const pod = podObject(sc, `game-${game.id}`, nodeName, game.arrivedAtMs, true);
+    const pod = podObject(sc, gamePodName(game), nodeName, game.arrivedAtMs, true);
     if (!agones) return pod;
     if (nodeName) gameServers.push(gameServerObject(cluster, game));
     const owner = {
       apiVersion: AGONES_API_VERSION,
       kind: 'GameServer',
-      name: `gs-${game.id}`,
-      uid: `gs-${game.id}`,
+      name: gameServerName(game),
+      uid: gameServerName(game),
       controller: true,
     };
     return { ...pod, metadata: { ...pod.metadata, ownerReferences: [owner] } };
@@ -169,41 +153,6 @@ function clusterSnapshot(sc: Scenario, cluster: SimCluster, agones = false): Clu
   }
   for (const game of cluster.queue) pods.push(gamePod(game, undefined));
   return buildSnapshot(nodes, pods, { desiredSize: cluster.desired }, indexAgones(gameServers));
-}
-
-/** The plan's actions on the simulated cluster, as the pass carries them out. */
-function carryOut(cluster: SimCluster, actions: readonly PlannedAction[]): void {
-  const byName = new Map(cluster.nodes.map((n) => [n.name, n]));
-  for (const action of actions) {
-    const node = action.node ? byName.get(action.node) : undefined;
-    switch (action.type) {
-      case 'cordon':
-        if (!node) break;
-        node.unschedulable = true;
-        node.annotations = { ...node.annotations, [CORDONED_AT]: formatRfc3339(cluster.now) };
-        cluster.cordons++;
-        break;
-      case 'uncordon':
-        if (!node) break;
-        node.unschedulable = false;
-        node.annotations = {};
-        cluster.uncordons++;
-        break;
-      case 'grow':
-        cluster.growTo(action.to);
-        break;
-      case 'delete':
-        // The pass looks at the node's games after marking it; a game there stops the removal.
-        if (node && node.games.size === 0) cluster.remove(node);
-        break;
-      case 'evict': {
-        // The GameServer is deleted with its listed resourceVersion: one allocated since is refused.
-        const game = [...(node?.games ?? [])].find((g) => `gs-${g.id}` === action.route.name);
-        if (game) cluster.evict(game);
-        break;
-      }
-    }
-  }
 }
 
 function podObject(

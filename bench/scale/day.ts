@@ -23,7 +23,8 @@
  *   waited. The Deployment recreates each evicted placeholder, Pending, and it is placed again
  *   where it fits or waits for a node: what makes Cluster Autoscaler and Karpenter scale up.
  */
-import { poisson, seededRandom } from '../../sim/random.js';
+import { type Arrival, burstArrivals, poissonArrivals, uniformLength } from '../../sim/arrivals.js';
+import { seededRandom } from '../../sim/random.js';
 
 export const SECOND = 1000;
 export const MINUTE = 60 * SECOND;
@@ -133,44 +134,25 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-export interface Arrival {
-  readonly atMs: number;
-  readonly sessionMs: number;
-}
-
-/** The day's sessions, in arrival order. */
+/** The day's sessions, in arrival order: the diurnal curve, the bursts, then the wave, if any. */
 export function arrivals(sc: Scenario): Arrival[] {
   const rand = seededRandom(sc.seed);
   const { basePerMinute, peakPerMinute, troughAtMs } = sc.arrivals;
-  const { minSessionMs, maxSessionMs } = sc.game;
-  const session = () => minSessionMs + Math.floor(rand() * (maxSessionMs - minSessionMs));
-  const out: Arrival[] = [];
-  for (let t = -sc.warmUpMs; t < sc.durationMs; t += sc.stepMs) {
-    const phase = (2 * Math.PI * (t - troughAtMs)) / (24 * HOUR);
-    const perMinute = basePerMinute + (peakPerMinute * (1 - Math.cos(phase))) / 2;
-    const count = poisson((perMinute * sc.stepMs) / MINUTE, rand);
-    for (let i = 0; i < count; i++) {
-      out.push({ atMs: t + Math.floor(rand() * sc.stepMs), sessionMs: session() });
-    }
-  }
-  const { count, minSize, maxSize } = sc.bursts;
-  for (let b = 0; b < count; b++) {
-    const at = Math.floor(rand() * (sc.durationMs - HOUR));
-    const size = minSize + Math.floor(rand() * (maxSize - minSize + 1));
-    for (let i = 0; i < size; i++) {
-      out.push({ atMs: at + Math.floor(rand() * MINUTE), sessionMs: session() });
-    }
-  }
+  const length = uniformLength(sc.game.minSessionMs, sc.game.maxSessionMs);
+  const diurnal = (t: number) =>
+    basePerMinute +
+    (peakPerMinute * (1 - Math.cos((2 * Math.PI * (t - troughAtMs)) / (24 * HOUR)))) / 2;
+  const rate = (fromMs: number, toMs: number, perMinute: (atMs: number) => number) =>
+    poissonArrivals({ fromMs, toMs, stepMs: sc.stepMs, perMinute }, length, rand);
+  const bursts = { ...sc.bursts, spanMs: sc.durationMs - HOUR, withinMs: MINUTE };
+  const out = [
+    ...rate(-sc.warmUpMs, sc.durationMs, diurnal),
+    ...burstArrivals(bursts, length, rand),
+  ];
   // Drawn last, so a scenario with a wave has exactly main's arrivals plus the wave's.
   if (sc.wave) {
     const { atMs, durationMs, multiplier } = sc.wave;
-    const perMinute = multiplier * (basePerMinute + peakPerMinute);
-    for (let t = atMs; t < atMs + durationMs; t += sc.stepMs) {
-      const count = poisson((perMinute * sc.stepMs) / MINUTE, rand);
-      for (let i = 0; i < count; i++) {
-        out.push({ atMs: t + Math.floor(rand() * sc.stepMs), sessionMs: session() });
-      }
-    }
+    out.push(...rate(atMs, atMs + durationMs, () => multiplier * (basePerMinute + peakPerMinute)));
   }
   return out.sort((a, b) => a.atMs - b.atMs);
 }
@@ -295,17 +277,21 @@ export class SimCluster {
     }
   }
 
+  /** A scaler removes a node: the games holding players on it are interrupted. */
   remove(node: SimNode): void {
-    this.interrupted += node.games.size;
-    this.pendingPlaceholders += node.placeholders;
-    const index = this.nodes.indexOf(node);
-    if (index >= 0) this.nodes.splice(index, 1);
+    for (const game of node.games) if (this.holdsPlayers(game)) this.interrupted++;
+    this.#drop(node);
     this.deletes++;
   }
 
   /** A node fails (hardware, kernel, spot reclaim): its games are lost and it is gone. */
   fail(node: SimNode): void {
     this.lost += node.games.size;
+    this.#drop(node);
+  }
+
+  /** The node leaves; its placeholders go Pending (their Deployment recreates them). */
+  #drop(node: SimNode): void {
     this.pendingPlaceholders += node.placeholders;
     const index = this.nodes.indexOf(node);
     if (index >= 0) this.nodes.splice(index, 1);
@@ -491,22 +477,26 @@ export class SimCluster {
  * scaler of the same interval.
  */
 export interface Scaler {
-  (cluster: SimCluster): void;
+  /** berth's loop answers a promise: the pass's act phase is asynchronous, as it is in AWS. */
+  (cluster: SimCluster): void | Promise<void>;
   readonly intervalMs?: number;
 }
 
 /** `loop` as a scaler that runs every `intervalMs`. */
-export function everyMs(intervalMs: number, loop: (cluster: SimCluster) => void): Scaler {
+export function everyMs(
+  intervalMs: number,
+  loop: (cluster: SimCluster) => void | Promise<void>,
+): Scaler {
   return Object.assign(loop, { intervalMs });
 }
 
 /** Runs the day under one scaler. */
-export function simulateDay(
+export async function simulateDay(
   sc: Scenario,
   day: readonly Arrival[],
   scaler: Scaler,
   makeCluster: (sc: Scenario, now: number) => SimCluster = (s, now) => new SimCluster(s, now),
-): DayOutcome {
+): Promise<DayOutcome> {
   const cluster = makeCluster(sc, -sc.warmUpMs - sc.bootDelayMs);
   cluster.growTo(sc.scale.minNodes);
   let next = 0;
@@ -526,7 +516,9 @@ export function simulateDay(
     cluster.schedule();
     if (t % intervalMs === 0) {
       const started = performance.now();
-      scaler(cluster);
+      // Only a promise is awaited: a baseline's synchronous loop pays no microtask per step.
+      const running = scaler(cluster);
+      if (running) await running;
       scalerMs += performance.now() - started;
       cluster.schedule();
     }

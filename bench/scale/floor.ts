@@ -12,7 +12,8 @@
  * Node-hours are counted as the day counts them (`simulateDay`): every node, each step, at least
  * `scale.minNodes`.
  */
-import { type Arrival, HOUR, round, type Scenario } from './day.js';
+import type { Arrival } from '../../sim/arrivals.js';
+import { HOUR, round, type Scenario } from './day.js';
 import { gameSlotsPerNode } from './pending.js';
 
 /** A day's floor and rise (see the module comment). */

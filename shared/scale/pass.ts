@@ -18,7 +18,7 @@ import { forEachBounded } from '../concurrency/bounded.js';
 import type { ScaleConfig } from '../config/schema.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { KubernetesConflictError } from '../k8s/errors.js';
-import type { Lease, LeaseGrant } from '../lease/lease.js';
+import type { Lease } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import { autoModePoolProblem } from '../node-pool/auto-mode.js';
 import { deletesNodes, karpenterNodePoolOf, type NodePool } from '../node-pool/node-pool.js';
@@ -196,6 +196,54 @@ export function planPass(
   };
 }
 
+/**
+ * A pass's plan phase over what it listed and remembered: a scheduled pass counts this pass's
+ * arrivals and sessions and plans the whole pass; a triggered one (trigger.ts) reads the arrivals
+ * since the last scheduled pass as a pass's worth and only scales up. Answers the memory the
+ * pass continues from.
+ */
+export function planOnSnapshot(
+  snapshot: ClusterSnapshot,
+  remembered: ScaleMemory,
+  policy: ScalePolicy,
+  now: number,
+  triggered = false,
+): PassPlan & { readonly memory: ScaleMemory } {
+  if (triggered) {
+    const view = triggeredView(
+      remembered,
+      snapshot.gameServerCreatedAtMs,
+      now,
+      policy.passIntervalMs,
+    );
+    const plan = planScale(snapshot, policy, now, view);
+    return {
+      memory: remembered,
+      plan: { ...plan, actions: scaleUpOnly(plan.actions) },
+      protection: [],
+    };
+  }
+  const memory = withSessionsSeen(
+    withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy),
+    snapshot,
+    now,
+  );
+  return { memory, ...planPass(snapshot, policy, now, memory) };
+}
+
+/** What a pass remembers once its actions (`done`) were carried out. */
+export function memoryAfterPass(
+  memory: ScaleMemory,
+  snapshot: ClusterSnapshot,
+  plan: ScalePlan,
+  now: number,
+  done: readonly ScaleAction[],
+  triggered = false,
+): ScaleMemory {
+  const outcome = passOutcome(snapshot, plan, now, done);
+  return rememberPass(memory, triggered ? triggeredOutcome(outcome, memory, done) : outcome);
+}
+
 /** Runs one scale pass over the nodes matching `config.nodeSelector`. */
 export async function runScalePass(
   deps: ScalePassDeps,
@@ -216,26 +264,11 @@ export async function runScalePass(
       deps.memory.load(),
     ]);
     const now = deps.now();
-    if (options.triggered) {
-      const view = triggeredView(
-        remembered,
-        snapshot.gameServerCreatedAtMs,
-        now,
-        policy.passIntervalMs,
-      );
-      const plan = planScale(snapshot, policy, now, view);
-      const up: PassPlan = {
-        plan: { ...plan, actions: scaleUpOnly(plan.actions) },
-        protection: [],
-      };
-      return { snapshot, memory: remembered, now, ...up };
-    }
-    const memory = withSessionsSeen(
-      withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy),
+    return {
       snapshot,
       now,
-    );
-    return { snapshot, memory, now, ...planPass(snapshot, policy, now, memory) };
+      ...planOnSnapshot(snapshot, remembered, policy, now, options.triggered),
+    };
   };
   if (options.dryRun) {
     const { plan, protection } = await planNow();
@@ -252,18 +285,14 @@ export async function runScalePass(
     async (renew) => {
       const { snapshot, memory, now, plan, protection } = await planNow();
       options.onPlanned?.(plan.tally, now);
-      const carried = await carryOut(deps, policy, plan, renew);
+      const carried = await actOnPlan(deps, policy, plan, renew);
       const report = { ...carried, notes: [...carried.notes] };
       if (protection.length > 0) {
         await renew();
         await applyProtection(deps.cluster, policy, protection, report.notes);
       }
-      const outcome = passOutcome(snapshot, plan, now, report.actions);
       await deps.memory.save(
-        rememberPass(
-          memory,
-          options.triggered ? triggeredOutcome(outcome, memory, report.actions) : outcome,
-        ),
+        memoryAfterPass(memory, snapshot, plan, now, report.actions, options.triggered),
       );
       return report;
     },
@@ -290,11 +319,36 @@ const PHASES: ReadonlyArray<(a: PlannedAction) => boolean> = [
   (a) => a.type === 'delete' && !a.resume,
 ];
 
-async function carryOut(
-  deps: ScalePassDeps,
+/**
+ * What the act phase changes: the cluster calls its actions make, the pool, and the clock its
+ * cordons and marks are stamped with. The scale benchmark hands it its simulated cluster
+ * (sim/stepped-cluster-api.ts), so what it measures is what the pass does.
+ */
+export interface ScaleActDeps {
+  readonly cluster: Pick<
+    ClusterApi,
+    | 'patchNode'
+    | 'listPods'
+    | 'deleteNode'
+    | 'createEvent'
+    | 'scaleDeployment'
+    | 'evictPod'
+    | 'deleteGameServer'
+  >;
+  readonly pool: Pick<NodePool, 'type' | 'growTo' | 'releaseInstance'>;
+  readonly now: () => number;
+}
+
+/**
+ * The pass's act phase: carries out a plan's actions group by group (`PHASES`), each failure
+ * collected, each action recorded as an Event. `renew` keeps the lease before each group (a
+ * pass without one, the benchmark's, renews nothing).
+ */
+export async function actOnPlan(
+  deps: ScaleActDeps,
   policy: ScalePolicy,
   plan: ScalePlan,
-  renew: () => Promise<LeaseGrant>,
+  renew: () => Promise<unknown> = async () => undefined,
 ): Promise<ScaleReport> {
   const done: ScaleAction[] = [];
   const failures: ScaleFailure[] = [];
@@ -320,7 +374,7 @@ async function carryOut(
 }
 
 /** Carries out one action; answers a suffix for its reason saying what the pool did. */
-async function perform(deps: ScalePassDeps, action: PlannedAction): Promise<string> {
+async function perform(deps: ScaleActDeps, action: PlannedAction): Promise<string> {
   const at = formatRfc3339(deps.now());
   switch (action.type) {
     case 'cordon':
@@ -398,7 +452,7 @@ const MOVE_OUTCOMES = {
 
 /** Moves a ready game server: deletes its Agones GameServer, or evicts its pod. */
 async function moveGameServer(
-  cluster: ClusterApi,
+  cluster: ScaleActDeps['cluster'],
   route: Extract<PlannedAction, { type: 'evict' }>['route'],
 ): Promise<string> {
   const { namespace, name, uid, resourceVersion } = route;
@@ -438,7 +492,7 @@ export function uncordonPatch(node: NodeView): JsonPatchOperation[] {
 }
 
 async function recordEvent(
-  deps: ScalePassDeps,
+  deps: ScaleActDeps,
   action: PlannedAction,
   type: 'Normal' | 'Warning',
   message: string,

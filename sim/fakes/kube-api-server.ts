@@ -31,7 +31,7 @@
  *   only it covers remain (`pkg/controller/servicecidrs`); without it the group is unknown (404),
  *   as before 1.33. https://kubernetes.io/docs/tasks/network/extend-service-ip-ranges/
  * Listeners registered with `onChange` run after every change made through HTTP, so a
- * controller stand-in (sim/agones-fleet.ts) reacts as its real one would.
+ * controller stand-in (sim/fleet-controller.ts) reacts as its real one would.
  * Tests seed and inspect the maps directly, record requests, require a bearer token, fail the
  * next N requests to a path, and expire continue tokens.
  */

@@ -19,7 +19,6 @@ import {
 } from '../../bench/scale/agones-day.js';
 import { berthScaler } from '../../bench/scale/berth.js';
 import {
-  type Arrival,
   arrivals,
   type DayOutcome,
   everyMs,
@@ -32,6 +31,7 @@ import {
 } from '../../bench/scale/day.js';
 import { karpenterScaler } from '../../bench/scale/karpenter.js';
 import { gameSlotsPerNode } from '../../bench/scale/pending.js';
+import type { Arrival } from '../../sim/arrivals.js';
 
 /**
  * A fleet of `buffer` Ready servers, its autoscaler synced every step (or never, so the test sets
@@ -77,7 +77,7 @@ function step(c: AgonesCluster, steps = 1): void {
 describe('the Agones fleet of the Agones-style days', () => {
   it('keeps the buffer Ready, allocates a match at once, and makes the allocated one again at the next sync', () => {
     const { cluster } = fleet(5, 1);
-    expect(cluster.replicas).toBe(5);
+    expect(cluster.fleet.replicas).toBe(5);
     expect(cluster.allocated).toBe(0);
     cluster.arrive(match(cluster.now));
     cluster.schedule();
@@ -85,7 +85,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect(cluster.waited).toBe(0);
     step(cluster);
     // Synced: replicas = allocated + buffer, so 5 Ready again beside the Allocated one.
-    expect(cluster.replicas).toBe(6);
+    expect(cluster.fleet.replicas).toBe(6);
     const [node] = cluster.nodes as [SimNode];
     expect(readyOn(cluster, node)).toBe(5);
   });
@@ -94,7 +94,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     const { cluster } = fleet(3, 1);
     cluster.arrive(match(cluster.now, 20_000));
     step(cluster, 2); // allocated, synced: 4 replicas
-    expect(cluster.replicas).toBe(4);
+    expect(cluster.fleet.replicas).toBe(4);
     step(cluster, 1); // the session ended: replicas 3 at this sync (0 allocated + 3)
     const [node] = cluster.nodes as [SimNode];
     expect(cluster.allocated).toBe(0);
@@ -129,7 +129,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect([allocatedOn(cluster, a), allocatedOn(cluster, b)]).toEqual([2, 0]);
     // Two replicas fewer: Ready servers go from the node with the fewest game servers first.
     moveTo(a, [...b.games].slice(0, 2)); // a: 2 Allocated, 2 Ready; b: 2 Ready
-    cluster.replicas = 4;
+    cluster.fleet.replicas = 4;
     cluster.schedule();
     expect(b.games.size).toBe(0);
     expect([allocatedOn(cluster, a), readyOn(cluster, a)]).toEqual([2, 2]);
@@ -145,7 +145,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect(cluster.interrupted).toBe(1);
     cluster.schedule();
     const total = cluster.nodes.reduce((s, n) => s + n.games.size, 0) + cluster.queue.length;
-    expect(total).toBe(cluster.replicas);
+    expect(total).toBe(cluster.fleet.replicas);
   });
 
   it('refuses to evict an Allocated server and evicts a Ready one', () => {
@@ -173,7 +173,7 @@ describe('the Agones fleet of the Agones-style days', () => {
     expect(arrivals(AGONES_DAY)).not.toEqual(arrivals(MAIN_SCENARIO));
   });
 
-  it('records the nodes that outlive their lifetime and when the nodes of 00:00 were all gone', () => {
+  it('records the nodes that outlive their lifetime and when the nodes of 00:00 were all gone', async () => {
     const sc: AgonesScenario = {
       ...NODE_UPGRADE_DAY,
       warmUpMs: HOUR,
@@ -189,7 +189,7 @@ describe('the Agones fleet of the Agones-style days', () => {
         for (const n of [...c.nodes]) if (n.launchedAtMs < 0) c.remove(n);
       }
     });
-    const o = simulateDay(sc, [], scaler, agonesCluster);
+    const o = await simulateDay(sc, [], scaler, agonesCluster);
     expect(o.replacement?.replacedAllMs).toBe(1.5 * HOUR);
     expect(o.replacement?.nodesAtStart).toBe(2);
     // The first node launched before the warm-up: past its 2 h well before 01:30.
@@ -285,9 +285,9 @@ describe('the baselines of the Agones-style days', () => {
 });
 
 describe('berth on an Agones fleet', () => {
-  it('moves Ready servers off the nodes it cordons and interrupts no Allocated one over a short day', () => {
+  it('moves Ready servers off the nodes it cordons and interrupts no Allocated one over a short day', async () => {
     const sc: AgonesScenario = { ...AGONES_DAY, warmUpMs: HOUR, durationMs: 3 * HOUR };
-    const o = simulateDay(
+    const o = await simulateDay(
       sc,
       arrivals(sc),
       berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true }),
@@ -298,13 +298,13 @@ describe('berth on an Agones fleet', () => {
     expect(o.deletes).toBeGreaterThan(0);
   });
 
-  it('puts the packing floor below what any scaler that places every server used', () => {
+  it('puts the packing floor below what any scaler that places every server used', async () => {
     const sc: AgonesScenario = { ...AGONES_DAY, warmUpMs: HOUR, durationMs: 3 * HOUR };
     const day = arrivals(sc);
-    const floor = packingFloorNodeHours(sc, day);
+    const floor = await packingFloorNodeHours(sc, day);
     const slots = gameSlotsPerNode(sc);
     expect(floor).toBeGreaterThanOrEqual((3 * sc.fleet.bufferSize) / slots);
-    const o = simulateDay(
+    const o = await simulateDay(
       sc,
       day,
       berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true }),

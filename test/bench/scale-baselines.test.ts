@@ -449,14 +449,14 @@ describe('scale scenarios', () => {
     expect(cluster.nodes).toEqual([a]);
   });
 
-  it('node-failure loses the fullest node mid-day and every scaler recovers from it', () => {
+  it('node-failure loses the fullest node mid-day and every scaler recovers from it', async () => {
     const failure = SCENARIOS.find((s) => s.name === 'node-failure');
     if (!failure?.failure) throw new Error('no node-failure scenario');
     const day = arrivals(failure);
-    const run = (s: Scenario): DayOutcome =>
+    const run = (s: Scenario): Promise<DayOutcome> =>
       simulateDay(s, day, karpenterScaler(KARPENTER_UNDERUTILIZED_DO_NOT_DISRUPT));
-    const failed = run(failure);
-    const main = run({ ...failure, failure: undefined });
+    const failed = await run(failure);
+    const main = await run({ ...failure, failure: undefined });
     expect(main.lostGames).toBe(0);
     expect(failed.lostGames).toBeGreaterThan(0);
     expect(failed.lostGames).toBeLessThanOrEqual(SLOTS);
@@ -464,7 +464,11 @@ describe('scale scenarios', () => {
     expect(failed.interruptedGames).toBe(0);
     expect(main.interruptedGames).toBe(0);
     // Cluster Autoscaler's evictions are still counted as interrupted, apart from the lost games.
-    const ca = simulateDay(failure, day, clusterAutoscalerScaler({ gameServersSafeToEvict: true }));
+    const ca = await simulateDay(
+      failure,
+      day,
+      clusterAutoscalerScaler({ gameServersSafeToEvict: true }),
+    );
     expect(ca.lostGames).toBeGreaterThan(0);
     expect(ca.interruptedGames).toBeGreaterThan(0);
     expect(ca.sessions).toBe(main.sessions);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type Arrival, arrivals, MAIN_SCENARIO, MINUTE, SECOND } from '../../bench/scale/day.js';
+import { arrivals, MAIN_SCENARIO, MINUTE, SECOND } from '../../bench/scale/day.js';
 import { largestRise, nodeHourFloors, runningPerStep } from '../../bench/scale/floor.js';
+import type { Arrival } from '../../sim/arrivals.js';
 
 const at = (...seconds: number[]): Arrival[] =>
   seconds.map((s) => ({ atMs: s * SECOND, sessionMs: 10 * MINUTE }));

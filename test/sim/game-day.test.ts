@@ -24,10 +24,9 @@ describe('gameDay', () => {
     const sessions = day(7);
     expect(sessions.length).toBeGreaterThan(2_200);
     expect(sessions.length).toBeLessThan(2_600);
-    for (const session of sessions)
-      expect(session.endMs - session.startMs).toBeGreaterThanOrEqual(60_000);
-    expect(sessions.map((s) => s.startMs)).toEqual(
-      [...sessions.map((s) => s.startMs)].sort((a, b) => a - b),
+    for (const session of sessions) expect(session.sessionMs).toBeGreaterThanOrEqual(60_000);
+    expect(sessions.map((s) => s.atMs)).toEqual(
+      [...sessions.map((s) => s.atMs)].sort((a, b) => a - b),
     );
   });
 });
