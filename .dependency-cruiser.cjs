@@ -15,8 +15,9 @@
  *   config         the parsed configuration
  *   vocabulary     owner identity, patch operations, label and annotation names, address math
  *
- * A folder's files take the folder's layer unless a line below places them: a domain folder's
- * port module (`store.ts`, `model.ts`) sits with the ports, and its pass with the passes.
+ * A folder's files take the folder's layer, except in the domain folders, whose files say their
+ * role by name: a port module (`store.ts`, `model.ts`, a queue's `work.ts`) and an adapter
+ * (`sdk-*.ts`, `sqs-queue.ts`) sit with the ports, and the folder's `pass.ts` with the passes.
  */
 
 /**
@@ -26,7 +27,7 @@
  */
 const PORT_FILE =
   '(store|model|errors|queue|work|work-message|task|ledger|elbv2|accelerator)\\.ts$';
-const ADAPTER_FILE = '(sdk-[a-z0-9-]+|sqs-queue|in-process-queue|memory-store)\\.ts$';
+const ADAPTER_FILE = '(sdk-[a-z0-9-]+|sqs-queue|in-process-queue)\\.ts$';
 const PASS_FILE = '(pass|worker)\\.ts$';
 const DOMAIN_FOLDERS = 'allocation|hostports|services|eni|scale|repair|fronts|settle';
 

@@ -1,5 +1,6 @@
 /**
- * `npm test`: the type check and Biome run beside vitest instead of before it. The suite spends
+ * `npm test`: the type check, Biome and the layer check (dependency-cruiser, whose rules and
+ * layer order are in `.dependency-cruiser.cjs`) run beside vitest instead of before it. The suite spends
  * much of its time waiting on DynamoDB Local, servers and child processes, so on CI's two cores
  * the three together finish minutes sooner than one after another. Vitest keeps the terminal
  * (its progress is the long part); the checks' output is printed when they end, and the
@@ -39,17 +40,28 @@ function vitest(args: readonly string[]): Promise<number> {
 }
 
 const node = process.execPath;
-const [typecheck, lint, tests] = await Promise.all([
+/** Every tree whose imports the layer order governs (test/ may import anything). */
+const LAYERED = ['shared', 'cli', 'cni', 'bench', 'sim', 'functions', 'infra', 'scripts'];
+const [typecheck, lint, layers, tests] = await Promise.all([
   check('typecheck (tsc --noEmit)', node, ['node_modules/typescript/bin/tsc', '--noEmit']),
   check('lint (biome check .)', node, ['node_modules/@biomejs/biome/bin/biome', 'check', '.']),
+  check('layers (dependency-cruiser)', node, [
+    'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs',
+    ...LAYERED,
+    '--config',
+    '.dependency-cruiser.cjs',
+    '--output-type',
+    'err',
+  ]),
   vitest(process.argv.slice(2)),
 ]);
 
-for (const outcome of [typecheck, lint]) {
+const checks = [typecheck, lint, layers];
+for (const outcome of checks) {
   const verdict = outcome.code === 0 ? 'passed' : `FAILED (exit ${outcome.code})`;
   process.stdout.write(`\n── ${outcome.name}: ${verdict}\n${outcome.output}`);
 }
-const failed = [typecheck, lint].filter((o) => o.code !== 0).map((o) => o.name);
+const failed = checks.filter((o) => o.code !== 0).map((o) => o.name);
 if (tests !== 0) failed.push('vitest');
 if (failed.length > 0) {
   process.stdout.write(`\nnpm test failed: ${failed.join(', ')}\n`);
