@@ -6,6 +6,7 @@
  * shared by every cluster served; each cluster has its own runtime, path secret and queue tag.
  * Every cluster's secret is read during INIT, so a cold start's first review waits for none.
  */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AdmissionDecision } from '../admission/decision.js';
@@ -17,17 +18,18 @@ import type { BerthConfig } from '../config/schema.js';
 import { hasFronts } from '../fronts/front-spec.js';
 import { createHttpApi } from '../http/api.js';
 import type { HttpFault } from '../http/exchange.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
 import { openMetricsText } from '../metrics/openmetrics.js';
 import { metricsReading } from '../metrics/reading.js';
 import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
-import type { SettleTask } from '../settle/task.js';
+import type { SettleQueue, SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
 import { type FrontsAccount, frontsWiring, lambdaFrontQueue, sdkFrontsAccount } from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
-import { createRuntime } from './runtime.js';
+import { type BerthRuntime, createRuntime, type RuntimeDeps } from './runtime.js';
 
 /** What the admission function hears besides its answers. */
 export interface AdmissionObservers {
@@ -41,6 +43,61 @@ export interface AdmissionObservers {
   readonly onCluster: (cluster: string) => void;
   /** What the cluster's ServiceCIDRs changed in the ranges Services draw from. */
   readonly serviceCidrs?: GateLog;
+}
+
+/** What one cluster's admission API is built from: on Lambda, and in the cost meter. */
+export interface ClusterAdmissionDeps {
+  readonly config: BerthConfig;
+  readonly dynamo: DynamoDBClient;
+  readonly tableName: string;
+  /** The binding webhook's pod and node reads, and the ServiceCIDRs read before Service writes. */
+  readonly reader: Pick<ClusterApi, 'getPod' | 'getNode'> &
+    Required<Pick<ClusterApi, 'listServiceCidrs'>>;
+  /** Where a Service's values that wait for the apiserver's commit are queued. */
+  readonly queue: SettleQueue;
+  readonly observers: Omit<AdmissionObservers, 'onCluster'>;
+  /** Public fronts of the pod webhooks, when the config has any (./fronts.ts). */
+  readonly fronts?: RuntimeDeps['fronts'];
+  /** The host's clock and randomness by default; the cost meter's run on its simulated day. */
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+/** One cluster's admission as the admission function wires it: its runtime, and its HTTP API. */
+export function clusterAdmission(deps: ClusterAdmissionDeps): {
+  readonly runtime: BerthRuntime;
+  readonly api: (pathSecret: string) => HttpHandler;
+} {
+  const { config, observers } = deps;
+  const now = deps.now ?? Date.now;
+  const runtime = createRuntime({
+    config,
+    dynamo: deps.dynamo,
+    tableName: deps.tableName,
+    clusterApi: deps.reader,
+    ...(deps.fronts ? { fronts: deps.fronts } : {}),
+    // The cluster's ServiceCIDRs, read at most once a minute before a Service write.
+    serviceCidrSource: deps.reader,
+    ...(observers.serviceCidrs ? { log: observers.serviceCidrs } : {}),
+    settler: () => new QueueSettler(deps.queue, config.settle.delaySeconds, observers.onSettleLost),
+    now,
+    ...(deps.random ? { random: deps.random } : {}),
+  });
+  return {
+    runtime,
+    api: (pathSecret) =>
+      createHttpApi({
+        admission: runtime.admission,
+        healthy: () => runtime.healthy(),
+        status: () => runtime.status(),
+        // Behind the same secret path as the webhook: `/metrics/<secret>`.
+        metrics: async () => openMetricsText([await metricsReading(runtime)], now()),
+        pathSecret,
+        onDecision: observers.onDecision,
+        storeName: `table ${deps.tableName}`,
+        ...(observers.onUnavailable ? { onUnavailable: observers.onUnavailable } : {}),
+      }),
+  };
 }
 
 /**
@@ -130,43 +187,23 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
       lookup: new SdkEksClusterLookup(eks),
       now: Date.now,
     });
-    const reader = new HttpsClusterReader({ access });
     const fronts = hasFronts(config)
       ? frontsWiring(
           { config, dynamo, tableName: settings.tableName, region: settings.region },
           { account: frontsAccount(), queue: lambdaFrontQueue(settings) },
         )
       : undefined;
-    const runtime = createRuntime({
+    const { api } = clusterAdmission({
       config,
       dynamo,
       tableName: settings.tableName,
-      clusterApi: reader,
+      reader: new HttpsClusterReader({ access }),
+      queue: several ? taggedWithCluster(queue, config.cluster) : queue,
+      observers,
       ...(fronts ? { fronts } : {}),
-      // The cluster's ServiceCIDRs, read at most once a minute before a Service write.
-      serviceCidrSource: reader,
-      ...(observers.serviceCidrs ? { log: observers.serviceCidrs } : {}),
-      settler: () =>
-        new QueueSettler(
-          several ? taggedWithCluster(queue, config.cluster) : queue,
-          config.settle.delaySeconds,
-          observers.onSettleLost,
-        ),
     });
     const secretArn = settings.webhookSecretArns[config.cluster] as string;
-    return prepared(async () =>
-      createHttpApi({
-        admission: runtime.admission,
-        healthy: () => runtime.healthy(),
-        status: () => runtime.status(),
-        // Behind the same secret path as the webhook: `/metrics/<secret>`.
-        metrics: async () => openMetricsText([await metricsReading(runtime)], Date.now()),
-        pathSecret: await readSecret(secretsManager, secretArn),
-        onDecision: observers.onDecision,
-        storeName: `table ${settings.tableName}`,
-        ...(observers.onUnavailable ? { onUnavailable: observers.onUnavailable } : {}),
-      }),
-    );
+    return prepared(async () => api(await readSecret(secretsManager, secretArn)));
   };
   const apis = new ClusterSet(settings.configs, apiFor);
   // Every cluster is set up now, its secret read concurrently with the others'. INIT waits a

@@ -9,14 +9,12 @@ import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import type { SQSEvent } from 'aws-lambda';
 import { admit } from '../../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../../shared/admission/review.js';
+import { clusterAdmission } from '../../../shared/app/lambda-admission.js';
 import { decisionRecorder, observability } from '../../../shared/app/observability.js';
 import type { PassContext } from '../../../shared/app/pass-context.js';
-import { createRuntime } from '../../../shared/app/runtime.js';
 import { settleMessages, settleRunner } from '../../../shared/app/settle.js';
 import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
-import { createHttpApi } from '../../../shared/http/api.js';
 import { mutatingWebhookConfiguration } from '../../../shared/manifests/webhooks.js';
-import { QueueSettler } from '../../../shared/settle/settler.js';
 import type { SettleQueue, SettleTask } from '../../../shared/settle/task.js';
 import { seededRandom } from '../../../sim/random.js';
 import { type AdmissionCall, reachesBerth } from '../../../sim/webhook-match.js';
@@ -105,32 +103,28 @@ export async function meterAdmission(session: Session, samples: number): Promise
    * than another's start (a frozen clock would make every racer's writes and starts one instant).
    */
   let roundStarted = 0;
-  /** A warm admission container, as functions/admission/handler.ts wires one. */
+  /** A warm admission container, as functions/admission/handler.ts wires one (less its secret read). */
   const container = (racing = false) => {
-    const runtime = createRuntime({
+    const obs = observability('admission');
+    obs.forCluster(config.cluster);
+    const { runtime, api } = clusterAdmission({
       config,
       dynamo: world.client,
       tableName: TABLE,
-      clusterApi: world.cluster,
-      settler: () =>
-        new QueueSettler(queue, config.settle.delaySeconds, () => {
+      reader: world.cluster,
+      queue,
+      observers: {
+        onSettleLost: () => {
           throw new Error('the recording settle queue never refuses a task');
-        }),
+        },
+        onDecision: decisionRecorder(obs.logger, obs.metrics),
+      },
       now: racing
         ? () => clocks.admission + Math.floor(performance.now() - roundStarted)
         : () => clocks.admission,
       random: seededRandom(11 + containers++),
     });
-    const obs = observability('admission');
-    obs.forCluster(config.cluster);
-    const api = createHttpApi({
-      admission: runtime.admission,
-      healthy: () => runtime.healthy(),
-      status: () => runtime.status(),
-      pathSecret: PATH_SECRET,
-      onDecision: decisionRecorder(obs.logger, obs.metrics),
-    });
-    const handler = functionUrlFunction(api, obs);
+    const handler = functionUrlFunction(api(PATH_SECRET), obs);
     const meters = [runtime.allocationStore.meter, runtime.hostPortStore.meter];
     const webhook: Webhook = async (body) => {
       const tasksBefore = queue.tasks.length;

@@ -8,18 +8,13 @@
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
-import {
-  type EniRunner,
-  eniInvocation,
-  eniRunner,
-  nodeIpFault,
-} from '../../../shared/app/eni-pass.js';
+import { type EniRunner, eniInvocation, eniRunner } from '../../../shared/app/eni-pass.js';
+import { nodeIpsApi } from '../../../shared/app/lambda-node-ips.js';
 import { observability } from '../../../shared/app/observability.js';
 import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
 import type { Ec2Network } from '../../../shared/ec2/network.js';
 import { PoolBusyError } from '../../../shared/eni/errors.js';
 import type { EniPassSummary } from '../../../shared/eni/pass.js';
-import { createHttpApi } from '../../../shared/http/api.js';
 import type { HttpResponse } from '../../../shared/http/exchange.js';
 import { seededRandom } from '../../../sim/random.js';
 import type { MeasuredRatios } from '../fleet.js';
@@ -83,18 +78,12 @@ export function wireEni(world: World): EniWiring {
   const nodeIpApi = runner.nodeIps(refills);
   const nodeIpsObs = observability('node-ips');
   nodeIpsObs.forCluster(config.cluster);
-  // Mirrors functions/node-ips/handler.ts for one cluster.
-  const api = createHttpApi({
-    healthy: async () => true,
-    nodeIps: nodeIpApi,
-    classify: nodeIpFault,
-  });
   const obs = observability('eni');
   return {
     runner,
     refillsAsked,
     assign: async (node, body) => (await nodeIpApi.assign(node, body)) as { readonly ip: string },
-    nodeIps: functionUrlFunction(api, nodeIpsObs),
+    nodeIps: functionUrlFunction(nodeIpsApi(nodeIpApi, nodeIpsObs), nodeIpsObs),
     eniFunction: passFunction(
       'eni',
       obs,

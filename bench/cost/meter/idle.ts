@@ -10,8 +10,7 @@
  */
 import { admit } from '../../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../../shared/admission/review.js';
-import { createRuntime } from '../../../shared/app/runtime.js';
-import { QueueSettler } from '../../../shared/settle/settler.js';
+import { clusterAdmission } from '../../../shared/app/lambda-admission.js';
 import { startKubeApiServer } from '../../../sim/fakes/kube-api-server.js';
 import { seededRandom } from '../../../sim/random.js';
 import { CLUSTER_SHARE, REFERENCE_CONFIG, REFERENCE_FLEET } from '../fleet.js';
@@ -53,15 +52,18 @@ export async function meterIdlePasses(base: Session): Promise<Session> {
     );
     // The Services through the webhook's admission, unmetered; their settle tasks are dropped
     // as the fleet-size set-up drops its own (the repair pass finds nothing releasing).
-    const runtime = createRuntime({
+    const { runtime } = clusterAdmission({
       config: world.config,
       dynamo: client,
       tableName: TABLE,
-      clusterApi: world.cluster,
-      settler: () =>
-        new QueueSettler({ submit: async () => {} }, world.config.settle.delaySeconds, () => {
+      reader: world.cluster,
+      queue: { submit: async () => {} },
+      observers: {
+        onSettleLost: () => {
           throw new Error('the idle cluster drops its settle tasks');
-        }),
+        },
+        onDecision: () => {},
+      },
       now: () => world.clocks.admission,
       random: seededRandom(97),
     });
