@@ -11,6 +11,8 @@ export interface ReviewInput {
   object?: unknown;
   oldObject?: unknown;
   dryRun?: boolean;
+  /** The request uid; a new one when absent (the apiserver sends a retried request under its old one). */
+  uid?: string;
 }
 
 /** The kind of the object a review carries: a Binding for `pods/binding`. */
@@ -25,7 +27,7 @@ export function review(input: ReviewInput) {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
-      uid: randomUUID(),
+      uid: input.uid ?? randomUUID(),
       kind: { group: '', version: 'v1', kind: kindOf(input) },
       resource: { group: '', version: 'v1', resource: input.resource },
       ...(input.subResource ? { subResource: input.subResource } : {}),

@@ -14,6 +14,7 @@ import { parseConfig } from '../../shared/config/schema.js';
 import type { RunningServer } from '../../shared/local/server.js';
 import { BLOCK_SIZE } from '../../shared/net/offset.js';
 import { applyPatch, decodePatch } from '../../sim/fakes/json-patch.js';
+import { review } from '../../sim/reviews.js';
 import { serveRuntime } from './serve-runtime.js';
 
 /** One request body, and the uid the answer must carry when it is a review. */
@@ -261,7 +262,7 @@ const target = fc.oneof(
   }),
 );
 
-const review = fc
+const fuzzedReview = fc
   .record({
     target,
     operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE', 'CONNECT'),
@@ -382,7 +383,7 @@ const plausible: fc.Arbitrary<FuzzCase> = fc
 
 /** Every kind of body, reviews most of the time. */
 export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
-  { weight: 8, arbitrary: review },
+  { weight: 8, arbitrary: fuzzedReview },
   { weight: 2, arbitrary: malformed },
   { weight: 1, arbitrary: plausible },
 );
@@ -491,25 +492,6 @@ async function post(url: string, body: unknown): Promise<Json | string> {
   return (JSON.parse(text) as { response: Json }).response;
 }
 
-function createReview(resource: 'pods' | 'services', object: Json, uid = randomUUID()) {
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid,
-      kind: { group: '', version: 'v1', kind: resource === 'pods' ? 'Pod' : 'Service' },
-      resource: { group: '', version: 'v1', resource },
-      name: '',
-      namespace: 'default',
-      operation: 'CREATE',
-      userInfo: { username: 'fuzz' },
-      object,
-      oldObject: null,
-      dryRun: false,
-    },
-  };
-}
-
 const idOf = (object: Json): string =>
   ((object.metadata as Json | undefined)?.annotations as Json | undefined)?.[
     'berth.dev/allocation-id'
@@ -551,7 +533,7 @@ export async function generateNameRound(url: string, round: number): Promise<Gen
     ],
   ];
   for (const [resource, object] of objects) {
-    const first = createReview(resource, object);
+    const first = review({ resource, operation: 'CREATE', object });
     const created = await post(url, first);
     if (typeof created === 'string' || created.allowed !== true) {
       failures.push(`${resource} CREATE: ${JSON.stringify(created).slice(0, 200)}`);
@@ -560,13 +542,16 @@ export async function generateNameRound(url: string, round: number): Promise<Gen
     const admitted = applyPatch(object, decodePatch(created.patch as string | undefined)) as Json;
     const id = idOf(admitted);
     ids.push(id);
-    const again = await post(url, createReview(resource, admitted, first.request.uid));
+    const again = await post(
+      url,
+      review({ resource, operation: 'CREATE', object: admitted, uid: first.request.uid }),
+    );
     if (typeof again === 'string' || again.allowed !== true) {
       failures.push(`${resource} seen again: ${JSON.stringify(again).slice(0, 200)}`);
     }
     // The stored object less its name, uid and resourceVersion is the admitted one.
     const copy = structuredClone(admitted);
-    const copied = await post(url, createReview(resource, copy));
+    const copied = await post(url, review({ resource, operation: 'CREATE', object: copy }));
     if (typeof copied === 'string') {
       failures.push(`${resource} copy: ${copied}`);
       continue;

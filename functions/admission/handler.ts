@@ -7,20 +7,17 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
-import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaAdmissionApi } from '../../shared/app/lambda-admission.js';
 import {
   decisionRecorder,
-  handlerTracing,
   observability,
-  publishMetrics,
-  requestLogging,
+  observedHandler,
   unavailableRecorder,
 } from '../../shared/app/observability.js';
 
-const { logger, metrics, forCluster } = observability('admission');
-const tracing = await handlerTracing('admission');
+const observe = observability('admission');
+const { logger, metrics, forCluster } = observe;
 const api = await lambdaAdmissionApi({
   // The values stay marked in the table: the repair pass finishes what this task would have.
   onSettleLost: (task, error) => logger.warn('settle task not queued', { task, error }),
@@ -34,8 +31,6 @@ const api = await lambdaAdmissionApi({
 
 const answer = functionUrlHandler(api, { logger, metrics });
 
-export const handler = middy(answer)
-  .use(tracing)
-  .use(requestLogging(logger))
-  .use(publishMetrics(metrics))
-  .use(parser({ schema: LambdaFunctionUrlSchema }));
+export const handler = (await observedHandler('admission', observe, answer)).use(
+  parser({ schema: LambdaFunctionUrlSchema }),
+);

@@ -1,17 +1,5 @@
-import middy from '@middy/core';
 import { lambdaFrontsInvocation } from '../../shared/app/fronts.js';
-import {
-  handlerTracing,
-  observability,
-  publishMetrics,
-  requestLogging,
-} from '../../shared/app/observability.js';
+import { observability, observedHandler } from '../../shared/app/observability.js';
 
 const observe = observability('fronts');
-const tracing = await handlerTracing('fronts');
-const run = lambdaFrontsInvocation(observe);
-
-export const handler = middy(run)
-  .use(tracing)
-  .use(requestLogging(observe.logger))
-  .use(publishMetrics(observe.metrics));
+export const handler = await observedHandler('fronts', observe, lambdaFrontsInvocation(observe));

@@ -1,22 +1,12 @@
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { LambdaFunctionUrlSchema } from '@aws-lambda-powertools/parser/schemas/lambda';
-import middy from '@middy/core';
 import { functionUrlHandler } from '../../shared/app/function-url.js';
 import { lambdaNodeIpsApi } from '../../shared/app/lambda-node-ips.js';
-import {
-  handlerTracing,
-  observability,
-  publishMetrics,
-  requestLogging,
-} from '../../shared/app/observability.js';
+import { observability, observedHandler } from '../../shared/app/observability.js';
 
 const observe = observability('node-ips');
-const { logger, metrics } = observe;
-const tracing = await handlerTracing('node-ips');
-const answer = functionUrlHandler(lambdaNodeIpsApi(observe), { logger, metrics });
+const answer = functionUrlHandler(lambdaNodeIpsApi(observe), observe);
 
-export const handler = middy(answer)
-  .use(tracing)
-  .use(requestLogging(logger))
-  .use(publishMetrics(metrics))
-  .use(parser({ schema: LambdaFunctionUrlSchema }));
+export const handler = (await observedHandler('node-ips', observe, answer)).use(
+  parser({ schema: LambdaFunctionUrlSchema }),
+);

@@ -4,7 +4,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, type Metrics as MetricsType, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { MiddlewareObj } from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { activeTracing } from '../config/load.js';
@@ -93,6 +93,22 @@ export function publishMetrics(metrics: Metrics): MiddlewareObj {
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   };
   return { after: flush, onError: flush };
+}
+
+/**
+ * `handler` in the middy chain every berth function runs in: traced when the function traces
+ * actively (`handlerTracing`), its log lines keyed by request id, its metrics flushed after it.
+ * A function that parses its event adds the parser after these.
+ */
+export async function observedHandler<TEvent, TResult>(
+  service: string,
+  observe: Observability,
+  handler: (event: TEvent, context: Context) => Promise<TResult>,
+) {
+  return middy(handler)
+    .use(await handlerTracing(service))
+    .use(requestLogging(observe.logger))
+    .use(publishMetrics(observe.metrics));
 }
 
 /**

@@ -7,11 +7,11 @@
  */
 import {
   type AttributeValue,
-  BatchWriteItemCommand,
   type DynamoDBClient,
   ScanCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { batchWrite } from './batch-write.js';
 import { TABLE_SCHEMA } from './table.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
@@ -22,8 +22,6 @@ export interface ItemKey {
   readonly sk: string;
 }
 
-/** BatchWriteItem takes at most this many requests. */
-const BATCH = 25;
 /** Rounds of resending what DynamoDB left unprocessed before giving up. */
 const UNPROCESSED_ROUNDS = 8;
 
@@ -69,25 +67,17 @@ export async function deleteItems(
   keys: readonly ItemKey[],
   onBatch: (deleted: number) => void = () => {},
 ): Promise<number> {
-  let deleted = 0;
-  for (let i = 0; i < keys.length; i += BATCH) {
-    let requests: WriteRequest[] = keys.slice(i, i + BATCH).map((key) => ({
-      DeleteRequest: { Key: { [PK]: { S: key.pk }, [SK]: { S: key.sk } } },
-    }));
-    for (let round = 0; requests.length > 0; round++) {
-      if (round === UNPROCESSED_ROUNDS) {
-        throw new Error(
-          `DynamoDB left ${requests.length} deletes unprocessed after ${UNPROCESSED_ROUNDS} rounds; run the command again`,
-        );
-      }
-      const out = await client.send(
-        new BatchWriteItemCommand({ RequestItems: { [tableName]: requests } }),
-      );
-      requests = out.UnprocessedItems?.[tableName] ?? [];
-      if (requests.length > 0) await new Promise((done) => setTimeout(done, 50 * 2 ** round));
-    }
-    deleted += Math.min(BATCH, keys.length - i);
-    onBatch(deleted);
+  const requests: WriteRequest[] = keys.map((key) => ({
+    DeleteRequest: { Key: { [PK]: { S: key.pk }, [SK]: { S: key.sk } } },
+  }));
+  const left = await batchWrite(client, tableName, requests, {
+    rounds: UNPROCESSED_ROUNDS,
+    onBatch,
+  });
+  if (left.length > 0) {
+    throw new Error(
+      `DynamoDB left ${left.length} deletes unprocessed after ${UNPROCESSED_ROUNDS} rounds; run the command again`,
+    );
   }
-  return deleted;
+  return keys.length;
 }

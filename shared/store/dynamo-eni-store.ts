@@ -13,7 +13,6 @@
 
 import {
   type AttributeValue,
-  BatchWriteItemCommand,
   DeleteItemCommand,
   type DynamoDBClient,
   GetItemCommand,
@@ -39,6 +38,7 @@ import {
   type NodeWrite,
   type SubnetShortage,
 } from '../eni/store.js';
+import { batchWrite } from './batch-write.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
@@ -50,8 +50,8 @@ const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA
 
 /** An intent older than a day is stale whatever happened (the pass completes them in a minute). */
 const INTENT_TTL_S = 86_400;
-/** BatchWriteItem retries of unprocessed items, each after a short wait. */
-const BATCH_RETRIES = 5;
+/** BatchWriteItem sends of one batch, resending unprocessed items after a short wait. */
+const BATCH_ROUNDS = 6;
 
 type Flat = Record<string, string | number | boolean | readonly string[] | undefined>;
 
@@ -170,24 +170,13 @@ export class DynamoEniStore implements EniStore {
       keys.push({ [PK]: item[PK] ?? { S: '' }, [SK]: item[SK] ?? { S: '' } });
     }
     keys.push({ [PK]: { S: this.#poolsKey() }, [SK]: { S: node } });
-    for (let start = 0; start < keys.length; start += 25) {
-      let pending = keys.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > BATCH_RETRIES)
-          throw new Error(`deleting pool ${node}: DynamoDB kept items unprocessed`);
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-        const out = await this.#client.send(
-          new BatchWriteItemCommand({
-            RequestItems: { [this.#table]: pending },
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-        );
-        this.meter.write(out.ConsumedCapacity);
-        pending = (out.UnprocessedItems?.[this.#table] ?? []).flatMap((request) =>
-          request.DeleteRequest?.Key ? [{ DeleteRequest: { Key: request.DeleteRequest.Key } }] : [],
-        );
-      }
-    }
+    const left = await batchWrite(
+      this.#client,
+      this.#table,
+      keys.map((Key) => ({ DeleteRequest: { Key } })),
+      { rounds: BATCH_ROUNDS, meter: this.meter },
+    );
+    if (left.length > 0) throw new Error(`deleting pool ${node}: DynamoDB kept items unprocessed`);
   }
 
   async tryLease(node: string, holder: string, now: number, until: number): Promise<boolean> {

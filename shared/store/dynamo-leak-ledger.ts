@@ -4,14 +4,10 @@
  * strongly consistent Query; written with BatchWriteItem (25 per request), since only the pass
  * holding the repair lease writes and each item is rewritten whole.
  */
-import {
-  type AttributeValue,
-  BatchWriteItemCommand,
-  type DynamoDBClient,
-  type WriteRequest,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient, WriteRequest } from '@aws-sdk/client-dynamodb';
 import { LeakLedgerWriteError } from '../repair/errors.js';
 import type { LeakCounter, LeakLedger, LedgerChanges } from '../repair/ledger.js';
+import { batchWrite } from './batch-write.js';
 import { CapacityMeter } from './capacity.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
@@ -20,8 +16,6 @@ import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
-/** BatchWriteItem's limit. */
-const BATCH_SIZE = 25;
 /** Rounds of resending unprocessed items (throttling) before the write fails. */
 const MAX_BATCH_ROUNDS = 8;
 
@@ -68,25 +62,12 @@ export class DynamoLeakLedger implements LeakLedger {
         DeleteRequest: { Key: { [PK]: { S: this.#pk }, [SK]: { S: key } } },
       })),
     ];
-    for (let i = 0; i < requests.length; i += BATCH_SIZE) {
-      await this.#write(requests.slice(i, i + BATCH_SIZE));
-    }
-  }
-
-  async #write(batch: WriteRequest[]): Promise<void> {
-    let pending = batch;
-    for (let round = 0; round < MAX_BATCH_ROUNDS && pending.length > 0; round++) {
-      if (round > 0) await this.#sleep(Math.min(1000, 25 * 2 ** round));
-      const out = await this.#client.send(
-        new BatchWriteItemCommand({
-          RequestItems: { [this.#table]: pending },
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      this.meter.write(out.ConsumedCapacity);
-      pending = out.UnprocessedItems?.[this.#table] ?? [];
-    }
-    if (pending.length > 0) throw new LeakLedgerWriteError(pending.length, MAX_BATCH_ROUNDS);
+    const left = await batchWrite(this.#client, this.#table, requests, {
+      rounds: MAX_BATCH_ROUNDS,
+      meter: this.meter,
+      sleep: this.#sleep,
+    });
+    if (left.length > 0) throw new LeakLedgerWriteError(left.length, MAX_BATCH_ROUNDS);
   }
 }
 
