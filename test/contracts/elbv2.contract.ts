@@ -9,13 +9,14 @@
  * contract: moto 5.2 has no `globalaccelerator` service, so the fake accelerator has nothing real
  * to be held to here.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   isDuplicateTargetGroupName,
   isNotFound,
   isResourceInUse,
 } from '../../shared/aws/error-codes.js';
 import type { Elbv2Api } from '../../shared/fronts/elbv2.js';
+import { refusal, sharedWorld } from './world.js';
 
 export const BERTH_TAG = { key: 'berth.dev/cluster', value: 'games' };
 
@@ -28,27 +29,14 @@ export interface Elbv2World {
   stop(): Promise<void>;
 }
 
-/** What a call was refused with, or a failure if it was not. */
-async function refusal(call: Promise<unknown>): Promise<unknown> {
-  const outcome = await call.then(
-    () => undefined,
-    (error: unknown) => ({ error }),
-  );
-  if (!outcome) throw new Error('the call was not refused');
-  return outcome.error;
-}
-
 /** Registers the contract's cases for the ELBv2 `make` builds, one for all of them. */
 export function elbv2Contract(name: string, make: () => Promise<Elbv2World>): void {
   describe(`${name} keeps the Elbv2Api contract`, () => {
     let world: Elbv2World;
     let api: Elbv2Api;
-    beforeAll(async () => {
-      world = await make();
-      api = world.api;
-    }, 90_000);
-    afterAll(async () => {
-      await world?.stop();
+    sharedWorld(make, (started) => {
+      world = started;
+      api = started.api;
     });
 
     it("describes the pool's load balancers, and fails not-found for a gone one", async () => {
