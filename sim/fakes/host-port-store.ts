@@ -70,6 +70,11 @@ export class MemoryHostPortStore implements HostPortStore {
     await this.#gate();
     const stored = this.#records.get(id);
     if (!stored || stored.pod.namespace !== pod.namespace) return undefined;
+    // The same pod, as the DynamoDB adapter's condition has it: its name, or for a record
+    // written at a CREATE with generateName, no name and the generateName the pod keeps.
+    const unnamed =
+      !!pod.generateName && stored.pod.name === '' && stored.pod.generateName === pod.generateName;
+    if (stored.pod.name !== pod.name && !unnamed) return undefined;
     if (token !== undefined && stored.token !== token) return undefined;
     this.#records.delete(id);
     return stored;

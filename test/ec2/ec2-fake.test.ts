@@ -47,6 +47,14 @@ describe('FakeEc2', () => {
     expect(await codeOf(create(ec2, 'tok', 3))).toBe('IdempotentParameterMismatch');
   });
 
+  it('refuses to tag an ENI that does not exist, as AWS does and moto does not', async () => {
+    const { ec2 } = account();
+    const eni = await create(ec2, 'tok');
+    await ec2.deleteNetworkInterface({ eniId: eni.eniId });
+    const tagging = ec2.createTags({ resourceIds: [eni.eniId], tags: [{ key: 'k', value: 'v' }] });
+    expect(await codeOf(tagging)).toBe('InvalidNetworkInterfaceID.NotFound');
+  });
+
   it('enforces ENIs per instance and IPv4 per ENI from the instance type', async () => {
     const clock = { now: 0 };
     const ec2 = new FakeEc2({ now: () => clock.now });

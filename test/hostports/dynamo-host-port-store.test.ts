@@ -1,3 +1,7 @@
+/**
+ * What only the DynamoDB host-port store promises: the write units an allocation and a release
+ * bill, and the errors it passes through. Its behaviour is `test/contracts/host-port-store.contract.ts`.
+ */
 import {
   DynamoDBClient,
   TransactWriteItemsCommand,
@@ -5,19 +9,11 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { recordHostPorts, releaseHostPorts } from '../../shared/hostports/allocator.js';
-import { AllocationIdTakenError, HostPortConflictError } from '../../shared/hostports/errors.js';
-import type { HostPortRange } from '../../shared/hostports/model.js';
-import {
-  levelKey,
-  type PodPortRecord,
-  type RangeCounts,
-  type UseLevel,
-} from '../../shared/hostports/store.js';
+import { releaseHostPorts } from '../../shared/hostports/allocator.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
+import { podNamed, record } from '../contracts/host-port-store.contract.js';
 import { freshTable } from '../support/dynamo.js';
 
-const range: HostPortRange = { name: 'default', first: 7000, size: 200 };
 let seq = 0;
 
 async function newStore(): Promise<DynamoHostPortStore> {
@@ -25,199 +21,7 @@ async function newStore(): Promise<DynamoHostPortStore> {
   return new DynamoHostPortStore({ client, tableName, cluster: `s${seq++}` });
 }
 
-/** The pod a test record names: its id is its name. */
-const podNamed = (name: string, namespace = 'default') => ({
-  kind: 'Pod' as const,
-  namespace,
-  name,
-  generateName: '',
-});
-
-function record(
-  id: string,
-  ports: readonly number[],
-  options: { namespace?: string; token?: string } = {},
-): PodPortRecord {
-  return {
-    id,
-    pod: { kind: 'Pod', namespace: options.namespace ?? 'default', name: id, generateName: '' },
-    ports: ports.map((port, i) => ({ name: `p${i}`, range: 'default', port, protocol: 'UDP' })),
-    createdAt: 1,
-    ...(options.token === undefined ? {} : { token: options.token }),
-  };
-}
-
-/** Every port at the level `counts` shows for it: what an allocation choosing from them sends. */
-function levels(r: PodPortRecord, counts: RangeCounts): Map<string, UseLevel> {
-  return new Map(
-    r.ports.map((p) => [levelKey(p.range, p.port), { level: countAt(counts, p.port) }]),
-  );
-}
-
-const countAt = (counts: RangeCounts, port: number): number =>
-  counts.counts[port - range.first] ?? 0;
-
 describe('DynamoHostPortStore', () => {
-  it('keeps a record and its uses and reads both back, across count blocks', async () => {
-    const store = await newStore();
-    // 7039/7040 straddle the 64-port block boundary at 7040 (110 × 64).
-    await recordHostPorts(store, record('a', [7000, 7039, 7040, 7199]));
-    await recordHostPorts(store, record('b', [7040]));
-    const counts = await store.readCounts(range);
-    expect([7000, 7039, 7040, 7199, 7001].map((p) => countAt(counts, p))).toEqual([1, 1, 2, 1, 0]);
-    expect(await store.getRecord('a')).toEqual(record('a', [7000, 7039, 7040, 7199]));
-    const ids: string[] = [];
-    for await (const r of store.listRecords()) ids.push(r.id);
-    expect(ids.sort()).toEqual(['a', 'b']);
-  });
-
-  it('answers every count item it wrote as it left it, for the caller’s view', async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7039]));
-    const blocks = await store.addUses(record('b', [7039, 7040]).ports);
-    const byPort = new Map(blocks.flatMap((b) => [...b.counts]));
-    expect(byPort.get(7039)).toBe(2);
-    expect(byPort.get(7040)).toBe(1);
-    expect(blocks.map((b) => b.firstPort).sort()).toEqual([6976, 7040]);
-  });
-
-  it('adds two uses when two held ports share a number (TCP-only and UDP-only of one pod)', async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7005, 7005]));
-    expect(countAt(await store.readCounts(range), 7005)).toBe(2);
-    await releaseHostPorts({ store }, 'a', podNamed('a', 'default'));
-    expect(countAt(await store.readCounts(range), 7005)).toBe(0);
-  });
-
-  it('refuses uses above the level chosen, takes back the items it did change, and answers them as found', async () => {
-    const store = await newStore();
-    const seen = await store.readCounts(range);
-    await recordHostPorts(store, record('a', [7010]));
-    const late = record('b', [7010, 7100]);
-    const refusal = await store
-      .addUses(late.ports, levels(late, seen))
-      .catch((error: unknown) => error);
-    expect(refusal).toBeInstanceOf(HostPortConflictError);
-    const found = new Map((refusal as HostPortConflictError).blocks.flatMap((b) => [...b.counts]));
-    expect(found.get(7010)).toBe(1);
-    const counts = await store.readCounts(range);
-    expect([countAt(counts, 7010), countAt(counts, 7100)]).toEqual([1, 0]);
-  });
-
-  it('takes one use above the level chosen only when its item had a use added since the allocation began', async () => {
-    const store = await newStore();
-    const port = record('a', [7020]).ports;
-    const level = (since: number) =>
-      new Map([[levelKey('default', 7020), { level: 0, concurrentSince: since }]]);
-    await store.addUses(port, undefined, 100);
-    // The use the choice missed was added at 100, not after 100: an allocation finished before.
-    const refusal = await store.addUses(port, level(100), 101).catch((error: unknown) => error);
-    expect(refusal).toBeInstanceOf(HostPortConflictError);
-    expect((refusal as HostPortConflictError).blocks[0]?.writtenAt).toBe(100);
-    // Added after 99: a concurrent allocation's; this one lands beside it.
-    const landed = await store.addUses(port, level(99), 102);
-    expect(landed[0]?.counts.get(7020)).toBe(2);
-    expect(landed[0]?.writtenAt).toBe(102);
-    // Never two above the level chosen.
-    await expect(store.addUses(port, level(0), 103)).rejects.toThrow(HostPortConflictError);
-    expect(countAt(await store.readCounts(range), 7020)).toBe(2);
-  });
-
-  it('takes a use whose count fell below the level chosen (a release meanwhile)', async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7010]));
-    const seen = await store.readCounts(range);
-    await releaseHostPorts({ store }, 'a', podNamed('a', 'default'));
-    const next = record('b', [7010]);
-    await store.addUses(next.ports, levels(next, seen));
-    expect(countAt(await store.readCounts(range), 7010)).toBe(1);
-  });
-
-  it('lets an allocation rewrite its own record, and nobody else', async () => {
-    const store = await newStore();
-    await store.putRecord(record('a', [7010], { token: 't1' }));
-    await store.putRecord(record('a', [7011], { token: 't1' }));
-    expect((await store.getRecord('a'))?.ports.map((p) => p.port)).toEqual([7011]);
-    await expect(store.putRecord(record('a', [7012], { token: 't2' }))).rejects.toThrow(
-      AllocationIdTakenError,
-    );
-    await expect(store.putRecord(record('a', [7012]))).rejects.toThrow(AllocationIdTakenError);
-    // Only its own allocation deletes a record by token.
-    expect(await store.deleteRecord('a', podNamed('a', 'default'), 't2')).toBeUndefined();
-    expect((await store.deleteRecord('a', podNamed('a', 'default'), 't1'))?.id).toBe('a');
-  });
-
-  it('records ports for repair without a second record under one id', async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7010]));
-    await expect(recordHostPorts(store, record('a', [7011]))).rejects.toThrow(
-      AllocationIdTakenError,
-    );
-    expect(countAt(await store.readCounts(range), 7011)).toBe(0);
-  });
-
-  it('releases exactly once, even when many releases of one id run at once', async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7010, 7011]));
-    await recordHostPorts(store, record('b', [7010]));
-    const results = await Promise.all(
-      Array.from({ length: 6 }, () => releaseHostPorts({ store }, 'a', podNamed('a', 'default'))),
-    );
-    expect(results.filter((r) => r !== undefined)).toHaveLength(1);
-    const counts = await store.readCounts(range);
-    expect([countAt(counts, 7010), countAt(counts, 7011)]).toEqual([1, 0]);
-    expect(await releaseHostPorts({ store }, 'a', podNamed('a', 'default'))).toBeUndefined();
-  });
-
-  it("releases nothing for a pod that only carries another pod's id", async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7010]));
-    expect(await releaseHostPorts({ store }, 'a', podNamed('copy'))).toBeUndefined();
-    expect(countAt(await store.readCounts(range), 7010)).toBe(1);
-    expect((await releaseHostPorts({ store }, 'a', podNamed('a')))?.id).toBe('a');
-  });
-
-  it('releases a record written before the apiserver named the pod for the pod it named', async () => {
-    const store = await newStore();
-    const unnamed = record('a', [7010]);
-    await recordHostPorts(store, {
-      ...unnamed,
-      pod: { kind: 'Pod', namespace: 'default', name: '', generateName: 'gs-' },
-    });
-    const other = {
-      kind: 'Pod' as const,
-      namespace: 'default',
-      name: 'lobby-x1',
-      generateName: 'lobby-',
-    };
-    expect(await releaseHostPorts({ store }, 'a', other)).toBeUndefined();
-    const named = {
-      kind: 'Pod' as const,
-      namespace: 'default',
-      name: 'gs-x7k2p',
-      generateName: 'gs-',
-    };
-    expect((await releaseHostPorts({ store }, 'a', named))?.id).toBe('a');
-    expect(countAt(await store.readCounts(range), 7010)).toBe(0);
-  });
-
-  it('releases nothing for another namespace or an unknown id', async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7010], { namespace: 'games' }));
-    expect(await releaseHostPorts({ store }, 'a', podNamed('a', 'default'))).toBeUndefined();
-    expect(await releaseHostPorts({ store }, 'zzz', podNamed('zzz', 'games'))).toBeUndefined();
-    expect(countAt(await store.readCounts(range), 7010)).toBe(1);
-  });
-
-  it('keeps counts on their port numbers when a range is widened or moved', async () => {
-    const store = await newStore();
-    await recordHostPorts(store, record('a', [7000, 7100]));
-    const wider = await store.readCounts({ name: 'default', first: 6990, size: 300 });
-    expect(wider.counts[10]).toBe(1);
-    expect(wider.counts[110]).toBe(1);
-    expect(wider.counts.reduce((a, b) => a + b, 0)).toBe(2);
-  });
-
   it('bills a one-port allocation 2 WCU and its release 2 WCU, with no transaction', async () => {
     const store = await newStore();
     const before = store.meter.totals();

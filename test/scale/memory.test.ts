@@ -6,6 +6,7 @@ import { removalsInLastHour } from '../../shared/scale/plan.js';
 import { riseWithin, withPeak } from '../../shared/scale/rise.js';
 import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/store.js';
 import { DynamoScaleMemory } from '../../shared/store/dynamo-scale-memory.js';
+import { twoPasses } from '../contracts/scale-memory.contract.js';
 import { freshTable } from '../support/dynamo.js';
 import { T0 } from './builders.js';
 
@@ -215,20 +216,13 @@ describe('the demand buffer', () => {
 });
 
 describe('DynamoScaleMemory', () => {
-  it('answers an empty memory before the first save, then what was saved, per cluster', async () => {
+  // What every ScaleMemoryStore answers is test/contracts/scale-memory.contract.ts.
+  it('keeps one memory per cluster', async () => {
     const { client, tableName } = await freshTable();
     const a = new DynamoScaleMemory({ client, tableName, cluster: 'games-a' });
     const b = new DynamoScaleMemory({ client, tableName, cluster: 'games-b' });
-    expect(await a.load()).toEqual(EMPTY_SCALE_MEMORY);
-    const saved = rememberPass(withArrivals(EMPTY_SCALE_MEMORY, [], T0, WINDOWS), {
-      ...quiet,
-      nowMs: T0,
-      surplus: true,
-      grewTo: 4,
-      removalsStarted: 1,
-    });
-    await a.save(saved);
-    expect(await a.load()).toEqual(saved);
+    await a.save(twoPasses);
     expect(await b.load()).toEqual(EMPTY_SCALE_MEMORY);
+    expect(await a.load()).toEqual(twoPasses);
   });
 });
