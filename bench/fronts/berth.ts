@@ -133,7 +133,7 @@ export class BerthFronts implements FrontsUnderTest {
   /** The admission function's warm containers, and the fronts function's (gone in a crash). */
   readonly #admission: FrontsWiring;
   #fronts: FrontsRunner;
-  /** The process epoch of the invocation making a call, followed across its awaits. */
+  /** The process epoch of the invocation making a call, followed across its awaits (`alive`). */
   readonly #invocation = new AsyncLocalStorage<number>();
   #epoch = 0;
   #sent = 0;
@@ -143,7 +143,11 @@ export class BerthFronts implements FrontsUnderTest {
   constructor(world: FrontsWorld) {
     this.#time = world.time;
     this.#config = configFor(world);
-    const alive = this.#aliveCheck();
+    // A check each call makes: an invocation of an earlier epoch died with its process.
+    const alive = () => {
+      const epoch = this.#invocation.getStore();
+      if (epoch !== undefined && epoch !== this.#epoch) throw new InvocationDied();
+    };
     this.#tables = {
       store: paced(new MemoryFrontStore(), world.time, STORE_CALL_MS, () => undefined),
       // One budget for the account.
@@ -185,14 +189,6 @@ export class BerthFronts implements FrontsUnderTest {
       getNode: async (name: string) => this.#node(name),
     };
     return frontsRunner({ ...this.#context(), clusterApi: kube }, this.#options) as FrontsRunner;
-  }
-
-  /** A check each call makes: an invocation of an earlier epoch died with its process. */
-  #aliveCheck(): () => void {
-    return () => {
-      const epoch = this.#invocation.getStore();
-      if (epoch !== undefined && epoch !== this.#epoch) throw new InvocationDied();
-    };
   }
 
   #idOf(gs: GameServer): string {
@@ -360,7 +356,7 @@ export class BerthFronts implements FrontsUnderTest {
     });
     await this.#time.sleep(INVOKE_MS);
     try {
-      const { batchItemFailures } = await this.#asEpoch(epoch, () =>
+      const { batchItemFailures } = await this.#invocation.run(epoch, () =>
         body({ Records: batch.map(({ messageId, body }) => ({ messageId, body })) } as SQSEvent),
       );
       // Items that failed stay hidden until the visibility timeout; the rest are deleted.
@@ -376,18 +372,13 @@ export class BerthFronts implements FrontsUnderTest {
     if (at >= 0) this.#messages.splice(at, 1);
   }
 
-  /** Runs `run` as an invocation of `epoch`: its calls fail once the process has died. */
-  #asEpoch<T>(epoch: number, run: () => Promise<T>): Promise<T> {
-    return this.#invocation.run(epoch, run);
-  }
-
   async #passes(): Promise<void> {
     while (!this.#stopped) {
       await this.#time.sleep(PASS_INTERVAL_MS);
       if (this.#stopped) return;
       try {
         const { pass } = this.#fronts;
-        await this.#asEpoch(this.#epoch, pass);
+        await this.#invocation.run(this.#epoch, pass);
       } catch {
         // A pass that fails is the next pass's to finish.
       }
