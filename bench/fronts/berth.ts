@@ -1,39 +1,43 @@
 /**
- * berth in the fronts benchmark: its real fronts code behind the seam, deployed as the stack
- * deploys it (infra/berth-stack.ts), on simulated time:
+ * berth in the fronts benchmark: its fronts as shared/app/fronts.ts wires them for the stack
+ * (infra/berth-stack.ts), over the fakes and in-memory tables, on simulated time:
  * - the pod's CREATE admission claims NLB listener slots (`claimListeners`); the binding
  *   admission writes the addresses and queues the bind (`frontsAtBinding`); the DELETE admission
- *   queues the release after `settle.delaySeconds`;
+ *   queues the release after `settle.delaySeconds`; both over the admission's `frontsWiring`;
  * - the fronts queue is SQS under a Lambda event source mapping: batches of up to 100 items
- *   gathered for at most 1 s, at most 2 invocations at once, each `handleFrontWork`; an item an
- *   invocation did not finish (it failed, or the process died) comes back after the visibility
- *   timeout (6 × the function's 90 s);
- * - the fronts pass (`runFrontsPass`) every 60 s;
- * - every ELBv2 and Global Accelerator call is paid from the account's rate budget
- *   (`BudgetedElbv2Api`, `BudgetedCustomRoutingApi`) and takes `CALL_LATENCY_MS`;
- * - the store is the in-memory `FrontStore` (the behaviour the DynamoDB store's tests hold it to), each call
- *   taking `STORE_CALL_MS`.
+ *   gathered for at most 1 s, at most 2 invocations at once, each the fronts function's body
+ *   (`frontMessages` over `frontsRunner`'s worker); an item an invocation did not finish (it
+ *   failed, or the process died) comes back after the visibility timeout (6 × the function's 90 s);
+ * - `frontsRunner`'s pass every 60 s;
+ * - every ELBv2 and Global Accelerator call is paid from the account's rate budget as the
+ *   wiring pays it, and takes `CALL_LATENCY_MS`;
+ * - the tables are in memory: the `FrontStore` (the behaviour the DynamoDB store's tests hold
+ *   it to), each call taking `STORE_CALL_MS`, the account's budget and the accelerator's lease.
  * A crash ends every invocation and pass in flight at its next call; their items come back as
  * SQS returns them.
  */
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Logger } from '@aws-lambda-powertools/logger';
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { SQSEvent } from 'aws-lambda';
+import {
+  type FrontsRunner,
+  type FrontsTables,
+  type FrontsWiring,
+  type FrontsWiringOptions,
+  frontMessages,
+  frontsRunner,
+  frontsWiring,
+} from '../../shared/app/fronts.js';
+import { ClusterSet } from '../../shared/clusters/cluster-set.js';
+import { type BerthConfig, parseConfig } from '../../shared/config/schema.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
-import type { CustomRoutingApi } from '../../shared/fronts/accelerator.js';
-import { CustomRoutingFront } from '../../shared/fronts/accelerator-front.js';
 import { frontsAtBinding } from '../../shared/fronts/binding-fronts.js';
-import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../../shared/fronts/budgeted.js';
-import type { Elbv2Api } from '../../shared/fronts/elbv2.js';
 import { claimListeners } from '../../shared/fronts/listener-claim.js';
-import { runFrontsPass } from '../../shared/fronts/pass.js';
-import { Elbv2PoolDirectory } from '../../shared/fronts/pool-directory.js';
-import type { FrontStore } from '../../shared/fronts/store.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
-import { FRONT_WORK_BACKOFF, handleFrontWork } from '../../shared/fronts/worker.js';
-import type { Lease } from '../../shared/lease/lease.js';
+import { frontWorkBody } from '../../shared/fronts/work-message.js';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/manifests/webhooks.js';
-import { parsePortRange } from '../../shared/net/port-range.js';
 import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
 import {
   ALLOCATION_ID_ANNOTATION,
@@ -52,7 +56,7 @@ import type {
   Placement,
   PublishedAddress,
 } from './seam.js';
-import { ACCELERATOR_HOST_PORTS } from './workload.js';
+import { ACCELERATOR_HOST_PORTS, NLB_HOST_PORTS } from './workload.js';
 
 /** The fronts queue as infra/berth-stack.ts sets it up. */
 const BATCH_SIZE = 100;
@@ -61,16 +65,26 @@ const MAX_CONCURRENCY = 2;
 const FUNCTION_TIMEOUT_MS = 90_000;
 const VISIBILITY_TIMEOUT_MS = 6 * FUNCTION_TIMEOUT_MS;
 const PASS_INTERVAL_MS = 60_000;
-/** `settle.delaySeconds`'s default: a release is first looked at this long after the DELETE. */
-const SETTLE_DELAY_S = 5;
 /** A DynamoDB request from a Lambda function in the table's Region (an assumption). */
-export const STORE_CALL_MS = 8;
+const STORE_CALL_MS = 8;
 /** A warm invocation's start (an assumption). */
 const INVOKE_MS = 20;
-const CLUSTER = 'games';
-/** `fronts.nlb.listenerPorts`'s default. */
-const LISTENER_PORTS = '10000-59999';
 const PORT_NAME = 'game';
+/** The fronts function's log lines, which the benchmark does not read. */
+const SILENT = new Logger({ logLevel: 'SILENT' });
+
+/** berth's config for the world: its NLB pool, and the accelerator over its host port range. */
+function configFor(world: FrontsWorld): BerthConfig {
+  const range = (ports: { from: number; to: number }) => `${ports.from}-${ports.to}`;
+  return parseConfig({
+    cluster: 'games',
+    hostPortRanges: { default: range(NLB_HOST_PORTS), accelerator: range(ACCELERATOR_HOST_PORTS) },
+    fronts: {
+      nlb: { loadBalancers: world.loadBalancers.map((lb) => lb.arn) },
+      accelerator: { endpointGroupArn: world.endpointGroupArn, range: 'accelerator' },
+    },
+  });
+}
 
 /** The process died: the call it was in is abandoned. */
 class InvocationDied extends Error {
@@ -80,13 +94,9 @@ class InvocationDied extends Error {
   }
 }
 
-interface Process {
-  readonly pool: Elbv2PoolDirectory;
-  readonly accelerator: CustomRoutingFront;
-}
-
 interface Message {
-  readonly work: FrontWork;
+  readonly messageId: string;
+  readonly body: string;
   visibleAt: number;
 }
 
@@ -110,14 +120,10 @@ function paced<T extends object>(target: T, time: SimTime, ms: number, alive: ()
 /** berth's fronts over one world. */
 export class BerthFronts implements FrontsUnderTest {
   readonly name = 'berth';
-  readonly #world: FrontsWorld;
   readonly #time: SimTime;
-  readonly #store: FrontStore;
-  readonly #lease: Lease;
-  /** The webhooks' ELBv2 calls (brief budget waits), the worker's and pass's (patient ones). */
-  readonly #elbv2: Elbv2Api;
-  readonly #workElbv2: Elbv2Api;
-  readonly #accelerator: CustomRoutingApi;
+  readonly #config: BerthConfig;
+  readonly #tables: FrontsTables;
+  readonly #options: FrontsWiringOptions;
   readonly #pods = new Map<
     string,
     { gs: GameServer; placement?: Placement; phase: string; boundAt?: number }
@@ -125,75 +131,64 @@ export class BerthFronts implements FrontsUnderTest {
   readonly #published = new Map<string, PublishedAddress>();
   readonly #messages: Message[] = [];
   /** The admission function's warm containers, and the fronts function's (gone in a crash). */
-  readonly #admission: Process;
-  #fronts: Process;
-  /** The process epoch of the invocation making a call, followed across its awaits. */
+  readonly #admission: FrontsWiring;
+  #fronts: FrontsRunner;
+  /** The process epoch of the invocation making a call, followed across its awaits (`alive`). */
   readonly #invocation = new AsyncLocalStorage<number>();
   #epoch = 0;
-  /** Processes started, each a lease holder of its own. */
-  #processes = 0;
+  #sent = 0;
   #running = 0;
   #stopped = false;
 
   constructor(world: FrontsWorld) {
-    this.#world = world;
     this.#time = world.time;
-    // One budget for the account, each call waiting as shared/app/fronts.ts has it wait.
-    const budgeted = {
-      budget: new InProcessSharedBudget(world.time.now).for(CLUSTER),
-      now: world.time.now,
+    this.#config = configFor(world);
+    // A check each call makes: an invocation of an earlier epoch died with its process.
+    const alive = () => {
+      const epoch = this.#invocation.getStore();
+      if (epoch !== undefined && epoch !== this.#epoch) throw new InvocationDied();
+    };
+    this.#tables = {
+      store: paced(new MemoryFrontStore(), world.time, STORE_CALL_MS, () => undefined),
+      // One budget for the account.
+      budget: new InProcessSharedBudget(world.time.now).for(this.#config.cluster),
+      // The table's leases (the accelerator's plans), kept where the store is.
+      lease: new FakeLease(world.time.now),
+    };
+    this.#options = {
+      account: {
+        elbv2: paced(withElbv2Latency(world.elbv2, world.time.sleep), world.time, 0, alive),
+        accelerator: paced(
+          withAcceleratorLatency(world.accelerator, world.time.sleep),
+          world.time,
+          0,
+          alive,
+        ),
+        scope: 'bench',
+      },
+      queue: { submit: async (work, delay) => this.#submit(work, delay) },
       sleep: world.time.sleep,
       random: world.random,
-      backoff: FRONT_WORK_BACKOFF,
     };
-    const alive = this.#aliveCheck();
-    const patient = { ...budgeted, backoff: FRONT_WORK_BACKOFF };
-    const elbv2 = paced(withElbv2Latency(world.elbv2, world.time.sleep), world.time, 0, alive);
-    this.#elbv2 = new BudgetedElbv2Api(elbv2, budgeted);
-    this.#workElbv2 = new BudgetedElbv2Api(elbv2, patient);
-    this.#accelerator = new BudgetedCustomRoutingApi(
-      paced(withAcceleratorLatency(world.accelerator, world.time.sleep), world.time, 0, alive),
-      patient,
-    );
-    this.#store = paced(new MemoryFrontStore(), world.time, STORE_CALL_MS, () => undefined);
-    // The table's leases (a subnet's reconcile), kept where the store is.
-    this.#lease = new FakeLease(world.time.now);
-    this.#admission = this.#process();
-    this.#fronts = this.#process();
+    this.#admission = frontsWiring(this.#context(), this.#options) as FrontsWiring;
+    this.#fronts = this.#runner();
     void this.#poll();
     void this.#poll();
     void this.#passes();
   }
 
-  /** A function's warm state: its reading of the pool and its copy of the port mappings. */
-  #process(): Process {
-    return {
-      pool: new Elbv2PoolDirectory({
-        api: this.#elbv2,
-        store: this.#store,
-        configured: this.#world.loadBalancers.map((lb) => lb.arn),
-        cluster: CLUSTER,
-        now: this.#time.now,
-      }),
-      accelerator: new CustomRoutingFront({
-        api: this.#accelerator,
-        store: this.#store,
-        endpointGroupArn: this.#world.endpointGroupArn,
-        exclusion: {
-          lease: this.#lease,
-          holder: `process-${++this.#processes}`,
-          sleep: this.#time.sleep,
-        },
-      }),
-    };
+  #context() {
+    return { config: this.#config, now: this.#time.now, tables: this.#tables };
   }
 
-  /** A check each call makes: an invocation of an earlier epoch died with its process. */
-  #aliveCheck(): () => void {
-    return () => {
-      const epoch = this.#invocation.getStore();
-      if (epoch !== undefined && epoch !== this.#epoch) throw new InvocationDied();
+  /** A fronts function container's warm state: its reading of the pool, its port mappings. */
+  #runner(): FrontsRunner {
+    const kube = {
+      getPod: async (_namespace: string, name: string) => this.#podObject(name),
+      listPods: () => this.#listPods(),
+      getNode: async (name: string) => this.#node(name),
     };
+    return frontsRunner({ ...this.#context(), clusterApi: kube }, this.#options) as FrontsRunner;
   }
 
   #idOf(gs: GameServer): string {
@@ -201,26 +196,15 @@ export class BerthFronts implements FrontsUnderTest {
   }
 
   async created(gs: GameServer): Promise<void> {
-    if (gs.front === 'nlb') {
-      const range = parsePortRange(LISTENER_PORTS);
-      if (typeof range === 'string') throw new Error(range);
+    const listeners = this.#admission.pods.listeners;
+    if (gs.front === 'nlb' && listeners) {
       // The CREATE webhook fails closed: a claim that fails or outlasts it refuses the pod.
       const addresses = await this.#webhook(
-        claimListeners(
-          {
-            store: this.#store,
-            pool: this.#admission.pool,
-            listenerPorts: range,
-            placement: 'balanced',
-            random: this.#world.random,
-            now: this.#time.now,
-          },
-          {
-            owner: { allocationId: this.#idOf(gs), namespace: gs.namespace, pod: gs.name },
-            ports: [{ name: PORT_NAME, protocol: 'UDP' }],
-            dryRun: false,
-          },
-        ),
+        claimListeners(listeners, {
+          owner: { allocationId: this.#idOf(gs), namespace: gs.namespace, pod: gs.name },
+          ports: [{ name: PORT_NAME, protocol: 'UDP' }],
+          dryRun: false,
+        }),
       );
       if (addresses === undefined) throw new Error('CREATE admission timed out');
       this.#publish(gs, addresses.get(PORT_NAME));
@@ -263,29 +247,19 @@ export class BerthFronts implements FrontsUnderTest {
     // The binding webhook fails open: an answer that fails or comes too late binds the pod
     // without berth's annotation (the work it queued meanwhile stays queued).
     const fronts = await this.#webhook(
-      frontsAtBinding(
-        {
-          cluster: CLUSTER,
-          store: this.#store,
-          pool: this.#admission.pool,
-          accelerator: this.#admission.accelerator,
-          queue: { submit: async (work, delay) => this.#submit(work, delay) },
-          now: this.#time.now,
-        },
-        {
-          namespace: gs.namespace,
-          pod: gs.name,
-          allocationId: this.#idOf(gs),
-          node: placement.node,
-          nodeAddress: placement.nodeAddress,
-          ports: [
-            { name: PORT_NAME, front: gs.front, protocol: 'UDP', hostPort: placement.hostPort },
-          ],
-          // What the CREATE's patch told the pod (its NLB listener), as the stored pod carries it.
-          told: this.#toldAtCreate(gs),
-          dryRun: false,
-        },
-      ),
+      frontsAtBinding(this.#admission.binding, {
+        namespace: gs.namespace,
+        pod: gs.name,
+        allocationId: this.#idOf(gs),
+        node: placement.node,
+        nodeAddress: placement.nodeAddress,
+        ports: [
+          { name: PORT_NAME, front: gs.front, protocol: 'UDP', hostPort: placement.hostPort },
+        ],
+        // What the CREATE's patch told the pod (its NLB listener), as the stored pod carries it.
+        told: this.#toldAtCreate(gs),
+        dryRun: false,
+      }),
     ).catch(() => undefined);
     this.#publish(gs, fronts?.addresses.get(PORT_NAME));
   }
@@ -304,14 +278,14 @@ export class BerthFronts implements FrontsUnderTest {
     this.#submit(
       {
         kind: 'release',
-        cluster: CLUSTER,
+        cluster: this.#config.cluster,
         namespace: gs.namespace,
         pod: gs.name,
         allocationId: this.#idOf(gs),
         admittedAt: this.#time.now(),
         attempt: 0,
       },
-      SETTLE_DELAY_S,
+      this.#admission.pods.delaySeconds,
     );
   }
 
@@ -330,7 +304,7 @@ export class BerthFronts implements FrontsUnderTest {
   async crash(): Promise<void> {
     // The fronts function's invocations end and its containers go; admission's stay warm.
     this.#epoch++;
-    this.#fronts = this.#process();
+    this.#fronts = this.#runner();
   }
 
   stop(): void {
@@ -340,7 +314,11 @@ export class BerthFronts implements FrontsUnderTest {
   // ---- the queue, its pollers and the schedule -----------------------------------------------
 
   #submit(work: FrontWork, delaySeconds: number): void {
-    this.#messages.push({ work, visibleAt: this.#time.now() + delaySeconds * 1000 });
+    this.#messages.push({
+      messageId: `${++this.#sent}`,
+      body: frontWorkBody(work),
+      visibleAt: this.#time.now() + delaySeconds * 1000,
+    });
   }
 
   #visible(): Message[] {
@@ -371,18 +349,19 @@ export class BerthFronts implements FrontsUnderTest {
 
   async #invoke(batch: readonly Message[]): Promise<void> {
     const epoch = this.#epoch;
+    const { worker } = this.#fronts;
+    const body = frontMessages({
+      workers: new ClusterSet([this.#config], () => worker),
+      observe: { logger: SILENT },
+    });
     await this.#time.sleep(INVOKE_MS);
     try {
-      const outcomes = await this.#asEpoch(epoch, () =>
-        handleFrontWork(
-          this.#workerDeps(),
-          batch.map((m) => m.work),
-        ),
+      const { batchItemFailures } = await this.#invocation.run(epoch, () =>
+        body({ Records: batch.map(({ messageId, body }) => ({ messageId, body })) } as SQSEvent),
       );
       // Items that failed stay hidden until the visibility timeout; the rest are deleted.
-      batch.forEach((message, i) => {
-        if (outcomes[i]?.kind !== 'failed') this.#delete(message);
-      });
+      const failed = new Set(batchItemFailures.map((f) => f.itemIdentifier));
+      for (const message of batch) if (!failed.has(message.messageId)) this.#delete(message);
     } catch {
       // The process died mid-batch: every item comes back after the visibility timeout.
     }
@@ -393,48 +372,17 @@ export class BerthFronts implements FrontsUnderTest {
     if (at >= 0) this.#messages.splice(at, 1);
   }
 
-  /** Runs `run` as an invocation of `epoch`: its calls fail once the process has died. */
-  #asEpoch<T>(epoch: number, run: () => Promise<T>): Promise<T> {
-    return this.#invocation.run(epoch, run);
-  }
-
   async #passes(): Promise<void> {
     while (!this.#stopped) {
       await this.#time.sleep(PASS_INTERVAL_MS);
       if (this.#stopped) return;
       try {
-        const { pool, accelerator } = this.#fronts;
-        await this.#asEpoch(this.#epoch, () =>
-          runFrontsPass({
-            cluster: CLUSTER,
-            store: this.#store,
-            kube: { listPods: () => this.#listPods(), getNode: async (name) => this.#node(name) },
-            nlb: { api: this.#workElbv2, loadBalancers: () => pool.arns() },
-            accelerator,
-            queue: { submit: async (work, delay) => this.#submit(work, delay) },
-            now: this.#time.now,
-          }),
-        );
+        const { pass } = this.#fronts;
+        await this.#invocation.run(this.#epoch, pass);
       } catch {
         // A pass that fails is the next pass's to finish.
       }
     }
-  }
-
-  #workerDeps() {
-    const { pool, accelerator } = this.#fronts;
-    return {
-      cluster: CLUSTER,
-      store: this.#store,
-      kube: {
-        getPod: async (_namespace: string, name: string) => this.#podObject(name),
-      },
-      nlb: { api: this.#workElbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) },
-      accelerator,
-      queue: { submit: async (work: FrontWork, delay: number) => this.#submit(work, delay) },
-      recheckSeconds: SETTLE_DELAY_S,
-      now: this.#time.now,
-    };
   }
 
   // ---- the cluster as berth reads it ----------------------------------------------------------

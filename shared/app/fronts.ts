@@ -12,7 +12,7 @@ import type { ClusterSet } from '../clusters/cluster-set.js';
 import { UnknownClusterError } from '../clusters/cluster-set.js';
 import { ConfigError } from '../config/errors.js';
 import { type LambdaSettings, lambdaSettings } from '../config/load.js';
-import { DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
+import { DEFAULT_BACKOFF, type RateBudget } from '../ec2/rate-budget.js';
 import type { CustomRoutingApi } from '../fronts/accelerator.js';
 import { CustomRoutingFront } from '../fronts/accelerator-front.js';
 import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
@@ -29,6 +29,7 @@ import type { FrontQueue, FrontWork, FrontWorkOutcome } from '../fronts/work.js'
 import { MalformedFrontWorkError, parseFrontWork } from '../fronts/work-message.js';
 import { FRONT_WORK_BACKOFF, type FrontsWorkerDeps, handleFrontWork } from '../fronts/worker.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { Lease } from '../lease/lease.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
 import { lambdaPassContexts } from './lambda.js';
@@ -72,6 +73,33 @@ export interface FrontsWiring {
   pass(kube: Pick<ClusterApi, 'listPods' | 'getNode'>): Promise<FrontsPassSummary>;
 }
 
+/** Where fronts keep their state, meter the account and exclude each other: the table's items. */
+export interface FrontsTables {
+  readonly store: FrontStore;
+  readonly budget: RateBudget;
+  /** Keeps two processes' accelerator plans apart. */
+  readonly lease: Lease;
+}
+
+/** A cluster's config and clock, with the DynamoDB table or tables given (a simulation's). */
+export type FrontsContext =
+  | Omit<PassContext, 'clusterApi'>
+  | (Pick<PassContext, 'config' | 'now'> & { readonly tables: FrontsTables });
+
+/** The items of the DynamoDB table fronts use. */
+function dynamoFrontsTables(
+  context: Omit<PassContext, 'clusterApi'>,
+  scope: FrontsAccount['scope'],
+  now: () => number,
+): FrontsTables {
+  const stores = storeOptions(context);
+  return {
+    store: new DynamoFrontStore(stores),
+    budget: new DynamoRateBudget({ ...stores, scope, now }),
+    lease: passLease(context),
+  };
+}
+
 /** What the wiring takes besides the cluster's pass context. */
 export interface FrontsWiringOptions {
   readonly account: FrontsAccount;
@@ -84,7 +112,7 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 
 /** Wires a cluster's fronts; undefined when its config has none. */
 export function frontsWiring(
-  context: Omit<PassContext, 'clusterApi'>,
+  context: FrontsContext,
   options: FrontsWiringOptions,
 ): FrontsWiring | undefined {
   const { config } = context;
@@ -92,9 +120,8 @@ export function frontsWiring(
   const now = context.now ?? Date.now;
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? realSleep;
-  const stores = storeOptions(context);
-  const store = new DynamoFrontStore(stores);
-  const budget = new DynamoRateBudget({ ...stores, scope: options.account.scope, now });
+  const { store, budget, lease } =
+    'tables' in context ? context.tables : dynamoFrontsTables(context, options.account.scope, now);
   // The webhooks' calls (the pool's reading) wait briefly; the worker's and the pass's longer.
   const budgeted = { budget, now, sleep, random, backoff: DEFAULT_BACKOFF };
   const patient = { ...budgeted, backoff: FRONT_WORK_BACKOFF };
@@ -115,7 +142,7 @@ export function frontsWiring(
         api: new BudgetedCustomRoutingApi(options.account.accelerator, patient),
         store,
         endpointGroupArn: acceleratorConfig.endpointGroupArn,
-        exclusion: { lease: passLease(context), holder: `fronts-${randomUUID()}`, sleep },
+        exclusion: { lease, holder: `fronts-${randomUUID()}`, sleep },
       })
     : undefined;
   const pods: PodFrontsDeps = {
@@ -179,7 +206,7 @@ export function frontsWiring(
 export interface FrontMessagesDeps {
   /** Each served cluster's worker. */
   readonly workers: ClusterSet<FrontsWorkerDeps | undefined>;
-  readonly observe: Observability;
+  readonly observe: Pick<Observability, 'logger'>;
 }
 
 /**
@@ -239,13 +266,14 @@ export interface FrontsRunner {
   pass(): Promise<FrontsPassSummary>;
 }
 
-/** Wires a cluster's worker and pass for the fronts function (Lambda settings, SDK clients). */
+/** Wires a cluster's worker and pass for the fronts function, over the account and queue given. */
 export function frontsRunner(
-  context: PassContext,
-  account: FrontsAccount,
-  queue: FrontQueue,
+  context: FrontsContext & {
+    readonly clusterApi: Pick<ClusterApi, 'getPod' | 'listPods' | 'getNode'>;
+  },
+  options: FrontsWiringOptions,
 ): FrontsRunner | undefined {
-  const wiring = frontsWiring(context, { account, queue });
+  const wiring = frontsWiring(context, options);
   if (wiring === undefined) return undefined;
   return { worker: wiring.worker(context.clusterApi), pass: () => wiring.pass(context.clusterApi) };
 }
@@ -287,7 +315,7 @@ export function lambdaFrontsInvocation(
   const account = sdkFrontsAccount(settings.region);
   const queue = lambdaFrontQueue(settings);
   return frontsInvocation(
-    lambdaPassContexts(settings).map((context) => frontsRunner(context, account, queue)),
+    lambdaPassContexts(settings).map((context) => frontsRunner(context, { account, queue })),
     observe,
   );
 }
