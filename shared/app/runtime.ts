@@ -6,6 +6,7 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { podBindingAdmission } from '../admission/binding.js';
 import type { AdmissionHandlers } from '../admission/dispatch.js';
+import type { PodAdmissionDeps } from '../admission/pods.js';
 import { hostPortRangesOf, type PodFrontsDeps, podAdmission } from '../admission/pods.js';
 import { guardPodCreates } from '../admission/removal-guard.js';
 import { allow } from '../admission/response.js';
@@ -76,6 +77,8 @@ export interface RuntimeDeps {
   readonly allocationStore?: AllocationStore;
   /** Counts the table stores' capacity units (the benchmarks and the cost meter read it). */
   readonly meter?: CapacityMeter;
+  /** Hears each pod allocation and the lost races it retried (the host port benchmark). */
+  readonly onAllocated?: PodAdmissionDeps['onAllocated'];
 }
 
 /** How old a reading of the cluster's ServiceCIDRs a Service write may be decided by. */
@@ -154,6 +157,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     randomBytes,
     now,
     ...(deps.fronts ? { fronts: deps.fronts.pods } : {}),
+    onAllocated: deps.onAllocated,
   });
   // One short-lived node cache for both pod webhooks: a burst onto one node reads it once.
   const nodes = cluster
