@@ -6,7 +6,6 @@
  * Run alone: `npx tsx bench/admission-cpu.ts`. Writes bench/results/admission.json.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -14,15 +13,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { type AdmissionHandlers, admit } from '../shared/admission/dispatch.js';
-import { allow } from '../shared/admission/response.js';
+import { admit } from '../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../shared/admission/review.js';
-import { serviceAdmission } from '../shared/admission/services.js';
-import { ExclusiveAllocator } from '../shared/allocation/allocator.js';
-import { parseCidr } from '../shared/net/ip.js';
-import { parsePortRange } from '../shared/net/port-range.js';
-import { clusterIpRange, nodePortRange } from '../shared/net/value-range.js';
-import { ImmediateSettler } from '../shared/settle/settler.js';
+import { createRuntime } from '../shared/app/runtime.js';
+import { parseConfig } from '../shared/config/schema.js';
+import { dynamoClient } from '../shared/store/client.js';
 import { MemoryAllocationStore, type StoreCalls } from '../sim/fakes/allocation-store.js';
 import { applyPatch, decodePatch } from '../sim/fakes/json-patch.js';
 import { writeResults } from './support/results.js';
@@ -140,23 +135,15 @@ async function measureHandlerCpu(): Promise<{
   denials: number;
   cpuClockResolutionUs: number;
 }> {
-  const cidr = parseCidr('10.100.0.0/16');
-  const ports = parsePortRange('30000-32767');
-  if (!cidr || typeof ports === 'string') throw new Error('bench ranges do not parse');
   const store = new MemoryAllocationStore();
-  const allocator = new ExclusiveAllocator({ store, random: Math.random, now: Date.now });
-  const handlers: AdmissionHandlers = {
-    services: serviceAdmission({
-      allocator,
-      ranges: { clusterIps: [clusterIpRange(cidr)], nodePorts: nodePortRange(ports) },
-      randomBytes: (n) => randomBytes(n),
-      now: Date.now,
-      // Nothing to read back here: given-back values are freed at once, as without a cluster.
-      settler: new ImmediateSettler(allocator),
-    }),
-    pods: async () => allow(),
-    podBinding: async () => allow(),
-  };
+  // `berth serve` without a cluster: given-back values are freed at once, and Service reviews
+  // reach only the allocation store, so the table client is never called.
+  const { admission: handlers } = createRuntime({
+    config: parseConfig({ serviceCIDRs: ['10.100.0.0/16'], nodePortRange: '30000-32767' }),
+    dynamo: dynamoClient({ region: 'us-east-1' }),
+    tableName: 'bench-admission',
+    allocationStore: store,
+  });
 
   const live: KubeObject[] = [];
   let lastCreated: KubeObject | undefined;

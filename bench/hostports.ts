@@ -18,19 +18,19 @@
  *    spread, and the largest free block sampled as the range fills and empties.
  * Prints a table and writes bench/results/hostports.json. Alone: `npx tsx bench/hostports.ts`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { hostPortRangesOf, podAdmission } from '../shared/admission/pods.js';
+import { hostPortRangesOf } from '../shared/admission/pods.js';
 import { parseAdmissionReview } from '../shared/admission/review.js';
+import { type BerthRuntime, createRuntime } from '../shared/app/runtime.js';
 import { parseConfig } from '../shared/config/schema.js';
 import { recordHostPorts } from '../shared/hostports/allocator.js';
 import { chooseOneLeastUsed } from '../shared/hostports/choice.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
 import { CapacityMeter } from '../shared/store/capacity.js';
 import { dynamoClient } from '../shared/store/client.js';
-import { DynamoHostPortStore } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../shared/vocabulary/labels.js';
 import { type BlockDayResult, blockDay, DAY_LOAD } from './hostports-day.js';
@@ -162,21 +162,15 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
     let conflictRetries = 0;
     const meter = new CapacityMeter();
     const allocated: string[] = [];
-    /** A fresh range (its own cluster prefix) and the handlers that serve it. */
+    /** A fresh range (its own cluster) and its runtimes' pod webhooks (pods with no node: no reads). */
     const newRange = () => {
-      const store = new DynamoHostPortStore({
-        client,
-        tableName,
-        cluster: `bench${clusterSeq++}`,
-        meter,
-      });
+      const cluster = { ...config, cluster: `bench${clusterSeq++}` };
       const handler = () =>
-        podAdmission({
-          config,
-          store,
-          random: Math.random,
-          randomBytes: (size) => new Uint8Array(randomBytes(size)),
-          now: Date.now,
+        createRuntime({
+          config: cluster,
+          dynamo: client,
+          tableName,
+          meter,
           onAllocated: (event) => {
             conflictRetries += event.conflicts;
             allocated.push(event.id);
@@ -186,7 +180,7 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
       const handlers = Array.from({ length: CONCURRENCY }, (_, i) =>
         serving === 'one process' || i === 0 ? one : handler(),
       );
-      return { store, handlers };
+      return { store: one.hostPortStore, handlers: handlers.map((h) => h.admission.pods) };
     };
     let current = newRange();
     const annotation = JSON.stringify(
@@ -224,7 +218,7 @@ async function concurrency(endpoint: string): Promise<ConcurrencyResult[]> {
       });
     };
     const create = async (
-      handler: ReturnType<typeof podAdmission>,
+      handler: BerthRuntime['admission']['pods'],
     ): Promise<{ allowed: boolean; ms: number; roundTrips: number }> => {
       const started = performance.now();
       const { value, roundTrips } = await withRoundTrips(() => handler(review('CREATE', {})));

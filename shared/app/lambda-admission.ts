@@ -61,6 +61,8 @@ export interface ClusterAdmissionDeps {
   /** The host's clock and randomness by default; the cost meter's run on its simulated day. */
   readonly now?: () => number;
   readonly random?: () => number;
+  /** Counts the capacity units the table stores use, for the cost meter. */
+  readonly meter?: RuntimeDeps['meter'];
 }
 
 /** One cluster's admission as the admission function wires it: its runtime, and its HTTP API. */
@@ -82,6 +84,7 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
     settler: () => new QueueSettler(deps.queue, config.settle.delaySeconds, observers.onSettleLost),
     now,
     ...(deps.random ? { random: deps.random } : {}),
+    meter: deps.meter,
   });
   return {
     runtime,

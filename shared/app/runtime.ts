@@ -6,11 +6,13 @@ import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { podBindingAdmission } from '../admission/binding.js';
 import type { AdmissionHandlers } from '../admission/dispatch.js';
+import type { PodAdmissionDeps } from '../admission/pods.js';
 import { hostPortRangesOf, type PodFrontsDeps, podAdmission } from '../admission/pods.js';
 import { guardPodCreates } from '../admission/removal-guard.js';
 import { allow } from '../admission/response.js';
 import { serviceAdmission } from '../admission/services.js';
 import { ExclusiveAllocator } from '../allocation/allocator.js';
+import type { AllocationStore } from '../allocation/store.js';
 import { exclusiveRangeUsage } from '../allocation/usage.js';
 import type { BerthConfig } from '../config/schema.js';
 import { poolPolicy } from '../eni/policy.js';
@@ -29,6 +31,7 @@ import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { autoModeNodesReport } from '../status/auto-mode.js';
 import { findHolders } from '../status/holders.js';
 import type { Holding, StatusReport } from '../status/report.js';
+import type { CapacityMeter } from '../store/capacity.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
@@ -70,6 +73,12 @@ export interface RuntimeDeps {
   readonly serviceCidrSource?: Required<Pick<ClusterApi, 'listServiceCidrs'>>;
   /** Public fronts of the pod webhooks, when the config has any (./fronts.ts). */
   readonly fronts?: { readonly pods: PodFrontsDeps; readonly binding: BindingFrontsDeps };
+  /** Where Services' values are kept: the table, or the admission benchmark's store in memory. */
+  readonly allocationStore?: AllocationStore;
+  /** Counts the table stores' capacity units (the benchmarks and the cost meter read it). */
+  readonly meter?: CapacityMeter;
+  /** Hears each pod allocation and the lost races it retried (the host port benchmark). */
+  readonly onAllocated?: PodAdmissionDeps['onAllocated'];
 }
 
 /** How old a reading of the cluster's ServiceCIDRs a Service write may be decided by. */
@@ -91,7 +100,7 @@ export interface ServiceRangeSet {
 export interface BerthRuntime {
   readonly config: BerthConfig;
   readonly ranges: ServiceRangeSet;
-  readonly allocationStore: DynamoAllocationStore;
+  readonly allocationStore: AllocationStore;
   readonly hostPortStore: DynamoHostPortStore;
   readonly allocator: ExclusiveAllocator;
   readonly admission: AdmissionHandlers;
@@ -123,8 +132,9 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
   const randomBytes = deps.randomBytes ?? ((size: number) => cryptoRandomBytes(size));
-  const storeOptions = { client: deps.dynamo, tableName: deps.tableName, cluster: config.cluster };
-  const allocationStore = new DynamoAllocationStore(storeOptions);
+  const { dynamo: client, tableName, meter } = deps;
+  const storeOptions = { client, tableName, cluster: config.cluster, meter };
+  const allocationStore = deps.allocationStore ?? new DynamoAllocationStore(storeOptions);
   const hostPortStore = new DynamoHostPortStore(storeOptions);
   const allocator = new ExclusiveAllocator({ store: allocationStore, random, now });
   const eniPools = { store: new DynamoEniStore(storeOptions), policy: poolPolicy(config.eni), now };
@@ -147,6 +157,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     randomBytes,
     now,
     ...(deps.fronts ? { fronts: deps.fronts.pods } : {}),
+    onAllocated: deps.onAllocated,
   });
   // One short-lived node cache for both pod webhooks: a burst onto one node reads it once.
   const nodes = cluster

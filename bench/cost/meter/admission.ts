@@ -16,6 +16,7 @@ import { settleMessages, settleRunner } from '../../../shared/app/settle.js';
 import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
 import { mutatingWebhookConfiguration } from '../../../shared/manifests/webhooks.js';
 import type { SettleQueue, SettleTask } from '../../../shared/settle/task.js';
+import { CapacityMeter } from '../../../shared/store/capacity.js';
 import { seededRandom } from '../../../sim/random.js';
 import { type AdmissionCall, reachesBerth } from '../../../sim/webhook-match.js';
 import { ASSUMPTIONS, CLUSTER_SHARE, type MeasuredRatios, type OperationKind } from '../fleet.js';
@@ -107,6 +108,7 @@ export async function meterAdmission(session: Session, samples: number): Promise
   const container = (racing = false) => {
     const obs = observability('admission');
     obs.forCluster(config.cluster);
+    const meter = new CapacityMeter();
     const { runtime, api } = clusterAdmission({
       config,
       dynamo: world.client,
@@ -123,9 +125,9 @@ export async function meterAdmission(session: Session, samples: number): Promise
         ? () => clocks.admission + Math.floor(performance.now() - roundStarted)
         : () => clocks.admission,
       random: seededRandom(11 + containers++),
+      meter,
     });
     const handler = functionUrlFunction(api(PATH_SECRET), obs);
-    const meters = [runtime.allocationStore.meter, runtime.hostPortStore.meter];
     const webhook: Webhook = async (body) => {
       const tasksBefore = queue.tasks.length;
       const { value, sample } = await session.invoke(
@@ -135,7 +137,7 @@ export async function meterAdmission(session: Session, samples: number): Promise
             functionUrlEvent('POST', `/admission/${PATH_SECRET}`, { timeout: '5s' }, body),
             context,
           ),
-        { meters, called: reachesBerth(WEBHOOKS, callOf(body)) },
+        { meters: [meter], called: reachesBerth(WEBHOOKS, callOf(body)) },
       );
       const answer = JSON.parse(value.body) as { response: AdmissionAnswer };
       if (!answer.response.allowed) {
