@@ -1,4 +1,4 @@
-import { lambdaFrontsInvocation } from '../../shared/app/fronts.js';
+import { lambdaFrontsInvocation } from '../../shared/app/lambda-fronts.js';
 import { observability, observedHandler } from '../../shared/app/observability.js';
 
 const observe = observability('fronts');

@@ -11,7 +11,7 @@ import type { PodFrontsDeps } from '../admission/pods.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { UnknownClusterError } from '../clusters/cluster-set.js';
 import { ConfigError } from '../config/errors.js';
-import { type LambdaSettings, lambdaSettings } from '../config/load.js';
+import type { LambdaSettings } from '../config/load.js';
 import { DEFAULT_BACKOFF, type RateBudget } from '../ec2/rate-budget.js';
 import type { CustomRoutingApi } from '../fronts/accelerator.js';
 import { CustomRoutingFront } from '../fronts/accelerator-front.js';
@@ -32,7 +32,6 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { Lease } from '../lease/lease.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
-import { lambdaPassContexts } from './lambda.js';
 import type { Observability } from './observability.js';
 import { type PassContext, passLease, storeOptions } from './pass-context.js';
 import { passInput } from './pass-input.js';
@@ -302,20 +301,4 @@ export function frontsInvocation(
     observe.logger.info('fronts pass', { ...summary });
     return { cluster: config.cluster, ...summary };
   };
-}
-
-/**
- * The fronts function as the stack deploys it (functions/fronts/handler.ts): every cluster of
- * the Lambda environment, ELBv2 and Global Accelerator through the SDK, binds on the SQS queue.
- */
-export function lambdaFrontsInvocation(
-  observe: Observability,
-): (event: unknown) => Promise<unknown> {
-  const settings = lambdaSettings();
-  const account = sdkFrontsAccount(settings.region);
-  const queue = lambdaFrontQueue(settings);
-  return frontsInvocation(
-    lambdaPassContexts(settings).map((context) => frontsRunner(context, { account, queue })),
-    observe,
-  );
 }

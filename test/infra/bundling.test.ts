@@ -80,4 +80,24 @@ describe('BerthFunction bundling', () => {
         .sort(),
     );
   });
+
+  it('keeps the Kubernetes client out of the admission function', async () => {
+    // The webhook reads nothing from the cluster in its path: loading @kubernetes/client-node
+    // (about 870 files) would double its bundle and its cold start. An import of a pass's Lambda
+    // wiring into what admission builds brought it in once.
+    const result = await build({
+      entryPoints: [handlerEntry('admission')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node24',
+      mainFields: ['module', 'main'],
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.some((input) => input.startsWith('shared/app/'))).toBe(true);
+    expect(inputs.filter((input) => input.includes('@kubernetes/client-node'))).toEqual([]);
+  });
 });
