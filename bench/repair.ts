@@ -28,6 +28,7 @@ import { dynamoClient } from '../shared/store/client.js';
 import { COUNT_BLOCK_PORTS } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
+import { allocationIdForUid } from '../shared/vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION } from '../shared/vocabulary/labels.js';
 import { FakeClusterApi } from '../sim/fakes/cluster-api.js';
 import { prefillBlocks } from './support/prefill.js';
@@ -58,9 +59,9 @@ const NODE_PORTS = nodePortRange(CONFIG.nodePortRange);
 const HOST = hostPortRange('default', CONFIG.hostPortRanges.default as typeof CONFIG.nodePortRange);
 const HOST_FIRST = Number(HOST.valueAt(0));
 
-/** 20-character ids, the size of real allocation ids, so items weigh what they would. */
-const serviceId = (i: number) => `s${String(i).padStart(19, '0')}`;
-const podId = (i: number) => `p${String(i).padStart(19, '0')}`;
+/** Ids of berth's one shape (repair ignores any other), so items weigh what they would. */
+const serviceId = (i: number) => allocationIdForUid(`uid-svc-${i}`);
+const podId = (i: number) => allocationIdForUid(`uid-gs-${i}`);
 
 /** One size's seeded state and its cluster. */
 interface Seeded {
