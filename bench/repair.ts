@@ -5,40 +5,30 @@
  *
  * Each size gets a fresh cluster in one table, seeded directly with BatchWriteItem in the stores'
  * exact item formats (the adapters would need one request per value); Services and Pods come
- * from the in-memory `ClusterApi`, which pages like the apiserver. Three passes per size: the first
- * two count the leaks, the third frees them (`leakGracePasses` 3). Target: a pass ≤ 20 s.
+ * from the in-memory `ClusterApi`, which pages like the apiserver. Each pass is wired by
+ * `repairRunner`, as the repair function is. Three passes per size: the first two count the
+ * leaks, the third frees them (`leakGracePasses` 3). Target: a pass ≤ 20 s.
  *
  * Run alone: `npx tsx bench/repair.ts`. Writes bench/results/repair.json.
  */
 
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  type AttributeValue,
-  BatchWriteItemCommand,
-  type DynamoDBClient,
-  type WriteRequest,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient, WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { rangeKey } from '../shared/allocation/allocator.js';
+import { repairRunner } from '../shared/app/repair-pass.js';
+import { type BerthConfig, parseConfig } from '../shared/config/schema.js';
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';
-import { parseCidr } from '../shared/net/ip.js';
-import { type PortRange, parsePortRange } from '../shared/net/port-range.js';
-import {
-  clusterIpRange,
-  hostPortRange,
-  nodePortRange,
-  type ValueRange,
-} from '../shared/net/value-range.js';
-import { type RepairRanges, type RepairSummary, runRepairPass } from '../shared/repair/pass.js';
+import { clusterIpRange, hostPortRange, nodePortRange } from '../shared/net/value-range.js';
+import { DEFAULT_REPAIR_PAGE_SIZE, type RepairSummary } from '../shared/repair/pass.js';
+import { batchWrite } from '../shared/store/batch-write.js';
 import { CapacityMeter } from '../shared/store/capacity.js';
 import { dynamoClient } from '../shared/store/client.js';
-import { DynamoAllocationStore } from '../shared/store/dynamo-allocation-store.js';
-import { COUNT_BLOCK_PORTS, DynamoHostPortStore } from '../shared/store/dynamo-host-port-store.js';
-import { DynamoLeakLedger } from '../shared/store/dynamo-leak-ledger.js';
-import { DynamoLease } from '../shared/store/dynamo-lease.js';
+import { COUNT_BLOCK_PORTS } from '../shared/store/dynamo-host-port-store.js';
 import { ensureTable } from '../shared/store/ensure-table.js';
 import { TABLE_SCHEMA } from '../shared/store/table.js';
+import { allocationIdForUid } from '../shared/vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION } from '../shared/vocabulary/labels.js';
 import { FakeClusterApi } from '../sim/fakes/cluster-api.js';
 import { prefillBlocks } from './support/prefill.js';
@@ -52,8 +42,6 @@ const TARGET_PASS_MS = 20_000;
 const LEAK_EVERY = 100;
 /** One in this many Services is a NodePort Service (the node port range holds 2,768). */
 const NODE_PORT_EVERY = 5;
-const GRACE = 3;
-const PAGE_SIZE = 500;
 const SIZES = [
   { services: 1_000, pods: 3_000 },
   { services: 10_000, pods: 30_000 },
@@ -61,20 +49,19 @@ const SIZES = [
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
 
-const cidr = parseCidr('10.96.0.0/16');
-if (!cidr) throw new Error('bench CIDR');
-const RANGES: RepairRanges = {
-  clusterIps: [clusterIpRange(cidr)],
-  nodePorts: nodePortRange(parsePortRange('30000-32767') as PortRange),
-  hostPorts: [hostPortRange('default', parsePortRange('7000-8000') as PortRange)],
-};
-const IPS = RANGES.clusterIps[0] as ValueRange;
-const HOST = RANGES.hostPorts[0] as ValueRange;
+/** The config each size's cluster runs: the 10.96.0.0/16 Services, the default port ranges. */
+const configOf = (cluster: string): BerthConfig =>
+  parseConfig({ cluster, serviceCIDRs: ['10.96.0.0/16'] });
+const CONFIG = configOf('bench');
+const GRACE = CONFIG.repair.leakGracePasses;
+const IPS = clusterIpRange(CONFIG.serviceCIDRs[0] as (typeof CONFIG.serviceCIDRs)[number]);
+const NODE_PORTS = nodePortRange(CONFIG.nodePortRange);
+const HOST = hostPortRange('default', CONFIG.hostPortRanges.default as typeof CONFIG.nodePortRange);
 const HOST_FIRST = Number(HOST.valueAt(0));
 
-/** 20-character ids, the size of real allocation ids, so items weigh what they would. */
-const serviceId = (i: number) => `s${String(i).padStart(19, '0')}`;
-const podId = (i: number) => `p${String(i).padStart(19, '0')}`;
+/** Ids of berth's one shape (repair ignores any other), so items weigh what they would. */
+const serviceId = (i: number) => allocationIdForUid(`uid-svc-${i}`);
+const podId = (i: number) => allocationIdForUid(`uid-gs-${i}`);
 
 /** One size's seeded state and its cluster. */
 interface Seeded {
@@ -86,23 +73,16 @@ interface Seeded {
   readonly seedMs: number;
 }
 
+/** Puts `items` six batch writers at once: seeding is not what is measured. */
 async function putAll(client: DynamoDBClient, items: Record<string, AttributeValue>[]) {
   const requests: WriteRequest[] = items.map((Item) => ({ PutRequest: { Item } }));
-  let next = 0;
-  const writer = async () => {
-    while (next < requests.length) {
-      let pending = requests.slice(next, next + 25);
-      next += 25;
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 10) throw new Error('seed: items stayed unprocessed');
-        const out = await client.send(
-          new BatchWriteItemCommand({ RequestItems: { [TABLE]: pending } }),
-        );
-        pending = out.UnprocessedItems?.[TABLE] ?? [];
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: 6 }, writer));
+  const share = Math.ceil(requests.length / 6);
+  const left = await Promise.all(
+    Array.from({ length: 6 }, (_, i) =>
+      batchWrite(client, TABLE, requests.slice(i * share, (i + 1) * share), { rounds: 11 }),
+    ),
+  );
+  if (left.some((rest) => rest.length > 0)) throw new Error('seed: items stayed unprocessed');
 }
 
 /** Seeds the store in the adapters' item formats and builds the cluster it should match. */
@@ -128,7 +108,7 @@ async function seed(
     const id = serviceId(i);
     const ipOffset = IPS.reservedBand + i;
     const portOffset =
-      i % NODE_PORT_EVERY === 0 ? RANGES.nodePorts.reservedBand + nodePorts++ : undefined;
+      i % NODE_PORT_EVERY === 0 ? NODE_PORTS.reservedBand + nodePorts++ : undefined;
     ipOffsets.push(ipOffset);
     holderOfIp.set(ipOffset, id);
     const claims: AttributeValue[] = [
@@ -140,7 +120,7 @@ async function seed(
       claims.push({
         M: {
           s: { S: 'nodePort/http' },
-          r: { S: rangeKey(RANGES.nodePorts) },
+          r: { S: rangeKey(NODE_PORTS) },
           o: { N: String(portOffset) },
         },
       });
@@ -179,7 +159,7 @@ async function seed(
             protocol: 'TCP',
             ...(portOffset === undefined
               ? {}
-              : { nodePort: Number(RANGES.nodePorts.valueAt(portOffset)) }),
+              : { nodePort: Number(NODE_PORTS.valueAt(portOffset)) }),
           },
         ],
       },
@@ -245,7 +225,7 @@ async function seed(
     (o) => holderOfIp.get(o) ?? '',
   );
   const portBlocks = await prefillBlocks(
-    { client, tableName: TABLE, cluster, rangeKey: rangeKey(RANGES.nodePorts) },
+    { client, tableName: TABLE, cluster, rangeKey: rangeKey(NODE_PORTS) },
     portOffsets,
     (o) => holderOfPort.get(o) ?? '',
   );
@@ -298,25 +278,20 @@ async function measureSize(
   const cluster = `bench-${size.services}`;
   const seeded = await seed(client, cluster, size);
   const meter = new CapacityMeter();
-  const target = { client, tableName: TABLE, cluster, meter };
+  const context = {
+    config: configOf(cluster),
+    dynamo: client,
+    tableName: TABLE,
+    clusterApi: seeded.cluster,
+    meter,
+  };
   const passes: PassResult[] = [];
   let last: RepairSummary | undefined;
   for (let pass = 1; pass <= GRACE; pass++) {
     const before = meter.totals();
     const started = performance.now();
-    last = await runRepairPass(
-      {
-        cluster: seeded.cluster,
-        // New adapters per pass: each pass is a cold start, the counters come from DynamoDB.
-        allocations: new DynamoAllocationStore(target),
-        hostPorts: new DynamoHostPortStore(target),
-        ledger: new DynamoLeakLedger(target),
-        lease: new DynamoLease({ ...target, now: Date.now }),
-        now: Date.now,
-        holder: `bench-${pass}`,
-      },
-      { ranges: RANGES, leakGracePasses: GRACE, pageSize: PAGE_SIZE },
-    );
+    // Wired anew per pass: each pass is a cold start, the counters come from DynamoDB.
+    last = await repairRunner(context)(`bench-${pass}`);
     const after = meter.totals();
     passes.push({
       pass,
@@ -455,8 +430,8 @@ export async function runRepairBench(): Promise<void> {
         leakEvery: LEAK_EVERY,
         nodePortEvery: NODE_PORT_EVERY,
         leakGracePasses: GRACE,
-        pageSize: PAGE_SIZE,
-        ranges: { clusterIP: IPS.name, nodePort: RANGES.nodePorts.name, hostPort: '7000-8000' },
+        pageSize: DEFAULT_REPAIR_PAGE_SIZE,
+        ranges: { clusterIP: IPS.name, nodePort: NODE_PORTS.name, hostPort: HOST.name },
       },
       sizes: results,
       targets,

@@ -1,8 +1,9 @@
 /**
  * A node storm in one account: games-a's autoscaler adds 150 nodes within half a minute (VPC CNI
  * #2730: 150 nodes arriving together took 15 minutes because of EC2 throttling) while games-b and
- * games-c each add ten for a matchmaking wave. Every node's "running" event runs berth's real ENI
- * pass for its instance as an invocation of its own, waiting for budget as the ENI function does
+ * games-c each add ten for a matchmaking wave. Each cluster is wired by `eniRunner`, as the ENI
+ * function is, over in-memory stores. Every node's "running" event runs berth's real ENI pass for
+ * its instance as an invocation of its own, waiting for budget as the ENI function does
  * (`NODE_WORK_BACKOFF`, never past its deadline, `ENI_INVOCATIONS`; a failed one is not retried,
  * as the stack configures the function), and each cluster's scheduled pass runs every minute, at
  * the same instants for every cluster (none happens to fall just after its own nodes join), all
@@ -16,20 +17,15 @@
  * clusters join an emptied bucket, so they cannot be as quick as alone; starved would be waiting
  * for a pass behind the storm.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { eniRunner, localEc2Account } from '../../shared/app/eni-pass.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
-import {
-  type BackoffPolicy,
-  NODE_WORK_BACKOFF,
-  type RateBudget,
-} from '../../shared/ec2/rate-budget.js';
-import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
-import { ENI_INVOCATIONS } from '../../shared/eni/policy.js';
+import type { RateBudget } from '../../shared/ec2/rate-budget.js';
 import { ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { FakeEc2 } from '../../sim/fakes/ec2.js';
 import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
 import { seededRandom } from '../../sim/random.js';
-import { berthEniDeps } from '../eni/berth.js';
 import { SUBNETS } from '../eni/day.js';
 import { CallLedger } from '../eni/ledger.js';
 import { BERTH_PASS_S, SEED, START } from '../eni/workload.js';
@@ -94,42 +90,37 @@ export async function runStorm(
   const fake = new FakeEc2({ now: clock.now, random, recordCalls: false });
   for (const { subnetId, cidr } of SUBNETS) fake.addSubnet(subnetId, cidr);
   const budget = new InProcessSharedBudget(clock.now);
-  const marks = new InMemoryEniStore();
   const refused = new Map(waves.map((wave) => [wave.cluster, { count: 0 }]));
-  const account = {
-    fake,
-    random,
-    // First come: every cluster draws as one, so nobody's recent draws count.
-    budgetFor: (cluster: string) =>
-      counting(
-        budget.for(sharing === 'fair' ? cluster : 'account'),
-        refused.get(cluster) ?? { count: 0 },
-      ),
-    subnetMarksFor: () => marks,
-  };
+  // One berth's clusters share its EC2 client and instance-type cache, as the ENI function's do.
+  const account = localEc2Account(fake);
+  // Every store is in memory: the virtual clock cannot wait on a table.
+  const unused = new DynamoDBClient({ region: 'us-east-1' });
   const horizon = START + HORIZON_S * 1000;
-  // Every cluster at the config's defaults.
-  const config = parseConfig({}).eni;
   const clusters = waves.map((wave) => {
     const cluster = new FakeClusterApi();
     const store = new InMemoryEniStore();
     const ledger = new CallLedger();
-    let invocations = 0;
-    /** One invocation's dependencies, from its start: its deadline, its own holder name. */
-    const invocation = (backoff?: BackoffPolicy) =>
-      berthEniDeps({
-        ...(backoff ? { backoff } : {}),
-        deadline: clock.now() + ENI_INVOCATIONS.work.deadlineMs,
-        account,
-        clusterName: wave.cluster,
-        config,
-        cluster,
-        store,
+    const eni = eniRunner(
+      // Every cluster at the config's defaults.
+      {
+        config: parseConfig({ cluster: wave.cluster }),
+        dynamo: unused,
+        tableName: 'unused',
+        clusterApi: cluster,
         now: clock.now,
-        sleep: clock.sleep,
-        ledger,
-        holder: `${wave.cluster}-${invocations++}`,
-      });
+      },
+      account,
+      { sleep: clock.sleep, random },
+      {
+        store,
+        // First come: every cluster draws as one, so nobody's recent draws count.
+        budget: counting(
+          budget.for(sharing === 'fair' ? wave.cluster : 'account'),
+          refused.get(wave.cluster) ?? { count: 0 },
+        ),
+        onCall: (call) => ledger.record(call.action, call.at, call.outcome === 'throttled'),
+      },
+    );
     const joinedAt = new Map<string, number>();
     const served = { byEvent: 0 };
     for (let i = 0; i < wave.nodes; i++) {
@@ -143,10 +134,7 @@ export async function runStorm(
         cluster.withNodes(ec2Node(name, instanceId, 'us-east-1a', 110));
         joinedAt.set(name, clock.now());
         try {
-          await handleInstanceStateChange(invocation(NODE_WORK_BACKOFF), {
-            instanceId,
-            state: 'running',
-          });
+          await eni.instanceStateChange({ instanceId, state: 'running' });
         } catch {
           // Lambda does not retry the ENI function: the node is the next pass's to serve.
         }
@@ -160,7 +148,7 @@ export async function runStorm(
         if (passing) return;
         passing = true;
         try {
-          await runEniPass(invocation(), {});
+          await eni.pass();
         } catch {
           // A failed pass is the next one's to make up.
         } finally {

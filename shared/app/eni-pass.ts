@@ -11,7 +11,9 @@ import {
   type BackoffPolicy,
   BudgetedEc2Network,
   DEFAULT_BACKOFF,
+  type Ec2CallRecord,
   NODE_WORK_BACKOFF,
+  type RateBudget,
 } from '../ec2/rate-budget.js';
 import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
 import { type EniDeps, eniDeps } from '../eni/deps.js';
@@ -27,6 +29,7 @@ import {
 import { ENI_INVOCATIONS, type EniInvocation } from '../eni/policy.js';
 import { type RefillRequests, type RefillResult, refillAhead } from '../eni/refill.js';
 import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../eni/service.js';
+import type { EniStore } from '../eni/store.js';
 import type { NodeIpApi } from '../http/api.js';
 import type { HttpFault } from '../http/exchange.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
@@ -120,6 +123,18 @@ const REAL_WAITS: EniWaits = {
 };
 
 /**
+ * A simulated day's own pool store and budget in place of the table's, which its virtual clock
+ * cannot wait on (real I/O), and an ear on the cluster's EC2 calls.
+ */
+export interface EniAdapters {
+  readonly store?: EniStore;
+  /** The cluster's share of the account's EC2 budget. */
+  readonly budget?: RateBudget;
+  /** Told of every EC2 call the cluster makes, the throttled ones too. */
+  readonly onCall?: (record: Ec2CallRecord) => void;
+}
+
+/**
  * Wires one cluster's pools: the account's EC2 behind the cluster's share of the rate budget, the
  * pool store, the cluster. A process serving several clusters passes them one `account`.
  */
@@ -127,14 +142,16 @@ export function eniRunner(
   context: PassContext,
   account: Ec2Account = sdkEc2Account(context.region),
   waits: EniWaits = REAL_WAITS,
+  adapters: EniAdapters = {},
 ): EniRunner {
   const now = context.now ?? Date.now;
   const { sleep, random } = waits;
   const stores = storeOptions(context);
-  const budget = new DynamoRateBudget({ ...stores, scope: account.scope, now });
-  const store = new DynamoEniStore(stores);
+  const { onCall } = adapters;
+  const budget = adapters.budget ?? new DynamoRateBudget({ ...stores, scope: account.scope, now });
+  const store = adapters.store ?? new DynamoEniStore(stores);
   const budgeted = (backoff: BackoffPolicy) =>
-    new BudgetedEc2Network(account.network, { budget, now, sleep, random, backoff });
+    new BudgetedEc2Network(account.network, { budget, now, sleep, random, backoff, onCall });
   /** EC2 for pods waiting and for the pass; and for one node's work off the request path. */
   const brief = budgeted(DEFAULT_BACKOFF);
   const patient = budgeted(NODE_WORK_BACKOFF);

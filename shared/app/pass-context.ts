@@ -4,6 +4,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BerthConfig } from '../config/schema.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { ServiceCidrGate } from '../services/cidr-gate.js';
+import type { CapacityMeter } from '../store/capacity.js';
 import { DynamoLease } from '../store/dynamo-lease.js';
 
 /** The cluster, the table and the clock a pass runs against. */
@@ -20,11 +21,14 @@ export interface PassContext {
    * ServiceCIDRs; the repair pass makes its own when absent (a Lambda serves no admission).
    */
   readonly serviceCidrs?: ServiceCidrGate;
+  /** Counts the capacity every store of the pass consumes (a benchmark's); each its own otherwise. */
+  readonly meter?: CapacityMeter;
 }
 
 /** The table coordinates every berth store takes. */
-export function storeOptions(context: Pick<PassContext, 'config' | 'dynamo' | 'tableName'>) {
-  return { client: context.dynamo, tableName: context.tableName, cluster: context.config.cluster };
+export function storeOptions(context: Omit<PassContext, 'clusterApi'>) {
+  const { dynamo: client, tableName, config, meter } = context;
+  return { client, tableName, cluster: config.cluster, meter };
 }
 
 /** The lease that keeps two runs of one pass apart. */
