@@ -8,7 +8,6 @@
  * settle step and the repair pass read.
  */
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
-import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
 import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 
 /** How the apiserver treats writes admission allowed. */
@@ -154,30 +153,6 @@ export class SimulatedApiServer {
   finish(): void {
     for (const write of this.#pending.splice(0).sort((a, b) => a.due - b.due)) write.apply();
     for (const entry of this.#finalizers.splice(0)) this.api.services.delete(entry.key);
-  }
-
-  /**
-   * The API as one consistent read sees it: every list is taken whole at the moment it starts,
-   * and `onList` gets what it returned. (The fake lists lazily, and the run writes meanwhile.)
-   */
-  listedBy(onList: (resource: Resource, items: readonly Stored[]) => void): ClusterApi {
-    const api = this.api;
-    const take = <T extends Stored>(resource: Resource, map: ReadonlyMap<string, T>) =>
-      async function* () {
-        const items = [...map.values()].map((item) => structuredClone(item));
-        onList(resource, items);
-        yield* items;
-      };
-    const listServices = take('services', api.services);
-    const listPods = take('pods', api.pods);
-    return new Proxy(api, {
-      get(target, property, receiver) {
-        if (property === 'listServices') return listServices;
-        if (property === 'listPods') return listPods;
-        const value = Reflect.get(target, property, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
   }
 
   #write(key: string, admitted: number, store: () => boolean): WriteFate {
