@@ -8,6 +8,7 @@
  * settle step and the repair pass read.
  */
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import type { ClusterApi } from '../../shared/k8s/cluster-api.js';
 import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 
 /** How the apiserver treats writes admission allowed. */
@@ -153,6 +154,31 @@ export class SimulatedApiServer {
   finish(): void {
     for (const write of this.#pending.splice(0).sort((a, b) => a.due - b.due)) write.apply();
     for (const entry of this.#finalizers.splice(0)) this.api.services.delete(entry.key);
+  }
+
+  /**
+   * The API as one reader sees it: every list is taken whole at the moment it starts, and
+   * `onList` gets what it returned. The fake's own `afterList` would not do: it also fires for
+   * the settle step's lists, which run beside a repair pass.
+   */
+  listedBy(onList: (resource: Resource, items: readonly Stored[]) => void): ClusterApi {
+    const api = this.api;
+    const take = <T extends Stored>(resource: Resource, map: ReadonlyMap<string, T>) =>
+      async function* () {
+        const items = [...map.values()].map((item) => structuredClone(item));
+        onList(resource, items);
+        yield* items;
+      };
+    const listServices = take('services', api.services);
+    const listPods = take('pods', api.pods);
+    return new Proxy(api, {
+      get(target, property, receiver) {
+        if (property === 'listServices') return listServices;
+        if (property === 'listPods') return listPods;
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
   }
 
   #write(key: string, admitted: number, store: () => boolean): WriteFate {

@@ -231,7 +231,6 @@ export async function runChaos(
   // The settle step and the repair pass as the stack wires them, on the faulty store.
   const passContext = { config, dynamo: shaken.client, tableName, clusterApi: api, now };
   const settleLook = settleRunner(passContext);
-  const repairPass = repairRunner(passContext);
   // The checks read the store past the faults.
   const clean = createRuntime({ config, dynamo: client, tableName, now });
 
@@ -655,23 +654,23 @@ export async function runChaos(
   const repair = async (): Promise<boolean> => {
     const before = await storeView();
     const listing: { carried?: ReadonlySet<string>; runningPods?: ReadonlySet<string> } = {};
-    // The fake takes each list whole as it starts and then calls this, before the run writes
-    // again: the maps hold exactly what the list the pass just started (its last call) returns.
-    api.afterList = () => {
-      if (api.calls.at(-1)?.method === 'listServices') {
-        listing.carried = new Set(carriedBy(api.services.values(), false).keys());
+    const cluster = apiserver.listedBy((resource, items) => {
+      if (resource === 'services') {
+        listing.carried = new Set(carriedBy(items as V1Service[], false).keys());
         return;
       }
       const running = new Set<string>();
-      for (const pod of api.pods.values()) {
+      for (const pod of items as V1Pod[]) {
         const reading = readPod(pod, hostRanges);
         if (reading?.running) running.add(`${reading.pod.namespace}/${reading.id}`);
       }
       listing.runningPods = running;
-    };
+    });
     count('repair pass');
     try {
-      const summary = await faults.invoke(() => repairPass(`chaos-${passes++}`));
+      const summary = await faults.invoke(() =>
+        repairRunner({ ...passContext, clusterApi: cluster })(`chaos-${passes++}`),
+      );
       if (summary.skipped) {
         count('repair pass skipped (lease held by a dead pass)');
         return false;
