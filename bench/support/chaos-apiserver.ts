@@ -157,8 +157,9 @@ export class SimulatedApiServer {
   }
 
   /**
-   * The API as one consistent read sees it: every list is taken whole at the moment it starts,
-   * and `onList` gets what it returned. (The fake lists lazily, and the run writes meanwhile.)
+   * The API as one reader sees it: every list is taken whole at the moment it starts, and
+   * `onList` gets what it returned. The fake's own `afterList` would not do: it also fires for
+   * the settle step's lists, which run beside a repair pass.
    */
   listedBy(onList: (resource: Resource, items: readonly Stored[]) => void): ClusterApi {
     const api = this.api;

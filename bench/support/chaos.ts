@@ -23,8 +23,10 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { admit } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
-import { claimKey, ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
+import { claimKey, rangeKey } from '../../shared/allocation/allocator.js';
+import { repairRunner } from '../../shared/app/repair-pass.js';
 import { createRuntime } from '../../shared/app/runtime.js';
+import { settleRunner } from '../../shared/app/settle.js';
 import { forEachBounded } from '../../shared/concurrency/bounded.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { EniRequestError, IpHeldByAnotherError } from '../../shared/eni/errors.js';
@@ -36,16 +38,9 @@ import { hostPortRange } from '../../shared/net/value-range.js';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { readPod, toHostPortRange } from '../../shared/repair/host-port-diff.js';
 import { readService } from '../../shared/repair/live.js';
-import { runRepairPass } from '../../shared/repair/pass.js';
-import { settleTiming } from '../../shared/settle/policy.js';
 import { QueueSettler } from '../../shared/settle/settler.js';
-import { settleStep } from '../../shared/settle/step.js';
 import type { SettleTask } from '../../shared/settle/task.js';
-import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
-import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
-import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
-import { DynamoLease } from '../../shared/store/dynamo-lease.js';
 import { namesOwner } from '../../shared/vocabulary/allocation-id.js';
 import { eniWorld } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
@@ -229,37 +224,15 @@ export async function runChaos(
         () => count('settle task lost'),
       ),
   });
-  const serviceRanges = {
-    clusterIps: runtime.ranges.clusterIps,
-    nodePorts: runtime.ranges.nodePorts,
-  };
+  const serviceRanges = runtime.ranges;
   const hostRanges = Object.entries(config.hostPortRanges).map(([name, ports]) =>
     hostPortRange(name, ports),
   );
-  const stores = (dynamo: DynamoDBClient) => {
-    const location = { client: dynamo, tableName, cluster: config.cluster };
-    const allocations = new DynamoAllocationStore(location);
-    return {
-      allocations,
-      hostPorts: new DynamoHostPortStore(location),
-      ledger: new DynamoLeakLedger({ ...location, sleep: async () => undefined }),
-      lease: new DynamoLease({ ...location, now }),
-      allocator: new ExclusiveAllocator({ store: allocations, random, now }),
-    };
-  };
-  const shakenStores = stores(shaken.client);
-  const clean = stores(client);
-  const settleLook = (task: SettleTask) =>
-    settleStep(
-      {
-        allocator: shakenStores.allocator,
-        cluster: api,
-        ranges: serviceRanges,
-        timing: settleTiming(config.settle.delaySeconds),
-        now,
-      },
-      task,
-    );
+  // The settle step and the repair pass as the stack wires them, on the faulty store.
+  const passContext = { config, dynamo: shaken.client, tableName, clusterApi: api, now };
+  const settleLook = settleRunner(passContext);
+  // The checks read the store past the faults.
+  const clean = createRuntime({ config, dynamo: client, tableName, now });
 
   /**
    * One admission call as the apiserver makes it: called again on an error, a crash or an answer
@@ -587,7 +560,7 @@ export async function runChaos(
     const values = new Map<string, string>();
     for (const range of [...serviceRanges.clusterIps, serviceRanges.nodePorts]) {
       const last = lastBlockOf(range.exactSize);
-      for await (const block of clean.allocations.scanBlocks(rangeKey(range), 0, last)) {
+      for await (const block of clean.allocationStore.scanBlocks(rangeKey(range), 0, last)) {
         for (const [slot, holder] of block.holders) {
           values.set(
             claimKey({ range: rangeKey(range), offset: offsetAt(block.index, slot) }),
@@ -636,13 +609,13 @@ export async function runChaos(
       const key = claimKey({ range: rangeKey(range), offset });
       const holder = holders.get(key);
       if (holder === undefined || carriers.has(key)) continue;
-      if (!(await clean.allocations.getOwner(holder))) return true;
+      if (!(await clean.allocationStore.getOwner(holder))) return true;
     }
     return false;
   };
   const storeView = async (): Promise<StoreView> => {
     const records = new Map<string, { owner: string; createdAt: number }>();
-    for await (const record of clean.hostPorts.listRecords())
+    for await (const record of clean.hostPortStore.listRecords())
       records.set(record.id, {
         owner: `${record.pod.namespace}/${record.id}`,
         createdAt: record.createdAt,
@@ -657,7 +630,7 @@ export async function runChaos(
     for (const entry of due) queue.splice(queue.indexOf(entry), 1);
     await forEachBounded(due, SETTLE_CONCURRENCY, async ({ task }) => {
       try {
-        const record = trace && (await clean.allocations.getOwner(task.id));
+        const record = trace && (await clean.allocationStore.getOwner(task.id));
         const outcome = await faults.invoke(() => settleLook(task));
         if (record && outcome.freed + outcome.kept > 0)
           trace?.(
@@ -696,14 +669,7 @@ export async function runChaos(
     count('repair pass');
     try {
       const summary = await faults.invoke(() =>
-        runRepairPass(
-          { cluster, ...shakenStores, now, holder: `chaos-${passes++}` },
-          {
-            ranges: { ...serviceRanges, hostPorts: hostRanges },
-            leakGracePasses: grace,
-            settleDelaySeconds: config.settle.delaySeconds,
-          },
-        ),
+        repairRunner({ ...passContext, clusterApi: cluster })(`chaos-${passes++}`),
       );
       if (summary.skipped) {
         count('repair pass skipped (lease held by a dead pass)');
@@ -803,7 +769,7 @@ export async function runChaos(
   const hostCounts = async () => {
     const counts = new Map<number, number>();
     for (const range of hostRanges) {
-      const read = await clean.hostPorts.readCounts(toHostPortRange(range));
+      const read = await clean.hostPortStore.readCounts(toHostPortRange(range));
       read.counts.forEach((n, i) => {
         if (n !== 0) counts.set(read.range.first + i, n);
       });
@@ -860,7 +826,7 @@ export async function runChaos(
     if (carriedNow.get(value) !== id) mismatches.push(`${value}: held by ${id}, carried by nobody`);
   const heldBy = new Map<string, Set<string>>();
   for (const [value, id] of heldNow) heldBy.set(id, (heldBy.get(id) ?? new Set()).add(value));
-  for await (const record of clean.allocations.listOwners()) {
+  for await (const record of clean.allocationStore.listOwners()) {
     const claims = new Set(record.claims.map(claimKey));
     const mine = heldBy.get(record.id) ?? new Set<string>();
     if ((record.releasing ?? []).length > 0)
@@ -894,7 +860,7 @@ export async function runChaos(
         `host port ${port}: ${uses.get(port) ?? 0} live pods, count ${counts.get(port) ?? 0}`,
       );
   const live = podIds();
-  for await (const record of clean.hostPorts.listRecords())
+  for await (const record of clean.hostPortStore.listRecords())
     if (!live.has(record.id)) mismatches.push(`pod record ${record.id} has no live pod`);
   const { ips } = await eni.store.loadNode('node-a');
   const assigned = new Map(
