@@ -46,7 +46,7 @@ const [typecheck, lint, layers, tests] = await Promise.all([
   check('typecheck (tsc --noEmit)', node, ['node_modules/typescript/bin/tsc', '--noEmit']),
   check('lint (biome check .)', node, ['node_modules/@biomejs/biome/bin/biome', 'check', '.']),
   check('layers (dependency-cruiser)', node, [
-    'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs',
+    'node_modules/.bin/depcruise',
     ...LAYERED,
     '--config',
     '.dependency-cruiser.cjs',
