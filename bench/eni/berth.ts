@@ -57,8 +57,6 @@ import {
   START,
 } from './workload.js';
 
-/** berth with maxIdle sized to the workload's largest matchmaking burst (about 35 pods). */
-export const BURST_SIZED = { minIdle: 8, maxIdle: 32 };
 /**
  * From an assign's refill request to the ENI function's refill: Lambda's async invoke queue and
  * a warm start, with margin.

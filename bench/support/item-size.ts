@@ -17,11 +17,6 @@ export function writeUnits(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / 1024));
 }
 
-/** Read units for one strongly consistent read of `bytes` (4 KB units, at least 1). */
-export function consistentReadUnits(bytes: number): number {
-  return Math.max(1, Math.ceil(bytes / 4096));
-}
-
 function valueSize(value: AttributeValue): number {
   if (value.S !== undefined) return utf8(value.S);
   if (value.N !== undefined) return numberSize(value.N);
