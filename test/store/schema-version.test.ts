@@ -14,7 +14,7 @@ import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../cli/main.js';
 import { rawClient as rawClientOn } from '../../scripts/raw-table.js';
 import type { OwnerRecord } from '../../shared/allocation/store.js';
-import type { IpRecord, PoolRecord } from '../../shared/eni/model.js';
+import type { PoolRecord } from '../../shared/eni/model.js';
 import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
 import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
@@ -31,6 +31,7 @@ import {
   SCHEMA_VERSION_ATTRIBUTE,
   schemaVersionOf,
 } from '../../shared/store/schema-version.js';
+import { ip } from '../contracts/eni-store.contract.js';
 import { captureOutput } from '../support/capture.js';
 import { freshTable } from '../support/dynamo.js';
 
@@ -147,17 +148,6 @@ const pool: PoolRecord = {
   version: 1,
 };
 
-const ip = (address: string, version: number): IpRecord => ({
-  kind: 'ip',
-  ip: address,
-  eniId: 'eni-1',
-  state: 'free',
-  sticky: false,
-  releasedAt: 0,
-  createdAt: 1_000,
-  version,
-});
-
 const owner = (id: string, version: number): OwnerRecord => ({
   id,
   owner: { kind: 'Service', namespace: 'games', name: id },
@@ -269,10 +259,10 @@ describe('every write path stamps the version', () => {
     await store.putPool(pool, 0);
     await store.tryLease('node-a', 'h', 1, 100);
     await store.endLease('node-a', 'h');
-    await store.commit('node-a', [{ put: ip('10.0.0.5', 1), expectedVersion: 0 }]);
+    await store.commit('node-a', [{ put: ip('10.0.0.5', { version: 1 }), expectedVersion: 0 }]);
     await store.commit('node-a', [
-      { put: ip('10.0.0.5', 2), expectedVersion: 1 },
-      { put: ip('10.0.0.6', 1), expectedVersion: 0 },
+      { put: ip('10.0.0.5', { version: 2 }), expectedVersion: 1 },
+      { put: ip('10.0.0.6', { version: 1 }), expectedVersion: 0 },
     ]);
     await store.markSubnetShort('subnet-1', 'addresses', T0);
     expectVersioned(sent);
@@ -365,13 +355,16 @@ describe('an item a newer berth wrote', () => {
       ['owner write', () => allocation.putOwner(owner('o1', 2), 1)],
       ['owner delete', () => allocation.deleteOwner('o1')],
       ['ENI node read', () => eni.loadNode('node-a')],
-      ['ENI put', () => eni.commit('node-a', [{ put: ip('10.0.0.5', 2), expectedVersion: 1 }])],
+      [
+        'ENI put',
+        () => eni.commit('node-a', [{ put: ip('10.0.0.5', { version: 2 }), expectedVersion: 1 }]),
+      ],
       [
         'ENI transaction',
         () =>
           eni.commit('node-a', [
-            { put: ip('10.0.0.5', 2), expectedVersion: 1 },
-            { put: ip('10.0.0.6', 1), expectedVersion: 0 },
+            { put: ip('10.0.0.5', { version: 2 }), expectedVersion: 1 },
+            { put: ip('10.0.0.6', { version: 1 }), expectedVersion: 0 },
           ]),
       ],
       ['ENI delete', () => eni.commit('node-a', [{ delete: { kind: 'ip', id: '10.0.0.5' } }])],
