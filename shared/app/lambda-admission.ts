@@ -21,7 +21,7 @@ import type { HttpFault } from '../http/exchange.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { EksCredentials, SdkEksClusterLookup } from '../k8s/eks-credentials.js';
 import { HttpsClusterReader } from '../k8s/https-node-reader.js';
-import { openMetricsText } from '../metrics/openmetrics.js';
+import { metricsText } from '../metrics/openmetrics.js';
 import { metricsReading } from '../metrics/reading.js';
 import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
@@ -94,7 +94,7 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
         healthy: () => runtime.healthy(),
         status: () => runtime.status(),
         // Behind the same secret path as the webhook: `/metrics/<secret>`.
-        metrics: async () => openMetricsText([await metricsReading(runtime)], now()),
+        metrics: async (format) => metricsText(format, [await metricsReading(runtime)], now()),
         pathSecret,
         onDecision: observers.onDecision,
         storeName: `table ${deps.tableName}`,

@@ -23,7 +23,7 @@ import { startServer } from '../local/server.js';
 import { openStore, type StoreTarget } from '../local/store-target.js';
 import { startPassTimers } from '../local/timers.js';
 import { ensureLocalTls } from '../local/tls.js';
-import { openMetricsText, PassRecorder } from '../metrics/openmetrics.js';
+import { metricsText, PassRecorder } from '../metrics/openmetrics.js';
 import { metricsReading } from '../metrics/reading.js';
 import { scalePolicy } from '../scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
@@ -188,8 +188,12 @@ function serveCluster(
       classify: nodeIpFault,
       storeName: `table ${store.tableName} on ${store.where}`,
       onUnavailable: unavailableFault,
-      metrics: async () =>
-        openMetricsText([await metricsReading(runtime, () => passRecords.records())], Date.now()),
+      metrics: async (format) =>
+        metricsText(
+          format,
+          [await metricsReading(runtime, () => passRecords.records())],
+          Date.now(),
+        ),
       onDecision: (decision) => {
         log.info(`${tag}admission ${formatDecision(decision)}`);
         scaleTrigger?.decided(decision);

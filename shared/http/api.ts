@@ -6,7 +6,11 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
-import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
+import {
+  EXPOSITION_CONTENT_TYPES,
+  type ExpositionFormat,
+  expositionFormat,
+} from '../metrics/openmetrics.js';
 import { AllocationCounter } from '../ui/allocation-count.js';
 import type { HttpFault, HttpRequest, HttpResponse } from './exchange.js';
 import { refusalOf } from './refusal.js';
@@ -29,10 +33,11 @@ export interface HttpApiDeps {
   readonly healthy: () => Promise<boolean>;
   readonly status?: () => Promise<unknown>;
   /**
-   * `GET /metrics`: the OpenMetrics text of the numbers `status` reads, for Prometheus. Behind
-   * the path secret in AWS, as every route is.
+   * `GET /metrics`: the numbers `status` reads, for Prometheus, in the format the request's
+   * `Accept` asks for (OpenMetrics or the Prometheus text format). Behind the path secret in AWS,
+   * as every route is.
    */
-  readonly metrics?: () => Promise<string>;
+  readonly metrics?: (format: ExpositionFormat) => Promise<string>;
   /** ENI IP assignment; absent where berth has no cluster and EC2 access. */
   readonly nodeIps?: NodeIpApi;
   /**
@@ -144,10 +149,16 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (path === '/v1/status' && method === 'GET' && deps.status)
       return json(200, await deps.status());
     if (path === '/metrics' && method === 'GET' && deps.metrics) {
+      const accept = request.headers?.accept;
+      const format = expositionFormat(Array.isArray(accept) ? accept.join(',') : accept);
       return {
         statusCode: 200,
-        headers: { 'content-type': OPENMETRICS_CONTENT_TYPE, 'cache-control': 'no-store' },
-        body: await deps.metrics(),
+        headers: {
+          'content-type': EXPOSITION_CONTENT_TYPES[format],
+          'cache-control': 'no-store',
+          vary: 'accept',
+        },
+        body: await deps.metrics(format),
       };
     }
     if (deps.webView && method === 'GET' && path === '/ui') return deps.webView.page;

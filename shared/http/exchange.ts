@@ -14,8 +14,8 @@ export interface HttpRequest {
   /** The SigV4 identity Lambda verified for a function URL with IAM auth (its ARN). */
   readonly caller?: string;
   /**
-   * The request's headers, where the front has not already refused what an apiserver never
-   * sends (a function URL hands them on; the local server refuses before it calls the API).
+   * The request's headers: the API refuses what an apiserver never sends from them (the local
+   * server has refused it already, to the same answer) and reads `Accept` for `/metrics`.
    */
   readonly headers?: RequestHeaders;
 }

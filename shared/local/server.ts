@@ -75,7 +75,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const listener = async (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const [path = '/', search = ''] = (incoming.url ?? '/').split('?', 2);
     const query = Object.fromEntries(new URLSearchParams(search));
-    const request: HttpRequest = { method: incoming.method ?? 'GET', path, query, body: undefined };
+    const request: HttpRequest = {
+      method: incoming.method ?? 'GET',
+      path,
+      query,
+      body: undefined,
+      headers: incoming.headers,
+    };
     let response: HttpResponse;
     try {
       const body = await readBody(incoming);

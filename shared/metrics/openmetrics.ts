@@ -1,8 +1,9 @@
 /**
- * berth's numbers in the OpenMetrics text format (https://prometheus.io/docs/specs/om/open_metrics_spec/),
- * for Prometheus and Amazon Managed Prometheus scrapes of `GET /metrics`: what `berth status`
- * reads (every range's size and use, host port use spread, ENI pools), the settle step's backlog,
- * and, where the process runs them, the passes' outcomes and ages. Pure: a reading in, text out.
+ * berth's numbers in the OpenMetrics text format (https://prometheus.io/docs/specs/om/open_metrics_spec/)
+ * or the Prometheus text format, for Prometheus and Amazon Managed Prometheus scrapes of
+ * `GET /metrics`: what `berth status` reads (every range's size and use, host port use spread,
+ * ENI pools), the settle step's backlog, and, where the process runs them, the passes' outcomes
+ * and ages. Every family passes `metricFamily`'s naming rules. Pure: a reading in, text out.
  */
 import type { StatusReport } from '../status/report.js';
 
@@ -30,42 +31,132 @@ export interface MetricsReading {
   readonly passes?: readonly PassRecord[];
 }
 
-/** The content type of the answer (OpenMetrics 1.0.0). */
-export const OPENMETRICS_CONTENT_TYPE =
-  'application/openmetrics-text; version=1.0.0; charset=utf-8';
+/**
+ * The two text formats a scraper may ask for: OpenMetrics 1.0.0, which Prometheus asks for first
+ * (and parses by the answer's Content-Type), and the Prometheus text format 0.0.4 that every
+ * other client reads (https://prometheus.io/docs/instrumenting/exposition_formats/).
+ */
+export type ExpositionFormat = 'openmetrics' | 'text';
+
+/** The Content-Type of each format's answer. */
+export const EXPOSITION_CONTENT_TYPES: Readonly<Record<ExpositionFormat, string>> = {
+  openmetrics: 'application/openmetrics-text; version=1.0.0; charset=utf-8',
+  text: 'text/plain; version=0.0.4; charset=utf-8',
+};
+
+/**
+ * The format an `Accept` header asks for: OpenMetrics when its best-weighted acceptable range
+ * that berth writes is `application/openmetrics-text` (version 1.0.0, 0.0.1 or none), else the
+ * text format, also with no header, as client_golang negotiates (prometheus/common
+ * `expfmt/encode.go`, NegotiateIncludingOpenMetrics). A range weighted `q=0` is refused.
+ */
+export function expositionFormat(accept: string | undefined): ExpositionFormat {
+  const ranges = (accept ?? '')
+    .split(',')
+    .map((range, order) => {
+      const [media = '', ...parameters] = range.split(';').map((part) => part.trim());
+      const parameter = (key: string) =>
+        parameters
+          .map((one) => one.split('=').map((side) => side.trim()))
+          .find(([name]) => name?.toLowerCase() === key)?.[1];
+      const q = Number(parameter('q') ?? 1);
+      return { media: media.toLowerCase(), version: parameter('version'), q, order };
+    })
+    .filter((range) => range.q > 0)
+    .sort((a, b) => b.q - a.q || a.order - b.order);
+  for (const { media, version } of ranges) {
+    if (media === 'application/openmetrics-text' && [undefined, '1.0.0', '0.0.1'].includes(version))
+      return 'openmetrics';
+    if (media === 'text/plain' && [undefined, '0.0.4'].includes(version)) return 'text';
+  }
+  return 'text';
+}
 
 type Labels = Readonly<Record<string, string>>;
 interface Sample {
   readonly labels: Labels;
   readonly value: number;
-  /** A suffix of the family's name (`_total` for counters). */
-  readonly suffix?: string;
 }
-interface Family {
+
+/** A family as berth declares it; `metricFamily` checks it before anything is written. */
+export interface FamilySpec {
+  /** The family's name; a counter's samples add `_total`. */
   readonly name: string;
   readonly type: 'gauge' | 'counter';
-  readonly unit?: string;
+  /** A base unit (https://prometheus.io/docs/practices/naming/#base-units), the name's suffix. */
+  readonly unit?: 'seconds';
   readonly help: string;
   readonly samples: readonly Sample[];
 }
 
-/** A label value escaped as the format asks: backslash, double quote, line feed. */
+/** A family whose name, unit and type agree with OpenMetrics 1.0 and Prometheus' naming. */
+export type Family = FamilySpec & { readonly checked: true };
+
+/** berth's names: snake_case, no colons (reserved for recording rules). */
+const FAMILY_NAME = /^berth_[a-z0-9_]*[a-z0-9]$/;
+/** The suffixes OpenMetrics gives sample names, which a family's own name must not end in. */
+const SAMPLE_SUFFIXES = ['_total', '_created', '_count', '_sum', '_bucket', '_info'];
+
+/**
+ * The family, checked against OpenMetrics 1.0 (https://prometheus.io/docs/specs/om/open_metrics_spec/):
+ * a unit is the name's suffix after an underscore (Prometheus' OpenMetrics parser fails the whole
+ * scrape on a `# UNIT` that is not: "unit not a suffix of metric"), and no family name ends in a
+ * suffix its samples may carry (a counter's samples end in `_total`, which its name does not).
+ * Throws on a family that breaks them: a programming error, caught by the unit tests.
+ */
+export function metricFamily(spec: FamilySpec): Family {
+  const problem = !FAMILY_NAME.test(spec.name)
+    ? 'is not a snake_case name beginning berth_'
+    : spec.unit !== undefined && !spec.name.endsWith(`_${spec.unit}`)
+      ? `has the unit ${spec.unit}, so its name must end in _${spec.unit}`
+      : SAMPLE_SUFFIXES.find((suffix) => spec.name.endsWith(suffix))
+        ? `ends in a suffix of sample names (${SAMPLE_SUFFIXES.join(', ')})`
+        : spec.help.trim() === ''
+          ? 'has no help'
+          : undefined;
+  if (problem) throw new Error(`metric family ${spec.name} ${problem}`);
+  return { ...spec, checked: true };
+}
+
+/** A label value escaped as both formats ask: backslash, double quote, line feed. */
 const escaped = (value: string): string =>
   value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
+
+/** A value as both formats write it: `+Inf`/`-Inf`, `NaN`, or the number. */
+function valueText(value: number): string {
+  if (value === Number.POSITIVE_INFINITY) return '+Inf';
+  if (value === Number.NEGATIVE_INFINITY) return '-Inf';
+  return String(value);
+}
+
+/** The name a family's samples carry. */
+const sampleName = (family: Family) =>
+  family.type === 'counter' ? `${family.name}_total` : family.name;
 
 function sampleLine(family: Family, sample: Sample): string {
   const labels = Object.entries(sample.labels)
     .map(([key, value]) => `${key}="${escaped(value)}"`)
     .join(',');
-  return `${family.name}${sample.suffix ?? ''}{${labels}} ${sample.value}`;
+  return `${sampleName(family)}{${labels}} ${valueText(sample.value)}`;
 }
 
-function familyText(family: Family): string[] {
+/**
+ * One family's lines. OpenMetrics: TYPE, UNIT and HELP under the family's name, the help escaped
+ * as a label value is. The text format: HELP and TYPE under the samples' name (a counter's ends
+ * in `_total`), the help with only backslash and line feed escaped, and no UNIT.
+ */
+function familyText(format: ExpositionFormat, family: Family): string[] {
+  const samples = family.samples.map((sample) => sampleLine(family, sample));
+  if (format === 'text') {
+    const help = family.help.replaceAll('\\', '\\\\').replaceAll('\n', '\\n');
+    const name = sampleName(family);
+    return [`# HELP ${name} ${help}`, `# TYPE ${name} ${family.type}`, ...samples];
+  }
   return [
     `# TYPE ${family.name} ${family.type}`,
     ...(family.unit ? [`# UNIT ${family.name} ${family.unit}`] : []),
-    `# HELP ${family.name} ${family.help}`,
-    ...family.samples.map((sample) => sampleLine(family, sample)),
+    `# HELP ${family.name} ${escaped(family.help)}`,
+    ...samples,
   ];
 }
 
@@ -90,7 +181,7 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
   const poolFamily = (
     field: 'enis' | 'capacity' | 'assigned' | 'idle' | 'ready' | 'cooling',
     help: string,
-  ): Family => ({
+  ): FamilySpec => ({
     name: `berth_eni_pool_${field}`,
     type: 'gauge',
     help,
@@ -102,7 +193,7 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
       record,
     })),
   );
-  return [
+  const specs: FamilySpec[] = [
     {
       name: 'berth_range_size',
       type: 'gauge',
@@ -155,7 +246,7 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
       })),
     },
     {
-      name: 'berth_settle_oldest_releasing_age',
+      name: 'berth_settle_oldest_releasing_age_seconds',
       type: 'gauge',
       unit: 'seconds',
       help: 'How long the oldest releasing value has waited (0 with none); past two minutes the repair pass finishes it.',
@@ -169,12 +260,12 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
       type: 'counter',
       help: 'Passes this process ran, by outcome.',
       samples: passes.flatMap(({ labels, record }) => [
-        { labels: { ...labels, outcome: 'succeeded' }, value: record.succeeded, suffix: '_total' },
-        { labels: { ...labels, outcome: 'failed' }, value: record.failed, suffix: '_total' },
+        { labels: { ...labels, outcome: 'succeeded' }, value: record.succeeded },
+        { labels: { ...labels, outcome: 'failed' }, value: record.failed },
       ]),
     },
     {
-      name: 'berth_pass_last_run_age',
+      name: 'berth_pass_last_run_age_seconds',
       type: 'gauge',
       unit: 'seconds',
       help: 'How long ago the last run of a pass ended in this process.',
@@ -193,14 +284,22 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
       ),
     },
   ];
+  return specs.map(metricFamily);
 }
 
-/** The OpenMetrics text of every cluster's reading at `now`, ending in `# EOF`. */
-export function openMetricsText(readings: readonly MetricsReading[], now: number): string {
+/**
+ * Every cluster's reading at `now` in `format`: OpenMetrics ends in `# EOF`, the text format in
+ * a line feed. A family without samples is left out.
+ */
+export function metricsText(
+  format: ExpositionFormat,
+  readings: readonly MetricsReading[],
+  now: number,
+): string {
   const lines = families(readings, now)
     .filter((family) => family.samples.length > 0)
-    .flatMap(familyText);
-  return `${[...lines, '# EOF'].join('\n')}\n`;
+    .flatMap((family) => familyText(format, family));
+  return `${[...lines, ...(format === 'openmetrics' ? ['# EOF'] : [])].join('\n')}\n`;
 }
 
 /** Counts each pass's outcomes as a process runs them (the local server's timers). */
