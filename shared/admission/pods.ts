@@ -29,11 +29,12 @@ import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostport
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import { PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
 import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
+import { type AllocationCarriers, noStoredCarrier } from '../k8s/allocation-carriers.js';
 import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
 import { annotationOf, objectAt, stringAt } from '../vocabulary/opaque.js';
 import type { Owner } from '../vocabulary/owner.js';
-import { isGeneratedName, namedFrom, sameObject } from '../vocabulary/owner.js';
+import { isGeneratedName, mayBeReinvocation, namedFrom, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { allow, deny } from './response.js';
@@ -55,6 +56,12 @@ export interface PodAdmissionDeps extends Omit<HostPortAllocatorDeps, 'view'> {
   readonly onAllocated?: (event: { readonly id: string; readonly conflicts: number }) => void;
   /** Public fronts, when the config has any (shared/fronts/). */
   readonly fronts?: PodFrontsDeps;
+  /**
+   * The stored pods that carry an allocation id, read from the cluster: what tells a
+   * re-invocation of a `generateName` pod from a copy. Without a cluster, berth cannot tell, and
+   * a carried id of an unnamed pod always gets a fresh allocation.
+   */
+  readonly carriers?: AllocationCarriers;
 }
 
 /** What the pod handler needs for public fronts. */
@@ -188,8 +195,8 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       const record = await deps.store.getRecord(carriedId);
       if (
         record &&
-        sameObject(record.pod, podRef) &&
-        podCarriesHostPorts(pod, specs, record.ports)
+        podCarriesHostPorts(pod, specs, record.ports) &&
+        (await isRecordedPod(record, podRef))
       ) {
         const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true);
         if (typeof fronts === 'string') return deny(409, fronts);
@@ -231,6 +238,17 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       if (error instanceof HostPortQuotaError) return deny(403, error.message);
       throw error;
     }
+  }
+
+  /**
+   * Whether the pod admitted now is the one `record` was written for: the same named pod, or
+   * the same `generateName` CREATE called again (a re-invocation: no stored pod carries the id
+   * yet, so this one cannot be a copy of one).
+   */
+  async function isRecordedPod(record: PodPortRecord, pod: Owner): Promise<boolean> {
+    if (sameObject(record.pod, pod)) return true;
+    if (!mayBeReinvocation(record.pod, record.createdAt, pod, deps.now())) return false;
+    return noStoredCarrier(deps.carriers, 'Pod', pod.namespace, record.id);
   }
 
   /**

@@ -47,6 +47,40 @@ export function sameObject(record: Owner, owner: Owner): boolean {
 }
 
 /**
+ * How long after an admission the apiserver may still be working on its request: it gives a
+ * request 60 s (kube-apiserver `--request-timeout`,
+ * https://kubernetes.io/docs/reference/command-line-tools-reference/kube-apiserver/) and a webhook
+ * at most 30 s (`timeoutSeconds`), so 90 s is past any call of a request berth admitted, a
+ * re-invocation included, and past any write it could still commit.
+ */
+export const COMMIT_WINDOW_MS = 90_000;
+
+/**
+ * Whether `owner`, an object the apiserver has not named yet, may be the request that wrote
+ * `record` (at `recordedAt`, epoch ms) called again after a later webhook changed it
+ * (`reinvocationPolicy: IfNeeded`): same kind, namespace and generateName, neither named, and
+ * still within the request's lifetime at `now`. The apiserver sends a re-invocation under a new
+ * `request.uid`, so nothing in the request tells it from a copy of a stored object that carries
+ * berth's annotations: only that no stored object carries the allocation id yet can (berth's first
+ * patch is on the re-invoked object, and on nothing stored while the request is in flight).
+ */
+export function mayBeReinvocation(
+  record: Owner,
+  recordedAt: number,
+  owner: Owner,
+  now: number,
+): boolean {
+  return (
+    record.kind === owner.kind &&
+    record.namespace === owner.namespace &&
+    record.name === '' &&
+    owner.name === '' &&
+    (record.generateName ?? '') === (owner.generateName ?? '') &&
+    now - recordedAt < COMMIT_WINDOW_MS
+  );
+}
+
+/**
  * Whether `named`, a stored and named object, is the one the apiserver named for `record`, an
  * owner written without a name (a CREATE with generateName): same kind and namespace, and
  * `carriesRecorded`, the kind's own evidence that it holds what was recorded (asked only once
