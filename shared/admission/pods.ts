@@ -34,9 +34,10 @@ import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-i
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
 import { annotationOf, objectAt, stringAt } from '../vocabulary/opaque.js';
 import type { Owner } from '../vocabulary/owner.js';
-import { isGeneratedName, mayBeReinvocation, namedFrom, sameObject } from '../vocabulary/owner.js';
+import { mayBeReinvocation, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
+import { isRecordsPod } from './pod-identity.js';
 import { allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -97,61 +98,6 @@ function podRefOf(request: AdmissionRequest, pod: PodObject): Owner {
     // A CREATE with generateName: until berth learns the name, the request is the pod.
     ...(name === '' ? { request: request.uid } : {}),
   };
-}
-
-const isObject = (value: unknown): value is PodObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const listAt = (object: PodObject | undefined, key: string): readonly unknown[] => {
-  const value = object?.[key];
-  return Array.isArray(value) ? value : [];
-};
-
-/** Every host port the pod's containers carry. A pod's ports never change once it is created. */
-function carriedHostPorts(pod: PodObject): Set<number> {
-  const spec = objectAt(pod, 'spec');
-  const ports = new Set<number>();
-  for (const container of [...listAt(spec, 'containers'), ...listAt(spec, 'initContainers')]) {
-    for (const entry of listAt(isObject(container) ? container : undefined, 'ports')) {
-      if (isObject(entry) && typeof entry.hostPort === 'number') ports.add(entry.hostPort);
-    }
-  }
-  return ports;
-}
-
-/**
- * Whether `pod` (stored, named) is the one the apiserver named for a record written without a
- * name. Host ports are shared, so carrying the recorded ports is not enough: the name must also
- * be made from the recorded generateName (which the pod keeps), and every recorded port be among
- * its own. Another pod given the id (an UPDATE of its annotations) carries its own ports.
- */
-function podNamedFrom(record: PodPortRecord, pod: Owner, object: PodObject): boolean {
-  return namedFrom(record.pod, pod, () => {
-    const generateName = pod.generateName ?? '';
-    if ((record.pod.generateName ?? '') !== generateName) return false;
-    const carried = carriedHostPorts(object);
-    return (
-      isGeneratedName(pod.name, generateName) &&
-      record.ports.every((held) => carried.has(held.port))
-    );
-  });
-}
-
-/**
- * Teaches the record of a stored pod created with generateName the name the apiserver gave it
- * (the binding webhook, which reads the pod): from then on its release is keyed by that name.
- */
-export async function learnPodName(store: PodNameStore, pod: PodObject): Promise<void> {
-  const id = carriedAllocationId(pod);
-  const generateName = stringAt(pod, 'metadata', 'generateName') ?? '';
-  if (id === undefined || generateName === '') return;
-  const ref: Owner = {
-    kind: 'Pod',
-    namespace: stringAt(pod, 'metadata', 'namespace') ?? 'default',
-    name: stringAt(pod, 'metadata', 'name') ?? '',
-    generateName,
-  };
-  const record = await store.getRecord(id);
-  if (record && podNamedFrom(record, ref, pod)) await store.learnName(id, ref);
 }
 
 /** The patch's fronts: the addresses known, for a pod with a fronted port; none otherwise. */
@@ -300,23 +246,19 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const podRef = podRefOf(request, pod);
     // A name Kubernetes would never have stored was never recorded.
     if (oversizedIdentity('Pod', podRef) !== undefined) return allow();
-    // The record's own pod, by name; or, when the record was written before the apiserver
-    // named the pod, the pod made from its generateName that carries its ports. Its fronts are
-    // queued to come down only when the record was this pod's: an id written onto another pod
-    // (pods have no UPDATE webhook) must not take a live game server's listener with it.
-    const released = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });
-    const quota = quotaOf(podRef.namespace);
-    if (released || podRef.generateName === '') {
-      await releaseQuota(deps.store, quota, released);
-      if (released) await releaseFronts(id, podRef, pod);
-      return allow();
-    }
+    // Only the record's own pod releases it: an id written onto another pod (pods have no
+    // UPDATE webhook) must not free a live game server's ports or take its listener with it.
     const record = await deps.store.getRecord(id);
-    if (record && podNamedFrom(record, podRef, pod)) {
-      const named = await releaseHostPorts(allocator, id, podRef);
-      await releaseQuota(deps.store, quota, named);
-      if (named) await releaseFronts(id, podRef, pod);
-    }
+    if (record === undefined) return allow();
+    const stored = {
+      ...pod,
+      metadata: { ...objectAt(pod, 'metadata'), namespace: podRef.namespace },
+    };
+    if (!(await isRecordsPod(deps.carriers, record, stored))) return allow();
+    // Conditioned on the record as read: one that learned another pod meanwhile stays.
+    const released = await releaseHostPorts(allocator, id, record.pod);
+    await releaseQuota(deps.store, quotaOf(podRef.namespace), released);
+    if (released) await releaseFronts(id, podRef, pod);
     return allow();
   }
 

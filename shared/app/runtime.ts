@@ -206,6 +206,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           nodeAddressTypes: config.nodeAddressTypes,
           now,
           records: hostPortStore,
+          ...(carriers ? { carriers } : {}),
           ...(deps.fronts ? { fronts: deps.fronts.binding } : {}),
         })
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),

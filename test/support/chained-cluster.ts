@@ -103,6 +103,8 @@ export interface ChainedCluster {
   readonly nlbArn: string;
   /** The fronts pass over the stand-in (with `nlb`). */
   frontsPass(): Promise<unknown>;
+  /** Moves berth's clock (its runtime, fronts and the fake ELBv2) `ms` ahead. */
+  advance(ms: number): void;
   /** Waits until queued front work is done. */
   settleFronts(): Promise<void>;
   request(method: string, path: string, body?: unknown): Promise<ApiAnswer>;
@@ -115,7 +117,8 @@ export async function startChainedCluster(
   options: { readonly nlb?: boolean } = {},
 ): Promise<ChainedCluster> {
   const api = await startKubeApiServer();
-  const now = Date.now;
+  let skew = 0;
+  const now = () => Date.now() + skew;
   const elbv2 = new FakeElbv2({ now });
   const nlb = elbv2.addLoadBalancer({ name: 'games', vpcId: 'vpc-1' });
   const config = parseConfig({
@@ -156,6 +159,7 @@ export async function startChainedCluster(
     config,
     dynamo,
     tableName,
+    now,
     clusterApi,
     ...(wiring ? { fronts: { pods: wiring.pods, binding: wiring.binding } } : {}),
   });
@@ -169,6 +173,9 @@ export async function startChainedCluster(
     runtime,
     elbv2,
     nlbArn: nlb.arn,
+    advance: (ms) => {
+      skew += ms;
+    },
     frontsPass: async () => {
       if (!wiring) throw new Error('no fronts configured');
       return wiring.pass(clusterApi);
