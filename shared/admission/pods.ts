@@ -10,7 +10,11 @@
 import type { BerthConfig } from '../config/schema.js';
 import { FrontPoolFullError } from '../fronts/errors.js';
 import { type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
-import { claimListeners, type ListenerClaimDeps } from '../fronts/listener-claim.js';
+import {
+  claimListeners,
+  type ListenerClaimDeps,
+  releaseClaimedListeners,
+} from '../fronts/listener-claim.js';
 import { frontedPortsOf } from '../fronts/pod-fronts.js';
 import type { FrontQueue } from '../fronts/work.js';
 import {
@@ -25,7 +29,12 @@ import {
   HostPortQuotaError,
 } from '../hostports/errors.js';
 import type { HostPortRange } from '../hostports/model.js';
-import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
+import {
+  buildPodPatch,
+  ownHostPorts,
+  podCarriesHostPorts,
+  podContainersOf,
+} from '../hostports/patch.js';
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import { PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
 import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
@@ -166,7 +175,14 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const quota = { namespace: podRef.namespace, asked: portsAsked(specs), dryRun };
     try {
       const outcome = await withinQuota(deps.store, quotaOf(podRef.namespace), quota, () =>
-        allocateHostPorts(allocator, { id, pod: podRef, specs, ranges: rangeByName, dryRun }),
+        allocateHostPorts(allocator, {
+          id,
+          pod: podRef,
+          specs,
+          ranges: rangeByName,
+          dryRun,
+          carried: ownHostPorts(pod, specs),
+        }),
       );
       if (request.dryRun !== true) deps.onAllocated?.({ id, conflicts: outcome.conflicts });
       return allow(
@@ -178,12 +194,20 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
         }),
       );
     } catch (error) {
+      // Refused by berth itself: the pod will never exist, so its listener slots go now.
+      if (!dryRun && fronts.size > 0) await releaseListeners(id);
       if (error instanceof HostPortContentionError)
         return deny(409, `${PORTS_PATH}: ${error.message}`);
       if (error instanceof HostPortBlockError) return deny(409, error.message);
       if (error instanceof HostPortQuotaError) return deny(403, error.message);
       throw error;
     }
+  }
+
+  /** Frees a refused CREATE's listener slots; the fronts pass frees them if this cannot. */
+  async function releaseListeners(id: string): Promise<void> {
+    const claims = deps.fronts?.listeners;
+    if (claims) await releaseClaimedListeners(claims, id).catch(() => undefined);
   }
 
   /**

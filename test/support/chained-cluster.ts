@@ -103,6 +103,8 @@ export interface ChainedCluster {
   readonly nlbArn: string;
   /** The fronts pass over the stand-in (with `nlb`). */
   frontsPass(): Promise<unknown>;
+  /** The NLB listener slots berth holds, by allocation id (with `nlb`). */
+  listenerHolders(): Promise<string[]>;
   /** Moves berth's clock (its runtime, fronts and the fake ELBv2) `ms` ahead. */
   advance(ms: number): void;
   /** Waits until queued front work is done. */
@@ -173,6 +175,10 @@ export async function startChainedCluster(
     runtime,
     elbv2,
     nlbArn: nlb.arn,
+    listenerHolders: async () => {
+      if (!wiring) throw new Error('no fronts configured');
+      return (await wiring.store.listSlots()).map((record) => record.owner.allocationId).sort();
+    },
     advance: (ms) => {
       skew += ms;
     },
