@@ -6,8 +6,11 @@
  * between writes, and the simulated apiserver refuses or delays writes admission allowed and
  * keeps Services behind finalizers (bench/support/chaos.ts). A third of the Services and half the
  * pods are created with generateName (the apiserver names them after admission); some CREATEs are
- * seen again under the same request uid, and stored generateName objects are copied under
- * another request, which must never be admitted as the original.
+ * seen again under the same request uid, some are called again under a new one after another
+ * webhook changed them (a re-invocation, which must keep its first allocation), stored
+ * generateName objects are copied under another request, which must never be admitted as the
+ * original, and live game servers are copied outside berth and the copies deleted, which must
+ * free nothing of the original.
  */
 
 import { startDynamoDbLocal } from '../shared/local/dynamodb-local.js';

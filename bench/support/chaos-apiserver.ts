@@ -90,6 +90,19 @@ export class SimulatedApiServer {
     });
   }
 
+  /**
+   * A pod created where berth's webhook never saw it (it asked for no ports at its CREATE), stored
+   * at once; undefined when the name is taken.
+   */
+  createNow(resource: Resource, given: Stored): Stored | undefined {
+    const object = this.#named(given);
+    const key = keyOf(object);
+    if (this.#map(resource).has(key)) return undefined;
+    const stored = this.#stored(object);
+    this.#map(resource).set(key, stored);
+    return structuredClone(stored);
+  }
+
   /** An UPDATE admission allowed, from `read`: refused when the object changed since. */
   update(read: V1Service, next: V1Service, admitted: number): WriteFate {
     const key = keyOf(read);

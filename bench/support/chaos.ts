@@ -210,6 +210,8 @@ export async function runChaos(
     tableName,
     now,
     random,
+    // Reads the stored objects, as a cluster's webhook does: what tells a re-invocation from a copy.
+    clusterApi: api,
     randomBytes: (size) => Uint8Array.from({ length: size }, () => Math.floor(random() * 256)),
     settler: () =>
       new QueueSettler(
@@ -290,6 +292,76 @@ export async function runChaos(
         `${admitted.kind} ${idOf(admitted)} seen again: ${again.allowed ? `new id ${id}` : `denied ${again.code}`}`,
       );
   };
+  const podKey = (pod: V1Pod | V1Service) => `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+  /** Pods made outside berth, and pods whose DELETE was asked: neither is a copy's original. */
+  const outsideCopies = new Set<string>();
+  const deleting = new Set<string>();
+  /**
+   * The apiserver calling berth again after a later webhook (an injector) changed the object,
+   * under a new request uid (`reinvocationPolicy: IfNeeded`), before anything is stored: the
+   * same object keeps its first allocation, named or generateName, and is never denied.
+   */
+  const reinvoked = async <T extends V1Service | V1Pod>(
+    resource: 'services' | 'pods',
+    admitted: T,
+  ): Promise<T> => {
+    if (random() >= 0.3) return admitted;
+    count(`${admitted.kind} CREATE re-invoked after another webhook`);
+    const injected = structuredClone(admitted);
+    injected.metadata = {
+      ...injected.metadata,
+      labels: { ...injected.metadata?.labels, 'sidecar.example.com/injected': 'true' },
+    };
+    const name = injected.metadata?.name ?? '';
+    const again = await call(review({ resource, operation: 'CREATE', name, object: injected }));
+    if (again === 'failed') return admitted;
+    const after = again.allowed ? applyPatch(injected, decodePatch(again.patch)) : undefined;
+    if (after === undefined || idOf(after) !== idOf(admitted)) {
+      violations.push(
+        `${admitted.kind} ${idOf(admitted)} re-invoked: ${after ? `a second allocation ${idOf(after)}` : `denied ${again.code}`} at ${elapsed()}`,
+      );
+      return admitted;
+    }
+    return after;
+  };
+  /**
+   * A pod made from a live game server's manifest outside berth (no `berth.dev/ports` at its
+   * CREATE, so berth never saw it; the annotation added by an UPDATE, which pods have no webhook
+   * for), later deleted through berth's DELETE webhook: the original keeps everything it holds.
+   */
+  const copyOutsideBerth = async () => {
+    const original = pick(
+      apiserver
+        .live('pods')
+        .filter(
+          (pod) =>
+            idOf(pod) !== '' && !outsideCopies.has(podKey(pod)) && !deleting.has(podKey(pod)),
+        ),
+    );
+    if (!original) return;
+    const key = podKey(original);
+    const before = await clean.hostPortStore.getRecord(idOf(original));
+    count('pod copied outside berth, then deleted');
+    const copy = structuredClone(original);
+    const { name: _n, uid: _u, resourceVersion: _r, ...metadata } = copy.metadata ?? {};
+    copy.metadata = original.metadata?.generateName
+      ? metadata
+      : { ...metadata, name: `${original.metadata?.name}-copy${serial++}` };
+    const stored = apiserver.createNow('pods', copy);
+    if (!stored) return;
+    outsideCopies.add(podKey(stored));
+    const name = stored.metadata?.name ?? '';
+    await call(review({ resource: 'pods', operation: 'DELETE', name, oldObject: stored }));
+    apiserver.deletePod(stored as V1Pod);
+    // Only a DELETE of the original itself may free its ports: none was asked meanwhile.
+    const live =
+      !deleting.has(key) &&
+      apiserver.live('pods').some((p) => `${p.metadata?.namespace}/${p.metadata?.name}` === key);
+    if (live && before && (await clean.hostPortStore.getRecord(idOf(original))) === undefined)
+      violations.push(
+        `the DELETE of a copy of ${key} freed its ports (${idOf(original)}) at ${elapsed()}`,
+      );
+  };
   /**
    * A copy of a stored object created with generateName (`kubectl get -o json`, name, uid and
    * resourceVersion dropped, generateName kept), created under another request: a new object,
@@ -349,8 +421,9 @@ export async function runChaos(
     const answer = await call(body);
     let fate: string = answer === 'failed' ? 'failed' : 'denied';
     if (answer !== 'failed' && answer.allowed) {
-      const admitted = applyPatch(object, decodePatch(answer.patch));
-      await seenAgain(body, admitted);
+      const first = applyPatch(object, decodePatch(answer.patch));
+      await seenAgain(body, first);
+      const admitted = await reinvoked('services', first);
       fate = apiserver.create('services', admitted, answer.startedAt);
       trace?.(`${elapsed()} CREATE ${traced(admitted)} ${fate}`);
     }
@@ -419,8 +492,9 @@ export async function runChaos(
     const answer = await call(body);
     let fate: string = answer === 'failed' ? 'failed' : 'denied';
     if (answer !== 'failed' && answer.allowed) {
-      const admitted = applyPatch(object, decodePatch(answer.patch));
-      await seenAgain(body, admitted);
+      const first = applyPatch(object, decodePatch(answer.patch));
+      await seenAgain(body, first);
+      const admitted = await reinvoked('pods', first);
       admitted.status = { phase: 'Running' };
       fate = apiserver.create('pods', admitted, answer.startedAt);
     }
@@ -431,6 +505,7 @@ export async function runChaos(
     const current = pick(apiserver.live('pods'));
     if (!current) return;
     count('pod DELETE');
+    deleting.add(podKey(current));
     const name = current.metadata?.name ?? '';
     // failurePolicy Ignore, as for Services.
     await call(review({ resource: 'pods', operation: 'DELETE', name, oldObject: current }));
@@ -705,6 +780,7 @@ export async function runChaos(
     deletePod,
     () => copyOf('services', apiserver.live('services')),
     () => copyOf('pods', apiserver.live('pods')),
+    copyOutsideBerth,
     eniAdd,
     eniDel,
     eniLateDel,

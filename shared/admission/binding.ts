@@ -9,16 +9,22 @@ import type { V1NodeAddress } from '@kubernetes/client-node';
 import type { NodeAddressType } from '../config/schema.js';
 import { type BindingFrontsDeps, frontsAtBinding } from '../fronts/binding-fronts.js';
 import { frontedPortsOf, toldFronts } from '../fronts/pod-fronts.js';
-import type { PodNameStore } from '../hostports/store.js';
+import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
+import type { AllocationCarriers } from '../k8s/allocation-carriers.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { parseIp } from '../net/ip.js';
 import { carriedAllocationId } from '../vocabulary/allocation-id.js';
-import { ADDRESS_ANNOTATION, FRONTS_ANNOTATION, NODE_ANNOTATION } from '../vocabulary/labels.js';
+import {
+  ADDRESS_ANNOTATION,
+  ALLOCATION_ID_ANNOTATION,
+  FRONTS_ANNOTATION,
+  NODE_ANNOTATION,
+} from '../vocabulary/labels.js';
 import { objectAt, stringAt } from '../vocabulary/opaque.js';
 import { setMetadataEntries } from '../vocabulary/patch.js';
 import type { AdmissionHandler } from './dispatch.js';
-import { learnPodName } from './pods.js';
+import { isRecordsPod } from './pod-identity.js';
 import { nodeForGameServer } from './removal-guard.js';
 import { allow } from './response.js';
 
@@ -36,12 +42,38 @@ export interface PodBindingAdmissionDeps {
    */
   readonly nodes?: Pick<ClusterApi, 'getNode'>;
   /**
-   * The pods' host port records: a pod created with generateName was recorded with no name,
-   * and the pod read here has the one the apiserver gave it, which its record learns.
+   * The pods' host port records: the binding acts for an allocation only for the pod its record
+   * was written for (./pod-identity.ts), and teaches the record the pod's name and uid. Without
+   * them no pod is told fronts.
    */
   readonly records?: PodNameStore;
+  /** The stored pods that carry an id: what tells a generateName pod from its copies. */
+  readonly carriers?: AllocationCarriers;
   /** Public fronts, when the config has any: addresses written, their making queued. */
   readonly fronts?: BindingFrontsDeps;
+}
+
+/**
+ * The pod's host port record when the pod is the one it was written for; `other` when it is
+ * another pod's (or none), undefined when berth could not tell (no records, a store that did not
+ * answer).
+ */
+async function ownRecord(
+  deps: PodBindingAdmissionDeps,
+  id: string,
+  pod: JsonObject,
+  dryRun: boolean,
+): Promise<PodPortRecord | 'other' | undefined> {
+  const records = deps.records;
+  if (records === undefined) return undefined;
+  try {
+    const record = await records.getRecord(id);
+    if (record === undefined) return 'other';
+    const own = await isRecordsPod(deps.carriers, record, pod, dryRun ? undefined : records);
+    return own ? record : 'other';
+  } catch {
+    return undefined;
+  }
 }
 
 const IP_TYPES: ReadonlySet<string> = new Set(['ExternalIP', 'InternalIP']);
@@ -94,11 +126,9 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
     // An id not of berth's shape is no id (a hand-written or mangled annotation): untouched.
     const allocationId = carriedAllocationId(pod as JsonObject);
     if (allocationId === undefined) return allow();
-    if (deps.records && request.dryRun !== true) {
-      // Worth a try, never a refusal: the pod's DELETE learns the name too, and a binding must
-      // still get its annotations while the store is slow.
-      await learnPodName(deps.records, pod as JsonObject).catch(() => undefined);
-    }
+    // The fronts are the allocation's, so only its own pod is told them or put behind them. A
+    // store that does not answer costs the fronts (the fronts pass makes them), never the binding.
+    const record = await ownRecord(deps, allocationId, pod as JsonObject, request.dryRun === true);
 
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];
@@ -121,7 +151,17 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
         entries[ADDRESS_ANNOTATION] = address;
       }
     }
-    const fronted = deps.fronts === undefined ? [] : frontedPortsOf(pod as JsonObject);
+    const fronted =
+      deps.fronts === undefined || record === undefined || record === 'other'
+        ? []
+        : frontedPortsOf(pod as JsonObject, record.ports);
+    if (record === 'other' && frontedPortsOf(pod as JsonObject).length > 0) {
+      // A copy of another game server: the addresses it carries are that one's, and go.
+      entries[FRONTS_ANNOTATION] = '{}';
+      warnings.push(
+        `${FRONTS_ANNOTATION}: ${ALLOCATION_ID_ANNOTATION} ${allocationId} is not this pod's allocation; no public address`,
+      );
+    }
     if (deps.fronts !== undefined && fronted.length > 0) {
       const fronts = await frontsAtBinding(deps.fronts, {
         namespace,

@@ -10,7 +10,11 @@
 import type { BerthConfig } from '../config/schema.js';
 import { FrontPoolFullError } from '../fronts/errors.js';
 import { type FrontsOffered, NO_FRONTS } from '../fronts/front-spec.js';
-import { claimListeners, type ListenerClaimDeps } from '../fronts/listener-claim.js';
+import {
+  claimListeners,
+  type ListenerClaimDeps,
+  releaseClaimedListeners,
+} from '../fronts/listener-claim.js';
 import { frontedPortsOf } from '../fronts/pod-fronts.js';
 import type { FrontQueue } from '../fronts/work.js';
 import {
@@ -25,17 +29,24 @@ import {
   HostPortQuotaError,
 } from '../hostports/errors.js';
 import type { HostPortRange } from '../hostports/model.js';
-import { buildPodPatch, podCarriesHostPorts, podContainersOf } from '../hostports/patch.js';
+import {
+  buildPodPatch,
+  ownHostPorts,
+  podCarriesHostPorts,
+  podContainersOf,
+} from '../hostports/patch.js';
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import { PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
 import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
+import { type AllocationCarriers, noStoredCarrier } from '../k8s/allocation-carriers.js';
 import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
 import { annotationOf, objectAt, stringAt } from '../vocabulary/opaque.js';
 import type { Owner } from '../vocabulary/owner.js';
-import { isGeneratedName, namedFrom, sameObject } from '../vocabulary/owner.js';
+import { mayBeReinvocation, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
+import { isRecordsPod } from './pod-identity.js';
 import { allow, deny } from './response.js';
 import type { AdmissionRequest } from './review.js';
 
@@ -55,6 +66,12 @@ export interface PodAdmissionDeps extends Omit<HostPortAllocatorDeps, 'view'> {
   readonly onAllocated?: (event: { readonly id: string; readonly conflicts: number }) => void;
   /** Public fronts, when the config has any (shared/fronts/). */
   readonly fronts?: PodFrontsDeps;
+  /**
+   * The stored pods that carry an allocation id, read from the cluster: what tells a
+   * re-invocation of a `generateName` pod from a copy. Without a cluster, berth cannot tell, and
+   * a carried id of an unnamed pod always gets a fresh allocation.
+   */
+  readonly carriers?: AllocationCarriers;
 }
 
 /** What the pod handler needs for public fronts. */
@@ -90,61 +107,6 @@ function podRefOf(request: AdmissionRequest, pod: PodObject): Owner {
     // A CREATE with generateName: until berth learns the name, the request is the pod.
     ...(name === '' ? { request: request.uid } : {}),
   };
-}
-
-const isObject = (value: unknown): value is PodObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const listAt = (object: PodObject | undefined, key: string): readonly unknown[] => {
-  const value = object?.[key];
-  return Array.isArray(value) ? value : [];
-};
-
-/** Every host port the pod's containers carry. A pod's ports never change once it is created. */
-function carriedHostPorts(pod: PodObject): Set<number> {
-  const spec = objectAt(pod, 'spec');
-  const ports = new Set<number>();
-  for (const container of [...listAt(spec, 'containers'), ...listAt(spec, 'initContainers')]) {
-    for (const entry of listAt(isObject(container) ? container : undefined, 'ports')) {
-      if (isObject(entry) && typeof entry.hostPort === 'number') ports.add(entry.hostPort);
-    }
-  }
-  return ports;
-}
-
-/**
- * Whether `pod` (stored, named) is the one the apiserver named for a record written without a
- * name. Host ports are shared, so carrying the recorded ports is not enough: the name must also
- * be made from the recorded generateName (which the pod keeps), and every recorded port be among
- * its own. Another pod given the id (an UPDATE of its annotations) carries its own ports.
- */
-function podNamedFrom(record: PodPortRecord, pod: Owner, object: PodObject): boolean {
-  return namedFrom(record.pod, pod, () => {
-    const generateName = pod.generateName ?? '';
-    if ((record.pod.generateName ?? '') !== generateName) return false;
-    const carried = carriedHostPorts(object);
-    return (
-      isGeneratedName(pod.name, generateName) &&
-      record.ports.every((held) => carried.has(held.port))
-    );
-  });
-}
-
-/**
- * Teaches the record of a stored pod created with generateName the name the apiserver gave it
- * (the binding webhook, which reads the pod): from then on its release is keyed by that name.
- */
-export async function learnPodName(store: PodNameStore, pod: PodObject): Promise<void> {
-  const id = carriedAllocationId(pod);
-  const generateName = stringAt(pod, 'metadata', 'generateName') ?? '';
-  if (id === undefined || generateName === '') return;
-  const ref: Owner = {
-    kind: 'Pod',
-    namespace: stringAt(pod, 'metadata', 'namespace') ?? 'default',
-    name: stringAt(pod, 'metadata', 'name') ?? '',
-    generateName,
-  };
-  const record = await store.getRecord(id);
-  if (record && podNamedFrom(record, ref, pod)) await store.learnName(id, ref);
 }
 
 /** The patch's fronts: the addresses known, for a pod with a fronted port; none otherwise. */
@@ -188,8 +150,8 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       const record = await deps.store.getRecord(carriedId);
       if (
         record &&
-        sameObject(record.pod, podRef) &&
-        podCarriesHostPorts(pod, specs, record.ports)
+        podCarriesHostPorts(pod, specs, record.ports) &&
+        (await isRecordedPod(record, podRef))
       ) {
         const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true);
         if (typeof fronts === 'string') return deny(409, fronts);
@@ -213,7 +175,14 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const quota = { namespace: podRef.namespace, asked: portsAsked(specs), dryRun };
     try {
       const outcome = await withinQuota(deps.store, quotaOf(podRef.namespace), quota, () =>
-        allocateHostPorts(allocator, { id, pod: podRef, specs, ranges: rangeByName, dryRun }),
+        allocateHostPorts(allocator, {
+          id,
+          pod: podRef,
+          specs,
+          ranges: rangeByName,
+          dryRun,
+          carried: ownHostPorts(pod, specs),
+        }),
       );
       if (request.dryRun !== true) deps.onAllocated?.({ id, conflicts: outcome.conflicts });
       return allow(
@@ -225,12 +194,31 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
         }),
       );
     } catch (error) {
+      // Refused by berth itself: the pod will never exist, so its listener slots go now.
+      if (!dryRun && fronts.size > 0) await releaseListeners(id);
       if (error instanceof HostPortContentionError)
         return deny(409, `${PORTS_PATH}: ${error.message}`);
       if (error instanceof HostPortBlockError) return deny(409, error.message);
       if (error instanceof HostPortQuotaError) return deny(403, error.message);
       throw error;
     }
+  }
+
+  /** Frees a refused CREATE's listener slots; the fronts pass frees them if this cannot. */
+  async function releaseListeners(id: string): Promise<void> {
+    const claims = deps.fronts?.listeners;
+    if (claims) await releaseClaimedListeners(claims, id).catch(() => undefined);
+  }
+
+  /**
+   * Whether the pod admitted now is the one `record` was written for: the same named pod, or
+   * the same `generateName` CREATE called again (a re-invocation: no stored pod carries the id
+   * yet, so this one cannot be a copy of one).
+   */
+  async function isRecordedPod(record: PodPortRecord, pod: Owner): Promise<boolean> {
+    if (sameObject(record.pod, pod)) return true;
+    if (!mayBeReinvocation(record.pod, record.createdAt, pod, deps.now())) return false;
+    return noStoredCarrier(deps.carriers, 'Pod', pod.namespace, record.id);
   }
 
   /**
@@ -282,23 +270,19 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     const podRef = podRefOf(request, pod);
     // A name Kubernetes would never have stored was never recorded.
     if (oversizedIdentity('Pod', podRef) !== undefined) return allow();
-    // The record's own pod, by name; or, when the record was written before the apiserver
-    // named the pod, the pod made from its generateName that carries its ports. Its fronts are
-    // queued to come down only when the record was this pod's: an id written onto another pod
-    // (pods have no UPDATE webhook) must not take a live game server's listener with it.
-    const released = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });
-    const quota = quotaOf(podRef.namespace);
-    if (released || podRef.generateName === '') {
-      await releaseQuota(deps.store, quota, released);
-      if (released) await releaseFronts(id, podRef, pod);
-      return allow();
-    }
+    // Only the record's own pod releases it: an id written onto another pod (pods have no
+    // UPDATE webhook) must not free a live game server's ports or take its listener with it.
     const record = await deps.store.getRecord(id);
-    if (record && podNamedFrom(record, podRef, pod)) {
-      const named = await releaseHostPorts(allocator, id, podRef);
-      await releaseQuota(deps.store, quota, named);
-      if (named) await releaseFronts(id, podRef, pod);
-    }
+    if (record === undefined) return allow();
+    const stored = {
+      ...pod,
+      metadata: { ...objectAt(pod, 'metadata'), namespace: podRef.namespace },
+    };
+    if (!(await isRecordsPod(deps.carriers, record, stored))) return allow();
+    // Conditioned on the record as read: one that learned another pod meanwhile stays.
+    const released = await releaseHostPorts(allocator, id, record.pod);
+    await releaseQuota(deps.store, quotaOf(podRef.namespace), released);
+    if (released) await releaseFronts(id, podRef, pod);
     return allow();
   }
 

@@ -51,7 +51,7 @@ export interface ClusterAdmissionDeps {
   readonly dynamo: DynamoDBClient;
   readonly tableName: string;
   /** The binding webhook's pod and node reads, and the ServiceCIDRs read before Service writes. */
-  readonly reader: Pick<ClusterApi, 'getPod' | 'getNode'> &
+  readonly reader: Pick<ClusterApi, 'getPod' | 'getNode' | 'listPods' | 'listServices'> &
     Required<Pick<ClusterApi, 'listServiceCidrs'>>;
   /** Where a Service's values that wait for the apiserver's commit are queued. */
   readonly queue: SettleQueue;

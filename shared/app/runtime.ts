@@ -20,6 +20,7 @@ import { eniPoolStatus } from '../eni/status.js';
 import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
 import { hasFronts } from '../fronts/front-spec.js';
 import { hostPortRangeUsage } from '../hostports/allocator.js';
+import { clusterCarriers } from '../k8s/allocation-carriers.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { clusterServiceCidrs } from '../k8s/service-cidrs.js';
@@ -44,11 +45,11 @@ export interface RuntimeDeps {
   readonly dynamo: DynamoDBClient;
   readonly tableName: string;
   /**
-   * The Kubernetes reads of the binding webhook, all the runtime uses; without them bindings are
-   * allowed untouched, with a warning. The local server passes its full `ClusterApi`; the
+   * The Kubernetes reads of the webhooks (the binding's pod and node, the namespace lists that
+   * tell a re-invocation from a copy); without them bindings are allowed untouched, with a warning. The local server passes its full `ClusterApi`; the
    * admission Lambda passes a small HTTPS reader (../k8s/https-node-reader.ts).
    */
-  readonly clusterApi?: Pick<ClusterApi, 'getPod' | 'getNode'>;
+  readonly clusterApi?: Pick<ClusterApi, 'getPod' | 'getNode' | 'listPods' | 'listServices'>;
   /**
    * Lists Services, to name the holder of a value whose Service wrote no owner record (`berth
    * status --holder IP`); without it such a holder is given by its allocation id.
@@ -150,8 +151,11 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const frontStore =
     deps.fronts?.binding.store ??
     (hasFronts(config) ? new DynamoFrontStore(storeOptions) : undefined);
+  // What tells a re-invocation of a generateName object from a copy: the stored objects.
+  const carriers = cluster ? clusterCarriers(cluster) : undefined;
   const pods = podAdmission({
     config,
+    ...(carriers ? { carriers } : {}),
     store: hostPortStore,
     random,
     randomBytes,
@@ -170,6 +174,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     now,
     settler: deps.settler?.(allocator) ?? new ImmediateSettler(allocator),
     cidrs: serviceCidrs,
+    ...(carriers ? { carriers } : {}),
   });
   const source = deps.serviceCidrSource;
   const freshCidrs = source
@@ -201,6 +206,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           nodeAddressTypes: config.nodeAddressTypes,
           now,
           records: hostPortStore,
+          ...(carriers ? { carriers } : {}),
           ...(deps.fronts ? { fronts: deps.fronts.binding } : {}),
         })
       : async () => allow(undefined, [NO_CLUSTER_WARNING]),

@@ -107,3 +107,20 @@ export async function claimListeners(
     }
   }
 }
+
+/**
+ * Frees the listener slots `allocationId` claimed and nothing has made yet: for a CREATE berth
+ * itself refused after claiming them (a quota, a block that does not fit), whose pod will never
+ * exist. Waiting for the fronts pass would let a namespace at its quota hold the whole pool.
+ */
+export async function releaseClaimedListeners(
+  deps: Pick<ListenerClaimDeps, 'store' | 'now'>,
+  allocationId: string,
+): Promise<void> {
+  const slots = await deps.store.listSlots();
+  for (const record of slots) {
+    if (record.owner.allocationId === allocationId && record.state === 'claimed') {
+      await deps.store.freeSlot(record.slot, allocationId, deps.now());
+    }
+  }
+}

@@ -16,7 +16,6 @@ import { chooseNodeAddress } from '../admission/binding.js';
 import { isNotFound, isResourceInUse } from '../aws/error-codes.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { carriedAllocationId } from '../vocabulary/allocation-id.js';
-import { GAME_SERVER_LABEL } from '../vocabulary/labels.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
 import { FRONT_TAGS, ignoreGone, taggedFor, tagsOf, targetGroupName } from './nlb-front.js';
@@ -72,8 +71,8 @@ export interface FrontsPassSummary {
 }
 
 interface LiveOwner {
-  readonly pod: V1Pod;
-  readonly bound: boolean;
+  /** The live pods that carry the id: one, unless someone copied it. */
+  readonly pods: readonly V1Pod[];
 }
 
 function isLive(pod: V1Pod): boolean {
@@ -81,15 +80,19 @@ function isLive(pod: V1Pod): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed';
 }
 
-/** Live game servers by allocation id. */
+/**
+ * Live pods by the allocation id they carry. Every pod is listed, not only those labelled game
+ * servers: a label anyone can remove must not make a running game server's fronts look leaked
+ * (the host port repair, which lists every pod, keeps its host port meanwhile).
+ */
 async function liveOwners(kube: FrontsPassDeps['kube']): Promise<Map<string, LiveOwner>> {
-  const owners = new Map<string, LiveOwner>();
-  for await (const pod of kube.listPods({ labelSelector: `${GAME_SERVER_LABEL}=true` })) {
+  const owners = new Map<string, V1Pod[]>();
+  for await (const pod of kube.listPods()) {
     const id = carriedAllocationId(pod as Readonly<Record<string, unknown>>);
     if (id === undefined || !isLive(pod)) continue;
-    owners.set(id, { pod, bound: (pod.spec?.nodeName ?? '') !== '' });
+    owners.set(id, [...(owners.get(id) ?? []), pod]);
   }
-  return owners;
+  return new Map([...owners].map(([id, pods]) => [id, { pods }]));
 }
 
 /** One pass. */
@@ -169,8 +172,11 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
   // accelerator destination's bind costs no call when it is in place: queued again at once.
   const overdue = (key: string) => (claimedAt.get(key) ?? 0) < startedAt - REQUEUE_GRACE_MS;
   for (const [allocationId, owner] of owners) {
-    if (!owner.bound) continue;
-    const ports = frontedPortsOf(owner.pod as Readonly<Record<string, unknown>>);
+    // Two live pods carry the id: one is a copy, and berth cannot tell which, so it binds
+    // neither again (what the real one's binding made stays in place).
+    const [pod, ...others] = owner.pods;
+    if (pod === undefined || others.length > 0 || (pod.spec?.nodeName ?? '') === '') continue;
+    const ports = frontedPortsOf(pod as Readonly<Record<string, unknown>>);
     const missing = ports.some((port) => {
       const key = `${allocationId}/${port.name}`;
       return port.front === 'nlb'
@@ -179,7 +185,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     });
     if (!missing) continue;
     await each(async () => {
-      const nodeName = owner.pod.spec?.nodeName ?? '';
+      const nodeName = pod.spec?.nodeName ?? '';
       const node = await deps.kube.getNode(nodeName);
       const nodeAddress = chooseNodeAddress(node?.status?.addresses ?? [], ['InternalIP']);
       if (nodeAddress === undefined) return;
@@ -189,8 +195,8 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
         {
           kind: 'bind',
           cluster: deps.cluster,
-          namespace: owner.pod.metadata?.namespace ?? 'default',
-          pod: owner.pod.metadata?.name ?? '',
+          namespace: pod.metadata?.namespace ?? 'default',
+          pod: pod.metadata?.name ?? '',
           allocationId,
           node: nodeName,
           nodeAddress,

@@ -25,17 +25,29 @@ function parsed(text: string | undefined): unknown {
   }
 }
 
-/** The pod's ports that asked for a front, with the host port each was given. */
-export function frontedPortsOf(pod: JsonObject): FrontedPortWork[] {
+/**
+ * The pod's ports that asked for a front, with the host port each was given: from `held`, the
+ * ports berth recorded for its allocation, when given (an annotation anyone can edit must not
+ * name another game server's host port), else from `berth.dev/host-ports`.
+ */
+export function frontedPortsOf(
+  pod: JsonObject,
+  held?: readonly { readonly name: string; readonly port: number }[],
+): FrontedPortWork[] {
   const specs = parsed(annotationOf(pod, PORTS_ANNOTATION));
-  const hostPorts = parsed(annotationOf(pod, HOST_PORTS_ANNOTATION));
+  const hostPorts =
+    held === undefined
+      ? parsed(annotationOf(pod, HOST_PORTS_ANNOTATION))
+      : Object.fromEntries(held.map((port) => [port.name, port.port]));
   if (!Array.isArray(specs) || typeof hostPorts !== 'object' || hostPorts === null) return [];
   const ports: FrontedPortWork[] = [];
   for (const entry of specs) {
     if (typeof entry !== 'object' || entry === null) continue;
     const { name, front, protocol } = entry as Record<string, unknown>;
     if (typeof name !== 'string' || !(FRONT_KINDS as readonly unknown[]).includes(front)) continue;
-    const hostPort = (hostPorts as Record<string, unknown>)[name];
+    const hostPort = Object.hasOwn(hostPorts, name)
+      ? (hostPorts as Record<string, unknown>)[name]
+      : undefined;
     if (typeof hostPort !== 'number') continue;
     const known = (PORT_PROTOCOLS as readonly unknown[]).includes(protocol);
     ports.push({

@@ -87,6 +87,11 @@ export interface AllocationRequest {
   readonly ranges: ReadonlyMap<string, HostPortRange>;
   /** Choose from the current counts but write nothing (`dryRun: true`). */
   readonly dryRun: boolean;
+  /**
+   * Host port numbers the pod holds already outside berth's specs (hand-written `hostPort`s, a
+   * `hostNetwork` pod's own container ports): never handed to it again.
+   */
+  readonly carried?: ReadonlySet<number>;
 }
 
 /** What an allocation did. */
@@ -111,6 +116,7 @@ export function planPorts(
   counts: ReadonlyMap<string, RangeCounts>,
   random: Random,
   racing = false,
+  carried: ReadonlySet<number> = new Set(),
 ): HeldPort[] {
   const held = new Map<number, HeldPort[]>();
   for (const name of rangesOf(specs)) {
@@ -120,8 +126,13 @@ export function planPorts(
     const inRange = specs.filter((s) => isAllocated(s.portPolicy) && s.range === name);
     const perItem = observed.portsPerItem;
     const itemOf = perItem ? (offset: number) => Math.floor((first + offset) / perItem) : undefined;
-    // Ports held by pods berth never admitted are never chosen, as if this pod had them.
+    // Ports held by pods berth never admitted are never chosen, as if this pod had them; nor,
+    // of course, are the ones it has (the apiserver refuses a host port listed twice).
     const taken = new Set<number>(observed.foreign);
+    for (const port of carried) {
+      const offset = port - first;
+      if (offset >= 0 && offset < observed.range.size) taken.add(offset);
+    }
     const blocks = inRange.filter((s) => s.count !== undefined);
     for (const spec of blocks.toSorted((a, b) => portsOf(b) - portsOf(a))) {
       const size = portsOf(spec);
@@ -271,7 +282,7 @@ async function allocateAttempts(
     const record: PodPortRecord = {
       id: request.id,
       pod: request.pod,
-      ports: planPorts(request.specs, counts, deps.random, slack.racing),
+      ports: planPorts(request.specs, counts, deps.random, slack.racing, request.carried),
       createdAt: deps.now(),
       token,
     };

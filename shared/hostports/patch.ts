@@ -148,6 +148,38 @@ function mergePorts(existing: readonly unknown[], entries: readonly PortEntry[])
   return [...merged, ...entries.filter((e) => !placed.has(e))];
 }
 
+/**
+ * The host port numbers the pod holds outside berth's specs: every container port entry's
+ * `hostPort`, and in a `hostNetwork` pod every `containerPort` too (its container ports are host
+ * ports), except the entries berth's patch puts its own in place of (a spec port's name, or,
+ * outside hostNetwork, a spec's containerPort and protocol). berth never hands the pod one of
+ * them: the apiserver refuses a host port listed twice, and a hostNetwork pod's own entry would
+ * be replaced by berth's.
+ */
+export function ownHostPorts(pod: JsonObject, specs: readonly PortSpec[]): Set<number> {
+  const spec = asObject(pod.spec);
+  const hostNetwork = spec?.hostNetwork === true;
+  const names = new Set(specs.flatMap((s) => [s.name, `${s.name}-tcp`, `${s.name}-udp`]));
+  const replaced = (entry: JsonObject) =>
+    (typeof entry.name === 'string' && names.has(entry.name)) ||
+    (!hostNetwork &&
+      specs.some(
+        (s) =>
+          s.containerPort === entry.containerPort &&
+          (s.protocol === 'TCPUDP' || s.protocol === protocolOf(entry)),
+      ));
+  const held = new Set<number>();
+  for (const container of [...asArray(spec?.containers), ...asArray(spec?.initContainers)]) {
+    for (const item of asArray(asObject(container)?.ports)) {
+      const entry = asObject(item);
+      if (entry === undefined || replaced(entry)) continue;
+      if (typeof entry.hostPort === 'number') held.add(entry.hostPort);
+      if (hostNetwork && typeof entry.containerPort === 'number') held.add(entry.containerPort);
+    }
+  }
+  return held;
+}
+
 function mergeEnv(
   existing: readonly unknown[],
   vars: readonly { name: string; value: string }[],

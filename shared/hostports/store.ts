@@ -135,12 +135,12 @@ export interface UseLevel {
   readonly concurrentSince?: number;
 }
 
-/** Where the record of a pod created with generateName learns the name the apiserver gave it. */
+/** Where a pod's record learns the stored pod: the name the apiserver gave it, and its uid. */
 export interface PodNameStore extends Pick<HostPortStore, 'getRecord'> {
   /**
-   * Writes the name the apiserver gave a pod recorded without one: only while the record under
-   * `id` is unnamed, of `pod.namespace` and `pod.generateName`. False when it is not (already
-   * named, another pod's, gone): nothing changed.
+   * Writes the stored pod's name and uid into the record under `id`: only while it is unnamed,
+   * of `pod.namespace` and `pod.generateName`, or named `pod.name` with no uid learned yet. False
+   * when it is not (another pod's, learned already, gone): nothing changed.
    */
   learnName(id: string, pod: Owner): Promise<boolean>;
 }

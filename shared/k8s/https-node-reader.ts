@@ -1,14 +1,15 @@
 /**
- * The two Kubernetes reads the `pods/binding` webhook makes (a pod, a node), and the list of
- * ServiceCIDRs the Service webhook allocates within, over `node:https` alone. The admission
+ * The two Kubernetes reads the `pods/binding` webhook makes (a pod, a node), the list of
+ * ServiceCIDRs the Service webhook allocates within, and the lists of a namespace's pods and
+ * Services that tell a re-invoked `generateName` CREATE from a copy, over `node:https` alone. The admission
  * function needs nothing else from the API, and `@kubernetes/client-node`
  * with its undici transport is most of a megabyte and a hundred milliseconds of cold start; the
  * repair, scale and ENI passes, which list, patch and record events, keep the client-node adapter.
  * Failures leave this file as the same typed errors that adapter throws (./errors.ts).
  */
 import { Agent, request } from 'node:https';
-import type { V1Node, V1Pod, V1ServiceCIDR } from '@kubernetes/client-node';
-import type { ClusterApi } from './cluster-api.js';
+import type { V1ListMeta, V1Node, V1Pod, V1Service, V1ServiceCIDR } from '@kubernetes/client-node';
+import type { ClusterApi, ListOptions } from './cluster-api.js';
 import {
   isUnauthorized,
   KubernetesApiError,
@@ -24,6 +25,9 @@ import {
  * instead of being killed. A healthy apiserver answers a GET in milliseconds.
  */
 const KUBERNETES_READ_TIMEOUT_MS = 1_200;
+
+/** Objects per page of a list: the admission function lists one namespace, rarely. */
+const LIST_PAGE_SIZE = 500;
 
 /** An API server reached with a bearer token. */
 export interface BearerAccess {
@@ -59,7 +63,8 @@ interface Answer {
  * TLS handshakes.
  */
 export class HttpsClusterReader
-  implements Pick<ClusterApi, 'getPod' | 'getNode' | 'listServiceCidrs'>
+  implements
+    Pick<ClusterApi, 'getPod' | 'getNode' | 'listServiceCidrs' | 'listPods' | 'listServices'>
 {
   readonly #access: BearerAccessSource;
   readonly #timeoutMs: number;
@@ -96,6 +101,39 @@ export class HttpsClusterReader
       '/apis/networking.k8s.io/v1/servicecidrs',
     );
     return list === undefined ? undefined : (list.items ?? []);
+  }
+
+  listPods(options: ListOptions = {}): AsyncIterable<V1Pod> {
+    return this.#list<V1Pod>({ verb: 'list', resource: 'pods' }, '/api/v1/pods', options);
+  }
+
+  listServices(options: ListOptions = {}): AsyncIterable<V1Service> {
+    return this.#list<V1Service>(
+      { verb: 'list', resource: 'services' },
+      '/api/v1/services',
+      options,
+    );
+  }
+
+  /** A list read page by page (limit and continue), as the apiserver pages it. */
+  async *#list<T>(
+    target: KubernetesRequestTarget,
+    path: string,
+    options: ListOptions,
+  ): AsyncIterable<T> {
+    let next: string | undefined;
+    do {
+      const query = new URLSearchParams({ limit: String(options.pageSize ?? LIST_PAGE_SIZE) });
+      if (options.labelSelector) query.set('labelSelector', options.labelSelector);
+      if (options.fieldSelector) query.set('fieldSelector', options.fieldSelector);
+      if (next) query.set('continue', next);
+      const page = await this.#get<{ items?: T[]; metadata?: V1ListMeta }>(
+        target,
+        `${path}?${query}`,
+      );
+      yield* page?.items ?? [];
+      next = page?.metadata?._continue || undefined;
+    } while (next !== undefined);
   }
 
   /** Closes the kept-alive connections (tests, shutdown); later reads open new ones. */

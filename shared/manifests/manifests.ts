@@ -3,6 +3,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ScaleConfig } from '../config/schema.js';
 import { karpenterNodePoolOf } from '../node-pool/node-pool.js';
 import { placeholderManifests } from '../scale/placeholders.js';
+import { annotationGuard } from './annotation-guard.js';
 import { berthClusterRole, berthClusterRoleBinding } from './rbac.js';
 import { type FailOpen, mutatingWebhookConfiguration, type WebhookEndpoint } from './webhooks.js';
 
@@ -24,6 +25,8 @@ export function berthManifests(
     berthClusterRoleBinding(),
     ...(karpenterNodePoolOf(scale.nodePool) !== undefined ? placeholderManifests(scale) : []),
     mutatingWebhookConfiguration(endpoint, cluster, failOpen),
+    // After the webhooks: berth's own CREATE patch must be in place before pods are checked.
+    ...annotationGuard(),
   ];
 }
 

@@ -16,7 +16,7 @@
  * - `<cluster>#hostport-quotas` / `<namespace>`: the host ports a namespace with a quota holds.
  * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name (empty until
  *   berth learns the name of a pod created with generateName), generateName, the creating
- *   request's uid while unnamed, the held (name, range, port, protocol) list, createdAt and the
+ *   request's uid while unnamed, the pod's own uid once a binding or DELETE read it, the held (name, range, port, protocol) list, createdAt and the
  *   writing allocation's token.
  *
  * No transaction: DynamoDB bills a transactional write twice, and none is needed. An allocation
@@ -179,18 +179,21 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     const samePod = pod.generateName
       ? '(#name = :name OR (#name = :unnamed AND #generateName = :generateName))'
       : '#name = :name';
+    // A record that learned its pod's uid is released only by that pod, not a namesake.
+    const sameUid = pod.uid === undefined ? '' : ' AND (attribute_not_exists(#uid) OR #uid = :uid)';
     let old: Record<string, AttributeValue> | undefined;
     const write = await conditionalWrite(this.meter, async () => {
       const out = await this.#client.send(
         new DeleteItemCommand({
           TableName: this.#table,
           Key: this.#recordKey(id),
-          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${token === undefined ? '' : ' AND #token = :token'}`,
+          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${sameUid}${token === undefined ? '' : ' AND #token = :token'}`,
           ExpressionAttributeNames: {
             '#pk': PK,
             '#ns': 'namespace',
             '#name': 'name',
             ...(pod.generateName ? { '#generateName': 'generateName' } : {}),
+            ...(pod.uid === undefined ? {} : { '#uid': 'uid' }),
             ...(token === undefined ? {} : { '#token': 'token' }),
           },
           ExpressionAttributeValues: {
@@ -199,6 +202,7 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
             ...(pod.generateName
               ? { ':unnamed': { S: '' }, ':generateName': { S: pod.generateName } }
               : {}),
+            ...(pod.uid === undefined ? {} : { ':uid': { S: pod.uid } }),
             ...(token === undefined ? {} : { ':token': { S: token } }),
           },
           ReturnValues: 'ALL_OLD',
@@ -218,20 +222,24 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
         new UpdateItemCommand({
           TableName: this.#table,
           Key: this.#recordKey(id),
-          UpdateExpression: 'SET #name = :name',
+          UpdateExpression:
+            pod.uid === undefined ? 'SET #name = :name' : 'SET #name = :name, #uid = :uid',
+          // Unnamed, of this generateName; or named so, with no uid learned yet.
           ConditionExpression:
-            'attribute_exists(#pk) AND #ns = :ns AND #name = :unnamed AND #generateName = :generateName',
+            'attribute_exists(#pk) AND #ns = :ns AND ((#name = :unnamed AND #generateName = :generateName) OR (#name = :name AND attribute_not_exists(#uid)))',
           ExpressionAttributeNames: {
             '#pk': PK,
             '#ns': 'namespace',
             '#name': 'name',
             '#generateName': 'generateName',
+            '#uid': 'uid',
           },
           ExpressionAttributeValues: {
             ':ns': { S: pod.namespace },
             ':name': { S: pod.name },
             ':unnamed': { S: '' },
             ':generateName': { S: pod.generateName ?? '' },
+            ...(pod.uid === undefined ? {} : { ':uid': { S: pod.uid } }),
           },
           ReturnConsumedCapacity: 'TOTAL',
         }),
@@ -499,6 +507,7 @@ function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {
     // partition holds pods' records only, so decoding gives the kind back.
     generateName: { S: record.pod.generateName ?? '' },
     ...(record.pod.request === undefined ? {} : { request: { S: record.pod.request } }),
+    ...(record.pod.uid === undefined ? {} : { uid: { S: record.pod.uid } }),
     ports: {
       L: record.ports.map((p) => ({
         M: { n: { S: p.name }, r: { S: p.range }, p: { N: String(p.port) }, t: { S: p.protocol } },
@@ -524,6 +533,7 @@ function decodeRecord(item: Record<string, AttributeValue>): PodPortRecord {
       name: item.name?.S ?? '',
       generateName: item.generateName?.S ?? '',
       ...(item.request?.S === undefined ? {} : { request: item.request.S }),
+      ...(item.uid?.S === undefined ? {} : { uid: item.uid.S }),
     },
     ports: (item.ports?.L ?? []).map((entry) => ({
       name: entry.M?.n?.S ?? '',

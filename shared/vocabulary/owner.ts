@@ -28,13 +28,18 @@ export interface Owner {
    * thing that tells the same request seen again from a copy of the stored object.
    */
   readonly request?: string;
+  /**
+   * The stored object's `metadata.uid`, once berth has read it (a binding, a DELETE): a CREATE
+   * has none yet, and a copy of the object under the same name is another uid.
+   */
+  readonly uid?: string;
 }
 
 /**
  * Whether `record` (an owner as stored) is `owner`: same kind, namespace, name and generateName,
- * and an owner not yet named (generateName) only as the request that created it, seen again. A
- * copy of the stored object carries its annotations, values and generateName too, under another
- * request.
+ * an owner not yet named (generateName) only as the request that created it, seen again, and,
+ * where both are known, the same uid. A copy of the stored object carries its annotations,
+ * values and generateName too, under another request and another uid.
  */
 export function sameObject(record: Owner, owner: Owner): boolean {
   return (
@@ -42,7 +47,42 @@ export function sameObject(record: Owner, owner: Owner): boolean {
     record.namespace === owner.namespace &&
     record.name === owner.name &&
     (record.generateName ?? '') === (owner.generateName ?? '') &&
-    (owner.name !== '' || (record.request !== undefined && record.request === owner.request))
+    (owner.name !== '' || (record.request !== undefined && record.request === owner.request)) &&
+    (record.uid === undefined || owner.uid === undefined || record.uid === owner.uid)
+  );
+}
+
+/**
+ * How long after an admission the apiserver may still be working on its request: it gives a
+ * request 60 s (kube-apiserver `--request-timeout`,
+ * https://kubernetes.io/docs/reference/command-line-tools-reference/kube-apiserver/) and a webhook
+ * at most 30 s (`timeoutSeconds`), so 90 s is past any call of a request berth admitted, a
+ * re-invocation included, and past any write it could still commit.
+ */
+export const COMMIT_WINDOW_MS = 90_000;
+
+/**
+ * Whether `owner`, an object the apiserver has not named yet, may be the request that wrote
+ * `record` (at `recordedAt`, epoch ms) called again after a later webhook changed it
+ * (`reinvocationPolicy: IfNeeded`): same kind, namespace and generateName, neither named, and
+ * still within the request's lifetime at `now`. The apiserver sends a re-invocation under a new
+ * `request.uid`, so nothing in the request tells it from a copy of a stored object that carries
+ * berth's annotations: only that no stored object carries the allocation id yet can (berth's first
+ * patch is on the re-invoked object, and on nothing stored while the request is in flight).
+ */
+export function mayBeReinvocation(
+  record: Owner,
+  recordedAt: number,
+  owner: Owner,
+  now: number,
+): boolean {
+  return (
+    record.kind === owner.kind &&
+    record.namespace === owner.namespace &&
+    record.name === '' &&
+    owner.name === '' &&
+    (record.generateName ?? '') === (owner.generateName ?? '') &&
+    now - recordedAt < COMMIT_WINDOW_MS
   );
 }
 

@@ -75,6 +75,9 @@ export class MemoryHostPortStore implements HostPortStore {
     const unnamed =
       !!pod.generateName && stored.pod.name === '' && stored.pod.generateName === pod.generateName;
     if (stored.pod.name !== pod.name && !unnamed) return undefined;
+    if (pod.uid !== undefined && stored.pod.uid !== undefined && stored.pod.uid !== pod.uid) {
+      return undefined;
+    }
     if (token !== undefined && stored.token !== token) return undefined;
     this.#records.delete(id);
     return stored;

@@ -30,6 +30,13 @@
  *   deleted ServiceCIDR stays, Ready False and Terminating, behind its finalizer while addresses
  *   only it covers remain (`pkg/controller/servicecidrs`); without it the group is unknown (404),
  *   as before 1.33. https://kubernetes.io/docs/tasks/network/extend-service-ip-ranges/
+ * - with `webhooks`, the admission chain (`admission-chain.ts`: webhooks in order, re-invocation)
+ *   for pods and Services written through HTTP: CREATE (then a `generateName` object is named, as
+ *   the apiserver names it after mutating admission: `rest.BeforeCreate` in
+ *   `staging/src/k8s.io/apiserver/pkg/registry/rest/create.go`), UPDATE by JSON patch, DELETE, and
+ *   the `pods/binding` subresource, whose Binding annotations are copied onto the pod as it is
+ *   bound (`setPodNodeAndMetadata` in `pkg/registry/core/pod/storage/storage.go`); a denial
+ *   answers the webhook's code with the apiserver's message. `dryRun=All` admits and stores nothing.
  * Listeners registered with `onChange` run after every change made through HTTP, so a
  * controller stand-in (sim/fleet-controller.ts) reacts as its real one would.
  * Tests seed and inspect the maps directly, record requests, require a bearer token, fail the
@@ -47,6 +54,7 @@ import type {
   CoreV1Event,
   KubeConfig,
   V1IPAddress,
+  V1MutatingWebhook,
   V1Node,
   V1Pod,
   V1PodDisruptionBudget,
@@ -56,6 +64,7 @@ import type {
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { bearerTokenKubeConfig } from '../../shared/k8s/kubeconfig.js';
 import { type CidrBlock, cidrContains, formatIp, parseCidr, parseIp } from '../../shared/net/ip.js';
+import { type ApiserverRequest, apiserverAdmit } from './admission-chain.js';
 import { applyPatch, JsonPatchError } from './json-patch.js';
 
 /** One request as the fake received it. */
@@ -100,7 +109,7 @@ export interface KubeApiServerOptions {
 /** What changed through HTTP, for controller stand-ins. */
 export interface ApiChange {
   readonly verb: 'patch' | 'delete' | 'evict' | 'create';
-  readonly resource: 'nodes' | 'pods' | 'gameservers';
+  readonly resource: 'nodes' | 'pods' | 'services' | 'gameservers';
   readonly key: string;
 }
 
@@ -124,6 +133,11 @@ export interface KubeApiServer {
   readonly requests: RecordedRequest[];
   /** The bearer token required from now on; undefined turns the check off. */
   token: string | undefined;
+  /**
+   * The mutating webhooks, in the order the apiserver calls them (berth's, then others), for
+   * pods and Services written through HTTP (create, patch, delete, binding): empty, none.
+   */
+  readonly webhooks: V1MutatingWebhook[];
   /** Stores a node with uid, resourceVersion and creationTimestamp filled in; returns the stored copy. */
   addNode(node: V1Node): V1Node;
   addPod(pod: V1Pod): V1Pod;
@@ -371,15 +385,15 @@ export async function startKubeApiServer(
   };
 
   /** A JSON patch of a stored node or pod, with the apiserver's answers. */
-  const patchObject = (
-    resource: 'nodes' | 'pods',
+  /** The object a JSON patch of `key` makes, and the one it was made from; nothing stored. */
+  const patchedObject = (
+    resource: 'nodes' | 'pods' | 'services',
     key: string,
     name: string,
     contentType: string,
     body: unknown,
-  ): JsonObject => {
-    const store = collections[resource];
-    const current = store.get(key);
+  ): { before: JsonObject; object: JsonObject } => {
+    const current = collections[resource].get(key);
     if (!current) throw notFound(resource, name);
     if (contentType !== 'application/json-patch+json') {
       throw new StatusFailure(
@@ -411,6 +425,19 @@ export async function startKubeApiServer(
     }
     const object = asObject(patched);
     if (!object) throw new StatusFailure(400, 'BadRequest', 'the patched object is not an object');
+    return { before, object };
+  };
+
+  /** Stores a patched object: its name unchanged, its resourceVersion still the stored one. */
+  const storePatched = (
+    resource: 'nodes' | 'pods' | 'services',
+    key: string,
+    name: string,
+    object: JsonObject,
+  ): JsonObject => {
+    const current = collections[resource].get(key);
+    if (!current) throw notFound(resource, name);
+    const before = toJson(current);
     const metadata = asObject(object.metadata) ?? {};
     if (str(metadata.name) !== name) {
       throw new StatusFailure(
@@ -427,13 +454,23 @@ export async function startKubeApiServer(
         { name, kind: resource },
       );
     }
-    object.metadata = { ...metadata, resourceVersion: nextVersion() };
-    store.set(key, object);
+    const stored = { ...object, metadata: { ...metadata, resourceVersion: nextVersion() } };
+    collections[resource].set(key, stored);
     changed({ verb: 'patch', resource, key });
-    return toJson(object);
+    return toJson(stored);
   };
 
-  /** 409 when the stored object no longer meets a delete's preconditions. */
+  const patchObject = (
+    resource: 'nodes' | 'pods',
+    key: string,
+    name: string,
+    contentType: string,
+    body: unknown,
+  ): JsonObject => {
+    const { object } = patchedObject(resource, key, name, contentType, body);
+    return storePatched(resource, key, name, object);
+  };
+
   const checkPreconditions = (resource: string, name: string, stored: object, body: unknown) => {
     const options = asObject(body === undefined ? null : toJson(body));
     const wanted = asObject(
@@ -604,9 +641,7 @@ export async function startKubeApiServer(
     }
     const name =
       str(metadata.name) ||
-      (str(metadata.generateName)
-        ? `${str(metadata.generateName)}${randomUUID().slice(0, 5)}`
-        : '');
+      (str(metadata.generateName) ? generatedName(str(metadata.generateName)) : '');
     if (!name) {
       throw invalid(
         'Event',
@@ -1017,14 +1052,6 @@ export async function startKubeApiServer(
         }
         if (method === 'DELETE') return { status: 200, body: deletePod(key, name, body) };
       }
-      if (resource === 'services' && rest.length === 3 && method === 'POST') {
-        const given = (body ?? {}) as V1Service;
-        const stored = server.addService({
-          ...given,
-          metadata: { ...given.metadata, namespace },
-        });
-        return { status: 201, body: toJson(stored) };
-      }
       if ((resource === 'pods' || resource === 'services') && rest.length <= 4) {
         if (method !== 'GET') throw methodNotAllowed();
         if (name === undefined) return { status: 200, body: list(resource, namespace, query) };
@@ -1032,6 +1059,203 @@ export async function startKubeApiServer(
       }
     }
     throw unknownPath();
+  };
+
+  /** Runs a request through the admission chain; the object as the webhooks left it. */
+  const admitted = async (call: ApiserverRequest): Promise<JsonObject> => {
+    const outcome = await apiserverAdmit(server.webhooks, call);
+    if (!outcome.allowed) {
+      const code = outcome.code ?? 400;
+      throw new StatusFailure(code, REASONS[code] ?? 'BadRequest', outcome.message ?? '');
+    }
+    return asObject(toJson(outcome.object ?? null)) ?? {};
+  };
+
+  /** POST of a pod or Service: admitted, then named from its generateName, then stored. */
+  const createAdmitted = async (
+    resource: 'pods' | 'services',
+    namespace: string,
+    body: unknown,
+    dryRun: boolean,
+  ): Promise<JsonObject> => {
+    const given = asObject(body === undefined ? null : toJson(body));
+    if (!given)
+      throw new StatusFailure(400, 'BadRequest', 'the body of the request is not an object');
+    const metadata = asObject(given.metadata) ?? {};
+    if (str(metadata.namespace) && str(metadata.namespace) !== namespace) {
+      throw new StatusFailure(
+        400,
+        'BadRequest',
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    // What only the apiserver sets is dropped from what the client sent, a copy's uid included.
+    const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ts, ...fields } = metadata;
+    const object = await admitted({
+      resource,
+      operation: 'CREATE',
+      namespace,
+      ...(str(metadata.name) ? { name: str(metadata.name) } : {}),
+      object: { ...given, metadata: { ...fields, namespace } },
+      dryRun,
+    });
+    const admittedMetadata = asObject(object.metadata) ?? {};
+    const generateName = str(admittedMetadata.generateName);
+    const name = str(admittedMetadata.name) || (generateName ? generatedName(generateName) : '');
+    const kind = resource === 'pods' ? 'Pod' : 'Service';
+    if (!name) {
+      throw invalid(
+        kind,
+        '',
+        'metadata.name',
+        '',
+        'name or generateName is required',
+        'FieldValueRequired',
+      );
+    }
+    const key = `${namespace}/${name}`;
+    if (collections[resource].has(key)) {
+      throw new StatusFailure(409, 'AlreadyExists', `${resource} "${name}" already exists`, {
+        name,
+        kind: resource,
+      });
+    }
+    const named = { ...object, metadata: { ...admittedMetadata, name, namespace } };
+    if (dryRun) return toJson(named);
+    const stored =
+      resource === 'pods' ? server.addPod(named as V1Pod) : server.addService(named as V1Service);
+    changed({ verb: 'create', resource, key });
+    return toJson(stored);
+  };
+
+  /** PATCH of a pod or Service: the patched object admitted as an UPDATE, then stored. */
+  const patchAdmitted = async (
+    resource: 'pods' | 'services',
+    namespace: string,
+    name: string,
+    contentType: string,
+    body: unknown,
+    dryRun: boolean,
+  ): Promise<JsonObject> => {
+    const key = `${namespace}/${name}`;
+    const { before, object } = patchedObject(resource, key, name, contentType, body);
+    const final = await admitted({
+      resource,
+      operation: 'UPDATE',
+      namespace,
+      name,
+      object,
+      oldObject: before,
+      dryRun,
+    });
+    return dryRun ? final : storePatched(resource, key, name, final);
+  };
+
+  /** DELETE of a pod or Service: admitted with the stored object as `oldObject`, then deleted. */
+  const deleteAdmitted = async (
+    resource: 'pods' | 'services',
+    namespace: string,
+    name: string,
+    body: unknown,
+    dryRun: boolean,
+  ): Promise<JsonObject> => {
+    const key = `${namespace}/${name}`;
+    const current = collections[resource].get(key);
+    if (!current) throw notFound(resource, name);
+    const oldObject = toJson(current);
+    await admitted({ resource, operation: 'DELETE', namespace, name, oldObject, dryRun });
+    if (dryRun) return oldObject;
+    if (resource === 'pods') return deletePod(key, name, body);
+    checkPreconditions('services', name, current, body);
+    server.removeService(namespace, name);
+    changed({ verb: 'delete', resource, key });
+    return oldObject;
+  };
+
+  /**
+   * POST of a Binding: admitted as `pods/binding` CREATE, then the pod bound to its target with
+   * the Binding's annotations copied onto it, as the apiserver's pod storage does.
+   */
+  const bindPod = async (
+    namespace: string,
+    name: string,
+    body: unknown,
+    dryRun: boolean,
+  ): Promise<JsonObject> => {
+    const key = `${namespace}/${name}`;
+    if (!pods.has(key)) throw notFound('pods', name);
+    const binding = asObject(body === undefined ? null : toJson(body)) ?? {};
+    const target = str(get(binding, ['target', 'name']));
+    if (!target) {
+      throw invalid('Binding', name, 'target.name', '', 'Required value', 'FieldValueRequired');
+    }
+    const admittedBinding = await admitted({
+      resource: 'pods',
+      subResource: 'binding',
+      operation: 'CREATE',
+      namespace,
+      name,
+      object: { ...binding, metadata: { ...(asObject(binding.metadata) ?? {}), name, namespace } },
+      dryRun,
+    });
+    const pod = toJson(pods.get(key));
+    const assigned = str(get(pod, ['spec', 'nodeName']));
+    if (assigned) {
+      throw new StatusFailure(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${assigned}"`,
+      );
+    }
+    if (!dryRun) {
+      const metadata = asObject(pod.metadata) ?? {};
+      const annotations = asObject(get(admittedBinding, ['metadata', 'annotations'])) ?? {};
+      pod.metadata = {
+        ...metadata,
+        annotations: { ...(asObject(metadata.annotations) ?? {}), ...annotations },
+        resourceVersion: nextVersion(),
+      };
+      pod.spec = { ...(asObject(pod.spec) ?? {}), nodeName: target };
+      pods.set(key, pod as unknown as V1Pod);
+      changed({ verb: 'patch', resource: 'pods', key });
+    }
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
+  };
+
+  /** The requests the admission chain sees, answered; undefined for every other request. */
+  const admittedRoute = async (
+    method: string,
+    path: string,
+    query: Readonly<Record<string, string>>,
+    contentType: string,
+    body: unknown,
+  ): Promise<{ status: number; body: JsonObject } | undefined> => {
+    const parts = path
+      .split('/')
+      .filter((part) => part.length > 0)
+      .map(decodeURIComponent);
+    const [api, version, namespaces, namespace = '', resource, name, subresource, ...more] = parts;
+    if (api !== 'api' || version !== 'v1' || namespaces !== 'namespaces' || more.length > 0) {
+      return undefined;
+    }
+    if (resource !== 'pods' && resource !== 'services') return undefined;
+    const dryRun = query.dryRun === 'All';
+    if (name === undefined) {
+      if (method !== 'POST') return undefined;
+      return { status: 201, body: await createAdmitted(resource, namespace, body, dryRun) };
+    }
+    if (subresource === 'binding' && resource === 'pods' && method === 'POST') {
+      return { status: 201, body: await bindPod(namespace, name, body, dryRun) };
+    }
+    if (subresource !== undefined) return undefined;
+    if (method === 'PATCH') {
+      const patched = await patchAdmitted(resource, namespace, name, contentType, body, dryRun);
+      return { status: 200, body: patched };
+    }
+    if (method === 'DELETE') {
+      return { status: 200, body: await deleteAdmitted(resource, namespace, name, body, dryRun) };
+    }
+    return undefined;
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -1082,7 +1306,9 @@ export async function startKubeApiServer(
       }
       if (badJson) throw new StatusFailure(400, 'BadRequest', 'the request body is not valid JSON');
       const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
-      const answer = route(method, url.pathname, query, contentType, body);
+      const answer =
+        (await admittedRoute(method, url.pathname, query, contentType, body)) ??
+        route(method, url.pathname, query, contentType, body);
       send(answer.status, answer.body);
     } catch (error) {
       if (error instanceof StatusFailure) {
@@ -1116,6 +1342,7 @@ export async function startKubeApiServer(
     ipAddresses,
     requests,
     token: options.token,
+    webhooks: [],
     addNode(node) {
       const stored = admit(node, false) as V1Node;
       nodes.set(stored.metadata?.name ?? '', stored);
@@ -1246,6 +1473,21 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The characters the apiserver draws generated names from (`k8s.io/apimachinery/pkg/util/rand`). */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/**
+ * A name made from `generateName` as the apiserver's `names.SimpleNameGenerator` makes it: at most
+ * 58 characters of it and 5 random ones.
+ */
+function generatedName(generateName: string): string {
+  let suffix = '';
+  for (let i = 0; i < 5; i++) {
+    suffix += NAME_ALPHABET[Math.floor(Math.random() * NAME_ALPHABET.length)];
+  }
+  return `${generateName.slice(0, 58)}${suffix}`;
 }
 
 function toJson(value: unknown): JsonObject {

@@ -29,10 +29,14 @@ describe('allocation under chaos', () => {
     expect(report.operations['refused by the apiserver']).toBeGreaterThan(0);
     expect(report.operations['stored late by the apiserver']).toBeGreaterThan(0);
     expect(report.operations['ENI late DEL']).toBeGreaterThan(0);
+    expect(report.operations['pod copied outside berth, then deleted']).toBeGreaterThan(0);
     // Objects created with generateName: copied under another request, and seen again.
     for (const kind of ['Service', 'Pod']) {
       expect(report.operations[`${kind} CREATE (a copy of a generateName one)`]).toBeGreaterThan(0);
       expect(report.operations[`${kind} CREATE seen again (same request uid)`]).toBeGreaterThan(0);
+      expect(report.operations[`${kind} CREATE re-invoked after another webhook`]).toBeGreaterThan(
+        0,
+      );
     }
     expect(report.leaks).toBeGreaterThan(0);
     expect(report.invariantChecks).toBeGreaterThan(5);

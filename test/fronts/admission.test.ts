@@ -13,6 +13,7 @@ import { parseConfig } from '../../shared/config/schema.js';
 import type { AcceleratorFront } from '../../shared/fronts/accelerator-front.js';
 import type { PoolMember } from '../../shared/fronts/listener-claim.js';
 import type { FrontWork } from '../../shared/fronts/work.js';
+import type { PodPortRecord } from '../../shared/hostports/store.js';
 import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import {
@@ -254,6 +255,18 @@ describe('fronts at binding', () => {
     warm: async () => undefined,
   };
 
+  /** What berth recorded for the pod at its CREATE: the host ports its fronts use. */
+  const RECORD: PodPortRecord = {
+    id: ID,
+    pod: { kind: 'Pod', namespace: 'default', name: 'gs-1' },
+    ports: [
+      { name: 'game', range: 'default', port: 7100, protocol: 'TCPUDP' },
+      { name: 'voice', range: 'default', port: 8042, protocol: 'UDP' },
+      { name: 'admin', range: 'default', port: 7200, protocol: 'UDP' },
+    ],
+    createdAt: 0,
+  };
+
   /** The pod as stored after a CREATE that told it `address` for its NLB port. */
   const toldAtCreate = (address: string): V1Pod => ({
     ...pod,
@@ -286,6 +299,7 @@ describe('fronts at binding', () => {
       },
       nodeAddressTypes: ['ExternalIP', 'InternalIP'],
       now: () => 42,
+      records: { getRecord: async () => RECORD, learnName: async () => true },
       fronts: {
         cluster: 'prod',
         store,
@@ -342,6 +356,28 @@ describe('fronts at binding', () => {
         ],
         boundAt: 42,
       },
+    ]);
+  });
+
+  it('fronts the host ports berth recorded, not ones written into the pod’s annotation', async () => {
+    // An UPDATE before scheduling names another game server's host port.
+    const edited: V1Pod = {
+      ...pod,
+      metadata: {
+        ...pod.metadata,
+        annotations: {
+          ...pod.metadata?.annotations,
+          [HOST_PORTS_ANNOTATION]: JSON.stringify({ game: 7101, voice: 8043, admin: 7200 }),
+        },
+      },
+    };
+    const { verdict, queued } = await bind(false, edited);
+    const binding = patched({ metadata: { name: 'gs-1' } }, verdict);
+    expect(JSON.parse(annotations(binding)[FRONTS_ANNOTATION] ?? '')).toMatchObject({
+      voice: '75.2.0.1:38042',
+    });
+    expect(queued[0]?.kind === 'bind' && queued[0].ports.map((p) => p.hostPort)).toEqual([
+      7100, 8042,
     ]);
   });
 

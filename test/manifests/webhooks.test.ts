@@ -316,13 +316,19 @@ describe('berth RBAC', () => {
 describe('berthManifests', () => {
   const scale = (nodePool: Record<string, string>) => parseConfig({ scale: { nodePool } }).scale;
 
-  it('creates the RBAC before the webhook configuration', () => {
+  it('creates the RBAC before the webhook configuration, and the pod guard after it', () => {
     const kinds = berthManifests(
       { url: 'https://h/admission' },
       'games',
       scale({ type: 'asg', name: 'g' }),
     ).map((object) => object.kind);
-    expect(kinds).toEqual(['ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration']);
+    expect(kinds).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'MutatingWebhookConfiguration',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
   });
 
   it('with node pool karpenter, adds the buffer placeholders: low priority, never preempting, one slot each', () => {
@@ -344,6 +350,8 @@ describe('berthManifests', () => {
       'PriorityClass',
       'Deployment',
       'MutatingWebhookConfiguration',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
     ]);
     const [, priority, deployment] = objects.slice(2) as [unknown, unknown, V1Deployment];
     expect(priority).toMatchObject({ value: -10, preemptionPolicy: 'Never' });

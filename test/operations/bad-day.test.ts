@@ -18,8 +18,8 @@ import { KubernetesUnreachableError } from '../../shared/k8s/errors.js';
 import type { RunningServer } from '../../shared/local/server.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { BYPASS_LABEL } from '../../shared/vocabulary/labels.js';
+import { type ApiserverRequest, apiserverAdmit } from '../../sim/fakes/admission-chain.js';
 import { review } from '../../sim/reviews.js';
-import { type ApiserverRequest, apiserverAdmit } from '../support/apiserver-admission.js';
 import { freshTable } from '../support/dynamo.js';
 
 const config = parseConfig({ cluster: 'games' });
@@ -39,7 +39,7 @@ async function example(file: string): Promise<Record<string, unknown>> {
   return JSON.parse(JSON.stringify(loadYaml(text)));
 }
 
-/** The webhook configuration `berth manifests --url … [--fail-open pods]` prints, aimed at `url`. */
+/** The webhooks `berth manifests --url … [--fail-open pods]` prints, aimed at `url`. */
 async function manifests(url: string, flags: Partial<ManifestsOptions> = {}) {
   let out = '';
   const command = createManifestsCommand({
@@ -64,8 +64,9 @@ async function manifests(url: string, flags: Partial<ManifestsOptions> = {}) {
   const list = JSON.parse(out) as { items: { kind: string }[] };
   const found = list.items.find((item) => item.kind === 'MutatingWebhookConfiguration');
   const configuration = found as V1MutatingWebhookConfiguration;
-  for (const webhook of configuration.webhooks ?? []) webhook.clientConfig.url = url;
-  return configuration;
+  const webhooks = configuration.webhooks ?? [];
+  for (const webhook of webhooks) webhook.clientConfig.url = url;
+  return webhooks;
 }
 
 describe('the bad day', () => {
@@ -162,7 +163,12 @@ describe('the bad day', () => {
         config,
         dynamo: client,
         tableName,
-        clusterApi: { getPod: unreachable, getNode: unreachable },
+        clusterApi: {
+          getPod: unreachable,
+          getNode: unreachable,
+          listPods: () => ({ [Symbol.asyncIterator]: () => ({ next: unreachable }) }),
+          listServices: () => ({ [Symbol.asyncIterator]: () => ({ next: unreachable }) }),
+        },
       }),
     );
     try {

@@ -1,0 +1,107 @@
+/**
+ * Whether a stored pod is the one a host port record was written for. Everything on a pod but
+ * its name and uid can be copied: a pod made from another's manifest outside berth's CREATE (no
+ * `berth.dev/ports` at CREATE, added by an UPDATE, which pods have no webhook for) carries the
+ * other's allocation id, host ports and labels. So every step that acts for an allocation (the
+ * binding, the DELETE) asks berth's own record first:
+ * - a record named at CREATE is the pod of that namespace and name, and, once a binding or
+ *   DELETE has read it, of that uid (a namesake made after the original went is another pod);
+ * - a record written before the apiserver named the pod (generateName) is the pod made from its
+ *   generateName that carries every recorded port, and only while it is the one stored pod that
+ *   carries the id: with two, berth cannot tell the original from a copy and acts for neither
+ *   (the allocation leaks until both are gone, which the repair pass frees; a value held by two
+ *   live pods would be worse). The first such binding writes the pod's name and uid into the
+ *   record, so from then on the simple rule holds.
+ */
+
+import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
+import type { AllocationCarriers } from '../k8s/allocation-carriers.js';
+import { objectAt, stringAt } from '../vocabulary/opaque.js';
+import { isGeneratedName, namedFrom, type Owner } from '../vocabulary/owner.js';
+
+type PodObject = Readonly<Record<string, unknown>>;
+
+const isObject = (value: unknown): value is PodObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const listAt = (object: PodObject | undefined, key: string): readonly unknown[] => {
+  const value = object?.[key];
+  return Array.isArray(value) ? value : [];
+};
+
+/** The stored pod as an owner: its namespace, name, generateName and uid. */
+export function storedPodOwner(pod: PodObject): Owner {
+  const uid = stringAt(pod, 'metadata', 'uid');
+  return {
+    kind: 'Pod',
+    namespace: stringAt(pod, 'metadata', 'namespace') || 'default',
+    name: stringAt(pod, 'metadata', 'name') ?? '',
+    generateName: stringAt(pod, 'metadata', 'generateName') ?? '',
+    ...(uid ? { uid } : {}),
+  };
+}
+
+/** Every host port the pod's containers carry. A pod's ports never change once it is created. */
+function carriedHostPorts(pod: PodObject): Set<number> {
+  const spec = objectAt(pod, 'spec');
+  const ports = new Set<number>();
+  for (const container of [...listAt(spec, 'containers'), ...listAt(spec, 'initContainers')]) {
+    for (const entry of listAt(isObject(container) ? container : undefined, 'ports')) {
+      if (isObject(entry) && typeof entry.hostPort === 'number') ports.add(entry.hostPort);
+    }
+  }
+  return ports;
+}
+
+/**
+ * Whether `pod` (stored, named) could be the one the apiserver named for a record written
+ * without a name: its name made from the recorded generateName (which the pod keeps), and every
+ * recorded port among its own. A copy made from it passes too: that is the carriers' question.
+ */
+export function podNamedFrom(record: PodPortRecord, pod: Owner, object: PodObject): boolean {
+  return namedFrom(record.pod, pod, () => {
+    const generateName = pod.generateName ?? '';
+    if ((record.pod.generateName ?? '') !== generateName) return false;
+    const carried = carriedHostPorts(object);
+    return (
+      isGeneratedName(pod.name, generateName) &&
+      record.ports.every((held) => carried.has(held.port))
+    );
+  });
+}
+
+/**
+ * Whether the stored pod `object` is the one `record` was written for. `carriers` are the
+ * cluster's stored pods that carry an id; without a cluster nothing can be read, so an unnamed
+ * record is taken for the pod made from its generateName that carries its ports. With `learnInto`,
+ * a record that had not learned the pod's name or uid learns it there (answering false if another
+ * pod's binding taught it first).
+ */
+export async function isRecordsPod(
+  carriers: AllocationCarriers | undefined,
+  record: PodPortRecord,
+  object: PodObject,
+  learnInto?: PodNameStore,
+): Promise<boolean> {
+  const pod = storedPodOwner(object);
+  const recorded = record.pod;
+  if (recorded.namespace !== pod.namespace) return false;
+  const learned = () => learnInto === undefined || learnOrRecheck(learnInto, record.id, pod);
+  if (recorded.name !== '') {
+    if (recorded.name !== pod.name) return false;
+    if (recorded.uid !== undefined || pod.uid === undefined) return recorded.uid === pod.uid;
+    return learned();
+  }
+  if (!podNamedFrom(record, pod, object)) return false;
+  if (carriers !== undefined) {
+    const found = await carriers.carrying('Pod', pod.namespace, record.id).catch(() => []);
+    if (found.length !== 1 || found[0]?.uid !== pod.uid) return false;
+  }
+  return learned();
+}
+
+/** Learns `pod` into the record, or, refused, whether the record already names this very pod. */
+async function learnOrRecheck(store: PodNameStore, id: string, pod: Owner): Promise<boolean> {
+  if (await store.learnName(id, pod)) return true;
+  const now = await store.getRecord(id);
+  return now !== undefined && now.pod.name === pod.name && now.pod.uid === pod.uid;
+}

@@ -1,0 +1,77 @@
+/**
+ * Which stored objects carry an allocation id: what tells a webhook re-invocation, whose object
+ * the apiserver has not stored yet, from a copy of a stored object (contract section 11).
+ */
+
+import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
+import type { OwnerKind } from '../vocabulary/owner.js';
+import type { ClusterApi } from './cluster-api.js';
+
+/** A stored object that carries an allocation id. */
+export interface Carrier {
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** Reads the stored objects that carry an allocation id. */
+export interface AllocationCarriers {
+  /** The stored objects of `kind` in `namespace` whose allocation-id annotation is `id`. */
+  carrying(kind: OwnerKind, namespace: string, id: string): Promise<readonly Carrier[]>;
+}
+
+type Listed = {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly uid?: string;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
+};
+
+/**
+ * The cluster's own answer, listed from the API (strongly consistent reads, as the apiserver
+ * serves a list without a resourceVersion). Annotations cannot be selected on, so the namespace
+ * is listed whole; berth asks only for objects created with generateName, while a record has not
+ * learned its name.
+ */
+export function clusterCarriers(
+  cluster: Pick<ClusterApi, 'listPods' | 'listServices'>,
+): AllocationCarriers {
+  return {
+    async carrying(kind, namespace, id) {
+      const options = { fieldSelector: `metadata.namespace=${namespace}` };
+      const objects: AsyncIterable<Listed> =
+        kind === 'Pod' ? cluster.listPods(options) : cluster.listServices(options);
+      const found: Carrier[] = [];
+      for await (const object of objects) {
+        const metadata = object.metadata;
+        const annotations = metadata?.annotations;
+        if (annotations && Object.hasOwn(annotations, ALLOCATION_ID_ANNOTATION)) {
+          if (annotations[ALLOCATION_ID_ANNOTATION] === id) {
+            found.push({ name: metadata?.name ?? '', uid: metadata?.uid ?? '' });
+          }
+        }
+      }
+      return found;
+    },
+  };
+}
+
+/**
+ * Whether the cluster answered that no stored object of `kind` in `namespace` carries `id`.
+ * False when it cannot tell (no cluster, or the list failed): the caller treats the object as a
+ * copy, never as the same object (a second allocation leaks until it is freed; one value held
+ * by two objects would not be).
+ */
+export async function noStoredCarrier(
+  carriers: AllocationCarriers | undefined,
+  kind: OwnerKind,
+  namespace: string,
+  id: string,
+): Promise<boolean> {
+  if (carriers === undefined) return false;
+  try {
+    return (await carriers.carrying(kind, namespace, id)).length === 0;
+  } catch {
+    return false;
+  }
+}
