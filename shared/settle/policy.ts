@@ -16,6 +16,18 @@ import { claimKey } from '../allocation/allocator.js';
 import type { Claim, OwnerRecord } from '../allocation/store.js';
 import type { SettleTask } from './task.js';
 
+/**
+ * How long after an admission the write it let through may still commit: the apiserver gives a
+ * request 60 s (kube-apiserver `--request-timeout`, default 1m0s:
+ * https://kubernetes.io/docs/reference/command-line-tools-reference/kube-apiserver/) and a
+ * webhook at most 30 s (`timeoutSeconds`, 1 to 30:
+ * https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#timeouts),
+ * so 90 s is past any write admission could have let through. Whatever berth claimed for an
+ * object less than this long ago may belong to one the apiserver has not stored yet: the settle
+ * step waits it out before freeing, and the repair pass never suspects it.
+ */
+export const COMMIT_WINDOW_MS = 90_000;
+
 /** The object as the settle step read it from the Kubernetes API. */
 export type ObjectReading =
   | { readonly present: false }
@@ -33,10 +45,7 @@ export type ObjectReading =
 export interface SettleTiming {
   /** First look after the admission (`settle.delaySeconds`). */
   readonly delaySeconds: number;
-  /**
-   * How long after an admission its write may still commit. The apiserver gives a request 60 s
-   * and a webhook at most 30 s, so 90 s is past any write that admission could have let through.
-   */
+  /** How long after an admission its write may still commit (`COMMIT_WINDOW_MS`). */
   readonly commitWindowSeconds: number;
   /**
    * Longest wait between two looks while the change is young: a value is freed at most this long
@@ -56,7 +65,7 @@ export interface SettleTiming {
 export function settleTiming(delaySeconds: number): SettleTiming {
   return {
     delaySeconds,
-    commitWindowSeconds: 90,
+    commitWindowSeconds: COMMIT_WINDOW_MS / 1000,
     promptDelaySeconds: 20,
     promptForSeconds: 600,
     maxDelaySeconds: 300,

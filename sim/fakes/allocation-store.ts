@@ -31,6 +31,8 @@ export class MemoryAllocationStore implements AllocationStore {
   readonly #owners = new Map<string, OwnerRecord>();
   /** range key → block index → slot → owner id. */
   readonly #ranges = new Map<string, Map<Offset, Map<number, string>>>();
+  /** range key → block index → slot → claim time (epoch ms, rounded up to the second). */
+  readonly #claimedAt = new Map<string, Map<Offset, Map<number, number>>>();
 
   async getOwner(id: string): Promise<OwnerRecord | undefined> {
     this.calls.getOwner++;
@@ -67,7 +69,7 @@ export class MemoryAllocationStore implements AllocationStore {
       // Lazily, in index order: the scan stops at the first block with room, so this stays cheap.
       for (let index = from; index <= to; index++) {
         const holders = blocks.get(index);
-        if (holders) yield { index, holders: new Map(holders) };
+        if (holders) yield this.#block(range, index, holders);
       }
       return;
     }
@@ -75,11 +77,16 @@ export class MemoryAllocationStore implements AllocationStore {
     const inSpan = [...blocks.keys()].filter((index) => index >= from && index <= to);
     for (const index of inSpan.sort(compareOffsets)) {
       const holders = blocks.get(index);
-      if (holders) yield { index, holders: new Map(holders) };
+      if (holders) yield this.#block(range, index, holders);
     }
   }
 
-  async claim(range: string, offset: Offset, ownerId: string): Promise<ClaimOutcome> {
+  async claim(
+    range: string,
+    offset: Offset,
+    ownerId: string,
+    claimedAt?: number,
+  ): Promise<ClaimOutcome> {
     this.calls.claim++;
     const holders = this.#holders(range, offset);
     const slot = slotOf(offset);
@@ -89,9 +96,12 @@ export class MemoryAllocationStore implements AllocationStore {
     // answer: the allocator's view of the blocks learns from it, and without it picks the same
     // taken value again until it gives up.
     if (holder !== undefined)
-      return { taken: false, holder, block: { index, holders: new Map(holders) } };
+      return { taken: false, holder, block: this.#block(range, index, holders) };
     holders.set(slot, ownerId);
-    return { taken: true, block: { index, holders: new Map(holders) } };
+    // To the second, rounded up, as the DynamoDB adapter stores it.
+    if (claimedAt === undefined) this.#times(range, index).delete(slot);
+    else this.#times(range, index).set(slot, Math.ceil(claimedAt / 1000) * 1000);
+    return { taken: true, block: this.#block(range, index, holders) };
   }
 
   async release(range: string, offset: Offset, ownerId: string): Promise<boolean> {
@@ -100,6 +110,7 @@ export class MemoryAllocationStore implements AllocationStore {
     const slot = slotOf(offset);
     if (holders.get(slot) !== ownerId) return false;
     holders.delete(slot);
+    this.#times(range, blockIndexOf(offset)).delete(slot);
     return true;
   }
 
@@ -108,6 +119,24 @@ export class MemoryAllocationStore implements AllocationStore {
     let count = 0;
     for (const holders of this.#ranges.get(range)?.values() ?? []) count += holders.size;
     return count;
+  }
+
+  /** A block as a read answers it: copies, with the claim times of its held slots. */
+  #block(range: string, index: Offset, holders: Map<number, string>): Block {
+    const times = this.#claimedAt.get(range)?.get(index);
+    return {
+      index,
+      holders: new Map(holders),
+      ...(times && times.size > 0 ? { claimedAt: new Map(times) } : {}),
+    };
+  }
+
+  #times(range: string, index: Offset): Map<number, number> {
+    const blocks = this.#claimedAt.get(range) ?? new Map<Offset, Map<number, number>>();
+    this.#claimedAt.set(range, blocks);
+    const times = blocks.get(index) ?? new Map<number, number>();
+    blocks.set(index, times);
+    return times;
   }
 
   #holders(range: string, offset: Offset): Map<number, string> {

@@ -71,6 +71,28 @@ export function allocationStoreContract(name: string, make: () => Promise<Alloca
       expect(racing.filter((outcome) => outcome.taken)).toHaveLength(1);
     });
 
+    it('remembers when a value was claimed, to the second rounded up, until it is released', async () => {
+      const store = await make();
+      await store.claim('r', 1, 'a', 1_700_000_000_001);
+      await store.claim('r', 2, 'b');
+      const claimed = await store.claim('r', 3, 'c', 1_700_000_005_000);
+      const times = new Map([
+        [1, 1_700_000_001_000],
+        [3, 1_700_000_005_000],
+      ]);
+      expect(claimed.block?.claimedAt).toEqual(times);
+      const scanned = async () => {
+        for await (const block of store.scanBlocks('r', 0, 0)) return block.claimedAt;
+        return undefined;
+      };
+      expect(await scanned()).toEqual(times);
+      await store.release('r', 1, 'a');
+      await store.release('r', 3, 'c');
+      // Claimed again without a time: none is left from the value's last holder.
+      await store.claim('r', 3, 'd');
+      expect(await scanned()).toBeUndefined();
+    });
+
     it('releases a value only for its holder', async () => {
       const store = await make();
       await store.claim('r', 5, 'a');
