@@ -258,6 +258,7 @@ async function repairUnderLease(
   });
 
   // 2. Every Service and Pod, paged.
+  const listedAt = deps.now();
   const { services, pods, foreign } = await stage('list', progress, async () => {
     const serviceRanges = { clusterIps, nodePorts: options.ranges.nodePorts };
     const listed: ServiceReading[] = [];
@@ -297,9 +298,16 @@ async function repairUnderLease(
   const now = deps.now();
   const grace = options.leakGracePasses;
   const { exclusivePlan, hostPlan } = await stage('decide', progress, () => {
-    const exclusivePlan = diffExclusive({ snapshot: exclusive, services, counters, grace, now });
+    const exclusivePlan = diffExclusive({
+      snapshot: exclusive,
+      services,
+      counters,
+      grace,
+      now,
+      listedAt,
+    });
     const hostPlan = host
-      ? diffHostPorts({ snapshot: host, pods, counters, grace, now, foreign })
+      ? diffHostPorts({ snapshot: host, pods, counters, grace, now, listedAt, foreign })
       : undefined;
     return { exclusivePlan, hostPlan };
   });
@@ -483,23 +491,29 @@ async function readExclusiveSnapshot(
   ranges: readonly ValueRange[],
 ): Promise<ExclusiveSnapshot> {
   const held = new Map<string, Map<Offset, string>>();
+  const claimedAt = new Map<string, Map<Offset, number>>();
   await Promise.all(
     ranges.map(async (range) => {
       const values = new Map<Offset, string>();
+      const times = new Map<Offset, number>();
       // Only blocks that held a value are stored: this reads what the range holds, not its width.
       const last = lastBlockOf(range.exactSize);
       for await (const block of store.scanBlocks(rangeKey(range), 0, last)) {
         for (const [slot, holder] of block.holders) {
           const offset = offsetAt(block.index, slot);
-          if (offset < range.exactSize) values.set(offset, holder);
+          if (offset >= range.exactSize) continue;
+          values.set(offset, holder);
+          const at = block.claimedAt?.get(slot);
+          if (at !== undefined) times.set(offset, at);
         }
       }
       held.set(rangeKey(range), values);
+      claimedAt.set(rangeKey(range), times);
     }),
   );
   const owners = new Map<string, OwnerRecord>();
   for await (const record of store.listOwners()) owners.set(record.id, record);
-  return { ranges, held, owners };
+  return { ranges, held, claimedAt, owners };
 }
 
 /** Host port records and counts; counts are read before and after the records (see the diff). */

@@ -2,8 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
 import type { HostPortRepairStore } from '../../shared/repair/store.js';
+import { COMMIT_WINDOW_MS } from '../../shared/settle/policy.js';
 import { sid } from '../support/shaped-id.js';
-import { eventsOf, gamePod, HOST_PORTS, held, repairEnv } from './support.js';
+import {
+  eventsOf,
+  expectNoSuspectsWithinCommitWindow,
+  gamePod,
+  HOST_PORTS,
+  held,
+  repairEnv,
+} from './support.js';
 
 describe('runRepairPass: host ports', () => {
   it('releases the record of a deleted pod on the third pass and not before', async () => {
@@ -28,6 +36,21 @@ describe('runRepairPass: host ports', () => {
     expect(await env.hostPorts.getRecord(sid('gone'))).toBeUndefined();
     expect(await env.hostCounts()).toEqual(new Map());
     expect(env.cluster.events).toEqual([]);
+  });
+
+  it('never suspects the record of a pod not yet stored, however often passes run within the commit window', async () => {
+    const env = await repairEnv();
+    const admitted = env.clock.now;
+    await env.admitPod(sid('new'), 'default', 'gs-new', [held('game', 7006)]);
+    await expectNoSuspectsWithinCommitWindow(env, admitted);
+    expect(await env.hostCounts()).toEqual(new Map([[7006, 1]]));
+
+    // Past the window and the grace: the CREATE was refused, and its record goes.
+    env.clock.now = admitted + COMMIT_WINDOW_MS + 1_000;
+    expect((await env.pass({}, { leakGracePasses: 2 })).released).toBe(0);
+    expect((await env.pass({}, { leakGracePasses: 2 })).findings).toEqual({ HostPortLeaked: 1 });
+    expect(await env.hostPorts.getRecord(sid('new'))).toBeUndefined();
+    expect(await env.hostCounts()).toEqual(new Map());
   });
 
   it('counts a pod in phase Succeeded or Failed as gone', async () => {
