@@ -269,7 +269,14 @@ export function diffHostPorts(input: HostPortDiffInput): HostPortPlan {
   const records: PodPortRecord[] = [];
   for (const owner of owners.values()) {
     if (recorded.has(owner.id) || owner.terminating || owner.ports.length === 0) continue;
-    records.push({ id: owner.id, pod: owner.pod, ports: owner.ports, createdAt: now });
+    // It takes nothing from its namespace's quota: the count holds what records took.
+    records.push({
+      id: owner.id,
+      pod: owner.pod,
+      ports: owner.ports,
+      createdAt: now,
+      quotaUnits: 0,
+    });
     shift(owner.ports, 1);
     for (const p of owner.ports) {
       const range = rangeByName.get(p.range);

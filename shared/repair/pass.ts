@@ -13,6 +13,7 @@ import { type Claim, type OwnerRecord, OwnerVersionConflictError } from '../allo
 import { forEachBounded } from '../concurrency/bounded.js';
 import { recordHostPorts, releaseHostPorts } from '../hostports/allocator.js';
 import { AllocationIdTakenError } from '../hostports/errors.js';
+import { releaseQuota } from '../hostports/quota.js';
 import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import {
@@ -109,6 +110,11 @@ export interface RepairOptions {
   readonly leaseTtlMs?: number;
   /** `settle.delaySeconds`, for finishing releases whose settle task was lost. */
   readonly settleDelaySeconds?: number;
+  /**
+   * `hostPortQuotas`: a released record written before records carried their quota units
+   * (0.2.0) gives its ports back to its namespace's count after its delete, as then.
+   */
+  readonly hostPortQuotas?: Readonly<Record<string, number>>;
   /**
    * Takes each reading of the cluster's ServiceCIDRs and answers the ranges berth keeps (the
    * runtime's gate, so admission follows what the pass read); without it, `ranges.clusterIps`.
@@ -324,7 +330,12 @@ async function repairUnderLease(
     );
     if (hostPorts && host && hostPlan) {
       await renew();
-      await writeHostPorts(hostPorts, hostPlan, concurrency, progress);
+      await writeHostPorts(
+        hostPorts,
+        hostPlan,
+        { concurrency, quotas: options.hostPortQuotas },
+        progress,
+      );
     }
     const kept: LeakCounter[] = [...exclusivePlan.counters, ...(hostPlan?.counters ?? [])];
     const prefixes = [
@@ -698,15 +709,22 @@ async function amendRecord(
 async function writeHostPorts(
   store: HostPortRepairStore,
   plan: HostPortPlan,
-  concurrency: number,
+  options: {
+    readonly concurrency: number;
+    readonly quotas: Readonly<Record<string, number>> | undefined;
+  },
   progress: Progress,
 ): Promise<void> {
+  const { concurrency, quotas } = options;
   await forEachBounded(plan.records, concurrency, async (record) => {
     if (await commitRepaired(store, record)) progress.recorded += record.ports.length;
     else progress.conflicts++;
   });
   await forEachBounded(plan.releases, concurrency, async (release) => {
-    if (await releaseHostPorts({ store }, release.id, release.pod)) {
+    // The delete gives the record's quota units back with it (once, whoever deletes it).
+    const released = await releaseHostPorts({ store }, release.id, release.pod);
+    if (released) {
+      await releaseQuota(store, quotas?.[release.pod.namespace], released);
       progress.released += release.leaks.length;
       progress.freed.push(...release.leaks);
     } else {

@@ -12,12 +12,13 @@ import {
   OwnerVersionConflictError,
 } from '../../shared/allocation/store.js';
 import { blockIndexOf, compareOffsets, type Offset, slotOf } from '../../shared/net/offset.js';
+import type { RepairAllocationStore } from '../../shared/repair/store.js';
 
 /** The store calls a caller made: each would be one DynamoDB round trip (or more pages). */
 export type StoreCalls = Record<keyof AllocationStore, number>;
 
-/** Map-based `AllocationStore` for one process. */
-export class MemoryAllocationStore implements AllocationStore {
+/** Map-based `AllocationStore` for one process, with the repair pass's hand-over. */
+export class MemoryAllocationStore implements AllocationStore, RepairAllocationStore {
   /** Calls so far, per method. */
   readonly calls: StoreCalls = {
     getOwner: 0,
@@ -110,6 +111,15 @@ export class MemoryAllocationStore implements AllocationStore {
     const slot = slotOf(offset);
     if (holders.get(slot) !== ownerId) return false;
     holders.delete(slot);
+    this.#times(range, blockIndexOf(offset)).delete(slot);
+    return true;
+  }
+
+  async transfer(range: string, offset: Offset, fromId: string, toId: string): Promise<boolean> {
+    const holders = this.#holders(range, offset);
+    const slot = slotOf(offset);
+    if (holders.get(slot) !== fromId) return false;
+    holders.set(slot, toId);
     this.#times(range, blockIndexOf(offset)).delete(slot);
     return true;
   }
