@@ -631,21 +631,24 @@ export async function runChaos(
     }
     return id;
   };
-  const held = async () => {
+  /** Value key → holder, and value key → claim time where the block says. */
+  const blocks = async () => {
     const values = new Map<string, string>();
+    const claimedAt = new Map<string, number>();
     for (const range of [...serviceRanges.clusterIps, serviceRanges.nodePorts]) {
       const last = lastBlockOf(range.exactSize);
       for await (const block of clean.allocationStore.scanBlocks(rangeKey(range), 0, last)) {
         for (const [slot, holder] of block.holders) {
-          values.set(
-            claimKey({ range: rangeKey(range), offset: offsetAt(block.index, slot) }),
-            holder,
-          );
+          const key = claimKey({ range: rangeKey(range), offset: offsetAt(block.index, slot) });
+          values.set(key, holder);
+          const at = block.claimedAt?.get(slot);
+          if (at !== undefined) claimedAt.set(key, at);
         }
       }
     }
-    return values;
+    return { values, claimedAt };
   };
+  const held = async () => (await blocks()).values;
   /** Every value a stored Service carries is held by that Service's own id, right now. */
   const checkHeld = async () => {
     invariantChecks++;
@@ -695,7 +698,8 @@ export async function runChaos(
         owner: `${record.pod.namespace}/${record.id}`,
         createdAt: record.createdAt,
       });
-    return { held: await held(), records };
+    const { values, claimedAt } = await blocks();
+    return { held: values, claimedAt, records };
   };
 
   // --- Settle and repair ----------------------------------------------------------------------
@@ -727,6 +731,7 @@ export async function runChaos(
   let passes = 0;
   /** One repair pass, watched: true when it completed. */
   const repair = async (): Promise<boolean> => {
+    const listedAt = now();
     const before = await storeView();
     const listing: { carried?: ReadonlySet<string>; runningPods?: ReadonlySet<string> } = {};
     const cluster = apiserver.listedBy((resource, items) => {
@@ -756,13 +761,21 @@ export async function runChaos(
       count('repair pass failed');
       // It may have written its ledger before failing: counts it did not find start again.
       if (listing.carried && listing.runningPods)
-        watch.failed(before, { carried: listing.carried, runningPods: listing.runningPods });
+        watch.failed(before, {
+          carried: listing.carried,
+          runningPods: listing.runningPods,
+          listedAt,
+        });
       return false;
     }
     if (!listing.carried || !listing.runningPods) throw new Error('the pass listed nothing');
     watch.observe(
       before,
-      { carried: listing.carried, runningPods: listing.runningPods } satisfies ListingView,
+      {
+        carried: listing.carried,
+        runningPods: listing.runningPods,
+        listedAt,
+      } satisfies ListingView,
       await storeView(),
     );
     return true;

@@ -4,16 +4,24 @@
  * the repair pass (and the kube-apiserver's repair loop), it counts the completed passes in a
  * row that find one, and holds the pass to its promise: freed on the `grace`-th of them.
  *
+ * Nor does it count what was claimed less than the commit window before the pass began: berth
+ * never suspects that (its object may be on its way to etcd), and the watch's start of the pass
+ * is no later than berth's, so it never counts a pass that berth did not.
+ *
  * Each completed pass is observed by three readings: the store just before the pass (so the
  * pass's own snapshot, read after it, sees at least as much), what the pass listed (the same
  * objects the pass decided from), and the store just after. A skipped pass changes nothing; a
  * failed one only ends counts (see `failed`).
  */
 
+import { COMMIT_WINDOW_MS } from '../../shared/vocabulary/commit-window.js';
+
 /** The store as read around a pass. */
 export interface StoreView {
   /** Value key → holder id. */
   readonly held: ReadonlyMap<string, string>;
+  /** Value key → when its holder claimed it (epoch ms), where the block says. */
+  readonly claimedAt?: ReadonlyMap<string, number>;
   /** Host port record id → the record's `namespace/id` and creation stamp. */
   readonly records: ReadonlyMap<string, { readonly owner: string; readonly createdAt: number }>;
 }
@@ -24,6 +32,8 @@ export interface ListingView {
   readonly carried: ReadonlySet<string>;
   /** `namespace/allocation id` of pods listed not terminal. */
   readonly runningPods: ReadonlySet<string>;
+  /** Epoch ms no later than the pass began listing; absent: every claim is old enough. */
+  readonly listedAt?: number;
 }
 
 /** What the watch found. */
@@ -106,10 +116,14 @@ export class LeakWatch {
 }
 
 function leaksOf(view: StoreView, listing: ListingView): Set<string> {
+  const young = (at: number | undefined) =>
+    listing.listedAt !== undefined &&
+    (at ?? Number.NEGATIVE_INFINITY) > listing.listedAt - COMMIT_WINDOW_MS;
   const keys = new Set<string>();
   for (const [value, holder] of view.held)
-    if (!listing.carried.has(value)) keys.add(`${value}@${holder}`);
+    if (!listing.carried.has(value) && !young(view.claimedAt?.get(value)))
+      keys.add(`${value}@${holder}`);
   for (const [id, { owner, createdAt }] of view.records)
-    if (!listing.runningPods.has(owner)) keys.add(`pod#${id}@${createdAt}`);
+    if (!listing.runningPods.has(owner) && !young(createdAt)) keys.add(`pod#${id}@${createdAt}`);
   return keys;
 }

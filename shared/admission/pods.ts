@@ -172,9 +172,10 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // host ports then fail are freed by the fronts pass once the pod never appears.
     const fronts = await listenersFor(id, podRef, specs, dryRun);
     if (typeof fronts === 'string') return deny(409, fronts);
-    const quota = { namespace: podRef.namespace, asked: portsAsked(specs), dryRun };
+    const quota = quotaOf(podRef.namespace);
+    const asked = { namespace: podRef.namespace, asked: portsAsked(specs) };
     try {
-      const outcome = await withinQuota(deps.store, quotaOf(podRef.namespace), quota, () =>
+      const outcome = await withinQuota(deps.store, quota, asked, () =>
         allocateHostPorts(allocator, {
           id,
           pod: podRef,
@@ -182,6 +183,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
           ranges: rangeByName,
           dryRun,
           carried: ownHostPorts(pod, specs),
+          ...(quota === undefined ? {} : { quota }),
         }),
       );
       if (request.dryRun !== true) deps.onAllocated?.({ id, conflicts: outcome.conflicts });

@@ -144,7 +144,7 @@ export class ExclusiveAllocator {
     const plan = await planAssignment(previous, requests, picks, { now, base: options.base });
     const operation = new AssignOperation(
       { store: this.#store, view: this.#view, picks },
-      { id, owner, previous, plan, createdAt: previous?.createdAt ?? now },
+      { id, owner, previous, plan, createdAt: previous?.createdAt ?? now, admittedAt: now },
     );
     const toClaim = await operation.unclaimed(options.dryRun === true);
     const answer = (releasing: readonly Claim[], conflicts: number): Assignment => ({

@@ -74,6 +74,8 @@ export interface Intent {
   readonly plan: AssignmentPlan;
   /** Epoch milliseconds of the record's first write. */
   readonly createdAt: number;
+  /** Epoch milliseconds of this admission: each value it claims is stamped with it. */
+  readonly admittedAt: number;
 }
 
 /** The claims and record writes of one planned assignment. */
@@ -172,7 +174,7 @@ export class AssignOperation {
     const { request } = value;
     for (let attempt = 1; ; attempt++) {
       const stamp = this.#view.stamp();
-      const outcome = await this.#store.claim(value.key, value.offset, id);
+      const outcome = await this.#store.claim(value.key, value.offset, id, this.#intent.admittedAt);
       if (outcome.block) {
         const taken = outcome.taken ? { offset: value.offset, holder: id } : undefined;
         this.#view.apply(value.key, outcome.block, stamp, taken);

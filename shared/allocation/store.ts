@@ -9,6 +9,11 @@ import type { Owner } from '../vocabulary/owner.js';
 export interface Block {
   readonly index: Offset;
   readonly holders: ReadonlyMap<number, string>;
+  /**
+   * Slot → when its holder claimed it (epoch ms, to the second, rounded up), for the slots whose
+   * claim said so. A slot without one was claimed before claims were stamped, or by repair.
+   */
+  readonly claimedAt?: ReadonlyMap<number, number>;
 }
 
 /** One value an owner holds: the range's store key and the value's offset in it. */
@@ -88,9 +93,11 @@ export interface AllocationStore {
   /**
    * Takes the value for `ownerId` only when nobody holds it, the owner itself included: a value
    * an owner still holds but is giving back may have a release on its way, so it is never taken
-   * again under the same id (an owner's retries check what they hold before claiming).
+   * again under the same id (an owner's retries check what they hold before claiming). With
+   * `claimedAt` (epoch ms), the block remembers when, until the value is released: the repair
+   * pass never suspects a value claimed less than the commit window ago.
    */
-  claim(range: string, offset: Offset, ownerId: string): Promise<ClaimOutcome>;
+  claim(range: string, offset: Offset, ownerId: string, claimedAt?: number): Promise<ClaimOutcome>;
   /** Frees the value if `ownerId` holds it; false when it did not (already released). */
   release(range: string, offset: Offset, ownerId: string): Promise<boolean>;
 }

@@ -59,6 +59,7 @@ export function repairRunner(context: PassContext): RepairRunner {
         ranges,
         leakGracePasses: config.repair.leakGracePasses,
         settleDelaySeconds: config.settle.delaySeconds,
+        hostPortQuotas: config.hostPortQuotas,
         serviceCidrs,
       },
     );

@@ -92,6 +92,11 @@ export interface AllocationRequest {
    * `hostNetwork` pod's own container ports): never handed to it again.
    */
   readonly carried?: ReadonlySet<number>;
+  /**
+   * The namespace's `hostPortQuotas`, when it has one: the record's first write takes its ports
+   * from the namespace's count (`HostPortStore.putRecord`), and its delete gives them back.
+   */
+  readonly quota?: number;
 }
 
 /** What an allocation did. */
@@ -279,17 +284,20 @@ async function allocateAttempts(
     // From here to `hold` nothing awaits: no other allocation of this process sees the counts
     // between this one's choice and the uses it holds for it.
     const counts = new Map(ranges.map((range) => [range.name, deps.view.counts(range)]));
+    const ports = planPorts(request.specs, counts, deps.random, slack.racing, request.carried);
     const record: PodPortRecord = {
       id: request.id,
       pod: request.pod,
-      ports: planPorts(request.specs, counts, deps.random, slack.racing, request.carried),
+      ports,
       createdAt: deps.now(),
       token,
+      quotaUnits: request.quota === undefined ? 0 : ports.length,
     };
     if (request.dryRun) return { record, conflicts };
     const stamp = deps.view.hold(record.ports);
     const [put, used] = await Promise.allSettled([
-      deps.store.putRecord(record),
+      // Only the first write takes the quota's units; a rewrite keeps them.
+      deps.store.putRecord(record, written.record ? undefined : request.quota),
       deps.store.addUses(record.ports, levelsOf(record.ports, counts, slack), deps.now()),
     ]);
     deps.view.land(record.ports);

@@ -80,3 +80,19 @@ export class HostPortQuotaError extends Error {
     this.asked = asked;
   }
 }
+
+/**
+ * A record's first write found its namespace's count without room for its `quotaUnits` (a
+ * concurrent pod took the last of them): nothing was written.
+ */
+export class NamespaceQuotaFullError extends Error {
+  readonly namespace: string;
+  /** The count as the refused write found it. */
+  readonly used: number;
+  constructor(namespace: string, used: number, options?: { cause?: unknown }) {
+    super(`namespace "${namespace}" holds ${used} host ports of its quota`, options);
+    this.name = 'NamespaceQuotaFullError';
+    this.namespace = namespace;
+    this.used = used;
+  }
+}

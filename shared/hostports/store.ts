@@ -45,6 +45,31 @@ export interface PodPortRecord {
    * again, no other may. Absent on records the repair pass wrote.
    */
   readonly token?: string;
+  /**
+   * Host ports this record holds of its namespace's `hostPortQuotas` count: taken by its first
+   * write and given back by its delete, each in one transaction with the record, so the count is
+   * always the sum over the namespace's records. 0 when the namespace had no quota at the CREATE
+   * (and on records the repair pass wrote); absent on records written before records carried it
+   * (0.2.0), whose ports were taken apart from the record: `releaseQuota` gives those back.
+   */
+  readonly quotaUnits?: number;
+}
+
+/**
+ * Whether `record` is `pod`'s as a release must find it: its namespace, and its name (or, for a
+ * record written before the apiserver named the pod, its `generateName`), its uid once the
+ * record learned one, and, when given, written with `token`.
+ */
+export function isRecordOf(record: PodPortRecord, pod: Owner, token?: string): boolean {
+  if (record.pod.namespace !== pod.namespace) return false;
+  const unnamed =
+    !!pod.generateName && record.pod.name === '' && record.pod.generateName === pod.generateName;
+  if (record.pod.name !== pod.name && !unnamed) return false;
+  // A record that learned its pod's uid is that pod's only, not a namesake's.
+  if (pod.uid !== undefined && record.pod.uid !== undefined && record.pod.uid !== pod.uid) {
+    return false;
+  }
+  return token === undefined || record.token === token;
 }
 
 /** Use counts of every port of a range as read, by offset from `range.first`. */
@@ -69,8 +94,9 @@ export interface RangeCounts {
 export type CountsRead = 'strong' | 'eventual';
 
 /**
- * Persistence of host port use counts and pod owner records. No call spans two items: each is
- * one conditional write (or an unconditional count change), so none needs a transaction.
+ * Persistence of host port use counts and pod owner records. Each call is one conditional write
+ * (or an unconditional count change), but for the record writes that take or give back quota
+ * units: those are one transaction with the namespace's count.
  */
 export interface HostPortStore {
   /**
@@ -83,14 +109,17 @@ export interface HostPortStore {
   getRecord(id: string): Promise<PodPortRecord | undefined>;
   /**
    * Writes the record when none is stored under its id, or the stored one has the same token.
-   * Throws `AllocationIdTakenError` otherwise.
+   * Throws `AllocationIdTakenError` otherwise. With `quota` (the namespace's `hostPortQuotas`), a
+   * first write takes the record's `quotaUnits` from its namespace's count in one transaction,
+   * only while the count stays at most `quota`: `NamespaceQuotaFullError`, and nothing written,
+   * when it would not. A rewrite takes nothing again.
    */
-  putRecord(record: PodPortRecord): Promise<void>;
+  putRecord(record: PodPortRecord, quota?: number): Promise<void>;
   /**
-   * Deletes the record stored under `id` for `pod` and answers it; undefined, and nothing
-   * changed, when there is no such record. The record must be this pod's: its namespace, and its
-   * name (or, for a record written before the apiserver named the pod, its `generateName`), and,
-   * when given, written with `token`. A pod that only carries another's id releases nothing.
+   * Deletes the record stored under `id` for `pod` (`isRecordOf`) and answers it; undefined, and
+   * nothing changed, when there is no such record. A pod that only carries another's id releases
+   * nothing. The record's `quotaUnits` go back to its namespace's count in the same transaction:
+   * a retried, repeated or concurrent delete gives back nothing more.
    */
   deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined>;
   /**

@@ -13,6 +13,9 @@
  *   - H is no live object's id: the value moves from H to the primary in one conditional write.
  *   - H is a live object that does not carry it: H's hold counts down like a leak, then moves.
  * Owner records of ids no live object carries and holding nothing count down too, then go.
+ * A value claimed, or a record written, less than the commit window (`COMMIT_WINDOW_MS`) before
+ * the listing began is no suspect at all (no countdown starts): its object may be on its way to
+ * etcd, and the listing could not have seen it.
  * A Service being deleted (a finalizer holds it) spares what it still holds and claims nothing:
  * its DELETE gave everything back, and the settle step frees it once the Service is gone.
  * An allocation made after the snapshot is never touched: it is not in the snapshot, and every
@@ -22,6 +25,7 @@ import { rangeKey } from '../allocation/allocator.js';
 import type { Claim, OwnerRecord } from '../allocation/store.js';
 import type { Offset } from '../net/offset.js';
 import type { ValueRange } from '../net/value-range.js';
+import { COMMIT_WINDOW_MS } from '../vocabulary/commit-window.js';
 import type { Owner } from '../vocabulary/owner.js';
 import { alreadyAllocated, type Finding, leaked, notAllocated } from './findings.js';
 import { countSighting, type LeakCounter } from './ledger.js';
@@ -39,6 +43,8 @@ export interface ExclusiveSnapshot {
   readonly ranges: readonly ValueRange[];
   /** Range store key (`rangeKey`) → offset → holder id. */
   readonly held: ReadonlyMap<string, ReadonlyMap<Offset, string>>;
+  /** Range store key → offset → when its holder claimed it (epoch ms), where the block says. */
+  readonly claimedAt?: ReadonlyMap<string, ReadonlyMap<Offset, number>>;
   readonly owners: ReadonlyMap<string, OwnerRecord>;
 }
 
@@ -120,6 +126,11 @@ export interface ExclusiveDiffInput {
   readonly grace: number;
   /** Epoch ms, stamped on new counters. */
   readonly now: number;
+  /**
+   * Epoch ms just before the first Service was listed: what was claimed less than the commit
+   * window before it may belong to an object the apiserver stored after the listing.
+   */
+  readonly listedAt: number;
 }
 
 interface Claimant {
@@ -136,6 +147,7 @@ interface Carried {
 /** Decides one pass over cluster IPs and node ports. */
 export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
   const { snapshot, services, counters, grace, now } = input;
+  const young = youngClaims(snapshot, input.listedAt - COMMIT_WINDOW_MS);
   const findings: Finding[] = services.flatMap((s) => s.problems);
   const liveIds = new Set(services.map((s) => s.owner.id));
   const carried = new Map<string, Carried>();
@@ -231,7 +243,10 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
       stillHolding.add(primary.owner.id);
       continue;
     }
-    if (liveIds.has(holder) && !countDown(range, offset, holder)) {
+    if (
+      liveIds.has(holder) &&
+      (young.value(range, offset, holder) || !countDown(range, offset, holder))
+    ) {
       // A live object holds it without carrying it: maybe an update in flight; wait the grace.
       stillHolding.add(holder);
       continue;
@@ -254,7 +269,11 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
     const key = rangeKey(range);
     for (const [offset, holder] of snapshot.held.get(key) ?? []) {
       if (carried.has(valueKey(range, offset))) continue;
-      if (spared.has(valueKey(range, offset)) || !countDown(range, offset, holder)) {
+      if (
+        spared.has(valueKey(range, offset)) ||
+        young.value(range, offset, holder) ||
+        !countDown(range, offset, holder)
+      ) {
         stillHolding.add(holder);
         continue;
       }
@@ -267,6 +286,7 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
   const deletions: RecordDeletion[] = [];
   for (const record of snapshot.owners.values()) {
     if (liveIds.has(record.id) || stillHolding.has(record.id) || cleanups.has(record.id)) continue;
+    if (young.record(record)) continue;
     const key = `${OWNER_LEAK_PREFIX}${record.id}`;
     const verdict = countSighting(counters.get(key), key, `v${record.version}`, grace, now);
     if (verdict.free) deletions.push({ id: record.id, version: record.version });
@@ -288,6 +308,7 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
       const range = rangeByKey.get(claim.range);
       if (!range || snapshot.held.get(claim.range)?.get(claim.offset) === record.id) return false;
       if (carriedBy.get(record.id)?.has(valueKey(range, claim.offset))) return false;
+      if (young.claim(claim)) return false;
       const key = `${STALE_CLAIM_PREFIX}${record.id}#${claim.range}#${claim.offset}`;
       const verdict = countSighting(counters.get(key), key, record.id, grace, now);
       if (!verdict.free) kept.push(verdict.counter);
@@ -310,6 +331,32 @@ export function diffExclusive(input: ExclusiveDiffInput): ExclusivePlan {
     })),
     deletions,
     counters: kept,
+  };
+}
+
+/**
+ * Which claims are too young to suspect: made after `since` (epoch ms), by the block's stamp or
+ * by the holder's record (the admission that added the value, or the record's first write).
+ */
+function youngClaims(snapshot: ExclusiveSnapshot, since: number) {
+  const claim = (c: Claim) => (c.claimedAt ?? Number.NEGATIVE_INFINITY) > since;
+  const record = (r: OwnerRecord) => r.createdAt > since || r.claims.some(claim);
+  return {
+    claim,
+    record,
+    value(range: ValueRange, offset: Offset, holder: string): boolean {
+      const key = rangeKey(range);
+      if ((snapshot.claimedAt?.get(key)?.get(offset) ?? Number.NEGATIVE_INFINITY) > since)
+        return true;
+      const owner = snapshot.owners.get(holder);
+      const lists = (c: Claim) => c.range === key && c.offset === offset;
+      return (
+        owner !== undefined &&
+        [...owner.claims, ...(owner.releasing ?? [])].some(
+          (c) => lists(c) && (c.claimedAt ?? owner.createdAt) > since,
+        )
+      );
+    },
   };
 }
 

@@ -4,7 +4,9 @@
  * Host ports are not exclusive: what is stored is one owner record per
  * allocation id (the pod's `berth.dev/allocation-id`) and a use count per port. So:
  * - a record whose pod is gone (deleted, or in phase Succeeded/Failed) is a leak suspect, released
- *   (record and uses, one transaction) on the grace-th consecutive pass that finds it;
+ *   (the record, then its uses) on the grace-th consecutive pass that finds it; a record written
+ *   less than the commit window (`COMMIT_WINDOW_MS`) before the listing began is no suspect at
+ *   all, since its pod may be on its way to etcd;
  * - a live pod carrying an allocation id with no record, and container host ports inside a berth
  *   range, gets a record of those ports (HostPortNotAllocated), its uses added;
  * - a use count that differs from what the records hold is drift: corrected once the same
@@ -19,6 +21,7 @@ import type { HostPortRange, PortProtocol } from '../hostports/model.js';
 import type { HeldPort, PodPortRecord, RangeCounts } from '../hostports/store.js';
 import type { ValueRange } from '../net/value-range.js';
 import { isAllocationId } from '../vocabulary/allocation-id.js';
+import { COMMIT_WINDOW_MS } from '../vocabulary/commit-window.js';
 import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
 import type { Owner } from '../vocabulary/owner.js';
 import { type Finding, leaked, notAllocated, type ObjectRef, REPAIR_REASONS } from './findings.js';
@@ -210,6 +213,11 @@ export interface HostPortDiffInput {
   readonly grace: number;
   /** Epoch ms: new counters and new records are stamped with it. */
   readonly now: number;
+  /**
+   * Epoch ms just before the first object was listed: a record written less than the commit
+   * window before it may be a pod's the apiserver stored after the listing.
+   */
+  readonly listedAt: number;
   /** Pods berth never admitted that hold host ports inside its ranges. */
   readonly foreign?: readonly ForeignReading[];
 }
@@ -237,6 +245,7 @@ export function diffHostPorts(input: HostPortDiffInput): HostPortPlan {
 
   for (const record of snapshot.records) {
     if (owners.has(`${record.pod.namespace}/${record.id}`)) continue;
+    if (record.createdAt > input.listedAt - COMMIT_WINDOW_MS) continue;
     const key = `${HOST_PORT_LEAK_PREFIX}pod#${record.id}`;
     const verdict = countSighting(counters.get(key), key, `t${record.createdAt}`, grace, now);
     if (!verdict.free) {
@@ -260,7 +269,14 @@ export function diffHostPorts(input: HostPortDiffInput): HostPortPlan {
   const records: PodPortRecord[] = [];
   for (const owner of owners.values()) {
     if (recorded.has(owner.id) || owner.terminating || owner.ports.length === 0) continue;
-    records.push({ id: owner.id, pod: owner.pod, ports: owner.ports, createdAt: now });
+    // It takes nothing from its namespace's quota: the count holds what records took.
+    records.push({
+      id: owner.id,
+      pod: owner.pod,
+      ports: owner.ports,
+      createdAt: now,
+      quotaUnits: 0,
+    });
     shift(owner.ports, 1);
     for (const p of owner.ports) {
       const range = rangeByName.get(p.range);

@@ -13,6 +13,7 @@ import { type Claim, type OwnerRecord, OwnerVersionConflictError } from '../allo
 import { forEachBounded } from '../concurrency/bounded.js';
 import { recordHostPorts, releaseHostPorts } from '../hostports/allocator.js';
 import { AllocationIdTakenError } from '../hostports/errors.js';
+import { releaseQuota } from '../hostports/quota.js';
 import type { PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import {
@@ -109,6 +110,11 @@ export interface RepairOptions {
   readonly leaseTtlMs?: number;
   /** `settle.delaySeconds`, for finishing releases whose settle task was lost. */
   readonly settleDelaySeconds?: number;
+  /**
+   * `hostPortQuotas`: a released record written before records carried their quota units
+   * (0.2.0) gives its ports back to its namespace's count after its delete, as then.
+   */
+  readonly hostPortQuotas?: Readonly<Record<string, number>>;
   /**
    * Takes each reading of the cluster's ServiceCIDRs and answers the ranges berth keeps (the
    * runtime's gate, so admission follows what the pass read); without it, `ranges.clusterIps`.
@@ -258,6 +264,7 @@ async function repairUnderLease(
   });
 
   // 2. Every Service and Pod, paged.
+  const listedAt = deps.now();
   const { services, pods, foreign } = await stage('list', progress, async () => {
     const serviceRanges = { clusterIps, nodePorts: options.ranges.nodePorts };
     const listed: ServiceReading[] = [];
@@ -297,9 +304,16 @@ async function repairUnderLease(
   const now = deps.now();
   const grace = options.leakGracePasses;
   const { exclusivePlan, hostPlan } = await stage('decide', progress, () => {
-    const exclusivePlan = diffExclusive({ snapshot: exclusive, services, counters, grace, now });
+    const exclusivePlan = diffExclusive({
+      snapshot: exclusive,
+      services,
+      counters,
+      grace,
+      now,
+      listedAt,
+    });
     const hostPlan = host
-      ? diffHostPorts({ snapshot: host, pods, counters, grace, now, foreign })
+      ? diffHostPorts({ snapshot: host, pods, counters, grace, now, listedAt, foreign })
       : undefined;
     return { exclusivePlan, hostPlan };
   });
@@ -316,7 +330,12 @@ async function repairUnderLease(
     );
     if (hostPorts && host && hostPlan) {
       await renew();
-      await writeHostPorts(hostPorts, hostPlan, concurrency, progress);
+      await writeHostPorts(
+        hostPorts,
+        hostPlan,
+        { concurrency, quotas: options.hostPortQuotas },
+        progress,
+      );
     }
     const kept: LeakCounter[] = [...exclusivePlan.counters, ...(hostPlan?.counters ?? [])];
     const prefixes = [
@@ -483,23 +502,29 @@ async function readExclusiveSnapshot(
   ranges: readonly ValueRange[],
 ): Promise<ExclusiveSnapshot> {
   const held = new Map<string, Map<Offset, string>>();
+  const claimedAt = new Map<string, Map<Offset, number>>();
   await Promise.all(
     ranges.map(async (range) => {
       const values = new Map<Offset, string>();
+      const times = new Map<Offset, number>();
       // Only blocks that held a value are stored: this reads what the range holds, not its width.
       const last = lastBlockOf(range.exactSize);
       for await (const block of store.scanBlocks(rangeKey(range), 0, last)) {
         for (const [slot, holder] of block.holders) {
           const offset = offsetAt(block.index, slot);
-          if (offset < range.exactSize) values.set(offset, holder);
+          if (offset >= range.exactSize) continue;
+          values.set(offset, holder);
+          const at = block.claimedAt?.get(slot);
+          if (at !== undefined) times.set(offset, at);
         }
       }
       held.set(rangeKey(range), values);
+      claimedAt.set(rangeKey(range), times);
     }),
   );
   const owners = new Map<string, OwnerRecord>();
   for await (const record of store.listOwners()) owners.set(record.id, record);
-  return { ranges, held, owners };
+  return { ranges, held, claimedAt, owners };
 }
 
 /** Host port records and counts; counts are read before and after the records (see the diff). */
@@ -684,15 +709,22 @@ async function amendRecord(
 async function writeHostPorts(
   store: HostPortRepairStore,
   plan: HostPortPlan,
-  concurrency: number,
+  options: {
+    readonly concurrency: number;
+    readonly quotas: Readonly<Record<string, number>> | undefined;
+  },
   progress: Progress,
 ): Promise<void> {
+  const { concurrency, quotas } = options;
   await forEachBounded(plan.records, concurrency, async (record) => {
     if (await commitRepaired(store, record)) progress.recorded += record.ports.length;
     else progress.conflicts++;
   });
   await forEachBounded(plan.releases, concurrency, async (release) => {
-    if (await releaseHostPorts({ store }, release.id, release.pod)) {
+    // The delete gives the record's quota units back with it (once, whoever deletes it).
+    const released = await releaseHostPorts({ store }, release.id, release.pod);
+    if (released) {
+      await releaseQuota(store, quotas?.[release.pod.namespace], released);
       progress.released += release.leaks.length;
       progress.freed.push(...release.leaks);
     } else {

@@ -27,7 +27,14 @@ export interface RepairAllocationStore
 export interface HostPortRepairStore
   extends Pick<
     HostPortStore,
-    'readCounts' | 'listRecords' | 'putRecord' | 'addUses' | 'deleteRecord' | 'removeUses'
+    | 'readCounts'
+    | 'listRecords'
+    | 'putRecord'
+    | 'addUses'
+    | 'deleteRecord'
+    | 'removeUses'
+    | 'adjustNamespaceUse'
+    | 'namespaceUse'
   > {
   /** Sets the use count of `port` in `range` to `to` if it is still `from`; false when it moved. */
   correctCount(range: string, port: number, from: number, to: number): Promise<boolean>;

@@ -14,6 +14,7 @@
  */
 import { claimKey } from '../allocation/allocator.js';
 import type { Claim, OwnerRecord } from '../allocation/store.js';
+import { COMMIT_WINDOW_MS } from '../vocabulary/commit-window.js';
 import type { SettleTask } from './task.js';
 
 /** The object as the settle step read it from the Kubernetes API. */
@@ -33,10 +34,7 @@ export type ObjectReading =
 export interface SettleTiming {
   /** First look after the admission (`settle.delaySeconds`). */
   readonly delaySeconds: number;
-  /**
-   * How long after an admission its write may still commit. The apiserver gives a request 60 s
-   * and a webhook at most 30 s, so 90 s is past any write that admission could have let through.
-   */
+  /** How long after an admission its write may still commit (`COMMIT_WINDOW_MS`). */
   readonly commitWindowSeconds: number;
   /**
    * Longest wait between two looks while the change is young: a value is freed at most this long
@@ -56,7 +54,7 @@ export interface SettleTiming {
 export function settleTiming(delaySeconds: number): SettleTiming {
   return {
     delaySeconds,
-    commitWindowSeconds: 90,
+    commitWindowSeconds: COMMIT_WINDOW_MS / 1000,
     promptDelaySeconds: 20,
     promptForSeconds: 600,
     maxDelaySeconds: 300,

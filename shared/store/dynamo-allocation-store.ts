@@ -1,8 +1,12 @@
 /**
  * The DynamoDB adapter of `AllocationStore`. A range is stored as blocks of 32 values, one item
- * each; a taken value is an attribute `v<slot>` holding its owner's allocation id. Claiming is
- * one conditional UpdateItem on one attribute, so writers of different values in one block never
+ * each; a taken value is an attribute `v<slot>` holding its owner's allocation id, and `t<slot>`
+ * when it was claimed (epoch seconds, rounded up; removed with the value). Claiming is one
+ * conditional UpdateItem on one attribute, so writers of different values in one block never
  * conflict (unlike the kube-apiserver's one-object bitmap, where every writer conflicts).
+ * A block whose 32 values are all held is about 1.05 KB with its claim times (under 0.8 KB
+ * without), so a write to a block with more than about 27 held values costs 2 write units
+ * instead of 1: the price of never freeing a value the apiserver may still store.
  */
 import {
   type AttributeValue,
@@ -46,6 +50,9 @@ const blockIndexOfKey = (key: string): Offset =>
   key.startsWith('b#~') ? toOffset(BigInt(`0x${key.slice(3)}`)) : Number(key.slice(2));
 const slotAttribute = (slot: number): string => `v${slot}`;
 const SLOT_ATTRIBUTE = /^v(\d+)$/;
+/** When the value of a slot was claimed: epoch seconds, 6 bytes a slot where ms would take 8. */
+const claimedAtAttribute = (slot: number): string => `t${slot}`;
+const CLAIMED_AT_ATTRIBUTE = /^t(\d+)$/;
 
 /** First Query page is small (the first block usually has room); later pages read ahead. */
 const FIRST_PAGE = 4;
@@ -149,11 +156,21 @@ export class DynamoAllocationStore implements AllocationStore {
     }
   }
 
-  async claim(range: string, offset: Offset, ownerId: string): Promise<ClaimOutcome> {
+  async claim(
+    range: string,
+    offset: Offset,
+    ownerId: string,
+    claimedAt?: number,
+  ): Promise<ClaimOutcome> {
     const outcome = await this.#writeSlot(range, offset, {
-      update: 'SET #slot = :owner',
+      // Rounded up, so a claim never reads older than it is.
+      update:
+        claimedAt === undefined ? 'SET #slot = :owner REMOVE #at' : 'SET #slot = :owner, #at = :at',
       condition: 'attribute_not_exists(#slot)',
-      values: { ':owner': { S: ownerId } },
+      values: {
+        ':owner': { S: ownerId },
+        ...(claimedAt === undefined ? {} : { ':at': { N: String(Math.ceil(claimedAt / 1000)) } }),
+      },
       // The block as left: the caller's view of it, for its next pick (no extra charge).
       answer: true,
     });
@@ -167,7 +184,7 @@ export class DynamoAllocationStore implements AllocationStore {
 
   async release(range: string, offset: Offset, ownerId: string): Promise<boolean> {
     const outcome = await this.#writeSlot(range, offset, {
-      update: 'REMOVE #slot',
+      update: 'REMOVE #slot, #at',
       condition: '#slot = :owner',
       values: { ':owner': { S: ownerId } },
     });
@@ -180,8 +197,9 @@ export class DynamoAllocationStore implements AllocationStore {
    * holds it.
    */
   async transfer(range: string, offset: Offset, fromId: string, toId: string): Promise<boolean> {
+    // The live owner it moves to carries it: no claim time to keep.
     const outcome = await this.#writeSlot(range, offset, {
-      update: 'SET #slot = :to',
+      update: 'SET #slot = :to REMOVE #at',
       condition: '#slot = :from',
       values: { ':from': { S: fromId }, ':to': { S: toId } },
     });
@@ -189,7 +207,8 @@ export class DynamoAllocationStore implements AllocationStore {
   }
 
   /**
-   * One conditional write of the attribute of one value (`#slot` in the expressions). A failed
+   * One conditional write of the attributes of one value (`#slot` and its claim time `#at` in
+   * the expressions). A failed
    * condition is an answer, not an error: it comes back with the block as it stood (ALL_OLD).
    */
   async #writeSlot(
@@ -211,7 +230,10 @@ export class DynamoAllocationStore implements AllocationStore {
           Key: this.#blockKey(range, offset),
           UpdateExpression: expression.update,
           ConditionExpression: expression.condition,
-          ExpressionAttributeNames: { '#slot': slotAttribute(slotOf(offset)) },
+          ExpressionAttributeNames: {
+            '#slot': slotAttribute(slotOf(offset)),
+            '#at': claimedAtAttribute(slotOf(offset)),
+          },
           ExpressionAttributeValues: expression.values,
           ...(expression.answer ? { ReturnValues: 'ALL_NEW' as const } : {}),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -235,11 +257,16 @@ export class DynamoAllocationStore implements AllocationStore {
 function decodeBlock(item: Record<string, AttributeValue>): Block {
   const index = blockIndexOfKey(item[SK]?.S ?? '');
   const holders = new Map<number, string>();
+  const claimedAt = new Map<number, number>();
   for (const [name, value] of Object.entries(item)) {
     const match = SLOT_ATTRIBUTE.exec(name);
     if (match && value.S !== undefined) holders.set(Number(match[1]), value.S);
+    const at = CLAIMED_AT_ATTRIBUTE.exec(name);
+    if (at && value.N !== undefined) claimedAt.set(Number(at[1]), Number(value.N) * 1000);
   }
-  return { index, holders };
+  // A time whose value is gone was left by a release that did not know of it (an older berth).
+  for (const slot of claimedAt.keys()) if (!holders.has(slot)) claimedAt.delete(slot);
+  return { index, holders, ...(claimedAt.size === 0 ? {} : { claimedAt }) };
 }
 
 const encodeClaim = (c: Claim): Record<string, AttributeValue> => ({

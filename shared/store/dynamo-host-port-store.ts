@@ -13,19 +13,26 @@
  *   allocation's, not an older one).
  *   `f<slot>` marks a port the repair pass found held by a pod berth never admitted (a
  *   DaemonSet's, a hostNetwork pod's): an allocation's use of it is refused.
- * - `<cluster>#hostport-quotas` / `<namespace>`: the host ports a namespace with a quota holds.
+ * - `<cluster>#hostport-quotas` / `<namespace>`: the host ports a namespace with a quota holds,
+ *   the sum of its records' `q`.
  * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name (empty until
  *   berth learns the name of a pod created with generateName), generateName, the creating
- *   request's uid while unnamed, the pod's own uid once a binding or DELETE read it, the held (name, range, port, protocol) list, createdAt and the
- *   writing allocation's token.
+ *   request's uid while unnamed, the pod's own uid once a binding read it, the held (name,
+ *   range, port, protocol) list, createdAt, the
+ *   writing allocation's token and `q`, the quota units it holds (absent on 0.2.0's records).
  *
- * No transaction: DynamoDB bills a transactional write twice, and none is needed. An allocation
- * is a record Put (condition: absent, or written by the same allocation) beside one UpdateItem
- * per touched count item (`ADD c<slot> :uses`, condition: each count at most the level the
- * choice saw), sent together: 2 WCU and one round trip for a one-port pod. Every count write
+ * No transaction where none is needed: DynamoDB bills a transactional write twice. An
+ * allocation is a record Put (condition: absent, or written by the same allocation) beside one
+ * UpdateItem per touched count item (`ADD c<slot> :uses`, condition: each count at most the level
+ * the choice saw), sent together: 2 WCU and one round trip for a one-port pod. Every count write
  * answers its item (ALL_NEW, or ALL_OLD when refused), which keeps the caller's view current. A
  * release is a conditional Delete of the record that answers it (ALL_OLD), then the count
  * UpdateItems: whoever deleted the record removes its uses, so a release happens exactly once.
+ * In a namespace with a quota, the record's first Put and its Delete are each one transaction
+ * with the namespace's count (`ADD used`, the Put's conditioned on the quota), so no crash, retry
+ * or second release can take or give back a unit apart from its record: 4 WCU instead of 1 each
+ * (the Delete first tries the plain conditional write for a record holding no units, and learns
+ * from its refusal, ALL_OLD, what a record holding some carries).
  */
 import {
   type AttributeValue,
@@ -35,7 +42,11 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { AllocationIdTakenError, HostPortConflictError } from '../hostports/errors.js';
+import {
+  AllocationIdTakenError,
+  HostPortConflictError,
+  NamespaceQuotaFullError,
+} from '../hostports/errors.js';
 import {
   type HostPortRange,
   lastPort,
@@ -47,6 +58,7 @@ import {
   type CountsRead,
   type HeldPort,
   type HostPortStore,
+  isRecordOf,
   levelKey,
   type PodNameStore,
   type PodPortRecord,
@@ -59,6 +71,7 @@ import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
+import { transactWrite } from './transact.js';
 import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
@@ -73,6 +86,8 @@ const COUNT_ATTRIBUTE = /^c(\d+)$/;
 const WRITTEN_AT = 'w';
 /** `f<slot>` marks a port held by a pod berth never admitted: never handed out. */
 const FOREIGN_ATTRIBUTE = /^f(\d+)$/;
+/** Attempts at a release whose record changed between its read and its transaction. */
+const RELEASE_ATTEMPTS = 4;
 
 /** The uses one write adds to (or removes from) the ports of one count item. */
 interface BlockChange {
@@ -150,7 +165,11 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     return out.Item ? decodeRecord(out.Item) : undefined;
   }
 
-  async putRecord(record: PodPortRecord): Promise<void> {
+  async putRecord(record: PodPortRecord, quota?: number): Promise<void> {
+    const units = record.quotaUnits ?? 0;
+    // Taken with the record, or nothing written; a record already there is a rewrite (below).
+    if (quota !== undefined && units > 0 && (await this.#putTakingUnits(record, units, quota)))
+      return;
     const write = await conditionalWrite(this.meter, () =>
       this.#client.send(
         new PutItemCommand({
@@ -174,46 +193,101 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
   }
 
   async deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined> {
-    // The same pod: its namespace and name; a record written at a CREATE with generateName has
-    // no name, only the generateName the pod keeps.
-    const samePod = pod.generateName
-      ? '(#name = :name OR (#name = :unnamed AND #generateName = :generateName))'
-      : '#name = :name';
-    // A record that learned its pod's uid is released only by that pod, not a namesake.
-    const sameUid = pod.uid === undefined ? '' : ' AND (attribute_not_exists(#uid) OR #uid = :uid)';
-    let old: Record<string, AttributeValue> | undefined;
-    const write = await conditionalWrite(this.meter, async () => {
-      const out = await this.#client.send(
-        new DeleteItemCommand({
+    for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt++) {
+      // A record holding no quota units goes in one plain conditional Delete.
+      const condition = recordOf(pod, token);
+      let old: Record<string, AttributeValue> | undefined;
+      const write = await conditionalWrite(this.meter, async () => {
+        const out = await this.#client.send(
+          new DeleteItemCommand({
+            TableName: this.#table,
+            Key: this.#recordKey(id),
+            ConditionExpression: `${condition.expression} AND (attribute_not_exists(#q) OR #q = :none)`,
+            ExpressionAttributeNames: { ...condition.names, '#q': 'q' },
+            ExpressionAttributeValues: { ...condition.values, ':none': { N: '0' } },
+            ReturnValues: 'ALL_OLD',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+        );
+        old = out.Attributes;
+        return out;
+      });
+      if (write.applied) return old ? decodeRecord(old) : undefined;
+      // Refused: already released, or never this pod's (exactly once, nothing to do), or the
+      // record holds units, which go back with it in one transaction.
+      const found = write.item ? decodeRecord(write.item) : undefined;
+      const units = found?.quotaUnits ?? 0;
+      if (!found || !isRecordOf(found, pod, token) || units === 0) return undefined;
+      const outcome = await transactWrite(this.#target(), [
+        {
+          Delete: {
+            TableName: this.#table,
+            Key: this.#recordKey(id),
+            // The very record read: its ports are what the caller removes the uses of.
+            ConditionExpression: `${condition.expression} AND #q = :units AND #createdAt = :createdAt`,
+            ExpressionAttributeNames: { ...condition.names, '#q': 'q', '#createdAt': 'createdAt' },
+            ExpressionAttributeValues: {
+              ...condition.values,
+              ':units': { N: String(units) },
+              ':createdAt': { N: String(found.createdAt) },
+            },
+          },
+        },
+        {
+          // Unconditioned: nothing may keep a record, and its ports, from being released.
+          Update: {
+            TableName: this.#table,
+            Key: this.#quotaKey(found.pod.namespace),
+            UpdateExpression: 'ADD #used :units',
+            ExpressionAttributeNames: { '#used': 'used' },
+            ExpressionAttributeValues: { ':units': { N: String(-units) } },
+          },
+        },
+      ]);
+      if (outcome.applied) return found;
+      // The record changed since it was read (a name learned, gone): read it again.
+    }
+    throw new Error(
+      `the host port record ${id} changed on every one of ${RELEASE_ATTEMPTS} attempts to release it`,
+    );
+  }
+
+  /**
+   * The record's first write and its units taken from its namespace's count, in one transaction;
+   * false when a record is stored under its id already (the caller's rewrite path decides).
+   */
+  async #putTakingUnits(record: PodPortRecord, units: number, quota: number): Promise<boolean> {
+    const { namespace } = record.pod;
+    // The condition below would let an absent count take any number of units.
+    if (units > quota)
+      throw new NamespaceQuotaFullError(namespace, await this.namespaceUse(namespace));
+    const outcome = await transactWrite(this.#target(), [
+      {
+        Put: {
           TableName: this.#table,
-          Key: this.#recordKey(id),
-          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${sameUid}${token === undefined ? '' : ' AND #token = :token'}`,
-          ExpressionAttributeNames: {
-            '#pk': PK,
-            '#ns': 'namespace',
-            '#name': 'name',
-            ...(pod.generateName ? { '#generateName': 'generateName' } : {}),
-            ...(pod.uid === undefined ? {} : { '#uid': 'uid' }),
-            ...(token === undefined ? {} : { '#token': 'token' }),
-          },
+          Item: { ...this.#recordKey(record.id), ...encodeRecord(record) },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': PK },
+        },
+      },
+      {
+        Update: {
+          TableName: this.#table,
+          Key: this.#quotaKey(namespace),
+          UpdateExpression: 'ADD #used :units',
+          ConditionExpression: 'attribute_not_exists(#used) OR #used <= :room',
+          ExpressionAttributeNames: { '#used': 'used' },
           ExpressionAttributeValues: {
-            ':ns': { S: pod.namespace },
-            ':name': { S: pod.name },
-            ...(pod.generateName
-              ? { ':unnamed': { S: '' }, ':generateName': { S: pod.generateName } }
-              : {}),
-            ...(pod.uid === undefined ? {} : { ':uid': { S: pod.uid } }),
-            ...(token === undefined ? {} : { ':token': { S: token } }),
+            ':units': { N: String(units) },
+            ':room': { N: String(quota - units) },
           },
-          ReturnValues: 'ALL_OLD',
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      old = out.Attributes;
-      return out;
-    });
-    // Refused: already released, or never this pod's: exactly once, nothing to do.
-    return write.applied && old ? decodeRecord(old) : undefined;
+        },
+      },
+    ]);
+    if (outcome.applied) return true;
+    if (outcome.refused[0]) return false;
+    throw new NamespaceQuotaFullError(namespace, Number(outcome.items[1]?.used?.N ?? 0));
   }
 
   async learnName(id: string, pod: Owner): Promise<boolean> {
@@ -515,6 +589,7 @@ function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {
     },
     createdAt: { N: String(record.createdAt) },
     ...(record.token === undefined ? {} : { token: { S: record.token } }),
+    ...(record.quotaUnits === undefined ? {} : { q: { N: String(record.quotaUnits) } }),
   };
 }
 
@@ -543,5 +618,45 @@ function decodeRecord(item: Record<string, AttributeValue>): PodPortRecord {
     })),
     createdAt: Number(item.createdAt?.N ?? 0),
     ...(item.token?.S === undefined ? {} : { token: item.token.S }),
+    ...(item.q?.N === undefined ? {} : { quotaUnits: Number(item.q.N) }),
+  };
+}
+
+/**
+ * The condition that the record is `pod`'s (`isRecordOf`): its namespace and name; a record
+ * written at a CREATE with generateName has no name, only the generateName the pod keeps.
+ */
+function recordOf(
+  pod: Owner,
+  token: string | undefined,
+): {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, AttributeValue>;
+} {
+  const samePod = pod.generateName
+    ? '(#name = :name OR (#name = :unnamed AND #generateName = :generateName))'
+    : '#name = :name';
+  // A record that learned its pod's uid is released only by that pod, not a namesake.
+  const sameUid = pod.uid === undefined ? '' : ' AND (attribute_not_exists(#uid) OR #uid = :uid)';
+  return {
+    expression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${sameUid}${token === undefined ? '' : ' AND #token = :token'}`,
+    names: {
+      '#pk': PK,
+      '#ns': 'namespace',
+      '#name': 'name',
+      ...(pod.generateName ? { '#generateName': 'generateName' } : {}),
+      ...(pod.uid === undefined ? {} : { '#uid': 'uid' }),
+      ...(token === undefined ? {} : { '#token': 'token' }),
+    },
+    values: {
+      ':ns': { S: pod.namespace },
+      ':name': { S: pod.name },
+      ...(pod.generateName
+        ? { ':unnamed': { S: '' }, ':generateName': { S: pod.generateName } }
+        : {}),
+      ...(pod.uid === undefined ? {} : { ':uid': { S: pod.uid } }),
+      ...(token === undefined ? {} : { ':token': { S: token } }),
+    },
   };
 }

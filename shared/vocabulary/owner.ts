@@ -4,6 +4,8 @@
  * what differs by kind (the evidence that a stored object is a record's) stays with each kind.
  */
 
+import { COMMIT_WINDOW_MS } from './commit-window.js';
+
 /** The kinds of object berth allocates for. */
 export type OwnerKind = 'Service' | 'Pod';
 
@@ -51,15 +53,6 @@ export function sameObject(record: Owner, owner: Owner): boolean {
     (record.uid === undefined || owner.uid === undefined || record.uid === owner.uid)
   );
 }
-
-/**
- * How long after an admission the apiserver may still be working on its request: it gives a
- * request 60 s (kube-apiserver `--request-timeout`,
- * https://kubernetes.io/docs/reference/command-line-tools-reference/kube-apiserver/) and a webhook
- * at most 30 s (`timeoutSeconds`), so 90 s is past any call of a request berth admitted, a
- * re-invocation included, and past any write it could still commit.
- */
-export const COMMIT_WINDOW_MS = 90_000;
 
 /**
  * Whether `owner`, an object the apiserver has not named yet, may be the request that wrote

@@ -12,12 +12,13 @@ import {
   OwnerVersionConflictError,
 } from '../../shared/allocation/store.js';
 import { blockIndexOf, compareOffsets, type Offset, slotOf } from '../../shared/net/offset.js';
+import type { RepairAllocationStore } from '../../shared/repair/store.js';
 
 /** The store calls a caller made: each would be one DynamoDB round trip (or more pages). */
 export type StoreCalls = Record<keyof AllocationStore, number>;
 
-/** Map-based `AllocationStore` for one process. */
-export class MemoryAllocationStore implements AllocationStore {
+/** Map-based `AllocationStore` for one process, with the repair pass's hand-over. */
+export class MemoryAllocationStore implements AllocationStore, RepairAllocationStore {
   /** Calls so far, per method. */
   readonly calls: StoreCalls = {
     getOwner: 0,
@@ -31,6 +32,8 @@ export class MemoryAllocationStore implements AllocationStore {
   readonly #owners = new Map<string, OwnerRecord>();
   /** range key → block index → slot → owner id. */
   readonly #ranges = new Map<string, Map<Offset, Map<number, string>>>();
+  /** range key → block index → slot → claim time (epoch ms, rounded up to the second). */
+  readonly #claimedAt = new Map<string, Map<Offset, Map<number, number>>>();
 
   async getOwner(id: string): Promise<OwnerRecord | undefined> {
     this.calls.getOwner++;
@@ -67,7 +70,7 @@ export class MemoryAllocationStore implements AllocationStore {
       // Lazily, in index order: the scan stops at the first block with room, so this stays cheap.
       for (let index = from; index <= to; index++) {
         const holders = blocks.get(index);
-        if (holders) yield { index, holders: new Map(holders) };
+        if (holders) yield this.#block(range, index, holders);
       }
       return;
     }
@@ -75,11 +78,16 @@ export class MemoryAllocationStore implements AllocationStore {
     const inSpan = [...blocks.keys()].filter((index) => index >= from && index <= to);
     for (const index of inSpan.sort(compareOffsets)) {
       const holders = blocks.get(index);
-      if (holders) yield { index, holders: new Map(holders) };
+      if (holders) yield this.#block(range, index, holders);
     }
   }
 
-  async claim(range: string, offset: Offset, ownerId: string): Promise<ClaimOutcome> {
+  async claim(
+    range: string,
+    offset: Offset,
+    ownerId: string,
+    claimedAt?: number,
+  ): Promise<ClaimOutcome> {
     this.calls.claim++;
     const holders = this.#holders(range, offset);
     const slot = slotOf(offset);
@@ -89,9 +97,12 @@ export class MemoryAllocationStore implements AllocationStore {
     // answer: the allocator's view of the blocks learns from it, and without it picks the same
     // taken value again until it gives up.
     if (holder !== undefined)
-      return { taken: false, holder, block: { index, holders: new Map(holders) } };
+      return { taken: false, holder, block: this.#block(range, index, holders) };
     holders.set(slot, ownerId);
-    return { taken: true, block: { index, holders: new Map(holders) } };
+    // To the second, rounded up, as the DynamoDB adapter stores it.
+    if (claimedAt === undefined) this.#times(range, index).delete(slot);
+    else this.#times(range, index).set(slot, Math.ceil(claimedAt / 1000) * 1000);
+    return { taken: true, block: this.#block(range, index, holders) };
   }
 
   async release(range: string, offset: Offset, ownerId: string): Promise<boolean> {
@@ -100,6 +111,16 @@ export class MemoryAllocationStore implements AllocationStore {
     const slot = slotOf(offset);
     if (holders.get(slot) !== ownerId) return false;
     holders.delete(slot);
+    this.#times(range, blockIndexOf(offset)).delete(slot);
+    return true;
+  }
+
+  async transfer(range: string, offset: Offset, fromId: string, toId: string): Promise<boolean> {
+    const holders = this.#holders(range, offset);
+    const slot = slotOf(offset);
+    if (holders.get(slot) !== fromId) return false;
+    holders.set(slot, toId);
+    this.#times(range, blockIndexOf(offset)).delete(slot);
     return true;
   }
 
@@ -108,6 +129,24 @@ export class MemoryAllocationStore implements AllocationStore {
     let count = 0;
     for (const holders of this.#ranges.get(range)?.values() ?? []) count += holders.size;
     return count;
+  }
+
+  /** A block as a read answers it: copies, with the claim times of its held slots. */
+  #block(range: string, index: Offset, holders: Map<number, string>): Block {
+    const times = this.#claimedAt.get(range)?.get(index);
+    return {
+      index,
+      holders: new Map(holders),
+      ...(times && times.size > 0 ? { claimedAt: new Map(times) } : {}),
+    };
+  }
+
+  #times(range: string, index: Offset): Map<number, number> {
+    const blocks = this.#claimedAt.get(range) ?? new Map<Offset, Map<number, number>>();
+    this.#claimedAt.set(range, blocks);
+    const times = blocks.get(index) ?? new Map<number, number>();
+    blocks.set(index, times);
+    return times;
   }
 
   #holders(range: string, offset: Offset): Map<number, string> {

@@ -1,31 +1,41 @@
 /**
  * An in-memory `HostPortStore` with the DynamoDB adapter's write semantics (count items of 64
- * ports, each count write conditioned per port, the item's last add recorded), every call
- * passing a gate first so a test decides the order in which concurrent calls reach the store.
+ * ports, each count write conditioned per port, the item's last add recorded, marks of ports
+ * held outside berth, quota units taken and given back with their records), and the repair
+ * pass's calls (`HostPortRepairStore`), every call passing a gate first so a test decides the
+ * order in which concurrent calls reach the store.
  */
 
-import { AllocationIdTakenError, HostPortConflictError } from '../../shared/hostports/errors.js';
+import {
+  AllocationIdTakenError,
+  HostPortConflictError,
+  NamespaceQuotaFullError,
+} from '../../shared/hostports/errors.js';
 import type { HostPortRange } from '../../shared/hostports/model.js';
 import type { BlockCounts } from '../../shared/hostports/store.js';
 import {
   type HeldPort,
   type HostPortStore,
+  isRecordOf,
   levelKey,
   type PodPortRecord,
   type RangeCounts,
   type UseLevel,
 } from '../../shared/hostports/store.js';
+import type { HostPortRepairStore } from '../../shared/repair/store.js';
 import type { Owner } from '../../shared/vocabulary/owner.js';
 
 const ITEM_PORTS = 64;
 
 interface Item {
   readonly counts: Map<number, number>;
+  /** Port numbers held by pods berth never admitted. */
+  readonly foreign: Set<number>;
   writtenAt?: number;
 }
 
 /** A `HostPortStore` in memory; `gate` is awaited before every call takes effect. */
-export class MemoryHostPortStore implements HostPortStore {
+export class MemoryHostPortStore implements HostPortStore, HostPortRepairStore {
   readonly #items = new Map<string, Item>();
   readonly #records = new Map<string, PodPortRecord>();
   readonly #namespaces = new Map<string, number>();
@@ -49,7 +59,17 @@ export class MemoryHostPortStore implements HostPortStore {
   async readCounts(range: HostPortRange): Promise<RangeCounts> {
     await this.#gate();
     this.reads++;
-    return { range, counts: this.peek(range), portsPerItem: ITEM_PORTS };
+    const foreign = new Set<number>();
+    for (let offset = 0; offset < range.size; offset++) {
+      const port = range.first + offset;
+      if (this.#item(range.name, port).foreign.has(port)) foreign.add(offset);
+    }
+    return {
+      range,
+      counts: this.peek(range),
+      portsPerItem: ITEM_PORTS,
+      ...(foreign.size === 0 ? {} : { foreign }),
+    };
   }
 
   async getRecord(id: string): Promise<PodPortRecord | undefined> {
@@ -57,11 +77,19 @@ export class MemoryHostPortStore implements HostPortStore {
     return this.#records.get(id);
   }
 
-  async putRecord(record: PodPortRecord): Promise<void> {
+  async putRecord(record: PodPortRecord, quota?: number): Promise<void> {
     await this.#gate();
     const stored = this.#records.get(record.id);
     if (stored && (record.token === undefined || stored.token !== record.token)) {
       throw new AllocationIdTakenError(record.id);
+    }
+    // A first write takes its units with it, as the adapter's transaction does; a rewrite none.
+    const units = record.quotaUnits ?? 0;
+    if (!stored && quota !== undefined && units > 0) {
+      const { namespace } = record.pod;
+      const used = this.#namespaces.get(namespace) ?? 0;
+      if (used + units > quota) throw new NamespaceQuotaFullError(namespace, used);
+      this.#namespaces.set(namespace, used + units);
     }
     this.#records.set(record.id, record);
   }
@@ -69,17 +97,12 @@ export class MemoryHostPortStore implements HostPortStore {
   async deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined> {
     await this.#gate();
     const stored = this.#records.get(id);
-    if (!stored || stored.pod.namespace !== pod.namespace) return undefined;
-    // The same pod, as the DynamoDB adapter's condition has it: its name, or for a record
-    // written at a CREATE with generateName, no name and the generateName the pod keeps.
-    const unnamed =
-      !!pod.generateName && stored.pod.name === '' && stored.pod.generateName === pod.generateName;
-    if (stored.pod.name !== pod.name && !unnamed) return undefined;
-    if (pod.uid !== undefined && stored.pod.uid !== undefined && stored.pod.uid !== pod.uid) {
-      return undefined;
-    }
-    if (token !== undefined && stored.token !== token) return undefined;
+    if (!stored || !isRecordOf(stored, pod, token)) return undefined;
     this.#records.delete(id);
+    // Its units go back with it, as in the adapter's transaction.
+    const units = stored.quotaUnits ?? 0;
+    const { namespace } = stored.pod;
+    if (units > 0) this.#namespaces.set(namespace, (this.#namespaces.get(namespace) ?? 0) - units);
     return stored;
   }
 
@@ -102,6 +125,7 @@ export class MemoryHostPortStore implements HostPortStore {
       const level = levels?.get(levelKey(port.range, port.port));
       if (level === undefined) return false;
       const item = this.#item(port.range, port.port);
+      if (item.foreign.has(port.port)) return true;
       const count = item.counts.get(port.port) ?? 0;
       if (count <= level.level) return false;
       return !(
@@ -153,12 +177,27 @@ export class MemoryHostPortStore implements HostPortStore {
 
   async *listRecords(): AsyncIterable<PodPortRecord> {
     await this.#gate();
-    yield* this.#records.values();
+    yield* [...this.#records.values()];
+  }
+
+  async correctCount(range: string, port: number, from: number, to: number): Promise<boolean> {
+    await this.#gate();
+    const item = this.#item(range, port);
+    if ((item.counts.get(port) ?? 0) !== from) return false;
+    item.counts.set(port, to);
+    return true;
+  }
+
+  async markForeign(range: string, port: number, held: boolean): Promise<void> {
+    await this.#gate();
+    const item = this.#item(range, port);
+    if (held) item.foreign.add(port);
+    else item.foreign.delete(port);
   }
 
   #item(range: string, port: number): Item {
     const key = itemKey(range, port);
-    const item = this.#items.get(key) ?? { counts: new Map() };
+    const item = this.#items.get(key) ?? { counts: new Map(), foreign: new Set() };
     this.#items.set(key, item);
     return item;
   }
@@ -174,6 +213,7 @@ export class MemoryHostPortStore implements HostPortStore {
         ports: ITEM_PORTS,
         counts: new Map(item.counts),
         ...(item.writtenAt === undefined ? {} : { writtenAt: item.writtenAt }),
+        ...(item.foreign.size === 0 ? {} : { foreign: new Set(item.foreign) }),
       });
     }
     return [...seen.values()];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LeakWatch, type StoreView } from '../../bench/support/leak-watch.js';
+import { COMMIT_WINDOW_MS } from '../../shared/vocabulary/commit-window.js';
 
 const view = (held: Record<string, string>, records: Record<string, number> = {}): StoreView => ({
   held: new Map(Object.entries(held)),
@@ -47,5 +48,22 @@ describe('LeakWatch', () => {
     watch.failed(leaked, listing(['w']));
     watch.observe(leaked, listing(), leaked);
     expect(watch.report().overdue).toEqual(['v@a still held after 2 passes']);
+  });
+
+  it('counts no pass that began less than the commit window after the claim', () => {
+    const watch = new LeakWatch(2);
+    const leaked: StoreView = {
+      ...view({ v: 'a' }, { p1: 1_000 }),
+      claimedAt: new Map([['v', 1_000]]),
+    };
+    const at = (listedAt: number) => ({ ...listing(), listedAt });
+    watch.observe(leaked, at(1_000 + COMMIT_WINDOW_MS - 1), leaked);
+    watch.observe(leaked, at(1_000 + COMMIT_WINDOW_MS), leaked);
+    expect(watch.report()).toEqual({ leaks: 2, maxPassesToFree: 0, overdue: [], open: 2 });
+    watch.observe(leaked, at(1_000 + COMMIT_WINDOW_MS + 1), leaked);
+    expect(watch.report().overdue).toEqual([
+      'v@a still held after 2 passes',
+      'pod#p1@1000 still held after 2 passes',
+    ]);
   });
 });

@@ -7,6 +7,7 @@ import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { ensureTable } from '../../shared/store/ensure-table.js';
+import { COMMIT_WINDOW_MS } from '../../shared/vocabulary/commit-window.js';
 import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { node } from '../scale/builders.js';
 import { captureOutput } from '../support/capture.js';
@@ -41,7 +42,13 @@ describe('berth repair --once', () => {
     const config = parseConfig({});
     const { client } = { client: dynamoClient({ endpoint: inject('dynamodbEndpoint') }) };
     await ensureTable(client, table);
-    const runtime = createRuntime({ config, dynamo: client, tableName: table });
+    // Admitted past the commit window: its Service was refused long enough ago to be a leak.
+    const runtime = createRuntime({
+      config,
+      dynamo: client,
+      tableName: table,
+      now: () => Date.now() - COMMIT_WINDOW_MS - 1_000,
+    });
     const owner = { kind: 'Service' as const, namespace: 'default', name: 'gone' };
     await runtime.allocator.assign('leakedleakedleaked01', owner, [
       {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AllocationStore, OwnerRecord } from '../../shared/allocation/store.js';
+import type { RepairAllocationStore } from '../../shared/repair/store.js';
 
 const record = (version: number, id = 'svc-1'): OwnerRecord => ({
   id,
@@ -15,7 +16,10 @@ const record = (version: number, id = 'svc-1'): OwnerRecord => ({
 });
 
 /** Registers the contract's cases for the store `make` builds, empty, for each case. */
-export function allocationStoreContract(name: string, make: () => Promise<AllocationStore>): void {
+export function allocationStoreContract(
+  name: string,
+  make: () => Promise<AllocationStore & Pick<RepairAllocationStore, 'transfer'>>,
+): void {
   describe(`${name} keeps the AllocationStore contract`, () => {
     it('writes an owner record at version 0, then only at the version it holds', async () => {
       const store = await make();
@@ -69,6 +73,41 @@ export function allocationStoreContract(name: string, make: () => Promise<Alloca
       });
       const racing = await Promise.all(['c', 'd'].map((id) => store.claim('r', 40, id)));
       expect(racing.filter((outcome) => outcome.taken)).toHaveLength(1);
+    });
+
+    it('remembers when a value was claimed, to the second rounded up, until it is released', async () => {
+      const store = await make();
+      await store.claim('r', 1, 'a', 1_700_000_000_001);
+      await store.claim('r', 2, 'b');
+      const claimed = await store.claim('r', 3, 'c', 1_700_000_005_000);
+      const times = new Map([
+        [1, 1_700_000_001_000],
+        [3, 1_700_000_005_000],
+      ]);
+      expect(claimed.block?.claimedAt).toEqual(times);
+      const scanned = async () => {
+        for await (const block of store.scanBlocks('r', 0, 0)) return block.claimedAt;
+        return undefined;
+      };
+      expect(await scanned()).toEqual(times);
+      await store.release('r', 1, 'a');
+      await store.release('r', 3, 'c');
+      // Claimed again without a time: none is left from the value's last holder.
+      await store.claim('r', 3, 'd');
+      expect(await scanned()).toBeUndefined();
+    });
+
+    it('hands a value over from its holder only, for repair', async () => {
+      const store = await make();
+      await store.claim('r', 7, 'a', 1_700_000_000_000);
+      expect(await store.transfer('r', 7, 'b', 'c')).toBe(false);
+      expect(await store.transfer('r', 7, 'a', 'c')).toBe(true);
+      for await (const block of store.scanBlocks('r', 0, 0)) {
+        expect(block.holders).toEqual(new Map([[7, 'c']]));
+        // The live owner it went to carries it: no claim time of the last holder's is kept.
+        expect(block.claimedAt).toBeUndefined();
+      }
+      expect(await store.release('r', 7, 'c')).toBe(true);
     });
 
     it('releases a value only for its holder', async () => {

@@ -6,7 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { recordHostPorts, releaseHostPorts } from '../../shared/hostports/allocator.js';
-import { AllocationIdTakenError, HostPortConflictError } from '../../shared/hostports/errors.js';
+import {
+  AllocationIdTakenError,
+  HostPortConflictError,
+  NamespaceQuotaFullError,
+} from '../../shared/hostports/errors.js';
 import type { HostPortRange } from '../../shared/hostports/model.js';
 import {
   type HostPortStore,
@@ -15,6 +19,7 @@ import {
   type RangeCounts,
   type UseLevel,
 } from '../../shared/hostports/store.js';
+import type { HostPortRepairStore } from '../../shared/repair/store.js';
 
 export const range: HostPortRange = { name: 'default', first: 7000, size: 200 };
 
@@ -29,7 +34,7 @@ export const podNamed = (name: string, namespace = 'default') => ({
 export function record(
   id: string,
   ports: readonly number[],
-  options: { namespace?: string; token?: string } = {},
+  options: { namespace?: string; token?: string; quotaUnits?: number } = {},
 ): PodPortRecord {
   return {
     id,
@@ -37,6 +42,7 @@ export function record(
     ports: ports.map((port, i) => ({ name: `p${i}`, range: 'default', port, protocol: 'UDP' })),
     createdAt: 1,
     ...(options.token === undefined ? {} : { token: options.token }),
+    ...(options.quotaUnits === undefined ? {} : { quotaUnits: options.quotaUnits }),
   };
 }
 
@@ -51,7 +57,10 @@ export const countAt = (counts: RangeCounts, port: number): number =>
   counts.counts[port - range.first] ?? 0;
 
 /** Registers the contract's cases for the stores `make` builds, a fresh one per case. */
-export function hostPortStoreContract(name: string, make: () => Promise<HostPortStore>): void {
+export function hostPortStoreContract(
+  name: string,
+  make: () => Promise<HostPortStore & HostPortRepairStore>,
+): void {
   describe(`${name} keeps the HostPortStore contract`, () => {
     it('keeps a record and its uses and reads both back, across count blocks', async () => {
       const store = await make();
@@ -206,6 +215,80 @@ export function hostPortStoreContract(name: string, make: () => Promise<HostPort
       expect(await releaseHostPorts({ store }, 'a', podNamed('a', 'default'))).toBeUndefined();
       expect(await releaseHostPorts({ store }, 'zzz', podNamed('zzz', 'games'))).toBeUndefined();
       expect(countAt(await store.readCounts(range), 7010)).toBe(1);
+    });
+
+    it('takes a record’s quota units with its first write, within the quota, and never on a rewrite', async () => {
+      const store = await make();
+      const first = record('a', [7010, 7011], { namespace: 'games', token: 't1', quotaUnits: 2 });
+      await store.putRecord(first, 3);
+      expect(await store.namespaceUse('games')).toBe(2);
+      await store.putRecord({ ...first, ports: first.ports.slice(1), createdAt: 2 }, 3);
+      await store.putRecord({ ...first, createdAt: 3 });
+      expect(await store.namespaceUse('games')).toBe(2);
+      // No room left: refused with the count as found, and no record written.
+      const late = record('b', [7012, 7013], { namespace: 'games', token: 't2', quotaUnits: 2 });
+      await expect(store.putRecord(late, 3)).rejects.toThrow(NamespaceQuotaFullError);
+      await expect(store.putRecord(late, 3)).rejects.toMatchObject({ used: 2 });
+      expect(await store.getRecord('b')).toBeUndefined();
+      // Larger than the whole quota, on a namespace never counted.
+      const big = record('c', [7014, 7015], { namespace: 'lobby', token: 't3', quotaUnits: 2 });
+      await expect(store.putRecord(big, 1)).rejects.toMatchObject({ used: 0 });
+      expect(await store.getRecord('c')).toBeUndefined();
+      // A record of a namespace without a quota takes nothing.
+      await store.putRecord(record('d', [7016], { namespace: 'free', quotaUnits: 0 }), 5);
+      expect(await store.namespaceUse('free')).toBe(0);
+    });
+
+    it('gives a record’s quota units back with its delete, once, however many deletes run at once', async () => {
+      const store = await make();
+      const held = record('a', [7010, 7011], { namespace: 'games', token: 't1', quotaUnits: 2 });
+      await store.putRecord(held, 5);
+      await store.addUses(held.ports);
+      await store.putRecord(
+        record('b', [7012], { namespace: 'games', token: 't2', quotaUnits: 1 }),
+        5,
+      );
+      // Another pod carrying the id gives back nothing.
+      expect(await store.deleteRecord('a', podNamed('copy', 'games'))).toBeUndefined();
+      expect(await store.namespaceUse('games')).toBe(3);
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => releaseHostPorts({ store }, 'a', podNamed('a', 'games'))),
+      );
+      expect(results.filter((r) => r !== undefined)).toEqual([held]);
+      expect(await store.namespaceUse('games')).toBe(1);
+      expect(countAt(await store.readCounts(range), 7010)).toBe(0);
+      // A record that carries no units (0.2.0's) leaves the count alone.
+      await store.adjustNamespaceUse('games', 1);
+      await store.putRecord(record('c', [7013], { namespace: 'games' }));
+      expect((await store.deleteRecord('c', podNamed('c', 'games')))?.quotaUnits).toBeUndefined();
+      expect(await store.namespaceUse('games')).toBe(2);
+    });
+
+    it('marks a port held outside berth, refuses a conditioned use of it, and clears the mark', async () => {
+      const store = await make();
+      await store.markForeign('default', 7030, true);
+      expect([...((await store.readCounts(range)).foreign ?? [])]).toEqual([30]);
+      const pod = record('a', [7030]);
+      await expect(
+        store.addUses(pod.ports, levels(pod, await store.readCounts(range))),
+      ).rejects.toThrow(HostPortConflictError);
+      // Repair's own record of a pod already holding it is not conditioned.
+      await store.addUses(pod.ports);
+      await store.markForeign('default', 7030, false);
+      const counts = await store.readCounts(range);
+      expect(counts.foreign).toBeUndefined();
+      expect(countAt(counts, 7030)).toBe(1);
+    });
+
+    it('corrects a use count only from the count it read', async () => {
+      const store = await make();
+      await recordHostPorts(store, record('a', [7040]));
+      expect(await store.correctCount('default', 7040, 2, 0)).toBe(false);
+      expect(await store.correctCount('default', 7040, 1, 3)).toBe(true);
+      // A port never used counts 0.
+      expect(await store.correctCount('default', 7041, 0, 1)).toBe(true);
+      const counts = await store.readCounts(range);
+      expect([countAt(counts, 7040), countAt(counts, 7041)]).toEqual([3, 1]);
     });
 
     it('keeps counts on their port numbers when a range is widened or moved', async () => {

@@ -69,6 +69,21 @@ describe('host port quotas per namespace', () => {
     );
   });
 
+  it('lets one of two pods racing for the last ports in, and leaves the other nothing', async () => {
+    const { handler, store, pod } = await quotaHarness({ games: 2 });
+    // Both read room for two ports; the record writes decide, one transaction each.
+    const verdicts = await Promise.all(['a', 'b'].map((name) => handler(podRequest(pod(name, 2)))));
+    expect(verdicts.filter((v) => v.allowed)).toHaveLength(1);
+    const refused = verdicts.find((v) => !v.allowed);
+    expect(refused && !refused.allowed && refused.code).toBe(403);
+    expect(await store.namespaceUse('games')).toBe(2);
+    const held = [];
+    for await (const record of store.listRecords()) held.push(record.quotaUnits);
+    expect(held).toEqual([2]);
+    const counts = await store.readCounts({ name: 'default', first: 7000, size: 100 });
+    expect(counts.counts.reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
   it('is a map of namespace to a whole number of ports in the config', () => {
     const problems = (document: unknown) => {
       try {

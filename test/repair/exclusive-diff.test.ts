@@ -6,10 +6,14 @@ import type { Offset } from '../../shared/net/offset.js';
 import { diffExclusive, mergeClaims } from '../../shared/repair/exclusive-diff.js';
 import type { LeakCounter } from '../../shared/repair/ledger.js';
 import { type ServiceReading, valueKey } from '../../shared/repair/live.js';
+import { COMMIT_WINDOW_MS } from '../../shared/vocabulary/commit-window.js';
 import { NODE_PORTS } from './support.js';
 
 const KEY = rangeKey(NODE_PORTS);
 const ids = ['a', 'b', 'c', 'd'];
+/** When the pass began listing; a claim stamped after `LISTED - COMMIT_WINDOW_MS` is young. */
+const LISTED = 10_000_000;
+const YOUNG = LISTED - COMMIT_WINDOW_MS + 1_000;
 
 /** A random store view and cluster over 8 node ports and 4 ids. */
 const world = fc.record({
@@ -26,9 +30,13 @@ const world = fc.record({
     fc.integer({ min: 0, max: 7 }).map(String),
     fc.record({ holder: fc.constantFrom(...ids), passes: fc.integer({ min: 1, max: 2 }) }),
   ),
+  /** Offsets whose block says they were claimed less than the commit window ago. */
+  young: fc.subarray([0, 1, 2, 3, 4, 5, 6, 7]),
 });
 
-type World = typeof world extends fc.Arbitrary<infer T> ? T : never;
+type World = Omit<typeof world extends fc.Arbitrary<infer T> ? T : never, 'young'> & {
+  readonly young?: readonly number[];
+};
 
 function decide(w: World) {
   const held = new Map<Offset, string>(Object.entries(w.held).map(([o, id]) => [Number(o), id]));
@@ -52,14 +60,21 @@ function decide(w: World) {
       return [key, { key, ...c, firstSeenAt: 0 }];
     }),
   );
+  const claimedAt = new Map<Offset, number>((w.young ?? []).map((offset) => [offset, YOUNG]));
   const plan = diffExclusive({
-    snapshot: { ranges: [NODE_PORTS], held: new Map([[KEY, held]]), owners: new Map() },
+    snapshot: {
+      ranges: [NODE_PORTS],
+      held: new Map([[KEY, held]]),
+      claimedAt: new Map([[KEY, claimedAt]]),
+      owners: new Map(),
+    },
     services,
     counters,
     grace: 3,
-    now: 1,
+    now: LISTED,
+    listedAt: LISTED,
   });
-  return { plan, held, services, counters };
+  return { plan, held, services, counters, claimedAt };
 }
 
 describe('diffExclusive', () => {
@@ -98,6 +113,7 @@ describe('diffExclusive', () => {
       counters: new Map(),
       grace: 3,
       now: 1,
+      listedAt: 1,
     });
     expect(withRecord.intents.map((i) => i.claims.map((c) => c.offset))).toEqual([[1]]);
   });
@@ -134,6 +150,59 @@ describe('diffExclusive', () => {
         }
       }),
     );
+  });
+
+  it('never frees, moves away or counts down a value claimed less than the commit window ago', () => {
+    fc.assert(
+      fc.property(world, (w) => {
+        const { plan, claimedAt } = decide(w);
+        const young = (offset: Offset) => claimedAt.has(offset);
+        for (const free of plan.frees) expect(young(free.offset)).toBe(false);
+        for (const move of plan.transfers) if (move.leak) expect(young(move.offset)).toBe(false);
+        for (const counter of plan.counters)
+          expect(young(Number(counter.key.slice(counter.key.lastIndexOf('#') + 1)))).toBe(false);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('counts a young suspect of the records neither: a record written, or a claim it lists', () => {
+    const record = (createdAt: number, claimedAt?: number): OwnerRecord => ({
+      id: 'a',
+      owner: { kind: 'Service', namespace: 'default', name: 's0' },
+      claims: [
+        { slot: 'nodePort/http', range: KEY, offset: 3, ...(claimedAt ? { claimedAt } : {}) },
+      ],
+      version: 1,
+      createdAt,
+    });
+    const plan = (owner: OwnerRecord, live: boolean) =>
+      diffExclusive({
+        snapshot: {
+          ranges: [NODE_PORTS],
+          held: new Map([[KEY, new Map()]]),
+          owners: new Map([['a', owner]]),
+        },
+        services: live
+          ? decide({
+              held: {},
+              services: [{ id: 'a', terminating: false, offsets: [] }],
+              counters: {},
+            }).services
+          : [],
+        counters: new Map(),
+        grace: 1,
+        now: LISTED,
+        listedAt: LISTED,
+      });
+    const old = LISTED - COMMIT_WINDOW_MS - 1;
+    // A record holding nothing, of no live object: a CREATE's intent whose claims have not landed.
+    expect(plan(record(YOUNG), false)).toMatchObject({ deletions: [], counters: [] });
+    expect(plan(record(old, YOUNG), false)).toMatchObject({ deletions: [], counters: [] });
+    expect(plan(record(old, old), false).deletions).toEqual([{ id: 'a', version: 1 }]);
+    // A claim a live owner's record lists and neither holds nor carries: an UPDATE in flight.
+    expect(plan(record(old, YOUNG), true)).toMatchObject({ trims: [], counters: [] });
+    expect(plan(record(old, old), true).trims).toHaveLength(1);
   });
 
   it('claims only free values, each at most once, and counts every suspect it keeps', () => {

@@ -2,8 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import { carriedHostPorts } from '../../shared/repair/host-port-diff.js';
 import type { HostPortRepairStore } from '../../shared/repair/store.js';
+import { COMMIT_WINDOW_MS } from '../../shared/vocabulary/commit-window.js';
 import { sid } from '../support/shaped-id.js';
-import { eventsOf, gamePod, HOST_PORTS, held, repairEnv } from './support.js';
+import {
+  eventsOf,
+  expectNoSuspectsWithinCommitWindow,
+  gamePod,
+  HOST_PORTS,
+  held,
+  repairEnv,
+  SETTLED_MS,
+} from './support.js';
 
 describe('runRepairPass: host ports', () => {
   it('releases the record of a deleted pod on the third pass and not before', async () => {
@@ -28,6 +37,46 @@ describe('runRepairPass: host ports', () => {
     expect(await env.hostPorts.getRecord(sid('gone'))).toBeUndefined();
     expect(await env.hostCounts()).toEqual(new Map());
     expect(env.cluster.events).toEqual([]);
+  });
+
+  it('never suspects the record of a pod not yet stored, however often passes run within the commit window', async () => {
+    const env = await repairEnv();
+    const admitted = env.clock.now;
+    await env.admitPod(sid('new'), 'default', 'gs-new', [held('game', 7006)]);
+    await expectNoSuspectsWithinCommitWindow(env, admitted);
+    expect(await env.hostCounts()).toEqual(new Map([[7006, 1]]));
+
+    // Past the window and the grace: the CREATE was refused, and its record goes.
+    env.clock.now = admitted + COMMIT_WINDOW_MS + 1_000;
+    expect((await env.pass({}, { leakGracePasses: 2 })).released).toBe(0);
+    expect((await env.pass({}, { leakGracePasses: 2 })).findings).toEqual({ HostPortLeaked: 1 });
+    expect(await env.hostPorts.getRecord(sid('new'))).toBeUndefined();
+    expect(await env.hostCounts()).toEqual(new Map());
+  });
+
+  it('gives a freed record’s quota units back to its namespace, once', async () => {
+    const env = await repairEnv();
+    const refused = {
+      id: sid('refused'),
+      pod: { kind: 'Pod' as const, namespace: 'games', name: 'gs-r', generateName: '' },
+      ports: [held('game', 7007), held('query', 7008)],
+      createdAt: env.clock.now - SETTLED_MS,
+      token: 't',
+      quotaUnits: 2,
+    };
+    // A CREATE the apiserver refused: its record took two units, and no pod came.
+    await env.hostPorts.putRecord(refused, 2);
+    await env.hostPorts.addUses(refused.ports);
+    // One of 0.2.0, whose port the CREATE took from the count apart from the record.
+    await env.hostPorts.adjustNamespaceUse('games', 1, 3);
+    await env.commitPod(sid('old'), 'games', 'gs-o', [held('game', 7009)]);
+    expect(await env.hostPorts.namespaceUse('games')).toBe(3);
+
+    const quotas = { hostPortQuotas: { games: 3 }, leakGracePasses: 1 };
+    expect((await env.pass({}, quotas)).released).toBe(3);
+    expect(await env.hostPorts.namespaceUse('games')).toBe(0);
+    expect((await env.pass({}, quotas)).released).toBe(0);
+    expect(await env.hostPorts.namespaceUse('games')).toBe(0);
   });
 
   it('counts a pod in phase Succeeded or Failed as gone', async () => {
@@ -113,7 +162,7 @@ describe('runRepairPass: host ports', () => {
         return env.hostPorts.readCounts(range);
       },
       listRecords: () => env.hostPorts.listRecords(),
-      putRecord: (record) => env.hostPorts.putRecord(record),
+      putRecord: (record, quota) => env.hostPorts.putRecord(record, quota),
       addUses: (ports, levels) => {
         calls.adds.push(levels);
         return env.hostPorts.addUses(ports, levels);
@@ -122,6 +171,9 @@ describe('runRepairPass: host ports', () => {
       removeUses: (ports) => env.hostPorts.removeUses(ports),
       correctCount: (range, port, from, to) => env.hostPorts.correctCount(range, port, from, to),
       markForeign: (range, port, held) => env.hostPorts.markForeign(range, port, held),
+      adjustNamespaceUse: (namespace, delta, limit) =>
+        env.hostPorts.adjustNamespaceUse(namespace, delta, limit),
+      namespaceUse: (namespace) => env.hostPorts.namespaceUse(namespace),
     };
     const summary = await env.pass({ hostPorts: counted }, { concurrency: 4 });
     expect(summary).toMatchObject({ recorded: 4, conflicts: 0 });

@@ -5,15 +5,18 @@ import { RepairIncompleteError } from '../../shared/repair/errors.js';
 import type { RepairSummary } from '../../shared/repair/pass.js';
 import type { RepairAllocationStore } from '../../shared/repair/store.js';
 import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
+import { COMMIT_WINDOW_MS } from '../../shared/vocabulary/commit-window.js';
 import { freeOwner } from '../support/free-owner.js';
 import { sid } from '../support/shaped-id.js';
 import {
   clusterDuring,
   eventsOf,
+  expectNoSuspectsWithinCommitWindow,
   failingAllocations,
   IPS,
   NODE_PORTS,
   repairEnv,
+  SETTLED_MS,
   service,
   svcOwner,
 } from './support.js';
@@ -55,6 +58,27 @@ describe('runRepairPass: Services', () => {
     const env = await repairEnv();
     await env.allocator.assign(sid('gone'), svcOwner('web'), [ip('10.100.0.21')]);
     expect((await env.pass({}, { leakGracePasses: 1 })).released).toBe(1);
+  });
+
+  it('never suspects what a Service not yet stored was given, however often passes run within the commit window', async () => {
+    const env = await repairEnv();
+    const admitted = env.clock.now;
+    // A named Service's CREATE: the claims only (no owner record), the apiserver yet to store it.
+    await env.admitting.assign(
+      sid('new'),
+      svcOwner('web'),
+      [ip('10.100.0.22'), nodePort('http', 30011)],
+      { current: 'none', unrecorded: true },
+    );
+    await expectNoSuspectsWithinCommitWindow(env, admitted);
+    expect(await env.holderOf(IPS, '10.100.0.22')).toBe(sid('new'));
+    expect(await env.holderOf(NODE_PORTS, '30011')).toBe(sid('new'));
+
+    // Past the window the CREATE was stored or refused: never stored, its values are a leak.
+    env.clock.now = admitted + COMMIT_WINDOW_MS + 1_000;
+    const freed = await env.pass({}, { leakGracePasses: 1 });
+    expect(freed.findings).toEqual({ ClusterIPLeaked: 1, PortLeaked: 1 });
+    expect(await env.holderOf(IPS, '10.100.0.22')).toBeUndefined();
   });
 
   it('restarts the countdown when the owner is seen again', async () => {
@@ -313,7 +337,13 @@ describe('runRepairPass: Services', () => {
   it('deletes an owner record that holds nothing and has no Service, after the grace', async () => {
     const env = await repairEnv();
     await env.allocations.putOwner(
-      { id: sid('intent'), owner: svcOwner('x'), claims: [], version: 1, createdAt: env.clock.now },
+      {
+        id: sid('intent'),
+        owner: svcOwner('x'),
+        claims: [],
+        version: 1,
+        createdAt: env.clock.now - SETTLED_MS,
+      },
       0,
     );
     await env.pass();
@@ -330,7 +360,7 @@ describe('runRepairPass: Services', () => {
       id: sid('intent'),
       owner: svcOwner('x'),
       claims: [],
-      createdAt: env.clock.now,
+      createdAt: env.clock.now - SETTLED_MS,
     };
     await env.allocations.putOwner({ ...record, version: 1 }, 0);
     await env.pass();

@@ -1,6 +1,7 @@
 /** Builders and a DynamoDB Local environment for repair tests. */
 
 import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import { expect } from 'vitest';
 import { ExclusiveAllocator, rangeKey } from '../../shared/allocation/allocator.js';
 import { recordHostPorts } from '../../shared/hostports/allocator.js';
 import type { HeldPort } from '../../shared/hostports/store.js';
@@ -27,6 +28,7 @@ import { DynamoAllocationStore } from '../../shared/store/dynamo-allocation-stor
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../../shared/store/dynamo-leak-ledger.js';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
+import { COMMIT_WINDOW_MS } from '../../shared/vocabulary/commit-window.js';
 import { ALLOCATION_ID_ANNOTATION } from '../../shared/vocabulary/labels.js';
 import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { freshTable } from '../support/dynamo.js';
@@ -54,6 +56,12 @@ export const HOST_PORTS = RANGES.hostPorts[0] as ValueRange;
  */
 export const NOW = Date.parse('2036-03-01T12:00:00Z');
 
+/**
+ * How long before the clock the env's fixtures were admitted: past the commit window, so their
+ * objects are stored or refused by the time a pass lists, and a pass may suspect what they hold.
+ */
+export const SETTLED_MS = COMMIT_WINDOW_MS + 1_000;
+
 let seq = 0;
 
 /** Everything one test's passes run on: a fresh table, real adapters, a hand fake of the cluster. */
@@ -63,7 +71,10 @@ export interface RepairEnv {
   readonly hostPorts: DynamoHostPortStore;
   readonly ledger: DynamoLeakLedger;
   readonly lease: DynamoLease;
+  /** Admits as if `SETTLED_MS` before the clock: what it claims is old enough to suspect. */
   readonly allocator: ExclusiveAllocator;
+  /** Admits at the clock: what it claims may belong to an object the apiserver has not stored. */
+  readonly admitting: ExclusiveAllocator;
   readonly clock: { now: number };
   /** New adapter objects on the same table, as a Lambda cold start would make them. */
   coldStart(): RepairEnv;
@@ -73,8 +84,10 @@ export interface RepairEnv {
   holderOf(range: ValueRange, value: string): Promise<string | undefined>;
   /** Use counts of the host port range, by port. */
   hostCounts(): Promise<Map<number, number>>;
-  /** Writes a pod's record and uses as the webhook would. */
+  /** Writes a pod's record and uses as the webhook would have, `SETTLED_MS` before the clock. */
   commitPod(id: string, namespace: string, name: string, held: readonly HeldPort[]): Promise<void>;
+  /** Writes a pod's record and uses as the webhook does, at the clock (its pod maybe unstored). */
+  admitPod(id: string, namespace: string, name: string, held: readonly HeldPort[]): Promise<void>;
 }
 
 /** A new environment on a fresh table and cluster name. */
@@ -89,11 +102,22 @@ export async function repairEnv(): Promise<RepairEnv> {
     const hostPorts = new DynamoHostPortStore(target);
     const ledger = new DynamoLeakLedger({ ...target, sleep: async () => {} });
     const lease = new DynamoLease({ ...target, now: () => clock.now });
-    const allocator = new ExclusiveAllocator({
-      store: allocations,
-      random: () => 0.5,
-      now: () => clock.now,
-    });
+    const allocatorAt = (offset: number) =>
+      new ExclusiveAllocator({
+        store: allocations,
+        random: () => 0.5,
+        now: () => clock.now - offset,
+      });
+    const allocator = allocatorAt(SETTLED_MS);
+    const recordPod =
+      (offset: number) =>
+      (id: string, namespace: string, podName: string, held: readonly HeldPort[]) =>
+        recordHostPorts(hostPorts, {
+          id,
+          pod: { kind: 'Pod', namespace, name: podName, generateName: '' },
+          ports: held,
+          createdAt: clock.now - offset,
+        });
     const env: RepairEnv = {
       cluster,
       allocations,
@@ -101,6 +125,7 @@ export async function repairEnv(): Promise<RepairEnv> {
       ledger,
       lease,
       allocator,
+      admitting: allocatorAt(0),
       clock,
       coldStart: make,
       pass: (deps = {}, options = {}) =>
@@ -135,18 +160,30 @@ export async function repairEnv(): Promise<RepairEnv> {
         });
         return byPort;
       },
-      async commitPod(id, namespace, podName, held) {
-        await recordHostPorts(hostPorts, {
-          id,
-          pod: { kind: 'Pod', namespace, name: podName, generateName: '' },
-          ports: held,
-          createdAt: clock.now,
-        });
-      },
+      commitPod: recordPod(SETTLED_MS),
+      admitPod: recordPod(0),
     };
     return env;
   };
   return make();
+}
+
+/**
+ * Runs passes with `leakGracePasses: 1` from `admitted` to just inside the commit window, and
+ * checks that none frees or starts counting anything: what admission claimed may be an object
+ * the apiserver has not stored yet.
+ */
+export async function expectNoSuspectsWithinCommitWindow(
+  env: RepairEnv,
+  admitted: number,
+): Promise<void> {
+  for (const after of [0, 1_000, 30_000, 60_000, COMMIT_WINDOW_MS - 1_000]) {
+    env.clock.now = admitted + after;
+    const summary = await env.pass({}, { leakGracePasses: 1 });
+    expect(summary.released).toBe(0);
+    expect(summary.countdowns).toEqual([]);
+  }
+  expect(await env.ledger.list()).toEqual(new Map());
 }
 
 /** What a test Service looks like. */
@@ -251,9 +288,9 @@ export function failingAllocations(
     deleteOwner: (id, version) => inner.deleteOwner(id, version),
     listOwners: () => inner.listOwners(),
     scanBlocks: (range, from, to) => inner.scanBlocks(range, from, to),
-    claim: async (range, offset, owner) => {
+    claim: async (range, offset, owner, claimedAt) => {
       if (method === 'claim') trip();
-      return inner.claim(range, offset, owner);
+      return inner.claim(range, offset, owner, claimedAt);
     },
     transfer: async (range, offset, from, to) => {
       if (method === 'transfer') trip();

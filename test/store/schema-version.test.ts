@@ -203,7 +203,7 @@ describe('the schema version policy', () => {
 });
 
 describe('every write path stamps the version', () => {
-  it('host port store: records, names, uses, quotas, repair corrections and marks', async () => {
+  it('host port store: records, names, uses, quotas (transactions too), repair corrections and marks', async () => {
     const { client, tableName, sent, scan } = await recordedTable();
     const store = new DynamoHostPortStore({ client, tableName, cluster: 'c' });
     const port = { name: 'game', range: 'default', port: 7001, protocol: 'UDP' as const };
@@ -223,6 +223,13 @@ describe('every write path stamps the version', () => {
     await store.addUses([port], new Map([['default#7001', { level: 0 }]]), 5);
     await store.removeUses([port]);
     await store.adjustNamespaceUse('games', 1, 10);
+    // A record holding quota units: its first write is one transaction with the count.
+    const quoted = { name: 'q', range: 'default', port: 7003, protocol: 'UDP' as const };
+    const games = { kind: 'Pod' as const, namespace: 'games', name: 'gs-q', generateName: '' };
+    await store.putRecord(
+      { id: 'q1', pod: games, ports: [quoted], createdAt: 1, token: 'u', quotaUnits: 1 },
+      10,
+    );
     await store.correctCount('default', 7002, 0, 1);
     await store.markForeign('default', 7200, true);
     await store.markForeign('default', 7200, false);
@@ -234,6 +241,9 @@ describe('every write path stamps the version', () => {
       name: 'gs-1',
       generateName: 'gs-',
     });
+    // And its delete, one transaction with the count.
+    expect((await store.deleteRecord('q1', games))?.quotaUnits).toBe(1);
+    expect(sent.some(({ command }) => command === 'TransactWriteItemsCommand')).toBe(true);
     expectVersioned(sent);
   });
 

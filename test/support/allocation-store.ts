@@ -12,7 +12,7 @@ export function forwardingAllocationStore(store: AllocationStore): AllocationSto
     deleteOwner: (id, version) => store.deleteOwner(id, version),
     listOwners: () => store.listOwners(),
     scanBlocks: (key, from, to) => store.scanBlocks(key, from, to),
-    claim: (key, offset, id) => store.claim(key, offset, id),
+    claim: (key, offset, id, claimedAt) => store.claim(key, offset, id, claimedAt),
     release: (key, offset, id) => store.release(key, offset, id),
   };
 }
