@@ -37,7 +37,7 @@ import {
 } from '../hostports/patch.js';
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import { PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
-import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
+import type { PodPortRecord } from '../hostports/store.js';
 import { type AllocationCarriers, noStoredCarrier } from '../k8s/allocation-carriers.js';
 import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
