@@ -9,6 +9,7 @@ import { IPV6_MIN_SERVICE_PREFIX } from '../net/value-range.js';
 import { crossFieldProblems } from './cross-field.js';
 import { ConfigError } from './errors.js';
 import { describeIssue, primaryIssues } from './messages.js';
+import { RECORD_KEY_RULES, type RecordKeyRule } from './record-keys.js';
 
 /** Node address types in `status.addresses`, in the user's order of precedence. */
 export const NODE_ADDRESS_TYPES = [
@@ -23,6 +24,8 @@ export type NodeAddressType = (typeof NODE_ADDRESS_TYPES)[number];
 
 /** kube-apiserver's `maxCIDRBits`: an IPv4 service CIDR may have at most 20 host bits. */
 const MAX_SERVICE_CIDR_HOST_BITS = 20;
+
+const keyOf = (rule: RecordKeyRule) => z.string().regex(rule.pattern, { message: rule.message });
 
 const seconds = (fallback: number) => z.number().int().min(0).default(fallback);
 
@@ -172,22 +175,12 @@ const configSchema = z.strictObject({
     .prefault({}),
   nodePortRange: portRangeText.prefault('30000-32767'),
   hostPortRanges: z
-    .record(
-      z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
-        message: 'range names are lower-case DNS labels',
-      }),
-      portRangeText,
-    )
+    .record(keyOf(RECORD_KEY_RULES.hostPortRanges), portRangeText)
     .prefault({ default: '7000-8000' }),
   // Host ports a namespace may hold at once, as ResourceQuota caps NodePorts: (pod, port)
   // allocations of every range, a TCPUDP port once, a block's ports each. Unlisted: no cap.
   hostPortQuotas: z
-    .record(
-      z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, {
-        message: 'namespace names are lower-case DNS labels',
-      }),
-      z.number().int().min(0),
-    )
+    .record(keyOf(RECORD_KEY_RULES.hostPortQuotas), z.number().int().min(0))
     .default({}),
   nodeAddressTypes: z
     .array(z.enum(NODE_ADDRESS_TYPES))
