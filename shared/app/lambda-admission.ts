@@ -44,6 +44,8 @@ export interface AdmissionObservers {
   readonly onCluster: (cluster: string) => void;
   /** What the cluster's ServiceCIDRs changed in the ranges Services draw from. */
   readonly serviceCidrs?: GateLog;
+  /** What needs an operator in the public fronts (a load balancer of the pool gone). */
+  readonly fronts?: Pick<GateLog, 'warn'>;
 }
 
 /** What one cluster's admission API is built from: on Lambda, and in the cost meter. */
@@ -195,7 +197,11 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
     const fronts = hasFronts(config)
       ? frontsWiring(
           { config, dynamo, tableName: settings.tableName, region: settings.region },
-          { account: frontsAccount(), queue: lambdaFrontQueue(settings) },
+          {
+            account: frontsAccount(),
+            queue: lambdaFrontQueue(settings),
+            ...(observers.fronts ? { log: observers.fronts } : {}),
+          },
         )
       : undefined;
     const { api } = clusterAdmission({
