@@ -10,6 +10,7 @@ import { crossFieldProblems } from './cross-field.js';
 import { ConfigError } from './errors.js';
 import { describeIssue, primaryIssues } from './messages.js';
 import { RECORD_KEY_RULES, type RecordKeyRule } from './record-keys.js';
+import { FREED_AFTER_COMMIT_SECONDS, MAX_SETTLE_DELAY_SECONDS } from './settle-schedule.js';
 
 /** Node address types in `status.addresses`, in the user's order of precedence. */
 export const NODE_ADDRESS_TYPES = [
@@ -26,6 +27,9 @@ export type NodeAddressType = (typeof NODE_ADDRESS_TYPES)[number];
 const MAX_SERVICE_CIDR_HOST_BITS = 20;
 
 const keyOf = (rule: RecordKeyRule) => z.string().regex(rule.pattern, { message: rule.message });
+
+/** The seconds `settle.delaySeconds` may take, as its messages say them. */
+const SETTLE_DELAY_RANGE = `1-${MAX_SETTLE_DELAY_SECONDS}`;
 
 const seconds = (fallback: number) => z.number().int().min(0).default(fallback);
 
@@ -279,12 +283,19 @@ const configSchema = z.strictObject({
     .prefault({}),
   settle: z
     .strictObject({
-      // Never 0: a value must not be freed before the apiserver has had time to commit.
+      // Never 0: a value must not be freed before the apiserver has had time to commit. At most
+      // what keeps section 11's promises under the settle step's schedule (settle-schedule.ts).
       delaySeconds: z
         .number()
         .int()
-        .min(1, 'must be at least 1: values are freed only after the apiserver commits')
-        .max(60)
+        .min(1, {
+          error: (issue) =>
+            `${String(issue.input)} is out of range ${SETTLE_DELAY_RANGE}: values are freed only after the apiserver commits, so 0 is not allowed`,
+        })
+        .max(MAX_SETTLE_DELAY_SECONDS, {
+          error: (issue) =>
+            `${String(issue.input)} is out of range ${SETTLE_DELAY_RANGE}: the settle step first looks this long after the review, and a value given back must be free within ${FREED_AFTER_COMMIT_SECONDS} s of its commit`,
+        })
         .default(5),
     })
     .prefault({}),

@@ -95,6 +95,16 @@ describe('parseConfig', () => {
     expect(config.hostPortQuotas).toEqual({ constructor: 4, tostring: 1 });
   });
 
+  it('caps settle.delaySeconds where the settle step would break the 30 s release promise', () => {
+    expect(parseConfig({ settle: { delaySeconds: 30 } }).settle.delaySeconds).toBe(30);
+    expect(problemsOf({ settle: { delaySeconds: 60 } })).toEqual([
+      'settle.delaySeconds: 60 is out of range 1-30: the settle step first looks this long after the review, and a value given back must be free within 30 s of its commit',
+    ]);
+    expect(problemsOf({ settle: { delaySeconds: 0 } })).toEqual([
+      'settle.delaySeconds: 0 is out of range 1-30: values are freed only after the apiserver commits, so 0 is not allowed',
+    ]);
+  });
+
   it('rejects named host port ranges that share only an end port', () => {
     const problems = problemsOf({ hostPortRanges: { default: '7000-8000', lobby: '8000-8100' } });
     expect(problems).toEqual([
