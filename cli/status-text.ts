@@ -80,7 +80,27 @@ export function formatStatus(report: StatusReport): string {
         );
   const autoMode = report.autoModeNodes ? [autoModeStatusLine(report.autoModeNodes)] : [];
   const cidrs = report.serviceCidrs ? ['', ...serviceCidrStatusLines(report.serviceCidrs)] : [];
-  return [`cluster ${report.cluster}`, ...ranges, ...cidrs, '', ...pools, ...autoMode].join('\n');
+  const nlbs = report.nlbPool ? ['', ...nlbPoolStatusLines(report.nlbPool)] : [];
+  return [
+    `cluster ${report.cluster}`,
+    ...ranges,
+    ...cidrs,
+    ...nlbs,
+    '',
+    ...pools,
+    ...autoMode,
+  ].join('\n');
+}
+
+/** The NLB pool lines of `berth status`: what serves, and what is gone from ELBv2. */
+export function nlbPoolStatusLines(report: NonNullable<StatusReport['nlbPool']>): string[] {
+  if (report.unreadable !== undefined) return [`NLB pool: not read (${report.unreadable})`];
+  return [
+    `NLB pool: ${report.members.length} load balancer${report.members.length === 1 ? '' : 's'} serving${report.missing.length > 0 ? `, ${report.missing.length} gone` : ''}`,
+    ...report.missing.map(
+      (m) => `  gone: ${m.arn} (${m.why}): skipped until it is removed from the pool`,
+    ),
+  ];
 }
 
 /** The line of the EKS Auto Mode nodes berth leaves out of its pools. */

@@ -133,14 +133,18 @@ function holderQuery(pod: PodRef): string {
   }).toString();
 }
 
-/** A refusal as a CNI error: 503 and 5xx are worth a retry, the rest are berth's answer. */
+/**
+ * A refusal as a CNI error: 429 (the pod's own requests raced for its address, `Retry-After`
+ * says when to come again), 503 and any 5xx are worth kubelet's retry; the rest are berth's
+ * answer.
+ */
 function refused(what: string, status: number, body: unknown): CniError {
   const message =
     typeof body === 'object' && body !== null && 'error' in body
       ? textOf((body as { error: unknown }).error)
       : textOf(body);
   return new CniError(
-    status === 503 || status >= 500 ? CNI_ERROR.tryAgainLater : CNI_ERROR.refused,
+    status === 429 || status >= 500 ? CNI_ERROR.tryAgainLater : CNI_ERROR.refused,
     `berth refused to ${what} the pod's address (HTTP ${status}): ${message}`,
   );
 }

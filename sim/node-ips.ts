@@ -13,7 +13,8 @@ export interface IpHolder {
 
 /**
  * An ADD's outcome: the address, or why there is none yet: berth's 409 (the pool is exhausted:
- * instance at capacity, subnet dry) or 503 (the pool cannot grow now).
+ * instance at capacity, subnet dry), 429 (a request of the same pod wrote its address first) or
+ * 503 (the pool cannot grow now).
  */
 export type AssignOutcome =
   | { readonly ip: string; readonly eniId: string }
@@ -37,7 +38,7 @@ export function httpNodeIps(url: string): NodeIpClient {
       });
       const text = await response.text();
       // The plugin fails the ADD and kubelet retries the sandbox until an address comes.
-      if (response.status === 409 || response.status === 503) return { waiting: text };
+      if ([409, 429, 503].includes(response.status)) return { waiting: text };
       if (response.status !== 200) {
         throw new Error(`node IP assign on ${node} answered HTTP ${response.status}: ${text}`);
       }

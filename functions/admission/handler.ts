@@ -27,6 +27,7 @@ const api = await lambdaAdmissionApi({
   onUnavailable: unavailableRecorder(logger, metrics),
   onCluster: forCluster,
   serviceCidrs: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
+  fronts: { warn: (line) => logger.warn(line) },
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

@@ -12,6 +12,7 @@ import { frontedPortsOf, toldFronts } from '../fronts/pod-fronts.js';
 import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
 import type { AllocationCarriers } from '../k8s/allocation-carriers.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import { KubernetesApiError } from '../k8s/errors.js';
 import { NodeCache } from '../k8s/node-cache.js';
 import { parseIp } from '../net/ip.js';
 import { carriedAllocationId } from '../vocabulary/allocation-id.js';
@@ -104,6 +105,30 @@ export function chooseNodeAddress(
 
 type JsonObject = Readonly<Record<string, unknown>>;
 
+/**
+ * What the Kubernetes API answered instead of the object (a 403, a 431, a 5xx, a body that is no
+ * JSON), or undefined for an error that is no answer of the API: no answer at all is an outage,
+ * answered 503 (../http/unavailable.ts). The binding goes on without what berth would have read.
+ */
+function answeredInstead(error: unknown): string | undefined {
+  if (!(error instanceof KubernetesApiError) || error.statusCode === undefined) return undefined;
+  const detail = error.status?.message ?? error.message;
+  return `the Kubernetes API answered ${error.statusCode} ${error.reason}: ${detail}`;
+}
+
+/** Runs a read; what the API answered instead, when it answered something else. */
+async function read<T>(
+  run: () => Promise<T>,
+): Promise<{ readonly value: T } | { readonly answered: string }> {
+  try {
+    return { value: await run() };
+  } catch (error) {
+    const answered = answeredInstead(error);
+    if (answered === undefined) throw error;
+    return { answered };
+  }
+}
+
 /** The `pods/binding` admission handler. */
 export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHandler {
   const nodes = deps.nodes ?? new NodeCache({ source: deps.cluster, now: deps.now });
@@ -117,7 +142,15 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
     const nodeName = stringAt(binding, 'target', 'name') || undefined;
     if (podName === undefined || nodeName === undefined) return allow();
 
-    const pod = await deps.cluster.getPod(namespace, podName);
+    // A pod berth cannot read: nothing is learned, claimed or queued from it, and the binding,
+    // which berth must not block, goes on without annotations.
+    const podRead = await read(() => deps.cluster.getPod(namespace, podName));
+    if ('answered' in podRead) {
+      return allow(undefined, [
+        `${NODE_ANNOTATION}: pod ${namespace}/${podName} could not be read (${podRead.answered}), so berth added no annotations`,
+      ]);
+    }
+    const pod = podRead.value;
     if (pod === undefined) {
       return allow(undefined, [
         `${NODE_ANNOTATION}: pod ${namespace}/${podName} was not found, so berth added no annotations`,
@@ -132,14 +165,21 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
 
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];
-    const { node, refused } = await nodeForGameServer(
-      { cached: nodes, current: deps.cluster },
-      nodeName,
-      `${namespace}/${podName}`,
-      'target.name',
+    const nodeRead = await read(() =>
+      nodeForGameServer(
+        { cached: nodes, current: deps.cluster },
+        nodeName,
+        `${namespace}/${podName}`,
+        'target.name',
+      ),
     );
+    const { node, refused } = 'answered' in nodeRead ? { node: undefined } : nodeRead.value;
     if (refused) return refused;
-    if (node === undefined) {
+    if ('answered' in nodeRead) {
+      warnings.push(
+        `${ADDRESS_ANNOTATION}: node ${nodeName} could not be read (${nodeRead.answered}); no address annotation`,
+      );
+    } else if (node === undefined) {
       warnings.push(`${ADDRESS_ANNOTATION}: node ${nodeName} was not found; no address annotation`);
     } else {
       const address = chooseNodeAddress(node.status?.addresses ?? [], deps.nodeAddressTypes);

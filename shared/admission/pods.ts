@@ -41,7 +41,7 @@ import type { PodPortRecord } from '../hostports/store.js';
 import { type AllocationCarriers, noStoredCarrier } from '../k8s/allocation-carriers.js';
 import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
-import { annotationOf, objectAt, stringAt } from '../vocabulary/opaque.js';
+import { annotationOf, objectAt, ownValueOf, stringAt } from '../vocabulary/opaque.js';
 import type { Owner } from '../vocabulary/owner.js';
 import { mayBeReinvocation, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
@@ -120,7 +120,7 @@ function frontsOf(
 /** The `pods` admission handler (CREATE allocates, DELETE releases). */
 export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
   const ranges = hostPortRangesOf(deps.config);
-  const quotaOf = (namespace: string) => deps.config.hostPortQuotas?.[namespace];
+  const quotaOf = (namespace: string) => ownValueOf(deps.config.hostPortQuotas, namespace);
   const rangeByName = new Map(ranges.map((r) => [r.name, r]));
   const allocator = { ...deps, view: new CountView({ now: deps.now }) };
 

@@ -72,11 +72,16 @@ export interface EniRunner {
   nodeIps(refills: RefillRequests): NodeIpApi;
 }
 
-/** The node IP API's client mistakes (400, 404, 409, 503), answered with their own status. */
+/**
+ * The node IP API's answers of its own (400, 404, 409, 429, 503), with `Retry-After` where a
+ * retry is worth it.
+ */
 export function nodeIpFault(error: unknown): HttpFault | undefined {
-  return error instanceof EniRequestError
-    ? { statusCode: error.statusCode, message: error.message }
-    : undefined;
+  if (!(error instanceof EniRequestError)) return undefined;
+  const { statusCode, message, retryAfterMs } = error;
+  return retryAfterMs === undefined
+    ? { statusCode, message }
+    : { statusCode, message, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
 }
 
 /**

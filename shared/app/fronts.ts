@@ -20,7 +20,7 @@ import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../fronts/budgeted.j
 import type { Elbv2Api } from '../fronts/elbv2.js';
 import { hasFronts, NO_FRONTS } from '../fronts/front-spec.js';
 import { type FrontsPassSummary, runFrontsPass } from '../fronts/pass.js';
-import { Elbv2PoolDirectory } from '../fronts/pool-directory.js';
+import { Elbv2PoolDirectory, type NlbPoolStatus } from '../fronts/pool-directory.js';
 import { acceleratorClient, SdkCustomRoutingApi } from '../fronts/sdk-accelerator.js';
 import { elbv2Client, SdkElbv2Api } from '../fronts/sdk-elbv2.js';
 import { SqsFrontQueue } from '../fronts/sqs-queue.js';
@@ -67,6 +67,8 @@ export interface FrontsWiring {
   readonly store: FrontStore;
   readonly pods: PodFrontsDeps;
   readonly binding: BindingFrontsDeps;
+  /** The NLB pool as status shows it; absent without NLBs. */
+  readonly poolStatus?: () => Promise<NlbPoolStatus>;
   /** The worker's dependencies over a cluster API (the webhooks read no more than a pod). */
   worker(kube: Pick<ClusterApi, 'getPod'>): FrontsWorkerDeps;
   pass(kube: Pick<ClusterApi, 'listPods' | 'getNode'>): Promise<FrontsPassSummary>;
@@ -105,6 +107,8 @@ export interface FrontsWiringOptions {
   readonly queue: FrontQueue;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly random?: () => number;
+  /** Where what needs an operator is said (a load balancer of the pool gone). */
+  readonly log?: { warn(line: string): void };
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -134,6 +138,7 @@ export function frontsWiring(
         configured: nlb.loadBalancers,
         cluster: config.cluster,
         now,
+        ...(options.log ? { warn: (line: string) => options.log?.warn(line) } : {}),
       })
     : undefined;
   const accelerator = acceleratorConfig
@@ -178,6 +183,7 @@ export function frontsWiring(
     store,
     pods,
     binding,
+    ...(pool ? { poolStatus: () => pool.status() } : {}),
     worker: (kube) => ({
       cluster: config.cluster,
       store,

@@ -27,6 +27,7 @@ import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleQueue, SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
+import { ownValueOf } from '../vocabulary/opaque.js';
 import { type FrontsAccount, frontsWiring, lambdaFrontQueue, sdkFrontsAccount } from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
 import { type BerthRuntime, createRuntime, type RuntimeDeps } from './runtime.js';
@@ -43,6 +44,8 @@ export interface AdmissionObservers {
   readonly onCluster: (cluster: string) => void;
   /** What the cluster's ServiceCIDRs changed in the ranges Services draw from. */
   readonly serviceCidrs?: GateLog;
+  /** What needs an operator in the public fronts (a load balancer of the pool gone). */
+  readonly fronts?: Pick<GateLog, 'warn'>;
 }
 
 /** What one cluster's admission API is built from: on Lambda, and in the cost meter. */
@@ -160,7 +163,8 @@ function prepared(build: () => Promise<HttpHandler>): PreparedApi {
 export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise<HttpHandler> {
   const settings = lambdaSettings();
   // Every served cluster must have a secret: a cluster without would answer its path to anyone.
-  const missing = settings.configs.filter(({ cluster }) => !settings.webhookSecretArns[cluster]);
+  const secretArnOf = (cluster: string) => ownValueOf(settings.webhookSecretArns, cluster);
+  const missing = settings.configs.filter(({ cluster }) => !secretArnOf(cluster));
   if (missing.length > 0) {
     throw new ConfigError(
       missing.map(({ cluster }) => `BERTH_WEBHOOK_SECRETS: no secret for cluster ${cluster}`),
@@ -193,7 +197,11 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
     const fronts = hasFronts(config)
       ? frontsWiring(
           { config, dynamo, tableName: settings.tableName, region: settings.region },
-          { account: frontsAccount(), queue: lambdaFrontQueue(settings) },
+          {
+            account: frontsAccount(),
+            queue: lambdaFrontQueue(settings),
+            ...(observers.fronts ? { log: observers.fronts } : {}),
+          },
         )
       : undefined;
     const { api } = clusterAdmission({
@@ -205,7 +213,7 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
       observers,
       ...(fronts ? { fronts } : {}),
     });
-    const secretArn = settings.webhookSecretArns[config.cluster] as string;
+    const secretArn = secretArnOf(config.cluster) as string;
     return prepared(async () => api(await readSecret(secretsManager, secretArn)));
   };
   const apis = new ClusterSet(settings.configs, apiFor);

@@ -25,13 +25,36 @@ function runtimeOn(
   options: LocalOptions,
   store: StoreTarget,
   clusterApi?: ClusterApi,
+  withFronts = false,
 ): BerthRuntime {
+  const fronts = withFronts ? statusFronts(options, store) : undefined;
   return createRuntime({
     config: options.config,
     dynamo: store.client,
     tableName: store.tableName,
     ...(clusterApi ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi } : {}),
+    ...(fronts ? { fronts } : {}),
   });
+}
+
+/** Status admits nothing, so it queues no front work. */
+const NO_FRONT_WORK: FrontQueue = {
+  submit: async () => {
+    throw new Error('berth status queues no front work');
+  },
+};
+
+/** The fronts status reads (the NLB pool through ELBv2), when the config has any. */
+function statusFronts(options: LocalOptions, store: StoreTarget) {
+  return frontsWiring(
+    {
+      config: options.config,
+      dynamo: store.client,
+      tableName: store.tableName,
+      ...(options.region ? { region: options.region } : {}),
+    },
+    { account: sdkFrontsAccount(options.region), queue: NO_FRONT_WORK },
+  );
 }
 
 /** Runs `run` on the store the flags name, closed after it. */
@@ -68,7 +91,8 @@ export function localStatus(options: LocalOptions) {
     // One cluster's nodes, where the kubeconfig reaches it: status counts its Auto Mode nodes.
     const cluster = options.clusters.length === 1 ? optionalCluster(options)?.api : undefined;
     for (const config of options.clusters) {
-      const runtime = runtimeOn({ ...options, config }, store, cluster);
+      // The NLB pool as ELBv2 answers now: a load balancer deleted outside berth shows there.
+      const runtime = runtimeOn({ ...options, config }, store, cluster, true);
       // The cluster's ServiceCIDRs: what berth allocates from, and what holds a terminating one.
       if (cluster) await refreshServiceCidrs(runtime.serviceCidrs, cluster);
       reports.push(await runtime.status());

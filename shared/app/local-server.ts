@@ -16,7 +16,7 @@ import { InProcessFrontQueue } from '../fronts/in-process-queue.js';
 import type { FrontWorkOutcome } from '../fronts/work.js';
 import { handleFrontWork } from '../fronts/worker.js';
 import { createHttpApi } from '../http/api.js';
-import type { HttpRequest, HttpResponse } from '../http/exchange.js';
+import type { HttpFault, HttpRequest, HttpResponse } from '../http/exchange.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { ClusterServiceCidr } from '../k8s/service-cidrs.js';
 import { startServer } from '../local/server.js';
@@ -170,8 +170,9 @@ function serveCluster(
         })
       : undefined;
   // An outage answers every request 503 naming what failed; the log says so once a minute.
-  const unavailable = warnAtMostEvery(60_000, (line) => log.warn(`${tag}answering 503: ${line}`));
-  const unavailableFault = (fault: { message: string }) => unavailable(fault.message);
+  const unavailable = warnAtMostEvery(60_000, (line) => log.warn(`${tag}answering ${line}`));
+  const unavailableFault = (fault: HttpFault) =>
+    unavailable(`${fault.statusCode}: ${fault.message}`);
   // Each pass's outcomes as this process ran them, for /metrics.
   const passRecords = new PassRecorder();
   return {
@@ -321,7 +322,11 @@ function serveFronts(
       tableName: store.tableName,
       ...(options.region ? { region: options.region } : {}),
     },
-    { account: sdkFrontsAccount(options.region), queue },
+    {
+      account: sdkFrontsAccount(options.region),
+      queue,
+      log: { warn: (line) => log.warn(`${tag}${line}`) },
+    },
   );
   return wiring ? { wiring, queue } : undefined;
 }

@@ -32,6 +32,7 @@ import {
   webhookUrl,
 } from '../manifests/webhooks.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
+import { ownValueOf } from '../vocabulary/opaque.js';
 import { describeFailure, exitCodeOf } from './local-errors.js';
 
 /** The command-line options `berth manifests` reads (a subset of the CLI's, plus `--ca-file`). */
@@ -125,7 +126,7 @@ function stackCluster(
       `--stack ${stack}: output ${STACK_OUTPUTS.webhookSecretArns} is not JSON; is it a berth stack?`,
     );
   }
-  const secretArn = byCluster[cluster];
+  const secretArn = ownValueOf(byCluster, cluster);
   if (secretArn === undefined) {
     throw new WebhookEndpointError(
       `--stack ${stack}: serves clusters ${Object.keys(byCluster).join(', ')}, not "${cluster}"; pass --config FILE --cluster NAME with the config it was deployed from`,

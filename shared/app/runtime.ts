@@ -19,6 +19,7 @@ import { poolPolicy } from '../eni/policy.js';
 import { eniPoolStatus } from '../eni/status.js';
 import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
 import { hasFronts } from '../fronts/front-spec.js';
+import type { NlbPoolStatus } from '../fronts/pool-directory.js';
 import { hostPortRangeUsage } from '../hostports/allocator.js';
 import { clusterCarriers } from '../k8s/allocation-carriers.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
@@ -73,7 +74,11 @@ export interface RuntimeDeps {
    */
   readonly serviceCidrSource?: Required<Pick<ClusterApi, 'listServiceCidrs'>>;
   /** Public fronts of the pod webhooks, when the config has any (./fronts.ts). */
-  readonly fronts?: { readonly pods: PodFrontsDeps; readonly binding: BindingFrontsDeps };
+  readonly fronts?: {
+    readonly pods: PodFrontsDeps;
+    readonly binding: BindingFrontsDeps;
+    readonly poolStatus?: () => Promise<NlbPoolStatus>;
+  };
   /** Where Services' values are kept: the table, or the admission benchmark's store in memory. */
   readonly allocationStore?: AllocationStore;
   /** Counts the table stores' capacity units (the benchmarks and the cost meter read it). */
@@ -225,6 +230,16 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     ]);
     return { exclusive, hostPorts, pools };
   };
+  /** The NLB pool, or why it could not be read: the rest of the status is read either way. */
+  const nlbPoolStatus = async (): Promise<NlbPoolStatus | undefined> => {
+    const read = deps.fronts?.poolStatus;
+    if (read === undefined) return undefined;
+    try {
+      return await read();
+    } catch (error) {
+      return { members: [], missing: [], unreadable: (error as Error).message };
+    }
+  };
   const runtime: BerthRuntime = {
     config,
     ranges,
@@ -256,10 +271,11 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         query,
       ),
     async status() {
-      const [{ exclusive, pools, hostPorts }, autoModeNodes] = await Promise.all([
+      const [{ exclusive, pools, hostPorts }, autoModeNodes, nlbPool] = await Promise.all([
         readStatus(),
         deps.nodeLister &&
           autoModeNodesReport(deps.nodeLister, autoModeComputeOf(config.scale.nodePool)),
+        nlbPoolStatus(),
       ]);
       return {
         cluster: config.cluster,
@@ -271,6 +287,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         ],
         pools,
         ...(autoModeNodes ? { autoModeNodes } : {}),
+        ...(nlbPool ? { nlbPool } : {}),
         ...(serviceCidrs.current.source === 'cluster'
           ? { serviceCidrs: serviceCidrReport(serviceCidrs.current) }
           : {}),

@@ -157,6 +157,23 @@ export function isTransient(error: unknown): boolean {
   return TRANSIENT.has(codeOf(error) ?? '');
 }
 
+/**
+ * The service did not answer the call, rather than refuse it: throttled or failing on its side
+ * (a 5xx) past the retries, or no HTTP answer at all (a timeout, a connection reset). Any other
+ * 4xx is the service refusing this very call (a permission, an input), which waiting won't fix.
+ */
+export function isUnanswered(error: unknown): boolean {
+  if (isThrottled(error) || isTransient(error)) return true;
+  if (typeof error !== 'object' || error === null) return true;
+  const { $fault, $metadata } = error as {
+    readonly $fault?: unknown;
+    readonly $metadata?: { readonly httpStatusCode?: unknown };
+  };
+  const status = $metadata?.httpStatusCode;
+  if (typeof status === 'number') return status >= 500;
+  return $fault !== 'client';
+}
+
 /** The error's AWS code, for logs and metrics. */
 export function awsErrorCode(error: unknown): string {
   return codeOf(error) ?? 'Unknown';

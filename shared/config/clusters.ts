@@ -15,12 +15,13 @@ const isObject = (value: unknown): value is Json =>
 
 /** The shared keys with one cluster's section over them. */
 function merged(shared: Json, section: Json): Json {
-  const out: Json = { ...shared };
-  for (const [key, value] of Object.entries(section)) {
-    const base = shared[key];
-    out[key] = isObject(base) && isObject(value) ? { ...base, ...value } : value;
-  }
-  return out;
+  // Built from entries (spread and fromEntries define keys): `out[key] = value` would take a
+  // `__proto__` key for the prototype and drop it before the schema could report it.
+  const over = Object.entries(section).map(([key, value]) => {
+    const base = Object.hasOwn(shared, key) ? shared[key] : undefined;
+    return [key, isObject(base) && isObject(value) ? { ...base, ...value } : value] as const;
+  });
+  return { ...shared, ...Object.fromEntries(over) };
 }
 
 /** Every cluster's validated config, in the document's order. */

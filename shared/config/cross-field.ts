@@ -13,6 +13,7 @@ import {
 } from '../net/port-range.js';
 import { selectorLabels } from '../vocabulary/label-selector.js';
 import { KARPENTER_NODE_POOL_LABEL } from '../vocabulary/labels.js';
+import { RECORD_KEY_RULES } from './record-keys.js';
 
 /** Auto Mode's built-in NodePools; they cannot be changed, only enabled or disabled. */
 export const BUILT_IN_NODE_POOLS = ['general-purpose', 'system'] as const;
@@ -54,11 +55,22 @@ function autoModeSelectorProblems(scale: Document | undefined): string[] {
   ];
 }
 
+/**
+ * A `__proto__` key of a map keyed by names (JSON.parse keeps it as an own key): never a valid
+ * name, and the schema drops it without a word, so it is reported here.
+ */
+function prototypeKeyProblems(document: Document): string[] {
+  return Object.entries(RECORD_KEY_RULES).flatMap(([field, rule]) => {
+    const map = objectAt(document[field]);
+    return map && Object.hasOwn(map, '__proto__') ? [`${field}.__proto__: ${rule.message}`] : [];
+  });
+}
+
 /** Problems between fields, one line each, key path first. */
 export function crossFieldProblems(raw: unknown): string[] {
   const document = objectAt(raw);
   if (!document) return [];
-  const problems: string[] = [];
+  const problems: string[] = [...prototypeKeyProblems(document)];
 
   if (Array.isArray(document.serviceCIDRs) && document.serviceCIDRs.length > 2) {
     problems.push('serviceCIDRs: takes at most two CIDRs, one per IP family');
@@ -112,7 +124,7 @@ export function crossFieldProblems(raw: unknown): string[] {
  */
 function frontsProblems(fronts: Document | undefined, hostRanges: Document): string[] {
   const range = objectAt(fronts?.accelerator)?.range;
-  if (typeof range !== 'string' || range === '' || range in hostRanges) return [];
+  if (typeof range !== 'string' || range === '' || Object.hasOwn(hostRanges, range)) return [];
   return [
     `fronts.accelerator.range: "${range}" is not a host port range; name one of ${Object.keys(
       hostRanges,

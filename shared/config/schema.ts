@@ -9,6 +9,8 @@ import { IPV6_MIN_SERVICE_PREFIX } from '../net/value-range.js';
 import { crossFieldProblems } from './cross-field.js';
 import { ConfigError } from './errors.js';
 import { describeIssue, primaryIssues } from './messages.js';
+import { RECORD_KEY_RULES, type RecordKeyRule } from './record-keys.js';
+import { FREED_AFTER_COMMIT_SECONDS, MAX_SETTLE_DELAY_SECONDS } from './settle-schedule.js';
 
 /** Node address types in `status.addresses`, in the user's order of precedence. */
 export const NODE_ADDRESS_TYPES = [
@@ -23,6 +25,11 @@ export type NodeAddressType = (typeof NODE_ADDRESS_TYPES)[number];
 
 /** kube-apiserver's `maxCIDRBits`: an IPv4 service CIDR may have at most 20 host bits. */
 const MAX_SERVICE_CIDR_HOST_BITS = 20;
+
+const keyOf = (rule: RecordKeyRule) => z.string().regex(rule.pattern, { message: rule.message });
+
+/** The seconds `settle.delaySeconds` may take, as its messages say them. */
+const SETTLE_DELAY_RANGE = `1-${MAX_SETTLE_DELAY_SECONDS}`;
 
 const seconds = (fallback: number) => z.number().int().min(0).default(fallback);
 
@@ -172,22 +179,12 @@ const configSchema = z.strictObject({
     .prefault({}),
   nodePortRange: portRangeText.prefault('30000-32767'),
   hostPortRanges: z
-    .record(
-      z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, {
-        message: 'range names are lower-case DNS labels',
-      }),
-      portRangeText,
-    )
+    .record(keyOf(RECORD_KEY_RULES.hostPortRanges), portRangeText)
     .prefault({ default: '7000-8000' }),
   // Host ports a namespace may hold at once, as ResourceQuota caps NodePorts: (pod, port)
   // allocations of every range, a TCPUDP port once, a block's ports each. Unlisted: no cap.
   hostPortQuotas: z
-    .record(
-      z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, {
-        message: 'namespace names are lower-case DNS labels',
-      }),
-      z.number().int().min(0),
-    )
+    .record(keyOf(RECORD_KEY_RULES.hostPortQuotas), z.number().int().min(0))
     .default({}),
   nodeAddressTypes: z
     .array(z.enum(NODE_ADDRESS_TYPES))
@@ -286,12 +283,19 @@ const configSchema = z.strictObject({
     .prefault({}),
   settle: z
     .strictObject({
-      // Never 0: a value must not be freed before the apiserver has had time to commit.
+      // Never 0: a value must not be freed before the apiserver has had time to commit. At most
+      // what keeps section 11's promises under the settle step's schedule (settle-schedule.ts).
       delaySeconds: z
         .number()
         .int()
-        .min(1, 'must be at least 1: values are freed only after the apiserver commits')
-        .max(60)
+        .min(1, {
+          error: (issue) =>
+            `${String(issue.input)} is out of range ${SETTLE_DELAY_RANGE}: values are freed only after the apiserver commits, so 0 is not allowed`,
+        })
+        .max(MAX_SETTLE_DELAY_SECONDS, {
+          error: (issue) =>
+            `${String(issue.input)} is out of range ${SETTLE_DELAY_RANGE}: the settle step first looks this long after the review, and a value given back must be free within ${FREED_AFTER_COMMIT_SECONDS} s of its commit`,
+        })
         .default(5),
     })
     .prefault({}),

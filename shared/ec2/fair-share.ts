@@ -10,6 +10,7 @@
  * #2730) cannot drain the bucket under a cluster that needs a few calls, and gets all the others
  * leave. Pure: the DynamoDB budget keeps the state.
  */
+import { ownValueOf } from '../vocabulary/opaque.js';
 import {
   type BudgetFamily,
   type BudgetSpecs,
@@ -80,7 +81,7 @@ export function takeFairly(
     Object.entries(state.waiting).filter(([, since]) => since > now - WAITING_MS),
   );
   const refuse = (retryAfterMs: number, current: BucketState): FairTake => {
-    const last = waiting[cluster];
+    const last = ownValueOf(waiting, cluster);
     const announced = last === undefined || last <= now - WAITING_MS / 2;
     return {
       granted: false,
@@ -92,9 +93,9 @@ export function takeFairly(
   const outcome = takeTokens(spec, state, now, count);
   if (!outcome.granted) return refuse(outcome.retryAfterMs, outcome.state);
   const contended = outcome.state.tokens + count < spec.capacity / 2;
-  const mine = draws[cluster] ?? 0;
+  const mine = ownValueOf(draws, cluster) ?? 0;
   const lessServed = Object.keys(waiting).some(
-    (other) => other !== cluster && (draws[other] ?? 0) < mine,
+    (other) => other !== cluster && (ownValueOf(draws, other) ?? 0) < mine,
   );
   if (contended && lessServed) {
     // A less-served cluster waits: it goes first; this one waits a refill's worth. The bucket

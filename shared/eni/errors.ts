@@ -1,13 +1,16 @@
 /**
  * Errors of the ENI pools. Those the HTTP layer maps carry `statusCode` (400 bad request, 404
- * unknown node, 409 pool exhausted or an EKS Auto Mode node, 503 EC2 budget spent for now).
+ * unknown node, 409 pool exhausted or an EKS Auto Mode node, 429 the holder's own requests
+ * raced, 503 EC2 budget spent for now), and those worth a retry when to retry (`Retry-After`).
  */
 import { AUTO_MODE_NETWORKING } from '../node-pool/auto-mode.js';
 import type { NodeItemKey } from './model.js';
 
 /** Base of the errors an HTTP caller sees. */
 export abstract class EniRequestError extends Error {
-  abstract readonly statusCode: 400 | 404 | 409 | 503;
+  abstract readonly statusCode: 400 | 404 | 409 | 429 | 503;
+  /** When a retry is worth it (the answer's `Retry-After`); absent when it is not. */
+  readonly retryAfterMs?: number;
 }
 
 /** The request body or path is malformed; the message names the field. */
@@ -80,10 +83,27 @@ export class NotAssignedError extends EniRequestError {
 /** The pool could not grow now (EC2 budget spent, or another writer holds the pool); retry later. */
 export class PoolBusyError extends EniRequestError {
   readonly statusCode = 503;
-  readonly retryAfterMs: number;
+  override readonly retryAfterMs: number;
   constructor(message: string, retryAfterMs: number, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'PoolBusyError';
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * The holder's address changed under this request: another request of the same pod (a second
+ * sandbox's ADD, or a DEL of an earlier one) wrote it first. Nothing is wrong with the node or
+ * berth, the request only came at the same time as its sibling: 429, as for a request that must
+ * wait its turn, with `Retry-After`; the CNI plugin answers it try-again-later (error 11), which
+ * kubelet retries. Not 409, which a release's caller reads as "held by another: nothing to undo".
+ */
+export class HolderContendedError extends EniRequestError {
+  readonly statusCode = 429;
+  override readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs: number) {
+    super(message);
+    this.name = 'HolderContendedError';
     this.retryAfterMs = retryAfterMs;
   }
 }

@@ -20,6 +20,7 @@ import {
   AutoModeNodeError,
   EniBadRequestError,
   EniConflictError,
+  HolderContendedError,
   IpHeldByAnotherError,
   NotAssignedError,
   PoolBusyError,
@@ -146,8 +147,8 @@ function checkNode(node: string): void {
 
 /**
  * `POST /v1/nodes/{node}/ips`: validates the body and assigns. Throws `EniBadRequestError`
- * (400), `UnknownNodeError` (404), `PoolExhaustedError` or `AutoModeNodeError` (409), or
- * `PoolBusyError` (503). A look-up or release refuses an Auto Mode node only where berth holds
+ * (400), `UnknownNodeError` (404), `PoolExhaustedError` or `AutoModeNodeError` (409),
+ * `HolderContendedError` (429: the pod's own requests raced), or `PoolBusyError` (503). A look-up or release refuses an Auto Mode node only where berth holds
  * nothing there, so an address it still holds is always released.
  */
 export async function handleAssignIp(
@@ -336,8 +337,8 @@ async function keepFor(
   } catch (error) {
     if (!(error instanceof EniConflictError)) throw error;
     // Released, or handed to yet another sandbox, meanwhile: the plugin asks again.
-    throw new PoolBusyError(
-      `node ${node}: ${held.ip} changed while it was handed over; retry`,
+    throw new HolderContendedError(
+      `node ${node}: ${held.ip} changed while it was handed over to container ${containerId} (another request of the same pod wrote it first); retry`,
       100,
     );
   }
@@ -481,7 +482,12 @@ export async function releaseIp(
       if (after?.releaseId === releaseId) return { released: true };
     }
   }
-  throw new PoolBusyError(`node ${node}: ${ip} is contended; retry`, 100);
+  // Every read found the record changed again, by the holder's own requests (its sandboxes' ADD
+  // and DEL) or the pass: nothing is wrong, this release only has to come again.
+  throw new HolderContendedError(
+    `node ${node}: ${ip} changed under each of ${CLAIM_ATTEMPTS} tries to release it for ${asked}; retry`,
+    100,
+  );
 }
 
 /**

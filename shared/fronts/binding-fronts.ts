@@ -5,6 +5,7 @@
  * binding is never refused for a front: a game server whose front cannot be made yet is told so
  * in a warning and made by the fronts pass.
  */
+import { ownValueOf } from '../vocabulary/opaque.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { NlbPoolDirectory } from './listener-claim.js';
 import type { FrontStore } from './store.js';
@@ -49,7 +50,7 @@ export async function frontsAtBinding(
   const warnings: string[] = [];
   // An NLB listener's address was claimed and told at CREATE: the pod carries it, with no read.
   const nlbPorts = server.ports.filter((port) => {
-    const told = server.told[port.name];
+    const told = ownValueOf(server.told, port.name);
     if (port.front === 'nlb' && told !== undefined) addresses.set(port.name, told);
     return port.front === 'nlb' && told === undefined;
   });

@@ -5,9 +5,12 @@
  * allowed wait raises `RateBudgetExhaustedError` (`callWithinBudget`, shared with
  * `BudgetedEc2Network`).
  */
+import { RateBudgetExhaustedError } from '../ec2/errors.js';
 import {
   type AcceleratorActionFamily,
+  type BudgetedCall,
   type BudgetedOptions,
+  type BudgetFamily,
   callWithinBudget,
   type Elbv2ActionFamily,
   earlierDeadline,
@@ -26,6 +29,7 @@ import {
   type Elbv2Api,
   type IpTarget,
 } from './elbv2.js';
+import { type FrontService, noteFailedCall } from './errors.js';
 
 /**
  * Which bucket each ELBv2 action draws from: ELBv2 meters Describe*, target registration and
@@ -58,6 +62,29 @@ export const ACCELERATOR_ACTION_FAMILY: Readonly<
   DenyCustomRoutingTraffic: 'accelerator-mutate',
 };
 
+/**
+ * A budgeted call whose failures are noted as the service's: the service's own errors and a
+ * budget spent for it; a failure of the budget's table is the table's.
+ */
+function serviceCall<A extends string, T>(
+  service: FrontService,
+  action: A,
+  family: BudgetFamily,
+  run: () => Promise<T>,
+): BudgetedCall<A, T> {
+  const call = { service, action };
+  return {
+    action,
+    family,
+    run: () =>
+      run().catch((error: unknown) => {
+        throw noteFailedCall(error, call);
+      }),
+    exhausted: (spent, retryAfterMs, sent) =>
+      noteFailedCall(new RateBudgetExhaustedError(spent, retryAfterMs, sent, { service }), call),
+  };
+}
+
 /** An `Elbv2Api` whose every call is paid from the shared budget and retried within bounds. */
 export class BudgetedElbv2Api implements Elbv2Api {
   readonly #inner: Elbv2Api;
@@ -78,7 +105,10 @@ export class BudgetedElbv2Api implements Elbv2Api {
 
   #call<T>(method: keyof Elbv2Api, run: () => Promise<T>): Promise<T> {
     const action = ELBV2_ACTIONS[method];
-    return callWithinBudget(this.#options, { action, family: ELBV2_ACTION_FAMILY[action], run });
+    return callWithinBudget(
+      this.#options,
+      serviceCall('ELBv2', action, ELBV2_ACTION_FAMILY[action], run),
+    );
   }
 
   describeLoadBalancers(arns: readonly string[]) {
@@ -144,11 +174,10 @@ export class BudgetedCustomRoutingApi implements CustomRoutingApi {
 
   #call<T>(method: keyof CustomRoutingApi, run: () => Promise<T>): Promise<T> {
     const action = ACCELERATOR_ACTIONS[method];
-    return callWithinBudget(this.#options, {
-      action,
-      family: ACCELERATOR_ACTION_FAMILY[action],
-      run,
-    });
+    return callWithinBudget(
+      this.#options,
+      serviceCall('Global Accelerator', action, ACCELERATOR_ACTION_FAMILY[action], run),
+    );
   }
 
   describeAccelerator(acceleratorArn: string) {

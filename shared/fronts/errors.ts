@@ -40,3 +40,31 @@ export class SubnetReconcileBusyError extends Error {
     this.name = 'SubnetReconcileBusyError';
   }
 }
+
+/** The AWS services public fronts call. */
+export type FrontService = 'ELBv2' | 'Global Accelerator';
+
+/** One call of a front service: which service, which action (`DescribeLoadBalancers`). */
+export interface FrontServiceCall {
+  readonly service: FrontService;
+  readonly action: string;
+}
+
+/**
+ * The call each error came out of, noted by the budgeted APIs (the one way berth reaches these
+ * services), so an answer can name ELBv2 rather than take its SDK error for the table's. Noted
+ * beside the error, not wrapped around it: the worker and the pass classify the service's own
+ * error by its code.
+ */
+const failedCalls = new WeakMap<object, FrontServiceCall>();
+
+/** Notes that `error` is what `call` failed with; answers the error. */
+export function noteFailedCall<E>(error: E, call: FrontServiceCall): E {
+  if (typeof error === 'object' && error !== null) failedCalls.set(error, call);
+  return error;
+}
+
+/** The front service call `error` came out of, when it came out of one. */
+export function failedCallOf(error: unknown): FrontServiceCall | undefined {
+  return typeof error === 'object' && error !== null ? failedCalls.get(error) : undefined;
+}

@@ -10,7 +10,7 @@ import {
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../vocabulary/labels.js';
-import { annotationOf } from '../vocabulary/opaque.js';
+import { annotationOf, ownValueOf } from '../vocabulary/opaque.js';
 import { FRONT_KINDS, type FrontKind } from './model.js';
 import type { FrontedPortWork } from './work.js';
 
@@ -45,9 +45,7 @@ export function frontedPortsOf(
     if (typeof entry !== 'object' || entry === null) continue;
     const { name, front, protocol } = entry as Record<string, unknown>;
     if (typeof name !== 'string' || !(FRONT_KINDS as readonly unknown[]).includes(front)) continue;
-    const hostPort = Object.hasOwn(hostPorts, name)
-      ? (hostPorts as Record<string, unknown>)[name]
-      : undefined;
+    const hostPort = ownValueOf(hostPorts as Record<string, unknown>, name);
     if (typeof hostPort !== 'number') continue;
     const known = (PORT_PROTOCOLS as readonly unknown[]).includes(protocol);
     ports.push({

@@ -40,6 +40,7 @@ import { HostPortBlockError, HostPortConflictError, HostPortContentionError } fr
 import type { HostPortRange } from './model.js';
 import { isAllocated, PORTS_PATH, type PortSpec, portsOf } from './spec.js';
 import {
+  ANY_COUNT,
   type HeldPort,
   type HostPortStore,
   levelKey,
@@ -201,7 +202,28 @@ interface Slack {
 }
 
 /**
- * The condition each held port's use is written under. A port chosen at the lowest count takes
+ * Whether the pod's ports in `observed`'s range raise every port the range hands out (all but
+ * those held outside berth) by the same number of uses: a range of one port, or a pod taking
+ * each of its ports once. Such a pick keeps the counts' differences whatever they are, and no
+ * other pick could keep them better: its uses need no level. Conditioned, a burst of pods that
+ * can only get these ports would race for each count in turn and run out of attempts (60 pods
+ * of a one-port range, refused 409 after 8 conflicts), though every one of them gets them.
+ */
+function raisesEveryPortAlike(ports: readonly HeldPort[], observed: RangeCounts): boolean {
+  const { name, first, size } = observed.range;
+  const uses = new Map<number, number>();
+  for (const port of ports) {
+    if (port.range === name) uses.set(port.port - first, (uses.get(port.port - first) ?? 0) + 1);
+  }
+  // Chosen ports are never ones held outside berth: all are chosen when as many are.
+  if (uses.size === 0 || uses.size !== size - (observed.foreign?.size ?? 0)) return false;
+  const [each] = uses.values();
+  return [...uses.values()].every((n) => n === each);
+}
+
+/**
+ * The condition each held port's use is written under. A pick that raises every port of its
+ * range alike takes its uses at any count (`raisesEveryPortAlike`). A port chosen at the lowest count takes
  * one level of slack for a use its count missed that is a concurrent allocation's: at once when
  * `concurrentOnly(port)` says the count already includes every allocation finished before this
  * one began, else when its count item had a use added after the allocation began. Losing to a
@@ -219,9 +241,18 @@ function levelsOf(
   slack: Slack,
 ): Map<string, UseLevel> {
   const levels = new Map<string, UseLevel>();
+  const alike = new Set(
+    [...counts.values()]
+      .filter((observed) => raisesEveryPortAlike(ports, observed))
+      .map((observed) => observed.range.name),
+  );
   for (const port of ports) {
     const observed = counts.get(port.range);
     if (!observed) throw new RangeError(`no counts read for range ${port.range}`);
+    if (alike.has(port.range)) {
+      levels.set(levelKey(port.range, port.port), { level: ANY_COUNT });
+      continue;
+    }
     const offset = port.port - observed.range.first;
     const seen = observed.counts[offset] ?? 0;
     const stored = slack.stored(port.range);

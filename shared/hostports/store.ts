@@ -157,12 +157,19 @@ export interface HostPortStore {
 /**
  * The condition on one port's use: its count at most `level`, or at most `level + 1` when its
  * count item had a use added after `concurrentSince` (epoch ms, the allocation's start): the use
- * the choice missed is then a concurrent allocation's, not one finished before it began.
+ * the choice missed is then a concurrent allocation's, not one finished before it began. A level
+ * of `ANY_COUNT` takes the use at whatever count (still never on a port held outside berth).
  */
 export interface UseLevel {
   readonly level: number;
   readonly concurrentSince?: number;
 }
+
+/**
+ * The level of a use no count can refuse: a pick no other pick could better, such as the one
+ * port of a range (`levelsOf` in allocator.ts). Written as an atomic ADD that never conflicts.
+ */
+export const ANY_COUNT = Number.POSITIVE_INFINITY;
 
 /** Where a pod's record learns the stored pod: the name the apiserver gave it, and its uid. */
 export interface PodNameStore extends Pick<HostPortStore, 'getRecord'> {

@@ -75,7 +75,12 @@ const json = (statusCode: number, body: unknown): HttpResponse => ({
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify(body),
 });
-const problem = (statusCode: number, message: string) => json(statusCode, { error: message });
+const problem = (statusCode: number, message: string, retryAfterSeconds?: number) => {
+  const answer = json(statusCode, { error: message });
+  return retryAfterSeconds === undefined
+    ? answer
+    : { ...answer, headers: { ...answer.headers, 'retry-after': String(retryAfterSeconds) } };
+};
 
 /** A path segment decoded; undefined when it is not valid percent-encoding. */
 function decoded(segment: string): string | undefined {
@@ -211,7 +216,7 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
       return await routes(request);
     } catch (error) {
       const fault = deps.classify?.(error);
-      if (fault) return problem(fault.statusCode, fault.message);
+      if (fault) return problem(fault.statusCode, fault.message, fault.retryAfterSeconds);
       const unavailable = unavailableFault(error, deps.storeName ?? "berth's table");
       if (!unavailable) throw error;
       deps.onUnavailable?.(unavailable);

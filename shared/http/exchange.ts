@@ -31,4 +31,6 @@ export interface HttpResponse {
 export interface HttpFault {
   readonly statusCode: number;
   readonly message: string;
+  /** The answer's `Retry-After` (whole seconds, RFC 9110 section 10.2.3), when a retry is due. */
+  readonly retryAfterSeconds?: number;
 }

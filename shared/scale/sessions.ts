@@ -49,7 +49,7 @@ export function withSessions(
     else ended.push(Math.max(0, session.lastSeenMs - session.createdAtMs));
   }
   const newcomers = allocated
-    .filter((s) => !(s.id in tracked))
+    .filter((s) => !Object.hasOwn(tracked, s.id))
     .sort((a, b) => a.createdAtMs - b.createdAtMs || a.id.localeCompare(b.id));
   for (const s of newcomers) {
     if (Object.keys(tracked).length >= SESSION_TRACKED) break;

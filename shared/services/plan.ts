@@ -85,8 +85,33 @@ export function planService(
   };
 }
 
+/**
+ * `spec.ipFamilies` as the apiserver validates it (kubernetes pkg/apis/core/validation
+ * `ValidateService`: each family at most once, so at most one entry per family): a list berth
+ * let through would be refused by the apiserver after berth had allocated for it.
+ */
+function checkIpFamilies(ipFamilies: readonly IpFamily[] | undefined): void {
+  if (ipFamilies === undefined) return;
+  if (ipFamilies.length > 2) {
+    throw new ServiceFieldError(
+      'spec.ipFamilies',
+      ipFamilies,
+      'may not have more than two entries, one per IP family',
+    );
+  }
+  const repeated = ipFamilies.findIndex((family, i) => ipFamilies.indexOf(family) !== i);
+  if (repeated >= 0) {
+    throw new ServiceFieldError(
+      `spec.ipFamilies[${repeated}]`,
+      ipFamilies[repeated],
+      'Duplicate value: each IP family may be listed once',
+    );
+  }
+}
+
 function planClusterIps(spec: ServiceSpec, old: ServiceSpec | undefined, ranges: ServiceRanges) {
   if (spec.type === 'ExternalName') return undefined;
+  checkIpFamilies(spec.ipFamilies);
   if (spec.clusterIP && spec.clusterIPs?.length && spec.clusterIP !== spec.clusterIPs[0]) {
     throw new ServiceFieldError(
       clusterIpField(0),

@@ -14,8 +14,11 @@
  */
 import { claimKey } from '../allocation/allocator.js';
 import type { Claim, OwnerRecord } from '../allocation/store.js';
-import { COMMIT_WINDOW_MS } from '../vocabulary/commit-window.js';
+import { backoff, type SettleTiming } from '../config/settle-schedule.js';
 import type { SettleTask } from './task.js';
+
+// The schedule of looks is the config's too (it bounds `settle.delaySeconds`): one definition.
+export { backoff, type SettleTiming, settleTiming } from '../config/settle-schedule.js';
 
 /** The object as the settle step read it from the Kubernetes API. */
 export type ObjectReading =
@@ -29,37 +32,6 @@ export type ObjectReading =
       /** Its resourceVersion: an admitted UPDATE can still commit only on top of it. */
       readonly resourceVersion?: string;
     };
-
-/** Timing of the settle step, in seconds. */
-export interface SettleTiming {
-  /** First look after the admission (`settle.delaySeconds`). */
-  readonly delaySeconds: number;
-  /** How long after an admission its write may still commit (`COMMIT_WINDOW_MS`). */
-  readonly commitWindowSeconds: number;
-  /**
-   * Longest wait between two looks while the change is young: a value is freed at most this long
-   * after its object commits the change (a finalizer lifted, say), within the contract's 30 s.
-   */
-  readonly promptDelaySeconds: number;
-  /** How long after the admission looks stay prompt. */
-  readonly promptForSeconds: number;
-  /**
-   * Longest wait between two looks after that: an object a finalizer holds for long is looked
-   * at less often, so one stuck for a day costs hundreds of looks, not thousands.
-   */
-  readonly maxDelaySeconds: number;
-}
-
-/** The defaults; `delaySeconds` comes from the config. */
-export function settleTiming(delaySeconds: number): SettleTiming {
-  return {
-    delaySeconds,
-    commitWindowSeconds: COMMIT_WINDOW_MS / 1000,
-    promptDelaySeconds: 20,
-    promptForSeconds: 600,
-    maxDelaySeconds: 300,
-  };
-}
 
 /** What to do now, and whether to look again. */
 export interface SettleDecision {
@@ -119,18 +91,4 @@ export function decideSettle(
     keep: refused,
     ...(left > 0 ? { recheckAfter: backoff(task.attempt, timing, now - task.admittedAt) } : {}),
   };
-}
-
-/**
- * Seconds until the next look, `sinceAdmissionMs` after the admission: doubling from
- * `delaySeconds`, capped at `promptDelaySeconds` while the change is young (10, 20, 20, …) and at
- * `maxDelaySeconds` after (by then the doubling is far past it: 300, 300, …).
- */
-export function backoff(attempt: number, timing: SettleTiming, sinceAdmissionMs: number): number {
-  const delay = timing.delaySeconds * 2 ** Math.min(attempt + 1, 20);
-  const cap =
-    sinceAdmissionMs < timing.promptForSeconds * 1000
-      ? timing.promptDelaySeconds
-      : timing.maxDelaySeconds;
-  return Math.max(1, Math.min(delay, cap));
 }

@@ -1,6 +1,7 @@
 /** What berth reports of one cluster: its ranges, its pools, and what it read of the cluster. */
 import type { RangeUsage } from '../allocation/usage.js';
 import type { EniPoolStatus } from '../eni/status.js';
+import type { NlbPoolStatus } from '../fronts/pool-directory.js';
 import type { HostPortRangeUsage } from '../hostports/allocator.js';
 import type { ServiceCidrReport } from '../services/cluster-cidrs.js';
 import type { AutoModeNodesReport } from './auto-mode.js';
@@ -16,6 +17,8 @@ export interface StatusReport {
   readonly autoModeNodes?: AutoModeNodesReport;
   /** The cluster's ServiceCIDRs as last read, when it has them (Kubernetes 1.33+). */
   readonly serviceCidrs?: ServiceCidrReport;
+  /** The Network Load Balancers of the fronts' pool, where the config has any. */
+  readonly nlbPool?: NlbPoolStatus;
 }
 
 /** One value and who holds it. */

@@ -55,6 +55,7 @@ import {
 } from '../hostports/model.js';
 import type { BlockCounts } from '../hostports/store.js';
 import {
+  ANY_COUNT,
   type CountsRead,
   type HeldPort,
   type HostPortStore,
@@ -469,9 +470,10 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
       values[`:u${slot}`] = { N: String(uses) };
       adds.push(`#c${slot} :u${slot}`);
       if (level === undefined) continue;
-      values[`:l${slot}`] = { N: String(level.level) };
       names[`#f${slot}`] = `f${slot}`;
       conditions.push(`attribute_not_exists(#f${slot})`);
+      if (level.level === ANY_COUNT) continue;
+      values[`:l${slot}`] = { N: String(level.level) };
       // A port never used has no attribute, which is count 0: within any level.
       const within = [`attribute_not_exists(#c${slot})`, `#c${slot} <= :l${slot}`];
       if (level.concurrentSince !== undefined) {

@@ -7,6 +7,18 @@
 /** An object as JSON: only its own fields are read, never trusted to have any. */
 export type JsonObject = Readonly<Record<string, unknown>>;
 
+/**
+ * The value `record` holds under `key` itself, never one it inherits: a key from a user (a
+ * namespace, a port or cluster name) may be `constructor` or `__proto__`, which a plain
+ * `record[key]` answers with Object.prototype's members.
+ */
+export function ownValueOf<V>(
+  record: Readonly<Record<string, V>> | null | undefined,
+  key: string,
+): V | undefined {
+  return record != null && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /** The JSON object at `path` inside an opaque object (e.g. `metadata`), when there is one. */
 export function objectAt(
   object: JsonObject | null | undefined,
@@ -15,7 +27,7 @@ export function objectAt(
   let value: unknown = object;
   for (const key of path) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-    value = (value as JsonObject)[key];
+    value = ownValueOf(value as JsonObject, key);
   }
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as JsonObject)
@@ -29,7 +41,7 @@ export function stringAt(
 ): string | undefined {
   const last = path.at(-1);
   if (last === undefined) return undefined;
-  const value = objectAt(object, ...path.slice(0, -1))?.[last];
+  const value = ownValueOf(objectAt(object, ...path.slice(0, -1)), last);
   return typeof value === 'string' ? value : undefined;
 }
 

@@ -28,6 +28,7 @@ import {
   takeTokens,
 } from '../../shared/ec2/token-bucket.js';
 import { formatIp, parseCidr } from '../../shared/net/ip.js';
+import { ownValueOf } from '../../shared/vocabulary/opaque.js';
 
 /** Addresses per delegated prefix, and so the alignment of a /28 inside its subnet. */
 const BLOCK = 16;
@@ -355,7 +356,8 @@ export class FakeEc2 implements Ec2Network {
     instanceId?: string;
   }): string {
     const subnet = this.#subnet(input.subnetId);
-    if (!INSTANCE_TYPES[input.instanceType]) throw new Error(`unknown type ${input.instanceType}`);
+    if (!ownValueOf(INSTANCE_TYPES, input.instanceType))
+      throw new Error(`unknown type ${input.instanceType}`);
     const instanceId = input.instanceId ?? `i-${this.#hex(17)}`;
     this.#instances.set(instanceId, {
       instanceId,
@@ -478,7 +480,7 @@ export class FakeEc2 implements Ec2Network {
     this.#enter('DescribeInstanceTypes');
     const found: InstanceTypeLimits[] = [];
     for (const type of instanceTypes) {
-      const limits = INSTANCE_TYPES[type];
+      const limits = ownValueOf(INSTANCE_TYPES, type);
       if (!limits) {
         this.#fail(
           'DescribeInstanceTypes',

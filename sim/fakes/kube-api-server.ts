@@ -64,6 +64,7 @@ import type {
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { bearerTokenKubeConfig } from '../../shared/k8s/kubeconfig.js';
 import { type CidrBlock, cidrContains, formatIp, parseCidr, parseIp } from '../../shared/net/ip.js';
+import { ownValueOf } from '../../shared/vocabulary/opaque.js';
 import { type ApiserverRequest, apiserverAdmit } from './admission-chain.js';
 import { applyPatch, JsonPatchError } from './json-patch.js';
 
@@ -1419,21 +1420,23 @@ function selects(selector: JsonObject | undefined, labels: JsonObject): boolean 
   if (!selector) return false;
   const match = asObject(selector.matchLabels) ?? {};
   const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+  // A label key is a user's (`constructor` is one): never read one Object.prototype has.
+  const label = (key: string) => ownValueOf(labels, key);
   return (
-    Object.entries(match).every(([key, value]) => labels[key] === value) &&
+    Object.entries(match).every(([key, value]) => label(key) === value) &&
     expressions.every((raw) => {
       const expression = asObject(raw) ?? {};
       const key = str(expression.key);
       const values = Array.isArray(expression.values) ? expression.values : [];
       switch (expression.operator) {
         case 'In':
-          return values.includes(labels[key] ?? null);
+          return values.includes(label(key) ?? null);
         case 'NotIn':
-          return !values.includes(labels[key] ?? null);
+          return !values.includes(label(key) ?? null);
         case 'Exists':
-          return key in labels;
+          return Object.hasOwn(labels, key);
         case 'DoesNotExist':
-          return !(key in labels);
+          return !Object.hasOwn(labels, key);
         default:
           return false;
       }

@@ -135,3 +135,71 @@ describe('podBindingAdmission against the loopback Kubernetes API', () => {
     expect(await bind(handlerFor(['InternalIP']), 'web', 'node-0')).toEqual({ allowed: true });
   });
 });
+
+describe('a binding whose reads the Kubernetes API answers with an unexpected status', () => {
+  const ID = 'abcdefghijklmnopqrst';
+  beforeAll(() => {
+    // Named by the apiserver from generateName: a binding teaches its record the name.
+    fake.addPod({
+      metadata: {
+        name: 'gs-x7k2p',
+        generateName: 'gs-',
+        namespace: 'games',
+        annotations: { 'berth.dev/allocation-id': ID },
+      },
+      spec: { containers: [{ name: 'game', image: 'example/game:1' }] },
+    });
+  });
+
+  it.each([431, 403, 500, 503])(
+    'allows the binding unchanged when the pod read is answered %i, naming the status',
+    async (status) => {
+      const asked: string[] = [];
+      const handler = podBindingAdmission({
+        cluster: api,
+        nodeAddressTypes: ['InternalIP'],
+        now: Date.now,
+        records: {
+          getRecord: async (id) => void asked.push(id),
+          learnName: async () => true,
+        },
+      });
+      // Read, the pod's record is looked up to learn its name.
+      expect((await bind(handler, 'gs-x7k2p', 'node-0')).allowed).toBe(true);
+      expect(asked).toEqual([ID]);
+      fake.failNext({ path: '/api/v1/namespaces/games/pods/gs-x7k2p', status });
+      const verdict = await bind(handler, 'gs-x7k2p', 'node-0');
+      expect(verdict).toEqual({
+        allowed: true,
+        warnings: [
+          expect.stringMatching(
+            new RegExp(
+              `^berth\\.dev/node: pod games/gs-x7k2p could not be read \\(the Kubernetes API answered ${status} \\w+: injected failure ${status}\\), so berth added no annotations$`,
+            ),
+          ),
+        ],
+      });
+      // Nothing was looked up or learned from a pod berth could not read.
+      expect(asked).toEqual([ID]);
+    },
+  );
+
+  it('allows the binding with its node annotation when the node read is answered 431', async () => {
+    fake.addNode({
+      metadata: { name: 'node-431' },
+      status: { addresses: [a('InternalIP', '10.0.0.9')] },
+    });
+    fake.failNext({ path: '/api/v1/nodes/node-431', status: 431 });
+    const verdict = await bind(handlerFor(['InternalIP']), 'gs', 'node-431');
+    expect(verdict.allowed).toBe(true);
+    if (!verdict.allowed) return;
+    expect(verdict.patch).toEqual([
+      { op: 'add', path: '/metadata/annotations', value: { [NODE_ANNOTATION]: 'node-431' } },
+    ]);
+    expect(verdict.warnings).toEqual([
+      expect.stringMatching(
+        /^berth\.dev\/address: node node-431 could not be read \(the Kubernetes API answered 431 /,
+      ),
+    ]);
+  });
+});

@@ -364,6 +364,32 @@ describe('Service admission', () => {
     expect((await denial('CREATE', twice))?.message).toMatch(/^spec\.ipFamilies\[1\]: /);
   });
 
+  it('denies ipFamilies of more than two entries, or one family twice, as the apiserver does', async () => {
+    await setUp(['10.100.0.0/16', 'fd00:100::/108']);
+    const three = service('fam3', {
+      ipFamilyPolicy: 'PreferDualStack',
+      ipFamilies: ['IPv4', 'IPv6', 'IPv4'],
+    });
+    expect(await denial('CREATE', three)).toEqual({
+      code: 422,
+      message:
+        'spec.ipFamilies: Invalid value: ["IPv4","IPv6","IPv4"]: may not have more than two entries, one per IP family',
+    });
+    // One family twice on a single-stack cluster: the duplicate, not dual-stack, is the problem.
+    await setUp(['10.100.0.0/16']);
+    for (const ipFamilyPolicy of ['SingleStack', 'PreferDualStack']) {
+      const twice = service(`twice-${ipFamilyPolicy.toLowerCase()}`, {
+        ipFamilyPolicy,
+        ipFamilies: ['IPv4', 'IPv4'],
+      });
+      expect(await denial('CREATE', twice)).toEqual({
+        code: 422,
+        message:
+          'spec.ipFamilies[1]: Invalid value: "IPv4": Duplicate value: each IP family may be listed once',
+      });
+    }
+  });
+
   it('denies RequireDualStack on a single-stack cluster', async () => {
     expect(await denial('CREATE', service('req', { ipFamilyPolicy: 'RequireDualStack' }))).toEqual({
       code: 422,

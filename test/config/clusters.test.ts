@@ -40,6 +40,28 @@ describe('a config with a section per cluster', () => {
       'clusters.games-c: must be an object (use {} for the shared keys only)',
     );
   });
+
+  it("reports a section's __proto__ keys instead of merging them away", () => {
+    const problemsOf = (text: string): readonly string[] => {
+      try {
+        parseClusterConfigs(JSON.parse(text));
+      } catch (error) {
+        if (error instanceof ConfigError) return error.problems;
+        throw error;
+      }
+      return [];
+    };
+    expect(
+      problemsOf('{"clusters": {"a": {"__proto__": {"scale": {}}, "hostPortRanges": {}}}}'),
+    ).toEqual(['clusters.a: __proto__: unknown key; remove it or check its spelling']);
+    expect(
+      problemsOf(
+        '{"hostPortRanges": {"default": "7000-7100"}, "clusters": {"a": {"hostPortRanges": {"__proto__": "8000-8100"}}}}',
+      ),
+    ).toEqual(['clusters.a: hostPortRanges.__proto__: range names are lower-case DNS labels']);
+    // A cluster may be named constructor: it is a DNS label like any other.
+    expect(problemsOf('{"clusters": {"constructor": {}}}')).toEqual([]);
+  });
 });
 
 describe('clusters sharing a node pool', () => {

@@ -35,6 +35,14 @@ describe('fronts config', () => {
     expect(config.fronts.accelerator).toEqual({ endpointGroupArn: GROUP, range: 'accel' });
   });
 
+  it("takes no member of Object.prototype for a host port range's name", () => {
+    expect(
+      problems({ fronts: { accelerator: { endpointGroupArn: GROUP, range: 'constructor' } } }),
+    ).toEqual([
+      'fronts.accelerator.range: "constructor" is not a host port range; name one of "default" (add one kept for the accelerator to hostPortRanges)',
+    ]);
+  });
+
   it('reports every bad value at once, each naming its field and the fix', () => {
     expect(
       problems({

@@ -69,6 +69,42 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('reports a __proto__ key of a map of names, which the schema alone would drop unseen', () => {
+    // JSON.parse keeps "__proto__" as an own key, as a file or BERTH_CONFIG is read.
+    expect(problemsOf(JSON.parse('{"hostPortRanges": {"__proto__": "7000-7100"}}'))).toEqual([
+      'hostPortRanges.__proto__: range names are lower-case DNS labels',
+    ]);
+    expect(
+      problemsOf(JSON.parse('{"hostPortQuotas": {"games": 2, "__proto__": 5}, "bogus": 1}')),
+    ).toEqual([
+      'hostPortQuotas.__proto__: namespace names are lower-case DNS labels',
+      'bogus: unknown key; remove it or check its spelling',
+    ]);
+    expect(problemsOf(JSON.parse('{"scale": {"__proto__": {"maxNodes": 1}}}'))).toEqual([
+      'scale.__proto__: unknown key; remove it or check its spelling',
+    ]);
+  });
+
+  it("keeps names of Object.prototype's members as ordinary keys", () => {
+    const config = parseConfig({
+      hostPortRanges: { default: '7000-7100', constructor: '8000-8100' },
+      hostPortQuotas: { constructor: 4, tostring: 1 },
+    });
+    expect(Object.keys(config.hostPortRanges)).toEqual(['default', 'constructor']);
+    expect(config.hostPortRanges.constructor).toEqual({ base: 8000, size: 101 });
+    expect(config.hostPortQuotas).toEqual({ constructor: 4, tostring: 1 });
+  });
+
+  it('caps settle.delaySeconds where the settle step would break the 30 s release promise', () => {
+    expect(parseConfig({ settle: { delaySeconds: 30 } }).settle.delaySeconds).toBe(30);
+    expect(problemsOf({ settle: { delaySeconds: 60 } })).toEqual([
+      'settle.delaySeconds: 60 is out of range 1-30: the settle step first looks this long after the review, and a value given back must be free within 30 s of its commit',
+    ]);
+    expect(problemsOf({ settle: { delaySeconds: 0 } })).toEqual([
+      'settle.delaySeconds: 0 is out of range 1-30: values are freed only after the apiserver commits, so 0 is not allowed',
+    ]);
+  });
+
   it('rejects named host port ranges that share only an end port', () => {
     const problems = problemsOf({ hostPortRanges: { default: '7000-8000', lobby: '8000-8100' } });
     expect(problems).toEqual([

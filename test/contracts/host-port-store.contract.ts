@@ -13,6 +13,7 @@ import {
 } from '../../shared/hostports/errors.js';
 import type { HostPortRange } from '../../shared/hostports/model.js';
 import {
+  ANY_COUNT,
   type HostPortStore,
   levelKey,
   type PodPortRecord,
@@ -139,6 +140,14 @@ export function hostPortStoreContract(
       const next = record('b', [7010]);
       await store.addUses(next.ports, levels(next, seen));
       expect(countAt(await store.readCounts(range), 7010)).toBe(1);
+    });
+
+    it('takes a use at ANY_COUNT whatever the count, with no conflict', async () => {
+      const store = await make();
+      await recordHostPorts(store, record('a', [7020, 7020, 7020]));
+      const next = record('b', [7020]);
+      await store.addUses(next.ports, new Map([[levelKey('default', 7020), { level: ANY_COUNT }]]));
+      expect(countAt(await store.readCounts(range), 7020)).toBe(4);
     });
 
     it('lets an allocation rewrite its own record, and nobody else', async () => {

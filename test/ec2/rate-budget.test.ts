@@ -404,6 +404,13 @@ describe('takeFairly', () => {
     expect(takeFairly(spec, bucket(8, { a: 8, b: 1 }, { b: 0 }), 0, 'a').granted).toBe(true);
   });
 
+  it('counts the draws of a cluster named constructor as a number, like any cluster', () => {
+    // A cluster name is a DNS label, so `constructor` is one; its first draw starts from 0.
+    const first = takeFairly(spec, bucket(10, {}), 0, 'constructor');
+    expect(first.state.draws).toEqual({ constructor: 1 });
+    expect(takeFairly(spec, first.state, 0, 'constructor').state.draws).toEqual({ constructor: 2 });
+  });
+
   it('forgets draws and waits that are old', () => {
     expect(decayDraws({ a: 8, b: 1 }, 0, 300_000)).toEqual({ a: 0.25 });
     // b waited 20 s ago and is gone: a takes.

@@ -279,13 +279,19 @@ describe('fronts at binding', () => {
     },
   });
 
-  async function bind(dryRun = false, stored: V1Pod = pod, onNode: V1Node = node) {
+  async function bind(
+    dryRun = false,
+    stored: V1Pod = pod,
+    onNode: V1Node = node,
+    portName = 'game',
+    record: PodPortRecord = RECORD,
+  ) {
     const store = new MemoryFrontStore();
     await store.claimSlots([
       {
         slot: { loadBalancerArn: NLB.arn, port: 10_500 },
         owner: { allocationId: ID, namespace: 'default', pod: 'gs-1' },
-        portName: 'game',
+        portName,
         protocol: 'TCPUDP',
         claimedAt: 0,
         state: 'claimed',
@@ -299,7 +305,7 @@ describe('fronts at binding', () => {
       },
       nodeAddressTypes: ['ExternalIP', 'InternalIP'],
       now: () => 42,
-      records: { getRecord: async () => RECORD, learnName: async () => true },
+      records: { getRecord: async () => record, learnName: async () => true },
       fronts: {
         cluster: 'prod',
         store,
@@ -401,6 +407,30 @@ describe('fronts at binding', () => {
       game: 'told.example:10777',
     });
     expect(queued).toEqual([]);
+  });
+
+  it('reads the held listener of a port named constructor, which the pod was not told of', async () => {
+    const named: V1Pod = {
+      metadata: {
+        ...pod.metadata,
+        annotations: {
+          'berth.dev/allocation-id': ID,
+          [PORTS_ANNOTATION]: JSON.stringify([
+            { name: 'constructor', containerPort: 7777, front: 'nlb' },
+          ]),
+          [HOST_PORTS_ANNOTATION]: JSON.stringify({ constructor: 7100 }),
+          [FRONTS_ANNOTATION]: '{}',
+        },
+      },
+    };
+    const { verdict } = await bind(false, named, node, 'constructor', {
+      ...RECORD,
+      ports: [{ name: 'constructor', range: 'default', port: 7100, protocol: 'UDP' }],
+    });
+    const binding = patched({ metadata: { name: 'gs-1' } }, verdict);
+    expect(JSON.parse(annotations(binding)[FRONTS_ANNOTATION] ?? '')).toEqual({
+      constructor: `${NLB.dnsName}:10500`,
+    });
   });
 
   it('queues nothing on a dry run', async () => {

@@ -102,3 +102,34 @@ describe('host port quotas per namespace', () => {
     expect(problems({ hostPortQuotas: { games: 1.5 } })[0]).toMatch(/^hostPortQuotas\.games: /);
   });
 });
+
+describe('host port quotas of namespaces named like Object.prototype members', () => {
+  const NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+
+  it.each(NAMES)(
+    'allocates in namespace %s, which has no quota, and releases on DELETE',
+    async (namespace) => {
+      const { handler, store, pod } = await quotaHarness({ games: 3 });
+      const created = patched(
+        pod('a', 2, namespace),
+        await handler(podRequest(pod('a', 2, namespace))),
+      );
+      patched(pod('b', 2, namespace), await handler(podRequest(pod('b', 2, namespace))));
+      await handler(podRequest(created, { operation: 'DELETE' }));
+      expect(await store.namespaceUse(namespace)).toBe(0);
+    },
+  );
+
+  it('keeps the quota of a namespace named constructor', async () => {
+    const { handler, store, pod } = await quotaHarness({ constructor: 2 });
+    const first = patched(
+      pod('a', 2, 'constructor'),
+      await handler(podRequest(pod('a', 2, 'constructor'))),
+    );
+    expect(denial(await handler(podRequest(pod('b', 1, 'constructor'))), 403)).toContain(
+      'namespace "constructor" may hold 2 host ports (hostPortQuotas), holds 2',
+    );
+    await handler(podRequest(first, { operation: 'DELETE' }));
+    expect(await store.namespaceUse('constructor')).toBe(0);
+  });
+});

@@ -15,7 +15,11 @@ function api() {
       query: Object.fromEntries(new URLSearchParams(search)),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: response.statusCode, body: JSON.parse(response.body) };
+    return {
+      status: response.statusCode,
+      body: JSON.parse(response.body),
+      retryAfter: response.headers['retry-after'],
+    };
   };
   return { world, call };
 }
@@ -66,6 +70,29 @@ describe('node IP routes', () => {
     expect(
       (await call('DELETE', `${base}?namespace=games&pod=match-2&containerId=c2`)).body,
     ).toEqual({ released: true });
+  });
+
+  it("answers 429 with Retry-After, not 503, when the pod's own sandboxes race for its address", async () => {
+    const { call } = api();
+    const ips = '/v1/nodes/gs-1/ips';
+    const first = await call('POST', ips, {
+      namespace: 'games',
+      pod: 'match-3',
+      containerId: 'c1',
+    });
+    // Two new sandboxes of the pod at once: each takes the address over from c1; one wins.
+    const [a, b] = await Promise.all(
+      ['c2', 'c3'].map((containerId) =>
+        call('POST', ips, { namespace: 'games', pod: 'match-3', containerId }),
+      ),
+    );
+    const answers = [a, b].map((answer) => answer?.status).sort();
+    expect(answers).toEqual([200, 429]);
+    const lost = [a, b].find((answer) => answer?.status === 429);
+    expect(lost?.retryAfter).toBe('1');
+    expect(lost?.body.error).toMatch(
+      new RegExp(`${first.body.ip} changed while it was handed over`),
+    );
   });
 
   it('answers a bad body 400, an unknown node 404, and a wrong method 405', async () => {

@@ -198,6 +198,19 @@ describe('berth manifests', () => {
     );
   });
 
+  it('finds no secret for a cluster named constructor in a stack that does not serve it', async () => {
+    const stackOutputs = {
+      WebhookUrl: 'https://xyz789.lambda-url.eu-west-1.on.aws/',
+      WebhookSecretArns: JSON.stringify({ 'games-a': `${SECRET_ARN}-a` }),
+    };
+    const io = fakeDeps({ stacks: { outputs: async () => stackOutputs } });
+    const config = parseConfig({ cluster: 'constructor' });
+    expect(
+      await createManifestsCommand(io.deps)(options({ json: true, stack: 'berth', config })),
+    ).toBe(2);
+    expect(io.err()).toMatch(/--stack berth: serves clusters games-a, not "constructor"/);
+  });
+
   it("points at a cluster's own routes on a local server that serves several", async () => {
     const io = fakeDeps();
     const code = await createManifestsCommand(io.deps)(

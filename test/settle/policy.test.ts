@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OwnerRecord } from '../../shared/allocation/store.js';
+import { parseConfig } from '../../shared/config/schema.js';
+import {
+  FREED_AFTER_COMMIT_SECONDS,
+  FREED_AFTER_NEVER_STORED_SECONDS,
+  MAX_SETTLE_DELAY_SECONDS,
+  settleBounds,
+} from '../../shared/config/settle-schedule.js';
 import { backoff, decideSettle, settleTiming } from '../../shared/settle/policy.js';
 import type { SettleTask } from '../../shared/settle/task.js';
 
@@ -31,6 +38,26 @@ const carrying = (...offsets: number[]) => ({
   terminating: false,
   carries: new Set(offsets.map((o) => `nodePort#r#${o}`)),
 });
+
+/** When decideSettle frees a value given back whose object lets it go `commitAt` s after the review. */
+function freedAfterRelease(delaySeconds: number, commitAt: number): number {
+  const schedule = settleTiming(delaySeconds);
+  let at = delaySeconds;
+  for (let attempt = 0; ; attempt++) {
+    // A finalizer holds the object until the commit, then it is gone.
+    const reading =
+      at < commitAt ? { ...carrying(2), terminating: true } : { present: false as const };
+    const d = decideSettle(
+      record([], [2]),
+      reading,
+      task('release', attempt),
+      T0 + at * 1000,
+      schedule,
+    );
+    if (d.free.length > 0) return at;
+    at += d.recheckAfter ?? Number.NaN;
+  }
+}
 
 describe('decideSettle', () => {
   it('frees what the stored object no longer carries and keeps waiting for the rest', () => {
@@ -145,22 +172,53 @@ describe('decideSettle', () => {
     // Looks follow the decisions' own recheckAfter, from the first at delaySeconds; the object
     // goes at any second of its first ten minutes.
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 600 }), (goneAtS) => {
-        let at = timing.delaySeconds;
-        for (let attempt = 0; ; attempt++) {
-          const reading =
-            at < goneAtS ? { ...carrying(1), terminating: true } : { present: false as const };
-          const d = decideSettle(
-            record([], [1]),
-            reading,
-            { ...task('release'), attempt },
-            T0 + at * 1000,
-            timing,
-          );
-          if (d.free.length > 0) return at - goneAtS <= 30;
-          at += d.recheckAfter ?? Number.POSITIVE_INFINITY;
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 600 }),
+        (goneAtS) => freedAfterRelease(timing.delaySeconds, goneAtS) - goneAtS <= 30,
+      ),
+    );
+  });
+});
+
+describe('the settle schedule and section 11 bounds', () => {
+  /** When decideSettle frees the values of a CREATE whose object never appears. */
+  function freedNeverStored(delaySeconds: number): number {
+    const schedule = settleTiming(delaySeconds);
+    let at = delaySeconds;
+    for (let attempt = 0; ; attempt++) {
+      const d = decideSettle(
+        record([1], []),
+        { present: false },
+        task('create', attempt),
+        T0 + at * 1000,
+        schedule,
+      );
+      if (d.free.length > 0) return at;
+      at += d.recheckAfter ?? Number.NaN;
+    }
+  }
+
+  /** The longest from a commit on a whole second to its value's freeing, over two minutes. */
+  const worstAfterCommit = (delaySeconds: number) =>
+    Math.max(...Array.from({ length: 121 }, (_, c) => freedAfterRelease(delaySeconds, c) - c));
+
+  it('keeps both promises for every delay the config allows, as settleBounds computes', () => {
+    for (let delay = 1; delay <= MAX_SETTLE_DELAY_SECONDS; delay++) {
+      expect(worstAfterCommit(delay)).toBeLessThanOrEqual(FREED_AFTER_COMMIT_SECONDS);
+      expect(freedNeverStored(delay)).toBeLessThanOrEqual(FREED_AFTER_NEVER_STORED_SECONDS);
+      // The schedule's bound is the worst a commit can wait: one on a whole second just after a
+      // look waits it less a second, and one at the review waits the whole first delay.
+      const bounds = settleBounds(settleTiming(delay));
+      expect([0, 1]).toContain(bounds.afterCommit - worstAfterCommit(delay));
+      expect(bounds.neverStored).toBe(freedNeverStored(delay));
+    }
+  });
+
+  it('breaks the 30 s promise one second past the cap, which the config refuses', () => {
+    const past = MAX_SETTLE_DELAY_SECONDS + 1;
+    expect(worstAfterCommit(past)).toBeGreaterThan(FREED_AFTER_COMMIT_SECONDS);
+    expect(() => parseConfig({ settle: { delaySeconds: past } })).toThrow(
+      `settle.delaySeconds: ${past} is out of range 1-${MAX_SETTLE_DELAY_SECONDS}: `,
     );
   });
 });

@@ -204,7 +204,7 @@ export async function meterEni(
   for (const { pod, node } of admitted.fresh) {
     clocks.eni += SESSION_GAP_MS;
     const body = { namespace: NAMESPACE, pod: pod.metadata?.name, containerId: containerOf(pod) };
-    // Every attempt is an invocation the fleet pays for: the CNI plugin retries a 503.
+    // Every attempt is an invocation the fleet pays for: the CNI plugin retries a 429 or 503.
     for (let attempt = 1; ; attempt++) {
       const { value, sample } = await session.invoke('node-ips', (context) =>
         eni.nodeIps(functionUrlEvent('POST', `/v1/nodes/${node}/ips`, {}, body), context),
@@ -213,7 +213,7 @@ export async function meterEni(
       assigns++;
       await runRefills(true);
       if (value.statusCode === 200) break;
-      if (value.statusCode !== 503 || attempt >= ASSIGN_ATTEMPTS) {
+      if (![429, 503].includes(value.statusCode) || attempt >= ASSIGN_ATTEMPTS) {
         throw new Error(`assign answered ${value.statusCode} ${value.body}`);
       }
       retries++;
