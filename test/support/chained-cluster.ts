@@ -13,12 +13,14 @@ import type { V1MutatingWebhook } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { serveRuntime } from '../../bench/support/serve-runtime.js';
 import { frontsWiring } from '../../shared/app/fronts.js';
+import { repairRunner } from '../../shared/app/repair-pass.js';
 import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { InProcessFrontQueue } from '../../shared/fronts/in-process-queue.js';
 import { handleFrontWork } from '../../shared/fronts/worker.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { mutatingWebhookConfiguration } from '../../shared/manifests/webhooks.js';
+import type { RepairSummary } from '../../shared/repair/pass.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { ensureTable } from '../../shared/store/ensure-table.js';
 import { FakeCustomRoutingAccelerator } from '../../sim/fakes/accelerator.js';
@@ -28,14 +30,21 @@ import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api
 /** The label the injector adds, once. */
 export const INJECTED_LABEL = 'sidecar.example.com/injected';
 
+/** An object with this label is answered by the injector only after `SLOW_MS`: a slow chain. */
+export const SLOW_LABEL = 'example.com/slow-admission';
+export const SLOW_MS = 3_000;
+
 /** A mutating webhook that labels every pod and Service it has not labelled yet. */
 async function startInjector(): Promise<{ webhook: V1MutatingWebhook; server: Server }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
       const review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const labels = review.request.object?.metadata?.labels;
+      if (labels?.[SLOW_LABEL] === 'true') {
+        await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
+      }
       const patch =
         labels?.[INJECTED_LABEL] === 'true'
           ? []
@@ -103,6 +112,8 @@ export interface ChainedCluster {
   readonly nlbArn: string;
   /** The fronts pass over the stand-in (with `nlb`). */
   frontsPass(): Promise<unknown>;
+  /** One repair pass over the stand-in, as `berth repair --once` runs it. */
+  repairPass(): Promise<RepairSummary>;
   /** The NLB listener slots berth holds, by allocation id (with `nlb`). */
   listenerHolders(): Promise<string[]>;
   /** Moves berth's clock (its runtime, fronts and the fake ELBv2) `ms` ahead. */
@@ -175,6 +186,7 @@ export async function startChainedCluster(
     runtime,
     elbv2,
     nlbArn: nlb.arn,
+    repairPass: () => repairRunner({ config, dynamo, tableName, clusterApi, now })('chained-test'),
     listenerHolders: async () => {
       if (!wiring) throw new Error('no fronts configured');
       return (await wiring.store.listSlots()).map((record) => record.owner.allocationId).sort();
