@@ -149,6 +149,94 @@ describe('berth serve', () => {
   });
 });
 
+describe('berth serve --passes without AWS', () => {
+  let fake: KubeApiServer;
+  let home: string;
+  let kubeconfig: string;
+  // No Region anywhere the SDK looks: not in the environment, not in a profile.
+  const noAws = () => ({
+    KUBECONFIG: kubeconfig,
+    HOME: home,
+    AWS_REGION: '',
+    AWS_DEFAULT_REGION: '',
+    AWS_PROFILE: '',
+    AWS_CONFIG_FILE: join(home, 'no-aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(home, 'no-aws-credentials'),
+  });
+  const config = async (name: string, body: unknown) => {
+    const file = join(home, name);
+    await writeFile(file, JSON.stringify(body));
+    return file;
+  };
+  const refused = async (file: string) => {
+    const child = spawn(
+      process.execPath,
+      ['bin/berth.mjs', 'serve', '--http', '--port', '0', '--passes', '--config', file],
+      { env: { ...process.env, ...noAws() }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let err = '';
+    child.stderr?.on('data', (chunk) => {
+      err += String(chunk);
+    });
+    return { code: await exitOf(child), err };
+  };
+
+  beforeAll(async () => {
+    fake = await startKubeApiServer({ token: TOKEN });
+    home = await mkdtemp(join(tmpdir(), 'berth-serve-noaws-'));
+    kubeconfig = join(home, 'kubeconfig');
+    await writeFile(kubeconfig, fake.kubeConfig(TOKEN).exportConfig());
+  });
+  afterAll(async () => {
+    await fake.stop();
+  });
+
+  it('runs the repair and scale passes against a cluster that is not in AWS once the ENI pass is off, and says which pass is off', async () => {
+    const file = await config('kind.json', { eni: { intervalSeconds: 0 } });
+    const run = await serve(
+      [
+        '--http',
+        '--port',
+        '0',
+        '--passes',
+        '--config',
+        file,
+        '--data-dir',
+        join(home, 'data'),
+        '--dynamodb-endpoint',
+        inject('dynamodbEndpoint'),
+        '--table',
+        `serve-noaws-${Date.now()}`,
+      ],
+      noAws(),
+      /settle: .*\n/,
+    );
+    expect(run.out()).toMatch(
+      /passes:\s+repair and scale on timers \(--passes\): they change this cluster; ENI off \(eni\.intervalSeconds is 0\)\n/,
+    );
+    const exited = exitOf(run.child);
+    run.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('refuses (exit 3) a pass that calls AWS without a Region, naming the pass and how to turn it off', async () => {
+    const eni = await refused(await config('default.json', {}));
+    expect(eni.code).toBe(3);
+    expect(eni.err).toContain('--passes: the ENI pass calls EC2, which needs an AWS Region');
+    expect(eni.err).toContain('or run without AWS (eni.intervalSeconds: 0)');
+    expect(eni.err.trim().split('\n')).toHaveLength(1);
+    const asg = await refused(
+      await config('asg.json', {
+        eni: { intervalSeconds: 0 },
+        scale: { nodePool: { type: 'asg', name: 'games' } },
+      }),
+    );
+    expect(asg.code).toBe(3);
+    expect(asg.err).toContain('the scale pass calls Auto Scaling (node pool asg games)');
+    expect(asg.err).not.toContain('ENI');
+  });
+});
+
 describe('berth serve with a section per cluster', () => {
   const fakes: Record<string, KubeApiServer> = {};
   let home: string;
