@@ -73,9 +73,11 @@ export const serve: Command = async (options) => {
       `  advertised as:     ${options.advertiseAddress} (in the certificate; berth manifests --local --advertise-address ${options.advertiseAddress})`,
     );
   const stopTimers = local.startTimers();
-  await stopped;
-  out('berth: shutting down');
+  const failure = await Promise.race([stopped.then(() => undefined), local.failed]);
+  out(`berth: shutting down${failure ? ': the store is gone' : ''}`);
   await stopTimers();
   await local.close();
+  // The store would not start again: the environment's refusal (3), said in one line.
+  if (failure) throw failure;
   return 0;
 };

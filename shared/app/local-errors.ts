@@ -4,7 +4,7 @@
  */
 import { ConfigError } from '../config/errors.js';
 import { KubeConfigError, KubernetesUnreachableError } from '../k8s/errors.js';
-import { LocalCaError } from '../local/errors.js';
+import { DynamoDbLocalError, LocalCaError } from '../local/errors.js';
 import { RepairIncompleteError } from '../repair/errors.js';
 import { ItemSchemaTooNewError } from '../store/errors.js';
 
@@ -63,6 +63,8 @@ function refusalIn(error: Error): { readonly fix?: string } | undefined {
   const code = (error as { code?: unknown }).code;
   const refused =
     error instanceof EnvironmentError ||
+    // DynamoDB Local cannot serve: a damaged or empty database file, a JVM that would not start.
+    error instanceof DynamoDbLocalError ||
     // The table holds items a newer berth wrote: its message names the fix (upgrade berth).
     error instanceof ItemSchemaTooNewError ||
     // The SDK's request timeout: an endpoint that took the connection and never answered.

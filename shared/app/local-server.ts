@@ -197,7 +197,7 @@ function serveCluster(
       status: () => runtime.status(),
       ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
       classify: nodeIpFault,
-      storeName: `table ${store.tableName} on ${store.where}`,
+      storeName: `${store.place}, table ${store.tableName}`,
       onUnavailable: unavailableFault,
       metrics: async () =>
         openMetricsText([await metricsReading(runtime, () => passRecords.records())], Date.now()),
@@ -488,7 +488,12 @@ export interface LocalServer {
   /** The local CA's certificate the server's is signed by (none with `http`). */
   readonly caPath: string | undefined;
   /** Where the store is, for the banner. */
-  readonly store: Pick<StoreTarget, 'where' | 'tableName'>;
+  readonly store: Pick<StoreTarget, 'where' | 'tableName' | 'place'>;
+  /**
+   * Settles when the server cannot go on: the DynamoDB Local it started ended and would not start
+   * again. The caller closes it and exits 3.
+   */
+  readonly failed: Promise<Error>;
   /** Starts every cluster's pass timers; answers how to stop them. */
   startTimers(): () => Promise<void>;
   /** Stops listening, lets running work finish, and closes the store. */
@@ -528,7 +533,24 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
   const account = sdkEc2Account(options.region);
   // A pass that calls AWS needs a Region: without one it could only fail every interval.
   const aws = options.passes ? await awsRegionFor(options.clusters, account) : false;
-  const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
+  // A DynamoDB Local that ends under the server is said so and started again; given up on, the
+  // server ends (3) rather than answer 503 for ever.
+  let storeFailed: (error: Error) => void = () => {};
+  const failed = new Promise<Error>((done) => {
+    storeFailed = done;
+  });
+  const store = await openStore(options, {
+    share: true,
+    progress: (line) => log.info(line),
+    watch: {
+      lost: (line) => log.error(line),
+      restarted: (line) => log.info(line),
+      failed: (error) => {
+        log.error(`${error.message}: berth stops`);
+        storeFailed(error);
+      },
+    },
+  });
   const served = options.clusters.map((config) =>
     serveCluster(
       options,
@@ -572,7 +594,8 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
       url: served.length === 1 ? server.url : `${server.url}${clusterPathPrefix(config.cluster)}`,
     })),
     caPath: tls?.caPath,
-    store: { where: store.where, tableName: store.tableName },
+    store: { where: store.where, tableName: store.tableName, place: store.place },
+    failed,
     startTimers() {
       const stops = served.map((one) => one.startTimers());
       return async () => {

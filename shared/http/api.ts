@@ -45,7 +45,10 @@ export interface HttpApiDeps {
   readonly onDecision?: (decision: AdmissionDecision) => void;
   /** Maps an error from a route to a client fault, or undefined for an internal one. */
   readonly classify?: (error: unknown) => HttpFault | undefined;
-  /** The table as messages name it (its name and endpoint); "berth's table" when absent. */
+  /**
+   * The table as messages name it (what serves it and its name: `DynamoDB Local at URL, table T`,
+   * `DynamoDB table T`); `UNNAMED_STORE` when absent.
+   */
   readonly storeName?: string;
   /**
    * Hears each request answered 503 because the table or the Kubernetes API did not answer
@@ -99,6 +102,9 @@ function routeOf(path: string, secret: string | undefined): string | undefined {
   return path.slice(0, cut);
 }
 
+/** The store as messages name it when the deployment does not say. */
+const UNNAMED_STORE = "DynamoDB (berth's table)";
+
 const NOT_FOUND: HttpResponse = { statusCode: 404, headers: {}, body: '' };
 
 const NODE_IPS = /^\/v1\/nodes\/([^/]+)\/ips(?:\/([^/]+))?$/;
@@ -139,7 +145,12 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (path === '/healthz' && method === 'GET') {
       return (await deps.healthy())
         ? { statusCode: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' }
-        : { statusCode: 503, headers: { 'content-type': 'text/plain' }, body: 'store unreachable' };
+        : {
+            statusCode: 503,
+            headers: { 'content-type': 'text/plain' },
+            // berth answers: what is down is its store, named so an operator looks there.
+            body: `store unreachable: ${deps.storeName ?? UNNAMED_STORE} does not answer; berth itself is up`,
+          };
     }
     if (path === '/v1/status' && method === 'GET' && deps.status)
       return json(200, await deps.status());
@@ -201,7 +212,7 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     } catch (error) {
       const fault = deps.classify?.(error);
       if (fault) return problem(fault.statusCode, fault.message);
-      const unavailable = unavailableFault(error, deps.storeName ?? "berth's table");
+      const unavailable = unavailableFault(error, deps.storeName ?? UNNAMED_STORE);
       if (!unavailable) throw error;
       deps.onUnavailable?.(unavailable);
       return problem(unavailable.statusCode, unavailable.message);

@@ -274,6 +274,11 @@ $('holder-form').addEventListener('submit', lookUp);
 async function tick() {
   try {
     const response = await fetch('ui/state', { cache: 'no-store' });
+    if (response.status === 503) {
+      // berth answered: what failed is what it depends on (its store, the Kubernetes API), named.
+      const answer = await response.json().catch(() => ({}));
+      if (answer.error) throw Object.assign(new Error(answer.error), { dependency: true });
+    }
     if (!response.ok) throw new Error('HTTP ' + response.status);
     const state = await response.json();
     $('cluster').textContent = 'cluster ' + state.cluster;
@@ -291,7 +296,9 @@ async function tick() {
       (simulated ? '; simulated day time ' + new Date(state.at).toISOString().slice(11, 19) + ' UTC' : '');
   } catch (error) {
     $('connection').dataset.state = 'down';
-    $('connection').textContent = 'berth is not answering (' + error.message + '); retrying';
+    $('connection').textContent = error.dependency
+      ? 'berth is up, but ' + error.message.split('; ')[0] + '; retrying'
+      : 'berth is not answering (' + error.message + '); retrying';
   }
 }
 tick();

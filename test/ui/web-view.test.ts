@@ -280,6 +280,29 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
       .toMatch(/^updated /);
     await page.close();
   });
+
+  it('says berth is up and its store is down when the store does not answer, naming the store', async () => {
+    const { page } = await openView();
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^updated /);
+    // What berth answers while its DynamoDB Local is down (shared/http/unavailable.ts).
+    const error =
+      "the store did not answer: DynamoDB Local at http://127.0.0.1:8000, table berth: Error: connect ECONNREFUSED 127.0.0.1:8000; until it does, game-server and Service CREATEs are refused (the webhooks' failurePolicy)";
+    await page.route('**/ui/state', (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ error }),
+      }),
+    );
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toBe(
+        'berth is up, but the store did not answer: DynamoDB Local at http://127.0.0.1:8000, table berth: Error: connect ECONNREFUSED 127.0.0.1:8000; retrying',
+      );
+    await page.close();
+  });
 });
 
 describe('the web view during berth sim', { timeout: 120_000 }, () => {
