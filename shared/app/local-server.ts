@@ -29,7 +29,7 @@ import { scalePolicy } from '../scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
 import { ScaleTrigger } from '../scale/trigger-loop.js';
 import { InProcessSettleQueue } from '../settle/in-process-queue.js';
-import { QueueSettler } from '../settle/settler.js';
+import { ImmediateSettler, QueueSettler } from '../settle/settler.js';
 import type { StatusReport } from '../status/report.js';
 import { clusterViewReader } from '../ui/cluster-view.js';
 import { WEB_VIEW_PAGE } from '../ui/page.js';
@@ -125,7 +125,9 @@ function serveCluster(
               ),
             ),
         }
-      : {}),
+      : // No cluster to name a Service from: its CREATE records its owner, so that who holds one
+        // of its values can be told by the value (`status --holder IP`, the web view).
+        { settler: (allocator) => new ImmediateSettler(allocator, { recordCreates: true }) }),
     log: { info: (line) => log.info(`${tag}${line}`), warn: (line) => log.warn(`${tag}${line}`) },
   });
   // The cluster's ServiceCIDRs as read at start; each repair pass reads them again.

@@ -83,6 +83,7 @@ async function exclusiveHolder(
   const releasing = record?.releasing?.some(
     (c) => c.range === rangeKey(range) && c.offset === offset,
   );
+  const unnamed = record ? undefined : await unrecordedHolder(deps, id);
   return [
     {
       kind: range.kind === 'clusterIP' ? 'clusterIP' : 'nodePort',
@@ -90,24 +91,30 @@ async function exclusiveHolder(
       value,
       holder: record
         ? { kind: record.owner.kind, namespace: record.owner.namespace, name: record.owner.name }
-        : await unrecordedHolder(deps, id),
+        : (unnamed?.holder ?? NOBODY),
+      ...(unnamed?.note ? { note: unnamed.note } : {}),
       allocationId: id,
       state: releasing ? 'releasing' : 'held',
     },
   ];
 }
 
+const NOBODY: Holding['holder'] = { kind: 'unknown', namespace: '', name: '' };
+
 /**
  * The holder of a value whose id has no owner record: the Service that carries the id and whose
  * name the id names (its CREATE wrote no record), found among the cluster's Services; else a
- * leak the repair pass frees, or, without a cluster to ask, the id alone.
+ * leak the repair pass frees, or, without a cluster to ask, a Service it cannot name, with a
+ * note saying how to find it.
  */
-async function unrecordedHolder(deps: HolderLookupDeps, id: string): Promise<Holding['holder']> {
+async function unrecordedHolder(
+  deps: HolderLookupDeps,
+  id: string,
+): Promise<{ readonly holder: Holding['holder']; readonly note?: string }> {
   if (!deps.services) {
     return {
-      kind: 'Service',
-      namespace: '',
-      name: `(the one annotated ${ALLOCATION_ID_ANNOTATION}=${id}: no owner record, and no cluster here to name it; \`berth status --holder NAMESPACE/NAME\` checks one)`,
+      holder: { kind: 'Service', namespace: '', name: '' },
+      note: `not named: no owner record, and no cluster here to read it from; it is the Service annotated ${ALLOCATION_ID_ANNOTATION}=${id}; \`berth status --holder NAMESPACE/NAME\` checks one`,
     };
   }
   for await (const service of deps.services.listServices({ pageSize: 500 })) {
@@ -115,13 +122,12 @@ async function unrecordedHolder(deps: HolderLookupDeps, id: string): Promise<Hol
     const name = service.metadata?.name ?? '';
     const owner = { kind: 'Service', namespace, name };
     if (service.metadata?.annotations?.[ALLOCATION_ID_ANNOTATION] === id && namesOwner(id, owner)) {
-      return owner;
+      return { holder: owner };
     }
   }
   return {
-    kind: 'unknown',
-    namespace: '',
-    name: '(no owner record, no Service: the repair pass frees it)',
+    holder: NOBODY,
+    note: 'no owner record, and no Service carries its id: a leak the repair pass frees',
   };
 }
 

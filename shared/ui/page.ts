@@ -261,8 +261,11 @@ async function lookUp(event) {
     if (!response.ok) throw new Error(answer.error || 'HTTP ' + response.status);
     const list = document.createElement('ul');
     for (const h of answer.holders) {
+      // A holder berth cannot name says why instead of a name (no cluster to read it from).
+      const who = h.holder.name === '' ? '(' + (h.note || 'not named') + ')'
+        : h.holder.namespace ? h.holder.namespace + '/' + h.holder.name : h.holder.name;
       list.append(text('li', h.kind + ' ' + h.value + ' (' + h.range + '): ' + h.holder.kind + ' ' +
-        h.holder.namespace + '/' + h.holder.name + (h.state === 'releasing' ? ', releasing' : '')));
+        who + (h.state === 'releasing' ? ', releasing' : '')));
     }
     out.replaceChildren(answer.holders.length ? list : text('p', 'Nobody holds ' + answer.value + '.'));
   } catch (error) {

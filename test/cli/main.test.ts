@@ -137,9 +137,10 @@ describe('berth CLI', () => {
     for (const query of ['10.100.0.50', '30050']) {
       const io = captureOutput();
       expect(await main(['status', '--holder', query, ...store])).toBe(0);
+      expect(io.out()).toMatch(new RegExp(`^${query.replaceAll('.', '\\.')} .* Service \\? `, 'm'));
       expect(io.out()).toMatch(
         new RegExp(
-          `${query.replaceAll('.', '\\.')} .* Service \\(the one annotated berth.dev/allocation-id=[a-z2-7]{20}: `,
+          `\n\n${query.replaceAll('.', '\\.')}: not named: no owner record, and no cluster here to read it from; it is the Service annotated berth.dev/allocation-id=[a-z2-7]{20}; `,
         ),
       );
     }

@@ -3,10 +3,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { main } from '../../cli/main.js';
 import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { review } from '../../sim/reviews.js';
 import { admittedGameServer } from '../hostports/support.js';
+import { captureOutput } from '../support/capture.js';
 
 const TOKEN = 'serve-token';
 
@@ -146,6 +148,65 @@ describe('berth serve', () => {
     });
     expect(await exitOf(alone)).toBe(3);
     expect(err).toMatch(/--passes needs a cluster/);
+  });
+});
+
+describe('berth serve without a cluster', () => {
+  it('records who a Service is at its CREATE, so status --holder IP names it as NAMESPACE/NAME does', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'berth-serve-holder-'));
+    const table = `serve-holder-${Date.now()}`;
+    const store = ['--dynamodb-endpoint', inject('dynamodbEndpoint'), '--table', table];
+    const run = await serve(
+      ['--http', '--port', '0', '--data-dir', join(home, 'data'), ...store],
+      { KUBECONFIG: '', HOME: home },
+      /DynamoDB: .*\n/,
+    );
+    try {
+      const url = /berth serving (\S+)/.exec(run.out())?.[1] ?? '';
+      const object = {
+        metadata: { name: 'lobby', namespace: 'games' },
+        spec: {
+          type: 'NodePort',
+          clusterIP: '10.100.0.60',
+          ports: [{ port: 80, nodePort: 30060 }],
+        },
+      };
+      const answer = await fetch(`${url}/admission`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(
+          review({
+            resource: 'services',
+            operation: 'CREATE',
+            namespace: 'games',
+            name: 'lobby',
+            object,
+          }),
+        ),
+      });
+      expect(((await answer.json()) as { response: { allowed: boolean } }).response.allowed).toBe(
+        true,
+      );
+      for (const value of ['10.100.0.60', '30060']) {
+        const io = captureOutput();
+        expect(await main(['status', '--holder', value, ...store], {})).toBe(0);
+        expect(io.out()).toMatch(
+          new RegExp(`^${value.replaceAll('.', '\\.')} .* Service games/lobby `, 'm'),
+        );
+        vi.restoreAllMocks();
+      }
+      // The web view asks the server the same.
+      const view = (await (await fetch(`${url}/ui/holders?value=10.100.0.60`)).json()) as {
+        holders: { holder: unknown }[];
+      };
+      expect(view.holders.map((h) => h.holder)).toEqual([
+        { kind: 'Service', namespace: 'games', name: 'lobby' },
+      ]);
+    } finally {
+      const exited = exitOf(run.child);
+      run.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
   });
 });
 

@@ -199,6 +199,16 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
     await expect
       .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
       .toContain(`clusterIP ${ip} (10.60.0.0/24): Service`);
+    // By its value, without a cluster to name it from (this server records no CREATE): the page
+    // says why it has no name, never a hint printed where a name goes.
+    await ask(ip);
+    await expect
+      .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
+      .toMatch(
+        new RegExp(
+          `^clusterIP ${ip.replaceAll('.', '\\.')} \\(10\\.60\\.0\\.0/24\\): Service \\(not named: no owner record, and no cluster here to read it from; `,
+        ),
+      );
     await ask('10.60.0.250');
     await expect
       .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
