@@ -6,6 +6,7 @@ import { ConfigError } from '../config/errors.js';
 import { KubeConfigError, KubernetesUnreachableError } from '../k8s/errors.js';
 import { DynamoDbLocalError, LocalCaError } from '../local/errors.js';
 import { RepairIncompleteError } from '../repair/errors.js';
+import { HolderQueryError } from '../status/errors.js';
 import { ItemSchemaTooNewError } from '../store/errors.js';
 
 /** A bad command line or flag combination; exit status 2. */
@@ -94,7 +95,13 @@ function environmentRefusal(error: unknown): { readonly fix?: string } | undefin
  * waits for the user's choice of `--new-ca`: a usage matter, as a missing flag is.
  */
 export function exitCodeOf(error: unknown): 1 | 2 | 3 {
-  if (error instanceof UsageError || error instanceof LocalCaError || error instanceof ConfigError)
+  if (
+    error instanceof UsageError ||
+    error instanceof LocalCaError ||
+    error instanceof ConfigError ||
+    // A `status --holder` value outside every range: the user's to correct.
+    error instanceof HolderQueryError
+  )
     return 2;
   return environmentRefusal(error) ? 3 : 1;
 }

@@ -7,6 +7,7 @@ import type { AdmissionDecision } from '../admission/decision.js';
 import { type AdmissionHandlers, admit } from '../admission/dispatch.js';
 import { MalformedReviewError, parseAdmissionReview } from '../admission/review.js';
 import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
+import { HolderQueryError } from '../status/errors.js';
 import { AllocationCounter } from '../ui/allocation-count.js';
 import type { HttpFault, HttpRequest, HttpResponse } from './exchange.js';
 import { refusalOf } from './refusal.js';
@@ -174,7 +175,13 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (deps.webView?.holders && method === 'GET' && path === '/ui/holders') {
       const value = request.query?.value?.trim() ?? '';
       if (value === '') return problem(400, 'value: give an IP, a port or namespace/name');
-      return json(200, { value, holders: await deps.webView.holders(value) });
+      try {
+        return json(200, { value, holders: await deps.webView.holders(value) });
+      } catch (error) {
+        // A value outside every range is the asker's mistake, said as such.
+        if (error instanceof HolderQueryError) return problem(400, error.message);
+        throw error;
+      }
     }
     const nodeIps = NODE_IPS.exec(path);
     if (nodeIps && !deps.nodeIps) {

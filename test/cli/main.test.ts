@@ -156,6 +156,37 @@ describe('berth CLI', () => {
     expect(none.out()).toBe('nobody holds 10.100.0.51\n');
   });
 
+  it('refuses (2) a value outside every configured range, naming the ranges, instead of "nobody holds"', async () => {
+    const store = [
+      '--dynamodb-endpoint',
+      inject('dynamodbEndpoint'),
+      '--table',
+      `holder-out-${Date.now()}`,
+    ];
+    for (const [value, said] of [
+      [
+        '10.200.0.1',
+        'berth: 10.200.0.1 is outside every configured cluster IP range (serviceCIDRs: 10.100.0.0/16; ',
+      ],
+      [
+        '40000',
+        'berth: 40000 is outside every configured port range (nodePortRange 30000-32767, hostPortRanges.default 7000-8000): ',
+      ],
+      ['99999', 'berth: 99999 is outside every configured port range ('],
+      ['lobby', 'berth: "lobby" is not a cluster IP, a port number or NAMESPACE/NAME'],
+    ] as const) {
+      const io = captureOutput();
+      expect(await main(['status', '--holder', value, ...store]), value).toBe(2);
+      expect(io.out()).toBe('');
+      expect(io.err().trim().split('\n')).toEqual([expect.stringContaining(said)]);
+      vi.restoreAllMocks();
+    }
+    // Inside a range and held by nobody: said so, exit 0.
+    const io = captureOutput();
+    expect(await main(['status', '--holder', '7001', ...store])).toBe(0);
+    expect(io.out()).toBe('nobody holds 7001\n');
+  });
+
   it('prints range usage as JSON from the given DynamoDB', async () => {
     const io = captureOutput();
     const table = `cli-${Date.now()}`;

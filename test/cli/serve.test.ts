@@ -202,6 +202,12 @@ describe('berth serve without a cluster', () => {
       expect(view.holders.map((h) => h.holder)).toEqual([
         { kind: 'Service', namespace: 'games', name: 'lobby' },
       ]);
+      // A value outside every range is the asker's mistake (400), naming the ranges.
+      const outside = await fetch(`${url}/ui/holders?value=10.200.0.1`);
+      expect(outside.status).toBe(400);
+      expect(((await outside.json()) as { error: string }).error).toContain(
+        '10.200.0.1 is outside every configured cluster IP range (serviceCIDRs: 10.100.0.0/16;',
+      );
     } finally {
       const exited = exitOf(run.child);
       run.child.kill('SIGTERM');
