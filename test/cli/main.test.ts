@@ -62,7 +62,7 @@ describe('berth CLI', () => {
       repair: ['--once', '--verbose'],
       scale: ['--once', '--dry-run'],
       eni: ['--once'],
-      manifests: ['--stack', '--url', '--local', '--ca-file'],
+      manifests: ['--stack', '--url', '--local', '--ca-file', '--http'],
       sim: ['--hours', '--speed', '--seed', '--nodes', '--sessions-per-minute', '--scenario'],
     };
     for (const [command, own] of Object.entries(flags)) {
