@@ -203,14 +203,21 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
     .option('--stack <name>', 'a deployed berth stack (reads its outputs and secret)')
     .option('--url <url>', 'any HTTPS webhook endpoint')
     .option('--ca-file <file>', 'CA that signed --url (default: public roots)')
-    .option('--local', 'the local server (https://127.0.0.1:8443, or --advertise-address)')
+    .option(
+      '--local',
+      'the local server (https://127.0.0.1:8443, or --advertise-address: a cluster cannot reach 127.0.0.1)',
+    )
     .option('--advertise-address <address>', 'address the cluster reaches the local server at')
     .option('--new-ca', NEW_CA_HELP)
     .addOption(new Option('--port <n>', 'port of the local server').default('8443').argParser(port))
+    .option(
+      '--http',
+      'with --local --cni: the local server serves plain HTTP (berth serve --http); the webhook needs HTTPS',
+    )
     .option('--json', 'print JSON instead of YAML')
     .option(
       '--cni',
-      "berth-cni's DaemonSet instead: the node IP API of --stack, of --url, or of --local (serve --http)",
+      "berth-cni's DaemonSet instead: the node IP API of --stack, of --url, or of --local (over HTTPS trusting the local CA, or --http)",
     )
     .option('--cni-nodes <selector>', 'nodes that run berth-cni (default: scale.nodeSelector)')
     .option(

@@ -6,6 +6,28 @@ import { type ServedCluster, startLocalServer } from '../shared/app/local-server
 import { serveLog } from '../shared/app/serve-log.js';
 import type { Command } from './options.js';
 
+/**
+ * The passes line: those that run on timers, then each one off and why; every one off without
+ * `--passes`.
+ */
+function passesText(passes: ServedCluster['passes']): string {
+  if (passes === undefined) return 'off (berth serve --passes runs them on timers)';
+  const running = passes.filter((pass) => pass.off === undefined).map((pass) => pass.name);
+  const off = passes
+    .filter((pass) => pass.off !== undefined)
+    .map((pass) => `${pass.name} off (${pass.off})`);
+  const runs =
+    running.length === 0
+      ? 'none on timers (--passes)'
+      : `${listed(running)} on timers (--passes): they change this cluster`;
+  return [runs, ...off].join('; ');
+}
+
+/** "a", "a and b", "a, b and c". */
+function listed(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
 /** The banner lines of one cluster; `base` is where its routes are. */
 function describeCluster(served: ServedCluster, base: string): string[] {
   const { cluster, config } = served;
@@ -15,9 +37,7 @@ function describeCluster(served: ServedCluster, base: string): string[] {
     cluster
       ? `  cluster:           context ${cluster.context}, server ${cluster.server} (read for bindings and settle)`
       : '  cluster:           none found (no --kubeconfig, KUBECONFIG or ~/.kube/config): bindings get no address',
-    served.passes
-      ? '  passes:            repair, scale and ENI on timers (--passes): they change this cluster'
-      : '  passes:            off (berth serve --passes runs them on timers)',
+    `  passes:            ${passesText(served.passes)}`,
     served.settles
       ? `  settle:            values a Service gives back are freed once the cluster stores the change (first look after ${config.settle.delaySeconds} s)`
       : '  settle:            no cluster to read back: values a Service gives back are freed at admission',
@@ -53,9 +73,11 @@ export const serve: Command = async (options) => {
       `  advertised as:     ${options.advertiseAddress} (in the certificate; berth manifests --local --advertise-address ${options.advertiseAddress})`,
     );
   const stopTimers = local.startTimers();
-  await stopped;
-  out('berth: shutting down');
+  const failure = await Promise.race([stopped.then(() => undefined), local.failed]);
+  out(`berth: shutting down${failure ? ': the store is gone' : ''}`);
   await stopTimers();
   await local.close();
+  // The store would not start again: the environment's refusal (3), said in one line.
+  if (failure) throw failure;
   return 0;
 };

@@ -23,22 +23,23 @@ export function table(header: readonly string[], rows: readonly (readonly string
 const percent = (used: number, size: number) =>
   `${size === 0 ? '0.0' : ((100 * used) / size).toFixed(1)}%`;
 
-/** What `status --holder` prints. */
+/** A holder as a line names it: `Service games/lobby`, `Pod gs-1`, or `Service ?` unnamed. */
+export function holderText(holder: Holdings[number]['holder']): string {
+  if (holder.name === '') return `${holder.kind} ?`;
+  return holder.namespace
+    ? `${holder.kind} ${holder.namespace}/${holder.name}`
+    : `${holder.kind} ${holder.name}`;
+}
+
+/** What `status --holder` prints: a row a holding, then why each unnamed holder is not named. */
 export function formatHoldings(query: string, holdings: Holdings): string {
   if (holdings.length === 0) return `nobody holds ${query}`;
-  return table(
+  const rows = table(
     ['VALUE', 'KIND', 'RANGE', 'HOLDER', 'STATE', 'ALLOCATION ID'],
-    holdings.map((h) => [
-      h.value,
-      h.kind,
-      h.range,
-      h.holder.namespace
-        ? `${h.holder.kind} ${h.holder.namespace}/${h.holder.name}`
-        : `${h.holder.kind} ${h.holder.name}`,
-      h.state,
-      h.allocationId,
-    ]),
-  ).join('\n');
+    holdings.map((h) => [h.value, h.kind, h.range, holderText(h.holder), h.state, h.allocationId]),
+  );
+  const notes = holdings.flatMap((h) => (h.note ? [`${h.value}: ${h.note}`] : []));
+  return [...rows, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n');
 }
 
 /** What `berth status` prints of one cluster. */

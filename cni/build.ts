@@ -35,13 +35,26 @@ export async function bundlePlugin(): Promise<string> {
   return output.text;
 }
 
-/** The wrapper: runs the bundle beside it with `node` (an absolute path, or one beside it). */
+/**
+ * The CA berth-cni trusts besides the public roots, beside the bundle when installed: the local
+ * server's own (`berth manifests --cni --local`), whose certificate no public root signs.
+ */
+export const PLUGIN_CA_FILE = 'ca.crt';
+
+/**
+ * The wrapper: runs the bundle beside it with `node` (an absolute path, or one beside it),
+ * trusting `PLUGIN_CA_FILE` when one was installed. Node.js reads NODE_EXTRA_CA_CERTS once, at
+ * start, and adds it to the roots every TLS connection (fetch's too) trusts
+ * (https://nodejs.org/api/cli.html#node_extra_ca_certsfile).
+ */
 export function wrapperScript(node: string): string {
   const runtime = node.startsWith('/') ? `'${node}'` : `"$here/${SUPPORT_DIR}/${node}"`;
+  const ca = `"$here/${SUPPORT_DIR}/${PLUGIN_CA_FILE}"`;
   return [
     '#!/bin/sh',
     "# berth-cni: berth's CNI IPAM plugin; the README's section on ENI IPs explains it.",
     'here=$(dirname "$0")',
+    `if [ -f ${ca} ]; then export NODE_EXTRA_CA_CERTS=${ca}; fi`,
     `exec ${runtime} --disable-warning=ExperimentalWarning "$here/${SUPPORT_DIR}/berth-cni.mjs" "$@"`,
     '',
   ].join('\n');

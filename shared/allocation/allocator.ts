@@ -111,6 +111,24 @@ export class ExclusiveAllocator {
   }
 
   /**
+   * Writes the record of an owner created without one (`unrecorded`), as its first change would:
+   * for a deployment with no cluster to name it from (a local server without a kubeconfig), so
+   * that who holds one of its values can be told by the value. A record already there (a change
+   * of the owner came first) is left as it is.
+   */
+  async recordCreated(id: string, owner: Owner, claims: readonly Claim[]): Promise<void> {
+    try {
+      await putAfter(
+        this.#store,
+        0,
+        ownerRecord({ id, owner, createdAt: this.#now() }, claims, []),
+      );
+    } catch (error) {
+      if (!(error instanceof OwnerVersionConflictError)) throw error;
+    }
+  }
+
+  /**
    * Makes owner `id` hold exactly the requested slots: slots it already holds with a matching
    * value are kept, new ones allocated, the rest released. All or nothing: when a request fails,
    * what this call claimed is given back and the error thrown. With `dryRun` nothing is written

@@ -100,7 +100,7 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
         metrics: async (format) => metricsText(format, [await metricsReading(runtime)], now()),
         pathSecret,
         onDecision: observers.onDecision,
-        storeName: `table ${deps.tableName}`,
+        storeName: `DynamoDB table ${deps.tableName}`,
         ...(observers.onUnavailable ? { onUnavailable: observers.onUnavailable } : {}),
       }),
   };

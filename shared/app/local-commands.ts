@@ -224,7 +224,7 @@ export async function openSimStore(
   try {
     const tableName = `berth-sim-${Date.now()}`;
     await ensureTable(store.client, tableName);
-    return { client: store.client, tableName, where: store.where, close: () => store.close() };
+    return { ...store, tableName };
   } catch (error) {
     await store.close();
     throw error;

@@ -4,8 +4,9 @@
  */
 import { ConfigError } from '../config/errors.js';
 import { KubeConfigError, KubernetesUnreachableError } from '../k8s/errors.js';
-import { LocalCaError } from '../local/errors.js';
+import { DynamoDbLocalError, LocalCaError } from '../local/errors.js';
 import { RepairIncompleteError } from '../repair/errors.js';
+import { HolderQueryError } from '../status/errors.js';
 import { ItemSchemaTooNewError } from '../store/errors.js';
 
 /** A bad command line or flag combination; exit status 2. */
@@ -63,6 +64,8 @@ function refusalIn(error: Error): { readonly fix?: string } | undefined {
   const code = (error as { code?: unknown }).code;
   const refused =
     error instanceof EnvironmentError ||
+    // DynamoDB Local cannot serve: a damaged or empty database file, a JVM that would not start.
+    error instanceof DynamoDbLocalError ||
     // The table holds items a newer berth wrote: its message names the fix (upgrade berth).
     error instanceof ItemSchemaTooNewError ||
     // The SDK's request timeout: an endpoint that took the connection and never answered.
@@ -92,7 +95,13 @@ function environmentRefusal(error: unknown): { readonly fix?: string } | undefin
  * waits for the user's choice of `--new-ca`: a usage matter, as a missing flag is.
  */
 export function exitCodeOf(error: unknown): 1 | 2 | 3 {
-  if (error instanceof UsageError || error instanceof LocalCaError || error instanceof ConfigError)
+  if (
+    error instanceof UsageError ||
+    error instanceof LocalCaError ||
+    error instanceof ConfigError ||
+    // A `status --holder` value outside every range: the user's to correct.
+    error instanceof HolderQueryError
+  )
     return 2;
   return environmentRefusal(error) ? 3 : 1;
 }

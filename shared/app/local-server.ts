@@ -29,7 +29,7 @@ import { scalePolicy } from '../scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
 import { ScaleTrigger } from '../scale/trigger-loop.js';
 import { InProcessSettleQueue } from '../settle/in-process-queue.js';
-import { QueueSettler } from '../settle/settler.js';
+import { ImmediateSettler, QueueSettler } from '../settle/settler.js';
 import type { StatusReport } from '../status/report.js';
 import { clusterViewReader } from '../ui/cluster-view.js';
 import { WEB_VIEW_PAGE } from '../ui/page.js';
@@ -46,6 +46,12 @@ import {
 } from './local-cluster.js';
 import { EnvironmentError } from './local-errors.js';
 import type { LocalOptions } from './local-options.js';
+import {
+  FRONTS_PASS_SECONDS,
+  type PlannedPass,
+  passesCallingAws,
+  plannedPasses,
+} from './local-passes.js';
 import { createPasses } from './passes.js';
 import { createRuntime } from './runtime.js';
 import { type ServeLog, warnAtMostEvery } from './serve-log.js';
@@ -58,8 +64,8 @@ export interface ServedCluster {
   readonly config: BerthConfig;
   /** The cluster it reads, if a kubeconfig was found. */
   readonly cluster: LocalCluster | undefined;
-  /** Whether its passes run on timers. */
-  readonly passes: boolean;
+  /** Its passes as `--passes` runs them on timers (which run, which are off and why); none without. */
+  readonly passes: readonly PlannedPass[] | undefined;
   /** Whether values its Services give back wait for the cluster to store the change. */
   readonly settles: boolean;
 }
@@ -84,6 +90,7 @@ function serveCluster(
   account: Ec2Account,
   log: ServeLog,
   serviceCidrs: readonly ClusterServiceCidr[] | undefined,
+  aws: boolean,
 ): AssembledCluster {
   const clusterApi = cluster?.api;
   // Log lines name their cluster where the server has several.
@@ -118,7 +125,9 @@ function serveCluster(
               ),
             ),
         }
-      : {}),
+      : // No cluster to name a Service from: its CREATE records its owner, so that who holds one
+        // of its values can be told by the value (`status --holder IP`, the web view).
+        { settler: (allocator) => new ImmediateSettler(allocator, { recordCreates: true }) }),
     log: { info: (line) => log.info(`${tag}${line}`), warn: (line) => log.warn(`${tag}${line}`) },
   });
   // The cluster's ServiceCIDRs as read at start; each repair pass reads them again.
@@ -143,14 +152,18 @@ function serveCluster(
           account,
         )
       : undefined;
-  // Background pool refills run in this process, beside the requests that ask for them.
-  const refills = passes
-    ? new InProcessRefills(
-        (node) => passes.eni.refill(node),
-        (node, error) =>
-          log.error(`${tag}background refill of node ${node} failed: ${(error as Error).message}`),
-      )
-    : undefined;
+  // Background pool refills run in this process, beside the requests that ask for them; the
+  // node IP API calls EC2, so it is served only where a Region was found.
+  const refills =
+    passes && aws
+      ? new InProcessRefills(
+          (node) => passes.eni.refill(node),
+          (node, error) =>
+            log.error(
+              `${tag}background refill of node ${node} failed: ${(error as Error).message}`,
+            ),
+        )
+      : undefined;
   // With a cluster, the view draws its game-server nodes too, as berth sim's does.
   const readView = clusterApi ? clusterViewReader(clusterApi, config.scale, Date.now) : undefined;
   const holder = `${hostname()}-${process.pid}`;
@@ -179,7 +192,7 @@ function serveCluster(
     config,
     cluster,
     status: () => runtime.status(),
-    passes: passes !== undefined,
+    passes: passes ? plannedPasses(config) : undefined,
     settles: settleQueue !== undefined,
     handle: createHttpApi({
       admission: runtime.admission,
@@ -187,7 +200,7 @@ function serveCluster(
       status: () => runtime.status(),
       ...(passes && refills ? { nodeIps: passes.eni.nodeIps(refills) } : {}),
       classify: nodeIpFault,
-      storeName: `table ${store.tableName} on ${store.where}`,
+      storeName: `${store.place}, table ${store.tableName}`,
       onUnavailable: unavailableFault,
       metrics: async (format) =>
         metricsText(
@@ -279,9 +292,6 @@ function serveCluster(
     },
   };
 }
-
-/** How often `--passes` runs the fronts pass, as the stack's schedule does. */
-const FRONTS_PASS_SECONDS = 60;
 
 /**
  * A cluster's public fronts in this process: ELBv2 and Global Accelerator through the AWS SDK
@@ -417,6 +427,44 @@ async function listen(
   return { server, tls };
 }
 
+/**
+ * Whether AWS can be addressed (a Region is found, from `--region`, AWS_REGION or the profile).
+ * Refused (3) when a pass that will run calls AWS and none is found, naming each such pass and
+ * how to turn it off; answers false when no pass needs AWS and no Region is found.
+ */
+async function awsRegionFor(
+  clusters: readonly BerthConfig[],
+  account: Ec2Account,
+): Promise<boolean> {
+  if (typeof account.scope !== 'function') return true;
+  const found = await account.scope().then(
+    () => undefined,
+    (error: unknown) => (error as Error).name,
+  );
+  if (found === undefined) return true;
+  const needs = clusters.flatMap((config) =>
+    passesCallingAws(plannedPasses(config)).map((pass) => ({ cluster: config.cluster, pass })),
+  );
+  if (needs.length === 0) return false;
+  const tag = (cluster: string) => (clusters.length > 1 ? ` of cluster ${cluster}` : '');
+  const which = needs
+    .map(({ cluster, pass }) => `the ${pass.name} pass${tag(cluster)} calls ${pass.aws}`)
+    .join(', ');
+  const off = [...new Set(needs.map(({ pass }) => PASS_OFF[pass.name]))].join(', ');
+  // Not its cause: the fix is said here once.
+  throw new EnvironmentError(
+    `--passes: ${which}, which needs an AWS Region, and none was found (${found}): set AWS_REGION, pass --region, or use an AWS profile that names a Region; or run without AWS (${off})`,
+  );
+}
+
+/** How the config turns off a pass that calls AWS. */
+const PASS_OFF: Readonly<Record<PlannedPass['name'], string>> = {
+  repair: 'repair.intervalSeconds: 0',
+  scale: 'scale.intervalSeconds: 0, or scale.nodePool of type none, kubernetes or karpenter',
+  ENI: 'eni.intervalSeconds: 0',
+  fronts: 'no fronts in the config',
+};
+
 /** A listen the system refused, said with its fix (exit 3); anything else as it came. */
 function listenRefused(error: unknown, host: string, port: number): unknown {
   const at = `${host}:${port}`;
@@ -451,7 +499,12 @@ export interface LocalServer {
   /** The local CA's certificate the server's is signed by (none with `http`). */
   readonly caPath: string | undefined;
   /** Where the store is, for the banner. */
-  readonly store: Pick<StoreTarget, 'where' | 'tableName'>;
+  readonly store: Pick<StoreTarget, 'where' | 'tableName' | 'place'>;
+  /**
+   * Settles when the server cannot go on: the DynamoDB Local it started ended and would not start
+   * again. The caller closes it and exits 3.
+   */
+  readonly failed: Promise<Error>;
   /** Starts every cluster's pass timers; answers how to stop them. */
   startTimers(): () => Promise<void>;
   /** Stops listening, lets running work finish, and closes the store. */
@@ -489,16 +542,26 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
   }
   // One EC2 client and instance-type cache for every cluster's passes.
   const account = sdkEc2Account(options.region);
-  // The ENI pass works against EC2: without a Region it could only fail every minute.
-  if (options.passes && typeof account.scope === 'function') {
-    await account.scope().catch((error: unknown) => {
-      // Not its cause: the fix is said here once.
-      throw new EnvironmentError(
-        `--passes runs the ENI pass against EC2, which needs an AWS Region, and none was found (${(error as Error).name}): set AWS_REGION, pass --region, or use an AWS profile that names a Region`,
-      );
-    });
-  }
-  const store = await openStore(options, { share: true, progress: (line) => log.info(line) });
+  // A pass that calls AWS needs a Region: without one it could only fail every interval.
+  const aws = options.passes ? await awsRegionFor(options.clusters, account) : false;
+  // A DynamoDB Local that ends under the server is said so and started again; given up on, the
+  // server ends (3) rather than answer 503 for ever.
+  let storeFailed: (error: Error) => void = () => {};
+  const failed = new Promise<Error>((done) => {
+    storeFailed = done;
+  });
+  const store = await openStore(options, {
+    share: true,
+    progress: (line) => log.info(line),
+    watch: {
+      lost: (line) => log.error(line),
+      restarted: (line) => log.info(line),
+      failed: (error) => {
+        log.error(`${error.message}: berth stops`);
+        storeFailed(error);
+      },
+    },
+  });
   const served = options.clusters.map((config) =>
     serveCluster(
       options,
@@ -508,6 +571,7 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
       account,
       log,
       cidrStart.readings.get(config.cluster),
+      aws,
     ),
   );
   // Every cluster is assembled up front (its timers start later), so the set only looks it up.
@@ -541,7 +605,8 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
       url: served.length === 1 ? server.url : `${server.url}${clusterPathPrefix(config.cluster)}`,
     })),
     caPath: tls?.caPath,
-    store: { where: store.where, tableName: store.tableName },
+    store: { where: store.where, tableName: store.tableName, place: store.place },
+    failed,
     startTimers() {
       const stops = served.map((one) => one.startTimers());
       return async () => {

@@ -31,6 +31,7 @@ import {
   type WebhookEndpoint,
   webhookUrl,
 } from '../manifests/webhooks.js';
+import { parseIp } from '../net/ip.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { ownValueOf } from '../vocabulary/opaque.js';
 import { describeFailure, exitCodeOf } from './local-errors.js';
@@ -195,7 +196,7 @@ async function endpointFor(
       'the apiserver calls webhooks over HTTPS only: drop --http (berth serve uses TLS by default) or pass --url',
     );
   }
-  const host = options.advertiseAddress ?? '127.0.0.1';
+  const host = localHost(options, deps);
   return {
     url: localWebhookUrl(options.port, host, localPrefix(options)),
     caPem:
@@ -259,7 +260,7 @@ async function cniTargetFor(options: ManifestsOptions, deps: ManifestsDeps): Pro
   if (targets.length !== 1) {
     throw new WebhookEndpointError(
       targets.length === 0
-        ? 'no target for --cni: pass --stack NAME (its NodeIpsUrl, SigV4), --url URL (a node IP API) or --local (berth serve --http on --advertise-address)'
+        ? 'no target for --cni: pass --stack NAME (its NodeIpsUrl, SigV4), --url URL (a node IP API) or --local (berth serve on --advertise-address)'
         : `give one target, not ${targets.join(' and ')}`,
     );
   }
@@ -293,12 +294,43 @@ async function cniTargetFor(options: ManifestsOptions, deps: ManifestsDeps): Pro
     const auth = url.hostname.endsWith('.on.aws') ? 'sigv4' : 'none';
     return { endpoint: options.url.replace(/\/+$/, ''), auth, nodeSelector };
   }
+  const host = localHost(options, deps);
+  const endpoint = `${options.http ? 'http' : 'https'}://${bracketed(host)}:${options.port}${localPrefix(options)}`;
+  // HTTPS, as berth serve serves by default: the plugin trusts the local CA it is signed by.
+  if (options.http) return { endpoint, auth: 'none', nodeSelector };
+  const caPem = await deps.localCa(
+    join(resolve(options.dataDir), 'tls'),
+    host,
+    options.newCa === true,
+  );
+  return { endpoint, auth: 'none', nodeSelector, caPem };
+}
+
+/** An IPv6 address in brackets, as a URL's host needs it. */
+function bracketed(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Where a cluster reaches the local server (`--advertise-address`, else 127.0.0.1), with a
+ * warning on stderr when it is a loopback address: the nodes (kind's and minikube's included,
+ * each a machine or container of its own) reach none of this machine's loopback.
+ */
+function localHost(options: ManifestsOptions, deps: ManifestsDeps): string {
   const host = options.advertiseAddress ?? '127.0.0.1';
-  return {
-    endpoint: `http://${host}:${options.port}${localPrefix(options)}`,
-    auth: 'none',
-    nodeSelector,
-  };
+  if (isLoopback(host)) {
+    deps.stderr(
+      `berth manifests: warning: ${host} is this machine's loopback address, which a cluster's nodes and apiserver cannot reach (kind and minikube run theirs in containers or VMs): pass --advertise-address ADDR, an address of this machine they reach (and start berth serve with the same --advertise-address), or --url URL\n`,
+    );
+  }
+  return host;
+}
+
+/** 127.0.0.0/8, ::1 and `localhost` (RFC 6890's loopback blocks; RFC 6761 for the name). */
+function isLoopback(host: string): boolean {
+  const ip = parseIp(host);
+  if (ip === undefined) return host === 'localhost' || host.endsWith('.localhost');
+  return ip.family === 'IPv4' ? ip.value >> 24n === 127n : ip.value === 1n;
 }
 
 /** berth-cni as the DaemonSet's ConfigMap carries it: the bundled plugin and its wrapper. */

@@ -263,6 +263,15 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           nodePorts: ranges.nodePorts,
           allocations: allocationStore,
           hostPorts: hostPortStore,
+          portRanges: [
+            ...Object.entries(config.hostPortRanges).map(([name, ports]) => ({
+              key: `hostPortRanges.${name}`,
+              ports,
+            })),
+            ...(config.fronts.nlb
+              ? [{ key: 'fronts.nlb.listenerPorts', ports: config.fronts.nlb.listenerPorts }]
+              : []),
+          ],
           ...(deps.serviceLister ? { services: deps.serviceLister } : {}),
           ...(frontStore
             ? { fronts: { store: frontStore, ...(cluster ? { pods: cluster } : {}) } }

@@ -11,6 +11,7 @@ import {
   type ExpositionFormat,
   expositionFormat,
 } from '../metrics/openmetrics.js';
+import { HolderQueryError } from '../status/errors.js';
 import { AllocationCounter } from '../ui/allocation-count.js';
 import type { HttpFault, HttpRequest, HttpResponse } from './exchange.js';
 import { refusalOf } from './refusal.js';
@@ -50,7 +51,10 @@ export interface HttpApiDeps {
   readonly onDecision?: (decision: AdmissionDecision) => void;
   /** Maps an error from a route to a client fault, or undefined for an internal one. */
   readonly classify?: (error: unknown) => HttpFault | undefined;
-  /** The table as messages name it (its name and endpoint); "berth's table" when absent. */
+  /**
+   * The table as messages name it (what serves it and its name: `DynamoDB Local at URL, table T`,
+   * `DynamoDB table T`); `UNNAMED_STORE` when absent.
+   */
   readonly storeName?: string;
   /**
    * Hears each request answered 503 because the table or the Kubernetes API did not answer
@@ -109,6 +113,9 @@ function routeOf(path: string, secret: string | undefined): string | undefined {
   return path.slice(0, cut);
 }
 
+/** The store as messages name it when the deployment does not say. */
+const UNNAMED_STORE = "DynamoDB (berth's table)";
+
 const NOT_FOUND: HttpResponse = { statusCode: 404, headers: {}, body: '' };
 
 const NODE_IPS = /^\/v1\/nodes\/([^/]+)\/ips(?:\/([^/]+))?$/;
@@ -149,7 +156,12 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (path === '/healthz' && method === 'GET') {
       return (await deps.healthy())
         ? { statusCode: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' }
-        : { statusCode: 503, headers: { 'content-type': 'text/plain' }, body: 'store unreachable' };
+        : {
+            statusCode: 503,
+            headers: { 'content-type': 'text/plain' },
+            // berth answers: what is down is its store, named so an operator looks there.
+            body: `store unreachable: ${deps.storeName ?? UNNAMED_STORE} does not answer; berth itself is up`,
+          };
     }
     if (path === '/v1/status' && method === 'GET' && deps.status)
       return json(200, await deps.status());
@@ -179,7 +191,13 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (deps.webView?.holders && method === 'GET' && path === '/ui/holders') {
       const value = request.query?.value?.trim() ?? '';
       if (value === '') return problem(400, 'value: give an IP, a port or namespace/name');
-      return json(200, { value, holders: await deps.webView.holders(value) });
+      try {
+        return json(200, { value, holders: await deps.webView.holders(value) });
+      } catch (error) {
+        // A value outside every range is the asker's mistake, said as such.
+        if (error instanceof HolderQueryError) return problem(400, error.message);
+        throw error;
+      }
     }
     const nodeIps = NODE_IPS.exec(path);
     if (nodeIps && !deps.nodeIps) {
@@ -217,7 +235,7 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     } catch (error) {
       const fault = deps.classify?.(error);
       if (fault) return problem(fault.statusCode, fault.message, fault.retryAfterSeconds);
-      const unavailable = unavailableFault(error, deps.storeName ?? "berth's table");
+      const unavailable = unavailableFault(error, deps.storeName ?? UNNAMED_STORE);
       if (!unavailable) throw error;
       deps.onUnavailable?.(unavailable);
       return problem(unavailable.statusCode, unavailable.message);

@@ -62,7 +62,7 @@ export function unavailableFault(error: unknown, store: string): HttpFault | und
     if (isSdkError(cause)) {
       return {
         statusCode: 503,
-        message: `the store did not answer: DynamoDB ${store}: ${cause.name}: ${cause.message}; until it does, game-server and Service CREATEs are refused (the webhooks' failurePolicy); check that the table answers (GET /healthz), and see ${OUTAGE_RUNBOOK} for the bypass`,
+        message: `the store did not answer: ${store}: ${cause.name}: ${cause.message}; until it does, game-server and Service CREATEs are refused (the webhooks' failurePolicy); check that the table answers (GET /healthz), and see ${OUTAGE_RUNBOOK} for the bypass`,
       };
     }
   }

@@ -26,7 +26,15 @@ export interface CniTarget {
   readonly auth: 'sigv4' | 'none';
   /** Nodes that take their pod IPs from berth: `key=value[,key=value]`. */
   readonly nodeSelector: string;
+  /**
+   * The CA that signed the endpoint's certificate, for the plugin to trust besides the public
+   * roots: the local server's own, over HTTPS. Absent: public roots only.
+   */
+  readonly caPem?: string;
 }
+
+/** The CA file the ConfigMap carries, installed beside the plugin (cni/build.ts reads it there). */
+const CA_FILE = 'ca.crt';
 
 /** The conflist for one node; the installer puts the node's name in place of `__NODE__`. */
 export function cniNetworkConfig(target: CniTarget): Record<string, unknown> {
@@ -61,6 +69,7 @@ net=/host/etc/cni/net.d
 mkdir -p "$bin/${NAME}.d.new" "$net"
 cp /usr/local/bin/node "$bin/${NAME}.d.new/node"
 cp /config/berth-cni.mjs "$bin/${NAME}.d.new/berth-cni.mjs"
+if [ -f /config/${CA_FILE} ]; then cp /config/${CA_FILE} "$bin/${NAME}.d.new/${CA_FILE}"; fi
 rm -rf "$bin/${NAME}.d" && mv "$bin/${NAME}.d.new" "$bin/${NAME}.d"
 cat > "$bin/${NAME}.new" <<'WRAPPER'
 ${wrapper.trimEnd()}
@@ -99,6 +108,7 @@ export function cniManifests(
       'berth-cni.mjs': plugin.bundle,
       'install.sh': installScript(plugin.wrapper),
       [CNI_CONFIG_FILE]: `${JSON.stringify(cniNetworkConfig(target), null, 2)}\n`,
+      ...(target.caPem ? { [CA_FILE]: target.caPem } : {}),
     },
   };
   const daemonSet = {

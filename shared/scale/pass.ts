@@ -40,7 +40,13 @@ import {
 } from './plan.js';
 import { type ScalePolicy, scalePolicy } from './policy.js';
 import { type ProtectionPatch, planProtection } from './protection.js';
-import { finishRemoval, removeNode, stillBerthCordoned, withdrawalPatch } from './removal.js';
+import {
+  finishRemoval,
+  removeNode,
+  stillBerthCordoned,
+  withdrawalPatch,
+  wouldRemove,
+} from './removal.js';
 import { formatRfc3339 } from './rfc3339.js';
 import { EMPTY_SESSIONS, sessionStartMs, withSessions } from './sessions.js';
 import { buildSnapshot, type ClusterSnapshot, type NodeView } from './snapshot.js';
@@ -361,8 +367,14 @@ export async function actOnPlan(
     await forEachBounded(group, policy.concurrency, async (action) => {
       try {
         const outcome = await perform(deps, action);
-        done.push({ ...toScaleAction(action), reason: `${action.reason}${outcome}` });
-        await recordEvent(deps, action, 'Normal', `${action.reason}${outcome}`, notes);
+        // A change the pool only reported (node pool none) says so first: its type stays the
+        // contract's, and its reason never reads as a change made.
+        const reason =
+          'did' in outcome
+            ? `${action.reason}${outcome.did}`
+            : `${outcome.wouldHave}; ${action.reason}`;
+        done.push({ ...toScaleAction(action), reason });
+        await recordEvent(deps, action, 'Normal', reason, notes);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         failures.push({ action: toScaleAction(action), error: message });
@@ -373,35 +385,50 @@ export async function actOnPlan(
   return { dryRun: false, actions: done, failures, notes };
 }
 
-/** Carries out one action; answers a suffix for its reason saying what the pool did. */
-async function perform(deps: ScaleActDeps, action: PlannedAction): Promise<string> {
+/**
+ * What carrying out an action did: a suffix for its reason saying what the pool did, or, for a
+ * change the pool only reports (node pool `none` grows and removes nothing), what it would have
+ * done.
+ */
+type Outcome = { readonly did: string } | { readonly wouldHave: string };
+
+/** Carries out one action. */
+async function perform(deps: ScaleActDeps, action: PlannedAction): Promise<Outcome> {
   const at = formatRfc3339(deps.now());
   switch (action.type) {
     case 'cordon':
       await deps.cluster.patchNode(action.target.name, cordonPatch(action.target, at));
-      return '';
+      return { did: '' };
     case 'uncordon':
       await deps.cluster.patchNode(action.target.name, uncordonPatch(action.target));
-      return '';
+      return { did: '' };
     case 'grow': {
       const change = await deps.pool.growTo(action.to);
-      return `; ${change.description}`;
+      return change.applied
+        ? { did: `; ${change.description}` }
+        : { wouldHave: `not grown: ${change.description}` };
     }
     case 'placeholders':
       await deps.cluster.scaleDeployment(PLACEHOLDER_NAMESPACE, PLACEHOLDER_DEPLOYMENT, action.to);
-      return `; Deployment ${PLACEHOLDER_NAMESPACE}/${PLACEHOLDER_DEPLOYMENT} at ${action.to} replica(s)`;
+      return {
+        did: `; Deployment ${PLACEHOLDER_NAMESPACE}/${PLACEHOLDER_DEPLOYMENT} at ${action.to} replica(s)`,
+      };
     case 'withdraw':
       await deps.cluster.patchNode(
         action.target.name,
         withdrawalPatch(action.target.annotations[REMOVAL_STARTED_AT] ?? ''),
       );
-      return '';
+      return { did: '' };
     case 'delete':
-      return action.resume
-        ? finishRemoval(deps.cluster, deps.pool, action.target)
-        : removeNode(deps.cluster, deps.pool, action.target, at);
+      if (!deletesNodes(deps.pool))
+        return { wouldHave: await wouldRemove(deps.pool, action.target) };
+      return {
+        did: await (action.resume
+          ? finishRemoval(deps.cluster, deps.pool, action.target)
+          : removeNode(deps.cluster, deps.pool, action.target, at)),
+      };
     case 'evict':
-      return moveGameServer(deps.cluster, action.route);
+      return { did: await moveGameServer(deps.cluster, action.route) };
   }
 }
 

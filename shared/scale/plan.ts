@@ -451,6 +451,15 @@ export function planScale(
     // ready ones it moves need free slots elsewhere too (their replacements are ready again).
     const moving = movingSlots(snapshot.gameServers, slotMillis, policy.drain.evictionsPerPass);
     let freeLeft = free - pending;
+    // The wait damps flapping between passes; a first pass has no earlier decision to flap with
+    // (and an operator's one-off `berth scale --once` acts as the contract says).
+    const since =
+      memory.surplusSinceMs ?? (memory.previousPassAtMs === undefined ? -Infinity : nowMs);
+    // How long the surplus has been seen, as the reason says it: never longer than it was.
+    const [first, lasted] =
+      since === -Infinity
+        ? ['first pass for this cluster (no earlier pass to wait on): ', '']
+        : ['', ` for ${Math.floor((nowMs - since) / 1000)}s (since ${formatRfc3339(since)})`];
     const cordons: PlannedAction[] = [];
     for (const node of cordonable) {
       const reason = costly.get(node.name);
@@ -465,17 +474,13 @@ export function planScale(
         type: 'cordon',
         node: node.name,
         target: node,
-        reason: `${excess} slot(s) above the buffer of ${bufferSlots}${headroom ? ` and a headroom of ${headroom}` : ''} for ${policy.cordonAfterMs / 1000}s or more; ${node.gameServers} game server(s) here (${node.allocatedGameServers} allocated, ${node.readyGameServers} ready), ${slots(node)} free slot(s)`,
+        reason: `${first}${excess} slot(s) above the buffer of ${bufferSlots}${headroom ? ` and a headroom of ${headroom}` : ''}${lasted}; ${node.gameServers} game server(s) here (${node.allocatedGameServers} allocated, ${node.readyGameServers} ready), ${slots(node)} free slot(s)`,
       });
       excess -= needed;
       freeLeft -= freeNeeded;
       schedulable -= 1;
     }
     surplus = cordons.length > 0;
-    // The wait damps flapping between passes; a first pass has no earlier decision to flap with
-    // (and an operator's one-off `berth scale --once` acts as the contract says).
-    const since =
-      memory.surplusSinceMs ?? (memory.previousPassAtMs === undefined ? -Infinity : nowMs);
     if (surplus && nowMs - since >= policy.cordonAfterMs) actions.push(...cordons);
     else if (surplus) {
       notes.push({

@@ -102,6 +102,7 @@ export async function removeNode(
   node: NodeView,
   at: string,
 ): Promise<string> {
+  // Never a deletion with a pool that deletes no Node, whoever calls (the pass reports it first).
   if (!deletesNodes(pool)) return wouldRemove(pool, node);
   await cluster.patchNode(node.name, removalPatch(node, at));
   return finishRemoval(cluster, pool, {
@@ -130,12 +131,13 @@ export async function finishRemoval(
 
 /**
  * The removal a pool that deletes no Node would have made, as a report: the pool says what it
- * would do with the instance, and the node is left as it is, cordoned.
+ * would do with the instance, and the node is left as it is, cordoned. Said first in the action's
+ * reason: nothing was deleted.
  */
-async function wouldRemove(
+export async function wouldRemove(
   pool: Pick<NodePool, 'type' | 'releaseInstance'>,
   node: NodeView,
 ): Promise<string> {
   const change = await pool.releaseInstance({ name: node.name, providerId: node.providerId });
-  return `; ${change.description}; would delete Node ${node.name}: node pool ${pool.type} deletes no Node, so it stays cordoned`;
+  return `not deleted: node pool ${pool.type} deletes no Node and no instance (${change.description}, and would delete Node ${node.name}); the node stays cordoned`;
 }

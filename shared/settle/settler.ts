@@ -52,17 +52,34 @@ export class QueueSettler implements Settler {
 
 /**
  * No cluster to read: what admission gave back is freed at once (the object is taken to carry
- * what the admitted change says), and values of a CREATE are kept.
+ * what the admitted change says), and values of a CREATE are kept. With `recordCreates`, a CREATE
+ * that wrote no owner record (its id names its owner) gets one now: without a cluster, nothing
+ * else could say whose its values are (`berth status --holder IP`, the web view).
  */
 export class ImmediateSettler implements Settler {
-  readonly #allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>;
+  readonly #allocator: Pick<ExclusiveAllocator, 'holding' | 'settle' | 'recordCreated'>;
+  readonly #recordCreates: boolean;
 
-  constructor(allocator: Pick<ExclusiveAllocator, 'holding' | 'settle'>) {
+  constructor(
+    allocator: Pick<ExclusiveAllocator, 'holding' | 'settle' | 'recordCreated'>,
+    options: { readonly recordCreates?: boolean } = {},
+  ) {
     this.#allocator = allocator;
+    this.#recordCreates = options.recordCreates === true;
   }
 
   async track(task: SettleTask): Promise<void> {
-    if (task.reason !== 'release') return;
+    if (task.reason === 'create') {
+      const created = task.unrecorded;
+      if (this.#recordCreates && created) {
+        await this.#allocator.recordCreated(
+          task.id,
+          { kind: 'Service', namespace: created.namespace, name: created.name },
+          created.claims,
+        );
+      }
+      return;
+    }
     // Versioned like every settle: a concurrent admission of the owner means reading again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const record = await this.#allocator.holding(task.id);

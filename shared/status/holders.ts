@@ -11,9 +11,11 @@ import type { HostPortStore, PodPortRecord } from '../hostports/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { parseIp } from '../net/ip.js';
 import { blockIndexOf, lastBlockOf, type Offset, offsetAt, slotOf } from '../net/offset.js';
+import { formatPortRange, type PortRange } from '../net/port-range.js';
 import type { ValueRange } from '../net/value-range.js';
 import { namesOwner } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
+import { HolderQueryError } from './errors.js';
 import { type FrontHolderDeps, frontHoldings, listenerPortHolders } from './front-holders.js';
 import type { Holding } from './report.js';
 
@@ -27,27 +29,65 @@ export interface HolderLookupDeps {
   readonly services?: Pick<ClusterApi, 'listServices'>;
   /** Public fronts, where the config has any. */
   readonly fronts?: FrontHolderDeps;
+  /**
+   * The port ranges a port may be held in besides the node ports (host port ranges, NLB
+   * listener ports), each with the config key that names it: a port in none of them is refused.
+   */
+  readonly portRanges?: readonly { readonly key: string; readonly ports: PortRange }[];
+}
+
+/**
+ * The port ranges of the config, as a message names them, when `port` is in none of them;
+ * undefined when some range holds it.
+ */
+function rangesMissing(deps: HolderLookupDeps, port: number): readonly string[] | undefined {
+  const others = deps.portRanges ?? [];
+  const inside =
+    deps.nodePorts.offsetOf(String(port)) !== undefined ||
+    others.some(({ ports }) => port >= ports.base && port < ports.base + ports.size);
+  return inside
+    ? undefined
+    : [
+        `nodePortRange ${deps.nodePorts.name}`,
+        ...others.map(({ key, ports }) => `${key} ${formatPortRange(ports)}`),
+      ];
 }
 
 /** The holders of `query`: an IP, a port number, or `namespace/name`. */
 export async function findHolders(deps: HolderLookupDeps, query: string): Promise<Holding[]> {
   const trimmed = query.trim();
   if (parseIp(trimmed)) {
+    // An address no range allocates is answered as the mistake it is, not "nobody holds it".
+    if (deps.clusterIps.every((range) => range.offsetOf(trimmed) === undefined)) {
+      throw new HolderQueryError(
+        `${trimmed} is outside every configured cluster IP range (serviceCIDRs: ${deps.clusterIps.map((range) => range.name).join(', ')}; their network and broadcast addresses are never allocated): berth holds nothing there; check the address, or --config`,
+      );
+    }
     const found = await Promise.all(
       deps.clusterIps.map((range) => exclusiveHolder(deps, range, trimmed)),
     );
     return found.flat();
   }
-  if (/^\d{1,5}$/.test(trimmed)) {
+  if (/^\d+$/.test(trimmed)) {
     const port = Number(trimmed);
+    const ranges = rangesMissing(deps, port);
+    if (ranges) {
+      throw new HolderQueryError(
+        `${trimmed} is outside every configured port range (${ranges.join(', ')}): berth holds nothing there; check the port, or --config`,
+      );
+    }
     return [
       ...(await exclusiveHolder(deps, deps.nodePorts, trimmed)),
       ...(await hostPortHolders(deps, (record) => record.ports.some((p) => p.port === port))),
       ...(deps.fronts ? await listenerPortHolders(deps.fronts, port) : []),
     ];
   }
-  const [namespace, name] = trimmed.split('/');
-  if (!namespace || !name) return [];
+  const [namespace, name, more] = trimmed.split('/');
+  if (!namespace || !name || more !== undefined) {
+    throw new HolderQueryError(
+      `"${trimmed}" is not a cluster IP, a port number or NAMESPACE/NAME: give one of those`,
+    );
+  }
   const holdings: Holding[] = [];
   const recorded = new Set<string>();
   for await (const record of deps.allocations.listOwners()) {
@@ -83,6 +123,7 @@ async function exclusiveHolder(
   const releasing = record?.releasing?.some(
     (c) => c.range === rangeKey(range) && c.offset === offset,
   );
+  const unnamed = record ? undefined : await unrecordedHolder(deps, id);
   return [
     {
       kind: range.kind === 'clusterIP' ? 'clusterIP' : 'nodePort',
@@ -90,24 +131,30 @@ async function exclusiveHolder(
       value,
       holder: record
         ? { kind: record.owner.kind, namespace: record.owner.namespace, name: record.owner.name }
-        : await unrecordedHolder(deps, id),
+        : (unnamed?.holder ?? NOBODY),
+      ...(unnamed?.note ? { note: unnamed.note } : {}),
       allocationId: id,
       state: releasing ? 'releasing' : 'held',
     },
   ];
 }
 
+const NOBODY: Holding['holder'] = { kind: 'unknown', namespace: '', name: '' };
+
 /**
  * The holder of a value whose id has no owner record: the Service that carries the id and whose
  * name the id names (its CREATE wrote no record), found among the cluster's Services; else a
- * leak the repair pass frees, or, without a cluster to ask, the id alone.
+ * leak the repair pass frees, or, without a cluster to ask, a Service it cannot name, with a
+ * note saying how to find it.
  */
-async function unrecordedHolder(deps: HolderLookupDeps, id: string): Promise<Holding['holder']> {
+async function unrecordedHolder(
+  deps: HolderLookupDeps,
+  id: string,
+): Promise<{ readonly holder: Holding['holder']; readonly note?: string }> {
   if (!deps.services) {
     return {
-      kind: 'Service',
-      namespace: '',
-      name: `(the one annotated ${ALLOCATION_ID_ANNOTATION}=${id}: no owner record, and no cluster here to name it; \`berth status --holder NAMESPACE/NAME\` checks one)`,
+      holder: { kind: 'Service', namespace: '', name: '' },
+      note: `not named: no owner record, and no cluster here to read it from; it is the Service annotated ${ALLOCATION_ID_ANNOTATION}=${id}; \`berth status --holder NAMESPACE/NAME\` checks one`,
     };
   }
   for await (const service of deps.services.listServices({ pageSize: 500 })) {
@@ -115,13 +162,12 @@ async function unrecordedHolder(deps: HolderLookupDeps, id: string): Promise<Hol
     const name = service.metadata?.name ?? '';
     const owner = { kind: 'Service', namespace, name };
     if (service.metadata?.annotations?.[ALLOCATION_ID_ANNOTATION] === id && namesOwner(id, owner)) {
-      return owner;
+      return { holder: owner };
     }
   }
   return {
-    kind: 'unknown',
-    namespace: '',
-    name: '(no owner record, no Service: the repair pass frees it)',
+    holder: NOBODY,
+    note: 'no owner record, and no Service carries its id: a leak the repair pass frees',
   };
 }
 

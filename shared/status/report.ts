@@ -32,7 +32,10 @@ export interface Holding {
     | 'publicAddress';
   readonly range: string;
   readonly value: string;
+  /** The object that holds it; its name is empty when berth cannot name it (`note` says why). */
   readonly holder: { readonly kind: string; readonly namespace: string; readonly name: string };
+  /** Why the holder has no name, and how to find it; absent when it is named. */
+  readonly note?: string;
   readonly allocationId: string;
   /** `releasing`: given back, still held until the settle step sees the change committed. */
   readonly state: 'held' | 'releasing';

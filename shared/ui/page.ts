@@ -261,8 +261,11 @@ async function lookUp(event) {
     if (!response.ok) throw new Error(answer.error || 'HTTP ' + response.status);
     const list = document.createElement('ul');
     for (const h of answer.holders) {
+      // A holder berth cannot name says why instead of a name (no cluster to read it from).
+      const who = h.holder.name === '' ? '(' + (h.note || 'not named') + ')'
+        : h.holder.namespace ? h.holder.namespace + '/' + h.holder.name : h.holder.name;
       list.append(text('li', h.kind + ' ' + h.value + ' (' + h.range + '): ' + h.holder.kind + ' ' +
-        h.holder.namespace + '/' + h.holder.name + (h.state === 'releasing' ? ', releasing' : '')));
+        who + (h.state === 'releasing' ? ', releasing' : '')));
     }
     out.replaceChildren(answer.holders.length ? list : text('p', 'Nobody holds ' + answer.value + '.'));
   } catch (error) {
@@ -274,6 +277,11 @@ $('holder-form').addEventListener('submit', lookUp);
 async function tick() {
   try {
     const response = await fetch('ui/state', { cache: 'no-store' });
+    if (response.status === 503) {
+      // berth answered: what failed is what it depends on (its store, the Kubernetes API), named.
+      const answer = await response.json().catch(() => ({}));
+      if (answer.error) throw Object.assign(new Error(answer.error), { dependency: true });
+    }
     if (!response.ok) throw new Error('HTTP ' + response.status);
     const state = await response.json();
     $('cluster').textContent = 'cluster ' + state.cluster;
@@ -291,7 +299,9 @@ async function tick() {
       (simulated ? '; simulated day time ' + new Date(state.at).toISOString().slice(11, 19) + ' UTC' : '');
   } catch (error) {
     $('connection').dataset.state = 'down';
-    $('connection').textContent = 'berth is not answering (' + error.message + '); retrying';
+    $('connection').textContent = error.dependency
+      ? 'berth is up, but ' + error.message.split('; ')[0] + '; retrying'
+      : 'berth is not answering (' + error.message + '); retrying';
   }
 }
 tick();

@@ -151,7 +151,7 @@ describe('berth, when the environment refuses', () => {
       ).toBe(3);
       expect(io.err().trim().split('\n')).toEqual([
         expect.stringMatching(
-          /^berth: --passes runs the ENI pass against EC2, which needs an AWS Region, and none was found \(\w+\): set AWS_REGION, pass --region, or use an AWS profile that names a Region$/,
+          /^berth: --passes: the ENI pass calls EC2, which needs an AWS Region, and none was found \(\w+\): set AWS_REGION, pass --region, or use an AWS profile that names a Region; or run without AWS \(eni\.intervalSeconds: 0\)$/,
         ),
       ]);
     } finally {

@@ -62,7 +62,7 @@ describe('berth CLI', () => {
       repair: ['--once', '--verbose'],
       scale: ['--once', '--dry-run'],
       eni: ['--once'],
-      manifests: ['--stack', '--url', '--local', '--ca-file'],
+      manifests: ['--stack', '--url', '--local', '--ca-file', '--http'],
       sim: ['--hours', '--speed', '--seed', '--nodes', '--sessions-per-minute', '--scenario'],
     };
     for (const [command, own] of Object.entries(flags)) {
@@ -137,9 +137,10 @@ describe('berth CLI', () => {
     for (const query of ['10.100.0.50', '30050']) {
       const io = captureOutput();
       expect(await main(['status', '--holder', query, ...store])).toBe(0);
+      expect(io.out()).toMatch(new RegExp(`^${query.replaceAll('.', '\\.')} .* Service \\? `, 'm'));
       expect(io.out()).toMatch(
         new RegExp(
-          `${query.replaceAll('.', '\\.')} .* Service \\(the one annotated berth.dev/allocation-id=[a-z2-7]{20}: `,
+          `\n\n${query.replaceAll('.', '\\.')}: not named: no owner record, and no cluster here to read it from; it is the Service annotated berth.dev/allocation-id=[a-z2-7]{20}; `,
         ),
       );
     }
@@ -153,6 +154,37 @@ describe('berth CLI', () => {
     const none = captureOutput();
     expect(await main(['status', '--holder', '10.100.0.51', ...store])).toBe(0);
     expect(none.out()).toBe('nobody holds 10.100.0.51\n');
+  });
+
+  it('refuses (2) a value outside every configured range, naming the ranges, instead of "nobody holds"', async () => {
+    const store = [
+      '--dynamodb-endpoint',
+      inject('dynamodbEndpoint'),
+      '--table',
+      `holder-out-${Date.now()}`,
+    ];
+    for (const [value, said] of [
+      [
+        '10.200.0.1',
+        'berth: 10.200.0.1 is outside every configured cluster IP range (serviceCIDRs: 10.100.0.0/16; ',
+      ],
+      [
+        '40000',
+        'berth: 40000 is outside every configured port range (nodePortRange 30000-32767, hostPortRanges.default 7000-8000): ',
+      ],
+      ['99999', 'berth: 99999 is outside every configured port range ('],
+      ['lobby', 'berth: "lobby" is not a cluster IP, a port number or NAMESPACE/NAME'],
+    ] as const) {
+      const io = captureOutput();
+      expect(await main(['status', '--holder', value, ...store]), value).toBe(2);
+      expect(io.out()).toBe('');
+      expect(io.err().trim().split('\n')).toEqual([expect.stringContaining(said)]);
+      vi.restoreAllMocks();
+    }
+    // Inside a range and held by nobody: said so, exit 0.
+    const io = captureOutput();
+    expect(await main(['status', '--holder', '7001', ...store])).toBe(0);
+    expect(io.out()).toBe('nobody holds 7001\n');
   });
 
   it('prints range usage as JSON from the given DynamoDB', async () => {

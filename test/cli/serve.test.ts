@@ -3,10 +3,12 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { main } from '../../cli/main.js';
 import { type KubeApiServer, startKubeApiServer } from '../../sim/fakes/kube-api-server.js';
 import { review } from '../../sim/reviews.js';
 import { admittedGameServer } from '../hostports/support.js';
+import { captureOutput } from '../support/capture.js';
 
 const TOKEN = 'serve-token';
 
@@ -146,6 +148,159 @@ describe('berth serve', () => {
     });
     expect(await exitOf(alone)).toBe(3);
     expect(err).toMatch(/--passes needs a cluster/);
+  });
+});
+
+describe('berth serve without a cluster', () => {
+  it('records who a Service is at its CREATE, so status --holder IP names it as NAMESPACE/NAME does', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'berth-serve-holder-'));
+    const table = `serve-holder-${Date.now()}`;
+    const store = ['--dynamodb-endpoint', inject('dynamodbEndpoint'), '--table', table];
+    const run = await serve(
+      ['--http', '--port', '0', '--data-dir', join(home, 'data'), ...store],
+      { KUBECONFIG: '', HOME: home },
+      /DynamoDB: .*\n/,
+    );
+    try {
+      const url = /berth serving (\S+)/.exec(run.out())?.[1] ?? '';
+      const object = {
+        metadata: { name: 'lobby', namespace: 'games' },
+        spec: {
+          type: 'NodePort',
+          clusterIP: '10.100.0.60',
+          ports: [{ port: 80, nodePort: 30060 }],
+        },
+      };
+      const answer = await fetch(`${url}/admission`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(
+          review({
+            resource: 'services',
+            operation: 'CREATE',
+            namespace: 'games',
+            name: 'lobby',
+            object,
+          }),
+        ),
+      });
+      expect(((await answer.json()) as { response: { allowed: boolean } }).response.allowed).toBe(
+        true,
+      );
+      for (const value of ['10.100.0.60', '30060']) {
+        const io = captureOutput();
+        expect(await main(['status', '--holder', value, ...store], {})).toBe(0);
+        expect(io.out()).toMatch(
+          new RegExp(`^${value.replaceAll('.', '\\.')} .* Service games/lobby `, 'm'),
+        );
+        vi.restoreAllMocks();
+      }
+      // The web view asks the server the same.
+      const view = (await (await fetch(`${url}/ui/holders?value=10.100.0.60`)).json()) as {
+        holders: { holder: unknown }[];
+      };
+      expect(view.holders.map((h) => h.holder)).toEqual([
+        { kind: 'Service', namespace: 'games', name: 'lobby' },
+      ]);
+      // A value outside every range is the asker's mistake (400), naming the ranges.
+      const outside = await fetch(`${url}/ui/holders?value=10.200.0.1`);
+      expect(outside.status).toBe(400);
+      expect(((await outside.json()) as { error: string }).error).toContain(
+        '10.200.0.1 is outside every configured cluster IP range (serviceCIDRs: 10.100.0.0/16;',
+      );
+    } finally {
+      const exited = exitOf(run.child);
+      run.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  });
+});
+
+describe('berth serve --passes without AWS', () => {
+  let fake: KubeApiServer;
+  let home: string;
+  let kubeconfig: string;
+  // No Region anywhere the SDK looks: not in the environment, not in a profile.
+  const noAws = () => ({
+    KUBECONFIG: kubeconfig,
+    HOME: home,
+    AWS_REGION: '',
+    AWS_DEFAULT_REGION: '',
+    AWS_PROFILE: '',
+    AWS_CONFIG_FILE: join(home, 'no-aws-config'),
+    AWS_SHARED_CREDENTIALS_FILE: join(home, 'no-aws-credentials'),
+  });
+  const config = async (name: string, body: unknown) => {
+    const file = join(home, name);
+    await writeFile(file, JSON.stringify(body));
+    return file;
+  };
+  const refused = async (file: string) => {
+    const child = spawn(
+      process.execPath,
+      ['bin/berth.mjs', 'serve', '--http', '--port', '0', '--passes', '--config', file],
+      { env: { ...process.env, ...noAws() }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let err = '';
+    child.stderr?.on('data', (chunk) => {
+      err += String(chunk);
+    });
+    return { code: await exitOf(child), err };
+  };
+
+  beforeAll(async () => {
+    fake = await startKubeApiServer({ token: TOKEN });
+    home = await mkdtemp(join(tmpdir(), 'berth-serve-noaws-'));
+    kubeconfig = join(home, 'kubeconfig');
+    await writeFile(kubeconfig, fake.kubeConfig(TOKEN).exportConfig());
+  });
+  afterAll(async () => {
+    await fake.stop();
+  });
+
+  it('runs the repair and scale passes against a cluster that is not in AWS once the ENI pass is off, and says which pass is off', async () => {
+    const file = await config('kind.json', { eni: { intervalSeconds: 0 } });
+    const run = await serve(
+      [
+        '--http',
+        '--port',
+        '0',
+        '--passes',
+        '--config',
+        file,
+        '--data-dir',
+        join(home, 'data'),
+        '--dynamodb-endpoint',
+        inject('dynamodbEndpoint'),
+        '--table',
+        `serve-noaws-${Date.now()}`,
+      ],
+      noAws(),
+      /settle: .*\n/,
+    );
+    expect(run.out()).toMatch(
+      /passes:\s+repair and scale on timers \(--passes\): they change this cluster; ENI off \(eni\.intervalSeconds is 0\)\n/,
+    );
+    const exited = exitOf(run.child);
+    run.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('refuses (exit 3) a pass that calls AWS without a Region, naming the pass and how to turn it off', async () => {
+    const eni = await refused(await config('default.json', {}));
+    expect(eni.code).toBe(3);
+    expect(eni.err).toContain('--passes: the ENI pass calls EC2, which needs an AWS Region');
+    expect(eni.err).toContain('or run without AWS (eni.intervalSeconds: 0)');
+    expect(eni.err.trim().split('\n')).toHaveLength(1);
+    const asg = await refused(
+      await config('asg.json', {
+        eni: { intervalSeconds: 0 },
+        scale: { nodePool: { type: 'asg', name: 'games' } },
+      }),
+    );
+    expect(asg.code).toBe(3);
+    expect(asg.err).toContain('the scale pass calls Auto Scaling (node pool asg games)');
+    expect(asg.err).not.toContain('ENI');
   });
 });
 

@@ -65,7 +65,7 @@ describe('unavailableFault', () => {
     });
     // The same kind of SDK error not noted as a front service's is the table's.
     expect(
-      unavailableFault(new FakeAwsError('AccessDenied', 'no', 403), 'table T')?.message,
+      unavailableFault(new FakeAwsError('AccessDenied', 'no', 403), 'DynamoDB table T')?.message,
     ).toMatch(/^the store did not answer: DynamoDB table T/);
   });
 });

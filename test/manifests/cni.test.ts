@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,9 +10,11 @@ import { runPlugin } from '../../bench/support/cni-plugin.js';
 import { createManifestsCommand } from '../../cli/manifests.js';
 import type { ManifestsOptions } from '../../shared/app/manifests.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { ensureLocalTls } from '../../shared/local/tls.js';
 import { CNI_CONFIG_FILE, UNINSTALL_ON_EXIT } from '../../shared/manifests/cni.js';
 
 const NODE_IPS_URL = 'https://xyz789.lambda-url.eu-west-1.on.aws/';
+const LOCAL_CA = '-----BEGIN CERTIFICATE-----\nlocal CA\n-----END CERTIFICATE-----';
 
 function options(overrides: Partial<ManifestsOptions> = {}): ManifestsOptions {
   return {
@@ -27,6 +31,7 @@ function options(overrides: Partial<ManifestsOptions> = {}): ManifestsOptions {
 async function print(
   overrides: Partial<ManifestsOptions>,
   outputs: Record<string, string> = { NodeIpsUrl: NODE_IPS_URL },
+  localCa = async (_: string, host: string) => `${LOCAL_CA} for ${host}`,
 ) {
   const out: string[] = [];
   const err: string[] = [];
@@ -35,7 +40,7 @@ async function print(
     secrets: { secretString: async () => '' },
     stdout: (text) => out.push(text),
     stderr: (text) => err.push(text),
-    localCa: async () => '',
+    localCa,
   })(options(overrides));
   const items = out.length
     ? // biome-ignore lint/suspicious/noExplicitAny: the printed manifests, read back as plain JSON
@@ -101,11 +106,19 @@ describe('berth manifests --cni', () => {
       cniNodes: 'berth=on',
     });
     const conf = JSON.parse(local.items[0]?.data[CNI_CONFIG_FILE]);
+    // berth serve serves HTTPS unless --http: the plugin calls it so, trusting its local CA.
     expect(conf.plugins[0].ipam).toMatchObject({
-      endpoint: 'http://172.18.0.1:8080',
+      endpoint: 'https://172.18.0.1:8080',
       auth: 'none',
     });
+    expect(local.items[0]?.data['ca.crt']).toBe(`${LOCAL_CA} for 172.18.0.1`);
+    expect(local.err).toBe('');
     expect(local.items[1]?.spec.template.spec.nodeSelector).toEqual({ berth: 'on' });
+    const plain = await print({ local: true, http: true, advertiseAddress: '172.18.0.1' });
+    expect(JSON.parse(plain.items[0]?.data[CNI_CONFIG_FILE]).plugins[0].ipam.endpoint).toBe(
+      'http://172.18.0.1:8443',
+    );
+    expect(plain.items[0]?.data['ca.crt']).toBeUndefined();
     const url = await print({ url: NODE_IPS_URL });
     expect(JSON.parse(url.items[0]?.data[CNI_CONFIG_FILE]).plugins[0].ipam.auth).toBe('sigv4');
     const none = await print({});
@@ -113,9 +126,34 @@ describe('berth manifests --cni', () => {
     expect(none.err).toMatch(/no target for --cni/);
   });
 
-  it('installs on a node as the init container would, and removes it all when the DaemonSet goes', async () => {
-    const { items } = await print({ local: true });
+  it("warns on stderr that a loopback address is out of a cluster's reach, and still prints", async () => {
+    for (const advertiseAddress of [undefined, '::1', 'localhost']) {
+      const loopback = await print({
+        local: true,
+        ...(advertiseAddress ? { advertiseAddress } : {}),
+      });
+      expect(loopback.code).toBe(0);
+      expect(loopback.err).toMatch(
+        /^berth manifests: warning: (127\.0\.0\.1|::1|localhost) is this machine's loopback address, which a cluster's nodes and apiserver cannot reach .*: pass --advertise-address ADDR, .* or --url URL\n$/,
+      );
+    }
+    expect(
+      JSON.parse(
+        (await print({ local: true, advertiseAddress: '::1' })).items[0]?.data[CNI_CONFIG_FILE],
+      ).plugins[0].ipam.endpoint,
+    ).toBe('https://[::1]:8443');
+  });
+
+  it('installs on a node as the init container would, trusting the local CA, and removes it all when the DaemonSet goes', async () => {
     const root = await mkdtemp(join(tmpdir(), 'berth-cni-node-'));
+    const tls = await ensureLocalTls(join(root, 'tls'), Date.now, [], { say: () => {} });
+    const { items } = await print({ local: true }, undefined, async () => tls.ca);
+    // The local server, over HTTPS with a certificate of that CA.
+    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_, response) =>
+      response.end('{}'),
+    );
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     try {
       const config = join(root, 'config');
       const { mkdir } = await import('node:fs/promises');
@@ -144,6 +182,20 @@ describe('berth manifests --cni', () => {
       expect(version.json).toMatchObject({
         supportedVersions: expect.arrayContaining(['1.0.0']),
       });
+      // The runtime the wrapper starts trusts the local CA installed beside the plugin: a script
+      // in the bundle's place reaches the HTTPS server; without the CA file, it is refused.
+      const support = join(root, 'host/opt/cni/bin/berth-cni.d');
+      expect(await readFile(join(support, 'ca.crt'), 'utf8')).toBe(tls.ca);
+      const bundle = await readFile(join(support, 'berth-cni.mjs'), 'utf8');
+      await writeFile(
+        join(support, 'berth-cni.mjs'),
+        'const r = await fetch(process.argv[2]); process.stdout.write(String(r.status));',
+      );
+      const wrapper = join(root, 'host/opt/cni/bin/berth-cni');
+      expect((await run(wrapper, [url])).stdout).toBe('200');
+      await rm(join(support, 'ca.crt'));
+      await expect(run(wrapper, [url])).rejects.toThrow(/fetch failed/);
+      await writeFile(join(support, 'berth-cni.mjs'), bundle);
       // SIGTERM to the main container's shell runs the uninstall (once its trap is set).
       const child = execFile('sh', ['-c', rewrite(UNINSTALL_ON_EXIT)]);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -154,6 +206,7 @@ describe('berth manifests --cni', () => {
       expect(await readdir(join(root, 'host/opt/cni/bin'))).toEqual([]);
       expect(await readdir(join(root, 'host/etc/cni/net.d'))).toEqual([]);
     } finally {
+      server.close();
       await rm(root, { recursive: true, force: true });
     }
   });

@@ -59,7 +59,7 @@ describe('node pool none (the default)', () => {
       'delete drained',
     ]);
     expect(first?.actions[1]?.reason).toMatch(
-      /node pool none: would terminate instance i-daed0000 and decrement the desired size; would delete Node drained/,
+      /^not deleted: node pool none deletes no Node and no instance \(node pool none: would terminate instance i-daed0000 and decrement the desired size, and would delete Node drained\)/,
     );
     // The next pass finds the node as it was, and reports the same removal again.
     expect(second?.actions.map((a) => `${a.type} ${a.node}`)).toEqual(['delete drained']);

@@ -364,14 +364,20 @@ describe('runScalePass', () => {
     });
     expect(report.actions.map((a) => [a.type, a.reason.split('; ').at(-1)])).toEqual([
       ['uncordon', expect.stringContaining('free slot')],
-      ['grow', 'node pool none: would ask for 3 node(s)'],
+      ['grow', '40 slot(s) per new node'],
     ]);
+    // Growth the pool only reports says so first: nothing grew.
+    expect(report.actions[1]?.reason).toMatch(
+      /^not grown: node pool none: would ask for 3 node\(s\); /,
+    );
     const drained = setup([node('a'), berthCordoned('b', T0 - 10 * MINUTE)], [], new NoNodePool());
     const removal = await runScalePass(drained.deps, passConfig({ bufferGameServers: 0 }), {
       dryRun: false,
     });
-    expect(removal.actions[0]?.reason).toContain(
-      'node pool none: would terminate instance i-b0000000 and decrement the desired size; would delete Node b: node pool none deletes no Node, so it stays cordoned',
+    // The action keeps the contract's type, and its reason says first that nothing was deleted.
+    expect(removal.actions[0]?.type).toBe('delete');
+    expect(removal.actions[0]?.reason).toMatch(
+      /^not deleted: node pool none deletes no Node and no instance \(node pool none: would terminate instance i-b0000000 and decrement the desired size, and would delete Node b\); the node stays cordoned; cordoned by berth at /,
     );
     expect(drained.cluster.nodes.get('b')?.spec?.unschedulable).toBe(true);
     expect(cluster.nodes.size).toBe(2);

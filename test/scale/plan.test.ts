@@ -648,8 +648,18 @@ describe('planScale: damping, budgets and demand', () => {
       surplusSinceMs: T0 - 300_000,
     });
     expect(summary(lasting)).toEqual(['cordon empty']);
-    // berth's first pass over a cluster has no earlier decision to flap with: it acts.
-    expect(summary(plan(surplus.nodes, surplus.pods, { scale }))).toEqual(['cordon empty']);
+    // The reason says how long the surplus was seen: exactly that, never "or more".
+    expect(lasting.actions[0]?.reason).toMatch(
+      /^50 slot\(s\) above the buffer of 10 for 300s \(since 2025-12-31T23:55:00\.000Z\); /,
+    );
+    // berth's first pass over a cluster has no earlier decision to flap with: it acts, and says
+    // so, not that a surplus it never watched lasted cordonAfterSeconds.
+    const first = plan(surplus.nodes, surplus.pods, { scale });
+    expect(summary(first)).toEqual(['cordon empty']);
+    expect(first.actions[0]?.reason).toMatch(
+      /^first pass for this cluster \(no earlier pass to wait on\): 50 slot\(s\) above the buffer of 10; /,
+    );
+    expect(first.actions[0]?.reason).not.toContain('300s');
   });
 
   it('keeps exactly the buffer the user set: two 5-CPU nodes, 500m slots, buffer 5, one game server', () => {

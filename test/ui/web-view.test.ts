@@ -199,6 +199,16 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
     await expect
       .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
       .toContain(`clusterIP ${ip} (10.60.0.0/24): Service`);
+    // By its value, without a cluster to name it from (this server records no CREATE): the page
+    // says why it has no name, never a hint printed where a name goes.
+    await ask(ip);
+    await expect
+      .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
+      .toMatch(
+        new RegExp(
+          `^clusterIP ${ip.replaceAll('.', '\\.')} \\(10\\.60\\.0\\.0/24\\): Service \\(not named: no owner record, and no cluster here to read it from; `,
+        ),
+      );
     await ask('10.60.0.250');
     await expect
       .poll(() => page.locator('#holder-answer').textContent(), { timeout: 10_000 })
@@ -278,6 +288,29 @@ describe('the web view at /ui', { timeout: 60_000 }, () => {
     await expect
       .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
       .toMatch(/^updated /);
+    await page.close();
+  });
+
+  it('says berth is up and its store is down when the store does not answer, naming the store', async () => {
+    const { page } = await openView();
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toMatch(/^updated /);
+    // What berth answers while its DynamoDB Local is down (shared/http/unavailable.ts).
+    const error =
+      "the store did not answer: DynamoDB Local at http://127.0.0.1:8000, table berth: Error: connect ECONNREFUSED 127.0.0.1:8000; until it does, game-server and Service CREATEs are refused (the webhooks' failurePolicy)";
+    await page.route('**/ui/state', (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ error }),
+      }),
+    );
+    await expect
+      .poll(() => page.getByRole('status').textContent(), { timeout: 10_000 })
+      .toBe(
+        'berth is up, but the store did not answer: DynamoDB Local at http://127.0.0.1:8000, table berth: Error: connect ECONNREFUSED 127.0.0.1:8000; retrying',
+      );
     await page.close();
   });
 });
