@@ -74,7 +74,7 @@ export function podNamedFrom(record: PodPortRecord, pod: Owner, object: PodObjec
  * cluster's stored pods that carry an id; without a cluster nothing can be read, so an unnamed
  * record is taken for the pod made from its generateName that carries its ports. With `learnInto`,
  * a record that had not learned the pod's name or uid learns it there (answering false if another
- * pod's binding taught it first).
+ * pod's binding taught it first). Throws when the cluster could not be listed.
  */
 export async function isRecordsPod(
   carriers: AllocationCarriers | undefined,
@@ -93,7 +93,8 @@ export async function isRecordsPod(
   }
   if (!podNamedFrom(record, pod, object)) return false;
   if (carriers !== undefined) {
-    const found = await carriers.carrying('Pod', pod.namespace, record.id).catch(() => []);
+    // A list that fails is thrown: berth cannot tell, which is not "another pod's".
+    const found = await carriers.carrying('Pod', pod.namespace, record.id);
     if (found.length !== 1 || found[0]?.uid !== pod.uid) return false;
   }
   return learned();

@@ -280,7 +280,15 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       ...pod,
       metadata: { ...objectAt(pod, 'metadata'), namespace: podRef.namespace },
     };
-    if (!(await isRecordsPod(deps.carriers, record, stored))) return allow();
+    const own = await isRecordsPod(deps.carriers, record, stored).catch(() => undefined);
+    // The cluster could not be listed: nothing is released now; the repair pass frees it once
+    // no live pod carries the id (a missed release leaks, a wrong one would double-hold).
+    if (own === undefined) {
+      return allow(undefined, [
+        `${ALLOCATION_ID_ANNOTATION}: the cluster's pods could not be listed to tell this pod from a copy; the repair pass frees its ports once it is gone`,
+      ]);
+    }
+    if (!own) return allow();
     // Conditioned on the record as read: one that learned another pod meanwhile stays.
     const released = await releaseHostPorts(allocator, id, record.pod);
     await releaseQuota(deps.store, quotaOf(podRef.namespace), released);

@@ -133,6 +133,22 @@ describe('a copy made outside berth', () => {
   });
 });
 
+describe('a cluster that cannot be listed', () => {
+  it('frees nothing at a generateName pod’s DELETE, and leaves its told address at binding', async () => {
+    const pod = await create(fronted({ generateName: 'unlisted-' }));
+    const id = pod.metadata.annotations[ALLOCATION_ID_ANNOTATION];
+    const told = pod.metadata.annotations[FRONTS_ANNOTATION];
+    cluster.api.failNext({ path: /^\/api\/v1\/pods$/, status: 500 });
+    await bind(pod.metadata.name, 'node-a');
+    expect((await read(pod.metadata.name)).metadata.annotations[FRONTS_ANNOTATION]).toBe(told);
+    cluster.api.failNext({ path: /^\/api\/v1\/pods$/, status: 500 });
+    const deleted = await cluster.request('DELETE', `${PODS}/${pod.metadata.name}`);
+    expect(deleted.status).toBe(200);
+    // Left to the repair pass, which frees it once no live pod carries the id.
+    expect(await records(cluster.runtime)).toContain(id);
+  });
+});
+
 describe('a running game server whose label is removed', () => {
   it('keeps its listener through the fronts pass', async () => {
     const pod = await create(fronted({ name: 'unlabelled-1' }));
