@@ -38,7 +38,7 @@ const row = (label: string, value: string | number) =>
 /** Runs the benchmark and writes its results. */
 export async function runChaosBench(): Promise<void> {
   const dynamo = await startDynamoDbLocal();
-  const client = dynamoClient({ endpoint: dynamo.endpoint });
+  const client = dynamoClient({ endpoint: dynamo.endpoint, maxSockets: 512 });
   try {
     await ensureTable(client, 'chaos');
     console.log(

@@ -18,6 +18,8 @@ export interface DynamoTarget {
   readonly command?: boolean;
   /** Attempts per request; the SDK's standard mode (3, jittered backoff) when absent. */
   readonly maxAttempts?: number;
+  /** Sockets the client keeps open to the endpoint; the SDK's 50 when absent. */
+  readonly maxSockets?: number;
 }
 
 /**
@@ -44,7 +46,13 @@ export function dynamoClient(target: DynamoTarget): DynamoDBClient {
     new DynamoDBClient({
       ...(bounded
         ? // throwOnRequestTimeout: without it the handler only warns, and the request waits on.
-          { requestHandler: { ...COMMAND_TIMEOUTS_MS, throwOnRequestTimeout: true } }
+          {
+            requestHandler: {
+              ...COMMAND_TIMEOUTS_MS,
+              throwOnRequestTimeout: true,
+              ...(target.maxSockets ? { httpAgent: { maxSockets: target.maxSockets } } : {}),
+            },
+          }
         : {}),
       ...(target.maxAttempts === undefined ? {} : { maxAttempts: target.maxAttempts }),
       ...(target.endpoint
