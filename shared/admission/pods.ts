@@ -37,13 +37,11 @@ import {
 } from '../hostports/patch.js';
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import { PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
-import type { PodPortRecord } from '../hostports/store.js';
-import { type AllocationCarriers, noStoredCarrier } from '../k8s/allocation-carriers.js';
+import { type AllocationCarriers, isSameCreate } from '../k8s/allocation-carriers.js';
 import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
 import { annotationOf, objectAt, ownValueOf, stringAt } from '../vocabulary/opaque.js';
 import type { Owner } from '../vocabulary/owner.js';
-import { mayBeReinvocation, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { isRecordsPod } from './pod-identity.js';
@@ -151,7 +149,12 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       if (
         record &&
         podCarriesHostPorts(pod, specs, record.ports) &&
-        (await isRecordedPod(record, podRef))
+        (await isSameCreate(
+          deps.carriers,
+          { id: record.id, owner: record.pod, recordedAt: record.createdAt },
+          podRef,
+          deps.now(),
+        ))
       ) {
         const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true);
         if (typeof fronts === 'string') return deny(409, fronts);
@@ -210,17 +213,6 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
   async function releaseListeners(id: string): Promise<void> {
     const claims = deps.fronts?.listeners;
     if (claims) await releaseClaimedListeners(claims, id).catch(() => undefined);
-  }
-
-  /**
-   * Whether the pod admitted now is the one `record` was written for: the same named pod, or
-   * the same `generateName` CREATE called again (a re-invocation: no stored pod carries the id
-   * yet, so this one cannot be a copy of one).
-   */
-  async function isRecordedPod(record: PodPortRecord, pod: Owner): Promise<boolean> {
-    if (sameObject(record.pod, pod)) return true;
-    if (!mayBeReinvocation(record.pod, record.createdAt, pod, deps.now())) return false;
-    return noStoredCarrier(deps.carriers, 'Pod', pod.namespace, record.id);
   }
 
   /**

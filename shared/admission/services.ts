@@ -12,7 +12,7 @@ import {
   ValueNotInRangeError,
 } from '../allocation/errors.js';
 import { type OwnerRecord, OwnerVersionConflictError } from '../allocation/store.js';
-import { type AllocationCarriers, noStoredCarrier } from '../k8s/allocation-carriers.js';
+import { type AllocationCarriers, isSameCreate } from '../k8s/allocation-carriers.js';
 import { refusalFor, type ServiceCidrState } from '../services/cluster-cidrs.js';
 import { ServiceFieldError } from '../services/errors.js';
 import {
@@ -33,7 +33,7 @@ import {
   storedAllocationId,
 } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
-import { mayBeReinvocation, namedFrom, type Owner, sameObject } from '../vocabulary/owner.js';
+import { namedFrom, type Owner, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { type AdmissionVerdict, allow, deny } from './response.js';
@@ -311,24 +311,16 @@ async function reinvocation(
   if (!isAllocationId(id)) return undefined;
   const record =
     (await deps.allocator.holding(id)) ?? (await unrecordedRecord(deps, id, owner, plan));
-  return record && carriesRecorded(record, plan) && (await isRecordedService(deps, record, owner))
+  return record &&
+    carriesRecorded(record, plan) &&
+    (await isSameCreate(
+      deps.carriers,
+      { id, owner: record.owner, recordedAt: record.createdAt },
+      owner,
+      deps.now(),
+    ))
     ? { id, record }
     : undefined;
-}
-
-/**
- * Whether the Service admitted now is the one `record` was written for: the same named Service,
- * or the same `generateName` CREATE called again (a re-invocation: no stored Service carries the
- * id yet, so this one cannot be a copy of one).
- */
-async function isRecordedService(
-  deps: ServiceAdmissionDeps,
-  record: OwnerRecord,
-  owner: Owner,
-): Promise<boolean> {
-  if (sameObject(record.owner, owner)) return true;
-  if (!mayBeReinvocation(record.owner, record.createdAt, owner, deps.now())) return false;
-  return noStoredCarrier(deps.carriers, 'Service', owner.namespace, record.id);
 }
 
 /**

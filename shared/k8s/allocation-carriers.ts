@@ -4,7 +4,7 @@
  */
 
 import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';
-import type { OwnerKind } from '../vocabulary/owner.js';
+import { mayBeReinvocation, type Owner, type OwnerKind, sameObject } from '../vocabulary/owner.js';
 import type { ClusterApi } from './cluster-api.js';
 
 /** A stored object that carries an allocation id. */
@@ -56,13 +56,38 @@ export function clusterCarriers(
   };
 }
 
+/** What a CREATE's identity is decided from: the record carried, and when it was written. */
+export interface CarriedRecord {
+  readonly id: string;
+  readonly owner: Owner;
+  /** Epoch ms of the record's first write. */
+  readonly recordedAt: number;
+}
+
+/**
+ * Whether the object a CREATE admits now is the one `record` was written for: the same named
+ * object, the same request seen again, or the same `generateName` CREATE called again after a
+ * later webhook changed it (a re-invocation: no stored object carries the id yet, so this one
+ * cannot be a copy of one). At `now`, epoch ms.
+ */
+export async function isSameCreate(
+  carriers: AllocationCarriers | undefined,
+  record: CarriedRecord,
+  owner: Owner,
+  now: number,
+): Promise<boolean> {
+  if (sameObject(record.owner, owner)) return true;
+  if (!mayBeReinvocation(record.owner, record.recordedAt, owner, now)) return false;
+  return noStoredCarrier(carriers, owner.kind, owner.namespace, record.id);
+}
+
 /**
  * Whether the cluster answered that no stored object of `kind` in `namespace` carries `id`.
  * False when it cannot tell (no cluster, or the list failed): the caller treats the object as a
  * copy, never as the same object (a second allocation leaks until it is freed; one value held
  * by two objects would not be).
  */
-export async function noStoredCarrier(
+async function noStoredCarrier(
   carriers: AllocationCarriers | undefined,
   kind: OwnerKind,
   namespace: string,
