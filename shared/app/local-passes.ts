@@ -18,7 +18,7 @@ export interface PlannedPass {
 /** How often `--passes` runs the fronts pass, as the stack's schedule does. */
 export const FRONTS_PASS_SECONDS = 60;
 
-/** A pass's timer: off at an interval of 0 (contract section 2: "locally `0` turns it off"). */
+/** A pass's timer: locally, an interval of 0 turns the pass off. */
 const timer = (key: string, seconds: number) =>
   seconds > 0 ? {} : { off: `${key}.intervalSeconds is 0` };
 

@@ -284,7 +284,7 @@ const configSchema = z.strictObject({
   settle: z
     .strictObject({
       // Never 0: a value must not be freed before the apiserver has had time to commit. At most
-      // what keeps section 11's promises under the settle step's schedule (settle-schedule.ts).
+      // what keeps the release promises under the settle step's schedule (settle-schedule.ts).
       delaySeconds: z
         .number()
         .int()

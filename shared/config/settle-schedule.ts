@@ -1,29 +1,26 @@
 /**
- * When the settle step looks at an owner (contract section 11), and so how long `settle.delaySeconds`
- * may be. It lives with the config because the config's schema bounds that key by it; the settle
- * policy (shared/settle/policy.ts) decides each look with the same schedule.
+ * When the settle step looks at an owner whose values wait for the apiserver's commit, and so how
+ * long `settle.delaySeconds` may be. It lives with the config because the config's schema bounds
+ * that key by it; the settle policy (shared/settle/policy.ts) decides each look with the same
+ * schedule.
  */
-
-/** Section 11's promise: a value given back is free again within this of its commit (p99). */
 import { COMMIT_WINDOW_MS } from '../vocabulary/commit-window.js';
 
+/** What berth promises: a value given back is free again within this of its commit (p99). */
 export const FREED_AFTER_COMMIT_SECONDS = 30;
 
-/** Section 11's promise: a value of a CREATE whose object never appears is free within this. */
+/** What berth promises: a value of a CREATE whose object never appears is free within this. */
 export const FREED_AFTER_NEVER_STORED_SECONDS = 120;
 
 /** Timing of the settle step, in seconds. */
 export interface SettleTiming {
   /** First look after the admission (`settle.delaySeconds`). */
   readonly delaySeconds: number;
-  /**
-   * How long after an admission its write may still commit. The apiserver gives a request 60 s
-   * and a webhook at most 30 s, so 90 s is past any write that admission could have let through.
-   */
+  /** How long after an admission its write may still commit (`COMMIT_WINDOW_MS`). */
   readonly commitWindowSeconds: number;
   /**
    * Longest wait between two looks while the change is young: a value is freed at most this long
-   * after its object commits the change (a finalizer lifted, say), within the contract's 30 s.
+   * after its object commits the change (a finalizer lifted, say), within `FREED_AFTER_COMMIT_SECONDS`.
    */
   readonly promptDelaySeconds: number;
   /** How long after the admission looks stay prompt. */
@@ -88,7 +85,7 @@ export function settleBounds(timing: SettleTiming): SettleBounds {
   return { afterCommit, neverStored };
 }
 
-/** Whether `delaySeconds` keeps both of section 11's promises under the default schedule. */
+/** Whether `delaySeconds` keeps both release promises (the `FREED_AFTER_*` bounds) by default. */
 function keepsPromises(delaySeconds: number): boolean {
   const bounds = settleBounds(settleTiming(delaySeconds));
   return (
@@ -98,7 +95,7 @@ function keepsPromises(delaySeconds: number): boolean {
 }
 
 /**
- * The largest `settle.delaySeconds` that keeps section 11's promises (the config's cap): past the
+ * The largest `settle.delaySeconds` that keeps both release promises (the config's cap): past the
  * prompt cap, the first look is the widest gap a commit can wait for.
  */
 export const MAX_SETTLE_DELAY_SECONDS = (() => {

@@ -1,6 +1,7 @@
 /**
  * Which stored objects carry an allocation id: what tells a webhook re-invocation, whose object
- * the apiserver has not stored yet, from a copy of a stored object (contract section 11).
+ * the apiserver has not stored yet, from a copy of a stored object: a re-invoked CREATE keeps its
+ * first allocation, a copy gets a fresh one (or a 409 for the values it asks for).
  */
 
 import { ALLOCATION_ID_ANNOTATION } from '../vocabulary/labels.js';

@@ -367,8 +367,8 @@ export async function actOnPlan(
     await forEachBounded(group, policy.concurrency, async (action) => {
       try {
         const outcome = await perform(deps, action);
-        // A change the pool only reported (node pool none) says so first: its type stays the
-        // contract's, and its reason never reads as a change made.
+        // A change the pool only reported (node pool none) says so first: its type stays the one
+        // the CLI's JSON promises, and its reason never reads as a change made.
         const reason =
           'did' in outcome
             ? `${action.reason}${outcome.did}`

@@ -452,7 +452,7 @@ export function planScale(
     const moving = movingSlots(snapshot.gameServers, slotMillis, policy.drain.evictionsPerPass);
     let freeLeft = free - pending;
     // The wait damps flapping between passes; a first pass has no earlier decision to flap with
-    // (and an operator's one-off `berth scale --once` acts as the contract says).
+    // (and an operator's one-off `berth scale --once` acts at once, as its first pass for the cluster).
     const since =
       memory.surplusSinceMs ?? (memory.previousPassAtMs === undefined ? -Infinity : nowMs);
     // How long the surplus has been seen, as the reason says it: never longer than it was.
