@@ -1,17 +1,17 @@
 /**
  * Whether a stored pod is the one a host port record was written for. Everything on a pod but
- * its name and uid can be copied: a pod made from another's manifest outside berth's CREATE (no
+ * its name can be copied: a pod made from another's manifest outside berth's CREATE (no
  * `berth.dev/ports` at CREATE, added by an UPDATE, which pods have no webhook for) carries the
  * other's allocation id, host ports and labels. So every step that acts for an allocation (the
  * binding, the DELETE) asks berth's own record first:
- * - a record named at CREATE is the pod of that namespace and name, and, once a binding or
- *   DELETE has read it, of that uid (a namesake made after the original went is another pod);
+ * - a record named at CREATE is the pod of that namespace and name: no other stored pod can have
+ *   it while that one lives (a namesake made after it went holds the allocation alone);
  * - a record written before the apiserver named the pod (generateName) is the pod made from its
  *   generateName that carries every recorded port, and only while it is the one stored pod that
  *   carries the id: with two, berth cannot tell the original from a copy and acts for neither
  *   (the allocation leaks until both are gone, which the repair pass frees; a value held by two
- *   live pods would be worse). The first such binding writes the pod's name and uid into the
- *   record, so from then on the simple rule holds.
+ *   live pods would be worse). The first such binding writes the pod's name into the record, so
+ *   from then on the simple rule holds.
  */
 
 import type { PodNameStore, PodPortRecord } from '../hostports/store.js';
@@ -28,15 +28,13 @@ const listAt = (object: PodObject | undefined, key: string): readonly unknown[] 
   return Array.isArray(value) ? value : [];
 };
 
-/** The stored pod as an owner: its namespace, name, generateName and uid. */
-export function storedPodOwner(pod: PodObject): Owner {
-  const uid = stringAt(pod, 'metadata', 'uid');
+/** The stored pod as an owner: its namespace, name and generateName. */
+function storedPodOwner(pod: PodObject): Owner {
   return {
     kind: 'Pod',
     namespace: stringAt(pod, 'metadata', 'namespace') || 'default',
     name: stringAt(pod, 'metadata', 'name') ?? '',
     generateName: stringAt(pod, 'metadata', 'generateName') ?? '',
-    ...(uid ? { uid } : {}),
   };
 }
 
@@ -73,8 +71,8 @@ export function podNamedFrom(record: PodPortRecord, pod: Owner, object: PodObjec
  * Whether the stored pod `object` is the one `record` was written for. `carriers` are the
  * cluster's stored pods that carry an id; without a cluster nothing can be read, so an unnamed
  * record is taken for the pod made from its generateName that carries its ports. With `learnInto`,
- * a record that had not learned the pod's name or uid learns it there (answering false if another
- * pod's binding taught it first). Throws when the cluster could not be listed.
+ * an unnamed record learns the pod's name there (answering false if another pod's binding taught
+ * it first). Throws when the cluster could not be listed.
  */
 export async function isRecordsPod(
   carriers: AllocationCarriers | undefined,
@@ -83,26 +81,16 @@ export async function isRecordsPod(
   learnInto?: PodNameStore,
 ): Promise<boolean> {
   const pod = storedPodOwner(object);
-  const recorded = record.pod;
-  if (recorded.namespace !== pod.namespace) return false;
-  const learned = () => learnInto === undefined || learnOrRecheck(learnInto, record.id, pod);
-  if (recorded.name !== '') {
-    if (recorded.name !== pod.name) return false;
-    if (recorded.uid !== undefined || pod.uid === undefined) return recorded.uid === pod.uid;
-    return learned();
-  }
+  if (record.pod.namespace !== pod.namespace) return false;
+  if (record.pod.name !== '') return record.pod.name === pod.name;
   if (!podNamedFrom(record, pod, object)) return false;
   if (carriers !== undefined) {
     // A list that fails is thrown: berth cannot tell, which is not "another pod's".
     const found = await carriers.carrying('Pod', pod.namespace, record.id);
-    if (found.length !== 1 || found[0]?.uid !== pod.uid) return false;
+    const uid = stringAt(object, 'metadata', 'uid') ?? '';
+    if (found.length !== 1 || found[0]?.uid !== uid) return false;
   }
-  return learned();
-}
-
-/** Learns `pod` into the record, or, refused, whether the record already names this very pod. */
-async function learnOrRecheck(store: PodNameStore, id: string, pod: Owner): Promise<boolean> {
-  if (await store.learnName(id, pod)) return true;
-  const now = await store.getRecord(id);
-  return now !== undefined && now.pod.name === pod.name && now.pod.uid === pod.uid;
+  if (learnInto === undefined || (await learnInto.learnName(record.id, pod))) return true;
+  // Refused: learned already, by this pod's earlier binding or by another pod's.
+  return (await learnInto.getRecord(record.id))?.pod.name === pod.name;
 }

@@ -57,18 +57,14 @@ export interface PodPortRecord {
 
 /**
  * Whether `record` is `pod`'s as a release must find it: its namespace, and its name (or, for a
- * record written before the apiserver named the pod, its `generateName`), its uid once the
- * record learned one, and, when given, written with `token`.
+ * record written before the apiserver named the pod, its `generateName`), and, when given,
+ * written with `token`.
  */
 export function isRecordOf(record: PodPortRecord, pod: Owner, token?: string): boolean {
   if (record.pod.namespace !== pod.namespace) return false;
   const unnamed =
     !!pod.generateName && record.pod.name === '' && record.pod.generateName === pod.generateName;
   if (record.pod.name !== pod.name && !unnamed) return false;
-  // A record that learned its pod's uid is that pod's only, not a namesake's.
-  if (pod.uid !== undefined && record.pod.uid !== undefined && record.pod.uid !== pod.uid) {
-    return false;
-  }
   return token === undefined || record.token === token;
 }
 
@@ -171,12 +167,12 @@ export interface UseLevel {
  */
 export const ANY_COUNT = Number.POSITIVE_INFINITY;
 
-/** Where a pod's record learns the stored pod: the name the apiserver gave it, and its uid. */
+/** Where the record of a pod created with generateName learns the name the apiserver gave it. */
 export interface PodNameStore extends Pick<HostPortStore, 'getRecord'> {
   /**
-   * Writes the stored pod's name and uid into the record under `id`: only while it is unnamed,
-   * of `pod.namespace` and `pod.generateName`, or named `pod.name` with no uid learned yet. False
-   * when it is not (another pod's, learned already, gone): nothing changed.
+   * Writes the name the apiserver gave a pod recorded without one: only while the record under
+   * `id` is unnamed, of `pod.namespace` and `pod.generateName`. False when it is not (already
+   * named, another pod's, gone): nothing changed.
    */
   learnName(id: string, pod: Owner): Promise<boolean>;
 }

@@ -17,8 +17,7 @@
  *   the sum of its records' `q`.
  * - `<cluster>#pods` / `<allocation id>`: the owner record: namespace, pod name (empty until
  *   berth learns the name of a pod created with generateName), generateName, the creating
- *   request's uid while unnamed, the pod's own uid once a binding read it, the held (name,
- *   range, port, protocol) list, createdAt, the
+ *   request's uid while unnamed, the held (name, range, port, protocol) list, createdAt, the
  *   writing allocation's token and `q`, the quota units it holds (absent on 0.2.0's records).
  *
  * No transaction where none is needed: DynamoDB bills a transactional write twice. An
@@ -297,24 +296,20 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
         new UpdateItemCommand({
           TableName: this.#table,
           Key: this.#recordKey(id),
-          UpdateExpression:
-            pod.uid === undefined ? 'SET #name = :name' : 'SET #name = :name, #uid = :uid',
-          // Unnamed, of this generateName; or named so, with no uid learned yet.
+          UpdateExpression: 'SET #name = :name',
           ConditionExpression:
-            'attribute_exists(#pk) AND #ns = :ns AND ((#name = :unnamed AND #generateName = :generateName) OR (#name = :name AND attribute_not_exists(#uid)))',
+            'attribute_exists(#pk) AND #ns = :ns AND #name = :unnamed AND #generateName = :generateName',
           ExpressionAttributeNames: {
             '#pk': PK,
             '#ns': 'namespace',
             '#name': 'name',
             '#generateName': 'generateName',
-            '#uid': 'uid',
           },
           ExpressionAttributeValues: {
             ':ns': { S: pod.namespace },
             ':name': { S: pod.name },
             ':unnamed': { S: '' },
             ':generateName': { S: pod.generateName ?? '' },
-            ...(pod.uid === undefined ? {} : { ':uid': { S: pod.uid } }),
           },
           ReturnConsumedCapacity: 'TOTAL',
         }),
@@ -583,7 +578,6 @@ function encodeRecord(record: PodPortRecord): Record<string, AttributeValue> {
     // partition holds pods' records only, so decoding gives the kind back.
     generateName: { S: record.pod.generateName ?? '' },
     ...(record.pod.request === undefined ? {} : { request: { S: record.pod.request } }),
-    ...(record.pod.uid === undefined ? {} : { uid: { S: record.pod.uid } }),
     ports: {
       L: record.ports.map((p) => ({
         M: { n: { S: p.name }, r: { S: p.range }, p: { N: String(p.port) }, t: { S: p.protocol } },
@@ -610,7 +604,6 @@ function decodeRecord(item: Record<string, AttributeValue>): PodPortRecord {
       name: item.name?.S ?? '',
       generateName: item.generateName?.S ?? '',
       ...(item.request?.S === undefined ? {} : { request: item.request.S }),
-      ...(item.uid?.S === undefined ? {} : { uid: item.uid.S }),
     },
     ports: (item.ports?.L ?? []).map((entry) => ({
       name: entry.M?.n?.S ?? '',
@@ -639,16 +632,13 @@ function recordOf(
   const samePod = pod.generateName
     ? '(#name = :name OR (#name = :unnamed AND #generateName = :generateName))'
     : '#name = :name';
-  // A record that learned its pod's uid is released only by that pod, not a namesake.
-  const sameUid = pod.uid === undefined ? '' : ' AND (attribute_not_exists(#uid) OR #uid = :uid)';
   return {
-    expression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${sameUid}${token === undefined ? '' : ' AND #token = :token'}`,
+    expression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${token === undefined ? '' : ' AND #token = :token'}`,
     names: {
       '#pk': PK,
       '#ns': 'namespace',
       '#name': 'name',
       ...(pod.generateName ? { '#generateName': 'generateName' } : {}),
-      ...(pod.uid === undefined ? {} : { '#uid': 'uid' }),
       ...(token === undefined ? {} : { '#token': 'token' }),
     },
     values: {
@@ -657,7 +647,6 @@ function recordOf(
       ...(pod.generateName
         ? { ':unnamed': { S: '' }, ':generateName': { S: pod.generateName } }
         : {}),
-      ...(pod.uid === undefined ? {} : { ':uid': { S: pod.uid } }),
       ...(token === undefined ? {} : { ':token': { S: token } }),
     },
   };

@@ -30,18 +30,13 @@ export interface Owner {
    * thing that tells the same request seen again from a copy of the stored object.
    */
   readonly request?: string;
-  /**
-   * The stored object's `metadata.uid`, once berth has read it (a binding, a DELETE): a CREATE
-   * has none yet, and a copy of the object under the same name is another uid.
-   */
-  readonly uid?: string;
 }
 
 /**
  * Whether `record` (an owner as stored) is `owner`: same kind, namespace, name and generateName,
- * an owner not yet named (generateName) only as the request that created it, seen again, and,
- * where both are known, the same uid. A copy of the stored object carries its annotations,
- * values and generateName too, under another request and another uid.
+ * and an owner not yet named (generateName) only as the request that created it, seen again. A
+ * copy of the stored object carries its annotations, values and generateName too, under another
+ * request.
  */
 export function sameObject(record: Owner, owner: Owner): boolean {
   return (
@@ -49,8 +44,7 @@ export function sameObject(record: Owner, owner: Owner): boolean {
     record.namespace === owner.namespace &&
     record.name === owner.name &&
     (record.generateName ?? '') === (owner.generateName ?? '') &&
-    (owner.name !== '' || (record.request !== undefined && record.request === owner.request)) &&
-    (record.uid === undefined || owner.uid === undefined || record.uid === owner.uid)
+    (owner.name !== '' || (record.request !== undefined && record.request === owner.request))
   );
 }
 
