@@ -44,8 +44,8 @@ export interface PodBindingAdmissionDeps {
   readonly nodes?: Pick<ClusterApi, 'getNode'>;
   /**
    * The pods' host port records: the binding acts for an allocation only for the pod its record
-   * was written for (./pod-identity.ts), and teaches the record the pod's name and uid. Without
-   * them no pod is told fronts.
+   * was written for (./pod-identity.ts), and teaches a generateName pod's record its name.
+   * Without them no pod is told fronts.
    */
   readonly records?: PodNameStore;
   /** The stored pods that carry an id: what tells a generateName pod from its copies. */
@@ -161,7 +161,12 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
     if (allocationId === undefined) return allow();
     // The fronts are the allocation's, so only its own pod is told them or put behind them. A
     // store that does not answer costs the fronts (the fronts pass makes them), never the binding.
-    const record = await ownRecord(deps, allocationId, pod as JsonObject, request.dryRun === true);
+    // The record is read only when there is something to decide: fronts, or a name to learn.
+    const asked = frontedPortsOf(pod as JsonObject).length > 0;
+    const record =
+      asked || stringAt(pod as JsonObject, 'metadata', 'generateName')
+        ? await ownRecord(deps, allocationId, pod as JsonObject, request.dryRun === true)
+        : undefined;
 
     const entries: Record<string, string> = { [NODE_ANNOTATION]: nodeName };
     const warnings: string[] = [];
@@ -195,7 +200,7 @@ export function podBindingAdmission(deps: PodBindingAdmissionDeps): AdmissionHan
       deps.fronts === undefined || record === undefined || record === 'other'
         ? []
         : frontedPortsOf(pod as JsonObject, record.ports);
-    if (record === 'other' && frontedPortsOf(pod as JsonObject).length > 0) {
+    if (record === 'other' && asked) {
       // A copy of another game server: the addresses it carries are that one's, and go.
       entries[FRONTS_ANNOTATION] = '{}';
       warnings.push(
