@@ -265,9 +265,19 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     // A name Kubernetes would never have stored was never recorded.
     if (oversizedIdentity('Pod', podRef) !== undefined) return allow();
     // Only the record's own pod releases it: an id written onto another pod (pods have no
-    // UPDATE webhook) must not free a live game server's ports or take its listener with it.
+    // UPDATE webhook) must not free a live game server's ports or take its listener with it. A
+    // record named at CREATE is this pod's by its name, which the conditional delete checks.
+    const quota = quotaOf(podRef.namespace);
+    const named = await releaseHostPorts(allocator, id, { ...podRef, generateName: '' });
+    if (named || podRef.generateName === '') {
+      await releaseQuota(deps.store, quota, named);
+      if (named) await releaseFronts(id, podRef, pod);
+      return allow();
+    }
+    // A record written before the apiserver named the pod: this pod's only if it is the one
+    // stored pod made from its generateName that carries its id and ports.
     const record = await deps.store.getRecord(id);
-    if (record === undefined) return allow();
+    if (record === undefined || record.pod.name !== '') return allow();
     const stored = {
       ...pod,
       metadata: { ...objectAt(pod, 'metadata'), namespace: podRef.namespace },
@@ -283,7 +293,7 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
     if (!own) return allow();
     // Conditioned on the record as read: one that learned another pod meanwhile stays.
     const released = await releaseHostPorts(allocator, id, record.pod);
-    await releaseQuota(deps.store, quotaOf(podRef.namespace), released);
+    await releaseQuota(deps.store, quota, released);
     if (released) await releaseFronts(id, podRef, pod);
     return allow();
   }
