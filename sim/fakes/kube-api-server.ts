@@ -461,15 +461,9 @@ export async function startKubeApiServer(
     return toJson(stored);
   };
 
-  const patchObject = (
-    resource: 'nodes' | 'pods',
-    key: string,
-    name: string,
-    contentType: string,
-    body: unknown,
-  ): JsonObject => {
-    const { object } = patchedObject(resource, key, name, contentType, body);
-    return storePatched(resource, key, name, object);
+  const patchNode = (name: string, contentType: string, body: unknown): JsonObject => {
+    const { object } = patchedObject('nodes', name, name, contentType, body);
+    return storePatched('nodes', name, name, object);
   };
 
   const checkPreconditions = (resource: string, name: string, stored: object, body: unknown) => {
@@ -988,7 +982,7 @@ export async function startKubeApiServer(
       if (rest.length !== 2 || name === undefined) throw unknownPath();
       if (method === 'GET') return { status: 200, body: getOne('nodes', name, name) };
       if (method === 'PATCH') {
-        return { status: 200, body: patchObject('nodes', name, name, contentType, body) };
+        return { status: 200, body: patchNode(name, contentType, body) };
       }
       if (method === 'DELETE') return { status: 200, body: deleteNode(name) };
       throw methodNotAllowed();
@@ -1046,13 +1040,7 @@ export async function startKubeApiServer(
         if (method !== 'POST') throw methodNotAllowed();
         return { status: 201, body: evictPod(namespace, name, body) };
       }
-      if (resource === 'pods' && rest.length === 4 && name !== undefined) {
-        const key = `${namespace}/${name}`;
-        if (method === 'PATCH') {
-          return { status: 200, body: patchObject('pods', key, name, contentType, body) };
-        }
-        if (method === 'DELETE') return { status: 200, body: deletePod(key, name, body) };
-      }
+      // Writes of pods and Services go through the admission chain (`admittedRoute`).
       if ((resource === 'pods' || resource === 'services') && rest.length <= 4) {
         if (method !== 'GET') throw methodNotAllowed();
         if (name === undefined) return { status: 200, body: list(resource, namespace, query) };
