@@ -46,24 +46,10 @@ import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
+import { conflictBackoffMs, TRANSACTION_ATTEMPTS, transactWrite } from './transact.js';
 import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK } = TABLE_SCHEMA;
-
-/**
- * Attempts of a write that lost a race with a concurrent transaction on the same item
- * (`TransactionConflict`): the other one has landed by the next attempt, which then meets its
- * condition or succeeds. A load balancer's count item is what a burst of claims meets on, so
- * there are as many as an allocation's lost races get (shared/hostports/allocator.ts).
- */
-export const MAX_CONFLICT_ATTEMPTS = 8;
-
-/**
- * Full-jitter backoff before attempt `attempt + 1`: up to 10, 20, 40, 80, 160 ms, then 200 ms;
- * at most 0.71 s over every attempt, well inside the admission webhook's timeout.
- */
-const conflictBackoffMs = (attempt: number, random: () => number): number =>
-  random() * Math.min(200, 10 * 2 ** (attempt - 1));
 
 /** Where the store lives, and how it waits between attempts. */
 export interface DynamoFrontStoreOptions extends TableLocation {
@@ -81,14 +67,6 @@ const loadBalancerKey = (arn: string): string => arn.split('/').slice(-2).join('
 
 /** A Query of every sort key starting `prefix` (begins_with, as the inclusive range it is). */
 const startingWith = (prefix: string) => ({ between: { from: prefix, to: `${prefix}\uffff` } });
-
-/** The transaction's per-item outcomes, when DynamoDB cancelled it. */
-function cancellationCodes(error: unknown): (string | undefined)[] | undefined {
-  if ((error as { name?: string }).name !== 'TransactionCanceledException') return undefined;
-  return (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons?.map(
-    (reason) => reason.Code,
-  );
-}
 
 /** `FrontStore` over one DynamoDB table, scoped to one cluster. */
 export class DynamoFrontStore implements FrontStore {
@@ -449,29 +427,17 @@ export class DynamoFrontStore implements FrontStore {
 
   /**
    * Sends the transaction; answers undefined when it landed, or the index of the first item
-   * whose condition refused it. A conflict with a concurrent transaction is retried (at most
-   * `MAX_CONFLICT_ATTEMPTS` attempts); every other error is thrown.
+   * whose condition refused it (../store/transact.ts retries conflicts, throws other errors).
    */
   async #transact(items: readonly TransactWriteItem[]): Promise<number | undefined> {
-    return this.#untilSettled(async () => {
-      try {
-        const out = await this.#client.send(
-          new TransactWriteItemsCommand({
-            TransactItems: [...items],
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-        );
-        this.meter.write(out.ConsumedCapacity);
-        return undefined;
-      } catch (error) {
-        const codes = cancellationCodes(error);
-        const refused = codes?.indexOf('ConditionalCheckFailed') ?? -1;
-        if (refused < 0) throw error;
-        // A cancelled transaction is billed twice the items' size, as a transaction is.
-        this.meter.failedWrite(2 * items.length);
-        return refused;
-      }
-    });
+    const target = {
+      client: this.#client,
+      meter: this.meter,
+      random: this.#random,
+      sleep: this.#sleep,
+    };
+    const outcome = await transactWrite(target, items);
+    return outcome.applied ? undefined : outcome.refused.indexOf(true);
   }
 
   /** Runs `write` again, after a jittered wait, while it loses to a concurrent transaction. */
@@ -480,9 +446,7 @@ export class DynamoFrontStore implements FrontStore {
       try {
         return await write();
       } catch (error) {
-        const conflict =
-          isTransactionConflict(error) || cancellationCodes(error)?.includes('TransactionConflict');
-        if (!conflict || attempt >= MAX_CONFLICT_ATTEMPTS) throw error;
+        if (!isTransactionConflict(error) || attempt >= TRANSACTION_ATTEMPTS) throw error;
         this.meter.failedWrite();
         await this.#sleep(conflictBackoffMs(attempt, this.#random));
       }

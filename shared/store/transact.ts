@@ -14,11 +14,19 @@ import {
 import { isTransactionConflict } from '../aws/error-codes.js';
 import type { CapacityMeter } from './capacity.js';
 
-/** Attempts of a transaction that keeps losing to concurrent ones on the same items. */
+/**
+ * Attempts of a write that keeps losing to concurrent transactions on the same items: the other
+ * one has landed by the next attempt, which then meets its condition or succeeds. A load
+ * balancer's count item is what a burst of listener claims meets on, so there are as many as an
+ * allocation's lost races get (shared/hostports/allocator.ts).
+ */
 export const TRANSACTION_ATTEMPTS = 8;
 
-/** Full-jitter backoff before attempt `attempt + 1`: up to 10, 20, 40, 80, 160, then 200 ms. */
-const backoffMs = (attempt: number, random: () => number): number =>
+/**
+ * Full-jitter backoff before attempt `attempt + 1`: up to 10, 20, 40, 80, 160 ms, then 200 ms;
+ * at most 0.71 s over every attempt, well inside the admission webhook's timeout.
+ */
+export const conflictBackoffMs = (attempt: number, random: () => number): number =>
   random() * Math.min(200, 10 * 2 ** (attempt - 1));
 
 /** How a transaction ended. */
@@ -77,7 +85,7 @@ export async function transactWrite(
         isTransactionConflict(error) || reasons?.some((r) => r.Code === 'TransactionConflict');
       if (conflict && attempt < TRANSACTION_ATTEMPTS) {
         target.meter.failedWrite();
-        await sleep(backoffMs(attempt, random));
+        await sleep(conflictBackoffMs(attempt, random));
         continue;
       }
       const refused = items.map((_, i) => reasons?.[i]?.Code === 'ConditionalCheckFailed');

@@ -14,7 +14,8 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { ListenerSlotTakenError } from '../../shared/fronts/errors.js';
-import { DynamoFrontStore, MAX_CONFLICT_ATTEMPTS } from '../../shared/store/dynamo-front-store.js';
+import { DynamoFrontStore } from '../../shared/store/dynamo-front-store.js';
+import { TRANSACTION_ATTEMPTS as MAX_CONFLICT_ATTEMPTS } from '../../shared/store/transact.js';
 
 const NLB =
   'arn:aws:elasticloadbalancing:eu-west-1:123456789012:loadbalancer/net/games-a/0123456789abcdef';
