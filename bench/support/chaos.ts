@@ -523,6 +523,9 @@ export async function runChaos(
   const eniDeps = { ...eni.deps, ec2: faults.gate(eni.deps.ec2) };
   /** Pods holding an IP, as the CNI saw its ADD answered. */
   const eniHolders = new Map<string, { readonly ip: string; readonly containerId: string }>();
+  type Holding = { readonly ip: string; readonly containerId: string };
+  const sameHolding = (now: Holding | undefined, then: Holding) =>
+    now?.ip === then.ip && now.containerId === then.containerId;
   /** DELs kubelet sends again later, after the IP may have gone to another pod. */
   const lateDels: { pod: string; ip: string; containerId: string }[] = [];
   const checkUniqueIp = (pod: string, ip: string) => {
@@ -580,10 +583,13 @@ export async function runChaos(
     if (!late) return eniAdd();
     count('ENI late DEL');
     const holder = { namespace: 'net', pod: late.pod, containerId: late.containerId };
+    // Who holds the address before the DEL: an ADD that gets it once the DEL freed it (the
+    // cooldown is 0) is no violation; one that held it all along is.
+    const before = [...eniHolders].filter(([, held]) => held.ip === late.ip);
     try {
       const { released } = await faults.invoke(() => releaseIp(eniDeps, 'node-a', late.ip, holder));
-      for (const [other, held] of eniHolders)
-        if (released && held.ip === late.ip)
+      for (const [other, held] of before)
+        if (released && sameHolding(eniHolders.get(other), held))
           violations.push(`a late DEL of ${late.pod} freed ${late.ip}, which ${other} holds`);
     } catch (error) {
       if (error instanceof IpHeldByAnotherError) count('ENI late DEL refused (409)');
