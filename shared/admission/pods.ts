@@ -37,11 +37,12 @@ import {
 } from '../hostports/patch.js';
 import { portsAsked, releaseQuota, withinQuota } from '../hostports/quota.js';
 import { PORTS_PATH, type PortSpec, parsePortSpecs } from '../hostports/spec.js';
+import type { PodPortRecord } from '../hostports/store.js';
 import { type AllocationCarriers, isSameCreate } from '../k8s/allocation-carriers.js';
 import { carriedAllocationId, newAllocationId } from '../vocabulary/allocation-id.js';
 import { ALLOCATION_ID_ANNOTATION, PORTS_ANNOTATION } from '../vocabulary/labels.js';
 import { annotationOf, objectAt, ownValueOf, stringAt } from '../vocabulary/opaque.js';
-import type { Owner } from '../vocabulary/owner.js';
+import { type Owner, sameObject } from '../vocabulary/owner.js';
 import { oversizedIdentity } from './bounds.js';
 import type { AdmissionHandler } from './dispatch.js';
 import { isRecordsPod } from './pod-identity.js';
@@ -154,7 +155,8 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
           { id: record.id, owner: record.pod, recordedAt: record.createdAt },
           podRef,
           deps.now(),
-        ))
+        )) &&
+        (await takenOver(record, podRef, request.dryRun === true))
       ) {
         const fronts = await listenersFor(record.id, podRef, specs, request.dryRun === true);
         if (typeof fronts === 'string') return deny(409, fronts);
@@ -207,6 +209,18 @@ export function podAdmission(deps: PodAdmissionDeps): AdmissionHandler {
       if (error instanceof HostPortQuotaError) return deny(403, error.message);
       throw error;
     }
+  }
+
+  /**
+   * Whether the CREATE `pod` now holds `record`: at once when it is the very object recorded; as
+   * a re-invocation (an unnamed pod under a new request) only once the record is handed to its
+   * request. No stored pod carried the id when that was decided, yet one may have been stored and
+   * deleted meanwhile, its DELETE's release still on its way: the hand-over and that release are
+   * conditioned on the same request, so exactly one of them lands.
+   */
+  async function takenOver(record: PodPortRecord, pod: Owner, dryRun: boolean): Promise<boolean> {
+    if (sameObject(record.pod, pod) || dryRun || pod.request === undefined) return true;
+    return deps.store.handOver(record.id, record.pod, pod.request);
   }
 
   /** Frees a refused CREATE's listener slots; the fronts pass frees them if this cannot. */

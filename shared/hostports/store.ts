@@ -58,14 +58,21 @@ export interface PodPortRecord {
 /**
  * Whether `record` is `pod`'s as a release must find it: its namespace, and its name (or, for a
  * record written before the apiserver named the pod, its `generateName`), and, when given,
- * written with `token`.
+ * written with `token`. An unnamed `pod` that names its CREATE request is that request's only:
+ * a release decided on the record as read loses to a re-invocation that took it over since.
  */
 export function isRecordOf(record: PodPortRecord, pod: Owner, token?: string): boolean {
   if (record.pod.namespace !== pod.namespace) return false;
   const unnamed =
     !!pod.generateName && record.pod.name === '' && record.pod.generateName === pod.generateName;
   if (record.pod.name !== pod.name && !unnamed) return false;
+  if (unnamedRequestOf(pod) !== undefined && record.pod.request !== pod.request) return false;
   return token === undefined || record.token === token;
+}
+
+/** The CREATE request an unnamed owner is known by, which a release of its record checks. */
+export function unnamedRequestOf(pod: Owner): string | undefined {
+  return pod.name === '' && pod.generateName ? pod.request : undefined;
 }
 
 /** Use counts of every port of a range as read, by offset from `range.first`. */
@@ -118,6 +125,14 @@ export interface HostPortStore {
    * a retried, repeated or concurrent delete gives back nothing more.
    */
   deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined>;
+  /**
+   * Hands the unnamed record under `id`, as read for `recorded`, to `request`, a re-invocation of
+   * its CREATE: only while it is still unnamed and `recorded.request`'s. False when it is not
+   * (gone, named, taken over meanwhile): nothing changed. A release of the record as read then
+   * finds it another request's, so no release decided before the hand-over frees what the
+   * re-invoked pod is told it holds.
+   */
+  handOver(id: string, recorded: Owner, request: string): Promise<boolean>;
   /**
    * Adds one use per held port, one write per count item, all in parallel. With `levels`
    * (`<range>#<port>` → the condition the choice set), a port's use is added only while its

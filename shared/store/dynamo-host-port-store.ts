@@ -64,6 +64,7 @@ import {
   type PodPortRecord,
   type RangeCounts,
   type UseLevel,
+  unnamedRequestOf,
 } from '../hostports/store.js';
 import type { Owner } from '../vocabulary/owner.js';
 import { CapacityMeter } from './capacity.js';
@@ -288,6 +289,35 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
     if (outcome.applied) return true;
     if (outcome.refused[0]) return false;
     throw new NamespaceQuotaFullError(namespace, Number(outcome.items[1]?.used?.N ?? 0));
+  }
+
+  async handOver(id: string, recorded: Owner, request: string): Promise<boolean> {
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: this.#recordKey(id),
+          UpdateExpression: 'SET #request = :handedTo',
+          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns AND #name = :unnamed AND #generateName = :generateName AND ${recorded.request === undefined ? 'attribute_not_exists(#request)' : '#request = :request'}`,
+          ExpressionAttributeNames: {
+            '#pk': PK,
+            '#ns': 'namespace',
+            '#name': 'name',
+            '#generateName': 'generateName',
+            '#request': 'request',
+          },
+          ExpressionAttributeValues: {
+            ':ns': { S: recorded.namespace },
+            ':unnamed': { S: '' },
+            ':generateName': { S: recorded.generateName ?? '' },
+            ':handedTo': { S: request },
+            ...(recorded.request === undefined ? {} : { ':request': { S: recorded.request } }),
+          },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+    return write.applied;
   }
 
   async learnName(id: string, pod: Owner): Promise<boolean> {
@@ -632,13 +662,15 @@ function recordOf(
   const samePod = pod.generateName
     ? '(#name = :name OR (#name = :unnamed AND #generateName = :generateName))'
     : '#name = :name';
+  const request = unnamedRequestOf(pod);
   return {
-    expression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${token === undefined ? '' : ' AND #token = :token'}`,
+    expression: `attribute_exists(#pk) AND #ns = :ns AND ${samePod}${request === undefined ? '' : ' AND #request = :request'}${token === undefined ? '' : ' AND #token = :token'}`,
     names: {
       '#pk': PK,
       '#ns': 'namespace',
       '#name': 'name',
       ...(pod.generateName ? { '#generateName': 'generateName' } : {}),
+      ...(request === undefined ? {} : { '#request': 'request' }),
       ...(token === undefined ? {} : { '#token': 'token' }),
     },
     values: {
@@ -647,6 +679,7 @@ function recordOf(
       ...(pod.generateName
         ? { ':unnamed': { S: '' }, ':generateName': { S: pod.generateName } }
         : {}),
+      ...(request === undefined ? {} : { ':request': { S: request } }),
       ...(token === undefined ? {} : { ':token': { S: token } }),
     },
   };

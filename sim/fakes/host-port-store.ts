@@ -94,6 +94,19 @@ export class MemoryHostPortStore implements HostPortStore, HostPortRepairStore {
     this.#records.set(record.id, record);
   }
 
+  async handOver(id: string, recorded: Owner, request: string): Promise<boolean> {
+    await this.#gate();
+    const stored = this.#records.get(id);
+    const same =
+      stored?.pod.name === '' &&
+      stored.pod.namespace === recorded.namespace &&
+      stored.pod.generateName === (recorded.generateName ?? '') &&
+      stored.pod.request === recorded.request;
+    if (!stored || !same) return false;
+    this.#records.set(id, { ...stored, pod: { ...stored.pod, request } });
+    return true;
+  }
+
   async deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined> {
     await this.#gate();
     const stored = this.#records.get(id);

@@ -6,7 +6,10 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podBindingAdmission } from '../../shared/admission/binding.js';
+import { podAdmission } from '../../shared/admission/pods.js';
 import { MalformedReviewError, parseAdmissionReview } from '../../shared/admission/review.js';
+import type { HostPortStore } from '../../shared/hostports/store.js';
+import { clusterCarriers } from '../../shared/k8s/allocation-carriers.js';
 import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import {
   allocationIdOf,
@@ -116,6 +119,65 @@ describe('pods created with generateName', () => {
     expect(await total(h)).toBe(2);
     await remove(h, a);
     expect(await total(h)).toBe(0);
+  });
+});
+
+describe('a re-invocation racing a DELETE the apiserver stopped waiting for', () => {
+  it('keeps either the release or the re-invoked pod, never a pod holding freed ports', async () => {
+    const h = await podHarness({ default: '7000-7009' });
+    const cluster = new FakeClusterApi();
+    // The unnamed release of the DELETE below waits here, as a webhook call still running after
+    // the apiserver gave up on it (failurePolicy Ignore) and deleted the pod anyway.
+    let reached!: () => void;
+    const atRelease = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    const release = h.store.deleteRecord.bind(h.store);
+    const store: HostPortStore = new Proxy(h.store, {
+      get(target, property) {
+        if (property === 'deleteRecord') {
+          return async (...args: Parameters<HostPortStore['deleteRecord']>) => {
+            if (args[1].name === '') {
+              reached();
+              await resumed;
+            }
+            return release(...args);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const handler = podAdmission({
+      config: h.config,
+      store,
+      carriers: clusterCarriers(cluster),
+      random: Math.random,
+      randomBytes: (size) => new Uint8Array(size).map(() => Math.floor(Math.random() * 256)),
+      now: () => 1_700_000_000_000,
+    });
+    const pod = gamePod(spec, { generateName: 'gs-' });
+    const first = patched(pod, await handler(podRequest(pod)));
+    const a = stored(first, 'gs-aaaaa');
+    cluster.withPods(a as V1Pod);
+    const deleting = handler(podRequest(a, { operation: 'DELETE' }));
+    await atRelease;
+    cluster.pods.clear();
+    // A copy of the pod, made before it went, created with no stored pod carrying its id: as
+    // far as berth can tell, a re-invocation of the first CREATE.
+    const copy = patched(copyOf(a), await handler(podRequest(copyOf(a))));
+    resume();
+    expect((await deleting).allowed).toBe(true);
+    const record = await h.store.getRecord(allocationIdOf(copy) ?? '');
+    // Whichever won, the ports the copy is told it holds are recorded and counted.
+    expect(new Set(record?.ports.map((p) => p.port))).toEqual(
+      new Set(Object.values(hostPortsOf(copy))),
+    );
+    expect(await total(h)).toBe(2);
   });
 });
 

@@ -218,6 +218,35 @@ export function hostPortStoreContract(
       expect(countAt(await store.readCounts(range), 7010)).toBe(0);
     });
 
+    it('hands an unnamed record to a re-invocation once, and a release decided before then loses', async () => {
+      const store = await make();
+      const first = {
+        kind: 'Pod' as const,
+        namespace: 'default',
+        name: '',
+        generateName: 'gs-',
+        request: 'uid-1',
+      };
+      await recordHostPorts(store, { ...record('a', [7010]), pod: first });
+      // Another namespace, generateName or request, or a record gone: nothing is handed over.
+      expect(await store.handOver('a', { ...first, namespace: 'games' }, 'uid-2')).toBe(false);
+      expect(await store.handOver('a', { ...first, generateName: 'lobby-' }, 'uid-2')).toBe(false);
+      expect(await store.handOver('a', { ...first, request: 'uid-9' }, 'uid-2')).toBe(false);
+      expect(await store.handOver('zzz', first, 'uid-2')).toBe(false);
+      expect(await store.handOver('a', first, 'uid-2')).toBe(true);
+      expect((await store.getRecord('a'))?.pod.request).toBe('uid-2');
+      // The same hand-over again finds the record another request's.
+      expect(await store.handOver('a', first, 'uid-3')).toBe(false);
+      // A release of the record as first read frees nothing; as handed over, everything.
+      expect(await releaseHostPorts({ store }, 'a', first)).toBeUndefined();
+      expect(countAt(await store.readCounts(range), 7010)).toBe(1);
+      expect((await releaseHostPorts({ store }, 'a', { ...first, request: 'uid-2' }))?.id).toBe(
+        'a',
+      );
+      expect(countAt(await store.readCounts(range), 7010)).toBe(0);
+      expect(await store.handOver('a', { ...first, request: 'uid-2' }, 'uid-4')).toBe(false);
+    });
+
     it('releases nothing for another namespace or an unknown id', async () => {
       const store = await make();
       await recordHostPorts(store, record('a', [7010], { namespace: 'games' }));

@@ -242,6 +242,7 @@ describe('host port allocation that fails', () => {
       getRecord: (id) => store.getRecord(id),
       putRecord: (record, quota) => store.putRecord(record, quota),
       deleteRecord: (id, pod, token) => store.deleteRecord(id, pod, token),
+      handOver: (id, recorded, request) => store.handOver(id, recorded, request),
       removeUses: (ports) => store.removeUses(ports),
       listRecords: () => store.listRecords(),
       adjustNamespaceUse: (namespace, delta, limit) =>
