@@ -25,7 +25,6 @@ import {
   GetItemCommand,
   PutItemCommand,
   type TransactWriteItem,
-  TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { isTransactionConflict } from '../aws/error-codes.js';
