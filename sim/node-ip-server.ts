@@ -4,6 +4,7 @@
  * the in-memory pool store behind it, and one node whose pool the ENI pass has filled.
  */
 import { nodeIpFault } from '../shared/app/eni-pass.js';
+import { handleNodeReport, handleNodeSet } from '../shared/eni/handout/node-api.js';
 import { runEniPass } from '../shared/eni/pass.js';
 import { handleAssignIp, handleLookUpIp, handleReleaseIp } from '../shared/eni/service.js';
 import { createHttpApi } from '../shared/http/api.js';
@@ -32,6 +33,8 @@ export function nodeIpApi(world: EniWorld) {
       assign: (node, body) => handleAssignIp(world.deps, node, body),
       release: (node, ip, holder) => handleReleaseIp(world.deps, node, ip, holder),
       lookUp: (node, holder) => handleLookUpIp(world.deps, node, holder),
+      nodeSet: (node) => handleNodeSet(world.deps, node),
+      nodeReport: (node, body) => handleNodeReport(world.deps, node, body),
     },
     classify: nodeIpFault,
   });

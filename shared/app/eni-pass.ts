@@ -18,6 +18,7 @@ import {
 import { ec2Client, SdkEc2Network } from '../ec2/sdk-ec2-network.js';
 import { type EniDeps, eniDeps } from '../eni/deps.js';
 import { EniRequestError } from '../eni/errors.js';
+import { handleNodeReport, handleNodeSet } from '../eni/handout/node-api.js';
 import {
   type EniPassSummary,
   handleInstanceStateChange,
@@ -193,6 +194,8 @@ export function eniRunner(
         release: (node, ip, holder) =>
           handleReleaseIp(invocation('request', brief), node, ip, holder),
         lookUp: (node, holder) => handleLookUpIp(invocation('request', brief), node, holder),
+        nodeSet: (node) => handleNodeSet(invocation('request', brief), node),
+        nodeReport: (node, body) => handleNodeReport(invocation('request', brief), node, body),
       };
     },
   };

@@ -48,6 +48,24 @@ export class AutoModeNodeError extends EniRequestError {
   }
 }
 
+/**
+ * The node's berth-cni hands its addresses out itself (its agent took the set): berth assigns
+ * none there per pod, since two allocators over one set could give one address twice. A plugin
+ * of the earlier way still installed retries until the new one serves the node.
+ */
+export class NodeHandsOutError extends EniRequestError {
+  readonly statusCode = 409;
+  override readonly retryAfterMs = 1000;
+  readonly node: string;
+  constructor(node: string) {
+    super(
+      `node ${node}: its berth-cni hands out the node's addresses itself; berth assigns none per pod there (update berth-cni on the node)`,
+    );
+    this.name = 'NodeHandsOutError';
+    this.node = node;
+  }
+}
+
 /** The node's pool has no IP to give: at instance capacity, or its subnet is out of addresses. */
 export class PoolExhaustedError extends EniRequestError {
   readonly statusCode = 409;

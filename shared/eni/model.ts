@@ -27,7 +27,24 @@ export interface PoolRecord {
   readonly createdAt: number;
   /** The node left the cluster: no refill, every idle IP is trimmed, then the ENIs go. */
   readonly draining: boolean;
+  /**
+   * `node`: the node's berth-cni hands the pool's free addresses out itself (its agent asked for
+   * the set), so berth assigns none per pod there and takes one back only once the node returns
+   * it (`handout/`). Absent: one berth call per pod, the earlier way.
+   */
+  readonly handout?: 'node';
+  /** The node's last report of its use, while it hands addresses out itself. */
+  readonly nodeUse?: NodeUse;
   readonly version: number;
+}
+
+/** What a node handing addresses out itself last reported (epoch ms, the node's clock). */
+export interface NodeUse {
+  readonly reportedAt: number;
+  /** Addresses a container holds, and since when. */
+  readonly leased: readonly { readonly ip: string; readonly since: number }[];
+  /** Addresses no container holds, and when their last holder let them go. */
+  readonly rested: readonly { readonly ip: string; readonly at: number }[];
 }
 
 /** A berth ENI attached to the pool's instance (the primary ENI is never recorded: berth leaves it alone). */
@@ -84,6 +101,13 @@ export interface IpRecord {
   readonly reservedUntil?: number;
   /** When the address was marked `draining` (the pass finishes an unassign older than a grace). */
   readonly drainingSince?: number;
+  /**
+   * On a pool its node hands out: when the pass asked for the free address back. The node then
+   * hands it out no more, and returns it once no container holds it.
+   */
+  readonly wantedSince?: number;
+  /** When the node returned the wanted address empty: only now may EC2 take it back. */
+  readonly returnedAt?: number;
   readonly createdAt: number;
   readonly version: number;
 }

@@ -19,6 +19,8 @@ import {
 import { isAutoModeNode } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import { type EniDeps, leaseHolder } from './deps.js';
+import { gateRelease } from './handout/handshake.js';
+import { markWanted } from './handout/node-api.js';
 import { poolInStep } from './in-step.js';
 import type { NodeState, PoolRecord } from './model.js';
 import { podKey } from './model.js';
@@ -327,14 +329,15 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
   if (pool.draining) counters.poolsDraining++;
   // A look without the lease first: a pool in step needs no writes at all (`in-step.ts`).
   const look = await deps.store.loadNode(pool.node, 'eventual');
-  const lookPlan = await planStoredPool(deps, pool, look, now);
+  const lookPlan = gateRelease(pool, await planStoredPool(deps, pool, look, now), look.ips, now);
   if (
+    lookPlan.marks.length === 0 &&
     poolInStep({
       pool,
       state: look,
       interfaces: ctx.interfaces,
       livePods: ctx.livePods,
-      plan: lookPlan,
+      plan: lookPlan.plan,
     })
   ) {
     counters.poolsInStep++;
@@ -365,7 +368,14 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
       );
       state = await reread(read, state);
     }
-    const plan = await planStoredPool(poolDeps, pool, state, deps.now());
+    const planAt = deps.now();
+    const { plan, marks } = gateRelease(
+      pool,
+      await planStoredPool(poolDeps, pool, state, planAt),
+      state.ips,
+      planAt,
+    );
+    await markWanted(poolDeps, pool.node, marks);
     const planned = watched.writes();
     if (!ctx.actions.budgetSpent) await applyPlan(poolDeps, pool, state, plan, ctx.actions);
     const after = await reread(planned, state);

@@ -7,6 +7,7 @@
 import { type EniDeps, leaseHolder } from './deps.js';
 import { PoolBusyError } from './errors.js';
 import { mayGrowDespiteMark } from './exhaustion-probe.js';
+import { nodeView } from './handout/view.js';
 import { intentAddresses, type NodeState, type PoolRecord } from './model.js';
 import { type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
 import { applyPlan, type EniFailure, newTally } from './pool-actions.js';
@@ -93,17 +94,19 @@ export async function planStoredPool(
   ]);
   const mayGrow =
     exhaustedUntil <= now || (await mayGrowDespiteMark(deps, pool, exhaustedUntil, now, waiting));
+  // A pool its node hands out is sized from what the node reported it holds.
+  const ips = nodeView(pool, state.ips);
   return planPool({
     limits: pool,
     enis: state.enis.filter((eni) => eni.state === 'attached'),
     pendingCreates: state.intents.map(intentAddresses),
-    ips: state.ips,
+    ips,
     policy: deps.policy,
     now,
     draining: pool.draining,
     mayGrow,
     growByPrefix: prefixesShortUntil !== undefined && prefixesShortUntil <= now,
-    waiting: waiting + surgeOf(state.ips, now),
+    waiting: waiting + surgeOf(ips, now),
   });
 }
 

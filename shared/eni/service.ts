@@ -22,6 +22,7 @@ import {
   EniConflictError,
   HolderContendedError,
   IpHeldByAnotherError,
+  NodeHandsOutError,
   NotAssignedError,
   PoolBusyError,
   PoolExhaustedError,
@@ -139,7 +140,7 @@ function parsed<T>(schema: z.ZodType<T>, input: unknown, what: string): T {
   throw new EniBadRequestError(problems.join('; '));
 }
 
-function checkNode(node: string): void {
+export function checkNode(node: string): void {
   if (!dnsSubdomain.safeParse(node).success) {
     throw new EniBadRequestError(`node: "${node}" is not a node name (a lower-case DNS subdomain)`);
   }
@@ -243,7 +244,7 @@ async function refuseAutoModeNode(deps: EniDeps, node: string): Promise<void> {
  * The node's pool, created on first use when the node is in the cluster (404 otherwise) and not
  * an EKS Auto Mode node (409: Auto Mode's own CNI gives its pods their IPs).
  */
-async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
+export async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
   // Eventually consistent (half the read units): the pool record only says where and how much;
   // every claim is conditional on the address record, and draining marks those records first.
   // A pool a second old that the look misses is created again, refused, and read strongly.
@@ -279,6 +280,7 @@ export async function assignIp(
   request: AssignRequest,
 ): Promise<IpAssignment> {
   const pool = await poolFor(deps, node);
+  if (pool.handout === 'node') throw new NodeHandsOutError(node);
   const key = podKey(request.namespace, request.pod);
   // Looked up only when a claim is due: a repeated request answers from the first read.
   let sticky = request.sticky;
@@ -304,6 +306,7 @@ export async function assignIp(
     for (const candidate of candidates.slice(0, CANDIDATES_PER_READ)) {
       try {
         await claim(deps, node, { key, containerId: request.containerId }, sticky, candidate, now);
+        await unlessHandedOver(deps, node, candidate);
         await refillAheadIfDue(deps, pool, state.ips, candidate, now);
         return answer(pool, state, candidate);
       } catch (error) {
@@ -317,6 +320,19 @@ export async function assignIp(
     }
   }
   throw await exhaustion(deps, pool);
+}
+
+/**
+ * Gives a claim back, and refuses the pod, when the node's berth-cni began handing the pool out
+ * itself while the claim was on its way: the node may have read the address as free before the
+ * claim landed. A claim that landed before the node's set was read shows in it as held.
+ */
+async function unlessHandedOver(deps: EniDeps, node: string, claimed: IpRecord): Promise<void> {
+  const pool = await deps.store.getPool(node);
+  if (pool?.handout !== 'node') return;
+  const record = await deps.store.getIp(node, claimed.ip);
+  if (record?.state === 'assigned') await releaseRecord(deps, node, record, deps.now());
+  throw new NodeHandsOutError(node);
 }
 
 /**
@@ -376,7 +392,7 @@ async function claim(
 }
 
 /** Grows the pool now, for a pod that found no ready IP; waits a little if another writer holds it. */
-async function refillNow(deps: EniDeps, pool: PoolRecord): Promise<void> {
+export async function refillNow(deps: EniDeps, pool: PoolRecord): Promise<void> {
   for (let wait = 0; wait <= LEASE_WAITS; wait++) {
     if ((await refillPool(deps, pool, 1)).outcome !== 'busy') return;
     // Another writer (the pass, or a concurrent refill) is growing this pool: give it a moment.

@@ -24,6 +24,10 @@ export interface NodeIpApi {
   release(node: string, ip: string, holder: Readonly<Record<string, string>>): Promise<unknown>;
   /** The address the holder the query names has, read only. */
   lookUp(node: string, holder: Readonly<Record<string, string>>): Promise<unknown>;
+  /** The node's set, for a node that hands its addresses out itself (its agent asks). */
+  nodeSet(node: string): Promise<unknown>;
+  /** Takes the node's report of its use (and returns, and a refill) and answers its set. */
+  nodeReport(node: string, body: unknown): Promise<unknown>;
 }
 
 /** What the routes call. */
@@ -119,6 +123,7 @@ const UNNAMED_STORE = "DynamoDB (berth's table)";
 const NOT_FOUND: HttpResponse = { statusCode: 404, headers: {}, body: '' };
 
 const NODE_IPS = /^\/v1\/nodes\/([^/]+)\/ips(?:\/([^/]+))?$/;
+const NODE_ADDRESSES = /^\/v1\/nodes\/([^/]+)\/addresses$/;
 
 /** Builds the request handler. Internal faults propagate, so the caller answers 500 and logs them. */
 export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Promise<HttpResponse> {
@@ -200,11 +205,31 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
       }
     }
     const nodeIps = NODE_IPS.exec(path);
-    if (nodeIps && !deps.nodeIps) {
+    const addresses = NODE_ADDRESSES.exec(path);
+    if ((nodeIps || addresses) && !deps.nodeIps) {
       return problem(
         503,
         'ENI IP assignment is not enabled here: it needs a cluster (--kubeconfig) and EC2 access',
       );
+    }
+    if (addresses && deps.nodeIps) {
+      const node = decoded(addresses[1] ?? '');
+      if (node === undefined)
+        return problem(400, `${path}: a path segment is not valid percent-encoding`);
+      if (method === 'GET') return json(200, await deps.nodeIps.nodeSet(node));
+      if (method === 'POST') {
+        let body: unknown;
+        try {
+          body = JSON.parse(request.body ?? '');
+        } catch {
+          return problem(
+            400,
+            'body is not JSON: send the node\'s report, {"leased": [...], "rested": [...], "returned": [...]}',
+          );
+        }
+        return json(200, await deps.nodeIps.nodeReport(node, body));
+      }
+      return problem(405, `${method} is not allowed on ${path}`);
     }
     if (nodeIps && deps.nodeIps) {
       const node = decoded(nodeIps[1] ?? '');

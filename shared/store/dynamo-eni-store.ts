@@ -29,6 +29,7 @@ import {
   type NodeItem,
   type NodeItemKey,
   type NodeState,
+  type NodeUse,
   type PoolRecord,
 } from '../eni/model.js';
 import {
@@ -131,7 +132,12 @@ export class DynamoEniStore implements EniStore {
 
   async putPool(pool: PoolRecord, expectedVersion: number): Promise<void> {
     // UpdateItem, not PutItem: the lease attributes on the same item must survive.
-    const fields = marshal({ ...pool, securityGroupIds: [...pool.securityGroupIds] });
+    // The node's report is one JSON attribute: read and written whole, never queried into.
+    const fields = marshal({
+      ...pool,
+      securityGroupIds: [...pool.securityGroupIds],
+      nodeUse: pool.nodeUse === undefined ? undefined : JSON.stringify(pool.nodeUse),
+    });
     const names: Record<string, string> = {};
     const values: Record<string, AttributeValue> = {};
     const sets = Object.entries(fields).map(([name, value], i) => {
@@ -424,7 +430,37 @@ function decodePool(item: Record<string, AttributeValue>): PoolRecord {
     ...(typeof f.maxPods === 'number' ? { maxPods: f.maxPods } : {}),
     createdAt: Number(f.createdAt ?? 0),
     draining: f.draining === true,
+    ...(f.handout === 'node' ? { handout: 'node' as const } : {}),
+    ...(nodeUseOf(f.nodeUse) ?? {}),
     version: Number(f.version ?? 0),
+  };
+}
+
+/** A pool's stored node report, as `{ nodeUse }`; undefined when there is none. */
+function nodeUseOf(value: unknown): { nodeUse: NodeUse } | undefined {
+  let json: unknown;
+  try {
+    json = typeof value === 'string' ? JSON.parse(value) : undefined;
+  } catch {
+    return undefined;
+  }
+  if (typeof json !== 'object' || json === null) return undefined;
+  const f = json as Record<string, unknown>;
+  const list = <T>(items: unknown, shape: (item: Record<string, unknown>) => T | undefined) =>
+    (Array.isArray(items) ? items : []).flatMap((item) => {
+      const entry = typeof item === 'object' && item !== null ? shape(item) : undefined;
+      return entry === undefined ? [] : [entry];
+    });
+  return {
+    nodeUse: {
+      reportedAt: Number(f.reportedAt ?? 0),
+      leased: list(f.leased, (e) =>
+        typeof e.ip === 'string' ? { ip: e.ip, since: Number(e.since ?? 0) } : undefined,
+      ),
+      rested: list(f.rested, (e) =>
+        typeof e.ip === 'string' ? { ip: e.ip, at: Number(e.at ?? 0) } : undefined,
+      ),
+    },
   };
 }
 
@@ -455,6 +491,8 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
       const assignedAt = num(f.assignedAt);
       const reservedUntil = num(f.reservedUntil);
       const drainingSince = num(f.drainingSince);
+      const wantedSince = num(f.wantedSince);
+      const returnedAt = num(f.returnedAt);
       const prefix = str(f.prefix);
       const releaseId = str(f.releaseId);
       return {
@@ -471,6 +509,8 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
         ...(releaseId === undefined ? {} : { releaseId }),
         ...(reservedUntil === undefined ? {} : { reservedUntil }),
         ...(drainingSince === undefined ? {} : { drainingSince }),
+        ...(wantedSince === undefined ? {} : { wantedSince }),
+        ...(returnedAt === undefined ? {} : { returnedAt }),
         createdAt: Number(f.createdAt ?? 0),
         version,
       };

@@ -85,6 +85,28 @@ export function eniStoreContract(name: string, make: () => Promise<EniStore>): v
       expect(state.intents).toEqual([intent]);
     });
 
+    it('round-trips what a node handing out its own addresses records: its report, wants, returns', async () => {
+      const handedOut: PoolRecord = {
+        ...pool,
+        node: 'node-h',
+        handout: 'node',
+        nodeUse: {
+          reportedAt: 2_000,
+          leased: [{ ip: '10.0.2.10', since: 1_500 }],
+          rested: [{ ip: '10.0.2.11', at: 1_600 }],
+        },
+      };
+      await store.putPool(handedOut, 0);
+      expect(await store.getPool('node-h')).toEqual(handedOut);
+      const wanted = ip('10.0.2.11', { wantedSince: 1_700 });
+      const returned = ip('10.0.2.12', { wantedSince: 1_700, returnedAt: 1_800 });
+      await store.commit('node-h', [
+        { put: wanted, expectedVersion: 0 },
+        { put: returned, expectedVersion: 0 },
+      ]);
+      expect((await store.loadNode('node-h')).ips).toEqual([wanted, returned]);
+    });
+
     it('grants a lease to one holder until it expires or is given back', async () => {
       await store.putPool({ ...pool, node: 'node-l' }, 0);
       expect(await store.tryLease('node-l', 'one', 100, 200)).toBe(true);
