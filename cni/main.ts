@@ -6,6 +6,8 @@
  */
 import { readInvocation } from './environment.js';
 import { CNI_ERROR, CniError, shown } from './errors.js';
+import { bootId } from './handout/boot.js';
+import { HandoutStore } from './handout/store.js';
 import { withHostLock } from './host-lock.js';
 import { iproute } from './host-network.js';
 import { parseNetworkConfig } from './netconf.js';
@@ -62,32 +64,45 @@ function fail(error: unknown, cniVersion: string): never {
   process.exit(1);
 }
 
-const stdin = await readStdin();
-let cniVersion = '1.0.0';
-try {
-  const declared = (JSON.parse(stdin) as { cniVersion?: unknown }).cniVersion;
-  if (typeof declared === 'string') cniVersion = declared;
-} catch {
-  // Reported by the command that needs the configuration.
+// The DaemonSet's agent runs the same bundle: `berth-cni.mjs agent`.
+if (process.argv[2] === 'agent') {
+  await import('./agent.js');
+} else {
+  await plugin();
 }
-const timeoutMs = configuredTimeout(stdin);
-const signal = AbortSignal.timeout(timeoutMs);
-// A last resort should anything ignore the signal: the runtime must get an answer in time.
-setTimeout(
-  () => fail(new CniError(CNI_ERROR.tryAgainLater, `no result within ${timeoutMs} ms`), cniVersion),
-  timeoutMs + 1_000,
-).unref();
-try {
-  const invocation = readInvocation(process.env);
-  print(
-    await runCommand(invocation, stdin, {
-      client: (config) => new NodeIpClient(config, signal),
-      host: iproute(signal),
-      locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
-      released: releasedSandboxes(RELEASED_DIR),
-    }),
-  );
-  process.exit(0);
-} catch (error) {
-  fail(error, cniVersion);
+
+async function plugin(): Promise<void> {
+  const stdin = await readStdin();
+  let cniVersion = '1.0.0';
+  try {
+    const declared = (JSON.parse(stdin) as { cniVersion?: unknown }).cniVersion;
+    if (typeof declared === 'string') cniVersion = declared;
+  } catch {
+    // Reported by the command that needs the configuration.
+  }
+  const timeoutMs = configuredTimeout(stdin);
+  const signal = AbortSignal.timeout(timeoutMs);
+  // A last resort should anything ignore the signal: the runtime must get an answer in time.
+  setTimeout(
+    () =>
+      fail(new CniError(CNI_ERROR.tryAgainLater, `no result within ${timeoutMs} ms`), cniVersion),
+    timeoutMs + 1_000,
+  ).unref();
+  try {
+    const invocation = readInvocation(process.env);
+    print(
+      await runCommand(invocation, stdin, {
+        client: (config) => new NodeIpClient(config, signal),
+        host: iproute(signal),
+        locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
+        released: releasedSandboxes(RELEASED_DIR),
+        handout: (config) => new HandoutStore(config.dataDir),
+        boot: await bootId(),
+        now: Date.now,
+      }),
+    );
+    process.exit(0);
+  } catch (error) {
+    fail(error, cniVersion);
+  }
 }

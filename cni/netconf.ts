@@ -40,6 +40,11 @@ export interface BerthIpamConfig {
   readonly routeTableBase: number;
   /** Whether the pod's traffic leaves through the ENI that owns its address (on by default). */
   readonly sourceRouting: boolean;
+  /**
+   * Where the node keeps the addresses it hands out (`handout/store.ts`): a directory that
+   * survives a reboot, shared by the plugin and the node agent.
+   */
+  readonly dataDir: string;
 }
 
 /** What the plugin reads from stdin. */
@@ -59,6 +64,7 @@ export interface PreviousResult {
 const DEFAULTS = {
   timeoutSeconds: 10,
   routeTableBase: 1000,
+  dataDir: '/var/lib/berth-cni',
 };
 
 /** Parses stdin; every problem is a CNI error naming the field. */
@@ -110,6 +116,10 @@ export function parseNetworkConfig(stdin: string): NetworkConfig {
   if (podGateway && parseIp(podGateway)?.family !== POOL_FAMILY) {
     problems.push(`ipam.podGateway: ${shown(podGateway)} is not an ${POOL_FAMILY} address`);
   }
+  const dataDir = text('dataDir', DEFAULTS.dataDir);
+  if (dataDir && !dataDir.startsWith('/')) {
+    problems.push(`ipam.dataDir: ${shown(dataDir)} must be an absolute path`);
+  }
   const sourceRouting = ipam.sourceRouting ?? true;
   if (typeof sourceRouting !== 'boolean')
     problems.push('ipam.sourceRouting: must be true or false');
@@ -124,6 +134,7 @@ export function parseNetworkConfig(stdin: string): NetworkConfig {
       podGateway,
       routeTableBase: number('routeTableBase', DEFAULTS.routeTableBase, 1, 2 ** 31 - 1000),
       sourceRouting: sourceRouting === true,
+      dataDir,
     },
     prevResult: previousResult(conf.prevResult),
   };

@@ -5,6 +5,7 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { type NodeReport, type NodeSet, parseNodeSet } from '../shared/eni/handout/wire.js';
 import type { PodRef } from './environment.js';
 import { CNI_ERROR, CniError, shown } from './errors.js';
 import { instanceIdentity } from './imds.js';
@@ -54,7 +55,7 @@ export class NodeIpClient {
       containerId: pod.containerId,
     });
     if (status === 200) return body;
-    throw refused('assign', status, body);
+    throw refused("assign the pod's address", status, body);
   }
 
   /** The holder's address, read only and unchecked as `assign`'s; undefined when it has none. */
@@ -63,7 +64,7 @@ export class NodeIpClient {
     if (status === 200) return body;
     // None, or a holder berth could never have given one (a name it refuses as malformed).
     if (status === 404 || status === 400) return undefined;
-    throw refused('look up', status, body);
+    throw refused("look up the pod's address", status, body);
   }
 
   /** Frees `ip` only while this holder has it. */
@@ -76,16 +77,29 @@ export class NodeIpClient {
       return (body as { released?: boolean }).released ? 'released' : 'already-free';
     if (status === 400) return 'refused';
     if (status === 409) return 'held-by-another';
-    throw refused('release', status, body);
+    throw refused("release the pod's address", status, body);
+  }
+
+  /** The node's set (`GET /v1/nodes/{node}/addresses`): from now on the node hands it out. */
+  async nodeSet(): Promise<NodeSet> {
+    const { status, body } = await this.#send('GET', '', undefined, 'addresses');
+    return setIn('learn', status, body);
+  }
+
+  /** Sends the node's report of its use (and returns, and a refill) and answers its set. */
+  async report(report: NodeReport): Promise<NodeSet> {
+    const { status, body } = await this.#send('POST', '', report, 'addresses');
+    return setIn('report', status, body);
   }
 
   async #send(
     method: OutgoingRequest['method'],
     suffix: string,
     json?: unknown,
+    route: 'ips' | 'addresses' = 'ips',
   ): Promise<{ status: number; body: unknown }> {
     const url = new URL(
-      `${this.#config.endpoint}/v1/nodes/${encodeURIComponent(this.#config.node)}/ips${suffix}`,
+      `${this.#config.endpoint}/v1/nodes/${encodeURIComponent(this.#config.node)}/${route}${suffix}`,
     );
     const unsigned: OutgoingRequest = {
       method,
@@ -125,6 +139,16 @@ export class NodeIpClient {
   }
 }
 
+/** The set in an answer; a refusal, or an answer that is not a set, as a CNI error. */
+function setIn(what: 'learn' | 'report', status: number, body: unknown): NodeSet {
+  if (status !== 200) throw refused(`${what} the node's addresses`, status, body);
+  const set = parseNodeSet(body);
+  if (set === undefined) {
+    throw new CniError(CNI_ERROR.internal, `berth answered no node set: ${textOf(body)}`);
+  }
+  return set;
+}
+
 function holderQuery(pod: PodRef): string {
   return new URLSearchParams({
     namespace: pod.namespace,
@@ -145,7 +169,7 @@ function refused(what: string, status: number, body: unknown): CniError {
       : textOf(body);
   return new CniError(
     status === 429 || status >= 500 ? CNI_ERROR.tryAgainLater : CNI_ERROR.refused,
-    `berth refused to ${what} the pod's address (HTTP ${status}): ${message}`,
+    `berth refused to ${what} (HTTP ${status}): ${message}`,
   );
 }
 

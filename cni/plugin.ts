@@ -5,9 +5,14 @@
  * by namespace, pod and container; the node keeps only which sandboxes' DELs it has completed
  * (`released.ts`), so that kubelet's repeated teardowns do not ask berth again.
  */
+
+import type { NodeSet } from '../shared/eni/handout/wire.js';
 import { answeredIp, checkedAssignment } from './answer.js';
 import { type Invocation, type PodRef, podOf } from './environment.js';
 import { CNI_ERROR, CniError } from './errors.js';
+import { reportOf } from './handout/agent.js';
+import { assignmentOf, freeAddress, type Taker, takeAddress } from './handout/handout.js';
+import type { HandoutStore } from './handout/store.js';
 import type { LockMode } from './host-lock.js';
 import type { HostNetwork } from './host-network.js';
 import {
@@ -24,6 +29,14 @@ import { type PodRoute, planAdd, planDelete, routingProblems } from './source-ro
 /** What the commands act through. */
 export interface PluginDeps {
   readonly client: (config: BerthIpamConfig) => NodeIpClient;
+  /**
+   * The node's handout files: once the agent learned the node's set there, the node hands its
+   * addresses out itself; before, every ADD asks berth (the earlier way).
+   */
+  readonly handout: (config: BerthIpamConfig) => HandoutStore;
+  /** This boot of the node (`/proc/sys/kernel/random/boot_id`), which a lease records. */
+  readonly boot: string;
+  readonly now: () => number;
   readonly host: HostNetwork;
   /** Runs `work` holding the node's routing lock, shared (ADD, CHECK) or exclusive (DEL). */
   readonly locked: <T>(mode: LockMode, work: () => Promise<T>) => Promise<T>;
@@ -44,17 +57,26 @@ export async function runCommand(
   const config = parseNetworkConfig(stdin);
   const client = deps.client(config.ipam);
   switch (invocation.command) {
-    case 'ADD':
-      return add(config, podOf(invocation), client, deps);
+    case 'ADD': {
+      const pod = podOf(invocation);
+      const local = await onNode(config, invocation, pod, deps);
+      return local ? addOnNode(config, local, client, deps) : add(config, pod, client, deps);
+    }
     case 'DEL': {
       // A DEL succeeds for what was never set up (CNI 1.0.0): with no pod named, nothing was.
       const pod = podOf(invocation, { optional: true });
-      if (pod) await del(config, pod, client, deps);
+      if (!pod) return undefined;
+      const local = await onNode(config, invocation, pod, deps);
+      if (!local || !(await delOnNode(config, local, deps))) await del(config, pod, client, deps);
       return undefined;
     }
-    case 'CHECK':
-      await check(config, podOf(invocation), client, deps);
+    case 'CHECK': {
+      const pod = podOf(invocation);
+      const local = await onNode(config, invocation, pod, deps);
+      if (!local || !(await checkOnNode(config, local, deps)))
+        await check(config, pod, client, deps);
       return undefined;
+    }
   }
 }
 
@@ -74,6 +96,131 @@ function version(stdin: string): Output {
     // VERSION may come with no configuration at all.
   }
   return { cniVersion, supportedVersions: [...SUPPORTED_VERSIONS] };
+}
+
+/** A command on a node that hands its addresses out itself: its files, set and taker. */
+interface OnNode {
+  readonly store: HandoutStore;
+  readonly set: NodeSet;
+  readonly taker: Taker;
+  readonly pod: PodRef;
+}
+
+/** The node's handout, once its agent learned the node's set; undefined before (the earlier way). */
+async function onNode(
+  config: NetworkConfig,
+  invocation: Invocation,
+  pod: PodRef,
+  deps: PluginDeps,
+): Promise<OnNode | undefined> {
+  const store = deps.handout(config.ipam);
+  const set = await store.readSet().catch((error: unknown) => {
+    throw new CniError(
+      CNI_ERROR.ioFailure,
+      `cannot read the node's address set under ${store.root}`,
+      error instanceof Error ? error.message : String(error),
+    );
+  });
+  if (set === undefined) return undefined;
+  const taker = {
+    pod: `${pod.namespace}/${pod.name}`,
+    containerId: pod.containerId,
+    ifName: invocation.ifname,
+  };
+  return { store, set, taker, pod };
+}
+
+/**
+ * ADD from the node's own set: no berth call while an address is free. With none free, one
+ * report asks berth for a refill, and the ADD takes from the set it answers, or is told to try
+ * again later (error 11).
+ */
+async function addOnNode(
+  config: NetworkConfig,
+  local: OnNode,
+  client: NodeIpClient,
+  deps: PluginDeps,
+): Promise<Output> {
+  const { store, taker } = local;
+  const take = (set: NodeSet) =>
+    deps.locked('shared', () => takeAddress(store, set, taker, deps.boot, deps.now()));
+  let set = local.set;
+  let address = await take(set);
+  if (address === undefined) {
+    set = await store.writeSet(await client.report(await reportOf(store, true)));
+    address = await take(set);
+  }
+  if (address === undefined) {
+    throw new CniError(
+      CNI_ERROR.tryAgainLater,
+      `no free address on node ${config.ipam.node}: berth was asked for more; the runtime retries`,
+    );
+  }
+  const taken = address;
+  const giveUp = () =>
+    deps.locked('exclusive', () => store.dropLease(taken.ip, taker.containerId, taker.ifName));
+  let assignment: Assignment;
+  try {
+    assignment = checkedAssignment(assignmentOf(set, taken), config.ipam);
+    if (routedThroughItsEni(config, assignment)) {
+      const route = await podRoute(assignment, config.ipam, deps.host);
+      await deps.locked('shared', async () =>
+        deps.host.run(planAdd(await deps.host.rules(), route)),
+      );
+    }
+  } catch (error) {
+    // Nothing half-done: the lease goes, and the runtime retries.
+    await giveUp().catch(() => undefined);
+    throw error;
+  }
+  return ipamResult(config.cniVersion, assignment, config.ipam.podGateway);
+}
+
+/**
+ * DEL on the node: frees the container's lease (never another container's) and its routing.
+ * False when the container holds no lease here but the cached address is one a pod holds the
+ * earlier way, which berth releases.
+ */
+async function delOnNode(config: NetworkConfig, local: OnNode, deps: PluginDeps): Promise<boolean> {
+  const { store, taker, set } = local;
+  const cached = config.prevResult?.ips[0]?.address.split('/')[0];
+  const freed = await deps.locked('exclusive', async () => {
+    const ip = await freeAddress(store, taker, cached, deps.now());
+    const onSecondary = set.addresses.find((a) => a.ip === ip)?.deviceIndex ?? 0;
+    if (ip !== undefined && config.ipam.sourceRouting && onSecondary > 0) {
+      await deps.host.run(planDelete(await deps.host.rules(), ip));
+    }
+    return ip;
+  });
+  if (freed !== undefined) {
+    await deps.released.record(local.pod);
+    return true;
+  }
+  const earlier =
+    cached === undefined || set.addresses.find((a) => a.ip === cached)?.state === 'held';
+  return !earlier;
+}
+
+/** CHECK on the node: the container's lease is the cached address, and its routing is in place. */
+async function checkOnNode(
+  config: NetworkConfig,
+  local: OnNode,
+  deps: PluginDeps,
+): Promise<boolean> {
+  const { store, taker, set } = local;
+  const lease = await store.leaseOf(taker.containerId, taker.ifName);
+  if (lease === undefined) return false;
+  const cached = config.prevResult?.ips[0]?.address.split('/')[0];
+  if (cached !== undefined && cached !== lease.ip) {
+    throw new CniError(
+      CNI_ERROR.mismatch,
+      `the pod has ${cached}, but the node leased ${lease.ip} to ${taker.pod} (container ${taker.containerId})`,
+    );
+  }
+  const address = set.addresses.find((a) => a.ip === lease.ip);
+  if (address === undefined) return true;
+  await checkRouting(config, checkedAssignment(assignmentOf(set, address), config.ipam), deps);
+  return true;
 }
 
 async function add(
@@ -164,6 +311,15 @@ async function check(
       `the pod has ${cached}, but berth assigned ${assignment.ip} to ${pod.namespace}/${pod.name}`,
     );
   }
+  await checkRouting(config, assignment, deps);
+}
+
+/** The pod's routing through its address's ENI, when it needs one, is in place. */
+async function checkRouting(
+  config: NetworkConfig,
+  assignment: Assignment,
+  deps: PluginDeps,
+): Promise<void> {
   if (!routedThroughItsEni(config, assignment)) return;
   const route = await podRoute(assignment, config.ipam, deps.host);
   const problems = routingProblems(

@@ -17,6 +17,10 @@ export const CNI_RUNTIME_IMAGE = 'public.ecr.aws/docker/library/node:24-bookworm
 export const CNI_CONFIG_FILE = '05-berth.conflist';
 const NAME = 'berth-cni';
 const NAMESPACE = 'kube-system';
+/** The node's handout files (cni/handout/store.ts), the plugin's `ipam.dataDir` default. */
+const HANDOUT_DIR = '/var/lib/berth-cni';
+/** The node's lock, which the plugin and the agent share (cni/main.ts). */
+const LOCK_FILE = '/run/berth-cni.lock';
 
 /** How nodes reach berth's node IP API. */
 export interface CniTarget {
@@ -146,6 +150,21 @@ export function cniManifests(
           ],
           containers: [
             {
+              // The node agent: learns the node's address set, returns what berth wants back
+              // and reports the node's use (cni/agent.ts); the same bundle as the plugin.
+              name: 'agent',
+              image: CNI_RUNTIME_IMAGE,
+              command: ['node', '/config/berth-cni.mjs', 'agent'],
+              volumeMounts: [
+                ...mounts,
+                { name: 'config', mountPath: '/config', readOnly: true },
+                { name: 'handout', mountPath: HANDOUT_DIR },
+                { name: 'lock', mountPath: LOCK_FILE },
+              ],
+              resources: { requests: { cpu: '5m', memory: '32Mi' }, limits: { memory: '96Mi' } },
+              securityContext: { runAsUser: 0 },
+            },
+            {
               name: 'uninstall-on-exit',
               image: CNI_RUNTIME_IMAGE,
               command: ['sh', '-c', UNINSTALL_ON_EXIT],
@@ -158,6 +177,9 @@ export function cniManifests(
             { name: 'cni-bin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } },
             { name: 'cni-net', hostPath: { path: '/etc/cni/net.d', type: 'DirectoryOrCreate' } },
             { name: 'config', configMap: { name: NAME } },
+            // Survives a reboot: the leases say which container holds which address.
+            { name: 'handout', hostPath: { path: HANDOUT_DIR, type: 'DirectoryOrCreate' } },
+            { name: 'lock', hostPath: { path: LOCK_FILE, type: 'FileOrCreate' } },
           ],
         },
       },

@@ -4,7 +4,7 @@ import { CniError } from '../../cni/errors.js';
 import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
-import { releasedInMemory } from './released-memory.js';
+import { earlierWay, releasedInMemory } from './released-memory.js';
 
 const good = {
   ip: '10.0.0.17',
@@ -51,6 +51,7 @@ function node(answer: unknown) {
     host,
     locked: <T>(_mode: string, work: () => Promise<T>) => work(),
     released: releasedInMemory(),
+    ...earlierWay,
   };
   return { deps, touched, released };
 }

@@ -28,6 +28,7 @@ beforeAll(async () => {
       auth: { kind: 'none' },
       timeoutMs: 10_000,
       podGateway: undefined,
+      dataDir: '/var/lib/berth-cni',
       routeTableBase: 1000,
       sourceRouting: true,
     },

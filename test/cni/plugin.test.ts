@@ -5,7 +5,7 @@ import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient, ReleaseOutcome } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
 import type { IpCommand, Rule } from '../../cni/source-routing.js';
-import { releasedInMemory } from './released-memory.js';
+import { earlierWay, releasedInMemory } from './released-memory.js';
 
 const assignment = {
   ip: '10.0.0.17',
@@ -75,6 +75,7 @@ describe('berth-cni commands', () => {
       host,
       locked,
       released: releasedInMemory(),
+      ...earlierWay,
     });
     expect(result).toMatchObject({ ips: [{ address: '10.0.0.17/24', gateway: '10.0.0.3' }] });
     expect(rules).toEqual([
@@ -91,6 +92,7 @@ describe('berth-cni commands', () => {
       host,
       locked,
       released: releasedInMemory(),
+      ...earlierWay,
     }).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(CniError);
     expect((failed as CniError).code).toBe(101);
@@ -107,6 +109,7 @@ describe('berth-cni commands', () => {
       host,
       locked,
       released: releasedInMemory(),
+      ...earlierWay,
     }).catch((error: unknown) => error);
     expect((failed as CniError).code).toBe(11);
     expect(released).toEqual(['10.0.0.17']);
@@ -126,6 +129,7 @@ describe('berth-cni commands', () => {
         host,
         locked,
         released: releasedInMemory(),
+        ...earlierWay,
       } as unknown as Parameters<typeof runCommand>[2];
       const result = await runCommand(invocation('ADD'), stdin(), deps);
       expect(result).toMatchObject({ ips: [{ address: '10.0.0.17/24' }] });
@@ -149,6 +153,7 @@ describe('berth-cni commands', () => {
         host,
         locked,
         released: releasedInMemory(),
+        ...earlierWay,
       });
       const prevResult = { ips: [{ address: '10.0.0.17/24' }] };
       await runCommand(invocation('DEL'), stdin({ prevResult }), {
@@ -156,6 +161,7 @@ describe('berth-cni commands', () => {
         host,
         locked,
         released: releasedInMemory(),
+        ...earlierWay,
       });
       expect(rules, outcome).toHaveLength(left);
     }
@@ -178,7 +184,7 @@ describe('berth-cni commands', () => {
         return 'released';
       },
     } as unknown as NodeIpClient;
-    const deps = { client: () => flaky, host, locked, released };
+    const deps = { client: () => flaky, host, locked, released, ...earlierWay };
     await expect(runCommand(invocation('DEL'), stdin(), deps)).rejects.toThrow(/did not answer/);
     expect(released.keys.size).toBe(0);
     failing = false;
@@ -198,6 +204,7 @@ describe('berth-cni commands', () => {
       host,
       locked,
       released: releasedInMemory(),
+      ...earlierWay,
     }).catch((error: unknown) => error);
     expect((failed as CniError).code).toBe(102);
     expect((failed as CniError).message).toMatch(/no rule "to 10\.0\.0\.17 lookup main"/);

@@ -1,4 +1,7 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { PodRef } from '../../cni/environment.js';
+import { HandoutStore } from '../../cni/handout/store.js';
 import type { ReleasedSandboxes } from '../../cni/released.js';
 
 /** The node's records of completed DELs, in memory; `keys` shows what is recorded. */
@@ -12,3 +15,13 @@ export function releasedInMemory(): ReleasedSandboxes & { readonly keys: Set<str
     forget: async (pod) => void keys.delete(key(pod)),
   };
 }
+
+/**
+ * The handout deps of a node whose agent never learned a set (a directory that does not exist):
+ * every command goes to berth, the earlier way.
+ */
+export const earlierWay = {
+  handout: () => new HandoutStore(join(tmpdir(), `berth-cni-no-set-${process.pid}`)),
+  boot: 'test-boot',
+  now: Date.now,
+};

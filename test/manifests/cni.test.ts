@@ -95,7 +95,18 @@ describe('berth manifests --cni', () => {
     const hostPaths = pod.volumes.flatMap((v: { hostPath?: { path: string } }) =>
       v.hostPath ? [v.hostPath.path] : [],
     );
-    expect(hostPaths.sort()).toEqual(['/etc/cni/net.d', '/opt/cni/bin']);
+    expect(hostPaths.sort()).toEqual([
+      '/etc/cni/net.d',
+      '/opt/cni/bin',
+      '/run/berth-cni.lock',
+      '/var/lib/berth-cni',
+    ]);
+    // The node agent runs the same bundle, with the node's handout files and lock.
+    const agent = pod.containers.find((c: { name: string }) => c.name === 'agent');
+    expect(agent.command).toEqual(['node', '/config/berth-cni.mjs', 'agent']);
+    expect(agent.volumeMounts.map((m: { mountPath: string }) => m.mountPath)).toEqual(
+      expect.arrayContaining(['/var/lib/berth-cni', '/run/berth-cni.lock', '/host/etc/cni/net.d']),
+    );
   });
 
   it('takes the node IP API of --url (SigV4 for a function URL, plain otherwise) or of --local, and another node selector', async () => {

@@ -1,0 +1,220 @@
+/**
+ * The node's durable record of the addresses it hands out, under one directory that survives a
+ * restart of the agent and a reboot of the node (`/var/lib/berth-cni` by default), as the
+ * reference `host-local` IPAM keeps `/var/lib/cni/networks/<network>` (containernetworking/
+ * plugins plugins/ipam/host-local/backend/disk/backend.go at v1.5.1: one file per address,
+ * created only if absent, naming its container and interface):
+ *
+ * - `set.json`: the node's set as berth last gave it (written whole, by rename);
+ * - `leases/<ip>`: the container and interface holding the address, created exclusively
+ *   (`O_EXCL`), so two containers can never hold one address whatever runs at once or crashes;
+ * - `rested/<ip>`: the last release (pod and time), for the cooldown and sticky reuse;
+ * - `returned/<ip>`: a wanted address the node returns to berth, by the record it returns.
+ *
+ * A lease is removed only by the DEL of its own container (under the node's exclusive lock), or
+ * by the agent for a container of an earlier boot: a reboot ends every container.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type NodeSet, parseNodeSet } from '../../shared/eni/handout/wire.js';
+import type { NodeUseNow, Rest } from './choice.js';
+
+/** One container's hold on one address. */
+export interface Lease {
+  readonly ip: string;
+  readonly containerId: string;
+  readonly ifName: string;
+  /** The pod, `namespace/name`. */
+  readonly pod: string;
+  /** Epoch ms. */
+  readonly since: number;
+  /** The boot the lease was made in (`/proc/sys/kernel/random/boot_id`). */
+  readonly boot: string;
+}
+
+/** How far a return has come: written before the node checks it is empty, then confirmed so. */
+export type ReturnStage = 'checking' | 'empty';
+
+/** A wanted address the node is returning. */
+export interface Return {
+  readonly ip: string;
+  /** The record returned (berth's `createdAt`): a record made since is a new address. */
+  readonly createdAt: number;
+  readonly stage: ReturnStage;
+}
+
+/** Whether `error` is a filesystem error with `code`. */
+const isCode = (error: unknown, code: string) => (error as { code?: unknown })?.code === code;
+
+/** An IPv4 address as a file name: only digits and dots ever reach the path. */
+function fileName(ip: string): string {
+  if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(ip)) throw new RangeError(`not an IPv4 address: ${ip}`);
+  return ip;
+}
+
+/** The node's handout files under `root`. */
+export class HandoutStore {
+  readonly #root: string;
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  get root(): string {
+    return this.#root;
+  }
+
+  /** The set last learned; undefined before the agent first learned one (the earlier way). */
+  async readSet(): Promise<NodeSet | undefined> {
+    const text = await readFile(join(this.#root, 'set.json'), 'utf8').catch((error) => {
+      if (isCode(error, 'ENOENT')) return undefined;
+      throw error;
+    });
+    return text === undefined ? undefined : parseNodeSet(JSON.parse(text));
+  }
+
+  /** Keeps `set` unless the one on disk is newer; answers the set kept. */
+  async writeSet(set: NodeSet): Promise<NodeSet> {
+    const current = await this.readSet().catch(() => undefined);
+    if (current !== undefined && current.asOf > set.asOf) return current;
+    await this.#writeWhole('set.json', JSON.stringify(set));
+    return set;
+  }
+
+  /** Every lease on the node. */
+  async leases(): Promise<Lease[]> {
+    return this.#readAll<Lease>('leases');
+  }
+
+  /** The lease of one container's interface, if it holds one. */
+  async leaseOf(containerId: string, ifName: string): Promise<Lease | undefined> {
+    return (await this.leases()).find((l) => l.containerId === containerId && l.ifName === ifName);
+  }
+
+  /** Takes `lease.ip` for its container: false when another container holds it already. */
+  async tryLease(lease: Lease): Promise<boolean> {
+    const directory = join(this.#root, 'leases');
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+    let file: Awaited<ReturnType<typeof open>>;
+    try {
+      file = await open(join(directory, fileName(lease.ip)), 'wx', 0o600);
+    } catch (error) {
+      if (isCode(error, 'EEXIST')) return false;
+      throw error;
+    }
+    try {
+      await file.writeFile(JSON.stringify(lease));
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    return true;
+  }
+
+  /** Removes the lease of `ip` only while `containerId`'s interface holds it. */
+  async dropLease(ip: string, containerId: string, ifName: string): Promise<boolean> {
+    const path = join(this.#root, 'leases', fileName(ip));
+    const lease = await readJson<Lease>(path);
+    if (lease?.containerId !== containerId || lease.ifName !== ifName) return false;
+    await rm(path, { force: true });
+    return true;
+  }
+
+  /** Removes every lease made in a boot other than `boot`: no container outlives a reboot. */
+  async dropLeasesNotOf(boot: string): Promise<number> {
+    let dropped = 0;
+    for (const lease of await this.leases()) {
+      if (lease.boot === boot) continue;
+      await rm(join(this.#root, 'leases', fileName(lease.ip)), { force: true });
+      dropped++;
+    }
+    return dropped;
+  }
+
+  /** Records `ip`'s release by `pod` at `at`. */
+  async rest(ip: string, rest: Rest): Promise<void> {
+    await this.#writeWhole(join('rested', fileName(ip)), JSON.stringify(rest));
+  }
+
+  /** The last release of every address released on the node. */
+  async rested(): Promise<Map<string, Rest>> {
+    const entries = await this.#readAllNamed<Rest>('rested');
+    return new Map(entries);
+  }
+
+  /** The returns under way or made. */
+  async returns(): Promise<Return[]> {
+    return this.#readAll<Return>('returned');
+  }
+
+  /** Records a return at `stage` (durably: a confirmed return must survive a reboot). */
+  async markReturn(entry: Return): Promise<void> {
+    await this.#writeWhole(join('returned', fileName(entry.ip)), JSON.stringify(entry));
+  }
+
+  /** Forgets a return: called off while checking, or its address gone from the set. */
+  async forgetReturn(ip: string): Promise<void> {
+    await rm(join(this.#root, 'returned', fileName(ip)), { force: true });
+  }
+
+  /** The node's use as the files say it now. */
+  async use(): Promise<NodeUseNow> {
+    const [leases, returns, rested] = await Promise.all([
+      this.leases(),
+      this.returns(),
+      this.rested(),
+    ]);
+    return {
+      leased: new Set(leases.map((l) => l.ip)),
+      returned: new Map(returns.map((r) => [r.ip, r.createdAt])),
+      rested,
+    };
+  }
+
+  /** Writes a file whole: a reader sees the old content or the new, never part of either. */
+  async #writeWhole(relative: string, content: string): Promise<void> {
+    const path = join(this.#root, relative);
+    const directory = join(path, '..');
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+    const temporary = join(directory, `.${randomBytes(6).toString('hex')}.tmp`);
+    const file = await open(temporary, 'w', 0o600);
+    try {
+      await file.writeFile(content);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, path);
+    const parent = await open(directory, 'r');
+    await parent.sync().finally(() => parent.close());
+  }
+
+  async #readAll<T>(directory: string): Promise<T[]> {
+    return (await this.#readAllNamed<T>(directory)).map(([, value]) => value);
+  }
+
+  async #readAllNamed<T>(directory: string): Promise<[string, T][]> {
+    const path = join(this.#root, directory);
+    const names = await readdir(path).catch((error) => {
+      if (isCode(error, 'ENOENT')) return [] as string[];
+      throw error;
+    });
+    const read = await Promise.all(
+      names
+        .filter((name) => !name.startsWith('.'))
+        .map(async (name) => [name, await readJson<T>(join(path, name))] as const),
+    );
+    return read.flatMap(([name, value]) => (value === undefined ? [] : [[name, value]]));
+  }
+}
+
+/** A JSON file's content; undefined when it is absent, or was left half-written by a crash. */
+async function readJson<T>(path: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as T;
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * berth-cni handing out the node's own addresses (contract sections 8 and 12): ADD and DEL call
+ * no berth endpoint while an address is free, a DEL frees only its own container's address, the
+ * agent returns only what no container holds, and pods start while berth is unreachable.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { networkConfig } from '../../bench/support/cni-plugin.js';
+import type { Invocation } from '../../cni/environment.js';
+import { agentPass, reportDue } from '../../cni/handout/agent.js';
+import { HandoutStore } from '../../cni/handout/store.js';
+import type { HostNetwork } from '../../cni/host-network.js';
+import { parseNetworkConfig } from '../../cni/netconf.js';
+import { NodeIpClient } from '../../cni/node-ip-client.js';
+import { runCommand } from '../../cni/plugin.js';
+import type { NodeSet } from '../../shared/eni/handout/wire.js';
+import { runEniPass } from '../../shared/eni/pass.js';
+import { ENI_TIMINGS } from '../../shared/eni/policy.js';
+import { NODE, startNodeIpServer } from '../../sim/node-ip-server.js';
+import { releasedInMemory } from './released-memory.js';
+
+const host: HostNetwork = {
+  rules: async () => [],
+  routes: async () => [],
+  linkByMac: async () => 'eth0',
+  run: async () => undefined,
+};
+const locked = <T>(_mode: string, work: () => Promise<T>) => work();
+
+function invocation(command: Invocation['command'], containerId: string, pod = containerId) {
+  return {
+    command,
+    containerId,
+    netns: `/var/run/netns/${containerId}`,
+    ifname: 'eth0',
+    args: new Map([
+      ['K8S_POD_NAMESPACE', 'games'],
+      ['K8S_POD_NAME', pod],
+    ]),
+  };
+}
+
+function set(addresses: { ip: string; state?: 'free' | 'held' | 'wanted' }[], asOf = 1): NodeSet {
+  return {
+    node: 'node-a',
+    asOf,
+    subnetCidr: '10.0.0.0/24',
+    gateway: '10.0.0.1',
+    cooldownSeconds: 30,
+    stickySeconds: 0,
+    addresses: addresses.map((a) => ({
+      ip: a.ip,
+      eniId: 'eni-0',
+      deviceIndex: 0,
+      createdAt: 1,
+      state: a.state ?? 'free',
+    })),
+  };
+}
+
+async function node(endpoint = 'http://127.0.0.1:9') {
+  const dataDir = await mkdtemp(join(tmpdir(), 'berth-cni-'));
+  const store = new HandoutStore(dataDir);
+  let clock = 1_000_000;
+  const stdin = (extra: Record<string, unknown> = {}) =>
+    networkConfig({ endpoint, node: NODE, dataDir, timeoutSeconds: 2 }, extra);
+  const client = new NodeIpClient(parseNetworkConfig(stdin()).ipam, AbortSignal.timeout(10_000));
+  const deps = {
+    client: () => client,
+    host,
+    locked,
+    released: releasedInMemory(),
+    handout: () => store,
+    boot: 'boot-1',
+    now: () => clock,
+  };
+  const run = (command: Invocation['command'], container: string, extra = {}, pod?: string) =>
+    runCommand(invocation(command, container, pod), stdin(extra), deps);
+  const ipOf = (result: unknown) =>
+    ((result as { ips: { address: string }[] }).ips[0]?.address ?? '').split('/')[0];
+  return {
+    store,
+    client,
+    run,
+    ipOf,
+    advance: (ms: number) => {
+      clock += ms;
+    },
+  };
+}
+
+describe('berth-cni handing out the node’s addresses', () => {
+  it('gives each container its own address with berth unreachable, and the same one again on a repeat', async () => {
+    const n = await node();
+    await n.store.writeSet(set([{ ip: '10.0.0.10' }, { ip: '10.0.0.11' }, { ip: '10.0.0.12' }]));
+    const a = n.ipOf(await n.run('ADD', 'c1'));
+    const b = n.ipOf(await n.run('ADD', 'c2'));
+    expect(a).not.toBe(b);
+    expect(n.ipOf(await n.run('ADD', 'c1'))).toBe(a);
+    expect((await n.store.leases()).map((l) => l.ip).sort()).toEqual([a, b].sort());
+  });
+
+  it('never hands out an address that is held the earlier way or wanted back', async () => {
+    const n = await node();
+    await n.store.writeSet(
+      set([
+        { ip: '10.0.0.10', state: 'held' },
+        { ip: '10.0.0.11', state: 'wanted' },
+        { ip: '10.0.0.12' },
+      ]),
+    );
+    expect(n.ipOf(await n.run('ADD', 'c1'))).toBe('10.0.0.12');
+    // No address left and berth unreachable: try again later (error 11).
+    await expect(n.run('ADD', 'c2')).rejects.toMatchObject({ code: 11 });
+  });
+
+  it('frees on DEL only the address its own container holds, and rests it before reuse', async () => {
+    const n = await node();
+    await n.store.writeSet(set([{ ip: '10.0.0.10' }, { ip: '10.0.0.11' }]));
+    const a = n.ipOf(await n.run('ADD', 'c1'));
+    const b = n.ipOf(await n.run('ADD', 'c2'));
+    // A late DEL of another sandbox naming c2's address frees nothing.
+    await n.run('DEL', 'c9', { prevResult: { ips: [{ address: `${b}/24` }] } });
+    expect((await n.store.leases()).map((l) => l.ip).sort()).toEqual([a, b].sort());
+    await n.run('DEL', 'c1', { prevResult: { ips: [{ address: `${a}/24` }] } });
+    await n.run('DEL', 'c1');
+    expect((await n.store.leases()).map((l) => l.ip)).toEqual([b]);
+    // a rests its cooldown (30 s) first.
+    await expect(n.run('ADD', 'c3')).rejects.toMatchObject({ code: 11 });
+    n.advance(31_000);
+    expect(n.ipOf(await n.run('ADD', 'c3'))).toBe(a);
+  });
+
+  it('gives up an address the agent is returning, whichever of the two wrote first', async () => {
+    const n = await node();
+    // The plugin's set is older: it still shows the address free.
+    await n.store.writeSet(set([{ ip: '10.0.0.10' }, { ip: '10.0.0.11' }]));
+    await n.store.markReturn({ ip: '10.0.0.10', createdAt: 1, stage: 'checking' });
+    expect(n.ipOf(await n.run('ADD', 'c1'))).toBe('10.0.0.11');
+  });
+
+  it('returns only wanted addresses no container holds, and reports at watermarks', async () => {
+    const n = await node();
+    await n.store.writeSet(set([{ ip: '10.0.0.10' }, { ip: '10.0.0.11' }, { ip: '10.0.0.12' }]));
+    await n.run('ADD', 'c1');
+    const leased = (await n.store.leases())[0]?.ip ?? '';
+    const wantedBoth = set(
+      [
+        { ip: leased, state: 'wanted' },
+        ...['10.0.0.10', '10.0.0.11', '10.0.0.12']
+          .filter((ip) => ip !== leased)
+          .map((ip, i) => ({ ip, state: i === 0 ? ('wanted' as const) : ('free' as const) })),
+      ],
+      2,
+    );
+    await n.store.writeSet(wantedBoth);
+    const reports: unknown[] = [];
+    const client = {
+      nodeSet: async () => wantedBoth,
+      report: async (report: unknown) => {
+        reports.push(report);
+        return wantedBoth;
+      },
+    };
+    const pass = await agentPass(n.store, client, undefined, 1_000);
+    expect(pass.reported).toBe(true);
+    const returned = (reports[0] as { returned: { ip: string }[] }).returned.map((r) => r.ip);
+    expect(returned).toHaveLength(1);
+    expect(returned).not.toContain(leased);
+    // The use has not moved: no report, no call.
+    expect((await agentPass(n.store, client, pass.last, 2_000)).reported).toBe(false);
+    expect(reports).toHaveLength(1);
+  });
+
+  it('reports when the use moves by an eighth of the set, at the last two free, or every 5 minutes', () => {
+    const last = { inUse: 10, at: 0 };
+    expect(reportDue(undefined, { inUse: 0, free: 10, total: 10 }, 0)).toBe(true);
+    expect(reportDue(last, { inUse: 11, free: 20, total: 32 }, 1)).toBe(false);
+    expect(reportDue(last, { inUse: 14, free: 20, total: 32 }, 1)).toBe(true);
+    expect(reportDue(last, { inUse: 11, free: 2, total: 32 }, 1)).toBe(true);
+    expect(reportDue(last, { inUse: 10, free: 20, total: 32 }, 5 * 60_000)).toBe(true);
+  });
+
+  it('drops the leases of an earlier boot, and only those', async () => {
+    const n = await node();
+    await n.store.tryLease({
+      ip: '10.0.0.10',
+      containerId: 'old',
+      ifName: 'eth0',
+      pod: 'g/p',
+      since: 0,
+      boot: 'boot-0',
+    });
+    await n.store.tryLease({
+      ip: '10.0.0.11',
+      containerId: 'new',
+      ifName: 'eth0',
+      pod: 'g/q',
+      since: 0,
+      boot: 'boot-1',
+    });
+    expect(await n.store.dropLeasesNotOf('boot-1')).toBe(1);
+    expect((await n.store.leases()).map((l) => l.ip)).toEqual(['10.0.0.11']);
+  });
+});
+
+describe('a node through an outage of berth', () => {
+  it('learns its set from berth, starts every pod while berth is down, and holds nothing twice', async () => {
+    const server = await startNodeIpServer({ idle: 6, instanceType: 'c5.4xlarge' });
+    const n = await node(server.url);
+    await agentPass(n.store, n.client, undefined, Date.now());
+    const free = ((await n.store.readSet())?.addresses ?? []).filter((a) => a.state === 'free');
+    expect(free.length).toBeGreaterThanOrEqual(6);
+    const asked = server.requests.length;
+    await server.close();
+    const ips: string[] = [];
+    for (let i = 0; i < free.length; i++) ips.push(n.ipOf(await n.run('ADD', `c${i}`)) ?? '');
+    expect(new Set(ips).size).toBe(free.length);
+    await expect(n.run('ADD', 'one-too-many')).rejects.toMatchObject({ code: 11 });
+    expect(server.requests.length).toBe(asked);
+  });
+
+  it('asks for a refill once when the node has no free address, and takes from what comes', async () => {
+    const server = await startNodeIpServer({ idle: 2, instanceType: 'c5.4xlarge' });
+    try {
+      const n = await node(server.url);
+      await agentPass(n.store, n.client, undefined, Date.now());
+      const first = ((await n.store.readSet())?.addresses ?? []).filter((a) => a.state === 'free');
+      for (let i = 0; i < first.length; i++) await n.run('ADD', `c${i}`);
+      const before = server.requests.length;
+      const ip = n.ipOf(await n.run('ADD', 'c-next'));
+      expect(first.map((a) => a.ip)).not.toContain(ip);
+      expect(server.requests.slice(before)).toEqual([`POST /v1/nodes/${NODE}/addresses`]);
+      // berth's pass now sizes the pool from the node's report, and trims nothing it holds.
+      server.world.clock.now += ENI_TIMINGS.trimIdleAfterMs * 2;
+      await runEniPass(server.world.deps);
+      expect(server.world.ec2.counts.get('UnassignPrivateIpAddresses') ?? 0).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
