@@ -14,12 +14,24 @@ export const PLUGIN_TYPE = 'berth-cni';
 /** Where the bundle and the runtime live beside the wrapper: `/opt/cni/bin/berth-cni.d/`. */
 export const SUPPORT_DIR = `${PLUGIN_TYPE}.d`;
 
-/** The bundled plugin, as text. */
-export async function bundlePlugin(): Promise<string> {
+/** The plugin's entry file; the rest of the bundle are chunks it imports (`berth-cni-*.mjs`). */
+export const PLUGIN_ENTRY = 'berth-cni.mjs';
+
+/**
+ * The bundled plugin: file name → text, the entry and the chunks it loads. Split, so that a start
+ * loads only what the command needs: an ADD from the node's own set never loads the HTTP client,
+ * its SigV4 signer or the schema library, most of the bundle (a plugin's start is most of the
+ * ADD the runtime waits for).
+ */
+export async function bundlePlugin(): Promise<Readonly<Record<string, string>>> {
   const result = await build({
-    entryPoints: [fileURLToPath(new URL('./main.ts', import.meta.url))],
+    entryPoints: { 'berth-cni': fileURLToPath(new URL('./main.ts', import.meta.url)) },
     bundle: true,
+    splitting: true,
     write: false,
+    outdir: '/berth-cni',
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'berth-cni-[name]-[hash]',
     platform: 'node',
     format: 'esm',
     target: 'node22',
@@ -30,9 +42,11 @@ export async function bundlePlugin(): Promise<string> {
       js: "import { createRequire as __berthRequire } from 'node:module'; const require = __berthRequire(import.meta.url);",
     },
   });
-  const [output] = result.outputFiles;
-  if (!output) throw new Error('esbuild produced no output for cni/main.ts');
-  return output.text;
+  const files = Object.fromEntries(
+    result.outputFiles.map((file) => [file.path.replace(/^.*\//, ''), file.text]),
+  );
+  if (!files[PLUGIN_ENTRY]) throw new Error(`esbuild produced no ${PLUGIN_ENTRY} for cni/main.ts`);
+  return files;
 }
 
 /**
@@ -55,15 +69,17 @@ export function wrapperScript(node: string): string {
     "# berth-cni: berth's CNI IPAM plugin; the README's section on ENI IPs explains it.",
     'here=$(dirname "$0")',
     `if [ -f ${ca} ]; then export NODE_EXTRA_CA_CERTS=${ca}; fi`,
-    `exec ${runtime} --disable-warning=ExperimentalWarning "$here/${SUPPORT_DIR}/berth-cni.mjs" "$@"`,
+    `exec ${runtime} --disable-warning=ExperimentalWarning "$here/${SUPPORT_DIR}/${PLUGIN_ENTRY}" "$@"`,
     '',
   ].join('\n');
 }
 
-/** Writes `<dir>/berth-cni` and `<dir>/berth-cni.d/berth-cni.mjs`; returns the wrapper's path. */
+/** Writes `<dir>/berth-cni` and the bundle under `<dir>/berth-cni.d/`; returns the wrapper's path. */
 export async function installPlugin(dir: string, node: string = process.execPath): Promise<string> {
   await mkdir(join(dir, SUPPORT_DIR), { recursive: true });
-  await writeFile(join(dir, SUPPORT_DIR, 'berth-cni.mjs'), await bundlePlugin());
+  for (const [name, text] of Object.entries(await bundlePlugin())) {
+    await writeFile(join(dir, SUPPORT_DIR, name), text);
+  }
   const wrapper = join(dir, PLUGIN_TYPE);
   await writeFile(wrapper, wrapperScript(node));
   await chmod(wrapper, 0o755);

@@ -10,8 +10,8 @@ import { bootId } from './handout/boot.js';
 import { HandoutStore } from './handout/store.js';
 import { withHostLock } from './host-lock.js';
 import { iproute } from './host-network.js';
+import { lazyNodeApi } from './lazy-client.js';
 import { parseNetworkConfig } from './netconf.js';
-import { NodeIpClient } from './node-ip-client.js';
 import { type Output, runCommand } from './plugin.js';
 import { releasedSandboxes } from './released.js';
 
@@ -92,7 +92,7 @@ async function plugin(): Promise<void> {
     const invocation = readInvocation(process.env);
     print(
       await runCommand(invocation, stdin, {
-        client: (config) => new NodeIpClient(config, signal),
+        client: (config) => lazyNodeApi(config, signal),
         host: iproute(signal),
         locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
         released: releasedSandboxes(RELEASED_DIR),

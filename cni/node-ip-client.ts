@@ -28,6 +28,9 @@ export type Signer = (request: OutgoingRequest, signal: AbortSignal) => Promise<
  */
 export type ReleaseOutcome = 'released' | 'already-free' | 'held-by-another' | 'refused';
 
+/** What the plugin and the agent ask of berth's node API. */
+export type NodeApi = Pick<NodeIpClient, 'assign' | 'lookUp' | 'release' | 'nodeSet' | 'report'>;
+
 /** The node IP API for one node. */
 export class NodeIpClient {
   readonly #config: BerthIpamConfig;

@@ -21,14 +21,14 @@ import {
   parseNetworkConfig,
   SUPPORTED_VERSIONS,
 } from './netconf.js';
-import type { NodeIpClient } from './node-ip-client.js';
+import type { NodeApi } from './node-ip-client.js';
 import type { ReleasedSandboxes } from './released.js';
 import { type Assignment, ipamResult } from './result.js';
 import { type PodRoute, planAdd, planDelete, routingProblems } from './source-routing.js';
 
 /** What the commands act through. */
 export interface PluginDeps {
-  readonly client: (config: BerthIpamConfig) => NodeIpClient;
+  readonly client: (config: BerthIpamConfig) => NodeApi;
   /**
    * The node's handout files: once the agent learned the node's set there, the node hands its
    * addresses out itself; before, every ADD asks berth (the earlier way).
@@ -138,12 +138,13 @@ async function onNode(
 async function addOnNode(
   config: NetworkConfig,
   local: OnNode,
-  client: NodeIpClient,
+  client: NodeApi,
   deps: PluginDeps,
 ): Promise<Output> {
   const { store, taker } = local;
-  const take = (set: NodeSet) =>
-    deps.locked('shared', () => takeAddress(store, set, taker, deps.boot, deps.now()));
+  // No lock: the lease file is created exclusively, and DELs, which remove leases, take the
+  // node's lock exclusive among themselves, so an ADD never waits for (or spawns) a lock holder.
+  const take = (set: NodeSet) => takeAddress(store, set, taker, deps.boot, deps.now());
   let set = local.set;
   let address = await take(set);
   if (address === undefined) {
@@ -226,7 +227,7 @@ async function checkOnNode(
 async function add(
   config: NetworkConfig,
   pod: PodRef,
-  client: NodeIpClient,
+  client: NodeApi,
   deps: PluginDeps,
 ): Promise<Output> {
   // Before berth is asked: a DEL after this ADD, whatever becomes of it, must ask berth again.
@@ -270,7 +271,7 @@ async function add(
 async function del(
   config: NetworkConfig,
   pod: PodRef,
-  client: NodeIpClient,
+  client: NodeApi,
   deps: PluginDeps,
 ): Promise<void> {
   const cached = config.prevResult?.ips[0]?.address.split('/')[0];
@@ -293,7 +294,7 @@ async function del(
 async function check(
   config: NetworkConfig,
   pod: PodRef,
-  client: NodeIpClient,
+  client: NodeApi,
   deps: PluginDeps,
 ): Promise<void> {
   const answer = await client.lookUp(pod);

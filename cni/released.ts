@@ -14,7 +14,6 @@
  * DEL asking berth. An ADD of the same sandbox removes its record. Records older than
  * `RECORD_TTL_MS` are pruned when a new one is written, so the directory stays small.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodRef } from './environment.js';
@@ -36,7 +35,9 @@ export interface ReleasedSandboxes {
  * A file name for the sandbox: the hash of its namespace, name and container id, as berth keys an
  * assignment (any bytes in them stay out of the path).
  */
-function fileOf(pod: PodRef): string {
+async function fileOf(pod: PodRef): Promise<string> {
+  // Loaded when a DEL needs it: node:crypto costs a start that needs none of it a few ms.
+  const { createHash } = await import('node:crypto');
   return createHash('sha256')
     .update(`${pod.namespace}\0${pod.name}\0${pod.containerId}`)
     .digest('hex')
@@ -48,7 +49,7 @@ export function releasedSandboxes(
   directory: string,
   now: () => number = Date.now,
 ): ReleasedSandboxes {
-  const pathOf = (pod: PodRef) => join(directory, fileOf(pod));
+  const pathOf = async (pod: PodRef) => join(directory, await fileOf(pod));
   const fresh = async (path: string) => {
     const { mtimeMs } = await stat(path);
     return now() - mtimeMs < RECORD_TTL_MS;
@@ -60,18 +61,18 @@ export function releasedSandboxes(
     }
   };
   return {
-    has: async (pod) => fresh(pathOf(pod)).catch(() => false),
+    has: async (pod) => fresh(await pathOf(pod)).catch(() => false),
     record: async (pod) => {
       try {
         await mkdir(directory, { recursive: true, mode: 0o700 });
-        await writeFile(pathOf(pod), '');
+        await writeFile(await pathOf(pod), '');
         await prune();
       } catch {
         // Best effort: without the record, a repeated DEL asks berth.
       }
     },
     forget: async (pod) => {
-      await rm(pathOf(pod), { force: true }).catch(() => undefined);
+      await rm(await pathOf(pod), { force: true }).catch(() => undefined);
     },
   };
 }

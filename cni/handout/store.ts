@@ -14,10 +14,9 @@
  * A lease is removed only by the DEL of its own container (under the node's exclusive lock), or
  * by the agent for a container of an earlier boot: a reboot ends every container.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type NodeSet, parseNodeSet } from '../../shared/eni/handout/wire.js';
+import type { NodeSet } from '../../shared/eni/handout/wire.js';
 import type { NodeUseNow, Rest } from './choice.js';
 
 /** One container's hold on one address. */
@@ -71,7 +70,7 @@ export class HandoutStore {
       if (isCode(error, 'ENOENT')) return undefined;
       throw error;
     });
-    return text === undefined ? undefined : parseNodeSet(JSON.parse(text));
+    return text === undefined ? undefined : setIn(text);
   }
 
   /** Keeps `set` unless the one on disk is newer; answers the set kept. */
@@ -177,7 +176,11 @@ export class HandoutStore {
     const path = join(this.#root, relative);
     const directory = join(path, '..');
     await mkdir(directory, { recursive: true, mode: 0o700 });
-    const temporary = join(directory, `.${randomBytes(6).toString('hex')}.tmp`);
+    // Unique per writer (node:crypto would cost the plugin's start more than it gains here).
+    const temporary = join(
+      directory,
+      `.${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.tmp`,
+    );
     const file = await open(temporary, 'w', 0o600);
     try {
       await file.writeFile(content);
@@ -207,6 +210,19 @@ export class HandoutStore {
     );
     return read.flatMap(([name, value]) => (value === undefined ? [] : [[name, value]]));
   }
+}
+
+/**
+ * The set as the node wrote it: checked whole against the wire schema when it came from berth
+ * (node-ip-client.ts), so only its shape is looked at here. The plugin reads it on every ADD and
+ * must start fast, without the schema library; each address it hands out is checked again
+ * (answer.ts) before anything on the node changes.
+ */
+function setIn(text: string): NodeSet | undefined {
+  const set = JSON.parse(text) as Partial<NodeSet> | null;
+  return set !== null && typeof set === 'object' && Array.isArray(set.addresses)
+    ? (set as NodeSet)
+    : undefined;
 }
 
 /** A JSON file's content; undefined when it is absent, or was left half-written by a crash. */

@@ -335,7 +335,8 @@ function isLoopback(host: string): boolean {
 
 /** berth-cni as the DaemonSet's ConfigMap carries it: the bundled plugin and its wrapper. */
 export interface CniPlugin {
-  readonly bundle: string;
+  /** File name → text: the entry (`berth-cni.mjs`) and the chunks it loads. */
+  readonly bundle: Readonly<Record<string, string>>;
   readonly wrapper: string;
 }
 

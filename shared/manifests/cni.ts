@@ -72,7 +72,7 @@ bin=/host/opt/cni/bin
 net=/host/etc/cni/net.d
 mkdir -p "$bin/${NAME}.d.new" "$net"
 cp /usr/local/bin/node "$bin/${NAME}.d.new/node"
-cp /config/berth-cni.mjs "$bin/${NAME}.d.new/berth-cni.mjs"
+cp /config/berth-cni*.mjs "$bin/${NAME}.d.new/"
 if [ -f /config/${CA_FILE} ]; then cp /config/${CA_FILE} "$bin/${NAME}.d.new/${CA_FILE}"; fi
 rm -rf "$bin/${NAME}.d" && mv "$bin/${NAME}.d.new" "$bin/${NAME}.d"
 cat > "$bin/${NAME}.new" <<'WRAPPER'
@@ -96,7 +96,7 @@ while true; do sleep 3600 & wait $!; done`;
  */
 export function cniManifests(
   target: CniTarget,
-  plugin: { readonly bundle: string; readonly wrapper: string },
+  plugin: { readonly bundle: Readonly<Record<string, string>>; readonly wrapper: string },
   autoMode?: AutoModeCompute,
 ): readonly KubernetesObject[] {
   const labels = { ...MANIFEST_LABELS, [APP_COMPONENT_LABEL]: NAME };
@@ -109,7 +109,7 @@ export function cniManifests(
     kind: 'ConfigMap',
     metadata: { name: NAME, namespace: NAMESPACE, labels },
     data: {
-      'berth-cni.mjs': plugin.bundle,
+      ...plugin.bundle,
       'install.sh': installScript(plugin.wrapper),
       [CNI_CONFIG_FILE]: `${JSON.stringify(cniNetworkConfig(target), null, 2)}\n`,
       ...(target.caPem ? { [CA_FILE]: target.caPem } : {}),

@@ -4,7 +4,7 @@ import { parseConfig } from '../../shared/config/schema.js';
 import { cniManifests } from '../../shared/manifests/cni.js';
 import { berthManifests } from '../../shared/manifests/manifests.js';
 
-const PLUGIN = { bundle: '// plugin', wrapper: '#!/bin/sh' };
+const PLUGIN = { bundle: { 'berth-cni.mjs': '// plugin' }, wrapper: '#!/bin/sh' };
 const TARGET = {
   endpoint: 'http://10.0.0.1:8080',
   auth: 'none',
