@@ -6,16 +6,20 @@
  * - berth (`eni/berth.ts`): the real pool code behind the account rate budget, at its config
  *   defaults and in its other `eni.mode`;
  * - the AWS VPC CNI's ipamd (`eni/vpc-cni.ts`): WARM_ENI_TARGET=1 (its default), prefix
- *   delegation with WARM_PREFIX_TARGET=1, and prefix delegation with WARM_IP_TARGET=5 /
- *   MINIMUM_IP_TARGET=10;
+ *   delegation with WARM_PREFIX_TARGET=1, and prefix delegation as its guide advises
+ *   (`vpcCniSweep`): WARM_IP_TARGET 2, 5, 8, 12 and 16, each with each node group's
+ *   MINIMUM_IP_TARGET at its instance type's peak pods + 2 and twice that. The sweep runs on the
+ *   clean day; on a fragmented day, where no prefix-mode setting finds a free /28, only its
+ *   first run (the guide's own WARM_IP_TARGET=2, MINIMUM_IP_TARGET=peak+2);
  * - Cilium's ENI operator (`eni/cilium.ts`) at its defaults and with its EC2 limiter raised.
- * On each fragmented day berth (defaults) and the tuned VPC CNI prefix run also run on subnets
- * with a prefix-type CIDR reservation, as the EKS guide recommends for busy subnets.
+ * On each fragmented day berth (defaults) and the guide's VPC CNI run also run on subnets with a
+ * prefix-type CIDR reservation, as the EKS guide recommends for busy subnets.
  *
- * Reports EC2 mutating calls, peak calls per second, idle addresses held (average, peak, per
- * instance type), pods that waited for an address (how long, and why; the cold start's first hour
- * and the steady state apart), pods per node, throttling and rate-budget compliance
- * (`eni/ledger.ts`); judges the targets (`eni/targets.ts`); writes bench/results/eni.json. Run
+ * Reports for every run EC2 mutating calls, peak calls per second, idle addresses held (average,
+ * peak, per instance type), pods that waited for an address (how many, how long, and why; the
+ * cold start's first hour and the steady state apart), pods per node, throttling and rate-budget
+ * compliance (`eni/ledger.ts`), and each day's frontier of calls against idle addresses
+ * (`eni/frontier.ts`); judges the targets (`eni/targets.ts`); writes bench/results/eni.json. Run
  * with `npm run bench -- eni`.
  */
 import { pathToFileURL } from 'node:url';
@@ -34,10 +38,18 @@ import {
   SUBNETS,
   UTILIZATION,
 } from './eni/day.js';
+import { frontier } from './eni/frontier.js';
 import { COLD_START_MS, type EniRunResult } from './eni/ledger.js';
 import { judgeEni, type TargetVerdict } from './eni/targets.js';
-import { runVpcCni, VPC_CNI_RUNS } from './eni/vpc-cni.js';
-import { DAY_S, FLEET, generateWorkload, type NodeSpec, type PodEvent } from './eni/workload.js';
+import { runVpcCni, VPC_CNI_RUNS, type VpcCniRun, vpcCniSweep } from './eni/vpc-cni.js';
+import {
+  DAY_S,
+  FLEET,
+  generateWorkload,
+  type NodeSpec,
+  type PodEvent,
+  peakPodsByType,
+} from './eni/workload.js';
 import { writeResults } from './support/results.js';
 
 /** The other mode than berth's default, run beside it so the README can say which to pick. */
@@ -45,32 +57,24 @@ const OTHER_MODE: PoolMode = DEFAULT_POOL_MODE === 'prefix' ? 'ip' : 'prefix';
 
 type Run = (day: DayKind, nodes: NodeSpec[], events: PodEvent[]) => Promise<EniRunResult>;
 
-/** The VPC CNI run that also runs on reserved subnets: its best documented tuning. */
-const RESERVED_VPC_CNI = 'vpc-cni prefix WARM_IP_TARGET=5 MINIMUM_IP_TARGET=10';
+interface Peer {
+  readonly name: string;
+  readonly run: Run;
+}
 
-/** The peers, in the order the issue names them. */
-const PEERS: readonly { readonly name: string; readonly run: Run }[] = [
-  {
-    name: 'vpc-cni WARM_ENI_TARGET=1',
-    run: (day, nodes, events) =>
-      runVpcCni('vpc-cni WARM_ENI_TARGET=1', VPC_CNI_RUNS.warmEni, day, nodes, events),
-  },
-  {
-    name: 'vpc-cni prefix WARM_PREFIX_TARGET=1',
-    run: (day, nodes, events) =>
-      runVpcCni(
-        'vpc-cni prefix WARM_PREFIX_TARGET=1',
-        VPC_CNI_RUNS.prefixWarmPrefix,
-        day,
-        nodes,
-        events,
-      ),
-  },
-  {
-    name: RESERVED_VPC_CNI,
-    run: (day, nodes, events) =>
-      runVpcCni(RESERVED_VPC_CNI, VPC_CNI_RUNS.prefixWarmIp, day, nodes, events),
-  },
+const vpcCni = ({ name, settings }: VpcCniRun): Peer => ({
+  name,
+  run: (day, nodes, events) => runVpcCni(name, settings, day, nodes, events),
+});
+
+/** The VPC CNI's defaults, before the sweep. */
+const VPC_CNI_DEFAULTS: readonly Peer[] = [
+  vpcCni({ name: 'vpc-cni WARM_ENI_TARGET=1', settings: VPC_CNI_RUNS.warmEni }),
+  vpcCni({ name: 'vpc-cni prefix WARM_PREFIX_TARGET=1', settings: VPC_CNI_RUNS.prefixWarmPrefix }),
+];
+
+/** Cilium's operator, after the VPC CNI. */
+const CILIUM: readonly Peer[] = [
   {
     name: 'cilium operator (defaults)',
     run: (day, nodes, events) =>
@@ -98,6 +102,13 @@ export interface EniRuns {
 /** One day's runs: berth at its defaults and in its other mode, the peers, reserved subnets. */
 export interface EniDayResult extends EniRuns {
   readonly day: DayKind;
+  /** The names of the peers that are the VPC CNI sweep's runs. */
+  readonly swept: readonly string[];
+  /**
+   * The runs on the day's own subnets no other run beats on both mutating calls and mean idle
+   * addresses, fewest calls first.
+   */
+  readonly frontier: readonly string[];
   /** Share of each subnet other tenants hold at 00:00. */
   readonly utilization: number;
   readonly fragmented: boolean;
@@ -112,6 +123,8 @@ export interface EniBenchResult {
     readonly nodes: number;
     readonly fleet: readonly { type: string; nodes: number; slots: number }[];
     readonly podsStarted: number;
+    /** The most pods one node of each type runs at once: what MINIMUM_IP_TARGET is set from. */
+    readonly peakPodsPerNode: Record<string, number>;
     readonly simulatedHours: number;
     readonly fragmentedDays: string;
     readonly foreignSeed: number;
@@ -168,10 +181,16 @@ function table(runs: readonly EniRunResult[]): string {
 const DEFAULTS_NAME = `berth eni.mode=${DEFAULT_POOL_MODE} (config defaults)`;
 
 /**
- * Runs one day: berth in both modes, then every peer, each on the same events; on a fragmented
- * day berth and the tuned VPC CNI prefix run again on reserved subnets.
+ * Runs one day: berth in both modes, then every peer, each on the same events (the VPC CNI sweep
+ * on the clean day, its first run on a fragmented one); on a fragmented day berth and the
+ * sweep's first run again on reserved subnets.
  */
-async function runDay(day: DayKind, nodes: NodeSpec[], events: PodEvent[]): Promise<EniDayResult> {
+async function runDay(
+  day: DayKind,
+  nodes: NodeSpec[],
+  events: PodEvent[],
+  sweep: readonly VpcCniRun[],
+): Promise<EniDayResult> {
   process.stdout.write(`  ${day} day: berth\n`);
   const berth = await runBerth(DEFAULTS_NAME, {}, day, nodes, events, { diagnose: true });
   const berthOtherMode = await runBerth(
@@ -181,12 +200,15 @@ async function runDay(day: DayKind, nodes: NodeSpec[], events: PodEvent[]): Prom
     nodes,
     events,
   );
+  const fragmented = isFragmented(day);
+  const [guide] = sweep;
+  if (!guide) throw new Error('an empty VPC CNI sweep');
+  const swept = fragmented ? [guide] : sweep;
   const peers: EniRunResult[] = [];
-  for (const peer of PEERS) {
+  for (const peer of [...VPC_CNI_DEFAULTS, ...swept.map(vpcCni), ...CILIUM]) {
     process.stdout.write(`  ${day} day: ${peer.name}\n`);
     peers.push(await peer.run(day, nodes, events));
   }
-  const fragmented = isFragmented(day);
   const result: EniDayResult = {
     day,
     utilization: UTILIZATION[day],
@@ -194,9 +216,11 @@ async function runDay(day: DayKind, nodes: NodeSpec[], events: PodEvent[]): Prom
     berth,
     berthOtherMode,
     peers,
+    swept: swept.map((run) => run.name),
+    frontier: frontier([berth, berthOtherMode, ...peers]).front.map((run) => run.name),
   };
   if (!fragmented) return result;
-  process.stdout.write(`  ${day} day, prefix reservation: berth, ${RESERVED_VPC_CNI}\n`);
+  process.stdout.write(`  ${day} day, prefix reservation: berth, ${guide.name}\n`);
   const reservedBerth = await runBerth(
     `${DEFAULTS_NAME} + prefix reservation`,
     {},
@@ -206,8 +230,8 @@ async function runDay(day: DayKind, nodes: NodeSpec[], events: PodEvent[]): Prom
     { reservation: true },
   );
   const reservedPeer = await runVpcCni(
-    `${RESERVED_VPC_CNI} + prefix reservation`,
-    VPC_CNI_RUNS.prefixWarmIp,
+    `${guide.name} + prefix reservation`,
+    guide.settings,
     day,
     nodes,
     events,
@@ -242,6 +266,12 @@ function printDay(result: EniDayResult): void {
     `\n${result.day} day (other tenants hold ${result.utilization * 100}% of each subnet${reserved})`,
   );
   console.log(table(runs));
+  const { front, dominated } = frontier([result.berth, result.berthOtherMode, ...result.peers]);
+  const point = (run: EniRunResult) =>
+    `${run.name} (${run.mutatingCalls} calls, ${run.idleIps.average} idle, ${run.waitingPods} waiting, longest ${run.longestWaitSeconds} s)`;
+  console.log("frontier of mutating calls against mean idle addresses on the day's own subnets:");
+  for (const run of front) console.log(`  on it: ${point(run)}`);
+  for (const { run, by } of dominated) console.log(`  dominated: ${run.name}, by ${by.name}`);
   console.log('pods per node reached / allowed by the policy, by instance type:');
   for (const run of runs) console.log(`  ${run.name}: ${podsPerNodeLine(run)}`);
   console.log(
@@ -287,8 +317,10 @@ function printDay(result: EniDayResult): void {
 export async function runEniBench(): Promise<EniBenchResult> {
   const started = performance.now();
   const { nodes, events } = generateWorkload();
+  const peakPodsPerNode = peakPodsByType(nodes, events);
+  const sweep = vpcCniSweep(peakPodsPerNode);
   const days: EniDayResult[] = [];
-  for (const day of ENI_DAYS) days.push(await runDay(day, nodes, events));
+  for (const day of ENI_DAYS) days.push(await runDay(day, nodes, events, sweep));
   const targets = judgeEni(days);
   const result: EniBenchResult = {
     workload: {
@@ -299,6 +331,7 @@ export async function runEniBench(): Promise<EniBenchResult> {
         slots: f.slots,
       })),
       podsStarted: events.filter((e) => e.kind === 'arrive').length,
+      peakPodsPerNode,
       simulatedHours: DAY_S / 3600,
       fragmentedDays: `other tenants hold ${ENI_DAYS.filter(isFragmented)
         .map((day) => `${UTILIZATION[day] * 100}%`)
@@ -316,6 +349,13 @@ export async function runEniBench(): Promise<EniBenchResult> {
   };
   console.log(
     `ENI pools: ${result.workload.nodes} nodes, ${result.workload.podsStarted} pods over ${result.workload.simulatedHours} h (${result.workload.store}); ${result.workload.fragmentedDays}`,
+  );
+  console.log(
+    `most pods on one node at once, by type (each node group's MINIMUM_IP_TARGET is that + 2, or twice that): ${Object.entries(
+      peakPodsPerNode,
+    )
+      .map(([type, pods]) => `${type} ${pods}`)
+      .join(', ')}`,
   );
   for (const day of days) printDay(day);
   console.log('');

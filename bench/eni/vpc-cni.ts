@@ -69,14 +69,20 @@ export interface CniSettings {
   readonly warmEniTarget: number;
   readonly warmIpTarget: number;
   readonly minimumIpTarget: number;
+  /**
+   * MINIMUM_IP_TARGET of each instance type's node group (one node group per type, each its own
+   * aws-node settings): a node of a type listed here takes its value instead of minimumIpTarget.
+   */
+  readonly minimumIpTargetByType?: Readonly<Record<string, number>>;
   readonly prefixDelegation?: boolean;
   readonly warmPrefixTarget?: number;
 }
 
 /**
- * ipamd's settings in each peer run: its defaults (WARM_ENI_TARGET=1), prefix delegation as the
- * EKS guide turns it on (WARM_PREFIX_TARGET=1), and prefix delegation with the IP targets the
- * EKS Best Practices Guide ("Prefix Mode for Linux", Recommendations) tunes it with.
+ * ipamd's settings in the peer runs beside the sweep: its defaults (WARM_ENI_TARGET=1), and
+ * prefix delegation as the EKS guide turns it on, with WARM_PREFIX_TARGET=1 (the value the
+ * aws-node manifest sets, config/master/aws-k8s-cni.yaml at v1.23.0; ipamd's own fallback,
+ * `defaultWarmPrefixTarget` in pkg/ipamd/ipamd.go, is 0).
  */
 export const VPC_CNI_RUNS = {
   warmEni: { warmEniTarget: 1, warmIpTarget: 0, minimumIpTarget: 0 },
@@ -87,14 +93,64 @@ export const VPC_CNI_RUNS = {
     prefixDelegation: true,
     warmPrefixTarget: 1,
   },
-  prefixWarmIp: {
-    warmEniTarget: 1,
-    warmIpTarget: 5,
-    minimumIpTarget: 10,
-    prefixDelegation: true,
-    warmPrefixTarget: 0,
-  },
 } as const satisfies Record<string, CniSettings>;
+
+/**
+ * The WARM_IP_TARGET values the sweep tries: the guide's own 2 (docs/eni-and-ip-target.md at
+ * v1.23.0: "have `WARM_IP_TARGET=2`") up to a whole /28's worth.
+ */
+export const WARM_IP_TARGETS = [2, 5, 8, 12, 16] as const;
+
+/** A named VPC CNI peer run. */
+export interface VpcCniRun {
+  readonly name: string;
+  readonly settings: CniSettings;
+}
+
+/**
+ * The two MINIMUM_IP_TARGET settings the sweep gives each instance type's node group, from the
+ * most pods one node of the type runs at once: that peak + 2, as docs/eni-and-ip-target.md at
+ * v1.23.0 advises ("If you plan to run around 10 pods, the advice is to set `MINIMUM_IP_TARGET`
+ * slightly higher than that, like 12"), and twice that. In prefix mode ipamd holds
+ * ceil(MINIMUM_IP_TARGET / 16) prefixes for it (`datastoreTargetState`, pkg/ipamd/ipamd.go;
+ * docs/prefix-and-ip-target.md: "asking for minimum of 20 IPv4 addresses is equally as asking 32
+ * IPv4 addresses").
+ */
+export function guideMinimumIpTargets(
+  peakPods: Readonly<Record<string, number>>,
+): readonly { readonly label: string; readonly byType: Record<string, number> }[] {
+  const plusTwo = (type: string) => (peakPods[type] ?? 0) + 2;
+  const types = Object.keys(peakPods);
+  return [
+    { label: 'peak+2', byType: Object.fromEntries(types.map((t) => [t, plusTwo(t)])) },
+    { label: '2x(peak+2)', byType: Object.fromEntries(types.map((t) => [t, 2 * plusTwo(t)])) },
+  ];
+}
+
+/**
+ * The VPC CNI as its guide advises, swept: prefix mode with WARM_PREFIX_TARGET=1 (the manifest's
+ * value, which WARM_IP_TARGET and MINIMUM_IP_TARGET override in sizing and release, README
+ * `WARM_PREFIX_TARGET` and docs/prefix-and-ip-target.md at v1.23.0: "`WARM_IP_TARGET` and
+ * `MINIMUM_IP_TARGET` if set will override `WARM_PREFIX_TARGET`"; it still keeps an ENI that
+ * holds the last free prefix, `isRequiredForWarmPrefixTarget` in
+ * pkg/ipamd/datastore/data_store.go), each WARM_IP_TARGET of WARM_IP_TARGETS with each
+ * MINIMUM_IP_TARGET of `guideMinimumIpTargets`. The first run is the guide's own advice.
+ */
+export function vpcCniSweep(peakPods: Readonly<Record<string, number>>): VpcCniRun[] {
+  return guideMinimumIpTargets(peakPods).flatMap(({ label, byType }) =>
+    WARM_IP_TARGETS.map((warmIpTarget) => ({
+      name: `vpc-cni prefix WARM_IP_TARGET=${warmIpTarget} MINIMUM_IP_TARGET=${label}`,
+      settings: {
+        warmEniTarget: 1,
+        warmIpTarget,
+        minimumIpTarget: 0,
+        minimumIpTargetByType: byType,
+        prefixDelegation: true,
+        warmPrefixTarget: 1,
+      },
+    })),
+  );
+}
 
 /** The EKS max-pods calculator's cap with prefix delegation: 110 below 30 vCPUs (all here). */
 const PREFIX_MODE_MAX_PODS = 110;
@@ -137,6 +193,8 @@ interface CniNode {
   /** Slots per ENI: addresses, or /28 prefixes with prefix delegation. */
   readonly perEni: number;
   readonly maxPods: number;
+  /** Its node group's MINIMUM_IP_TARGET. */
+  readonly minimumIpTarget: number;
   /** The node's ENIs in their map's (random) order. */
   readonly enis: CniEni[];
   /** Where each pod's address is. */
@@ -194,8 +252,9 @@ class Ipamd {
     this.#deferred = deferred;
   }
 
-  get #ipTargets(): boolean {
-    return this.#settings.warmIpTarget > 0 || this.#settings.minimumIpTarget > 0;
+  /** Whether WARM_IP_TARGET or the node group's MINIMUM_IP_TARGET is set (`warmIPTargetsDefined`). */
+  #ipTargets(node: CniNode): boolean {
+    return this.#settings.warmIpTarget > 0 || node.minimumIpTarget > 0;
   }
 
   get #prefixes(): boolean {
@@ -276,10 +335,14 @@ class Ipamd {
 
   /**
    * `datastoreTargetState` with the IP targets (in prefixes with prefix delegation): how many
-   * slots the pool is short of, and how many it holds over the targets.
+   * slots the pool is short of, and how many it holds over the targets. In prefix mode short is
+   * ceil(max(WARM_IP_TARGET − available, MINIMUM_IP_TARGET − total, 0) / 16) prefixes (available
+   * counts cooling addresses, `AvailableAddresses`), and over the free prefixes beyond both
+   * ceil((assigned + WARM_IP_TARGET) / 16) and ceil(MINIMUM_IP_TARGET / 16) prefixes.
    */
   #ipTargetState(node: CniNode): { short: number; over: number } {
-    const { warmIpTarget, minimumIpTarget } = this.#settings;
+    const { warmIpTarget } = this.#settings;
+    const { minimumIpTarget } = node;
     const { total, assigned } = this.counts(node);
     const available = total - assigned;
     const short = Math.max(warmIpTarget - available, minimumIpTarget - total, 0);
@@ -301,7 +364,7 @@ class Ipamd {
   #tooLow(node: CniNode): boolean {
     const { total, assigned } = this.counts(node);
     if (total >= node.maxPods) return false;
-    if (this.#ipTargets) return this.#ipTargetState(node).short > 0;
+    if (this.#ipTargets(node)) return this.#ipTargetState(node).short > 0;
     const available = total - assigned;
     const warm = this.#prefixes
       ? (this.#settings.warmPrefixTarget ?? 0)
@@ -312,7 +375,7 @@ class Ipamd {
 
   /** `isDatastorePoolTooHigh`'s excess: slots over the targets (none with WARM_ENI_TARGET). */
   #over(node: CniNode): number {
-    if (this.#ipTargets) return this.#ipTargetState(node).over;
+    if (this.#ipTargets(node)) return this.#ipTargetState(node).over;
     const warmPrefixTarget = this.#settings.warmPrefixTarget ?? 0;
     if (!this.#prefixes || warmPrefixTarget === 0) return 0;
     return Math.max(this.#freePrefixCount(node) - warmPrefixTarget, 0);
@@ -321,12 +384,12 @@ class Ipamd {
   /** `getPrefixesNeeded` / the ENI's free slots: what one growth asks for. */
   #toAllocate(node: CniNode): number {
     if (this.#prefixes) {
-      const short = this.#ipTargets
+      const short = this.#ipTargets(node)
         ? this.#ipTargetState(node).short
         : Math.max((this.#settings.warmPrefixTarget ?? 0) - this.#freePrefixCount(node), 0);
       return Math.max(1, short);
     }
-    return this.#ipTargets ? this.#ipTargetState(node).short : node.perEni;
+    return this.#ipTargets(node) ? this.#ipTargetState(node).short : node.perEni;
   }
 
   /** One `updateIPPoolIfRequired` cycle, then pending pods are served. */
@@ -349,7 +412,7 @@ class Ipamd {
 
   /** `shouldRemoveExtraENIs`. */
   #shouldRemoveExtraEnis(node: CniNode): boolean {
-    if (this.#ipTargets) return true;
+    if (this.#ipTargets(node)) return true;
     const { total, assigned } = this.counts(node);
     const warm = this.#prefixes
       ? (this.#settings.warmPrefixTarget ?? 0) + 1
@@ -485,7 +548,8 @@ class Ipamd {
   /** `getDeletableENI` + `FreeENI`: at most one ENI per cycle. */
   async #tryFreeEni(node: CniNode): Promise<void> {
     const now = this.#now();
-    const { warmIpTarget, minimumIpTarget } = this.#settings;
+    const { warmIpTarget } = this.#settings;
+    const { minimumIpTarget } = node;
     const warmPrefixTarget = this.#settings.warmPrefixTarget ?? 0;
     const rounded = (n: number) =>
       this.#prefixes ? Math.ceil(n / IPV4_PREFIX_SIZE) * IPV4_PREFIX_SIZE : n;
@@ -637,10 +701,18 @@ export async function runVpcCni(
       waits.add(clock.now - wait.since, wait.fragmented, wait.since);
     }
   }
+  const { minimumIpTargetByType, ...plain } = settings;
   return {
     name,
     settings: {
-      ...settings,
+      ...plain,
+      ...(minimumIpTargetByType
+        ? {
+            minimumIpTarget: Object.entries(minimumIpTargetByType)
+              .map(([type, target]) => `${type}:${target}`)
+              .join(','),
+          }
+        : {}),
       prefixDelegation: String(settings.prefixDelegation === true),
       subnetDiscovery: 'true',
       prefixReservation: String(options.reservation === true),
@@ -678,6 +750,7 @@ function joinNode(
     maxEnis,
     perEni,
     maxPods: settings.prefixDelegation ? PREFIX_MODE_MAX_PODS : maxEnis * perEni + 2,
+    minimumIpTarget: settings.minimumIpTargetByType?.[spec.type] ?? settings.minimumIpTarget,
     enis: [
       {
         eniId: primary?.eniId ?? '',

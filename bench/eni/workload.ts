@@ -126,7 +126,32 @@ export function generateWorkload(): { nodes: NodeSpec[]; events: PodEvent[] } {
   return { nodes, events };
 }
 
-/** Node indexes in the order they join the cluster. */
+/**
+ * The most pods any one node of each instance type runs at once over `events` (in time order,
+ * departures first at a tie, as `generateWorkload` sorts them): what a user sizing each node
+ * group's MINIMUM_IP_TARGET reads off the day. Types in FLEET order.
+ */
+export function peakPodsByType(
+  nodes: readonly NodeSpec[],
+  events: readonly PodEvent[],
+): Record<string, number> {
+  const running = nodes.map(() => 0);
+  const rank = (type: string) => {
+    const at = FLEET.findIndex((f) => f.type === type);
+    return at < 0 ? FLEET.length : at;
+  };
+  const types = [...new Set(nodes.map((n) => n.type))].sort((a, b) => rank(a) - rank(b));
+  const peak: Record<string, number> = Object.fromEntries(types.map((type) => [type, 0]));
+  for (const event of events) {
+    const type = nodes[event.node]?.type;
+    if (type === undefined) continue;
+    const now = (running[event.node] ?? 0) + (event.kind === 'arrive' ? 1 : -1);
+    running[event.node] = now;
+    peak[type] = Math.max(peak[type] ?? 0, now);
+  }
+  return peak;
+}
+
 /** The nodes in the order they join the cluster, handed out as their join time comes. */
 export class JoinSchedule {
   readonly #nodes: readonly NodeSpec[];
