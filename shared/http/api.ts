@@ -91,6 +91,21 @@ const problem = (statusCode: number, message: string, retryAfterSeconds?: number
 };
 
 /** A path segment decoded; undefined when it is not valid percent-encoding. */
+/** The request's JSON body handed to `handle`; a 400 saying what to `send` when it is not JSON. */
+async function withJsonBody(
+  request: HttpRequest,
+  send: string,
+  handle: (body: unknown) => Promise<HttpResponse>,
+): Promise<HttpResponse> {
+  let body: unknown;
+  try {
+    body = JSON.parse(request.body ?? '');
+  } catch {
+    return problem(400, `body is not JSON: send ${send}`);
+  }
+  return handle(body);
+}
+
 function decoded(segment: string): string | undefined {
   try {
     return decodeURIComponent(segment);
@@ -145,18 +160,14 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
     if (refused) return refused;
     if (admission && path === '/admission') {
       if (method !== 'POST') return problem(405, 'use POST for admission reviews');
-      let body: unknown;
-      try {
-        body = JSON.parse(request.body ?? '');
-      } catch {
-        return problem(400, 'body is not JSON: send an admission.k8s.io/v1 AdmissionReview');
-      }
-      try {
-        return json(200, await admit(parseAdmissionReview(body), admission, onDecision));
-      } catch (error) {
-        if (error instanceof MalformedReviewError) return problem(400, error.message);
-        throw error;
-      }
+      return withJsonBody(request, 'an admission.k8s.io/v1 AdmissionReview', async (body) => {
+        try {
+          return json(200, await admit(parseAdmissionReview(body), admission, onDecision));
+        } catch (error) {
+          if (error instanceof MalformedReviewError) return problem(400, error.message);
+          throw error;
+        }
+      });
     }
     if (path === '/healthz' && method === 'GET') {
       return (await deps.healthy())
@@ -218,16 +229,12 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         return problem(400, `${path}: a path segment is not valid percent-encoding`);
       if (method === 'GET') return json(200, await deps.nodeIps.nodeSet(node));
       if (method === 'POST') {
-        let body: unknown;
-        try {
-          body = JSON.parse(request.body ?? '');
-        } catch {
-          return problem(
-            400,
-            'body is not JSON: send the node\'s report, {"leased": [...], "rested": [...], "returned": [...]}',
-          );
-        }
-        return json(200, await deps.nodeIps.nodeReport(node, body));
+        const api = deps.nodeIps;
+        return withJsonBody(
+          request,
+          'the node\'s report, {"leased": [...], "rested": [...], "returned": [...]}',
+          async (body) => json(200, await api.nodeReport(node, body)),
+        );
       }
       return problem(405, `${method} is not allowed on ${path}`);
     }
@@ -238,13 +245,10 @@ export function createHttpApi(deps: HttpApiDeps): (request: HttpRequest) => Prom
         return problem(400, `${path}: a path segment is not valid percent-encoding`);
       }
       if (method === 'POST' && ip === undefined) {
-        let body: unknown;
-        try {
-          body = JSON.parse(request.body ?? '');
-        } catch {
-          return problem(400, 'body is not JSON: send {"namespace": "...", "pod": "..."}');
-        }
-        return json(200, await deps.nodeIps.assign(node, body));
+        const api = deps.nodeIps;
+        return withJsonBody(request, '{"namespace": "...", "pod": "..."}', async (body) =>
+          json(200, await api.assign(node, body)),
+        );
       }
       if (method === 'GET' && ip === undefined)
         return json(200, await deps.nodeIps.lookUp(node, request.query ?? {}));
