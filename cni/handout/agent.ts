@@ -4,7 +4,8 @@
  * use at watermarks rather than per pod, so berth grows the pool before it runs out.
  */
 import type { NodeReport, NodeSet, SetAddress } from '../../shared/eni/handout/wire.js';
-import type { HandoutStore } from './store.js';
+import { mayHandOut } from './choice.js';
+import type { HandoutStore, Snapshot } from './store.js';
 
 /** berth's node API, as the agent calls it. */
 export interface SetClient {
@@ -55,28 +56,29 @@ export async function agentPass(
   const set = (await store.readSet()) ?? (await store.writeSet(await client.nodeSet()));
   await forgetReturnsTaken(store, set);
   const fresh = await returnEmpty(store, set);
-  const leases = await store.leases();
-  const returned = (await store.returns()).filter((r) => r.stage === 'empty');
-  const use = await store.use();
-  const free = set.addresses.filter(
-    (a) => a.state === 'free' && !use.leased.has(a.ip) && use.returned.get(a.ip) !== a.createdAt,
-  ).length;
-  const counts = { inUse: leases.length, free, total: set.addresses.length };
+  const snapshot = await store.snapshot();
+  const free = set.addresses.filter((a) => mayHandOut(a, snapshot.use)).length;
+  const counts = { inUse: snapshot.leases.length, free, total: set.addresses.length };
   if (fresh === 0 && !reportDue(last, counts, now)) {
     return { reported: false, ...counts, returned: 0, last };
   }
-  await store.writeSet(await client.report(await reportOf(store, free === 0)));
+  const report = reportIn(snapshot, free === 0);
+  await store.writeSet(await client.report(report));
   return {
     reported: true,
     ...counts,
-    returned: returned.length,
+    returned: report.returned.length,
     last: { inUse: counts.inUse, at: now },
   };
 }
 
 /** The node's report as its files say it now; `refill` when it has no free address. */
 export async function reportOf(store: HandoutStore, refill: boolean): Promise<NodeReport> {
-  const [leases, returns, use] = await Promise.all([store.leases(), store.returns(), store.use()]);
+  return reportIn(await store.snapshot(), refill);
+}
+
+function reportIn(snapshot: Snapshot, refill: boolean): NodeReport {
+  const { leases, returns, use } = snapshot;
   return {
     leased: leases.map((l) => ({ ip: l.ip, since: l.since })),
     rested: [...use.rested].flatMap(([ip, rest]) =>

@@ -52,6 +52,13 @@ function fileName(ip: string): string {
   return ip;
 }
 
+/** The node's files read at one instant. */
+export interface Snapshot {
+  readonly leases: readonly Lease[];
+  readonly returns: readonly Return[];
+  readonly use: NodeUseNow;
+}
+
 /** The node's handout files under `root`. */
 export class HandoutStore {
   readonly #root: string;
@@ -159,16 +166,22 @@ export class HandoutStore {
 
   /** The node's use as the files say it now. */
   async use(): Promise<NodeUseNow> {
+    return (await this.snapshot()).use;
+  }
+
+  /** The leases, returns and use, each read once. */
+  async snapshot(): Promise<Snapshot> {
     const [leases, returns, rested] = await Promise.all([
       this.leases(),
       this.returns(),
       this.rested(),
     ]);
-    return {
+    const use = {
       leased: new Set(leases.map((l) => l.ip)),
       returned: new Map(returns.map((r) => [r.ip, r.createdAt])),
       rested,
     };
+    return { leases, returns, use };
   }
 
   /** Writes a file whole: a reader sees the old content or the new, never part of either. */
