@@ -1,5 +1,5 @@
 /**
- * Public fronts benchmark (issue 33): berth's fronts worker against OpenKruise Game's AWS
+ * Public fronts benchmark: berth's fronts worker against OpenKruise Game's AWS
  * network plugins, on the same events and the same ELBv2 and Global Accelerator fakes, on
  * simulated time (`fronts/harness.ts`):
  * - 100 game servers behind NLBs created at once; 100 behind the Global Accelerator at once;

@@ -28,7 +28,10 @@ export interface JudgedDay extends DayRuns {
   readonly reserved?: DayRuns;
 }
 
-/** The clean day's bounds on berth at its config defaults (issue 42). */
+/**
+ * The clean day's bounds on berth at its config defaults: calls near the day's floor of /28
+ * assigns, and no more idle addresses than before node-side handout.
+ */
 export const CLEAN_DAY = { mutatingCalls: 700, idleAverage: 5927 } as const;
 /** berth's calls may be at most this share of every swept VPC CNI run's. */
 export const CALLS_SHARE = 0.6;

@@ -1,5 +1,5 @@
 /**
- * The fronts benchmark's targets (issue 33), judged from the runs alone: berth's bursts against
+ * The fronts benchmark's targets, judged from the runs alone: berth's bursts against
  * fixed bounds and against OpenKruise Game's calls on the same events, and berth's chaos run
  * against the first rule and repair's promise. Pure, so a verdict is tested apart from a run.
  */

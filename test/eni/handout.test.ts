@@ -1,7 +1,7 @@
 /**
  * A node whose berth-cni hands its addresses out itself: berth gives it its set, assigns nothing
  * per pod there from then on, sizes the pool from the node's report, and takes an address back
- * only once the node returned it (contract section 8).
+ * only once the node returned it.
  */
 import { describe, expect, it } from 'vitest';
 import { NodeHandsOutError } from '../../shared/eni/errors.js';

@@ -1,8 +1,9 @@
 /**
- * What berth and a node's berth-cni say to each other when the node hands addresses out itself
- * (contract section 8): the node's set, as berth's node API answers it, and the node's report
- * of its use, as its agent (or, with no free address, the plugin) sends it. Both sides parse
- * with the schemas here, so a field is written once.
+ * What berth and a node's berth-cni say to each other when the node hands addresses out itself,
+ * so pods start without a berth call while the node has a free address: the node's set, as
+ * berth's node API answers it, and the node's report of its use, as its agent (or, with no free
+ * address, the plugin) sends it. Both sides parse with the schemas here, so a field is written
+ * once.
  */
 import { z } from 'zod';
 
