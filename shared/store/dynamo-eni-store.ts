@@ -436,32 +436,14 @@ function decodePool(item: Record<string, AttributeValue>): PoolRecord {
   };
 }
 
-/** A pool's stored node report, as `{ nodeUse }`; undefined when there is none. */
+/**
+ * A pool's stored node report, as `{ nodeUse }`; undefined when there is none. Written by
+ * `putPool` from a report berth parsed, so it is read back as written.
+ */
 function nodeUseOf(value: unknown): { nodeUse: NodeUse } | undefined {
-  let json: unknown;
-  try {
-    json = typeof value === 'string' ? JSON.parse(value) : undefined;
-  } catch {
-    return undefined;
-  }
-  if (typeof json !== 'object' || json === null) return undefined;
-  const f = json as Record<string, unknown>;
-  const list = <T>(items: unknown, shape: (item: Record<string, unknown>) => T | undefined) =>
-    (Array.isArray(items) ? items : []).flatMap((item) => {
-      const entry = typeof item === 'object' && item !== null ? shape(item) : undefined;
-      return entry === undefined ? [] : [entry];
-    });
-  return {
-    nodeUse: {
-      reportedAt: Number(f.reportedAt ?? 0),
-      leased: list(f.leased, (e) =>
-        typeof e.ip === 'string' ? { ip: e.ip, since: Number(e.since ?? 0) } : undefined,
-      ),
-      rested: list(f.rested, (e) =>
-        typeof e.ip === 'string' ? { ip: e.ip, at: Number(e.at ?? 0) } : undefined,
-      ),
-    },
-  };
+  if (typeof value !== 'string') return undefined;
+  const nodeUse = JSON.parse(value) as NodeUse;
+  return Array.isArray(nodeUse?.leased) && Array.isArray(nodeUse.rested) ? { nodeUse } : undefined;
 }
 
 const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
