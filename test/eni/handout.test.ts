@@ -40,6 +40,14 @@ describe('a node that hands its addresses out itself', () => {
     );
   });
 
+  it('writes nothing when the node asks for its set again', async () => {
+    const w = await world();
+    await handleNodeSet(w.deps, NODE);
+    const version = (await w.store.getPool(NODE))?.version;
+    await handleNodeSet(w.deps, NODE);
+    expect((await w.store.getPool(NODE))?.version).toBe(version);
+  });
+
   it('shows an address a pod holds the earlier way as held, never free', async () => {
     const w = await world();
     const { ip } = await assignIp(w.deps, NODE, { namespace: 'g', pod: 'old' });

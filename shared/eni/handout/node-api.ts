@@ -47,7 +47,7 @@ export async function handleNodeReport(
 
 /**
  * The node's pool (created on first use), marked as handed out by the node and changed by
- * `change`, written at the version read.
+ * `change`, written at the version read; not written when neither changes it.
  */
 async function rewritePool(
   deps: EniDeps,
@@ -56,7 +56,10 @@ async function rewritePool(
 ): Promise<PoolRecord> {
   for (let attempt = 1; ; attempt++) {
     const read = await poolFor(deps, node);
-    const next: PoolRecord = { ...change(read), handout: 'node', version: read.version + 1 };
+    const changed = change(read);
+    // A node asking for its set again changes nothing: no write.
+    if (changed === read && read.handout === 'node') return read;
+    const next: PoolRecord = { ...changed, handout: 'node', version: read.version + 1 };
     try {
       await deps.store.putPool(next, read.version);
       return next;
