@@ -179,8 +179,8 @@ async function addOnNode(
 
 /**
  * DEL on the node: frees the container's lease (never another container's) and its routing.
- * False when the container holds no lease here but the cached address is one a pod holds the
- * earlier way, which berth releases.
+ * False when the container holds no lease here but may be a pod served the earlier way (the
+ * cached address, or with none cached any address, `held` in the set), which berth releases.
  */
 async function delOnNode(config: NetworkConfig, local: OnNode, deps: PluginDeps): Promise<boolean> {
   const { store, taker, set } = local;
@@ -197,8 +197,10 @@ async function delOnNode(config: NetworkConfig, local: OnNode, deps: PluginDeps)
     await deps.released.record(local.pod);
     return true;
   }
-  const earlier =
-    cached === undefined || set.addresses.find((a) => a.ip === cached)?.state === 'held';
+  // Only a pod served the earlier way (its address `held` in the set) is berth's to release; with
+  // no result cached, any such pod on the node might be this one.
+  const held = set.addresses.filter((a) => a.state === 'held');
+  const earlier = cached === undefined ? held.length > 0 : held.some((a) => a.ip === cached);
   return !earlier;
 }
 
