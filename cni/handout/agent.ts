@@ -22,6 +22,12 @@ export interface LastReport {
 /** How often the agent reports with nothing else to say, so berth sees it alive. */
 export const HEARTBEAT_MS = 5 * 60_000;
 
+/**
+ * How old the hidden file of a write cut short must be before the agent removes it: longer than
+ * any plugin run (its timeout is at most 110 s), so no write still under way loses its file.
+ */
+export const UNFINISHED_GRACE_MS = 5 * 60_000;
+
 /** What one pass did. */
 export interface AgentPass {
   readonly reported: boolean;
@@ -53,6 +59,7 @@ export async function agentPass(
   last: LastReport | undefined,
   now: number,
 ): Promise<AgentPass> {
+  await store.sweepUnfinished(now, UNFINISHED_GRACE_MS);
   const set = (await store.readSet()) ?? (await store.writeSet(await client.nodeSet()));
   await forgetReturnsTaken(store, set);
   const fresh = await returnEmpty(store, set);

@@ -70,9 +70,12 @@ export async function freeAddress(
   named: string | undefined,
   now: number,
 ): Promise<string | undefined> {
-  const ip = named ?? (await store.leaseOf(taker.containerId, taker.ifName))?.ip;
-  if (ip === undefined) return undefined;
-  if (!(await store.dropLease(ip, taker.containerId, taker.ifName))) return undefined;
+  const lease = await store.leaseOf(taker.containerId, taker.ifName);
+  const ip = named ?? lease?.ip;
+  if (ip === undefined || lease?.ip !== ip) return undefined;
+  // The rest first: a crash between the two leaves the lease, and the retried DEL rests it again,
+  // so a freed address always rests its cooldown before another pod gets it.
   await store.rest(ip, { pod: taker.pod, at: now });
+  if (!(await store.dropLease(ip, taker.containerId, taker.ifName))) return undefined;
   return ip;
 }

@@ -14,7 +14,7 @@
  * A lease is removed only by the DEL of its own container (under the node's exclusive lock), or
  * by the agent for a container of an earlier boot: a reboot ends every container.
  */
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NodeSet } from '../../shared/eni/handout/wire.js';
 import type { NodeUseNow, Rest } from './choice.js';
@@ -42,6 +42,9 @@ export interface Return {
   readonly createdAt: number;
   readonly stage: ReturnStage;
 }
+
+/** How a file being written is named: hidden until it is renamed or linked into place. */
+const TEMPORARY_MARK = '.';
 
 /** Whether `error` is a filesystem error with `code`. */
 const isCode = (error: unknown, code: string) => (error as { code?: unknown })?.code === code;
@@ -98,24 +101,24 @@ export class HandoutStore {
     return (await this.leases()).find((l) => l.containerId === containerId && l.ifName === ifName);
   }
 
-  /** Takes `lease.ip` for its container: false when another container holds it already. */
+  /**
+   * Takes `lease.ip` for its container: false when another container holds it already. The lease
+   * is written whole to a file of its own and then linked to its name, which `link(2)` does only
+   * if no file has that name: the name is taken exclusively and names a whole lease from the
+   * first instant, so a crash never leaves a half-written lease that no DEL could match.
+   */
   async tryLease(lease: Lease): Promise<boolean> {
     const directory = join(this.#root, 'leases');
-    await mkdir(directory, { recursive: true, mode: 0o700 });
-    let file: Awaited<ReturnType<typeof open>>;
+    const temporary = await this.#writeTemporary(directory, JSON.stringify(lease));
     try {
-      file = await open(join(directory, fileName(lease.ip)), 'wx', 0o600);
+      await link(temporary, join(directory, fileName(lease.ip)));
+      return true;
     } catch (error) {
       if (isCode(error, 'EEXIST')) return false;
       throw error;
-    }
-    try {
-      await file.writeFile(JSON.stringify(lease));
-      await file.sync();
     } finally {
-      await file.close();
+      await rm(temporary, { force: true });
     }
-    return true;
   }
 
   /** Removes the lease of `ip` only while `containerId`'s interface holds it. */
@@ -136,6 +139,29 @@ export class HandoutStore {
       dropped++;
     }
     return dropped;
+  }
+
+  /**
+   * Removes the hidden files of writes a crash cut short, once older than `graceMs`: they hold
+   * no address (a lease exists only by its name), they only take room.
+   */
+  async sweepUnfinished(now: number, graceMs: number): Promise<number> {
+    let swept = 0;
+    for (const directory of ['', 'leases', 'rested', 'returned']) {
+      const path = join(this.#root, directory);
+      const names = await readdir(path).catch(() => [] as string[]);
+      for (const name of names.filter((n) => n.startsWith(TEMPORARY_MARK))) {
+        const file = join(path, name);
+        const written = await stat(file).then(
+          (s) => s.mtimeMs,
+          () => now,
+        );
+        if (now - written < graceMs) continue;
+        await rm(file, { force: true });
+        swept++;
+      }
+    }
+    return swept;
   }
 
   /** Records `ip`'s release by `pod` at `at`. */
@@ -188,11 +214,21 @@ export class HandoutStore {
   async #writeWhole(relative: string, content: string): Promise<void> {
     const path = join(this.#root, relative);
     const directory = join(path, '..');
+    await rename(await this.#writeTemporary(directory, content), path);
+    const parent = await open(directory, 'r');
+    await parent.sync().finally(() => parent.close());
+  }
+
+  /**
+   * Writes `content` durably to a new hidden file in `directory` and answers its path. A crash
+   * can leave one behind: readers pass over hidden names, and the agent sweeps old ones away.
+   */
+  async #writeTemporary(directory: string, content: string): Promise<string> {
     await mkdir(directory, { recursive: true, mode: 0o700 });
     // Unique per writer (node:crypto would cost the plugin's start more than it gains here).
     const temporary = join(
       directory,
-      `.${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.tmp`,
+      `${TEMPORARY_MARK}${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.tmp`,
     );
     const file = await open(temporary, 'w', 0o600);
     try {
@@ -201,9 +237,7 @@ export class HandoutStore {
     } finally {
       await file.close();
     }
-    await rename(temporary, path);
-    const parent = await open(directory, 'r');
-    await parent.sync().finally(() => parent.close());
+    return temporary;
   }
 
   async #readAll<T>(directory: string): Promise<T[]> {
@@ -218,7 +252,7 @@ export class HandoutStore {
     });
     const read = await Promise.all(
       names
-        .filter((name) => !name.startsWith('.'))
+        .filter((name) => !name.startsWith(TEMPORARY_MARK))
         .map(async (name) => [name, await readJson<T>(join(path, name))] as const),
     );
     return read.flatMap(([name, value]) => (value === undefined ? [] : [[name, value]]));

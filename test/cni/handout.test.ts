@@ -3,13 +3,13 @@
  * no berth endpoint while an address is free, a DEL frees only its own container's address, the
  * agent returns only what no container holds, and pods start while berth is unreachable.
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { networkConfig } from '../../bench/support/cni-plugin.js';
 import type { Invocation } from '../../cni/environment.js';
-import { agentPass, reportDue } from '../../cni/handout/agent.js';
+import { agentPass, reportDue, UNFINISHED_GRACE_MS } from '../../cni/handout/agent.js';
 import { HandoutStore } from '../../cni/handout/store.js';
 import type { HostNetwork } from '../../cni/host-network.js';
 import { parseNetworkConfig } from '../../cni/netconf.js';
@@ -181,6 +181,29 @@ describe('berth-cni handing out the node’s addresses', () => {
     expect(reportDue(last, { inUse: 14, free: 20, total: 32 }, 1)).toBe(true);
     expect(reportDue(last, { inUse: 11, free: 2, total: 32 }, 1)).toBe(true);
     expect(reportDue(last, { inUse: 10, free: 20, total: 32 }, 5 * 60_000)).toBe(true);
+  });
+
+  it('sweeps away the files of writes a crash cut short, once they are old', async () => {
+    const n = await node();
+    const current = set([{ ip: '10.0.0.10' }]);
+    await n.store.writeSet(current);
+    const leases = join(n.store.root, 'leases');
+    await mkdir(leases, { recursive: true });
+    const old = join(leases, '.1-1-a.tmp');
+    const fresh = join(leases, '.1-2-b.tmp');
+    await writeFile(old, '{"ip":"10.0.0.10"');
+    await writeFile(fresh, '{"ip":"10.0.0.10"');
+    const now = Date.now();
+    await utimes(
+      old,
+      new Date(now - UNFINISHED_GRACE_MS - 1_000),
+      new Date(now - UNFINISHED_GRACE_MS - 1_000),
+    );
+    const client = { nodeSet: async () => current, report: async () => current };
+    await agentPass(n.store, client, undefined, now);
+    expect((await readdir(leases)).sort()).toEqual(['.1-2-b.tmp']);
+    // Neither ever held the address.
+    expect(n.ipOf(await n.run('ADD', 'c1'))).toBe('10.0.0.10');
   });
 
   it('drops the leases of an earlier boot, and only those', async () => {
