@@ -56,8 +56,11 @@ import { printTable } from './support/table.js';
 
 /** Runs of each operation metered. */
 const SAMPLES = 200;
-/** What everything that grows with game sessions may cost, per million sessions. */
-const TARGET_PER_MILLION_SESSIONS_USD = 2;
+/**
+ * What everything that grows with game sessions may cost, per million sessions: the first
+ * target set, and the one set when addresses moved to the node.
+ */
+const TARGETS_PER_MILLION_SESSIONS_USD = [2, 2.5] as const;
 /** What a stack serving one cluster may cost a month with no sessions at all. */
 const TARGET_FIXED_USD = 6;
 
@@ -379,7 +382,7 @@ export async function runCostBench(): Promise<void> {
     1,
     tableGbPerCluster,
   );
-  const busyLoad = clusterLoad(monthly, metered, sessionDrivers);
+  const busyLoad = clusterLoad(monthly, metered, new Set<Driver>([...sessionDrivers, 'nodes']));
   const busy = billOf(stackOne, busyLoad, 1, tableGbPerCluster);
   const sessionsPerMonth = CLUSTER_SHARE.sessionsPerDay * ASSUMPTIONS.daysPerMonth.value;
   const perMillion = {
@@ -387,11 +390,11 @@ export async function runCostBench(): Promise<void> {
     provisioned: ((played.provisioned.total - idle.provisioned.total) / sessionsPerMonth) * 1e6,
   };
   const fixed = { onDemand: idle.onDemand.total, provisioned: idle.provisioned.total };
-  // The least a session can cost as berth is called: five Lambda requests (the pod's CREATE,
-  // binding and DELETE reviews; the CNI's ADD and DEL) and four writes (each of its host port and
-  // address taken and given back once), before any read, compute or log.
-  const floorRequests = 5;
-  const floorWrites = 4;
+  // The least a session can cost as berth is called: three Lambda requests (the pod's CREATE,
+  // binding and DELETE reviews; its CNI ADD and DEL stay on the node) and two writes (its host
+  // port taken and given back once), before any read, compute or log.
+  const floorRequests = 3;
+  const floorWrites = 2;
   const sessionFloor = {
     requests: floorRequests,
     writes: floorWrites,
@@ -567,12 +570,13 @@ export async function runCostBench(): Promise<void> {
     const before = idle.onDemand.lines.find((i) => i.group === l.group && i.item === l.item);
     return { ...l, usd: ((l.usd - (before?.usd ?? 0)) / sessionsPerMonth) * 1e6 };
   });
+  const sessionLine = `${usd(perMillion.onDemand)} per million sessions on on-demand (largest: ${largest(sessionLines, 4)}); ${usd(perMillion.provisioned)} on provisioned; the least a session can cost (${floorRequests} requests, ${floorWrites} writes, nothing else) is ${usd(sessionFloor.onDemand)} on on-demand, ${usd(sessionFloor.provisioned)} on provisioned`;
   const targets = [
-    {
-      target: `at most $${TARGET_PER_MILLION_SESSIONS_USD.toFixed(2)} per million game sessions (everything that grows with sessions), on on-demand`,
-      pass: perMillion.onDemand <= TARGET_PER_MILLION_SESSIONS_USD,
-      line: `${usd(perMillion.onDemand)} per million sessions on on-demand (largest: ${largest(sessionLines, 4)}); ${usd(perMillion.provisioned)} on provisioned; the least a session can cost (${floorRequests} requests, ${floorWrites} writes, nothing else) is ${usd(sessionFloor.onDemand)} on on-demand, ${usd(sessionFloor.provisioned)} on provisioned`,
-    },
+    ...TARGETS_PER_MILLION_SESSIONS_USD.map((most) => ({
+      target: `at most $${most.toFixed(2)} per million game sessions (everything that grows with sessions), on on-demand`,
+      pass: perMillion.onDemand <= most,
+      line: sessionLine,
+    })),
     {
       target: `at most $${TARGET_FIXED_USD.toFixed(2)} a month fixed for a stack serving one cluster (passes, schedules, alarms, dashboards, secrets, queues), on on-demand`,
       pass: fixed.onDemand <= TARGET_FIXED_USD,

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type AgentPass, agentPass, type LastReport } from './handout/agent.js';
+import { AGENT_PASS_MS, type AgentPass, agentPass, type LastReport } from './handout/agent.js';
 import { bootId } from './handout/boot.js';
 import { HandoutStore } from './handout/store.js';
 import { withHostLock } from './host-lock.js';
@@ -19,7 +19,7 @@ const CONFIG_FILE = process.env.BERTH_CNI_CONFIG ?? '/host/etc/cni/net.d/05-bert
 /** The node's lock, shared with the plugin (cni/main.ts). */
 const LOCK_FILE = process.env.BERTH_CNI_LOCK ?? '/run/berth-cni.lock';
 /** How often the agent looks at the node's use. */
-const PASS_MS = Number(process.env.BERTH_CNI_AGENT_PASS_MS ?? 10_000);
+const PASS_MS = Number(process.env.BERTH_CNI_AGENT_PASS_MS ?? AGENT_PASS_MS);
 
 /** The berth-cni plugin's configuration out of the conflist. */
 async function pluginConfig(path: string): Promise<NetworkConfig> {

@@ -81,18 +81,6 @@ export const ASSUMPTIONS = {
     '5% of Services are deleted and created again each day (releases of the platform around the game servers)',
   ),
   nodePortShare: assume(0.2, 'one Service in five is a NodePort Service, the rest ClusterIP'),
-  cniReleasesPerPod: assume(
-    1,
-    'one CNI DEL per pod with its cached address: a release of the address it holds',
-  ),
-  cniRepeatDelsPerPod: assume(
-    1,
-    "CNI DELs of a pod after the first: libcni drops the cached result once a DEL succeeds, and kubelet tears a sandbox down again when it stops or garbage-collects it (kubernetes pkg/kubelet/kuberuntime/kuberuntime_gc.go, containerd's RemovePodSandbox). One a pod, an upper estimate",
-  ),
-  cniRepeatDelsAskingBerth: assume(
-    0.01,
-    "share of those repeated DELs berth's plugin cannot answer on the node and looks the pod up for (GET, finding nothing): it records each DEL it completed under /run (cni/released.ts), so only a record it failed to write, or one past its hour, asks berth; an upper estimate",
-  ),
   finalDeletesPerSession: assume(
     1,
     'after a graceful DELETE has set deletionTimestamp, the kubelet sends the DELETE that removes the pod (grace period 0) once its containers have stopped (kubernetes pkg/kubelet/status/status_manager.go, syncPod); one a game session, billed only where the webhook configuration sends it to berth',
@@ -177,8 +165,11 @@ export const ASSUMPTIONS = {
   ),
 } as const satisfies Record<string, Assumption>;
 
-/** What an operation's count follows: game sessions, Services, or neither (the stack's own). */
-export type Driver = 'sessions' | 'services' | 'fixed';
+/**
+ * What an operation's count follows: game sessions, Services, game nodes, or none of them (the
+ * stack's own).
+ */
+export type Driver = 'sessions' | 'services' | 'nodes' | 'fixed';
 
 /** Every kind of operation the bill prices, with the function that runs it. */
 export const OPERATIONS = {
@@ -231,15 +222,18 @@ export const OPERATIONS = {
     grows: 'services',
   },
   'settle-look': { fn: 'settle', label: 'settle look', diurnal: false, grows: 'services' },
-  'eni-assign': { fn: 'node-ips', label: 'ENI IP assign', diurnal: true, grows: 'sessions' },
-  'eni-release': { fn: 'node-ips', label: 'ENI IP release', diurnal: true, grows: 'sessions' },
-  'eni-release-repeat': {
+  'eni-node-report': {
     fn: 'node-ips',
-    label: 'repeated CNI DEL (look-up)',
+    label: 'node agent report (use moved)',
     diurnal: true,
     grows: 'sessions',
   },
-  'eni-refill': { fn: 'eni', label: 'ENI background refill', diurnal: true, grows: 'sessions' },
+  'eni-node-heartbeat': {
+    fn: 'node-ips',
+    label: 'node agent heartbeat',
+    diurnal: false,
+    grows: 'nodes',
+  },
   'eni-instance-event': {
     fn: 'eni',
     label: 'ENI instance state event',
@@ -261,10 +255,10 @@ export type OperationKind = keyof typeof OPERATIONS;
 export interface MeasuredRatios {
   /** Settle looks per Service CREATE, UPDATE and DELETE (tasks queued plus re-checks). */
   readonly settleLooksPer: Readonly<Record<'create' | 'update' | 'delete', number>>;
-  /** Background refills the node IP API asked for per assign invocation. */
-  readonly refillsPerAssign: number;
-  /** Assign invocations per pod: a pool with no address ready answers 503 and is asked again. */
-  readonly assignsPerPod: number;
+  /** Reports a node's agent makes because its use moved, per game session on the node. */
+  readonly reportsPerSession: number;
+  /** Reports a node's agent makes a day with nothing moved, to show berth it is alive. */
+  readonly heartbeatsPerNodeDay: number;
   /**
    * Share of each admission operation's reviews the apiserver sends to berth at all, by the
    * webhook configuration's rules, selectors and match conditions (1 for the other functions).
@@ -284,7 +278,6 @@ export function monthlyOperations(
     REFERENCE_FLEET.services * ASSUMPTIONS.serviceReplacementsPerDay.value * days;
   const serviceUpdates = REFERENCE_FLEET.services * ASSUMPTIONS.serviceUpdatesPerDay.value * days;
   const passes = (minutes: number) => ((days * 24 * 60) / minutes) * clusters;
-  const assigns = sessions * ratios.assignsPerPod;
   const called = ratios.calledShare;
   // Settle looks follow the Service reviews that reach berth.
   const settleLooks =
@@ -301,11 +294,8 @@ export function monthlyOperations(
     'service-update': serviceUpdates,
     'service-delete': serviceCreates,
     'settle-look': settleLooks,
-    'eni-assign': assigns,
-    'eni-release': sessions * ASSUMPTIONS.cniReleasesPerPod.value,
-    'eni-release-repeat':
-      sessions * ASSUMPTIONS.cniRepeatDelsPerPod.value * ASSUMPTIONS.cniRepeatDelsAskingBerth.value,
-    'eni-refill': assigns * ratios.refillsPerAssign,
+    'eni-node-report': sessions * ratios.reportsPerSession,
+    'eni-node-heartbeat': REFERENCE_FLEET.gameNodes * ratios.heartbeatsPerNodeDay * days,
     'eni-instance-event':
       REFERENCE_FLEET.gameNodes * ASSUMPTIONS.nodeLaunchesPerDayShare.value * 3 * days,
     'eni-pass': passes(stack.scheduleMinutes.eni),

@@ -19,6 +19,9 @@ export interface LastReport {
   readonly at: number;
 }
 
+/** How often the agent looks at the node's use (its DaemonSet can set another). */
+export const AGENT_PASS_MS = 10_000;
+
 /** How often the agent reports with nothing else to say, so berth sees it alive. */
 export const HEARTBEAT_MS = 5 * 60_000;
 

@@ -147,8 +147,8 @@ describe('computeBill', () => {
 
   it('charges function URL answers at the data-transfer rate only for the share that leaves the Region', () => {
     const answers = {
-      operations: { 'eni-assign': { responseBytes: 1000 } },
-      monthly: { 'eni-assign': 10_000_000 },
+      operations: { 'eni-node-report': { responseBytes: 1000 } },
+      monthly: { 'eni-node-report': 10_000_000 },
     };
     const item = 'function URL responses out of the Region';
     // 10 GB answered, all to callers in the Region: no charge.
@@ -211,9 +211,9 @@ describe('computeBill', () => {
   it('records X-Ray traces only for traced functions, by the sampled share of their rate', () => {
     const perSecond = 2;
     const monthly = perSecond * 86_400 * 30 * 3;
-    const untraced = computeBill(input({ monthly: { 'eni-assign': monthly } }));
+    const untraced = computeBill(input({ monthly: { 'eni-node-report': monthly } }));
     const traced = computeBill(
-      input({ monthly: { 'eni-assign': monthly }, stack: { traced: ['node-ips'] } }),
+      input({ monthly: { 'eni-node-report': monthly }, stack: { traced: ['node-ips'] } }),
     );
     expect(untraced.tracesRecorded['node-ips']).toBe(0);
     expect(untraced.tracesIfReservoirShared).toBe(0);
@@ -246,7 +246,7 @@ describe('the X-Ray reservoir', () => {
     const monthly = 2 * 86_400 * 30 * 3;
     const bill = computeBill(
       input({
-        monthly: { 'eni-assign': monthly, 'pod-create': monthly },
+        monthly: { 'eni-node-report': monthly, 'pod-create': monthly },
         stack: { traced: ['node-ips', 'admission'] },
       }),
     );

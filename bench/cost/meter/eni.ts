@@ -6,34 +6,35 @@
  * and instance state-change events through the ENI function's body (`eniInvocation`).
  */
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
-import type { V1Pod } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
+import {
+  AGENT_PASS_MS,
+  HEARTBEAT_MS,
+  type LastReport,
+  reportDue,
+} from '../../../cni/handout/agent.js';
 import { type EniRunner, eniInvocation, eniRunner } from '../../../shared/app/eni-pass.js';
 import { nodeIpsApi } from '../../../shared/app/lambda-node-ips.js';
 import { observability } from '../../../shared/app/observability.js';
 import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
 import type { Ec2Network } from '../../../shared/ec2/network.js';
-import { PoolBusyError } from '../../../shared/eni/errors.js';
+import type { NodeSet } from '../../../shared/eni/handout/wire.js';
 import type { EniPassSummary } from '../../../shared/eni/pass.js';
 import type { HttpResponse } from '../../../shared/http/exchange.js';
 import { seededRandom } from '../../../sim/random.js';
-import type { MeasuredRatios } from '../fleet.js';
+import { diurnal } from '../../eni/workload.js';
+import { type MeasuredRatios, REFERENCE_FLEET } from '../fleet.js';
 import type { AdmittedState } from './admission.js';
-import { functionUrlEvent, functionUrlFunction, passFunction } from './lambda.js';
+import { functionUrlEvent, functionUrlFunction, lambdaContext, passFunction } from './lambda.js';
 import { PASS_SAMPLES } from './passes.js';
 import type { Session } from './session.js';
-import { NAMESPACE, passContextOf, SESSION_GAP_MS, type World } from './world.js';
+import { passContextOf, SESSION_GAP_MS, type World } from './world.js';
 
-/** Attempts of one assign before the set-up gives up (the CNI plugin retries a 503). */
-const ASSIGN_ATTEMPTS = 20;
+const DAY_S = 86_400;
 
 /** The ENI domain of the reference cluster, over the EC2 fake, and what it asked for. */
 export interface EniWiring {
   readonly runner: EniRunner;
-  /** Nodes whose background refill the node IP API asked for, not yet run. */
-  readonly refillsAsked: string[];
-  /** An assign straight through the domain (set-up, not metered). */
-  readonly assign: (node: string, body: unknown) => Promise<{ readonly ip: string }>;
   /** Node IP API requests through the node-ips function's chain. */
   readonly nodeIps: (event: LambdaFunctionUrlEvent, context: Context) => Promise<HttpResponse>;
   /** The ENI function: a refill, an instance event or a pass. */
@@ -73,16 +74,13 @@ export function wireEni(world: World): EniWiring {
       random: seededRandom(23),
     },
   );
-  const refillsAsked: string[] = [];
-  const refills = { request: async (node: string) => void refillsAsked.push(node) };
-  const nodeIpApi = runner.nodeIps(refills);
+  // A node's refill runs inside its report (`refill: true`), never queued: none is asked here.
+  const nodeIpApi = runner.nodeIps({ request: async () => undefined });
   const nodeIpsObs = observability('node-ips');
   nodeIpsObs.forCluster(config.cluster);
   const obs = observability('eni');
   return {
     runner,
-    refillsAsked,
-    assign: async (node, body) => (await nodeIpApi.assign(node, body)) as { readonly ip: string },
     nodeIps: functionUrlFunction(nodeIpsApi(nodeIpApi, nodeIpsObs), nodeIpsObs),
     eniFunction: passFunction(
       'eni',
@@ -130,130 +128,112 @@ export async function meterEniPasses(session: Session, eni: EniWiring): Promise<
   }
 }
 
-/** The CNI plugin's sandbox id for a pod (CNI_CONTAINERID). */
-const containerOf = (pod: V1Pod) => `c-${pod.metadata?.uid ?? pod.metadata?.name}`;
+/**
+ * How often one node's agent reports in a day of the reference fleet: the agent's own rule
+ * (`reportDue`, one look per pass) over a node's use as sessions of the reference length arrive
+ * on the daily curve (`diurnal`) and end, with a set of `setSize` addresses. Reports the use
+ * moved for grow with sessions; heartbeats (nothing moved for `HEARTBEAT_MS`) with nodes.
+ */
+export function agentReportsPerNodeDay(setSize: number): {
+  readonly watermark: number;
+  readonly heartbeat: number;
+  readonly sessions: number;
+} {
+  const random = seededRandom(29);
+  const perNode = REFERENCE_FLEET.concurrentGameServers / REFERENCE_FLEET.gameNodes;
+  const sessionsPerDay = REFERENCE_FLEET.gameSessionsPerDay / REFERENCE_FLEET.gameNodes;
+  const meanSessionS = (perNode * DAY_S) / sessionsPerDay;
+  const meanDiurnal = 0.2 + 0.65 * 0.5;
+  const passS = AGENT_PASS_MS / 1000;
+  const ends: number[] = [];
+  let last: LastReport | undefined;
+  let watermark = 0;
+  let heartbeat = 0;
+  // A day to fill the node, then the day counted.
+  for (let t = 0; t < 2 * DAY_S; t += passS) {
+    const arrivals = poisson(random, ((sessionsPerDay * diurnal(t)) / meanDiurnal / DAY_S) * passS);
+    for (let i = 0; i < arrivals; i++) ends.push(t - meanSessionS * Math.log(1 - random()));
+    const live = ends.filter((end) => end > t);
+    ends.splice(0, ends.length, ...live);
+    const inUse = Math.min(setSize, live.length);
+    const use = { inUse, free: setSize - inUse, total: setSize };
+    if (!reportDue(last, use, t * 1000)) continue;
+    const moved = last === undefined || t * 1000 - last.at < HEARTBEAT_MS;
+    last = { inUse, at: t * 1000 };
+    if (t < DAY_S) continue;
+    if (moved) watermark++;
+    else heartbeat++;
+  }
+  return { watermark, heartbeat, sessions: sessionsPerDay };
+}
+
+/** A Poisson draw of mean `mean` (Knuth's method: the means here are below 1). */
+function poisson(random: () => number, mean: number): number {
+  const limit = Math.exp(-mean);
+  let count = 0;
+  for (let p = random(); p > limit; p *= random()) count++;
+  return count;
+}
 
 /**
- * ENI pools on every node (set-up: passes a minute apart until every pool exists, then every
- * game server admitted so far given its address), then `samples` assigns and releases through
- * the node IP API with the background refills they ask for, then passes and instance events.
+ * ENI pools on every node, each node's agent given its set (set-up), then `samples` node
+ * reports through the node IP function, each of a node whose use moved by a session; then
+ * passes and instance events. ADD and DEL call berth for nothing: the node hands its addresses
+ * out itself, so what a session costs here is its share of the agent's reports.
  */
 export async function meterEni(
   session: Session,
   samples: number,
   admitted: AdmittedState,
-): Promise<Pick<MeasuredRatios, 'refillsPerAssign' | 'assignsPerPod'>> {
+): Promise<Pick<MeasuredRatios, 'reportsPerSession' | 'heartbeatsPerNodeDay'>> {
   const { world, setup, log } = session;
   const { clocks } = world;
   const eni = wireEni(world);
-  const runRefills = async (metered: boolean) => {
-    while (eni.refillsAsked.length > 0) {
-      const node = eni.refillsAsked.shift() as string;
-      if (!metered) {
-        await eni.runner.refill(node);
-        continue;
-      }
-      const { sample } = await session.invoke('eni', (context) =>
-        eni.eniFunction({ kind: 'refill-pool', node }, context),
-      );
-      session.record('eni-refill', sample);
-    }
-  };
 
-  log('  creating ENI pools and assigning the game servers their addresses (set-up)...');
+  log('  creating ENI pools and giving each node its set (set-up)...');
   const started = performance.now();
   const bootstrap = await createPools(eni, world);
   setup.bootstrapPasses = bootstrap.passes;
   setup.poolsCreated = bootstrap.poolsCreated;
-  const addressOf = new Map<string, { node: string; ip: string }>();
-  let setupRetries = 0;
-  // Every live game server but the metered ones, whose assigns are metered below.
-  const metered = new Set(admitted.fresh.map(({ pod }) => pod.metadata?.name));
-  for (const pod of admitted.live.filter((p) => !metered.has(p.metadata?.name))) {
-    clocks.eni += 200;
+  const path = (node: string) => `/v1/nodes/${node}/addresses`;
+  const sets = new Map<string, NodeSet>();
+  const leased = new Map<string, { ip: string; since: number }[]>();
+  for (const node of world.nodes) {
+    const answer = await eni.nodeIps(
+      functionUrlEvent('GET', path(node.name), {}, undefined),
+      lambdaContext('node-ips', session.functions['node-ips'].memoryMb),
+    );
+    sets.set(node.name, JSON.parse(answer.body ?? '{}') as NodeSet);
+    leased.set(node.name, []);
+  }
+  // Each live game server holds an address of its node's set, as its ADD leased it.
+  for (const pod of admitted.live) {
     const node = pod.spec?.nodeName ?? world.nodes[0]?.name ?? '';
-    // As the CNI plugin does: a pool with no address ready yet is asked again shortly.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const answer = await eni.assign(node, {
-          namespace: NAMESPACE,
-          pod: pod.metadata?.name,
-          containerId: containerOf(pod),
-        });
-        addressOf.set(pod.metadata?.name ?? '', { node, ip: answer.ip });
-        break;
-      } catch (error) {
-        if (!(error instanceof PoolBusyError) || attempt >= ASSIGN_ATTEMPTS) throw error;
-        setupRetries++;
-        clocks.eni += error.retryAfterMs;
-      } finally {
-        await runRefills(false);
-      }
-    }
+    const held = leased.get(node) ?? [];
+    const free = sets.get(node)?.addresses.filter((a) => a.state === 'free') ?? [];
+    const address = free[held.length];
+    if (address) held.push({ ip: address.ip, since: clocks.eni });
   }
-  setup.setupAssignRetries = setupRetries;
-  clocks.eni += 120_000;
-  await eni.runner.pass();
   setup.eniSetupMs = Math.round(performance.now() - started);
-  setup.addressesAssigned = addressOf.size;
+  setup.addressesAssigned = [...leased.values()].reduce((n, held) => n + held.length, 0);
 
-  log(`  metering ${samples} each of ENI assign and release...`);
-  const leaving = [...addressOf.keys()];
-  let assigns = 0;
-  let retries = 0;
-  for (const { pod, node } of admitted.fresh) {
+  log(`  metering ${samples} node agent reports...`);
+  for (const [i, { node }] of admitted.fresh.slice(0, samples).entries()) {
     clocks.eni += SESSION_GAP_MS;
-    const body = { namespace: NAMESPACE, pod: pod.metadata?.name, containerId: containerOf(pod) };
-    // Every attempt is an invocation the fleet pays for: the CNI plugin retries a 429 or 503.
-    for (let attempt = 1; ; attempt++) {
-      const { value, sample } = await session.invoke('node-ips', (context) =>
-        eni.nodeIps(functionUrlEvent('POST', `/v1/nodes/${node}/ips`, {}, body), context),
-      );
-      session.record('eni-assign', sample);
-      assigns++;
-      await runRefills(true);
-      if (value.statusCode === 200) break;
-      if (![429, 503].includes(value.statusCode) || attempt >= ASSIGN_ATTEMPTS) {
-        throw new Error(`assign answered ${value.statusCode} ${value.body}`);
-      }
-      retries++;
-      clocks.eni += 1_000;
-    }
-    const name = leaving.shift();
-    const held = name === undefined ? undefined : addressOf.get(name);
-    if (name === undefined || !held) throw new Error('no address to release');
-    const leavingPod = world.kube.pods.get(`${NAMESPACE}/${name}`);
-    const query = {
-      namespace: NAMESPACE,
-      pod: name,
-      ...(leavingPod ? { containerId: containerOf(leavingPod) } : {}),
-    };
-    const released = await session.invoke('node-ips', (context) =>
-      eni.nodeIps(
-        functionUrlEvent('DELETE', `/v1/nodes/${held.node}/ips/${held.ip}`, query, undefined),
-        context,
-      ),
+    const report = { leased: leased.get(node) ?? [], rested: [], returned: [], refill: false };
+    const { value, sample } = await session.invoke('node-ips', (context) =>
+      eni.nodeIps(functionUrlEvent('POST', path(node), {}, report), context),
     );
-    if (released.value.statusCode !== 200) {
-      throw new Error(`release answered ${released.value.statusCode} ${released.value.body}`);
+    if (value.statusCode !== 200) {
+      throw new Error(`node report answered ${value.statusCode} ${value.body}`);
     }
-    session.record('eni-release', released.sample);
-    // kubelet's next DEL of the sandbox: no cached result left, so the plugin looks the pod up.
-    const repeated = await session.invoke('node-ips', (context) =>
-      eni.nodeIps(functionUrlEvent('GET', `/v1/nodes/${held.node}/ips`, query, undefined), context),
-    );
-    if (repeated.value.statusCode !== 404) {
-      throw new Error(`repeated DEL's look-up answered ${repeated.value.statusCode}`);
-    }
-    session.record('eni-release-repeat', repeated.sample);
+    // The same request either way: alternate samples price the two counts.
+    session.record(i % 2 === 0 ? 'eni-node-report' : 'eni-node-heartbeat', sample);
   }
-  setup.measuredAssignRetries = retries;
-  const refills = session.results['eni-refill']?.length ?? 0;
-  if (refills === 0) {
-    // No assign asked for one: price one anyway, for the report (the month counts none).
-    eni.refillsAsked.push(admitted.fresh[0]?.node ?? world.nodes[0]?.name ?? '');
-    await runRefills(true);
-  }
+  const setSizes = [...sets.values()].map((set) => set.addresses.length);
+  const setSize = Math.round(setSizes.reduce((a, b) => a + b, 0) / Math.max(1, setSizes.length));
+  const day = agentReportsPerNodeDay(setSize);
+  setup.agentSetSize = setSize;
 
   await meterEniPasses(session, eni);
   for (let n = 1; n <= PASS_SAMPLES; n++) {
@@ -269,7 +249,7 @@ export async function meterEni(
   }
   setup.eniMeterMs = Math.round(performance.now() - started);
   return {
-    refillsPerAssign: assigns === 0 ? 0 : refills / assigns,
-    assignsPerPod: assigns / Math.max(1, admitted.fresh.length),
+    reportsPerSession: day.watermark / day.sessions,
+    heartbeatsPerNodeDay: day.heartbeat,
   };
 }
