@@ -18,7 +18,8 @@ import { runCommand } from '../../cni/plugin.js';
 import type { NodeSet } from '../../shared/eni/handout/wire.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
-import { NODE, startNodeIpServer } from '../../sim/node-ip-server.js';
+import { startServer } from '../../shared/local/server.js';
+import { NODE, nodeIpApi, startNodeIpServer } from '../../sim/node-ip-server.js';
 import { releasedInMemory } from './released-memory.js';
 
 const host: HostNetwork = {
@@ -230,19 +231,50 @@ describe('berth-cni handing out the node’s addresses', () => {
 });
 
 describe('a node through an outage of berth', () => {
-  it('learns its set from berth, starts every pod while berth is down, and holds nothing twice', async () => {
+  it('starts every pod through 10 minutes of berth unreachable, and then holds nothing twice', async () => {
     const server = await startNodeIpServer({ idle: 6, instanceType: 'c5.4xlarge' });
+    const { world } = server;
     const n = await node(server.url);
-    await agentPass(n.store, n.client, undefined, Date.now());
+    await agentPass(n.store, n.client, undefined, world.clock.now);
     const free = ((await n.store.readSet())?.addresses ?? []).filter((a) => a.state === 'free');
     expect(free.length).toBeGreaterThanOrEqual(6);
     const asked = server.requests.length;
     await server.close();
+    // Ten minutes with berth unreachable: pods start and stop on the node's set alone.
     const ips: string[] = [];
     for (let i = 0; i < free.length; i++) ips.push(n.ipOf(await n.run('ADD', `c${i}`)) ?? '');
     expect(new Set(ips).size).toBe(free.length);
     await expect(n.run('ADD', 'one-too-many')).rejects.toMatchObject({ code: 11 });
+    n.advance(5 * 60_000);
+    await n.run('DEL', 'c0');
+    n.advance(31_000);
+    expect(n.ipOf(await n.run('ADD', 'after-c0'))).toBe(ips[0]);
+    n.advance(5 * 60_000);
+    world.clock.now += 10 * 60_000;
     expect(server.requests.length).toBe(asked);
+    // berth is back where it was: the agent reports, and the passes trim what rested long enough.
+    const back = await startServer({
+      host: '127.0.0.1',
+      port: Number(new URL(server.url).port),
+      handle: nodeIpApi(world),
+    });
+    try {
+      for (let pass = 0; pass < 3; pass++) {
+        await agentPass(n.store, n.client, undefined, world.clock.now);
+        world.clock.now += ENI_TIMINGS.trimIdleAfterMs;
+        await runEniPass(world.deps);
+      }
+      const leases = await n.store.leases();
+      expect(leases).toHaveLength(free.length);
+      const assigned = new Set(world.ec2.allInterfaces().flatMap((eni) => eni.secondaryIps));
+      const set = await n.store.readSet();
+      for (const lease of leases) {
+        expect(assigned.has(lease.ip), `${lease.ip} still the node's`).toBe(true);
+        expect(set?.addresses.find((a) => a.ip === lease.ip)?.state).toBe('free');
+      }
+    } finally {
+      await back.close();
+    }
   });
 
   it('asks for a refill once when the node has no free address, and takes from what comes', async () => {
