@@ -67,7 +67,18 @@ export function formatStatus(report: StatusReport): string {
     report.pools.length === 0
       ? ['no ENI pools']
       : table(
-          ['NODE', 'INSTANCE', 'TYPE', 'ENIS', 'CAPACITY', 'ASSIGNED', 'IDLE', 'COOLING'],
+          [
+            'NODE',
+            'INSTANCE',
+            'TYPE',
+            'ENIS',
+            'CAPACITY',
+            'ASSIGNED',
+            'IDLE',
+            'COOLING',
+            'HANDED OUT BY',
+            'NODE REPORTED',
+          ],
           report.pools.map((p) => [
             p.node,
             p.instanceId,
@@ -77,6 +88,8 @@ export function formatStatus(report: StatusReport): string {
             String(p.assigned),
             String(p.idle),
             String(p.cooling),
+            p.handout,
+            p.reportedAt === undefined ? '-' : new Date(p.reportedAt).toISOString(),
           ]),
         );
   const autoMode = report.autoModeNodes ? [autoModeStatusLine(report.autoModeNodes)] : [];

@@ -257,6 +257,7 @@ describe('a node through an outage of berth', () => {
       host: '127.0.0.1',
       port: Number(new URL(server.url).port),
       handle: nodeIpApi(world),
+      onError: (error) => process.stderr.write(`node IP server: ${String(error)}\n`),
     });
     try {
       for (let pass = 0; pass < 3; pass++) {

@@ -4,12 +4,14 @@
  * only once the node returned it.
  */
 import { describe, expect, it } from 'vitest';
+import { formatStatus } from '../../cli/status-text.js';
 import { NodeHandsOutError } from '../../shared/eni/errors.js';
 import { handleNodeReport, handleNodeSet } from '../../shared/eni/handout/node-api.js';
 import type { NodeReport, NodeSet } from '../../shared/eni/handout/wire.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { assignIp } from '../../shared/eni/service.js';
+import { eniPoolStatus } from '../../shared/eni/status.js';
 import { type EniWorld, eniWorld } from '../../sim/eni-world.js';
 
 const MINUTE = 60_000;
@@ -46,6 +48,21 @@ describe('a node that hands its addresses out itself', () => {
     const version = (await w.store.getPool(NODE))?.version;
     await handleNodeSet(w.deps, NODE);
     expect((await w.store.getPool(NODE))?.version).toBe(version);
+  });
+
+  it('shows in berth status who hands the pool out and what the node last reported', async () => {
+    const w = await world();
+    expect((await eniPoolStatus(w.deps))[0]).toMatchObject({ handout: 'berth', assigned: 0 });
+    const set = await handleNodeSet(w.deps, NODE);
+    const leased = free(set)
+      .slice(0, 2)
+      .map((a) => ({ ip: a.ip, since: w.clock.now }));
+    await handleNodeReport(w.deps, NODE, report({ leased }));
+    const [pool] = await eniPoolStatus(w.deps);
+    expect(pool).toMatchObject({ handout: 'node', assigned: 2, reportedAt: w.clock.now });
+    const text = formatStatus({ cluster: 'c', ranges: [], pools: pool ? [pool] : [] });
+    expect(text).toContain(new Date(w.clock.now).toISOString());
+    expect(text).toMatch(/HANDED OUT BY/);
   });
 
   it('shows an address a pod holds the earlier way as held, never free', async () => {

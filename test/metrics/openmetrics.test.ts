@@ -106,6 +106,7 @@ function fullReading(now: number): MetricsReading {
           instanceType: 'c5.4xlarge',
           subnetCidr: '10.0.0.0/20',
           draining: false,
+          handout: 'berth',
           enis: 1,
           capacity: 112,
           assigned: 16,
