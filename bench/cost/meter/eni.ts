@@ -1,9 +1,8 @@
 /**
  * ENI metering: the reference cluster's ENI pools wired as the functions wire them
- * (`eniRunner` over the EC2 fake, with the simulated day's clock and waits), every admitted game
- * server given its address (set-up), then assigns, releases and the repeated DELs' look-ups
- * through the node IP function, the background refills they ask for, ENI passes at fleet size
- * and instance state-change events through the ENI function's body (`eniInvocation`).
+ * (`eniRunner` over the EC2 fake, with the simulated day's clock and waits), each node's agent
+ * given its set (set-up), then the agent's reports through the node IP function, ENI passes at
+ * fleet size and instance state-change events through the ENI function's body (`eniInvocation`).
  */
 import type { LambdaFunctionUrlEvent } from '@aws-lambda-powertools/parser/types';
 import type { Context } from 'aws-lambda';
@@ -143,8 +142,10 @@ export function agentReportsPerNodeDay(setSize: number): {
   const perNode = REFERENCE_FLEET.concurrentGameServers / REFERENCE_FLEET.gameNodes;
   const sessionsPerDay = REFERENCE_FLEET.gameSessionsPerDay / REFERENCE_FLEET.gameNodes;
   const meanSessionS = (perNode * DAY_S) / sessionsPerDay;
-  const meanDiurnal = 0.2 + 0.65 * 0.5;
   const passS = AGENT_PASS_MS / 1000;
+  let curve = 0;
+  for (let t = 0; t < DAY_S; t += passS) curve += diurnal(t);
+  const meanDiurnal = (curve * passS) / DAY_S;
   const ends: number[] = [];
   let last: LastReport | undefined;
   let watermark = 0;
