@@ -468,6 +468,12 @@ export class FakeEc2 implements Ec2Network {
         networkInterfaces: (attached.get(id) ?? []).map((eni) => ({
           eniId: eni.eniId,
           deviceIndex: eni.attachment?.deviceIndex ?? 0,
+          attachmentId: eni.attachment?.attachmentId ?? '',
+          subnetId: eni.subnetId,
+          primaryIp: eni.primaryIp,
+          macAddress: eni.macAddress,
+          secondaryIps: [...eni.secondaryIps],
+          ipv4Prefixes: [...eni.prefixes],
         })),
       });
     }
