@@ -14,6 +14,7 @@ import {
   type Ec2NetworkInterface,
   type InstanceState,
   isInstanceState,
+  primaryInterfaceOf,
   tagValue,
 } from '../ec2/network.js';
 import { isAutoModeNode } from '../node-pool/auto-mode.js';
@@ -327,6 +328,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     pool = next;
   }
   if (pool.draining) counters.poolsDraining++;
+  const primary = primaryInterfaceOf(instance);
   // A look without the lease first: a pool in step needs no writes at all (`in-step.ts`).
   const look = await deps.store.loadNode(pool.node, 'eventual');
   const lookPlan = gateRelease(pool, await planStoredPool(deps, pool, look, now), look.ips, now);
@@ -336,6 +338,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
       pool,
       state: look,
       interfaces: ctx.interfaces,
+      ...(primary ? { primary } : {}),
       livePods: ctx.livePods,
       plan: lookPlan.plan,
     })
@@ -362,7 +365,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
         poolDeps,
         pool,
         state,
-        { interfaces: ctx.interfaces, livePods: ctx.livePods },
+        { interfaces: ctx.interfaces, ...(primary ? { primary } : {}), livePods: ctx.livePods },
         ctx.actions,
         ctx.reconcile,
       );
@@ -380,9 +383,10 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     if (!ctx.actions.budgetSpent) await applyPlan(poolDeps, pool, state, plan, ctx.actions);
     const after = await reread(planned, state);
     countAddresses(counters, after);
+    // Drained: nothing of berth's left on the instance (its primary ENI stays with it).
     if (
       pool.draining &&
-      after.enis.length === 0 &&
+      after.enis.every((eni) => eni.primary) &&
       after.ips.length === 0 &&
       after.intents.length === 0
     ) {

@@ -390,6 +390,25 @@ export class FakeEc2 implements Ec2Network {
     return instanceId;
   }
 
+  /**
+   * Another owner (the VPC CNI before berth served the node, an operator) assigns `count`
+   * secondary addresses to the instance's primary ENI, every slot it has left by default.
+   * Answers them.
+   */
+  occupyPrimary(instanceId: string, count?: number): string[] {
+    const eni = [...this.#enis.values()].find(
+      (e) => e.primaryOfInstance && e.attachment?.instanceId === instanceId,
+    );
+    if (!eni) throw new Error(`no primary ENI on ${instanceId}`);
+    const ips = this.#allocate(
+      this.#subnet(eni.subnetId),
+      count ?? this.#slotLimit(eni) - slotsUsed(eni),
+    );
+    eni.secondaryIps.push(...ips);
+    this.#snapshot(eni.eniId);
+    return ips;
+  }
+
   /** An instance's state; undefined for one never launched. */
   instanceState(instanceId: string): InstanceState | undefined {
     return this.#instances.get(instanceId)?.state;
@@ -426,6 +445,17 @@ export class FakeEc2 implements Ec2Network {
     return [...this.#enis.values()].map((eni) => this.#view(eni));
   }
 
+  /** The current view of one instance and its attached ENIs, if it was launched. */
+  instance(instanceId: string): Ec2Instance | undefined {
+    const instance = this.#instances.get(instanceId);
+    if (!instance) return undefined;
+    const attached = [...this.#enis.values()].filter((eni) => {
+      this.#settle(eni);
+      return eni.attachment?.instanceId === instanceId;
+    });
+    return this.#instanceView(instance, attached);
+  }
+
   /** The current view of one ENI, if it exists. */
   networkInterface(eniId: string): Ec2NetworkInterface | undefined {
     const eni = this.#enis.get(eniId);
@@ -457,25 +487,7 @@ export class FakeEc2 implements Ec2Network {
     }
     for (const id of instanceIds) {
       const instance = this.#instances.get(id);
-      if (!instance) continue;
-      found.push({
-        instanceId: instance.instanceId,
-        instanceType: instance.instanceType,
-        state: instance.state,
-        subnetId: instance.subnetId,
-        availabilityZone: instance.availabilityZone,
-        securityGroupIds: instance.securityGroupIds,
-        networkInterfaces: (attached.get(id) ?? []).map((eni) => ({
-          eniId: eni.eniId,
-          deviceIndex: eni.attachment?.deviceIndex ?? 0,
-          attachmentId: eni.attachment?.attachmentId ?? '',
-          subnetId: eni.subnetId,
-          primaryIp: eni.primaryIp,
-          macAddress: eni.macAddress,
-          secondaryIps: [...eni.secondaryIps],
-          ipv4Prefixes: [...eni.prefixes],
-        })),
-      });
+      if (instance) found.push(this.#instanceView(instance, attached.get(id) ?? []));
     }
     return this.#ok('DescribeInstances', found);
   }
@@ -1096,6 +1108,27 @@ export class FakeEc2 implements Ec2Network {
         : {}),
       tags: [...eni.tags],
       securityGroupIds: eni.securityGroupIds,
+    };
+  }
+
+  #instanceView(instance: Instance, attached: readonly Eni[]): Ec2Instance {
+    return {
+      instanceId: instance.instanceId,
+      instanceType: instance.instanceType,
+      state: instance.state,
+      subnetId: instance.subnetId,
+      availabilityZone: instance.availabilityZone,
+      securityGroupIds: instance.securityGroupIds,
+      networkInterfaces: attached.map((eni) => ({
+        eniId: eni.eniId,
+        deviceIndex: eni.attachment?.deviceIndex ?? 0,
+        attachmentId: eni.attachment?.attachmentId ?? '',
+        subnetId: eni.subnetId,
+        primaryIp: eni.primaryIp,
+        macAddress: eni.macAddress,
+        secondaryIps: [...eni.secondaryIps],
+        ipv4Prefixes: [...eni.prefixes],
+      })),
     };
   }
 
