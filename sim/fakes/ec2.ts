@@ -8,18 +8,20 @@
  * optional eventual-consistency lag on DescribeNetworkInterfaces. Tests steer it with injected
  * errors, a throttle rate and instance launches/terminations; it records every call.
  */
-import type {
-  CreateNetworkInterfaceInput,
-  Ec2Action,
-  Ec2Instance,
-  Ec2Network,
-  Ec2NetworkInterface,
-  Ec2Subnet,
-  Ec2Tag,
-  InstanceState,
-  InstanceTypeLimits,
-  NetworkInterfacePage,
-  NetworkInterfaceQuery,
+import {
+  type CreateNetworkInterfaceInput,
+  type Ec2Action,
+  type Ec2Attachment,
+  type Ec2Instance,
+  type Ec2Network,
+  type Ec2NetworkInterface,
+  type Ec2Subnet,
+  type Ec2Tag,
+  type InstanceState,
+  type InstanceTypeLimits,
+  type NetworkInterfacePage,
+  type NetworkInterfaceQuery,
+  prefixAddresses,
 } from '../../shared/ec2/network.js';
 import {
   type BucketSpec,
@@ -407,6 +409,53 @@ export class FakeEc2 implements Ec2Network {
     eni.secondaryIps.push(...ips);
     this.#snapshot(eni.eniId);
     return ips;
+  }
+
+  /**
+   * Puts back an ENI as a record of an earlier world says it was (an upgrade test's table): its
+   * id, addresses, prefixes, MAC and tags, attached as given. Its addresses are taken from its
+   * subnet (one already in use is refused), and the ids the fake makes later never repeat its.
+   */
+  restoreInterface(
+    input: Pick<
+      Ec2NetworkInterface,
+      | 'eniId'
+      | 'subnetId'
+      | 'primaryIp'
+      | 'macAddress'
+      | 'secondaryIps'
+      | 'ipv4Prefixes'
+      | 'securityGroupIds'
+      | 'tags'
+    > & { readonly attachment: Pick<Ec2Attachment, 'attachmentId' | 'instanceId' | 'deviceIndex'> },
+  ): void {
+    const subnet = this.#subnet(input.subnetId);
+    const addresses = [
+      input.primaryIp,
+      ...input.secondaryIps,
+      ...input.ipv4Prefixes.flatMap(prefixAddresses),
+    ];
+    for (const ip of addresses) {
+      const offset = this.#offsetOf(subnet, ip);
+      if (offset === undefined || subnet.used.has(offset)) {
+        throw new Error(`${ip} of ${input.eniId} is not free in ${input.subnetId}`);
+      }
+      this.#take(subnet, offset);
+    }
+    for (const id of [input.eniId, input.attachment.attachmentId]) this.#passId(id);
+    this.#enis.set(input.eniId, {
+      eniId: input.eniId,
+      subnetId: input.subnetId,
+      primaryIp: input.primaryIp,
+      macAddress: input.macAddress,
+      secondaryIps: [...input.secondaryIps],
+      prefixes: [...input.ipv4Prefixes],
+      securityGroupIds: input.securityGroupIds,
+      tags: [...input.tags],
+      attachment: { ...input.attachment, deleteOnTermination: true },
+      primaryOfInstance: false,
+    });
+    this.#snapshot(input.eniId);
   }
 
   /** An instance's state; undefined for one never launched. */
@@ -1170,6 +1219,12 @@ export class FakeEc2 implements Ec2Network {
   #hex(length: number): string {
     this.#seq++;
     return this.#seq.toString(16).padStart(length, '0');
+  }
+
+  /** Moves the id sequence past `id` when it is one of the fake's shape (`eni-<hex>`). */
+  #passId(id: string): void {
+    const hex = /-([0-9a-f]+)$/.exec(id)?.[1];
+    if (hex !== undefined) this.#seq = Math.max(this.#seq, Number.parseInt(hex, 16));
   }
 
   /** A locally administered unicast MAC, as EC2 gives every interface (`0a:…`, 6 octets). */
