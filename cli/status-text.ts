@@ -93,6 +93,7 @@ export function formatStatus(report: StatusReport): string {
           ]),
         );
   const autoMode = report.autoModeNodes ? [autoModeStatusLine(report.autoModeNodes)] : [];
+  const vpcCni = report.vpcCniNodes ? vpcCniStatusLines(report.vpcCniNodes) : [];
   const cidrs = report.serviceCidrs ? ['', ...serviceCidrStatusLines(report.serviceCidrs)] : [];
   const nlbs = report.nlbPool ? ['', ...nlbPoolStatusLines(report.nlbPool)] : [];
   return [
@@ -103,6 +104,7 @@ export function formatStatus(report: StatusReport): string {
     '',
     ...pools,
     ...autoMode,
+    ...vpcCni,
   ].join('\n');
 }
 
@@ -122,6 +124,16 @@ export function autoModeStatusLine(report: NonNullable<StatusReport['autoModeNod
   return report.count === undefined
     ? `EKS Auto Mode nodes: not counted (${report.why})`
     : `EKS Auto Mode nodes left out of ENI pools: ${report.count} (${report.why})`;
+}
+
+/** The lines of the nodes aws-node runs on, each with why it has no ENI pool. */
+export function vpcCniStatusLines(report: NonNullable<StatusReport['vpcCniNodes']>): string[] {
+  if (report.nodes === undefined) return [`nodes aws-node runs on: not read (${report.why})`];
+  if (report.nodes.length === 0) return [];
+  return [
+    `no ENI pool on ${report.nodes.length} node${report.nodes.length === 1 ? '' : 's'}:`,
+    ...report.nodes.map((node) => `  ${node}: ${report.why}`),
+  ];
 }
 
 /** The ServiceCIDR lines of `berth status`. */

@@ -84,26 +84,21 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
   const server = await startNodeIpServer({ idle: stage.pods, instanceType: 'c5.4xlarge' });
   const podName = (i: number) => `${stage.prefix}pod-${i}`;
   try {
-    // The node's berth ENIs as links, their peers on the VPC's router bridge.
-    const enis = server.berthEnis();
-    for (const [i, eni] of enis.entries()) {
-      await ip(
-        'link',
-        'add',
-        `eni${i + 1}`,
-        'type',
-        'veth',
-        'peer',
-        'name',
-        `vpc${i + 1}`,
-        'netns',
-        stage.vpc,
-      );
-      await ip('link', 'set', `eni${i + 1}`, 'address', eni.macAddress);
-      await ip('addr', 'add', `${eni.primaryIp}/24`, 'dev', `eni${i + 1}`);
-      await ip('link', 'set', `eni${i + 1}`, 'up');
-      await ip('-n', stage.vpc, 'link', 'set', `vpc${i + 1}`, 'master', 'router', 'up');
+    // The node's ENIs as links, eniN for device index N, their peers on the VPC's router
+    // bridge. The primary ENI's link comes first, so the main table's subnet route (the first
+    // of the links' equal ones) and its default route leave by it, as on an EC2 node.
+    const enis = server.enis();
+    const linkName = (eni: { deviceIndex: number }) => `eni${eni.deviceIndex}`;
+    for (const eni of enis) {
+      const link = linkName(eni);
+      const peer = `vpc${eni.deviceIndex}`;
+      await ip('link', 'add', link, 'type', 'veth', 'peer', 'name', peer, 'netns', stage.vpc);
+      await ip('link', 'set', link, 'address', eni.macAddress);
+      await ip('addr', 'add', `${eni.primaryIp}/24`, 'dev', link);
+      await ip('link', 'set', link, 'up');
+      await ip('-n', stage.vpc, 'link', 'set', peer, 'master', 'router', 'up');
     }
+    await ip('route', 'add', 'default', 'via', '10.0.0.1', 'dev', 'eni0');
     const config = {
       cniVersion: '1.0.0',
       name: 'berth',
@@ -138,7 +133,7 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     expect(new Set(addresses).size === stage.pods, `${stage.pods} distinct addresses`);
     const state = await server.world.store.loadNode(NODE);
     const eniOf = new Map(state.ips.map((r) => [r.ip, r.eniId]));
-    const linkOf = new Map(enis.map((eni, i) => [eni.eniId, `eni${i + 1}`]));
+    const byId = new Map(enis.map((eni) => [eni.eniId, eni]));
     console.log(`on ENIs: ${[...new Set(addresses.map((a) => eniOf.get(a)))].join(', ')}`);
     const rules = await ipJson<{ priority: number; src?: string; dst?: string; table?: string }>(
       '-4',
@@ -167,13 +162,16 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
         defaultRoute[0]?.gateway === '10.0.0.3'
       )
         configured++;
-      const link = linkOf.get(eniOf.get(address) ?? '');
-      const table = String(
-        1000 + (enis.find((e) => e.eniId === eniOf.get(address))?.deviceIndex ?? -1),
-      );
+      const eni = byId.get(eniOf.get(address) ?? '');
+      const link = eni && linkName(eni);
+      const table = String(1000 + (eni?.deviceIndex ?? -1));
+      const own = (r: { src?: string; dst?: string }) => r.src === address || r.dst === address;
+      // An address on the primary ENI leaves by the main table: no rule of its own.
       const hasRules =
-        rules.some((r) => r.priority === 512 && r.dst === address && r.table === 'main') &&
-        rules.some((r) => r.priority === 1536 && r.src === address && r.table === table);
+        eni?.deviceIndex === 0
+          ? !rules.some(own)
+          : rules.some((r) => r.priority === 512 && r.dst === address && r.table === 'main') &&
+            rules.some((r) => r.priority === 1536 && r.src === address && r.table === table);
       const hostVeth =
         (await ipJson<{ dev: string }>('route', 'get', address).catch(() => []))[0]?.dev ?? '';
       const egress = await ipJson<{ dev: string }>(
@@ -193,11 +191,11 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     );
     expect(
       routed === stage.pods,
-      `every pod's rules are on the node and its traffic leaves through its own ENI (${routed})`,
+      `every pod's rules are on the node (none for one on the primary ENI) and its traffic leaves through its own ENI (${routed})`,
     );
     // The VPC delivers each pod address to the ENI that owns it.
     for (const address of addresses) {
-      const eni = enis.find((e) => e.eniId === eniOf.get(address));
+      const eni = byId.get(eniOf.get(address) ?? '');
       if (eni) await ip('-n', stage.vpc, 'route', 'add', `${address}/32`, 'via', eni.primaryIp);
     }
     const pinged = await Promise.all(
@@ -244,11 +242,13 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     );
     const tables = await Promise.all(
       // A table with no route left does not exist any more, which is what is wanted.
-      enis.map((e) =>
-        ipJson<unknown>('-4', 'route', 'show', 'table', String(1000 + e.deviceIndex)).catch(
-          () => [],
+      enis
+        .filter((e) => e.deviceIndex > 0)
+        .map((e) =>
+          ipJson<unknown>('-4', 'route', 'show', 'table', String(1000 + e.deviceIndex)).catch(
+            () => [],
+          ),
         ),
-      ),
     );
     expect(
       tables.every((t) => t.length === 0),

@@ -20,8 +20,11 @@ export interface NodeIpServer {
   readonly world: EniWorld;
   /** Every request the API answered, as `METHOD /path`, in order. */
   readonly requests: readonly string[];
-  /** The node's ENIs as EC2 has them (MAC, primary address, device index), berth's only. */
-  berthEnis(): { eniId: string; macAddress: string; primaryIp: string; deviceIndex: number }[];
+  /**
+   * The node's ENIs as EC2 has them (MAC, primary address, device index), the primary ENI
+   * (device index 0, where berth assigns first) among them.
+   */
+  enis(): { eniId: string; macAddress: string; primaryIp: string; deviceIndex: number }[];
   close(): Promise<void>;
 }
 
@@ -66,12 +69,11 @@ export async function startNodeIpServer(
     url: server.url,
     world,
     requests,
-    berthEnis: () =>
+    enis: () =>
       world.ec2
         .allInterfaces()
-        .filter(
-          (eni) => eni.attachment?.instanceId === instanceId && eni.attachment.deviceIndex > 0,
-        )
+        .filter((eni) => eni.attachment?.instanceId === instanceId)
+        .sort((a, b) => (a.attachment?.deviceIndex ?? 0) - (b.attachment?.deviceIndex ?? 0))
         .map((eni) => ({
           eniId: eni.eniId,
           macAddress: eni.macAddress,

@@ -32,7 +32,9 @@ function runtimeOn(
     config: options.config,
     dynamo: store.client,
     tableName: store.tableName,
-    ...(clusterApi ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi } : {}),
+    ...(clusterApi
+      ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi, podLister: clusterApi }
+      : {}),
     ...(fronts ? { fronts } : {}),
   });
 }

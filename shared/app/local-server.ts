@@ -115,7 +115,9 @@ function serveCluster(
     dynamo: store.client,
     tableName: store.tableName,
     ...(fronts ? { fronts: fronts.wiring } : {}),
-    ...(clusterApi ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi } : {}),
+    ...(clusterApi
+      ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi, podLister: clusterApi }
+      : {}),
     ...(settleQueue
       ? {
           settler: () =>

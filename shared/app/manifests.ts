@@ -18,7 +18,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { clusterPathPrefix } from '../clusters/http-routes.js';
 import type { BerthConfig } from '../config/schema.js';
 import { ensureLocalTls } from '../local/tls.js';
-import { type CniTarget, cniManifests } from '../manifests/cni.js';
+import { type CniTarget, cniManifests, vpcCniPatchNote } from '../manifests/cni.js';
 import { WebhookEndpointError } from '../manifests/errors.js';
 import { berthManifests, berthManifestsToDelete } from '../manifests/manifests.js';
 import { printManifests } from '../manifests/print.js';
@@ -362,6 +362,7 @@ export function manifestsCommandOf(
       deps.stdout(
         printManifests(cniManifests(target, plugin, autoMode), options.json ? 'json' : 'yaml'),
       );
+      deps.stderr(vpcCniPatchNote(target));
       return 0;
     }
     if (options.delete) {

@@ -33,6 +33,7 @@ import { ImmediateSettler, type Settler } from '../settle/settler.js';
 import { autoModeNodesReport } from '../status/auto-mode.js';
 import { findHolders } from '../status/holders.js';
 import type { Holding, StatusReport } from '../status/report.js';
+import { vpcCniNodesReport } from '../status/vpc-cni.js';
 import type { CapacityMeter } from '../store/capacity.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
@@ -58,6 +59,8 @@ export interface RuntimeDeps {
   readonly serviceLister?: Pick<ClusterApi, 'listServices'>;
   /** Lists nodes, so status counts the EKS Auto Mode nodes berth leaves out of its ENI pools. */
   readonly nodeLister?: Pick<ClusterApi, 'listNodes'>;
+  /** Lists pods, so status names the nodes aws-node runs on, which get no ENI pool. */
+  readonly podLister?: Pick<ClusterApi, 'listPods'>;
   /**
    * Where Service admission hands values that wait for the apiserver's commit. Without one,
    * nothing can be read back, so what admission gives back is freed at once.
@@ -280,12 +283,14 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         query,
       ),
     async status() {
-      const [{ exclusive, pools, hostPorts }, autoModeNodes, nlbPool] = await Promise.all([
-        readStatus(),
-        deps.nodeLister &&
-          autoModeNodesReport(deps.nodeLister, autoModeComputeOf(config.scale.nodePool)),
-        nlbPoolStatus(),
-      ]);
+      const [{ exclusive, pools, hostPorts }, autoModeNodes, vpcCniNodes, nlbPool] =
+        await Promise.all([
+          readStatus(),
+          deps.nodeLister &&
+            autoModeNodesReport(deps.nodeLister, autoModeComputeOf(config.scale.nodePool)),
+          deps.podLister && vpcCniNodesReport(deps.podLister),
+          nlbPoolStatus(),
+        ]);
       return {
         cluster: config.cluster,
         ranges: [
@@ -296,6 +301,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         ],
         pools,
         ...(autoModeNodes ? { autoModeNodes } : {}),
+        ...(vpcCniNodes ? { vpcCniNodes } : {}),
         ...(nlbPool ? { nlbPool } : {}),
         ...(serviceCidrs.current.source === 'cluster'
           ? { serviceCidrs: serviceCidrReport(serviceCidrs.current) }

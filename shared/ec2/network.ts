@@ -75,6 +75,24 @@ export function isInstanceState(value: unknown): value is InstanceState {
   return typeof value === 'string' && INSTANCE_STATE_SET.has(value);
 }
 
+/**
+ * An ENI attached to an instance, as DescribeInstances reports it (`NetworkInterfaces`): its
+ * attachment and addresses, not its tags.
+ */
+export interface Ec2InstanceInterface {
+  readonly eniId: string;
+  /** 0: the instance's primary ENI, which EC2 never detaches from it. */
+  readonly deviceIndex: number;
+  readonly attachmentId: string;
+  readonly subnetId: string;
+  readonly primaryIp: string;
+  readonly macAddress: string;
+  /** Secondary private IPv4 addresses only (never the primary). */
+  readonly secondaryIps: readonly string[];
+  /** Delegated IPv4 prefixes (`a.b.c.d/28`). */
+  readonly ipv4Prefixes: readonly string[];
+}
+
 /** An instance as berth needs it: type, placement, state and attached ENIs. */
 export interface Ec2Instance {
   readonly instanceId: string;
@@ -83,8 +101,13 @@ export interface Ec2Instance {
   readonly subnetId: string;
   readonly availabilityZone: string;
   readonly securityGroupIds: readonly string[];
-  /** ENI ids by device index; index 0 is the primary ENI. */
-  readonly networkInterfaces: readonly { readonly eniId: string; readonly deviceIndex: number }[];
+  /** The attached ENIs; the one at device index 0 is the primary ENI. */
+  readonly networkInterfaces: readonly Ec2InstanceInterface[];
+}
+
+/** The instance's primary ENI (device index 0), as DescribeInstances showed it. */
+export function primaryInterfaceOf(instance: Ec2Instance): Ec2InstanceInterface | undefined {
+  return instance.networkInterfaces.find((eni) => eni.deviceIndex === 0);
 }
 
 /** The ENI and IPv4 limits of an instance type (DescribeInstanceTypes `NetworkInfo`). */
@@ -115,7 +138,9 @@ export function prefixAddresses(prefix: string): string[] {
 }
 
 /** Every pod address EC2 shows on an ENI: its secondary addresses and those of its prefixes. */
-export function podAddressesOf(eni: Ec2NetworkInterface): Map<string, string | undefined> {
+export function podAddressesOf(
+  eni: Pick<Ec2NetworkInterface, 'secondaryIps' | 'ipv4Prefixes'>,
+): Map<string, string | undefined> {
   const addresses = new Map<string, string | undefined>();
   for (const ip of eni.secondaryIps) addresses.set(ip, undefined);
   for (const prefix of eni.ipv4Prefixes) {

@@ -18,6 +18,7 @@ import {
   DetachNetworkInterfaceCommand,
   EC2Client,
   type Instance,
+  type InstanceNetworkInterface,
   ModifyNetworkInterfaceAttributeCommand,
   type NetworkInterface,
   UnassignPrivateIpAddressesCommand,
@@ -26,6 +27,7 @@ import {
   type CreateNetworkInterfaceInput,
   type Ec2Attachment,
   type Ec2Instance,
+  type Ec2InstanceInterface,
   type Ec2Network,
   type Ec2NetworkInterface,
   type Ec2Subnet,
@@ -265,11 +267,52 @@ function toInstance(instance: Instance): Ec2Instance {
     securityGroupIds: (instance.SecurityGroups ?? []).flatMap((g) =>
       g.GroupId ? [g.GroupId] : [],
     ),
-    networkInterfaces: (instance.NetworkInterfaces ?? []).flatMap((eni) =>
-      eni.NetworkInterfaceId
-        ? [{ eniId: eni.NetworkInterfaceId, deviceIndex: eni.Attachment?.DeviceIndex ?? 0 }]
+    networkInterfaces: (instance.NetworkInterfaces ?? []).flatMap(toInstanceInterface),
+  };
+}
+
+/**
+ * One attached ENI of a DescribeInstances answer. An entry without a device index is left out
+ * rather than read as the primary ENI (index 0), which berth assigns to.
+ */
+function toInstanceInterface(eni: InstanceNetworkInterface): Ec2InstanceInterface[] {
+  const deviceIndex = eni.Attachment?.DeviceIndex;
+  if (!eni.NetworkInterfaceId || deviceIndex === undefined) return [];
+  return [
+    {
+      eniId: eni.NetworkInterfaceId,
+      deviceIndex,
+      attachmentId: eni.Attachment?.AttachmentId ?? '',
+      subnetId: eni.SubnetId ?? '',
+      macAddress: eni.MacAddress ?? '',
+      ...addressesOf(eni),
+    },
+  ];
+}
+
+/**
+ * An ENI's IPv4 addresses, as DescribeNetworkInterfaces and DescribeInstances both list them:
+ * the primary, the secondaries (every other address) and the delegated prefixes.
+ */
+function addressesOf(eni: {
+  readonly PrivateIpAddress?: string;
+  readonly PrivateIpAddresses?: readonly {
+    readonly PrivateIpAddress?: string;
+    readonly Primary?: boolean;
+  }[];
+  readonly Ipv4Prefixes?: readonly { readonly Ipv4Prefix?: string }[];
+}): Pick<Ec2NetworkInterface, 'primaryIp' | 'secondaryIps' | 'ipv4Prefixes'> {
+  const addresses = eni.PrivateIpAddresses ?? [];
+  const primaryIp =
+    eni.PrivateIpAddress ?? addresses.find((a) => a.Primary)?.PrivateIpAddress ?? '';
+  return {
+    primaryIp,
+    secondaryIps: addresses.flatMap((a) =>
+      !a.Primary && a.PrivateIpAddress && a.PrivateIpAddress !== primaryIp
+        ? [a.PrivateIpAddress]
         : [],
     ),
+    ipv4Prefixes: (eni.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : [])),
   };
 }
 
@@ -289,9 +332,6 @@ const ATTACHMENT_STATUSES: ReadonlySet<string> = new Set([
 
 function toNetworkInterface(eni: NetworkInterface): Ec2NetworkInterface {
   const status = String(eni.Status ?? 'available');
-  const addresses = eni.PrivateIpAddresses ?? [];
-  const primaryIp =
-    eni.PrivateIpAddress ?? addresses.find((a) => a.Primary)?.PrivateIpAddress ?? '';
   const attachment: Ec2Attachment | undefined =
     eni.Attachment?.AttachmentId && eni.Attachment.InstanceId
       ? {
@@ -308,14 +348,8 @@ function toNetworkInterface(eni: NetworkInterface): Ec2NetworkInterface {
     eniId: eni.NetworkInterfaceId ?? '',
     subnetId: eni.SubnetId ?? '',
     status: (ENI_STATUSES.has(status) ? status : 'available') as Ec2NetworkInterface['status'],
-    primaryIp,
     macAddress: eni.MacAddress ?? '',
-    secondaryIps: addresses.flatMap((a) =>
-      !a.Primary && a.PrivateIpAddress && a.PrivateIpAddress !== primaryIp
-        ? [a.PrivateIpAddress]
-        : [],
-    ),
-    ipv4Prefixes: (eni.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : [])),
+    ...addressesOf(eni),
     ...(attachment ? { attachment } : {}),
     tags: (eni.TagSet ?? []).map((tag) => ({ key: tag.Key ?? '', value: tag.Value ?? '' })),
     securityGroupIds: (eni.Groups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : [])),

@@ -4,6 +4,7 @@
  * raced, 503 EC2 budget spent for now), and those worth a retry when to retry (`Retry-After`).
  */
 import { AUTO_MODE_NETWORKING } from '../node-pool/auto-mode.js';
+import { VPC_CNI_NODE } from '../node-pool/vpc-cni.js';
 import type { NodeItemKey } from './model.js';
 
 /** Base of the errors an HTTP caller sees. */
@@ -44,6 +45,23 @@ export class AutoModeNodeError extends EniRequestError {
   constructor(node: string, reason: string) {
     super(`node ${node}: an EKS Auto Mode node (${reason}): ${AUTO_MODE_NETWORKING}`);
     this.name = 'AutoModeNodeError';
+    this.node = node;
+  }
+}
+
+/**
+ * The VPC CNI's aws-node runs on the node: its ipamd takes the primary ENI's addresses for its
+ * own, so berth holds no pool there (409, as for an Auto Mode node: berth must never be a second
+ * owner of the node's addresses).
+ */
+export class VpcCniNodeError extends EniRequestError {
+  readonly statusCode = 409;
+  readonly node: string;
+  constructor(node: string) {
+    super(
+      `node ${node}: ${VPC_CNI_NODE} (keep aws-node off the nodes berth-cni serves: berth manifests --cni prints the patch)`,
+    );
+    this.name = 'VpcCniNodeError';
     this.node = node;
   }
 }

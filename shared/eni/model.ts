@@ -1,10 +1,10 @@
 /**
  * The records of berth's ENI pools. A pool belongs to one node (one EC2 instance); under it live
- * the berth ENIs attached to the instance, their secondary IPs, the pods holding them and the
- * ENI creations in flight. Times are epoch milliseconds; every record carries a version for
- * conditional writes.
+ * the ENIs berth assigns to (the instance's primary ENI and the ENIs berth attached), the
+ * addresses berth put on them, the pods holding them and the ENI creations in flight. Times are
+ * epoch milliseconds; every record carries a version for conditional writes.
  */
-import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
+import { IPV4_PREFIX_SIZE, prefixAddresses } from '../ec2/network.js';
 import { formatIp, parseCidr } from '../net/ip.js';
 
 /** One node's pool: where its ENIs go and how many the instance type allows. */
@@ -47,15 +47,31 @@ export interface NodeUse {
   readonly rested: readonly { readonly ip: string; readonly at: number }[];
 }
 
-/** A berth ENI attached to the pool's instance (the primary ENI is never recorded: berth leaves it alone). */
+/**
+ * An ENI of the pool's instance that berth assigns to: one berth created and attached, or the
+ * instance's primary ENI (`primary`). Pools recorded before berth used the primary ENI have no
+ * record of it until the pass adopts it.
+ */
 export interface EniRecord {
   readonly kind: 'eni';
   readonly eniId: string;
   readonly subnetId: string;
   readonly deviceIndex: number;
   readonly attachmentId: string;
-  /** `detaching`: on its way out; the pass finishes the delete. */
+  /** `detaching`: on its way out; the pass finishes the delete. Never so for the primary ENI. */
   readonly state: 'attached' | 'detaching';
+  /**
+   * The instance's primary ENI (device index 0), which came with the instance: berth assigns to
+   * it first and never detaches or deletes it. Of its addresses only those berth recorded are
+   * berth's.
+   */
+  readonly primary?: true;
+  /**
+   * On the primary ENI: what EC2 shows there that berth did not put there (an address or /28 the
+   * VPC CNI left behind, one an operator assigned), each a single address or a prefix taking one
+   * of the ENI's slots. berth never hands one out, adopts it or gives it back: it has an owner.
+   */
+  readonly foreign?: readonly string[];
   /** The interface's own address: never a pod's, whatever an assign answer lists. */
   readonly primaryIp?: string;
   /** The interface's MAC address, by which the CNI plugin finds its link on the node. */
@@ -71,7 +87,7 @@ export interface EniRecord {
   readonly version: number;
 }
 
-/** One secondary IP of a berth ENI. */
+/** One address berth put on one of the pool's ENIs. */
 export interface IpRecord {
   readonly kind: 'ip';
   readonly ip: string;
@@ -128,6 +144,13 @@ export interface CreateIntent {
 /** The pod addresses an ENI creation asks for: its single addresses plus 16 per prefix. */
 export function intentAddresses(intent: CreateIntent): number {
   return intent.secondaryIpCount + (intent.ipv4PrefixCount ?? 0) * IPV4_PREFIX_SIZE;
+}
+
+/** Every address the primary ENI carries for another owner: its foreign addresses and prefixes'. */
+export function foreignAddresses(eni: Pick<EniRecord, 'foreign'>): Set<string> {
+  return new Set(
+    (eni.foreign ?? []).flatMap((unit) => (unit.includes('/') ? prefixAddresses(unit) : [unit])),
+  );
 }
 
 /** The distinct /28 prefixes the records belong to (single addresses belong to none). */

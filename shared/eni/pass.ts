@@ -14,10 +14,12 @@ import {
   type Ec2NetworkInterface,
   type InstanceState,
   isInstanceState,
+  primaryInterfaceOf,
   tagValue,
 } from '../ec2/network.js';
 import { isAutoModeNode } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
+import { isLiveVpcCniPod } from '../node-pool/vpc-cni.js';
 import { type EniDeps, leaseHolder } from './deps.js';
 import { gateRelease } from './handout/handshake.js';
 import { markWanted } from './handout/node-api.js';
@@ -66,6 +68,11 @@ export interface EniPassSummary {
    * (node-pool/auto-mode.ts). A pool made for one before is drained like a departed node's.
    */
   readonly autoModeNodes: number;
+  /**
+   * Nodes where the VPC CNI's aws-node runs, left without a pool: its ipamd takes the primary
+   * ENI's addresses for its own (node-pool/vpc-cni.ts). A pool made for one before drains.
+   */
+  readonly vpcCniNodes: number;
   readonly ipsAssigned: number;
   /** Addresses an unseen earlier assign left on an ENI, recorded instead of assigned again. */
   readonly ipsAdopted: number;
@@ -134,6 +141,7 @@ interface PassCounters {
   assignedIps: number;
   idleIps: number;
   autoModeNodes: number;
+  vpcCniNodes: number;
 }
 
 /** One pass over every pool (or the pools of `options.instanceIds`). */
@@ -157,6 +165,7 @@ export async function runEniPass(
     assignedIps: 0,
     idleIps: 0,
     autoModeNodes: 0,
+    vpcCniNodes: 0,
   };
 
   // Actual state first.
@@ -174,6 +183,9 @@ export async function runEniPass(
     if (isAutoModeNode(node, deps.autoMode)) counters.autoModeNodes++;
     else nodes.set(name, { instanceId, maxPods: allocatablePods(node) });
   }
+  const { livePods, vpcCniNodes } = await listLivePods(deps, scope ? [...nodes.keys()] : undefined);
+  // Nor a node the VPC CNI serves: an existing pool of one drains too.
+  for (const node of vpcCniNodes) if (nodes.delete(node)) counters.vpcCniNodes++;
   // Without EC2's view nothing is reconciled or swept this pass (an empty view would look like
   // every ENI vanished), but pools are still refilled.
   // An instance event for an instance that is none of this cluster's (no pool, no node: another
@@ -194,7 +206,6 @@ export async function runEniPass(
         }
         return found;
       });
-  const livePods = await listLivePods(deps, scope ? [...nodes.keys()] : undefined);
 
   const pooled = new Set(pools.map((pool) => pool.node));
   const instanceIds = new Set([
@@ -275,6 +286,7 @@ export async function runEniPass(
     poolsSkipped: counters.poolsSkipped,
     poolsInStep: counters.poolsInStep,
     autoModeNodes: counters.autoModeNodes,
+    vpcCniNodes: counters.vpcCniNodes,
     ipsAssigned: actions.ipsAssigned,
     ipsAdopted: actions.ipsAdopted,
     ipsUnassigned: actions.ipsUnassigned,
@@ -327,6 +339,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     pool = next;
   }
   if (pool.draining) counters.poolsDraining++;
+  const primary = primaryInterfaceOf(instance);
   // A look without the lease first: a pool in step needs no writes at all (`in-step.ts`).
   const look = await deps.store.loadNode(pool.node, 'eventual');
   const lookPlan = gateRelease(pool, await planStoredPool(deps, pool, look, now), look.ips, now);
@@ -336,6 +349,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
       pool,
       state: look,
       interfaces: ctx.interfaces,
+      ...(primary ? { primary } : {}),
       livePods: ctx.livePods,
       plan: lookPlan.plan,
     })
@@ -362,7 +376,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
         poolDeps,
         pool,
         state,
-        { interfaces: ctx.interfaces, livePods: ctx.livePods },
+        { interfaces: ctx.interfaces, ...(primary ? { primary } : {}), livePods: ctx.livePods },
         ctx.actions,
         ctx.reconcile,
       );
@@ -380,9 +394,10 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     if (!ctx.actions.budgetSpent) await applyPlan(poolDeps, pool, state, plan, ctx.actions);
     const after = await reread(planned, state);
     countAddresses(counters, after);
+    // Drained: nothing of berth's left on the instance (its primary ENI stays with it).
     if (
       pool.draining &&
-      after.enis.length === 0 &&
+      after.enis.every((eni) => eni.primary) &&
       after.ips.length === 0 &&
       after.intents.length === 0
     ) {
@@ -399,16 +414,21 @@ function countAddresses(counters: PassCounters, state: NodeState): void {
   counters.idleIps += state.ips.filter((ip) => ip.state === 'free').length;
 }
 
-/** Live pods by node: bound, and not Succeeded or Failed. */
+/**
+ * Live pods by node (bound, and not Succeeded or Failed), and the nodes an aws-node pod runs on,
+ * from one listing.
+ */
 async function listLivePods(
   deps: EniDeps,
   nodes: readonly string[] | undefined,
-): Promise<Map<string, Set<string>>> {
+): Promise<{ livePods: Map<string, Set<string>>; vpcCniNodes: Set<string> }> {
   const byNode = new Map<string, Set<string>>();
+  const vpcCniNodes = new Set<string>();
   const add = (pod: V1Pod) => {
     const node = pod.spec?.nodeName;
     const phase = pod.status?.phase;
     if (!node || phase === 'Succeeded' || phase === 'Failed') return;
+    if (isLiveVpcCniPod(pod)) vpcCniNodes.add(node);
     const key = podKey(pod.metadata?.namespace ?? 'default', pod.metadata?.name ?? '');
     const set = byNode.get(node) ?? new Set<string>();
     set.add(key);
@@ -423,7 +443,7 @@ async function listLivePods(
       }
     }
   }
-  return byNode;
+  return { livePods: byNode, vpcCniNodes };
 }
 
 /**

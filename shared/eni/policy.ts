@@ -3,10 +3,10 @@
  * calls it should make. No I/O; the assign service, the pass and the benchmark all call these.
  *
  * Rules (terway ENIMultiIP, run centrally, with the VPC CNI's lessons):
- * - capacity is the berth ENIs' secondary slots: (max ENIs − 1, the primary ENI left alone)
- *   × (IPv4 per ENI − 1, each ENI's primary address never handed out), one address per slot, or
- *   in prefix mode on a Nitro node a /28 (16 addresses) per slot; never more than the node's
- *   maxPods (VPC CNI issue #2793), rounded up to a whole prefix;
+ * - capacity is the instance's secondary slots: max ENIs, the primary ENI among them, × (IPv4
+ *   per ENI − 1, each ENI's primary address never handed out), one address per slot, or in
+ *   prefix mode on a Nitro node a /28 (16 addresses) per slot; never more than the node's maxPods
+ *   (VPC CNI issue #2793), rounded up to a whole prefix;
  * - in prefix mode growth is in whole prefixes (one EC2 call gives 16 addresses), and a prefix
  *   goes back only whole, once all 16 addresses have rested; while the subnet has no free /28 the
  *   pool grows by single addresses, and tries prefixes again once the mark lapses;
@@ -18,14 +18,22 @@
  * - hand out the most recently idle ready address, so the longest idle are the surplus;
  * - trim only addresses idle for `trimIdleAfterMs` (the pool's low-water mark over that window)
  *   and only what of them lies beyond maxIdle (+ surge), so a node's normal swing costs no call;
- * - a new ENI only when every attached berth ENI is full; an ENI whose every address is trimmed
- *   goes whole (detach + delete, cheaper than unassign + detach + delete).
+ * - growth goes to the primary ENI first, then to the ENIs berth attached; a new ENI only when
+ *   every attached one is full, as the VPC CNI's ipamd does (aws/amazon-vpc-cni-k8s
+ *   docs/prefix-and-ip-target.md at v1.23.0: "New ENI will only be allocated after we exhaust
+ *   all the prefixes allocated to existing ENIs"; pkg/ipamd/datastore/data_store.go
+ *   `GetAllocatableENIs` counts the primary ENI among them). A slot that holds an address berth
+ *   did not put on the primary ENI is no slot of berth's;
+ * - a trim empties berth's own ENIs before the primary ENI, and an ENI whose every address is
+ *   trimmed goes whole (detach + delete, cheaper than unassign + detach + delete); the primary
+ *   ENI never goes (EC2 cannot detach it; ipamd's `getDeletableENI` skips it too), only the
+ *   addresses berth put on it.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EniConfig } from '../config/schema.js';
 import { IPV4_PREFIX_SIZE } from '../ec2/network.js';
 import { STICKY_IP_ANNOTATION } from '../vocabulary/labels.js';
-import { type IpRecord, prefixesOf } from './model.js';
+import { type EniRecord, type IpRecord, prefixesOf } from './model.js';
 
 /** How a pool grows: single secondary addresses, or /28 prefixes. */
 export type PoolMode = 'ip' | 'prefix';
@@ -150,14 +158,21 @@ export interface PoolLimits {
   readonly maxPods?: number;
 }
 
-/** Secondary slots of one berth ENI, each an address or a /28 (its primary stays the ENI's). */
+/** Secondary slots of one ENI, each an address or a /28 (its primary address stays the ENI's). */
 export function slotsPerEni(limits: PoolLimits): number {
   return Math.max(0, limits.ipv4PerInterface - 1);
 }
 
-/** Berth ENIs an instance can take (its primary ENI is not one). */
-export function maxBerthEnis(limits: PoolLimits): number {
-  return Math.max(0, limits.maxInterfaces - 1);
+/**
+ * The ENIs the instance has or is getting, as they count against its limit: the pool's recorded
+ * ones, `pending` creations, and the primary ENI whether recorded or not (a pool recorded before
+ * berth used the primary ENI has no record of it until the pass adopts it).
+ */
+export function enisOnInstance(
+  enis: readonly Pick<EniRecord, 'primary'>[],
+  pending: number,
+): number {
+  return enis.length + pending + (enis.some((eni) => eni.primary) ? 0 : 1);
 }
 
 /** Whether a pool of this mode grows by prefixes on this node (prefix mode, Nitro). */
@@ -171,7 +186,7 @@ export function usesPrefixes(mode: PoolMode, limits: PoolLimits): boolean {
  */
 export function poolCapacity(limits: PoolLimits, mode: PoolMode): number {
   const prefixes = usesPrefixes(mode, limits);
-  const slots = maxBerthEnis(limits) * slotsPerEni(limits);
+  const slots = Math.max(0, limits.maxInterfaces) * slotsPerEni(limits);
   const raw = prefixes ? slots * IPV4_PREFIX_SIZE : slots;
   if (limits.maxPods === undefined) return raw;
   const cap = prefixes
@@ -304,11 +319,8 @@ export function poolStats(
   };
 }
 
-/** A berth ENI as the planner sees it. */
-export interface PlannedEni {
-  readonly eniId: string;
-  readonly createdAt: number;
-}
+/** An ENI of the pool as the planner sees it. */
+export type PlannedEni = Pick<EniRecord, 'eniId' | 'createdAt' | 'primary' | 'foreign'>;
 
 /** Everything the planner looks at. */
 export interface PlanInput {
@@ -400,7 +412,8 @@ export function planPool(input: PlanInput): PoolPlan {
     // never count: they are not rested.)
     let excess = input.ips.filter(rested).length - maxIdle;
     if (!input.draining && excess < policy.trimBatch) excess = 0;
-    // Empty the least-used ENIs first, so whole ENIs can go.
+    // Empty the least-used of berth's own ENIs first, so whole ENIs can go; the primary ENI,
+    // which never goes, last.
     const order = input.enis
       .map((eni) => {
         const ips = byEni.get(eni.eniId) ?? [];
@@ -408,12 +421,15 @@ export function planPool(input: PlanInput): PoolPlan {
       })
       .sort(
         (a, b) =>
-          a.busy - b.busy || a.ips.length - b.ips.length || (a.eni.eniId < b.eni.eniId ? -1 : 1),
+          Number(a.eni.primary === true) - Number(b.eni.primary === true) ||
+          a.busy - b.busy ||
+          a.ips.length - b.ips.length ||
+          (a.eni.eniId < b.eni.eniId ? -1 : 1),
       );
     for (const { eni, ips, busy } of order) {
       if (excess <= 0) break;
       const old = now - eni.createdAt >= policy.minEniLifetimeMs;
-      if (busy === 0 && ips.length > 0 && ips.length <= excess && old) {
+      if (!eni.primary && busy === 0 && ips.length > 0 && ips.length <= excess && old) {
         deleteEnis.push(eni.eniId);
         excess -= ips.length;
         continue;
@@ -425,9 +441,10 @@ export function planPool(input: PlanInput): PoolPlan {
       }
     }
   }
-  // An ENI with no address at all serves nobody.
+  // One of berth's ENIs with no address at all serves nobody.
   for (const eni of input.enis) {
     if (
+      !eni.primary &&
       (byEni.get(eni.eniId)?.length ?? 0) === 0 &&
       now - eni.createdAt >= policy.minEniLifetimeMs &&
       !deleteEnis.includes(eni.eniId) &&
@@ -460,9 +477,10 @@ function trimmable(
 }
 
 /**
- * Where `wanted` more addresses go, in whole units (a prefix is 16): best fit, the fullest ENI
- * with room for the whole batch (one call), else the fullest ENIs first (fewer, fuller ENIs
- * leave whole ENIs free to go later); new ENIs only once every attached one is full.
+ * Where `wanted` more addresses go, in whole units (a prefix is 16): the primary ENI first, as
+ * far as it has room; the rest best fit, the fullest of berth's ENIs with room for all of it
+ * (one call), else the fullest first (fewer, fuller ENIs leave whole ENIs free to go later); new
+ * ENIs only once every attached one is full.
  */
 function planGrowth(
   input: PlanInput,
@@ -475,18 +493,25 @@ function planGrowth(
   const perEni = slotsPerEni(input.limits);
   let need = Math.ceil(Math.max(0, wanted) / (unit === 'prefix' ? IPV4_PREFIX_SIZE : 1));
   const withRoom = input.enis
-    .map((eni) => ({ eniId: eni.eniId, room: perEni - slotsUsed(byEni.get(eni.eniId) ?? []) }))
+    .map((eni) => ({
+      eniId: eni.eniId,
+      primary: eni.primary === true,
+      room: perEni - slotsUsed(byEni.get(eni.eniId) ?? []) - (eni.foreign?.length ?? 0),
+    }))
     .filter((eni) => eni.room > 0)
     .sort((a, b) => a.room - b.room || (a.eniId < b.eniId ? -1 : 1));
-  const fit = withRoom.find((eni) => eni.room >= need);
-  for (const eni of fit ? [fit] : withRoom) {
+  const primary = withRoom.filter((eni) => eni.primary);
+  const attached = withRoom.filter((eni) => !eni.primary);
+  const rest = need - primary.reduce((sum, eni) => sum + eni.room, 0);
+  const fit = attached.find((eni) => eni.room >= rest);
+  for (const eni of [...primary, ...(fit ? [fit] : attached)]) {
     if (need <= 0) break;
     const count = Math.min(eni.room, need);
     assign.push({ eniId: eni.eniId, unit, count });
     need -= count;
   }
-  let enis = input.enis.length + (input.pendingCreates?.length ?? 0);
-  while (need > 0 && enis < maxBerthEnis(input.limits) && perEni > 0) {
+  let enis = enisOnInstance(input.enis, input.pendingCreates?.length ?? 0);
+  while (need > 0 && enis < input.limits.maxInterfaces && perEni > 0) {
     const count = Math.min(perEni, need);
     create.push({ unit, count });
     need -= count;

@@ -17,6 +17,7 @@ import {
 import { Ec2BudgetExhaustedError } from '../ec2/errors.js';
 import {
   BERTH_TAGS,
+  type Ec2InstanceInterface,
   type Ec2NetworkInterface,
   type Ec2Tag,
   podAddressesOf,
@@ -28,12 +29,13 @@ import { EniConflictError } from './errors.js';
 import {
   type CreateIntent,
   type EniRecord,
+  foreignAddresses,
   type IpRecord,
   type NodeState,
   type PoolRecord,
   prefixesOf,
 } from './model.js';
-import { ENI_TIMINGS, maxBerthEnis, type PlannedGrowth, type PoolPlan } from './policy.js';
+import { ENI_TIMINGS, enisOnInstance, type PlannedGrowth, type PoolPlan } from './policy.js';
 import type { NodeWrite } from './store.js';
 
 /** One thing that went wrong, collected instead of stopping the pass. */
@@ -137,6 +139,50 @@ export function attachedEniWrites(
       }),
     ),
   ];
+}
+
+/**
+ * What EC2 shows on an ENI that the records do not hold, by unit: single addresses, and prefixes
+ * none of whose addresses is recorded (a prefix with any recorded address is berth's).
+ */
+export function unrecordedUnits(
+  eni: Pick<Ec2NetworkInterface, 'secondaryIps' | 'ipv4Prefixes'>,
+  recorded: ReadonlySet<string>,
+): { readonly ips: string[]; readonly prefixes: string[] } {
+  return {
+    ips: eni.secondaryIps.filter((ip) => !recorded.has(ip)),
+    prefixes: eni.ipv4Prefixes.filter(
+      (prefix) => !prefixAddresses(prefix).some((ip) => recorded.has(ip)),
+    ),
+  };
+}
+
+/**
+ * The record of the instance's primary ENI as berth takes it into the pool: every address and
+ * prefix EC2 shows on it that `recorded` does not hold is another owner's (`foreign`), such as
+ * what the VPC CNI left there. Nothing on it is berth's until berth assigns it.
+ */
+export function primaryEniRecord(
+  eni: Ec2InstanceInterface,
+  recorded: ReadonlySet<string>,
+  now: number,
+): EniRecord {
+  const { ips, prefixes } = unrecordedUnits(eni, recorded);
+  return {
+    kind: 'eni',
+    eniId: eni.eniId,
+    subnetId: eni.subnetId,
+    deviceIndex: eni.deviceIndex,
+    attachmentId: eni.attachmentId,
+    state: 'attached',
+    primary: true,
+    foreign: [...ips, ...prefixes],
+    primaryIp: eni.primaryIp,
+    macAddress: eni.macAddress,
+    createdAt: now,
+    mutatingAt: 0,
+    version: 1,
+  };
 }
 
 /**
@@ -327,17 +373,26 @@ async function assignOnEni(
   }
   const now = deps.now();
   const last = wanted > 0 ? marked : eni;
+  // EC2 handed these to berth, so no other owner holds them now, whatever an earlier look saw.
+  const gained = new Set(assigned.map((a) => a.prefix ?? a.ip));
+  const foreign = last.foreign?.filter((unit) => !gained.has(unit));
   await putNewIps(
     deps,
     pool.node,
     [...adopted, ...assigned].map((a) => newIpRecord(a.ip, eni.eniId, now, a.prefix)),
-    { put: { ...last, mutatingAt: 0, version: last.version + 1 }, expectedVersion: last.version },
+    {
+      put: { ...last, mutatingAt: 0, ...(foreign ? { foreign } : {}), version: last.version + 1 },
+      expectedVersion: last.version,
+    },
   );
   tally.ipsAssigned += assigned.length;
   tally.ipsAdopted += adopted.length;
 }
 
-/** Pod addresses EC2 shows on the ENI (its own or its prefixes') that the store has no record of. */
+/**
+ * Pod addresses EC2 shows on the ENI (its own or its prefixes') that the store has no record of,
+ * and that no other owner held on the primary ENI before berth's assign.
+ */
 async function unrecordedAddresses(
   deps: EniDeps,
   eni: EniRecord,
@@ -348,8 +403,9 @@ async function unrecordedAddresses(
   });
   const inEc2 = page.interfaces.find((i) => i.eniId === eni.eniId);
   if (!inEc2) return [];
+  const foreign = foreignAddresses(eni);
   return [...podAddressesOf(inEc2)]
-    .filter(([ip]) => ip !== eni.primaryIp && !recorded.has(ip))
+    .filter(([ip]) => ip !== eni.primaryIp && !recorded.has(ip) && !foreign.has(ip))
     .map(([ip, prefix]) => (prefix ? { ip, prefix } : { ip }));
 }
 
@@ -397,7 +453,7 @@ export async function createEni(
   tally: ActionTally,
   indexes: DeviceIndexes,
 ): Promise<void> {
-  if (state.enis.length + state.intents.length >= maxBerthEnis(pool)) return;
+  if (enisOnInstance(state.enis, state.intents.length) >= pool.maxInterfaces) return;
   const intent: CreateIntent = {
     kind: 'intent',
     clientToken: clientToken(deps.random),
@@ -644,7 +700,7 @@ export async function finishUnassign(
   tally.ipsUnassigned += draining.length;
 }
 
-/** Detaches and deletes a whole ENI whose addresses are all idle. */
+/** Detaches and deletes a whole ENI of berth's whose addresses are all idle (never the primary). */
 export async function deleteEni(
   deps: EniDeps,
   pool: PoolRecord,
@@ -653,7 +709,7 @@ export async function deleteEni(
   tally: ActionTally,
 ): Promise<void> {
   const eni = state.enis.find((e) => e.eniId === eniId);
-  if (!eni) return;
+  if (!eni || eni.primary) return;
   const ips = state.ips.filter((ip) => ip.eniId === eniId);
   if (ips.some((ip) => ip.state !== 'free')) return;
   const now = deps.now();

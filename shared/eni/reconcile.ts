@@ -3,9 +3,17 @@
  * the pods that live on the node. Everything that disagrees is acted on only after a named grace
  * (`ENI_TIMINGS`), because Describe lags mutations and a writer may sit between its EC2 call and
  * its store write. "Already gone" is success. Callers hold the pool's lease.
+ *
+ * On berth's own ENIs every address is berth's, so one the store does not know is a leak of
+ * berth's, given back. The instance's primary ENI is shared: only what berth's records hold is
+ * berth's. Another owner's address there (`foreign`, such as one the VPC CNI left) is never
+ * given back, adopted or handed out, so an address is never held by two owners; only while an
+ * assign of berth's there may have landed unseen (its mark still set) is an unknown address
+ * berth's own.
  */
 import {
   BERTH_TAGS,
+  type Ec2InstanceInterface,
   type Ec2NetworkInterface,
   IPV4_PREFIX_SIZE,
   podAddressesOf,
@@ -24,6 +32,8 @@ import {
   finishUnassign,
   giveBack,
   noteFailure,
+  primaryEniRecord,
+  unrecordedUnits,
   wholeUnits,
 } from './pool-actions.js';
 import { releaseRecord } from './service.js';
@@ -33,6 +43,8 @@ import type { NodeWrite } from './store.js';
 export interface ReconcileTally {
   intentsRecovered: number;
   enisAdopted: number;
+  /** Primary ENIs taken into pools recorded before berth used them. */
+  primaryEnisAdopted: number;
   /** Records of ENIs or addresses EC2 no longer has, dropped. */
   recordsDropped: number;
   /** Of those, addresses a pod still held: each gets a Warning Event on its pod. */
@@ -50,6 +62,7 @@ export function newReconcileTally(): ReconcileTally {
   return {
     intentsRecovered: 0,
     enisAdopted: 0,
+    primaryEnisAdopted: 0,
     recordsDropped: 0,
     podIpsLost: 0,
     unknownIpsUnassigned: 0,
@@ -62,6 +75,8 @@ export function newReconcileTally(): ReconcileTally {
 export interface PoolObservation {
   /** berth-tagged ENIs attached to the pool's instance or tagged with it. */
   readonly interfaces: readonly Ec2NetworkInterface[];
+  /** The instance's primary ENI as DescribeInstances showed it; undefined when not shown. */
+  readonly primary?: Ec2InstanceInterface;
   /** Live pods (`namespace/name`) bound to the node; undefined when unknown (skip pod checks). */
   readonly livePods?: ReadonlySet<string>;
 }
@@ -102,7 +117,12 @@ export async function reconcilePool(
     const inEc2 = live.get(eni.eniId);
     const attachedHere = inEc2?.attachment?.instanceId === pool.instanceId;
     try {
-      if (eni.state === 'detaching') {
+      if (eni.primary) {
+        // It never leaves its instance: a look that does not show it shows nothing to act on.
+        if (seen.primary?.eniId === eni.eniId) {
+          await reconcileAddresses(deps, pool, eni, ips, seen.primary, actions, tally);
+        }
+      } else if (eni.state === 'detaching') {
         await finishEniDelete(deps, pool, eni, ips, attachedHere, actions);
         tally.drainsFinished++;
       } else if (!inEc2 || !attachedHere) {
@@ -115,6 +135,19 @@ export async function reconcilePool(
       }
     } catch (error) {
       await noteFailure(deps, pool, actions, 'ReconcileEni', error, eni.eniId);
+    }
+  }
+
+  // A pool recorded before berth used the primary ENI takes it in (a draining pool grows no more).
+  if (seen.primary && !pool.draining && !state.enis.some((eni) => eni.primary)) {
+    const recorded = new Set(state.ips.map((ip) => ip.ip));
+    try {
+      await deps.store.commit(pool.node, [
+        { put: primaryEniRecord(seen.primary, recorded, now), expectedVersion: 0 },
+      ]);
+      tally.primaryEnisAdopted++;
+    } catch (error) {
+      if (!(error instanceof EniConflictError)) throw error;
     }
   }
 
@@ -162,7 +195,7 @@ async function reconcileAddresses(
   pool: PoolRecord,
   eni: EniRecord,
   ips: readonly IpRecord[],
-  inEc2: Ec2NetworkInterface,
+  inEc2: Pick<Ec2NetworkInterface, 'secondaryIps' | 'ipv4Prefixes'>,
   actions: ActionTally,
   tally: ReconcileTally,
 ): Promise<void> {
@@ -189,12 +222,54 @@ async function reconcileAddresses(
   if (now - eni.mutatingAt < grace || actions.budgetSpent) return;
   // Unknown to the store: single addresses, and prefixes none of whose addresses it records
   // (a prefix with any recorded address is berth's, and is never given back from here).
-  const known = new Set(ips.map((ip) => ip.ip));
-  const recordedPrefixes = new Set(ips.flatMap((ip) => ec2Ips.get(ip.ip) ?? []));
-  const unknown = inEc2.secondaryIps.filter((ip) => !known.has(ip));
-  const unknownPrefixes = inEc2.ipv4Prefixes.filter((prefix) => !recordedPrefixes.has(prefix));
-  await giveBack(deps, eni.eniId, { ips: unknown, prefixes: unknownPrefixes });
-  tally.unknownIpsUnassigned += unknown.length + unknownPrefixes.length * IPV4_PREFIX_SIZE;
+  const unrecorded = unrecordedUnits(inEc2, new Set(ips.map((ip) => ip.ip)));
+  if (eni.primary) {
+    await reconcilePrimary(deps, pool, eni, inEc2, unrecorded, tally);
+    return;
+  }
+  await giveBack(deps, eni.eniId, unrecorded);
+  tally.unknownIpsUnassigned +=
+    unrecorded.ips.length + unrecorded.prefixes.length * IPV4_PREFIX_SIZE;
+}
+
+/**
+ * The primary ENI's unrecorded addresses. With no assign of berth's there in flight (its mark
+ * clear) they are all another owner's: recorded as `foreign`, and what that owner gave back
+ * since is dropped from it. With a mark past its grace, an assign of berth's landed unseen:
+ * what it left beyond the foreign ones is given back, and the mark cleared.
+ */
+async function reconcilePrimary(
+  deps: EniDeps,
+  pool: PoolRecord,
+  eni: EniRecord,
+  inEc2: Pick<Ec2NetworkInterface, 'secondaryIps' | 'ipv4Prefixes'>,
+  unrecorded: { readonly ips: readonly string[]; readonly prefixes: readonly string[] },
+  tally: ReconcileTally,
+): Promise<void> {
+  const shown = new Set([...inEc2.secondaryIps, ...inEc2.ipv4Prefixes]);
+  const before = eni.foreign ?? [];
+  const kept = before.filter((unit) => shown.has(unit));
+  const foreign = new Set(before);
+  const landed = {
+    ips: unrecorded.ips.filter((ip) => !foreign.has(ip)),
+    prefixes: unrecorded.prefixes.filter((prefix) => !foreign.has(prefix)),
+  };
+  let next: EniRecord;
+  if (eni.mutatingAt === 0) {
+    const found = [...landed.ips, ...landed.prefixes];
+    if (found.length === 0 && kept.length === before.length) return;
+    next = { ...eni, foreign: [...kept, ...found], version: eni.version + 1 };
+  } else {
+    await giveBack(deps, eni.eniId, landed);
+    tally.unknownIpsUnassigned += landed.ips.length + landed.prefixes.length * IPV4_PREFIX_SIZE;
+    next = { ...eni, foreign: kept, mutatingAt: 0, version: eni.version + 1 };
+  }
+  try {
+    await deps.store.commit(pool.node, [{ put: next, expectedVersion: eni.version }]);
+  } catch (error) {
+    // An assign marked it meanwhile: the next pass looks again.
+    if (!(error instanceof EniConflictError)) throw error;
+  }
 }
 
 /**

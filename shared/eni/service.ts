@@ -15,6 +15,7 @@ import type { Ec2Instance } from '../ec2/network.js';
 import { parseIp } from '../net/ip.js';
 import { autoModeReason } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
+import { isLiveVpcCniPod, VPC_CNI_POD_SELECTOR } from '../node-pool/vpc-cni.js';
 import type { EniDeps } from './deps.js';
 import {
   AutoModeNodeError,
@@ -27,6 +28,7 @@ import {
   PoolBusyError,
   PoolExhaustedError,
   UnknownNodeError,
+  VpcCniNodeError,
 } from './errors.js';
 import {
   type IpAssignment,
@@ -148,7 +150,8 @@ export function checkNode(node: string): void {
 
 /**
  * `POST /v1/nodes/{node}/ips`: validates the body and assigns. Throws `EniBadRequestError`
- * (400), `UnknownNodeError` (404), `PoolExhaustedError` or `AutoModeNodeError` (409),
+ * (400), `UnknownNodeError` (404), `PoolExhaustedError`, `AutoModeNodeError` or
+ * `VpcCniNodeError` (409),
  * `HolderContendedError` (429: the pod's own requests raced), or `PoolBusyError` (503). A look-up or release refuses an Auto Mode node only where berth holds
  * nothing there, so an address it still holds is always released.
  */
@@ -241,8 +244,9 @@ async function refuseAutoModeNode(deps: EniDeps, node: string): Promise<void> {
 }
 
 /**
- * The node's pool, created on first use when the node is in the cluster (404 otherwise) and not
- * an EKS Auto Mode node (409: Auto Mode's own CNI gives its pods their IPs).
+ * The node's pool, created on first use when the node is in the cluster (404 otherwise), not an
+ * EKS Auto Mode node (409: Auto Mode's own CNI gives its pods their IPs), and no aws-node runs
+ * there (409: the VPC CNI's ipamd would take the primary ENI's addresses for its own).
  */
 export async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> {
   // Eventually consistent (half the read units): the pool record only says where and how much;
@@ -253,6 +257,7 @@ export async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> 
   const nodeObject = await deps.cluster.getNode(node);
   const autoMode = autoModeReason(nodeObject?.metadata?.labels, deps.autoMode);
   if (nodeObject && autoMode !== undefined) throw new AutoModeNodeError(node, autoMode);
+  if (nodeObject && (await vpcCniRunsOn(deps, node))) throw new VpcCniNodeError(node);
   if (pool) throw new UnknownNodeError(node, 'the node is leaving the cluster');
   const instanceId = instanceIdOf(nodeObject?.spec?.providerID);
   if (!nodeObject) throw new UnknownNodeError(node, 'no such node in the cluster');
@@ -266,6 +271,17 @@ export async function poolFor(deps: EniDeps, node: string): Promise<PoolRecord> 
   const current = created ?? (await deps.store.getPool(node));
   if (!current) throw new UnknownNodeError(node);
   return current;
+}
+
+/** Whether an aws-node pod runs on the node: one listing of the node's aws-node pods. */
+async function vpcCniRunsOn(deps: EniDeps, node: string): Promise<boolean> {
+  for await (const pod of deps.cluster.listPods({
+    fieldSelector: `spec.nodeName=${node}`,
+    labelSelector: VPC_CNI_POD_SELECTOR,
+  })) {
+    if (isLiveVpcCniPod(pod)) return true;
+  }
+  return false;
 }
 
 /**

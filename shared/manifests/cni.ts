@@ -7,6 +7,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { type AutoModeCompute, avoidAutoModeNodes } from '../node-pool/auto-mode.js';
+import { keepVpcCniOff, VPC_CNI_DAEMONSET } from '../node-pool/vpc-cni.js';
 import { selectorLabels } from '../vocabulary/label-selector.js';
 import { APP_COMPONENT_LABEL } from '../vocabulary/labels.js';
 import { MANIFEST_LABELS } from './webhooks.js';
@@ -186,4 +187,19 @@ export function cniManifests(
     },
   };
   return [configMap, daemonSet];
+}
+
+/**
+ * What `manifests --cni` says beside the manifests (on stderr, so they still go straight to
+ * `kubectl apply -f -`): berth keeps no pool where aws-node runs, and the command that patches
+ * aws-node's DaemonSet off the nodes berth-cni serves (`keepVpcCniOff`).
+ */
+export function vpcCniPatchNote(target: CniTarget): string {
+  const { namespace, name } = VPC_CNI_DAEMONSET;
+  const patch = JSON.stringify(keepVpcCniOff(target.nodeSelector));
+  return [
+    `berth manifests --cni: berth keeps no ENI pool on a node where the VPC CNI's ${name} runs. Keep it off the nodes berth-cni serves (${target.nodeSelector}) with this strategic-merge patch of its DaemonSet, which keeps ${name}'s own node affinity:`,
+    `kubectl -n ${namespace} patch daemonset ${name} --type strategic -p '${patch}'`,
+    '',
+  ].join('\n');
 }

@@ -5,6 +5,7 @@ import type { NlbPoolStatus } from '../fronts/pool-directory.js';
 import type { HostPortRangeUsage } from '../hostports/allocator.js';
 import type { ServiceCidrReport } from '../services/cluster-cidrs.js';
 import type { AutoModeNodesReport } from './auto-mode.js';
+import type { VpcCniNodesReport } from './vpc-cni.js';
 
 /** `/v1/status` and `berth status --json`. */
 export interface StatusReport {
@@ -15,6 +16,8 @@ export interface StatusReport {
   readonly pools: readonly EniPoolStatus[];
   /** The EKS Auto Mode nodes left out of the pools, when the cluster's nodes are at hand. */
   readonly autoModeNodes?: AutoModeNodesReport;
+  /** The nodes aws-node runs on, which get no pool, when the cluster's pods are at hand. */
+  readonly vpcCniNodes?: VpcCniNodesReport;
   /** The cluster's ServiceCIDRs as last read, when it has them (Kubernetes 1.33+). */
   readonly serviceCidrs?: ServiceCidrReport;
   /** The Network Load Balancers of the fronts' pool, where the config has any. */

@@ -461,6 +461,8 @@ function decodeNodeItem(item: Record<string, AttributeValue>): NodeItem | undefi
         deviceIndex: Number(f.deviceIndex),
         attachmentId: String(f.attachmentId),
         state: f.state === 'detaching' ? 'detaching' : 'attached',
+        ...(f.primary === true ? { primary: true as const } : {}),
+        ...(Array.isArray(f.foreign) ? { foreign: f.foreign.map(String) } : {}),
         ...(typeof f.primaryIp === 'string' ? { primaryIp: f.primaryIp } : {}),
         ...(typeof f.macAddress === 'string' ? { macAddress: f.macAddress } : {}),
         createdAt: Number(f.createdAt),

@@ -71,6 +71,15 @@ export const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 /** The Karpenter NodePool a node was launched for. */
 export const KARPENTER_NODE_POOL_LABEL = 'karpenter.sh/nodepool';
 
+// The VPC CNI's labels (aws/amazon-vpc-cni-k8s config/master/aws-k8s-cni.yaml at v1.23.0).
+
+/** The label aws-node's DaemonSet selects its pods by (`k8s-app: aws-node`). */
+export const K8S_APP_LABEL = 'k8s-app';
+/** The CPU architecture label the kubelet sets, which aws-node's node affinity reads. */
+export const ARCH_LABEL = 'kubernetes.io/arch';
+/** The operating system label the kubelet sets, which aws-node's node affinity reads. */
+export const OS_LABEL = 'kubernetes.io/os';
+
 // EKS Auto Mode's node labels.
 
 /** The label Auto Mode sets on its nodes. */

@@ -21,6 +21,8 @@ import type {
   ListOptions,
 } from '../../shared/k8s/cluster-api.js';
 import { KubernetesConflictError, KubernetesNotFoundError } from '../../shared/k8s/errors.js';
+import { VPC_CNI_DAEMONSET } from '../../shared/node-pool/vpc-cni.js';
+import { K8S_APP_LABEL } from '../../shared/vocabulary/labels.js';
 import type { JsonPatchOperation } from '../../shared/vocabulary/patch.js';
 import { applyPatch } from './json-patch.js';
 import { meetsPreconditions, selectorMatches } from './kube-api-server.js';
@@ -346,5 +348,21 @@ export function boundPod(
     },
     spec: { nodeName, containers: [] },
     status: { phase: extra.phase ?? 'Running' },
+  };
+}
+
+/** The VPC CNI's aws-node pod on `nodeName`, as its DaemonSet in `kube-system` makes it. */
+export function vpcCniPod(nodeName: string, phase = 'Running'): V1Pod {
+  return {
+    metadata: {
+      namespace: VPC_CNI_DAEMONSET.namespace,
+      name: `${VPC_CNI_DAEMONSET.name}-${nodeName}`,
+      labels: { [K8S_APP_LABEL]: VPC_CNI_DAEMONSET.name },
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'DaemonSet', name: VPC_CNI_DAEMONSET.name, uid: 'u-cni' },
+      ],
+    },
+    spec: { nodeName, containers: [] },
+    status: { phase },
   };
 }

@@ -8,18 +8,20 @@
  * optional eventual-consistency lag on DescribeNetworkInterfaces. Tests steer it with injected
  * errors, a throttle rate and instance launches/terminations; it records every call.
  */
-import type {
-  CreateNetworkInterfaceInput,
-  Ec2Action,
-  Ec2Instance,
-  Ec2Network,
-  Ec2NetworkInterface,
-  Ec2Subnet,
-  Ec2Tag,
-  InstanceState,
-  InstanceTypeLimits,
-  NetworkInterfacePage,
-  NetworkInterfaceQuery,
+import {
+  type CreateNetworkInterfaceInput,
+  type Ec2Action,
+  type Ec2Attachment,
+  type Ec2Instance,
+  type Ec2Network,
+  type Ec2NetworkInterface,
+  type Ec2Subnet,
+  type Ec2Tag,
+  type InstanceState,
+  type InstanceTypeLimits,
+  type NetworkInterfacePage,
+  type NetworkInterfaceQuery,
+  prefixAddresses,
 } from '../../shared/ec2/network.js';
 import {
   type BucketSpec,
@@ -390,6 +392,72 @@ export class FakeEc2 implements Ec2Network {
     return instanceId;
   }
 
+  /**
+   * Another owner (the VPC CNI before berth served the node, an operator) assigns `count`
+   * secondary addresses to the instance's primary ENI, every slot it has left by default.
+   * Answers them.
+   */
+  occupyPrimary(instanceId: string, count?: number): string[] {
+    const eni = [...this.#enis.values()].find(
+      (e) => e.primaryOfInstance && e.attachment?.instanceId === instanceId,
+    );
+    if (!eni) throw new Error(`no primary ENI on ${instanceId}`);
+    const ips = this.#allocate(
+      this.#subnet(eni.subnetId),
+      count ?? this.#slotLimit(eni) - slotsUsed(eni),
+    );
+    eni.secondaryIps.push(...ips);
+    this.#snapshot(eni.eniId);
+    return ips;
+  }
+
+  /**
+   * Puts back an ENI as a record of an earlier world says it was (an upgrade test's table): its
+   * id, addresses, prefixes, MAC and tags, attached as given. Its addresses are taken from its
+   * subnet (one already in use is refused), and the ids the fake makes later never repeat its.
+   */
+  restoreInterface(
+    input: Pick<
+      Ec2NetworkInterface,
+      | 'eniId'
+      | 'subnetId'
+      | 'primaryIp'
+      | 'macAddress'
+      | 'secondaryIps'
+      | 'ipv4Prefixes'
+      | 'securityGroupIds'
+      | 'tags'
+    > & { readonly attachment: Pick<Ec2Attachment, 'attachmentId' | 'instanceId' | 'deviceIndex'> },
+  ): void {
+    const subnet = this.#subnet(input.subnetId);
+    const addresses = [
+      input.primaryIp,
+      ...input.secondaryIps,
+      ...input.ipv4Prefixes.flatMap(prefixAddresses),
+    ];
+    for (const ip of addresses) {
+      const offset = this.#offsetOf(subnet, ip);
+      if (offset === undefined || subnet.used.has(offset)) {
+        throw new Error(`${ip} of ${input.eniId} is not free in ${input.subnetId}`);
+      }
+      this.#take(subnet, offset);
+    }
+    for (const id of [input.eniId, input.attachment.attachmentId]) this.#passId(id);
+    this.#enis.set(input.eniId, {
+      eniId: input.eniId,
+      subnetId: input.subnetId,
+      primaryIp: input.primaryIp,
+      macAddress: input.macAddress,
+      secondaryIps: [...input.secondaryIps],
+      prefixes: [...input.ipv4Prefixes],
+      securityGroupIds: input.securityGroupIds,
+      tags: [...input.tags],
+      attachment: { ...input.attachment, deleteOnTermination: true },
+      primaryOfInstance: false,
+    });
+    this.#snapshot(input.eniId);
+  }
+
   /** An instance's state; undefined for one never launched. */
   instanceState(instanceId: string): InstanceState | undefined {
     return this.#instances.get(instanceId)?.state;
@@ -426,6 +494,17 @@ export class FakeEc2 implements Ec2Network {
     return [...this.#enis.values()].map((eni) => this.#view(eni));
   }
 
+  /** The current view of one instance and its attached ENIs, if it was launched. */
+  instance(instanceId: string): Ec2Instance | undefined {
+    const instance = this.#instances.get(instanceId);
+    if (!instance) return undefined;
+    const attached = [...this.#enis.values()].filter((eni) => {
+      this.#settle(eni);
+      return eni.attachment?.instanceId === instanceId;
+    });
+    return this.#instanceView(instance, attached);
+  }
+
   /** The current view of one ENI, if it exists. */
   networkInterface(eniId: string): Ec2NetworkInterface | undefined {
     const eni = this.#enis.get(eniId);
@@ -457,19 +536,7 @@ export class FakeEc2 implements Ec2Network {
     }
     for (const id of instanceIds) {
       const instance = this.#instances.get(id);
-      if (!instance) continue;
-      found.push({
-        instanceId: instance.instanceId,
-        instanceType: instance.instanceType,
-        state: instance.state,
-        subnetId: instance.subnetId,
-        availabilityZone: instance.availabilityZone,
-        securityGroupIds: instance.securityGroupIds,
-        networkInterfaces: (attached.get(id) ?? []).map((eni) => ({
-          eniId: eni.eniId,
-          deviceIndex: eni.attachment?.deviceIndex ?? 0,
-        })),
-      });
+      if (instance) found.push(this.#instanceView(instance, attached.get(id) ?? []));
     }
     return this.#ok('DescribeInstances', found);
   }
@@ -1093,6 +1160,27 @@ export class FakeEc2 implements Ec2Network {
     };
   }
 
+  #instanceView(instance: Instance, attached: readonly Eni[]): Ec2Instance {
+    return {
+      instanceId: instance.instanceId,
+      instanceType: instance.instanceType,
+      state: instance.state,
+      subnetId: instance.subnetId,
+      availabilityZone: instance.availabilityZone,
+      securityGroupIds: instance.securityGroupIds,
+      networkInterfaces: attached.map((eni) => ({
+        eniId: eni.eniId,
+        deviceIndex: eni.attachment?.deviceIndex ?? 0,
+        attachmentId: eni.attachment?.attachmentId ?? '',
+        subnetId: eni.subnetId,
+        primaryIp: eni.primaryIp,
+        macAddress: eni.macAddress,
+        secondaryIps: [...eni.secondaryIps],
+        ipv4Prefixes: [...eni.prefixes],
+      })),
+    };
+  }
+
   #snapshot(eniId: string): void {
     if (this.#describeLagMs <= 0) return;
     const eni = this.#enis.get(eniId);
@@ -1131,6 +1219,12 @@ export class FakeEc2 implements Ec2Network {
   #hex(length: number): string {
     this.#seq++;
     return this.#seq.toString(16).padStart(length, '0');
+  }
+
+  /** Moves the id sequence past `id` when it is one of the fake's shape (`eni-<hex>`). */
+  #passId(id: string): void {
+    const hex = /-([0-9a-f]+)$/.exec(id)?.[1];
+    if (hex !== undefined) this.#seq = Math.max(this.#seq, Number.parseInt(hex, 16));
   }
 
   /** A locally administered unicast MAC, as EC2 gives every interface (`0a:…`, 6 octets). */

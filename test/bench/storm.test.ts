@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { runStorm, type StormWave } from '../../bench/multicluster/storm.js';
 
-/** A storm small enough for a test: 40 nodes of one cluster against 4 of another. */
+/** A storm small enough for a test: 150 nodes of one cluster against 4 of another. */
 const WAVES: readonly StormWave[] = [
-  { cluster: 'stormy', nodes: 40, fromS: 0, overS: 2 },
+  { cluster: 'stormy', nodes: 150, fromS: 0, overS: 2 },
   { cluster: 'quiet', nodes: 4, fromS: 5, overS: 1 },
 ];
 
@@ -19,8 +19,9 @@ describe('the node storm', () => {
       expect(run.quiet?.notReady).toBe(0);
       expect(run.quiet?.mutatingCalls).toBeGreaterThan(0);
     }
-    // 40 nodes' interface calls empty the bucket (20 tokens, 2 a second) before the quiet four
-    // join: first come, they queue behind the storm; fairly, they go first.
+    // 150 nodes' assigns on their primary ENIs empty the address bucket (25 tokens, 2.5 a
+    // second) before the quiet four join: first come, they queue behind the storm; fairly, they
+    // go first.
     expect(firstCome.quiet?.readyMaxS ?? 0).toBeGreaterThan(20);
     expect(fair.quiet?.readyMaxS ?? 0).toBeLessThan((firstCome.quiet?.readyMaxS ?? 0) / 2);
     expect(alone.quiet?.readyMaxS ?? 0).toBeLessThanOrEqual(fair.quiet?.readyMaxS ?? 0);

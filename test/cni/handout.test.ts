@@ -15,6 +15,7 @@ import type { HostNetwork } from '../../cni/host-network.js';
 import { parseNetworkConfig } from '../../cni/netconf.js';
 import { NodeIpClient } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
+import type { IpCommand } from '../../cni/source-routing.js';
 import type { NodeSet } from '../../shared/eni/handout/wire.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
@@ -61,7 +62,7 @@ function set(addresses: { ip: string; state?: 'free' | 'held' | 'wanted' }[], as
   };
 }
 
-async function node(endpoint = 'http://127.0.0.1:9') {
+async function node(endpoint = 'http://127.0.0.1:9', network: HostNetwork = host) {
   const dataDir = await mkdtemp(join(tmpdir(), 'berth-cni-'));
   const store = new HandoutStore(dataDir);
   let clock = 1_000_000;
@@ -70,7 +71,7 @@ async function node(endpoint = 'http://127.0.0.1:9') {
   const client = new NodeIpClient(parseNetworkConfig(stdin()).ipam, AbortSignal.timeout(10_000));
   const deps = {
     client: () => client,
-    host,
+    host: network,
     locked,
     released: releasedInMemory(),
     handout: () => store,
@@ -275,6 +276,36 @@ describe('a node through an outage of berth', () => {
       }
     } finally {
       await back.close();
+    }
+  });
+
+  it("hands out the primary ENI's addresses named by its device and MAC, routed by the main table", async () => {
+    const server = await startNodeIpServer({ idle: 2, instanceType: 'c5.4xlarge' });
+    try {
+      const ran: IpCommand[] = [];
+      const n = await node(server.url, {
+        ...host,
+        run: async (commands) => void ran.push(...commands),
+      });
+      await agentPass(n.store, n.client, undefined, Date.now());
+      const [primary] = server.enis();
+      const addresses = (await n.store.readSet())?.addresses ?? [];
+      expect(primary?.deviceIndex).toBe(0);
+      expect(addresses.length).toBeGreaterThan(0);
+      for (const address of addresses) {
+        expect(address).toMatchObject({
+          eniId: primary?.eniId,
+          deviceIndex: 0,
+          macAddress: primary?.macAddress,
+        });
+      }
+      const added = await n.run('ADD', 'c0');
+      expect(addresses.map((a) => a.ip)).toContain(n.ipOf(added));
+      await n.run('DEL', 'c0', { prevResult: added });
+      // No rule and no ENI table: the pod leaves by the node's own route, as the node does.
+      expect(ran).toEqual([]);
+    } finally {
+      await server.close();
     }
   });
 

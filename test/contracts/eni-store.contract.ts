@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EniConflictError } from '../../shared/eni/errors.js';
-import type { CreateIntent, IpRecord, PoolRecord } from '../../shared/eni/model.js';
+import type { CreateIntent, EniRecord, IpRecord, PoolRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';
@@ -202,6 +202,30 @@ export function eniStoreContract(name: string, make: () => Promise<EniStore>): v
       expect(await store.getPool('node-d')).toBeUndefined();
       const after = await store.loadNode('node-d');
       expect(after.enis.length + after.ips.length + after.intents.length).toBe(0);
+    });
+
+    it("reads the primary ENI's record back as written, with the addresses on it that are not berth's", async () => {
+      const primary: EniRecord = {
+        kind: 'eni',
+        eniId: 'eni-0',
+        subnetId: 'subnet-1',
+        deviceIndex: 0,
+        attachmentId: 'eni-attach-0',
+        state: 'attached',
+        primary: true,
+        foreign: ['10.0.0.9', '10.0.0.32/28'],
+        primaryIp: '10.0.0.4',
+        macAddress: '0a:00:00:00:00:01',
+        createdAt: 1,
+        mutatingAt: 0,
+        version: 1,
+      };
+      const emptied: EniRecord = { ...primary, foreign: [], version: 2 };
+      await store.commit('node-p', [{ put: primary, expectedVersion: 0 }]);
+      expect((await store.loadNode('node-p')).enis).toEqual([primary]);
+      await store.commit('node-p', [{ put: emptied, expectedVersion: 1 }]);
+      expect((await store.loadNode('node-p')).enis).toEqual([emptied]);
+      await store.deletePool('node-p');
     });
 
     it('remembers exhausted subnets', async () => {

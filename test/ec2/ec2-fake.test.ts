@@ -84,6 +84,32 @@ describe('FakeEc2', () => {
     );
   });
 
+  it('models the primary ENI: device 0 with its addresses, its primary counted in the limit, never detached or deleted', async () => {
+    const ec2 = new FakeEc2({ now: () => 0 });
+    ec2.addSubnet('subnet-1', '10.0.0.0/24');
+    // t3.small: 4 IPv4 per ENI, the primary's own address among them (AvailableIpPerENI.html).
+    const instanceId = ec2.launchInstance({ instanceType: 't3.small', subnetId: 'subnet-1' });
+    const [described] = await ec2.describeInstances([instanceId]);
+    const primary = described?.networkInterfaces.find((eni) => eni.deviceIndex === 0);
+    expect(primary).toMatchObject({ subnetId: 'subnet-1', secondaryIps: [], ipv4Prefixes: [] });
+    const eniId = primary?.eniId ?? '';
+    const [prefix] = await ec2.assignIpv4Prefixes({ eniId, count: 1 });
+    const ips = await ec2.assignPrivateIpAddresses({ eniId, count: 2 });
+    expect(await codeOf(ec2.assignPrivateIpAddresses({ eniId, count: 1 }))).toBe(
+      'PrivateIpAddressLimitExceeded',
+    );
+    const [after] = await ec2.describeInstances([instanceId]);
+    expect(after?.networkInterfaces).toEqual([
+      { ...primary, secondaryIps: ips, ipv4Prefixes: [prefix] },
+    ]);
+    expect(
+      await codeOf(ec2.detachNetworkInterface({ attachmentId: primary?.attachmentId ?? '' })),
+    ).toBe('OperationNotPermitted');
+    expect(await codeOf(ec2.deleteNetworkInterface({ eniId }))).toBe('InvalidParameterValue');
+    await ec2.unassignIpv4Prefixes({ eniId, prefixes: [prefix ?? ''] });
+    expect(ec2.networkInterface(eniId)?.ipv4Prefixes).toEqual([]);
+  });
+
   it('throttles each action by its own bucket with EC2 refill rates', async () => {
     const { clock, ec2 } = account();
     const outcomes: string[] = [];

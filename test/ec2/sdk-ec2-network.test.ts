@@ -54,7 +54,7 @@ describe('SdkEc2Network', () => {
     expect(await ec2Client('us-east-1').config.maxAttempts()).toBe(1);
   });
 
-  it('describes instances by filter, page by page, with their ENIs by device index', async () => {
+  it('describes instances by filter, page by page, with their attached ENIs and addresses', async () => {
     ec2Mock
       .on(DescribeInstancesCommand)
       .resolvesOnce({
@@ -69,8 +69,25 @@ describe('SdkEc2Network', () => {
                 Placement: { AvailabilityZone: 'us-east-1a' },
                 SecurityGroups: [{ GroupId: 'sg-1' }],
                 NetworkInterfaces: [
-                  { NetworkInterfaceId: 'eni-0', Attachment: { DeviceIndex: 0 } },
-                  { NetworkInterfaceId: 'eni-1', Attachment: { DeviceIndex: 1 } },
+                  {
+                    NetworkInterfaceId: 'eni-0',
+                    SubnetId: 'subnet-1',
+                    MacAddress: '0a:00:00:00:00:01',
+                    PrivateIpAddress: '10.0.0.4',
+                    PrivateIpAddresses: [
+                      { PrivateIpAddress: '10.0.0.4', Primary: true },
+                      { PrivateIpAddress: '10.0.0.9', Primary: false },
+                    ],
+                    Ipv4Prefixes: [{ Ipv4Prefix: '10.0.0.16/28' }],
+                    Attachment: { AttachmentId: 'eni-attach-0', DeviceIndex: 0 },
+                  },
+                  {
+                    NetworkInterfaceId: 'eni-1',
+                    SubnetId: 'subnet-1',
+                    MacAddress: '0a:00:00:00:00:02',
+                    PrivateIpAddresses: [{ PrivateIpAddress: '10.0.0.5', Primary: true }],
+                    Attachment: { AttachmentId: 'eni-attach-1', DeviceIndex: 1 },
+                  },
                 ],
               },
             ],
@@ -89,8 +106,26 @@ describe('SdkEc2Network', () => {
         availabilityZone: 'us-east-1a',
         securityGroupIds: ['sg-1'],
         networkInterfaces: [
-          { eniId: 'eni-0', deviceIndex: 0 },
-          { eniId: 'eni-1', deviceIndex: 1 },
+          {
+            eniId: 'eni-0',
+            deviceIndex: 0,
+            attachmentId: 'eni-attach-0',
+            subnetId: 'subnet-1',
+            primaryIp: '10.0.0.4',
+            macAddress: '0a:00:00:00:00:01',
+            secondaryIps: ['10.0.0.9'],
+            ipv4Prefixes: ['10.0.0.16/28'],
+          },
+          {
+            eniId: 'eni-1',
+            deviceIndex: 1,
+            attachmentId: 'eni-attach-1',
+            subnetId: 'subnet-1',
+            primaryIp: '10.0.0.5',
+            macAddress: '0a:00:00:00:00:02',
+            secondaryIps: [],
+            ipv4Prefixes: [],
+          },
         ],
       },
     ]);
@@ -101,6 +136,24 @@ describe('SdkEc2Network', () => {
       NextToken: undefined,
     });
     expect(calls[1]?.args[0].input.NextToken).toBe('more');
+  });
+
+  it('leaves out an attached ENI whose device index DescribeInstances does not give, rather than read it as the primary', async () => {
+    ec2Mock.on(DescribeInstancesCommand).resolves({
+      Reservations: [
+        {
+          Instances: [
+            {
+              InstanceId: 'i-1',
+              State: { Name: 'running' },
+              NetworkInterfaces: [{ NetworkInterfaceId: 'eni-x', Attachment: {} }],
+            },
+          ],
+        },
+      ],
+    });
+    const [instance] = await network().describeInstances(['i-1']);
+    expect(instance?.networkInterfaces).toEqual([]);
   });
 
   it('reads ENI and IPv4 limits from DescribeInstanceTypes, and prefix delegation from Nitro', async () => {

@@ -25,8 +25,10 @@ describe('ENI pools on a cluster with EKS Auto Mode nodes', () => {
     expect(summary).toMatchObject({ pools: 1, poolsCreated: 1, autoModeNodes: 1 });
     expect(await world.store.getPool('node-a')).toBeDefined();
     expect(await world.store.getPool('auto-1')).toBeUndefined();
-    // One ENI, for node-a: nothing was created or described for the Auto Mode node's instance.
-    expect(world.ec2.counts.get('CreateNetworkInterface')).toBe(1);
+    // One assign, on node-a's primary ENI: nothing was assigned or created for the Auto Mode
+    // node's instance.
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses')).toBe(1);
+    expect(world.ec2.counts.get('CreateNetworkInterface') ?? 0).toBe(0);
   });
 
   it('refuses an assign for an Auto Mode node with a 409 naming the node and why, touching no EC2', async () => {

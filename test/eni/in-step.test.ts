@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BERTH_TAGS, tagValue } from '../../shared/ec2/network.js';
+import { BERTH_TAGS, primaryInterfaceOf, tagValue } from '../../shared/ec2/network.js';
 import type { EniDeps } from '../../shared/eni/deps.js';
 import { type PoolLook, poolInStep } from '../../shared/eni/in-step.js';
 import { runEniPass } from '../../shared/eni/pass.js';
@@ -40,10 +40,14 @@ async function lookAt(world: EniWorld, deps: EniDeps = world.deps): Promise<Pool
       .filter((pod) => pod.spec?.nodeName === 'node-a')
       .map((pod) => `${pod.metadata?.namespace}/${pod.metadata?.name}`),
   );
+  const instance = world.ec2.instance(pool.instanceId);
+  const primary = instance && primaryInterfaceOf(instance);
   return {
     pool,
     state,
-    // The pass describes berth's ENIs only: the instance's primary ENI is not one of them.
+    // The primary ENI as DescribeInstances shows it; berth's own ENIs as DescribeNetworkInterfaces
+    // filtered by berth's tags does.
+    ...(primary ? { primary } : {}),
     interfaces: world.ec2
       .allInterfaces()
       .filter(
@@ -56,10 +60,14 @@ async function lookAt(world: EniWorld, deps: EniDeps = world.deps): Promise<Pool
   };
 }
 
-/** A pool the pass has just brought in step: three pods hold addresses, the rest idle. */
+/**
+ * A pool the pass has just brought in step: three pods hold addresses, the rest idle, on the
+ * primary ENI (beside the 25 addresses another owner put there) and on one ENI berth made.
+ */
 async function steadyWorld(store = new InMemoryEniStore()) {
   const world = eniWorld({ eni: { minIdle: 2, maxIdle: 6 }, store });
-  world.addNode('node-a', 'c5.4xlarge');
+  const instanceId = world.addNode('node-a', 'c5.4xlarge');
+  world.ec2.occupyPrimary(instanceId, 25);
   await runEniPass(world.deps);
   for (let i = 0; i < 3; i++) {
     world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
@@ -108,6 +116,19 @@ describe('poolInStep', () => {
       ],
       ['an address held by a pod that left', { ...look, livePods: new Set(['g/p0', 'g/p1']) }],
       ['an ENI EC2 does not show attached', { ...look, interfaces: [] }],
+      [
+        'a primary ENI the pool has not taken in',
+        { ...look, state: { ...look.state, enis: look.state.enis.filter((e) => !e.primary) } },
+      ],
+      [
+        "another owner's address gone from the primary ENI",
+        {
+          ...look,
+          ...(look.primary
+            ? { primary: { ...look.primary, secondaryIps: look.primary.secondaryIps.slice(1) } }
+            : {}),
+        },
+      ],
       [
         'an assign on its way',
         { ...look, state: { ...look.state, enis: [{ ...eni, mutatingAt: world.clock.now }] } },
@@ -197,7 +218,11 @@ describe('poolInStep', () => {
               deps,
               look.pool,
               look.state,
-              { interfaces: look.interfaces ?? [], livePods: look.livePods },
+              {
+                interfaces: look.interfaces ?? [],
+                ...(look.primary ? { primary: look.primary } : {}),
+                livePods: look.livePods,
+              },
               actions,
               newReconcileTally(),
             );

@@ -35,6 +35,23 @@ function berthEnis(world: EniWorld) {
     .filter((eni) => tagValue(eni.tags, BERTH_TAGS.cluster) === 'test');
 }
 
+/** The primary ENI of the instance the fake launched for a node. */
+function primaryOf(world: EniWorld, instanceId: string) {
+  return world.ec2
+    .allInterfaces()
+    .find((eni) => eni.attachment?.instanceId === instanceId && eni.attachment.deviceIndex === 0);
+}
+
+/**
+ * A node whose primary ENI another owner has filled (what the VPC CNI left there), so the pool
+ * grows on ENIs berth creates: for the tests of their life cycle.
+ */
+function nodeWithFullPrimary(world: EniWorld, name: string, instanceType?: string): string {
+  const instanceId = world.addNode(name, instanceType);
+  world.ec2.occupyPrimary(instanceId);
+  return instanceId;
+}
+
 async function podIp(world: EniWorld, pod: string) {
   return (await world.store.loadNode('node-a')).ips.find(
     (ip) => ip.state === 'assigned' && ip.pod === pod,
@@ -47,14 +64,52 @@ async function passAfter(world: EniWorld, ms: number) {
 }
 
 describe('runEniPass', () => {
-  it('fills a new node to maxIdle with one ENI created with its addresses', async () => {
+  it('fills a new node to maxIdle on its primary ENI in one call, creating no ENI', async () => {
     const world = eniWorld({ eni: { minIdle: 2, maxIdle: 8 } });
-    world.addNode('node-a', 'c5.4xlarge');
+    const instanceId = world.addNode('node-a', 'c5.4xlarge');
     const summary = await runEniPass(world.deps);
-    expect(summary).toMatchObject({ poolsCreated: 1, enisCreated: 1, ipsAssigned: 8, idleIps: 8 });
-    expect(world.ec2.counts.get('CreateNetworkInterface')).toBe(1);
-    expect(world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0).toBe(0);
+    expect(summary).toMatchObject({ poolsCreated: 1, enisCreated: 0, ipsAssigned: 8, idleIps: 8 });
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses')).toBe(1);
+    expect(world.ec2.counts.get('CreateNetworkInterface') ?? 0).toBe(0);
+    const primary = primaryOf(world, instanceId);
+    const { enis, ips } = await world.store.loadNode('node-a');
+    expect(enis).toEqual([
+      expect.objectContaining({ eniId: primary?.eniId, deviceIndex: 0, primary: true }),
+    ]);
+    expect(ips.map((ip) => ip.ip).sort()).toEqual([...(primary?.secondaryIps ?? [])].sort());
+    expect(ips.map((ip) => ip.ip)).not.toContain(primary?.primaryIp);
     expect(JSON.parse(JSON.stringify(summary))).toEqual(summary);
+  });
+
+  it('creates, attaches and tags an ENI with its addresses only once the primary ENI is full', async () => {
+    // c5.large: 10 IPv4 per ENI, so 9 pod addresses on the primary, the rest on a new ENI.
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 12 } });
+    const instanceId = world.addNode('node-a', 'c5.large');
+    const summary = await runEniPass(world.deps);
+    expect(summary).toMatchObject({ enisCreated: 1, ipsAssigned: 12, idleIps: 12 });
+    expect(primaryOf(world, instanceId)?.secondaryIps).toHaveLength(9);
+    const [created] = berthEnis(world);
+    expect(created?.secondaryIps).toHaveLength(3);
+    expect(created?.attachment).toMatchObject({ instanceId, deviceIndex: 1 });
+  });
+
+  it('takes nothing another owner left on the primary ENI, and grows around it', async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 8 } });
+    const instanceId = world.addNode('node-a', 'c5.large');
+    const theirs = world.ec2.occupyPrimary(instanceId, 4);
+    const first = await runEniPass(world.deps);
+    // Five slots of the primary were left: five addresses there, three on a new ENI.
+    expect(first).toMatchObject({ ipsAssigned: 8, enisCreated: 1 });
+    const { enis, ips } = await world.store.loadNode('node-a');
+    expect([...(enis.find((eni) => eni.primary)?.foreign ?? [])].sort()).toEqual(
+      [...theirs].sort(),
+    );
+    expect(ips.filter((ip) => theirs.includes(ip.ip))).toEqual([]);
+    // Past every grace, they are still theirs: never given back, never handed out.
+    const later = await passAfter(world, ENI_TIMINGS.reconcileGraceMs + MINUTE);
+    expect(later.reconcile.unknownIpsUnassigned).toBe(0);
+    expect(later.poolsInStep).toBe(1);
+    expect(primaryOf(world, instanceId)?.secondaryIps).toEqual(expect.arrayContaining(theirs));
   });
 
   it('reads a steady pool once a pass without its lease, and leases only a pool with work', async () => {
@@ -90,8 +145,9 @@ describe('runEniPass', () => {
       world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
+    const assigns = world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0;
     const summary = await passAfter(world, MINUTE);
-    expect(world.ec2.counts.get('AssignPrivateIpAddresses')).toBe(1);
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses')).toBe(assigns + 1);
     expect(summary.ipsAssigned).toBe(7);
     expect(summary.idleIps).toBe(8);
   });
@@ -138,9 +194,10 @@ describe('runEniPass', () => {
     expect(world.ec2.counts.get('UnassignPrivateIpAddresses')).toBe(1);
   });
 
-  it('drains the pool of a node that left the cluster and deletes its empty ENIs', async () => {
-    const world = eniWorld();
-    world.addNode('node-a', 'c5.large');
+  it('drains the pool of a node that left the cluster: its ENIs go, the primary ENI only loses what berth put there', async () => {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 12 } });
+    const instanceId = world.addNode('node-a', 'c5.large');
+    const theirs = world.ec2.occupyPrimary(instanceId, 1);
     await runEniPass(world.deps);
     expect(berthEnis(world)).toHaveLength(1);
     world.cluster.nodes.delete('node-a');
@@ -148,6 +205,9 @@ describe('runEniPass', () => {
     expect(summary).toMatchObject({ poolsDraining: 1, enisDeleted: 1, poolsRemoved: 1 });
     expect(berthEnis(world)).toHaveLength(0);
     expect(await world.store.getPool('node-a')).toBeUndefined();
+    const primary = primaryOf(world, instanceId);
+    expect(primary?.attachment?.instanceId).toBe(instanceId);
+    expect(primary?.secondaryIps).toEqual(theirs);
   });
 
   it('releases addresses of pods no longer on the node after the grace period', async () => {
@@ -197,14 +257,14 @@ describe('runEniPass', () => {
       unknownIpsUnassigned: 0,
     });
     expect((await world.store.loadNode('node-a')).ips).toHaveLength(8);
-    expect(berthEnis(world)).toHaveLength(1);
+    expect(berthEnis(world)).toHaveLength(0);
   });
 });
 
 describe('runEniPass after a crash', () => {
   it('reuses the persisted ClientToken when the creator died after CreateNetworkInterface', async () => {
     const world = eniWorld();
-    world.addNode('node-a');
+    nodeWithFullPrimary(world, 'node-a');
     const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'createNetworkInterface') };
     await expect(runEniPass(crashing)).resolves.toMatchObject({
       failures: [expect.objectContaining({ code: 'SimulatedCrashError' })],
@@ -218,80 +278,26 @@ describe('runEniPass after a crash', () => {
     expect(enis[0]?.attachment?.deleteOnTermination).toBe(true);
     const state = await world.store.loadNode('node-a');
     expect(state.intents).toHaveLength(0);
-    expect(state.enis.map((e) => e.eniId)).toEqual([enis[0]?.eniId]);
+    expect(state.enis.filter((e) => !e.primary).map((e) => e.eniId)).toEqual([enis[0]?.eniId]);
     expect(state.ips.map((ip) => ip.ip).sort()).toEqual([...(enis[0]?.secondaryIps ?? [])].sort());
   });
 
   it('finishes an ENI whose creator died after AttachNetworkInterface', async () => {
     const world = eniWorld();
-    world.addNode('node-a');
+    nodeWithFullPrimary(world, 'node-a');
     const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'attachNetworkInterface') };
     await runEniPass(crashing);
     await passAfter(world, ENI_TIMINGS.intentGraceMs);
     const enis = berthEnis(world);
     expect(enis).toHaveLength(1);
     expect(enis[0]?.attachment?.deleteOnTermination).toBe(true);
-    expect((await world.store.loadNode('node-a')).enis).toHaveLength(1);
-  });
-
-  /** A pool whose last assign landed in EC2 (4 addresses) and died before it was recorded. */
-  async function crashedAssign() {
-    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 4 } });
-    world.addNode('node-a', 'c5.4xlarge');
-    await runEniPass(world.deps);
-    for (let i = 0; i < 4; i++) {
-      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
-      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
-    }
-    const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'assignPrivateIpAddresses') };
-    world.clock.now += MINUTE;
-    const crashed = await runEniPass(crashing);
-    expect(crashed.failures.map((f) => f.code)).toContain('SimulatedCrashError');
-    expect(berthEnis(world)[0]?.secondaryIps).toHaveLength(8);
-    expect((await world.store.loadNode('node-a')).ips).toHaveLength(4);
-    return world;
-  }
-
-  it('converges when an assign is retried after one that landed unseen: reads the ENI back and adopts, assigns no more', async () => {
-    const world = await crashedAssign();
-    const assignsBefore = world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0;
-    const retried = await passAfter(world, 10_000);
-    expect(retried).toMatchObject({ ipsAdopted: 4, ipsAssigned: 0 });
-    expect(world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0).toBe(assignsBefore);
-    expect(retried.reconcile.unknownIpsUnassigned).toBe(0);
-    const stored = (await world.store.loadNode('node-a')).ips.map((ip) => ip.ip).sort();
-    expect([...(berthEnis(world)[0]?.secondaryIps ?? [])].sort()).toEqual(stored);
-    expect(stored).toHaveLength(8);
-    // The mark is cleared with the records: later passes neither read the ENI back nor unassign.
-    expect((await world.store.loadNode('node-a')).enis[0]?.mutatingAt).toBe(0);
-    const later = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
-    expect(later.reconcile.unknownIpsUnassigned).toBe(0);
-    expect(berthEnis(world)[0]?.secondaryIps).toHaveLength(8);
-  });
-
-  it('unassigns addresses an assign left in EC2 but not in the store once the grace is over, when nothing assigns there again', async () => {
-    const world = await crashedAssign();
-    // The pods go: the pool has idle addresses again, so no assign follows on that ENI.
-    for (let i = 0; i < 4; i++) {
-      world.cluster.pods.delete(`g/p${i}`);
-      await releaseIp(world.deps, 'node-a', (await podIp(world, `g/p${i}`)) ?? '', {
-        namespace: 'g',
-        pod: `p${i}`,
-      });
-    }
-    // Past the released addresses' cooldown, inside the assign's grace.
-    const early = await passAfter(world, 70_000);
-    expect(early.ipsAssigned + early.ipsAdopted).toBe(0);
-    expect(early.reconcile.unknownIpsUnassigned).toBe(0);
-    const late = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
-    expect(late.reconcile.unknownIpsUnassigned).toBe(4);
-    const stored = (await world.store.loadNode('node-a')).ips.map((ip) => ip.ip).sort();
-    expect([...(berthEnis(world)[0]?.secondaryIps ?? [])].sort()).toEqual(stored);
+    // The primary ENI and the one berth made.
+    expect((await world.store.loadNode('node-a')).enis).toHaveLength(2);
   });
 
   it('adopts a berth ENI attached to the instance but missing from the store', async () => {
     const world = eniWorld();
-    world.addNode('node-a');
+    nodeWithFullPrimary(world, 'node-a');
     await runEniPass(world.deps);
     const [eni] = berthEnis(world);
     // The store loses the ENI (a crash after attach and after the intent was removed by hand).
@@ -308,7 +314,7 @@ describe('runEniPass after a crash', () => {
 
   it('finishes an unassign whose records were left draining', async () => {
     const world = eniWorld({ eni: { minIdle: 0, maxIdle: 2 } });
-    world.addNode('node-a', 'c5.4xlarge');
+    const instanceId = world.addNode('node-a', 'c5.4xlarge');
     await runEniPass(world.deps);
     for (let i = 0; i < 6; i++) {
       world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
@@ -332,16 +338,96 @@ describe('runEniPass after a crash', () => {
     await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
     const after = await world.store.loadNode('node-a');
     expect(after.ips.filter((ip) => ip.state === 'draining')).toHaveLength(0);
-    const inEc2 = new Set(berthEnis(world).flatMap((eni) => eni.secondaryIps));
+    const inEc2 = new Set(
+      world.ec2
+        .allInterfaces()
+        .filter((eni) => eni.attachment?.instanceId === instanceId)
+        .flatMap((eni) => eni.secondaryIps),
+    );
     expect(after.ips.every((ip) => inEc2.has(ip.ip))).toBe(true);
     expect(inEc2.size).toBe(after.ips.length);
+  });
+});
+
+describe.each([
+  ['the primary ENI', false],
+  ['an ENI berth created', true],
+])('runEniPass after an assign on %s that landed unseen', (_, onBerthEni) => {
+  /**
+   * A pool whose last assign landed in EC2 (4 addresses) and died before it was recorded, and
+   * the ENI it landed on.
+   */
+  async function crashedAssign() {
+    const world = eniWorld({ eni: { minIdle: 2, maxIdle: 4 } });
+    const instanceId = onBerthEni
+      ? nodeWithFullPrimary(world, 'node-a', 'c5.4xlarge')
+      : world.addNode('node-a', 'c5.4xlarge');
+    const theirs = new Set(primaryOf(world, instanceId)?.secondaryIps);
+    /** The pod addresses EC2 shows on the ENI the assigns go to, another owner's left out. */
+    const landedOn = () =>
+      (onBerthEni ? berthEnis(world)[0] : primaryOf(world, instanceId))?.secondaryIps.filter(
+        (ip) => onBerthEni || !theirs.has(ip),
+      ) ?? [];
+    await runEniPass(world.deps);
+    for (let i = 0; i < 4; i++) {
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
+      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
+    }
+    const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'assignPrivateIpAddresses') };
+    world.clock.now += MINUTE;
+    const crashed = await runEniPass(crashing);
+    expect(crashed.failures.map((f) => f.code)).toContain('SimulatedCrashError');
+    expect(landedOn()).toHaveLength(8);
+    expect((await world.store.loadNode('node-a')).ips).toHaveLength(4);
+    return { world, landedOn };
+  }
+
+  it('converges when an assign is retried after one that landed unseen: reads the ENI back and adopts, assigns no more', async () => {
+    const { world, landedOn } = await crashedAssign();
+    const assignsBefore = world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0;
+    const retried = await passAfter(world, 10_000);
+    expect(retried).toMatchObject({ ipsAdopted: 4, ipsAssigned: 0 });
+    expect(world.ec2.counts.get('AssignPrivateIpAddresses') ?? 0).toBe(assignsBefore);
+    expect(retried.reconcile.unknownIpsUnassigned).toBe(0);
+    const stored = (await world.store.loadNode('node-a')).ips.map((ip) => ip.ip).sort();
+    expect([...landedOn()].sort()).toEqual(stored);
+    expect(stored).toHaveLength(8);
+    // The mark is cleared with the records: later passes neither read the ENI back nor unassign.
+    expect((await world.store.loadNode('node-a')).enis.map((eni) => eni.mutatingAt)).toEqual(
+      onBerthEni ? [0, 0] : [0],
+    );
+    const later = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
+    expect(later.reconcile.unknownIpsUnassigned).toBe(0);
+    expect(landedOn()).toHaveLength(8);
+  });
+
+  it('unassigns addresses an assign left in EC2 but not in the store once the grace is over, when nothing assigns there again', async () => {
+    const { world, landedOn } = await crashedAssign();
+    // The pods go: the pool has idle addresses again, so no assign follows on that ENI.
+    for (let i = 0; i < 4; i++) {
+      world.cluster.pods.delete(`g/p${i}`);
+      await releaseIp(world.deps, 'node-a', (await podIp(world, `g/p${i}`)) ?? '', {
+        namespace: 'g',
+        pod: `p${i}`,
+      });
+    }
+    // Past the released addresses' cooldown, inside the assign's grace.
+    const early = await passAfter(world, 70_000);
+    expect(early.ipsAssigned + early.ipsAdopted).toBe(0);
+    expect(early.reconcile.unknownIpsUnassigned).toBe(0);
+    const late = await passAfter(world, ENI_TIMINGS.reconcileGraceMs);
+    expect(late.reconcile.unknownIpsUnassigned).toBe(4);
+    const stored = (await world.store.loadNode('node-a')).ips.map((ip) => ip.ip).sort();
+    expect([...landedOn()].sort()).toEqual(stored);
   });
 });
 
 describe('runEniPass under EC2 pressure', () => {
   it('converges when half of all EC2 calls are throttled', async () => {
     const world = eniWorld({ eni: { minIdle: 2, maxIdle: 6 }, seed: 7 });
-    for (let i = 0; i < 12; i++) world.addNode(`node-${i}`, i % 2 ? 'c5.large' : 'm5.xlarge');
+    for (let i = 0; i < 12; i++) {
+      nodeWithFullPrimary(world, `node-${i}`, i % 2 ? 'c5.large' : 'm5.xlarge');
+    }
     world.ec2.throttleRate = 0.5;
     let passes = 0;
     let settled = false;
@@ -361,8 +447,8 @@ describe('runEniPass under EC2 pressure', () => {
   });
 
   it('marks an exhausted subnet and stops asking it until the mark expires', async () => {
-    // A /27 has 27 usable addresses; three primary ENIs take 3.
-    const world = eniWorld({ subnetCidr: '10.0.0.0/27', eni: { minIdle: 2, maxIdle: 8 } });
+    // A /27 has 27 usable addresses; three primary ENIs take 3, two pools of 10 take 20.
+    const world = eniWorld({ subnetCidr: '10.0.0.0/27', eni: { minIdle: 2, maxIdle: 10 } });
     for (let i = 0; i < 3; i++) world.addNode(`node-${i}`, 'c5.4xlarge');
     const first = await runEniPass(world.deps);
     expect(first.exhaustedSubnets).toEqual([SUBNET_ID]);
@@ -381,8 +467,8 @@ describe('runEniPass under EC2 pressure', () => {
 describe('handleInstanceStateChange', () => {
   it('removes the pool of a terminated instance, whose ENIs EC2 deletes with it', async () => {
     const world = eniWorld();
-    const instanceId = world.addNode('node-a');
-    world.addNode('node-b');
+    const instanceId = nodeWithFullPrimary(world, 'node-a');
+    nodeWithFullPrimary(world, 'node-b');
     await runEniPass(world.deps);
     expect(berthEnis(world)).toHaveLength(2);
     world.ec2.terminateInstance(instanceId);
@@ -483,7 +569,7 @@ describe('leaked ENI sweep', () => {
 
   it('deletes the ENI a crash left detached from a terminated instance', async () => {
     const world = eniWorld();
-    const instanceId = world.addNode('node-a');
+    const instanceId = nodeWithFullPrimary(world, 'node-a');
     // Crash before DeleteOnTermination: the ENI survives termination as `available`.
     const crashing = { ...world.deps, ec2: crashAfter(world.deps.ec2, 'attachNetworkInterface') };
     await runEniPass(crashing);
@@ -506,7 +592,7 @@ describe('runEniPass device indexes', () => {
   it('gives each ENI of one plan its own device index', async () => {
     // Describe lags: the second create cannot learn the first one's index from EC2.
     const world = eniWorld({ eni: { minIdle: 12, maxIdle: 18 }, fake: { describeLagMs: 30_000 } });
-    world.addNode('node-a', 'c5.large');
+    nodeWithFullPrimary(world, 'node-a', 'c5.large');
     const summary = await runEniPass(world.deps);
     expect(summary.failures).toEqual([]);
     expect(summary.enisCreated).toBe(2);

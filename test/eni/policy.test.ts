@@ -5,9 +5,11 @@ import type { IpRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import {
   claimCandidates,
+  enisOnInstance,
   isReady,
   isStickyPod,
-  maxBerthEnis,
+  type PlannedEni,
+  type PoolLimits,
   type PoolPolicy,
   planPool,
   poolCapacity,
@@ -50,50 +52,89 @@ const limitsArb = fc.constantFrom(
   { maxInterfaces: 8, ipv4PerInterface: 30 },
 );
 
-/** A random but consistent pool: ENIs within limits, each with at most its share of addresses. */
-const poolArb = fc.tuple(limitsArb, policyArb).chain(([limits, policy]) =>
-  fc
-    .array(
-      fc.array(
-        fc.record({
-          state: fc.constantFrom('free', 'assigned', 'draining'),
-          pod: fc.option(fc.constantFrom('g/a', 'g/b', 'g/c'), { nil: undefined }),
-          sticky: fc.boolean(),
-          releasedAgo: fc.option(fc.integer({ min: 0, max: 2_000_000 }), { nil: undefined }),
-          reservedFor: fc.integer({ min: -100_000, max: 600_000 }),
-          age: fc.integer({ min: 0, max: 5_000_000 }),
-        }),
-        { maxLength: slotsPerEni(limits) },
-      ),
-      { maxLength: maxBerthEnis(limits) },
-    )
-    .map((enis) => {
-      const ips: IpRecord[] = [];
-      enis.forEach((addresses, e) => {
-        addresses.forEach((a, i) => {
-          const holder = a.state === 'assigned' ? (a.pod ?? 'g/x') : a.pod;
-          ips.push({
-            kind: 'ip',
-            ip: `10.0.${e}.${i + 10}`,
-            eniId: `eni-${e}`,
-            state: a.state as IpRecord['state'],
-            ...(holder ? { pod: holder } : {}),
-            sticky: a.sticky,
-            releasedAt: a.releasedAgo === undefined ? 0 : NOW - a.releasedAgo,
-            ...(a.state === 'free' && holder ? { reservedUntil: NOW + a.reservedFor } : {}),
-            createdAt: NOW - a.age,
-            version: 1,
+/**
+ * A random but consistent pool: ENIs within limits, each with at most its share of addresses.
+ * The first is the primary ENI, with a few addresses that are not berth's, unless the pool was
+ * recorded before berth used the primary (then every ENI is one berth attached).
+ */
+const poolArb = fc
+  .tuple(limitsArb, policyArb, fc.boolean(), fc.nat(2))
+  .chain(([limits, policy, withPrimary, foreignSlots]) =>
+    fc
+      .array(
+        fc.array(
+          fc.record({
+            state: fc.constantFrom('free', 'assigned', 'draining'),
+            pod: fc.option(fc.constantFrom('g/a', 'g/b', 'g/c'), { nil: undefined }),
+            sticky: fc.boolean(),
+            releasedAgo: fc.option(fc.integer({ min: 0, max: 2_000_000 }), { nil: undefined }),
+            reservedFor: fc.integer({ min: -100_000, max: 600_000 }),
+            age: fc.integer({ min: 0, max: 5_000_000 }),
+          }),
+          { maxLength: slotsPerEni(limits) },
+        ),
+        { maxLength: limits.maxInterfaces - (withPrimary ? 0 : 1) },
+      )
+      .map((enis) => {
+        const ips: IpRecord[] = [];
+        const foreignOn = (e: number) => (withPrimary && e === 0 ? foreignSlots : 0);
+        enis.forEach((addresses, e) => {
+          addresses.slice(0, slotsPerEni(limits) - foreignOn(e)).forEach((a, i) => {
+            const holder = a.state === 'assigned' ? (a.pod ?? 'g/x') : a.pod;
+            ips.push({
+              kind: 'ip',
+              ip: `10.0.${e}.${i + 10}`,
+              eniId: `eni-${e}`,
+              state: a.state as IpRecord['state'],
+              ...(holder ? { pod: holder } : {}),
+              sticky: a.sticky,
+              releasedAt: a.releasedAgo === undefined ? 0 : NOW - a.releasedAgo,
+              ...(a.state === 'free' && holder ? { reservedUntil: NOW + a.reservedFor } : {}),
+              createdAt: NOW - a.age,
+              version: 1,
+            });
           });
         });
-      });
-      return {
-        limits,
-        policy,
-        enis: enis.map((_, e) => ({ eniId: `eni-${e}`, createdAt: NOW - 3_600_000 })),
-        ips,
-      };
-    }),
-);
+        return {
+          limits,
+          policy,
+          enis: enis.map(
+            (_, e): PlannedEni => ({
+              eniId: `eni-${e}`,
+              createdAt: NOW - 3_600_000,
+              ...(withPrimary && e === 0
+                ? {
+                    primary: true,
+                    foreign: Array.from({ length: foreignOn(e) }, (_, i) => `10.9.9.${i}`),
+                  }
+                : {}),
+            }),
+          ),
+          ips,
+        };
+      }),
+  );
+
+/**
+ * The addresses the pool can still grow by (single addresses): the free slots of its ENIs and of
+ * the ENIs the instance can still take, within capacity. Less than capacity allows while the
+ * primary ENI is unrecorded (a pool recorded before berth used it) or holds what is not berth's.
+ */
+const room = (pool: {
+  limits: PoolLimits;
+  enis: readonly PlannedEni[];
+  ips: readonly IpRecord[];
+}) => {
+  const perEni = slotsPerEni(pool.limits);
+  const onEnis = pool.enis.reduce((n, eni) => n + perEni - filled(pool, eni.eniId), 0);
+  const newEnis = (pool.limits.maxInterfaces - enisOnInstance(pool.enis, 0)) * perEni;
+  return Math.min(poolCapacity(pool.limits, 'ip') - pool.ips.length, onEnis + newEnis);
+};
+
+/** The slots an ENI of the pool has filled: berth's addresses and prefixes, and what is not berth's. */
+const filled = (pool: { enis: readonly PlannedEni[]; ips: readonly IpRecord[] }, eniId: string) =>
+  slotsUsed(pool.ips.filter((ip) => ip.eniId === eniId)) +
+  (pool.enis.find((eni) => eni.eniId === eniId)?.foreign?.length ?? 0);
 
 describe('planPool', () => {
   it('never plans more addresses than the instance type holds, per ENI or in total', () => {
@@ -107,7 +148,9 @@ describe('planPool', () => {
         (pool, draining, mayGrow, waiting, inFlight) => {
           // Creations in flight fit the instance too: at most the ENIs left, each within its share.
           const pendingCreates = Array.from(
-            { length: Math.min(inFlight, maxBerthEnis(pool.limits) - pool.enis.length) },
+            {
+              length: Math.min(inFlight, pool.limits.maxInterfaces - enisOnInstance(pool.enis, 0)),
+            },
             () => Math.min(3, slotsPerEni(pool.limits)),
           ).filter((_, i) => pool.ips.length + (i + 1) * 3 <= poolCapacity(pool.limits, 'ip'));
           const plan = planPool({ ...pool, now: NOW, draining, mayGrow, waiting, pendingCreates });
@@ -118,33 +161,92 @@ describe('planPool', () => {
           expect(pool.ips.length + pendingIps + added).toBeLessThanOrEqual(
             poolCapacity(pool.limits, 'ip'),
           );
-          expect(pool.enis.length + pendingCreates.length + plan.create.length).toBeLessThanOrEqual(
-            maxBerthEnis(pool.limits),
-          );
+          expect(
+            enisOnInstance(pool.enis, pendingCreates.length) + plan.create.length,
+          ).toBeLessThanOrEqual(pool.limits.maxInterfaces);
           for (const { eniId, count } of plan.assign) {
-            const onEni = pool.ips.filter((ip) => ip.eniId === eniId).length;
-            expect(onEni + count).toBeLessThanOrEqual(slotsPerEni(pool.limits));
+            expect(filled(pool, eniId) + count).toBeLessThanOrEqual(slotsPerEni(pool.limits));
           }
-          expect(pool.enis.length + plan.create.length).toBeLessThanOrEqual(
-            maxBerthEnis(pool.limits),
-          );
         },
       ),
     );
   });
 
-  it('creates an ENI only when every attached ENI is full', () => {
+  it('creates an ENI only when every attached ENI, the primary included, is full', () => {
     fc.assert(
       fc.property(poolArb, fc.nat(20), (pool, waiting) => {
         const plan = planPool({ ...pool, now: NOW, draining: false, mayGrow: true, waiting });
         if (plan.create.length === 0) return;
         for (const eni of pool.enis) {
-          const onEni = pool.ips.filter((ip) => ip.eniId === eni.eniId).length;
           const assigned = plan.assign.find((a) => a.eniId === eni.eniId)?.count ?? 0;
-          expect(onEni + assigned).toBe(slotsPerEni(pool.limits));
+          expect(filled(pool, eni.eniId) + assigned).toBe(slotsPerEni(pool.limits));
         }
       }),
     );
+  });
+
+  it('grows on the primary ENI first, as far as it has room, and never deletes it', () => {
+    fc.assert(
+      fc.property(poolArb, fc.nat(20), fc.boolean(), (pool, waiting, draining) => {
+        const plan = planPool({ ...pool, now: NOW, draining, mayGrow: true, waiting });
+        const primary = pool.enis.find((eni) => eni.primary);
+        expect(plan.deleteEnis.filter((eniId) => eniId === primary?.eniId)).toEqual([]);
+        const room = primary ? slotsPerEni(pool.limits) - filled(pool, primary.eniId) : 0;
+        const growth = [...plan.assign, ...plan.create];
+        if (!primary || room === 0 || growth.length === 0) return;
+        const [first, ...others] = growth;
+        expect(first).toMatchObject({ eniId: primary.eniId });
+        if (others.length > 0) expect(first?.count).toBe(room);
+      }),
+    );
+  });
+
+  it("empties berth's own ENIs before the primary ENI, and gives back only addresses from the primary", () => {
+    const policy: PoolPolicy = {
+      mode: 'ip',
+      minIdle: 0,
+      maxIdle: 0,
+      cooldownMs: 0,
+      stickyMs: 0,
+      trimIdleAfterMs: 0,
+      trimBatch: 1,
+      minEniLifetimeMs: 0,
+    };
+    const free = (ip: string, eniId: string): IpRecord => ({
+      kind: 'ip',
+      ip,
+      eniId,
+      state: 'free',
+      sticky: false,
+      releasedAt: 0,
+      createdAt: 0,
+      version: 1,
+    });
+    const enis: PlannedEni[] = [
+      { eniId: 'eni-primary', createdAt: 0, primary: true, foreign: ['10.0.0.99'] },
+      { eniId: 'eni-a', createdAt: 0 },
+      { eniId: 'eni-empty', createdAt: 0 },
+    ];
+    const ips = [
+      free('10.0.0.10', 'eni-primary'),
+      free('10.0.1.10', 'eni-a'),
+      free('10.0.1.11', 'eni-a'),
+    ];
+    const limits = { maxInterfaces: 3, ipv4PerInterface: 10 };
+    const plan = planPool({ limits, policy, enis, ips, now: NOW, draining: true, mayGrow: false });
+    expect([...plan.deleteEnis].sort()).toEqual(['eni-a', 'eni-empty']);
+    expect(plan.unassign).toEqual([{ eniId: 'eni-primary', ips: ['10.0.0.10'] }]);
+    // An empty primary ENI stays, whatever its age.
+    const emptied = planPool({
+      limits,
+      policy,
+      enis: enis.slice(0, 1),
+      ips: [],
+      now: NOW,
+      draining: true,
+      mayGrow: false,
+    });
+    expect(emptied.deleteEnis).toEqual([]);
   });
 
   it('trims and deletes only free, rested addresses that nobody has reserved', () => {
@@ -264,11 +366,10 @@ describe('planPool', () => {
         const added =
           plan.assign.reduce((n, a) => n + a.count, 0) +
           plan.create.reduce((n, c) => n + c.count, 0);
-        const room = poolCapacity(pool.limits, 'ip') - pool.ips.length;
         if (plan.stats.ready >= pool.policy.minIdle + waiting) expect(added).toBe(0);
         else {
           expect(plan.stats.ready + added).toBe(
-            Math.min(pool.policy.maxIdle + waiting, plan.stats.ready + room),
+            Math.min(pool.policy.maxIdle + waiting, plan.stats.ready + room(pool)),
           );
         }
       }),
@@ -303,9 +404,8 @@ describe('planPool', () => {
         const added =
           plan.assign.reduce((n, a) => n + a.count, 0) +
           plan.create.reduce((n, c) => n + c.count, 0);
-        const room = poolCapacity(pool.limits, 'ip') - pool.ips.length;
         expect(plan.stats.ready + added).toBeGreaterThanOrEqual(
-          Math.min(pool.policy.minIdle, plan.stats.ready + room),
+          Math.min(pool.policy.minIdle, plan.stats.ready + room(pool)),
         );
       }),
     );
@@ -339,7 +439,8 @@ const prefixPoolArb = fc
   })
   .map(({ limits, policy, enis }) => {
     const ips: IpRecord[] = [];
-    const kept = enis.slice(0, maxBerthEnis(limits));
+    // A pool recorded before berth used the primary ENI: berth's own ENIs only.
+    const kept = enis.slice(0, limits.maxInterfaces - 1);
     kept.forEach((eni, e) => {
       const prefixes = eni.prefixes.slice(0, slotsPerEni(limits));
       const singles = Math.min(eni.singles, slotsPerEni(limits) - prefixes.length);
@@ -418,7 +519,7 @@ describe('planPool in prefix mode', () => {
         if (pool.limits.maxPods !== undefined) {
           expect(poolCapacity(pool.limits, 'prefix')).toBe(
             Math.min(
-              maxBerthEnis(pool.limits) * slotsPerEni(pool.limits) * 16,
+              pool.limits.maxInterfaces * slotsPerEni(pool.limits) * 16,
               Math.ceil(pool.limits.maxPods / 16) * 16,
             ),
           );
@@ -476,17 +577,19 @@ describe('planPool in prefix mode', () => {
       record(`10.0.0.${16 + i}`, '10.0.0.16/28'),
     );
     expect(slotsUsed([...prefixed, record('10.0.0.5'), record('10.0.0.6')])).toBe(3);
-    expect(poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10 }, 'prefix')).toBe(18);
+    // Three ENIs, the primary among them, of nine slots each.
+    expect(poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10 }, 'prefix')).toBe(27);
     expect(
       poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10, prefixDelegation: true }, 'prefix'),
-    ).toBe(288);
+    ).toBe(432);
     expect(
       poolCapacity(
         { maxInterfaces: 3, ipv4PerInterface: 10, prefixDelegation: true, maxPods: 110 },
         'prefix',
       ),
     ).toBe(112);
-    expect(poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10, maxPods: 110 }, 'ip')).toBe(18);
+    expect(poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10, maxPods: 110 }, 'ip')).toBe(27);
+    expect(poolCapacity({ maxInterfaces: 3, ipv4PerInterface: 10, maxPods: 20 }, 'ip')).toBe(20);
   });
 });
 

@@ -31,11 +31,13 @@ async function berthEnis(world: ReturnType<typeof eniWorld>, node: string) {
 }
 
 describe('ENI pools in prefix mode', () => {
-  it('serves the first pod from a /28 delegated with the ENI, 16 addresses for one create', async () => {
+  it('serves the first pod from a /28 delegated to the primary ENI, 16 addresses for one call', async () => {
     const world = eniWorld({ eni: PREFIX_MODE, subnetCidr: '10.0.0.0/22' });
     world.addNode('node-a', 'm5.large');
     const answer = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p0' });
     const [eni] = await berthEnis(world, 'node-a');
+    expect(eni?.attachment?.deviceIndex).toBe(0);
+    expect(world.ec2.mutatingCalls()).toBe(1);
     expect(eni?.ipv4Prefixes).toHaveLength(1);
     expect(eni?.secondaryIps).toEqual([]);
     expect(prefixAddresses(eni?.ipv4Prefixes[0] ?? '')).toContain(answer.ip);
@@ -173,10 +175,10 @@ describe('ENI pools in prefix mode', () => {
 
   it('gives back a prefix on a berth ENI that berth has no record of, and keeps its own', async () => {
     const world = eniWorld({ eni: PREFIX_MODE, subnetCidr: '10.0.0.0/22' });
-    world.addNode('node-a', 'm5.large');
+    world.ec2.occupyPrimary(world.addNode('node-a', 'm5.large'));
     world.cluster.withPods(boundPod('g', 'p0', 'node-a'));
     const answer = await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p0' });
-    const [eni] = await berthEnis(world, 'node-a');
+    const eni = (await berthEnis(world, 'node-a')).find((e) => e?.attachment?.deviceIndex !== 0);
     const own = eni?.ipv4Prefixes[0];
     const [stray] = await world.ec2.assignIpv4Prefixes({ eniId: eni?.eniId ?? '', count: 1 });
     world.clock.now += ENI_TIMINGS.reconcileGraceMs + 1_000;
@@ -186,6 +188,22 @@ describe('ENI pools in prefix mode', () => {
     const state = await world.store.loadNode('node-a');
     expect(state.ips.some((ip) => prefixAddresses(stray ?? '').includes(ip.ip))).toBe(false);
     expect(state.ips.find((ip) => ip.ip === answer.ip)?.state).toBe('assigned');
+  });
+
+  it('keeps a prefix another owner put on the primary ENI: never given back, never handed out', async () => {
+    const world = eniWorld({ eni: PREFIX_MODE, subnetCidr: '10.0.0.0/22' });
+    world.addNode('node-a', 'm5.large');
+    world.cluster.withPods(boundPod('g', 'p0', 'node-a'));
+    await assignIp(world.deps, 'node-a', { namespace: 'g', pod: 'p0' });
+    const [primary] = await berthEnis(world, 'node-a');
+    const [theirs] = await world.ec2.assignIpv4Prefixes({ eniId: primary?.eniId ?? '', count: 1 });
+    world.clock.now += ENI_TIMINGS.reconcileGraceMs + 1_000;
+    const summary = await runEniPass(world.deps);
+    expect(summary.reconcile.unknownIpsUnassigned).toBe(0);
+    expect(world.ec2.networkInterface(primary?.eniId ?? '')?.ipv4Prefixes).toContain(theirs);
+    const state = await world.store.loadNode('node-a');
+    expect(state.enis.find((eni) => eni.primary)?.foreign).toEqual([theirs]);
+    expect(state.ips.some((ip) => prefixAddresses(theirs ?? '').includes(ip.ip))).toBe(false);
   });
 
   it('uses single addresses on a node whose type takes no prefixes', async () => {

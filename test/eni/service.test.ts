@@ -69,9 +69,25 @@ class LeaseCountingStore extends InMemoryEniStore {
 }
 
 describe('assignIp', () => {
-  it('creates the pool and a tagged berth ENI on first use, and answers the subnet gateway', async () => {
+  it('creates the pool on first use and answers an address of the primary ENI, naming its device and MAC', async () => {
     const world = eniWorld();
     const instanceId = world.addNode('node-a');
+    const answer = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
+    expect(answer.subnetCidr).toBe(SUBNET_CIDR);
+    expect(answer.gateway).toBe('10.0.0.1');
+    const eni = world.ec2.networkInterface(answer.eniId);
+    expect(eni?.attachment).toMatchObject({ instanceId, deviceIndex: 0 });
+    expect(eni?.secondaryIps).toContain(answer.ip);
+    expect(answer.ip).not.toBe(eni?.primaryIp);
+    // The CNI plugin routes it by the main table, as the node's own traffic (no source routing).
+    expect(answer).toMatchObject({ deviceIndex: 0, macAddress: eni?.macAddress });
+    expect(world.ec2.counts.get('CreateNetworkInterface') ?? 0).toBe(0);
+  });
+
+  it('creates a tagged berth ENI once the primary ENI is full, and answers the subnet gateway', async () => {
+    const world = eniWorld();
+    const instanceId = world.addNode('node-a');
+    world.ec2.occupyPrimary(instanceId);
     const answer = await assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-1' });
     expect(answer.subnetCidr).toBe(SUBNET_CIDR);
     expect(answer.gateway).toBe('10.0.0.1');
@@ -178,14 +194,14 @@ describe('assignIp', () => {
   });
 
   it('refuses with PoolExhaustedError once the instance type is full', async () => {
-    // t3.medium: 3 ENIs × 6 IPv4; berth leaves the primary ENI alone → 2 × 5 = 10 pod IPs.
+    // t3.medium: 3 ENIs × 6 IPv4, the primary ENI among them → 3 × 5 = 15 pod IPs.
     const world = eniWorld({ eni: { minIdle: 0, maxIdle: 2 } });
     world.addNode('node-a', 't3.medium');
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 15; i++) {
       await assignIp(world.deps, 'node-a', { namespace: 'games', pod: `gs-${i}` });
     }
     await expect(
-      assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-10' }),
+      assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-15' }),
     ).rejects.toBeInstanceOf(PoolExhaustedError);
     const berthEnis = world.ec2
       .allInterfaces()
@@ -197,13 +213,13 @@ describe('assignIp', () => {
     const store = new LeaseCountingStore();
     const world = eniWorld({ store, eni: { minIdle: 0, maxIdle: 2 } });
     world.addNode('node-a', 't3.medium');
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 15; i++) {
       await assignIp(world.deps, 'node-a', { namespace: 'games', pod: `gs-${i}` });
     }
     const leases = store.leases;
     const calls = world.ec2.mutatingCalls();
     await expect(
-      assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-10' }),
+      assignIp(world.deps, 'node-a', { namespace: 'games', pod: 'gs-15' }),
     ).rejects.toBeInstanceOf(PoolExhaustedError);
     expect(store.leases).toBe(leases);
     expect(world.ec2.mutatingCalls()).toBe(calls);
@@ -427,8 +443,9 @@ describe('eniPoolStatus', () => {
       expect.objectContaining({
         node: 'node-a',
         instanceType: 'c5.large',
+        // The primary ENI: 3 ENIs × 9 slots of capacity, the first 9 on the primary.
         enis: 1,
-        capacity: 18,
+        capacity: 27,
         assigned: 1,
         // The first pod's on-demand refill brought maxIdle plus one for itself; it holds one.
         idle: 8,

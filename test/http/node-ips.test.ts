@@ -34,7 +34,8 @@ describe('node IP routes', () => {
       eniId: expect.stringMatching(/^eni-/),
       subnetCidr: '10.0.0.0/24',
       gateway: '10.0.0.1',
-      deviceIndex: 1,
+      // The primary ENI: berth assigns there first.
+      deviceIndex: 0,
       macAddress: expect.stringMatching(/^0a(:[0-9a-f]{2}){5}$/),
     });
     const lookUp = '/v1/nodes/gs-1/ips?namespace=games&pod=match-1';

@@ -11,10 +11,23 @@ import { describe, expect, inject, it } from 'vitest';
 import { putRaw as putRawItems, scanRaw as scanRawItems } from '../../scripts/raw-table.js';
 import { admit } from '../../shared/admission/dispatch.js';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
+import { eniRunner, localEc2Account } from '../../shared/app/eni-pass.js';
 import { createRuntime } from '../../shared/app/runtime.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { podAddressesOf, primaryInterfaceOf } from '../../shared/ec2/network.js';
+import {
+  foreignAddresses,
+  type NodeState,
+  type PoolRecord,
+  prefixesOf,
+} from '../../shared/eni/model.js';
+import { eniTags } from '../../shared/eni/pool-actions.js';
+import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
 import { ItemSchemaTooNewError } from '../../shared/store/errors.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_ATTRIBUTE } from '../../shared/store/schema-version.js';
+import { boundPod, ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
+import { FakeEc2 } from '../../sim/fakes/ec2.js';
+import { seededRandom } from '../../sim/random.js';
 import { review } from '../../sim/reviews.js';
 import { freshTable } from '../support/dynamo.js';
 
@@ -164,6 +177,165 @@ describe.each(RELEASED)('today’s code over a table written by %s', (version) =
     expect(after.sort(byKey)).toEqual(before.sort(byKey));
   });
 });
+
+describe.each(RELEASED)(
+  'ENI pools written by %s, once the primary ENI is the pool’s first',
+  (version) => {
+    /**
+     * The table, and an EC2 world that matches it: each pool's instance running with the berth
+     * ENIs and addresses its records name, and a primary ENI the old code never recorded, on
+     * which the VPC CNI left two addresses before berth served the node; each node in the
+     * cluster with the pods that hold its addresses.
+     */
+    async function upgradedWorld() {
+      const { client, tableName } = await tableWrittenBy(version);
+      const store = new DynamoEniStore({ client, tableName, cluster: 'local' });
+      const pools: PoolRecord[] = [];
+      for await (const pool of store.listPools()) pools.push(pool);
+      const before = new Map<string, NodeState>();
+      for (const pool of pools) before.set(pool.node, await store.loadNode(pool.node));
+      const states = [...before.values()];
+      // Just after the old code's last write: nothing has rested long enough to be trimmed.
+      const clock = {
+        now:
+          Math.max(
+            ...states.flatMap((state) =>
+              state.ips.map((ip) => Math.max(ip.createdAt, ip.releasedAt, ip.assignedAt ?? 0)),
+            ),
+          ) + 60_000,
+      };
+      const fake = new FakeEc2({ now: () => clock.now });
+      const cluster = new FakeClusterApi();
+      for (const subnet of new Set(pools.map((pool) => `${pool.subnetId} ${pool.subnetCidr}`))) {
+        const [subnetId = '', cidr = ''] = subnet.split(' ');
+        fake.addSubnet(subnetId, cidr);
+      }
+      for (const pool of pools) {
+        const state = before.get(pool.node);
+        for (const eni of state?.enis ?? []) {
+          const ips = state?.ips.filter((ip) => ip.eniId === eni.eniId) ?? [];
+          fake.restoreInterface({
+            eniId: eni.eniId,
+            subnetId: eni.subnetId,
+            primaryIp: eni.primaryIp ?? '',
+            macAddress: eni.macAddress ?? '',
+            secondaryIps: ips.filter((ip) => ip.prefix === undefined).map((ip) => ip.ip),
+            ipv4Prefixes: [...prefixesOf(ips)],
+            securityGroupIds: pool.securityGroupIds,
+            tags: eniTags('local', pool, eni.createdAt),
+            attachment: {
+              attachmentId: eni.attachmentId,
+              instanceId: pool.instanceId,
+              deviceIndex: eni.deviceIndex,
+            },
+          });
+        }
+        for (const ip of state?.ips ?? []) {
+          const [namespace = '', name = ''] =
+            ip.state === 'assigned' ? (ip.pod ?? '/').split('/') : [];
+          if (name) cluster.withPods(boundPod(namespace, name, pool.node));
+        }
+      }
+      const theirs = new Map<string, string[]>();
+      for (const pool of pools) {
+        fake.launchInstance({
+          instanceType: pool.instanceType,
+          subnetId: pool.subnetId,
+          instanceId: pool.instanceId,
+        });
+        theirs.set(pool.node, fake.occupyPrimary(pool.instanceId, 2));
+        cluster.withNodes(ec2Node(pool.node, pool.instanceId, pool.availabilityZone, pool.maxPods));
+      }
+      const runner = eniRunner(
+        {
+          config: parseConfig({}),
+          dynamo: client,
+          tableName,
+          clusterApi: cluster,
+          now: () => clock.now,
+        },
+        localEc2Account(fake),
+        {
+          sleep: async (ms) => {
+            clock.now += ms;
+          },
+          random: seededRandom(1),
+        },
+      );
+      return { store, pools, before, theirs, fake, runner };
+    }
+
+    /**
+     * Every address berth records lies on the ENI its record names in EC2, no address is on two
+     * ENIs, and none berth records is one the primary ENI holds for another owner.
+     */
+    function expectNoAddressHeldTwice(fake: FakeEc2, states: readonly NodeState[]) {
+      const onEni = new Map<string, string>();
+      for (const eni of fake.allInterfaces()) {
+        for (const ip of [eni.primaryIp, ...podAddressesOf(eni).keys()]) {
+          expect(onEni.get(ip), ip).toBeUndefined();
+          onEni.set(ip, eni.eniId);
+        }
+      }
+      for (const state of states) {
+        const foreign = new Set(state.enis.flatMap((eni) => [...foreignAddresses(eni)]));
+        for (const ip of state.ips) {
+          expect(onEni.get(ip.ip), ip.ip).toBe(ip.eniId);
+          expect(foreign.has(ip.ip), ip.ip).toBe(false);
+        }
+      }
+    }
+
+    it('adopt the primary ENI, keep every old ENI and address, and grow on the primary first', async () => {
+      const { store, pools, before, theirs, fake, runner } = await upgradedWorld();
+      expect(pools.length).toBeGreaterThan(0);
+      const summary = await runner.pass();
+      expect(summary.failures).toEqual([]);
+      expect(summary).toMatchObject({ enisCreated: 0, enisDeleted: 0, ipsUnassigned: 0 });
+      expect(summary.reconcile.primaryEnisAdopted).toBe(pools.length);
+      const after = new Map<string, NodeState>();
+      for (const pool of pools) {
+        const state = await store.loadNode(pool.node);
+        after.set(pool.node, state);
+        const old = before.get(pool.node);
+        const instance = fake.instance(pool.instanceId);
+        const primary = instance && primaryInterfaceOf(instance);
+        expect(state.enis.filter((eni) => !eni.primary)).toEqual(old?.enis);
+        expect(state.enis.find((eni) => eni.primary)).toMatchObject({
+          eniId: primary?.eniId,
+          deviceIndex: 0,
+          foreign: theirs.get(pool.node),
+        });
+        const kept = new Map(state.ips.map((ip) => [ip.ip, ip]));
+        for (const ip of old?.ips ?? []) {
+          expect(kept.get(ip.ip), ip.ip).toMatchObject({ eniId: ip.eniId, state: ip.state });
+        }
+      }
+      expectNoAddressHeldTwice(fake, [...after.values()]);
+
+      // New growth goes to the primary ENI, though the old ENI has room.
+      const pool = pools.reduce((a, b) =>
+        (after.get(a.node)?.ips.length ?? 0) <= (after.get(b.node)?.ips.length ?? 0) ? a : b,
+      );
+      const primaryId = after.get(pool.node)?.enis.find((eni) => eni.primary)?.eniId;
+      const api = runner.nodeIps({ request: async () => undefined });
+      const free = after.get(pool.node)?.ips.filter((ip) => ip.state === 'free').length ?? 0;
+      for (let i = 0; i <= free; i++) {
+        const answer = await api.assign(pool.node, { namespace: 'upgrade', pod: `gs-${i}` });
+        expect(answer).toMatchObject({ ip: expect.any(String) });
+      }
+      const grown = await store.loadNode(pool.node);
+      const added = grown.ips.filter(
+        (ip) => !before.get(pool.node)?.ips.some((o) => o.ip === ip.ip),
+      );
+      expect(added.length).toBeGreaterThan(0);
+      expect(new Set(added.map((ip) => ip.eniId))).toEqual(new Set([primaryId]));
+      expect(fake.counts.get('CreateNetworkInterface') ?? 0).toBe(0);
+      after.set(pool.node, grown);
+      expectNoAddressHeldTwice(fake, [...after.values()]);
+    });
+  },
+);
 
 const byKey = (a: Item, b: Item) => keyOf(a).localeCompare(keyOf(b));
 
