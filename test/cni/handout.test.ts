@@ -7,7 +7,6 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { networkConfig } from '../../bench/support/cni-plugin.js';
 import type { Invocation } from '../../cni/environment.js';
 import { agentPass, reportDue } from '../../cni/handout/agent.js';
 import { HandoutStore } from '../../cni/handout/store.js';
@@ -18,6 +17,7 @@ import { runCommand } from '../../cni/plugin.js';
 import type { NodeSet } from '../../shared/eni/handout/wire.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
+import { networkConfig } from '../../sim/cni-runtime.js';
 import { NODE, startNodeIpServer } from '../../sim/node-ip-server.js';
 import { releasedInMemory } from './released-memory.js';
 

@@ -3,13 +3,8 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cniEnv,
-  networkConfig,
-  type PluginRun,
-  runPlugin,
-} from '../../bench/support/cni-plugin.js';
 import { installPlugin } from '../../cni/build.js';
+import { cniEnv, networkConfig, type PluginRun, runPlugin } from '../../sim/cni-runtime.js';
 import { NODE, type NodeIpServer, startNodeIpServer } from '../../sim/node-ip-server.js';
 
 let dir: string;
