@@ -50,6 +50,8 @@ export function runPlugin(
       }
       resolve({ code, stdout, stderr, json, ms: performance.now() - started });
     });
+    // A program may exit without reading its stdin (`node -e 0` does): its exit says how it went.
+    child.stdin.once('error', () => undefined);
     child.stdin.end(stdin);
   });
 }
