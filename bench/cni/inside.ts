@@ -121,7 +121,7 @@ async function measure(): Promise<CniMeasurements> {
       Date.now(),
     );
     const set = await store.readSet();
-    const use = await store.use();
+    const { use } = await store.snapshot();
     const free = set?.addresses.filter((a) => mayHandOut(a, use)).length ?? 0;
     const needed = Math.max(2 * (HELD + 1), 2 * AT_ONCE_PODS);
     if (free < needed)
