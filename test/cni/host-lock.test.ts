@@ -31,24 +31,19 @@ const lockFile = async () => join(await mkdtemp(join(tmpdir(), 'berth-lock-')), 
 const signal = () => AbortSignal.timeout(10_000);
 
 describe('the node’s routing lock', () => {
-  it('keeps a DEL out while ADDs hold it shared, and lets it in once they are done', async () => {
-    const path = await lockFile();
-    const during = await withHostLock(path, 'shared', signal(), async () => ({
-      shared: await othersGet(path, '-s'),
-      exclusive: await othersGet(path, '-x'),
-    }));
-    expect(during).toEqual({ shared: true, exclusive: false });
-    expect(await othersGet(path, '-x')).toBe(true);
-  });
-
-  it('keeps everyone out while held exclusive', async () => {
-    const path = await lockFile();
-    const during = await withHostLock(path, 'exclusive', signal(), async () => ({
-      shared: await othersGet(path, '-s'),
-      exclusive: await othersGet(path, '-x'),
-    }));
-    expect(during).toEqual({ shared: false, exclusive: false });
-    expect(await othersGet(path, '-s')).toBe(true);
+  it('keeps a DEL out while ADDs hold it shared, everyone while exclusive, and frees it after', async () => {
+    for (const [mode, others] of [
+      ['shared', { shared: true, exclusive: false }],
+      ['exclusive', { shared: false, exclusive: false }],
+    ] as const) {
+      const path = await lockFile();
+      const during = await withHostLock(path, mode, signal(), async () => ({
+        shared: await othersGet(path, '-s'),
+        exclusive: await othersGet(path, '-x'),
+      }));
+      expect(during, mode).toEqual(others);
+      expect(await othersGet(path, '-x'), mode).toBe(true);
+    }
   });
 
   it('holds the lock with no process of its own left running', async () => {
