@@ -59,6 +59,12 @@ async function holderOf(ip: string): Promise<string | undefined> {
 }
 
 describe('berth-cni, driven as the runtime drives it', () => {
+  it('starts with no program but the runtime: its wrapper runs even with an empty PATH', async () => {
+    const version = await runPlugin(plugin, { CNI_COMMAND: 'VERSION', PATH: '' }, '');
+    expect(version).toMatchObject({ code: 0, stderr: '' });
+    expect(version.json?.cniVersion).toBe('1.0.0');
+  });
+
   it('answers VERSION with the versions it speaks, whatever configuration comes with it', async () => {
     for (const [stdin, answered] of [
       ['{"cniVersion":"0.4.0"}', '0.4.0'],
