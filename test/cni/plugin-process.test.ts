@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -63,6 +64,22 @@ describe('berth-cni, driven as the runtime drives it', () => {
     const version = await runPlugin(plugin, { CNI_COMMAND: 'VERSION', PATH: '' }, '');
     expect(version).toMatchObject({ code: 0, stderr: '' });
     expect(version.json?.cniVersion).toBe('1.0.0');
+  });
+
+  it('reads a configuration the runtime writes in pieces, losing none of it', async () => {
+    const child = spawn(plugin, [], {
+      env: { PATH: process.env.PATH, CNI_COMMAND: 'VERSION' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stdin.write('{"cniVer');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    child.stdin.end('sion":"0.4.0"}');
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ cniVersion: '0.4.0' });
   });
 
   it('answers VERSION with the versions it speaks, whatever configuration comes with it', async () => {
