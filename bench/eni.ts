@@ -40,7 +40,7 @@ import {
 } from './eni/day.js';
 import { frontier } from './eni/frontier.js';
 import { COLD_START_MS, type EniRunResult } from './eni/ledger.js';
-import { judgeEni, type TargetVerdict } from './eni/targets.js';
+import { judgeEni } from './eni/targets.js';
 import { runVpcCni, VPC_CNI_RUNS, type VpcCniRun, vpcCniSweep } from './eni/vpc-cni.js';
 import {
   DAY_S,
@@ -50,7 +50,7 @@ import {
   type PodEvent,
   peakPodsByType,
 } from './eni/workload.js';
-import { writeResults } from './support/results.js';
+import { type TargetVerdict, writeResults } from './support/results.js';
 
 /** The other mode than berth's default, run beside it so the README can say which to pick. */
 const OTHER_MODE: PoolMode = DEFAULT_POOL_MODE === 'prefix' ? 'ip' : 'prefix';

@@ -16,8 +16,8 @@ import { type RunResult, reachableStats, runScenario, type Scenario } from './fr
 import { CALL_LATENCY_MS } from './fronts/kit.js';
 import { okgSystem } from './fronts/okg.js';
 import { burstScenario, chaosScenario, steadyScenario } from './fronts/scenarios.js';
-import { judgeFronts, type TargetVerdict } from './fronts/targets.js';
-import { writeResults } from './support/results.js';
+import { judgeFronts } from './fronts/targets.js';
+import { type TargetVerdict, writeResults } from './support/results.js';
 import { printTable } from './support/table.js';
 
 /** One run as the results file keeps it: the measures, not every game server. */

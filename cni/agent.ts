@@ -41,7 +41,7 @@ function said(pass: AgentPass): string {
 
 const config = await pluginConfig(CONFIG_FILE);
 const store = new HandoutStore(config.ipam.dataDir);
-const boot = await bootId();
+const boot = bootId();
 // No container outlives a reboot: what earlier boots leased is free again.
 const dropped = await withHostLock(LOCK_FILE, 'exclusive', AbortSignal.timeout(60_000), () =>
   store.dropLeasesNotOf(boot),

@@ -57,7 +57,7 @@ export const PLUGIN_CA_FILE = 'ca.crt';
 
 /**
  * The wrapper: runs the bundle beside it with `node` (an absolute path, or one beside it),
- * trusting `PLUGIN_CA_FILE` when one was installed. Node.js reads NODE_EXTRA_CA_CERTS once, at
+ * trusting `PLUGIN_CA_FILE` when one was installed, and starting nothing else. Node.js reads NODE_EXTRA_CA_CERTS once, at
  * start, and adds it to the roots every TLS connection (fetch's too) trusts
  * (https://nodejs.org/api/cli.html#node_extra_ca_certsfile).
  */
@@ -67,7 +67,9 @@ export function wrapperScript(node: string): string {
   return [
     '#!/bin/sh',
     "# berth-cni: berth's CNI IPAM plugin; the README's section on ENI IPs explains it.",
-    'here=$(dirname "$0")',
+    // The directory by the shell's own expansion: `$(dirname "$0")` would start a program on
+    // every invocation the runtime waits for.
+    `case $0 in */*) here=\${0%/*} ;; *) here=. ;; esac`,
     `if [ -f ${ca} ]; then export NODE_EXTRA_CA_CERTS=${ca}; fi`,
     `exec ${runtime} --disable-warning=ExperimentalWarning "$here/${SUPPORT_DIR}/${PLUGIN_ENTRY}" "$@"`,
     '',

@@ -2,7 +2,6 @@
  * The node's network as the plugin reads and changes it: iproute2's `ip`, which every Kubernetes
  * node has, run in the runtime's network namespace (the node's). JSON output (`ip -j`) for reads.
  */
-import { execFile } from 'node:child_process';
 import { CNI_ERROR, CniError } from './errors.js';
 import type { IpCommand, Route, Rule } from './source-routing.js';
 
@@ -15,10 +14,14 @@ export interface HostNetwork {
   run(commands: readonly IpCommand[]): Promise<void>;
 }
 
+/** node:child_process, loaded on the first `ip`: an ADD that routes nothing starts without it. */
+const childProcess = () => import('node:child_process');
+
 /** `HostNetwork` over the `ip` command, each call bounded by `signal`. */
 export function iproute(signal: AbortSignal, binary = 'ip'): HostNetwork {
-  const ip = (args: readonly string[]) =>
-    new Promise<string>((resolve, reject) => {
+  const ip = async (args: readonly string[]) => {
+    const { execFile } = await childProcess();
+    return new Promise<string>((resolve, reject) => {
       execFile(binary, [...args], { signal, encoding: 'utf8' }, (error, stdout, stderr) => {
         if (error) {
           reject(
@@ -30,6 +33,7 @@ export function iproute(signal: AbortSignal, binary = 'ip'): HostNetwork {
         } else resolve(stdout);
       });
     });
+  };
   const json = async <T>(args: readonly string[]): Promise<T[]> => {
     const out = (await ip(['-j', ...args])).trim();
     return out === '' ? [] : (JSON.parse(out) as T[]);
@@ -46,6 +50,7 @@ export function iproute(signal: AbortSignal, binary = 'ip'): HostNetwork {
       // One process for all of them: `ip -4 -batch` stops at the first that fails. Options go
       // before -batch, so every command is IPv4 and its own `-4` is dropped.
       const lines = commands.map((command) => (command[0] === '-4' ? command.slice(1) : command));
+      const { execFile } = await childProcess();
       await new Promise<void>((resolve, reject) => {
         const child = execFile(
           binary,

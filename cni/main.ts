@@ -4,6 +4,7 @@
  * failure is a CNI error result with its cause, never a stack trace, and the whole invocation
  * ends within the configured timeout, before the runtime's own.
  */
+import { readSync } from 'node:fs';
 import { readInvocation } from './environment.js';
 import { CNI_ERROR, CniError, shown } from './errors.js';
 import { bootId } from './handout/boot.js';
@@ -22,9 +23,19 @@ const RELEASED_DIR = process.env.BERTH_CNI_RELEASED ?? '/run/berth-cni/released'
 /** Used until the configuration is read (VERSION, or a configuration that does not parse). */
 const FALLBACK_TIMEOUT_MS = 10_000;
 
-async function readStdin(): Promise<string> {
+/**
+ * The network configuration on stdin, read synchronously: the plugin has nothing to do until it
+ * has it, and the stream `process.stdin` sets up over a pipe cost every start a few ms. Runtimes
+ * hand a plugin a blocking stdin (Go's os.StartProcess passes a child's files through File.Fd,
+ * which puts them in blocking mode: src/os/exec_posix.go; libuv clears O_NONBLOCK on a child's
+ * stdio), so each read waits for what the runtime has not written yet.
+ */
+function readStdin(): string {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  for (let read = readSync(0, buffer); read > 0; read = readSync(0, buffer)) {
+    chunks.push(Buffer.from(buffer.subarray(0, read)));
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -72,7 +83,7 @@ if (process.argv[2] === 'agent') {
 }
 
 async function plugin(): Promise<void> {
-  const stdin = await readStdin();
+  const stdin = readStdin();
   let cniVersion = '1.0.0';
   try {
     const declared = (JSON.parse(stdin) as { cniVersion?: unknown }).cniVersion;
@@ -97,7 +108,7 @@ async function plugin(): Promise<void> {
         locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
         released: releasedSandboxes(RELEASED_DIR),
         handout: (config) => new HandoutStore(config.dataDir),
-        boot: await bootId(),
+        boot: bootId(),
         now: Date.now,
       }),
     );

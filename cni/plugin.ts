@@ -163,12 +163,7 @@ async function addOnNode(
   let assignment: Assignment;
   try {
     assignment = checkedAssignment(assignmentOf(set, taken), config.ipam);
-    if (routedThroughItsEni(config, assignment)) {
-      const route = await podRoute(assignment, config.ipam, deps.host);
-      await deps.locked('shared', async () =>
-        deps.host.run(planAdd(await deps.host.rules(), route)),
-      );
-    }
+    if (routedThroughItsEni(config, assignment)) await routePod(assignment, config, deps);
   } catch (error) {
     // Nothing half-done: the lease goes, and the runtime retries.
     await giveUp().catch(() => undefined);
@@ -246,10 +241,7 @@ async function add(
   }
   if (routedThroughItsEni(config, assignment)) {
     try {
-      const route = await podRoute(assignment, config.ipam, deps.host);
-      await deps.locked('shared', async () =>
-        deps.host.run(planAdd(await deps.host.rules(), route)),
-      );
+      await routePod(assignment, config, deps);
     } catch (error) {
       // Nothing half-done: the address goes back (keyed by this holder), and the runtime retries.
       await deps
@@ -344,6 +336,24 @@ async function checkRouting(
  */
 function routedThroughItsEni(config: NetworkConfig, assignment: Assignment): boolean {
   return config.ipam.sourceRouting && (assignment.deviceIndex ?? 0) > 0;
+}
+
+/**
+ * Points the pod's rules and its ENI's table at the ENI, reading the rules under the node's
+ * shared lock (a DEL holding it exclusive may be removing them). The ENI's link is looked up
+ * while the lock is being taken: two process starts side by side instead of one after the other.
+ */
+async function routePod(
+  assignment: Assignment,
+  config: NetworkConfig,
+  deps: PluginDeps,
+): Promise<void> {
+  const route = podRoute(assignment, config.ipam, deps.host);
+  // Awaited under the lock; a failure before then is not an unhandled rejection meanwhile.
+  route.catch(() => undefined);
+  await deps.locked('shared', async () =>
+    deps.host.run(planAdd(await deps.host.rules(), await route)),
+  );
 }
 
 /** The pod's route: its ENI's link (found by MAC) and table (by device index). */

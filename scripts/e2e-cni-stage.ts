@@ -2,72 +2,43 @@
  * The inside of `npm run e2e:cni` (see `e2e-cni.ts`): runs in the node namespace, where berth's
  * node IP API listens on loopback and `ptp` calls berth-cni for each pod. Returns the exit code.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { installPlugin } from '../cni/build.js';
+import { cniEnv, type PluginRun, runPlugin } from '../sim/cni-runtime.js';
 import { NODE, startNodeIpServer } from '../sim/node-ip-server.js';
+import { ip, ipJson, linkEnis, type StageNames } from '../sim/staged-node.js';
 
 const run = promisify(execFile);
-const ip = async (...args: string[]) => (await run('ip', args)).stdout;
-const ipJson = async <T>(...args: string[]): Promise<T[]> => {
-  const out = (await ip('-j', ...args)).trim();
-  return out ? (JSON.parse(out) as T[]) : [];
-};
 
 interface Stage {
-  readonly prefix: string;
-  readonly vpc: string;
+  readonly names: StageNames;
   readonly pods: number;
 }
 
-interface CniRun {
-  readonly code: number;
-  readonly json: Record<string, unknown> | undefined;
-  readonly stdout: string;
-}
-
-/** `ptp` as the runtime runs it, with berth-cni as its IPAM. */
-function ptp(
+/** `ptp` as the runtime runs it, with berth-cni as its IPAM; its stderr goes to ours. */
+async function ptp(
   ptpDir: string,
   pluginDir: string,
   lock: string,
   command: string,
   pod: string,
   config: Record<string, unknown>,
-): Promise<CniRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(ptpDir, 'ptp'), [], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
-        CNI_COMMAND: command,
-        CNI_CONTAINERID: `sandbox-${pod}`,
-        CNI_NETNS: `/var/run/netns/${pod}`,
-        CNI_IFNAME: 'eth0',
-        CNI_PATH: `${pluginDir}:${ptpDir}`,
-        CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=games;K8S_POD_NAME=${pod}`,
-        BERTH_CNI_LOCK: lock,
-        // The node's records of completed DELs, beside the lock in the stage's directory.
-        BERTH_CNI_RELEASED: join(dirname(lock), 'released'),
-      },
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => process.stderr.write(chunk));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      let json: Record<string, unknown> | undefined;
-      try {
-        json = stdout.trim() ? JSON.parse(stdout) : undefined;
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: code ?? 1, json, stdout });
-    });
-    child.stdin.end(JSON.stringify(config));
-  });
+): Promise<PluginRun> {
+  const env = cniEnv(
+    command,
+    { namespace: 'games', name: pod, containerId: `sandbox-${pod}` },
+    {
+      CNI_PATH: `${pluginDir}:${ptpDir}`,
+      BERTH_CNI_LOCK: lock,
+      // The node's records of completed DELs, beside the lock in the stage's directory.
+      BERTH_CNI_RELEASED: join(dirname(lock), 'released'),
+    },
+  );
+  const ran = await runPlugin(join(ptpDir, 'ptp'), env, JSON.stringify(config));
+  process.stderr.write(ran.stderr);
+  return ran;
 }
 
 const problems: string[] = [];
@@ -82,23 +53,11 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
   await installPlugin(pluginDir);
   const lock = join(work, 'berth-cni.lock');
   const server = await startNodeIpServer({ idle: stage.pods, instanceType: 'c5.4xlarge' });
-  const podName = (i: number) => `${stage.prefix}pod-${i}`;
+  const podName = (i: number) => stage.names.pod(String(i));
+  const vpc = stage.names.vpc;
   try {
-    // The node's ENIs as links, eniN for device index N, their peers on the VPC's router
-    // bridge. The primary ENI's link comes first, so the main table's subnet route (the first
-    // of the links' equal ones) and its default route leave by it, as on an EC2 node.
     const enis = server.enis();
-    const linkName = (eni: { deviceIndex: number }) => `eni${eni.deviceIndex}`;
-    for (const eni of enis) {
-      const link = linkName(eni);
-      const peer = `vpc${eni.deviceIndex}`;
-      await ip('link', 'add', link, 'type', 'veth', 'peer', 'name', peer, 'netns', stage.vpc);
-      await ip('link', 'set', link, 'address', eni.macAddress);
-      await ip('addr', 'add', `${eni.primaryIp}/24`, 'dev', link);
-      await ip('link', 'set', link, 'up');
-      await ip('-n', stage.vpc, 'link', 'set', peer, 'master', 'router', 'up');
-    }
-    await ip('route', 'add', 'default', 'via', '10.0.0.1', 'dev', 'eni0');
+    await linkEnis(stage.names, enis);
     const config = {
       cniVersion: '1.0.0',
       name: 'berth',
@@ -163,7 +122,7 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
       )
         configured++;
       const eni = byId.get(eniOf.get(address) ?? '');
-      const link = eni && linkName(eni);
+      const link = eni && `eni${eni.deviceIndex}`;
       const table = String(1000 + (eni?.deviceIndex ?? -1));
       const own = (r: { src?: string; dst?: string }) => r.src === address || r.dst === address;
       // An address on the primary ENI leaves by the main table: no rule of its own.
@@ -196,7 +155,7 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     // The VPC delivers each pod address to the ENI that owns it.
     for (const address of addresses) {
       const eni = byId.get(eniOf.get(address) ?? '');
-      if (eni) await ip('-n', stage.vpc, 'route', 'add', `${address}/32`, 'via', eni.primaryIp);
+      if (eni) await ip('-n', vpc, 'route', 'add', `${address}/32`, 'via', eni.primaryIp);
     }
     const pinged = await Promise.all(
       [0, 1, stage.pods - 1].map((i) =>

@@ -3,14 +3,9 @@
  * every peer on the same day and the same subnets. Pure, so the verdicts are tested apart from
  * the simulation.
  */
-import type { EniRunResult } from './ledger.js';
 
-/** One target's verdict, as every results file reports it. */
-export interface TargetVerdict {
-  readonly target: string;
-  readonly pass: boolean;
-  readonly line: string;
-}
+import type { TargetVerdict } from '../support/results.js';
+import type { EniRunResult } from './ledger.js';
 
 /** berth at its defaults and the peers, on the same subnets. */
 export interface DayRuns {

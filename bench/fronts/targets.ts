@@ -5,14 +5,8 @@
  */
 import { DEFAULT_ELBV2_BUDGET } from '../../shared/ec2/rate-budget.js';
 import type { BucketSpec } from '../../shared/ec2/token-bucket.js';
+import type { TargetVerdict } from '../support/results.js';
 import { type RunResult, reachableStats } from './harness.js';
-
-/** One target's verdict, as every results file reports it. */
-export interface TargetVerdict {
-  readonly target: string;
-  readonly pass: boolean;
-  readonly line: string;
-}
 
 /** p99 from binding to reachable, seconds. */
 export const ACCELERATOR_P99_S = 5;

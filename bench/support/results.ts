@@ -5,6 +5,13 @@ import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** One target's verdict, as every results file reports it (`targets`, read by `npm run docs`). */
+export interface TargetVerdict {
+  readonly target: string;
+  readonly pass: boolean;
+  readonly line: string;
+}
+
 /** Where and when a benchmark ran. */
 export interface MachineInfo {
   readonly node: string;

@@ -43,10 +43,12 @@ export async function takeAddress(
   boot: string,
   now: number,
 ): Promise<SetAddress | undefined> {
-  const held = await store.leaseOf(taker.containerId, taker.ifName);
+  // One read of the node's files serves both questions: most of an ADD's own work is reading them.
+  const { leases, use } = await store.snapshot();
+  const held = leases.find((l) => l.containerId === taker.containerId && l.ifName === taker.ifName);
   const heldAddress = held && set.addresses.find((a) => a.ip === held.ip);
   if (heldAddress) return heldAddress;
-  for (const address of candidates(set, await store.use(), taker.pod, now)) {
+  for (const address of candidates(set, use, taker.pod, now)) {
     const lease: Lease = { ip: address.ip, ...taker, since: now, boot };
     if (!(await store.tryLease(lease))) continue;
     const returns = await store.returns();

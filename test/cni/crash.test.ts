@@ -15,12 +15,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cniEnv,
-  networkConfig,
-  type PluginRun,
-  runPlugin,
-} from '../../bench/support/cni-plugin.js';
 import { installPlugin } from '../../cni/build.js';
 import { agentPass } from '../../cni/handout/agent.js';
 import { bootId } from '../../cni/handout/boot.js';
@@ -32,6 +26,7 @@ import { markWanted } from '../../shared/eni/handout/node-api.js';
 import type { NodeSet } from '../../shared/eni/handout/wire.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
+import { cniEnv, networkConfig, type PluginRun, runPlugin } from '../../sim/cni-runtime.js';
 import { NODE, type NodeIpServer, startNodeIpServer } from '../../sim/node-ip-server.js';
 
 const PRELOAD = fileURLToPath(new URL('../support/crash-at.mjs', import.meta.url));
@@ -146,7 +141,7 @@ async function expectNode(n: Node, live: ReadonlyMap<string, string>): Promise<v
   expect(new Map(leases.map((l) => [l.containerId, l.ip]))).toEqual(live);
   const current = await n.store.readSet();
   expect(current, 'the set on disk reads whole').toBeDefined();
-  const open = candidates(current as NodeSet, await n.store.use(), 'games/next', Date.now() + 1);
+  const open = candidates(current as NodeSet, (await n.store.snapshot()).use, 'games/next', Date.now() + 1);
   const held = new Set(live.values());
   expect(open.map((a) => a.ip).sort()).toEqual(
     (current as NodeSet).addresses
@@ -258,7 +253,7 @@ describe('berth-cni killed at every step', () => {
 /** Leases every free address of the node's set to a container of its own, as ADDs do. */
 async function fillUp(n: Node): Promise<Map<string, string>> {
   const current = (await n.store.readSet()) as NodeSet;
-  const open = candidates(current, await n.store.use(), 'games/next', Date.now() + 1);
+  const open = candidates(current, (await n.store.snapshot()).use, 'games/next', Date.now() + 1);
   const live = new Map<string, string>();
   for (const [i, address] of open.entries()) {
     const lease = { ip: address.ip, containerId: `r${i}`, ifName: 'eth0', pod: `games/r${i}` };

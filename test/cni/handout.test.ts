@@ -7,9 +7,9 @@ import { mkdir, mkdtemp, readdir, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { networkConfig } from '../../bench/support/cni-plugin.js';
 import type { Invocation } from '../../cni/environment.js';
 import { agentPass, reportDue, UNFINISHED_GRACE_MS } from '../../cni/handout/agent.js';
+import { takeAddress } from '../../cni/handout/handout.js';
 import { HandoutStore } from '../../cni/handout/store.js';
 import type { HostNetwork } from '../../cni/host-network.js';
 import { parseNetworkConfig } from '../../cni/netconf.js';
@@ -20,6 +20,7 @@ import type { NodeSet } from '../../shared/eni/handout/wire.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { startServer } from '../../shared/local/server.js';
+import { networkConfig } from '../../sim/cni-runtime.js';
 import { NODE, nodeIpApi, startNodeIpServer } from '../../sim/node-ip-server.js';
 import { releasedInMemory } from './released-memory.js';
 
@@ -102,6 +103,32 @@ describe('berth-cni handing out the node’s addresses', () => {
     expect(a).not.toBe(b);
     expect(n.ipOf(await n.run('ADD', 'c1'))).toBe(a);
     expect((await n.store.leases()).map((l) => l.ip).sort()).toEqual([a, b].sort());
+  });
+
+  it('reads the node’s files once for an ADD, and its returns again only once it took an address', async () => {
+    const reads: string[] = [];
+    class CountingStore extends HandoutStore {
+      override async leases() {
+        reads.push('leases');
+        return super.leases();
+      }
+      override async returns() {
+        reads.push('returns');
+        return super.returns();
+      }
+      override async rested() {
+        reads.push('rested');
+        return super.rested();
+      }
+    }
+    const store = new CountingStore(await mkdtemp(join(tmpdir(), 'berth-cni-')));
+    const two = set([{ ip: '10.0.0.10' }, { ip: '10.0.0.11' }]);
+    const taker = { pod: 'games/gs-1', containerId: 'c1', ifName: 'eth0' };
+    const taken = await takeAddress(store, two, taker, 'boot-1', 1_000_000);
+    expect(taken?.ip).toMatch(/^10\.0\.0\.1[01]$/);
+    // The returns are read after the lease is made: an agent returning the address meanwhile
+    // is seen (see handout.ts).
+    expect(reads).toEqual(['leases', 'returns', 'rested', 'returns']);
   });
 
   it('never hands out an address that is held the earlier way or wanted back', async () => {

@@ -1,15 +1,11 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cniEnv,
-  networkConfig,
-  type PluginRun,
-  runPlugin,
-} from '../../bench/support/cni-plugin.js';
 import { installPlugin } from '../../cni/build.js';
+import { cniEnv, networkConfig, type PluginRun, runPlugin } from '../../sim/cni-runtime.js';
 import { NODE, type NodeIpServer, startNodeIpServer } from '../../sim/node-ip-server.js';
 
 let dir: string;
@@ -64,6 +60,28 @@ async function holderOf(ip: string): Promise<string | undefined> {
 }
 
 describe('berth-cni, driven as the runtime drives it', () => {
+  it('starts with no program but the runtime: its wrapper runs even with an empty PATH', async () => {
+    const version = await runPlugin(plugin, { CNI_COMMAND: 'VERSION', PATH: '' }, '');
+    expect(version).toMatchObject({ code: 0, stderr: '' });
+    expect(version.json?.cniVersion).toBe('1.0.0');
+  });
+
+  it('reads a configuration the runtime writes in pieces, losing none of it', async () => {
+    const child = spawn(plugin, [], {
+      env: { PATH: process.env.PATH, CNI_COMMAND: 'VERSION' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stdin.write('{"cniVer');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    child.stdin.end('sion":"0.4.0"}');
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ cniVersion: '0.4.0' });
+  });
+
   it('answers VERSION with the versions it speaks, whatever configuration comes with it', async () => {
     for (const [stdin, answered] of [
       ['{"cniVersion":"0.4.0"}', '0.4.0'],

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { networkConfig, podInvocation } from '../../bench/support/cni-plugin.js';
 import { CniError } from '../../cni/errors.js';
 import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient, ReleaseOutcome } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
 import type { IpCommand, Rule } from '../../cni/source-routing.js';
+import { networkConfig } from '../../sim/cni-runtime.js';
+import { podInvocation } from './pod-invocation.js';
 import { earlierWay, releasedInMemory } from './released-memory.js';
 
 const assignment = {

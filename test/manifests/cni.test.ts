@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { runPlugin } from '../../bench/support/cni-plugin.js';
 import { createManifestsCommand } from '../../cli/manifests.js';
 import type { ManifestsOptions } from '../../shared/app/manifests.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { ensureLocalTls } from '../../shared/local/tls.js';
 import { CNI_CONFIG_FILE, UNINSTALL_ON_EXIT } from '../../shared/manifests/cni.js';
+import { runPlugin } from '../../sim/cni-runtime.js';
 
 const NODE_IPS_URL = 'https://xyz789.lambda-url.eu-west-1.on.aws/';
 const LOCAL_CA = '-----BEGIN CERTIFICATE-----\nlocal CA\n-----END CERTIFICATE-----';

@@ -6,10 +6,10 @@
  * sweep every step of a command from the first to the last.
  *
  * The steps counted are the calls that change what is on disk: creating, writing, syncing,
- * renaming, linking and removing files and directories through `node:fs/promises` (berth-cni's
- * only way to its files).
+ * renaming, linking and removing files and directories, through `node:fs` or `node:fs/promises`.
  */
 
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 
@@ -33,7 +33,9 @@ function counted(target, name) {
 
 for (const name of ['open', 'mkdir', 'rename', 'rm', 'link', 'unlink', 'writeFile']) {
   counted(fsp, name);
+  counted(fs, `${name}Sync`);
 }
+for (const name of ['writeSync', 'fsyncSync', 'fdatasyncSync']) counted(fs, name);
 const probe = await fsp.open('/dev/null');
 const handle = Object.getPrototypeOf(probe);
 await probe.close();

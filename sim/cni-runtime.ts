@@ -1,9 +1,10 @@
 /**
- * Runs berth-cni as a container runtime does: the CNI environment, the network configuration on
- * stdin, the result or error result read from stdout, and the exit code.
+ * A CNI plugin run as a container runtime runs it: the CNI environment, the network
+ * configuration on stdin, the result or error result read from stdout, and the exit code. The
+ * plugin tests, the e2e script and the benchmark drive berth-cni (and `ptp` chained with it)
+ * through it.
  */
 import { spawn } from 'node:child_process';
-import type { Invocation } from '../../cni/environment.js';
 
 /** What the runtime sees of one invocation. */
 export interface PluginRun {
@@ -15,15 +16,19 @@ export interface PluginRun {
   readonly ms: number;
 }
 
-/** One invocation of the plugin at `path`. */
+/**
+ * One run of the plugin at `path`, timed from the spawn to the exit with its output read; `args`
+ * for a program that is not a plugin (the benchmark times a bare `node -e 0` the same way).
+ */
 export function runPlugin(
   path: string,
   env: Readonly<Record<string, string>>,
   stdin: string,
+  args: readonly string[] = [],
 ): Promise<PluginRun> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(path, [], {
+    const child = spawn(path, args, {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -45,6 +50,8 @@ export function runPlugin(
       }
       resolve({ code, stdout, stderr, json, ms: performance.now() - started });
     });
+    // A program may exit without reading its stdin (`node -e 0` does): its exit says how it went.
+    child.stdin.once('error', () => undefined);
     child.stdin.end(stdin);
   });
 }
@@ -79,15 +86,3 @@ export function networkConfig(
     ...extra,
   });
 }
-
-/** The invocation of `command` for the pod games/gs-1 in sandbox sb-1, for in-process runs. */
-export const podInvocation = (command: Invocation['command']): Invocation => ({
-  command,
-  containerId: 'sb-1',
-  netns: '/var/run/netns/gs-1',
-  ifname: 'eth0',
-  args: new Map([
-    ['K8S_POD_NAMESPACE', 'games'],
-    ['K8S_POD_NAME', 'gs-1'],
-  ]),
-});
