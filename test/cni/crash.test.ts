@@ -141,7 +141,12 @@ async function expectNode(n: Node, live: ReadonlyMap<string, string>): Promise<v
   expect(new Map(leases.map((l) => [l.containerId, l.ip]))).toEqual(live);
   const current = await n.store.readSet();
   expect(current, 'the set on disk reads whole').toBeDefined();
-  const open = candidates(current as NodeSet, (await n.store.snapshot()).use, 'games/next', Date.now() + 1);
+  const open = candidates(
+    current as NodeSet,
+    (await n.store.snapshot()).use,
+    'games/next',
+    Date.now() + 1,
+  );
   const held = new Set(live.values());
   expect(open.map((a) => a.ip).sort()).toEqual(
     (current as NodeSet).addresses
