@@ -51,7 +51,7 @@ async function take(
   signal: AbortSignal,
 ): Promise<void> {
   // Loaded here: an ADD that routes nothing starts without it (a few ms of every start).
-  const { spawn } = await import('node:child_process');
+  const { spawn } = process.getBuiltinModule('node:child_process');
   const taker = spawn('flock', [mode === 'shared' ? '-s' : '-x', '3'], {
     stdio: ['ignore', 'ignore', 'pipe', descriptor],
     signal,

@@ -15,12 +15,12 @@ export interface HostNetwork {
 }
 
 /** node:child_process, loaded on the first `ip`: an ADD that routes nothing starts without it. */
-const childProcess = () => import('node:child_process');
+const childProcess = () => process.getBuiltinModule('node:child_process');
 
 /** `HostNetwork` over the `ip` command, each call bounded by `signal`. */
 export function iproute(signal: AbortSignal, binary = 'ip'): HostNetwork {
   const ip = async (args: readonly string[]) => {
-    const { execFile } = await childProcess();
+    const { execFile } = childProcess();
     return new Promise<string>((resolve, reject) => {
       execFile(binary, [...args], { signal, encoding: 'utf8' }, (error, stdout, stderr) => {
         if (error) {
@@ -50,7 +50,7 @@ export function iproute(signal: AbortSignal, binary = 'ip'): HostNetwork {
       // One process for all of them: `ip -4 -batch` stops at the first that fails. Options go
       // before -batch, so every command is IPv4 and its own `-4` is dropped.
       const lines = commands.map((command) => (command[0] === '-4' ? command.slice(1) : command));
-      const { execFile } = await childProcess();
+      const { execFile } = childProcess();
       await new Promise<void>((resolve, reject) => {
         const child = execFile(
           binary,

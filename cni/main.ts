@@ -4,7 +4,7 @@
  * failure is a CNI error result with its cause, never a stack trace, and the whole invocation
  * ends within the configured timeout, before the runtime's own.
  */
-import { readSync } from 'node:fs';
+import { readSync, writeSync } from 'node:fs';
 import { readInvocation } from './environment.js';
 import { CNI_ERROR, CniError, shown } from './errors.js';
 import { bootId } from './handout/boot.js';
@@ -51,8 +51,17 @@ function configuredTimeout(stdin: string): number {
   }
 }
 
+/**
+ * Writes the answer to stdout synchronously: `process.stdout` would set up a stream over the
+ * pipe first, a few ms of every start, for one line (the runtime's stdout is blocking, as its
+ * stdin: `readStdin`).
+ */
+function answer(json: Record<string, unknown>): void {
+  writeSync(1, `${JSON.stringify(json)}\n`);
+}
+
 function print(output: Output): void {
-  if (output !== undefined) process.stdout.write(`${JSON.stringify(output)}\n`);
+  if (output !== undefined) answer(output);
 }
 
 function fail(error: unknown, cniVersion: string): never {
@@ -64,14 +73,12 @@ function fail(error: unknown, cniVersion: string): never {
           'berth-cni failed: an internal error (a bug to report, with the details)',
           error instanceof Error ? error.message : shown(error),
         );
-  process.stdout.write(
-    `${JSON.stringify({
-      cniVersion,
-      code: known.code,
-      msg: known.message,
-      ...(known.details === undefined ? {} : { details: known.details }),
-    })}\n`,
-  );
+  answer({
+    cniVersion,
+    code: known.code,
+    msg: known.message,
+    ...(known.details === undefined ? {} : { details: known.details }),
+  });
   process.exit(1);
 }
 
