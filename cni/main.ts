@@ -10,7 +10,7 @@ import { CNI_ERROR, CniError, shown } from './errors.js';
 import { bootId } from './handout/boot.js';
 import { HandoutStore } from './handout/store.js';
 import { withHostLock } from './host-lock.js';
-import { iproute } from './host-network.js';
+import { iproute, parseRoutingView, ROUTING_READ } from './host-network.js';
 import { lazyNodeApi } from './lazy-client.js';
 import { parseNetworkConfig } from './netconf.js';
 import { type Output, runCommand } from './plugin.js';
@@ -112,7 +112,14 @@ async function plugin(): Promise<void> {
       await runCommand(invocation, stdin, {
         client: (config) => lazyNodeApi(config, signal),
         host: iproute(signal),
-        locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
+        locked: (mode, work) =>
+          withHostLock(
+            LOCK_FILE,
+            mode,
+            signal,
+            (read) => work(parseRoutingView(read)),
+            ROUTING_READ,
+          ),
         released: releasedSandboxes(RELEASED_DIR),
         handout: (config) => new HandoutStore(config.dataDir),
         boot: bootId(),

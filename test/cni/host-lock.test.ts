@@ -52,6 +52,24 @@ describe('the node’s routing lock', () => {
     expect(running).toEqual([]);
   });
 
+  it('runs a read as soon as it holds the lock, and hands the work what it printed', async () => {
+    const path = await lockFile();
+    const read = { command: ['cat'], input: 'links and rules' };
+    const during = await withHostLock(
+      path,
+      'shared',
+      signal(),
+      async (printed) => ({ printed, exclusive: await othersGet(path, '-x') }),
+      read,
+    );
+    expect(during).toEqual({ printed: 'links and rules', exclusive: false });
+    expect(await holdersOf(path)).toEqual([]);
+    await expect(
+      withHostLock(path, 'shared', signal(), async () => 'ran', { command: ['false'], input: '' }),
+    ).rejects.toMatchObject({ code: 5 });
+    expect(await othersGet(path, '-x')).toBe(true);
+  });
+
   it('frees the lock when the work fails', async () => {
     const path = await lockFile();
     await expect(
