@@ -15,6 +15,7 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import { CNI_ERROR, CniError } from './errors.js';
+import { runProgram } from './program.js';
 
 /** Shared for ADD and CHECK, exclusive for DEL. */
 export type LockMode = 'shared' | 'exclusive';
@@ -31,12 +32,12 @@ export interface ReadUnderLock {
 
 /**
  * Runs `work` holding the lock at `path`, with the stdout of `read` (empty without one); gives
- * up with `signal`.
+ * up at `deadline` (epoch ms).
  */
 export async function withHostLock<T>(
   path: string,
   mode: LockMode,
-  signal: AbortSignal,
+  deadline: number,
   work: (read: string) => Promise<T>,
   read?: ReadUnderLock,
 ): Promise<T> {
@@ -50,57 +51,39 @@ export async function withHostLock<T>(
     );
   }
   try {
-    return await work(await take(path, descriptor, mode, signal, read));
+    return await work(take(path, descriptor, mode, deadline, read));
   } finally {
     closeSync(descriptor);
   }
 }
 
 /** Takes the lock on `descriptor` (`flock` exits 0 once it holds it), then runs `read`. */
-async function take(
+function take(
   path: string,
   descriptor: number,
   mode: LockMode,
-  signal: AbortSignal,
+  deadline: number,
   read: ReadUnderLock | undefined,
-): Promise<string> {
-  // Loaded here: an ADD that routes nothing starts without it (a few ms of every start).
-  const { spawn } = process.getBuiltinModule('node:child_process');
+): string {
   const flag = mode === 'shared' ? '-s' : '-x';
-  const [program, args] = read
-    ? ['sh', ['-c', `flock ${flag} 3 && exec "$@"`, 'sh', ...read.command]]
-    : ['flock', [flag, '3']];
-  const taker = spawn(program, args, {
-    stdio: [read ? 'pipe' : 'ignore', 'pipe', 'pipe', descriptor],
-    signal,
-  });
-  let stdout = '';
-  let stderr = '';
-  taker.stdout?.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  taker.stderr?.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  taker.stdin?.end(read?.input);
+  const ran = read
+    ? runProgram(
+        'sh',
+        ['-c', `flock ${flag} 3 && exec "$@"`, 'sh', ...read.command],
+        read.input,
+        deadline,
+        descriptor,
+      )
+    : runProgram('flock', [flag, '3'], '', deadline, descriptor);
+  if (ran.status === 0) return ran.stdout;
+  if (ran.timedOut) {
+    throw new CniError(CNI_ERROR.tryAgainLater, `the node's routing lock ${path} stayed held`);
+  }
   const what = read
     ? `take the lock ${path} and run ${read.command.join(' ')}`
     : `take the lock ${path}`;
-  return new Promise<string>((resolve, reject) => {
-    taker.once('error', (error) =>
-      reject(
-        signal.aborted
-          ? new CniError(CNI_ERROR.tryAgainLater, `the node's routing lock ${path} stayed held`)
-          : new CniError(CNI_ERROR.ioFailure, `cannot ${what}: ${error.message}`),
-      ),
-    );
-    taker.once('close', (code) => {
-      if (code === 0) resolve(stdout);
-      else if (!signal.aborted) {
-        reject(
-          new CniError(CNI_ERROR.ioFailure, `cannot ${what}: ${stderr.trim() || `exit ${code}`}`),
-        );
-      }
-    });
-  });
+  throw new CniError(
+    CNI_ERROR.ioFailure,
+    `cannot ${what}: ${ran.error?.message ?? (ran.stderr.trim() || `exit ${ran.status}`)}`,
+  );
 }

@@ -3,6 +3,7 @@
  * node has, run in the runtime's network namespace (the node's). JSON output (`ip -j`) for reads.
  */
 import { CNI_ERROR, CniError, shown } from './errors.js';
+import { runProgram } from './program.js';
 import type { IpCommand, Route, Rule } from './source-routing.js';
 
 /** A link as `ip -j link show` lists it. */
@@ -50,26 +51,19 @@ export interface HostNetwork {
   run(commands: readonly IpCommand[]): Promise<void>;
 }
 
-/** node:child_process, loaded on the first `ip`: an ADD that routes nothing starts without it. */
-const childProcess = () => process.getBuiltinModule('node:child_process');
-
-/** `HostNetwork` over the `ip` command, each call bounded by `signal`. */
-export function iproute(signal: AbortSignal, binary = 'ip'): HostNetwork {
-  const ip = async (args: readonly string[], input?: string, what = `ip ${args.join(' ')}`) => {
-    const { execFile } = childProcess();
-    return new Promise<string>((resolve, reject) => {
-      const child = execFile(
-        binary,
-        [...args],
-        { signal, encoding: 'utf8' },
-        (error, stdout, stderr) => {
-          if (error) {
-            reject(new CniError(CNI_ERROR.routing, `${what}: ${stderr.trim() || error.message}`));
-          } else resolve(stdout);
-        },
-      );
-      child.stdin?.end(input);
-    });
+/** `HostNetwork` over the `ip` command, each run ended by `deadline` (epoch ms) at the latest. */
+export function iproute(deadline: number, binary = 'ip'): HostNetwork {
+  const ip = async (
+    args: readonly string[],
+    input = '',
+    what = `ip ${args.join(' ')}`,
+  ): Promise<string> => {
+    const ran = runProgram(binary, args, input, deadline);
+    if (ran.status === 0) return ran.stdout;
+    const why = ran.timedOut
+      ? 'no answer before the deadline'
+      : (ran.error?.message ?? (ran.stderr.trim() || `exit ${ran.status}`));
+    throw new CniError(CNI_ERROR.routing, `${what}: ${why}`);
   };
   return {
     view: async () => parseRoutingView(await ip(ROUTING_READ.command.slice(1), ROUTING_READ.input)),

@@ -100,6 +100,7 @@ async function plugin(): Promise<void> {
   }
   const timeoutMs = configuredTimeout(stdin);
   const signal = AbortSignal.timeout(timeoutMs);
+  const deadline = Date.now() + timeoutMs;
   // A last resort should anything ignore the signal: the runtime must get an answer in time.
   setTimeout(
     () =>
@@ -111,12 +112,12 @@ async function plugin(): Promise<void> {
     print(
       await runCommand(invocation, stdin, {
         client: (config) => lazyNodeApi(config, signal),
-        host: iproute(signal),
+        host: iproute(deadline),
         locked: (mode, work) =>
           withHostLock(
             LOCK_FILE,
             mode,
-            signal,
+            deadline,
             (read) => work(parseRoutingView(read)),
             ROUTING_READ,
           ),
