@@ -43,7 +43,7 @@ const config = await pluginConfig(CONFIG_FILE);
 const store = new HandoutStore(config.ipam.dataDir);
 const boot = bootId();
 // No container outlives a reboot: what earlier boots leased is free again.
-const dropped = await withHostLock(LOCK_FILE, 'exclusive', AbortSignal.timeout(60_000), () =>
+const dropped = await withHostLock(LOCK_FILE, 'exclusive', Date.now() + 60_000, async () =>
   store.dropLeasesNotOf(boot),
 );
 process.stdout.write(

@@ -9,22 +9,37 @@
  * file description, not to the process that asked (flock(2): it is released when every
  * descriptor of the description is closed), so the lock stays held by this process's descriptor
  * with no process left running, goes when the work is done and the descriptor closed, and the
- * kernel drops it should the plugin die. One short process per lock, where a holder kept
- * running for the work (flock with a shell under it) cost two starts and ended only after the
- * work had returned.
+ * kernel drops it should the plugin die. One short chain of processes per lock, where a holder
+ * kept running for the work (flock with a shell under it) cost two starts and ended only after
+ * the work had returned.
  */
 import { closeSync, openSync } from 'node:fs';
 import { CNI_ERROR, CniError } from './errors.js';
+import { runProgram } from './program.js';
 
 /** Shared for ADD and CHECK, exclusive for DEL. */
 export type LockMode = 'shared' | 'exclusive';
 
-/** Runs `work` holding the lock at `path`; gives up with `signal`. */
+/**
+ * A read the lock runs as soon as it holds the lock, in the same chain of processes that takes
+ * it (`sh -c 'flock -s 3 && exec "$@"'`): the plugin starts one process where a read after the
+ * lock would start a second, and the read sees what no DEL can change while the lock is held.
+ */
+export interface ReadUnderLock {
+  readonly command: readonly string[];
+  readonly input: string;
+}
+
+/**
+ * Runs `work` holding the lock at `path`, with the stdout of `read` (empty without one); gives
+ * up at `deadline` (epoch ms).
+ */
 export async function withHostLock<T>(
   path: string,
   mode: LockMode,
-  signal: AbortSignal,
-  work: () => Promise<T>,
+  deadline: number,
+  work: (read: string) => Promise<T>,
+  read?: ReadUnderLock,
 ): Promise<T> {
   let descriptor: number;
   try {
@@ -36,48 +51,39 @@ export async function withHostLock<T>(
     );
   }
   try {
-    await take(path, descriptor, mode, signal);
-    return await work();
+    return await work(take(path, descriptor, mode, deadline, read));
   } finally {
     closeSync(descriptor);
   }
 }
 
-/** Takes the lock on `descriptor`: `flock` exits 0 once it holds it. */
-async function take(
+/** Takes the lock on `descriptor` (`flock` exits 0 once it holds it), then runs `read`. */
+function take(
   path: string,
   descriptor: number,
   mode: LockMode,
-  signal: AbortSignal,
-): Promise<void> {
-  // Loaded here: an ADD that routes nothing starts without it (a few ms of every start).
-  const { spawn } = await import('node:child_process');
-  const taker = spawn('flock', [mode === 'shared' ? '-s' : '-x', '3'], {
-    stdio: ['ignore', 'ignore', 'pipe', descriptor],
-    signal,
-  });
-  let stderr = '';
-  taker.stderr?.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  await new Promise<void>((resolve, reject) => {
-    taker.once('error', (error) =>
-      reject(
-        signal.aborted
-          ? new CniError(CNI_ERROR.tryAgainLater, `the node's routing lock ${path} stayed held`)
-          : new CniError(CNI_ERROR.ioFailure, `cannot take the lock ${path}: ${error.message}`),
-      ),
-    );
-    taker.once('close', (code) => {
-      if (code === 0) resolve();
-      else if (!signal.aborted) {
-        reject(
-          new CniError(
-            CNI_ERROR.ioFailure,
-            `cannot take the lock ${path}: ${stderr.trim() || `flock exited ${code}`}`,
-          ),
-        );
-      }
-    });
-  });
+  deadline: number,
+  read: ReadUnderLock | undefined,
+): string {
+  const flag = mode === 'shared' ? '-s' : '-x';
+  const ran = read
+    ? runProgram(
+        'sh',
+        ['-c', `flock ${flag} 3 && exec "$@"`, 'sh', ...read.command],
+        read.input,
+        deadline,
+        descriptor,
+      )
+    : runProgram('flock', [flag, '3'], '', deadline, descriptor);
+  if (ran.status === 0) return ran.stdout;
+  if (ran.timedOut) {
+    throw new CniError(CNI_ERROR.tryAgainLater, `the node's routing lock ${path} stayed held`);
+  }
+  const what = read
+    ? `take the lock ${path} and run ${read.command.join(' ')}`
+    : `take the lock ${path}`;
+  throw new CniError(
+    CNI_ERROR.ioFailure,
+    `cannot ${what}: ${ran.error?.message ?? (ran.stderr.trim() || `exit ${ran.status}`)}`,
+  );
 }

@@ -4,13 +4,13 @@
  * failure is a CNI error result with its cause, never a stack trace, and the whole invocation
  * ends within the configured timeout, before the runtime's own.
  */
-import { readSync } from 'node:fs';
+import { readSync, writeSync } from 'node:fs';
 import { readInvocation } from './environment.js';
 import { CNI_ERROR, CniError, shown } from './errors.js';
 import { bootId } from './handout/boot.js';
 import { HandoutStore } from './handout/store.js';
 import { withHostLock } from './host-lock.js';
-import { iproute } from './host-network.js';
+import { iproute, parseRoutingView, ROUTING_READ } from './host-network.js';
 import { lazyNodeApi } from './lazy-client.js';
 import { parseNetworkConfig } from './netconf.js';
 import { type Output, runCommand } from './plugin.js';
@@ -51,8 +51,17 @@ function configuredTimeout(stdin: string): number {
   }
 }
 
+/**
+ * Writes the answer to stdout synchronously: `process.stdout` would set up a stream over the
+ * pipe first, a few ms of every start, for one line (the runtime's stdout is blocking, as its
+ * stdin: `readStdin`).
+ */
+function answer(json: Record<string, unknown>): void {
+  writeSync(1, `${JSON.stringify(json)}\n`);
+}
+
 function print(output: Output): void {
-  if (output !== undefined) process.stdout.write(`${JSON.stringify(output)}\n`);
+  if (output !== undefined) answer(output);
 }
 
 function fail(error: unknown, cniVersion: string): never {
@@ -64,14 +73,12 @@ function fail(error: unknown, cniVersion: string): never {
           'berth-cni failed: an internal error (a bug to report, with the details)',
           error instanceof Error ? error.message : shown(error),
         );
-  process.stdout.write(
-    `${JSON.stringify({
-      cniVersion,
-      code: known.code,
-      msg: known.message,
-      ...(known.details === undefined ? {} : { details: known.details }),
-    })}\n`,
-  );
+  answer({
+    cniVersion,
+    code: known.code,
+    msg: known.message,
+    ...(known.details === undefined ? {} : { details: known.details }),
+  });
   process.exit(1);
 }
 
@@ -93,6 +100,7 @@ async function plugin(): Promise<void> {
   }
   const timeoutMs = configuredTimeout(stdin);
   const signal = AbortSignal.timeout(timeoutMs);
+  const deadline = Date.now() + timeoutMs;
   // A last resort should anything ignore the signal: the runtime must get an answer in time.
   setTimeout(
     () =>
@@ -104,8 +112,15 @@ async function plugin(): Promise<void> {
     print(
       await runCommand(invocation, stdin, {
         client: (config) => lazyNodeApi(config, signal),
-        host: iproute(signal),
-        locked: (mode, work) => withHostLock(LOCK_FILE, mode, signal, work),
+        host: iproute(deadline),
+        locked: (mode, work) =>
+          withHostLock(
+            LOCK_FILE,
+            mode,
+            deadline,
+            (read) => work(parseRoutingView(read)),
+            ROUTING_READ,
+          ),
         released: releasedSandboxes(RELEASED_DIR),
         handout: (config) => new HandoutStore(config.dataDir),
         boot: bootId(),

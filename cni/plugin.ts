@@ -14,7 +14,7 @@ import { reportOf } from './handout/agent.js';
 import { assignmentOf, freeAddress, type Taker, takeAddress } from './handout/handout.js';
 import type { HandoutStore } from './handout/store.js';
 import type { LockMode } from './host-lock.js';
-import type { HostNetwork } from './host-network.js';
+import { type HostNetwork, linkWithMac, type RoutingView } from './host-network.js';
 import {
   type BerthIpamConfig,
   type NetworkConfig,
@@ -38,8 +38,11 @@ export interface PluginDeps {
   readonly boot: string;
   readonly now: () => number;
   readonly host: HostNetwork;
-  /** Runs `work` holding the node's routing lock, shared (ADD, CHECK) or exclusive (DEL). */
-  readonly locked: <T>(mode: LockMode, work: () => Promise<T>) => Promise<T>;
+  /**
+   * Runs `work` holding the node's routing lock, shared (ADD) or exclusive (DEL), with the
+   * node's links and rules as they were read once the lock was held.
+   */
+  readonly locked: <T>(mode: LockMode, work: (view: RoutingView) => Promise<T>) => Promise<T>;
   /** The sandboxes whose DEL already completed on this node. */
   readonly released: ReleasedSandboxes;
 }
@@ -180,11 +183,11 @@ async function addOnNode(
 async function delOnNode(config: NetworkConfig, local: OnNode, deps: PluginDeps): Promise<boolean> {
   const { store, taker, set } = local;
   const cached = config.prevResult?.ips[0]?.address.split('/')[0];
-  const freed = await deps.locked('exclusive', async () => {
+  const freed = await deps.locked('exclusive', async (view) => {
     const ip = await freeAddress(store, taker, cached, deps.now());
     const onSecondary = set.addresses.find((a) => a.ip === ip)?.deviceIndex ?? 0;
     if (ip !== undefined && config.ipam.sourceRouting && onSecondary > 0) {
-      await deps.host.run(planDelete(await deps.host.rules(), ip));
+      await deps.host.run(planDelete(view.rules, ip));
     }
     return ip;
   });
@@ -245,9 +248,9 @@ async function add(
     } catch (error) {
       // Nothing half-done: the address goes back (keyed by this holder), and the runtime retries.
       await deps
-        .locked('exclusive', async () => {
+        .locked('exclusive', async (view) => {
           await client.release(assignment.ip, pod);
-          await deps.host.run(planDelete(await deps.host.rules(), assignment.ip));
+          await deps.host.run(planDelete(view.rules, assignment.ip));
         })
         .catch(() => undefined);
       throw error;
@@ -273,12 +276,12 @@ async function del(
   const answer = cached === undefined ? await client.lookUp(pod) : undefined;
   const ip = cached ?? (answer === undefined ? undefined : answeredIp(answer));
   if (ip !== undefined) {
-    await deps.locked('exclusive', async () => {
+    await deps.locked('exclusive', async (view) => {
       const outcome = await client.release(ip, pod);
       if (outcome === 'held-by-another' || outcome === 'refused' || !config.ipam.sourceRouting) {
         return;
       }
-      await deps.host.run(planDelete(await deps.host.rules(), ip));
+      await deps.host.run(planDelete(view.rules, ip));
     });
   }
   // Only once the DEL is done: one that failed is retried, and must ask again.
@@ -316,12 +319,9 @@ async function checkRouting(
   deps: PluginDeps,
 ): Promise<void> {
   if (!routedThroughItsEni(config, assignment)) return;
-  const route = await podRoute(assignment, config.ipam, deps.host);
-  const problems = routingProblems(
-    await deps.host.rules(),
-    await deps.host.routes(route.table),
-    route,
-  );
+  const view = await deps.host.view();
+  const route = podRoute(assignment, config.ipam, view);
+  const problems = routingProblems(view.rules, await deps.host.routes(route.table), route);
   if (problems.length > 0) {
     throw new CniError(CNI_ERROR.mismatch, `${assignment.ip}: ${problems.join('; ')}`);
   }
@@ -339,29 +339,21 @@ function routedThroughItsEni(config: NetworkConfig, assignment: Assignment): boo
 }
 
 /**
- * Points the pod's rules and its ENI's table at the ENI, reading the rules under the node's
- * shared lock (a DEL holding it exclusive may be removing them). The ENI's link is looked up
- * while the lock is being taken: two process starts side by side instead of one after the other.
+ * Points the pod's rules and its ENI's table at the ENI, from the links and rules read under
+ * the node's shared lock (a DEL holding it exclusive may be removing rules).
  */
 async function routePod(
   assignment: Assignment,
   config: NetworkConfig,
   deps: PluginDeps,
 ): Promise<void> {
-  const route = podRoute(assignment, config.ipam, deps.host);
-  // Awaited under the lock; a failure before then is not an unhandled rejection meanwhile.
-  route.catch(() => undefined);
-  await deps.locked('shared', async () =>
-    deps.host.run(planAdd(await deps.host.rules(), await route)),
+  await deps.locked('shared', async (view) =>
+    deps.host.run(planAdd(view.rules, podRoute(assignment, config.ipam, view))),
   );
 }
 
 /** The pod's route: its ENI's link (found by MAC) and table (by device index). */
-async function podRoute(
-  assignment: Assignment,
-  config: BerthIpamConfig,
-  host: HostNetwork,
-): Promise<PodRoute> {
+function podRoute(assignment: Assignment, config: BerthIpamConfig, view: RoutingView): PodRoute {
   const { macAddress, deviceIndex } = assignment;
   if (macAddress === undefined || deviceIndex === undefined) {
     throw new CniError(
@@ -369,7 +361,7 @@ async function podRoute(
       `berth has not recorded the MAC address of ${assignment.eniId} yet: the ENI pass records it`,
     );
   }
-  const link = await host.linkByMac(macAddress);
+  const link = linkWithMac(view, macAddress);
   if (link === undefined) {
     throw new CniError(
       CNI_ERROR.tryAgainLater,

@@ -14,7 +14,7 @@
  * DEL asking berth. An ADD of the same sandbox removes its record. Records older than
  * `RECORD_TTL_MS` are pruned when a new one is written, so the directory stays small.
  */
-import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PodRef } from './environment.js';
 
@@ -35,9 +35,9 @@ export interface ReleasedSandboxes {
  * A file name for the sandbox: the hash of its namespace, name and container id, as berth keys an
  * assignment (any bytes in them stay out of the path).
  */
-async function fileOf(pod: PodRef): Promise<string> {
+function fileOf(pod: PodRef): string {
   // Loaded when a DEL needs it: node:crypto costs a start that needs none of it a few ms.
-  const { createHash } = await import('node:crypto');
+  const { createHash } = process.getBuiltinModule('node:crypto');
   return createHash('sha256')
     .update(`${pod.namespace}\0${pod.name}\0${pod.containerId}`)
     .digest('hex')
@@ -49,30 +49,38 @@ export function releasedSandboxes(
   directory: string,
   now: () => number = Date.now,
 ): ReleasedSandboxes {
-  const pathOf = async (pod: PodRef) => join(directory, await fileOf(pod));
-  const fresh = async (path: string) => {
-    const { mtimeMs } = await stat(path);
-    return now() - mtimeMs < RECORD_TTL_MS;
+  const pathOf = (pod: PodRef) => join(directory, fileOf(pod));
+  // Synchronous file calls, as the handout store's: the plugin does one thing at a time.
+  const fresh = (path: string) => {
+    try {
+      return now() - statSync(path).mtimeMs < RECORD_TTL_MS;
+    } catch {
+      return undefined;
+    }
   };
-  const prune = async () => {
-    for (const name of await readdir(directory)) {
+  const prune = () => {
+    for (const name of readdirSync(directory)) {
       const path = join(directory, name);
-      if (!(await fresh(path).catch(() => true))) await rm(path, { force: true });
+      if (fresh(path) === false) rmSync(path, { force: true });
     }
   };
   return {
-    has: async (pod) => fresh(await pathOf(pod)).catch(() => false),
+    has: async (pod) => fresh(pathOf(pod)) === true,
     record: async (pod) => {
       try {
-        await mkdir(directory, { recursive: true, mode: 0o700 });
-        await writeFile(await pathOf(pod), '');
-        await prune();
+        mkdirSync(directory, { recursive: true, mode: 0o700 });
+        writeFileSync(pathOf(pod), '');
+        prune();
       } catch {
         // Best effort: without the record, a repeated DEL asks berth.
       }
     },
     forget: async (pod) => {
-      await rm(await pathOf(pod), { force: true }).catch(() => undefined);
+      try {
+        rmSync(pathOf(pod), { force: true });
+      } catch {
+        // Best effort, as a record is: a stale one only costs the look-up it saves.
+      }
     },
   };
 }

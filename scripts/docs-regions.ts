@@ -211,6 +211,30 @@ function costBill(bench: BenchResults): string {
   ].join('\n');
 }
 
+/** One kind of run of the CNI benchmark, as `bench/cni.ts` writes it. */
+interface CniRun {
+  readonly phase?: string;
+  readonly run?: string;
+  readonly runs?: number;
+  readonly failed?: number;
+  readonly p50Ms?: number;
+  readonly p99Ms?: number;
+  readonly maxMs?: number;
+}
+
+/** The CNI benchmark's runs: every kind, one at a time and several at once. */
+function cniRuns(bench: BenchResults): string {
+  const runs = (bench.runs ?? []) as readonly CniRun[];
+  return [
+    '| phase | run | runs | failed | p50 ms | p99 ms | max ms |',
+    '|---|---|---|---|---|---|---|',
+    ...runs.map(
+      (r) =>
+        `| ${cell(r.phase ?? '?')} | ${cell(r.run ?? '?')} | ${number(r.runs)} | ${number(r.failed)} | ${number(r.p50Ms)} | ${number(r.p99Ms)} | ${number(r.maxMs)} |`,
+    ),
+  ].join('\n');
+}
+
 /** The body of one region. */
 function regionBody(kind: string, arg: string | undefined, results: ResultsByName): string {
   switch (kind) {
@@ -224,6 +248,8 @@ function regionBody(kind: string, arg: string | undefined, results: ResultsByNam
       return scaleDays(benchOf(results, 'scale'));
     case 'cost-bill':
       return costBill(benchOf(results, 'cost'));
+    case 'cni-runs':
+      return cniRuns(benchOf(results, 'cni'));
     default:
       throw new Error(`unknown generated region "${kind}"`);
   }

@@ -4,6 +4,7 @@ import type { HostNetwork } from '../../cni/host-network.js';
 import type { NodeIpClient } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
 import { networkConfig } from '../../sim/cni-runtime.js';
+import { lockedOn } from './locked-on.js';
 import { podInvocation } from './pod-invocation.js';
 import { earlierWay, releasedInMemory } from './released-memory.js';
 
@@ -23,17 +24,13 @@ function node(answer: unknown) {
   const touched: string[] = [];
   const released: string[] = [];
   const host: HostNetwork = {
-    rules: async () => {
-      touched.push('rules');
-      return [];
+    view: async () => {
+      touched.push('view');
+      return { links: [{ ifname: 'eth1', address: good.macAddress }], rules: [] };
     },
     routes: async () => {
       touched.push('routes');
       return [];
-    },
-    linkByMac: async () => {
-      touched.push('link');
-      return 'eth1';
     },
     run: async (commands) => {
       touched.push(...commands.map((c) => c.join(' ')));
@@ -50,7 +47,7 @@ function node(answer: unknown) {
   const deps = {
     client: () => client,
     host,
-    locked: <T>(_mode: string, work: () => Promise<T>) => work(),
+    locked: lockedOn(host),
     released: releasedInMemory(),
     ...earlierWay,
   };

@@ -22,15 +22,21 @@ import { ENI_TIMINGS } from '../../shared/eni/policy.js';
 import { startServer } from '../../shared/local/server.js';
 import { networkConfig } from '../../sim/cni-runtime.js';
 import { NODE, nodeIpApi, startNodeIpServer } from '../../sim/node-ip-server.js';
+import { lockedOn } from './locked-on.js';
 import { releasedInMemory } from './released-memory.js';
 
 const host: HostNetwork = {
-  rules: async () => [],
+  // A link for every MAC address the EC2 fake hands out (0a:00:00:00:00:NN).
+  view: async () => ({
+    links: Array.from({ length: 256 }, (_, i) => ({
+      ifname: `eth${i}`,
+      address: `0a:00:00:00:00:${i.toString(16).padStart(2, '0')}`,
+    })),
+    rules: [],
+  }),
   routes: async () => [],
-  linkByMac: async () => 'eth0',
   run: async () => undefined,
 };
-const locked = <T>(_mode: string, work: () => Promise<T>) => work();
 
 function invocation(command: Invocation['command'], containerId: string, pod = containerId) {
   return {
@@ -73,7 +79,7 @@ async function node(endpoint = 'http://127.0.0.1:9', network: HostNetwork = host
   const deps = {
     client: () => client,
     host: network,
-    locked,
+    locked: lockedOn(network),
     released: releasedInMemory(),
     handout: () => store,
     boot: 'boot-1',

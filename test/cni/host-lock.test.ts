@@ -28,7 +28,7 @@ async function holdersOf(path: string): Promise<string[]> {
 }
 
 const lockFile = async () => join(await mkdtemp(join(tmpdir(), 'berth-lock-')), 'lock');
-const signal = () => AbortSignal.timeout(10_000);
+const deadline = () => Date.now() + 10_000;
 
 describe('the node’s routing lock', () => {
   it('keeps a DEL out while ADDs hold it shared, everyone while exclusive, and frees it after', async () => {
@@ -37,7 +37,7 @@ describe('the node’s routing lock', () => {
       ['exclusive', { shared: false, exclusive: false }],
     ] as const) {
       const path = await lockFile();
-      const during = await withHostLock(path, mode, signal(), async () => ({
+      const during = await withHostLock(path, mode, deadline(), async () => ({
         shared: await othersGet(path, '-s'),
         exclusive: await othersGet(path, '-x'),
       }));
@@ -48,14 +48,35 @@ describe('the node’s routing lock', () => {
 
   it('holds the lock with no process of its own left running', async () => {
     const path = await lockFile();
-    const running = await withHostLock(path, 'shared', signal(), () => holdersOf(path));
+    const running = await withHostLock(path, 'shared', deadline(), () => holdersOf(path));
     expect(running).toEqual([]);
+  });
+
+  it('runs a read as soon as it holds the lock, and hands the work what it printed', async () => {
+    const path = await lockFile();
+    const read = { command: ['cat'], input: 'links and rules' };
+    const during = await withHostLock(
+      path,
+      'shared',
+      deadline(),
+      async (printed) => ({ printed, exclusive: await othersGet(path, '-x') }),
+      read,
+    );
+    expect(during).toEqual({ printed: 'links and rules', exclusive: false });
+    expect(await holdersOf(path)).toEqual([]);
+    await expect(
+      withHostLock(path, 'shared', deadline(), async () => 'ran', {
+        command: ['false'],
+        input: '',
+      }),
+    ).rejects.toMatchObject({ code: 5 });
+    expect(await othersGet(path, '-x')).toBe(true);
   });
 
   it('frees the lock when the work fails', async () => {
     const path = await lockFile();
     await expect(
-      withHostLock(path, 'exclusive', signal(), async () => {
+      withHostLock(path, 'exclusive', deadline(), async () => {
         throw new Error('routing failed');
       }),
     ).rejects.toThrow('routing failed');
@@ -69,7 +90,7 @@ describe('the node’s routing lock', () => {
       // Wait until the holder has it.
       while (await othersGet(path, '-s')) await new Promise((r) => setTimeout(r, 20));
       await expect(
-        withHostLock(path, 'shared', AbortSignal.timeout(300), async () => 'ran'),
+        withHostLock(path, 'shared', Date.now() + 300, async () => 'ran'),
       ).rejects.toMatchObject({ code: 11 });
     } finally {
       holder.kill();

@@ -5,6 +5,7 @@ import type { NodeIpClient, ReleaseOutcome } from '../../cni/node-ip-client.js';
 import { runCommand } from '../../cni/plugin.js';
 import type { IpCommand, Rule } from '../../cni/source-routing.js';
 import { networkConfig } from '../../sim/cni-runtime.js';
+import { lockedOn } from './locked-on.js';
 import { podInvocation } from './pod-invocation.js';
 import { earlierWay, releasedInMemory } from './released-memory.js';
 
@@ -22,9 +23,11 @@ function fakeHost(failOn?: string) {
   const rules: Rule[] = [];
   const ran: IpCommand[] = [];
   const host: HostNetwork = {
-    rules: async () => [...rules],
+    view: async () => ({
+      links: [{ ifname: 'eth1', address: assignment.macAddress }],
+      rules: [...rules],
+    }),
     routes: async () => [],
-    linkByMac: async (mac) => (mac === assignment.macAddress ? 'eth1' : undefined),
     run: async (commands) => {
       for (const command of commands) {
         if (failOn && command.join(' ').includes(failOn))
@@ -65,7 +68,6 @@ function fakeClient(outcome: ReleaseOutcome = 'released') {
 const invocation = podInvocation;
 const stdin = (extra: Record<string, unknown> = {}) =>
   networkConfig({ endpoint: 'http://berth', node: 'node-a' }, extra);
-const locked = <T>(_mode: string, work: () => Promise<T>) => work();
 
 describe('berth-cni commands', () => {
   it('ADD routes the pod out through its ENI: table 1000 + device index, link found by MAC', async () => {
@@ -74,7 +76,7 @@ describe('berth-cni commands', () => {
     const result = await runCommand(invocation('ADD'), stdin(), {
       client: () => client,
       host,
-      locked,
+      locked: lockedOn(host),
       released: releasedInMemory(),
       ...earlierWay,
     });
@@ -91,7 +93,7 @@ describe('berth-cni commands', () => {
     const failed = await runCommand(invocation('ADD'), stdin(), {
       client: () => client,
       host,
-      locked,
+      locked: lockedOn(host),
       released: releasedInMemory(),
       ...earlierWay,
     }).catch((error: unknown) => error);
@@ -108,7 +110,7 @@ describe('berth-cni commands', () => {
     const failed = await runCommand(invocation('ADD'), stdin(), {
       client: () => ({ ...client, assign: async () => unknownMac }) as unknown as NodeIpClient,
       host,
-      locked,
+      locked: lockedOn(host),
       released: releasedInMemory(),
       ...earlierWay,
     }).catch((error: unknown) => error);
@@ -128,7 +130,7 @@ describe('berth-cni commands', () => {
       const deps = {
         client: () => ({ ...client, assign: async () => placed, lookUp: async () => placed }),
         host,
-        locked,
+        locked: lockedOn(host),
         released: releasedInMemory(),
         ...earlierWay,
       } as unknown as Parameters<typeof runCommand>[2];
@@ -152,7 +154,7 @@ describe('berth-cni commands', () => {
       await runCommand(invocation('ADD'), stdin(), {
         client: () => client,
         host,
-        locked,
+        locked: lockedOn(host),
         released: releasedInMemory(),
         ...earlierWay,
       });
@@ -160,7 +162,7 @@ describe('berth-cni commands', () => {
       await runCommand(invocation('DEL'), stdin({ prevResult }), {
         client: () => client,
         host,
-        locked,
+        locked: lockedOn(host),
         released: releasedInMemory(),
         ...earlierWay,
       });
@@ -185,7 +187,7 @@ describe('berth-cni commands', () => {
         return 'released';
       },
     } as unknown as NodeIpClient;
-    const deps = { client: () => flaky, host, locked, released, ...earlierWay };
+    const deps = { client: () => flaky, host, locked: lockedOn(host), released, ...earlierWay };
     await expect(runCommand(invocation('DEL'), stdin(), deps)).rejects.toThrow(/did not answer/);
     expect(released.keys.size).toBe(0);
     failing = false;
@@ -203,7 +205,7 @@ describe('berth-cni commands', () => {
     const failed = await runCommand(invocation('CHECK'), stdin(), {
       client: () => client,
       host,
-      locked,
+      locked: lockedOn(host),
       released: releasedInMemory(),
       ...earlierWay,
     }).catch((error: unknown) => error);
