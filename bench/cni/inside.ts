@@ -73,8 +73,14 @@ interface Added {
 }
 
 let failures = 0;
-function timed(series: TimedRun[], what: string, run: PluginRun, ok = run.code === 0): PluginRun {
-  series.push({ ms: run.ms, ok });
+function timed(
+  series: TimedRun[],
+  what: string,
+  run: PluginRun,
+  ok = run.code === 0,
+  routed?: boolean,
+): PluginRun {
+  series.push({ ms: run.ms, ok, ...(routed === undefined ? {} : { routed }) });
   if (!ok && failures++ < SHOWN_FAILURES) {
     process.stderr.write(
       `  failed: ${what} (exit ${run.code}): ${(run.stdout.trim() || run.stderr.trim()).slice(0, 400)}\n`,
@@ -153,7 +159,13 @@ async function measure(): Promise<CniMeasurements> {
       // The runtime makes the sandbox's namespace before it calls the plugin: not timed.
       if (lane.namespaced) await ip('netns', 'add', pod.name);
       const run = await runPlugin(lane.plugin, env('ADD', pod), JSON.stringify(lane.config));
-      timed(series, `ADD ${pod.name}`, run, run.code === 0 && Array.isArray(run.json?.ips));
+      const given = String((run.json?.ips as { address?: string }[] | undefined)?.[0]?.address);
+      // berth-cni routes the pod itself only for an address on a secondary ENI.
+      const routed =
+        lane.config === config
+          ? (set?.addresses.find((a) => a.ip === given.split('/')[0])?.deviceIndex ?? 0) > 0
+          : undefined;
+      timed(series, `ADD ${pod.name}`, run, run.code === 0 && Array.isArray(run.json?.ips), routed);
       return { pod, lane, result: run.json };
     };
     const del = async (added: Added, series: TimedRun[]): Promise<void> => {

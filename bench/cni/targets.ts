@@ -16,6 +16,8 @@ export const START_RATIO = 2;
 export interface TimedRun {
   readonly ms: number;
   readonly ok: boolean;
+  /** For a berth-cni ADD: whether its address was on a secondary ENI, so it routed the pod. */
+  readonly routed?: boolean;
 }
 
 /** What each round of the one-at-a-time phase runs, in the order the table shows them. */
@@ -121,7 +123,7 @@ export function judgeCni(m: CniMeasurements): TargetVerdict[] {
     {
       target: `CNI ADD p99 (plugin start included) ≤ ${START_RATIO}× node -e 0 p99 in the same run`,
       pass: one.add.failed === 0 && one.add.p99Ms <= START_RATIO * one.nodeStart.p99Ms,
-      line: `berth-cni ADD p99 ${one.add.p99Ms} ms (p50 ${one.add.p50Ms}) over ${one.add.runs} runs, ${ratio}× node -e 0 p99 ${one.nodeStart.p99Ms} ms (p50 ${one.nodeStart.p50Ms}); berth-cni VERSION p99 ${one.version.p99Ms} ms; the whole ptp ADD p99 ${one.chainAdd.p99Ms} ms with berth-cni, ${one.referenceAdd.p99Ms} ms with host-local`,
+      line: `berth-cni ADD p99 ${one.add.p99Ms} ms (p50 ${one.add.p50Ms}) over ${one.add.runs} runs (${m.oneAtATime.add.filter((r) => r.routed).length} routed through a secondary ENI), ${ratio}× node -e 0 p99 ${one.nodeStart.p99Ms} ms (p50 ${one.nodeStart.p50Ms}); berth-cni VERSION p99 ${one.version.p99Ms} ms; the whole ptp ADD p99 ${one.chainAdd.p99Ms} ms with berth-cni, ${one.referenceAdd.p99Ms} ms with host-local`,
     },
     {
       target: '0 failed berth-cni ADDs (and DELs), each from the node’s own set (no berth call)',

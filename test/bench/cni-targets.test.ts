@@ -49,6 +49,13 @@ describe('the CNI benchmark’s targets', () => {
     expect(slow?.line).toContain('2.1× node -e 0 p99 99 ms');
   });
 
+  it('says how many of the ADDs routed the pod through a secondary ENI', () => {
+    const m = measured();
+    const add = m.oneAtATime.add.map((r, i) => ({ ...r, routed: i % 4 === 0 }));
+    const [ratio] = judgeCni({ ...m, oneAtATime: { ...m.oneAtATime, add } });
+    expect(ratio?.line).toContain('over 100 runs (25 routed through a secondary ENI)');
+  });
+
   it('fails on any failed berth-cni ADD or DEL, or on a berth call while the set had room', () => {
     expect(verdicts(measured())).toEqual([true, true, true]);
     const failedDel = measured();
