@@ -381,6 +381,11 @@ describe('planPool', () => {
       fc.property(poolArb, fc.nat(10), (pool, surge) => {
         const stats = poolStats(pool.limits, pool.ips, NOW, pool.policy.cooldownMs, 'ip');
         if (!refillAheadDue(stats, surge, pool.policy)) return;
+        // A pool recorded before berth used the primary ENI reaches it only once the pass adopts
+        // it: until then its berth ENIs are all it can fill.
+        const adopted = pool.enis.some((eni) => eni.primary === true);
+        const reachable = (pool.limits.maxInterfaces - 1) * slotsPerEni(pool.limits);
+        if (!adopted && pool.ips.length >= reachable) return;
         const plan = planPool({
           ...pool,
           now: NOW,
