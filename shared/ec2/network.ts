@@ -79,18 +79,14 @@ export function isInstanceState(value: unknown): value is InstanceState {
  * An ENI attached to an instance, as DescribeInstances reports it (`NetworkInterfaces`): its
  * attachment and addresses, not its tags.
  */
-export interface Ec2InstanceInterface {
-  readonly eniId: string;
+export interface Ec2InstanceInterface
+  extends Pick<
+    Ec2NetworkInterface,
+    'eniId' | 'subnetId' | 'primaryIp' | 'macAddress' | 'secondaryIps' | 'ipv4Prefixes'
+  > {
   /** 0: the instance's primary ENI, which EC2 never detaches from it. */
   readonly deviceIndex: number;
   readonly attachmentId: string;
-  readonly subnetId: string;
-  readonly primaryIp: string;
-  readonly macAddress: string;
-  /** Secondary private IPv4 addresses only (never the primary). */
-  readonly secondaryIps: readonly string[];
-  /** Delegated IPv4 prefixes (`a.b.c.d/28`). */
-  readonly ipv4Prefixes: readonly string[];
 }
 
 /** An instance as berth needs it: type, placement, state and attached ENIs. */
