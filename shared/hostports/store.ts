@@ -127,8 +127,9 @@ export interface HostPortStore {
   deleteRecord(id: string, pod: Owner, token?: string): Promise<PodPortRecord | undefined>;
   /**
    * Hands the unnamed record under `id`, as read for `recorded`, to `request`, a re-invocation of
-   * its CREATE: only while it is still unnamed and `recorded.request`'s. False when it is not
-   * (gone, named, taken over meanwhile): nothing changed. A release of the record as read then
+   * its CREATE: only while it is still unnamed and `recorded.request`'s (or already `request`'s:
+   * a retry of a hand-over that landed is one). False when it is not (gone, named, taken over by
+   * another request meanwhile): nothing changed. A release of the record as read then
    * finds it another request's, so no release decided before the hand-over frees what the
    * re-invoked pod is told it holds.
    */

@@ -298,7 +298,9 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
           TableName: this.#table,
           Key: this.#recordKey(id),
           UpdateExpression: 'SET #request = :handedTo',
-          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns AND #name = :unnamed AND #generateName = :generateName AND ${recorded.request === undefined ? 'attribute_not_exists(#request)' : '#request = :request'}`,
+          // Already handed to `request` counts as handed: the SDK retries a write that landed
+          // and then failed (a 500), and that retry must not read as a refusal.
+          ConditionExpression: `attribute_exists(#pk) AND #ns = :ns AND #name = :unnamed AND #generateName = :generateName AND (#request = :handedTo OR ${recorded.request === undefined ? 'attribute_not_exists(#request)' : '#request = :request'})`,
           ExpressionAttributeNames: {
             '#pk': PK,
             '#ns': 'namespace',

@@ -101,7 +101,7 @@ export class MemoryHostPortStore implements HostPortStore, HostPortRepairStore {
       stored?.pod.name === '' &&
       stored.pod.namespace === recorded.namespace &&
       stored.pod.generateName === (recorded.generateName ?? '') &&
-      stored.pod.request === recorded.request;
+      (stored.pod.request === recorded.request || stored.pod.request === request);
     if (!stored || !same) return false;
     this.#records.set(id, { ...stored, pod: { ...stored.pod, request } });
     return true;

@@ -235,7 +235,9 @@ export function hostPortStoreContract(
       expect(await store.handOver('zzz', first, 'uid-2')).toBe(false);
       expect(await store.handOver('a', first, 'uid-2')).toBe(true);
       expect((await store.getRecord('a'))?.pod.request).toBe('uid-2');
-      // The same hand-over again finds the record another request's.
+      // The same hand-over retried (it landed, then the caller saw a 500) is still the hand-over.
+      expect(await store.handOver('a', first, 'uid-2')).toBe(true);
+      // Another request's hand-over of the record as first read finds it another request's.
       expect(await store.handOver('a', first, 'uid-3')).toBe(false);
       // A release of the record as first read frees nothing; as handed over, everything.
       expect(await releaseHostPorts({ store }, 'a', first)).toBeUndefined();
