@@ -6,11 +6,18 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { installPlugin } from '../cni/build.js';
+import { agentPass } from '../cni/handout/agent.js';
+import { HandoutStore } from '../cni/handout/store.js';
+import { parseNetworkConfig } from '../cni/netconf.js';
+import { NodeIpClient } from '../cni/node-ip-client.js';
 import { cniEnv, type PluginRun, runPlugin } from '../sim/cni-runtime.js';
-import { NODE, startNodeIpServer } from '../sim/node-ip-server.js';
+import { NODE, type NodeIpServer, startNodeIpServer } from '../sim/node-ip-server.js';
 import { ip, ipJson, linkEnis, type StageNames } from '../sim/staged-node.js';
 
 const run = promisify(execFile);
+
+/** Pods started from the node's set while berth is down. */
+const NODE_SIDE_PODS = 20;
 
 interface Stage {
   readonly names: StageNames;
@@ -47,6 +54,148 @@ function expect(ok: boolean, what: string): void {
   if (!ok) problems.push(what);
 }
 
+/**
+ * Checks that the pods `podName(i)` hold `addresses[i]`: each on the pod's eth0 with its default
+ * route, its rules on the node (none for one on the primary ENI), its traffic out through its own
+ * ENI, and a ping to the subnet router answered from the first, second and last pod.
+ */
+async function checkWired(
+  server: NodeIpServer,
+  enis: ReturnType<NodeIpServer['enis']>,
+  vpc: string,
+  addresses: readonly string[],
+  podName: (i: number) => string,
+): Promise<void> {
+  const state = await server.world.store.loadNode(NODE);
+  const eniOf = new Map(state.ips.map((r) => [r.ip, r.eniId]));
+  const byId = new Map(enis.map((eni) => [eni.eniId, eni]));
+  console.log(`on ENIs: ${[...new Set(addresses.map((a) => eniOf.get(a)))].join(', ')}`);
+  const rules = await ipJson<{ priority: number; src?: string; dst?: string; table?: string }>(
+    '-4',
+    'rule',
+    'show',
+  );
+  let configured = 0;
+  let routed = 0;
+  for (const [i, address] of addresses.entries()) {
+    const inPod = await ipJson<{ addr_info: { local: string }[] }>(
+      '-n',
+      podName(i),
+      'addr',
+      'show',
+      'eth0',
+    ).catch(() => []);
+    const defaultRoute = await ipJson<{ dst: string; gateway?: string }>(
+      '-n',
+      podName(i),
+      'route',
+      'show',
+      'default',
+    ).catch(() => []);
+    if (
+      inPod[0]?.addr_info.some((a) => a.local === address) &&
+      defaultRoute[0]?.gateway === '10.0.0.3'
+    )
+      configured++;
+    const eni = byId.get(eniOf.get(address) ?? '');
+    const link = eni && `eni${eni.deviceIndex}`;
+    const table = String(1000 + (eni?.deviceIndex ?? -1));
+    const own = (r: { src?: string; dst?: string }) => r.src === address || r.dst === address;
+    // An address on the primary ENI leaves by the main table: no rule of its own.
+    const hasRules =
+      eni?.deviceIndex === 0
+        ? !rules.some(own)
+        : rules.some((r) => r.priority === 512 && r.dst === address && r.table === 'main') &&
+          rules.some((r) => r.priority === 1536 && r.src === address && r.table === table);
+    const hostVeth =
+      (await ipJson<{ dev: string }>('route', 'get', address).catch(() => []))[0]?.dev ?? '';
+    const egress = await ipJson<{ dev: string }>(
+      'route',
+      'get',
+      '10.0.0.1',
+      'from',
+      address,
+      'iif',
+      hostVeth,
+    ).catch(() => []);
+    if (hasRules && egress[0]?.dev === link) routed++;
+  }
+  expect(
+    configured === addresses.length,
+    `every pod has its address on eth0 and a default route via 10.0.0.3 (the subnet's reserved fourth address) (${configured})`,
+  );
+  expect(
+    routed === addresses.length,
+    `every pod's rules are on the node (none for one on the primary ENI) and its traffic leaves through its own ENI (${routed})`,
+  );
+  // The VPC delivers each pod address to the ENI that owns it.
+  for (const address of addresses) {
+    const eni = byId.get(eniOf.get(address) ?? '');
+    if (eni) await ip('-n', vpc, 'route', 'replace', `${address}/32`, 'via', eni.primaryIp);
+  }
+  const pinged = await Promise.all(
+    [0, 1, addresses.length - 1].map((i) =>
+      run('ip', ['netns', 'exec', podName(i), 'ping', '-c', '1', '-W', '2', '10.0.0.1']).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  expect(
+    pinged.every(Boolean),
+    'pods reach the subnet router through their ENI and get the answer',
+  );
+}
+
+/** The address a CNI result gives the pod, without its prefix length. */
+function addressOf(run: PluginRun): string | undefined {
+  const ips = run.json?.ips as { address?: string }[] | undefined;
+  return ips?.[0]?.address?.split('/')[0];
+}
+
+/**
+ * Checks that no pod rule, ENI route, pod link on the node or interface in the namespaces `pods`
+ * is left: what a DEL, or an ADD that failed, must leave.
+ */
+async function checkNothingLeft(
+  enis: ReturnType<NodeIpServer['enis']>,
+  pods: readonly string[],
+): Promise<void> {
+  const rules = await ipJson<{ priority: number }>('-4', 'rule', 'show');
+  expect(
+    !rules.some((r) => r.priority === 512 || r.priority === 1536),
+    'no pod rule is left on the node',
+  );
+  const tables = await Promise.all(
+    // A table with no route left does not exist any more, which is what is wanted.
+    enis
+      .filter((e) => e.deviceIndex > 0)
+      .map((e) =>
+        ipJson<unknown>('-4', 'route', 'show', 'table', String(1000 + e.deviceIndex)).catch(
+          () => [],
+        ),
+      ),
+  );
+  expect(
+    tables.every((t) => t.length === 0),
+    'every ENI route table is empty again',
+  );
+  const veths = (await ipJson<{ ifname: string }>('link', 'show')).filter((l) =>
+    l.ifname.startsWith('veth'),
+  );
+  expect(
+    veths.length === 0,
+    `no pod link is left on the node (${veths.map((l) => l.ifname).join(', ')})`,
+  );
+  const inPods = await Promise.all(
+    pods.map((pod) => ipJson<unknown>('-n', pod, 'addr', 'show', 'eth0').catch(() => [])),
+  );
+  expect(
+    inPods.every((a) => a.length === 0),
+    'no pod namespace keeps an interface',
+  );
+}
+
 /** Runs the stage; 0 when every check held. */
 export async function inside(ptpDir: string, work: string, stage: Stage): Promise<number> {
   const pluginDir = join(work, 'bin');
@@ -67,114 +216,46 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     };
     console.log(`berth: ${enis.length} ENIs on ${NODE}, node IP API at ${server.url}`);
 
-    // 1. Concurrent ADDs.
+    const run = (command: string, i: number, conf: Record<string, unknown>) =>
+      ptp(ptpDir, pluginDir, lock, command, podName(i), conf);
+    /** Every pod `i` of `pods` ADDed at once under `conf`: their runs and addresses. */
+    const addAll = async (pods: number, conf: Record<string, unknown>) => {
+      const started = performance.now();
+      const runs = await Promise.all(Array.from({ length: pods }, (_, i) => run('ADD', i, conf)));
+      console.log(`${pods} concurrent ADDs in ${(performance.now() - started).toFixed(0)} ms`);
+      expect(
+        runs.every((r) => r.code === 0),
+        `every ADD succeeded (${runs
+          .filter((r) => r.code !== 0)
+          .map((r) => r.stdout)
+          .join(' ')})`,
+      );
+      const addresses = runs.map((r) => addressOf(r) ?? '');
+      expect(new Set(addresses).size === pods, `${pods} distinct addresses`);
+      return { runs, addresses };
+    };
+    const delAll = async (runs: readonly PluginRun[], conf: Record<string, unknown>) => {
+      const deleted = await Promise.all(
+        runs.map((r, i) => run('DEL', i, { ...conf, prevResult: r.json })),
+      );
+      expect(
+        deleted.every((r) => r.code === 0),
+        'every DEL succeeded',
+      );
+      await checkNothingLeft(
+        enis,
+        Array.from({ length: runs.length }, (_, i) => podName(i)),
+      );
+    };
+
+    // 1. Concurrent ADDs, each asking berth.
     for (let i = 0; i < stage.pods; i++) await ip('netns', 'add', podName(i));
-    const started = performance.now();
-    const added = await Promise.all(
-      Array.from({ length: stage.pods }, (_, i) =>
-        ptp(ptpDir, pluginDir, lock, 'ADD', podName(i), config),
-      ),
-    );
-    console.log(`${stage.pods} concurrent ADDs in ${(performance.now() - started).toFixed(0)} ms`);
-    expect(
-      added.every((r) => r.code === 0),
-      `every ADD succeeded (${added
-        .filter((r) => r.code !== 0)
-        .map((r) => r.stdout)
-        .join(' ')})`,
-    );
-    const addresses = added.map(
-      (r) =>
-        String((r.json?.ips as { address?: string }[] | undefined)?.[0]?.address ?? '').split(
-          '/',
-        )[0] ?? '',
-    );
-    expect(new Set(addresses).size === stage.pods, `${stage.pods} distinct addresses`);
-    const state = await server.world.store.loadNode(NODE);
-    const eniOf = new Map(state.ips.map((r) => [r.ip, r.eniId]));
-    const byId = new Map(enis.map((eni) => [eni.eniId, eni]));
-    console.log(`on ENIs: ${[...new Set(addresses.map((a) => eniOf.get(a)))].join(', ')}`);
-    const rules = await ipJson<{ priority: number; src?: string; dst?: string; table?: string }>(
-      '-4',
-      'rule',
-      'show',
-    );
-    let configured = 0;
-    let routed = 0;
-    for (const [i, address] of addresses.entries()) {
-      const inPod = await ipJson<{ addr_info: { local: string }[] }>(
-        '-n',
-        podName(i),
-        'addr',
-        'show',
-        'eth0',
-      ).catch(() => []);
-      const defaultRoute = await ipJson<{ dst: string; gateway?: string }>(
-        '-n',
-        podName(i),
-        'route',
-        'show',
-        'default',
-      ).catch(() => []);
-      if (
-        inPod[0]?.addr_info.some((a) => a.local === address) &&
-        defaultRoute[0]?.gateway === '10.0.0.3'
-      )
-        configured++;
-      const eni = byId.get(eniOf.get(address) ?? '');
-      const link = eni && `eni${eni.deviceIndex}`;
-      const table = String(1000 + (eni?.deviceIndex ?? -1));
-      const own = (r: { src?: string; dst?: string }) => r.src === address || r.dst === address;
-      // An address on the primary ENI leaves by the main table: no rule of its own.
-      const hasRules =
-        eni?.deviceIndex === 0
-          ? !rules.some(own)
-          : rules.some((r) => r.priority === 512 && r.dst === address && r.table === 'main') &&
-            rules.some((r) => r.priority === 1536 && r.src === address && r.table === table);
-      const hostVeth =
-        (await ipJson<{ dev: string }>('route', 'get', address).catch(() => []))[0]?.dev ?? '';
-      const egress = await ipJson<{ dev: string }>(
-        'route',
-        'get',
-        '10.0.0.1',
-        'from',
-        address,
-        'iif',
-        hostVeth,
-      ).catch(() => []);
-      if (hasRules && egress[0]?.dev === link) routed++;
-    }
-    expect(
-      configured === stage.pods,
-      `every pod has its address on eth0 and a default route via 10.0.0.3 (the subnet's reserved fourth address) (${configured})`,
-    );
-    expect(
-      routed === stage.pods,
-      `every pod's rules are on the node (none for one on the primary ENI) and its traffic leaves through its own ENI (${routed})`,
-    );
-    // The VPC delivers each pod address to the ENI that owns it.
-    for (const address of addresses) {
-      const eni = byId.get(eniOf.get(address) ?? '');
-      if (eni) await ip('-n', vpc, 'route', 'add', `${address}/32`, 'via', eni.primaryIp);
-    }
-    const pinged = await Promise.all(
-      [0, 1, stage.pods - 1].map((i) =>
-        run('ip', ['netns', 'exec', podName(i), 'ping', '-c', '1', '-W', '2', '10.0.0.1']).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    expect(
-      pinged.every(Boolean),
-      'pods reach the subnet router through their ENI and get the answer',
-    );
+    const added = await addAll(stage.pods, config);
+    await checkWired(server, enis, vpc, added.addresses, podName);
 
     // 2. CHECK.
     const checked = await Promise.all(
-      added.map((r, i) =>
-        ptp(ptpDir, pluginDir, lock, 'CHECK', podName(i), { ...config, prevResult: r.json }),
-      ),
+      added.runs.map((r, i) => run('CHECK', i, { ...config, prevResult: r.json })),
     );
     expect(
       checked.every((r) => r.code === 0),
@@ -185,73 +266,46 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     );
 
     // 3. DEL of all.
-    const deleted = await Promise.all(
-      added.map((r, i) =>
-        ptp(ptpDir, pluginDir, lock, 'DEL', podName(i), { ...config, prevResult: r.json }),
-      ),
-    );
-    expect(
-      deleted.every((r) => r.code === 0),
-      'every DEL succeeded',
-    );
-    const rulesAfter = await ipJson<{ priority: number }>('-4', 'rule', 'show');
-    expect(
-      !rulesAfter.some((r) => r.priority === 512 || r.priority === 1536),
-      'no pod rule is left on the node',
-    );
-    const tables = await Promise.all(
-      // A table with no route left does not exist any more, which is what is wanted.
-      enis
-        .filter((e) => e.deviceIndex > 0)
-        .map((e) =>
-          ipJson<unknown>('-4', 'route', 'show', 'table', String(1000 + e.deviceIndex)).catch(
-            () => [],
-          ),
-        ),
-    );
-    expect(
-      tables.every((t) => t.length === 0),
-      'every ENI route table is empty again',
-    );
-    const veths = (await ipJson<{ ifname: string; link_type?: string }>('link', 'show')).filter(
-      (l) => l.ifname.startsWith('veth'),
-    );
-    expect(
-      veths.length === 0,
-      `no pod link is left on the node (${veths.map((l) => l.ifname).join(', ')})`,
-    );
-    const podAddresses = await Promise.all(
-      Array.from({ length: stage.pods }, (_, i) =>
-        ipJson<unknown>('-n', podName(i), 'addr', 'show', 'eth0').catch(() => []),
-      ),
-    );
-    expect(
-      podAddresses.every((a) => a.length === 0),
-      'no pod namespace keeps an interface',
-    );
+    await delAll(added.runs, config);
     const stateAfter = await server.world.store.loadNode(NODE);
     expect(!stateAfter.ips.some((r) => r.state === 'assigned'), 'every address is free in berth');
 
-    // 4. ADD while berth is down.
+    // 4. Handed out on the node: the agent learns the node's set, then berth goes down, and pods
+    // start and stop from the set alone.
+    const dataDir = join(work, 'node');
+    const onNode = { ...config, ipam: { ...config.ipam, dataDir } };
+    const handout = new HandoutStore(dataDir);
+    const { ipam } = parseNetworkConfig(JSON.stringify(onNode));
+    await agentPass(
+      handout,
+      new NodeIpClient(ipam, AbortSignal.timeout(ipam.timeoutMs)),
+      undefined,
+      Date.now(),
+    );
+    const set = new Set((await handout.readSet())?.addresses.map((a) => a.ip));
+    console.log(`the node's set: ${set.size} addresses; berth is stopped`);
     await server.close();
-    const down = await ptp(ptpDir, pluginDir, lock, 'ADD', podName(0), config);
+    const onNodePods = Math.min(NODE_SIDE_PODS, stage.pods);
+    const fromSet = await addAll(onNodePods, onNode);
+    expect(
+      fromSet.addresses.every((a) => set.has(a)),
+      "every address is one of the node's set",
+    );
+    expect(
+      (await handout.leases()).length === onNodePods,
+      `the node holds ${onNodePods} leases, one a container`,
+    );
+    await checkWired(server, enis, vpc, fromSet.addresses, podName);
+    await delAll(fromSet.runs, onNode);
+    expect((await handout.leases()).length === 0, 'and none once every DEL is done');
+
+    // 5. A node berth hands out per pod: an ADD while berth is down fails, half-configuring nothing.
+    const down = await run('ADD', 0, config);
     expect(
       down.code !== 0 && down.json?.code === 11,
-      `an ADD while berth is down fails with CNI error 11 (${down.stdout.trim()})`,
+      `an ADD asking berth while it is down fails with CNI error 11 (${down.stdout.trim()})`,
     );
-    const leftover = await ipJson<unknown>('-n', podName(0), 'link', 'show', 'eth0').catch(
-      () => [],
-    );
-    const rulesDown = await ipJson<{ priority: number }>('-4', 'rule', 'show');
-    const vethsDown = (await ipJson<{ ifname: string }>('link', 'show')).filter((l) =>
-      l.ifname.startsWith('veth'),
-    );
-    expect(
-      leftover.length === 0 &&
-        vethsDown.length === 0 &&
-        !rulesDown.some((r) => r.priority === 512 || r.priority === 1536),
-      'and leaves nothing half-configured',
-    );
+    await checkNothingLeft(enis, [podName(0)]);
   } finally {
     await server.close().catch(() => undefined);
   }
