@@ -41,6 +41,7 @@ import { readService } from '../../shared/repair/live.js';
 import { QueueSettler } from '../../shared/settle/settler.js';
 import type { SettleTask } from '../../shared/settle/task.js';
 import { DynamoEniStore } from '../../shared/store/dynamo-eni-store.js';
+import { WriteOutcomeUnknownError } from '../../shared/store/errors.js';
 import { namesOwner } from '../../shared/vocabulary/allocation-id.js';
 import { eniWorld } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
@@ -137,6 +138,8 @@ const SETTLE_CONCURRENCY = 8;
 function transient(error: unknown): boolean {
   return (
     injected(error) !== undefined ||
+    // A decrement whose injected 500 berth did not send again (store/once-only-write.ts).
+    error instanceof WriteOutcomeUnknownError ||
     (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'ECONNRESET'))
   );
 }

@@ -70,6 +70,7 @@ import type { Owner } from '../vocabulary/owner.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
+import { onceOnly } from './once-only-write.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
 import { transactWrite } from './transact.js';
@@ -519,21 +520,30 @@ export class DynamoHostPortStore implements HostPortStore, PodNameStore {
       [PK]: { S: this.#countsKey(change.range) },
       [SK]: { S: blockSortKey(change.block) },
     };
+    const command = new UpdateItemCommand({
+      TableName: this.#table,
+      Key: key,
+      UpdateExpression: `ADD ${adds.join(', ')}${change.writtenAt === undefined ? '' : ' SET #w = :w'}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      ReturnConsumedCapacity: 'TOTAL',
+    });
+    // A use taken away twice would show a port a live pod holds as less used than it is (the
+    // contract releases a pod's ports exactly once); added twice, it only holds one too many
+    // until the repair pass recounts, so an increment keeps the SDK's retries.
+    const removing = [...change.slots.values()].some((slot) => slot.uses < 0);
+    const send = removing
+      ? onceOnly(
+          command,
+          `removing uses of ${change.range} ports in block ${change.block} (if it did not land, the repair pass recounts the block)`,
+        )
+      : command;
     // The count as written, or as it stood when the condition refused the write.
     const { applied, item: found } = await conditionalWrite(this.meter, () =>
-      this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#table,
-          Key: key,
-          UpdateExpression: `ADD ${adds.join(', ')}${change.writtenAt === undefined ? '' : ' SET #w = :w'}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      ),
+      this.#client.send(send),
     );
     return { applied, block: decodeBlock(change.range, change.block, found) };
   }

@@ -21,3 +21,23 @@ export class ItemSchemaTooNewError extends Error {
     this.understood = understood;
   }
 }
+
+/**
+ * A count change whose request failed after it may have reached DynamoDB (a 5xx answer, a lost
+ * connection, a timeout): applied or not, nobody can tell, and sending it again could apply it
+ * twice (`once-only-write.ts`). What `what` names says what heals a change that did not land.
+ */
+export class WriteOutcomeUnknownError extends Error {
+  /**
+   * The request's own failure. Not `cause`: the SDK's retry classification follows `cause`
+   * (`isTransientError` in @smithy/core's retry submodule), and would send the write again.
+   */
+  readonly failure: unknown;
+  constructor(what: string, failure: unknown) {
+    super(
+      `${what}: DynamoDB may or may not have applied it (${(failure as Error)?.message ?? String(failure)}); not sent again, since a second send could apply it twice`,
+    );
+    this.name = 'WriteOutcomeUnknownError';
+    this.failure = failure;
+  }
+}
