@@ -44,7 +44,7 @@ import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
-import { sharedPartitionKey, TABLE_SCHEMA } from './table.js';
+import { sharedPartitionKey, TABLE_SCHEMA, timeToLiveFor } from './table.js';
 import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
@@ -84,9 +84,9 @@ function unmarshal(item: Record<string, AttributeValue>): Flat {
 
 const sortKeyOf = (key: NodeItemKey): string => `${key.kind}#${key.id}`;
 
-/** The TTL (epoch seconds) an item gets, if any. */
+/** The TTL (epoch seconds) an item gets, if any: an intent's, a day from its write. */
 function expiresAt(item: NodeItem): number | undefined {
-  if (item.kind === 'intent') return Math.ceil(item.createdAt / 1000) + INTENT_TTL_S;
+  if (item.kind === 'intent') return timeToLiveFor(INTENT_TTL_S * 1000);
   return undefined;
 }
 
@@ -384,7 +384,8 @@ export class DynamoEniStore implements EniStore {
             [PK]: { S: this.#subnetsKey() },
             [SK]: { S: subnetMarkKey(subnetId, what) },
             exhaustedUntil: { N: String(until) },
-            [TTL]: { N: String(Math.ceil(until / 1000) + 3600) },
+            // A mark lasts minutes (ENI_TIMINGS), well inside the TTL's margin past now.
+            [TTL]: { N: String(timeToLiveFor(0)) },
           },
           // Keep the latest mark: a slower writer with an older `until` must not shorten it.
           ConditionExpression: 'attribute_not_exists(#until) OR #until < :until',

@@ -18,7 +18,7 @@ import type { Lease, LeaseAttempt, LeaseGrant } from '../lease/lease.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
 import type { TableLocation } from './location.js';
-import { TABLE_SCHEMA } from './table.js';
+import { TABLE_SCHEMA, timeToLiveFor } from './table.js';
 import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
@@ -56,7 +56,7 @@ export class DynamoLease implements Lease {
       this.#client.send(
         new PutItemCommand({
           TableName: this.#table,
-          Item: { ...this.#key(name), ...expiryAttributes(holder, expiresAtMs) },
+          Item: { ...this.#key(name), ...expiryAttributes(holder, expiresAtMs, ttlMs) },
           ConditionExpression:
             'attribute_not_exists(#pk) OR #expiresAtMs <= :now OR #holder = :holder',
           ExpressionAttributeNames: {
@@ -96,7 +96,7 @@ export class DynamoLease implements Lease {
           },
           ExpressionAttributeValues: {
             ':expiresAtMs': { N: String(expiresAtMs) },
-            ':ttl': { N: String(ttlSeconds(expiresAtMs)) },
+            ':ttl': { N: String(timeToLiveFor(ttlMs)) },
             ':holder': { S: holder },
           },
           ReturnConsumedCapacity: 'TOTAL',
@@ -126,15 +126,14 @@ export class DynamoLease implements Lease {
   }
 }
 
-/** DynamoDB TTL wants epoch seconds; rounding up keeps the sweep after the real expiry. */
-function ttlSeconds(expiresAtMs: number): number {
-  return Math.ceil(expiresAtMs / 1000);
-}
-
-function expiryAttributes(holder: string, expiresAtMs: number): Record<string, AttributeValue> {
+function expiryAttributes(
+  holder: string,
+  expiresAtMs: number,
+  ttlMs: number,
+): Record<string, AttributeValue> {
   return {
     holder: { S: holder },
     expiresAtMs: { N: String(expiresAtMs) },
-    [TTL]: { N: String(ttlSeconds(expiresAtMs)) },
+    [TTL]: { N: String(timeToLiveFor(ttlMs)) },
   };
 }

@@ -16,6 +16,23 @@ export const TABLE_SCHEMA = {
   timeToLiveAttribute: 'expiresAt',
 } as const;
 
+/**
+ * How long past an item's own end its TTL lets DynamoDB delete it. The TTL only collects
+ * garbage: every reader judges an item by its own expiry against its clock, while DynamoDB
+ * deletes by its own clock, best-effort, possibly soon after the TTL (DynamoDB Local within about
+ * two seconds). An hour keeps a clock a little behind DynamoDB's from losing a live lease.
+ */
+const TTL_MARGIN_S = 3600;
+
+/**
+ * The TTL attribute's value for an item that ends `lifetimeMs` from now: epoch seconds by the
+ * wall clock, which DynamoDB keeps too, whatever clock the caller runs its logic on (a simulated
+ * day runs months behind it, and would otherwise write items already expired to DynamoDB).
+ */
+export function timeToLiveFor(lifetimeMs: number, wallNowMs: number = Date.now()): number {
+  return Math.ceil((wallNowMs + Math.max(lifetimeMs, 0)) / 1000) + TTL_MARGIN_S;
+}
+
 /** The default table name for the local stack. */
 export const LOCAL_TABLE_NAME = 'berth';
 

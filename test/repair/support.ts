@@ -50,10 +50,7 @@ export const IPS = RANGES.clusterIps[0] as ValueRange;
 export const NODE_PORTS = RANGES.nodePorts;
 export const HOST_PORTS = RANGES.hostPorts[0] as ValueRange;
 
-/**
- * The clock of every test: fixed, so counters and records are reproducible, and in the future,
- * because DynamoDB Local's TTL sweep deletes a lease whose `expiresAt` is in the real past.
- */
+/** The clock of every test: fixed, so counters and records are reproducible. */
 export const NOW = Date.parse('2036-03-01T12:00:00Z');
 
 /**

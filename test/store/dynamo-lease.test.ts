@@ -2,7 +2,7 @@
  * What only the DynamoDB lease promises: its item layout and TTL attribute, and its meter. Its
  * behaviour is `test/contracts/lease.contract.ts`.
  */
-import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoLease } from '../../shared/store/dynamo-lease.js';
 import { T0, TTL } from '../contracts/lease.contract.js';
@@ -25,23 +25,56 @@ describe('DynamoLease', () => {
     ({ client, tableName } = await freshTable());
   });
 
-  it('stores the item under <cluster>#lease with the TTL attribute in epoch seconds', async () => {
+  const leaseItem = async (name: string) =>
+    (
+      await client.send(
+        new GetItemCommand({
+          TableName: tableName,
+          Key: { pk: { S: `c${cluster}#lease` }, sk: { S: name } },
+          ConsistentRead: true,
+        }),
+      )
+    ).Item;
+
+  it('stores the item under <cluster>#lease, its TTL an hour past its end by the wall clock', async () => {
     now = T0 + 500;
     const [a] = contenders('a');
+    const before = Date.now();
     await a?.acquireLease('scale', 'a', TTL);
-    const out = await client.send(
-      new GetItemCommand({
+    const after = Date.now();
+    const item = await leaseItem('scale');
+    expect(item).toMatchObject({ holder: { S: 'a' }, expiresAtMs: { N: String(T0 + 500 + TTL) } });
+    // Epoch seconds, as DynamoDB's TTL wants them, from the wall clock DynamoDB keeps.
+    const ttl = Number(item?.expiresAt?.N);
+    expect(ttl).toBeGreaterThanOrEqual(Math.ceil((before + TTL) / 1000) + 3600);
+    expect(ttl).toBeLessThanOrEqual(Math.ceil((after + TTL) / 1000) + 3600);
+  });
+
+  it('keeps a lease taken on a clock months behind the wall clock through the TTL sweep', async () => {
+    // A simulated day runs on its own clock: its lease must outlive DynamoDB Local's sweep,
+    // which deletes an item whose TTL has passed within seconds.
+    // (Months, not years: DynamoDB leaves alone a TTL more than five years past.)
+    now = Date.now() - 300 * 86_400_000;
+    const [a] = contenders('a');
+    await a?.acquireLease('repair', 'a', TTL);
+    const swept = { pk: { S: `c${cluster}#swept` }, sk: { S: 'swept' } };
+    await client.send(
+      new PutItemCommand({
         TableName: tableName,
-        Key: { pk: { S: `c${cluster}#lease` }, sk: { S: 'scale' } },
-        ConsistentRead: true,
+        Item: { ...swept, expiresAt: { N: String(Math.floor(Date.now() / 1000) - 3600) } },
       }),
     );
-    expect(out.Item).toMatchObject({
-      holder: { S: 'a' },
-      expiresAtMs: { N: String(T0 + 500 + TTL) },
-      expiresAt: { N: String(Math.ceil((T0 + 500 + TTL) / 1000)) },
-    });
-  });
+    // The sweep has run once the item written as expired is gone.
+    await expect
+      .poll(
+        async () =>
+          (await client.send(new GetItemCommand({ TableName: tableName, Key: swept }))).Item,
+        { timeout: 60_000, interval: 500 },
+      )
+      .toBeUndefined();
+    expect((await leaseItem('repair'))?.holder).toEqual({ S: 'a' });
+    await expect(a?.renewLease('repair', 'a', TTL)).resolves.toMatchObject({ holder: 'a' });
+  }, 90_000);
 
   it('counts requests and lost conditions on its meter', async () => {
     now = T0;
