@@ -114,6 +114,8 @@ const CONFIG = {
 };
 /** Past DynamoDB Local's TTL sweep, which deletes items whose `expiresAt` is in the real past. */
 const START = Date.parse('2036-03-01T12:00:00Z');
+/** Lines of an address's story a violation prints. */
+const IP_STORY_LINES = 12;
 /**
  * Virtual time one finished operation moves the clock by. The clock is shared, so it runs as
  * fast as all clients together finish operations, while each call takes real time on DynamoDB
@@ -535,10 +537,19 @@ export async function runChaos(
     now?.ip === then.ip && now.containerId === then.containerId;
   /** DELs kubelet sends again later, after the IP may have gone to another pod. */
   const lateDels: { pod: string; ip: string; containerId: string }[] = [];
+  /** What the CNI saw of each address, latest last: a violation prints its address's story. */
+  const ipStories = new Map<string, string[]>();
+  const tell = (ip: string, line: string) => {
+    const story = ipStories.get(ip) ?? [];
+    story.push(`${elapsed()} ${line}`);
+    ipStories.set(ip, story.slice(-IP_STORY_LINES));
+  };
+  const storyOf = (ip: string) =>
+    ` (what the CNI saw of ${ip}: ${(ipStories.get(ip) ?? []).join('; ')})`;
   const checkUniqueIp = (pod: string, ip: string) => {
     for (const [other, held] of eniHolders)
       if (other !== pod && held.ip === ip)
-        violations.push(`${ip} held by pods ${other} and ${pod}`);
+        violations.push(`${ip} held by pods ${other} and ${pod}${storyOf(ip)}`);
   };
   const eniDel = async () => {
     const [pod, held] = pick([...eniHolders]) ?? [];
@@ -549,13 +560,19 @@ export async function runChaos(
     const holder = { namespace: 'net', pod, containerId: held.containerId };
     for (let attempt = 1; attempt <= CLIENT_ATTEMPTS; attempt++) {
       try {
-        await faults.invoke(() => releaseIp(eniDeps, 'node-a', held.ip, holder));
+        const { released } = await faults.invoke(() =>
+          releaseIp(eniDeps, 'node-a', held.ip, holder),
+        );
+        tell(held.ip, `${pod} DEL ${attempt}: ${released ? 'released' : 'not assigned'}`);
         break;
       } catch (error) {
+        tell(held.ip, `${pod} DEL ${attempt}: ${describeError(error)}`);
         // On a first try the IP must still be the pod's; a retry may follow a release that
         // landed unseen (a timeout, a crash), after which the IP may rightly be another pod's.
         if (error instanceof IpHeldByAnotherError && attempt === 1)
-          violations.push(`${pod}'s own DEL found ${held.ip} held by another: ${error.message}`);
+          violations.push(
+            `${pod}'s own DEL found ${held.ip} held by another: ${error.message}${storyOf(held.ip)}`,
+          );
         if (error instanceof IpHeldByAnotherError) break;
         if (!transient(error) && !(error instanceof EniRequestError))
           unexpected.push(describeError(error));
@@ -574,6 +591,7 @@ export async function runChaos(
         const { ip } = await faults.invoke(() =>
           assignIp(eniDeps, 'node-a', { namespace: 'net', pod, containerId }),
         );
+        tell(ip, `${pod} ADD ${attempt}: given`);
         checkUniqueIp(pod, ip);
         eniHolders.set(pod, { ip, containerId });
         return;
@@ -595,10 +613,14 @@ export async function runChaos(
     const before = [...eniHolders].filter(([, held]) => held.ip === late.ip);
     try {
       const { released } = await faults.invoke(() => releaseIp(eniDeps, 'node-a', late.ip, holder));
+      tell(late.ip, `${late.pod} late DEL: ${released ? 'released' : 'not assigned'}`);
       for (const [other, held] of before)
         if (released && sameHolding(eniHolders.get(other), held))
-          violations.push(`a late DEL of ${late.pod} freed ${late.ip}, which ${other} holds`);
+          violations.push(
+            `a late DEL of ${late.pod} freed ${late.ip}, which ${other} holds${storyOf(late.ip)}`,
+          );
     } catch (error) {
+      tell(late.ip, `${late.pod} late DEL: ${describeError(error)}`);
       if (error instanceof IpHeldByAnotherError) count('ENI late DEL refused (409)');
       else if (!transient(error) && !(error instanceof EniRequestError))
         unexpected.push(describeError(error));
