@@ -112,7 +112,7 @@ const CONFIG = {
   repair: { intervalSeconds: 0, leakGracePasses: 3 },
   settle: { delaySeconds: 5 },
 };
-/** Past DynamoDB Local's TTL sweep, which deletes items whose `expiresAt` is in the real past. */
+/** The run's clock starts here: fixed, so a seeded run replays. */
 const START = Date.parse('2036-03-01T12:00:00Z');
 /** Lines of an address's story a violation prints. */
 const IP_STORY_LINES = 12;

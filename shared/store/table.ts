@@ -29,8 +29,8 @@ const TTL_MARGIN_S = 3600;
  * wall clock, which DynamoDB keeps too, whatever clock the caller runs its logic on (a simulated
  * day runs months behind it, and would otherwise write items already expired to DynamoDB).
  */
-export function timeToLiveFor(lifetimeMs: number, wallNowMs: number = Date.now()): number {
-  return Math.ceil((wallNowMs + Math.max(lifetimeMs, 0)) / 1000) + TTL_MARGIN_S;
+export function timeToLiveFor(lifetimeMs: number): number {
+  return Math.ceil((Date.now() + Math.max(lifetimeMs, 0)) / 1000) + TTL_MARGIN_S;
 }
 
 /** The default table name for the local stack. */

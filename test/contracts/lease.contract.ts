@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../shared/lease/errors.js';
 import { type Lease, withLease } from '../../shared/lease/lease.js';
 
-// In the future: DynamoDB Local sweeps items whose TTL attribute lies in the real past.
+// A fixed clock far from the wall clock, which the lease's TTL is written from.
 export const T0 = Date.UTC(2099, 0, 1);
 export const TTL = 120_000;
 
