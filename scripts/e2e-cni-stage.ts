@@ -2,14 +2,12 @@
  * The inside of `npm run e2e:cni` (see `e2e-cni.ts`): runs in the node namespace, where berth's
  * node IP API listens on loopback and `ptp` calls berth-cni for each pod. Returns the exit code.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { installPlugin } from '../cni/build.js';
-import { agentPass } from '../cni/handout/agent.js';
 import { HandoutStore } from '../cni/handout/store.js';
-import { parseNetworkConfig } from '../cni/netconf.js';
-import { NodeIpClient } from '../cni/node-ip-client.js';
 import { cniEnv, type PluginRun, runPlugin } from '../sim/cni-runtime.js';
 import { NODE, type NodeIpServer, startNodeIpServer } from '../sim/node-ip-server.js';
 import { ip, ipJson, linkEnis, type StageNames } from '../sim/staged-node.js';
@@ -196,6 +194,42 @@ async function checkNothingLeft(
   );
 }
 
+/**
+ * Runs the node agent (`berth-cni agent`, the DaemonSet's container) on `config` written as the
+ * node's conflist, until `done` answers something or 30 s pass; answers what `done` last did.
+ */
+async function runAgentUntil<T>(
+  agentPath: string,
+  work: string,
+  lock: string,
+  config: Record<string, unknown>,
+  done: () => Promise<T | undefined>,
+): Promise<T | undefined> {
+  const conflist = join(work, '05-berth.conflist');
+  // A conflist's plugin entries are the network configuration without its version and name.
+  const { cniVersion, name, ...plugin } = config;
+  await writeFile(conflist, JSON.stringify({ cniVersion, name, plugins: [plugin] }));
+  const agent = spawn(agentPath, ['agent'], {
+    env: {
+      ...process.env,
+      BERTH_CNI_CONFIG: conflist,
+      BERTH_CNI_LOCK: lock,
+      BERTH_CNI_AGENT_PASS_MS: '200',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  try {
+    for (const until = Date.now() + 30_000; Date.now() < until; ) {
+      const answer = await done().catch(() => undefined);
+      if (answer !== undefined) return answer;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return undefined;
+  } finally {
+    agent.kill();
+  }
+}
+
 /** Runs the stage; 0 when every check held. */
 export async function inside(ptpDir: string, work: string, stage: Stage): Promise<number> {
   const pluginDir = join(work, 'bin');
@@ -270,19 +304,23 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     const stateAfter = await server.world.store.loadNode(NODE);
     expect(!stateAfter.ips.some((r) => r.state === 'assigned'), 'every address is free in berth');
 
-    // 4. Handed out on the node: the agent learns the node's set, then berth goes down, and pods
-    // start and stop from the set alone.
+    // 4. Handed out on the node: the node agent, as the DaemonSet runs it, learns the node's set;
+    // then berth goes down, and pods start and stop from the set alone.
     const dataDir = join(work, 'node');
     const onNode = { ...config, ipam: { ...config.ipam, dataDir } };
     const handout = new HandoutStore(dataDir);
-    const { ipam } = parseNetworkConfig(JSON.stringify(onNode));
-    await agentPass(
-      handout,
-      new NodeIpClient(ipam, AbortSignal.timeout(ipam.timeoutMs)),
-      undefined,
-      Date.now(),
+    // Until its first report is answered: then berth knows the node hands the pool out.
+    const reported = () =>
+      server.requests.some((r) => /^POST \/v1\/nodes\/[^/]+\/addresses/.test(r));
+    const learned = await runAgentUntil(
+      join(pluginDir, 'berth-cni'),
+      work,
+      lock,
+      onNode,
+      async () => (reported() ? handout.readSet() : undefined),
     );
-    const set = new Set((await handout.readSet())?.addresses.map((a) => a.ip));
+    expect(learned !== undefined, "the node agent learned the node's set from berth");
+    const set = new Set(learned?.addresses.map((a) => a.ip));
     console.log(`the node's set: ${set.size} addresses; berth is stopped`);
     await server.close();
     const onNodePods = Math.min(NODE_SIDE_PODS, stage.pods);
