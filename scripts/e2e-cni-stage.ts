@@ -233,7 +233,7 @@ async function runAgentUntil<T>(
 /** Runs the stage; 0 when every check held. */
 export async function inside(ptpDir: string, work: string, stage: Stage): Promise<number> {
   const pluginDir = join(work, 'bin');
-  await installPlugin(pluginDir);
+  const plugin = await installPlugin(pluginDir);
   const lock = join(work, 'berth-cni.lock');
   const server = await startNodeIpServer({ idle: stage.pods, instanceType: 'c5.4xlarge' });
   const podName = (i: number) => stage.names.pod(String(i));
@@ -312,12 +312,8 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     // Until its first report is answered: then berth knows the node hands the pool out.
     const reported = () =>
       server.requests.some((r) => /^POST \/v1\/nodes\/[^/]+\/addresses/.test(r));
-    const learned = await runAgentUntil(
-      join(pluginDir, 'berth-cni'),
-      work,
-      lock,
-      onNode,
-      async () => (reported() ? handout.readSet() : undefined),
+    const learned = await runAgentUntil(plugin, work, lock, onNode, async () =>
+      reported() ? handout.readSet() : undefined,
     );
     expect(learned !== undefined, "the node agent learned the node's set from berth");
     const set = new Set(learned?.addresses.map((a) => a.ip));
