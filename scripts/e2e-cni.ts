@@ -12,9 +12,9 @@
  * 2. CHECK passes for every pod;
  * 3. DEL of all leaves no address, rule, route or link behind, and every address free in berth;
  * 4. handed out on the node: the node agent (`berth-cni agent`, as the DaemonSet runs it, on the
- *    node's conflist) learns the node's set and reports, berth is stopped, and 20 pods
- *    are ADDed at once from the set alone (distinct addresses of the set, wired and answered as
- *    in 1), then DELed, leaving nothing behind and no lease on the node;
+ *    node's conflist) learns the node's set and reports, berth is stopped, and 20 pods are
+ *    ADDed at once from the set alone (distinct addresses of the set, wired and answered as in
+ *    1), then DELed, leaving nothing behind and no lease on the node;
  * 5. an ADD that asks berth while it is down fails with a CNI error and leaves nothing
  *    half-configured.
  * Needs root, iproute2 and `containernetworking-plugins` (`ptp` in /usr/lib/cni).
