@@ -555,6 +555,17 @@ export async function runChaos(
     const [pod, held] = pick([...eniHolders]) ?? [];
     if (pod === undefined || held === undefined) return;
     count('ENI DEL');
+    // Up to its DEL the pod holds its address: berth's record must say so. (Read outside any
+    // invocation, so unshaken.)
+    const record = await eni.store.getIp('node-a', held.ip);
+    if (
+      record?.state !== 'assigned' ||
+      record.pod !== `net/${pod}` ||
+      record.containerId !== held.containerId
+    )
+      violations.push(
+        `${held.ip} of live ${pod} is recorded ${record ? `${record.state} for ${record.pod ?? 'nobody'} (container ${record.containerId ?? '-'})` : 'nowhere'}${storyOf(held.ip)}`,
+      );
     eniHolders.delete(pod);
     eni.cluster.pods.delete(`net/${pod}`);
     const holder = { namespace: 'net', pod, containerId: held.containerId };
@@ -567,12 +578,10 @@ export async function runChaos(
         break;
       } catch (error) {
         tell(held.ip, `${pod} DEL ${attempt}: ${describeError(error)}`);
-        // On a first try the IP must still be the pod's; a retry may follow a release that
-        // landed unseen (a timeout, a crash), after which the IP may rightly be another pod's.
-        if (error instanceof IpHeldByAnotherError && attempt === 1)
-          violations.push(
-            `${pod}'s own DEL found ${held.ip} held by another: ${error.message}${storyOf(held.ip)}`,
-          );
+        // The address may rightly be another pod's by now, even on a first try: the release
+        // landed and then failed (a 500), and before berth read it back to tell, the address
+        // went on to other pods; its 409 is the truth. That the pod held it until its DEL is
+        // checked above.
         if (error instanceof IpHeldByAnotherError) break;
         if (!transient(error) && !(error instanceof EniRequestError))
           unexpected.push(describeError(error));
