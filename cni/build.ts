@@ -85,9 +85,9 @@ export const PLUGIN_CA_FILE = 'ca.crt';
 
 /**
  * The wrapper: runs the bundle beside it with `node` (an absolute path, or one beside it),
- * trusting `PLUGIN_CA_FILE` when one was installed, and starting nothing else. Node.js reads NODE_EXTRA_CA_CERTS once, at
- * start, and adds it to the roots every TLS connection (fetch's too) trusts
- * (https://nodejs.org/api/cli.html#node_extra_ca_certsfile).
+ * trusting `PLUGIN_CA_FILE` when one was installed, and starting nothing else. Node.js reads
+ * NODE_EXTRA_CA_CERTS once, at start, and adds it to the roots every TLS connection (fetch's
+ * too) trusts (https://nodejs.org/api/cli.html#node_extra_ca_certsfile).
  */
 export function wrapperScript(node: string): string {
   const runtime = node.startsWith('/') ? `'${node}'` : `"$here/${SUPPORT_DIR}/${node}"`;

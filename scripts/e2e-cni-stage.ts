@@ -2,17 +2,21 @@
  * The inside of `npm run e2e:cni` (see `e2e-cni.ts`): runs in the node namespace, where berth's
  * node IP API listens on loopback and `ptp` calls berth-cni for each pod. Returns the exit code.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import { installPlugin } from '../cni/build.js';
 import { HandoutStore } from '../cni/handout/store.js';
-import { cniEnv, type PluginRun, runPlugin } from '../sim/cni-runtime.js';
+import {
+  addressOf,
+  type ChainedConfig,
+  chainedConfig,
+  cniEnv,
+  type PluginRun,
+  runPlugin,
+} from '../sim/cni-runtime.js';
 import { NODE, type NodeIpServer, startNodeIpServer } from '../sim/node-ip-server.js';
 import { ip, ipJson, linkEnis, type StageNames } from '../sim/staged-node.js';
-
-const run = promisify(execFile);
 
 /** Pods started from the node's set while berth is down. */
 const NODE_SIDE_PODS = 20;
@@ -29,7 +33,7 @@ async function ptp(
   lock: string,
   command: string,
   pod: string,
-  config: Record<string, unknown>,
+  config: ChainedConfig,
 ): Promise<PluginRun> {
   const env = cniEnv(
     command,
@@ -133,7 +137,7 @@ async function checkWired(
   }
   const pinged = await Promise.all(
     [0, 1, addresses.length - 1].map((i) =>
-      run('ip', ['netns', 'exec', podName(i), 'ping', '-c', '1', '-W', '2', '10.0.0.1']).then(
+      ip('netns', 'exec', podName(i), 'ping', '-c', '1', '-W', '2', '10.0.0.1').then(
         () => true,
         () => false,
       ),
@@ -143,12 +147,6 @@ async function checkWired(
     pinged.every(Boolean),
     'pods reach the subnet router through their ENI and get the answer',
   );
-}
-
-/** The address a CNI result gives the pod, without its prefix length. */
-function addressOf(run: PluginRun): string | undefined {
-  const ips = run.json?.ips as { address?: string }[] | undefined;
-  return ips?.[0]?.address?.split('/')[0];
 }
 
 /**
@@ -202,7 +200,7 @@ async function runAgentUntil<T>(
   agentPath: string,
   work: string,
   lock: string,
-  config: Record<string, unknown>,
+  config: ChainedConfig,
   done: () => Promise<T | undefined>,
 ): Promise<T | undefined> {
   const conflist = join(work, '05-berth.conflist');
@@ -241,21 +239,18 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
   try {
     const enis = server.enis();
     await linkEnis(stage.names, enis);
-    const config = {
-      cniVersion: '1.0.0',
-      name: 'berth',
-      type: 'ptp',
-      ipMasq: false,
-      ipam: { type: 'berth-cni', endpoint: server.url, node: NODE, timeoutSeconds: 110 },
-    };
+    const config = chainedConfig(
+      { endpoint: server.url, node: NODE, timeoutSeconds: 110 },
+      { ipMasq: false },
+    );
     console.log(`berth: ${enis.length} ENIs on ${NODE}, node IP API at ${server.url}`);
 
-    const run = (command: string, i: number, conf: Record<string, unknown>) =>
+    const cni = (command: string, i: number, conf: ChainedConfig) =>
       ptp(ptpDir, pluginDir, lock, command, podName(i), conf);
     /** Every pod `i` of `pods` ADDed at once under `conf`: their runs and addresses. */
-    const addAll = async (pods: number, conf: Record<string, unknown>) => {
+    const addAll = async (pods: number, conf: ChainedConfig) => {
       const started = performance.now();
-      const runs = await Promise.all(Array.from({ length: pods }, (_, i) => run('ADD', i, conf)));
+      const runs = await Promise.all(Array.from({ length: pods }, (_, i) => cni('ADD', i, conf)));
       console.log(`${pods} concurrent ADDs in ${(performance.now() - started).toFixed(0)} ms`);
       expect(
         runs.every((r) => r.code === 0),
@@ -264,13 +259,13 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
           .map((r) => r.stdout)
           .join(' ')})`,
       );
-      const addresses = runs.map((r) => addressOf(r) ?? '');
+      const addresses = runs.map((r) => addressOf(r.json) ?? '');
       expect(new Set(addresses).size === pods, `${pods} distinct addresses`);
       return { runs, addresses };
     };
-    const delAll = async (runs: readonly PluginRun[], conf: Record<string, unknown>) => {
+    const delAll = async (runs: readonly PluginRun[], conf: ChainedConfig) => {
       const deleted = await Promise.all(
-        runs.map((r, i) => run('DEL', i, { ...conf, prevResult: r.json })),
+        runs.map((r, i) => cni('DEL', i, { ...conf, prevResult: r.json })),
       );
       expect(
         deleted.every((r) => r.code === 0),
@@ -289,7 +284,7 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
 
     // 2. CHECK.
     const checked = await Promise.all(
-      added.runs.map((r, i) => run('CHECK', i, { ...config, prevResult: r.json })),
+      added.runs.map((r, i) => cni('CHECK', i, { ...config, prevResult: r.json })),
     );
     expect(
       checked.every((r) => r.code === 0),
@@ -309,11 +304,10 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     const dataDir = join(work, 'node');
     const onNode = { ...config, ipam: { ...config.ipam, dataDir } };
     const handout = new HandoutStore(dataDir);
-    // Until its first report is answered: then berth knows the node hands the pool out.
-    const reported = () =>
-      server.requests.some((r) => /^POST \/v1\/nodes\/[^/]+\/addresses/.test(r));
+    // Until berth records that the node hands its pool out (the agent's first report did it).
+    const handedOut = async () => (await server.world.store.getPool(NODE))?.handout === 'node';
     const learned = await runAgentUntil(plugin, work, lock, onNode, async () =>
-      reported() ? handout.readSet() : undefined,
+      (await handedOut()) ? handout.readSet() : undefined,
     );
     expect(learned !== undefined, "the node agent learned the node's set from berth");
     const set = new Set(learned?.addresses.map((a) => a.ip));
@@ -334,7 +328,7 @@ export async function inside(ptpDir: string, work: string, stage: Stage): Promis
     expect((await handout.leases()).length === 0, 'and none once every DEL is done');
 
     // 5. A node berth hands out per pod: an ADD while berth is down fails, half-configuring nothing.
-    const down = await run('ADD', 0, config);
+    const down = await cni('ADD', 0, config);
     expect(
       down.code !== 0 && down.json?.code === 11,
       `an ADD asking berth while it is down fails with CNI error 11 (${down.stdout.trim()})`,

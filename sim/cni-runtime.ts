@@ -73,16 +73,39 @@ export function cniEnv(
   };
 }
 
-/** A main plugin's configuration with berth-cni as its IPAM, as the runtime passes it on. */
-export function networkConfig(
+/** A network configuration: the main plugin's, with its IPAM plugin's under `ipam`. */
+export interface ChainedConfig {
+  readonly cniVersion: string;
+  readonly name: string;
+  readonly type: string;
+  readonly ipam: Readonly<Record<string, unknown>>;
+  readonly [key: string]: unknown;
+}
+
+/** `ptp`'s configuration with berth-cni as its IPAM (`ipam` its settings), plus `extra`. */
+export function chainedConfig(
   ipam: Record<string, unknown>,
   extra: Record<string, unknown> = {},
-): string {
-  return JSON.stringify({
+): ChainedConfig {
+  return {
     cniVersion: '1.0.0',
     name: 'berth',
     type: 'ptp',
     ipam: { type: 'berth-cni', ...ipam },
     ...extra,
-  });
+  };
+}
+
+/** `chainedConfig` as the runtime passes it on stdin. */
+export function networkConfig(
+  ipam: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): string {
+  return JSON.stringify(chainedConfig(ipam, extra));
+}
+
+/** The address a CNI result gives the pod, without its prefix length. */
+export function addressOf(result: Record<string, unknown> | undefined): string | undefined {
+  const ips = result?.ips as { address?: string }[] | undefined;
+  return ips?.[0]?.address?.split('/')[0];
 }

@@ -14,7 +14,13 @@ import { HandoutStore } from '../../cni/handout/store.js';
 import { parseNetworkConfig } from '../../cni/netconf.js';
 import { NodeIpClient } from '../../cni/node-ip-client.js';
 import { forEachBounded } from '../../shared/concurrency/bounded.js';
-import { cniEnv, type PluginRun, runPlugin } from '../../sim/cni-runtime.js';
+import {
+  addressOf,
+  chainedConfig,
+  cniEnv,
+  type PluginRun,
+  runPlugin,
+} from '../../sim/cni-runtime.js';
 import { NODE, startNodeIpServer } from '../../sim/node-ip-server.js';
 import { ip, linkEnis, stageNames } from '../../sim/staged-node.js';
 import {
@@ -96,13 +102,7 @@ async function measure(): Promise<CniMeasurements> {
   try {
     await linkEnis(names, server.enis());
     const dataDir = join(work, 'node');
-    const config = {
-      cniVersion: '1.0.0',
-      name: 'berth',
-      type: 'ptp',
-      ipMasq: false,
-      ipam: { type: 'berth-cni', endpoint: server.url, node: NODE, dataDir },
-    };
+    const config = chainedConfig({ endpoint: server.url, node: NODE, dataDir }, { ipMasq: false });
     // The reference floor of the chain: the same main plugin with the reference IPAM plugin.
     const reference = {
       cniVersion: '1.0.0',
@@ -159,11 +159,11 @@ async function measure(): Promise<CniMeasurements> {
       // The runtime makes the sandbox's namespace before it calls the plugin: not timed.
       if (lane.namespaced) await ip('netns', 'add', pod.name);
       const run = await runPlugin(lane.plugin, env('ADD', pod), JSON.stringify(lane.config));
-      const given = String((run.json?.ips as { address?: string }[] | undefined)?.[0]?.address);
+      const given = addressOf(run.json);
       // berth-cni routes the pod itself only for an address on a secondary ENI.
       const routed =
         lane.config === config
-          ? (set?.addresses.find((a) => a.ip === given.split('/')[0])?.deviceIndex ?? 0) > 0
+          ? (set?.addresses.find((a) => a.ip === given)?.deviceIndex ?? 0) > 0
           : undefined;
       timed(series, `ADD ${pod.name}`, run, run.code === 0 && Array.isArray(run.json?.ips), routed);
       return { pod, lane, result: run.json };
@@ -224,9 +224,8 @@ async function measure(): Promise<CniMeasurements> {
     const holderOf = new Map<string, string[]>();
     for (const a of added) {
       if (a.lane.config !== config) continue;
-      const address = (a.result?.ips as { address?: string }[] | undefined)?.[0]?.address;
-      if (address === undefined) continue;
-      const at = address.split('/')[0] ?? '';
+      const at = addressOf(a.result);
+      if (at === undefined) continue;
       holderOf.set(at, [...(holderOf.get(at) ?? []), a.pod.containerId]);
     }
     const leases = await store.leases();
