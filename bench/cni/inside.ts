@@ -32,8 +32,12 @@ import {
   type TimedRun,
 } from './targets.js';
 
-/** Rounds one at a time: each runs every kind once (at least 100 `node -e 0` starts). */
-const ROUNDS = 150;
+/**
+ * Rounds one at a time: each runs every kind once. 400, so that a p99 is the fourth slowest run
+ * of its kind rather than the second: on a 2-core machine one stall of the other core moved the
+ * 150-round p99 ratio between 1.6 and 2.1 from one run to the next.
+ */
+const ROUNDS = 400;
 /**
  * Pods each berth-cni kind keeps while the rounds go on, so ADDs read a node holding about 100
  * (kubelet's default `maxPods` is 110), and DELs free one of them.
