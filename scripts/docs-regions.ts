@@ -117,6 +117,36 @@ function eniModes(bench: BenchResults): string {
     .join('\n\n');
 }
 
+/**
+ * Where the clean day's calls go, for berth at its defaults and each peer that makes the fewest:
+ * each run's mutating calls by action, and per node.
+ */
+function eniCallMix(bench: BenchResults): string {
+  const days = (bench.days ?? []) as readonly {
+    day: string;
+    berth: EniRun & { callsByAction?: Record<string, number> };
+    peers?: readonly (EniRun & { callsByAction?: Record<string, number> })[];
+  }[];
+  const nodes = (bench.workload as { nodes?: number } | undefined)?.nodes ?? Number.NaN;
+  const clean = days.find((day) => day.day === 'clean');
+  if (clean === undefined) return '(no clean day in the results)';
+  const fewest = Math.min(...(clean.peers ?? []).map((p) => p.mutatingCalls ?? Infinity));
+  const runs = [clean.berth, ...(clean.peers ?? []).filter((p) => p.mutatingCalls === fewest)];
+  return [
+    `| on the clean day (${number(nodes)} nodes) | mutating EC2 calls | a node | idle addresses (average) | by action |`,
+    '|---|---|---|---|---|',
+    ...runs.map((run) => {
+      const actions = Object.entries(run.callsByAction ?? {})
+        // EC2's reads are its Describe calls; everything else a run made changed something.
+        .filter(([action]) => !action.startsWith('Describe'))
+        .map(([action, count]) => `${action} ${number(count)}`)
+        .join(', ');
+      const perNode = (run.mutatingCalls ?? Number.NaN) / nodes;
+      return `| ${cell(run.name)} | ${number(run.mutatingCalls)} | ${perNode.toFixed(2)} | ${number(run.idleIps?.average)} | ${actions} |`;
+    }),
+  ].join('\n');
+}
+
 interface ScaleRun {
   readonly nodeHours?: number;
   readonly waitingPods?: number;
@@ -244,6 +274,8 @@ function regionBody(kind: string, arg: string | undefined, results: ResultsByNam
       return targetsTable(arg ?? '', benchOf(results, arg));
     case 'eni-modes':
       return eniModes(benchOf(results, 'eni'));
+    case 'eni-call-mix':
+      return eniCallMix(benchOf(results, 'eni'));
     case 'scale-days':
       return scaleDays(benchOf(results, 'scale'));
     case 'cost-bill':
