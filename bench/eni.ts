@@ -24,9 +24,10 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { Ec2Action } from '../shared/ec2/network.js';
+import type { GroupUse } from '../shared/eni/group-use.js';
 import { DEFAULT_POOL_MODE, type PoolMode } from '../shared/eni/policy.js';
 import { MUTATING_ACTIONS } from '../sim/fakes/ec2.js';
-import { runBerth } from './eni/berth.js';
+import { learnedYesterday, runBerth } from './eni/berth.js';
 import { CILIUM_DEFAULTS, CILIUM_RAISED_API, runCilium } from './eni/cilium.js';
 import {
   type DayKind,
@@ -190,15 +191,20 @@ async function runDay(
   nodes: NodeSpec[],
   events: PodEvent[],
   sweep: readonly VpcCniRun[],
+  groupUse: GroupUse,
 ): Promise<EniDayResult> {
   process.stdout.write(`  ${day} day: berth\n`);
-  const berth = await runBerth(DEFAULTS_NAME, {}, day, nodes, events, { diagnose: true });
+  const berth = await runBerth(DEFAULTS_NAME, {}, day, nodes, events, {
+    diagnose: true,
+    groupUse,
+  });
   const berthOtherMode = await runBerth(
     `berth eni.mode=${OTHER_MODE}`,
     { mode: OTHER_MODE },
     day,
     nodes,
     events,
+    { groupUse },
   );
   const fragmented = isFragmented(day);
   const [guide] = sweep;
@@ -227,7 +233,7 @@ async function runDay(
     day,
     nodes,
     events,
-    { reservation: true },
+    { reservation: true, groupUse },
   );
   const reservedPeer = await runVpcCni(
     `${guide.name} + prefix reservation`,
@@ -319,8 +325,12 @@ export async function runEniBench(): Promise<EniBenchResult> {
   const { nodes, events } = generateWorkload();
   const peakPodsPerNode = peakPodsByType(nodes, events);
   const sweep = vpcCniSweep(peakPodsPerNode);
+  // berth runs for weeks: every berth run starts with what its pass learned of the node groups
+  // on the day before, the same events (the VPC CNI's MINIMUM_IP_TARGET is set from them too).
+  process.stdout.write('  the day before: berth learns its node groups\n');
+  const groupUse = await learnedYesterday(nodes, events);
   const days: EniDayResult[] = [];
-  for (const day of ENI_DAYS) days.push(await runDay(day, nodes, events, sweep));
+  for (const day of ENI_DAYS) days.push(await runDay(day, nodes, events, sweep, groupUse));
   const targets = judgeEni(days);
   const result: EniBenchResult = {
     workload: {

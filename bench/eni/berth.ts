@@ -16,6 +16,7 @@ import {
   type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
 import { type EniDeps, type EniDepsInput, eniDeps } from '../../shared/eni/deps.js';
+import type { GroupUse } from '../../shared/eni/group-use.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
 import {
   ENI_INVOCATIONS,
@@ -119,12 +120,43 @@ export async function runBerth(
   day: DayKind,
   nodes: NodeSpec[],
   events: PodEvent[],
-  options: { readonly diagnose?: boolean; readonly reservation?: boolean } = {},
+  options: BerthRunOptions & { readonly reservation?: boolean } = {},
 ): Promise<EniRunResult> {
   const account = soloAccount(day, { reservation: options.reservation === true });
   const cluster = berthOnDay(name, eni, account, 'bench', nodes, events, options);
   await runDay(account, [cluster]);
   return cluster.result();
+}
+
+/**
+ * What berth's pass learned of the node groups on a day of these events, as it stands the next
+ * day: the history a berth that ran yesterday starts today with (`group-use.ts`).
+ */
+export async function learnedYesterday(nodes: NodeSpec[], events: PodEvent[]): Promise<GroupUse> {
+  const account = soloAccount('clean');
+  const store = new InMemoryEniStore();
+  const cluster = berthOnDay('berth, the day before', {}, account, 'bench', nodes, events, {
+    store,
+  });
+  await runDay(account, [cluster]);
+  const use = await store.groupUse();
+  const byType = Object.fromEntries(
+    Object.entries(use.byType).map(([type, days]) => [
+      type,
+      days.map((peak) => ({ ...peak, day: peak.day - 1 })),
+    ]),
+  );
+  return { byType, version: 0 };
+}
+
+/** How one berth run starts. */
+export interface BerthRunOptions {
+  /** Record why pods waited and idle addresses per instance type. */
+  readonly diagnose?: boolean;
+  /** What the pass learned before this day; nothing by default. */
+  readonly groupUse?: GroupUse;
+  /** The cluster's pool records, to read after the day; a new store by default. */
+  readonly store?: InMemoryEniStore;
 }
 
 /**
@@ -214,12 +246,13 @@ export function berthOnDay(
   clusterName: string,
   nodes: NodeSpec[],
   events: PodEvent[],
-  options: { readonly diagnose?: boolean } = {},
+  options: BerthRunOptions = {},
 ): BerthOnDay {
   const { clock, fake, subnets } = account;
   const cluster = new FakeClusterApi();
   const ledger = new CallLedger();
-  const store = new InMemoryEniStore();
+  const store =
+    options.store ?? new InMemoryEniStore(options.groupUse ? { groupUse: options.groupUse } : {});
   const instanceTypes = new Map<string, InstanceTypeLimits>();
   const config = parseConfig({ cluster: clusterName, eni }).eni;
   // Background refills as the node IP function hands them to the ENI function: run

@@ -35,6 +35,11 @@ export interface PoolRecord {
   readonly handout?: 'node';
   /** The node's last report of its use, while it hands addresses out itself. */
   readonly nodeUse?: NodeUse;
+  /**
+   * The fewest addresses the pool keeps, from what its node group has needed (`group-use.ts`),
+   * written by the pass; absent or 0 before anything was learned.
+   */
+  readonly floor?: number;
   readonly version: number;
 }
 

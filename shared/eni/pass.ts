@@ -21,6 +21,7 @@ import { isAutoModeNode } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import { isLiveVpcCniPod } from '../node-pool/vpc-cni.js';
 import { type EniDeps, leaseHolder } from './deps.js';
+import { floorFor, groupPeak, NO_GROUP_USE, withUse } from './group-use.js';
 import { gateRelease } from './handout/handshake.js';
 import { markWanted } from './handout/node-api.js';
 import { poolInStep } from './in-step.js';
@@ -168,6 +169,12 @@ export async function runEniPass(
     vpcCniNodes: 0,
   };
 
+  // What the node groups needed so far: each pool's floor (`group-use.ts`).
+  const groups = (await attempt(actions, 'GroupUse', () => deps.store.groupUse())) ?? NO_GROUP_USE;
+  const floorOf = (pool: PoolRecord) =>
+    floorFor(groupPeak(groups, pool.instanceType, started), deps.policy.minIdle);
+  /** The most addresses in use on one node of each type, as this pass saw them. */
+  const inUse = new Map<string, number>();
   // Actual state first.
   const pools: PoolRecord[] = [];
   for await (const pool of deps.store.listPools()) {
@@ -267,6 +274,9 @@ export async function runEniPass(
         inCluster: nodes.get(pool.node)?.instanceId === pool.instanceId,
         interfaces: interfaces ? (byInstance.get(pool.instanceId) ?? []) : undefined,
         livePods: livePods.get(pool.node) ?? new Set(),
+        floor: floorOf(pool),
+        seen: (assigned) =>
+          inUse.set(pool.instanceType, Math.max(assigned, inUse.get(pool.instanceType) ?? 0)),
         actions,
         reconcile,
         counters,
@@ -277,6 +287,11 @@ export async function runEniPass(
   });
 
   if (interfaces) await sweepLeakedEnis(deps, interfaces, actions, counters);
+  // A pass that lost the race to another's write leaves its figures to the next pass.
+  const learned = withUse(groups, inUse, started);
+  if (learned !== groups) {
+    await attempt(actions, 'GroupUse', () => deps.store.putGroupUse(learned, groups.version));
+  }
 
   return {
     pools: pools.length - counters.poolsRemoved,
@@ -310,6 +325,10 @@ interface PoolContext {
   /** Undefined when Describe failed: skip reconciliation. */
   readonly interfaces: readonly Ec2NetworkInterface[] | undefined;
   readonly livePods: ReadonlySet<string>;
+  /** The pool's floor from its node group's use. */
+  readonly floor: number;
+  /** Hears how many addresses the pool's pods hold. */
+  readonly seen: (assigned: number) => void;
   readonly actions: ActionTally;
   readonly reconcile: ReconcileTally;
   readonly counters: PassCounters;
@@ -333,8 +352,9 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
     return;
   }
   let pool = found;
-  if (pool.draining === ctx.inCluster) {
-    const next = { ...pool, draining: !ctx.inCluster, version: pool.version + 1 };
+  const floor = ctx.inCluster ? ctx.floor : 0;
+  if (pool.draining === ctx.inCluster || (pool.floor ?? 0) !== floor) {
+    const next = { ...pool, draining: !ctx.inCluster, floor, version: pool.version + 1 };
     await deps.store.putPool(next, pool.version);
     pool = next;
   }
@@ -343,6 +363,7 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
   // A look without the lease first: a pool in step needs no writes at all (`in-step.ts`).
   const look = await deps.store.loadNode(pool.node, 'eventual');
   const lookPlan = gateRelease(pool, await planStoredPool(deps, pool, look, now), look.ips, now);
+  ctx.seen(lookPlan.plan.stats.assigned);
   if (
     lookPlan.marks.length === 0 &&
     poolInStep({

@@ -18,6 +18,9 @@
  * - hand out the most recently idle ready address, so the longest idle are the surplus;
  * - trim only addresses idle for `trimIdleAfterMs` (the pool's low-water mark over that window)
  *   and only what of them lies beyond maxIdle (+ surge), so a node's normal swing costs no call;
+ * - a pool whose node group has a learned floor (its peak on one node over the last week plus
+ *   minIdle, `group-use.ts`: the VPC CNI's MINIMUM_IP_TARGET, learned) grows to it in the call
+ *   that first falls due, is never trimmed below it, and at it grows only when nothing is ready;
  * - growth goes to the primary ENI first, then to the ENIs berth attached; a new ENI only when
  *   every attached one is full, as the VPC CNI's ipamd does (aws/amazon-vpc-cni-k8s
  *   docs/prefix-and-ip-target.md at v1.23.0: "New ENI will only be allocated after we exhaust
@@ -345,6 +348,11 @@ export interface PlanInput {
   readonly waiting?: number;
   /** ENI creations in flight (their intents' address counts): they count as ENIs and as ready. */
   readonly pendingCreates?: readonly number[];
+  /**
+   * The fewest addresses to keep, learned from the node group (`PoolRecord.floor`): growth goes
+   * at least this far in one call, and a trim never goes below it.
+   */
+  readonly floor?: number;
 }
 
 /** What one slot-filling request asks for: single addresses, or /28 prefixes. */
@@ -391,14 +399,27 @@ export function planPool(input: PlanInput): PoolPlan {
   const pending = input.pendingCreates ?? [];
   const pendingIps = pending.reduce((sum, count) => sum + count, 0);
   const coming = stats.ready + pendingIps;
-  // One batch up to maxIdle ready, within capacity.
-  const wanted =
-    input.mayGrow && !input.draining && coming < minIdle
-      ? Math.min(maxIdle - coming, stats.capacity - stats.total - pendingIps)
-      : 0;
+  const room = stats.capacity - stats.total - pendingIps;
+  // The floor holds while the pool grows by /28 prefixes, a free /28 in the subnet each: where
+  // single addresses are what the subnet has left, a pool keeping its group's peak would hold
+  // addresses the subnet's other nodes are waiting for.
+  const floor =
+    input.draining || !input.growByPrefix ? 0 : Math.min(input.floor ?? 0, stats.capacity);
+  // A pool at its floor holds its group's peak with minIdle on top: it grows past it only for a
+  // pod that would find nothing ready, so that margin is not bought a second time at every
+  // swing of the group's usual day. Below the floor, the growth that falls due goes to the
+  // floor in the same call.
+  const atFloor = floor > 0 && stats.total + pendingIps >= floor;
+  const due = input.mayGrow && !input.draining && coming < (atFloor ? 1 : minIdle);
+  // One batch up to maxIdle ready (and up to the floor), within capacity.
+  const batch = due ? Math.min(maxIdle - coming, room) : 0;
+  const wanted = due
+    ? Math.min(Math.max(maxIdle - coming, floor - stats.total - pendingIps), room)
+    : 0;
   const growth = planGrowth(input, byEni, wanted, input.growByPrefix ? 'prefix' : 'ip');
-  // Should the subnet turn out to have no free /28, the same batch in single addresses.
-  const fallback = input.growByPrefix ? planGrowth(input, byEni, wanted, 'ip') : undefined;
+  // Should the subnet turn out to have no free /28, the batch without the floor in single
+  // addresses.
+  const fallback = input.growByPrefix ? planGrowth(input, byEni, batch, 'ip') : undefined;
 
   const unassign: { eniId: string; ips: string[] }[] = [];
   const deleteEnis: string[] = [];
@@ -410,7 +431,7 @@ export function planPool(input: PlanInput): PoolPlan {
     // pool's low-water mark over that window: even its busiest moment left them idle. What of
     // them lies beyond maxIdle goes; the rest is the pool's normal swing, kept. (Cooling IPs
     // never count: they are not rested.)
-    let excess = input.ips.filter(rested).length - maxIdle;
+    let excess = Math.min(input.ips.filter(rested).length - maxIdle, stats.total - floor);
     if (!input.draining && excess < policy.trimBatch) excess = 0;
     // Empty the least-used of berth's own ENIs first, so whole ENIs can go; the primary ENI,
     // which never goes, last.

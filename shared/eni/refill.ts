@@ -107,6 +107,7 @@ export async function planStoredPool(
     mayGrow,
     growByPrefix: prefixesShortUntil !== undefined && prefixesShortUntil <= now,
     waiting: waiting + surgeOf(ips, now),
+    ...(pool.floor ? { floor: pool.floor } : {}),
   });
 }
 

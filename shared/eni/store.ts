@@ -3,6 +3,7 @@
  * `shared/store/dynamo-eni-store.ts`; `InMemoryEniStore` serves tests and the benchmark with the
  * same conditional semantics.
  */
+import type { GroupUse } from './group-use.js';
 import type { IpRecord, NodeItem, NodeItemKey, NodeState, PoolRecord } from './model.js';
 
 /**
@@ -45,6 +46,13 @@ export interface EniStore {
   subnetShortUntil(subnetId: string, what: SubnetShortage): Promise<number>;
   /** Marks the subnet short of `what` until `until`; a later mark already there is kept. */
   markSubnetShort(subnetId: string, what: SubnetShortage, until: number): Promise<void>;
+  /** What the cluster's node groups have needed (`NO_GROUP_USE` before the first write). */
+  groupUse(): Promise<GroupUse>;
+  /**
+   * Writes `use` with version `expectedVersion + 1` when the stored version is `expectedVersion`
+   * (0: none yet); false when another pass wrote first (its figures stand until the next pass).
+   */
+  putGroupUse(use: GroupUse, expectedVersion: number): Promise<boolean>;
 }
 
 /** How fresh a read of a node must be. */
@@ -76,5 +84,7 @@ export function forwarding(store: EniStore): EniStore {
     commit: (node, writes) => store.commit(node, writes),
     subnetShortUntil: (subnetId, what) => store.subnetShortUntil(subnetId, what),
     markSubnetShort: (subnetId, what, until) => store.markSubnetShort(subnetId, what, until),
+    groupUse: () => store.groupUse(),
+    putGroupUse: (use, expectedVersion) => store.putGroupUse(use, expectedVersion),
   };
 }

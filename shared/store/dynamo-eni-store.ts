@@ -4,6 +4,8 @@
  *   `leaseUntil`), so listing every pool is one Query;
  * - `<cluster>#eni#node#<node>` / `eni#<id>`, `ip#<address>`, `pod#<ns>/<name>`,
  *   `intent#<client token>`: everything under one node, read with one Query;
+ * - `<cluster>#eni#groups` / `use`: what each node group has needed (`eni/group-use.ts`), one
+ *   JSON attribute read and written whole;
  * - `_eni#subnets` / `<subnet id>`: until when a subnet counts as out of addresses, and
  *   `<subnet id>#prefixes`: out of free /28s (TTL). Shared by every cluster in the table: a
  *   subnet is the VPC's, whichever cluster found it dry.
@@ -23,6 +25,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { isConditionFailed, isTransactionConflict } from '../aws/error-codes.js';
 import { EniConflictError } from '../eni/errors.js';
+import { type DayPeak, type GroupUse, NO_GROUP_USE } from '../eni/group-use.js';
 import {
   type IpRecord,
   itemKey,
@@ -49,6 +52,8 @@ import { versioned } from './versioned-client.js';
 
 const { partitionKey: PK, sortKey: SK, timeToLiveAttribute: TTL } = TABLE_SCHEMA;
 
+/** The sort key of the one item of a cluster's group use. */
+const GROUP_USE_KEY = 'use';
 /** An intent older than a day is stale whatever happened (the pass completes them in a minute). */
 const INTENT_TTL_S = 86_400;
 /** BatchWriteItem sends of one batch, resending unprocessed items after a short wait. */
@@ -114,6 +119,10 @@ export class DynamoEniStore implements EniStore {
 
   #nodeKey(node: string): string {
     return `${this.#cluster}#eni#node#${node}`;
+  }
+
+  #groupsKey(): string {
+    return `${this.#cluster}#eni#groups`;
   }
 
   #subnetsKey(): string {
@@ -374,6 +383,40 @@ export class DynamoEniStore implements EniStore {
     return Number(item?.exhaustedUntil?.N ?? 0);
   }
 
+  async groupUse(): Promise<GroupUse> {
+    const item = await this.#get(this.#groupsKey(), GROUP_USE_KEY);
+    const byType = item?.byType?.S;
+    if (byType === undefined) return NO_GROUP_USE;
+    return {
+      byType: JSON.parse(byType) as Record<string, DayPeak[]>,
+      version: Number(item?.version?.N ?? 0),
+    };
+  }
+
+  async putGroupUse(use: GroupUse, expectedVersion: number): Promise<boolean> {
+    const write = await conditionalWrite(this.meter, () =>
+      this.#client.send(
+        new PutItemCommand({
+          TableName: this.#table,
+          Item: {
+            [PK]: { S: this.#groupsKey() },
+            [SK]: { S: GROUP_USE_KEY },
+            byType: { S: JSON.stringify(use.byType) },
+            version: { N: String(expectedVersion + 1) },
+          },
+          ConditionExpression:
+            expectedVersion === 0 ? 'attribute_not_exists(#version)' : '#version = :expected',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ...(expectedVersion === 0
+            ? {}
+            : { ExpressionAttributeValues: { ':expected': { N: String(expectedVersion) } } }),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+    return write.applied;
+  }
+
   async markSubnetShort(subnetId: string, what: SubnetShortage, until: number): Promise<void> {
     // A refused condition means a later mark is already there: that is the one to keep.
     await conditionalWrite(this.meter, () =>
@@ -433,6 +476,7 @@ function decodePool(item: Record<string, AttributeValue>): PoolRecord {
     draining: f.draining === true,
     ...(f.handout === 'node' ? { handout: 'node' as const } : {}),
     ...(nodeUseOf(f.nodeUse) ?? {}),
+    ...(typeof f.floor === 'number' ? { floor: f.floor } : {}),
     version: Number(f.version ?? 0),
   };
 }

@@ -4,6 +4,7 @@
  * values, so reads hand out the stored objects without copying.
  */
 import { EniConflictError } from '../../shared/eni/errors.js';
+import { type GroupUse, NO_GROUP_USE } from '../../shared/eni/group-use.js';
 import {
   type CreateIntent,
   type EniRecord,
@@ -34,8 +35,14 @@ export class InMemoryEniStore implements EniStore {
   readonly #nodes = new Map<string, NodeEntry>();
   /** Shortage marks by `<subnet id>#<shortage>`. */
   readonly #subnets = new Map<string, number>();
+  #groupUse: GroupUse;
   /** Requests served, for the benchmark's cost report. */
   requests = 0;
+
+  /** A store holding nothing, or only what its node groups needed before (`groupUse`). */
+  constructor(seed: { readonly groupUse?: GroupUse } = {}) {
+    this.#groupUse = seed.groupUse ?? NO_GROUP_USE;
+  }
 
   #entry(node: string): NodeEntry {
     let entry = this.#nodes.get(node);
@@ -141,5 +148,17 @@ export class InMemoryEniStore implements EniStore {
     await this.#tick();
     const key = `${subnetId}#${what}`;
     this.#subnets.set(key, Math.max(until, this.#subnets.get(key) ?? 0));
+  }
+
+  async groupUse(): Promise<GroupUse> {
+    await this.#tick();
+    return this.#groupUse;
+  }
+
+  async putGroupUse(use: GroupUse, expectedVersion: number): Promise<boolean> {
+    await this.#tick();
+    if (this.#groupUse.version !== expectedVersion) return false;
+    this.#groupUse = { ...use, version: expectedVersion + 1 };
+    return true;
   }
 }

@@ -1,0 +1,84 @@
+/**
+ * What each node group has needed, learned by the pass: per instance type, the most addresses one
+ * node of the type held at once on each of the last days. Pure.
+ *
+ * A pool of a type that needed `peak` addresses on an earlier day of the last week is given a
+ * floor of `peak + minIdle`: it grows to the floor in one call when it first grows (a new node
+ * gets its group's day in one assign) and is never trimmed below it. This is the VPC CNI's MINIMUM_IP_TARGET, which its guide asks
+ * the operator to set per node group "slightly higher than" the pods a node runs
+ * (aws/amazon-vpc-cni-k8s `docs/eni-and-ip-target.md`), learned instead of set: a group whose
+ * load moves (a new game mode, a smaller instance type) needs no one to retune it, and a week
+ * without a peak lets the floor come down.
+ */
+
+/** The most addresses in use on one node of a type during one UTC day. */
+export interface DayPeak {
+  /** Days since the epoch (UTC). */
+  readonly day: number;
+  readonly inUse: number;
+}
+
+/** A cluster's learned use, per instance type. */
+export interface GroupUse {
+  readonly byType: Readonly<Record<string, readonly DayPeak[]>>;
+  /** 0 before the first write. */
+  readonly version: number;
+}
+
+/** Days a peak is remembered: a week, so a weekend's or a patch day's peak counts every week. */
+export const GROUP_MEMORY_DAYS = 7;
+
+/** No use learned yet. */
+export const NO_GROUP_USE: GroupUse = { byType: {}, version: 0 };
+
+const DAY_MS = 86_400_000;
+
+/** The UTC day of `now` (epoch ms). */
+export const dayOf = (now: number): number => Math.floor(now / DAY_MS);
+
+/** Whether `peak` is still remembered on the day of `now`. */
+const remembered = (peak: DayPeak, now: number) => dayOf(now) - peak.day < GROUP_MEMORY_DAYS;
+
+/** Whether `peak` is of a day before the day of `now`, and remembered. */
+const earlier = (peak: DayPeak, now: number) => peak.day < dayOf(now) && remembered(peak, now);
+
+/**
+ * `use` with today's peaks raised to what the pass `seen` (the most addresses in use on one node
+ * of each type) and forgotten days dropped; `use` itself when nothing changes, so the pass writes
+ * only a change.
+ */
+export function withUse(use: GroupUse, seen: ReadonlyMap<string, number>, now: number): GroupUse {
+  const today = dayOf(now);
+  let changed = false;
+  const byType: Record<string, readonly DayPeak[]> = {};
+  for (const type of new Set([...Object.keys(use.byType), ...seen.keys()])) {
+    const days = (use.byType[type] ?? []).filter((peak) => remembered(peak, now));
+    if (days.length !== (use.byType[type] ?? []).length) changed = true;
+    const inUse = seen.get(type) ?? 0;
+    const current = days.find((peak) => peak.day === today);
+    if (inUse > (current?.inUse ?? 0)) {
+      changed = true;
+      byType[type] = [...days.filter((peak) => peak.day !== today), { day: today, inUse }];
+    } else if (days.length > 0) {
+      byType[type] = days;
+    }
+  }
+  return changed ? { byType, version: use.version } : use;
+}
+
+/**
+ * The most addresses one node of `type` held at once on a remembered day before today; 0 when
+ * none is. Today's peak counts from tomorrow: a floor that rose with every pass would rewrite
+ * every pool of the group each pass of a busy morning, and chase the day it is meant to foresee.
+ */
+export function groupPeak(use: GroupUse, type: string, now: number): number {
+  return Math.max(
+    0,
+    ...(use.byType[type] ?? []).filter((peak) => earlier(peak, now)).map((p) => p.inUse),
+  );
+}
+
+/** A pool's floor from its group's peak: the peak and `minIdle` on top, none without a peak. */
+export function floorFor(peak: number, minIdle: number): number {
+  return peak === 0 ? 0 : peak + minIdle;
+}
