@@ -5,6 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EniConflictError } from '../../shared/eni/errors.js';
+import { NO_GROUP_USE } from '../../shared/eni/group-use.js';
 import type { CreateIntent, EniRecord, IpRecord, PoolRecord } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
@@ -249,6 +250,34 @@ export function eniStoreContract(name: string, make: () => Promise<EniStore>): v
       expect(await store.subnetShortUntil('subnet-y', 'addresses')).toBe(9_000);
       await store.markSubnetShort('subnet-y', 'addresses', 12_000);
       expect(await store.subnetShortUntil('subnet-y', 'addresses')).toBe(12_000);
+    });
+
+    it('keeps what the node groups needed, written only at the version read', async () => {
+      expect(await store.groupUse()).toEqual(NO_GROUP_USE);
+      const first = { byType: { 'c5.large': [{ day: 20_000, inUse: 9 }] }, version: 0 };
+      expect(await store.putGroupUse(first, 0)).toBe(true);
+      expect(await store.groupUse()).toEqual({ ...first, version: 1 });
+      // A second pass that read version 0 lost the race: the first pass's figures stand.
+      expect(await store.putGroupUse({ byType: {}, version: 0 }, 0)).toBe(false);
+      const next = {
+        byType: {
+          'c5.large': [
+            { day: 20_000, inUse: 9 },
+            { day: 20_001, inUse: 12 },
+          ],
+          'm5.xlarge': [{ day: 20_001, inUse: 30 }],
+        },
+        version: 1,
+      };
+      expect(await store.putGroupUse(next, 1)).toBe(true);
+      expect(await store.groupUse()).toEqual({ ...next, version: 2 });
+    });
+
+    it("round-trips a pool's floor", async () => {
+      const floored = { ...pool, node: 'node-floor', floor: 18 };
+      await store.putPool(floored, 0);
+      expect(await store.getPool('node-floor')).toEqual(floored);
+      await store.deletePool('node-floor');
     });
 
     it('never gives one address to two pods under concurrent assigns', async () => {

@@ -540,6 +540,40 @@ describe('planPool in prefix mode', () => {
     );
   });
 
+  it('never trims below the floor, and keeps it out of single-address growth', () => {
+    fc.assert(
+      fc.property(prefixPoolArb, fc.nat(120), fc.boolean(), (pool, floor, mayGrow) => {
+        const plan = planPool({
+          ...pool,
+          now: NOW,
+          draining: false,
+          mayGrow,
+          growByPrefix: true,
+          floor,
+        });
+        const capped = Math.min(floor, poolCapacity(pool.limits, 'prefix'));
+        const trimmed = plan.unassign.reduce((n, u) => n + u.ips.length, 0);
+        const deleted = pool.ips.filter((ip) => plan.deleteEnis.includes(ip.eniId)).length;
+        expect(pool.ips.length - trimmed - deleted).toBeGreaterThanOrEqual(
+          Math.min(capped, pool.ips.length),
+        );
+        // Single addresses (a subnet short of /28s) never hold the floor.
+        const fallback = [...(plan.fallback?.assign ?? []), ...(plan.fallback?.create ?? [])];
+        const noFloor = planPool({
+          ...pool,
+          now: NOW,
+          draining: false,
+          mayGrow,
+          growByPrefix: true,
+        });
+        const sum = (gs: readonly { count: number }[]) => gs.reduce((n, g) => n + g.count, 0);
+        expect(sum(fallback)).toBe(
+          sum([...(noFloor.fallback?.assign ?? []), ...(noFloor.fallback?.create ?? [])]),
+        );
+      }),
+    );
+  });
+
   it('gives a prefix back only whole, and only when every address of it has rested', () => {
     fc.assert(
       fc.property(prefixPoolArb, fc.boolean(), (pool, draining) => {
