@@ -4,7 +4,8 @@
  * days (`eni/day.ts`): clean subnets, and subnets other tenants hold 60%, 80% and 90% of, placed
  * at random by a recorded seed. Each day, on exactly the same events:
  * - berth (`eni/berth.ts`): the real pool code behind the account rate budget, at its config
- *   defaults and in its other `eni.mode`;
+ *   defaults and in its other `eni.mode`, each run starting with what its pass learned of the
+ *   node groups on the day before (the same events, run once first: `learnedYesterday`);
  * - the AWS VPC CNI's ipamd (`eni/vpc-cni.ts`): WARM_ENI_TARGET=1 (its default), prefix
  *   delegation with WARM_PREFIX_TARGET=1, and prefix delegation as its guide advises
  *   (`vpcCniSweep`): WARM_IP_TARGET 2, 5, 8, 12 and 16, each with each node group's
@@ -24,7 +25,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { Ec2Action } from '../shared/ec2/network.js';
-import type { GroupUse } from '../shared/eni/group-use.js';
+import type { GroupUse } from '../shared/eni/model.js';
 import { DEFAULT_POOL_MODE, type PoolMode } from '../shared/eni/policy.js';
 import { MUTATING_ACTIONS } from '../sim/fakes/ec2.js';
 import { learnedYesterday, runBerth } from './eni/berth.js';

@@ -16,7 +16,7 @@ import {
   type RateBudget,
 } from '../../shared/ec2/rate-budget.js';
 import { type EniDeps, type EniDepsInput, eniDeps } from '../../shared/eni/deps.js';
-import type { GroupUse } from '../../shared/eni/group-use.js';
+import type { GroupUse } from '../../shared/eni/model.js';
 import { handleInstanceStateChange, runEniPass } from '../../shared/eni/pass.js';
 import {
   ENI_INVOCATIONS,

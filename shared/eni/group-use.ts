@@ -4,32 +4,17 @@
  *
  * A pool of a type that needed `peak` addresses on an earlier day of the last week is given a
  * floor of `peak + minIdle`: it grows to the floor in one call when it first grows (a new node
- * gets its group's day in one assign) and is never trimmed below it. This is the VPC CNI's MINIMUM_IP_TARGET, which its guide asks
- * the operator to set per node group "slightly higher than" the pods a node runs
- * (aws/amazon-vpc-cni-k8s `docs/eni-and-ip-target.md`), learned instead of set: a group whose
- * load moves (a new game mode, a smaller instance type) needs no one to retune it, and a week
- * without a peak lets the floor come down.
+ * gets its group's day in one assign) and is never trimmed below it. This is the VPC CNI's
+ * MINIMUM_IP_TARGET, which its guide asks the operator to set per node group "slightly higher
+ * than" the pods a node runs (aws/amazon-vpc-cni-k8s `docs/eni-and-ip-target.md`), learned
+ * instead of set: a group whose load moves (a new game mode, a smaller instance type) needs no
+ * one to retune it, and a week without a peak lets the floor come down.
  */
 
-/** The most addresses in use on one node of a type during one UTC day. */
-export interface DayPeak {
-  /** Days since the epoch (UTC). */
-  readonly day: number;
-  readonly inUse: number;
-}
-
-/** A cluster's learned use, per instance type. */
-export interface GroupUse {
-  readonly byType: Readonly<Record<string, readonly DayPeak[]>>;
-  /** 0 before the first write. */
-  readonly version: number;
-}
+import type { DayPeak, GroupUse } from './model.js';
 
 /** Days a peak is remembered: a week, so a weekend's or a patch day's peak counts every week. */
 export const GROUP_MEMORY_DAYS = 7;
-
-/** No use learned yet. */
-export const NO_GROUP_USE: GroupUse = { byType: {}, version: 0 };
 
 const DAY_MS = 86_400_000;
 

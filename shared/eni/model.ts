@@ -217,3 +217,20 @@ export function subnetGateway(cidr: string): string {
   if (block === undefined) throw new RangeError(`not a CIDR block: ${cidr}`);
   return formatIp({ family: block.family, value: block.network + 1n });
 }
+
+/** The most addresses in use on one node of a type during one UTC day (`group-use.ts`). */
+export interface DayPeak {
+  /** Days since the epoch (UTC). */
+  readonly day: number;
+  readonly inUse: number;
+}
+
+/** A cluster's learned use, per instance type. */
+export interface GroupUse {
+  readonly byType: Readonly<Record<string, readonly DayPeak[]>>;
+  /** 0 before the first write. */
+  readonly version: number;
+}
+
+/** No use learned yet. */
+export const NO_GROUP_USE: GroupUse = { byType: {}, version: 0 };

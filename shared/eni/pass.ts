@@ -21,12 +21,11 @@ import { isAutoModeNode } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import { isLiveVpcCniPod } from '../node-pool/vpc-cni.js';
 import { type EniDeps, leaseHolder } from './deps.js';
-import { floorFor, groupPeak, NO_GROUP_USE, withUse } from './group-use.js';
+import { floorFor, groupPeak, withUse } from './group-use.js';
 import { gateRelease } from './handout/handshake.js';
 import { markWanted } from './handout/node-api.js';
 import { poolInStep } from './in-step.js';
-import type { NodeState, PoolRecord } from './model.js';
-import { podKey } from './model.js';
+import { NO_GROUP_USE, type NodeState, type PoolRecord, podKey } from './model.js';
 import { withPassMarks } from './pass-marks.js';
 import { ENI_TIMINGS } from './policy.js';
 import {

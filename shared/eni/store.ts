@@ -3,8 +3,7 @@
  * `shared/store/dynamo-eni-store.ts`; `InMemoryEniStore` serves tests and the benchmark with the
  * same conditional semantics.
  */
-import type { GroupUse } from './group-use.js';
-import type { IpRecord, NodeItem, NodeItemKey, NodeState, PoolRecord } from './model.js';
+import type { GroupUse, IpRecord, NodeItem, NodeItemKey, NodeState, PoolRecord } from './model.js';
 
 /**
  * One write of a commit. `expectedVersion` 0 means "must not exist"; a positive value means the

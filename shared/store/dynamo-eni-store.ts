@@ -25,10 +25,12 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { isConditionFailed, isTransactionConflict } from '../aws/error-codes.js';
 import { EniConflictError } from '../eni/errors.js';
-import { type DayPeak, type GroupUse, NO_GROUP_USE } from '../eni/group-use.js';
 import {
+  type DayPeak,
+  type GroupUse,
   type IpRecord,
   itemKey,
+  NO_GROUP_USE,
   type NodeItem,
   type NodeItemKey,
   type NodeState,

@@ -4,12 +4,13 @@
  * values, so reads hand out the stored objects without copying.
  */
 import { EniConflictError } from '../../shared/eni/errors.js';
-import { type GroupUse, NO_GROUP_USE } from '../../shared/eni/group-use.js';
 import {
   type CreateIntent,
   type EniRecord,
+  type GroupUse,
   type IpRecord,
   itemKey,
+  NO_GROUP_USE,
   type NodeItem,
   type NodeItemKey,
   type NodeState,

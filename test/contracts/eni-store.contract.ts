@@ -5,8 +5,13 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EniConflictError } from '../../shared/eni/errors.js';
-import { NO_GROUP_USE } from '../../shared/eni/group-use.js';
-import type { CreateIntent, EniRecord, IpRecord, PoolRecord } from '../../shared/eni/model.js';
+import {
+  type CreateIntent,
+  type EniRecord,
+  type IpRecord,
+  NO_GROUP_USE,
+  type PoolRecord,
+} from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { assignIp, releaseIp } from '../../shared/eni/service.js';
 import type { EniStore } from '../../shared/eni/store.js';

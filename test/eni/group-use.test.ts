@@ -5,10 +5,9 @@ import {
   floorFor,
   GROUP_MEMORY_DAYS,
   groupPeak,
-  NO_GROUP_USE,
   withUse,
 } from '../../shared/eni/group-use.js';
-import type { IpRecord } from '../../shared/eni/model.js';
+import { type IpRecord, NO_GROUP_USE } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
 import { planPool, poolPolicy } from '../../shared/eni/policy.js';
 import { assignIp } from '../../shared/eni/service.js';
