@@ -557,7 +557,7 @@ describe('planPool in prefix mode', () => {
         expect(pool.ips.length - trimmed - deleted).toBeGreaterThanOrEqual(
           Math.min(capped, pool.ips.length),
         );
-        // Single addresses (a subnet short of /28s) never hold the floor.
+        // Single addresses (a subnet short of /28s) never grow to the floor.
         const fallback = [...(plan.fallback?.assign ?? []), ...(plan.fallback?.create ?? [])];
         const noFloor = planPool({
           ...pool,
@@ -567,7 +567,8 @@ describe('planPool in prefix mode', () => {
           growByPrefix: true,
         });
         const sum = (gs: readonly { count: number }[]) => gs.reduce((n, g) => n + g.count, 0);
-        expect(sum(fallback)).toBe(
+        // (At the floor the fallback may be smaller: growth falls due only when nothing is ready.)
+        expect(sum(fallback)).toBeLessThanOrEqual(
           sum([...(noFloor.fallback?.assign ?? []), ...(noFloor.fallback?.create ?? [])]),
         );
       }),
