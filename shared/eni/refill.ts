@@ -9,7 +9,7 @@ import { PoolBusyError } from './errors.js';
 import { mayGrowDespiteMark } from './exhaustion-probe.js';
 import { nodeView } from './handout/view.js';
 import { intentAddresses, type NodeState, type PoolRecord } from './model.js';
-import { type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
+import { ENI_TIMINGS, type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
 import { applyPlan, type EniFailure, newTally } from './pool-actions.js';
 
 /**
@@ -107,7 +107,12 @@ export async function planStoredPool(
     mayGrow,
     growByPrefix: prefixesShortUntil !== undefined && prefixesShortUntil <= now,
     waiting: waiting + surgeOf(ips, now),
-    ...(pool.floor ? { floor: pool.floor } : {}),
+    // A subnet found short of /28s or of addresses within the hour is one whose other nodes may
+    // wait for what a floor would hold: no pool keeps one there.
+    ...(pool.floor &&
+    Math.max(exhaustedUntil, prefixesShortUntil ?? 0) + ENI_TIMINGS.shortageMemoryMs <= now
+      ? { floor: pool.floor }
+      : {}),
   });
 }
 

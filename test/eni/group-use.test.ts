@@ -9,9 +9,9 @@ import {
 } from '../../shared/eni/group-use.js';
 import { type IpRecord, NO_GROUP_USE } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
-import { planPool, poolPolicy } from '../../shared/eni/policy.js';
+import { ENI_TIMINGS, planPool, poolPolicy } from '../../shared/eni/policy.js';
 import { assignIp } from '../../shared/eni/service.js';
-import { eniWorld } from '../../sim/eni-world.js';
+import { eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
 
 const DAY = 86_400_000;
@@ -148,5 +148,29 @@ describe('the pass', () => {
     expect(assigns).toHaveLength(1);
     const state = await world.store.loadNode('node-b');
     expect(state.ips.length).toBe(48);
+  });
+
+  it('holds no floor on a subnet found short within the hour', async () => {
+    const world = eniWorld({ eni: { mode: 'prefix' } });
+    world.addNode('node-a', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    for (let i = 0; i < 40; i++) {
+      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
+      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
+    }
+    await runEniPass(world.deps);
+    world.clock.now += DAY;
+    // The mark has lapsed, but the subnet was short a minute ago: its free addresses go to the
+    // nodes that need them now.
+    await world.store.markSubnetShort(SUBNET_ID, 'addresses', world.clock.now - 60_000);
+    world.addNode('node-b', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    expect((await world.store.getPool('node-b'))?.floor).toBe(40 + policy.minIdle);
+    expect((await world.store.loadNode('node-b')).ips.length).toBeLessThan(40);
+
+    world.clock.now += ENI_TIMINGS.shortageMemoryMs;
+    world.addNode('node-c', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    expect((await world.store.loadNode('node-c')).ips.length).toBe(48);
   });
 });
