@@ -125,7 +125,8 @@ describe('a pool with a floor', () => {
 });
 
 describe('the pass', () => {
-  it("learns a node group's peak and gives the next day's new node its floor in one call", async () => {
+  /** A prefix-mode world whose pass saw one c5.4xlarge node run 40 pods. */
+  async function busyDay() {
     const world = eniWorld({ eni: { mode: 'prefix' } });
     world.addNode('node-a', 'c5.4xlarge');
     await runEniPass(world.deps);
@@ -134,6 +135,11 @@ describe('the pass', () => {
       await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
     }
     await runEniPass(world.deps);
+    return world;
+  }
+
+  it("learns a node group's peak and gives the next day's new node its floor in one call", async () => {
+    const world = await busyDay();
     const learned = await world.store.groupUse();
     expect(groupPeak(learned, 'c5.4xlarge', world.clock.now + DAY)).toBe(40);
 
@@ -151,14 +157,7 @@ describe('the pass', () => {
   });
 
   it('holds no floor on a subnet found short within the hour', async () => {
-    const world = eniWorld({ eni: { mode: 'prefix' } });
-    world.addNode('node-a', 'c5.4xlarge');
-    await runEniPass(world.deps);
-    for (let i = 0; i < 40; i++) {
-      world.cluster.withPods(boundPod('g', `p${i}`, 'node-a'));
-      await assignIp(world.deps, 'node-a', { namespace: 'g', pod: `p${i}` });
-    }
-    await runEniPass(world.deps);
+    const world = await busyDay();
     world.clock.now += DAY;
     // The mark has lapsed, but the subnet was short a minute ago: its free addresses go to the
     // nodes that need them now.
