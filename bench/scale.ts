@@ -76,7 +76,12 @@ import {
 } from './scale/karpenter.js';
 import { paddleSoccerScaler } from './scale/paddle-soccer.js';
 import type { Baseline, ScenarioResult } from './scale/result.js';
-import { judgeScenario, NODE_HOURS_RATIO_TARGET, type ScaleTarget } from './scale/targets.js';
+import {
+  floorsBeside,
+  judgeScenario,
+  NODE_HOURS_RATIO_TARGET,
+  type ScaleTarget,
+} from './scale/targets.js';
 import { writeResults } from './support/results.js';
 
 /**
@@ -186,11 +191,7 @@ async function compare(sc: Scenario): Promise<ScenarioResult> {
     baselines,
     best: bestRuns(judged),
     targets: judgeScenario(berth, judged, NODE_HOURS_RATIO_TARGET, floors),
-    floors: {
-      packedNodeHours: floors.packed,
-      largestRise: floors.largestRise,
-      packedWithLargestRiseFree: floors.packedWithFree(floors.largestRise),
-    },
+    floors,
   };
 }
 
@@ -262,9 +263,7 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
       })),
     );
     if (r.floors) {
-      console.log(
-        `the day's arrivals: ${r.floors.packedNodeHours} node-hours packed perfectly; ${r.floors.packedWithLargestRiseFree} with room for their largest net rise within a node's boot time (${r.floors.largestRise} games) kept free`,
-      );
+      console.log(`the day's arrivals: ${floorsBeside(r.floors, r.berth.nodeHours)}`);
     }
     console.log(
       `best run per peer: ${Object.entries(r.best)

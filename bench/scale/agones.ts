@@ -40,7 +40,7 @@ import {
   SECOND,
   simulateDay,
 } from './day.js';
-import { packedNodeHours } from './floor.js';
+import { clairvoyantNodeHours } from './floor.js';
 import { CONSOLIDATE_AFTER_SWEEP_MS, karpenterScaler } from './karpenter.js';
 import type { Baseline, ScenarioResult } from './result.js';
 import { judgeScenario, type ScenarioVerdict } from './targets.js';
@@ -117,9 +117,9 @@ export async function compareAgones(
     runs: Readonly<Record<string, DayOutcome>>,
     defined: Readonly<Record<string, Baseline>>,
   ) => Record<string, string>,
-): Promise<ScenarioResult & { readonly seed: number; readonly packingFloorNodeHours: number }> {
+): Promise<ScenarioResult & { readonly seed: number; readonly clairvoyantNodeHours: number }> {
   const day = arrivals(sc);
-  const floor = await packingFloorNodeHours(sc, day);
+  const floor = await clairvoyantFloorNodeHours(sc, day);
   const berthRun = berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true });
   const berth = await simulateDay(sc, day, berthRun, agonesCluster);
   const defined = agonesBaselines(sc, placeholderCounts);
@@ -130,7 +130,7 @@ export async function compareAgones(
     scenario: sc.name,
     description: sc.description,
     seed: sc.seed,
-    packingFloorNodeHours: floor,
+    clairvoyantNodeHours: floor,
     berth,
     baselines,
     best: bestRuns(baselines, defined),
@@ -139,11 +139,12 @@ export async function compareAgones(
 }
 
 /**
- * Information beside the node-hours target: the node-hours of the day's game servers (Allocated,
- * Ready and those being made) packed perfectly onto whole nodes at every step, as if a node were
- * Ready the instant it is asked for. No scaler that keeps every game server placed uses fewer.
+ * Information beside the node-hours target: the clairvoyant schedule (`floor.ts`) of the day's
+ * game servers (Allocated, Ready and those being made): packed perfectly onto whole nodes at
+ * every step, each node asked for exactly a boot time before it is needed. No scaler that keeps
+ * every game server placed uses fewer.
  */
-export async function packingFloorNodeHours(
+export async function clairvoyantFloorNodeHours(
   sc: AgonesScenario,
   day: readonly Arrival[],
 ): Promise<number> {
@@ -157,7 +158,7 @@ export async function packingFloorNodeHours(
     podsPerStep.push(pods);
   });
   await simulateDay(sc, day, measure, agonesCluster);
-  return packedNodeHours(sc, podsPerStep);
+  return clairvoyantNodeHours(sc, podsPerStep);
 }
 
 /** Hours, two decimals, of a replacement time; "not within the day" when it did not finish. */
@@ -180,7 +181,7 @@ export function judgeAgonesDay(
 ): ScenarioVerdict[] {
   const verdicts = judgeScenario(berth, baselines, AGONES_NODE_HOURS_RATIO).map((v) =>
     v.name.startsWith('nodeHours')
-      ? { ...v, line: `${v.line}; packing floor ${floorNodeHours} node-hours (information)` }
+      ? { ...v, line: `${v.line}; clairvoyant schedule ${floorNodeHours} node-hours (information)` }
       : v,
   );
   if (!upgrade) return verdicts;

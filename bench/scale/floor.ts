@@ -1,40 +1,45 @@
 /**
- * What a day's arrivals alone say about a node-hours target, before any scaler runs:
- * - `packed`: a floor no scaler can go under while no game waits. At every step just enough nodes
- *   for the games running then, packed perfectly, as if games could move between nodes and a node
- *   were ready the moment it is asked for.
- * - `largestRise`: the most the running games grow, net of sessions ending, within one node's
- *   boot time. A node asked for when a rise starts is ready only after it: a scaler that keeps
- *   every game from waiting, without knowing when the next rise comes, keeps that much room free.
- * - `freeSlotsWithin(budget)`: the most free slots perfect packing can keep at every step and
- *   still stay within `budget` node-hours. Set against `largestRise`, it says whether a target
- *   leaves room for the headroom zero waits need.
- * Node-hours are counted as the day counts them (`simulateDay`): every node, each step, at least
- * `scale.minNodes`.
+ * What a day's arrivals alone say about its node-hours, before any scaler runs:
+ * - `packed`: at every step just enough nodes for the games running then, packed perfectly, as
+ *   if games could move between nodes and a node were ready the moment it is asked for.
+ * - `clairvoyant`: the schedule that knows every arrival: perfect packing, each node asked for
+ *   exactly one boot time before it is needed (its boot paid for, as the day pays for a booting
+ *   node), kept over a dip shorter than a boot rather than booted again. No scaler that keeps
+ *   every game placed uses fewer node-hours.
+ * - `noForesight`: the same schedule with room for the scenario's largest burst kept free at
+ *   every step. A burst arrives within a minute, before a node asked for then could boot, so a
+ *   scaler that knows nothing of when the next one comes, and must never keep a game waiting
+ *   whenever it comes, keeps that room. A scaler may spend less and wager that no burst comes at
+ *   its leanest moment; this is what the certainty costs.
+ * Node-hours are counted as the day counts them (`simulateDay`): every node, each step of the
+ * measured day, at least `scale.minNodes`.
  */
 import type { Arrival } from '../../sim/arrivals.js';
 import { HOUR, round, type Scenario } from './day.js';
 import { gameSlotsPerNode } from './pending.js';
 
-/** A day's floor and rise (see the module comment). */
+/** A day's floors (see the module comment), in node-hours. */
 export interface NodeHourFloors {
   readonly packed: number;
-  readonly largestRise: number;
-  /** The node-hours of perfect packing that keeps `free` slots free at every step. */
-  packedWithFree(free: number): number;
-  /** The most free slots (at every step) perfect packing keeps within `budget`; -1 if none. */
-  freeSlotsWithin(budget: number): number;
+  readonly clairvoyant: number;
+  /** The largest burst the scenario brings, and the clairvoyant schedule with it kept free. */
+  readonly noForesight: { readonly burst: number; readonly nodeHours: number };
 }
 
-/** Games running at each step of the measured day, had none of them waited. */
+/**
+ * Games running at each step of the measured day, had none of them waited. A game starts at the
+ * first step at or after its arrival and ends at the first step its whole session has passed
+ * since it started, as `simulateDay` runs it.
+ */
 export function runningPerStep(sc: Scenario, day: readonly Arrival[]): number[] {
   const steps = Math.ceil(sc.durationMs / sc.stepMs);
   // +1 at the step a game starts, -1 at the step it ends; a running sum gives the count.
   const delta = new Array<number>(steps + 1).fill(0);
-  const stepOf = (ms: number) => Math.min(steps, Math.max(0, Math.ceil(ms / sc.stepMs)));
+  const clamp = (step: number) => Math.min(steps, Math.max(0, step));
   for (const { atMs, sessionMs } of day) {
-    const from = stepOf(atMs);
-    const to = stepOf(atMs + sessionMs);
+    const start = Math.ceil(atMs / sc.stepMs);
+    const from = clamp(start);
+    const to = clamp(start + Math.ceil(sessionMs / sc.stepMs));
     if (to <= from) continue;
     delta[from] = (delta[from] ?? 0) + 1;
     delta[to] = (delta[to] ?? 0) - 1;
@@ -48,45 +53,56 @@ export function runningPerStep(sc: Scenario, day: readonly Arrival[]): number[] 
   return running;
 }
 
-/** The largest net rise of `running` within `windowSteps` steps of any step. */
-export function largestRise(running: readonly number[], windowSteps: number): number {
-  let most = 0;
-  for (let from = 0; from < running.length; from++) {
-    const base = running[from] ?? 0;
-    const last = Math.min(running.length - 1, from + windowSteps);
-    for (let to = from + 1; to <= last; to++) most = Math.max(most, (running[to] ?? 0) - base);
-  }
-  return most;
+/** Whole nodes for `pods` games with `free` slots besides, at least `scale.minNodes`. */
+function nodesFor(sc: Scenario, pods: number, free: number): number {
+  return Math.max(sc.scale.minNodes, Math.ceil((pods + free) / gameSlotsPerNode(sc)));
 }
 
 /**
  * The node-hours of `podsPerStep` game servers (one count a step of the measured day) packed
- * perfectly onto whole nodes with `free` slots kept besides, as `DayOutcome.nodeHours` counts
- * them: at least `scale.minNodes` a step.
+ * perfectly onto whole nodes with `free` slots kept besides, nodes ready when asked for.
  */
 export function packedNodeHours(sc: Scenario, podsPerStep: readonly number[], free = 0): number {
-  const slots = gameSlotsPerNode(sc);
   let nodeSteps = 0;
-  for (const pods of podsPerStep) {
-    nodeSteps += Math.max(sc.scale.minNodes, Math.ceil((pods + free) / slots));
+  for (const pods of podsPerStep) nodeSteps += nodesFor(sc, pods, free);
+  return round((nodeSteps * sc.stepMs) / HOUR, 2);
+}
+
+/**
+ * The clairvoyant schedule's node-hours for `podsPerStep` with `free` slots kept besides. Nodes
+ * are alike, so the cheapest schedule is found level by level: the k-th node is needed on the
+ * steps that need at least k, and each stretch of them costs its length, plus a boot before it
+ * (only its part within the day, for a stretch at the day's start) or, after an earlier stretch,
+ * the gap between them where that is shorter than a boot (the node is kept instead).
+ */
+export function clairvoyantNodeHours(
+  sc: Scenario,
+  podsPerStep: readonly number[],
+  free = 0,
+): number {
+  const need = podsPerStep.map((pods) => nodesFor(sc, pods, free));
+  const bootSteps = Math.ceil(sc.bootDelayMs / sc.stepMs);
+  const top = need.reduce((most, n) => Math.max(most, n), 0);
+  let nodeSteps = 0;
+  for (let level = 1; level <= top; level++) {
+    let endOfLast: number | undefined;
+    need.forEach((nodes, step) => {
+      if (nodes < level) return;
+      const lead = endOfLast === undefined ? step : step - endOfLast;
+      nodeSteps += 1 + Math.min(bootSteps, lead);
+      endOfLast = step + 1;
+    });
   }
   return round((nodeSteps * sc.stepMs) / HOUR, 2);
 }
 
-/** The day's floor and rise (see the module comment), in node-hours as `DayOutcome.nodeHours`. */
+/** The day's floors (see the module comment). */
 export function nodeHourFloors(sc: Scenario, day: readonly Arrival[]): NodeHourFloors {
-  const slots = gameSlotsPerNode(sc);
   const running = runningPerStep(sc, day);
-  const packedWithFree = (free: number) => packedNodeHours(sc, running, free);
+  const burst = sc.bursts.maxSize;
   return {
-    packed: packedWithFree(0),
-    largestRise: largestRise(running, Math.ceil(sc.bootDelayMs / sc.stepMs)),
-    packedWithFree,
-    freeSlotsWithin(budget) {
-      // Node-hours only grow with the room kept: the first count over budget ends the search.
-      let free = -1;
-      while (free < slots * sc.scale.maxNodes && packedWithFree(free + 1) <= budget) free++;
-      return free;
-    },
+    packed: packedNodeHours(sc, running),
+    clairvoyant: clairvoyantNodeHours(sc, running),
+    noForesight: { burst, nodeHours: clairvoyantNodeHours(sc, running, burst) },
   };
 }

@@ -1,5 +1,6 @@
 /** What one scale scenario's runs are and what they give: the shapes the runners share. */
 import type { DayOutcome, Scaler, Scenario } from './day.js';
+import type { NodeHourFloors } from './floor.js';
 import type { ScenarioVerdict } from './targets.js';
 
 /** A baseline run: its scaler, the peer it models, and why it is information only, if it is. */
@@ -22,9 +23,5 @@ export interface ScenarioResult {
   readonly best: Readonly<Record<string, string>>;
   readonly targets: readonly ScenarioVerdict[];
   /** What the day's arrivals alone allow (`scale/floor.ts`): information beside the targets. */
-  readonly floors?: {
-    readonly packedNodeHours: number;
-    readonly largestRise: number;
-    readonly packedWithLargestRiseFree: number;
-  };
+  readonly floors?: NodeHourFloors;
 }

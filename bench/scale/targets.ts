@@ -36,7 +36,7 @@ export interface ScenarioVerdict {
  *   ratio): berth's node-hours ≤ `ratio` × the fewest node-hours of
  *   any baseline run whose waiting pods are ≤ berth's (a cheaper day bought with more waiting players
  *   is not comparable); with no such baseline the target passes vacuously, and the line says so.
- *   Given the day's `floors`, the line also says how much room that budget leaves any scaler.
+ *   Given the day's `floors`, the line also prints them beside berth (`floor.ts`).
  */
 export function judgeScenario(
   berth: DayOutcome,
@@ -57,7 +57,7 @@ export function judgeScenario(
   const nodeHours = cheapest
     ? {
         pass: berth.nodeHours <= ratio * cheapest[1].nodeHours,
-        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round(berth.nodeHours / cheapest[1].nodeHours, 3)}, target <= ${ratio}${floors ? roomLeft(floors, round(ratio * cheapest[1].nodeHours, 2)) : ''}`,
+        line: `${berth.nodeHours} node-hours against ${cheapest[1].nodeHours} (${cheapest[0]}, the cheapest of ${comparable.length} baseline(s) with <= ${berth.waitingPods} waiting pods): ratio ${round(berth.nodeHours / cheapest[1].nodeHours, 3)}, target <= ${ratio}${floors ? `; ${floorsBeside(floors, berth.nodeHours)}` : ''}`,
       }
     : {
         pass: true,
@@ -78,9 +78,8 @@ export function judgeScenario(
   ];
 }
 
-/** What the day's arrivals leave room for under `budget` node-hours (`floor.ts`). */
-function roomLeft(floors: NodeHourFloors, budget: number): string {
-  const free = floors.freeSlotsWithin(budget);
-  const room = free < 0 ? 'no room at all' : `room for at most ${free} free slots at every step`;
-  return `; the day's arrivals packed perfectly take ${floors.packed} node-hours, and within ${budget} leave ${room}, against a net rise of ${floors.largestRise} running games within one node's boot time`;
+/** The day's floors (`floor.ts`) beside berth's node-hours. */
+export function floorsBeside(floors: NodeHourFloors, nodeHours: number): string {
+  const times = (floor: number) => round(nodeHours / floor, 3);
+  return `the clairvoyant schedule takes ${floors.clairvoyant} node-hours (berth ${times(floors.clairvoyant)} x), one without foresight that keeps a burst of ${floors.noForesight.burst} placed at any moment ${floors.noForesight.nodeHours} (berth ${times(floors.noForesight.nodeHours)} x), perfect packing with nodes ready at once ${floors.packed}`;
 }

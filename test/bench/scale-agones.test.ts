@@ -3,9 +3,9 @@ import {
   AGONES_NODE_HOURS_RATIO,
   agonesBaselines,
   agonesPolicy,
+  clairvoyantFloorNodeHours,
   judgeAgonesDay,
   KARPENTER_GRACE_MS,
-  packingFloorNodeHours,
 } from '../../bench/scale/agones.js';
 import {
   AGONES_DAY,
@@ -298,10 +298,10 @@ describe('berth on an Agones fleet', () => {
     expect(o.deletes).toBeGreaterThan(0);
   });
 
-  it('puts the packing floor below what any scaler that places every server used', async () => {
+  it('puts the clairvoyant schedule below what any scaler that places every server used', async () => {
     const sc: AgonesScenario = { ...AGONES_DAY, warmUpMs: HOUR, durationMs: 3 * HOUR };
     const day = arrivals(sc);
-    const floor = await packingFloorNodeHours(sc, day);
+    const floor = await clairvoyantFloorNodeHours(sc, day);
     const slots = gameSlotsPerNode(sc);
     expect(floor).toBeGreaterThanOrEqual((3 * sc.fleet.bufferSize) / slots);
     const o = await simulateDay(
@@ -337,7 +337,7 @@ describe('the targets of the Agones-style days', () => {
     const hours = v.find((t) => t.name === 'nodeHoursAtMost85PercentOfComparable');
     expect(AGONES_NODE_HOURS_RATIO).toBe(0.85);
     expect(hours?.pass).toBe(true);
-    expect(hours?.line).toContain('packing floor 80');
+    expect(hours?.line).toContain('clairvoyant schedule 80');
     expect(judgeAgonesDay(run(86), { ca: run(100) }, false, 80)[2]?.pass).toBe(false);
     expect(v.map((t) => t.name)).not.toContain('everyNodeReplacedBeforeItsDeadline');
   });
