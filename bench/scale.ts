@@ -241,10 +241,12 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
     BASELINES[name]?.informational || name === SCHEDULED_ONLY ? ' (information only)' : '';
   for (const r of scenarios) {
     console.log(`scenario "${r.scenario}": ${r.description}`);
+    const clairvoyant = r.floors?.clairvoyant ?? r.clairvoyantNodeHours;
     console.table(
       Object.entries(outcomes(r)).map(([scaler, o]) => ({
         scaler: `${scaler}${note(scaler)}`,
         'node-hours': o.nodeHours,
+        ...(clairvoyant ? { 'x clairvoyant': round(o.nodeHours / clairvoyant, 3) } : {}),
         'waiting pods': o.waitingPods,
         'wait p99 s': o.waitSecondsP99,
         interrupted: o.interruptedGames,

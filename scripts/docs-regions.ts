@@ -153,7 +153,7 @@ interface ScaleRun {
   readonly interruptedGames?: number;
 }
 
-/** The scale benchmark's days: berth beside each baseline. */
+/** The scale benchmark's days: berth beside each baseline, each against the clairvoyant schedule. */
 function scaleDays(bench: BenchResults): string {
   const scenarios = (bench.scenarios ?? []) as readonly {
     scenario: string;
@@ -161,19 +161,26 @@ function scaleDays(bench: BenchResults): string {
     /** berth on the 60 s schedule alone, as the Lambda runs it: information only. */
     berthScheduledOnly?: ScaleRun;
     baselines?: Readonly<Record<string, ScaleRun>>;
+    floors?: { readonly clairvoyant?: number };
+    clairvoyantNodeHours?: number;
   }[];
-  const row = (day: string, name: string, run: ScaleRun) =>
-    `| ${day} | ${name} | ${number(run.nodeHours)} | ${number(run.waitingPods)} | ${number(run.interruptedGames)} |`;
   return [
-    '| day | scaler | node-hours | pods that waited | games interrupted |',
-    '|---|---|---|---|---|',
-    ...scenarios.flatMap((s) => [
-      row(s.scenario, '**berth**', s.berth),
-      ...(s.berthScheduledOnly
-        ? [row(s.scenario, 'berth-60s-schedule-only (information)', s.berthScheduledOnly)]
-        : []),
-      ...Object.entries(s.baselines ?? {}).map(([name, run]) => row(s.scenario, name, run)),
-    ]),
+    '| day | scaler | node-hours | x the clairvoyant schedule | pods that waited | games interrupted |',
+    '|---|---|---|---|---|---|',
+    ...scenarios.flatMap((s) => {
+      const clairvoyant = s.floors?.clairvoyant ?? s.clairvoyantNodeHours;
+      const times = (hours?: number) =>
+        hours !== undefined && clairvoyant ? (hours / clairvoyant).toFixed(3) : 'n/a';
+      const row = (name: string, run: ScaleRun) =>
+        `| ${s.scenario} | ${name} | ${number(run.nodeHours)} | ${times(run.nodeHours)} | ${number(run.waitingPods)} | ${number(run.interruptedGames)} |`;
+      return [
+        row('**berth**', s.berth),
+        ...(s.berthScheduledOnly
+          ? [row('berth-60s-schedule-only (information)', s.berthScheduledOnly)]
+          : []),
+        ...Object.entries(s.baselines ?? {}).map(([name, run]) => row(name, run)),
+      ];
+    }),
   ].join('\n');
 }
 

@@ -117,7 +117,7 @@ export async function compareAgones(
     runs: Readonly<Record<string, DayOutcome>>,
     defined: Readonly<Record<string, Baseline>>,
   ) => Record<string, string>,
-): Promise<ScenarioResult & { readonly seed: number; readonly clairvoyantNodeHours: number }> {
+): Promise<ScenarioResult & { readonly seed: number }> {
   const day = arrivals(sc);
   const floor = await clairvoyantFloorNodeHours(sc, day);
   const berthRun = berthScaler(sc, agonesPolicy(sc, true), { triggered: true, agones: true });

@@ -24,4 +24,6 @@ export interface ScenarioResult {
   readonly targets: readonly ScenarioVerdict[];
   /** What the day's arrivals alone allow (`scale/floor.ts`): information beside the targets. */
   readonly floors?: NodeHourFloors;
+  /** An Agones-style day's clairvoyant schedule, of its game servers as measured (`agones.ts`). */
+  readonly clairvoyantNodeHours?: number;
 }
