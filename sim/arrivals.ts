@@ -102,3 +102,20 @@ export function uniformLength(minMs: number, maxMs: number): SessionLength {
 export function exponentialLength(meanMs: number, floorMs: number): SessionLength {
   return (random) => Math.max(floorMs, -Math.log(1 - random()) * meanMs);
 }
+
+/**
+ * Sessions of a log-normal length (median `medianMs`, log-scale spread `sigma`), within
+ * `minMs`..`maxMs`: heavy-tailed, as match lengths are (most short, a few very long). One normal
+ * draw per session (Box-Muller, two uniforms), so the order of draws stays fixed.
+ */
+export function logNormalLength(
+  medianMs: number,
+  sigma: number,
+  minMs: number,
+  maxMs: number,
+): SessionLength {
+  return (random) => {
+    const normal = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+    return Math.round(Math.min(maxMs, Math.max(minMs, medianMs * Math.exp(sigma * normal))));
+  };
+}
