@@ -40,6 +40,10 @@
  * must be replaced within 24 h of its launch; there the waits are allocations that found no Ready
  * server, the interrupted games Allocated servers, and the node-hours target is 0.85.
  *
+ * Then the weeks (`bench/scale/weeks.ts`, `bench/scale/tuned-weeks.ts`): four weeks at three
+ * seeds, or with `--trace FILE` a recorded trace, berth on its defaults against every peer tuned
+ * on the first week by bisection of its placeholder count, each beside the clairvoyant schedule.
+ *
  * Targets, per scenario (`bench/scale/targets.ts`), over every baseline run but the information
  * ones: berth interrupts no game, has no more waiting pods than the best run, and uses at most
  * 90% of the node-hours of the cheapest run that made no more pods wait than berth (vacuous when
@@ -79,9 +83,12 @@ import type { Baseline, ScenarioResult } from './scale/result.js';
 import {
   floorsBeside,
   judgeScenario,
+  judgeWeeks,
   NODE_HOURS_RATIO_TARGET,
   type ScaleTarget,
 } from './scale/targets.js';
+import { type TraceInput, weeksRuns } from './scale/tuned-weeks.js';
+import { WEEKS_WORKLOAD } from './scale/weeks.js';
 import { writeResults } from './support/results.js';
 
 /**
@@ -216,7 +223,9 @@ function bestRuns(
 }
 
 /** Runs every scenario under berth and the baselines, prints tables, writes scale.json. */
-export async function runScaleBench(): Promise<ScaleBenchResult> {
+export async function runScaleBench(
+  options: { readonly trace?: TraceInput } = {},
+): Promise<ScaleBenchResult> {
   const started = performance.now();
   const scenarios: ScenarioResult[] = [];
   for (const sc of SCENARIOS) scenarios.push(await compare(sc));
@@ -225,9 +234,14 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
   }
   const [main] = scenarios;
   if (!main) throw new Error('no scenario');
-  const targets: ScaleTarget[] = scenarios.flatMap((r) =>
-    r.targets.map((t) => ({ target: `${r.scenario}: ${t.name}`, pass: t.pass, line: t.line })),
-  );
+  console.log(options.trace ? `the trace ${options.trace.path}:` : 'the weeks:');
+  const weeks = await weeksRuns(options.trace);
+  const targets: ScaleTarget[] = [
+    ...scenarios.flatMap((r) =>
+      r.targets.map((t) => ({ target: `${r.scenario}: ${t.name}`, pass: t.pass, line: t.line })),
+    ),
+    ...weeks.flatMap((run) => judgeWeeks(run)),
+  ];
   const targetsMet = targets.every((t) => t.pass);
   console.log(
     `node scale: one simulated day per scenario, berth vs ${Object.keys(BASELINES).length} baseline runs (${Math.round(performance.now() - started)} ms)`,
@@ -286,6 +300,8 @@ export async function runScaleBench(): Promise<ScaleBenchResult> {
     targetsMet,
     main,
     scenarios,
+    weeks,
+    weeksWorkload: WEEKS_WORKLOAD,
     scenarioSettings: [...SCENARIOS, ...AGONES_SCENARIOS],
     baselines: Object.fromEntries(
       Object.entries(BASELINES).map(([name, b]) => [

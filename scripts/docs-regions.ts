@@ -184,6 +184,29 @@ function scaleDays(bench: BenchResults): string {
   ].join('\n');
 }
 
+/** The scale benchmark's weeks: per run, berth and each peer as tuned on the first week. */
+function scaleWeeks(bench: BenchResults): string {
+  const runs = (bench.weeks ?? []) as readonly {
+    name: string;
+    days: number;
+    floors: { readonly clairvoyant: number };
+    berth: ScaleRun;
+    peers: Readonly<Record<string, ScaleRun & { readonly placeholders?: number }>>;
+  }[];
+  return [
+    '| run | scaler | placeholders (tuned on the first week) | node-hours | x the clairvoyant schedule | pods that waited | games interrupted |',
+    '|---|---|---|---|---|---|---|',
+    ...runs.flatMap((run) => {
+      const row = (name: string, o: ScaleRun & { readonly placeholders?: number }) =>
+        `| ${run.name} | ${name} | ${o.placeholders ?? '-'} | ${number(o.nodeHours)} | ${o.nodeHours === undefined ? 'n/a' : (o.nodeHours / run.floors.clairvoyant).toFixed(3)} | ${number(o.waitingPods)} | ${number(o.interruptedGames)} |`;
+      return [
+        row('**berth**', run.berth),
+        ...Object.entries(run.peers).map(([name, o]) => row(name, o)),
+      ];
+    }),
+  ].join('\n');
+}
+
 interface CostLine {
   readonly group: string;
   readonly item: string;
@@ -285,6 +308,8 @@ function regionBody(kind: string, arg: string | undefined, results: ResultsByNam
       return eniCallMix(benchOf(results, 'eni'));
     case 'scale-days':
       return scaleDays(benchOf(results, 'scale'));
+    case 'scale-weeks':
+      return scaleWeeks(benchOf(results, 'scale'));
     case 'cost-bill':
       return costBill(benchOf(results, 'cost'));
     case 'cni-runs':

@@ -83,3 +83,65 @@ export function floorsBeside(floors: NodeHourFloors, nodeHours: number): string 
   const times = (floor: number) => round(nodeHours / floor, 3);
   return `the clairvoyant schedule takes ${floors.clairvoyant} node-hours (berth ${times(floors.clairvoyant)} x), one without foresight that keeps a burst of ${floors.noForesight.burst} placed at any moment ${floors.noForesight.nodeHours} (berth ${times(floors.noForesight.nodeHours)} x), perfect packing with nodes ready at once ${floors.packed}`;
 }
+
+/** berth's node-hours over the weeks may be at most this many times the clairvoyant schedule's. */
+export const WEEKS_CLAIRVOYANT_TARGET = 1.15;
+
+/** What the weeks' targets judge of one run (`tuned-weeks.ts`). */
+export interface JudgedWeeks {
+  readonly name: string;
+  readonly berth: DayOutcome;
+  readonly peers: Readonly<Record<string, DayOutcome>>;
+  readonly floors: NodeHourFloors;
+}
+
+/**
+ * Whether berth beats `peer` over the weeks: no more pods waiting at most `ratio` x its
+ * node-hours, or fewer waiting, at most half as many, at no more node-hours.
+ */
+export function beatsOverWeeks(berth: DayOutcome, peer: DayOutcome, ratio: number): boolean {
+  const cheaper =
+    berth.waitingPods <= peer.waitingPods && berth.nodeHours <= ratio * peer.nodeHours;
+  const fewerWaiting =
+    berth.waitingPods < peer.waitingPods &&
+    berth.waitingPods <= peer.waitingPods / 2 &&
+    berth.nodeHours <= peer.nodeHours;
+  return cheaper || fewerWaiting;
+}
+
+/**
+ * One run's targets: berth beats every peer as tuned on the first week, stays within
+ * WEEKS_CLAIRVOYANT_TARGET of the clairvoyant schedule, and interrupts no game.
+ */
+export function judgeWeeks(
+  run: JudgedWeeks,
+  ratio: number = NODE_HOURS_RATIO_TARGET,
+): ScaleTarget[] {
+  const { berth, floors } = run;
+  const peers = Object.entries(run.peers);
+  const lost = peers.filter(([, peer]) => !beatsOverWeeks(berth, peer, ratio));
+  const versus = peers
+    .map(
+      ([name, peer]) =>
+        `${name} ${peer.nodeHours} node-hours, ${peer.waitingPods} waiting (berth ${round(berth.nodeHours / peer.nodeHours, 3)} x)`,
+    )
+    .join('; ');
+  const times = round(berth.nodeHours / floors.clairvoyant, 3);
+  return [
+    {
+      target: `${run.name}: against every peer tuned on the first week, no more pods waiting at most ${ratio} x its node-hours, or at most half as many waiting at no more`,
+      pass: lost.length === 0,
+      line: `berth ${berth.nodeHours} node-hours, ${berth.waitingPods} waiting; ${versus}${lost.length > 0 ? `; not beaten: ${lost.map(([name]) => name).join(', ')}` : ''}`,
+    },
+    {
+      target: `${run.name}: at most ${WEEKS_CLAIRVOYANT_TARGET} x the clairvoyant schedule's node-hours`,
+      pass: times <= WEEKS_CLAIRVOYANT_TARGET,
+      line: `berth ${berth.nodeHours} node-hours = ${times} x the clairvoyant schedule's ${floors.clairvoyant}; ${floorsBeside(floors, berth.nodeHours)}`,
+    },
+    {
+      target: `${run.name}: no game interrupted`,
+      pass: berth.interruptedGames === 0,
+      line: `${berth.interruptedGames} games interrupted by berth`,
+    },
+  ];
+}
