@@ -191,14 +191,14 @@ function scaleWeeks(bench: BenchResults): string {
     days: number;
     floors: { readonly clairvoyant: number };
     berth: ScaleRun;
-    peers: Readonly<Record<string, ScaleRun & { readonly placeholders?: number }>>;
+    peers: Readonly<Record<string, ScaleRun & { readonly tunedPlaceholders?: number }>>;
   }[];
   return [
     '| run | scaler | placeholders (tuned on the first week) | node-hours | x the clairvoyant schedule | pods that waited | games interrupted |',
     '|---|---|---|---|---|---|---|',
     ...runs.flatMap((run) => {
-      const row = (name: string, o: ScaleRun & { readonly placeholders?: number }) =>
-        `| ${run.name} | ${name} | ${o.placeholders ?? '-'} | ${number(o.nodeHours)} | ${o.nodeHours === undefined ? 'n/a' : (o.nodeHours / run.floors.clairvoyant).toFixed(3)} | ${number(o.waitingPods)} | ${number(o.interruptedGames)} |`;
+      const row = (name: string, o: ScaleRun & { readonly tunedPlaceholders?: number }) =>
+        `| ${run.name} | ${name} | ${o.tunedPlaceholders ?? '-'} | ${number(o.nodeHours)} | ${o.nodeHours === undefined ? 'n/a' : (o.nodeHours / run.floors.clairvoyant).toFixed(3)} | ${number(o.waitingPods)} | ${number(o.interruptedGames)} |`;
       return [
         row('**berth**', run.berth),
         ...Object.entries(run.peers).map(([name, o]) => row(name, o)),

@@ -158,6 +158,9 @@ export async function tunePeer(
   };
 }
 
+/** A peer's run of the whole weeks, with the placeholder count tuned for it (none: no knob). */
+export type TunedOutcome = DayOutcome & { readonly tunedPlaceholders?: number };
+
 /** One run of the weeks: berth, every peer as tuned, the floors. */
 export interface WeeksRun {
   readonly name: string;
@@ -169,7 +172,7 @@ export interface WeeksRun {
   /** Every setting tuned on the first week, with its count and the runs tried. */
   readonly tuned: readonly TunedSetting[];
   /** The peers over the whole run: each family's cheapest tuned setting, and paddle-soccer. */
-  readonly peers: Readonly<Record<string, DayOutcome & { readonly placeholders?: number }>>;
+  readonly peers: Readonly<Record<string, TunedOutcome>>;
 }
 
 /** The cheapest setting of each family on the tuning window, among those that met it. */
@@ -202,13 +205,13 @@ export async function runWeeks(sc: Scenario, arrivals: readonly Arrival[]): Prom
   const peers = tunablePeers();
   const tuned: TunedSetting[] = [];
   for (const peer of peers) tuned.push(await tunePeer(peer, window));
-  const whole: Record<string, DayOutcome & { readonly placeholders?: number }> = {
+  const whole: Record<string, TunedOutcome> = {
     'paddle-soccer': await simulateDay(sc, arrivals, paddleSoccerScaler(sc)),
   };
   for (const peer of cheapestPerFamily(peers, tuned)) {
     const placeholders = tuned[peers.indexOf(peer)]?.placeholders ?? 0;
     const outcome = await simulateDay(sc, arrivals, peer.make(placeholders));
-    whole[`${peer.name}+ph-${placeholders}`] = { ...outcome, placeholders };
+    whole[`${peer.name}+ph-${placeholders}`] = { ...outcome, tunedPlaceholders: placeholders };
   }
   return {
     name: sc.name,
@@ -274,7 +277,7 @@ function printWeeksRun(run: WeeksRun, ms: number): void {
   );
   console.table([
     row('berth (defaults)', run.berth),
-    ...Object.entries(run.peers).map(([name, o]) => row(name, o, o.placeholders)),
+    ...Object.entries(run.peers).map(([name, o]) => row(name, o, o.tunedPlaceholders)),
   ]);
   console.log(
     `tuned on the first ${run.days >= 7 ? 'week' : 'day'}: ${run.tuned
