@@ -7,8 +7,10 @@
  * written. berth runs on its defaults. Each run is set beside the clairvoyant schedule and the
  * no-foresight floor of the same arrivals (`floor.ts`).
  *
- * The bisection assumes more placeholders never make more games wait, which holds for a scaler
- * that only adds nodes for pending pods; every count it tried is reported.
+ * The bisection takes more placeholders to make no more games wait. That is nearly so, not
+ * exactly: one more placeholder moves where games land, and on the weeks a count one higher has
+ * now and then let a few more wait. An operator searching by hand meets the same; every count
+ * tried is reported, so such a step shows.
  */
 import { basename } from 'node:path';
 import { parseConfig } from '../../shared/config/schema.js';
