@@ -83,11 +83,18 @@ import type { Baseline, ScenarioResult } from './scale/result.js';
 import {
   floorsBeside,
   judgeScenario,
+  judgeTunedDay,
   judgeWeeks,
   NODE_HOURS_RATIO_TARGET,
   type ScaleTarget,
 } from './scale/targets.js';
-import { type TraceInput, weeksRuns } from './scale/tuned-weeks.js';
+import {
+  type TraceInput,
+  type TunedSetting,
+  tunablePeers,
+  tunePeer,
+  weeksRuns,
+} from './scale/tuned-weeks.js';
 import { WEEKS_WORKLOAD } from './scale/weeks.js';
 import { writeResults } from './support/results.js';
 
@@ -190,6 +197,9 @@ async function compare(sc: Scenario): Promise<ScenarioResult> {
     Object.entries(baselines).filter(([name]) => !BASELINES[name]?.informational),
   );
   const floors = nodeHourFloors(sc, day);
+  // Each peer tuned in hindsight for this very day, as the weeks tune on their first.
+  const tunedForDay: TunedSetting[] = [];
+  for (const peer of tunablePeers()) tunedForDay.push(await tunePeer(peer, { sc, arrivals: day }));
   return {
     scenario: sc.name,
     description: sc.description,
@@ -197,7 +207,11 @@ async function compare(sc: Scenario): Promise<ScenarioResult> {
     berthScheduledOnly: scheduledOnly,
     baselines,
     best: bestRuns(judged),
-    targets: judgeScenario(berth, judged, NODE_HOURS_RATIO_TARGET, floors),
+    targets: [
+      ...judgeScenario(berth, judged, NODE_HOURS_RATIO_TARGET, floors),
+      judgeTunedDay(berth, tunedForDay),
+    ],
+    tunedForDay,
     floors,
   };
 }

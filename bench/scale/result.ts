@@ -2,6 +2,7 @@
 import type { DayOutcome, Scaler, Scenario } from './day.js';
 import type { NodeHourFloors } from './floor.js';
 import type { ScenarioVerdict } from './targets.js';
+import type { TunedSetting } from './tuned-weeks.js';
 
 /** A baseline run: its scaler, the peer it models, and why it is information only, if it is. */
 export interface Baseline {
@@ -22,6 +23,8 @@ export interface ScenarioResult {
   /** Per peer, its best run: fewest waiting pods, then fewest node-hours. */
   readonly best: Readonly<Record<string, string>>;
   readonly targets: readonly ScenarioVerdict[];
+  /** Each peer setting tuned in hindsight for this day, with the counts tried (`tuned-weeks.ts`). */
+  readonly tunedForDay?: readonly TunedSetting[];
   /** What the day's arrivals alone allow (`scale/floor.ts`): information beside the targets. */
   readonly floors?: NodeHourFloors;
   /** An Agones-style day's clairvoyant schedule, of its game servers as measured (`agones.ts`). */

@@ -14,7 +14,8 @@ export type ScaleTargetName =
   | 'noInterruptedGames'
   | 'waitingNoMoreThanBestBaseline'
   | `nodeHoursAtMost${number}PercentOfComparable`
-  | 'everyNodeReplacedBeforeItsDeadline';
+  | 'everyNodeReplacedBeforeItsDeadline'
+  | 'noWorseThanPeersTunedForTheDay';
 
 /** One target of one scenario, as written to `scale.json`. */
 export interface ScaleTarget {
@@ -144,4 +145,30 @@ export function judgeWeeks(
       line: `${berth.interruptedGames} games interrupted by berth`,
     },
   ];
+}
+
+/** A peer setting tuned on the very day it is judged on (`tuned-weeks.ts`). */
+export interface TunedForDay {
+  readonly name: string;
+  readonly placeholders: number;
+  readonly tuning: DayOutcome;
+}
+
+/**
+ * The day's own bound: berth at most 1.00 x the node-hours of every peer tuned in hindsight for
+ * that very day (its fewest placeholders that keep every game placed), at no more pods waiting.
+ */
+export function judgeTunedDay(berth: DayOutcome, tuned: readonly TunedForDay[]): ScenarioVerdict {
+  const worse = tuned.filter(
+    (t) => berth.waitingPods > t.tuning.waitingPods || berth.nodeHours > t.tuning.nodeHours,
+  );
+  const cheapest = tuned.reduce<TunedForDay | undefined>(
+    (best, t) => (!best || t.tuning.nodeHours < best.tuning.nodeHours ? t : best),
+    undefined,
+  );
+  return {
+    name: 'noWorseThanPeersTunedForTheDay',
+    pass: worse.length === 0,
+    line: `berth ${berth.nodeHours} node-hours, ${berth.waitingPods} waiting; ${tuned.length} peer settings tuned on the day, the cheapest ${cheapest ? `${cheapest.name}+ph-${cheapest.placeholders} ${cheapest.tuning.nodeHours} node-hours, ${cheapest.tuning.waitingPods} waiting (berth ${round(berth.nodeHours / cheapest.tuning.nodeHours, 3)} x)` : 'none'}${worse.length > 0 ? `; berth worse than ${worse.map((t) => `${t.name}+ph-${t.placeholders}`).join(', ')}` : ''}`,
+  };
 }

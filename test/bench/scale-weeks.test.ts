@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type DayOutcome, HOUR, MINUTE } from '../../bench/scale/day.js';
 import { nodeHourFloors } from '../../bench/scale/floor.js';
-import { beatsOverWeeks, judgeWeeks } from '../../bench/scale/targets.js';
+import { beatsOverWeeks, judgeTunedDay, judgeWeeks } from '../../bench/scale/targets.js';
 import { smallestPlacing, tuningWindow, weeksRuns } from '../../bench/scale/tuned-weeks.js';
 import {
   DAY,
@@ -166,4 +166,19 @@ describe('a recorded trace', () => {
       expect.stringContaining('no game interrupted'),
     ]);
   }, 60_000);
+});
+
+describe('the single day against peers tuned for it', () => {
+  const run = (nodeHours: number, waitingPods = 0) => ({ nodeHours, waitingPods }) as DayOutcome;
+  const tuned = (name: string, tuning: DayOutcome) => ({ name, placeholders: 15, tuning });
+
+  it('passes at no more node-hours and waits than every tuned setting, naming the cheapest', () => {
+    const good = judgeTunedDay(run(100), [tuned('ca', run(104)), tuned('karpenter', run(101))]);
+    expect(good.pass).toBe(true);
+    expect(good.line).toContain('the cheapest karpenter+ph-15 101 node-hours');
+    const bad = judgeTunedDay(run(102), [tuned('ca', run(104)), tuned('karpenter', run(101))]);
+    expect(bad.pass).toBe(false);
+    expect(bad.line).toContain('berth worse than karpenter+ph-15');
+    expect(judgeTunedDay(run(90, 1), [tuned('ca', run(104))]).pass).toBe(false);
+  });
 });
