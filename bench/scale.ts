@@ -55,10 +55,9 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../shared/config/schema.js';
 import { scalePolicy } from '../shared/scale/policy.js';
-import { TRIGGER_DEBOUNCE_MS } from '../shared/scale/trigger.js';
 import { compareAgones } from './scale/agones.js';
 import { AGONES_SCENARIOS } from './scale/agones-day.js';
-import { berthScaler } from './scale/berth.js';
+import { berthAsServed, berthScaler } from './scale/berth.js';
 import { clusterAutoscalerScaler } from './scale/cluster-autoscaler.js';
 import {
   arrivals,
@@ -69,13 +68,13 @@ import {
   round,
   SCENARIOS,
   type Scenario,
-  SECOND,
   simulateDay,
 } from './scale/day.js';
 import { nodeHourFloors } from './scale/floor.js';
 import {
   CONSOLIDATE_AFTER_SWEEP_MS,
-  type KarpenterOptions,
+  consolidateAfterLabel,
+  KARPENTER_POLICIES,
   karpenterScaler,
   LOOP_MS,
 } from './scale/karpenter.js';
@@ -117,21 +116,12 @@ const PLACEHOLDER_COUNTS: Readonly<Record<string, (sc: Scenario) => number>> = {
   '+ph-peak': peakPlaceholders,
 };
 
-const duration = (ms: number): string => (ms < MINUTE ? `${ms / SECOND}s` : `${ms / MINUTE}m`);
-
 function karpenterRuns(): Record<string, Baseline> {
   const runs: Record<string, Baseline> = {};
-  const policies: Record<string, Omit<KarpenterOptions, 'consolidateAfterMs'>> = {
-    empty: { consolidationPolicy: 'WhenEmpty', gameServersDoNotDisrupt: false },
-    'underutilized-dnd': {
-      consolidationPolicy: 'WhenEmptyOrUnderutilized',
-      gameServersDoNotDisrupt: true,
-    },
-  };
-  for (const [policy, options] of Object.entries(policies)) {
+  for (const [policy, options] of Object.entries(KARPENTER_POLICIES)) {
     for (const after of CONSOLIDATE_AFTER_SWEEP_MS) {
       for (const [suffix, count] of Object.entries(PLACEHOLDER_COUNTS)) {
-        runs[`karpenter-${policy}-${duration(after)}${suffix}`] = {
+        runs[`karpenter-${policy}-${consolidateAfterLabel(after)}${suffix}`] = {
           peer: 'karpenter',
           make: (sc) =>
             karpenterScaler({ ...options, consolidateAfterMs: after, placeholders: count(sc) }),
@@ -180,10 +170,7 @@ export interface ScaleBenchResult {
 
 async function compare(sc: Scenario): Promise<ScenarioResult> {
   const day = arrivals(sc);
-  const policy = scalePolicy(parseConfig({ scale: sc.scale }).scale, {
-    reactionMs: TRIGGER_DEBOUNCE_MS,
-  });
-  const berth = await simulateDay(sc, day, berthScaler(sc, policy, { triggered: true }));
+  const berth = await simulateDay(sc, day, berthAsServed(sc));
   const scheduledOnly = await simulateDay(
     sc,
     day,

@@ -34,14 +34,13 @@ import {
   type DayOutcome,
   everyMs,
   HOUR,
-  MINUTE,
   round,
   type Scenario,
   SECOND,
   simulateDay,
 } from './day.js';
 import { clairvoyantNodeHours } from './floor.js';
-import { CONSOLIDATE_AFTER_SWEEP_MS, karpenterScaler } from './karpenter.js';
+import { CONSOLIDATE_AFTER_SWEEP_MS, consolidateAfterLabel, karpenterScaler } from './karpenter.js';
 import type { Baseline, ScenarioResult } from './result.js';
 import { judgeScenario, type ScenarioVerdict } from './targets.js';
 
@@ -50,8 +49,6 @@ export const AGONES_NODE_HOURS_RATIO = 0.85;
 
 /** Karpenter's `terminationGracePeriod` on the node-upgrade day: above the longest session. */
 export const KARPENTER_GRACE_MS = HOUR;
-
-const duration = (ms: number): string => (ms < MINUTE ? `${ms / SECOND}s` : `${ms / MINUTE}m`);
 
 /** The baseline runs of one Agones-style day, with the placeholder counts every day tries. */
 export function agonesBaselines(
@@ -74,7 +71,7 @@ export function agonesBaselines(
   }
   for (const after of CONSOLIDATE_AFTER_SWEEP_MS) {
     for (const [suffix, count] of Object.entries(placeholderCounts)) {
-      runs[`karpenter-underutilized-dnd-allocated-${duration(after)}${suffix}`] = {
+      runs[`karpenter-underutilized-dnd-allocated-${consolidateAfterLabel(after)}${suffix}`] = {
         peer: 'karpenter',
         make: (s) =>
           karpenterScaler({

@@ -15,10 +15,11 @@
  */
 
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import { parseConfig } from '../../shared/config/schema.js';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { AGONES_API_VERSION, indexAgones } from '../../shared/scale/game-state.js';
 import { actOnPlan, memoryAfterPass, planOnSnapshot } from '../../shared/scale/pass.js';
-import type { ScalePolicy } from '../../shared/scale/policy.js';
+import { type ScalePolicy, scalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
 import type { ScaleMemory } from '../../shared/scale/store.js';
@@ -33,6 +34,17 @@ import {
 import { AGONES_LAST_ALLOCATED, GAME_SERVER_LABEL } from '../../shared/vocabulary/labels.js';
 import { gamePodName, gameServerName, steppedScaleDeps } from '../../sim/stepped-cluster-api.js';
 import { everyMs, type Scaler, type Scenario, type SimCluster, type SimGame } from './day.js';
+
+/**
+ * berth on `sc`'s config as the local server runs it: scale-up passes triggered by admissions
+ * between the scheduled ones, the buffer sized for a triggered pass's reaction.
+ */
+export function berthAsServed(sc: Scenario): Scaler {
+  const policy = scalePolicy(parseConfig({ scale: sc.scale }).scale, {
+    reactionMs: TRIGGER_DEBOUNCE_MS,
+  });
+  return berthScaler(sc, policy, { triggered: true });
+}
 
 /** berth: the cluster as Kubernetes objects, through the same snapshot and plan code as the pass. */
 export function berthScaler(

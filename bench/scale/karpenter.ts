@@ -87,6 +87,24 @@ export const KARPENTER_UNDERUTILIZED_DO_NOT_DISRUPT: KarpenterOptions = {
 /** The `consolidateAfter` values the bench sweeps. */
 export const CONSOLIDATE_AFTER_SWEEP_MS: readonly number[] = [30 * SECOND, 5 * MINUTE, 15 * MINUTE];
 
+/**
+ * The consolidation policies the bench sweeps, by the name its runs carry: `WhenEmpty`, and
+ * `WhenEmptyOrUnderutilized` with `do-not-disrupt` game servers.
+ */
+export const KARPENTER_POLICIES: Readonly<
+  Record<string, Pick<KarpenterOptions, 'consolidationPolicy' | 'gameServersDoNotDisrupt'>>
+> = {
+  empty: { consolidationPolicy: 'WhenEmpty', gameServersDoNotDisrupt: false },
+  'underutilized-dnd': {
+    consolidationPolicy: 'WhenEmptyOrUnderutilized',
+    gameServersDoNotDisrupt: true,
+  },
+};
+
+/** A `consolidateAfter` as a run's name carries it: `30s`, `5m`. */
+export const consolidateAfterLabel = (ms: number): string =>
+  ms < MINUTE ? `${ms / SECOND}s` : `${ms / MINUTE}m`;
+
 /** Karpenter's provisioner and consolidation over the simulated NodePool. */
 export function karpenterScaler(options: KarpenterOptions): Scaler {
   if (

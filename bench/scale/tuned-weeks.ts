@@ -13,15 +13,17 @@
  * tried is reported, so such a step shows.
  */
 import { basename } from 'node:path';
-import { parseConfig } from '../../shared/config/schema.js';
-import { scalePolicy } from '../../shared/scale/policy.js';
-import { TRIGGER_DEBOUNCE_MS } from '../../shared/scale/trigger.js';
 import type { Arrival } from '../../sim/arrivals.js';
-import { berthScaler } from './berth.js';
+import { berthAsServed } from './berth.js';
 import { clusterAutoscalerScaler } from './cluster-autoscaler.js';
-import { type DayOutcome, round, type Scaler, type Scenario, SECOND, simulateDay } from './day.js';
+import { type DayOutcome, round, type Scaler, type Scenario, simulateDay } from './day.js';
 import { type NodeHourFloors, nodeHourFloors } from './floor.js';
-import { CONSOLIDATE_AFTER_SWEEP_MS, karpenterScaler } from './karpenter.js';
+import {
+  CONSOLIDATE_AFTER_SWEEP_MS,
+  consolidateAfterLabel,
+  KARPENTER_POLICIES,
+  karpenterScaler,
+} from './karpenter.js';
 import { paddleSoccerScaler } from './paddle-soccer.js';
 import { floorsBeside } from './targets.js';
 import {
@@ -80,34 +82,18 @@ interface TunablePeer {
   readonly make: (placeholders: number) => Scaler;
 }
 
-const seconds = (ms: number) => (ms < 60 * SECOND ? `${ms / SECOND}s` : `${ms / 60_000}m`);
-
 /** The peers the tuning searches: Cluster Autoscaler, and Karpenter at every setting swept. */
 export function tunablePeers(): TunablePeer[] {
-  const karpenter = CONSOLIDATE_AFTER_SWEEP_MS.flatMap((after): TunablePeer[] => [
-    {
-      name: `karpenter-underutilized-dnd-${seconds(after)}`,
-      family: 'karpenter',
-      make: (placeholders) =>
-        karpenterScaler({
-          consolidationPolicy: 'WhenEmptyOrUnderutilized',
-          gameServersDoNotDisrupt: true,
-          consolidateAfterMs: after,
-          placeholders,
-        }),
-    },
-    {
-      name: `karpenter-empty-${seconds(after)}`,
-      family: 'karpenter',
-      make: (placeholders) =>
-        karpenterScaler({
-          consolidationPolicy: 'WhenEmpty',
-          gameServersDoNotDisrupt: false,
-          consolidateAfterMs: after,
-          placeholders,
-        }),
-    },
-  ]);
+  const karpenter = Object.entries(KARPENTER_POLICIES).flatMap(([policy, options]) =>
+    CONSOLIDATE_AFTER_SWEEP_MS.map(
+      (after): TunablePeer => ({
+        name: `karpenter-${policy}-${consolidateAfterLabel(after)}`,
+        family: 'karpenter',
+        make: (placeholders) =>
+          karpenterScaler({ ...options, consolidateAfterMs: after, placeholders }),
+      }),
+    ),
+  );
   return [
     {
       name: 'ca',
@@ -199,10 +185,7 @@ function cheapestPerFamily(
 
 /** berth and the tuned peers over `sc`'s whole run of `arrivals`. */
 export async function runWeeks(sc: Scenario, arrivals: readonly Arrival[]): Promise<WeeksRun> {
-  const policy = scalePolicy(parseConfig({ scale: sc.scale }).scale, {
-    reactionMs: TRIGGER_DEBOUNCE_MS,
-  });
-  const berth = await simulateDay(sc, arrivals, berthScaler(sc, policy, { triggered: true }));
+  const berth = await simulateDay(sc, arrivals, berthAsServed(sc));
   const window = tuningWindow(sc, arrivals);
   const peers = tunablePeers();
   const tuned: TunedSetting[] = [];
