@@ -53,9 +53,10 @@ export function runningPerStep(sc: Scenario, day: readonly Arrival[]): number[] 
   return running;
 }
 
-/** Whole nodes for `pods` games with `free` slots besides, at least `scale.minNodes`. */
-function nodesFor(sc: Scenario, pods: number, free: number): number {
-  return Math.max(sc.scale.minNodes, Math.ceil((pods + free) / gameSlotsPerNode(sc)));
+/** Whole nodes a step needs for each count of `podsPerStep` with `free` slots besides. */
+function nodesPerStep(sc: Scenario, podsPerStep: readonly number[], free: number): number[] {
+  const slots = gameSlotsPerNode(sc);
+  return podsPerStep.map((pods) => Math.max(sc.scale.minNodes, Math.ceil((pods + free) / slots)));
 }
 
 /**
@@ -63,8 +64,7 @@ function nodesFor(sc: Scenario, pods: number, free: number): number {
  * perfectly onto whole nodes with `free` slots kept besides, nodes ready when asked for.
  */
 export function packedNodeHours(sc: Scenario, podsPerStep: readonly number[], free = 0): number {
-  let nodeSteps = 0;
-  for (const pods of podsPerStep) nodeSteps += nodesFor(sc, pods, free);
+  const nodeSteps = nodesPerStep(sc, podsPerStep, free).reduce((sum, nodes) => sum + nodes, 0);
   return round((nodeSteps * sc.stepMs) / HOUR, 2);
 }
 
@@ -80,7 +80,7 @@ export function clairvoyantNodeHours(
   podsPerStep: readonly number[],
   free = 0,
 ): number {
-  const need = podsPerStep.map((pods) => nodesFor(sc, pods, free));
+  const need = nodesPerStep(sc, podsPerStep, free);
   const bootSteps = Math.ceil(sc.bootDelayMs / sc.stepMs);
   const top = need.reduce((most, n) => Math.max(most, n), 0);
   let nodeSteps = 0;
