@@ -67,3 +67,17 @@ export function groupPeak(use: GroupUse, type: string, now: number): number {
 export function floorFor(peak: number, minIdle: number): number {
   return peak === 0 ? 0 : peak + minIdle;
 }
+
+/**
+ * A subnet found short of /28s or of addresses within this long holds no floors: its other nodes
+ * may be waiting for what a floor would hold, so its free space goes to the nodes that need it now.
+ */
+export const SHORTAGE_MEMORY_MS = 3_600_000;
+
+/**
+ * The floor a pool keeps at `now`: its own, unless its subnet was marked short until
+ * `shortUntil` (the later of its marks, epoch ms) within SHORTAGE_MEMORY_MS.
+ */
+export function heldFloor(floor: number | undefined, shortUntil: number, now: number): number {
+  return floor && shortUntil + SHORTAGE_MEMORY_MS <= now ? floor : 0;
+}

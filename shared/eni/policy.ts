@@ -116,11 +116,6 @@ export const ENI_TIMINGS = {
    */
   prefixFallbackMs: 120_000,
   /**
-   * A subnet marked short of anything within this long holds no learned floors (`group-use.ts`):
-   * its free addresses go to the nodes that need them now.
-   */
-  shortageMemoryMs: 3_600_000,
-  /**
    * Store and EC2 disagreeing about an address (or a pod gone) is acted on only after this long:
    * Describe lags mutations (eventual consistency) and an assign may be between EC2 and store.
    */

@@ -7,9 +7,10 @@
 import { type EniDeps, leaseHolder } from './deps.js';
 import { PoolBusyError } from './errors.js';
 import { mayGrowDespiteMark } from './exhaustion-probe.js';
+import { heldFloor } from './group-use.js';
 import { nodeView } from './handout/view.js';
 import { intentAddresses, type NodeState, type PoolRecord } from './model.js';
-import { ENI_TIMINGS, type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
+import { type PoolPlan, planPool, surgeOf, usesPrefixes } from './policy.js';
 import { applyPlan, type EniFailure, newTally } from './pool-actions.js';
 
 /**
@@ -107,12 +108,7 @@ export async function planStoredPool(
     mayGrow,
     growByPrefix: prefixesShortUntil !== undefined && prefixesShortUntil <= now,
     waiting: waiting + surgeOf(ips, now),
-    // A subnet found short of /28s or of addresses within the hour is one whose other nodes may
-    // wait for what a floor would hold: no pool keeps one there.
-    ...(pool.floor &&
-    Math.max(exhaustedUntil, prefixesShortUntil ?? 0) + ENI_TIMINGS.shortageMemoryMs <= now
-      ? { floor: pool.floor }
-      : {}),
+    floor: heldFloor(pool.floor, Math.max(exhaustedUntil, prefixesShortUntil ?? 0), now),
   });
 }
 

@@ -5,11 +5,13 @@ import {
   floorFor,
   GROUP_MEMORY_DAYS,
   groupPeak,
+  heldFloor,
+  SHORTAGE_MEMORY_MS,
   withUse,
 } from '../../shared/eni/group-use.js';
 import { type IpRecord, NO_GROUP_USE } from '../../shared/eni/model.js';
 import { runEniPass } from '../../shared/eni/pass.js';
-import { ENI_TIMINGS, planPool, poolPolicy } from '../../shared/eni/policy.js';
+import { planPool, poolPolicy } from '../../shared/eni/policy.js';
 import { assignIp } from '../../shared/eni/service.js';
 import { eniWorld, SUBNET_ID } from '../../sim/eni-world.js';
 import { boundPod } from '../../sim/fakes/cluster-api.js';
@@ -50,6 +52,12 @@ describe('what a node group needed', () => {
     const later = withUse(use, new Map(), MONDAY + (GROUP_MEMORY_DAYS + 1) * DAY);
     expect(later.byType['c5.4xlarge']).toEqual([{ day: dayOf(MONDAY) + 2, inUse: 20 }]);
     expect(groupPeak(later, 'c5.4xlarge', MONDAY + (GROUP_MEMORY_DAYS + 1) * DAY)).toBe(20);
+  });
+
+  it('holds no floor within the shortage memory of a subnet mark', () => {
+    expect(heldFloor(48, MONDAY - SHORTAGE_MEMORY_MS, MONDAY)).toBe(48);
+    expect(heldFloor(48, MONDAY - SHORTAGE_MEMORY_MS + 1, MONDAY)).toBe(0);
+    expect(heldFloor(undefined, 0, MONDAY)).toBe(0);
   });
 
   it('puts minIdle on top of a peak, and no floor without one', () => {
@@ -167,7 +175,7 @@ describe('the pass', () => {
     expect((await world.store.getPool('node-b'))?.floor).toBe(40 + policy.minIdle);
     expect((await world.store.loadNode('node-b')).ips.length).toBeLessThan(40);
 
-    world.clock.now += ENI_TIMINGS.shortageMemoryMs;
+    world.clock.now += SHORTAGE_MEMORY_MS;
     world.addNode('node-c', 'c5.4xlarge');
     await runEniPass(world.deps);
     expect((await world.store.loadNode('node-c')).ips.length).toBe(48);
