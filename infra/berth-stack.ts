@@ -318,6 +318,16 @@ export class BerthStack extends Stack {
 
     const repair = make('repair', 'Repair');
     const scale = make('scale', 'Scale');
+    // An admission that finds the last pass's slack used up asks the scale function for a
+    // scale-up pass (an asynchronous invoke, at most one per 10 s per cluster), so the deployed
+    // pass reacts as `berth serve` does instead of a minute later.
+    admission.function.addEnvironment('BERTH_SCALE_FUNCTION', scale.function.functionName);
+    admission.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [scale.function.functionArn],
+      }),
+    );
     const eni = make('eni', 'Eni');
     // An assign that leaves its pool low hands a background refill to the ENI function (an
     // asynchronous invoke), so the node agent's request does not wait for EC2.

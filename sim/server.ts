@@ -80,7 +80,7 @@ export async function startSimServer(options: {
     now: clock.now,
   };
   const eni = eniRunner(context, localEc2Account(machines.ec2));
-  const scale = scaleRunner(context, pool);
+  const scale = scaleRunner(context, { nodePool: pool, triggers: false });
   const repair = repairRunner(context);
   const refills = new InProcessRefills(
     (node) => eni.refill(node),

@@ -22,15 +22,13 @@ import { actOnPlan, memoryAfterPass, planOnSnapshot } from '../../shared/scale/p
 import { type ScalePolicy, scalePolicy } from '../../shared/scale/policy.js';
 import { formatRfc3339 } from '../../shared/scale/rfc3339.js';
 import { buildSnapshot, type ClusterSnapshot } from '../../shared/scale/snapshot.js';
-import type { ScaleMemory } from '../../shared/scale/store.js';
-import { EMPTY_SCALE_MEMORY } from '../../shared/scale/store.js';
 import {
-  afterPass,
+  EMPTY_SCALE_MEMORY,
   NO_PASS_YET,
-  onAdmitted,
-  TRIGGER_DEBOUNCE_MS,
+  type ScaleMemory,
   type TriggerState,
-} from '../../shared/scale/trigger.js';
+} from '../../shared/scale/store.js';
+import { afterPass, onAdmitted, TRIGGER_DEBOUNCE_MS } from '../../shared/scale/trigger.js';
 import { AGONES_LAST_ALLOCATED, GAME_SERVER_LABEL } from '../../shared/vocabulary/labels.js';
 import { gamePodName, gameServerName, steppedScaleDeps } from '../../sim/stepped-cluster-api.js';
 import { everyMs, type Scaler, type Scenario, type SimCluster, type SimGame } from './day.js';

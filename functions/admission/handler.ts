@@ -28,6 +28,7 @@ const api = await lambdaAdmissionApi({
   onCluster: forCluster,
   serviceCidrs: { info: (line) => logger.info(line), warn: (line) => logger.warn(line) },
   fronts: { warn: (line) => logger.warn(line) },
+  onScaleTriggerFailed: (error) => logger.warn('scale-up trigger failed', { error }),
 });
 
 const answer = functionUrlHandler(api, { logger, metrics });

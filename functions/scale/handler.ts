@@ -1,13 +1,13 @@
 /**
  * The node scale pass, run by an EventBridge schedule every minute for the cluster its input
- * names. The lease inside the pass keeps a slow run and the next schedule from acting at once.
+ * names, and between schedules by the admission function when game servers use up the slack the
+ * last pass left (`triggered`). The lease inside the pass keeps a slow run, the next schedule and
+ * a triggered pass from acting at once.
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
-import { z } from 'zod';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
 import { observability, observedHandler } from '../../shared/app/observability.js';
-import { passInput } from '../../shared/app/pass-input.js';
-import { scaleInvocation, scaleRunner } from '../../shared/app/scale-pass.js';
+import { scaleInput, scaleInvocation, scaleRunner } from '../../shared/app/scale-pass.js';
 
 const observe = observability('scale');
 const run = scaleInvocation(
@@ -15,9 +15,6 @@ const run = scaleInvocation(
   observe,
 );
 
-/** The schedule's input, and `"dryRun": true` to log the plan only. */
-const scheduleInput = passInput.extend({ dryRun: z.boolean().optional() });
-
 export const handler = (await observedHandler('scale', observe, run)).use(
-  parser({ schema: scheduleInput }),
+  parser({ schema: scaleInput }),
 );

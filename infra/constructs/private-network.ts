@@ -29,7 +29,7 @@ const ENDPOINT_SERVICES = {
   SecretsManager: ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER, // admission: the path secret
   Eks: ec2.InterfaceVpcEndpointAwsService.EKS, // every function: DescribeCluster
   Ec2: ec2.InterfaceVpcEndpointAwsService.EC2, // eni and node-ips: the pools
-  Lambda: ec2.InterfaceVpcEndpointAwsService.LAMBDA, // node-ips: background refills
+  Lambda: ec2.InterfaceVpcEndpointAwsService.LAMBDA, // node-ips refills, admission scale asks
   AutoScaling: ec2.InterfaceVpcEndpointAwsService.AUTOSCALING, // scale: the node pool
 } as const;
 

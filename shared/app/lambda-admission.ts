@@ -8,6 +8,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EKSClient } from '@aws-sdk/client-eks';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { ClusterSet } from '../clusters/cluster-set.js';
@@ -31,6 +32,7 @@ import { ownValueOf } from '../vocabulary/opaque.js';
 import { type FrontsAccount, frontsWiring, lambdaFrontQueue, sdkFrontsAccount } from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
 import { type BerthRuntime, createRuntime, type RuntimeDeps } from './runtime.js';
+import { lambdaScaleAsk } from './scale-ask.js';
 
 /** What the admission function hears besides its answers. */
 export interface AdmissionObservers {
@@ -46,6 +48,8 @@ export interface AdmissionObservers {
   readonly serviceCidrs?: GateLog;
   /** What needs an operator in the public fronts (a load balancer of the pool gone). */
   readonly fronts?: Pick<GateLog, 'warn'>;
+  /** A scale-up trigger's count, claim or ask that failed (the scheduled pass still comes). */
+  readonly onScaleTriggerFailed?: (error: unknown) => void;
 }
 
 /** What one cluster's admission API is built from: on Lambda, and in the cost meter. */
@@ -66,6 +70,8 @@ export interface ClusterAdmissionDeps {
   readonly random?: () => number;
   /** Counts the capacity units the table stores use, for the cost meter. */
   readonly meter?: RuntimeDeps['meter'];
+  /** How a scale-up pass is asked for when admissions exhaust the slack (./scale-ask.ts). */
+  readonly scaleTrigger?: RuntimeDeps['scaleTrigger'];
 }
 
 /** One cluster's admission as the admission function wires it: its runtime, and its HTTP API. */
@@ -88,6 +94,7 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
     now,
     ...(deps.random ? { random: deps.random } : {}),
     meter: deps.meter,
+    ...(deps.scaleTrigger ? { scaleTrigger: deps.scaleTrigger } : {}),
   });
   return {
     runtime,
@@ -177,6 +184,11 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
   const several = settings.configs.length > 1;
   const dynamo = dynamoClient({ region: settings.region });
   const eks = new EKSClient({ region: settings.region });
+  // Scale-up passes are asked of the scale function, with one client for every cluster.
+  const { scaleFunctionName } = settings;
+  const lambdaClient = scaleFunctionName
+    ? new LambdaClient({ region: settings.region })
+    : undefined;
   // One ELBv2 and one Global Accelerator client for every cluster with fronts, made on first use.
   let account: FrontsAccount | undefined;
   const frontsAccount = () => {
@@ -212,6 +224,18 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
       queue: several ? taggedWithCluster(queue, config.cluster) : queue,
       observers,
       ...(fronts ? { fronts } : {}),
+      ...(lambdaClient && scaleFunctionName
+        ? {
+            scaleTrigger: {
+              ask: lambdaScaleAsk(
+                lambdaClient,
+                scaleFunctionName,
+                several ? config.cluster : undefined,
+              ),
+              failed: (error: unknown) => observers.onScaleTriggerFailed?.(error),
+            },
+          }
+        : {}),
     });
     const secretArn = secretArnOf(config.cluster) as string;
     return prepared(async () => api(await readSecret(secretsManager, secretArn)));

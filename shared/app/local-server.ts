@@ -25,9 +25,6 @@ import { startPassTimers } from '../local/timers.js';
 import { ensureLocalTls } from '../local/tls.js';
 import { metricsText, PassRecorder } from '../metrics/openmetrics.js';
 import { metricsReading } from '../metrics/reading.js';
-import { scalePolicy } from '../scale/policy.js';
-import { TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
-import { ScaleTrigger } from '../scale/trigger-loop.js';
 import { InProcessSettleQueue } from '../settle/in-process-queue.js';
 import { ImmediateSettler, QueueSettler } from '../settle/settler.js';
 import type { StatusReport } from '../status/report.js';
@@ -110,11 +107,37 @@ function serveCluster(
     : undefined;
   // Public fronts need the cluster: a binding's node, and a deleted pod seen gone before release.
   const fronts = clusterApi ? serveFronts(options, config, store, clusterApi, log, tag) : undefined;
+  const holder = `${hostname()}-${process.pid}`;
+  // Admissions trigger scale-up passes between the timer's (shared/scale/admission-trigger.ts),
+  // run here one at a time; the runtime counts them only while the scale timer runs.
+  let triggered: Promise<void> | undefined;
+  const askScale = async () => {
+    if (passes === undefined || triggered !== undefined) return;
+    triggered = passes
+      .scale(holder, { triggered: true })
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          log.error(`${tag}triggered scale pass failed: ${(error as Error).message}`),
+      )
+      .finally(() => {
+        triggered = undefined;
+      });
+  };
   const runtime = createRuntime({
     config,
     dynamo: store.client,
     tableName: store.tableName,
     ...(fronts ? { fronts: fronts.wiring } : {}),
+    ...(clusterApi && options.passes
+      ? {
+          scaleTrigger: {
+            ask: askScale,
+            failed: (error: unknown) =>
+              log.warn(`${tag}scale-up trigger failed: ${(error as Error).message}`),
+          },
+        }
+      : {}),
     ...(clusterApi
       ? { clusterApi, serviceLister: clusterApi, nodeLister: clusterApi, podLister: clusterApi }
       : {}),
@@ -168,22 +191,6 @@ function serveCluster(
       : undefined;
   // With a cluster, the view draws its game-server nodes too, as berth sim's does.
   const readView = clusterApi ? clusterViewReader(clusterApi, config.scale, Date.now) : undefined;
-  const holder = `${hostname()}-${process.pid}`;
-  // Admissions trigger scale-up passes between the timer's (shared/scale/trigger.ts), so the
-  // demand buffer covers a 10 s reaction instead of a minute's; only while the scale timer runs.
-  const scaleTrigger =
-    passes && config.scale.intervalSeconds > 0
-      ? new ScaleTrigger({
-          pass: (options) =>
-            passes.scale(holder, {
-              ...options,
-              policy: scalePolicy(config.scale, { reactionMs: TRIGGER_DEBOUNCE_MS }),
-            }),
-          now: Date.now,
-          failed: (error) =>
-            log.error(`${tag}triggered scale pass failed: ${(error as Error).message}`),
-        })
-      : undefined;
   // An outage answers every request 503 naming what failed; the log says so once a minute.
   const unavailable = warnAtMostEvery(60_000, (line) => log.warn(`${tag}answering ${line}`));
   const unavailableFault = (fault: HttpFault) =>
@@ -210,10 +217,7 @@ function serveCluster(
           [await metricsReading(runtime, () => passRecords.records())],
           Date.now(),
         ),
-      onDecision: (decision) => {
-        log.info(`${tag}admission ${formatDecision(decision)}`);
-        scaleTrigger?.decided(decision);
-      },
+      onDecision: (decision) => log.info(`${tag}admission ${formatDecision(decision)}`),
       webView: {
         page: WEB_VIEW_PAGE,
         state: async () => ({
@@ -248,7 +252,7 @@ function serveCluster(
               {
                 name: 'scale',
                 intervalSeconds: config.scale.intervalSeconds,
-                run: () => scaleTrigger?.scheduled() ?? passes.scale(holder),
+                run: () => passes.scale(holder),
               },
               {
                 name: 'eni',
@@ -290,7 +294,7 @@ function serveCluster(
       await fronts?.queue.close();
       // No request can ask for another now; let the running ones finish before the store closes.
       await refills?.settled();
-      await scaleTrigger?.settled();
+      await triggered;
     },
   };
 }

@@ -5,7 +5,7 @@
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { podBindingAdmission } from '../admission/binding.js';
-import type { AdmissionHandlers } from '../admission/dispatch.js';
+import type { AdmissionHandler, AdmissionHandlers } from '../admission/dispatch.js';
 import type { PodAdmissionDeps } from '../admission/pods.js';
 import { hostPortRangesOf, type PodFrontsDeps, podAdmission } from '../admission/pods.js';
 import { guardPodCreates } from '../admission/removal-guard.js';
@@ -27,6 +27,7 @@ import { NodeCache } from '../k8s/node-cache.js';
 import { clusterServiceCidrs } from '../k8s/service-cidrs.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../net/value-range.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
+import { AdmissionTrigger, type AdmissionTriggerDeps } from '../scale/admission-trigger.js';
 import { type GateLog, keepFresh, ServiceCidrGate } from '../services/cidr-gate.js';
 import { serviceCidrReport } from '../services/cluster-cidrs.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
@@ -39,6 +40,7 @@ import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
+import { DynamoScaleTrigger } from '../store/dynamo-scale-trigger.js';
 import { type UiState, uiStateOf } from '../ui/state.js';
 
 /** What every runtime is built from. */
@@ -88,6 +90,33 @@ export interface RuntimeDeps {
   readonly meter?: CapacityMeter;
   /** Hears each pod allocation and the lost races it retried (the host port benchmark). */
   readonly onAllocated?: PodAdmissionDeps['onAllocated'];
+  /**
+   * How this host asks for a scale-up pass when admitted game servers exhaust the last pass's
+   * slack (shared/scale/admission-trigger.ts), while the cluster's scale pass runs on a timer.
+   */
+  readonly scaleTrigger?: Pick<AdmissionTriggerDeps, 'ask' | 'failed'>;
+}
+
+/**
+ * The pod webhook with each CREATE that is no dry run counted for the scale trigger. Counted
+ * while the pod is decided, not after it, so the count's write adds nothing to the answer's
+ * latency; a CREATE the webhook then refuses (rare: a range exhausted) asks for a pass a little
+ * early, which costs one pass at most.
+ */
+function countedCreates(
+  handler: AdmissionHandler,
+  trigger: AdmissionTrigger | undefined,
+): AdmissionHandler {
+  if (trigger === undefined) return handler;
+  return async (request) => {
+    if (request.operation !== 'CREATE' || request.dryRun === true) return handler(request);
+    const counting = trigger.admitted();
+    try {
+      return await handler(request);
+    } finally {
+      await counting;
+    }
+  };
 }
 
 /** How old a reading of the cluster's ServiceCIDRs a Service write may be decided by. */
@@ -206,7 +235,16 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         }
       : services,
     // With cluster reads, game servers are refused the nodes berth is removing.
-    pods: nodes ? guardPodCreates(nodes, pods) : pods,
+    pods: countedCreates(
+      nodes ? guardPodCreates(nodes, pods) : pods,
+      deps.scaleTrigger && config.scale.intervalSeconds > 0
+        ? new AdmissionTrigger({
+            ...deps.scaleTrigger,
+            store: new DynamoScaleTrigger(storeOptions),
+            now,
+          })
+        : undefined,
+    ),
     podBinding: nodes
       ? podBindingAdmission({
           cluster: nodes.current,

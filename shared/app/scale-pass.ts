@@ -1,14 +1,18 @@
 /** The node scale pass, wired once per process, and the scale function's body. */
 import type { Context } from 'aws-lambda';
+import { z } from 'zod';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { createNodePool } from '../node-pool/create.js';
 import type { NodePool } from '../node-pool/node-pool.js';
 import { runScalePass, type ScalePassOptions, type ScaleReport } from '../scale/pass.js';
+import { scalePolicy } from '../scale/policy.js';
+import { slackOf, TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
 import { DynamoScaleMemory } from '../store/dynamo-scale-memory.js';
+import { DynamoScaleTrigger } from '../store/dynamo-scale-trigger.js';
 import type { Observability } from './observability.js';
 import { type PassContext, passLease, storeOptions } from './pass-context.js';
 import { failWhenNothingWorked } from './pass-failure.js';
-import type { PassInput } from './pass-input.js';
+import { passInput } from './pass-input.js';
 import { recordScalePass } from './pass-records.js';
 
 /** Runs one scale pass; `holder` names the runner in the lease. */
@@ -17,23 +21,71 @@ export type ScaleRunner = (
   options?: Partial<Omit<ScalePassOptions, 'dryRun'>> & { readonly dryRun?: boolean },
 ) => Promise<ScaleReport>;
 
+/** How a host runs its scale pass. */
+export interface ScaleRunnerOptions {
+  /** Replaces the configured pool's adapter (the simulator's Auto Scaling group). */
+  readonly nodePool?: NodePool;
+  /**
+   * Whether this host's admissions trigger scale-up passes (shared/scale/admission-trigger.ts)
+   * while the pass runs on a timer: so in AWS and on `berth serve`, not in `berth sim`. The
+   * demand buffer then covers a triggered pass's reaction, not the schedule's.
+   */
+  readonly triggers?: boolean;
+}
+
 /**
- * Wires the scale pass: the node pool's AWS clients are made once. `nodePool` replaces the
- * configured pool's adapter (the simulator's Auto Scaling group).
+ * Wires the scale pass: the node pool's AWS clients are made once. Every pass that acts records
+ * the slack it left in the cluster's trigger store, where admissions count against it.
  */
-export function scaleRunner(context: PassContext, nodePool?: NodePool): ScaleRunner {
+export function scaleRunner(context: PassContext, options: ScaleRunnerOptions = {}): ScaleRunner {
   const { config, clusterApi } = context;
   const now = context.now ?? Date.now;
   const lease = passLease(context);
   const memory = new DynamoScaleMemory(storeOptions(context));
+  const trigger = new DynamoScaleTrigger(storeOptions(context));
   const pool =
-    nodePool ?? createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
-  return (holder, options = {}) =>
-    runScalePass({ cluster: clusterApi, pool, lease, now, holder, memory }, config.scale, {
-      ...options,
-      dryRun: options.dryRun ?? false,
-    });
+    options.nodePool ?? createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
+  const triggers = options.triggers !== false && config.scale.intervalSeconds > 0;
+  const policy = scalePolicy(config.scale, triggers ? { reactionMs: TRIGGER_DEBOUNCE_MS } : {});
+  return async (holder, passOptions = {}) => {
+    let recorded: Promise<unknown> = Promise.resolve();
+    const report = await runScalePass(
+      { cluster: clusterApi, pool, lease, now, holder, memory },
+      config.scale,
+      {
+        policy,
+        ...passOptions,
+        dryRun: passOptions.dryRun ?? false,
+        onPlanned: (tally, at) => {
+          passOptions.onPlanned?.(tally, at);
+          // Written at the plan's time, not the pass's end: admissions during its actions count.
+          recorded = trigger.passed(slackOf(tally), at);
+        },
+      },
+    );
+    try {
+      await recorded;
+      return report;
+    } catch (error) {
+      // The pass acted; only the trigger's count waits for the next pass to restart.
+      const reason = `the trigger's slack was not recorded: ${(error as Error).message}`;
+      return { ...report, notes: [...report.notes, { reason }] };
+    }
+  };
 }
+
+/**
+ * What the scale function is invoked with: the schedule's input, `"dryRun": true` to log the plan
+ * only, and `"triggered": true` from an admission that found the slack used up (./scale-ask.ts),
+ * for a scale-up-only pass.
+ */
+export const scaleInput = passInput.extend({
+  dryRun: z.boolean().optional(),
+  triggered: z.boolean().optional(),
+});
+
+/** A parsed `scaleInput`. */
+export type ScaleInput = z.infer<typeof scaleInput>;
 
 /** What a scale invocation answers. */
 export interface ScaleInvocationResult {
@@ -51,14 +103,14 @@ export interface ScaleInvocationResult {
 export function scaleInvocation(
   passes: ClusterSet<ScaleRunner>,
   observe: Observability,
-): (
-  input: PassInput & { readonly dryRun?: boolean | undefined },
-  context: Pick<Context, 'awsRequestId'>,
-) => Promise<ScaleInvocationResult> {
+): (input: ScaleInput, context: Pick<Context, 'awsRequestId'>) => Promise<ScaleInvocationResult> {
   return async (input, context) => {
     const { config, value: scale } = passes.get(input.cluster);
     observe.forCluster(config.cluster);
-    const report = await scale(context.awsRequestId, { dryRun: input.dryRun ?? false });
+    const report = await scale(context.awsRequestId, {
+      dryRun: input.dryRun ?? false,
+      triggered: input.triggered ?? false,
+    });
     recordScalePass(observe, report);
     failWhenNothingWorked('scale', report.actions.length, report.failures);
     return {

@@ -61,6 +61,11 @@ export interface LambdaSettings {
   readonly nodeIpsCallers: NodeCallers | undefined;
   /** Name of the ENI function, which runs background pool refills; node IP function only. */
   readonly eniFunctionName: string | undefined;
+  /**
+   * Name of the scale function, which admissions ask for triggered passes (BERTH_SCALE_FUNCTION);
+   * admission function only.
+   */
+  readonly scaleFunctionName: string | undefined;
   /** URL of the settle queue; admission and settle functions. */
   readonly settleQueueUrl: string | undefined;
   /** URL of the fronts queue; admission and fronts functions of a stack with fronts. */
@@ -107,6 +112,7 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     webhookSecretArns,
     nodeIpsCallers,
     eniFunctionName: env.BERTH_ENI_FUNCTION || undefined,
+    scaleFunctionName: env.BERTH_SCALE_FUNCTION || undefined,
     settleQueueUrl: env.BERTH_SETTLE_QUEUE || undefined,
     frontsQueueUrl: env.BERTH_FRONTS_QUEUE || undefined,
   };

@@ -1,7 +1,7 @@
 /**
  * The scale pass's memory as the store keeps it (one item per cluster, because every Lambda
- * invocation starts blank), and the store's interface. The pure folds over it live in memory.ts,
- * rise.ts and sessions.ts.
+ * invocation starts blank), and the store's interface; the scale-up trigger's state and its
+ * store likewise. The pure folds over them live in memory.ts, rise.ts, sessions.ts and trigger.ts.
  */
 
 /** A count at an instant: a level sampled by a pass, or a rise it measured. */
@@ -81,4 +81,38 @@ export const EMPTY_SCALE_MEMORY: ScaleMemory = {
 export interface ScaleMemoryStore {
   load(): Promise<ScaleMemory>;
   save(memory: ScaleMemory): Promise<void>;
+}
+
+/** What the trigger knows between passes. */
+export interface TriggerState {
+  /** Slots free or coming beyond the buffer, as the last pass counted them (may be negative). */
+  readonly slack: number;
+  /** When the last pass ran or was asked for. */
+  readonly passAtMs: number;
+  /** Game servers admitted since. */
+  readonly admitted: number;
+}
+
+/** Before any pass: the first admission asks for one. */
+export const NO_PASS_YET: TriggerState = {
+  slack: 0,
+  passAtMs: Number.NEGATIVE_INFINITY,
+  admitted: 0,
+};
+
+/**
+ * The scale-up trigger's state where admissions run in many processes (every Lambda container,
+ * every replica of the local server): one item per cluster, counted by atomic adds, so no
+ * admission is lost between processes and a burst asks for one pass (trigger.ts).
+ */
+export interface ScaleTriggerStore {
+  /** A pass planned at `atMs` left `slack`: the admissions after it count against that. */
+  passed(slack: number, atMs: number): Promise<void>;
+  /** Counts `count` game servers admitted; answers the state after them. */
+  admitted(count: number): Promise<TriggerState>;
+  /**
+   * Claims the triggered pass wanted at `atMs`: true for exactly one caller while no pass ran or
+   * was claimed within `debounceMs` before it.
+   */
+  claim(atMs: number, debounceMs: number): Promise<boolean>;
 }

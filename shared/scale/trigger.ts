@@ -14,41 +14,37 @@
  */
 import type { PassOutcome } from './memory.js';
 import type { PlannedAction, ScaleAction, SlotTally } from './plan.js';
-import type { ScaleMemory } from './store.js';
+import type { ScaleMemory, TriggerState } from './store.js';
 
 /** At most one triggered pass this often: the step a Karpenter or Cluster Autoscaler loop takes. */
 export const TRIGGER_DEBOUNCE_MS = 10_000;
 
-/** What the trigger knows between passes. */
-export interface TriggerState {
-  /** Slots free or coming beyond the buffer, as the last pass counted them (may be negative). */
-  readonly slack: number;
-  /** When the last pass ran or was asked for. */
-  readonly passAtMs: number;
-  /** Game servers admitted since. */
-  readonly admitted: number;
+/** Slots free or coming beyond the buffer, as a pass's tally counts them (may be negative). */
+export function slackOf(tally: SlotTally): number {
+  return tally.free + tally.ready + tally.coming - tally.pending - tally.buffer.slots;
 }
-
-/** Before any pass: the first admission asks for one. */
-export const NO_PASS_YET: TriggerState = {
-  slack: 0,
-  passAtMs: Number.NEGATIVE_INFINITY,
-  admitted: 0,
-};
 
 /** The state a pass leaves, from its tally: its slack above the buffer. */
 export function afterPass(tally: SlotTally, nowMs: number): TriggerState {
-  return {
-    slack: tally.free + tally.ready + tally.coming - tally.pending - tally.buffer.slots,
-    passAtMs: nowMs,
-    admitted: 0,
-  };
+  return { slack: slackOf(tally), passAtMs: nowMs, admitted: 0 };
 }
 
 /**
- * `count` game servers admitted at `nowMs`: whether a pass is wanted now (they exhaust the slack
- * and none ran or was asked for within the debounce), and the state after (a pass asked for
- * counts as run, so a burst asks once).
+ * Whether a pass is wanted at `nowMs`: the game servers admitted exhaust the slack, and no pass
+ * ran or was asked for within the debounce.
+ */
+export function passWanted(
+  state: TriggerState,
+  nowMs: number,
+  debounceMs: number = TRIGGER_DEBOUNCE_MS,
+): boolean {
+  return state.admitted > state.slack && nowMs - state.passAtMs >= debounceMs;
+}
+
+/**
+ * `count` game servers admitted at `nowMs`: whether a pass is wanted now, and the state after (a
+ * pass asked for counts as run, so a burst asks once). For a host that counts in one process;
+ * where admissions run in many, `ScaleTriggerStore` keeps the same state in the table.
  */
 export function onAdmitted(
   state: TriggerState,
@@ -56,12 +52,9 @@ export function onAdmitted(
   nowMs: number,
   debounceMs: number = TRIGGER_DEBOUNCE_MS,
 ): { readonly wanted: boolean; readonly state: TriggerState } {
-  const admitted = state.admitted + count;
-  const wanted = admitted > state.slack && nowMs - state.passAtMs >= debounceMs;
-  return {
-    wanted,
-    state: wanted ? { ...state, passAtMs: nowMs, admitted } : { ...state, admitted },
-  };
+  const counted = { ...state, admitted: state.admitted + count };
+  const wanted = passWanted(counted, nowMs, debounceMs);
+  return { wanted, state: wanted ? { ...counted, passAtMs: nowMs } : counted };
 }
 
 /**

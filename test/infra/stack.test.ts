@@ -242,12 +242,28 @@ describe('BerthStack', () => {
     expect(invokes('NodeIps')).toEqual([
       expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: eni }),
     ]);
-    for (const construct of ['Admission', 'Repair', 'Scale', 'Eni']) {
+    for (const construct of ['Repair', 'Scale', 'Eni']) {
       expect(invokes(construct)).toEqual([]);
     }
     const nodeIps = template.findResources('AWS::Lambda::Function')[functionId('NodeIps')];
     expect(nodeIps?.Properties.Environment.Variables.BERTH_ENI_FUNCTION).toEqual({
       Ref: functionId('Eni'),
+    });
+  });
+
+  it('lets the admission function ask the scale function for passes, and only that', () => {
+    const invokes = statementsOf('Admission').filter((statement) =>
+      [statement.Action].flat().some((action) => action.startsWith('lambda:')),
+    );
+    expect(invokes).toEqual([
+      expect.objectContaining({
+        Action: 'lambda:InvokeFunction',
+        Resource: { 'Fn::GetAtt': [functionId('Scale'), 'Arn'] },
+      }),
+    ]);
+    const admission = template.findResources('AWS::Lambda::Function')[functionId('Admission')];
+    expect(admission?.Properties.Environment.Variables.BERTH_SCALE_FUNCTION).toEqual({
+      Ref: functionId('Scale'),
     });
   });
 

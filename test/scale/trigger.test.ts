@@ -1,20 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AdmissionDecision } from '../../shared/admission/decision.js';
+import { AdmissionTrigger } from '../../shared/scale/admission-trigger.js';
 import { planScale } from '../../shared/scale/plan.js';
 import { scalePolicy } from '../../shared/scale/policy.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
-import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/store.js';
+import { EMPTY_SCALE_MEMORY, NO_PASS_YET, type ScaleMemory } from '../../shared/scale/store.js';
 import {
   afterPass,
-  NO_PASS_YET,
   onAdmitted,
   scaleUpOnly,
+  slackOf,
   TRIGGER_DEBOUNCE_MS,
   triggeredOutcome,
   triggeredView,
 } from '../../shared/scale/trigger.js';
-import { ScaleTrigger } from '../../shared/scale/trigger-loop.js';
+import { InProcessScaleTrigger } from '../../sim/fakes/scale-trigger.js';
 import { berthCordoned, gameServers, node, passConfig, T0 } from './builders.js';
 
 const MINUTE = 60_000;
@@ -119,57 +119,94 @@ describe('the scale-up trigger', () => {
   });
 });
 
-describe('ScaleTrigger', () => {
-  const decision = (over: Partial<AdmissionDecision> = {}): AdmissionDecision => ({
-    resource: 'pods',
-    operation: 'CREATE',
-    namespace: 'games',
-    name: 'gs-1',
-    dryRun: false,
-    allowed: true,
-    values: [],
-    latencyMs: 1,
-    ...over,
-  });
-
-  it('runs a triggered pass when admitted game-server pods exhaust the slack, one at a time', async () => {
+describe('AdmissionTrigger', () => {
+  it('asks once when admitted game servers exhaust the slack, then waits out the debounce', async () => {
     let now = T0;
-    const runs: boolean[] = [];
+    const store = new InProcessScaleTrigger();
+    const asked: number[] = [];
     const failures: unknown[] = [];
+    const trigger = new AdmissionTrigger({
+      store,
+      ask: async () => {
+        asked.push(now);
+      },
+      now: () => now,
+      failed: (error) => failures.push(error),
+    });
     const tally = planScale(
       buildSnapshot([node('a')], gameServers('a', 28), {}),
       scalePolicy(passConfig({ bufferGameServers: 10 })),
       T0,
     ).tally;
-    const trigger = new ScaleTrigger({
-      pass: async ({ triggered, onPlanned }) => {
-        runs.push(triggered);
-        onPlanned(tally, now);
-        if (triggered && runs.length > 2) throw new Error('apiserver down');
+    // 12 free, a buffer of 10: the third game server asks for a pass.
+    await store.passed(slackOf(tally), now);
+    now += 20_000;
+    await trigger.admitted();
+    await trigger.admitted();
+    expect(asked).toEqual([]);
+    await trigger.admitted();
+    expect(asked).toEqual([T0 + 20_000]);
+    // Within the debounce nothing more is asked, however many come.
+    for (let i = 0; i < 5; i++) await trigger.admitted();
+    expect(asked).toHaveLength(1);
+    now += TRIGGER_DEBOUNCE_MS;
+    await trigger.admitted();
+    expect(asked).toEqual([T0 + 20_000, T0 + 20_000 + TRIGGER_DEBOUNCE_MS]);
+    expect(failures).toEqual([]);
+  });
+
+  it('asks for a pass before any, and reports a failed ask instead of throwing', async () => {
+    const failures: unknown[] = [];
+    const trigger = new AdmissionTrigger({
+      store: new InProcessScaleTrigger(),
+      ask: async () => {
+        throw new Error('TooManyRequestsException');
       },
-      now: () => now,
+      now: () => T0,
       failed: (error) => failures.push(error),
     });
-    await trigger.scheduled();
-    // 12 free, a buffer of 10: the third game server asks for a pass; other decisions count not.
-    now += 20_000;
-    trigger.decided(decision({ resource: 'services' }));
-    trigger.decided(decision({ allowed: false }));
-    trigger.decided(decision({ dryRun: true }));
-    trigger.decided(decision({ operation: 'DELETE' }));
-    trigger.decided(decision());
-    trigger.decided(decision());
-    expect(runs).toEqual([false]);
-    trigger.decided(decision());
-    await trigger.settled();
-    expect(runs).toEqual([false, true]);
-    // The triggered pass reset the slack; within the debounce nothing more runs.
-    for (let i = 0; i < 5; i++) trigger.decided(decision());
-    expect(runs).toEqual([false, true]);
-    now += TRIGGER_DEBOUNCE_MS;
-    trigger.decided(decision());
-    await trigger.settled();
-    expect(runs).toEqual([false, true, true]);
-    expect(failures).toEqual([new Error('apiserver down')]);
+    await expect(trigger.admitted()).resolves.toBeUndefined();
+    expect(failures).toEqual([new Error('TooManyRequestsException')]);
+  });
+
+  it('asks at most once a debounce between any number of callers (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: -5, max: 20 }),
+        fc.array(fc.record({ gapMs: fc.nat(6_000), caller: fc.nat(3) }), { maxLength: 60 }),
+        async (slack, admissions) => {
+          const store = new InProcessScaleTrigger();
+          let now = T0;
+          await store.passed(slack, now);
+          const asked: number[] = [];
+          const callers = [0, 1, 2, 3].map(
+            () =>
+              new AdmissionTrigger({
+                store,
+                ask: async () => {
+                  asked.push(now);
+                },
+                now: () => now,
+                failed: (error) => {
+                  throw error;
+                },
+              }),
+          );
+          for (const [index, { gapMs, caller }] of admissions.entries()) {
+            now += gapMs;
+            await callers[caller]?.admitted();
+            // None before the slack is used up.
+            if (index + 1 <= slack) expect(asked).toEqual([]);
+          }
+          for (let i = 1; i < asked.length; i++) {
+            expect((asked[i] ?? 0) - (asked[i - 1] ?? 0)).toBeGreaterThanOrEqual(
+              TRIGGER_DEBOUNCE_MS,
+            );
+          }
+          if (asked.length > 0)
+            expect((asked[0] ?? 0) - T0).toBeGreaterThanOrEqual(TRIGGER_DEBOUNCE_MS);
+        },
+      ),
+    );
   });
 });

@@ -30,7 +30,10 @@ export async function meterPasses(session: Session): Promise<{ readonly scaleAct
   const scale = passFunction(
     'scale',
     scaleObs,
-    scaleInvocation(new ClusterSet([config], () => scaleRunner(context, pool)), scaleObs),
+    scaleInvocation(
+      new ClusterSet([config], () => scaleRunner(context, { nodePool: pool })),
+      scaleObs,
+    ),
   );
   let scaleActions = 0;
   for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
