@@ -89,6 +89,10 @@ export const ASSUMPTIONS = {
     0,
     "share of the function URLs' answers that leave the Region: the EKS apiserver (webhook) and the nodes (node IP API) run in the stack's Region, and Lambda charges data in and out at EC2 rates only from outside the Region the function ran in (aws.amazon.com/lambda/pricing, Data Transfer)",
   ),
+  triggeredPassesPerSession: assume(
+    0.03,
+    "scale passes an admission asks for between the scheduled ones (shared/scale/admission-trigger.ts): only when the game servers' net rise since the last pass outruns the slots it left, at most one per 10 s per cluster; priced at about one per scheduled pass for the reference cluster's 50,000 sessions a day (1,440 / 50,000), an upper estimate for a day whose level climbs half its hours",
+  ),
   nodeLaunchesPerDayShare: assume(
     0.2,
     'a fifth of the nodes are replaced each day (scale-in and scale-out around the daily curve); each replacement sends the ENI function 3 EC2 state-change events (running, shutting-down, terminated)',
@@ -243,6 +247,12 @@ export const OPERATIONS = {
   'eni-pass': { fn: 'eni', label: 'ENI pass', diurnal: false, grows: 'fixed' },
   'repair-pass': { fn: 'repair', label: 'repair pass', diurnal: false, grows: 'fixed' },
   'scale-pass': { fn: 'scale', label: 'scale pass', diurnal: false, grows: 'fixed' },
+  'scale-pass-triggered': {
+    fn: 'scale',
+    label: 'scale pass an admission asked for',
+    diurnal: true,
+    grows: 'sessions',
+  },
 } as const satisfies Record<
   string,
   { fn: FunctionName; label: string; diurnal: boolean; grows: Driver }
@@ -301,6 +311,7 @@ export function monthlyOperations(
     'eni-pass': passes(stack.scheduleMinutes.eni),
     'repair-pass': passes(stack.scheduleMinutes.repair),
     'scale-pass': passes(stack.scheduleMinutes.scale),
+    'scale-pass-triggered': sessions * ASSUMPTIONS.triggeredPassesPerSession.value,
   };
   // What happens in the cluster, times the share of it berth is called for.
   return Object.fromEntries(

@@ -4,9 +4,10 @@
  * act phase (`actOnPlan`, over sim/stepped-cluster-api.ts); the protection patches that follow
  * game state are not applied (the simulated pods carry no annotations). The scheduled pass runs
  * every pass interval; with `triggered`, admissions also trigger scale-up passes between them as
- * the local server runs them (shared/scale/trigger.ts): each game server counts against the slack
- * the last pass left, and the step whose arrivals exhaust it runs a scale-up-only pass at its end,
- * at most one per `TRIGGER_DEBOUNCE_MS` (the step).
+ * berth runs them (shared/scale/trigger.ts): each game server created counts against the slack
+ * the last pass left and each one deleted gives its slot back, and the step whose net rise
+ * exhausts it runs a scale-up-only pass at its end, at most one per `TRIGGER_DEBOUNCE_MS` (the
+ * step).
  *
  * With `agones` (the Agones-style days, `./agones-day.ts`), each game-server pod is owned by an
  * `agones.dev/v1` GameServer of the fleet's GameServerSet, `Ready` or `Allocated`, so the plan
@@ -72,11 +73,12 @@ export function berthScaler(
   const scheduled = (cluster: SimCluster) => pass(cluster, false);
   if (!options.triggered) return scheduled;
   return everyMs(TRIGGER_DEBOUNCE_MS, async (cluster) => {
-    // Admissions since the last look: every game server that arrived (the webhook saw it).
-    const arrived = cluster.arrivedCount - counted;
-    counted = cluster.arrivedCount;
+    // What the webhook saw since the last look: game servers created less those deleted.
+    const net = cluster.arrivedCount - cluster.endedCount;
+    const change = net - counted;
+    counted = net;
     if (cluster.now % sc.passIntervalMs === 0) return scheduled(cluster);
-    const admitted = onAdmitted(trigger, arrived, cluster.now);
+    const admitted = onAdmitted(trigger, change, cluster.now);
     trigger = admitted.state;
     if (admitted.wanted) await pass(cluster, true);
   });

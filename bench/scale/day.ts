@@ -238,6 +238,8 @@ export class SimCluster {
   pendingPlaceholders = 0;
   /** Game servers created so far (what an admission webhook has seen), warm-up included. */
   arrivedCount = 0;
+  /** Game servers whose sessions ended so far (their pods' DELETEs, as the webhook sees them). */
+  endedCount = 0;
   #next = 0;
   #games = 0;
 
@@ -440,6 +442,7 @@ export class SimCluster {
       for (const game of node.games) {
         if ((game.startedAtMs ?? 0) + game.sessionMs <= this.now) {
           node.games.delete(game);
+          this.endedCount += 1;
           node.lastPodEventAtMs = this.now;
         }
       }

@@ -98,19 +98,23 @@ export interface RuntimeDeps {
 }
 
 /**
- * The pod webhook with each CREATE that is no dry run counted for the scale trigger. Counted
- * while the pod is decided, not after it, so the count's write adds nothing to the answer's
- * latency; a CREATE the webhook then refuses (rare: a range exhausted) asks for a pass a little
- * early, which costs one pass at most.
+ * The pod webhook with each CREATE and DELETE that is no dry run counted for the scale trigger:
+ * the webhook sees only game servers (its match conditions), so their net rise. Counted while the
+ * pod is decided, not after it, so the count's write adds nothing to the answer's latency; a
+ * CREATE the webhook then refuses (rare: a range exhausted) asks for a pass a little early, which
+ * costs one pass at most.
  */
-function countedCreates(
+function countedPods(
   handler: AdmissionHandler,
   trigger: AdmissionTrigger | undefined,
 ): AdmissionHandler {
   if (trigger === undefined) return handler;
   return async (request) => {
-    if (request.operation !== 'CREATE' || request.dryRun === true) return handler(request);
-    const counting = trigger.admitted();
+    const { operation } = request;
+    if (request.dryRun === true || (operation !== 'CREATE' && operation !== 'DELETE')) {
+      return handler(request);
+    }
+    const counting = trigger.counted(operation === 'CREATE' ? 1 : -1);
     try {
       return await handler(request);
     } finally {
@@ -235,7 +239,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
         }
       : services,
     // With cluster reads, game servers are refused the nodes berth is removing.
-    pods: countedCreates(
+    pods: countedPods(
       nodes ? guardPodCreates(nodes, pods) : pods,
       deps.scaleTrigger && config.scale.intervalSeconds > 0
         ? new AdmissionTrigger({

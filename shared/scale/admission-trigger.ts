@@ -1,7 +1,8 @@
 /**
- * The scale-up trigger as admissions meet it, on every host: each game-server pod admitted is
- * counted in the cluster's trigger store (trigger.ts: `ScaleTriggerStore`), and the admission
- * that exhausts the last pass's slack claims the triggered pass and asks for it (an asynchronous
+ * The scale-up trigger as admissions meet it, on every host: each game-server pod admitted adds
+ * one to the cluster's trigger store (trigger.ts: `ScaleTriggerStore`) and each one deleted takes
+ * one away, and the admission that exhausts the last pass's slack claims the triggered pass and
+ * asks for it (an asynchronous
  * invoke of the scale function in AWS, the pass in process on `berth serve`). The store, not the
  * process, keeps the count, so many Lambda containers ask once between them.
  */
@@ -18,7 +19,7 @@ export interface AdmissionTriggerDeps {
   readonly failed: (error: unknown) => void;
 }
 
-/** Counts admitted game servers and asks for a pass when they exhaust the slack. */
+/** Counts game servers admitted and deleted, and asks for a pass when they exhaust the slack. */
 export class AdmissionTrigger {
   readonly #deps: AdmissionTriggerDeps;
 
@@ -26,13 +27,16 @@ export class AdmissionTrigger {
     this.#deps = deps;
   }
 
-  /** One game server admitted. Never rejects: a trigger's fault must not fail an admission. */
-  async admitted(): Promise<void> {
+  /**
+   * One game server admitted (`+1`) or deleted (`-1`). Never rejects: a trigger's fault must not
+   * fail an admission.
+   */
+  async counted(change: 1 | -1): Promise<void> {
     const { store, ask, now, failed } = this.#deps;
     try {
-      const state = await store.admitted(1);
+      const state = await store.admitted(change);
       const at = now();
-      if (!passWanted(state, at)) return;
+      if (change < 0 || !passWanted(state, at)) return;
       if (await store.claim(at, TRIGGER_DEBOUNCE_MS)) await ask();
     } catch (error) {
       failed(error);

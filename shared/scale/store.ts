@@ -89,7 +89,7 @@ export interface TriggerState {
   readonly slack: number;
   /** When the last pass ran or was asked for. */
   readonly passAtMs: number;
-  /** Game servers admitted since. */
+  /** Game servers admitted since, less those deleted: the net rise the slack must absorb. */
   readonly admitted: number;
 }
 
@@ -108,7 +108,7 @@ export const NO_PASS_YET: TriggerState = {
 export interface ScaleTriggerStore {
   /** A pass planned at `atMs` left `slack`: the admissions after it count against that. */
   passed(slack: number, atMs: number): Promise<void>;
-  /** Counts `count` game servers admitted; answers the state after them. */
+  /** Counts `count` game servers admitted (deleted, when negative); answers the state after. */
   admitted(count: number): Promise<TriggerState>;
   /**
    * Claims the triggered pass wanted at `atMs`: true for exactly one caller while no pass ran or

@@ -3,9 +3,11 @@
  * minute, and the nodes it asks for are Ready a provisioning time later: the free slots must
  * cover the rise of a minute more than a loop of seconds would need (demand.ts, `reactionMs`), and
  * a wave that starts just after a pass is seen a minute late. berth's webhook sees every game
- * server created, so it can ask for a pass as soon as the slots the last pass left above the
- * buffer are used up: the last pass records its slack, each admitted game server counts against
- * it, and the one that exhausts it asks for a pass, at most one per `TRIGGER_DEBOUNCE_MS`.
+ * server created and deleted, so it can ask for a pass as soon as the slots the last pass left
+ * above the buffer are used up: the last pass records its slack, each admitted game server counts
+ * against it and each deleted one gives its slot back (the net rise, as the demand buffer
+ * measures it: at a steady rate as many end as start, and nothing is asked), and the admission
+ * that exhausts it asks for a pass, at most one per `TRIGGER_DEBOUNCE_MS`.
  *
  * A triggered pass only scales up (uncordons, grows, sets placeholders): cordons and removals
  * stay on the schedule, whose damping they rely on. It reads the arrivals since the last
@@ -42,8 +44,8 @@ export function passWanted(
 }
 
 /**
- * `count` game servers admitted at `nowMs`: whether a pass is wanted now, and the state after (a
- * pass asked for counts as run, so a burst asks once). For a host that counts in one process;
+ * `count` game servers admitted at `nowMs` (deleted, when negative): whether a pass is wanted
+ * now, and the state after (a pass asked for counts as run, so a burst asks once). For a host that counts in one process;
  * where admissions run in many, `ScaleTriggerStore` keeps the same state in the table.
  */
 export function onAdmitted(

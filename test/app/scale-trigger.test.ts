@@ -21,7 +21,9 @@ const T0 = Date.UTC(2099, 0, 1);
 const lambda = mockClient(LambdaClient);
 afterEach(() => lambda.reset());
 
-/** A game server's pod CREATE as the apiserver sends it. */
+/** A game server's pod, and its CREATE and DELETE as the apiserver sends them. */
+const pod = (name: string) =>
+  gamePod([{ containerPort: 7777, protocol: 'UDP' }], { name, namespace: 'games' });
 function create(name: string, dryRun = false) {
   return parseAdmissionReview(
     review({
@@ -29,14 +31,25 @@ function create(name: string, dryRun = false) {
       operation: 'CREATE',
       namespace: 'games',
       name,
-      object: gamePod([{ containerPort: 7777, protocol: 'UDP' }], { name, namespace: 'games' }),
+      object: pod(name),
       dryRun,
+    }),
+  );
+}
+function remove(name: string) {
+  return parseAdmissionReview(
+    review({
+      resource: 'pods',
+      operation: 'DELETE',
+      namespace: 'games',
+      name,
+      oldObject: pod(name),
     }),
   );
 }
 
 describe('admissions trigger scale-up passes', () => {
-  it('asks once between containers when their game servers exhaust the slack', async () => {
+  it("asks once between containers when their game servers' net rise exhausts the slack", async () => {
     const { client, tableName } = await freshTable();
     let now = T0;
     const asked: number[] = [];
@@ -58,11 +71,13 @@ describe('admissions trigger scale-up passes', () => {
     // The last pass left 3 slots above the buffer.
     await new DynamoScaleTrigger({ client, tableName, cluster: 'games' }).passed(3, now);
     now += 20_000;
-    // Dry runs and DELETEs are not game servers admitted.
+    // A dry run is no game server admitted; a DELETE gives its slot back.
     await a.admission.pods(create('gs-dry', true));
     await a.admission.pods(create('gs-1'));
     await b.admission.pods(create('gs-2'));
     await a.admission.pods(create('gs-3'));
+    await b.admission.pods(remove('gs-1'));
+    await b.admission.pods(create('gs-7'));
     expect(asked).toEqual([]);
     await b.admission.pods(create('gs-4'));
     expect(asked).toEqual([T0 + 20_000]);

@@ -141,16 +141,16 @@ describe('AdmissionTrigger', () => {
     // 12 free, a buffer of 10: the third game server asks for a pass.
     await store.passed(slackOf(tally), now);
     now += 20_000;
-    await trigger.admitted();
-    await trigger.admitted();
+    await trigger.counted(1);
+    await trigger.counted(1);
     expect(asked).toEqual([]);
-    await trigger.admitted();
+    await trigger.counted(1);
     expect(asked).toEqual([T0 + 20_000]);
     // Within the debounce nothing more is asked, however many come.
-    for (let i = 0; i < 5; i++) await trigger.admitted();
+    for (let i = 0; i < 5; i++) await trigger.counted(1);
     expect(asked).toHaveLength(1);
     now += TRIGGER_DEBOUNCE_MS;
-    await trigger.admitted();
+    await trigger.counted(1);
     expect(asked).toEqual([T0 + 20_000, T0 + 20_000 + TRIGGER_DEBOUNCE_MS]);
     expect(failures).toEqual([]);
   });
@@ -165,7 +165,7 @@ describe('AdmissionTrigger', () => {
       now: () => T0,
       failed: (error) => failures.push(error),
     });
-    await expect(trigger.admitted()).resolves.toBeUndefined();
+    await expect(trigger.counted(1)).resolves.toBeUndefined();
     expect(failures).toEqual([new Error('TooManyRequestsException')]);
   });
 
@@ -194,7 +194,7 @@ describe('AdmissionTrigger', () => {
           );
           for (const [index, { gapMs, caller }] of admissions.entries()) {
             now += gapMs;
-            await callers[caller]?.admitted();
+            await callers[caller]?.counted(1);
             // None before the slack is used up.
             if (index + 1 <= slack) expect(asked).toEqual([]);
           }

@@ -126,6 +126,14 @@ export async function meterAdmission(session: Session, samples: number): Promise
         : () => clocks.admission,
       random: seededRandom(11 + containers++),
       meter,
+      // The scale-up trigger's count and claim are metered with the pods' writes; the passes it
+      // asks for are priced as their own operation (ASSUMPTIONS.triggeredPassesPerSession).
+      scaleTrigger: {
+        ask: async () => {},
+        failed: (error) => {
+          throw error;
+        },
+      },
     });
     const handler = functionUrlFunction(api(PATH_SECRET), obs);
     const webhook: Webhook = async (body) => {

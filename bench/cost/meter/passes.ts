@@ -21,7 +21,9 @@ export const PASS_SAMPLES = 3;
 export async function meterPasses(session: Session): Promise<{ readonly scaleActions: number }> {
   const { world, log } = session;
   const { config } = world;
-  log(`  metering ${PASS_SAMPLES} scale passes and ${PASS_SAMPLES} repair passes...`);
+  log(
+    `  metering ${PASS_SAMPLES} scheduled and ${PASS_SAMPLES} triggered scale passes and ${PASS_SAMPLES} repair passes...`,
+  );
   const context = passContextOf(world, Date.now);
 
   const scaleObs = observability('scale');
@@ -36,18 +38,25 @@ export async function meterPasses(session: Session): Promise<{ readonly scaleAct
     ),
   );
   let scaleActions = 0;
-  for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
-    const { value, sample } = await session.invoke('scale', (ctx) => scale({}, ctx));
-    scaleActions += value.actions.length;
-    const byType: Record<string, number> = {};
-    for (const action of value.actions) byType[action.type] = (byType[action.type] ?? 0) + 1;
-    const actions = Object.entries(byType).map(([type, n]) => `${type} ${n}`);
-    session.recordPass(
-      'scale-pass',
-      pass,
-      sample,
-      `${value.actions.length} actions (${actions.join(', ') || 'none'}), ${value.failures} failures`,
-    );
+  // The scheduled passes, then those an admission asks for (scale-up only, same listing).
+  const kinds = [
+    ['scale-pass', {}],
+    ['scale-pass-triggered', { triggered: true }],
+  ] as const;
+  for (const [kind, input] of kinds) {
+    for (let pass = 1; pass <= PASS_SAMPLES; pass++) {
+      const { value, sample } = await session.invoke('scale', (ctx) => scale(input, ctx));
+      scaleActions += value.actions.length;
+      const byType: Record<string, number> = {};
+      for (const action of value.actions) byType[action.type] = (byType[action.type] ?? 0) + 1;
+      const actions = Object.entries(byType).map(([type, n]) => `${type} ${n}`);
+      session.recordPass(
+        kind,
+        pass,
+        sample,
+        `${value.actions.length} actions (${actions.join(', ') || 'none'}), ${value.failures} failures`,
+      );
+    }
   }
 
   const repairObs = observability('repair');
