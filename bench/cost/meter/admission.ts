@@ -17,6 +17,7 @@ import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
 import { mutatingWebhookConfiguration } from '../../../shared/manifests/webhooks.js';
 import type { SettleQueue, SettleTask } from '../../../shared/settle/task.js';
 import { CapacityMeter } from '../../../shared/store/capacity.js';
+import { DynamoScaleTrigger } from '../../../shared/store/dynamo-scale-trigger.js';
 import { seededRandom } from '../../../sim/random.js';
 import { type AdmissionCall, reachesBerth } from '../../../sim/webhook-match.js';
 import { ASSUMPTIONS, CLUSTER_SHARE, type MeasuredRatios, type OperationKind } from '../fleet.js';
@@ -97,6 +98,14 @@ export async function meterAdmission(session: Session, samples: number): Promise
   const { config, kube, clocks } = world;
   const queue = new RecordingSettleQueue();
   let containers = 0;
+  // The scale pass left room for every game server the meter admits, as a steady day's passes
+  // do: each admission pays the trigger's count as most do, and none its claim (at most one per
+  // 10 s per cluster, priced with the passes it asks for: ASSUMPTIONS.triggeredPassesPerSession).
+  await new DynamoScaleTrigger({
+    client: world.client,
+    tableName: TABLE,
+    cluster: config.cluster,
+  }).passed(CLUSTER_SHARE.gameServers * 2, clocks.admission);
   /**
    * When the racing round under way began (performance.now()): racing containers' clocks run on
    * from the round's simulated start as real time passes, as Lambda hosts' synchronized clocks
