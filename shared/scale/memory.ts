@@ -3,12 +3,14 @@
  * cluster, `ScaleMemoryStore`) because every Lambda invocation starts blank: when the current
  * surplus was first seen (cordons wait for it to last), the game servers that arrived in each
  * recent pass (the demand buffer's arrival rate) and the busiest passes of the day (its burst
- * reserve), the growth still awaiting its nodes and the
- * provisioning times observed (the buffer's horizon), and the removals of the last hour (the
- * hourly disruption budget). Pure: `rememberPass` folds one pass into the memory.
+ * reserve), the week's rises by quarter-hour (its forecast, profile.ts), the growth still
+ * awaiting its nodes and the provisioning times observed (the buffer's horizon), and the removals
+ * of the last hour (the hourly disruption budget). Pure: `rememberPass` folds one pass into the
+ * memory.
  */
 import { riseHorizonMs } from './demand.js';
 import type { ScaleAction, ScalePlan } from './plan.js';
+import { EMPTY_PROFILE, forecastRise, withRise } from './profile.js';
 import { riseWithin, withPeak } from './rise.js';
 import type { ClusterSnapshot } from './snapshot.js';
 import type { ScaleMemory } from './store.js';
@@ -35,7 +37,8 @@ export interface ArrivalWindows {
  * last minutes, passes one), the passes older than the demand window forgotten, and the burst
  * window's busiest pass kept. The first pass has no earlier one to count from: it sees a level,
  * not arrivals. The level (every game server listed) is sampled too, and its rise within the
- * horizon kept in the burst window's largest rises (rise.ts).
+ * horizon filed in the week's profile; what of it the profile did not forecast is kept in the
+ * burst window's largest rises (rise.ts), the reserve.
  */
 export function withArrivals(
   memory: ScaleMemory,
@@ -53,10 +56,10 @@ export function withArrivals(
   const peaks = withPeak(memory.burstPeaks, arrived, nowMs, windows.burstWindowMs);
   const level = gameServerCreatedAtMs.length;
   const levels = memory.levels ?? [];
-  const rise = {
-    atMs: nowMs,
-    count: riseWithin(levels, level, nowMs, riseHorizonMs(memory, windows)),
-  };
+  const rise = riseWithin(levels, level, nowMs, riseHorizonMs(memory, windows));
+  // Only what the week's profile did not forecast stands in the reserve (profile.ts).
+  const profile = memory.riseProfile ?? EMPTY_PROFILE;
+  const surprise = { atMs: nowMs, count: Math.max(0, rise - forecastRise(profile, nowMs, nowMs)) };
   return {
     ...memory,
     ...(since === undefined ? {} : { previousPassAtMs: since }),
@@ -69,7 +72,8 @@ export function withArrivals(
     levels: [...levels, { atMs: nowMs, count: level }].filter(
       (entry) => entry.atMs > nowMs - windows.demandWindowMs,
     ),
-    risePeaks: withPeak(memory.risePeaks ?? [], rise, nowMs, windows.burstWindowMs),
+    risePeaks: withPeak(memory.risePeaks ?? [], surprise, nowMs, windows.burstWindowMs),
+    riseProfile: withRise(profile, nowMs, rise),
   };
 }
 

@@ -36,6 +36,17 @@ export interface AwaitedGrowth {
   readonly toNodes: number;
 }
 
+/** What the memory keeps of the week's rises. */
+export interface RiseProfile {
+  /**
+   * The largest rise of each slot of the week at its last past occurrence (index: the slot's
+   * number since the epoch, modulo a week); null for a slot never seen.
+   */
+  readonly slots: readonly (number | null)[];
+  /** The slot under way (its number since the epoch) and its largest rise so far. */
+  readonly current?: { readonly slot: number; readonly count: number };
+}
+
 /** The scale pass's memory. */
 export interface ScaleMemory {
   /** When the pass first saw the surplus that still lasts; absent while there is none. */
@@ -56,10 +67,13 @@ export interface ScaleMemory {
   /** Game servers (bound or pending) each pass of the demand window saw, oldest first (rise.ts). */
   readonly levels?: readonly Sample[];
   /**
-   * The burst window's largest net rises of game servers within a horizon, as `burstPeaks`:
-   * the first is the reserve the buffer keeps (demand.ts).
+   * The burst window's largest net rises of game servers within a horizon that the week's
+   * profile did not forecast, as `burstPeaks`: the first is the reserve the buffer keeps
+   * (demand.ts).
    */
   readonly risePeaks?: readonly Sample[];
+  /** The week's rises by quarter-hour, for the forecast (profile.ts). */
+  readonly riseProfile?: RiseProfile;
   readonly growth?: AwaitedGrowth;
   /** Provisioning times observed (growth asked → its last node Ready), newest last. */
   readonly provisionMs: readonly number[];

@@ -147,6 +147,33 @@ describe('the rise of game servers', () => {
     expect(withPeak(peaks, undefined, at(0) + DAY, DAY).map((e) => e.count)).toEqual([5]);
   });
 
+  it("holds yesterday's tournament before it comes, and keeps only what no forecast saw", () => {
+    // A level of 20 a minute, 60 from 20:00 to 20:10 every evening; T0 is midnight.
+    const evening = (m: number) => {
+      const ofDay = m % (24 * 60);
+      return ofDay >= 20 * 60 && ofDay < 20 * 60 + 10 ? 60 : 20;
+    };
+    const days = (from: number, to: number, memory: ScaleMemory = EMPTY_SCALE_MEMORY) => {
+      let out = memory;
+      for (let m = from; m < to; m++) out = withArrivals(out, level(evening(m), m), at(m), WINDOWS);
+      return out;
+    };
+    const policy = { followDemand: true, bufferSlots: 10, passIntervalMs: MINUTE, ...WINDOWS };
+    // The first evening is a surprise: its rise of 40 is the reserve for the day after.
+    const first = days(0, 21 * 60);
+    expect(first.risePeaks?.[0]?.count).toBe(40);
+    expect(demandBuffer(first, policy).forecast).toBe(0);
+    // A day on, the profile forecasts it ahead of 20:00, on top of what the reserve holds.
+    const before = days(21 * 60, (24 + 19) * 60 + 55, first);
+    const held = demandBuffer(before, policy);
+    expect(held.forecast).toBe(40);
+    expect(held.slots).toBe(held.riseReserve + 40);
+    // The evening it forecast is no surprise: once the first has aged out, no reserve stands.
+    const after = days((24 + 19) * 60 + 55, (24 + 21) * 60, before);
+    expect(after.risePeaks?.[0]?.count).toBe(0);
+    expect(demandBuffer(after, policy).slots).toBe(10);
+  });
+
   it('never keeps a rise above the level, and is the window maximum (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.nat(500), { minLength: 1, maxLength: 40 }), (levels) => {
@@ -193,6 +220,7 @@ describe('the demand buffer', () => {
       slots: 24,
       arrivalsPerSecond: 0.1,
       riseReserve: 24,
+      forecast: 0,
       wave: false,
       provisionSeconds: 240,
       observed: false,

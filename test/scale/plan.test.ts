@@ -720,6 +720,7 @@ describe('planScale: damping, budgets and demand', () => {
       slots: 124,
       arrivalsPerSecond: 0.35,
       riseReserve: 124,
+      forecast: 0,
       wave: false,
       provisionSeconds: 240,
       observed: true,
