@@ -123,7 +123,8 @@ export function karpenterScaler(options: KarpenterOptions): Scaler {
       ? [...node.games].some((game) => cluster.holdsPlayers(game))
       : node.games.size > 0;
   let started = false;
-  return everyMs(LOOP_MS, (cluster) => {
+  // Karpenter launches with EC2 CreateFleet, not an Auto Scaling group: no warm pool serves it.
+  const loop = everyMs(LOOP_MS, (cluster) => {
     const { sc, now } = cluster;
     if (!started) {
       started = true;
@@ -163,6 +164,7 @@ export function karpenterScaler(options: KarpenterOptions): Scaler {
       }
     }
   });
+  return Object.assign(loop, { launches: 'fleet' as const });
 
   /** Drains expired nodes; each goes once nothing blocks it, or at its grace period's end. */
   function expire(cluster: SimCluster, expireAfterMs: number): void {

@@ -542,3 +542,47 @@ describe('scale targets', () => {
     expect(waiting.waitingNoMoreThanBestBaseline?.pass).toBe(false);
   });
 });
+
+describe('the warm pool beside the node group', () => {
+  const warm = SCENARIOS.find((s) => s.name === 'warm-pool') as Scenario;
+  const pool = warm.warmPool as NonNullable<Scenario['warmPool']>;
+
+  it('starts its Stopped instances first, sooner, and boots their replacements at full price', () => {
+    const cluster = new SimCluster(warm, 0, pool);
+    cluster.growTo(pool.size + 1);
+    const [first, , , , cold] = cluster.nodes;
+    cluster.now = pool.registerDelayMs;
+    expect(cluster.registered(first as SimNode)).toBe(true);
+    expect(cluster.registered(cold as SimNode)).toBe(false);
+    cluster.now = pool.bootDelayMs;
+    expect(cluster.ready(first as SimNode)).toBe(true);
+    expect(cluster.ready(cold as SimNode)).toBe(false);
+    // The pool is empty: one step books its replacements' boots as running time.
+    cluster.now = 0;
+    cluster.nodeMs = 0;
+    cluster.tendWarmPool();
+    expect(cluster.nodeMs).toBe(pool.size * warm.stepMs);
+    // Once booted they stop, and cost only their volumes.
+    cluster.now = warm.bootDelayMs;
+    cluster.nodeMs = 0;
+    cluster.tendWarmPool();
+    expect(cluster.nodeMs).toBeCloseTo(pool.size * pool.stoppedNodeHourShare * warm.stepMs);
+    cluster.growTo(pool.size + 2);
+    expect(cluster.nodes.at(-1)?.warm).toBe(true);
+  });
+
+  it('serves the scalers that launch through the group, not Karpenter', async () => {
+    const day = arrivals(warm).filter((a) => a.atMs < 2 * HOUR);
+    const short = { ...warm, durationMs: 2 * HOUR, warmUpMs: 0 };
+    let served: SimCluster['warmPool'] | null = null;
+    const spy = (s: Scenario, now: number, p?: Scenario['warmPool']) => {
+      const cluster = new SimCluster(s, now, p);
+      served = cluster.warmPool;
+      return cluster;
+    };
+    await simulateDay(short, day, karpenterScaler(KARPENTER_WHEN_EMPTY_30S), spy);
+    expect(served).toBeUndefined();
+    await simulateDay(short, day, clusterAutoscalerScaler({ gameServersSafeToEvict: false }), spy);
+    expect(served).toEqual(pool);
+  });
+});
