@@ -16,7 +16,11 @@ import type { BucketSpec } from './token-bucket.js';
 /** Families of EC2 actions that share one budget bucket. */
 export type Ec2ActionFamily = 'describe' | 'addresses' | 'interfaces' | 'tags';
 /** Families of Elastic Load Balancing (v2) actions that share one budget bucket. */
-export type Elbv2ActionFamily = 'elbv2-describe' | 'elbv2-targets' | 'elbv2-mutate';
+export type Elbv2ActionFamily =
+  | 'elbv2-describe'
+  | 'elbv2-targets'
+  | 'elbv2-mutate'
+  | 'elbv2-account';
 /** Families of Global Accelerator actions that share one budget bucket. */
 export type AcceleratorActionFamily = 'accelerator-describe' | 'accelerator-mutate';
 /** Every bucket of the account's budget. */
@@ -55,21 +59,22 @@ export const DEFAULT_EC2_BUDGET: Readonly<Record<Ec2ActionFamily, BucketSpec>> =
 };
 
 /**
- * berth's share of Elastic Load Balancing's account buckets, at most half of each (Elastic Load
- * Balancing User Guide, "Request throttling for the Elastic Load Balancing API", section "Bucket
- * capacity and refill rate"; API version 2 has buckets of its own, apart from the Classic API's):
- * - elbv2-describe: Describe* is 40 max / 10 per s in the page's worked example (raised to 200 / 50
- *   in 2026, the figures `kubernetes-sigs/aws-load-balancer-controller` v3.2.0 throttles its
- *   own calls to, `pkg/aws/throttle/defaults.go`); half of the older, smaller bucket;
- * - elbv2-targets: RegisterTargets and DeregisterTargets are 20 / 4 (the same file);
- * - elbv2-mutate: berth's other calls (CreateTargetGroup, CreateListener, DeleteListener,
- *   DeleteTargetGroup), whose own figure could not be read: half of the smallest mutating bucket
- *   named there (Modify*, 20 / 3), below half of the 20 / 5 the ELBv2 fake assumes for them.
+ * berth's share of Elastic Load Balancing's account buckets, half of each (Elastic Load Balancing
+ * User Guide, "Request throttling for the Elastic Load Balancing API",
+ * docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html; API version 2
+ * has buckets of its own, apart from the Classic API's):
+ * - elbv2-describe: non-mutating Describe* calls, 40 refilled at 10 per second;
+ * - elbv2-targets: RegisterTargets and DeregisterTargets, 20 at 4;
+ * - elbv2-mutate: the other mutating calls berth makes (CreateTargetGroup, CreateListener,
+ *   DeleteListener, DeleteTargetGroup), 20 at 3;
+ * - elbv2-account: the account-level bucket every ELB call also draws from, 40 at 10, so the
+ *   three families together never overdraw what the account allows.
  */
 export const DEFAULT_ELBV2_BUDGET: Readonly<Record<Elbv2ActionFamily, BucketSpec>> = {
   'elbv2-describe': { capacity: 20, refillPerSecond: 5 },
   'elbv2-targets': { capacity: 10, refillPerSecond: 2 },
   'elbv2-mutate': { capacity: 10, refillPerSecond: 1.5 },
+  'elbv2-account': { capacity: 20, refillPerSecond: 5 },
 };
 
 /**
@@ -182,6 +187,8 @@ export type BudgetedEc2Options = BudgetedOptions<Ec2Action>;
 export interface BudgetedCall<A extends string, T> {
   readonly action: A;
   readonly family: BudgetFamily;
+  /** A family every call of the service also pays (ELB's account-level bucket). */
+  readonly alsoFrom?: BudgetFamily;
   readonly run: () => Promise<T>;
   /**
    * The error a refused wait raises (`sent`: attempts of this call already sent); a
@@ -212,11 +219,19 @@ export async function callWithinBudget<A extends string, T>(
   call: BudgetedCall<A, T>,
 ): Promise<T> {
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  const { action, family } = call;
+  const { action } = call;
   const pastDeadline = (ms: number) =>
     options.deadline !== undefined && options.now() + ms > options.deadline;
-  /** Waits for a token; `sent`: attempts of this call already sent (told to a refusal). */
+  /**
+   * Waits for a token of each of the call's families in turn; `sent`: attempts of this call
+   * already sent (told to a refusal). A wait that gives up after the first was paid leaves that
+   * token spent, which only ever leaves the service more room.
+   */
   const pay = async (sent: number): Promise<void> => {
+    await payFrom(call.family, sent);
+    if (call.alsoFrom !== undefined) await payFrom(call.alsoFrom, sent);
+  };
+  const payFrom = async (family: BudgetFamily, sent: number): Promise<void> => {
     let waited = 0;
     for (;;) {
       const grant = await options.budget.take(family);

@@ -71,11 +71,13 @@ function serviceCall<A extends string, T>(
   action: A,
   family: BudgetFamily,
   run: () => Promise<T>,
+  alsoFrom?: BudgetFamily,
 ): BudgetedCall<A, T> {
   const call = { service, action };
   return {
     action,
     family,
+    ...(alsoFrom === undefined ? {} : { alsoFrom }),
     run: () =>
       run().catch((error: unknown) => {
         throw noteFailedCall(error, call);
@@ -107,7 +109,8 @@ export class BudgetedElbv2Api implements Elbv2Api {
     const action = ELBV2_ACTIONS[method];
     return callWithinBudget(
       this.#options,
-      serviceCall('ELBv2', action, ELBV2_ACTION_FAMILY[action], run),
+      // Every ELB call also pays the account-level bucket its families share.
+      serviceCall('ELBv2', action, ELBV2_ACTION_FAMILY[action], run, 'elbv2-account'),
     );
   }
 

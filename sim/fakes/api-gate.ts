@@ -38,6 +38,8 @@ export interface ApiMeter<A extends string, C extends string> {
   /** The bucket each action draws from. */
   readonly classOf: Readonly<Record<A, C>>;
   readonly buckets: Readonly<Record<C, BucketSpec>>;
+  /** A bucket every call also draws from, whatever its class (ELB's account-level bucket). */
+  readonly accountBucket?: BucketSpec;
   /** The code (and message) a refused call gets: `Throttling`, `ThrottlingException`, ... */
   readonly throttleCode: string;
   readonly throttleMessage: string;
@@ -49,6 +51,7 @@ export class ApiGate<A extends string, C extends string> {
   readonly #random: () => number;
   readonly #meter: ApiMeter<A, C>;
   readonly #levels = new Map<C, BucketState>();
+  #account: BucketState | undefined;
   readonly #injected: { action: A; code: string; message: string }[] = [];
   /** Probability that any call is throttled before it does anything. */
   throttleRate = 0;
@@ -70,7 +73,10 @@ export class ApiGate<A extends string, C extends string> {
     this.#injected.push({ action, code, message });
   }
 
-  /** Takes the call's token, then applies the throttle rate and any injected failure. */
+  /**
+   * Takes the call's tokens (its class's, then the account's), then applies the throttle rate and
+   * any injected failure. A call its class's bucket refuses takes nothing from the account's.
+   */
   enter(action: A): void {
     this.counts.set(action, (this.counts.get(action) ?? 0) + 1);
     const family = this.#meter.classOf[action];
@@ -78,7 +84,14 @@ export class ApiGate<A extends string, C extends string> {
     const now = this.#now();
     const outcome = takeTokens(spec, this.#levels.get(family) ?? fullBucket(spec, now), now);
     this.#levels.set(family, outcome.state);
-    if (!outcome.granted || (this.throttleRate > 0 && this.#random() < this.throttleRate)) {
+    let granted = outcome.granted;
+    const account = this.#meter.accountBucket;
+    if (granted && account) {
+      const shared = takeTokens(account, this.#account ?? fullBucket(account, now), now);
+      this.#account = shared.state;
+      granted = shared.granted;
+    }
+    if (!granted || (this.throttleRate > 0 && this.#random() < this.throttleRate)) {
       this.throttled++;
       this.fail(action, this.#meter.throttleCode, this.#meter.throttleMessage);
     }

@@ -22,20 +22,27 @@
  * - Describe*: at most 20 ARNs or names a call (`ValidationError`); pages of at most 400 with
  *   Marker → NextMarker; an unknown ARN → `LoadBalancerNotFound` / `TargetGroupNotFound` /
  *   `ListenerNotFound`.
- * - A listener just created may be missing from DescribeListeners for `listenerVisibilityLagMs`;
- *   a target registered receives traffic only after `targetRegistrationDelayMs` (its health
- *   checks passing: "initial" until then), which `servingTargets` shows.
+ * - A listener just created may be missing from DescribeListeners for `listenerVisibilityLagMs`.
+ * - Registration and health (Network Load Balancers User Guide, "Register targets for your
+ *   Network Load Balancer": "It can take a few minutes for the registration process to complete
+ *   and health checks to start"; AWS Support measured 180-300 s, quoted in
+ *   kubernetes-sigs/aws-load-balancer-controller#1834): a registered target is `initial` for
+ *   `targetRegistrationDelayMs` (180 s by default), then `healthy` or `unhealthy` as its health
+ *   check answers (`healthCheck`: by default a TCP check on the traffic port, which a UDP-only
+ *   game server never answers). Traffic goes to the healthy targets; when every registered target
+ *   is unhealthy the load balancer fails open and sends it to all of them ("Health checks for
+ *   Network Load Balancer target groups": "If all targets fail health checks at the same time
+ *   ... the load balancer fails open"). `servingTargets` and `targetHealth` show it.
  *
  * Throttling (Elastic Load Balancing User Guide, "Request throttling for the Elastic Load
- * Balancing API"): token buckets per account and Region, refused calls answered HTTP 400 with
- * code `Throttling` and message `Rate exceeded` (the page calls it ThrottlingException; the query
- * API's wire code is `Throttling`, as kubernetes-sigs/aws-load-balancer-controller#1871 shows).
- * Non-mutating Describe* calls share a bucket of 40 refilled at 10 per second (the page's own
- * example). The registration bucket, 20 refilled at 4 per second, is the AWS Load Balancer
- * Controller's default for RegisterTargets/DeregisterTargets (`pkg/aws/throttle/defaults.go`).
- * The page's figure for the other mutating calls could not be read here: 20 refilled at 5 per
- * second is a conservative assumption (that controller allows 40 at 10 per second); pass
- * `buckets` to change any of them.
+ * Balancing API", docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html):
+ * token buckets per account and Region for API version 2, a refused call answered HTTP 400 with
+ * code `ThrottlingException` and message `Rate exceeded` (the page's words; berth treats the
+ * query API's `Throttling`, which kubernetes-sigs/aws-load-balancer-controller#1871 shows, the
+ * same). Non-mutating Describe* calls 40 refilled at 10 per second; registration
+ * (RegisterTargets, DeregisterTargets) 20 at 4; the other mutating calls (Create*, Delete*,
+ * Modify*, AddTags) 20 at 3; and one account-level bucket of 40 at 10 that every call also draws
+ * from. Pass `buckets` or `accountBucket` to change them.
  */
 
 import type { BucketSpec } from '../../shared/ec2/token-bucket.js';
@@ -78,8 +85,20 @@ export const ELBV2_ACTION_CLASS: Readonly<Record<Elbv2Action, Elbv2ActionClass>>
 export const ELBV2_DEFAULT_BUCKETS: Readonly<Record<Elbv2ActionClass, BucketSpec>> = {
   describe: { capacity: 40, refillPerSecond: 10 },
   registration: { capacity: 20, refillPerSecond: 4 },
-  mutating: { capacity: 20, refillPerSecond: 5 },
+  mutating: { capacity: 20, refillPerSecond: 3 },
 };
+
+/** The account-level bucket every ELB API version 2 call also draws from. */
+export const ELBV2_ACCOUNT_BUCKET: BucketSpec = { capacity: 40, refillPerSecond: 10 };
+
+/**
+ * How long a registered target stays `initial` by default: the low end of the 180-300 s AWS
+ * Support gave for an NLB target's registration (aws-load-balancer-controller#1834).
+ */
+export const NLB_REGISTRATION_DELAY_MS = 180_000;
+
+/** A target's state as DescribeTargetHealth names it. */
+export type TargetHealthState = 'initial' | 'healthy' | 'unhealthy';
 
 /** Actions that change state. */
 export const ELBV2_MUTATING_ACTIONS: ReadonlySet<Elbv2Action> = new Set([
@@ -117,10 +136,20 @@ export interface FakeElbv2Options {
   readonly random?: () => number;
   /** A new listener is missing from DescribeListeners this long (default 0). */
   readonly listenerVisibilityLagMs?: number;
-  /** A registered target receives traffic this long after RegisterTargets (default 0). */
+  /** A registered target is `initial` this long after RegisterTargets (default 180 s). */
   readonly targetRegistrationDelayMs?: number;
+  /**
+   * Whether a target's health check passes once it is registered. By default a TCP check on the
+   * traffic port: it passes for a TCP or TCP_UDP target group, never for a UDP one.
+   */
+  readonly healthCheck?: (
+    target: IpTarget,
+    group: { readonly protocol: ListenerProtocol },
+  ) => boolean;
   /** Override ELBv2's buckets (e.g. to model other callers sharing the account). */
   readonly buckets?: Partial<Record<Elbv2ActionClass, BucketSpec>>;
+  /** Override the account-level bucket. */
+  readonly accountBucket?: BucketSpec;
   /** Target groups per Region (default 3,000). */
   readonly maxTargetGroups?: number;
 }
@@ -152,6 +181,7 @@ export class FakeElbv2 implements Elbv2Api {
   readonly #now: () => number;
   readonly #lagMs: number;
   readonly #registrationDelayMs: number;
+  readonly #healthCheck: NonNullable<FakeElbv2Options['healthCheck']>;
   readonly #maxTargetGroups: number;
   readonly #gate: ApiGate<Elbv2Action, Elbv2ActionClass>;
   readonly #vpcs = new Map<string, CidrBlock>();
@@ -165,13 +195,15 @@ export class FakeElbv2 implements Elbv2Api {
   constructor(options: FakeElbv2Options) {
     this.#now = options.now;
     this.#lagMs = options.listenerVisibilityLagMs ?? 0;
-    this.#registrationDelayMs = options.targetRegistrationDelayMs ?? 0;
+    this.#registrationDelayMs = options.targetRegistrationDelayMs ?? NLB_REGISTRATION_DELAY_MS;
+    this.#healthCheck = options.healthCheck ?? ((_, group) => group.protocol !== 'UDP');
     this.#maxTargetGroups = options.maxTargetGroups ?? MAX_TARGET_GROUPS_PER_REGION;
     this.#gate = new ApiGate(
       {
         classOf: ELBV2_ACTION_CLASS,
         buckets: { ...ELBV2_DEFAULT_BUCKETS, ...options.buckets },
-        throttleCode: 'Throttling',
+        accountBucket: options.accountBucket ?? ELBV2_ACCOUNT_BUCKET,
+        throttleCode: 'ThrottlingException',
         throttleMessage: 'Rate exceeded',
       },
       options.now,
@@ -181,7 +213,7 @@ export class FakeElbv2 implements Elbv2Api {
 
   // ---- steering and inspection ----------------------------------------------------------------
 
-  /** Probability that any call is answered `Throttling` before it does anything. */
+  /** Probability that any call is answered `ThrottlingException` before it does anything. */
   get throttleRate(): number {
     return this.#gate.throttleRate;
   }
@@ -199,7 +231,7 @@ export class FakeElbv2 implements Elbv2Api {
     return this.#gate.counts;
   }
 
-  /** Calls refused with `Throttling`. */
+  /** Calls refused with `ThrottlingException`. */
   get throttled(): number {
     return this.#gate.throttled;
   }
@@ -275,11 +307,34 @@ export class FakeElbv2 implements Elbv2Api {
     return [...registered].map((r) => r.target);
   }
 
-  /** The targets that receive traffic now: registered `targetRegistrationDelayMs` ago or more. */
-  servingTargets(targetGroupArn: string): readonly IpTarget[] {
+  /** Each registered target of a target group and its state now (empty for one unknown). */
+  targetHealth(
+    targetGroupArn: string,
+  ): readonly { readonly target: IpTarget; readonly state: TargetHealthState }[] {
+    const group = this.#targetGroups.get(targetGroupArn);
+    if (!group) return [];
     const since = this.#now() - this.#registrationDelayMs;
-    const registered = this.#targetGroups.get(targetGroupArn)?.targets.values() ?? [];
-    return [...registered].filter((r) => r.registeredAt <= since).map((r) => r.target);
+    return [...group.targets.values()].map(({ target, registeredAt }) => ({
+      target,
+      state:
+        registeredAt > since
+          ? 'initial'
+          : this.#healthCheck(target, group)
+            ? 'healthy'
+            : 'unhealthy',
+    }));
+  }
+
+  /**
+   * The targets that receive traffic now: the healthy ones, or, when every registered target is
+   * unhealthy, all of them (the load balancer fails open); never one still `initial`.
+   */
+  servingTargets(targetGroupArn: string): readonly IpTarget[] {
+    const health = this.targetHealth(targetGroupArn);
+    const healthy = health.filter((t) => t.state === 'healthy');
+    const failedOpen =
+      health.length > 0 && health.every((t) => t.state === 'unhealthy') ? health : [];
+    return (healthy.length > 0 ? healthy : failedOpen).map((t) => t.target);
   }
 
   /** The tags of a listener or target group, as created (undefined for one unknown). */

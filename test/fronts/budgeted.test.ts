@@ -120,7 +120,10 @@ describe('BudgetedElbv2Api', () => {
       { ip: '10.0.1.4', port: 7777 },
     ]);
     expect(inner.attempts.get('registerTargets')).toBe(3);
-    expect(taken).toEqual(['elbv2-targets', 'elbv2-targets', 'elbv2-targets']);
+    // Each attempt pays its family and the account-level bucket every ELB call shares.
+    expect(taken).toEqual(
+      Array.from({ length: 3 }, () => ['elbv2-targets', 'elbv2-account']).flat(),
+    );
   });
 
   it('raises at once an error a retry cannot fix', async () => {
@@ -162,15 +165,28 @@ describe('BudgetedElbv2Api', () => {
     await api.createListener(LISTENER);
     await api.deleteListener('l-1');
     await api.deleteTargetGroup('tg-1');
-    expect(taken).toEqual([
-      ...Array.from({ length: 5 }, () => 'elbv2-describe'),
-      'elbv2-mutate',
-      'elbv2-targets',
-      'elbv2-targets',
-      'elbv2-mutate',
-      'elbv2-mutate',
-      'elbv2-mutate',
-    ]);
+    expect(taken).toEqual(
+      [
+        ...Array.from({ length: 5 }, () => 'elbv2-describe'),
+        'elbv2-mutate',
+        'elbv2-targets',
+        'elbv2-targets',
+        'elbv2-mutate',
+        'elbv2-mutate',
+        'elbv2-mutate',
+      ].flatMap((family) => [family, 'elbv2-account']),
+    );
+  });
+
+  it('gives up when the account-level bucket the families share is spent', async () => {
+    const { options } = world({ 'elbv2-account': { capacity: 2, refillPerSecond: 0.01 } });
+    const api = new BudgetedElbv2Api(elbv2().api, options);
+    await api.describeListeners('nlb-a');
+    await api.registerTargets('tg-1', []);
+    // Neither family is spent, the account's is.
+    const failure = await api.deleteListener('l-1').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RateBudgetExhaustedError);
+    expect(failure).toMatchObject({ family: 'elbv2-account' });
   });
 
   it('gives up with RateBudgetExhaustedError, naming the family, instead of waiting long', async () => {

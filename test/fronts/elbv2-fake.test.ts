@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isThrottled } from '../../shared/aws/error-codes.js';
 import type { CreateTargetGroupInput, ListenerProtocol } from '../../shared/fronts/elbv2.js';
-import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
+import { FakeElbv2, type FakeElbv2Options } from '../../sim/fakes/elbv2.js';
 
 const VPC = 'vpc-1';
 
@@ -10,6 +10,7 @@ function account(
     listenerVisibilityLagMs?: number;
     targetRegistrationDelayMs?: number;
     maxTargetGroups?: number;
+    healthCheck?: FakeElbv2Options['healthCheck'];
   } = {},
 ) {
   const clock = { now: 1_000_000 };
@@ -18,6 +19,7 @@ function account(
   const elb = new FakeElbv2({
     now: () => clock.now,
     buckets: { describe: roomy, registration: roomy, mutating: roomy },
+    accountBucket: roomy,
     ...options,
   });
   const nlb = elb.addLoadBalancer({ name: 'games-a', vpcId: VPC });
@@ -292,6 +294,36 @@ describe('FakeElbv2', () => {
     expect(elb.servingTargets(tg.arn)).toEqual([target]);
   });
 
+  it('is initial for 180 s by default, then serves healthy targets, and fails open when none is', async () => {
+    const { clock, elb } = account();
+    const tcp = await elb.createTargetGroup(group('berth-tcp', 7000, 'TCP'));
+    const udp = await elb.createTargetGroup(group('berth-udp', 7001, 'UDP'));
+    const target = { ip: '10.0.0.9', port: 7000 };
+    await elb.registerTargets(tcp.arn, [target]);
+    await elb.registerTargets(udp.arn, [{ ...target, port: 7001 }]);
+    clock.now += 179_999;
+    expect(elb.targetHealth(tcp.arn)).toEqual([{ target, state: 'initial' }]);
+    expect(elb.servingTargets(tcp.arn)).toEqual([]);
+    clock.now += 1;
+    expect(elb.targetHealth(tcp.arn)).toEqual([{ target, state: 'healthy' }]);
+    expect(elb.servingTargets(tcp.arn)).toEqual([target]);
+    // A UDP game server answers no TCP check on its port: unhealthy, and, alone, served anyway.
+    expect(elb.targetHealth(udp.arn).map((t) => t.state)).toEqual(['unhealthy']);
+    expect(elb.servingTargets(udp.arn)).toEqual([{ ...target, port: 7001 }]);
+  });
+
+  it('sends nothing to an unhealthy target while another is healthy', async () => {
+    const down = '10.0.0.8';
+    const { clock, elb } = account({ healthCheck: (target) => target.ip !== down });
+    const tg = await elb.createTargetGroup(group('berth-a', 7000, 'TCP'));
+    await elb.registerTargets(tg.arn, [
+      { ip: down, port: 7000 },
+      { ip: '10.0.0.9', port: 7000 },
+    ]);
+    clock.now += 180_000;
+    expect(elb.servingTargets(tg.arn)).toEqual([{ ip: '10.0.0.9', port: 7000 }]);
+  });
+
   it('loses a load balancer deleted out of band, with its listeners but not its target groups', async () => {
     const { elb, nlb } = account();
     const listener = await listenerOn(elb, nlb.arn, 10_000, 'berth-a');
@@ -306,15 +338,16 @@ describe('FakeElbv2', () => {
     });
   });
 
-  it('throttles each action class from its own bucket with code Throttling, then refills', async () => {
+  it('throttles each action class from its own bucket with ThrottlingException, then refills', async () => {
     const clock = { now: 0 };
-    const elb = new FakeElbv2({ now: () => clock.now });
+    const roomy = { capacity: 1e9, refillPerSecond: 1e9 };
+    const elb = new FakeElbv2({ now: () => clock.now, accountBucket: roomy });
     const nlb = elb.addLoadBalancer({ name: 'games-a', vpcId: VPC });
     for (let i = 0; i < 40; i++) await elb.describeLoadBalancers([nlb.arn]);
     const refused = await elb.describeListeners(nlb.arn).catch((e: unknown) => e);
     expect(isThrottled(refused)).toBe(true);
     expect(refused).toMatchObject({
-      name: 'Throttling',
+      name: 'ThrottlingException',
       message: 'Rate exceeded',
       $metadata: { httpStatusCode: 400 },
     });
@@ -322,8 +355,35 @@ describe('FakeElbv2', () => {
     expect(await codeOf(elb.createTargetGroup(group('berth-a')))).toBe('ok');
     clock.now += 100; // 10 per second: one token back
     expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ok');
-    expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('Throttling');
+    expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ThrottlingException');
     expect(elb.throttled).toBe(2);
+  });
+
+  it('meters other mutating calls at 20 then 3 per second', async () => {
+    const clock = { now: 0 };
+    const elb = new FakeElbv2({ now: () => clock.now });
+    elb.addLoadBalancer({ name: 'games-a', vpcId: VPC });
+    for (let i = 0; i < 20; i++) await elb.createTargetGroup(group(`berth-${i}`));
+    expect(await codeOf(elb.createTargetGroup(group('berth-x')))).toBe('ThrottlingException');
+    clock.now += 333;
+    expect(await codeOf(elb.createTargetGroup(group('berth-x')))).toBe('ThrottlingException');
+    clock.now += 1;
+    expect(await codeOf(elb.createTargetGroup(group('berth-x')))).toBe('ok');
+  });
+
+  it('draws every call from one account bucket of 40 at 10 per second as well', async () => {
+    const clock = { now: 0 };
+    const elb = new FakeElbv2({ now: () => clock.now });
+    const nlb = elb.addLoadBalancer({ name: 'games-a', vpcId: VPC });
+    const tg = await elb.createTargetGroup(group('berth-a'));
+    // 1 create, 19 registrations and 20 describes: no class bucket is empty, the account's is.
+    for (let i = 0; i < 19; i++)
+      await elb.registerTargets(tg.arn, [{ ip: '10.0.0.9', port: 7000 }]);
+    for (let i = 0; i < 20; i++) await elb.describeLoadBalancers([nlb.arn]);
+    expect(await codeOf(elb.createTargetGroup(group('berth-b')))).toBe('ThrottlingException');
+    expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ThrottlingException');
+    clock.now += 100;
+    expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ok');
   });
 
   it('meters registrations at 20 then 4 per second', async () => {
@@ -333,7 +393,7 @@ describe('FakeElbv2', () => {
     const tg = await elb.createTargetGroup(group('berth-a'));
     const register = () => elb.registerTargets(tg.arn, [{ ip: '10.0.0.9', port: 7000 }]);
     for (let i = 0; i < 20; i++) await register();
-    expect(await codeOf(register())).toBe('Throttling');
+    expect(await codeOf(register())).toBe('ThrottlingException');
     clock.now += 250;
     expect(await codeOf(register())).toBe('ok');
   });
@@ -346,7 +406,7 @@ describe('FakeElbv2', () => {
     expect(elb.listeners(nlb.arn)).toEqual([]);
     expect(await codeOf(listenerOn(elb, nlb.arn, 10_000, 'berth-a'))).toBe('ok');
     elb.throttleRate = 1;
-    expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('Throttling');
+    expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ThrottlingException');
   });
 
   it('logs every call with its action, time and outcome', async () => {

@@ -137,7 +137,7 @@ describe('the NLB pool with a member deleted by someone else', () => {
     const { answer } = await t.create('gs-1');
     expect(answer.statusCode).toBe(503);
     const message = (JSON.parse(answer.body) as { error: string }).error;
-    expect(message).toMatch(/^ELBv2 did not answer DescribeLoadBalancers \(Throttling: /);
+    expect(message).toMatch(/^ELBv2 did not answer DescribeLoadBalancers \(ThrottlingException: /);
     expect(message).not.toMatch(/DynamoDB|store/);
   });
 
