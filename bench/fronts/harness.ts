@@ -2,7 +2,8 @@
  * Runs one system (`FrontsUnderTest`) through one scenario on simulated time, over the ELBv2 and
  * Global Accelerator fakes, and measures it from the outside:
  * - per game server, binding → reachable: the fakes hold a listener on the published NLB port
- *   forwarding to a target group with the game server's destination registered, or the published
+ *   forwarding to a target group whose serving target (past its registration delay) is the game
+ *   server's destination, or the published
  *   accelerator port maps onto the game server's destination and that destination is allowed
  *   (and deployed); and the address is written;
  * - mutating ELBv2 and Global Accelerator calls, from the fakes' own logs;
@@ -191,13 +192,23 @@ async function makeWorld(
   };
 }
 
-/** Where a published address leads now, if anywhere: the destination `ip:port`. */
-function leadsTo(world: FrontsWorld, address: PublishedAddress): string | undefined {
+/**
+ * Where a published address leads now, if anywhere: the destination `ip:port`. `serving`: only
+ * where the load balancer sends traffic now (a target past its registration, healthy or failed
+ * open); else wherever a registered target would take it once it serves (the first rule's view).
+ */
+function leadsTo(
+  world: FrontsWorld,
+  address: PublishedAddress,
+  serving = false,
+): string | undefined {
   const lb = world.loadBalancers.find((l) => l.dnsName === address.host);
   if (lb) {
     const listener = world.elbv2.listeners(lb.arn).find((l) => l.port === address.port);
     if (!listener) return undefined;
-    const targets = world.elbv2.targets(listener.targetGroupArn);
+    const targets = serving
+      ? world.elbv2.servingTargets(listener.targetGroupArn)
+      : world.elbv2.targets(listener.targetGroupArn);
     return targets.length === 1 && targets[0] ? `${targets[0].ip}:${targets[0].port}` : undefined;
   }
   if (!world.acceleratorIps.includes(address.host)) return undefined;
@@ -320,7 +331,8 @@ export async function runScenario(
       if (reached !== own && holder !== undefined && !doublyHeld.has(key)) {
         doublyHeld.set(key, `${key} published for ${entry.gs.name} leads to ${holder}`);
       }
-      if (reached === own && entry.reachableAt === undefined) {
+      // Reachable once players get through: the load balancer sends them to it.
+      if (entry.reachableAt === undefined && leadsTo(world, address, true) === own) {
         entry.reachableAt = Math.max(now, address.at);
       }
     }

@@ -5,6 +5,7 @@
  */
 import { DEFAULT_ELBV2_BUDGET } from '../../shared/ec2/rate-budget.js';
 import type { BucketSpec } from '../../shared/ec2/token-bucket.js';
+import { NLB_REGISTRATION_DELAY_MS } from '../../sim/fakes/elbv2.js';
 import type { TargetVerdict } from '../support/results.js';
 import { type RunResult, reachableStats } from './harness.js';
 
@@ -64,7 +65,12 @@ export function judgeFronts(runs: JudgedRuns): TargetVerdict[] {
     latency(acc, 'accelerator', ACCELERATOR_P99_S),
     {
       ...latency(nlb.berth, 'nlb', NLB_P99_S),
-      line: `${latency(nlb.berth, 'nlb', NLB_P99_S).line} (berth's ELBv2 budget lets the last of ${nlbServers} binds land no sooner than ${nlbBudgetFloorSeconds(nlbServers)} s)`,
+      line: `${latency(nlb.berth, 'nlb', NLB_P99_S).line} (berth's ELBv2 budget lets the last of ${nlbServers} binds land no sooner than ${nlbBudgetFloorSeconds(nlbServers)} s, and a target serves ${NLB_REGISTRATION_DELAY_MS / 1000} s after it is registered)`,
+    },
+    {
+      target: 'NLB burst, a front per game server: p99 binding to reachable no worse than OKG',
+      pass: reachableStats(nlb.berth, 'nlb').p99 <= reachableStats(nlb.peer, 'nlb').p99,
+      line: `${latency(nlb.berth, 'nlb', NLB_P99_S).line}; ${latency(nlb.peer, 'nlb', NLB_P99_S).line}`,
     },
     {
       target: `Global Accelerator burst: at most 1 mutating call per ${GAME_SERVERS_PER_ACCELERATOR_CALL} game servers`,
