@@ -1,10 +1,10 @@
 /**
  * The scale-up trigger as admissions meet it, on every host: each game-server pod admitted adds
- * one to the cluster's trigger store (trigger.ts: `ScaleTriggerStore`) and each one deleted takes
+ * one to the cluster's trigger store (`ScaleTriggerStore`, store.ts) and each one deleted takes
  * one away, and the admission that exhausts the last pass's slack claims the triggered pass and
- * asks for it (an asynchronous
- * invoke of the scale function in AWS, the pass in process on `berth serve`). The store, not the
- * process, keeps the count, so many Lambda containers ask once between them.
+ * asks for it: an asynchronous invoke of the scale function in AWS, the pass in process on
+ * `berth serve`. The store, not the process, keeps the count, so many Lambda containers ask once
+ * between them.
  */
 import type { ScaleTriggerStore } from './store.js';
 import { passWanted, TRIGGER_DEBOUNCE_MS } from './trigger.js';
