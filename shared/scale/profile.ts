@@ -17,7 +17,7 @@ const DAY_SLOTS = 96;
 export const WEEK_SLOTS = 7 * DAY_SLOTS;
 
 /** A profile that has seen nothing. */
-export const EMPTY_PROFILE: RiseProfile = { slots: Array(WEEK_SLOTS).fill(null) };
+export const EMPTY_PROFILE: RiseProfile = { slots: Array<number>(WEEK_SLOTS).fill(0) };
 
 const slotOf = (atMs: number) => Math.floor(atMs / PROFILE_SLOT_MS);
 const weekIndex = (slot: number) => ((slot % WEEK_SLOTS) + WEEK_SLOTS) % WEEK_SLOTS;
@@ -40,8 +40,7 @@ export function withRise(profile: RiseProfile, atMs: number, rise: number): Rise
 
 /**
  * The largest rise forecast for `[fromMs, toMs]`: what the same slots saw yesterday and a week
- * ago, whichever is larger (a daily event is in yesterday, a weekly one in last week). 0 where
- * nothing was seen.
+ * ago, whichever is larger (a daily event is in yesterday, a weekly one in last week).
  */
 export function forecastRise(profile: RiseProfile, fromMs: number, toMs: number): number {
   let most = 0;

@@ -40,9 +40,10 @@ export interface AwaitedGrowth {
 export interface RiseProfile {
   /**
    * The largest rise of each slot of the week at its last past occurrence (index: the slot's
-   * number since the epoch, modulo a week); null for a slot never seen.
+   * number since the epoch, modulo a week); 0 for a slot never seen, which forecasts nothing
+   * either (a number a slot keeps the memory item small: it is written every pass).
    */
-  readonly slots: readonly (number | null)[];
+  readonly slots: readonly number[];
   /** The slot under way (its number since the epoch) and its largest rise so far. */
   readonly current?: { readonly slot: number; readonly count: number };
 }
