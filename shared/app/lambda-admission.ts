@@ -8,7 +8,6 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EKSClient } from '@aws-sdk/client-eks';
-import { LambdaClient } from '@aws-sdk/client-lambda';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AdmissionDecision } from '../admission/decision.js';
 import { ClusterSet } from '../clusters/cluster-set.js';
@@ -32,7 +31,7 @@ import { ownValueOf } from '../vocabulary/opaque.js';
 import { type FrontsAccount, frontsWiring, lambdaFrontQueue, sdkFrontsAccount } from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
 import { type BerthRuntime, createRuntime, type RuntimeDeps } from './runtime.js';
-import { lambdaScaleAsk } from './scale-ask.js';
+import { lambdaScaleAsks } from './scale-ask.js';
 
 /** What the admission function hears besides its answers. */
 export interface AdmissionObservers {
@@ -185,10 +184,7 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
   const dynamo = dynamoClient({ region: settings.region });
   const eks = new EKSClient({ region: settings.region });
   // Scale-up passes are asked of the scale function, with one client for every cluster.
-  const { scaleFunctionName } = settings;
-  const lambdaClient = scaleFunctionName
-    ? new LambdaClient({ region: settings.region })
-    : undefined;
+  const scaleAsk = lambdaScaleAsks(settings);
   // One ELBv2 and one Global Accelerator client for every cluster with fronts, made on first use.
   let account: FrontsAccount | undefined;
   const frontsAccount = () => {
@@ -224,14 +220,10 @@ export async function lambdaAdmissionApi(observers: AdmissionObservers): Promise
       queue: several ? taggedWithCluster(queue, config.cluster) : queue,
       observers,
       ...(fronts ? { fronts } : {}),
-      ...(lambdaClient && scaleFunctionName
+      ...(scaleAsk
         ? {
             scaleTrigger: {
-              ask: lambdaScaleAsk(
-                lambdaClient,
-                scaleFunctionName,
-                several ? config.cluster : undefined,
-              ),
+              ask: scaleAsk(several ? config.cluster : undefined),
               failed: (error: unknown) => observers.onScaleTriggerFailed?.(error),
             },
           }

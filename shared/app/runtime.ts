@@ -28,6 +28,7 @@ import { clusterServiceCidrs } from '../k8s/service-cidrs.js';
 import { clusterIpRange, nodePortRange, type ValueRange } from '../net/value-range.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
 import { AdmissionTrigger, type AdmissionTriggerDeps } from '../scale/admission-trigger.js';
+import { admissionsTrigger } from '../scale/trigger.js';
 import { type GateLog, keepFresh, ServiceCidrGate } from '../services/cidr-gate.js';
 import { serviceCidrReport } from '../services/cluster-cidrs.js';
 import { ImmediateSettler, type Settler } from '../settle/settler.js';
@@ -241,7 +242,7 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
     // With cluster reads, game servers are refused the nodes berth is removing.
     pods: countedPods(
       nodes ? guardPodCreates(nodes, pods) : pods,
-      deps.scaleTrigger && config.scale.intervalSeconds > 0
+      deps.scaleTrigger && admissionsTrigger(config.scale)
         ? new AdmissionTrigger({
             ...deps.scaleTrigger,
             store: new DynamoScaleTrigger(storeOptions),

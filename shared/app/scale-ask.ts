@@ -4,7 +4,8 @@
  * sends plus `triggered`. The store's claim (shared/scale/admission-trigger.ts) has already made
  * this the one ask of its cluster within the debounce.
  */
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import type { LambdaSettings } from '../config/load.js';
 import type { PassInput } from './pass-input.js';
 
 /** What a triggered scale invocation is sent (functions/scale/handler.ts reads it). */
@@ -31,4 +32,18 @@ export function lambdaScaleAsk(
       new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: payload }),
     );
   };
+}
+
+/**
+ * The admission function's asks, aimed at the scale function its environment names
+ * (BERTH_SCALE_FUNCTION), one per cluster over one Lambda client; undefined where the stack
+ * names none, and admissions then count nothing.
+ */
+export function lambdaScaleAsks(
+  settings: Pick<LambdaSettings, 'region' | 'scaleFunctionName'>,
+): ((cluster: string | undefined) => () => Promise<void>) | undefined {
+  const functionName = settings.scaleFunctionName;
+  if (!functionName) return undefined;
+  const client = new LambdaClient({ region: settings.region });
+  return (cluster) => lambdaScaleAsk(client, functionName, cluster);
 }

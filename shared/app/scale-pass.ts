@@ -6,7 +6,7 @@ import { createNodePool } from '../node-pool/create.js';
 import type { NodePool } from '../node-pool/node-pool.js';
 import { runScalePass, type ScalePassOptions, type ScaleReport } from '../scale/pass.js';
 import { scalePolicy } from '../scale/policy.js';
-import { slackOf, TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
+import { admissionsTrigger, slackOf, TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
 import { DynamoScaleMemory } from '../store/dynamo-scale-memory.js';
 import { DynamoScaleTrigger } from '../store/dynamo-scale-trigger.js';
 import type { Observability } from './observability.js';
@@ -34,19 +34,23 @@ export interface ScaleRunnerOptions {
 }
 
 /**
- * Wires the scale pass: the node pool's AWS clients are made once. Every pass that acts records
- * the slack it left in the cluster's trigger store, where admissions count against it.
+ * Wires the scale pass: the node pool's AWS clients are made once. Where admissions trigger
+ * passes, every pass that acts records the slack it left in the cluster's trigger store, where
+ * they count against it.
  */
 export function scaleRunner(context: PassContext, options: ScaleRunnerOptions = {}): ScaleRunner {
   const { config, clusterApi } = context;
   const now = context.now ?? Date.now;
   const lease = passLease(context);
   const memory = new DynamoScaleMemory(storeOptions(context));
-  const trigger = new DynamoScaleTrigger(storeOptions(context));
   const pool =
     options.nodePool ?? createNodePool(config.scale.nodePool, { eksClusterName: config.cluster });
-  const triggers = options.triggers !== false && config.scale.intervalSeconds > 0;
-  const policy = scalePolicy(config.scale, triggers ? { reactionMs: TRIGGER_DEBOUNCE_MS } : {});
+  // Where no admission counts against it, no pass records its slack.
+  const trigger =
+    options.triggers !== false && admissionsTrigger(config.scale)
+      ? new DynamoScaleTrigger(storeOptions(context))
+      : undefined;
+  const policy = scalePolicy(config.scale, trigger ? { reactionMs: TRIGGER_DEBOUNCE_MS } : {});
   return async (holder, passOptions = {}) => {
     let recorded: Promise<unknown> = Promise.resolve();
     const report = await runScalePass(
@@ -59,7 +63,7 @@ export function scaleRunner(context: PassContext, options: ScaleRunnerOptions = 
         onPlanned: (tally, at) => {
           passOptions.onPlanned?.(tally, at);
           // Written at the plan's time, not the pass's end: admissions during its actions count.
-          recorded = trigger.passed(slackOf(tally), at);
+          if (trigger) recorded = trigger.passed(slackOf(tally), at);
         },
       },
     );

@@ -14,12 +14,21 @@
  * scheduled pass as a pass's worth (prorated), so a wave is followed within seconds, and keeps
  * the memory's per-pass counts as the scheduled passes made them. Pure.
  */
+import type { ScaleConfig } from '../config/schema.js';
 import type { PassOutcome } from './memory.js';
 import type { PlannedAction, ScaleAction, SlotTally } from './plan.js';
 import type { ScaleMemory, TriggerState } from './store.js';
 
 /** At most one triggered pass this often: the step a Karpenter or Cluster Autoscaler loop takes. */
 export const TRIGGER_DEBOUNCE_MS = 10_000;
+
+/**
+ * Whether admissions trigger passes for a cluster: only while its scale pass runs on a timer,
+ * whose slack they count against (an interval of 0 turns the pass off).
+ */
+export function admissionsTrigger(config: Pick<ScaleConfig, 'intervalSeconds'>): boolean {
+  return config.intervalSeconds > 0;
+}
 
 /** Slots free or coming beyond the buffer, as a pass's tally counts them (may be negative). */
 export function slackOf(tally: SlotTally): number {

@@ -8,7 +8,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAdmissionReview } from '../../shared/admission/review.js';
 import { createRuntime } from '../../shared/app/runtime.js';
-import { lambdaScaleAsk } from '../../shared/app/scale-ask.js';
+import { lambdaScaleAsk, lambdaScaleAsks } from '../../shared/app/scale-ask.js';
 import { scaleInput } from '../../shared/app/scale-pass.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { TRIGGER_DEBOUNCE_MS } from '../../shared/scale/trigger.js';
@@ -113,5 +113,16 @@ describe('admissions trigger scale-up passes', () => {
     const payload = JSON.parse(new TextDecoder().decode(input?.Payload as Uint8Array));
     expect(payload).toEqual({ cluster: 'games-b', triggered: true });
     expect(scaleInput.parse(payload)).toEqual({ cluster: 'games-b', triggered: true });
+  });
+
+  it('asks the function BERTH_SCALE_FUNCTION names, and nothing where none is named', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 202 });
+    expect(lambdaScaleAsks({ region: 'eu-west-1', scaleFunctionName: undefined })).toBeUndefined();
+    const asks = lambdaScaleAsks({ region: 'eu-west-1', scaleFunctionName: 'berth-scale-fn' });
+    await asks?.(undefined)();
+    const input = lambda.commandCalls(InvokeCommand)[0]?.args[0].input;
+    expect(input?.FunctionName).toBe('berth-scale-fn');
+    const payload = JSON.parse(new TextDecoder().decode(input?.Payload as Uint8Array));
+    expect(payload).toEqual({ triggered: true });
   });
 });
