@@ -18,7 +18,7 @@ import { CustomRoutingFront } from '../fronts/accelerator-front.js';
 import type { BindingFrontsDeps } from '../fronts/binding-fronts.js';
 import { BudgetedCustomRoutingApi, BudgetedElbv2Api } from '../fronts/budgeted.js';
 import type { Elbv2Api } from '../fronts/elbv2.js';
-import { hasFronts, NO_FRONTS } from '../fronts/front-spec.js';
+import { hasFronts, healthCheckOf, NO_FRONTS } from '../fronts/front-spec.js';
 import { type FrontsPassSummary, runFrontsPass } from '../fronts/pass.js';
 import { Elbv2PoolDirectory, type NlbPoolStatus } from '../fronts/pool-directory.js';
 import { acceleratorClient, SdkCustomRoutingApi } from '../fronts/sdk-accelerator.js';
@@ -188,7 +188,15 @@ export function frontsWiring(
       cluster: config.cluster,
       store,
       kube,
-      ...(pool ? { nlb: { api: workElbv2, vpcIdOf: (arn: string) => pool.vpcIdOf(arn) } } : {}),
+      ...(pool && nlb
+        ? {
+            nlb: {
+              api: workElbv2,
+              vpcIdOf: (arn: string) => pool.vpcIdOf(arn),
+              healthCheck: healthCheckOf(nlb.healthCheck),
+            },
+          }
+        : {}),
       ...(accelerator ? { accelerator } : {}),
       queue: options.queue,
       recheckSeconds: config.settle.delaySeconds,

@@ -120,16 +120,26 @@ export function crossFieldProblems(raw: unknown): string[] {
 
 /**
  * The accelerator's range must be a configured host port range: the endpoint group's destination
- * ports are that range, and only ports fronted by the accelerator are handed out from it.
+ * ports are that range, and only ports fronted by the accelerator are handed out from it. A TCP
+ * health check has no path.
  */
 function frontsProblems(fronts: Document | undefined, hostRanges: Document): string[] {
+  const problems: string[] = [];
   const range = objectAt(fronts?.accelerator)?.range;
-  if (typeof range !== 'string' || range === '' || Object.hasOwn(hostRanges, range)) return [];
-  return [
-    `fronts.accelerator.range: "${range}" is not a host port range; name one of ${Object.keys(
-      hostRanges,
-    )
-      .map((name) => `"${name}"`)
-      .join(', ')} (add one kept for the accelerator to hostPortRanges)`,
-  ];
+  if (typeof range === 'string' && range !== '' && !Object.hasOwn(hostRanges, range)) {
+    problems.push(
+      `fronts.accelerator.range: "${range}" is not a host port range; name one of ${Object.keys(
+        hostRanges,
+      )
+        .map((name) => `"${name}"`)
+        .join(', ')} (add one kept for the accelerator to hostPortRanges)`,
+    );
+  }
+  const healthCheck = objectAt(objectAt(fronts?.nlb)?.healthCheck);
+  if (healthCheck?.protocol === 'TCP' && healthCheck.path !== undefined) {
+    problems.push(
+      'fronts.nlb.healthCheck.path: Forbidden: a TCP health check has no path; leave path out or use "protocol": "HTTP"',
+    );
+  }
+  return problems;
 }

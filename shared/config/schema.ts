@@ -271,6 +271,20 @@ const configSchema = z.strictObject({
           loadBalancers: z.array(nlbArn).max(100).default([]),
           listenerPorts: portRangeText.prefault('10000-59999'),
           placement: z.enum(['balanced', 'fill-first']).default('balanced'),
+          // What each target group checks: never a UDP game port, which answers no check (a
+          // group whose targets all fail fails open). By default kube-proxy's health endpoint on
+          // the node (`--healthz-bind-address` 0.0.0.0:10256, which Cilium's kube-proxy
+          // replacement serves too).
+          healthCheck: z
+            .strictObject({
+              protocol: z.enum(['TCP', 'HTTP']).default('HTTP'),
+              port: z.number().int().min(1).max(65535).default(10256),
+              path: z
+                .string()
+                .regex(/^\/[\x21-\x7e]{0,1023}$/, 'a path starts with / and has no spaces')
+                .default('/healthz'),
+            })
+            .prefault({}),
         })
         .optional(),
       accelerator: z

@@ -35,8 +35,25 @@ export interface TargetGroup {
   readonly protocol: ListenerProtocol;
   readonly port: number;
   readonly vpcId: string;
+  /** Its health check, when set off the traffic port. */
+  readonly healthCheck?: HealthCheck;
   /** The load balancers whose listeners forward to it (empty until a listener does). */
   readonly loadBalancerArns: readonly string[];
+}
+
+/**
+ * A target group's health check, on a port of the target's address other than the traffic port:
+ * a UDP game port answers no TCP or HTTP check, so a check left on the traffic port fails, and
+ * a target group whose targets all fail sends traffic to all of them (Network Load Balancers User
+ * Guide, "Health checks for Network Load Balancer target groups": UDP is no health check
+ * protocol; "If all targets fail health checks at the same time ... the load balancer fails
+ * open"). The port is a node-level health endpoint or the game's TCP query port.
+ */
+export interface HealthCheck {
+  readonly protocol: 'TCP' | 'HTTP';
+  readonly port: number;
+  /** The HTTP request path (HTTP only). */
+  readonly path?: string;
 }
 
 /** What `createTargetGroup` takes. */
@@ -45,6 +62,8 @@ export interface CreateTargetGroupInput {
   readonly protocol: ListenerProtocol;
   readonly port: number;
   readonly vpcId: string;
+  /** ELBv2's default (TCP on the traffic port) when absent. */
+  readonly healthCheck?: HealthCheck;
   readonly tags: readonly Elbv2Tag[];
 }
 

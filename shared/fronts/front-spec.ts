@@ -6,11 +6,21 @@
  */
 
 import type { BerthConfig } from '../config/schema.js';
+import type { HealthCheck } from './elbv2.js';
 import { FRONT_KINDS, type FrontKind } from './model.js';
 
 /** Whether a config asks for any front (nothing of fronts is built or deployed otherwise). */
 export function hasFronts(config: Pick<BerthConfig, 'fronts'>): boolean {
   return config.fronts.nlb !== undefined || config.fronts.accelerator !== undefined;
+}
+
+/** The health check of every target group berth makes, from `fronts.nlb.healthCheck`. */
+export function healthCheckOf(
+  nlb: NonNullable<BerthConfig['fronts']['nlb']>['healthCheck'],
+): HealthCheck {
+  return nlb.protocol === 'HTTP'
+    ? { protocol: 'HTTP', port: nlb.port, path: nlb.path }
+    : { protocol: 'TCP', port: nlb.port };
 }
 
 /** Which fronts the config offers. */

@@ -12,7 +12,14 @@
 import { createHash } from 'node:crypto';
 import { isNotFound } from '../aws/error-codes.js';
 import type { PortProtocol } from '../hostports/model.js';
-import type { Elbv2Api, Elbv2Tag, Listener, ListenerProtocol, TargetGroup } from './elbv2.js';
+import type {
+  Elbv2Api,
+  Elbv2Tag,
+  HealthCheck,
+  Listener,
+  ListenerProtocol,
+  TargetGroup,
+} from './elbv2.js';
 import type { ListenerSlot } from './work.js';
 
 /** Tag keys berth puts on what it makes, so repair can tell its own from anyone else's. */
@@ -86,9 +93,13 @@ export interface ListenerWork {
   readonly protocol: PortProtocol;
   readonly vpcId: string;
   readonly target: { readonly ip: string; readonly port: number };
+  /** What the target group checks (`fronts.nlb.healthCheck`); ELBv2's default when absent. */
+  readonly healthCheck?: HealthCheck;
 }
 
-function ownerTags(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'protocol'>): Elbv2Tag[] {
+function ownerTags(
+  work: Pick<ListenerWork, 'cluster' | 'allocationId' | 'namespace' | 'pod' | 'portName'>,
+): Elbv2Tag[] {
   return [
     { key: FRONT_TAGS.cluster, value: work.cluster },
     { key: FRONT_TAGS.allocation, value: work.allocationId },
@@ -97,32 +108,52 @@ function ownerTags(work: Omit<ListenerWork, 'slot' | 'vpcId' | 'target' | 'proto
   ];
 }
 
+/** A target group made and its target registered: what the listener then forwards to. */
+export interface MadeTarget {
+  readonly group: TargetGroup;
+  /** The listener already on the slot (an interrupted make got that far). */
+  readonly listenerArn?: string;
+}
+
 /**
- * Makes the target group, its target and the listener; returns the listener's ARN, or undefined
- * when `mayListen` (asked right before CreateListener) says the slot is no longer the owner's. A
+ * Makes the target group and registers its target: the first two of the three steps, apart
+ * from the listener, so a burst's registrations can all start before any listener is made (a
+ * target serves only minutes after it is registered, whatever else is done meanwhile). A
  * `resumed` make (work queued again after a part of it was done) first reads what is there, so
  * the steps done already cost a Describe, not a second mutating call.
  */
-export async function makeListener(
+export async function makeTarget(
   elbv2: Elbv2Api,
   work: ListenerWork,
-  mayListen: () => Promise<boolean>,
   resumed = false,
-): Promise<string | undefined> {
-  const protocol = listenerProtocolOf(work.protocol);
-  const tags = ownerTags(work);
+): Promise<MadeTarget> {
   const name = targetGroupName(work.cluster, work.allocationId, work.portName);
   const made = resumed ? await madeSoFar(elbv2, name, work) : {};
   const group =
     made.group ??
     (await elbv2.createTargetGroup({
       name,
-      protocol,
+      protocol: listenerProtocolOf(work.protocol),
       port: work.target.port,
       vpcId: work.vpcId,
-      tags,
+      ...(work.healthCheck ? { healthCheck: work.healthCheck } : {}),
+      tags: ownerTags(work),
     }));
   if (made.registered !== true) await elbv2.registerTargets(group.arn, [work.target]);
+  return { group, ...(made.listenerArn !== undefined ? { listenerArn: made.listenerArn } : {}) };
+}
+
+/**
+ * Makes the listener on the claimed port, forwarding to the made target group; returns its ARN,
+ * or undefined when `mayListen` (asked right before CreateListener) says the slot is no longer
+ * the owner's.
+ */
+export async function listen(
+  elbv2: Elbv2Api,
+  work: ListenerWork,
+  made: MadeTarget,
+  mayListen: () => Promise<boolean>,
+): Promise<string | undefined> {
   if (made.listenerArn !== undefined) return made.listenerArn;
   // The target group is the owner's alone; a listener takes the public port: only while the slot
   // is still the owner's, and marked so that it is not freed under the call.
@@ -130,11 +161,21 @@ export async function makeListener(
   const listener = await elbv2.createListener({
     loadBalancerArn: work.slot.loadBalancerArn,
     port: work.slot.port,
-    protocol,
-    targetGroupArn: group.arn,
-    tags,
+    protocol: listenerProtocolOf(work.protocol),
+    targetGroupArn: made.group.arn,
+    tags: ownerTags(work),
   });
   return listener.arn;
+}
+
+/** The three steps in order: `makeTarget`, then `listen`. */
+export async function makeListener(
+  elbv2: Elbv2Api,
+  work: ListenerWork,
+  mayListen: () => Promise<boolean>,
+  resumed = false,
+): Promise<string | undefined> {
+  return listen(elbv2, work, await makeTarget(elbv2, work, resumed), mayListen);
 }
 
 /** What an earlier, interrupted make of `work` left: its target group, target and listener. */

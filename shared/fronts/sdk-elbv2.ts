@@ -26,6 +26,7 @@ import type {
   Elbv2Api,
   Elbv2Page,
   Elbv2Tag,
+  HealthCheck,
   IpTarget,
   Listener,
   ListenerProtocol,
@@ -136,6 +137,14 @@ export class SdkElbv2Api implements Elbv2Api {
         Port: input.port,
         VpcId: input.vpcId,
         TargetType: 'ip',
+        ...(input.healthCheck
+          ? {
+              HealthCheckEnabled: true,
+              HealthCheckProtocol: input.healthCheck.protocol,
+              HealthCheckPort: String(input.healthCheck.port),
+              ...(input.healthCheck.path ? { HealthCheckPath: input.healthCheck.path } : {}),
+            }
+          : {}),
         Tags: toSdkTags(input.tags),
       }),
     );
@@ -240,7 +249,22 @@ function toTargetGroup(group: SdkTargetGroup): TargetGroup[] {
       protocol: protocol as ListenerProtocol,
       port: group.Port ?? 0,
       vpcId: group.VpcId ?? '',
+      ...healthCheckOf(group),
       loadBalancerArns: group.LoadBalancerArns ?? [],
     },
   ];
+}
+
+/** The group's health check when it is off the traffic port (the only kind berth sets). */
+function healthCheckOf(group: SdkTargetGroup): { healthCheck?: HealthCheck } {
+  const port = Number(group.HealthCheckPort);
+  const protocol = group.HealthCheckProtocol;
+  if (!Number.isInteger(port) || (protocol !== 'TCP' && protocol !== 'HTTP')) return {};
+  return {
+    healthCheck: {
+      protocol,
+      port,
+      ...(protocol === 'HTTP' && group.HealthCheckPath ? { path: group.HealthCheckPath } : {}),
+    },
+  };
 }

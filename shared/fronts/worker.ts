@@ -20,9 +20,15 @@ import { type BackoffPolicy, DEFAULT_BACKOFF } from '../ec2/rate-budget.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { carriedAllocationId } from '../vocabulary/allocation-id.js';
 import type { AcceleratorFront } from './accelerator-front.js';
-import type { Elbv2Api } from './elbv2.js';
+import type { Elbv2Api, HealthCheck } from './elbv2.js';
 import { SubnetReconcileBusyError } from './errors.js';
-import { makeListener, takeDownListener } from './nlb-front.js';
+import {
+  type ListenerWork,
+  listen,
+  type MadeTarget,
+  makeTarget,
+  takeDownListener,
+} from './nlb-front.js';
 import {
   type FrontStore,
   type ListenerSlotRecord,
@@ -40,6 +46,8 @@ export interface FrontsWorkerDeps {
     readonly api: Elbv2Api;
     /** The VPC of a pool member (its target groups are made there). */
     readonly vpcIdOf: (loadBalancerArn: string) => Promise<string>;
+    /** What each target group checks (`fronts.nlb.healthCheck`). */
+    readonly healthCheck: HealthCheck;
   };
   readonly accelerator?: AcceleratorFront;
   /** Where a release that must wait is put back. */
@@ -98,8 +106,32 @@ export async function handleFrontWork(
   }
 
   const touched = new Set<string>();
+  // Every bind's targets are registered before any listener is made: a target serves only
+  // minutes after its registration (nlb-front.ts), and the listeners wait their turn at the
+  // budget meanwhile, so a burst's last game server serves that much sooner.
+  const ready: {
+    work: BindWork;
+    jobs: readonly ListenerJob[];
+    made: Map<ListenerJob, MadeTarget>;
+  }[] = [];
   await forEachBounded(binds, NLB_CONCURRENCY, async (work) => {
-    outcomes.set(work, await attempt(() => bind(deps, work, holdings, touched)));
+    try {
+      const planned = await listenerJobs(deps, work, holdings);
+      if ('skipped' in planned) {
+        outcomes.set(work, { kind: 'skipped', reason: planned.skipped });
+        return;
+      }
+      ready.push({
+        work,
+        jobs: planned.jobs,
+        made: await registerTargets(deps, work, planned.jobs),
+      });
+    } catch (error) {
+      outcomes.set(work, { kind: 'failed', error });
+    }
+  });
+  await forEachBounded(ready, NLB_CONCURRENCY, async ({ work, jobs, made }) => {
+    outcomes.set(work, await attempt(() => bind(deps, work, jobs, made, touched)));
   });
   await forEachBounded(releases, NLB_CONCURRENCY, async (work) => {
     outcomes.set(work, await attempt(() => release(deps, work, holdings, touched)));
@@ -168,68 +200,103 @@ async function attempt(run: () => Promise<FrontWorkOutcome>): Promise<FrontWorkO
   }
 }
 
-async function bind(
+/** One NLB port of a bind that still needs its listener. */
+interface ListenerJob {
+  readonly record: ListenerSlotRecord;
+  readonly work: ListenerWork;
+}
+
+/** A bind's NLB ports still to make, or why it makes none. */
+async function listenerJobs(
   deps: FrontsWorkerDeps,
   work: BindWork,
   holdings: FrontHoldings,
-  touched: Set<string>,
-): Promise<FrontWorkOutcome> {
+): Promise<{ readonly jobs: readonly ListenerJob[] } | { readonly skipped: string }> {
   const nlbPorts = work.ports.filter((port) => port.front === 'nlb');
-  const acceleratorPorts = work.ports.filter((port) => port.front === 'accelerator');
-  if (nlbPorts.length > 0) {
-    if (deps.nlb === undefined) return { kind: 'skipped', reason: 'no NLB is configured' };
-    const { api, vpcIdOf } = deps.nlb;
-    const slots = holdings.slots.filter(
-      (record) => record.owner.allocationId === work.allocationId,
-    );
-    for (const port of nlbPorts) {
-      const record = slots.find((slot) => slot.portName === port.name);
-      // No slot: the pod was released (or its CREATE refused) before its binding landed.
-      if (record === undefined)
-        return { kind: 'skipped', reason: `no listener slot for ${port.name}` };
-      const target = { ip: work.nodeAddress, port: port.hostPort };
-      // In place already (a redelivered or re-queued bind): nothing to call.
-      if (
-        record.state === 'bound' &&
-        record.target?.ip === target.ip &&
-        record.target.port === target.port
-      ) {
-        continue;
-      }
-      const owner = {
+  if (nlbPorts.length === 0) return { jobs: [] };
+  if (deps.nlb === undefined) return { skipped: 'no NLB is configured' };
+  const slots = holdings.slots.filter((record) => record.owner.allocationId === work.allocationId);
+  const jobs: ListenerJob[] = [];
+  for (const port of nlbPorts) {
+    const record = slots.find((slot) => slot.portName === port.name);
+    // No slot: the pod was released (or its CREATE refused) before its binding landed.
+    if (record === undefined) return { skipped: `no listener slot for ${port.name}` };
+    const target = { ip: work.nodeAddress, port: port.hostPort };
+    // In place already (a redelivered or re-queued bind): nothing to call.
+    const inPlace =
+      record.state === 'bound' &&
+      record.target?.ip === target.ip &&
+      record.target.port === target.port;
+    if (inPlace) continue;
+    jobs.push({
+      record,
+      work: {
         cluster: work.cluster,
         allocationId: work.allocationId,
         portName: port.name,
-      };
-      const listener = await makeListener(
-        api,
-        {
-          ...owner,
-          slot: record.slot,
-          namespace: work.namespace,
-          pod: work.pod,
-          protocol: port.protocol,
-          vpcId: await vpcIdOf(record.slot.loadBalancerArn),
-          target,
-        },
-        () => deps.store.beginMaking(record.slot, work.allocationId, deps.now() + MAKING_LEASE_MS),
-        work.resumed !== undefined,
-      );
-      if (listener === undefined) {
-        // Released before its listener was made (its target group goes with the pass's orphans).
-        return { kind: 'skipped', reason: `listener slot for ${port.name} was freed meanwhile` };
-      }
-      const kept = await deps.store.markBound(record.slot, work.allocationId, {
-        target,
-        boundAt: deps.now(),
+        slot: record.slot,
+        namespace: work.namespace,
         pod: work.pod,
-      });
-      if (!kept) {
-        // Freed after its making lease ran out (a bind slower than any invocation may last):
-        // the game server is gone; so must the listener be.
-        await takeDownListener(api, owner, record.slot);
-        return { kind: 'skipped', reason: `listener slot for ${port.name} was freed meanwhile` };
-      }
+        protocol: port.protocol,
+        vpcId: await deps.nlb.vpcIdOf(record.slot.loadBalancerArn),
+        target,
+        healthCheck: deps.nlb.healthCheck,
+      },
+    });
+  }
+  return { jobs };
+}
+
+/** The first steps of a bind's listeners: its target groups made and targets registered. */
+async function registerTargets(
+  deps: FrontsWorkerDeps,
+  work: BindWork,
+  jobs: readonly ListenerJob[],
+): Promise<Map<ListenerJob, MadeTarget>> {
+  const made = new Map<ListenerJob, MadeTarget>();
+  const api = deps.nlb?.api;
+  if (api === undefined) return made;
+  for (const job of jobs)
+    made.set(job, await makeTarget(api, job.work, work.resumed !== undefined));
+  return made;
+}
+
+async function bind(
+  deps: FrontsWorkerDeps,
+  work: BindWork,
+  jobs: readonly ListenerJob[],
+  made: ReadonlyMap<ListenerJob, MadeTarget>,
+  touched: Set<string>,
+): Promise<FrontWorkOutcome> {
+  const acceleratorPorts = work.ports.filter((port) => port.front === 'accelerator');
+  const api = deps.nlb?.api;
+  for (const job of jobs) {
+    const target = made.get(job);
+    if (api === undefined || target === undefined) continue;
+    const { record } = job;
+    const listener = await listen(api, job.work, target, () =>
+      deps.store.beginMaking(record.slot, work.allocationId, deps.now() + MAKING_LEASE_MS),
+    );
+    if (listener === undefined) {
+      // Released before its listener was made (its target group goes with the pass's orphans).
+      return {
+        kind: 'skipped',
+        reason: `listener slot for ${job.work.portName} was freed meanwhile`,
+      };
+    }
+    const kept = await deps.store.markBound(record.slot, work.allocationId, {
+      target: job.work.target,
+      boundAt: deps.now(),
+      pod: work.pod,
+    });
+    if (!kept) {
+      // Freed after its making lease ran out (a bind slower than any invocation may last):
+      // the game server is gone; so must the listener be.
+      await takeDownListener(api, job.work, record.slot);
+      return {
+        kind: 'skipped',
+        reason: `listener slot for ${job.work.portName} was freed meanwhile`,
+      };
     }
   }
   if (acceleratorPorts.length > 0) {

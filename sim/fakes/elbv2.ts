@@ -53,6 +53,7 @@ import {
   type Elbv2Api,
   type Elbv2Page,
   type Elbv2Tag,
+  type HealthCheck,
   type IpTarget,
   type Listener,
   type ListenerProtocol,
@@ -139,12 +140,14 @@ export interface FakeElbv2Options {
   /** A registered target is `initial` this long after RegisterTargets (default 180 s). */
   readonly targetRegistrationDelayMs?: number;
   /**
-   * Whether a target's health check passes once it is registered. By default a TCP check on the
-   * traffic port: it passes for a TCP or TCP_UDP target group, never for a UDP one.
+   * Whether a target's health check passes once it is registered. By default a check on the
+   * traffic port (a group made with no `healthCheck`) passes for a TCP or TCP_UDP target group,
+   * never for a UDP one (a UDP game port answers no TCP check); a check on another port of the
+   * target's address (a node's health port, the game's TCP query port) passes.
    */
   readonly healthCheck?: (
     target: IpTarget,
-    group: { readonly protocol: ListenerProtocol },
+    group: { readonly protocol: ListenerProtocol; readonly healthCheck?: HealthCheck },
   ) => boolean;
   /** Override ELBv2's buckets (e.g. to model other callers sharing the account). */
   readonly buckets?: Partial<Record<Elbv2ActionClass, BucketSpec>>;
@@ -165,6 +168,7 @@ interface TargetGroupRecord {
   readonly protocol: ListenerProtocol;
   readonly port: number;
   readonly vpcId: string;
+  readonly healthCheck?: HealthCheck;
   readonly tags: readonly Elbv2Tag[];
   /** Registered targets by `ip:port`, with when each was registered. */
   readonly targets: Map<string, { readonly target: IpTarget; readonly registeredAt: number }>;
@@ -196,7 +200,9 @@ export class FakeElbv2 implements Elbv2Api {
     this.#now = options.now;
     this.#lagMs = options.listenerVisibilityLagMs ?? 0;
     this.#registrationDelayMs = options.targetRegistrationDelayMs ?? NLB_REGISTRATION_DELAY_MS;
-    this.#healthCheck = options.healthCheck ?? ((_, group) => group.protocol !== 'UDP');
+    this.#healthCheck =
+      options.healthCheck ??
+      ((_, group) => group.healthCheck !== undefined || group.protocol !== 'UDP');
     this.#maxTargetGroups = options.maxTargetGroups ?? MAX_TARGET_GROUPS_PER_REGION;
     this.#gate = new ApiGate(
       {
@@ -427,7 +433,8 @@ export class FakeElbv2 implements Elbv2Api {
       const same =
         existing.protocol === input.protocol &&
         existing.port === input.port &&
-        existing.vpcId === input.vpcId;
+        existing.vpcId === input.vpcId &&
+        sameHealthCheck(existing.healthCheck, input.healthCheck);
       if (!same) {
         this.#gate.fail(
           action,
@@ -450,6 +457,7 @@ export class FakeElbv2 implements Elbv2Api {
       protocol: input.protocol,
       port: input.port,
       vpcId: input.vpcId,
+      ...(input.healthCheck ? { healthCheck: { ...input.healthCheck } } : {}),
       tags: [...input.tags],
       targets: new Map(),
     };
@@ -634,6 +642,7 @@ export class FakeElbv2 implements Elbv2Api {
       protocol: record.protocol,
       port: record.port,
       vpcId: record.vpcId,
+      ...(record.healthCheck ? { healthCheck: record.healthCheck } : {}),
       loadBalancerArns: [...balancers],
     };
   }
@@ -689,4 +698,9 @@ export class FakeElbv2 implements Elbv2Api {
     this.#seq++;
     return this.#seq.toString(16).padStart(16, '0');
   }
+}
+
+/** Whether two health checks are one setting (CreateTargetGroup's idempotence compares them). */
+function sameHealthCheck(a: HealthCheck | undefined, b: HealthCheck | undefined): boolean {
+  return a?.protocol === b?.protocol && a?.port === b?.port && a?.path === b?.path;
 }

@@ -24,7 +24,29 @@ describe('fronts config', () => {
       loadBalancers: [NLB],
       listenerPorts: { base: 10_000, size: 50_000 },
       placement: 'balanced',
+      // kube-proxy's health endpoint on the node: a UDP game port answers no check.
+      healthCheck: { protocol: 'HTTP', port: 10256, path: '/healthz' },
     });
+  });
+
+  it('takes a TCP health check on a port the operator names, and refuses a path with it', () => {
+    const config = parseConfig({
+      fronts: { nlb: { loadBalancers: [NLB], healthCheck: { protocol: 'TCP', port: 27015 } } },
+    });
+    expect(config.fronts.nlb?.healthCheck).toMatchObject({ protocol: 'TCP', port: 27015 });
+    expect(
+      problems({
+        fronts: {
+          nlb: { healthCheck: { protocol: 'TCP', port: 27015, path: '/up' } },
+        },
+      }),
+    ).toEqual([
+      'fronts.nlb.healthCheck.path: Forbidden: a TCP health check has no path; leave path out or use "protocol": "HTTP"',
+    ]);
+    expect(problems({ fronts: { nlb: { healthCheck: { port: 0, path: 'up' } } } })).toEqual([
+      expect.stringMatching(/^fronts\.nlb\.healthCheck\.port: /),
+      'fronts.nlb.healthCheck.path: a path starts with / and has no spaces',
+    ]);
   });
 
   it('takes an accelerator whose range is a configured host port range', () => {

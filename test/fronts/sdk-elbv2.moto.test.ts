@@ -87,6 +87,7 @@ describe('SdkElbv2Api over moto', () => {
       protocol: 'UDP',
       port: 7777,
       vpcId,
+      healthCheck: { protocol: 'HTTP', port: 10256, path: '/healthz' },
       tags: [],
     });
     // The target is the pod's node address and host port: a target group of type ip.
@@ -94,6 +95,13 @@ describe('SdkElbv2Api over moto', () => {
       (await client.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [group.arn] })))
         .TargetGroups ?? [];
     expect(sdkGroup?.TargetType).toBe('ip');
+    // A UDP game port answers no check: the group checks the node's health port instead.
+    expect(sdkGroup).toMatchObject({
+      HealthCheckProtocol: 'HTTP',
+      HealthCheckPort: '10256',
+      HealthCheckPath: '/healthz',
+    });
+    expect(group.healthCheck).toEqual({ protocol: 'HTTP', port: 10256, path: '/healthz' });
     const listener = await api.createListener({
       loadBalancerArn: nlbArn,
       port: 20_000,

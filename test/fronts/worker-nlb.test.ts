@@ -9,6 +9,8 @@ import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 
 const ID = 'aaaaaaaaaaaaaaaaaaaa';
 const OTHER = 'bbbbbbbbbbbbbbbbbbbb';
+/** A node-level health port, as `fronts.nlb.healthCheck` names one. */
+const HEALTH = { protocol: 'HTTP', port: 10256, path: '/healthz' } as const;
 
 function setup() {
   let now = 1_000_000;
@@ -21,7 +23,7 @@ function setup() {
     cluster: 'prod',
     store,
     kube: { getPod: async (namespace, name) => pods.get(`${namespace}/${name}`) },
-    nlb: { api: elbv2, vpcIdOf: async () => 'vpc-1' },
+    nlb: { api: elbv2, vpcIdOf: async () => 'vpc-1', healthCheck: HEALTH },
     queue: { submit: async (work, delay) => void queued.push({ work, delay }) },
     recheckSeconds: 5,
     now: () => now,
@@ -84,9 +86,27 @@ describe('fronts worker, NLB ports', () => {
     expect(listener).toMatchObject({ port: 12_000, protocol: 'TCP_UDP' });
     const group = t.elbv2.targetGroups().find((g) => g.arn === listener?.targetGroupArn);
     expect(group?.name).toBe(targetGroupName('prod', ID, 'game'));
+    // Checked on the node's health port, never on the game port a UDP server cannot answer.
+    expect(group?.healthCheck).toEqual(HEALTH);
     expect(t.elbv2.targets(group?.arn ?? '')).toEqual([{ ip: '10.0.1.20', port: 7100 }]);
     const [slot] = await t.store.listSlots();
     expect(slot).toMatchObject({ state: 'bound', target: { ip: '10.0.1.20', port: 7100 } });
+  });
+
+  it('registers every target of a batch before it makes any listener, so registrations start early', async () => {
+    const t = setup();
+    await t.store.claimSlots([t.claim(ID, 12_000), t.claim(OTHER, 12_001)]);
+    const other = { ...bindWork, pod: 'gs-2', allocationId: OTHER, nodeAddress: '10.0.1.21' };
+    await handleFrontWork(t.deps, [bindWork, other]);
+    const actions = t.elbv2.calls
+      .map((call) => call.action)
+      .filter((action) => action === 'RegisterTargets' || action === 'CreateListener');
+    expect(actions).toEqual([
+      'RegisterTargets',
+      'RegisterTargets',
+      'CreateListener',
+      'CreateListener',
+    ]);
   });
 
   it('makes nothing twice when the same bind is delivered again (a crash between steps)', async () => {
@@ -164,6 +184,7 @@ describe('fronts worker, NLB ports', () => {
             },
           }),
           vpcIdOf: async () => 'vpc-1',
+          healthCheck: HEALTH,
         },
       };
     });
