@@ -36,7 +36,14 @@ export function formatHoldings(query: string, holdings: Holdings): string {
   if (holdings.length === 0) return `nobody holds ${query}`;
   const rows = table(
     ['VALUE', 'KIND', 'RANGE', 'HOLDER', 'STATE', 'ALLOCATION ID'],
-    holdings.map((h) => [h.value, h.kind, h.range, holderText(h.holder), h.state, h.allocationId]),
+    holdings.map((h) => [
+      h.value,
+      h.kind,
+      h.range,
+      holderText(h.holder),
+      h.front === undefined ? h.state : `${h.state} (${h.front})`,
+      h.allocationId,
+    ]),
   );
   const notes = holdings.flatMap((h) => (h.note ? [`${h.value}: ${h.note}`] : []));
   return [...rows, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n');

@@ -41,6 +41,7 @@ import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/manifests/webhooks.js';
 import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
 import {
   ALLOCATION_ID_ANNOTATION,
+  FRONTS_READY_ANNOTATION,
   GAME_SERVER_LABEL,
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
@@ -126,7 +127,7 @@ export class BerthFronts implements FrontsUnderTest {
   readonly #options: FrontsWiringOptions;
   readonly #pods = new Map<
     string,
-    { gs: GameServer; placement?: Placement; phase: string; boundAt?: number }
+    { gs: GameServer; placement?: Placement; phase: string; boundAt?: number; ready?: boolean }
   >();
   readonly #published = new Map<string, PublishedAddress>();
   readonly #messages: Message[] = [];
@@ -187,6 +188,14 @@ export class BerthFronts implements FrontsUnderTest {
       getPod: async (_namespace: string, name: string) => this.#podObject(name),
       listPods: () => this.#listPods(),
       getNode: async (name: string) => this.#node(name),
+      // The fronts pass tells a game server its fronts route (berth.dev/fronts-ready).
+      patchPod: async (_namespace: string, name: string) => {
+        const pod = this.#pods.get(name);
+        if (pod) pod.ready = true;
+        const object = this.#podObject(name);
+        if (!object) throw new Error(`pod ${name} not found`);
+        return object;
+      },
     };
     return frontsRunner({ ...this.#context(), clusterApi: kube }, this.#options) as FrontsRunner;
   }
@@ -404,6 +413,7 @@ export class BerthFronts implements FrontsUnderTest {
             { name: PORT_NAME, front: gs.front, protocol: 'UDP' },
           ]),
           [HOST_PORTS_ANNOTATION]: JSON.stringify({ [PORT_NAME]: hostPort }),
+          [FRONTS_READY_ANNOTATION]: pod.ready === true ? 'true' : 'false',
         },
       },
       spec: { containers: [], ...(placement ? { nodeName: placement.node } : {}) },

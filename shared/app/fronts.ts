@@ -71,7 +71,7 @@ export interface FrontsWiring {
   readonly poolStatus?: () => Promise<NlbPoolStatus>;
   /** The worker's dependencies over a cluster API (the webhooks read no more than a pod). */
   worker(kube: Pick<ClusterApi, 'getPod'>): FrontsWorkerDeps;
-  pass(kube: Pick<ClusterApi, 'listPods' | 'getNode'>): Promise<FrontsPassSummary>;
+  pass(kube: Pick<ClusterApi, 'listPods' | 'getNode' | 'patchPod'>): Promise<FrontsPassSummary>;
 }
 
 /** Where fronts keep their state, meter the account and exclude each other: the table's items. */
@@ -282,7 +282,7 @@ export interface FrontsRunner {
 /** Wires a cluster's worker and pass for the fronts function, over the account and queue given. */
 export function frontsRunner(
   context: FrontsContext & {
-    readonly clusterApi: Pick<ClusterApi, 'getPod' | 'listPods' | 'getNode'>;
+    readonly clusterApi: Pick<ClusterApi, 'getPod' | 'listPods' | 'getNode' | 'patchPod'>;
   },
   options: FrontsWiringOptions,
 ): FrontsRunner | undefined {

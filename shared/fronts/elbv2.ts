@@ -73,6 +73,23 @@ export interface IpTarget {
   readonly port: number;
 }
 
+/**
+ * A target's health as DescribeTargetHealth names it: `initial` while its registration completes
+ * (minutes, for a Network Load Balancer), `healthy` or `unhealthy` as its check answers.
+ */
+export type TargetHealthState =
+  | 'initial'
+  | 'healthy'
+  | 'unhealthy'
+  | 'unused'
+  | 'draining'
+  | 'unavailable';
+
+/** A registered target and its health. */
+export interface RegisteredTarget extends IpTarget {
+  readonly state: TargetHealthState;
+}
+
 /** A listener forwarding every packet to one target group. */
 export interface Listener {
   readonly arn: string;
@@ -113,8 +130,8 @@ export interface Elbv2Api {
   ): Promise<Elbv2Page<TargetGroup>>;
   /** Tags of at most 20 resources (listeners or target groups), by ARN. */
   describeTags(arns: readonly string[]): Promise<ReadonlyMap<string, readonly Elbv2Tag[]>>;
-  /** The registered targets of a target group. */
-  describeTargets(targetGroupArn: string): Promise<readonly IpTarget[]>;
+  /** The registered targets of a target group, with their health. */
+  describeTargets(targetGroupArn: string): Promise<readonly RegisteredTarget[]>;
   createTargetGroup(input: CreateTargetGroupInput): Promise<TargetGroup>;
   /** Fails `ResourceInUse` while a listener forwards to it; `TargetGroupNotFound` when gone. */
   deleteTargetGroup(targetGroupArn: string): Promise<void>;

@@ -20,7 +20,8 @@ import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
 import { FRONT_TAGS, ignoreGone, taggedFor, tagsOf, targetGroupName } from './nlb-front.js';
 import { frontedPortsOf } from './pod-fronts.js';
-import type { FrontStore } from './store.js';
+import { tellReady } from './readiness.js';
+import type { FrontStore, SubnetDestinations } from './store.js';
 import type { FrontQueue } from './work.js';
 import { releaseOwner } from './worker.js';
 
@@ -43,7 +44,7 @@ export const REQUEUE_GRACE_MS = 120_000;
 export interface FrontsPassDeps {
   readonly cluster: string;
   readonly store: FrontStore;
-  readonly kube: Pick<ClusterApi, 'listPods' | 'getNode'>;
+  readonly kube: Pick<ClusterApi, 'listPods' | 'getNode' | 'patchPod'>;
   readonly nlb?: {
     readonly api: Elbv2Api;
     readonly loadBalancers: () => Promise<readonly string[]>;
@@ -65,6 +66,8 @@ export interface FrontsPassSummary {
   readonly making: number;
   /** Binds queued again. */
   readonly requeued: number;
+  /** Game servers told this pass that every front of theirs routes (`berth.dev/fronts-ready`). */
+  readonly ready: number;
   /** Owners whose release or re-queue failed this pass (the next pass tries again). */
   readonly failed: number;
   readonly durationMs: number;
@@ -116,9 +119,11 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     }
   }
   const subnets = await deps.store.listDestinationSubnets();
-  const wanted = [];
-  for (const subnetId of subnets)
-    wanted.push(...(await deps.store.listDestinations(subnetId)).wanted);
+  const destinations = new Map<string, SubnetDestinations>();
+  for (const subnetId of subnets) {
+    destinations.set(subnetId, await deps.store.listDestinations(subnetId));
+  }
+  const wanted = [...destinations.values()].flatMap((subnet) => subnet.wanted);
   const wantedBy = new Map<string, number>();
   for (const cell of wanted) {
     wantedBy.set(cell.owner.allocationId, (wantedBy.get(cell.owner.allocationId) ?? 0) + 1);
@@ -209,6 +214,23 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     });
   }
 
+  // Told only once their fronts route: a bound listener serves minutes after its registration.
+  let ready = 0;
+  await each(async () => {
+    const told = await tellReady(
+      {
+        cluster: deps.cluster,
+        store: deps.store,
+        kube: deps.kube,
+        ...(deps.nlb ? { elbv2: deps.nlb.api } : {}),
+        now: deps.now,
+      },
+      { owners, slots, destinations },
+    );
+    ready = told.told;
+    failed += told.failed;
+  });
+
   if (deps.nlb !== undefined) {
     const held = () => heldSlots(deps.store, deps.cluster);
     const loadBalancers = await deps.nlb.loadBalancers();
@@ -227,6 +249,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     released,
     making: stillMaking,
     requeued,
+    ready,
     failed,
     durationMs: deps.now() - startedAt,
   };

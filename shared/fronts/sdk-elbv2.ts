@@ -31,7 +31,9 @@ import type {
   Listener,
   ListenerProtocol,
   NetworkLoadBalancer,
+  RegisteredTarget,
   TargetGroup,
+  TargetHealthState,
 } from './elbv2.js';
 
 /** Listing page size: ELBv2's maximum (Elastic Load Balancing API Reference, "PageSize"). */
@@ -116,13 +118,20 @@ export class SdkElbv2Api implements Elbv2Api {
     );
   }
 
-  async describeTargets(targetGroupArn: string): Promise<readonly IpTarget[]> {
+  async describeTargets(targetGroupArn: string): Promise<readonly RegisteredTarget[]> {
     const out = await this.#client.send(
       new DescribeTargetHealthCommand({ TargetGroupArn: targetGroupArn }),
     );
     return (out.TargetHealthDescriptions ?? []).flatMap((description) =>
       description.Target?.Id
-        ? [{ ip: description.Target.Id, port: description.Target.Port ?? 0 }]
+        ? [
+            {
+              ip: description.Target.Id,
+              port: description.Target.Port ?? 0,
+              // `unhealthy.draining` drains as `draining` does; an unknown state is not healthy.
+              state: healthStateOf(description.TargetHealth?.State),
+            },
+          ]
         : [],
     );
   }
@@ -267,4 +276,21 @@ function healthCheckOf(group: SdkTargetGroup): { healthCheck?: HealthCheck } {
       ...(protocol === 'HTTP' && group.HealthCheckPath ? { path: group.HealthCheckPath } : {}),
     },
   };
+}
+
+const HEALTH_STATES: ReadonlySet<string> = new Set<TargetHealthState>([
+  'initial',
+  'healthy',
+  'unhealthy',
+  'unused',
+  'draining',
+  'unavailable',
+]);
+
+/** A target's state in berth's words. */
+function healthStateOf(state: string | undefined): TargetHealthState {
+  if (state === 'unhealthy.draining') return 'draining';
+  return state !== undefined && HEALTH_STATES.has(state)
+    ? (state as TargetHealthState)
+    : 'unavailable';
 }

@@ -35,6 +35,11 @@ export interface ListenerSlotRecord {
   /** Epoch ms the listener was in place, once bound. */
   readonly boundAt?: number;
   /**
+   * Epoch ms its target was first seen healthy: the load balancer sends players to it. A bound
+   * listener does not route yet: its target serves only once its registration completes.
+   */
+  readonly servingAt?: number;
+  /**
    * Until when (epoch ms) a bind may be making the slot's listener: set before its
    * CreateListener, cleared when it is marked bound. The slot is not freed meanwhile.
    */
@@ -102,6 +107,11 @@ export interface FrontStore {
       readonly pod: string;
     },
   ): Promise<boolean>;
+  /**
+   * Records the bound slot's target serving since `at`; false when the slot is no longer the
+   * owner's or not bound.
+   */
+  markServing(slot: ListenerSlot, allocationId: string, at: number): Promise<boolean>;
   /**
    * Frees the slot if the owner still holds it and no bind is making its listener at `now`;
    * answers which of the three it found.

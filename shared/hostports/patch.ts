@@ -8,6 +8,7 @@ import { frontEnvVarName } from '../fronts/front-spec.js';
 import {
   DO_NOT_DISRUPT,
   FRONTS_ANNOTATION,
+  FRONTS_READY_ANNOTATION,
   GAME_SERVER_LABEL,
   HOST_PORTS_ANNOTATION,
   HOSTNAME_LABEL,
@@ -298,9 +299,13 @@ export function buildPodPatch(pod: JsonObject, input: PodPatchInput): JsonPatchO
       [HOST_PORTS_ANNOTATION]: JSON.stringify(hostPortsByName(specs, held)),
       // Written whenever the pod asks for a front, empty until the binding knows more: a copied
       // manifest's annotation (another game server's address) never survives the CREATE.
+      // Not ready until the fronts pass sees every front route, whatever a copy carried.
       ...(input.fronts === undefined
         ? {}
-        : { [FRONTS_ANNOTATION]: JSON.stringify(Object.fromEntries(input.fronts)) }),
+        : {
+            [FRONTS_ANNOTATION]: JSON.stringify(Object.fromEntries(input.fronts)),
+            [FRONTS_READY_ANNOTATION]: 'false',
+          }),
       ...protections,
     }),
     // When the pod had no metadata, the annotations operation has just added it.

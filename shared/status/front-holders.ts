@@ -31,6 +31,7 @@ function slotHolding(record: ListenerSlotRecord): Holding {
     holder: { kind: 'Pod', namespace: record.owner.namespace, name: record.owner.pod },
     allocationId: record.owner.allocationId,
     state: 'held',
+    front: record.servingAt !== undefined ? 'serving' : record.state,
   };
 }
 
@@ -72,7 +73,8 @@ export async function frontHoldings(
     if (owns(record.owner)) holdings.push(slotHolding(record));
   }
   for (const subnetId of await deps.store.listDestinationSubnets()) {
-    for (const cell of (await deps.store.listDestinations(subnetId)).wanted) {
+    const { wanted, allowed } = await deps.store.listDestinations(subnetId);
+    for (const cell of wanted) {
       if (!owns(cell.owner)) continue;
       holdings.push({
         kind: 'acceleratorDestination',
@@ -81,6 +83,7 @@ export async function frontHoldings(
         holder,
         allocationId: cell.owner.allocationId,
         state: 'held',
+        front: allowed.get(cell.address)?.has(cell.port) === true ? 'allowed' : 'wanted',
       });
     }
   }

@@ -42,4 +42,10 @@ export interface Holding {
   readonly allocationId: string;
   /** `releasing`: given back, still held until the settle step sees the change committed. */
   readonly state: 'held' | 'releasing';
+  /**
+   * Where a public front stands: an NLB listener `claimed` (at CREATE), `bound` (in place, its
+   * target registering) or `serving` (players reach it); an accelerator destination `wanted` or
+   * `allowed`.
+   */
+  readonly front?: 'claimed' | 'bound' | 'serving' | 'wanted' | 'allowed';
 }

@@ -203,6 +203,16 @@ export class DynamoFrontStore implements FrontStore {
   }
 
   /** Applies `update` to the slot while `allocationId` owns it; false when it does not. */
+  async markServing(slot: ListenerSlot, allocationId: string, at: number): Promise<boolean> {
+    // The first sighting is kept: a later pass that sees it again changes nothing.
+    return this.#updateOwned(slot, allocationId, {
+      expression: 'SET #serving = if_not_exists(#serving, :at)',
+      names: { '#serving': 'servingAt', '#state': 'state' },
+      values: { ':at': { N: String(at) }, ':bound': { S: 'bound' } },
+      condition: '#state = :bound',
+    });
+  }
+
   async #updateOwned(
     slot: ListenerSlot,
     allocationId: string,
@@ -210,6 +220,8 @@ export class DynamoFrontStore implements FrontStore {
       readonly expression: string;
       readonly names: Record<string, string>;
       readonly values: Record<string, AttributeValue>;
+      /** Holds besides the owner's. */
+      readonly condition?: string;
     },
   ): Promise<boolean> {
     const write = await this.#untilSettled(() =>
@@ -219,7 +231,7 @@ export class DynamoFrontStore implements FrontStore {
             TableName: this.#table,
             Key: this.#slotKey(slot),
             UpdateExpression: update.expression,
-            ConditionExpression: '#owner = :owner',
+            ConditionExpression: `#owner = :owner${update.condition ? ` AND ${update.condition}` : ''}`,
             ExpressionAttributeNames: { ...update.names, '#owner': 'owner' },
             ExpressionAttributeValues: { ...update.values, ':owner': { S: allocationId } },
             ReturnConsumedCapacity: 'TOTAL',
@@ -473,6 +485,7 @@ function encodeSlot(record: ListenerSlotRecord): Record<string, AttributeValue> 
       ? { targetIp: { S: record.target.ip }, targetPort: { N: String(record.target.port) } }
       : {}),
     ...(record.boundAt === undefined ? {} : { boundAt: { N: String(record.boundAt) } }),
+    ...(record.servingAt === undefined ? {} : { servingAt: { N: String(record.servingAt) } }),
     ...(record.makingUntil === undefined ? {} : { makingUntil: { N: String(record.makingUntil) } }),
   };
 }
@@ -482,6 +495,7 @@ function decodeSlot(item: Record<string, AttributeValue>): ListenerSlotRecord {
   const targetPort = item.targetPort?.N;
   const boundAt = item.boundAt?.N;
   const makingUntil = item.makingUntil?.N;
+  const servingAt = item.servingAt?.N;
   return {
     slot: { loadBalancerArn: item.lb?.S ?? '', port: Number(item.port?.N ?? Number.NaN) },
     owner: {
@@ -497,6 +511,7 @@ function decodeSlot(item: Record<string, AttributeValue>): ListenerSlotRecord {
       ? {}
       : { target: { ip: targetIp, port: Number(targetPort) } }),
     ...(boundAt === undefined ? {} : { boundAt: Number(boundAt) }),
+    ...(servingAt === undefined ? {} : { servingAt: Number(servingAt) }),
     ...(makingUntil === undefined ? {} : { makingUntil: Number(makingUntil) }),
   };
 }

@@ -17,6 +17,11 @@ export const HOST_PORTS_ANNOTATION = 'berth.dev/host-ports';
 export const SCHEDULING_ANNOTATION = 'berth.dev/scheduling';
 /** The address a player dials per fronted port: JSON, port name → `host:port`. */
 export const FRONTS_ANNOTATION = 'berth.dev/fronts';
+/**
+ * `"true"` once every front of the game server routes (its NLB target serves, its accelerator
+ * destination is allowed); `"false"` from its CREATE until then.
+ */
+export const FRONTS_READY_ANNOTATION = 'berth.dev/fronts-ready';
 /** The node a game-server pod is bound to. */
 export const NODE_ANNOTATION = 'berth.dev/node';
 /** The bound node's address, chosen by `nodeAddressTypes` precedence. */

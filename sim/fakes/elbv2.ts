@@ -59,7 +59,9 @@ import {
   type ListenerProtocol,
   MAX_LISTENERS_PER_NLB,
   type NetworkLoadBalancer,
+  type RegisteredTarget,
   type TargetGroup,
+  type TargetHealthState,
 } from '../../shared/fronts/elbv2.js';
 import { type CidrBlock, cidrContains, parseCidr, parseIp } from '../../shared/net/ip.js';
 import { ApiGate, type FakeApiCall } from './api-gate.js';
@@ -97,9 +99,6 @@ export const ELBV2_ACCOUNT_BUCKET: BucketSpec = { capacity: 40, refillPerSecond:
  * Support gave for an NLB target's registration (aws-load-balancer-controller#1834).
  */
 export const NLB_REGISTRATION_DELAY_MS = 180_000;
-
-/** A target's state as DescribeTargetHealth names it. */
-export type TargetHealthState = 'initial' | 'healthy' | 'unhealthy';
 
 /** Actions that change state. */
 export const ELBV2_MUTATING_ACTIONS: ReadonlySet<Elbv2Action> = new Set([
@@ -406,11 +405,14 @@ export class FakeElbv2 implements Elbv2Api {
     return this.#gate.ok(action, tags);
   }
 
-  async describeTargets(targetGroupArn: string): Promise<readonly IpTarget[]> {
+  async describeTargets(targetGroupArn: string): Promise<readonly RegisteredTarget[]> {
     const action = 'DescribeTargetHealth';
     this.#gate.enter(action);
     const group = this.#targetGroup(action, targetGroupArn);
-    return this.#gate.ok(action, this.targets(group.arn));
+    return this.#gate.ok(
+      action,
+      this.targetHealth(group.arn).map(({ target, state }) => ({ ...target, state })),
+    );
   }
 
   async createTargetGroup(input: CreateTargetGroupInput): Promise<TargetGroup> {

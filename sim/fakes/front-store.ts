@@ -70,6 +70,13 @@ export class MemoryFrontStore implements FrontStore {
     return true;
   }
 
+  async markServing(slot: ListenerSlot, allocationId: string, at: number): Promise<boolean> {
+    const record = this.#slots.get(slotKey(slot));
+    if (record?.owner.allocationId !== allocationId || record.state !== 'bound') return false;
+    this.#slots.set(slotKey(slot), { ...record, servingAt: record.servingAt ?? at });
+    return true;
+  }
+
   async beginMaking(slot: ListenerSlot, allocationId: string, until: number): Promise<boolean> {
     const record = this.#slots.get(slotKey(slot));
     if (record?.owner.allocationId !== allocationId) return false;

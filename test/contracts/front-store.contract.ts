@@ -205,6 +205,22 @@ export function frontStoreContract(name: string, makeStore: () => Promise<FrontS
         await store.claimSlots([claim('y', first)]);
       });
 
+      it('records a bound slot serving for its owner only, keeping the first sighting', async () => {
+        const store = await makeStore();
+        const record = claim('a', slot(NLB_A, 10_001));
+        await store.claimSlots([record]);
+        // Claimed, not bound: no listener forwards yet, so nothing serves.
+        expect(await store.markServing(record.slot, 'a', 2_000)).toBe(false);
+        const target = { ip: '10.0.1.7', port: 7_001 };
+        await store.markBound(record.slot, 'a', { target, boundAt: 2_000, pod: record.owner.pod });
+        expect(await store.markServing(record.slot, 'b', 3_000)).toBe(false);
+        expect(await store.markServing(record.slot, 'a', 3_000)).toBe(true);
+        expect(await store.markServing(record.slot, 'a', 4_000)).toBe(true);
+        expect(await store.markServing(slot(NLB_A, 10_009), 'a', 4_000)).toBe(false);
+        const [kept] = await store.listSlots();
+        expect(kept).toMatchObject({ state: 'bound', servingAt: 3_000 });
+      });
+
       it('marks a slot bound for its owner only, learning the pod name once', async () => {
         const store = await makeStore();
         const unnamed = claim('a', slot(NLB_A, 10_001), '');

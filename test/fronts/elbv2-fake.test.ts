@@ -213,7 +213,10 @@ describe('FakeElbv2', () => {
     expect(await codeOf(elb.registerTargets(tg.arn, [{ ip: 'not-an-ip', port: 7000 }]))).toBe(
       'InvalidTarget',
     );
-    expect(await elb.describeTargets(tg.arn)).toEqual([{ ip: '192.168.4.20', port: 7000 }]);
+    // Registered just now: `initial` until its registration completes.
+    expect(await elb.describeTargets(tg.arn)).toEqual([
+      { ip: '192.168.4.20', port: 7000, state: 'initial' },
+    ]);
     expect(elb.targets(tg.arn)).toEqual([{ ip: '192.168.4.20', port: 7000 }]);
     await elb.deregisterTargets(tg.arn, [{ ip: '192.168.4.20', port: 7000 }]);
     await elb.deregisterTargets(tg.arn, [{ ip: '192.168.4.20', port: 7000 }]);
@@ -310,6 +313,21 @@ describe('FakeElbv2', () => {
     // A UDP game server answers no TCP check on its port: unhealthy, and, alone, served anyway.
     expect(elb.targetHealth(udp.arn).map((t) => t.state)).toEqual(['unhealthy']);
     expect(elb.servingTargets(udp.arn)).toEqual([{ ...target, port: 7001 }]);
+  });
+
+  it('passes a UDP group whose check is on another port (a node health port), and keeps it in the group', async () => {
+    const { clock, elb } = account();
+    const healthCheck = { protocol: 'HTTP', port: 10256, path: '/healthz' } as const;
+    const udp = await elb.createTargetGroup({ ...group('berth-udp', 7001, 'UDP'), healthCheck });
+    expect(udp.healthCheck).toEqual(healthCheck);
+    // The same name with another check is another setting.
+    expect(await codeOf(elb.createTargetGroup(group('berth-udp', 7001, 'UDP')))).toBe(
+      'DuplicateTargetGroupName',
+    );
+    const target = { ip: '10.0.0.9', port: 7001 };
+    await elb.registerTargets(udp.arn, [target]);
+    clock.now += 180_000;
+    expect(await elb.describeTargets(udp.arn)).toEqual([{ ...target, state: 'healthy' }]);
   });
 
   it('sends nothing to an unhealthy target while another is healthy', async () => {

@@ -66,6 +66,22 @@ describe('berth status --holder for fronts', () => {
     expect(await frontHoldings({ store: fronts }, 'games', 'gs-2')).toEqual([]);
   });
 
+  it('shows where each front stands: claimed, then serving; wanted, then allowed', async () => {
+    const fronts = await store();
+    const state = async () =>
+      (await frontHoldings({ store: fronts }, 'games', 'gs-1')).map((h) => [h.kind, h.front]);
+    expect(await state()).toEqual([['acceleratorDestination', 'wanted']]);
+    const slot = { loadBalancerArn: NLB, port: 10_500 };
+    const target = { ip: '10.0.1.20', port: 7100 };
+    await fronts.markBound(slot, ID, { target, boundAt: 1, pod: 'gs-1' });
+    await fronts.markServing(slot, ID, 2);
+    await fronts.recordAllowed('subnet-1', '10.0.1.20', [8042]);
+    expect(await state()).toEqual([
+      ['nlbListener', 'serving'],
+      ['acceleratorDestination', 'allowed'],
+    ]);
+  });
+
   it('names the holder of a listener port', async () => {
     const [holder] = await listenerPortHolders({ store: await store() }, 10_500);
     expect(holder).toMatchObject({ kind: 'nlbListener', value: 'games:10500', allocationId: ID });

@@ -13,7 +13,8 @@ import {
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../../shared/vocabulary/labels.js';
-import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
+import type { JsonPatchOperation } from '../../shared/vocabulary/patch.js';
+import { FakeElbv2, NLB_REGISTRATION_DELAY_MS } from '../../sim/fakes/elbv2.js';
 import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 
 const LIVE = 'aaaaaaaaaaaaaaaaaaaa';
@@ -49,6 +50,7 @@ function setup() {
     status: { addresses: [{ type: 'InternalIP', address: '10.0.1.20' }] },
   };
   const queued: FrontWork[] = [];
+  const patches: { name: string; patch: readonly JsonPatchOperation[] }[] = [];
   const deps: FrontsPassDeps = {
     cluster: 'prod',
     store,
@@ -57,6 +59,12 @@ function setup() {
         yield* pods;
       },
       getNode: async (name) => (name === 'node-a' ? node : undefined),
+      patchPod: async (_namespace, name, patch) => {
+        patches.push({ name, patch });
+        const pod = pods.find((p) => p.metadata?.name === name);
+        if (!pod) throw new Error(`pod ${name} not found`);
+        return pod;
+      },
     },
     nlb: { api: elbv2, loadBalancers: async () => [nlb.arn] },
     queue: { submit: async (work) => void queued.push(work) },
@@ -86,10 +94,12 @@ function setup() {
         protocol: 'UDP',
         vpcId: 'vpc-1',
         target: { ip: '10.0.1.20', port: 7100 },
+        healthCheck: { protocol: 'HTTP', port: 10256, path: '/healthz' },
       },
       async () => true,
     );
   return {
+    patches,
     elbv2,
     nlb,
     store,
@@ -105,6 +115,43 @@ function setup() {
 }
 
 describe('the fronts pass', () => {
+  it('tells a game server its front is ready only once its target serves, and only the owner', async () => {
+    const t = setup();
+    t.pods.push(gamePod(LIVE, 'gs-a', 'node-a'));
+    await t.claim(LIVE, 12_000);
+    await t.make(LIVE, 12_000);
+    const [slot] = await t.store.listSlots();
+    if (!slot) throw new Error('no slot claimed');
+    await t.store.markBound(slot.slot, LIVE, {
+      target: { ip: '10.0.1.20', port: 7100 },
+      boundAt: T0,
+      pod: 'gs-a',
+    });
+    // The listener is in place, but the target's registration has not completed: not ready.
+    expect(await runFrontsPass(t.deps)).toMatchObject({ ready: 0 });
+    expect(t.patches).toEqual([]);
+    t.tick(NLB_REGISTRATION_DELAY_MS);
+    expect(await runFrontsPass(t.deps)).toMatchObject({ ready: 1, failed: 0 });
+    expect(t.patches).toEqual([
+      {
+        name: 'gs-a',
+        patch: [
+          { op: 'test', path: '/metadata/annotations/berth.dev~1allocation-id', value: LIVE },
+          { op: 'add', path: '/metadata/annotations/berth.dev~1fronts-ready', value: 'true' },
+        ],
+      },
+    ]);
+    expect((await t.store.listSlots())[0]?.servingAt).toBe(T0 + NLB_REGISTRATION_DELAY_MS);
+    // Told once: the pod now says so.
+    const told = t.pods[0];
+    if (told?.metadata?.annotations) told.metadata.annotations['berth.dev/fronts-ready'] = 'true';
+    expect(await runFrontsPass(t.deps)).toMatchObject({ ready: 0 });
+    // A copy carrying the id: berth cannot tell which is the owner, and tells neither.
+    if (told?.metadata?.annotations) told.metadata.annotations['berth.dev/fronts-ready'] = 'false';
+    t.pods.push(gamePod(LIVE, 'gs-copy', 'node-a'));
+    expect(await runFrontsPass(t.deps)).toMatchObject({ ready: 0 });
+  });
+
   it('takes down and frees what an owner no live pod carries, once the CREATE grace has passed', async () => {
     const t = setup();
     await t.claim(GONE, 12_000);

@@ -1,0 +1,150 @@
+/**
+ * A front is ready only when it routes. A listener in place does not send players anywhere yet:
+ * its target serves only once its registration completes, minutes after RegisterTargets (Network
+ * Load Balancers User Guide, "Register targets for your Network Load Balancer"). So each pass
+ * asks ELBv2 for the health of the bound listeners not yet seen serving, records the ones that
+ * now serve, and tells each live game server whose every front routes: `berth.dev/fronts-ready`
+ * goes from `"false"` (written at its CREATE) to `"true"`. An accelerator destination routes
+ * once berth's plan has allowed it. The patch tests the pod's allocation id, so a pod that is
+ * not the owner (a copy, a name reused) is never told.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { ALLOCATION_ID_ANNOTATION, FRONTS_READY_ANNOTATION } from '../vocabulary/labels.js';
+import { annotationOf } from '../vocabulary/opaque.js';
+import { annotationPath } from '../vocabulary/patch.js';
+import type { Elbv2Api } from './elbv2.js';
+import { ignoreGone, targetGroupName } from './nlb-front.js';
+import { frontedPortsOf } from './pod-fronts.js';
+import type { FrontStore, ListenerSlotRecord, SubnetDestinations } from './store.js';
+
+/** What readiness reads and writes. */
+export interface ReadinessDeps {
+  readonly cluster: string;
+  readonly store: Pick<FrontStore, 'markServing'>;
+  readonly kube: Pick<ClusterApi, 'patchPod'>;
+  readonly elbv2?: Elbv2Api;
+  readonly now: () => number;
+}
+
+/** What the pass read: the live pods by the id they carry, the slots, each subnet's destinations. */
+export interface ReadinessView {
+  readonly owners: ReadonlyMap<string, { readonly pods: readonly V1Pod[] }>;
+  readonly slots: readonly ListenerSlotRecord[];
+  readonly destinations: ReadonlyMap<string, SubnetDestinations>;
+}
+
+/** ELBv2 answers at most this many target group names a call. */
+const NAMES_PER_CALL = 20;
+
+/** Slot key: the owner's id and port name, which name its target group. */
+const keyOf = (record: Pick<ListenerSlotRecord, 'owner' | 'portName'>) =>
+  `${record.owner.allocationId}/${record.portName}`;
+
+/**
+ * Records the bound slots of live owners whose target now serves; answers the keys
+ * (`<allocation id>/<port name>`) of every slot serving, those recorded before included.
+ */
+async function servingSlots(deps: ReadinessDeps, view: ReadinessView): Promise<Set<string>> {
+  const serving = new Set(view.slots.filter((s) => s.servingAt !== undefined).map(keyOf));
+  const pending = view.slots.filter(
+    (s) =>
+      s.state === 'bound' &&
+      s.servingAt === undefined &&
+      s.target !== undefined &&
+      view.owners.has(s.owner.allocationId),
+  );
+  const api = deps.elbv2;
+  if (api === undefined || pending.length === 0) return serving;
+  const byName = new Map(
+    pending.map((s) => [targetGroupName(deps.cluster, s.owner.allocationId, s.portName), s]),
+  );
+  const names = [...byName.keys()];
+  const arns = new Map<string, string>();
+  const read = async (chunk: readonly string[]) => {
+    for (const group of (await api.describeTargetGroups({ names: chunk })).items) {
+      arns.set(group.name, group.arn);
+    }
+  };
+  for (let i = 0; i < names.length; i += NAMES_PER_CALL) {
+    const chunk = names.slice(i, i + NAMES_PER_CALL);
+    // One name gone (its owner released meanwhile) fails the call: the rest are asked alone.
+    await read(chunk).catch(async (error: unknown) => {
+      ignoreGone(error);
+      for (const name of chunk) await read([name]).catch(ignoreGone);
+    });
+  }
+  for (const [name, record] of byName) {
+    const arn = arns.get(name);
+    if (arn === undefined || record.target === undefined) continue;
+    const { ip, port } = record.target;
+    const targets = await api.describeTargets(arn).catch((error: unknown) => {
+      ignoreGone(error);
+      return [];
+    });
+    const healthy = targets.some((t) => t.ip === ip && t.port === port && t.state === 'healthy');
+    if (!healthy) continue;
+    if (await deps.store.markServing(record.slot, record.owner.allocationId, deps.now())) {
+      serving.add(keyOf(record));
+    }
+  }
+  return serving;
+}
+
+/** Whether every fronted port of `pod` routes. */
+function routes(
+  pod: V1Pod,
+  allocationId: string,
+  serving: ReadonlySet<string>,
+  view: ReadinessView,
+): boolean {
+  const ports = frontedPortsOf(pod as Readonly<Record<string, unknown>>);
+  if (ports.length === 0) return false;
+  return ports.every((port) => {
+    if (port.front === 'nlb') return serving.has(`${allocationId}/${port.name}`);
+    for (const subnet of view.destinations.values()) {
+      const cell = subnet.wanted.find(
+        (w) => w.owner.allocationId === allocationId && w.port === port.hostPort,
+      );
+      if (cell !== undefined) return subnet.allowed.get(cell.address)?.has(cell.port) === true;
+    }
+    return false;
+  });
+}
+
+/**
+ * Tells the live game servers whose fronts all route; answers how many were told this pass, and
+ * how many could not be (a pod changed or gone since the listing: the next pass looks again).
+ */
+export async function tellReady(
+  deps: ReadinessDeps,
+  view: ReadinessView,
+): Promise<{ readonly told: number; readonly failed: number }> {
+  const serving = await servingSlots(deps, view);
+  let told = 0;
+  let failed = 0;
+  for (const [allocationId, { pods }] of view.owners) {
+    // Two live pods carry the id: one is a copy, and berth cannot tell which, so it tells neither.
+    const [pod, ...others] = pods;
+    if (pod === undefined || others.length > 0) continue;
+    const own = pod as Readonly<Record<string, unknown>>;
+    const said = annotationOf(own, FRONTS_READY_ANNOTATION);
+    if (said === 'true' || !routes(pod, allocationId, serving, view)) continue;
+    const namespace = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    try {
+      await deps.kube.patchPod(namespace, name, [
+        { op: 'test', path: annotationPath(ALLOCATION_ID_ANNOTATION), value: allocationId },
+        {
+          op: said === undefined ? 'add' : 'replace',
+          path: annotationPath(FRONTS_READY_ANNOTATION),
+          value: 'true',
+        },
+      ]);
+      told++;
+    } catch {
+      failed++;
+    }
+  }
+  return { told, failed };
+}
