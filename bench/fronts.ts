@@ -12,7 +12,13 @@
  */
 import { pathToFileURL } from 'node:url';
 import { berthSystem } from './fronts/berth.js';
-import { type RunResult, reachableStats, runScenario, type Scenario } from './fronts/harness.js';
+import {
+  type RunResult,
+  reachableStats,
+  readySignalStats,
+  runScenario,
+  type Scenario,
+} from './fronts/harness.js';
 import { CALL_LATENCY_MS } from './fronts/kit.js';
 import { okgSystem } from './fronts/okg.js';
 import { burstScenario, chaosScenario, steadyScenario } from './fronts/scenarios.js';
@@ -29,6 +35,7 @@ function summary(run: RunResult) {
     system: run.system,
     scenario: run.scenario,
     reachable: Object.fromEntries(fronts.map((front) => [front, reachableStats(run, front)])),
+    ...(readySignalStats(run) ? { readySignal: readySignalStats(run) } : {}),
     elbv2MutatingCalls: run.elbv2MutatingCalls,
     acceleratorMutatingCalls: run.acceleratorMutatingCalls,
     elbv2Calls: run.elbv2Calls,
@@ -108,6 +115,12 @@ export async function runFrontsBench(): Promise<FrontsBenchResult> {
     const refusals = Object.entries(run.refusals).map(([code, n]) => `${code} ${n}`);
     if (refusals.length > 0)
       console.log(`  ${run.scenario} ${run.system}: refused ${refusals.join(', ')}`);
+    const ready = readySignalStats(run);
+    if (ready) {
+      console.log(
+        `  ${run.scenario} ${run.system}: told ready (berth.dev/fronts-ready) p50 ${ready.p50} s, p99 ${ready.p99} s after players could reach it; ${ready.neverTold} reachable never told, ${ready.toldEarly} told before reachable`,
+      );
+    }
     for (const line of [...run.doublyHeld.slice(0, 3), ...run.orphans.slice(0, 3)]) {
       console.log(`  ${run.scenario} ${run.system}: ${line}`);
     }

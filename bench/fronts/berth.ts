@@ -127,7 +127,14 @@ export class BerthFronts implements FrontsUnderTest {
   readonly #options: FrontsWiringOptions;
   readonly #pods = new Map<
     string,
-    { gs: GameServer; placement?: Placement; phase: string; boundAt?: number; ready?: boolean }
+    {
+      gs: GameServer;
+      placement?: Placement;
+      phase: string;
+      boundAt?: number;
+      /** When the fronts pass told it its fronts route (`berth.dev/fronts-ready`). */
+      readyAt?: number;
+    }
   >();
   readonly #published = new Map<string, PublishedAddress>();
   readonly #messages: Message[] = [];
@@ -191,7 +198,7 @@ export class BerthFronts implements FrontsUnderTest {
       // The fronts pass tells a game server its fronts route (berth.dev/fronts-ready).
       patchPod: async (_namespace: string, name: string) => {
         const pod = this.#pods.get(name);
-        if (pod) pod.ready = true;
+        if (pod) pod.readyAt ??= this.#time.now();
         const object = this.#podObject(name);
         if (!object) throw new Error(`pod ${name} not found`);
         return object;
@@ -306,6 +313,10 @@ export class BerthFronts implements FrontsUnderTest {
     return this.#pods.has(gs.name) ? this.#published.get(gs.name) : undefined;
   }
 
+  toldReady(gs: GameServer): number | undefined {
+    return this.#pods.get(gs.name)?.readyAt;
+  }
+
   destination(_gs: GameServer, placement: Placement): Destination {
     return { ip: placement.nodeAddress, port: placement.hostPort };
   }
@@ -413,7 +424,7 @@ export class BerthFronts implements FrontsUnderTest {
             { name: PORT_NAME, front: gs.front, protocol: 'UDP' },
           ]),
           [HOST_PORTS_ANNOTATION]: JSON.stringify({ [PORT_NAME]: hostPort }),
-          [FRONTS_READY_ANNOTATION]: pod.ready === true ? 'true' : 'false',
+          [FRONTS_READY_ANNOTATION]: pod.readyAt === undefined ? 'false' : 'true',
         },
       },
       spec: { containers: [], ...(placement ? { nodeName: placement.node } : {}) },

@@ -94,6 +94,10 @@ export interface GameServerOutcome {
   readonly boundAt?: number;
   /** ms from binding to reachable; undefined when never (within the run). */
   readonly reachableMs?: number;
+  /** ms from reachable to the system telling the game server so; undefined when never told. */
+  readonly toldMs?: number;
+  /** The system told the game server its fronts route before players could reach it. */
+  readonly toldEarly?: boolean;
 }
 
 /** What one run measured. */
@@ -227,6 +231,9 @@ interface Live {
   /** When the binding landed (epoch ms). */
   boundAt?: number;
   reachableAt?: number;
+  /** When the system told it its fronts route, and whether players could reach it then. */
+  toldAt?: number;
+  toldEarly?: boolean;
 }
 
 /** Runs `system` through `scenario`; deterministic for a seed. */
@@ -335,6 +342,11 @@ export async function runScenario(
       if (entry.reachableAt === undefined && leadsTo(world, address, true) === own) {
         entry.reachableAt = Math.max(now, address.at);
       }
+      const told = sut.toldReady?.(entry.gs);
+      if (entry.toldAt === undefined && told !== undefined) {
+        entry.toldAt = told;
+        entry.toldEarly = entry.reachableAt === undefined || told < entry.reachableAt;
+      }
     }
   };
   void (async () => {
@@ -358,6 +370,10 @@ export async function runScenario(
       ...(entry?.reachableAt !== undefined && boundAt !== undefined
         ? { reachableMs: entry.reachableAt - boundAt }
         : {}),
+      ...(entry?.toldAt !== undefined && entry.reachableAt !== undefined
+        ? { toldMs: entry.toldAt - entry.reachableAt }
+        : {}),
+      ...(entry?.toldEarly !== undefined ? { toldEarly: entry.toldEarly } : {}),
     };
   });
   return {
@@ -471,5 +487,24 @@ export function reachableStats(result: RunResult, front: GameServer['front']) {
     p99: round(percentile(samples, 99), 1),
     max: round(percentile(samples, 100), 1),
     never,
+  };
+}
+
+/**
+ * The ready signal of a system that has one, over the game servers that were reachable: p50 and
+ * p99 (s) from reachable to told, how many were never told, and how many were told before
+ * players could reach them (which must be none). Undefined for a system that told none.
+ */
+export function readySignalStats(result: RunResult) {
+  const reached = result.outcomes.filter((o) => o.reachableMs !== undefined);
+  const told = result.outcomes.filter((o) => o.toldEarly !== undefined);
+  if (told.length === 0) return undefined;
+  const delays = reached.flatMap((o) => (o.toldMs === undefined ? [] : [o.toldMs / 1000]));
+  return {
+    told: told.length,
+    p50: round(percentile(delays, 50), 1),
+    p99: round(percentile(delays, 99), 1),
+    neverTold: reached.length - delays.length,
+    toldEarly: told.filter((o) => o.toldEarly).length,
   };
 }

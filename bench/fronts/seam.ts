@@ -64,6 +64,11 @@ export interface FrontsUnderTest {
   gone(gs: GameServer): Promise<void>;
   /** The address written for the game server (annotation or network status), if any. */
   published(gs: GameServer): PublishedAddress | undefined;
+  /**
+   * When the system told the game server that its fronts route (epoch ms), if it has: berth's
+   * `berth.dev/fronts-ready`. Absent for a system with no such signal.
+   */
+  toldReady?(gs: GameServer): number | undefined;
   /** What the front must reach for this game server. */
   destination(gs: GameServer, placement: Placement): Destination;
   /** The controller process dies now; it comes back as its deployment would. */

@@ -3,6 +3,7 @@ import { berthSystem } from '../../bench/fronts/berth.js';
 import {
   type FrontsWorld,
   reachableStats,
+  readySignalStats,
   runScenario,
   type SystemFactory,
 } from '../../bench/fronts/harness.js';
@@ -64,6 +65,11 @@ class CarelessFronts implements FrontsUnderTest {
     return this.#published.get(gs.name);
   }
 
+  /** Says ready as soon as it published the address, before the target serves. */
+  toldReady(gs: GameServer): number | undefined {
+    return this.#published.get(gs.name)?.at;
+  }
+
   destination(_gs: GameServer, placement: Placement) {
     return { ip: placement.nodeAddress, port: placement.hostPort };
   }
@@ -108,6 +114,8 @@ describe('fronts benchmark harness', () => {
 
     expect(reachableStats(run, 'accelerator').never).toBe(0);
     expect(run.acceleratorMutatingCalls).toBe(1);
+    // Every one told its front routes, none before players could reach it.
+    expect(readySignalStats(run)).toMatchObject({ told: 10, neverTold: 0, toldEarly: 0 });
   });
 
   it("keeps berth's small chaos run to the first rule and leaves no orphan", async () => {
@@ -123,6 +131,7 @@ describe('fronts benchmark harness', () => {
 
     expect(run.doublyHeld.length).toBeGreaterThan(0);
     expect(run.orphans.some((o) => o.startsWith('listener'))).toBe(true);
+    expect(readySignalStats(run)?.toldEarly).toBeGreaterThan(0);
     const verdicts = judgeFronts({
       nlbBurst: { berth: run, peer: run },
       acceleratorBurst: { berth: run, peer: run },
