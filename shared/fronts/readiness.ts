@@ -37,6 +37,14 @@ export interface ReadinessView {
 /** ELBv2 answers at most this many target group names a call. */
 const NAMES_PER_CALL = 20;
 
+/**
+ * Target groups whose health one pass reads at most, the most recently bound first: a target
+ * that never turns healthy (a node whose health port is closed) is read every pass, and the
+ * reads share the account's describe budget (berth's half of ELBv2's 40 refilled at 10 a
+ * second) with the pass's other reads; 100 plus their name lookups is about 21 s of it.
+ */
+export const MAX_HEALTH_READS_PER_PASS = 100;
+
 /** Slot key: the owner's id and port name, which name its target group. */
 const keyOf = (record: Pick<ListenerSlotRecord, 'owner' | 'portName'>) =>
   `${record.owner.allocationId}/${record.portName}`;
@@ -47,13 +55,16 @@ const keyOf = (record: Pick<ListenerSlotRecord, 'owner' | 'portName'>) =>
  */
 async function servingSlots(deps: ReadinessDeps, view: ReadinessView): Promise<Set<string>> {
   const serving = new Set(view.slots.filter((s) => s.servingAt !== undefined).map(keyOf));
-  const pending = view.slots.filter(
-    (s) =>
-      s.state === 'bound' &&
-      s.servingAt === undefined &&
-      s.target !== undefined &&
-      view.owners.has(s.owner.allocationId),
-  );
+  const pending = view.slots
+    .filter(
+      (s) =>
+        s.state === 'bound' &&
+        s.servingAt === undefined &&
+        s.target !== undefined &&
+        view.owners.has(s.owner.allocationId),
+    )
+    .sort((a, b) => (b.boundAt ?? 0) - (a.boundAt ?? 0))
+    .slice(0, MAX_HEALTH_READS_PER_PASS);
   const api = deps.elbv2;
   if (api === undefined || pending.length === 0) return serving;
   const byName = new Map(
