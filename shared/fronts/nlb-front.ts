@@ -4,10 +4,12 @@
  * Making is three calls, each safe to repeat (ELBv2 answers a create with the same settings with
  * the existing resource): CreateTargetGroup (type `ip`, named from the owner so a redelivered
  * bind finds its own), RegisterTargets (the node's private address and the host port), then
- * CreateListener on the claimed port. OpenKruise Game's AWS plugin makes the same three through
- * the AWS Load Balancer Controller's objects; berth calls them directly, within the account's
- * budget. Taking down is the reverse: the listener first (a target group in use cannot be
- * deleted), then the target group; the slot is freed by the caller only after both are gone.
+ * CreateListener on the claimed port, in two steps (`makeTarget`, then `listen`), so a batch can
+ * register every target before it makes any listener. OpenKruise Game's AWS plugin makes the
+ * same three through the AWS Load Balancer Controller's objects; berth calls them directly,
+ * within the account's budget. Taking down is the reverse: the listener first (a target group in
+ * use cannot be deleted), then the target group; the slot is freed by the caller only after both
+ * are gone.
  */
 import { createHash } from 'node:crypto';
 import { isNotFound } from '../aws/error-codes.js';
@@ -166,16 +168,6 @@ export async function listen(
     tags: ownerTags(work),
   });
   return listener.arn;
-}
-
-/** The three steps in order: `makeTarget`, then `listen`. */
-export async function makeListener(
-  elbv2: Elbv2Api,
-  work: ListenerWork,
-  mayListen: () => Promise<boolean>,
-  resumed = false,
-): Promise<string | undefined> {
-  return listen(elbv2, work, await makeTarget(elbv2, work, resumed), mayListen);
 }
 
 /** What an earlier, interrupted make of `work` left: its target group, target and listener. */

@@ -1,6 +1,6 @@
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { makeListener } from '../../shared/fronts/nlb-front.js';
+import { type ListenerWork, listen, makeTarget } from '../../shared/fronts/nlb-front.js';
 import {
   CREATE_GRACE_MS,
   type FrontsPassDeps,
@@ -81,23 +81,21 @@ function setup() {
         state: 'claimed',
       },
     ]);
-  const make = (id: string, port: number) =>
-    makeListener(
-      elbv2,
-      {
-        cluster: 'prod',
-        slot: { loadBalancerArn: nlb.arn, port },
-        allocationId: id,
-        namespace: 'games',
-        pod: 'gs',
-        portName: 'game',
-        protocol: 'UDP',
-        vpcId: 'vpc-1',
-        target: { ip: '10.0.1.20', port: 7100 },
-        healthCheck: { protocol: 'HTTP', port: 10256, path: '/healthz' },
-      },
-      async () => true,
-    );
+  const make = async (id: string, port: number) => {
+    const work: ListenerWork = {
+      cluster: 'prod',
+      slot: { loadBalancerArn: nlb.arn, port },
+      allocationId: id,
+      namespace: 'games',
+      pod: 'gs',
+      portName: 'game',
+      protocol: 'UDP',
+      vpcId: 'vpc-1',
+      target: { ip: '10.0.1.20', port: 7100 },
+      healthCheck: { protocol: 'HTTP', port: 10256, path: '/healthz' },
+    };
+    return listen(elbv2, work, await makeTarget(elbv2, work), async () => true);
+  };
   return {
     patches,
     elbv2,
