@@ -18,6 +18,7 @@ import { CapacityMeter } from '../../shared/store/capacity.js';
 import { DynamoHostPortStore } from '../../shared/store/dynamo-host-port-store.js';
 import {
   FRONTS_ANNOTATION,
+  FRONTS_READY_ANNOTATION,
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../../shared/vocabulary/labels.js';
@@ -143,14 +144,18 @@ describe('fronts at pod CREATE', () => {
     expect(annotations(pod)[FRONTS_ANNOTATION]).toBe('{}');
   });
 
-  it('replaces the addresses a copied manifest carries, and leaves a pod with no front without any', async () => {
+  it('replaces the addresses and the readiness a copied manifest carries, and leaves a pod with no front without any', async () => {
     const h = await harness();
     const copied = gamePod([{ name: 'game', containerPort: 7777, front: 'accelerator' }], {
-      annotations: { [FRONTS_ANNOTATION]: JSON.stringify({ game: '75.2.0.1:31000' }) },
+      annotations: {
+        [FRONTS_ANNOTATION]: JSON.stringify({ game: '75.2.0.1:31000' }),
+        [FRONTS_READY_ANNOTATION]: 'true',
+      },
     });
-    expect(
-      annotations(patched(copied, await h.handler(podRequest(copied))))[FRONTS_ANNOTATION],
-    ).toBe('{}');
+    const own = annotations(patched(copied, await h.handler(podRequest(copied))));
+    expect(own[FRONTS_ANNOTATION]).toBe('{}');
+    // Not ready until the fronts pass sees its own front route.
+    expect(own[FRONTS_READY_ANNOTATION]).toBe('false');
     const plain = gamePod([{ name: 'game', containerPort: 7777 }]);
     expect(
       annotations(patched(plain, await h.handler(podRequest(plain))))[FRONTS_ANNOTATION],
