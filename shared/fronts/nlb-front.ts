@@ -32,28 +32,38 @@ export const FRONT_TAGS = {
   port: 'berth.dev/port',
 } as const;
 
+/** At most this many ARNs or names in one Describe call: the API's limit. */
+const DESCRIBE_ITEMS_PER_CALL = 20;
+
 /**
- * Tags of `arns` (listeners or target groups), at most 20 a call: the API's limit. One deleted
- * since it was listed fails its whole call, so that call's ARNs are asked one by one and the
- * gone one is left out: it has no tags to read.
+ * Reads `items` (ARNs or names) at most 20 a call. One deleted since it was listed fails its
+ * whole call, so that call's items are asked one by one and the gone one is left out: there is
+ * nothing of it to read.
  */
+export async function describeSkippingGone<T>(
+  items: readonly T[],
+  read: (chunk: readonly T[]) => Promise<void>,
+): Promise<void> {
+  for (let i = 0; i < items.length; i += DESCRIBE_ITEMS_PER_CALL) {
+    const chunk = items.slice(i, i + DESCRIBE_ITEMS_PER_CALL);
+    try {
+      await read(chunk);
+    } catch (error) {
+      ignoreGone(error);
+      if (chunk.length > 1) for (const item of chunk) await read([item]).catch(ignoreGone);
+    }
+  }
+}
+
+/** Tags of `arns` (listeners or target groups). */
 export async function tagsOf(
   api: Elbv2Api,
   arns: readonly string[],
 ): Promise<Map<string, readonly Elbv2Tag[]>> {
   const tags = new Map<string, readonly Elbv2Tag[]>();
-  const read = async (chunk: readonly string[]) => {
+  await describeSkippingGone(arns, async (chunk) => {
     for (const [arn, own] of await api.describeTags(chunk)) tags.set(arn, own);
-  };
-  for (let i = 0; i < arns.length; i += 20) {
-    const chunk = arns.slice(i, i + 20);
-    try {
-      await read(chunk);
-    } catch (error) {
-      ignoreGone(error);
-      if (chunk.length > 1) for (const arn of chunk) await read([arn]).catch(ignoreGone);
-    }
-  }
+  });
   return tags;
 }
 

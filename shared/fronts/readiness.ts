@@ -14,7 +14,7 @@ import { ALLOCATION_ID_ANNOTATION, FRONTS_READY_ANNOTATION } from '../vocabulary
 import { annotationOf } from '../vocabulary/opaque.js';
 import { annotationPath } from '../vocabulary/patch.js';
 import type { Elbv2Api } from './elbv2.js';
-import { ignoreGone, targetGroupName } from './nlb-front.js';
+import { describeSkippingGone, ignoreGone, targetGroupName } from './nlb-front.js';
 import { frontedPortsOf } from './pod-fronts.js';
 import type { FrontStore, ListenerSlotRecord, SubnetDestinations } from './store.js';
 
@@ -33,9 +33,6 @@ export interface ReadinessView {
   readonly slots: readonly ListenerSlotRecord[];
   readonly destinations: ReadonlyMap<string, SubnetDestinations>;
 }
-
-/** ELBv2 answers at most this many target group names a call. */
-const NAMES_PER_CALL = 20;
 
 /**
  * Target groups whose health one pass reads at most, the most recently bound first: a target
@@ -70,21 +67,12 @@ async function servingSlots(deps: ReadinessDeps, view: ReadinessView): Promise<S
   const byName = new Map(
     pending.map((s) => [targetGroupName(deps.cluster, s.owner.allocationId, s.portName), s]),
   );
-  const names = [...byName.keys()];
   const arns = new Map<string, string>();
-  const read = async (chunk: readonly string[]) => {
-    for (const group of (await api.describeTargetGroups({ names: chunk })).items) {
+  await describeSkippingGone([...byName.keys()], async (names) => {
+    for (const group of (await api.describeTargetGroups({ names })).items) {
       arns.set(group.name, group.arn);
     }
-  };
-  for (let i = 0; i < names.length; i += NAMES_PER_CALL) {
-    const chunk = names.slice(i, i + NAMES_PER_CALL);
-    // One name gone (its owner released meanwhile) fails the call: the rest are asked alone.
-    await read(chunk).catch(async (error: unknown) => {
-      ignoreGone(error);
-      for (const name of chunk) await read([name]).catch(ignoreGone);
-    });
-  }
+  });
   for (const [name, record] of byName) {
     const arn = arns.get(name);
     if (arn === undefined || record.target === undefined) continue;
