@@ -90,25 +90,38 @@ async function servingSlots(deps: ReadinessDeps, view: ReadinessView): Promise<S
   return serving;
 }
 
+/**
+ * Whether each wanted accelerator destination is allowed, by `<allocation id>/<host port>`:
+ * built once a pass, so telling 10,000 game servers reads every subnet's cells once, not once a
+ * port.
+ */
+function allowedDestinations(view: ReadinessView): Map<string, boolean> {
+  const allowed = new Map<string, boolean>();
+  for (const subnet of view.destinations.values()) {
+    for (const cell of subnet.wanted) {
+      allowed.set(
+        `${cell.owner.allocationId}/${cell.port}`,
+        subnet.allowed.get(cell.address)?.has(cell.port) === true,
+      );
+    }
+  }
+  return allowed;
+}
+
 /** Whether every fronted port of `pod` routes. */
 function routes(
   pod: V1Pod,
   allocationId: string,
   serving: ReadonlySet<string>,
-  view: ReadinessView,
+  allowed: ReadonlyMap<string, boolean>,
 ): boolean {
   const ports = frontedPortsOf(pod as Readonly<Record<string, unknown>>);
   if (ports.length === 0) return false;
-  return ports.every((port) => {
-    if (port.front === 'nlb') return serving.has(`${allocationId}/${port.name}`);
-    for (const subnet of view.destinations.values()) {
-      const cell = subnet.wanted.find(
-        (w) => w.owner.allocationId === allocationId && w.port === port.hostPort,
-      );
-      if (cell !== undefined) return subnet.allowed.get(cell.address)?.has(cell.port) === true;
-    }
-    return false;
-  });
+  return ports.every((port) =>
+    port.front === 'nlb'
+      ? serving.has(`${allocationId}/${port.name}`)
+      : allowed.get(`${allocationId}/${port.hostPort}`) === true,
+  );
 }
 
 /**
@@ -120,6 +133,7 @@ export async function tellReady(
   view: ReadinessView,
 ): Promise<{ readonly told: number; readonly failed: number }> {
   const serving = await servingSlots(deps, view);
+  const allowed = allowedDestinations(view);
   let told = 0;
   let failed = 0;
   for (const [allocationId, { pods }] of view.owners) {
@@ -128,7 +142,7 @@ export async function tellReady(
     if (pod === undefined || others.length > 0) continue;
     const own = pod as Readonly<Record<string, unknown>>;
     const said = annotationOf(own, FRONTS_READY_ANNOTATION);
-    if (said === 'true' || !routes(pod, allocationId, serving, view)) continue;
+    if (said === 'true' || !routes(pod, allocationId, serving, allowed)) continue;
     const namespace = pod.metadata?.namespace ?? 'default';
     const name = pod.metadata?.name ?? '';
     try {
