@@ -28,6 +28,7 @@ import { printTable } from './support/table.js';
 
 /** One run as the results file keeps it: the measures, not every game server. */
 function summary(run: RunResult) {
+  const readySignal = readySignalStats(run);
   const fronts = (['nlb', 'accelerator'] as const).filter((front) =>
     run.outcomes.some((o) => o.front === front),
   );
@@ -35,7 +36,7 @@ function summary(run: RunResult) {
     system: run.system,
     scenario: run.scenario,
     reachable: Object.fromEntries(fronts.map((front) => [front, reachableStats(run, front)])),
-    ...(readySignalStats(run) ? { readySignal: readySignalStats(run) } : {}),
+    ...(readySignal ? { readySignal } : {}),
     elbv2MutatingCalls: run.elbv2MutatingCalls,
     acceleratorMutatingCalls: run.acceleratorMutatingCalls,
     elbv2Calls: run.elbv2Calls,
