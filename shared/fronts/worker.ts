@@ -109,7 +109,7 @@ export async function handleFrontWork(
   // Every bind's targets are registered before any listener is made: a target serves only
   // minutes after its registration (nlb-front.ts), and the listeners wait their turn at the
   // budget meanwhile, so a burst's last game server serves that much sooner.
-  const ready: {
+  const registered: {
     work: BindWork;
     jobs: readonly ListenerJob[];
     made: Map<ListenerJob, MadeTarget>;
@@ -121,7 +121,7 @@ export async function handleFrontWork(
         outcomes.set(work, { kind: 'skipped', reason: planned.skipped });
         return;
       }
-      ready.push({
+      registered.push({
         work,
         jobs: planned.jobs,
         made: await registerTargets(deps, work, planned.jobs),
@@ -130,7 +130,7 @@ export async function handleFrontWork(
       outcomes.set(work, { kind: 'failed', error });
     }
   });
-  await forEachBounded(ready, NLB_CONCURRENCY, async ({ work, jobs, made }) => {
+  await forEachBounded(registered, NLB_CONCURRENCY, async ({ work, jobs, made }) => {
     outcomes.set(work, await attempt(() => bind(deps, work, jobs, made, touched)));
   });
   await forEachBounded(releases, NLB_CONCURRENCY, async (work) => {
