@@ -135,6 +135,7 @@ function frontsProblems(fronts: Document | undefined, hostRanges: Document): str
         .join(', ')} (add one kept for the accelerator to hostPortRanges)`,
     );
   }
+  problems.push(...slotsProblems(objectAt(fronts?.nlb), range, hostRanges));
   const healthCheck = objectAt(objectAt(fronts?.nlb)?.healthCheck);
   if (healthCheck?.protocol === 'TCP' && healthCheck.path !== undefined) {
     problems.push(
@@ -142,4 +143,43 @@ function frontsProblems(fronts: Document | undefined, hostRanges: Document): str
     );
   }
   return problems;
+}
+
+/**
+ * Slots mode makes a listener for every port of `fronts.nlb.range` on every game node, so the
+ * range must be a host port range, kept for NLB fronts alone (not the accelerator's), and named
+ * only in slots mode.
+ */
+function slotsProblems(
+  nlb: Document | undefined,
+  acceleratorRange: unknown,
+  hostRanges: Document,
+): string[] {
+  const range = nlb?.range;
+  const names = Object.keys(hostRanges)
+    .map((name) => `"${name}"`)
+    .join(', ');
+  if (nlb?.mode !== 'slots') {
+    return range === undefined
+      ? []
+      : [
+          'fronts.nlb.range: Forbidden: a range of slots is for "mode": "slots"; set the mode or leave range out',
+        ];
+  }
+  if (typeof range !== 'string' || range === '') {
+    return [
+      `fronts.nlb.range: Required: slots mode makes a listener for each port of one host port range on every game node; name one of ${names}`,
+    ];
+  }
+  if (!Object.hasOwn(hostRanges, range)) {
+    return [
+      `fronts.nlb.range: "${range}" is not a host port range; name one of ${names} (add one kept for NLB slots to hostPortRanges)`,
+    ];
+  }
+  if (range === acceleratorRange) {
+    return [
+      `fronts.nlb.range: "${range}" is the Global Accelerator's range; keep another host port range for NLB slots`,
+    ];
+  }
+  return [];
 }

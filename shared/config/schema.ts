@@ -271,6 +271,12 @@ const configSchema = z.strictObject({
           loadBalancers: z.array(nlbArn).max(100).default([]),
           listenerPorts: portRangeText.prefault('10000-59999'),
           placement: z.enum(['balanced', 'fill-first']).default('balanced'),
+          // `per-game-server`: a listener claimed at each game server's CREATE and made at its
+          // binding. `slots`: a listener per host port of `range` on each game node, made and
+          // registered when the node joins, so a binding needs no ELB call (docs/fronts.md).
+          mode: z.enum(['per-game-server', 'slots']).default('per-game-server'),
+          // The host port range whose every port is a slot on each game node (slots mode).
+          range: z.string().min(1).optional(),
           // What each target group checks: never a UDP game port, which answers no check (a
           // group whose targets all fail fails open). By default kube-proxy's health endpoint on
           // the node (`--healthz-bind-address` 0.0.0.0:10256, which Cilium's kube-proxy

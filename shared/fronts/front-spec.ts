@@ -29,6 +29,8 @@ export interface FrontsOffered {
   readonly nlb: boolean;
   /** The host port range the accelerator's endpoint group covers, when one is configured. */
   readonly acceleratorRange?: string;
+  /** The host port range of the NLB slots, in slots mode (`fronts.nlb.range`). */
+  readonly slotRange?: string;
 }
 
 /** No front configured: what a config without `fronts` offers. */
@@ -47,7 +49,7 @@ export interface FrontedPort {
 /** The checked front, the range the port then takes, and every problem. */
 export interface FrontCheck {
   readonly front?: FrontKind;
-  /** The accelerator's range when the port asked for the accelerator and named no range. */
+  /** The front's kept range (the accelerator's, or the NLB slots') the port takes its host port from. */
   readonly range?: string;
   readonly problems: readonly string[];
 }
@@ -58,17 +60,22 @@ const quoted = (value: unknown): string =>
 /**
  * Checks one entry's `front` against what the config offers. A port in the accelerator's range
  * must ask for the accelerator: berth allows destinations of that range in batches of addresses
- * times ports, so a port there that did not ask to be public could become public.
+ * times ports, so a port there that did not ask to be public could become public. So must a port
+ * in the NLB slots' range ask for the NLB: every port of it on a game node is behind a listener.
  */
 export function checkFront(port: FrontedPort, offered: FrontsOffered): FrontCheck {
   const { at, front } = port;
   const inAcceleratorRange =
     offered.acceleratorRange !== undefined && port.namedRange === offered.acceleratorRange;
+  const inSlotRange = offered.slotRange !== undefined && port.namedRange === offered.slotRange;
   if (front === undefined || front === null || front === '') {
-    if (inAcceleratorRange && port.portPolicy !== 'None') {
+    if ((inAcceleratorRange || inSlotRange) && port.portPolicy !== 'None') {
+      const [whose, fix] = inAcceleratorRange
+        ? ["the Global Accelerator's", '"front": "accelerator"']
+        : ["the NLB slots'", '"front": "nlb"'];
       return {
         problems: [
-          `${at}.range: Invalid value: ${quoted(port.namedRange)}: this host port range is the Global Accelerator's: its ports are public; set "front": "accelerator" or name another range`,
+          `${at}.range: Invalid value: ${quoted(port.namedRange)}: this host port range is ${whose}: its ports are public; set ${fix} or name another range`,
         ],
       };
     }
@@ -98,6 +105,17 @@ export function checkFront(port: FrontedPort, offered: FrontsOffered): FrontChec
       `${at}.front: Invalid value: "nlb": no Network Load Balancer is configured; add one to fronts.nlb.loadBalancers`,
     );
   }
+  if (kind === 'nlb' && offered.slotRange !== undefined) {
+    if (port.namedRange !== undefined && !inSlotRange) {
+      problems.push(
+        `${at}.range: Invalid value: ${quoted(port.namedRange)}: a port behind an NLB slot takes its host port from range "${offered.slotRange}"; leave range out`,
+      );
+    } else if (port.portPolicy === 'Static') {
+      problems.push(
+        `${at}.front: Forbidden: "nlb" slots serve the host ports of range "${offered.slotRange}", which berth hands out; use the Dynamic or Passthrough PortPolicy`,
+      );
+    }
+  }
   if (kind === 'accelerator') {
     if (offered.acceleratorRange === undefined) {
       problems.push(
@@ -114,9 +132,8 @@ export function checkFront(port: FrontedPort, offered: FrontsOffered): FrontChec
     }
   }
   if (problems.length > 0) return { problems };
-  return kind === 'accelerator' && offered.acceleratorRange !== undefined
-    ? { front: kind, range: offered.acceleratorRange, problems }
-    : { front: kind, problems };
+  const kept = kind === 'accelerator' ? offered.acceleratorRange : offered.slotRange;
+  return kept !== undefined ? { front: kind, range: kept, problems } : { front: kind, problems };
 }
 
 /** `BERTH_FRONT_<NAME>`: the address of a port behind an NLB, known when the pod is created. */

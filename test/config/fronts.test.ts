@@ -24,6 +24,7 @@ describe('fronts config', () => {
       loadBalancers: [NLB],
       listenerPorts: { base: 10_000, size: 50_000 },
       placement: 'balanced',
+      mode: 'per-game-server',
       // kube-proxy's health endpoint on the node: a UDP game port answers no check.
       healthCheck: { protocol: 'HTTP', port: 10256, path: '/healthz' },
     });
@@ -46,6 +47,37 @@ describe('fronts config', () => {
     expect(problems({ fronts: { nlb: { healthCheck: { port: 0, path: 'up' } } } })).toEqual([
       expect.stringMatching(/^fronts\.nlb\.healthCheck\.port: /),
       'fronts.nlb.healthCheck.path: a path starts with / and has no spaces',
+    ]);
+  });
+
+  it('takes slots mode over a host port range of its own, and says what is wrong with one', () => {
+    const ranges = { default: '7000-7999', slots: '8000-8031', accel: '9000-9099' };
+    const config = parseConfig({
+      hostPortRanges: ranges,
+      fronts: { nlb: { loadBalancers: [NLB], mode: 'slots', range: 'slots' } },
+    });
+    expect(config.fronts.nlb).toMatchObject({ mode: 'slots', range: 'slots' });
+    const nlb = (change: Record<string, unknown>) => ({
+      hostPortRanges: ranges,
+      fronts: {
+        nlb: { loadBalancers: [NLB], ...change },
+        accelerator: { endpointGroupArn: GROUP, range: 'accel' },
+      },
+    });
+    expect(problems(nlb({ mode: 'slots' }))).toEqual([
+      'fronts.nlb.range: Required: slots mode makes a listener for each port of one host port range on every game node; name one of "default", "slots", "accel"',
+    ]);
+    expect(problems(nlb({ mode: 'slots', range: 'nope' }))).toEqual([
+      'fronts.nlb.range: "nope" is not a host port range; name one of "default", "slots", "accel" (add one kept for NLB slots to hostPortRanges)',
+    ]);
+    expect(problems(nlb({ mode: 'slots', range: 'accel' }))).toEqual([
+      `fronts.nlb.range: "accel" is the Global Accelerator's range; keep another host port range for NLB slots`,
+    ]);
+    expect(problems(nlb({ range: 'slots' }))).toEqual([
+      'fronts.nlb.range: Forbidden: a range of slots is for "mode": "slots"; set the mode or leave range out',
+    ]);
+    expect(problems(nlb({ mode: 'fixed' }))).toEqual([
+      expect.stringMatching(/^fronts\.nlb\.mode: .*"per-game-server".*"slots"/),
     ]);
   });
 

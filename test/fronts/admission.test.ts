@@ -42,7 +42,7 @@ const NLB: PoolMember = {
 
 let clusterSeq = 0;
 
-async function harness(options: { listenerPorts?: string; nlb?: boolean } = {}) {
+async function harness(options: { listenerPorts?: string; nlb?: boolean; slots?: boolean } = {}) {
   const { client, tableName } = await freshTable();
   const store = new DynamoHostPortStore({
     client,
@@ -50,7 +50,13 @@ async function harness(options: { listenerPorts?: string; nlb?: boolean } = {}) 
     cluster: `fronts${clusterSeq++}`,
     meter: new CapacityMeter(),
   });
-  const config = parseConfig({ hostPortRanges: { default: '7000-7999', accel: '8000-8099' } });
+  const config = parseConfig({
+    hostPortRanges: {
+      default: '7000-7999',
+      accel: '8000-8099',
+      ...(options.slots ? { slots: '9000-9031' } : {}),
+    },
+  });
   const fronts = new MemoryFrontStore();
   const queued: { work: FrontWork; delay: number }[] = [];
   const queue = {
@@ -64,8 +70,13 @@ async function harness(options: { listenerPorts?: string; nlb?: boolean } = {}) 
     randomBytes: (size) => new Uint8Array(randomBytes(size)),
     now: () => 1_700_000_000_000,
     fronts: {
-      offered: { nlb: options.nlb ?? true, acceleratorRange: 'accel' },
-      ...(options.nlb === false
+      offered: {
+        nlb: options.nlb ?? true,
+        acceleratorRange: 'accel',
+        ...(options.slots ? { slotRange: 'slots' } : {}),
+      },
+      // Slots mode claims no listener at CREATE.
+      ...(options.nlb === false || options.slots
         ? {}
         : {
             listeners: {
@@ -142,6 +153,44 @@ describe('fronts at pod CREATE', () => {
     expect(hostPortsOf(pod).game).toBeLessThanOrEqual(8099);
     // Known only at binding; written empty now, so a copied manifest's address never stays.
     expect(annotations(pod)[FRONTS_ANNOTATION]).toBe('{}');
+  });
+
+  it('in slots mode gives a port behind the NLB a host port of the slot range and claims no listener', async () => {
+    const h = await harness({ slots: true });
+    const spec = [{ name: 'game', containerPort: 7777, front: 'nlb' }];
+    const copied = gamePod(spec, {
+      annotations: { [FRONTS_ANNOTATION]: JSON.stringify({ game: 'other.example:10001' }) },
+    });
+    const pod = patched(copied, await h.handler(podRequest(copied)));
+    expect(hostPortsOf(pod).game).toBeGreaterThanOrEqual(9000);
+    expect(hostPortsOf(pod).game).toBeLessThanOrEqual(9031);
+    expect(await h.fronts.listSlots()).toEqual([]);
+    // Known only at binding, from the node's seat; the copied address does not stay.
+    expect(annotations(pod)[FRONTS_ANNOTATION]).toBe('{}');
+    expect(annotations(pod)[FRONTS_READY_ANNOTATION]).toBe('false');
+    expect(containerEnv(pod).map((e) => e.name)).not.toContain('BERTH_FRONT_GAME');
+  });
+
+  it('in slots mode denies 422 a port of the slot range that did not ask for the NLB, and one naming another range', async () => {
+    const h = await harness({ slots: true });
+    const problems = denial(
+      await h.handler(
+        podRequest(
+          gamePod([
+            { name: 'a', containerPort: 7000, range: 'slots' },
+            { name: 'b', containerPort: 7001, front: 'nlb', range: 'default' },
+            { name: 'c', containerPort: 7002, front: 'nlb', portPolicy: 'Static', hostPort: 9500 },
+          ]),
+        ),
+      ),
+      422,
+    ).split('\n');
+    const p = 'metadata.annotations[berth.dev/ports]';
+    expect(problems).toEqual([
+      `${p}[0].range: Invalid value: "slots": this host port range is the NLB slots': its ports are public; set "front": "nlb" or name another range`,
+      `${p}[1].range: Invalid value: "default": a port behind an NLB slot takes its host port from range "slots"; leave range out`,
+      `${p}[2].front: Forbidden: "nlb" slots serve the host ports of range "slots", which berth hands out; use the Dynamic or Passthrough PortPolicy`,
+    ]);
   });
 
   it('replaces the addresses and the readiness a copied manifest carries, and leaves a pod with no front without any', async () => {
