@@ -42,6 +42,7 @@ import type { ListenerSlot } from '../fronts/work.js';
 import { PORT_PROTOCOLS } from '../hostports/model.js';
 import { CapacityMeter } from './capacity.js';
 import { conditionalWrite } from './conditional-write.js';
+import { loadBalancerKey, paddedPort, startingWith } from './front-keys.js';
 import type { TableLocation } from './location.js';
 import { queryPartition } from './query.js';
 import { TABLE_SCHEMA } from './table.js';
@@ -57,15 +58,6 @@ export interface DynamoFrontStoreOptions extends TableLocation {
   /** Waits between attempts; `setTimeout` when absent. */
   readonly sleep?: (ms: number) => Promise<void>;
 }
-
-/** Port numbers zero-padded, so that key order is port order. */
-const paddedPort = (port: number): string => String(port).padStart(5, '0');
-
-/** A load balancer's part of a key: `<name>/<id>` of `…:loadbalancer/net/<name>/<id>`. */
-const loadBalancerKey = (arn: string): string => arn.split('/').slice(-2).join('/');
-
-/** A Query of every sort key starting `prefix` (begins_with, as the inclusive range it is). */
-const startingWith = (prefix: string) => ({ between: { from: prefix, to: `${prefix}\uffff` } });
 
 /** `FrontStore` over one DynamoDB table, scoped to one cluster. */
 export class DynamoFrontStore implements FrontStore {
