@@ -41,13 +41,16 @@ import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/manifests/webhooks.js';
 import { allocationIdForUid } from '../../shared/vocabulary/allocation-id.js';
 import {
   ALLOCATION_ID_ANNOTATION,
+  FRONTS_ANNOTATION,
   FRONTS_READY_ANNOTATION,
   GAME_SERVER_LABEL,
   HOST_PORTS_ANNOTATION,
   PORTS_ANNOTATION,
 } from '../../shared/vocabulary/labels.js';
+import { annotationPath, type JsonPatchOperation } from '../../shared/vocabulary/patch.js';
 import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 import { FakeLease } from '../../sim/fakes/lease.js';
+import { MemorySlotChainStore } from '../../sim/fakes/slot-chain-store.js';
 import type { FrontsWorld, SystemFactory } from './harness.js';
 import { type SimTime, withAcceleratorLatency, withElbv2Latency } from './kit.js';
 import type {
@@ -57,7 +60,7 @@ import type {
   Placement,
   PublishedAddress,
 } from './seam.js';
-import { ACCELERATOR_HOST_PORTS, NLB_HOST_PORTS } from './workload.js';
+import { ACCELERATOR_HOST_PORTS, NLB_HOST_PORTS, SLOT_HOST_PORTS } from './workload.js';
 
 /** The fronts queue as infra/berth-stack.ts sets it up. */
 const BATCH_SIZE = 100;
@@ -74,14 +77,25 @@ const PORT_NAME = 'game';
 /** The fronts function's log lines, which the benchmark does not read. */
 const SILENT = new Logger({ logLevel: 'SILENT' });
 
+/** How berth's NLB fronts are made: a listener per game server, or slots made with the node. */
+export type NlbMode = 'per-game-server' | 'slots';
+
 /** berth's config for the world: its NLB pool, and the accelerator over its host port range. */
-function configFor(world: FrontsWorld): BerthConfig {
+function configFor(world: FrontsWorld, mode: NlbMode): BerthConfig {
   const range = (ports: { from: number; to: number }) => `${ports.from}-${ports.to}`;
+  const loadBalancers = world.loadBalancers.map((lb) => lb.arn);
   return parseConfig({
     cluster: 'games',
-    hostPortRanges: { default: range(NLB_HOST_PORTS), accelerator: range(ACCELERATOR_HOST_PORTS) },
+    hostPortRanges:
+      mode === 'slots'
+        ? {
+            default: '9000-9099',
+            slots: range(SLOT_HOST_PORTS),
+            accelerator: range(ACCELERATOR_HOST_PORTS),
+          }
+        : { default: range(NLB_HOST_PORTS), accelerator: range(ACCELERATOR_HOST_PORTS) },
     fronts: {
-      nlb: { loadBalancers: world.loadBalancers.map((lb) => lb.arn) },
+      nlb: mode === 'slots' ? { loadBalancers, mode: 'slots', range: 'slots' } : { loadBalancers },
       accelerator: { endpointGroupArn: world.endpointGroupArn, range: 'accelerator' },
     },
   });
@@ -120,7 +134,7 @@ function paced<T extends object>(target: T, time: SimTime, ms: number, alive: ()
 
 /** berth's fronts over one world. */
 export class BerthFronts implements FrontsUnderTest {
-  readonly name = 'berth';
+  readonly name: string;
   readonly #time: SimTime;
   readonly #config: BerthConfig;
   readonly #tables: FrontsTables;
@@ -137,6 +151,8 @@ export class BerthFronts implements FrontsUnderTest {
     }
   >();
   readonly #published = new Map<string, PublishedAddress>();
+  /** The cluster's nodes, by name: their InternalIP and when they became Ready. */
+  readonly #nodes = new Map<string, { readonly address: string; readonly readyAt: number }>();
   readonly #messages: Message[] = [];
   /** The admission function's warm containers, and the fronts function's (gone in a crash). */
   readonly #admission: FrontsWiring;
@@ -148,9 +164,10 @@ export class BerthFronts implements FrontsUnderTest {
   #running = 0;
   #stopped = false;
 
-  constructor(world: FrontsWorld) {
+  constructor(world: FrontsWorld, mode: NlbMode = 'per-game-server') {
+    this.name = mode === 'slots' ? 'berth slots' : 'berth';
     this.#time = world.time;
-    this.#config = configFor(world);
+    this.#config = configFor(world, mode);
     // A check each call makes: an invocation of an earlier epoch died with its process.
     const alive = () => {
       const epoch = this.#invocation.getStore();
@@ -158,6 +175,7 @@ export class BerthFronts implements FrontsUnderTest {
     };
     this.#tables = {
       store: paced(new MemoryFrontStore(), world.time, STORE_CALL_MS, () => undefined),
+      chains: paced(new MemorySlotChainStore(), world.time, STORE_CALL_MS, () => undefined),
       // One budget for the account.
       budget: new InProcessSharedBudget(world.time.now).for(this.#config.cluster),
       // The table's leases (the accelerator's plans), kept where the store is.
@@ -194,11 +212,17 @@ export class BerthFronts implements FrontsUnderTest {
     const kube = {
       getPod: async (_namespace: string, name: string) => this.#podObject(name),
       listPods: () => this.#listPods(),
+      listNodes: () => this.#listNodes(),
       getNode: async (name: string) => this.#node(name),
-      // The fronts pass tells a game server its fronts route (berth.dev/fronts-ready).
-      patchPod: async (_namespace: string, name: string) => {
+      // The fronts pass tells a game server its fronts route (berth.dev/fronts-ready), and in
+      // slots mode the address a binding before its seat's chain could not tell.
+      patchPod: async (_namespace: string, name: string, patch: readonly JsonPatchOperation[]) => {
         const pod = this.#pods.get(name);
         if (pod) pod.readyAt ??= this.#time.now();
+        const fronts = patch.find((op) => op.path === annotationPath(FRONTS_ANNOTATION));
+        if (pod && typeof fronts?.value === 'string') {
+          this.#publish(pod.gs, (JSON.parse(fronts.value) as Record<string, string>)[PORT_NAME]);
+        }
         const object = this.#podObject(name);
         if (!object) throw new Error(`pod ${name} not found`);
         return object;
@@ -321,6 +345,14 @@ export class BerthFronts implements FrontsUnderTest {
     return { ip: placement.nodeAddress, port: placement.hostPort };
   }
 
+  nodeReady(node: { readonly name: string; readonly address: string }): void {
+    this.#nodes.set(node.name, { address: node.address, readyAt: this.#time.now() });
+  }
+
+  nodeGone(node: { readonly name: string }): void {
+    this.#nodes.delete(node.name);
+  }
+
   async crash(): Promise<void> {
     // The fronts function's invocations end and its containers go; admission's stay warm.
     this.#epoch++;
@@ -427,7 +459,15 @@ export class BerthFronts implements FrontsUnderTest {
           [FRONTS_READY_ANNOTATION]: pod.readyAt === undefined ? 'false' : 'true',
         },
       },
-      spec: { containers: [], ...(placement ? { nodeName: placement.node } : {}) },
+      spec: {
+        containers: [
+          {
+            name: 'game',
+            ports: [{ containerPort: gs.containerPort, hostPort, protocol: 'UDP' }],
+          },
+        ],
+        ...(placement ? { nodeName: placement.node } : {}),
+      },
       status: {
         phase: pod.phase,
         ...(pod.boundAt !== undefined
@@ -453,12 +493,22 @@ export class BerthFronts implements FrontsUnderTest {
   }
 
   #node(name: string): V1Node | undefined {
-    const placed = [...this.#pods.values()].find((p) => p.placement?.node === name)?.placement;
-    if (!placed) return undefined;
+    const node = this.#nodes.get(name);
+    if (!node) return undefined;
     return {
-      metadata: { name },
-      status: { addresses: [{ type: 'InternalIP', address: placed.nodeAddress }] },
+      metadata: { name, labels: { role: 'game-server' } },
+      status: {
+        addresses: [{ type: 'InternalIP', address: node.address }],
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(node.readyAt) }],
+      },
     };
+  }
+
+  async *#listNodes(): AsyncIterable<V1Node> {
+    for (const name of [...this.#nodes.keys()]) {
+      const node = this.#node(name);
+      if (node) yield node;
+    }
   }
 }
 
@@ -467,4 +517,11 @@ export const berthSystem: SystemFactory = {
   name: 'berth',
   acceleratorPorts: [ACCELERATOR_HOST_PORTS.from, ACCELERATOR_HOST_PORTS.to],
   make: (world) => new BerthFronts(world),
+};
+
+/** berth with `fronts.nlb.mode: slots`: a listener per host port of the slot range on each node. */
+export const berthSlotsSystem: SystemFactory = {
+  name: 'berth slots',
+  acceleratorPorts: [ACCELERATOR_HOST_PORTS.from, ACCELERATOR_HOST_PORTS.to],
+  make: (world) => new BerthFronts(world, 'slots'),
 };

@@ -15,7 +15,7 @@
  */
 import type { NetworkLoadBalancer } from '../../shared/fronts/elbv2.js';
 import { FakeCustomRoutingAccelerator } from '../../sim/fakes/accelerator.js';
-import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
+import { ELBV2_MUTATING_ACTIONS, FakeElbv2 } from '../../sim/fakes/elbv2.js';
 import { seededRandom } from '../../sim/random.js';
 import { percentile, round } from '../support/stats.js';
 import { VirtualClock } from '../support/virtual-time.js';
@@ -25,6 +25,7 @@ import {
   type GameServerPlan,
   GRACEFUL_STOP_MS,
   type NodeSpec,
+  nodeUp,
   type Scheduled,
   SUBNET,
   schedule,
@@ -85,6 +86,20 @@ export interface Scenario {
   readonly faults?: Faults;
   /** The run ends this long after the last event (repair's grace for orphans). */
   readonly graceMs: number;
+  /**
+   * The host ports of NLB slots on every node (slots mode): each node's are watched until every
+   * one is behind a serving listener target.
+   */
+  readonly seats?: readonly number[];
+}
+
+/** A node's slots: when it joined, and how long until every one of its seats served. */
+export interface NodeOutcome {
+  readonly name: string;
+  /** ms from the start. */
+  readonly readyAt: number;
+  /** ms from Ready until every seat of it served; undefined when never (within the run). */
+  readonly seatsServingMs?: number;
 }
 
 /** What became of one game server. */
@@ -117,6 +132,12 @@ export interface RunResult {
   /** What was left with no live game server behind it at the end. */
   readonly orphans: readonly string[];
   readonly simulatedSeconds: number;
+  /** Each node's slots, in a scenario that has them. */
+  readonly nodes?: readonly NodeOutcome[];
+  /** Mutating ELBv2 calls made while game servers were being bound (first to last binding). */
+  readonly elbv2CallsWhileBinding: number;
+  /** Targets registered at the end: each is one deregistration still to come. */
+  readonly registeredAtEnd: number;
 }
 
 function fakeCounts(counts: ReadonlyMap<string, number>): Map<string, number> {
@@ -309,6 +330,30 @@ export async function runScenario(
     });
   }
   for (const crashAt of faults?.crashAt ?? []) at(crashAt, () => swallow(sut.crash()));
+  for (const node of scenario.nodes) {
+    at(node.readyAt ?? 0, () => sut.nodeReady?.(node));
+    if (node.goneAt !== undefined) at(node.goneAt, () => sut.nodeGone?.(node));
+  }
+  const seatsServing = new Map<string, number>();
+  const watchSeats = () => {
+    const seats = scenario.seats;
+    if (seats === undefined) return;
+    const serving = new Set<string>();
+    for (const lb of world.loadBalancers) {
+      for (const listener of world.elbv2.listeners(lb.arn)) {
+        for (const t of world.elbv2.servingTargets(listener.targetGroupArn)) {
+          serving.add(`${t.ip}:${t.port}`);
+        }
+      }
+    }
+    const offset = clock.now() - START;
+    for (const node of scenario.nodes) {
+      if (seatsServing.has(node.name) || !nodeUp(node, offset)) continue;
+      if (seats.every((port) => serving.has(`${node.address}:${port}`))) {
+        seatsServing.set(node.name, offset - (node.readyAt ?? 0));
+      }
+    }
+  };
 
   const end = START + lastEvent + scenario.graceMs;
   const doublyHeld = new Map<string, string>();
@@ -340,7 +385,9 @@ export async function runScenario(
       }
       // Reachable once players get through: the load balancer sends them to it.
       if (entry.reachableAt === undefined && leadsTo(world, address, true) === own) {
-        entry.reachableAt = Math.max(now, address.at);
+        // An address written since the last look, onto a front that serves now, was reachable
+        // from its writing (a system that writes it with its ready signal tells no one early).
+        entry.reachableAt = address.at > now - OBSERVE_MS ? address.at : now;
       }
       const told = sut.toldReady?.(entry.gs);
       if (entry.toldAt === undefined && told !== undefined) {
@@ -350,8 +397,10 @@ export async function runScenario(
     }
   };
   void (async () => {
-    while (clock.now() < end) {
+    for (let tick = 0; clock.now() < end; tick++) {
       observe();
+      // Seats are looked at once a second: their target is minutes, not milliseconds.
+      if (tick % 10 === 0) watchSeats();
       await clock.sleep(OBSERVE_MS);
     }
   })();
@@ -359,7 +408,11 @@ export async function runScenario(
   observe();
   sut.stop();
 
-  const orphans = findOrphans(world, sut, [...live.values()], system.acceleratorPorts);
+  const upAtEnd = scenario.nodes.filter((node) => nodeUp(node, end - START));
+  const seatsAtEnd = new Set(
+    (scenario.seats ?? []).flatMap((port) => upAtEnd.map((node) => `${node.address}:${port}`)),
+  );
+  const orphans = findOrphans(world, sut, [...live.values()], system.acceleratorPorts, seatsAtEnd);
   const outcomes: GameServerOutcome[] = scenario.plans.map((plan) => {
     const entry = live.get(plan.gs.name);
     const boundAt = entry?.boundAt;
@@ -376,10 +429,32 @@ export async function runScenario(
       ...(entry?.toldEarly !== undefined ? { toldEarly: entry.toldEarly } : {}),
     };
   });
+  const bindings = [...live.values()].flatMap((e) => (e.boundAt === undefined ? [] : [e.boundAt]));
+  const [firstBound, lastBound] = [Math.min(...bindings), Math.max(...bindings)];
   return {
     system: sut.name,
     scenario: scenario.name,
     outcomes,
+    ...(scenario.seats
+      ? {
+          nodes: scenario.nodes.map((node) => {
+            const servingMs = seatsServing.get(node.name);
+            return {
+              name: node.name,
+              readyAt: node.readyAt ?? 0,
+              ...(servingMs !== undefined ? { seatsServingMs: servingMs } : {}),
+            };
+          }),
+        }
+      : {}),
+    elbv2CallsWhileBinding: world.elbv2.calls
+      .slice(callsBefore)
+      .filter(
+        (c) => ELBV2_MUTATING_ACTIONS.has(c.action) && c.at >= firstBound && c.at <= lastBound,
+      ).length,
+    registeredAtEnd: world.elbv2
+      .targetGroups()
+      .reduce((sum, group) => sum + world.elbv2.targets(group.arn).length, 0),
     elbv2MutatingCalls: world.elbv2.mutatingCalls() - elbv2MutatingBefore,
     acceleratorMutatingCalls: world.accelerator.mutatingCalls() - acceleratorMutatingBefore,
     elbv2Calls: delta(world.elbv2.counts, elbv2Before),
@@ -413,15 +488,17 @@ function destinationKey(sut: FrontsUnderTest, gs: GameServer, placement: Placeme
 
 /**
  * What is left at the end with no live game server behind it: listeners on the pool whose
- * address no live game server published and reaches, target groups no kept listener forwards to
- * (the foreign ones excepted), and allowed accelerator destinations on addresses no live game
- * server is on.
+ * address no live game server published and reaches (a slot chain whose targets are all seats of
+ * nodes in the cluster, or none, is kept: it is made with the node and waits for game servers),
+ * target groups no kept listener forwards to (the foreign ones excepted), and allowed accelerator
+ * destinations on addresses no live game server is on.
  */
 function findOrphans(
   world: FrontsWorld,
   sut: FrontsUnderTest,
   entries: readonly Live[],
   acceleratorPorts: readonly [number, number],
+  seats: ReadonlySet<string>,
 ): string[] {
   const orphans: string[] = [];
   const alive = entries.filter((e) => e.alive);
@@ -442,8 +519,12 @@ function findOrphans(
         kept.add(listener.targetGroupArn);
         continue;
       }
-      if (published.has(`${lb.dnsName}:${listener.port}`)) kept.add(listener.targetGroupArn);
-      else orphans.push(`listener ${lb.dnsName}:${listener.port}`);
+      const seated =
+        seats.size > 0 &&
+        world.elbv2.targets(listener.targetGroupArn).every((t) => seats.has(`${t.ip}:${t.port}`));
+      if (published.has(`${lb.dnsName}:${listener.port}`) || seated) {
+        kept.add(listener.targetGroupArn);
+      } else orphans.push(`listener ${lb.dnsName}:${listener.port}`);
     }
   }
   for (const group of world.elbv2.targetGroups()) {

@@ -71,6 +71,10 @@ export interface FrontsUnderTest {
   toldReady?(gs: GameServer): number | undefined;
   /** What the front must reach for this game server. */
   destination(gs: GameServer, placement: Placement): Destination;
+  /** A node joins the cluster, Ready (absent: the system reads no nodes). */
+  nodeReady?(node: { readonly name: string; readonly address: string }): void;
+  /** A node leaves the cluster: its Node object is deleted. */
+  nodeGone?(node: { readonly name: string }): void;
   /** The controller process dies now; it comes back as its deployment would. */
   crash(): Promise<void>;
   /** Ends background loops (the run is over). */

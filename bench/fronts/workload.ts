@@ -22,6 +22,14 @@ export const CONTAINER_PORT = 7777;
 export const ACCELERATOR_HOST_PORTS = { from: 7000, to: 7099 } as const;
 export const NLB_HOST_PORTS = { from: 8000, to: 8099 } as const;
 /**
+ * berth's NLB slots in slots mode: the first 16 ports of the NLB range, as many as a node holds
+ * game servers (the scheduler hands each the lowest free port of its range).
+ */
+export const SLOT_HOST_PORTS = {
+  from: 8000,
+  to: 8000 + NODE_CPU_MILLIS / GAME_SERVER_CPU_MILLIS - 1,
+} as const;
+/**
  * One scheduling cycle per pod, bound one after another (an assumption: kube-scheduler schedules
  * a pod at a time; a cycle for a small cluster is milliseconds).
  */
@@ -40,6 +48,15 @@ export const SEED = 20261127;
 export interface NodeSpec {
   readonly name: string;
   readonly address: string;
+  /** When it joins, Ready (ms from the start; from the start when absent). */
+  readonly readyAt?: number;
+  /** When it leaves the cluster, its Node deleted (ms from the start; never when absent). */
+  readonly goneAt?: number;
+}
+
+/** Whether the node is in the cluster, Ready, at `at` (ms from the start). */
+export function nodeUp(node: NodeSpec, at: number): boolean {
+  return (node.readyAt ?? 0) <= at && at < (node.goneAt ?? Number.POSITIVE_INFINITY);
 }
 
 /** One game server's life: created, maybe never persisted, maybe deleted. */
@@ -145,13 +162,15 @@ export function schedule(
     const range = event.plan.gs.front === 'accelerator' ? ACCELERATOR_HOST_PORTS : NLB_HOST_PORTS;
     const target = scheduleOnto(
       { cpuMillis: GAME_SERVER_CPU_MILLIS, hostPorts: [] },
-      nodes.map((n) => ({
-        name: n.name,
-        cpuMillis: NODE_CPU_MILLIS,
-        usedCpuMillis: used.get(n.name)?.cpu ?? 0,
-        cordoned: false,
-        boundPorts: new Set<string>(),
-      })),
+      nodes
+        .filter((n) => nodeUp(n, event.at))
+        .map((n) => ({
+          name: n.name,
+          cpuMillis: NODE_CPU_MILLIS,
+          usedCpuMillis: used.get(n.name)?.cpu ?? 0,
+          cordoned: false,
+          boundPorts: new Set<string>(),
+        })),
     );
     const node = nodes.find((n) => n.name === target);
     const slot = node && used.get(node.name);

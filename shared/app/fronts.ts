@@ -23,6 +23,7 @@ import { type FrontsPassSummary, runFrontsPass } from '../fronts/pass.js';
 import { Elbv2PoolDirectory, type NlbPoolStatus } from '../fronts/pool-directory.js';
 import { acceleratorClient, SdkCustomRoutingApi } from '../fronts/sdk-accelerator.js';
 import { elbv2Client, SdkElbv2Api } from '../fronts/sdk-elbv2.js';
+import type { SlotChainStore } from '../fronts/slots/store.js';
 import { SqsFrontQueue } from '../fronts/sqs-queue.js';
 import type { FrontStore } from '../fronts/store.js';
 import type { FrontQueue, FrontWork, FrontWorkOutcome } from '../fronts/work.js';
@@ -30,8 +31,10 @@ import { MalformedFrontWorkError, parseFrontWork } from '../fronts/work-message.
 import { FRONT_WORK_BACKOFF, type FrontsWorkerDeps, handleFrontWork } from '../fronts/worker.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { Lease } from '../lease/lease.js';
+import type { PortRange } from '../net/port-range.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
+import { DynamoSlotChainStore } from '../store/dynamo-slot-chain-store.js';
 import type { Observability } from './observability.js';
 import { type PassContext, passLease, storeOptions } from './pass-context.js';
 import { passInput } from './pass-input.js';
@@ -71,12 +74,16 @@ export interface FrontsWiring {
   readonly poolStatus?: () => Promise<NlbPoolStatus>;
   /** The worker's dependencies over a cluster API (the webhooks read no more than a pod). */
   worker(kube: Pick<ClusterApi, 'getPod'>): FrontsWorkerDeps;
-  pass(kube: Pick<ClusterApi, 'listPods' | 'getNode' | 'patchPod'>): Promise<FrontsPassSummary>;
+  pass(
+    kube: Pick<ClusterApi, 'listPods' | 'listNodes' | 'getNode' | 'patchPod'>,
+  ): Promise<FrontsPassSummary>;
 }
 
 /** Where fronts keep their state, meter the account and exclude each other: the table's items. */
 export interface FrontsTables {
   readonly store: FrontStore;
+  /** The NLB slot chains (slots mode). */
+  readonly chains: SlotChainStore;
   readonly budget: RateBudget;
   /** Keeps two processes' accelerator plans apart. */
   readonly lease: Lease;
@@ -96,6 +103,7 @@ function dynamoFrontsTables(
   const stores = storeOptions(context);
   return {
     store: new DynamoFrontStore(stores),
+    chains: new DynamoSlotChainStore(stores),
     budget: new DynamoRateBudget({ ...stores, scope, now }),
     lease: passLease(context),
   };
@@ -123,7 +131,7 @@ export function frontsWiring(
   const now = context.now ?? Date.now;
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? realSleep;
-  const { store, budget, lease } =
+  const { store, chains, budget, lease } =
     'tables' in context ? context.tables : dynamoFrontsTables(context, options.account.scope, now);
   // The webhooks' calls (the pool's reading) wait briefly; the worker's and the pass's longer.
   const budgeted = { budget, now, sleep, random, backoff: DEFAULT_BACKOFF };
@@ -149,13 +157,33 @@ export function frontsWiring(
         exclusion: { lease, holder: `fronts-${randomUUID()}`, sleep },
       })
     : undefined;
+  const slotRange = nlb?.mode === 'slots' ? nlb.range : undefined;
+  const slots =
+    nlb && pool && slotRange !== undefined
+      ? {
+          cluster: config.cluster,
+          chains,
+          elbv2: workElbv2,
+          members: () => pool.members(),
+          dnsNames: async () => new Map((await pool.members()).map((m) => [m.arn, m.dnsName])),
+          listenerPorts: nlb.listenerPorts,
+          placement: nlb.placement,
+          hostPorts: portsOf(config.hostPortRanges[slotRange]),
+          healthCheck: healthCheckOf(nlb.healthCheck),
+          nodeSelector: config.scale.nodeSelector,
+          random,
+          now,
+        }
+      : undefined;
   const pods: PodFrontsDeps = {
     offered: {
       ...NO_FRONTS,
       nlb: nlb !== undefined,
       ...(acceleratorConfig ? { acceleratorRange: acceleratorConfig.range } : {}),
+      ...(slotRange !== undefined ? { slotRange } : {}),
     },
-    ...(nlb && pool
+    // In slots mode a CREATE claims no listener: the node's seat has one already.
+    ...(nlb && pool && slotRange === undefined
       ? {
           listeners: {
             store,
@@ -175,6 +203,7 @@ export function frontsWiring(
     cluster: config.cluster,
     store,
     ...(pool ? { pool } : {}),
+    ...(slots ? { chains } : {}),
     ...(accelerator ? { accelerator } : {}),
     queue: options.queue,
     now,
@@ -208,6 +237,7 @@ export function frontsWiring(
         store,
         kube,
         ...(pool ? { nlb: { api: workElbv2, loadBalancers: () => pool.arns() } } : {}),
+        ...(slots ? { slots } : {}),
         ...(accelerator ? { accelerator } : {}),
         queue: options.queue,
         now,
@@ -282,7 +312,10 @@ export interface FrontsRunner {
 /** Wires a cluster's worker and pass for the fronts function, over the account and queue given. */
 export function frontsRunner(
   context: FrontsContext & {
-    readonly clusterApi: Pick<ClusterApi, 'getPod' | 'listPods' | 'getNode' | 'patchPod'>;
+    readonly clusterApi: Pick<
+      ClusterApi,
+      'getPod' | 'listPods' | 'listNodes' | 'getNode' | 'patchPod'
+    >;
   },
   options: FrontsWiringOptions,
 ): FrontsRunner | undefined {
@@ -315,4 +348,9 @@ export function frontsInvocation(
     observe.logger.info('fronts pass', { ...summary });
     return { cluster: config.cluster, ...summary };
   };
+}
+
+/** Every port of a host port range, in order (none for a range the config does not have). */
+function portsOf(range: PortRange | undefined): number[] {
+  return range === undefined ? [] : Array.from({ length: range.size }, (_, i) => range.base + i);
 }

@@ -42,6 +42,7 @@ import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
 import { DynamoScaleTrigger } from '../store/dynamo-scale-trigger.js';
+import { DynamoSlotChainStore } from '../store/dynamo-slot-chain-store.js';
 import { type UiState, uiStateOf } from '../ui/state.js';
 
 /** What every runtime is built from. */
@@ -193,6 +194,10 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
   const frontStore =
     deps.fronts?.binding.store ??
     (hasFronts(config) ? new DynamoFrontStore(storeOptions) : undefined);
+  const chainStore =
+    config.fronts.nlb?.mode === 'slots'
+      ? (deps.fronts?.binding.chains ?? new DynamoSlotChainStore(storeOptions))
+      : undefined;
   // What tells a re-invocation of a generateName object from a copy: the stored objects.
   const carriers = cluster ? clusterCarriers(cluster) : undefined;
   const pods = podAdmission({
@@ -320,7 +325,13 @@ export function createRuntime(deps: RuntimeDeps): BerthRuntime {
           ],
           ...(deps.serviceLister ? { services: deps.serviceLister } : {}),
           ...(frontStore
-            ? { fronts: { store: frontStore, ...(cluster ? { pods: cluster } : {}) } }
+            ? {
+                fronts: {
+                  store: frontStore,
+                  ...(cluster ? { pods: cluster } : {}),
+                  ...(chainStore ? { chains: chainStore } : {}),
+                },
+              }
             : {}),
         },
         query,

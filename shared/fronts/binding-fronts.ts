@@ -8,6 +8,7 @@
 import { ownValueOf } from '../vocabulary/opaque.js';
 import type { AcceleratorFront } from './accelerator-front.js';
 import type { NlbPoolDirectory } from './listener-claim.js';
+import { type SlotChainStore, servesNode } from './slots/store.js';
 import type { FrontStore } from './store.js';
 import type { FrontedPortWork, FrontQueue } from './work.js';
 
@@ -16,6 +17,8 @@ export interface BindingFrontsDeps {
   readonly cluster: string;
   readonly store: FrontStore;
   readonly pool?: NlbPoolDirectory;
+  /** Slots mode: a port behind an NLB is told its node seat's chain. */
+  readonly chains?: SlotChainStore;
   readonly accelerator?: AcceleratorFront;
   readonly queue: FrontQueue;
   readonly now: () => number;
@@ -49,8 +52,9 @@ export async function frontsAtBinding(
   const addresses = new Map<string, string>();
   const warnings: string[] = [];
   // An NLB listener's address was claimed and told at CREATE: the pod carries it, with no read.
+  // A slot's is its node seat's, known only now: whatever the pod carries is not its own.
   const nlbPorts = server.ports.filter((port) => {
-    const told = ownValueOf(server.told, port.name);
+    const told = deps.chains ? undefined : ownValueOf(server.told, port.name);
     if (port.front === 'nlb' && told !== undefined) addresses.set(port.name, told);
     return port.front === 'nlb' && told === undefined;
   });
@@ -60,7 +64,20 @@ export async function frontsAtBinding(
       warnings: [`node ${server.node} has no InternalIP: its game servers' fronts cannot reach it`],
     };
   }
-  if (nlbPorts.length > 0 && deps.pool !== undefined) {
+  if (nlbPorts.length > 0 && deps.pool !== undefined && deps.chains !== undefined) {
+    const members = await deps.pool.members();
+    for (const port of nlbPorts) {
+      const chain = await deps.chains.chainAt(server.node, port.hostPort);
+      const member = members.find((m) => m.arn === chain?.slot.loadBalancerArn);
+      if (!servesNode(chain, server.node, server.nodeAddress) || member === undefined) {
+        warnings.push(
+          `port ${port.name}: node ${server.node} host port ${port.hostPort} has no NLB slot yet; the fronts pass writes the address once it serves`,
+        );
+      } else {
+        addresses.set(port.name, `${member.dnsName}:${chain.slot.port}`);
+      }
+    }
+  } else if (nlbPorts.length > 0 && deps.pool !== undefined) {
     const members = await deps.pool.members();
     const slots = (await deps.store.listSlots()).filter(
       (record) => record.owner.allocationId === server.allocationId,
@@ -85,7 +102,9 @@ export async function frontsAtBinding(
       addresses.set(port.name, located.publicAddress);
     }
   }
-  if (!server.dryRun) {
+  // A slot's chain is in place before any binding: only the other fronts have work to queue.
+  const queued = deps.chains ? server.ports.filter((port) => port.front !== 'nlb') : server.ports;
+  if (!server.dryRun && queued.length > 0) {
     await deps.queue.submit(
       {
         kind: 'bind',
@@ -95,7 +114,7 @@ export async function frontsAtBinding(
         allocationId: server.allocationId,
         node: server.node,
         nodeAddress: server.nodeAddress,
-        ports: server.ports,
+        ports: queued,
         boundAt: deps.now(),
       },
       0,

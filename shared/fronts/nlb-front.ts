@@ -30,6 +30,8 @@ export const FRONT_TAGS = {
   allocation: 'berth.dev/allocation-id',
   pod: 'berth.dev/pod',
   port: 'berth.dev/port',
+  /** On a slot chain's listener and target group: its `<load balancer ARN>#<port>`. */
+  chain: 'berth.dev/slot-chain',
 } as const;
 
 /** At most this many ARNs or names in one Describe call: the API's limit. */

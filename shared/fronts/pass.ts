@@ -20,7 +20,14 @@ import type { AcceleratorFront } from './accelerator-front.js';
 import type { Elbv2Api } from './elbv2.js';
 import { FRONT_TAGS, ignoreGone, taggedFor, tagsOf, targetGroupName } from './nlb-front.js';
 import { frontedPortsOf } from './pod-fronts.js';
-import { tellReady } from './readiness.js';
+import { type SlotFront, tellReady } from './readiness.js';
+import {
+  runSlotChains,
+  type SlotChainsDeps,
+  type SlotChainsSummary,
+  slotNodeOf,
+} from './slots/pass.js';
+import { chainGroupName, type SlotChain, servesNode, slotKey } from './slots/store.js';
 import type { FrontStore, SubnetDestinations } from './store.js';
 import type { FrontQueue } from './work.js';
 import { releaseOwner } from './worker.js';
@@ -40,15 +47,30 @@ export const CREATE_GRACE_MS = 60_000;
  */
 export const REQUEUE_GRACE_MS = 120_000;
 
+/**
+ * How long a pass starts slot chain steps: the fronts function has 90 s (infra/berth-stack.ts),
+ * and the chains share it with the pass's other work. What a pass leaves is the next pass's.
+ */
+export const SLOT_STEPS_MS = 45_000;
+
+/** Slots mode (`fronts.nlb.mode: slots`): the chains' store and steps, and the game nodes. */
+export interface SlotsPassDeps extends SlotChainsDeps {
+  /** `scale.nodeSelector`: the nodes that get slots. */
+  readonly nodeSelector: string;
+  /** The DNS name of each pool member, by ARN. */
+  readonly dnsNames: () => Promise<ReadonlyMap<string, string>>;
+}
+
 /** What the pass needs. */
 export interface FrontsPassDeps {
   readonly cluster: string;
   readonly store: FrontStore;
-  readonly kube: Pick<ClusterApi, 'listPods' | 'getNode' | 'patchPod'>;
+  readonly kube: Pick<ClusterApi, 'listPods' | 'listNodes' | 'getNode' | 'patchPod'>;
   readonly nlb?: {
     readonly api: Elbv2Api;
     readonly loadBalancers: () => Promise<readonly string[]>;
   };
+  readonly slots?: SlotsPassDeps;
   readonly accelerator?: AcceleratorFront;
   readonly queue: FrontQueue;
   readonly now: () => number;
@@ -70,6 +92,8 @@ export interface FrontsPassSummary {
   readonly ready: number;
   /** Owners whose release or re-queue failed this pass (the next pass tries again). */
   readonly failed: number;
+  /** What the slot chains' steps did, in slots mode. */
+  readonly slots?: SlotChainsSummary;
   readonly durationMs: number;
 }
 
@@ -88,14 +112,19 @@ function isLive(pod: V1Pod): boolean {
  * servers: a label anyone can remove must not make a running game server's fronts look leaked
  * (the host port repair, which lists every pod, keeps its host port meanwhile).
  */
-async function liveOwners(kube: FrontsPassDeps['kube']): Promise<Map<string, LiveOwner>> {
+async function livePods(
+  kube: FrontsPassDeps['kube'],
+): Promise<{ owners: Map<string, LiveOwner>; pods: V1Pod[] }> {
   const owners = new Map<string, V1Pod[]>();
+  const pods: V1Pod[] = [];
   for await (const pod of kube.listPods()) {
+    if (!isLive(pod)) continue;
+    pods.push(pod);
     const id = carriedAllocationId(pod as Readonly<Record<string, unknown>>);
-    if (id === undefined || !isLive(pod)) continue;
+    if (id === undefined) continue;
     owners.set(id, [...(owners.get(id) ?? []), pod]);
   }
-  return new Map([...owners].map(([id, pods]) => [id, { pods }]));
+  return { owners: new Map([...owners].map(([id, held]) => [id, { pods: held }])), pods };
 }
 
 /** One pass. */
@@ -107,7 +136,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
   };
   // The port mappings kept before any game server binds: the first pass after a deploy lists them.
   await deps.accelerator?.warm();
-  const owners = await liveOwners(deps.kube);
+  const { owners, pods } = await livePods(deps.kube);
   const settled = (claimedAt: number) => claimedAt < startedAt - CREATE_GRACE_MS;
 
   // Owners that hold something and are gone.
@@ -184,9 +213,10 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     const ports = frontedPortsOf(pod as Readonly<Record<string, unknown>>);
     const missing = ports.some((port) => {
       const key = `${allocationId}/${port.name}`;
-      return port.front === 'nlb'
-        ? !boundSlots.has(key) && overdue(key)
-        : (wantedBy.get(allocationId) ?? 0) === 0;
+      // A port behind a slot chain has no bind of its own: the chains' steps below make it.
+      if (port.front === 'nlb')
+        return deps.slots === undefined && !boundSlots.has(key) && overdue(key);
+      return (wantedBy.get(allocationId) ?? 0) === 0;
     });
     if (!missing) continue;
     await each(async () => {
@@ -214,6 +244,27 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     });
   }
 
+  let slotSummary: SlotChainsSummary | undefined;
+  let slotFront: SlotFront | undefined;
+  const nodeAddresses = new Map<string, string>();
+  if (deps.slots !== undefined) {
+    const nodes = [];
+    for await (const node of deps.kube.listNodes({ labelSelector: deps.slots.nodeSelector })) {
+      nodes.push(node);
+      const { name, address } = slotNodeOf(node);
+      if (address !== undefined) nodeAddresses.set(name, address);
+    }
+    const summary = await runSlotChains(
+      deps.slots,
+      { nodes, pods, otherSlots: slots.map((s) => s.slot) },
+      startedAt + SLOT_STEPS_MS,
+    );
+    slotSummary = summary;
+    failed += summary.failed;
+    if (summary.unseated > 0) find('FrontPoolFull');
+    slotFront = await slotFrontOf(deps.slots);
+  }
+
   // Told only once their fronts route: a bound listener serves minutes after its registration.
   let ready = 0;
   await each(async () => {
@@ -225,14 +276,15 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
         ...(deps.nlb ? { elbv2: deps.nlb.api } : {}),
         now: deps.now,
       },
-      { owners, slots, destinations },
+      { owners, slots, destinations, ...(slotFront ? { slotFront, nodeAddresses } : {}) },
     );
     ready = told.told;
     failed += told.failed;
   });
 
   if (deps.nlb !== undefined) {
-    const held = () => heldSlots(deps.store, deps.cluster);
+    const chains = deps.slots?.chains;
+    const held = () => heldSlots(deps.store, deps.cluster, chains && (() => chains.listChains()));
     const loadBalancers = await deps.nlb.loadBalancers();
     const orphans = [
       ...(await removeOrphanListeners(deps.nlb.api, loadBalancers, deps.cluster, held)),
@@ -251,7 +303,26 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     requeued,
     ready,
     failed,
+    ...(slotSummary ? { slots: slotSummary } : {}),
     durationMs: deps.now() - startedAt,
+  };
+}
+
+/** Each seat's chain, as the chains stand after this pass's steps, for the ready signal. */
+async function slotFrontOf(slots: SlotsPassDeps): Promise<SlotFront> {
+  const [chains, dnsNames] = await Promise.all([slots.chains.listChains(), slots.dnsNames()]);
+  const bySeat = new Map<string, SlotChain>();
+  for (const chain of chains) {
+    if (chain.holder) bySeat.set(`${chain.holder.node}#${chain.holder.hostPort}`, chain);
+  }
+  return (node, address, hostPort) => {
+    const chain = bySeat.get(`${node}#${hostPort}`);
+    const dnsName = chain && dnsNames.get(chain.slot.loadBalancerArn);
+    if (!servesNode(chain, node, address) || dnsName === undefined) return undefined;
+    return {
+      address: `${dnsName}:${chain.slot.port}`,
+      serving: chain.holder.servingAt !== undefined,
+    };
   };
 }
 
@@ -266,11 +337,19 @@ interface HeldSlots {
   readonly groups: ReadonlySet<string>;
 }
 
-async function heldSlots(store: FrontStore, cluster: string): Promise<HeldSlots> {
+async function heldSlots(
+  store: FrontStore,
+  cluster: string,
+  listChains?: () => Promise<readonly SlotChain[]>,
+): Promise<HeldSlots> {
   const held = await store.listSlots();
+  const chains = listChains ? await listChains() : [];
   return {
-    slots: new Set(held.map((s) => `${s.slot.loadBalancerArn}#${s.slot.port}`)),
-    groups: new Set(held.map((s) => targetGroupName(cluster, s.owner.allocationId, s.portName))),
+    slots: new Set([...held, ...chains].map((s) => slotKey(s.slot))),
+    groups: new Set([
+      ...held.map((s) => targetGroupName(cluster, s.owner.allocationId, s.portName)),
+      ...chains.map((c) => chainGroupName(cluster, c.slot)),
+    ]),
   };
 }
 
@@ -304,10 +383,14 @@ async function removeOrphanListeners(
       if (!taggedFor(own, cluster)) continue;
       const allocationId = own?.find((t) => t.key === FRONT_TAGS.allocation)?.value ?? '';
       const portName = own?.find((t) => t.key === FRONT_TAGS.port)?.value ?? '';
+      const slot = { loadBalancerArn, port: listener.port };
+      const chain = own?.some((t) => t.key === FRONT_TAGS.chain) === true;
       candidates.push({
         arn: listener.arn,
-        slot: `${loadBalancerArn}#${listener.port}`,
-        group: targetGroupName(cluster, allocationId, portName),
+        slot: slotKey(slot),
+        group: chain
+          ? chainGroupName(cluster, slot)
+          : targetGroupName(cluster, allocationId, portName),
       });
     }
   }

@@ -10,12 +10,16 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { ALLOCATION_ID_ANNOTATION, FRONTS_READY_ANNOTATION } from '../vocabulary/labels.js';
+import {
+  ALLOCATION_ID_ANNOTATION,
+  FRONTS_ANNOTATION,
+  FRONTS_READY_ANNOTATION,
+} from '../vocabulary/labels.js';
 import { annotationOf } from '../vocabulary/opaque.js';
 import { annotationPath } from '../vocabulary/patch.js';
 import type { Elbv2Api } from './elbv2.js';
 import { describeSkippingGone, ignoreGone, targetGroupName } from './nlb-front.js';
-import { frontedPortsOf } from './pod-fronts.js';
+import { frontedPortsOf, toldFronts } from './pod-fronts.js';
 import type { FrontStore, ListenerSlotRecord, SubnetDestinations } from './store.js';
 
 /** What readiness reads and writes. */
@@ -27,11 +31,25 @@ export interface ReadinessDeps {
   readonly now: () => number;
 }
 
+/**
+ * In slots mode, the chain of a node's host port: the address players dial and whether its
+ * target serves; undefined when the seat has no chain that may be told.
+ */
+export type SlotFront = (
+  node: string,
+  address: string,
+  hostPort: number,
+) => { readonly address: string; readonly serving: boolean } | undefined;
+
 /** What the pass read: the live pods by the id they carry, the slots, each subnet's destinations. */
 export interface ReadinessView {
   readonly owners: ReadonlyMap<string, { readonly pods: readonly V1Pod[] }>;
   readonly slots: readonly ListenerSlotRecord[];
   readonly destinations: ReadonlyMap<string, SubnetDestinations>;
+  /** Slots mode's chains; a pod's node address is its `berth.dev/address` or the node's. */
+  readonly slotFront?: SlotFront;
+  /** The InternalIP of each game node, by name (slots mode). */
+  readonly nodeAddresses?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -108,20 +126,30 @@ function allowedDestinations(view: ReadinessView): Map<string, boolean> {
   return allowed;
 }
 
-/** Whether every fronted port of `pod` routes. */
+/**
+ * Whether every fronted port of `pod` routes, and in slots mode the chains' addresses (port name
+ * → `host:port`), which a pod bound before its seat had a chain has not been told yet.
+ */
 function routes(
   pod: V1Pod,
   allocationId: string,
   serving: ReadonlySet<string>,
   allowed: ReadonlyMap<string, boolean>,
-): boolean {
+  view: ReadinessView,
+): { readonly routes: boolean; readonly slotAddresses: ReadonlyMap<string, string> } {
   const ports = frontedPortsOf(pod as Readonly<Record<string, unknown>>);
-  if (ports.length === 0) return false;
-  return ports.every((port) =>
-    port.front === 'nlb'
-      ? serving.has(`${allocationId}/${port.name}`)
-      : allowed.get(`${allocationId}/${port.hostPort}`) === true,
-  );
+  const slotAddresses = new Map<string, string>();
+  const node = pod.spec?.nodeName ?? '';
+  const nodeAddress = view.nodeAddresses?.get(node);
+  const every = ports.every((port) => {
+    if (port.front !== 'nlb') return allowed.get(`${allocationId}/${port.hostPort}`) === true;
+    if (view.slotFront === undefined) return serving.has(`${allocationId}/${port.name}`);
+    const front = nodeAddress && view.slotFront(node, nodeAddress, port.hostPort);
+    if (!front) return false;
+    slotAddresses.set(port.name, front.address);
+    return front.serving;
+  });
+  return { routes: ports.length > 0 && every, slotAddresses };
 }
 
 /**
@@ -142,12 +170,27 @@ export async function tellReady(
     if (pod === undefined || others.length > 0) continue;
     const own = pod as Readonly<Record<string, unknown>>;
     const said = annotationOf(own, FRONTS_READY_ANNOTATION);
-    if (said === 'true' || !routes(pod, allocationId, serving, allowed)) continue;
+    if (said === 'true') continue;
+    const found = routes(pod, allocationId, serving, allowed, view);
+    if (!found.routes) continue;
     const namespace = pod.metadata?.namespace ?? 'default';
     const name = pod.metadata?.name ?? '';
+    // A slot's address the pod was not told at its binding (its seat had no chain yet).
+    const before = toldFronts(own);
+    const untold = [...found.slotAddresses].some(([port, address]) => before[port] !== address);
+    const addresses = { ...before, ...Object.fromEntries(found.slotAddresses) };
     try {
       await deps.kube.patchPod(namespace, name, [
         { op: 'test', path: annotationPath(ALLOCATION_ID_ANNOTATION), value: allocationId },
+        ...(untold
+          ? [
+              {
+                op: annotationOf(own, FRONTS_ANNOTATION) === undefined ? 'add' : 'replace',
+                path: annotationPath(FRONTS_ANNOTATION),
+                value: JSON.stringify(addresses),
+              } as const,
+            ]
+          : []),
         {
           op: said === undefined ? 'add' : 'replace',
           path: annotationPath(FRONTS_READY_ANNOTATION),

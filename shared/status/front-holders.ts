@@ -4,6 +4,8 @@
  * read), its NLB listener slots and its accelerator destinations as the store has them. And who
  * holds a listener port, for `berth status --holder PORT`.
  */
+import { frontedPortsOf } from '../fronts/pod-fronts.js';
+import type { SlotChainStore } from '../fronts/slots/store.js';
 import type { FrontStore, ListenerSlotRecord } from '../fronts/store.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { carriedAllocationId } from '../vocabulary/allocation-id.js';
@@ -16,6 +18,8 @@ export interface FrontHolderDeps {
   readonly store: Pick<FrontStore, 'listSlots' | 'listDestinationSubnets' | 'listDestinations'>;
   /** The pod, for the addresses it was told; absent without a cluster. */
   readonly pods?: Pick<ClusterApi, 'getPod'>;
+  /** NLB slots mode: the chains, whose seat on the pod's node is its front. */
+  readonly chains?: Pick<SlotChainStore, 'chainAt'>;
 }
 
 /** `net/NAME/ID` of a load balancer ARN, shown as NAME. */
@@ -65,6 +69,24 @@ export async function frontHoldings(
       }
     } catch {
       // Not JSON any more: someone changed the annotation; the store's records still answer.
+    }
+  }
+  // Slots mode: the chain of each NLB port's seat (the pod's node and host port), if it has one.
+  const node = pod?.spec?.nodeName;
+  if (deps.chains && pod && node) {
+    for (const port of frontedPortsOf(pod as Readonly<Record<string, unknown>>)) {
+      if (port.front !== 'nlb') continue;
+      const chain = await deps.chains.chainAt(node, port.hostPort);
+      if (chain?.holder === undefined || chain.holder.releasingAt !== undefined) continue;
+      holdings.push({
+        kind: 'nlbListener',
+        range: chain.slot.loadBalancerArn,
+        value: `${loadBalancerName(chain.slot.loadBalancerArn)}:${chain.slot.port}`,
+        holder,
+        allocationId,
+        state: 'held',
+        front: chain.holder.servingAt !== undefined ? 'serving' : 'registering',
+      });
     }
   }
   const owns = (owner: { namespace: string; pod: string; allocationId: string }) =>

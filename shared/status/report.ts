@@ -45,7 +45,7 @@ export interface Holding {
   /**
    * Where a public front stands: an NLB listener `claimed` (at CREATE), `bound` (in place, its
    * target registering) or `serving` (players reach it); an accelerator destination `wanted` or
-   * `allowed`.
+   * `allowed`; an NLB slot of the pod's node seat (slots mode) `registering` or `serving`.
    */
-  readonly front?: 'claimed' | 'bound' | 'serving' | 'wanted' | 'allowed';
+  readonly front?: 'claimed' | 'bound' | 'serving' | 'wanted' | 'allowed' | 'registering';
 }

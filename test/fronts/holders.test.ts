@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { frontHoldings, listenerPortHolders } from '../../shared/status/front-holders.js';
-import { FRONTS_ANNOTATION } from '../../shared/vocabulary/labels.js';
+import {
+  FRONTS_ANNOTATION,
+  HOST_PORTS_ANNOTATION,
+  PORTS_ANNOTATION,
+} from '../../shared/vocabulary/labels.js';
 import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
+import { MemorySlotChainStore } from '../../sim/fakes/slot-chain-store.js';
 
 const ID = 'abcdefghijklmnopqrst';
 const NLB =
@@ -32,6 +37,51 @@ async function store() {
 }
 
 describe('berth status --holder for fronts', () => {
+  it('gives a game server in slots mode the chain of its node seat, and where it stands', async () => {
+    const chains = new MemorySlotChainStore();
+    const chain = (port: number, hostPort: number, servingAt?: number) => ({
+      slot: { loadBalancerArn: NLB, port },
+      claimedAt: 0,
+      madeAt: 1,
+      holder: {
+        node: 'node-a',
+        address: '10.0.1.20',
+        hostPort,
+        assignedAt: 1,
+        registeredAt: 2,
+        ...(servingAt !== undefined ? { servingAt } : {}),
+      },
+      version: 1,
+    });
+    await chains.write(undefined, chain(20_001, 8000, 3));
+    await chains.write(undefined, chain(20_002, 8001));
+    const pod = (hostPorts: Record<string, number>) => ({
+      metadata: {
+        annotations: {
+          'berth.dev/allocation-id': ID,
+          [PORTS_ANNOTATION]: JSON.stringify(
+            Object.keys(hostPorts).map((name) => ({ name, containerPort: 7777, front: 'nlb' })),
+          ),
+          [HOST_PORTS_ANNOTATION]: JSON.stringify(hostPorts),
+        },
+      },
+      spec: { nodeName: 'node-a', containers: [] },
+    });
+    const holdings = await frontHoldings(
+      {
+        store: new MemoryFrontStore(),
+        chains,
+        pods: { getPod: async () => pod({ game: 8000, voice: 8001, chat: 8002 }) },
+      },
+      'games',
+      'gs-1',
+    );
+    expect(holdings.map((h) => [h.kind, h.value, h.front])).toEqual([
+      ['nlbListener', 'games:20001', 'serving'],
+      ['nlbListener', 'games:20002', 'registering'],
+    ]);
+  });
+
   it('gives a game server the addresses it was told, its listener and its destination', async () => {
     const holdings = await frontHoldings(
       {

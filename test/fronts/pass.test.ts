@@ -58,6 +58,9 @@ function setup() {
       async *listPods() {
         yield* pods;
       },
+      async *listNodes() {
+        yield node;
+      },
       getNode: async (name) => (name === 'node-a' ? node : undefined),
       patchPod: async (_namespace, name, patch) => {
         patches.push({ name, patch });

@@ -16,6 +16,7 @@ import { FakeElbv2 } from '../../sim/fakes/elbv2.js';
 import { MemoryFrontStore } from '../../sim/fakes/front-store.js';
 import { applyPatch } from '../../sim/fakes/json-patch.js';
 import { FakeLease } from '../../sim/fakes/lease.js';
+import { MemorySlotChainStore } from '../../sim/fakes/slot-chain-store.js';
 import { review } from '../../sim/reviews.js';
 import { gamePod } from '../hostports/support.js';
 import { freshTable } from '../support/dynamo.js';
@@ -42,6 +43,7 @@ async function admissionOverPool() {
       now,
       tables: {
         store: new MemoryFrontStore(),
+        chains: new MemorySlotChainStore(),
         budget: new InProcessSharedBudget(now).for(cluster),
         lease: new FakeLease(now),
       },
