@@ -2,6 +2,7 @@
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import type { ClusterSet } from '../clusters/cluster-set.js';
+import { servingSeatsByNode } from '../fronts/slots/store.js';
 import { createNodePool } from '../node-pool/create.js';
 import type { NodePool } from '../node-pool/node-pool.js';
 import { runScalePass, type ScalePassOptions, type ScaleReport } from '../scale/pass.js';
@@ -9,6 +10,7 @@ import { scalePolicy } from '../scale/policy.js';
 import { admissionsTrigger, slackOf, TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
 import { DynamoScaleMemory } from '../store/dynamo-scale-memory.js';
 import { DynamoScaleTrigger } from '../store/dynamo-scale-trigger.js';
+import { DynamoSlotChainStore } from '../store/dynamo-slot-chain-store.js';
 import type { Observability } from './observability.js';
 import { type PassContext, passLease, storeOptions } from './pass-context.js';
 import { failWhenNothingWorked } from './pass-failure.js';
@@ -51,10 +53,24 @@ export function scaleRunner(context: PassContext, options: ScaleRunnerOptions = 
       ? new DynamoScaleTrigger(storeOptions(context))
       : undefined;
   const policy = scalePolicy(config.scale, trigger ? { reactionMs: TRIGGER_DEBOUNCE_MS } : {});
+  // NLB slots mode: only slots whose chain serves are ready capacity.
+  const chains =
+    config.fronts.nlb?.mode === 'slots'
+      ? new DynamoSlotChainStore(storeOptions(context))
+      : undefined;
+  const servingFrontSeats = chains && (async () => servingSeatsByNode(await chains.listChains()));
   return async (holder, passOptions = {}) => {
     let recorded: Promise<unknown> = Promise.resolve();
     const report = await runScalePass(
-      { cluster: clusterApi, pool, lease, now, holder, memory },
+      {
+        cluster: clusterApi,
+        pool,
+        lease,
+        now,
+        holder,
+        memory,
+        ...(servingFrontSeats ? { servingFrontSeats } : {}),
+      },
       config.scale,
       {
         policy,

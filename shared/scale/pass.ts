@@ -78,6 +78,8 @@ export interface ScalePassDeps {
   readonly holder: string;
   /** What the pass remembers between runs. */
   readonly memory: ScaleMemoryStore;
+  /** NLB slots mode: each game node's slots whose chain serves, by node name. */
+  readonly servingFrontSeats?: () => Promise<ReadonlyMap<string, number>>;
 }
 
 /** How to run the pass. */
@@ -125,6 +127,7 @@ export async function readClusterSnapshot(
   nodeSelector: string,
   karpenterNodePool?: string,
   autoMode = false,
+  servingFrontSeats?: () => Promise<ReadonlyMap<string, number>>,
 ): Promise<ClusterSnapshot> {
   const nodes = [];
   for await (const node of cluster.listNodes({ labelSelector: nodeSelector, pageSize: 500 })) {
@@ -142,7 +145,17 @@ export async function readClusterSnapshot(
   if (pods.some((pod) => agonesOwnerOf(pod) !== undefined)) {
     for await (const gs of cluster.listGameServers({ pageSize: 500 })) gameServers.push(gs);
   }
-  const snapshot = buildSnapshot(nodes, pods, await pool.describe(), indexAgones(gameServers));
+  const built = buildSnapshot(nodes, pods, await pool.describe(), indexAgones(gameServers));
+  const seats = await servingFrontSeats?.();
+  const snapshot = seats
+    ? {
+        ...built,
+        nodes: built.nodes.map((node) => ({
+          ...node,
+          servingFrontSeats: seats.get(node.name) ?? 0,
+        })),
+      }
+    : built;
   if (karpenterNodePool === undefined) return snapshot;
   const nodePool = await cluster.getKarpenterNodePool(karpenterNodePool);
   const lifetime = nodePoolLifetimeMs(nodePool);
@@ -266,6 +279,7 @@ export async function runScalePass(
         config.nodeSelector,
         karpenterNodePoolOf(config.nodePool),
         config.nodePool.type === 'auto-mode',
+        deps.servingFrontSeats,
       ),
       deps.memory.load(),
     ]);

@@ -334,7 +334,23 @@ export function planScale(
     if (node.unschedulable || expiring.has(node.name)) continue;
     schedulable += 1;
     if (node.ready) {
-      free += slots(node);
+      const all = slots(node);
+      // Slots mode: a slot whose chain does not serve yet is coming, not free, and no longer
+      // coming once the boot grace has passed since the node's Ready.
+      const routed =
+        node.servingFrontSeats === undefined
+          ? all
+          : Math.min(all, Math.max(0, node.servingFrontSeats - node.gameServers));
+      free += routed;
+      if (routed < all) {
+        const since = node.readyAtMs ?? node.createdAtMs;
+        if (since !== undefined && nowMs - since < policy.bootGraceMs) booting += all - routed;
+        else
+          notes.push({
+            node: node.name,
+            reason: `${all - routed} slots' NLB fronts do not serve past the boot grace: not counted`,
+          });
+      }
       ready += node.readyGameServers;
     } else if (node.createdAtMs !== undefined && nowMs - node.createdAtMs < policy.bootGraceMs) {
       booting += slots(node);

@@ -43,6 +43,11 @@ export interface NodeView {
   readonly allocatedGameServers: number;
   /** Of `gameServers`, those that hold none (the rest are allocated). */
   readonly readyGameServers: number;
+  /**
+   * NLB slots mode: how many of its slots' chains serve. A game server placed on a slot that does
+   * not serve yet has no public address players reach, so only serving slots are ready capacity.
+   */
+  readonly servingFrontSeats?: number;
 }
 
 /** A game-server pod bound to a node, with its game state. */

@@ -52,6 +52,38 @@ const summary = (p: ScalePlan): string[] =>
     a.type === 'grow' ? `grow ${a.from}->${a.to}` : `${a.type} ${a.node ?? ''}`,
   );
 
+describe('planScale: NLB slots mode', () => {
+  /** One Ready node of 40 slots whose Ready was `readyAgoMs` ago, `serving` slots' chains serving. */
+  function slotsPlan(serving: number, readyAgoMs: number) {
+    const snapshot = buildSnapshot([node('n1')], gameServers('n1', 5), { desiredSize: 1 });
+    const nodes = snapshot.nodes.map((n) => ({
+      ...n,
+      readyAtMs: T0 - readyAgoMs,
+      servingFrontSeats: serving,
+    }));
+    return planScale({ ...snapshot, nodes }, policyFor({ bufferGameServers: 20, maxNodes: 5 }), T0);
+  }
+
+  it('counts only slots whose chain serves as free; the rest are coming within the boot grace', () => {
+    const fresh = slotsPlan(15, 60_000);
+    // 15 serving seats, 5 taken by game servers: 10 free; the other 25 of 35 slots are coming.
+    expect([fresh.tally.free, fresh.tally.coming]).toEqual([10, 25]);
+    expect(summary(fresh)).toEqual([]);
+    const warm = slotsPlan(40, 60_000);
+    expect([warm.tally.free, warm.tally.coming]).toEqual([35, 0]);
+  });
+
+  it('stops counting slots whose chain never serves once the boot grace has passed, and says so', () => {
+    const stale = slotsPlan(15, 60 * MINUTE);
+    expect([stale.tally.free, stale.tally.coming]).toEqual([10, 0]);
+    expect(stale.notes).toContainEqual({
+      node: 'n1',
+      reason: "25 slots' NLB fronts do not serve past the boot grace: not counted",
+    });
+    expect(summary(stale)).toEqual(['grow 1->2']);
+  });
+});
+
 describe('planScale: scaling up', () => {
   it('grows to minNodes when there are fewer nodes', () => {
     const result = plan([], [], { scale: { minNodes: 2, bufferGameServers: 0 } });
