@@ -11,7 +11,8 @@
  * `npm run bench -- fronts`.
  */
 import { pathToFileURL } from 'node:url';
-import { berthSystem } from './fronts/berth.js';
+import { REFERENCE_FLEET } from './cost/fleet.js';
+import { berthSlotsSystem, berthSystem } from './fronts/berth.js';
 import {
   type RunResult,
   reachableStats,
@@ -20,9 +21,18 @@ import {
   type Scenario,
 } from './fronts/harness.js';
 import { CALL_LATENCY_MS } from './fronts/kit.js';
+import { type ModeFootprint, modeFootprints } from './fronts/modes.js';
 import { okgSystem } from './fronts/okg.js';
-import { burstScenario, chaosScenario, steadyScenario } from './fronts/scenarios.js';
-import { judgeFronts } from './fronts/targets.js';
+import {
+  burstScenario,
+  chaosScenario,
+  SLOT_SEATS,
+  slotsChaosScenario,
+  slotsChurnScenario,
+  slotsScenario,
+  steadyScenario,
+} from './fronts/scenarios.js';
+import { callsPerSeatLifetime, judgeFronts } from './fronts/targets.js';
 import { type TargetVerdict, writeResults } from './support/results.js';
 import { printTable } from './support/table.js';
 
@@ -46,6 +56,7 @@ function summary(run: RunResult) {
     doublyHeld: run.doublyHeld,
     orphans: run.orphans,
     simulatedSeconds: run.simulatedSeconds,
+    ...(run.nodes ? { nodes: run.nodes, elbv2CallsWhileBinding: run.elbv2CallsWhileBinding } : {}),
   };
 }
 
@@ -77,6 +88,7 @@ function rows(runs: readonly RunResult[]) {
 /** What `runFrontsBench` answers and writes. */
 export interface FrontsBenchResult {
   readonly runs: readonly ReturnType<typeof summary>[];
+  readonly modes: readonly ModeFootprint[];
   readonly targets: readonly TargetVerdict[];
   readonly settings: Readonly<Record<string, unknown>>;
   readonly runtimeMs: number;
@@ -93,8 +105,20 @@ export async function runFrontsBench(): Promise<FrontsBenchResult> {
   const acceleratorBurst = await both(burstScenario('accelerator'));
   const chaos = await both(chaosScenario());
   const day = await both(steadyScenario());
-  const all = [nlbBurst, acceleratorBurst, chaos, day].flatMap((r) => [r.berth, r.peer]);
-  const targets = judgeFronts({ nlbBurst, acceleratorBurst, chaos });
+  const slots = {
+    burst: await runScenario(slotsScenario(), berthSlotsSystem),
+    churn: await runScenario(slotsChurnScenario(), berthSlotsSystem),
+    chaos: await runScenario(slotsChaosScenario(), berthSlotsSystem),
+    seats: SLOT_SEATS.length,
+  };
+  const all = [
+    ...[nlbBurst, acceleratorBurst, chaos, day].flatMap((r) => [r.berth, r.peer]),
+    slots.burst,
+    slots.churn,
+    slots.chaos,
+  ];
+  const targets = judgeFronts({ nlbBurst, acceleratorBurst, chaos, slots });
+  const modes = modeFootprints();
   printTable(
     [
       'scenario',
@@ -127,11 +151,46 @@ export async function runFrontsBench(): Promise<FrontsBenchResult> {
     }
   }
   console.log('');
+  console.log(
+    `NLB modes for the reference fleet (${REFERENCE_FLEET.gameNodes} nodes, ${REFERENCE_FLEET.concurrentGameServers} game servers at once, all behind NLBs; load balancer hours only):`,
+  );
+  printTable(
+    [
+      'mode',
+      'listeners',
+      'NLBs',
+      'target groups / Region quota',
+      'NLB $ a month',
+      'NLB burst p99 s',
+    ],
+    modes.map((m) => [
+      m.mode,
+      m.listeners,
+      m.loadBalancers,
+      m.targetGroupQuotas,
+      m.monthlyUsd,
+      reachableStats(m.mode === 'slots' ? slots.burst : nlbBurst.berth, 'nlb').p99,
+    ]),
+  );
+  for (const run of [slots.burst, slots.churn, slots.chaos]) {
+    const calls = callsPerSeatLifetime(run, slots.seats);
+    const nodes = (run.nodes ?? [])
+      .map(
+        (n) =>
+          `${n.name} ${n.seatsServingMs === undefined ? 'never' : `${n.seatsServingMs / 1000} s`}`,
+      )
+      .join(', ');
+    console.log(
+      `  ${run.scenario} ${run.system}: slots serving after Ready: ${nodes}; ${calls.perLifetime} ELB calls per slot lifetime`,
+    );
+  }
+  console.log('');
   for (const target of targets) {
     console.log(`  ${target.pass ? 'PASS' : 'FAIL'}  ${target.target}: ${target.line}`);
   }
   const result: FrontsBenchResult = {
     runs: all.map(summary),
+    modes,
     targets,
     settings: {
       callLatencyMs: CALL_LATENCY_MS,

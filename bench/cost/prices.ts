@@ -86,6 +86,13 @@ export const PRICES = {
     'aws.amazon.com/privatelink/pricing (interface endpoint pricing, US East)',
     false,
   ),
+  // A Network Load Balancer's hour, whatever its listeners and targets (they have no price of
+  // their own); its capacity units (NLCU) follow the traffic, the same for every way of fronting.
+  nlbHour: price(
+    0.0225,
+    'Network Load Balancer-hour',
+    'aws.amazon.com/elasticloadbalancing/pricing; clustercost.com NLB pricing 2025; awsnegotiations.com ELB cost (May 2026)',
+  ),
   sqsRequest: price(
     0.4 / 1e6,
     'standard queue request (64 KB chunk)',

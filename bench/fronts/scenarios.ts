@@ -12,7 +12,15 @@
  */
 import type { FrontKind } from '../../shared/fronts/model.js';
 import type { Scenario } from './harness.js';
-import { burst, type GameServerPlan, gameServer, makeNodes, steady } from './workload.js';
+import {
+  burst,
+  type GameServerPlan,
+  gameServer,
+  makeNodes,
+  type NodeSpec,
+  SLOT_HOST_PORTS,
+  steady,
+} from './workload.js';
 
 /** Game servers in each burst. */
 export const BURST_SIZE = 100;
@@ -86,5 +94,84 @@ export function steadyScenario(durationMs = STEADY_MS): Scenario {
     nodes: makeNodes(NODES),
     loadBalancers: 2,
     graceMs: CHAOS_GRACE_MS,
+  };
+}
+
+/** Every host port of the slot range: the seats of each node in slots mode. */
+export const SLOT_SEATS: readonly number[] = Array.from(
+  { length: SLOT_HOST_PORTS.to - SLOT_HOST_PORTS.from + 1 },
+  (_, i) => SLOT_HOST_PORTS.from + i,
+);
+
+const MINUTE = 60_000;
+/** The slots burst lands on nodes Ready this long. */
+export const SLOTS_BURST_AT_MS = 15 * MINUTE;
+
+/**
+ * NLB slots (berth's `fronts.nlb.mode: slots`): 8 nodes join at the start (a cold pool: every
+ * chain made from nothing); 100 game servers at once at 15 minutes; two nodes join at 16 minutes
+ * (new chains), node-7 (empty) leaves at 17 minutes and node-10 joins at 18 (node-7's chains
+ * again). Four NLBs: room for 10 nodes' 16 slots.
+ */
+export function slotsScenario(): Scenario {
+  const nodes: NodeSpec[] = makeNodes(11).map((node, i) => {
+    if (i === 7) return { ...node, goneAt: 17 * MINUTE };
+    if (i === 8 || i === 9) return { ...node, readyAt: 16 * MINUTE };
+    if (i === 10) return { ...node, readyAt: 18 * MINUTE };
+    return node;
+  });
+  return {
+    name: 'nlb-slots',
+    plans: burst('slot', BURST_SIZE, 'nlb', SLOTS_BURST_AT_MS),
+    nodes,
+    loadBalancers: 4,
+    graceMs: 8 * MINUTE,
+    seats: SLOT_SEATS,
+  };
+}
+
+/**
+ * The chaos run in slots mode: the chaos run's game servers and faults, bound while the pool is
+ * still cold (their addresses come with their seats' chains), with node churn: node-7 leaves at
+ * 4 minutes while game servers may still be on it, and node-8 joins at 5.
+ */
+export function slotsChaosScenario(): Scenario {
+  const chaos = chaosScenario();
+  const nodes: NodeSpec[] = makeNodes(9).map((node, i) => {
+    if (i === 7) return { ...node, goneAt: 4 * MINUTE };
+    if (i === 8) return { ...node, readyAt: 5 * MINUTE };
+    return node;
+  });
+  return { ...chaos, name: 'chaos-slots', nodes, loadBalancers: 4, seats: SLOT_SEATS };
+}
+
+/** Node replacements in the churn run, one every `CHURN_EVERY_MS` from `CHURN_FROM_MS`. */
+export const CHURN_REPLACEMENTS = 24;
+const CHURN_FROM_MS = 20 * MINUTE;
+const CHURN_EVERY_MS = 10 * MINUTE;
+
+/**
+ * NLB slots over hours of node churn, the way a fleet's nodes come and go (scale-down, spot
+ * interruptions, upgrades): 8 nodes from the start, then every 10 minutes from minute 20 the
+ * oldest node leaves and a new one joins, 24 times. Measures what a slot costs a node lifetime
+ * once chains are reused, and how soon each new node's slots serve.
+ */
+export function slotsChurnScenario(): Scenario {
+  const nodes: NodeSpec[] = makeNodes(8 + CHURN_REPLACEMENTS).map((node, i) => {
+    const joins = i < 8 ? 0 : CHURN_FROM_MS + (i - 8) * CHURN_EVERY_MS;
+    const leaves = i < CHURN_REPLACEMENTS ? CHURN_FROM_MS + i * CHURN_EVERY_MS : undefined;
+    return {
+      ...node,
+      ...(joins > 0 ? { readyAt: joins } : {}),
+      ...(leaves !== undefined ? { goneAt: leaves } : {}),
+    };
+  });
+  return {
+    name: 'nlb-slots-churn',
+    plans: [],
+    nodes,
+    loadBalancers: 4,
+    graceMs: 8 * MINUTE,
+    seats: SLOT_SEATS,
   };
 }

@@ -136,8 +136,9 @@ describe('fronts benchmark harness', () => {
       nlbBurst: { berth: run, peer: run },
       acceleratorBurst: { berth: run, peer: run },
       chaos: { berth: run },
+      slots: { burst: run, churn: run, chaos: run, seats: 16 },
     });
     const chaosVerdicts = verdicts.filter((v) => v.target.startsWith('chaos'));
-    expect(chaosVerdicts.map((v) => v.pass)).toEqual([false, false]);
+    expect(chaosVerdicts.map((v) => v.pass)).toEqual([false, false, false, false]);
   });
 });
