@@ -52,6 +52,7 @@ function summary(run: RunResult) {
     elbv2Calls: run.elbv2Calls,
     acceleratorCalls: run.acceleratorCalls,
     throttled: run.throttled,
+    elbv2OverBucket: run.elbv2OverBucket,
     refusals: run.refusals,
     doublyHeld: run.doublyHeld,
     orphans: run.orphans,
@@ -117,7 +118,7 @@ export async function runFrontsBench(): Promise<FrontsBenchResult> {
     slots.churn,
     slots.chaos,
   ];
-  const targets = judgeFronts({ nlbBurst, acceleratorBurst, chaos, slots });
+  const targets = judgeFronts({ nlbBurst, acceleratorBurst, chaos, steady: day, slots });
   const modes = modeFootprints();
   printTable(
     [

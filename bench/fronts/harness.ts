@@ -138,6 +138,8 @@ export interface RunResult {
   readonly elbv2CallsWhileBinding: number;
   /** Targets registered at the end: each is one deregistration still to come. */
   readonly registeredAtEnd: number;
+  /** ELBv2 calls a documented bucket refused (the scenario's injected throttling not counted). */
+  readonly elbv2OverBucket: number;
 }
 
 function fakeCounts(counts: ReadonlyMap<string, number>): Map<string, number> {
@@ -269,6 +271,7 @@ export async function runScenario(
   const elbv2Before = fakeCounts(world.elbv2.counts);
   const acceleratorBefore = fakeCounts(world.accelerator.counts);
   const throttledBefore = world.elbv2.throttled + world.accelerator.throttled;
+  const overBucketBefore = world.elbv2.overBucket;
   const callsBefore = world.elbv2.calls.length;
   const acceleratorCallsBefore = world.accelerator.calls.length;
   const elbv2MutatingBefore = world.elbv2.mutatingCalls();
@@ -452,6 +455,7 @@ export async function runScenario(
       .filter(
         (c) => ELBV2_MUTATING_ACTIONS.has(c.action) && c.at >= firstBound && c.at <= lastBound,
       ).length,
+    elbv2OverBucket: world.elbv2.overBucket - overBucketBefore,
     registeredAtEnd: world.elbv2
       .targetGroups()
       .reduce((sum, group) => sum + world.elbv2.targets(group.arn).length, 0),

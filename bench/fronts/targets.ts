@@ -27,6 +27,7 @@ export interface JudgedRuns {
   readonly nlbBurst: { readonly berth: RunResult; readonly peer: RunResult };
   readonly acceleratorBurst: { readonly berth: RunResult; readonly peer: RunResult };
   readonly chaos: { readonly berth: RunResult };
+  readonly steady: { readonly berth: RunResult };
   /** berth in slots mode: its burst and node churn, and its chaos run. */
   readonly slots: {
     readonly burst: RunResult;
@@ -143,8 +144,26 @@ export function judgeFronts(runs: JudgedRuns): TargetVerdict[] {
   const berthPer = perGameServer(nlb.berth.elbv2MutatingCalls, nlbServers);
   const peerPer = perGameServer(nlb.peer.elbv2MutatingCalls, nlbServers);
   const chaos = runs.chaos.berth;
+  const berthRuns = [
+    runs.nlbBurst.berth,
+    runs.acceleratorBurst.berth,
+    runs.chaos.berth,
+    runs.steady.berth,
+    runs.slots.burst,
+    runs.slots.churn,
+    runs.slots.chaos,
+  ];
+  const over = berthRuns.filter((run) => run.elbv2OverBucket > 0);
   return [
     ...slotsVerdicts(runs.slots),
+    {
+      target: 'every scenario: 0 ELB calls over the documented buckets',
+      pass: over.length === 0,
+      line:
+        over.length === 0
+          ? `berth: none in ${berthRuns.length} runs (${berthRuns.map((r) => r.scenario).join(', ')}); the chaos runs' injected throttling is a fault, not counted`
+          : over.map((r) => `${r.system} ${r.scenario}: ${r.elbv2OverBucket}`).join('; '),
+    },
     latency(acc, 'accelerator', ACCELERATOR_P99_S),
     {
       ...latency(nlb.berth, 'nlb', NLB_P99_S),

@@ -61,6 +61,8 @@ export class ApiGate<A extends string, C extends string> {
   readonly counts = new Map<A, number>();
   /** Calls refused as throttled (by a bucket or the throttle rate). */
   throttled = 0;
+  /** Of `throttled`, those a bucket refused: calls over the documented rates, not faults. */
+  overBucket = 0;
 
   constructor(meter: ApiMeter<A, C>, now: () => number, random: () => number) {
     this.#meter = meter;
@@ -91,6 +93,7 @@ export class ApiGate<A extends string, C extends string> {
       this.#account = shared.state;
       granted = shared.granted;
     }
+    if (!granted) this.overBucket++;
     if (!granted || (this.throttleRate > 0 && this.#random() < this.throttleRate)) {
       this.throttled++;
       this.fail(action, this.#meter.throttleCode, this.#meter.throttleMessage);

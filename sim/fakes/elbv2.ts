@@ -241,6 +241,11 @@ export class FakeElbv2 implements Elbv2Api {
     return this.#gate.throttled;
   }
 
+  /** Calls a bucket refused: over the documented rates (injected throttling not counted). */
+  get overBucket(): number {
+    return this.#gate.overBucket;
+  }
+
   /** Calls of actions that change state, ok or not. */
   mutatingCalls(): number {
     return this.#gate.countOf(ELBV2_MUTATING_ACTIONS);

@@ -136,6 +136,7 @@ describe('fronts benchmark harness', () => {
       nlbBurst: { berth: run, peer: run },
       acceleratorBurst: { berth: run, peer: run },
       chaos: { berth: run },
+      steady: { berth: run },
       slots: { burst: run, churn: run, chaos: run, seats: 16 },
     });
     const chaosVerdicts = verdicts.filter((v) => v.target.startsWith('chaos'));

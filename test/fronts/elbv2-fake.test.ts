@@ -375,6 +375,7 @@ describe('FakeElbv2', () => {
     expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ok');
     expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ThrottlingException');
     expect(elb.throttled).toBe(2);
+    expect(elb.overBucket).toBe(2);
   });
 
   it('meters other mutating calls at 20 then 3 per second', async () => {
@@ -425,6 +426,8 @@ describe('FakeElbv2', () => {
     expect(await codeOf(listenerOn(elb, nlb.arn, 10_000, 'berth-a'))).toBe('ok');
     elb.throttleRate = 1;
     expect(await codeOf(elb.describeListeners(nlb.arn))).toBe('ThrottlingException');
+    // Injected throttling is a fault, not a call over the documented buckets.
+    expect([elb.throttled, elb.overBucket]).toEqual([1, 0]);
   });
 
   it('logs every call with its action, time and outcome', async () => {
