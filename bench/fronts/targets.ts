@@ -167,7 +167,7 @@ export function judgeFronts(runs: JudgedRuns): TargetVerdict[] {
     latency(acc, 'accelerator', ACCELERATOR_P99_S),
     {
       ...latency(nlb.berth, 'nlb', NLB_P99_S),
-      line: `${latency(nlb.berth, 'nlb', NLB_P99_S).line} (berth's ELBv2 budget lets the last of ${nlbServers} binds land no sooner than ${nlbBudgetFloorSeconds(nlbServers)} s, and a target serves ${NLB_REGISTRATION_DELAY_MS / 1000} s after it is registered)`,
+      line: `${latency(nlb.berth, 'nlb', NLB_P99_S).line} (berth's ELBv2 budget lets the last of ${nlbServers} binds land no sooner than ${nlbBudgetFloorSeconds(nlbServers)} s, and a target serves ${NLB_REGISTRATION_DELAY_MS / 1000} s after it is registered); in slots mode, on nodes Ready 5 minutes: p99 ${reachableStats(runs.slots.burst, 'nlb').p99} s`,
     },
     {
       target: 'NLB burst, a front per game server: p99 binding to reachable no worse than OKG',
