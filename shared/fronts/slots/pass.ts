@@ -302,7 +302,9 @@ class ChainSteps {
     const group = await this.#deps.elbv2.createTargetGroup({
       name: chainGroupName(this.#deps.cluster, slot),
       protocol: 'TCP_UDP',
-      port: chain.holder?.hostPort ?? this.#deps.hostPorts[0] ?? 1,
+      // Fixed by the slot, so every attempt asks for the same group whoever the chain's seat is
+      // by then (another setting is DuplicateTargetGroupName); targets carry their own port.
+      port: slot.port,
       vpcId,
       healthCheck: this.#deps.healthCheck,
       tags: chainTags(this.#deps.cluster, slot),

@@ -195,6 +195,25 @@ describe('the fronts pass in slots mode', () => {
     expect(targets.sort()).toEqual(['10.0.1.21:8000', '10.0.1.21:8001']);
   });
 
+  it('finishes a chain whose seat left before it was made, asking for the same target group', async () => {
+    const world = setup();
+    world.nodes.push(nodeObject('node-a', '10.0.1.20'));
+    world.elbv2.failNext('RegisterTargets', 'InternalFailure');
+    world.elbv2.failNext('RegisterTargets', 'InternalFailure');
+    expect((await world.pass()).slots).toMatchObject({ created: 0, failed: 2 });
+    // node-a goes before its chains were made: they let go of it, unmade.
+    world.nodes.length = 0;
+    world.advance(60_000);
+    expect((await world.pass()).slots).toMatchObject({ released: 2, failed: 0 });
+    world.advance(60_000);
+    const made = await world.pass();
+    expect(made.slots?.failed).toBe(0);
+    const chains = await world.chains.listChains();
+    expect(chains.filter((c) => c.madeAt !== undefined).length).toBeGreaterThanOrEqual(2);
+    expect(chains.every((c) => c.holder === undefined)).toBe(true);
+    expect(world.elbv2.targetGroups()).toHaveLength(chains.length);
+  });
+
   it('finishes a chain a failed call left half-made, with no second listener', async () => {
     const world = setup();
     world.nodes.push(nodeObject('node-a', '10.0.1.20'));
