@@ -165,7 +165,6 @@ export function frontsWiring(
           chains,
           elbv2: workElbv2,
           members: () => pool.members(),
-          dnsNames: async () => new Map((await pool.members()).map((m) => [m.arn, m.dnsName])),
           listenerPorts: nlb.listenerPorts,
           placement: nlb.placement,
           hostPorts: portsOf(config.hostPortRanges[slotRange]),

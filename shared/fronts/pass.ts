@@ -21,13 +21,8 @@ import type { Elbv2Api } from './elbv2.js';
 import { FRONT_TAGS, ignoreGone, taggedFor, tagsOf, targetGroupName } from './nlb-front.js';
 import { frontedPortsOf } from './pod-fronts.js';
 import { type SlotFront, tellReady } from './readiness.js';
-import {
-  runSlotChains,
-  type SlotChainsDeps,
-  type SlotChainsSummary,
-  slotNodeOf,
-} from './slots/pass.js';
-import { chainGroupName, type SlotChain, servesNode, slotKey } from './slots/store.js';
+import { runSlotChains, type SlotChainsDeps, type SlotChainsSummary } from './slots/pass.js';
+import { chainGroupName, type SlotChain, slotKey } from './slots/store.js';
 import type { FrontStore, SubnetDestinations } from './store.js';
 import type { FrontQueue } from './work.js';
 import { releaseOwner } from './worker.js';
@@ -57,8 +52,6 @@ export const SLOT_STEPS_MS = 45_000;
 export interface SlotsPassDeps extends SlotChainsDeps {
   /** `scale.nodeSelector`: the nodes that get slots. */
   readonly nodeSelector: string;
-  /** The DNS name of each pool member, by ARN. */
-  readonly dnsNames: () => Promise<ReadonlyMap<string, string>>;
 }
 
 /** What the pass needs. */
@@ -246,23 +239,20 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
 
   let slotSummary: SlotChainsSummary | undefined;
   let slotFront: SlotFront | undefined;
-  const nodeAddresses = new Map<string, string>();
   if (deps.slots !== undefined) {
     const nodes = [];
     for await (const node of deps.kube.listNodes({ labelSelector: deps.slots.nodeSelector })) {
       nodes.push(node);
-      const { name, address } = slotNodeOf(node);
-      if (address !== undefined) nodeAddresses.set(name, address);
     }
-    const summary = await runSlotChains(
+    const chains = await runSlotChains(
       deps.slots,
       { nodes, pods, otherSlots: slots.map((s) => s.slot) },
       startedAt + SLOT_STEPS_MS,
     );
-    slotSummary = summary;
-    failed += summary.failed;
-    if (summary.unseated > 0) find('FrontPoolFull');
-    slotFront = await slotFrontOf(deps.slots);
+    slotSummary = chains.summary;
+    slotFront = chains.front;
+    failed += chains.summary.failed;
+    if (chains.summary.unseated > 0) find('FrontPoolFull');
   }
 
   // Told only once their fronts route: a bound listener serves minutes after its registration.
@@ -276,7 +266,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
         ...(deps.nlb ? { elbv2: deps.nlb.api } : {}),
         now: deps.now,
       },
-      { owners, slots, destinations, ...(slotFront ? { slotFront, nodeAddresses } : {}) },
+      { owners, slots, destinations, ...(slotFront ? { slotFront } : {}) },
     );
     ready = told.told;
     failed += told.failed;
@@ -305,24 +295,6 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     failed,
     ...(slotSummary ? { slots: slotSummary } : {}),
     durationMs: deps.now() - startedAt,
-  };
-}
-
-/** Each seat's chain, as the chains stand after this pass's steps, for the ready signal. */
-async function slotFrontOf(slots: SlotsPassDeps): Promise<SlotFront> {
-  const [chains, dnsNames] = await Promise.all([slots.chains.listChains(), slots.dnsNames()]);
-  const bySeat = new Map<string, SlotChain>();
-  for (const chain of chains) {
-    if (chain.holder) bySeat.set(`${chain.holder.node}#${chain.holder.hostPort}`, chain);
-  }
-  return (node, address, hostPort) => {
-    const chain = bySeat.get(`${node}#${hostPort}`);
-    const dnsName = chain && dnsNames.get(chain.slot.loadBalancerArn);
-    if (!servesNode(chain, node, address) || dnsName === undefined) return undefined;
-    return {
-      address: `${dnsName}:${chain.slot.port}`,
-      serving: chain.holder.servingAt !== undefined,
-    };
   };
 }
 

@@ -33,11 +33,11 @@ export interface ReadinessDeps {
 
 /**
  * In slots mode, the chain of a node's host port: the address players dial and whether its
- * target serves; undefined when the seat has no chain that may be told.
+ * target serves; undefined when the seat has no chain that may be told (none, leaving, or one
+ * of the node's earlier address).
  */
 export type SlotFront = (
   node: string,
-  address: string,
   hostPort: number,
 ) => { readonly address: string; readonly serving: boolean } | undefined;
 
@@ -46,10 +46,8 @@ export interface ReadinessView {
   readonly owners: ReadonlyMap<string, { readonly pods: readonly V1Pod[] }>;
   readonly slots: readonly ListenerSlotRecord[];
   readonly destinations: ReadonlyMap<string, SubnetDestinations>;
-  /** Slots mode's chains; a pod's node address is its `berth.dev/address` or the node's. */
+  /** Slots mode: each seat's chain, as this pass left it. */
   readonly slotFront?: SlotFront;
-  /** The InternalIP of each game node, by name (slots mode). */
-  readonly nodeAddresses?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -140,12 +138,11 @@ function routes(
   const ports = frontedPortsOf(pod as Readonly<Record<string, unknown>>);
   const slotAddresses = new Map<string, string>();
   const node = pod.spec?.nodeName ?? '';
-  const nodeAddress = view.nodeAddresses?.get(node);
   const every = ports.every((port) => {
     if (port.front !== 'nlb') return allowed.get(`${allocationId}/${port.hostPort}`) === true;
     if (view.slotFront === undefined) return serving.has(`${allocationId}/${port.name}`);
-    const front = nodeAddress && view.slotFront(node, nodeAddress, port.hostPort);
-    if (!front) return false;
+    const front = view.slotFront(node, port.hostPort);
+    if (front === undefined) return false;
     slotAddresses.set(port.name, front.address);
     return front.serving;
   });

@@ -25,7 +25,12 @@ import {
   GetItemCommand,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
-import type { ChainHolder, SlotChain, SlotChainStore } from '../fronts/slots/store.js';
+import {
+  type ChainHolder,
+  type SlotChain,
+  type SlotChainStore,
+  slotKey,
+} from '../fronts/slots/store.js';
 import type { ListenerSlot } from '../fronts/work.js';
 import { CapacityMeter } from './capacity.js';
 import { loadBalancerKey, paddedPort, startingWith } from './front-keys.js';
@@ -52,9 +57,6 @@ const chainSortKey = (slot: ListenerSlot): string =>
 /** The index item's sort key for a node's host port. */
 const holderSortKey = (node: string, hostPort: number): string =>
   `holder#${node}#${paddedPort(hostPort)}`;
-
-const sameSlot = (a: ListenerSlot, b: ListenerSlot): boolean =>
-  a.loadBalancerArn === b.loadBalancerArn && a.port === b.port;
 
 /** `SlotChainStore` over one DynamoDB table, scoped to one cluster. */
 export class DynamoSlotChainStore implements SlotChainStore {
@@ -104,7 +106,7 @@ export class DynamoSlotChainStore implements SlotChainStore {
 
   async write(previous: SlotChain | undefined, next: SlotChain): Promise<boolean> {
     if (next.version !== (previous?.version ?? 0) + 1) return false;
-    if (previous !== undefined && !sameSlot(previous.slot, next.slot)) return false;
+    if (previous !== undefined && slotKey(previous.slot) !== slotKey(next.slot)) return false;
     const self = chainSortKey(next.slot);
     const items: TransactWriteItem[] = [
       {

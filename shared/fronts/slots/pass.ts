@@ -19,6 +19,7 @@ import type { PortRange } from '../../net/port-range.js';
 import type { Elbv2Api, HealthCheck } from '../elbv2.js';
 import { FRONT_TAGS, ignoreGone } from '../nlb-front.js';
 import type { PlacementPolicy } from '../nlb-placement.js';
+import type { SlotFront } from '../readiness.js';
 import type { ListenerSlot } from '../work.js';
 import { planSlots, type SlotNode, type SlotSeat } from './plan.js';
 import {
@@ -27,12 +28,14 @@ import {
   revised,
   type SlotChain,
   type SlotChainStore,
+  servesNode,
   slotKey,
 } from './store.js';
 
 /** A pool member as the chains need it. */
 export interface ChainPoolMember {
   readonly arn: string;
+  readonly dnsName: string;
   readonly vpcId: string;
   /** Listener ports someone other than berth holds on it. */
   readonly foreignPorts: ReadonlySet<number>;
@@ -93,8 +96,14 @@ function chainTags(cluster: string, slot: ListenerSlot) {
   ];
 }
 
+/** What the chains' share of a pass did, and each seat's front as it left the chains. */
+export interface SlotChainsOutcome {
+  readonly summary: SlotChainsSummary;
+  readonly front: SlotFront;
+}
+
 /** A game node as the plan reads it. */
-export function slotNodeOf(node: V1Node): SlotNode {
+function slotNodeOf(node: V1Node): SlotNode {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
   const since = ready?.lastTransitionTime ? new Date(ready.lastTransitionTime).getTime() : NaN;
   return {
@@ -123,7 +132,7 @@ export async function runSlotChains(
   deps: SlotChainsDeps,
   view: SlotChainsView,
   deadline: number,
-): Promise<SlotChainsSummary> {
+): Promise<SlotChainsOutcome> {
   const members = await deps.members();
   const chains = await deps.chains.listChains();
   const taken = new Map<string, Set<number>>(
@@ -132,8 +141,9 @@ export async function runSlotChains(
   for (const { slot } of [...chains, ...view.otherSlots.map((slot) => ({ slot }))]) {
     taken.get(slot.loadBalancerArn)?.add(slot.port);
   }
+  const nodes = view.nodes.map(slotNodeOf);
   const plan = planSlots({
-    nodes: view.nodes.map(slotNodeOf),
+    nodes,
     chains,
     hostPorts: deps.hostPorts,
     heldHostPorts: heldHostPortsOf(view.pods),
@@ -172,13 +182,34 @@ export async function runSlotChains(
   const created = await counted(plan.create, ({ slot, seat }) => steps.create(slot, seat));
   const serving = await steps.markServing(chains, deadline);
   return {
-    created,
-    assigned,
-    released,
-    finished,
-    serving,
-    unseated: plan.unseated,
-    failed,
+    summary: { created, assigned, released, finished, serving, unseated: plan.unseated, failed },
+    front: frontOf(steps.chainsNow(chains), members, nodes),
+  };
+}
+
+/** Each seat's chain that may be told: made, held by the node at its address, not leaving. */
+function frontOf(
+  chains: readonly SlotChain[],
+  members: readonly ChainPoolMember[],
+  nodes: readonly SlotNode[],
+): SlotFront {
+  const dnsNames = new Map(members.map((m) => [m.arn, m.dnsName]));
+  const addresses = new Map(nodes.map((n) => [n.name, n.address]));
+  const bySeat = new Map<string, SlotChain>();
+  for (const chain of chains) {
+    if (chain.holder) bySeat.set(`${chain.holder.node}#${chain.holder.hostPort}`, chain);
+  }
+  return (node, hostPort) => {
+    const chain = bySeat.get(`${node}#${hostPort}`);
+    const address = addresses.get(node);
+    const dnsName = chain && dnsNames.get(chain.slot.loadBalancerArn);
+    if (address === undefined || dnsName === undefined || !servesNode(chain, node, address)) {
+      return undefined;
+    }
+    return {
+      address: `${dnsName}:${chain.slot.port}`,
+      serving: chain.holder.servingAt !== undefined,
+    };
   };
 }
 
@@ -209,6 +240,13 @@ class ChainSteps {
 
   #current(chain: SlotChain): SlotChain {
     return this.#latest.get(slotKey(chain.slot)) ?? chain;
+  }
+
+  /** The chains as this pass left them: those listed, as last written, and those it claimed. */
+  chainsNow(listed: readonly SlotChain[]): SlotChain[] {
+    const now = new Map(listed.map((c) => [slotKey(c.slot), c] as const));
+    for (const [key, chain] of this.#latest) now.set(key, chain);
+    return [...now.values()];
   }
 
   /** Claims a new chain, for a seat or spare, makes it and registers the seat's target. */
@@ -364,16 +402,13 @@ class ChainSteps {
           (t) => t.ip === holder.address && t.port === holder.hostPort && t.state === 'healthy',
         );
         if (!healthy) continue;
-        const at = this.#deps.now();
-        if (
-          await this.#deps.chains.write(
-            chain,
-            revised(chain, { holder: { ...holder, servingAt: at } }),
-          )
-        )
-          serving++;
+        await this.#write(
+          chain,
+          revised(chain, { holder: { ...holder, servingAt: this.#deps.now() } }),
+        );
+        serving++;
       } catch {
-        // Read again next pass.
+        // Read again next pass (or changed meanwhile: the next pass reads it as it is).
       }
     }
     return serving;

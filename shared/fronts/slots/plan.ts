@@ -125,7 +125,10 @@ export function planSlots(input: SlotPlanInput): SlotPlan {
     }
   }
   const reusable = [...free, ...freeing];
-  const assign = seats.slice(0, reusable.length).map((seat, i) => ({ chain: reusable[i], seat }));
+  const assign = reusable.slice(0, seats.length).flatMap((chain, i) => {
+    const seat = seats[i];
+    return seat === undefined ? [] : [{ chain, seat }];
+  });
   const wanting = seats.slice(reusable.length);
   // Spares only once every seat has a chain: a seat waiting always goes first.
   const leftFree = Math.max(0, reusable.length - seats.length);
@@ -137,7 +140,7 @@ export function planSlots(input: SlotPlanInput): SlotPlan {
   });
   return {
     release,
-    assign: assign.filter((a): a is { chain: SlotChain; seat: SlotSeat } => a.chain !== undefined),
+    assign,
     create,
     unfinished,
     unseated: Math.max(0, wanting.length - placed.length),

@@ -79,8 +79,9 @@ function setup() {
       cluster: 'prod',
       chains,
       elbv2,
-      members: async () => [{ arn: nlb.arn, vpcId: 'vpc-1', foreignPorts: new Set<number>() }],
-      dnsNames: async () => new Map([[nlb.arn, nlb.dnsName]]),
+      members: async () => [
+        { arn: nlb.arn, dnsName: nlb.dnsName, vpcId: 'vpc-1', foreignPorts: new Set<number>() },
+      ],
       listenerPorts: { base: 20_000, size: 100 },
       placement: 'balanced',
       hostPorts: [8000, 8001],
