@@ -93,6 +93,16 @@ const nodeBudget = z.union([
   }),
 ]);
 
+/**
+ * The name of an Agones Counter or List (`scale.gameState.counter`): a key of the GameServer's
+ * `status.counters` or `status.lists`, as the Fleet's template declares it (`rooms`,
+ * `sessions`, `players`).
+ */
+const agonesCounterName = z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/, {
+  message:
+    'must name an Agones Counter or List as the Fleet template declares it, e.g. "sessions": 1-63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit',
+});
+
 const poolName = (what: string) =>
   z.string({ error: `required: ${what}` }).min(1, { message: `required: ${what}` });
 
@@ -246,6 +256,14 @@ const configSchema = z.strictObject({
       // Autoscaler protection on game-server pods by game state (shared/scale/protection.ts):
       // named after Agones' eviction.safe; "off" leaves pods' annotations alone.
       protection: z.enum(['OnUpgrade', 'Always', 'Never', 'off']).default('OnUpgrade'),
+      // Multi-session game servers (shared/scale/game-state.ts, docs/game-state.md): the Agones
+      // Counter (or, with no Counter of that name, the List) a server counts its sessions in.
+      // A count above zero holds players; the room below capacity counts toward the buffer.
+      gameState: z
+        .strictObject({
+          counter: agonesCounterName.optional(),
+        })
+        .prefault({}),
     })
     .prefault({}),
   eni: z

@@ -27,16 +27,34 @@ export interface ClusterEvent {
   readonly component: string;
 }
 
+/** An Agones Counter's status: `count` of at most `capacity` (`CounterStatus`). */
+export interface AgonesCounterStatus {
+  readonly count?: number;
+  readonly capacity?: number;
+}
+
+/** An Agones List's status: `values`, at most `capacity` of them (`ListStatus`). */
+export interface AgonesListStatus {
+  readonly capacity?: number;
+  readonly values?: readonly string[];
+}
+
 /**
  * An Agones `GameServer` (`agones.dev/v1`), with only the fields berth reads: who owns it (a
- * `GameServerSet` recreates it when deleted) and its `status.state` (Ready, Reserved,
- * Allocated, ...; googleforgames/agones `pkg/apis/agones/v1/gameserver.go`).
+ * `GameServerSet` recreates it when deleted), its `status.state` (Ready, Reserved, Allocated,
+ * ...), and its Counters and Lists by name (`status.counters`, `status.lists`), which a
+ * multi-session server counts its sessions in (googleforgames/agones v1.56.0
+ * `pkg/apis/agones/v1/gameserver.go`, `GameServerStatus`, `CounterStatus`, `ListStatus`).
  */
 export interface AgonesGameServer {
   readonly apiVersion?: string;
   readonly kind?: string;
   readonly metadata?: V1ObjectMeta;
-  readonly status?: { readonly state?: string };
+  readonly status?: {
+    readonly state?: string;
+    readonly counters?: Readonly<Record<string, AgonesCounterStatus>>;
+    readonly lists?: Readonly<Record<string, AgonesListStatus>>;
+  };
 }
 
 /**

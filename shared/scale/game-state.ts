@@ -18,6 +18,17 @@
  * 3. Any other fleet: the pod annotation `berth.dev/state: ready | allocated` that the game
  *    server sets on itself; absent (or any other value) means allocated, the safe default.
  *
+ * 4. Multi-session servers (`scale.gameState.counter` names a Counter): a GameServer that has
+ *    that Counter in `status.counters` (`count`, `capacity`), or, when it has no Counter of that
+ *    name, a List of it in `status.lists` (`values`, `capacity`), counts its sessions there. A
+ *    count above zero is allocated whatever `status.state` says: a server hosting matches stays
+ *    `Ready` or `Allocated` while they come and go (Agones' "High Density GameServers": the
+ *    allocation increments the Counter, the game server decrements it as a session ends;
+ *    googleforgames/agones v1.56.0 `site/content/en/docs/Integration Patterns/
+ *    high-density-gameservers.md`). A count of zero leaves the state to rule 1. A server in
+ *    state `Ready` or `Allocated` whose count is below its capacity offers the difference as
+ *    room: match slots (`room`). A GameServer without the name counts as rule 1 says.
+ *
  * A ready game server not already being deleted may be moved, as the contract says. Its fleet
  * makes it again elsewhere when a controller owns it (for Agones, a GameServerSet owning the
  * GameServer); one nothing owns is only deleted, and the move says so (`alone`): it declared
@@ -69,6 +80,54 @@ export interface GameStateReading {
   readonly reserved?: true;
   /** Epoch ms the fleet last allocated it (Agones' `agones.dev/last-allocated`), when it says. */
   readonly allocatedAtMs?: number;
+  /**
+   * Multi-session (rule 4): the sessions it counts and the most it hosts, read from the named
+   * Counter or List; absent when no counter is named or the GameServer has none of that name.
+   */
+  readonly sessions?: SessionCount;
+  /** Of `sessions`, the matches it can take now: `capacity - count` while it serves, else 0. */
+  readonly room?: number;
+}
+
+/** A multi-session server's sessions, from its Counter or List. */
+export interface SessionCount {
+  readonly count: number;
+  readonly capacity: number;
+  /** Where it was read: an Agones Counter or List, by name. */
+  readonly from: 'Counter' | 'List';
+}
+
+/** States in which a multi-session server takes matches (the allocation's `gameServerState`). */
+const SERVING_STATES: ReadonlySet<string> = new Set(['Ready', 'Allocated']);
+
+const wholeOrZero = (value: number | undefined): number =>
+  typeof value === 'number' && Number.isFinite(value) ? Math.max(0, Math.floor(value)) : 0;
+
+/**
+ * The sessions `gs` counts under `name`: its Counter of that name, or, with no such Counter, its
+ * List (the values are the sessions). Undefined when it has neither.
+ */
+export function sessionCountOf(gs: AgonesGameServer, name: string): SessionCount | undefined {
+  // Own keys only: a name such as `constructor` must not read the prototype.
+  const counters = gs.status?.counters ?? {};
+  if (Object.hasOwn(counters, name)) {
+    const counter = counters[name];
+    return {
+      count: wholeOrZero(counter?.count),
+      capacity: wholeOrZero(counter?.capacity),
+      from: 'Counter',
+    };
+  }
+  const lists = gs.status?.lists ?? {};
+  if (Object.hasOwn(lists, name)) {
+    const list = lists[name];
+    return {
+      count: list?.values?.length ?? 0,
+      capacity: wholeOrZero(list?.capacity),
+      from: 'List',
+    };
+  }
+  return undefined;
 }
 
 /** Agones GameServers by `namespace/name`. */
@@ -96,8 +155,11 @@ export function agonesOwnerOf(pod: V1Pod): V1OwnerReference | undefined {
 const OKG_READY: ReadonlySet<string> = new Set(['WaitToBeDeleted', 'Kill']);
 const OKG_ALLOCATED: ReadonlySet<string> = new Set(['Allocated', 'Maintaining']);
 
-/** Reads a pod's game state; `agones` holds the GameServers listed in the same pass. */
-export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
+/**
+ * Reads a pod's game state; `agones` holds the GameServers listed in the same pass, `counter`
+ * the Counter or List multi-session servers count their sessions in (rule 4), when named.
+ */
+export function gameStateOf(pod: V1Pod, agones: AgonesIndex, counter?: string): GameStateReading {
   const namespace = pod.metadata?.namespace ?? 'default';
   const name = pod.metadata?.name ?? '';
   const deleting = pod.metadata?.deletionTimestamp !== undefined;
@@ -124,8 +186,24 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
     if (gs === undefined || (owner.uid && gs.metadata?.uid && owner.uid !== gs.metadata.uid)) {
       return { state: 'allocated', source: 'agones', detail: `Agones GameServer not seen` };
     }
-    const detail = `Agones GameServer state ${state ?? '(none)'}`;
-    if (state !== 'Ready') {
+    const sessions = counter === undefined ? undefined : sessionCountOf(gs, counter);
+    const gsDeleting = gs.metadata?.deletionTimestamp !== undefined;
+    const counted =
+      sessions === undefined
+        ? {}
+        : {
+            sessions,
+            room:
+              SERVING_STATES.has(state ?? '') && !deleting && !gsDeleting
+                ? Math.max(0, sessions.capacity - sessions.count)
+                : 0,
+          };
+    const detail = `Agones GameServer state ${state ?? '(none)'}${
+      sessions === undefined
+        ? ''
+        : `, ${sessions.from} ${counter} ${sessions.count}/${sessions.capacity}`
+    }`;
+    if (state !== 'Ready' || (sessions !== undefined && sessions.count > 0)) {
       const text = gs.metadata?.annotations?.[AGONES_LAST_ALLOCATED];
       const allocatedAtMs = text === undefined ? undefined : parseRfc3339(text);
       return {
@@ -134,16 +212,17 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex): GameStateReading {
         detail,
         ...(state === 'Reserved' ? { reserved: true as const } : {}),
         ...(allocatedAtMs !== undefined ? { allocatedAtMs } : {}),
+        ...counted,
       };
     }
     const inFleet = (gs.metadata?.ownerReferences ?? []).some(
       (o) => o.kind === 'GameServerSet' && isController(o),
     );
-    const gsDeleting = gs.metadata?.deletionTimestamp !== undefined;
     return {
       state: 'ready',
       source: 'agones',
       detail,
+      ...counted,
       ...(!deleting && !gsDeleting
         ? {
             move: {

@@ -119,7 +119,7 @@ export interface ScaleReport {
  * Lists what the plan needs: managed nodes, every non-terminal pod, the Agones GameServers (only
  * when a pod is owned by one), the pool's size, and the lifetime a Karpenter NodePool (named by
  * `karpenterNodePool`) forces on its nodes; with `autoMode`, whether that NodePool is one of EKS
- * Auto Mode's.
+ * Auto Mode's; `counter`, the Counter or List multi-session servers count sessions in.
  */
 export async function readClusterSnapshot(
   cluster: ClusterApi,
@@ -128,6 +128,7 @@ export async function readClusterSnapshot(
   karpenterNodePool?: string,
   autoMode = false,
   servingFrontSeats?: () => Promise<ReadonlyMap<string, number>>,
+  counter?: string,
 ): Promise<ClusterSnapshot> {
   const nodes = [];
   for await (const node of cluster.listNodes({ labelSelector: nodeSelector, pageSize: 500 })) {
@@ -145,7 +146,13 @@ export async function readClusterSnapshot(
   if (pods.some((pod) => agonesOwnerOf(pod) !== undefined)) {
     for await (const gs of cluster.listGameServers({ pageSize: 500 })) gameServers.push(gs);
   }
-  const built = buildSnapshot(nodes, pods, await pool.describe(), indexAgones(gameServers));
+  const built = buildSnapshot(
+    nodes,
+    pods,
+    await pool.describe(),
+    indexAgones(gameServers),
+    counter,
+  );
   const seats = await servingFrontSeats?.();
   const snapshot = seats
     ? {
@@ -280,6 +287,7 @@ export async function runScalePass(
         karpenterNodePoolOf(config.nodePool),
         config.nodePool.type === 'auto-mode',
         deps.servingFrontSeats,
+        config.gameState.counter,
       ),
       deps.memory.load(),
     ]);

@@ -44,6 +44,12 @@ export interface NodeView {
   /** Of `gameServers`, those that hold none (the rest are allocated). */
   readonly readyGameServers: number;
   /**
+   * Multi-session (`scale.gameState.counter` named): the matches its game servers can take now,
+   * in match slots: each counted server's room (game-state.ts rule 4), and one for each ready
+   * server that counts no sessions. Absent when no counter is named.
+   */
+  readonly matchRoom?: number;
+  /**
    * NLB slots mode: how many of its slots' chains serve. A game server placed on a slot that does
    * not serve yet has no public address players reach, so only serving slots are ready capacity.
    */
@@ -116,16 +122,26 @@ function epochMs(value: Date | string | undefined): number | undefined {
  * The snapshot for `nodes` (already filtered by the node selector) and every pod in the cluster
  * (pods on other nodes are ignored; unbound game servers are demand). `agones` holds the Agones
  * GameServers listed with the pods; a game server whose state cannot be read is allocated.
+ * `counter` names the Counter or List multi-session servers count their sessions in
+ * (`scale.gameState.counter`), when set.
  */
 export function buildSnapshot(
   nodes: Iterable<V1Node>,
   pods: Iterable<V1Pod>,
   pool: PoolSize,
   agones: AgonesIndex = new Map(),
+  counter?: string,
 ): ClusterSnapshot {
   const usage = new Map<
     string,
-    { requested: number; game: number; gameServers: number; allocated: number; ready: number }
+    {
+      requested: number;
+      game: number;
+      gameServers: number;
+      allocated: number;
+      ready: number;
+      room: number;
+    }
   >();
   const gameServers: GameServerView[] = [];
   const pendingGameServers: PendingGameServer[] = [];
@@ -154,14 +170,16 @@ export function buildSnapshot(
       gameServers: 0,
       allocated: 0,
       ready: 0,
+      room: 0,
     };
     entry.requested += request;
     if (game) {
-      const reading = gameStateOf(pod, agones);
+      const reading = gameStateOf(pod, agones, counter);
       entry.game += request;
       entry.gameServers += 1;
       if (reading.state === 'allocated') entry.allocated += 1;
       else entry.ready += 1;
+      entry.room += reading.room ?? (reading.state === 'ready' ? 1 : 0);
       gameServers.push({
         ...reading,
         namespace: pod.metadata?.namespace ?? 'default',
@@ -206,6 +224,7 @@ export function buildSnapshot(
       gameServers: used?.gameServers ?? 0,
       allocatedGameServers: used?.allocated ?? 0,
       readyGameServers: used?.ready ?? 0,
+      ...(counter === undefined ? {} : { matchRoom: used?.room ?? 0 }),
     });
   }
   return { nodes: views, pendingGameServers, pool, gameServerCreatedAtMs, gameServers };

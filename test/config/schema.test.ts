@@ -185,4 +185,29 @@ describe('parseConfig', () => {
       ),
     ]);
   });
+
+  it('names no counter by default, and takes an Agones Counter or List name', () => {
+    expect(parseConfig({}).scale.gameState).toEqual({});
+    expect(parseConfig({ scale: { gameState: { counter: 'sessions' } } }).scale.gameState).toEqual({
+      counter: 'sessions',
+    });
+    expect(parseConfig({ scale: { gameState: { counter: 'rooms.v2' } } }).scale.gameState).toEqual({
+      counter: 'rooms.v2',
+    });
+  });
+
+  it('rejects a counter name Agones would not match, an empty one, and unknown keys, at once', () => {
+    const rule =
+      'must name an Agones Counter or List as the Fleet template declares it, e.g. "sessions": 1-63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
+    expect(problemsOf({ scale: { gameState: { counter: 'my sessions' } } })).toEqual([
+      `scale.gameState.counter: ${rule}`,
+    ]);
+    expect(problemsOf({ scale: { gameState: { counter: '', list: 'x' } } })).toEqual([
+      `scale.gameState.counter: ${rule}`,
+      'scale.gameState.list: unknown key; remove it or check its spelling',
+    ]);
+    expect(problemsOf({ scale: { gameState: { counter: 4 } } })).toEqual([
+      'scale.gameState.counter: must be a string, not the number 4',
+    ]);
+  });
 });

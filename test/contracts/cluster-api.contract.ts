@@ -114,6 +114,28 @@ export function clusterApiContract(name: string, make: () => Promise<ContractClu
       expect(await api.evictPod('games', 'p1')).toBe('gone');
     });
 
+    it("lists a GameServer's Counters and Lists as Agones stores them", async () => {
+      const { api, seed } = await start();
+      const status = {
+        state: 'Allocated',
+        counters: { sessions: { count: 2, capacity: 4 } },
+        lists: { players: { capacity: 8, values: ['p-1', 'p-2'] } },
+      };
+      await seed({
+        gameServers: [
+          {
+            apiVersion: 'agones.dev/v1',
+            kind: 'GameServer',
+            metadata: { namespace: 'games', name: 'gs-1', uid: 'uid-gs-1' },
+            status,
+          },
+        ],
+      });
+      const listed = [];
+      for await (const gs of api.listGameServers()) listed.push(gs.status);
+      expect(listed).toEqual([status]);
+    });
+
     it('deletes a GameServer under its preconditions, and its pod with it', async () => {
       const { api, seed } = await start();
       await seed({
