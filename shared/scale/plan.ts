@@ -17,6 +17,15 @@
  *   minus registered nodes) brings the slots of a new node;
  * - every pending game server (unbound, not terminal) takes its slots out of that supply.
  *
+ * Multi-session game servers (`scale.gameState.counter`, game-state.ts rule 4): once a listed
+ * game server counts its sessions, the plan counts *match slots*, room for one more match. A
+ * counted server offers its room (`capacity - count`) where a ready one offered one; every
+ * quantity in game-server slots (free, coming, pending, the buffer, a new node) is multiplied by
+ * the match slots one game-server slot holds (`matchesPerSlot`: the smallest capacity among the
+ * counted servers, over the slots each requests, at least 1). So `bufferGameServers` keeps its
+ * meaning, game servers' worth of room, and a server half full counts half a server's room.
+ * With no counter named, or none counted, that factor is 1 and every count is as above.
+ *
  * The buffer is `bufferGameServers`, or more when demand asks (demand.ts). Shrinking is damped by
  * time: a surplus must last `cordonAfterMs` (the memory knows since when) before a node is
  * cordoned. Removals are budgeted (at most `removalsPerPass` and `removalsPerHour`) and wait for
@@ -116,6 +125,12 @@ export interface SlotTally {
   readonly buffer: DemandBuffer;
   /** Whether there was a surplus worth a cordon, whether or not it had lasted long enough. */
   readonly surplus: boolean;
+  /**
+   * Multi-session: match slots per game-server slot, set only when game servers count sessions;
+   * then `free`, `ready` (room on game servers), `coming` and `pending` are match slots, and the
+   * buffer kept is `buffer.slots` times this.
+   */
+  readonly matchesPerSlot?: number;
 }
 
 /** The outcome of `planScale`. */
@@ -172,6 +187,26 @@ function estimateSlotsPerNewNode(
     return Math.max(1, Math.floor(Math.max(0, n.allocatableMillis - others) / slotMillis));
   });
   return Math.min(...slots);
+}
+
+/**
+ * Match slots one game-server slot holds: the smallest capacity among the game servers that
+ * count sessions, over the slots each requests (at least 1); undefined when none counts.
+ */
+export function matchesPerSlot(
+  gameServers: readonly GameServerView[],
+  slotMillis: number,
+): number | undefined {
+  let fewest: number | undefined;
+  for (const gs of gameServers) {
+    if (gs.sessions === undefined) continue;
+    const per = Math.max(
+      1,
+      Math.floor(gs.sessions.capacity / slotsNeeded(gs.requestMillis, slotMillis)),
+    );
+    fewest = fewest === undefined ? per : Math.min(fewest, per);
+  }
+  return fewest;
 }
 
 /** Fullest first: most game servers, then most requested CPU, then name (stable). */
@@ -293,10 +328,15 @@ export function planScale(
 ): ScalePlan {
   const { slotMillis, minNodes, maxNodes } = policy;
   const buffer = demandBuffer(memory, policy);
-  const bufferSlots = buffer.slots;
+  // Multi-session: everything in match slots (the header); 1 keeps game-server slots.
+  const counted = matchesPerSlot(snapshot.gameServers, slotMillis);
+  const perSlot = counted ?? 1;
+  const bufferSlots = buffer.slots * perSlot;
   const actions: PlannedAction[] = [];
   const notes: ScaleNote[] = [];
-  const slots = (n: NodeView): number => slotsOf(n, slotMillis);
+  const slots = (n: NodeView): number => slotsOf(n, slotMillis) * perSlot;
+  /** What its game servers offer now: their room, or one per ready game server. */
+  const open = (n: NodeView): number => n.matchRoom ?? n.readyGameServers;
 
   // Nodes being deleted by someone else are gone for planning; nodes berth started removing are
   // finished first (the instance may already be terminating).
@@ -340,7 +380,7 @@ export function planScale(
       const routed =
         node.servingFrontSeats === undefined
           ? all
-          : Math.min(all, Math.max(0, node.servingFrontSeats - node.gameServers));
+          : Math.min(all, Math.max(0, node.servingFrontSeats - node.gameServers) * perSlot);
       free += routed;
       if (routed < all) {
         const since = node.readyAtMs ?? node.createdAtMs;
@@ -351,7 +391,7 @@ export function planScale(
             reason: `${all - routed} slots' NLB fronts do not serve past the boot grace: not counted`,
           });
       }
-      ready += node.readyGameServers;
+      ready += open(node);
     } else if (node.createdAtMs !== undefined && nowMs - node.createdAtMs < policy.bootGraceMs) {
       booting += slots(node);
     } else {
@@ -363,9 +403,9 @@ export function planScale(
   const poolSize = Math.max(desired ?? 0, registered);
   const unregistered = desired === undefined ? 0 : Math.max(0, desired - registered);
   const slotsPerNewNode = estimateSlotsPerNewNode(active, slotMillis);
-  const coming = booting + unregistered * (slotsPerNewNode ?? 0);
+  const coming = booting + unregistered * (slotsPerNewNode ?? 0) * perSlot;
   const pending = snapshot.pendingGameServers.reduce(
-    (sum, pod) => sum + slotsNeeded(pod.requestMillis, slotMillis),
+    (sum, pod) => sum + slotsNeeded(pod.requestMillis, slotMillis) * perSlot,
     0,
   );
   const supply = { free, ready, coming, pending, slotsPerNewNode, poolSize };
@@ -388,8 +428,8 @@ export function planScale(
     uncordoned.add(node.name);
     schedulable += 1;
     free += slots(node);
-    ready += node.readyGameServers;
-    available += slots(node) + node.readyGameServers;
+    ready += open(node);
+    available += slots(node) + open(node);
   };
   for (let next = uncordonable[0]; next && schedulable < minNodes; next = uncordonable[0]) {
     uncordonable.shift();
@@ -407,14 +447,21 @@ export function planScale(
   const reasons: string[] = [];
   if (available < bufferSlots) {
     const missing = bufferSlots - available;
-    const nodes = slotsPerNewNode === undefined ? 1 : Math.ceil(missing / slotsPerNewNode);
+    const nodes =
+      slotsPerNewNode === undefined ? 1 : Math.ceil(missing / (slotsPerNewNode * perSlot));
     target += nodes;
     reasons.push(
-      `free ${free}${ready ? ` + ready game servers ${ready}` : ''} + coming ${coming} - pending ${pending} = ${available} slot(s), ${missing} short of the buffer of ${bufferSlots}; ${
-        slotsPerNewNode === undefined
-          ? 'node size unknown, one node at a time'
-          : `${slotsPerNewNode} slot(s) per new node`
-      }`,
+      counted === undefined
+        ? `free ${free}${ready ? ` + ready game servers ${ready}` : ''} + coming ${coming} - pending ${pending} = ${available} slot(s), ${missing} short of the buffer of ${bufferSlots}; ${
+            slotsPerNewNode === undefined
+              ? 'node size unknown, one node at a time'
+              : `${slotsPerNewNode} slot(s) per new node`
+          }`
+        : `in match slots (${counted} per game-server slot): free ${free} + room on game servers ${ready} + coming ${coming} - pending ${pending} = ${available}, ${missing} short of the buffer of ${bufferSlots} (${buffer.slots} game servers' worth); ${
+            slotsPerNewNode === undefined
+              ? 'node size unknown, one node at a time'
+              : `${slotsPerNewNode * counted} match slot(s) per new node`
+          }`,
     );
   }
   if (poolSize < minNodes && target < minNodes) {
@@ -447,7 +494,7 @@ export function planScale(
   // lasted `cordonAfterMs`.
   let surplus = false;
   if (target === poolSize && uncordoned.size === 0) {
-    const headroom = Math.ceil(policy.cordonHeadroomNodes * (slotsPerNewNode ?? 0));
+    const headroom = Math.ceil(policy.cordonHeadroomNodes * (slotsPerNewNode ?? 0)) * perSlot;
     let excess = free + ready - pending - bufferSlots - headroom;
     // Cheapest drain first (drain.ts): fewest allocated game servers, then fewest ready ones.
     const cordonable = active
@@ -465,7 +512,12 @@ export function planScale(
     );
     // A cordon takes the node's free slots and its ready game servers out of the buffer; the
     // ready ones it moves need free slots elsewhere too (their replacements are ready again).
-    const moving = movingSlots(snapshot.gameServers, slotMillis, policy.drain.evictionsPerPass);
+    const moving = movingSlots(
+      snapshot.gameServers,
+      slotMillis,
+      policy.drain.evictionsPerPass,
+      perSlot,
+    );
     let freeLeft = free - pending;
     // The wait damps flapping between passes; a first pass has no earlier decision to flap with
     // (and an operator's one-off `berth scale --once` acts at once, as its first pass for the cluster).
@@ -483,7 +535,7 @@ export function planScale(
         notes.push({ node: node.name, reason });
         continue;
       }
-      const needed = slots(node) + node.readyGameServers;
+      const needed = slots(node) + open(node);
       const freeNeeded = slots(node) + (moving.get(node.name) ?? 0);
       if (schedulable - 1 < minNodes || needed > excess || freeNeeded > freeLeft) break;
       cordons.push({
@@ -517,21 +569,31 @@ export function planScale(
   const drained = active.filter((n) => berthCordoned(n) && !uncordoned.has(n.name));
   actions.push(...planRemovals(drained, active.length, policy, nowMs, allowed, notes));
 
-  const tally: SlotTally = { ...supply, buffer, surplus };
+  const tally: SlotTally = {
+    ...supply,
+    buffer,
+    surplus,
+    ...(counted === undefined ? {} : { matchesPerSlot: counted }),
+  };
   return { actions, notes, tally };
 }
 
-/** Slots the movable ready game servers of each node need elsewhere (none if nothing moves). */
+/**
+ * Slots the movable ready game servers of each node need elsewhere (none if nothing moves), in
+ * `perSlot` units of a game-server slot (match slots, for multi-session servers).
+ */
 function movingSlots(
   gameServers: readonly GameServerView[],
   slotMillis: number,
   evictionsPerPass: number,
+  perSlot: number,
 ): Map<string, number> {
   const moving = new Map<string, number>();
   if (evictionsPerPass <= 0) return moving;
   for (const gs of gameServers) {
     if (gs.move === undefined) continue;
-    moving.set(gs.node, (moving.get(gs.node) ?? 0) + slotsNeeded(gs.requestMillis, slotMillis));
+    const needed = slotsNeeded(gs.requestMillis, slotMillis) * perSlot;
+    moving.set(gs.node, (moving.get(gs.node) ?? 0) + needed);
   }
   return moving;
 }

@@ -30,9 +30,14 @@ export function admissionsTrigger(config: Pick<ScaleConfig, 'intervalSeconds'>):
   return config.intervalSeconds > 0;
 }
 
-/** Slots free or coming beyond the buffer, as a pass's tally counts them (may be negative). */
+/**
+ * Game-server slots free or coming beyond the buffer, as a pass's tally counts them (may be
+ * negative). A tally in match slots (multi-session servers) is read back in game-server slots,
+ * rounded down: admissions count game servers, each taking a whole slot's room.
+ */
 export function slackOf(tally: SlotTally): number {
-  return tally.free + tally.ready + tally.coming - tally.pending - tally.buffer.slots;
+  const supply = tally.free + tally.ready + tally.coming - tally.pending;
+  return Math.floor(supply / (tally.matchesPerSlot ?? 1)) - tally.buffer.slots;
 }
 
 /** The state a pass leaves, from its tally: its slack above the buffer. */
