@@ -16,7 +16,46 @@
  * - A Packed allocation takes a Ready game server on the node with the most Allocated ones,
  *   then the most Ready ones: the most likely to fill, the least likely to be scaled down
  *   (`pkg/gameserverallocations/allocation_cache.go`, `ListSortedGameServers`).
+ *
+ * Multi-session servers, counting their matches in a Counter (googleforgames/agones v1.56.0,
+ * `site/content/en/docs/Integration Patterns/high-density-gameservers.md`, "Session/Room
+ * Counters"; Counters are on by default, `pkg/util/runtime/features.go`):
+ * - the FleetAutoscaler's Counter policy keeps `bufferSize` of the Counter's capacity available
+ *   across the fleet: short of it, it adds `ceil(short / (capacity - count))` replicas of the
+ *   template; above it, it walks the game servers in the GameServerSet's deletion order (not yet
+ *   placed, then the least full nodes) taking each one's capacity and count off until one more
+ *   would leave less than the buffer (`pkg/fleetautoscalers/fleetautoscalers.go`,
+ *   `applyCounterOrListPolicy`, `scaleUp`, `scaleDown`); the GameServerSet then deletes as above,
+ *   never an Allocated server;
+ * - a match is the documented allocation: first an Allocated server with room (`gameServerState:
+ *   Allocated`, `counters: {minAvailable: 1}`), else a Ready one; `scheduling: Packed` with
+ *   `priorities: [{type: Counter, order: Ascending}]` orders the candidates by node as above,
+ *   then the least room left (the fullest server), then name (`ListSortedGameServers`, and
+ *   `pkg/apis/agones/v1/gameserver.go`, `compareCountAndListPriority`); the allocation moves a
+ *   Ready server to Allocated and increments its Counter by one;
+ * - the game server decrements the Counter as a match ends. Agones never returns an Allocated
+ *   server to Ready by itself (only the game server's `SDK.Ready()` would), so the world decides
+ *   what a server does at a count of 0 (the benchmark's shuts down, as a single-session one does).
  */
+
+/** The FleetAutoscaler's Counter policy (integer buffer), with the template's Counter capacity. */
+export interface CounterPolicy {
+  /** Capacity kept available across the fleet's game servers. */
+  readonly bufferSize: number;
+  /** Aggregate capacity the fleet never goes below or above. */
+  readonly minCapacity: number;
+  readonly maxCapacity: number;
+  /** The Counter's capacity on the Fleet's template: each new game server brings it. */
+  readonly capacity: number;
+  /** 0: the autoscaler looks at every change. */
+  readonly syncIntervalMs: number;
+}
+
+/** A multi-session game server's Counter: `count` matches of at most `capacity`. */
+export interface SessionCounter {
+  readonly count: number;
+  readonly capacity: number;
+}
 
 /** The FleetAutoscaler's Buffer policy and its sync period. */
 export interface BufferPolicy {
@@ -87,6 +126,95 @@ export class FleetController<S> {
       }
     }
     return { create: 0, unplaced: fromUnplaced, placed };
+  }
+
+  /**
+   * The Counter policy's replicas at `nowMs` (see the header), when a sync period began since it
+   * last looked: `unplaced` game servers not yet on a node (count 0, the template's capacity),
+   * `counter` reading each placed one's Counter.
+   */
+  autoscaleCounter(
+    nowMs: number,
+    policy: CounterPolicy,
+    nodes: Iterable<FleetNode<S>>,
+    unplaced: number,
+    counter: (server: S) => SessionCounter,
+  ): void {
+    const period = (ms: number) => Math.floor(ms / policy.syncIntervalMs);
+    if (policy.syncIntervalMs > 0 && period(nowMs) === period(this.#syncedAtMs)) return;
+    this.#syncedAtMs = nowMs;
+    const template: SessionCounter = { count: 0, capacity: policy.capacity };
+    // The deletion order: not yet placed first, then the least full nodes (name breaks ties).
+    const ordered: SessionCounter[] = Array.from({ length: unplaced }, () => template);
+    const leastFull = [...nodes].sort(
+      (a, b) => a.games.size - b.games.size || a.name.localeCompare(b.name),
+    );
+    for (const node of leastFull) for (const server of node.games) ordered.push(counter(server));
+    let count = 0;
+    let capacity = 0;
+    for (const c of ordered) {
+      count += c.count;
+      capacity += c.capacity;
+    }
+    const { bufferSize, minCapacity, maxCapacity } = policy;
+    let replicas = ordered.length;
+    if (capacity - count < bufferSize && policy.capacity > 0) {
+      let more = Math.ceil((bufferSize - (capacity - count)) / policy.capacity);
+      if (capacity + more * policy.capacity > maxCapacity) {
+        more = Math.max(0, Math.floor((maxCapacity - capacity) / policy.capacity));
+      }
+      replicas += more;
+    } else if (capacity - count > bufferSize) {
+      for (const c of ordered) {
+        if (capacity - c.capacity - (count - c.count) < bufferSize) break;
+        if (capacity - c.capacity < minCapacity) break;
+        capacity -= c.capacity;
+        count -= c.count;
+        replicas -= 1;
+      }
+      // Agones keeps at least one replica.
+      replicas = Math.max(1, replicas);
+    }
+    this.replicas = replicas;
+  }
+
+  /**
+   * The game server a match takes (see the header): an Allocated one with room, else a Ready one
+   * with room; on the node with the most Allocated servers, then the most Ready ones, then the
+   * fullest server. Undefined when no server has room.
+   */
+  allocateSession(
+    nodes: Iterable<FleetNode<S>>,
+    counter: (server: S) => SessionCounter,
+  ): S | undefined {
+    const listed = [...nodes];
+    for (const wantAllocated of [true, false]) {
+      let pick: S | undefined;
+      let best: readonly [number, number, number] | undefined;
+      for (const node of listed) {
+        let allocated = 0;
+        for (const server of node.games) if (this.#allocated(server)) allocated++;
+        const ready = node.games.size - allocated;
+        for (const server of node.games) {
+          if (this.#allocated(server) !== wantAllocated) continue;
+          const c = counter(server);
+          const room = c.capacity - c.count;
+          if (room <= 0) continue;
+          // Ties go to the first listed: each world lists its nodes by name, servers by age.
+          const key = [allocated, ready, -room] as const;
+          if (
+            best === undefined ||
+            key[0] > best[0] ||
+            (key[0] === best[0] && (key[1] > best[1] || (key[1] === best[1] && key[2] > best[2])))
+          ) {
+            pick = server;
+            best = key;
+          }
+        }
+      }
+      if (pick !== undefined) return pick;
+    }
+    return undefined;
   }
 
   /** The Ready game server a Packed allocation takes; undefined when none is Ready. */
