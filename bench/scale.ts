@@ -56,7 +56,8 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../shared/config/schema.js';
 import { scalePolicy } from '../shared/scale/policy.js';
 import { compareAgones } from './scale/agones.js';
-import { AGONES_SCENARIOS } from './scale/agones-day.js';
+import { AGONES_DAY, AGONES_SCENARIOS } from './scale/agones-day.js';
+import { compareSessions, SESSIONS_DAY } from './scale/agones-sessions.js';
 import { berthAsServed, berthScaler } from './scale/berth.js';
 import { clusterAutoscalerScaler } from './scale/cluster-autoscaler.js';
 import {
@@ -234,6 +235,10 @@ export async function runScaleBench(
   for (const sc of AGONES_SCENARIOS) {
     scenarios.push(await compareAgones(sc, PLACEHOLDER_COUNTS, bestRuns));
   }
+  // Multi-session servers, judged against the single-session Agones day just measured.
+  const single = scenarios.find((r) => r.scenario === AGONES_DAY.name);
+  if (!single) throw new Error(`no ${AGONES_DAY.name} result to judge ${SESSIONS_DAY.name} by`);
+  scenarios.push(await compareSessions(SESSIONS_DAY, single.berth));
   const [main] = scenarios;
   if (!main) throw new Error('no scenario');
   console.log(options.trace ? `the trace ${options.trace.path}:` : 'the weeks:');
@@ -304,7 +309,7 @@ export async function runScaleBench(
     scenarios,
     weeks,
     weeksWorkload: WEEKS_WORKLOAD,
-    scenarioSettings: [...SCENARIOS, ...AGONES_SCENARIOS],
+    scenarioSettings: [...SCENARIOS, ...AGONES_SCENARIOS, SESSIONS_DAY],
     baselines: Object.fromEntries(
       Object.entries(BASELINES).map(([name, b]) => [
         name,

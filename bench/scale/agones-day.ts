@@ -28,13 +28,18 @@
  * ran past its deadline (`ReplacementOutcome`).
  */
 import type { Arrival } from '../../sim/arrivals.js';
-import { type BufferPolicy, FleetController } from '../../sim/fleet-controller.js';
+import {
+  type BufferPolicy,
+  FleetController,
+  type Reconciliation,
+} from '../../sim/fleet-controller.js';
 import {
   type DayOutcome,
   HOUR,
   MAIN_SCENARIO,
   MINUTE,
   type ReplacementOutcome,
+  round,
   type Scaler,
   type Scenario,
   SECOND,
@@ -111,6 +116,8 @@ export class AgonesCluster extends SimCluster {
   #replacedAllAt: number | undefined;
   readonly #late = new Set<SimNode>();
   #maxOverrunMs = 0;
+  /** Match time played within the day, summed over matches. */
+  #matchMs = 0;
 
   constructor(sc: AgonesScenario, now: number) {
     super(sc, now);
@@ -149,6 +156,8 @@ export class AgonesCluster extends SimCluster {
       game.node?.games.delete(game);
       if (game.node) game.node.lastPodEventAtMs = this.now;
     }
+    // Each match in play for this step (those allocated within it start at the next).
+    if (this.now >= 0) this.#matchMs += this.#ends.size * this.sc.stepMs;
     this.#checkDeadlines();
   }
 
@@ -177,31 +186,28 @@ export class AgonesCluster extends SimCluster {
     this.#atStartCount = this.nodes.length;
     this.#late.clear();
     this.#maxOverrunMs = 0;
+    this.#matchMs = 0;
   }
 
   override extraOutcome(): Partial<DayOutcome> {
-    if (this.lifetimeMs === undefined) return {};
+    const matchHours = round(this.#matchMs / HOUR, 2);
+    if (this.lifetimeMs === undefined) return { matchHours };
     const replacement: ReplacementOutcome = {
       nodesAtStart: this.#atStartCount,
       ...(this.#replacedAllAt !== undefined ? { replacedAllMs: this.#replacedAllAt } : {}),
       lateNodes: this.#late.size,
       maxOverrunMs: this.#maxOverrunMs,
     };
-    return { replacement };
+    return { replacement, matchHours };
   }
 
-  /** Carries out the GameServerSet's step: new servers Pending, surplus ones deleted. */
+  /** Carries out the GameServerSet's step. */
   #reconcileSet(): void {
-    const step = this.fleet.reconcile(this.nodes, this.queue.length);
-    for (let i = 0; i < step.create; i++) {
-      this.queue.push({ id: this.#nextId++, arrivedAtMs: this.now, sessionMs: 0 });
-      this.arrivedCount += 1;
-    }
-    this.queue.splice(this.queue.length - step.unplaced, step.unplaced);
-    for (const game of step.placed) {
-      game.node?.games.delete(game);
-      if (game.node) game.node.lastPodEventAtMs = this.now;
-    }
+    applyReconciliation(
+      this,
+      this.fleet.reconcile(this.nodes, this.queue.length),
+      () => this.#nextId++,
+    );
   }
 
   /** Serves the waiting matches, oldest first, each with a Ready server as Packed picks it. */
@@ -225,6 +231,26 @@ export class AgonesCluster extends SimCluster {
       this.#late.add(node);
       this.#maxOverrunMs = Math.max(this.#maxOverrunMs, overrun);
     }
+  }
+}
+
+/**
+ * Carries out a GameServerSet's step on `cluster`: new servers Pending (ids from `nextId`),
+ * surplus ones deleted, those not yet placed first.
+ */
+export function applyReconciliation(
+  cluster: SimCluster,
+  step: Reconciliation<SimGame>,
+  nextId: () => number,
+): void {
+  for (let i = 0; i < step.create; i++) {
+    cluster.queue.push({ id: nextId(), arrivedAtMs: cluster.now, sessionMs: 0 });
+    cluster.arrivedCount += 1;
+  }
+  cluster.queue.splice(cluster.queue.length - step.unplaced, step.unplaced);
+  for (const game of step.placed) {
+    game.node?.games.delete(game);
+    if (game.node) game.node.lastPodEventAtMs = cluster.now;
   }
 }
 

@@ -49,7 +49,12 @@ export function berthAsServed(sc: Scenario): Scaler {
 export function berthScaler(
   sc: Scenario,
   policy: ScalePolicy,
-  options: { readonly triggered?: boolean; readonly agones?: boolean } = {},
+  options: {
+    readonly triggered?: boolean;
+    readonly agones?: boolean;
+    /** `scale.gameState.counter`: the Counter multi-session GameServers carry. */
+    readonly counter?: string;
+  } = {},
 ): Scaler {
   const agones = options.agones === true;
   let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
@@ -57,7 +62,7 @@ export function berthScaler(
   let counted = 0;
   /** One pass of berth: the pass's own plan and act phases, on the simulated cluster. */
   const pass = async (cluster: SimCluster, triggered: boolean) => {
-    const snapshot = clusterSnapshot(sc, cluster, agones);
+    const snapshot = clusterSnapshot(sc, cluster, agones, options.counter);
     const planned = planOnSnapshot(snapshot, memory, policy, cluster.now, triggered);
     const { actions } = await actOnPlan(steppedScaleDeps(cluster), policy, planned.plan);
     memory = memoryAfterPass(
@@ -95,10 +100,15 @@ const GAME_SERVER_SET = {
 
 /**
  * The GameServer owning a simulated game server's pod: Allocated while it holds players, with
- * Agones' `agones.dev/last-allocated`.
+ * Agones' `agones.dev/last-allocated`; a multi-session one carries its Counter as `counter`.
  */
-function gameServerObject(cluster: SimCluster, game: SimGame): AgonesGameServer {
+function gameServerObject(
+  cluster: SimCluster,
+  game: SimGame,
+  counter: string | undefined,
+): AgonesGameServer {
   const allocatedAtMs = cluster.allocatedAtMs(game);
+  const sessions = counter === undefined ? undefined : cluster.sessionsOf(game);
   return {
     apiVersion: AGONES_API_VERSION,
     kind: 'GameServer',
@@ -111,22 +121,32 @@ function gameServerObject(cluster: SimCluster, game: SimGame): AgonesGameServer 
         ? {}
         : { annotations: { [AGONES_LAST_ALLOCATED]: formatRfc3339(allocatedAtMs) } }),
     },
-    status: { state: allocatedAtMs === undefined ? 'Ready' : 'Allocated' },
+    status: {
+      state: allocatedAtMs === undefined ? 'Ready' : 'Allocated',
+      ...(counter === undefined || sessions === undefined
+        ? {}
+        : { counters: { [counter]: { count: sessions.count, capacity: sessions.capacity } } }),
+    },
   };
 }
 
 /**
  * The simulated cluster as the pass lists it: registered Nodes, their pods, pending pods; with
- * `agones`, each game server's pod owned by its GameServer, listed too.
+ * `agones`, each game server's pod owned by its GameServer, listed too (with its `counter`).
  */
-function clusterSnapshot(sc: Scenario, cluster: SimCluster, agones = false): ClusterSnapshot {
+function clusterSnapshot(
+  sc: Scenario,
+  cluster: SimCluster,
+  agones = false,
+  counter?: string,
+): ClusterSnapshot {
   const nodes: V1Node[] = [];
   const pods: V1Pod[] = [];
   const gameServers: AgonesGameServer[] = [];
   const gamePod = (game: SimGame, nodeName: string | undefined): V1Pod => {
     const pod = podObject(sc, gamePodName(game), nodeName, game.arrivedAtMs, true);
     if (!agones) return pod;
-    if (nodeName) gameServers.push(gameServerObject(cluster, game));
+    if (nodeName) gameServers.push(gameServerObject(cluster, game, counter));
     const owner = {
       apiVersion: AGONES_API_VERSION,
       kind: 'GameServer',
@@ -164,7 +184,13 @@ function clusterSnapshot(sc: Scenario, cluster: SimCluster, agones = false): Clu
     for (const game of node.games) pods.push(gamePod(game, node.name));
   }
   for (const game of cluster.queue) pods.push(gamePod(game, undefined));
-  return buildSnapshot(nodes, pods, { desiredSize: cluster.desired }, indexAgones(gameServers));
+  return buildSnapshot(
+    nodes,
+    pods,
+    { desiredSize: cluster.desired },
+    indexAgones(gameServers),
+    counter,
+  );
 }
 
 function podObject(

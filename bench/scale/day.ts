@@ -239,6 +239,8 @@ export interface DayOutcome {
   readonly scalerMs: number;
   /** On a day with forced node lifetimes: how the nodes were replaced (`./agones-day.ts`). */
   readonly replacement?: ReplacementOutcome;
+  /** On an Agones-style day: hours of matches played within the day, summed over matches. */
+  readonly matchHours?: number;
 }
 
 /** How a scaler replaced nodes under a forced lifetime. */
@@ -500,6 +502,14 @@ export class SimCluster {
   /** When a game server holding players was allocated (here: placed); undefined for one that holds none. */
   allocatedAtMs(game: SimGame): number | undefined {
     return this.holdsPlayers(game) ? game.startedAtMs : undefined;
+  }
+
+  /**
+   * A multi-session game server's Counter (`./agones-sessions.ts`): its matches and the most it
+   * hosts; undefined on days whose servers host one match each.
+   */
+  sessionsOf(_game: SimGame): { readonly count: number; readonly capacity: number } | undefined {
+    return undefined;
   }
 
   /** What this day measures besides the common outcome. */

@@ -15,7 +15,9 @@ export type ScaleTargetName =
   | 'waitingNoMoreThanBestBaseline'
   | `nodeHoursAtMost${number}PercentOfComparable`
   | 'everyNodeReplacedBeforeItsDeadline'
-  | 'noWorseThanPeersTunedForTheDay';
+  | 'noWorseThanPeersTunedForTheDay'
+  | 'noServerWithAMatchInterrupted'
+  | 'nodeHoursPerMatchHourNoWorseThanSingleSession';
 
 /** One target of one scenario, as written to `scale.json`. */
 export interface ScaleTarget {
