@@ -6,7 +6,11 @@
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { autoModeReason } from '../node-pool/auto-mode.js';
-import { GAME_SERVER_LABEL } from '../vocabulary/labels.js';
+import {
+  AGONES_FLEET_LABEL,
+  GAME_SERVER_LABEL,
+  OKG_OWNER_GSS_LABEL,
+} from '../vocabulary/labels.js';
 import { cpuMillisOf, effectiveCpuRequestMillis } from './cpu.js';
 import { type AgonesIndex, type GameStateReading, gameStateOf } from './game-state.js';
 import { isPlaceholder } from './placeholders.js';
@@ -68,6 +72,8 @@ export interface GameServerView extends GameStateReading {
   readonly createdAtMs?: number;
   /** `metadata.deletionTimestamp` is set: it is going already. */
   readonly deleting: boolean;
+  /** Its Agones Fleet or OpenKruise GameServerSet, by the pod's labels; absent for neither. */
+  readonly fleet?: string;
   readonly annotations: Readonly<Record<string, string>>;
   /** Whether `metadata.annotations` exists (a JSON patch must create the map first). */
   readonly hasAnnotationMap: boolean;
@@ -110,6 +116,13 @@ export function isNonTerminal(pod: V1Pod): boolean {
 /** The pod carries berth's game-server label. */
 export function isGameServer(pod: V1Pod): boolean {
   return pod.metadata?.labels?.[GAME_SERVER_LABEL] === 'true';
+}
+
+/** The fleet a game-server pod's labels name. */
+function fleetOf(pod: V1Pod): { fleet?: string } {
+  const labels = pod.metadata?.labels ?? {};
+  const fleet = labels[AGONES_FLEET_LABEL] ?? labels[OKG_OWNER_GSS_LABEL];
+  return fleet === undefined ? {} : { fleet };
 }
 
 function epochMs(value: Date | string | undefined): number | undefined {
@@ -190,6 +203,7 @@ export function buildSnapshot(
         requestMillis: request,
         ...(createdAtMs !== undefined ? { createdAtMs } : {}),
         deleting: pod.metadata?.deletionTimestamp !== undefined,
+        ...fleetOf(pod),
         annotations: { ...(pod.metadata?.annotations ?? {}) },
         hasAnnotationMap: pod.metadata?.annotations !== undefined,
       });

@@ -99,5 +99,16 @@ export const NODE_CLASS_LABEL = 'eks.amazonaws.com/nodeclass';
  * (googleforgames/agones `pkg/gameserverallocations/allocator.go`, `LastAllocatedAnnotationKey`).
  */
 export const AGONES_LAST_ALLOCATED = 'agones.dev/last-allocated';
+/**
+ * The fleet of an Agones GameServer, set by Agones on every GameServer of a Fleet and copied onto
+ * its pod with the GameServer's other labels (agones.dev docs, "Allocation from a Fleet";
+ * googleforgames/agones `pkg/apis/agones/v1/gameserver.go`, `podObjectMeta`).
+ */
+export const AGONES_FLEET_LABEL = 'agones.dev/fleet';
+/**
+ * The GameServerSet owning an OpenKruise Game pod (openkruise/kruise-game v1.0.0
+ * `apis/v1alpha1/gameserverset_types.go`, `GameServerOwnerGssKey`).
+ */
+export const OKG_OWNER_GSS_LABEL = 'game.kruise.io/owner-gss';
 /** OpenKruise Game's pod label mirroring the GameServer's `spec.opsState`. */
 export const OKG_OPS_STATE_LABEL = 'game.kruise.io/gs-opsState';
