@@ -22,6 +22,7 @@ import { eniRunner, localEc2Account } from '../../shared/app/eni-pass.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import { InProcessSharedBudget } from '../../shared/ec2/fair-share.js';
 import type { RateBudget } from '../../shared/ec2/rate-budget.js';
+import { InProcessCapacityLedger } from '../../sim/fakes/capacity-ledger.js';
 import { ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { FakeEc2 } from '../../sim/fakes/ec2.js';
 import { InMemoryEniStore } from '../../sim/fakes/eni-store.js';
@@ -113,6 +114,7 @@ export async function runStorm(
       { sleep: clock.sleep, random },
       {
         store,
+        capacity: new InProcessCapacityLedger(),
         // First come: every cluster draws as one, so nobody's recent draws count.
         budget: counting(
           budget.for(sharing === 'fair' ? wave.cluster : 'account'),

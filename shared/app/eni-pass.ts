@@ -4,6 +4,7 @@
  */
 
 import { z } from 'zod';
+import type { CapacityLedger } from '../capacity/store.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { lambdaSettings } from '../config/load.js';
 import type { Ec2Network, InstanceTypeLimits } from '../ec2/network.js';
@@ -34,6 +35,7 @@ import type { EniStore } from '../eni/store.js';
 import type { NodeIpApi } from '../http/api.js';
 import type { HttpFault } from '../http/exchange.js';
 import { autoModeComputeOf } from '../node-pool/auto-mode.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { DynamoEniStore } from '../store/dynamo-eni-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
 import { lambdaPassContexts } from './lambda.js';
@@ -138,6 +140,8 @@ export interface EniAdapters {
   readonly budget?: RateBudget;
   /** Told of every EC2 call the cluster makes, the throttled ones too. */
   readonly onCall?: (record: Ec2CallRecord) => void;
+  /** Where the pass records the addresses it leaves free. */
+  readonly capacity?: CapacityLedger;
 }
 
 /**
@@ -156,6 +160,7 @@ export function eniRunner(
   const { onCall } = adapters;
   const budget = adapters.budget ?? new DynamoRateBudget({ ...stores, scope: account.scope, now });
   const store = adapters.store ?? new DynamoEniStore(stores);
+  const capacity = adapters.capacity ?? new DynamoCapacityLedger(stores);
   const budgeted = (backoff: BackoffPolicy) =>
     new BudgetedEc2Network(account.network, { budget, now, sleep, random, backoff, onCall });
   /** EC2 for pods waiting and for the pass; and for one node's work off the request path. */
@@ -183,7 +188,16 @@ export function eniRunner(
     return { ...deps, ec2: bounded, catalog: deps.catalog.using(bounded), leaseMs: limits.leaseMs };
   };
   return {
-    pass: () => runEniPass(invocation('work', brief), {}),
+    async pass() {
+      const summary = await runEniPass(invocation('work', brief), {});
+      await capacity.record(context.config.cluster, {
+        source: 'eni',
+        atMs: now(),
+        freeAddresses: summary.idleIps,
+        pools: summary.pools,
+      });
+      return summary;
+    },
     instanceStateChange: (change, startedAt) =>
       handleInstanceStateChange(invocation('work', patient, startedAt), change),
     refill: (node) => refillAhead(invocation('work', patient), node),

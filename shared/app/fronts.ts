@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { PodFrontsDeps } from '../admission/pods.js';
+import type { CapacityLedger } from '../capacity/store.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { UnknownClusterError } from '../clusters/cluster-set.js';
 import { ConfigError } from '../config/errors.js';
@@ -32,6 +33,7 @@ import { FRONT_WORK_BACKOFF, type FrontsWorkerDeps, handleFrontWork } from '../f
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { Lease } from '../lease/lease.js';
 import type { PortRange } from '../net/port-range.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { DynamoFrontStore } from '../store/dynamo-front-store.js';
 import { DynamoRateBudget } from '../store/dynamo-rate-budget.js';
 import { DynamoSlotChainStore } from '../store/dynamo-slot-chain-store.js';
@@ -87,6 +89,8 @@ export interface FrontsTables {
   readonly budget: RateBudget;
   /** Keeps two processes' accelerator plans apart. */
   readonly lease: Lease;
+  /** Where the pass records the fronts it offers; a simulation that reads none leaves it out. */
+  readonly capacity?: CapacityLedger;
 }
 
 /** A cluster's config and clock, with the DynamoDB table or tables given (a simulation's). */
@@ -106,6 +110,7 @@ function dynamoFrontsTables(
     chains: new DynamoSlotChainStore(stores),
     budget: new DynamoRateBudget({ ...stores, scope, now }),
     lease: passLease(context),
+    capacity: new DynamoCapacityLedger(storeOptions(context)),
   };
 }
 
@@ -131,7 +136,7 @@ export function frontsWiring(
   const now = context.now ?? Date.now;
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? realSleep;
-  const { store, chains, budget, lease } =
+  const { store, chains, budget, lease, capacity } =
     'tables' in context ? context.tables : dynamoFrontsTables(context, options.account.scope, now);
   // The webhooks' calls (the pool's reading) wait briefly; the worker's and the pass's longer.
   const budgeted = { budget, now, sleep, random, backoff: DEFAULT_BACKOFF };
@@ -230,17 +235,34 @@ export function frontsWiring(
       recheckSeconds: config.settle.delaySeconds,
       now,
     }),
-    pass: (kube) =>
-      runFrontsPass({
+    async pass(kube) {
+      const summary = await runFrontsPass({
         cluster: config.cluster,
         store,
         kube,
-        ...(pool ? { nlb: { api: workElbv2, loadBalancers: () => pool.arns() } } : {}),
+        ...(pool && nlb
+          ? {
+              nlb: {
+                api: workElbv2,
+                loadBalancers: () => pool.arns(),
+                listenerPorts: nlb.listenerPorts.size,
+              },
+            }
+          : {}),
         ...(slots ? { slots } : {}),
         ...(accelerator ? { accelerator } : {}),
         queue: options.queue,
         now,
-      }),
+      });
+      if (capacity && summary.offered) {
+        await capacity.record(config.cluster, {
+          source: 'fronts',
+          atMs: now(),
+          ...summary.offered,
+        });
+      }
+      return summary;
+    },
   };
 }
 

@@ -9,6 +9,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { RangeUsage } from '../allocation/usage.js';
+import type { ClusterCapacity } from '../capacity/view.js';
 import type { EniPassSummary } from '../eni/pass.js';
 import type { EniFailure } from '../eni/pool-actions.js';
 import { REPAIR_REASONS } from '../repair/findings.js';
@@ -116,4 +117,29 @@ export function recordScalePass({ logger, metrics }: Observed, report: ScaleRepo
   }
   count(metrics, 'ScaleActions', report.actions.length);
   count(metrics, 'ScaleFailures', report.failures.length);
+}
+
+/**
+ * One cluster's capacity view, as metrics under the cluster's dimension (the scale function
+ * publishes it after each pass, so once a minute) and a log line. Unlike the counts above, a
+ * figure is published when it is zero: no free slot is what a matchmaker's alarm watches for.
+ */
+export function recordCapacity({ logger, metrics }: Observed, view: ClusterCapacity): void {
+  const gauge = (name: string, value: number | undefined) => {
+    if (value !== undefined) metrics.addMetric(name, MetricUnit.Count, value);
+  };
+  gauge('CapacityReadyGameServers', view.gameServers?.ready);
+  gauge('CapacityFreeSlots', view.gameServers?.freeSlots);
+  gauge('CapacityBufferSlots', view.buffer?.buffer);
+  gauge('CapacityComingSlots', view.buffer?.slotsComing);
+  gauge('CapacityFreeFrontSlots', view.fronts?.free);
+  gauge('CapacityFreeEniAddresses', view.eni?.freeAddresses);
+  gauge('CapacityStale', view.stale ? 1 : 0);
+  for (const range of view.hostPorts?.ranges ?? []) {
+    if (range.free === undefined) continue;
+    const single = metrics.singleMetric();
+    single.addDimension('range', range.range);
+    single.addMetric('CapacityFreeHostPorts', MetricUnit.Count, range.free);
+  }
+  logger.info('capacity', { capacity: view });
 }

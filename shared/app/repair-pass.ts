@@ -1,11 +1,15 @@
 /** The repair pass, wired once per process, and the repair function's body. */
 import type { Context } from 'aws-lambda';
+import { hostPortRangesOf } from '../admission/pods.js';
 import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
+import { hostPortFigures } from '../capacity/figures.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
+import { hostPortRangeUsage } from '../hostports/allocator.js';
 import { clusterIpRange, hostPortRange, nodePortRange } from '../net/value-range.js';
 import { type RepairSummary, runRepairPass } from '../repair/pass.js';
 import { ServiceCidrGate } from '../services/cidr-gate.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { DynamoHostPortStore } from '../store/dynamo-host-port-store.js';
 import { DynamoLeakLedger } from '../store/dynamo-leak-ledger.js';
 import type { Observability } from './observability.js';
@@ -52,8 +56,19 @@ export function repairRunner(context: PassContext): RepairRunner {
       hostPortRange(name, ports),
     ),
   };
-  return (holder) =>
-    runRepairPass(
+  const capacity = new DynamoCapacityLedger(stores);
+  /** The host port ranges' use as the table holds it after the pass, for the capacity view. */
+  const recordHostPorts = async () => {
+    const usage = await Promise.all(
+      hostPortRangesOf(config).map(async (range) => {
+        const { counts, foreign } = await deps.hostPorts.readCounts(range, 'eventual');
+        return hostPortRangeUsage(range, counts, foreign);
+      }),
+    );
+    await capacity.record(config.cluster, hostPortFigures(usage, now()));
+  };
+  return async (holder) => {
+    const summary = await runRepairPass(
       { ...deps, holder },
       {
         ranges,
@@ -63,6 +78,9 @@ export function repairRunner(context: PassContext): RepairRunner {
         serviceCidrs,
       },
     );
+    if (ranges.hostPorts.length > 0) await recordHostPorts();
+    return summary;
+  };
 }
 
 /** A cluster's repair pass and its range usage, as the repair function keeps them. */

@@ -1,6 +1,8 @@
 /** The node scale pass, wired once per process, and the scale function's body. */
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
+import { scaleFigures } from '../capacity/figures.js';
+import type { CapacityView } from '../capacity/view.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { servingSeatsByNode } from '../fronts/slots/store.js';
 import { createNodePool } from '../node-pool/create.js';
@@ -8,6 +10,7 @@ import type { NodePool } from '../node-pool/node-pool.js';
 import { runScalePass, type ScalePassOptions, type ScaleReport } from '../scale/pass.js';
 import { scalePolicy } from '../scale/policy.js';
 import { admissionsTrigger, slackOf, TRIGGER_DEBOUNCE_MS } from '../scale/trigger.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { DynamoScaleMemory } from '../store/dynamo-scale-memory.js';
 import { DynamoScaleTrigger } from '../store/dynamo-scale-trigger.js';
 import { DynamoSlotChainStore } from '../store/dynamo-slot-chain-store.js';
@@ -15,7 +18,7 @@ import type { Observability } from './observability.js';
 import { type PassContext, passLease, storeOptions } from './pass-context.js';
 import { failWhenNothingWorked } from './pass-failure.js';
 import { passInput } from './pass-input.js';
-import { recordScalePass } from './pass-records.js';
+import { recordCapacity, recordScalePass } from './pass-records.js';
 
 /** Runs one scale pass; `holder` names the runner in the lease. */
 export type ScaleRunner = (
@@ -59,6 +62,7 @@ export function scaleRunner(context: PassContext, options: ScaleRunnerOptions = 
       ? new DynamoSlotChainStore(storeOptions(context))
       : undefined;
   const servingFrontSeats = chains && (async () => servingSeatsByNode(await chains.listChains()));
+  const capacity = new DynamoCapacityLedger(storeOptions(context));
   return async (holder, passOptions = {}) => {
     let recorded: Promise<unknown> = Promise.resolve();
     const report = await runScalePass(
@@ -76,10 +80,13 @@ export function scaleRunner(context: PassContext, options: ScaleRunnerOptions = 
         policy,
         ...passOptions,
         dryRun: passOptions.dryRun ?? false,
-        onPlanned: (tally, at) => {
-          passOptions.onPlanned?.(tally, at);
+        onPlanned: (tally, at, snapshot) => {
+          passOptions.onPlanned?.(tally, at, snapshot);
           // Written at the plan's time, not the pass's end: admissions during its actions count.
-          if (trigger) recorded = trigger.passed(slackOf(tally), at);
+          recorded = Promise.all([
+            trigger?.passed(slackOf(tally), at),
+            capacity.record(config.cluster, scaleFigures(tally, snapshot, at)),
+          ]);
         },
       },
     );
@@ -87,8 +94,8 @@ export function scaleRunner(context: PassContext, options: ScaleRunnerOptions = 
       await recorded;
       return report;
     } catch (error) {
-      // The pass acted; only the trigger's count waits for the next pass to restart.
-      const reason = `the trigger's slack was not recorded: ${(error as Error).message}`;
+      // The pass acted; only the trigger's count and the capacity figures wait for the next.
+      const reason = `the trigger's slack or the capacity figures were not recorded: ${(error as Error).message}`;
       return { ...report, notes: [...report.notes, { reason }] };
     }
   };
@@ -117,12 +124,13 @@ export interface ScaleInvocationResult {
 
 /**
  * The scale function's body (functions/scale/handler.ts; the cost meter runs the same): the pass
- * of the cluster the schedule names (`dryRun` logs the plan only), recorded; a pass whose every
- * action failed fails the invocation.
+ * of the cluster the schedule names (`dryRun` logs the plan only), recorded, with the cluster's
+ * capacity view where `capacity` reads it; a pass whose every action failed fails the invocation.
  */
 export function scaleInvocation(
   passes: ClusterSet<ScaleRunner>,
   observe: Observability,
+  capacity?: (cluster: string) => Promise<CapacityView>,
 ): (input: ScaleInput, context: Pick<Context, 'awsRequestId'>) => Promise<ScaleInvocationResult> {
   return async (input, context) => {
     const { config, value: scale } = passes.get(input.cluster);
@@ -132,6 +140,9 @@ export function scaleInvocation(
       triggered: input.triggered ?? false,
     });
     recordScalePass(observe, report);
+    // Once a minute per cluster: the whole capacity view, every pass's figures, to CloudWatch.
+    const view = capacity && !report.dryRun && (await capacity(config.cluster)).clusters[0];
+    if (view) recordCapacity(observe, view);
     failWhenNothingWorked('scale', report.actions.length, report.failures);
     return {
       cluster: config.cluster,

@@ -62,6 +62,8 @@ export interface FrontsPassDeps {
   readonly nlb?: {
     readonly api: Elbv2Api;
     readonly loadBalancers: () => Promise<readonly string[]>;
+    /** Listener ports of each load balancer (`fronts.nlb.listenerPorts`). */
+    readonly listenerPorts: number;
   };
   readonly slots?: SlotsPassDeps;
   readonly accelerator?: AcceleratorFront;
@@ -87,6 +89,15 @@ export interface FrontsPassSummary {
   readonly failed: number;
   /** What the slot chains' steps did, in slots mode. */
   readonly slots?: SlotChainsSummary;
+  /**
+   * The NLB fronts a new game server could take: in slots mode the seats whose chain serves and
+   * no pod's host port takes, else the pool's listener ports no game server has claimed.
+   */
+  readonly offered?: {
+    readonly kind: 'listeners' | 'seats';
+    readonly total: number;
+    readonly free: number;
+  };
   readonly durationMs: number;
 }
 
@@ -239,6 +250,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
 
   let slotSummary: SlotChainsSummary | undefined;
   let slotFront: SlotFront | undefined;
+  let offered: FrontsPassSummary['offered'];
   if (deps.slots !== undefined) {
     const nodes = [];
     for await (const node of deps.kube.listNodes({ labelSelector: deps.slots.nodeSelector })) {
@@ -251,6 +263,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     );
     slotSummary = chains.summary;
     slotFront = chains.front;
+    offered = { kind: 'seats', total: chains.seats.serving, free: chains.seats.free };
     failed += chains.summary.failed;
     if (chains.summary.unseated > 0) find('FrontPoolFull');
   }
@@ -276,6 +289,10 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     const chains = deps.slots?.chains;
     const held = () => heldSlots(deps.store, deps.cluster, chains && (() => chains.listChains()));
     const loadBalancers = await deps.nlb.loadBalancers();
+    if (deps.slots === undefined) {
+      const total = loadBalancers.length * deps.nlb.listenerPorts;
+      offered = { kind: 'listeners', total, free: Math.max(0, total - slots.length) };
+    }
     const orphans = [
       ...(await removeOrphanListeners(deps.nlb.api, loadBalancers, deps.cluster, held)),
       ...(await removeOrphanGroups(deps.nlb.api, deps.cluster, held)),
@@ -294,6 +311,7 @@ export async function runFrontsPass(deps: FrontsPassDeps): Promise<FrontsPassSum
     ready,
     failed,
     ...(slotSummary ? { slots: slotSummary } : {}),
+    ...(offered ? { offered } : {}),
     durationMs: deps.now() - startedAt,
   };
 }

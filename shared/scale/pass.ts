@@ -94,8 +94,11 @@ export interface ScalePassOptions {
    * counts as they were.
    */
   readonly triggered?: boolean;
-  /** Hears the slots the plan counted, at the pass's time (the trigger's slack comes from them). */
-  readonly onPlanned?: (tally: SlotTally, nowMs: number) => void;
+  /**
+   * Hears the slots the plan counted and the cluster it planned on, at the pass's time: the
+   * trigger's slack and the capacity figures come from them.
+   */
+  readonly onPlanned?: (tally: SlotTally, nowMs: number, snapshot: ClusterSnapshot) => void;
 }
 
 /** An action that failed, with why. */
@@ -312,7 +315,7 @@ export async function runScalePass(
     { name: SCALE_LEASE_NAME, holder: deps.holder, ttlMs: policy.leaseTtlMs },
     async (renew) => {
       const { snapshot, memory, now, plan, protection } = await planNow();
-      options.onPlanned?.(plan.tally, now);
+      options.onPlanned?.(plan.tally, now, snapshot);
       const carried = await actOnPlan(deps, policy, plan, renew);
       const report = { ...carried, notes: [...carried.notes] };
       if (protection.length > 0) {

@@ -8,6 +8,7 @@ import { eniRunner, localEc2Account } from '../../shared/app/eni-pass.js';
 import { parseConfig } from '../../shared/config/schema.js';
 import type { Ec2Network } from '../../shared/ec2/network.js';
 import { SUBNET_CIDR, SUBNET_ID } from '../../sim/eni-world.js';
+import { InProcessCapacityLedger } from '../../sim/fakes/capacity-ledger.js';
 import { ec2Node, FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { FakeEc2 } from '../../sim/fakes/ec2.js';
 import { seededRandom } from '../../sim/random.js';
@@ -63,5 +64,34 @@ describe('the ENI runners of one process', () => {
     // Both pools were made: the second cluster's from limits the first one's pass learned.
     expect(summaries.map((s) => s.poolsCreated)).toEqual([1, 1]);
     expect(described).toEqual([['c5.large']]);
+  });
+});
+
+describe('an ENI pass', () => {
+  it('records the addresses it leaves free for the capacity view', async () => {
+    const { ec2 } = countedEc2();
+    const fake = ec2 as unknown as FakeEc2;
+    const cluster = new FakeClusterApi();
+    const instance = fake.launchInstance({ instanceType: 'c5.large', subnetId: SUBNET_ID });
+    cluster.withNodes(ec2Node('capacity-node', instance));
+    const capacity = new InProcessCapacityLedger();
+    const runner = eniRunner(
+      {
+        config: parseConfig({ cluster: 'games-c', eni: { mode: 'ip' } }),
+        dynamo: table.client,
+        tableName: table.tableName,
+        clusterApi: cluster,
+      },
+      localEc2Account(ec2),
+      undefined,
+      { capacity },
+    );
+    const summary = await runner.pass();
+    expect(summary.idleIps).toBeGreaterThan(0);
+    expect((await capacity.read(['games-c'])).get('games-c')?.eni).toMatchObject({
+      source: 'eni',
+      freeAddresses: summary.idleIps,
+      pools: summary.pools,
+    });
   });
 });

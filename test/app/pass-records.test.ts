@@ -1,7 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it, vi } from 'vitest';
-import { recordRepairPass, recordScalePass, recordSettle } from '../../shared/app/pass-records.js';
+import {
+  recordCapacity,
+  recordRepairPass,
+  recordScalePass,
+  recordSettle,
+} from '../../shared/app/pass-records.js';
 import type { RepairSummary } from '../../shared/repair/pass.js';
 import type { ScaleReport } from '../../shared/scale/pass.js';
 
@@ -105,5 +110,42 @@ describe('what the passes and the settle step record', () => {
     expect(singles).toEqual([['RangeUsedPercent', 95]]);
     recordScalePass(observe, { dryRun: false, actions: [], failures: [], notes: [] } as never);
     expect(added).toEqual([]);
+  });
+
+  it('records a capacity view: every figure, a zero too, and each host port range apart', () => {
+    const { observe, lines, added } = observed();
+    const ranges: unknown[] = [];
+    vi.spyOn(observe.metrics, 'singleMetric').mockImplementation(() => {
+      const one = {
+        addDimension: (name: string, value: string) => ranges.push([name, value]),
+        addMetric: (name: string, _unit: unknown, value: number) => ranges.push([name, value]),
+      };
+      return one as unknown as Metrics;
+    });
+    recordCapacity(observe, {
+      cluster: 'games',
+      stale: false,
+      staleBecause: [],
+      gameServers: { ready: 0, readyByFleet: {}, freeSlots: 3, pending: 0, ageSeconds: 1 },
+      buffer: { buffer: 10, nodesComing: false, slotsComing: 0, nodes: 2, ageSeconds: 1 },
+      hostPorts: {
+        ranges: [{ range: 'game', size: 10, used: 4, free: 16, largestFreeBlock: 6 }],
+        ageSeconds: 1,
+      },
+      eni: { freeAddresses: 7, pools: 2, ageSeconds: 3 },
+    });
+    expect(added).toEqual([
+      ['CapacityReadyGameServers', 0],
+      ['CapacityFreeSlots', 3],
+      ['CapacityBufferSlots', 10],
+      ['CapacityComingSlots', 0],
+      ['CapacityFreeEniAddresses', 7],
+      ['CapacityStale', 0],
+    ]);
+    expect(ranges).toEqual([
+      ['range', 'game'],
+      ['CapacityFreeHostPorts', 16],
+    ]);
+    expect(lines).toEqual(['capacity']);
   });
 });

@@ -69,7 +69,7 @@ function setup() {
         return pod;
       },
     },
-    nlb: { api: elbv2, loadBalancers: async () => [nlb.arn] },
+    nlb: { api: elbv2, loadBalancers: async () => [nlb.arn], listenerPorts: 1000 },
     queue: { submit: async (work) => void queued.push(work) },
     now: () => now,
   };

@@ -100,6 +100,8 @@ function chainTags(cluster: string, slot: ListenerSlot) {
 export interface SlotChainsOutcome {
   readonly summary: SlotChainsSummary;
   readonly front: SlotFront;
+  /** Seats whose chain serves, and of those the seats no live pod's host port takes. */
+  readonly seats: { readonly serving: number; readonly free: number };
 }
 
 /** A game node as the plan reads it. */
@@ -181,10 +183,21 @@ export async function runSlotChains(
   const assigned = await counted(plan.assign, ({ chain, seat }) => steps.seat(chain, seat));
   const created = await counted(plan.create, ({ slot, seat }) => steps.create(slot, seat));
   const serving = await steps.markServing(chains, deadline);
+  const now = steps.chainsNow(chains);
   return {
     summary: { created, assigned, released, finished, serving, unseated: plan.unseated, failed },
-    front: frontOf(steps.chainsNow(chains), members, nodes),
+    front: frontOf(now, members, nodes),
+    seats: seatsOf(now, heldHostPortsOf(view.pods)),
   };
+}
+
+/** The seats whose chains serve and are not leaving, and those no pod's host port takes. */
+function seatsOf(chains: readonly SlotChain[], held: ReadonlySet<string>) {
+  const serving = chains.flatMap(({ holder }) =>
+    holder?.servingAt !== undefined && holder.releasingAt === undefined ? [holder] : [],
+  );
+  const free = serving.filter((seat) => !held.has(`${seat.node}#${seat.hostPort}`)).length;
+  return { serving: serving.length, free };
 }
 
 /** Each seat's chain that may be told: made, held by the node at its address, not leaving. */

@@ -74,7 +74,7 @@ function setup() {
         return pod;
       },
     },
-    nlb: { api: elbv2, loadBalancers: async () => [nlb.arn] },
+    nlb: { api: elbv2, loadBalancers: async () => [nlb.arn], listenerPorts: 1000 },
     slots: {
       cluster: 'prod',
       chains,
