@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { formatDecision } from '../admission/decision.js';
+import type { CapacityView } from '../capacity/view.js';
 import { ClusterSet, type ServiceCidrOverlap } from '../clusters/cluster-set.js';
 import { clusterPathPrefix, clusterRoutes, type HttpHandler } from '../clusters/http-routes.js';
 import type { BerthConfig } from '../config/schema.js';
@@ -16,6 +17,7 @@ import { InProcessFrontQueue } from '../fronts/in-process-queue.js';
 import type { FrontWorkOutcome } from '../fronts/work.js';
 import { handleFrontWork } from '../fronts/worker.js';
 import { createHttpApi } from '../http/api.js';
+import { withCapacity } from '../http/capacity-route.js';
 import type { HttpFault, HttpRequest, HttpResponse } from '../http/exchange.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { ClusterServiceCidr } from '../k8s/service-cidrs.js';
@@ -28,8 +30,10 @@ import { metricsReading } from '../metrics/reading.js';
 import { InProcessSettleQueue } from '../settle/in-process-queue.js';
 import { ImmediateSettler, QueueSettler } from '../settle/settler.js';
 import type { StatusReport } from '../status/report.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { clusterViewReader } from '../ui/cluster-view.js';
 import { WEB_VIEW_PAGE } from '../ui/page.js';
+import { capacityReader } from './capacity.js';
 import { clusterContexts } from './cluster-contexts.js';
 import { type Ec2Account, nodeIpFault, sdkEc2Account } from './eni-pass.js';
 import { type FrontsWiring, frontsWiring, sdkFrontsAccount } from './fronts.js';
@@ -56,6 +60,8 @@ import { checkServiceCidrs, type ServiceCidrStart, watchServiceCidrs } from './s
 import { settleRunner } from './settle.js';
 import { recoverLocalSettles } from './settle-recovery.js';
 
+/** The capacity view of the server's clusters, or of the one named. */
+type CapacityRead = (cluster?: string) => Promise<CapacityView>;
 /** One cluster of the config as the server runs it, and what its banner says of it. */
 export interface ServedCluster {
   readonly config: BerthConfig;
@@ -88,6 +94,7 @@ function serveCluster(
   log: ServeLog,
   serviceCidrs: readonly ClusterServiceCidr[] | undefined,
   aws: boolean,
+  capacity: CapacityRead,
 ): AssembledCluster {
   const clusterApi = cluster?.api;
   // Log lines name their cluster where the server has several.
@@ -214,7 +221,12 @@ function serveCluster(
       metrics: async (format) =>
         metricsText(
           format,
-          [await metricsReading(runtime, () => passRecords.records())],
+          [
+            await metricsReading(runtime, {
+              passes: () => passRecords.records(),
+              capacity: async () => (await capacity(config.cluster)).clusters[0],
+            }),
+          ],
           Date.now(),
         ),
       onDecision: (decision) => log.info(`${tag}admission ${formatDecision(decision)}`),
@@ -223,6 +235,7 @@ function serveCluster(
         state: async () => ({
           ...(await runtime.uiState()),
           ...(readView ? { clusterView: await readView() } : {}),
+          capacity: await capacity(),
         }),
         holders: (query) => runtime.holders(query),
       },
@@ -404,6 +417,7 @@ async function listen(
   handlers: ClusterSet<HttpHandler>,
   log: ServeLog,
   cidrStart: ServiceCidrStart,
+  capacity: CapacityRead,
 ): Promise<Listening> {
   for (const overlap of cidrStart.overlaps) log.warn(overlap.message);
   const tls = options.http
@@ -419,7 +433,14 @@ async function listen(
     port: options.port,
     ...(tls ? { tls } : {}),
     handle: requestLogged(
-      withFleetStatus(served, clusterRoutes(handlers, { unknown: 'explain' }), cidrStart.overlaps),
+      withCapacity(
+        capacity,
+        withFleetStatus(
+          served,
+          clusterRoutes(handlers, { unknown: 'explain' }),
+          cidrStart.overlaps,
+        ),
+      ),
       log,
     ),
     onError: (error, request) => {
@@ -568,6 +589,11 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
       },
     },
   });
+  // What the passes recorded, read from the table for every cluster at once.
+  const capacity = capacityReader(
+    options.clusters,
+    new DynamoCapacityLedger({ client: store.client, tableName: store.tableName }),
+  );
   const served = options.clusters.map((config) =>
     serveCluster(
       options,
@@ -578,6 +604,7 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
       log,
       cidrStart.readings.get(config.cluster),
       aws,
+      capacity,
     ),
   );
   // Every cluster is assembled up front (its timers start later), so the set only looks it up.
@@ -593,7 +620,7 @@ export async function startLocalServer(options: LocalOptions, log: ServeLog): Pr
   };
   let listening: Listening;
   try {
-    listening = await listen(options, served, handlers, log, cidrStart);
+    listening = await listen(options, served, handlers, log, cidrStart, capacity);
   } catch (error) {
     // Nothing is served: the clusters and the store (DynamoDB Local, if this process started it)
     // go down with the command instead of keeping it alive.

@@ -5,6 +5,7 @@
  * ENI pools), the settle step's backlog, and, where the process runs them, the passes' outcomes
  * and ages. Every family passes `metricFamily`'s naming rules. Pure: a reading in, text out.
  */
+import type { ClusterCapacity } from '../capacity/view.js';
 import type { StatusReport } from '../status/report.js';
 
 /** The settle step's backlog: values given back and still held until their change is seen committed. */
@@ -29,6 +30,8 @@ export interface MetricsReading {
   readonly status: StatusReport;
   readonly settle: SettleBacklog;
   readonly passes?: readonly PassRecord[];
+  /** The cluster's capacity view, where the process reads one. */
+  readonly capacity?: ClusterCapacity;
 }
 
 /**
@@ -194,6 +197,7 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
     })),
   );
   const specs: FamilySpec[] = [
+    ...capacityFamilies(readings),
     {
       name: 'berth_range_size',
       type: 'gauge',
@@ -285,6 +289,77 @@ function families(readings: readonly MetricsReading[], now: number): Family[] {
     },
   ];
   return specs.map(metricFamily);
+}
+
+/** The capacity view's figures, by cluster: the same numbers `GET /v1/capacity` answers. */
+function capacityFamilies(readings: readonly MetricsReading[]): FamilySpec[] {
+  const views = readings.flatMap(({ capacity }) => (capacity ? [capacity] : []));
+  const gauge = (
+    name: string,
+    help: string,
+    samples: (view: ClusterCapacity) => FamilySpec['samples'],
+    unit?: 'seconds',
+  ): FamilySpec => ({
+    name: `berth_capacity_${name}`,
+    type: 'gauge',
+    help,
+    ...(unit ? { unit } : {}),
+    samples: views.flatMap(samples),
+  });
+  const one = (view: ClusterCapacity, value: number | undefined, labels = {}) =>
+    value === undefined ? [] : [{ labels: { cluster: view.cluster, ...labels }, value }];
+  return [
+    gauge('ready_game_servers', 'Ready game servers (holding no players), by fleet.', (view) =>
+      Object.entries(view.gameServers?.readyByFleet ?? {}).flatMap(([fleet, n]) =>
+        one(view, n, { fleet }),
+      ),
+    ),
+    gauge('free_slots', 'Free game-server slots on Ready, schedulable nodes.', (view) =>
+      one(view, view.gameServers?.freeSlots),
+    ),
+    gauge('buffer_slots', 'The free slots the scale pass keeps.', (view) =>
+      one(view, view.buffer?.buffer),
+    ),
+    gauge('coming_slots', 'Slots of nodes booting or asked for.', (view) =>
+      one(view, view.buffer?.slotsComing),
+    ),
+    gauge(
+      'free_host_ports',
+      'Free (node, port) pairs of a host port range on the Ready game-server nodes.',
+      (view) =>
+        (view.hostPorts?.ranges ?? []).flatMap((range) =>
+          one(view, range.free, { range: range.range }),
+        ),
+    ),
+    gauge(
+      'largest_free_host_port_block',
+      'The largest block of consecutive ports a host port range gives.',
+      (view) =>
+        (view.hostPorts?.ranges ?? []).flatMap((range) =>
+          one(view, range.largestFreeBlock, { range: range.range }),
+        ),
+    ),
+    gauge('free_front_slots', 'NLB fronts a new game server could take.', (view) =>
+      one(view, view.fronts?.free, { kind: view.fronts?.kind ?? '' }),
+    ),
+    gauge('free_eni_addresses', 'ENI addresses assigned to nodes and held by no pod.', (view) =>
+      one(view, view.eni?.freeAddresses),
+    ),
+    gauge('stale', '1 when a pass of the cluster has not recorded within two intervals.', (view) =>
+      one(view, view.stale ? 1 : 0),
+    ),
+    gauge(
+      'figures_age_seconds',
+      'How old each pass’s capacity figures are.',
+      (view) => [
+        ...one(view, view.gameServers?.ageSeconds, { source: 'scale' }),
+        ...one(view, view.hostPorts?.ageSeconds, { source: 'hostPorts' }),
+        ...one(view, view.fronts?.ageSeconds, { source: 'fronts' }),
+        ...one(view, view.eni?.ageSeconds, { source: 'eni' }),
+      ],
+      'seconds',
+    ),
+  ];
 }
 
 /**

@@ -1,5 +1,6 @@
 /** One cluster's metrics, read: its status, and the settle backlog from its owner records. */
 import type { AllocationStore } from '../allocation/store.js';
+import type { ClusterCapacity } from '../capacity/view.js';
 import type { StatusReport } from '../status/report.js';
 import type { MetricsReading, PassRecord, SettleBacklog } from './openmetrics.js';
 
@@ -24,11 +25,22 @@ export async function metricsReading(
     status(): Promise<StatusReport>;
     readonly allocationStore: Pick<AllocationStore, 'listOwners'>;
   },
-  passes?: () => readonly PassRecord[],
+  more: {
+    /** This process's pass records. */
+    readonly passes?: () => readonly PassRecord[];
+    /** The cluster's capacity view. */
+    readonly capacity?: () => Promise<ClusterCapacity | undefined>;
+  } = {},
 ): Promise<MetricsReading> {
-  const [status, settle] = await Promise.all([
+  const [status, settle, capacity] = await Promise.all([
     runtime.status(),
     settleBacklog(runtime.allocationStore),
+    more.capacity?.(),
   ]);
-  return passes ? { status, settle, passes: passes() } : { status, settle };
+  return {
+    status,
+    settle,
+    ...(more.passes ? { passes: more.passes() } : {}),
+    ...(capacity ? { capacity } : {}),
+  };
 }

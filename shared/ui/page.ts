@@ -146,6 +146,38 @@ function renderPools(state) {
   }
 }
 
+// Every cluster the server serves, as GET /v1/capacity answers it (absent in berth sim).
+function renderCapacity(state) {
+  const view = state.capacity;
+  $('capacity-section').hidden = !view;
+  if (!view) return;
+  const body = $('capacity-rows');
+  body.replaceChildren();
+  const age = (s) => (s === undefined ? '' : ' (' + s + ' s)');
+  const or = (v) => (v === undefined ? '-' : String(v));
+  for (const c of view.clusters) {
+    const row = document.createElement('tr');
+    const g = c.gameServers;
+    const fleets = g ? Object.entries(g.readyByFleet).map(([f, n]) => (f || 'no fleet') + ' ' + n).join(', ') : '';
+    const ports = c.hostPorts ? c.hostPorts.ranges.map((r) => r.range + ' ' + or(r.free) + ', block ' + r.largestFreeBlock).join('; ') : '-';
+    for (const cell of [
+      c.cluster,
+      g ? g.ready + (fleets ? ' (' + fleets + ')' : '') + age(g.ageSeconds) : '-',
+      g ? or(g.freeSlots) : '-',
+      c.buffer ? c.buffer.buffer + (c.buffer.nodesComing ? ', nodes coming' : '') : '-',
+      ports,
+      c.fronts ? c.fronts.free + ' of ' + c.fronts.total + age(c.fronts.ageSeconds) : '-',
+      c.eni ? c.eni.freeAddresses + age(c.eni.ageSeconds) : '-',
+      c.stale ? 'stale: ' + c.staleBecause.join('; ') : 'fresh',
+    ]) {
+      row.append(text('td', cell));
+    }
+    row.dataset.cluster = c.cluster;
+    row.dataset.stale = String(c.stale);
+    body.append(row);
+  }
+}
+
 function renderChart(state) {
   if (previous) {
     // Values allocated (never net growth, which releases cancel), a second of wall-clock time.
@@ -289,6 +321,7 @@ async function tick() {
     renderHeat(state);
     renderPools(state);
     renderCluster(state);
+    renderCapacity(state);
     renderChart(state);
     previous = state;
     previousWallMs = performance.now();
@@ -380,6 +413,16 @@ const PAGE = `<!doctype html>
   <section aria-labelledby="hostports-title">
     <h2 id="hostports-title">Host port ranges (use count per port: blue unused, red busiest)</h2>
     <div id="hostports" class="grid"></div>
+  </section>
+  <section id="capacity-section" aria-labelledby="capacity-title" hidden>
+    <h2 id="capacity-title">Capacity across clusters (as the passes last recorded it)</h2>
+    <table aria-labelledby="capacity-title">
+      <thead><tr><th scope="col">cluster</th><th scope="col">ready game servers</th>
+      <th scope="col">free slots</th><th scope="col">buffer</th><th scope="col">free host ports</th>
+      <th scope="col">free fronts</th><th scope="col">free ENI addresses</th>
+      <th scope="col">figures</th></tr></thead>
+      <tbody id="capacity-rows"></tbody>
+    </table>
   </section>
   <section aria-labelledby="pools-title">
     <h2 id="pools-title">ENI pools</h2>

@@ -119,6 +119,25 @@ function fullReading(now: number): MetricsReading {
     },
     settle: { releasing: 2, oldestSince: now - 45_000 },
     passes: passes.records(),
+    capacity: {
+      cluster: 'games',
+      stale: true,
+      staleBecause: ['eni: never recorded'],
+      gameServers: {
+        ready: 5,
+        readyByFleet: { arena: 4, '': 1 },
+        freeSlots: 9,
+        pending: 1,
+        ageSeconds: 12,
+      },
+      buffer: { buffer: 10, nodesComing: true, slotsComing: 16, nodes: 3, ageSeconds: 12 },
+      hostPorts: {
+        ranges: [{ range: 'default', size: 1001, used: 7, free: 2996, largestFreeBlock: 12 }],
+        ageSeconds: 90,
+      },
+      fronts: { kind: 'listeners', total: 50000, free: 49993, ageSeconds: 30 },
+      eni: { freeAddresses: 4, pools: 1, ageSeconds: 200 },
+    },
   };
 }
 
@@ -149,6 +168,19 @@ describe('metricsText', () => {
     ).toBe(1);
     expect(samples.get('berth_pass_last_run_age_seconds{cluster="games",pass="repair"}')).toBe(0);
     expect(samples.get('berth_pass_last_run_succeeded{cluster="games",pass="repair"}')).toBe(0);
+    expect(samples.get('berth_capacity_ready_game_servers{cluster="games",fleet="arena"}')).toBe(4);
+    expect(samples.get('berth_capacity_ready_game_servers{cluster="games",fleet=""}')).toBe(1);
+    expect(samples.get('berth_capacity_coming_slots{cluster="games"}')).toBe(16);
+    expect(samples.get('berth_capacity_free_host_ports{cluster="games",range="default"}')).toBe(
+      2996,
+    );
+    expect(samples.get('berth_capacity_free_front_slots{cluster="games",kind="listeners"}')).toBe(
+      49993,
+    );
+    expect(samples.get('berth_capacity_stale{cluster="games"}')).toBe(1);
+    expect(samples.get('berth_capacity_figures_age_seconds{cluster="games",source="eni"}')).toBe(
+      200,
+    );
   });
 
   it('writes the same samples in the Prometheus text format, a counter typed under its _total name', () => {

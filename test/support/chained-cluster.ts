@@ -15,12 +15,14 @@ import { serveRuntime } from '../../bench/support/serve-runtime.js';
 import { frontsWiring } from '../../shared/app/fronts.js';
 import { repairRunner } from '../../shared/app/repair-pass.js';
 import { type BerthRuntime, createRuntime } from '../../shared/app/runtime.js';
-import { parseConfig } from '../../shared/config/schema.js';
+import { scaleRunner } from '../../shared/app/scale-pass.js';
+import { type BerthConfig, parseConfig } from '../../shared/config/schema.js';
 import { InProcessFrontQueue } from '../../shared/fronts/in-process-queue.js';
 import { handleFrontWork } from '../../shared/fronts/worker.js';
 import { ClientNodeClusterApi } from '../../shared/k8s/client-node-cluster-api.js';
 import { mutatingWebhookConfiguration } from '../../shared/manifests/webhooks.js';
 import type { RepairSummary } from '../../shared/repair/pass.js';
+import type { ScaleReport } from '../../shared/scale/pass.js';
 import { dynamoClient } from '../../shared/store/client.js';
 import { ensureTable } from '../../shared/store/ensure-table.js';
 import { FakeCustomRoutingAccelerator } from '../../sim/fakes/accelerator.js';
@@ -114,6 +116,12 @@ export interface ChainedCluster {
   frontsPass(): Promise<unknown>;
   /** One repair pass over the stand-in, as `berth repair --once` runs it. */
   repairPass(): Promise<RepairSummary>;
+  /** One scale pass over the stand-in, as `berth scale --once` runs it. */
+  scalePass(): Promise<ScaleReport>;
+  /** The config berth runs with. */
+  readonly config: BerthConfig;
+  /** The table berth keeps its state in. */
+  readonly tableName: string;
   /** The NLB listener slots berth holds, by allocation id (with `nlb`). */
   listenerHolders(): Promise<string[]>;
   /** Moves berth's clock (its runtime, fronts and the fake ELBv2) `ms` ahead. */
@@ -127,7 +135,11 @@ export interface ChainedCluster {
 /** Starts the stand-in, berth behind it, and the injector after berth in the chain. */
 export async function startChainedCluster(
   overrides: Record<string, unknown> = {},
-  options: { readonly nlb?: boolean } = {},
+  options: {
+    readonly nlb?: boolean;
+    /** A table another cluster's berth shares (made already); a table of its own by default. */
+    readonly tableName?: string;
+  } = {},
 ): Promise<ChainedCluster> {
   const api = await startKubeApiServer();
   let skew = 0;
@@ -142,7 +154,8 @@ export async function startChainedCluster(
     ...overrides,
   });
   const dynamo = dynamoClient({ endpoint: inject('dynamodbEndpoint') });
-  const tableName = `chained-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
+  const tableName =
+    options.tableName ?? `chained-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
   await ensureTable(dynamo, tableName);
   const clusterApi = new ClientNodeClusterApi({ kubeConfig: api.kubeConfig() });
   const pending = new Set<Promise<unknown>>();
@@ -186,7 +199,13 @@ export async function startChainedCluster(
     runtime,
     elbv2,
     nlbArn: nlb.arn,
+    config,
+    tableName,
     repairPass: () => repairRunner({ config, dynamo, tableName, clusterApi, now })('chained-test'),
+    scalePass: () =>
+      scaleRunner({ config, dynamo, tableName, clusterApi, now }, { triggers: false })(
+        'chained-test',
+      ),
     listenerHolders: async () => {
       if (!wiring) throw new Error('no fronts configured');
       return (await wiring.store.listSlots()).map((record) => record.owner.allocationId).sort();
