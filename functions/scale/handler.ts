@@ -6,6 +6,7 @@
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
+import { lambdaCapacityReader } from '../../shared/app/lambda-capacity.js';
 import { observability, observedHandler } from '../../shared/app/observability.js';
 import { scaleInput, scaleInvocation, scaleRunner } from '../../shared/app/scale-pass.js';
 
@@ -13,6 +14,7 @@ const observe = observability('scale');
 const run = scaleInvocation(
   lambdaPassContexts().map((context) => scaleRunner(context)),
   observe,
+  lambdaCapacityReader(),
 );
 
 export const handler = (await observedHandler('scale', observe, run)).use(

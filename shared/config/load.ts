@@ -59,6 +59,12 @@ export interface LambdaSettings {
    * cluster); absent where IAM's grant is the whole rule. Node IP function only.
    */
   readonly nodeIpsCallers: NodeCallers | undefined;
+  /**
+   * The roles the capacity API answers (BERTH_CAPACITY_CALLERS, a JSON list of role ARNs): IAM
+   * lets any principal of the account with a broad enough policy sign a request, and the list
+   * keeps the answer to the roles the stack granted. Capacity function only; none answers nobody.
+   */
+  readonly capacityCallers: readonly string[];
   /** Name of the ENI function, which runs background pool refills; node IP function only. */
   readonly eniFunctionName: string | undefined;
   /**
@@ -104,6 +110,14 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     'must map each cluster (or *) to a list of role ARNs',
     problems,
   );
+  const capacityCallers =
+    jsonMap(
+      'BERTH_CAPACITY_CALLERS',
+      env.BERTH_CAPACITY_CALLERS,
+      z.array(z.string().min(1)),
+      'must be a JSON list of role ARNs',
+      problems,
+    ) ?? [];
   if (problems.length > 0 || configs === undefined) throw new ConfigError(problems);
   return {
     configs,
@@ -111,6 +125,7 @@ export function lambdaSettings(env: NodeJS.ProcessEnv = process.env): LambdaSett
     region,
     webhookSecretArns,
     nodeIpsCallers,
+    capacityCallers,
     eniFunctionName: env.BERTH_ENI_FUNCTION || undefined,
     scaleFunctionName: env.BERTH_SCALE_FUNCTION || undefined,
     settleQueueUrl: env.BERTH_SETTLE_QUEUE || undefined,
