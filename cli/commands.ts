@@ -1,5 +1,10 @@
 /** The commands of `berth`, each a function of the parsed command line to an exit status. */
-import { localHolders, localStatus, withLocalPasses } from '../shared/app/local-commands.js';
+import {
+  localCapacity,
+  localHolders,
+  localStatus,
+  withLocalPasses,
+} from '../shared/app/local-commands.js';
 import {
   describeFailure,
   exitCodeOf,
@@ -14,9 +19,16 @@ import { manifestsCommand } from './manifests.js';
 import type { CliOptions, Command } from './options.js';
 import { serve } from './serve.js';
 import { simCommand } from './sim.js';
-import { formatHoldings, formatStatus, table } from './status-text.js';
+import { formatCapacity, formatHoldings, formatStatus, table } from './status-text.js';
 
 const status: Command = async (options) => {
+  if (options.capacity) {
+    const view = await localCapacity(options);
+    process.stdout.write(
+      `${options.json ? JSON.stringify(view, null, 2) : formatCapacity(view)}\n`,
+    );
+    return 0;
+  }
   if (options.holder !== undefined) {
     const holdings = await localHolders(options, options.holder);
     process.stdout.write(

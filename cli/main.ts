@@ -155,6 +155,10 @@ function program(run: (command: string, flags: Flags) => Promise<void>): Command
       '--holder <value>',
       'who holds a cluster IP, a node port or a host port, or what namespace/name holds',
     )
+    .option(
+      '--clusters',
+      "every cluster's free capacity as its passes last recorded it (the GET /v1/capacity view)",
+    )
     .action(action('status'));
   root
     .command('repair')
@@ -320,6 +324,7 @@ async function optionsOf(
     newCa: on('newCa'),
     cni: on('cni'),
     delete: on('delete'),
+    capacity: on('clusters'),
     ...(command === 'sim'
       ? {
           sim: {

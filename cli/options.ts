@@ -23,6 +23,8 @@ export interface CliOptions extends LocalOptions {
   readonly failOpen?: string;
   /** `manifests --delete`: what `kubectl delete -f -` needs to remove berth, webhooks first. */
   readonly delete?: boolean;
+  /** `status --clusters`: the capacity view of every cluster instead of the usage report. */
+  readonly capacity: boolean;
   /** `status --holder`: a cluster IP, a port, or `namespace/name`. */
   readonly holder?: string;
   /** `fronts --add-nlb`: a Network Load Balancer to add to the pool. */

@@ -1,5 +1,5 @@
 /** What `berth status` prints: the text of the reports the local host answers. */
-import type { localHolders, localStatus } from '../shared/app/local-commands.js';
+import type { localCapacity, localHolders, localStatus } from '../shared/app/local-commands.js';
 
 /** What `status --holder` answers. */
 type Holdings = Awaited<ReturnType<typeof localHolders>>;
@@ -158,4 +158,92 @@ export function serviceCidrStatusLines(
     );
   }
   return lines;
+}
+
+/** What `status --clusters` answers. */
+type Capacity = Awaited<ReturnType<typeof localCapacity>>;
+
+/** An age as a line says it: `12 s`, or `-` for a figure never recorded. */
+const age = (seconds: number | undefined) => (seconds === undefined ? '-' : `${seconds} s`);
+
+/**
+ * What `status --clusters` prints: a row a cluster (its game servers, slots, fronts, addresses
+ * and buffer, each with its age), a row a host port range, and why each stale cluster is stale.
+ */
+export function formatCapacity(view: Capacity): string {
+  const count = (n: number | undefined) => (n === undefined ? '-' : String(n));
+  const clusters = table(
+    [
+      'CLUSTER',
+      'READY',
+      'FREE SLOTS',
+      'PENDING',
+      'BUFFER',
+      'NODES COMING',
+      'FRONTS FREE',
+      'ENI FREE',
+      'STALE',
+    ],
+    view.clusters.map((c) => [
+      c.cluster,
+      c.gameServers === undefined
+        ? '-'
+        : `${c.gameServers.ready} (${age(c.gameServers.ageSeconds)})`,
+      count(c.gameServers?.freeSlots),
+      count(c.gameServers?.pending),
+      count(c.buffer?.buffer),
+      c.buffer === undefined
+        ? '-'
+        : c.buffer.nodesComing
+          ? `yes (${c.buffer.slotsComing} slots)`
+          : 'no',
+      c.fronts === undefined
+        ? '-'
+        : `${c.fronts.free}/${c.fronts.total} (${age(c.fronts.ageSeconds)})`,
+      c.eni === undefined ? '-' : `${c.eni.freeAddresses} (${age(c.eni.ageSeconds)})`,
+      c.stale ? 'yes' : 'no',
+    ]),
+  );
+  const ranges = view.clusters.flatMap((c) =>
+    (c.hostPorts?.ranges ?? []).map((r) => [
+      c.cluster,
+      r.range,
+      String(r.size),
+      count(r.free),
+      String(r.largestFreeBlock),
+      age(c.hostPorts?.ageSeconds),
+    ]),
+  );
+  const fleets = view.clusters.flatMap((c) =>
+    Object.entries(c.gameServers?.readyByFleet ?? {}).map(([fleet, n]) => [
+      c.cluster,
+      fleet === '' ? '(no fleet)' : fleet,
+      String(n),
+    ]),
+  );
+  const stale = view.clusters.flatMap((c) =>
+    c.staleBecause.map((why) => `${c.cluster} is stale: ${why}`),
+  );
+  return [
+    `capacity at ${view.at}`,
+    ...clusters,
+    ...(fleets.length > 0 ? ['', ...table(['CLUSTER', 'FLEET', 'READY'], fleets)] : []),
+    ...(ranges.length > 0
+      ? [
+          '',
+          ...table(
+            [
+              'CLUSTER',
+              'HOST PORT RANGE',
+              'SIZE',
+              'FREE (NODE, PORT)',
+              'LARGEST FREE BLOCK',
+              'AGE',
+            ],
+            ranges,
+          ),
+        ]
+      : []),
+    ...(stale.length > 0 ? ['', ...stale] : []),
+  ].join('\n');
 }

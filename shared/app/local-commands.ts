@@ -12,7 +12,9 @@ import { handleFrontWork } from '../fronts/worker.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { openStore, type StoreTarget } from '../local/store-target.js';
 import { clusterItems, deleteItems, type ItemKey, itemKind } from '../store/cluster-items.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { ensureTable } from '../store/ensure-table.js';
+import { capacityReader } from './capacity.js';
 import { frontsWiring, sdkFrontsAccount } from './fronts.js';
 import { optionalCluster, passContext, requiredCluster } from './local-cluster.js';
 import { UsageError } from './local-errors.js';
@@ -105,6 +107,20 @@ export function localStatus(options: LocalOptions) {
     );
     return { reports, overlaps };
   });
+}
+
+/**
+ * `berth status --clusters`: every cluster's capacity as its passes last recorded it in the
+ * table (those of `berth serve --passes`, or of the stack's functions when `--table` names its
+ * table), read without reaching any cluster.
+ */
+export function localCapacity(options: LocalOptions) {
+  return withStore(options, (store) =>
+    capacityReader(
+      options.clusters,
+      new DynamoCapacityLedger({ client: store.client, tableName: store.tableName }),
+    )(),
+  );
 }
 
 /** Runs the passes once against the cluster kubectl would use (they need one); `holder` names this process. */
