@@ -56,6 +56,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<unknown>>> = {
   cni: async () => (await import('./cni.js')).runCniBench(),
   fronts: async () => (await import('./fronts.js')).runFrontsBench(),
   cost: async () => (await import('./cost.js')).runCostBench(),
+  capacity: async () => (await import('./capacity.js')).runCapacityBench(),
 };
 
 const unknown = wanted.filter((name) => !(name in BENCHMARKS));
