@@ -29,6 +29,8 @@ export function createBerthApp(
     stack: app.node.tryGetContext('stack'),
     config: app.node.tryGetContext('config'),
     nodeIpsCallers: app.node.tryGetContext('nodeIpsCallers'),
+    capacityCallers: app.node.tryGetContext('capacityCallers'),
+    capacityCallerAccount: app.node.tryGetContext('capacityCallerAccount'),
     admissionConcurrency: app.node.tryGetContext('admissionConcurrency'),
     tracing: app.node.tryGetContext('tracing'),
     alarmTopicKey: app.node.tryGetContext('alarmTopicKey'),

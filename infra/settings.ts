@@ -1,6 +1,7 @@
 /**
  * What a berth stack is built from: the CDK context (`-c cluster=NAME` or
- * `-c clusters=NAME,NAME`, `-c config=FILE`, `-c nodeIpsCallers=ARN,ARN`, …) and the config
+ * `-c clusters=NAME,NAME`, `-c config=FILE`, `-c nodeIpsCallers=ARN,ARN`,
+ * `-c capacityCallers=ARN,ARN`, …) and the config
  * file, validated at synth time with the same schema the functions use, so a bad config fails
  * `cdk synth` with every problem listed at once instead of failing every cold start after a
  * deploy.
@@ -40,6 +41,14 @@ export interface StackSettings {
    * role listed without a cluster); the node IP function checks it on every request.
    */
   readonly nodeIpsCallersByCluster?: NodeCallers;
+  /** IAM roles (matchmakers) allowed to call the SigV4 capacity API; none by default. */
+  readonly capacityCallerArns: readonly string[];
+  /**
+   * The account whose principals may assume the role the stack makes for the capacity API
+   * (`-c capacityCallerAccount`), if any: a studio's matchmaker, which then needs no role of its
+   * own granted by ARN.
+   */
+  readonly capacityCallerAccount?: string;
   /** Concurrent executions reserved for (and capping) the admission function. */
   readonly admissionConcurrency: number;
   /** Which functions record a trace of every request they serve (see `TracingScope`). */
@@ -153,6 +162,8 @@ export interface StackContext {
   readonly stack?: unknown;
   readonly config?: unknown;
   readonly nodeIpsCallers?: unknown;
+  readonly capacityCallers?: unknown;
+  readonly capacityCallerAccount?: unknown;
   readonly admissionConcurrency?: unknown;
   readonly tracing?: unknown;
   readonly alarmTopicKey?: unknown;
@@ -170,6 +181,14 @@ const STACK_NAME = /^[A-Za-z][A-Za-z0-9-]{0,127}$/;
 function asText(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   return String(value);
+}
+
+/** The entries of a comma-separated context list, trimmed, empty ones dropped. */
+function listOf(value: unknown): string[] {
+  return (asText(value) ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
 }
 
 function readDocument(
@@ -296,15 +315,11 @@ export function stackSettings(
   }
 
   // ARN (every cluster of the stack) or CLUSTER=ARN (that cluster's node role only).
-  const callerEntries = (asText(context.nodeIpsCallers) ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '')
-    .map((entry) => {
-      const cut = entry.indexOf('=');
-      if (entry.startsWith('arn:') || cut <= 0) return { arn: entry, cluster: EVERY_CLUSTER };
-      return { arn: entry.slice(cut + 1), cluster: entry.slice(0, cut) };
-    });
+  const callerEntries = listOf(context.nodeIpsCallers).map((entry) => {
+    const cut = entry.indexOf('=');
+    if (entry.startsWith('arn:') || cut <= 0) return { arn: entry, cluster: EVERY_CLUSTER };
+    return { arn: entry.slice(cut + 1), cluster: entry.slice(0, cut) };
+  });
   for (const { arn, cluster } of callerEntries) {
     if (roleOf(arn) === undefined) {
       problems.push(
@@ -320,6 +335,20 @@ export function stackSettings(
   const nodeIpsCallersByCluster: Record<string, string[]> = {};
   for (const { arn, cluster } of callerEntries) {
     nodeIpsCallersByCluster[cluster] = [...(nodeIpsCallersByCluster[cluster] ?? []), arn];
+  }
+
+  // The capacity API answers for every cluster of the stack at once: roles only, no CLUSTER=.
+  const capacityCallerArns = [...new Set(listOf(context.capacityCallers))];
+  for (const arn of capacityCallerArns.filter((entry) => roleOf(entry) === undefined)) {
+    problems.push(
+      `-c capacityCallers: "${arn}" is not an IAM role ARN; list the matchmakers' roles as arn:aws:iam::123456789012:role/NAME, or give -c capacityCallerAccount=ACCOUNT for a role the stack makes`,
+    );
+  }
+  const capacityCallerAccount = asText(context.capacityCallerAccount);
+  if (capacityCallerAccount !== undefined && !/^\d{12}$/.test(capacityCallerAccount)) {
+    problems.push(
+      `-c capacityCallerAccount: "${capacityCallerAccount}" is not an AWS account id; give the matchmaker's account as its 12 digits (123456789012)`,
+    );
   }
 
   const concurrencyText = asText(context.admissionConcurrency);
@@ -346,10 +375,7 @@ export function stackSettings(
   }
 
   const vpcId = asText(context.vpc);
-  const subnetIds = (asText(context.subnets) ?? '')
-    .split(',')
-    .map((subnet) => subnet.trim())
-    .filter((subnet) => subnet !== '');
+  const subnetIds = listOf(context.subnets);
   if (vpcId !== undefined && !/^vpc-[0-9a-f]+$/.test(vpcId)) {
     problems.push(`-c vpc: "${vpcId}" is not a VPC id (vpc-0123456789abcdef0)`);
   }
@@ -373,10 +399,7 @@ export function stackSettings(
     );
   }
   const makesAccelerator = acceleratorText === 'true';
-  const acceleratorSubnets = (asText(context.acceleratorSubnets) ?? '')
-    .split(',')
-    .map((subnet) => subnet.trim())
-    .filter((subnet) => subnet !== '');
+  const acceleratorSubnets = listOf(context.acceleratorSubnets);
   for (const subnet of acceleratorSubnets.filter((s) => !/^subnet-[0-9a-f]+$/.test(s))) {
     problems.push(
       `-c acceleratorSubnets: "${subnet}" is not a subnet id (subnet-0123456789abcdef0)`,
@@ -462,6 +485,8 @@ export function stackSettings(
     configDocument,
     nodeIpsCallerArns,
     ...(byName ? { nodeIpsCallersByCluster } : {}),
+    capacityCallerArns,
+    ...(capacityCallerAccount === undefined ? {} : { capacityCallerAccount }),
     admissionConcurrency,
     tracing,
     alarmTopicKey: keyText === 'true',

@@ -93,6 +93,44 @@ describe('stackSettings', () => {
       '-c nodeIpsCallers: "nodes-a" is not an IAM role ARN (arn:aws:iam::123456789012:role/NAME)',
     ]);
   });
+
+  it('reads the roles allowed to call the capacity API, once each, and the account to make one for', () => {
+    const settings = stackSettings({
+      capacityCallers:
+        'arn:aws:iam::111122223333:role/Matchmaker, arn:aws:iam::111122223333:role/Matchmaker,arn:aws:iam::111122223333:role/teams/Lobby',
+      capacityCallerAccount: '444455556666',
+    });
+    expect(settings.capacityCallerArns).toEqual([
+      'arn:aws:iam::111122223333:role/Matchmaker',
+      'arn:aws:iam::111122223333:role/teams/Lobby',
+    ]);
+    expect(settings.capacityCallerAccount).toBe('444455556666');
+    const none = stackSettings({});
+    expect(none.capacityCallerArns).toEqual([]);
+    expect(none.capacityCallerAccount).toBeUndefined();
+  });
+
+  it('names the flag, the value and the fix for a capacity caller that is not a role', () => {
+    expect(
+      problemsOf(() =>
+        stackSettings({
+          capacityCallers:
+            'arn:aws:sts::111122223333:assumed-role/Matchmaker/s1,matchmaker,games=arn:aws:iam::111122223333:role/Matchmaker',
+          capacityCallerAccount: '4444-5555-6666',
+        }),
+      ),
+    ).toEqual([
+      ...[
+        'arn:aws:sts::111122223333:assumed-role/Matchmaker/s1',
+        'matchmaker',
+        'games=arn:aws:iam::111122223333:role/Matchmaker',
+      ].map(
+        (value) =>
+          `-c capacityCallers: "${value}" is not an IAM role ARN; list the matchmakers' roles as arn:aws:iam::123456789012:role/NAME, or give -c capacityCallerAccount=ACCOUNT for a role the stack makes`,
+      ),
+      '-c capacityCallerAccount: "4444-5555-6666" is not an AWS account id; give the matchmaker\'s account as its 12 digits (123456789012)',
+    ]);
+  });
 });
 
 describe('stackSettings for several clusters', () => {
