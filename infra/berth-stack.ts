@@ -1,10 +1,11 @@
 /**
- * berth for one EKS cluster or several: the table, the six functions with their own
- * least-privilege roles, the webhook endpoint, the settle queue, the ENI IP API, the EC2
- * instance-state rule, alarms and a dashboard, shared; and per cluster a webhook path secret,
- * pass schedules, EKS access entries and node pool permissions. A stack of several clusters keeps
- * each one's resources in a scope named after it (`Cluster-<name>`), so adding or removing a
- * cluster changes no other cluster's resources.
+ * berth for one EKS cluster or several: the table, the seven functions with their own
+ * least-privilege roles, the webhook endpoint, the settle queue, the ENI IP API, the read-only
+ * capacity API (and the matchmaker's role, if asked for), the EC2 instance-state rule, alarms
+ * and a dashboard, shared; and per cluster a webhook path secret, pass schedules, EKS access
+ * entries and node pool permissions. A stack of several clusters keeps each one's resources in a
+ * scope named after it (`Cluster-<name>`), so adding or removing a cluster changes no other
+ * cluster's resources.
  *
  * The functions reach the cluster's API endpoint from outside any VPC by default; for a cluster
  * whose endpoint is private only, `-c vpc=… -c subnets=…` runs them in its VPC.
@@ -41,6 +42,7 @@ import {
   type AnyFunctionName,
   BerthFunction,
   type FunctionName,
+  type RecordFunctionName,
 } from './constructs/berth-function.js';
 import { ClusterAccess } from './constructs/cluster-access.js';
 import { CustomRoutingAccelerator } from './constructs/custom-routing-accelerator.js';
@@ -57,6 +59,33 @@ import { PrivateNetwork } from './constructs/private-network.js';
 import { exposeAdmission, WebhookSecret } from './constructs/webhook-endpoint.js';
 import { WorkQueue } from './constructs/work-queue.js';
 import { type StackSettings, withEndpointGroupArn } from './settings.js';
+
+/** How the stack makes one of its functions (see `BerthStack`'s `make`). */
+type MakeFunction = (
+  name: AnyFunctionName,
+  id: string,
+  environment?: Record<string, string>,
+  reservedConcurrency?: number,
+) => BerthFunction;
+
+/**
+ * A berth API on a function URL with IAM auth, granted to `callers` and output under `output`:
+ * the callers sign with SigV4, and the URL refuses every unsigned or ungranted caller before any
+ * code runs.
+ */
+function exposeSigV4(
+  api: BerthFunction,
+  callers: readonly iam.IRole[],
+  output: { readonly id: string; readonly key: string; readonly description: string },
+): void {
+  const url = api.function.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+  for (const role of callers) api.function.grantInvokeUrl(role);
+  new CfnOutput(Stack.of(api), output.id, {
+    key: output.key,
+    value: url.url,
+    description: output.description,
+  });
+}
 
 /** Props of a berth stack. */
 export interface BerthStackProps extends StackProps {
@@ -88,7 +117,11 @@ const FRONTS_PASS_SECONDS = 60;
 
 /** Size and time limit of each function. */
 /** The functions that serve one request per pod event; they trace actively only with `-c tracing=all`. */
-const REQUEST_FUNCTIONS: ReadonlySet<AnyFunctionName> = new Set(['admission', 'node-ips']);
+const REQUEST_FUNCTIONS: ReadonlySet<AnyFunctionName> = new Set([
+  'admission',
+  'node-ips',
+  'capacity',
+]);
 
 const FUNCTION_SIZING: Readonly<
   Record<AnyFunctionName, { memorySize: number; timeout: Duration }>
@@ -120,6 +153,8 @@ const FUNCTION_SIZING: Readonly<
     memorySize: 512,
     timeout: Duration.millis(ENI_INVOCATIONS.request.leaseMs - LEASE_MARGIN_MS),
   },
+  // One BatchGetItem for up to 100 clusters; its few resends of unprocessed keys fit well inside.
+  capacity: { memorySize: 512, timeout: Duration.seconds(10) },
   // A burst of up to 100 bindings (three ELBv2 calls each for an NLB port, paid from the account
   // rate budget, which may wait for tokens), or one fronts pass.
   fronts: { memorySize: 512, timeout: Duration.seconds(FRONTS_TIMEOUT_SECONDS) },
@@ -132,6 +167,7 @@ const DESCRIPTIONS: Readonly<Record<AnyFunctionName, string>> = {
   scale: 'berth node scale pass: packs game servers, cordons and removes empty nodes',
   eni: 'berth ENI pool pass: refills, trims and garbage-collects secondary IPs',
   'node-ips': 'berth ENI IP assignment API (SigV4)',
+  capacity: "berth capacity API (SigV4): reads the passes' capacity records, nothing else",
   fronts: 'berth public fronts: NLB listeners and Global Accelerator destinations per game server',
 };
 
@@ -148,7 +184,7 @@ export class BerthStack extends Stack {
   /** The allocation table. */
   readonly table: dynamodb.TableV2;
   /** The functions by name. */
-  readonly functions: Readonly<Record<FunctionName, BerthFunction>>;
+  readonly functions: Readonly<Record<FunctionName | RecordFunctionName, BerthFunction>>;
   /** The public fronts worker and pass, where some cluster's config has a front. */
   readonly fronts?: { readonly function: BerthFunction; readonly queue: WorkQueue };
 
@@ -232,12 +268,7 @@ export class BerthStack extends Stack {
     const functionConfig = accelerator
       ? withEndpointGroupArn(configDocument, accelerator.endpointGroupArn)
       : configDocument;
-    const make = (
-      name: AnyFunctionName,
-      id: string,
-      environment?: Record<string, string>,
-      reservedConcurrency?: number,
-    ) =>
+    const make: MakeFunction = (name, id, environment, reservedConcurrency) =>
       new BerthFunction(this, id, {
         name,
         description: DESCRIPTIONS[name],
@@ -348,23 +379,22 @@ export class BerthStack extends Stack {
     // The pass and the API manage the same pools: both may create, fill and drain berth's ENIs.
     grantPermissions(eni.role, eniNetworkPermissions(this, clusterNames));
     grantPermissions(nodeIps.role, eniNetworkPermissions(this, clusterNames));
-    // AWS_IAM: the callers are node agents with IAM roles, so SigV4 authenticates them and
-    // the function URL refuses everyone else before any code runs.
-    const nodeIpsUrl = nodeIps.function.addFunctionUrl({
-      authType: lambda.FunctionUrlAuthType.AWS_IAM,
-    });
-    for (const [index, arn] of nodeIpsCallerArns.entries()) {
-      nodeIps.function.grantInvokeUrl(
+    // The callers are node agents with IAM roles.
+    exposeSigV4(
+      nodeIps,
+      nodeIpsCallerArns.map((arn, index) =>
         iam.Role.fromRoleArn(this, `NodeIpsCaller${index}`, arn, { mutable: false }),
-      );
-    }
-    new CfnOutput(this, 'NodeIpsUrlOutput', {
-      key: STACK_OUTPUTS.nodeIpsUrl,
-      value: nodeIpsUrl.url,
-      description: 'ENI IP assignment API; callers sign with SigV4 (service lambda)',
-    });
+      ),
+      {
+        id: 'NodeIpsUrlOutput',
+        key: STACK_OUTPUTS.nodeIpsUrl,
+        description: 'ENI IP assignment API; callers sign with SigV4 (service lambda)',
+      },
+    );
 
-    this.functions = { admission, settle, repair, scale, eni, 'node-ips': nodeIps };
+    const capacity = this.capacityApi(make, props.settings);
+
+    this.functions = { admission, settle, repair, scale, eni, 'node-ips': nodeIps, capacity };
 
     // Public fronts: a worker fed by a queue (admission puts a game server's binding and
     // deletion on it; releases that must wait come back with a delay) and a scheduled pass of
@@ -424,8 +454,11 @@ export class BerthStack extends Stack {
         onFailure: new destinations.SqsDestination(deadLetterQueue),
       });
     }
+    // The functions that talk to the clusters; the capacity API reads the table only.
     const functionRoles = Object.fromEntries(
-      Object.values(this.functions).map((fn) => [fn.node.id, fn.role] as const),
+      Object.values(this.functions)
+        .filter((fn) => fn.access === 'cluster')
+        .map((fn) => [fn.node.id, fn.role] as const),
     );
     for (const { config, scope } of clusters) {
       const passes = [
@@ -496,11 +529,52 @@ export class BerthStack extends Stack {
       topicKey: props.settings.alarmTopicKey,
       admission: admission.function,
       nodeIps: nodeIps.function,
+      capacity: capacity.function,
       // Half the webhook timeout: well before calls start timing out.
       admissionLatencyBudget: Duration.millis((WEBHOOK_TIMEOUT_SECONDS * 1000) / 2),
       table: this.table,
       deadLetterQueue,
       settleQueue: settleQueue.queue,
     });
+  }
+
+  /**
+   * The capacity API: the capacity the passes recorded, read by key from the table (never a
+   * cluster), behind a function URL that IAM opens to the granted roles only: those of
+   * `-c capacityCallers` and, with `-c capacityCallerAccount`, the role the stack makes for that
+   * account's matchmaker. The function refuses any other signed caller itself as well.
+   */
+  private capacityApi(make: MakeFunction, settings: StackSettings): BerthFunction {
+    const callers: iam.IRole[] = settings.capacityCallerArns.map((arn, index) =>
+      iam.Role.fromRoleArn(this, `CapacityCaller${index}`, arn, { mutable: false }),
+    );
+    if (settings.capacityCallerAccount !== undefined) {
+      // Trusts the account, not one principal in it: the studio decides in its own IAM which of
+      // its matchmakers may assume the role, and this stack's grant stays one role.
+      const matchmaker = new iam.Role(this, 'MatchmakerRole', {
+        assumedBy: new iam.AccountPrincipal(settings.capacityCallerAccount),
+        description: `berth capacity API caller: the matchmakers of account ${settings.capacityCallerAccount}`,
+      });
+      new CfnOutput(this, 'MatchmakerRoleArnOutput', {
+        key: STACK_OUTPUTS.matchmakerRoleArn,
+        value: matchmaker.roleArn,
+        description: 'The role a matchmaker assumes to call the capacity API',
+      });
+      callers.push(matchmaker);
+    }
+    const capacity = make(
+      'capacity',
+      'Capacity',
+      // The function's own check of the caller, beside IAM's (see shared/app/lambda-capacity.ts).
+      { BERTH_CAPACITY_CALLERS: this.toJsonString(callers.map((role) => role.roleArn)) },
+    );
+    // A matchmaker signs with its role.
+    exposeSigV4(capacity, callers, {
+      id: 'CapacityUrlOutput',
+      key: STACK_OUTPUTS.capacityUrl,
+      description:
+        'Capacity API (GET v1/capacity, ?cluster=NAME), read-only; callers sign with SigV4 (service lambda)',
+    });
+    return capacity;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * One berth Lambda function: `functions/<name>/handler.ts` bundled locally with esbuild (never
  * Docker), Node.js 24 on arm64, its own role with only its log group, the table and
- * `eks:DescribeCluster` (every berth function talks to the cluster: bindings, repair, scale and
- * the ENI pools all read pods or nodes). Callers add the rest of what one function needs.
+ * `eks:DescribeCluster` (bindings, repair, scale and the ENI pools all read pods or nodes), or,
+ * for a function that answers from the passes' records (the capacity API), only reads of table
+ * items and no cluster at all. Callers add the rest of what one function needs.
  */
 import { join } from 'node:path';
 import { type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
@@ -31,8 +32,19 @@ export type FunctionName = (typeof FUNCTION_NAMES)[number];
  * fronts worker and pass) when some cluster has `fronts.nlb` or `fronts.accelerator`.
  */
 export const OPTIONAL_FUNCTION_NAMES = ['fronts'] as const;
-/** One of `FUNCTION_NAMES` or `OPTIONAL_FUNCTION_NAMES`. */
-export type AnyFunctionName = FunctionName | (typeof OPTIONAL_FUNCTION_NAMES)[number];
+/**
+ * The functions that answer from what the passes recorded in the table and reach no cluster:
+ * `capacity`, the capacity API. Their roles read table items by key and nothing more, and they
+ * get no EKS access entry.
+ */
+export const RECORD_FUNCTION_NAMES = ['capacity'] as const;
+/** One of `RECORD_FUNCTION_NAMES`. */
+export type RecordFunctionName = (typeof RECORD_FUNCTION_NAMES)[number];
+/** One of `FUNCTION_NAMES`, `RECORD_FUNCTION_NAMES` or `OPTIONAL_FUNCTION_NAMES`. */
+export type AnyFunctionName =
+  | FunctionName
+  | RecordFunctionName
+  | (typeof OPTIONAL_FUNCTION_NAMES)[number];
 
 const PROJECT_ROOT = join(import.meta.dirname, '..', '..');
 
@@ -73,6 +85,16 @@ export const BUNDLING: BundlingOptions = {
   forceDockerBundling: false,
 };
 
+/**
+ * What a function may do with the table and the clusters: `cluster` reads and writes the table
+ * and talks to each cluster (describes it, and the stack gives it an EKS access entry);
+ * `records` (the `RECORD_FUNCTION_NAMES`) reads table items by key and reaches no cluster.
+ */
+export type FunctionAccess = 'cluster' | 'records';
+
+const isRecordFunction = (name: AnyFunctionName): name is RecordFunctionName =>
+  (RECORD_FUNCTION_NAMES as readonly string[]).includes(name);
+
 /** Props of a berth function. */
 export interface BerthFunctionProps {
   readonly name: AnyFunctionName;
@@ -106,11 +128,14 @@ export class BerthFunction extends Construct {
   readonly role: iam.Role;
   /** Where it logs (one month). */
   readonly logGroup: logs.LogGroup;
+  /** What it may do with the table and the clusters. */
+  readonly access: FunctionAccess;
 
   constructor(scope: Construct, id: string, props: BerthFunctionProps) {
     super(scope, id);
     const stack = Stack.of(this);
     const clusters = props.clusters.join(', ');
+    this.access = isRecordFunction(props.name) ? 'records' : 'cluster';
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       retention: logs.RetentionDays.ONE_MONTH,
@@ -128,15 +153,17 @@ export class BerthFunction extends Construct {
         resources: [this.logGroup.logGroupArn],
       }),
     );
-    this.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        // Each cluster's endpoint and CA, read once per container to reach its Kubernetes API.
-        actions: ['eks:DescribeCluster'],
-        resources: props.clusters.map((cluster) =>
-          stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: cluster }),
-        ),
-      }),
-    );
+    if (this.access === 'cluster') {
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          // Each cluster's endpoint and CA, read once per container to reach its Kubernetes API.
+          actions: ['eks:DescribeCluster'],
+          resources: props.clusters.map((cluster) =>
+            stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: cluster }),
+          ),
+        }),
+      );
+    }
 
     this.function = new NodejsFunction(this, 'Function', {
       entry: handlerEntry(props.name),
@@ -184,6 +211,17 @@ export class BerthFunction extends Construct {
       reason:
         'X-Ray trace uploads (PutTraceSegments, PutTelemetryRecords) support no resource-level permissions; every other statement of this role is scoped, and those that cannot be carry their own reason.',
     });
-    props.table.grantReadWriteData(this.role);
+    if (this.access === 'cluster') {
+      props.table.grantReadWriteData(this.role);
+    } else {
+      // Items by key only: `grantReadData` would add Query and Scan, which would read every
+      // allocation of the table, and the stream reads.
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+          resources: [props.table.tableArn],
+        }),
+      );
+    }
   }
 }

@@ -54,6 +54,8 @@ export interface MonitoringProps {
   readonly admission: lambda.IFunction;
   /** The node IP API's function, watched for throttles. */
   readonly nodeIps: lambda.IFunction;
+  /** The capacity API's function, watched for throttles and answered 5XX (never its 403s). */
+  readonly capacity: lambda.IFunction;
   /** p99 duration above this raises an alarm: the apiserver is waiting on berth. */
   readonly admissionLatencyBudget: Duration;
   readonly table: dynamodb.ITableV2;
@@ -137,12 +139,13 @@ export class Monitoring extends Construct {
     };
 
     // Errors and throttles alarm where a caller waits: the webhook (its reserved concurrency caps
-    // it) and the node IP API. A failed or throttled pass or instance event, and a settle look
-    // that keeps failing, end in the dead-letter queue: its alarm below catches every one of
-    // them, with one metric.
+    // it), the node IP API and the capacity API. A failed or throttled pass or instance event,
+    // and a settle look that keeps failing, end in the dead-letter queue: its alarm below catches
+    // every one of them, with one metric.
     const callerFacing = [
       { id: 'Admission', name: 'admission', fn: props.admission },
       { id: 'NodeIps', name: 'node-ips', fn: props.nodeIps },
+      { id: 'Capacity', name: 'capacity', fn: props.capacity },
     ];
     // Every 5XX answer of the webhook's function URL, for the stack: a failed invocation (a
     // crash or a timeout, answered 502), and the 500s and 503s berth answers itself (counted per
@@ -153,6 +156,15 @@ export class Monitoring extends Construct {
       props.admission.metric('Url5xxCount', { period: PERIOD, statistic: cloudwatch.Stats.SUM }),
       1,
       'the webhook answered HTTP 5XX: it failed, or answered 500, or 503 with the table or the EKS API unreachable',
+    );
+    // The capacity API answers 5XX only when it fails or meets a fault (500), so one metric covers
+    // both, as for the webhook; a caller it refuses (403) or a cluster it does not serve (404) is
+    // the caller's mistake, 4XX, and alarms nobody.
+    alarm(
+      'CapacityErrors',
+      props.capacity.metric('Url5xxCount', { period: PERIOD, statistic: cloudwatch.Stats.SUM }),
+      1,
+      'the capacity API answered HTTP 5XX: it failed, or answered 500 with the table unreachable',
     );
     alarm(
       'NodeIpsErrors',

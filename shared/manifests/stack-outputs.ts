@@ -19,6 +19,10 @@ export const STACK_OUTPUTS = {
    * of several clusters, each cluster's API is below it at `clusters/<name>`.
    */
   nodeIpsUrl: 'NodeIpsUrl',
+  /** The capacity API (`GET /v1/capacity`), SigV4 (`lambda` service), for the granted roles. */
+  capacityUrl: 'CapacityUrl',
+  /** With `-c capacityCallerAccount`: the role the stack made for the matchmaker to assume. */
+  matchmakerRoleArn: 'MatchmakerRoleArn',
   /** The DynamoDB table holding every allocation. */
   tableName: 'TableName',
   /** SNS topic the alarms notify; subscribe an address or a pager to it. */

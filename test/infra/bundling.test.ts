@@ -17,6 +17,7 @@ import {
   FUNCTION_NAMES,
   handlerEntry,
   OPTIONAL_FUNCTION_NAMES,
+  RECORD_FUNCTION_NAMES,
 } from '../../infra/constructs/berth-function.js';
 import { ACCELERATOR_HANDLER_ENTRY } from '../../infra/constructs/custom-routing-accelerator.js';
 
@@ -55,7 +56,7 @@ describe('BerthFunction bundling', () => {
   });
 
   it('bundles every handler without an unresolved import', async () => {
-    const names = [...FUNCTION_NAMES, ...OPTIONAL_FUNCTION_NAMES];
+    const names = [...FUNCTION_NAMES, ...RECORD_FUNCTION_NAMES, ...OPTIONAL_FUNCTION_NAMES];
     const entries = {
       ...Object.fromEntries(names.map((name) => [name, handlerEntry(name)])),
       // The custom routing accelerator's provider steps.
@@ -81,23 +82,26 @@ describe('BerthFunction bundling', () => {
     );
   });
 
-  it('keeps the Kubernetes client out of the admission function', async () => {
-    // The webhook reads nothing from the cluster in its path: loading @kubernetes/client-node
-    // (about 870 files) would double its bundle and its cold start. An import of a pass's Lambda
-    // wiring into what admission builds brought it in once.
-    const result = await build({
-      entryPoints: [handlerEntry('admission')],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node24',
-      mainFields: ['module', 'main'],
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-    });
-    const inputs = Object.keys(result.metafile.inputs);
-    expect(inputs.some((input) => input.startsWith('shared/app/'))).toBe(true);
-    expect(inputs.filter((input) => input.includes('@kubernetes/client-node'))).toEqual([]);
-  });
+  it.each(['admission', 'capacity'] as const)(
+    'keeps the Kubernetes client out of the %s function',
+    async (name) => {
+      // The webhook reads nothing from the cluster in its path, the capacity API nothing from any
+      // cluster: loading @kubernetes/client-node (about 870 files) would double the bundle and the
+      // cold start. An import of a pass's Lambda wiring into what admission builds brought it in once.
+      const result = await build({
+        entryPoints: [handlerEntry(name)],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node24',
+        mainFields: ['module', 'main'],
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const inputs = Object.keys(result.metafile.inputs);
+      expect(inputs.some((input) => input.startsWith('shared/app/'))).toBe(true);
+      expect(inputs.filter((input) => input.includes('@kubernetes/client-node'))).toEqual([]);
+    },
+  );
 });

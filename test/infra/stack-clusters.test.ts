@@ -43,7 +43,7 @@ describe('one stack for several clusters', { timeout: 300_000 }, () => {
   it('is one stack named berth (or -c stack) with one table and one set of functions', () => {
     expect(built.stack.stackName).toBe('berth');
     expect(ofType('AWS::DynamoDB::GlobalTable')).toHaveLength(1);
-    expect(ofType('AWS::Lambda::Function')).toHaveLength(6);
+    expect(ofType('AWS::Lambda::Function')).toHaveLength(7);
     expect(ofType('AWS::CloudWatch::Dashboard')).toHaveLength(1);
     const named = berthStackFor(CONFIG, { clusters: 'games-a,games-b', stack: 'berth-eu' });
     expect(named.stack.stackName).toBe('berth-eu');

@@ -64,7 +64,7 @@ describe('BerthStack with public fronts', () => {
   });
 
   it('adds the fronts function, on Node.js 24 arm64, killed after 90 s, with the config and the queue', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 7);
+    template.resourceCountIs('AWS::Lambda::Function', 8);
     const { properties } = frontsFunction();
     expect(properties).toMatchObject({
       Runtime: 'nodejs24.x',
@@ -296,7 +296,7 @@ describe('BerthStack making its custom routing accelerator (-c accelerator=true)
         (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)
           ?.Variables?.BERTH_CONFIG !== undefined,
     );
-    expect(berthFunctions).toHaveLength(7);
+    expect(berthFunctions).toHaveLength(8);
     for (const fn of berthFunctions) {
       const join = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables
         .BERTH_CONFIG as { 'Fn::Join': [string, unknown[]] };

@@ -22,7 +22,7 @@ describe('BerthStack variants', { timeout: 120_000 }, () => {
     const { template } = synth({}, { tracing: 'all' });
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
     expect(functions.map((fn) => fn.Properties.TracingConfig)).toEqual(
-      Array(6).fill({ Mode: 'Active' }),
+      Array(7).fill({ Mode: 'Active' }),
     );
   });
 
@@ -32,7 +32,8 @@ describe('BerthStack variants', { timeout: 120_000 }, () => {
       (fn) => (fn.Properties.TracingConfig as { Mode: string }).Mode,
     );
     expect(modes.filter((mode) => mode === 'Active')).toHaveLength(4);
-    expect(modes.filter((mode) => mode === 'PassThrough')).toHaveLength(2);
+    // The webhook, the node IP API and the capacity API.
+    expect(modes.filter((mode) => mode === 'PassThrough')).toHaveLength(3);
   });
 
   it('encrypts the alarm topic with a rotated key CloudWatch may use with -c alarmTopicKey=true', () => {
@@ -69,7 +70,7 @@ describe('BerthStack variants', { timeout: 120_000 }, () => {
     );
     expect(report.pluginReports.map((plugin) => plugin.violations)).toEqual([[]]);
     const functions = Object.values(template.findResources('AWS::Lambda::Function'));
-    expect(functions).toHaveLength(6);
+    expect(functions).toHaveLength(7);
     for (const fn of functions) {
       expect(fn.Properties.VpcConfig.SubnetIds).toEqual(['subnet-0aaa1111', 'subnet-0bbb2222']);
       expect(fn.Properties.VpcConfig.SecurityGroupIds).toHaveLength(1);

@@ -75,8 +75,8 @@ describe('BerthStack', () => {
     });
   });
 
-  it('runs six functions on Node.js 24, arm64, with source maps and the validated config', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 6);
+  it('runs seven functions on Node.js 24, arm64, with source maps and the validated config', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 7);
     const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
     for (const fn of functions) {
       expect(fn.Properties).toMatchObject({
@@ -133,8 +133,8 @@ describe('BerthStack', () => {
     });
   });
 
-  it('exposes the webhook without auth (the apiserver cannot sign) and the ENI IP API with SigV4', () => {
-    template.resourceCountIs('AWS::Lambda::Url', 2);
+  it('exposes the webhook without auth (the apiserver cannot sign), the ENI IP and capacity APIs with SigV4', () => {
+    template.resourceCountIs('AWS::Lambda::Url', 3);
     template.hasResourceProperties('AWS::Lambda::Url', {
       AuthType: 'NONE',
       TargetFunctionArn: { 'Fn::GetAtt': [functionId('Admission'), 'Arn'] },
@@ -142,6 +142,10 @@ describe('BerthStack', () => {
     template.hasResourceProperties('AWS::Lambda::Url', {
       AuthType: 'AWS_IAM',
       TargetFunctionArn: { 'Fn::GetAtt': [functionId('NodeIps'), 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [functionId('Capacity'), 'Arn'] },
     });
   });
 
@@ -279,7 +283,7 @@ describe('BerthStack', () => {
     }
   });
 
-  it('puts every function role into the berth Kubernetes group through an access entry', () => {
+  it('puts every function role that talks to the cluster into the berth Kubernetes group through an access entry', () => {
     template.resourceCountIs('AWS::EKS::AccessEntry', 6);
     for (const construct of ['Admission', 'Repair', 'Scale', 'Eni', 'NodeIps']) {
       template.hasResourceProperties('AWS::EKS::AccessEntry', {
@@ -299,17 +303,23 @@ describe('BerthStack', () => {
     expect(errors.map((alarm) => String(alarm.Properties.AlarmDescription))).toEqual([
       'berth (games): the node-ips function failed',
     ]);
-    // The webhook's failed invocations and its own 500s and 503s: its function URL's 5XX answers.
-    const webhook = alarms.filter((alarm) => alarm.Properties.MetricName === 'Url5xxCount');
-    expect(webhook).toHaveLength(1);
-    expect(webhook[0]?.Properties).toMatchObject({
-      Namespace: 'AWS/Lambda',
-      Statistic: 'Sum',
-      Dimensions: [{ Name: 'FunctionName', Value: { Ref: expect.stringMatching(/^Admission/) } }],
-    });
+    // The webhook's failed invocations and its own 500s and 503s, and the capacity API's: their
+    // function URLs' 5XX answers. No alarm counts 4XX: a refused caller (403) is not a fault.
+    const answered = alarms.filter((alarm) => alarm.Properties.MetricName === 'Url5xxCount');
+    expect(answered.map((alarm) => alarm.Properties)).toEqual(
+      ['Admission', 'Capacity'].map((construct) =>
+        expect.objectContaining({
+          Namespace: 'AWS/Lambda',
+          Statistic: 'Sum',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(construct) } }],
+        }),
+      ),
+    );
+    expect(metricNames.some((name) => String(name).includes('4xx'))).toBe(false);
     const throttled = alarms.filter((alarm) => alarm.Properties.MetricName === 'Throttles');
     expect(throttled.map((alarm) => String(alarm.Properties.AlarmDescription)).sort()).toEqual([
       'berth (games): the admission function was throttled',
+      'berth (games): the capacity function was throttled',
       'berth (games): the node-ips function was throttled',
     ]);
     // One dead-letter queue: failed passes, undelivered events and settle tasks alike.
@@ -344,7 +354,7 @@ describe('BerthStack', () => {
     expect(configs.map((config) => config.Properties.MaximumRetryAttempts)).toEqual([0, 0, 0]);
   });
 
-  it('keeps the billed alarm metrics to one per fault: 6 for the stack and 4 for its cluster', () => {
+  it('keeps the billed alarm metrics to one per fault: 8 for the stack and 4 for its cluster', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources);
     // CloudWatch bills each metric an alarm watches, every month.
     const billed = alarms.reduce(
@@ -356,7 +366,7 @@ describe('BerthStack', () => {
               .length),
       0,
     );
-    expect(billed).toBe(10);
+    expect(billed).toBe(12);
     const descriptions = alarms.map((alarm) => String(alarm.Properties.AlarmDescription));
     // Table throttles and full-range denials are plotted, not alarmed (see the monitoring).
     expect(descriptions.some((text) => text.includes('DynamoDB throttled'))).toBe(false);
@@ -460,7 +470,7 @@ describe('BerthStack', () => {
   it("logs JSON from every function, with Lambda's own lines only at WARN", () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
     expect(functions.map((fn) => fn.Properties.LoggingConfig)).toEqual(
-      Array(6).fill({
+      Array(7).fill({
         LogFormat: 'JSON',
         SystemLogLevel: 'WARN',
         ApplicationLogLevel: 'INFO',
@@ -471,7 +481,7 @@ describe('BerthStack', () => {
 
   it('lets every function pass tracing through, recording only what its caller samples, loading no tracer', () => {
     const modes = Object.fromEntries(
-      ['Admission', 'NodeIps', 'Settle', 'Repair', 'Scale', 'Eni'].map((construct) => {
+      ['Admission', 'NodeIps', 'Capacity', 'Settle', 'Repair', 'Scale', 'Eni'].map((construct) => {
         const fn = (template.findResources('AWS::Lambda::Function') as Resources)[
           functionId(construct)
         ];
@@ -486,6 +496,7 @@ describe('BerthStack', () => {
     expect(modes).toEqual({
       Admission: 'PassThrough pass-through',
       NodeIps: 'PassThrough pass-through',
+      Capacity: 'PassThrough pass-through',
       Settle: 'PassThrough pass-through',
       Repair: 'PassThrough pass-through',
       Scale: 'PassThrough pass-through',
@@ -493,11 +504,12 @@ describe('BerthStack', () => {
     });
   });
 
-  it('outputs the webhook base URL, the secret ARN, the node IPs URL, the table name and its claim on the cluster', () => {
+  it('outputs the webhook base URL, the secret ARN, the node IPs and capacity URLs, the table name and its claim on the cluster', () => {
     const outputs = template.findOutputs('*');
     expect(Object.keys(outputs).sort()).toEqual(
       [
         'AlarmTopicArn',
+        'CapacityUrl',
         'ClusterClaim',
         'NodeIpsUrl',
         'TableName',
@@ -520,5 +532,8 @@ describe('BerthStack', () => {
       Ref: expect.stringMatching(/^WebhookSecret/),
     });
     expect(outputs.TableName?.Value).toEqual({ Ref: expect.stringMatching(/^Table/) });
+    expect(outputs.CapacityUrl?.Value).toEqual({
+      'Fn::GetAtt': [expect.stringMatching(/^CapacityFunctionFunctionUrl/), 'FunctionUrl'],
+    });
   });
 });
