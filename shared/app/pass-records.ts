@@ -120,11 +120,19 @@ export function recordScalePass({ logger, metrics }: Observed, report: ScaleRepo
 }
 
 /**
- * One cluster's capacity view, as metrics under the cluster's dimension (the scale function
- * publishes it after each pass, so once a minute) and a log line. Unlike the counts above, a
- * figure is published when it is zero: no free slot is what a matchmaker's alarm watches for.
+ * One cluster's capacity view (the scale function records it after each pass, so once a
+ * minute): a log line always, which the dashboard and Logs Insights read by cluster, and with
+ * `asMetrics` (`capacity.cloudWatchMetrics`) metrics under the cluster's dimension. Unlike the
+ * counts above, a figure is then published when it is zero: no free slot is what a matchmaker's
+ * alarm watches for.
  */
-export function recordCapacity({ logger, metrics }: Observed, view: ClusterCapacity): void {
+export function recordCapacity(
+  { logger, metrics }: Observed,
+  view: ClusterCapacity,
+  asMetrics: boolean,
+): void {
+  logger.info('capacity', { capacity: view });
+  if (!asMetrics) return;
   const gauge = (name: string, value: number | undefined) => {
     if (value !== undefined) metrics.addMetric(name, MetricUnit.Count, value);
   };
@@ -141,5 +149,4 @@ export function recordCapacity({ logger, metrics }: Observed, view: ClusterCapac
     single.addDimension('range', range.range);
     single.addMetric('CapacityFreeHostPorts', MetricUnit.Count, range.free);
   }
-  logger.info('capacity', { capacity: view });
 }

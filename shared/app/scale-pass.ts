@@ -142,7 +142,7 @@ export function scaleInvocation(
     recordScalePass(observe, report);
     // Once a minute per cluster: the whole capacity view, every pass's figures, to CloudWatch.
     const view = capacity && !report.dryRun && (await capacity(config.cluster)).clusters[0];
-    if (view) recordCapacity(observe, view);
+    if (view) recordCapacity(observe, view, config.capacity.cloudWatchMetrics);
     failWhenNothingWorked('scale', report.actions.length, report.failures);
     return {
       cluster: config.cluster,

@@ -203,6 +203,14 @@ const configSchema = z.strictObject({
     .refine((types) => new Set(types).size === types.length, {
       message: 'lists an address type twice',
     }),
+  // The capacity view (shared/capacity/, docs/api.md): its figures are always in the scale
+  // function's `capacity` log line; as CloudWatch metrics (about eight a cluster, each billed
+  // every month it is published) only when asked.
+  capacity: z
+    .strictObject({
+      cloudWatchMetrics: z.boolean().default(false),
+    })
+    .prefault({}),
   repair: z
     .strictObject({
       intervalSeconds: seconds(180),

@@ -7,6 +7,7 @@ import {
   recordScalePass,
   recordSettle,
 } from '../../shared/app/pass-records.js';
+import type { ClusterCapacity } from '../../shared/capacity/view.js';
 import type { RepairSummary } from '../../shared/repair/pass.js';
 import type { ScaleReport } from '../../shared/scale/pass.js';
 
@@ -112,7 +113,7 @@ describe('what the passes and the settle step record', () => {
     expect(added).toEqual([]);
   });
 
-  it('records a capacity view: every figure, a zero too, and each host port range apart', () => {
+  it('records a capacity view as a log line, and as metrics when asked: a zero too, each range apart', () => {
     const { observe, lines, added } = observed();
     const ranges: unknown[] = [];
     vi.spyOn(observe.metrics, 'singleMetric').mockImplementation(() => {
@@ -122,7 +123,7 @@ describe('what the passes and the settle step record', () => {
       };
       return one as unknown as Metrics;
     });
-    recordCapacity(observe, {
+    const view: ClusterCapacity = {
       cluster: 'games',
       stale: false,
       staleBecause: [],
@@ -133,7 +134,11 @@ describe('what the passes and the settle step record', () => {
         ageSeconds: 1,
       },
       eni: { freeAddresses: 7, pools: 2, ageSeconds: 3 },
-    });
+    };
+    recordCapacity(observe, view, false);
+    expect(added).toEqual([]);
+    expect(lines).toEqual(['capacity']);
+    recordCapacity(observe, view, true);
     expect(added).toEqual([
       ['CapacityReadyGameServers', 0],
       ['CapacityFreeSlots', 3],
@@ -146,6 +151,6 @@ describe('what the passes and the settle step record', () => {
       ['range', 'game'],
       ['CapacityFreeHostPorts', 16],
     ]);
-    expect(lines).toEqual(['capacity']);
+    expect(lines).toEqual(['capacity', 'capacity']);
   });
 });

@@ -2,10 +2,12 @@
  * Scale and repair pass metering: each pass at the world's size through its function's body
  * (`scaleInvocation`, `repairInvocation`), over the reference cluster's wiring.
  */
+import { capacityReader } from '../../../shared/app/capacity.js';
 import { observability } from '../../../shared/app/observability.js';
 import { repairInvocation, repairPasses } from '../../../shared/app/repair-pass.js';
 import { scaleInvocation, scaleRunner } from '../../../shared/app/scale-pass.js';
 import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
+import { DynamoCapacityLedger } from '../../../shared/store/dynamo-capacity-ledger.js';
 import { FakeNodePool } from '../../../sim/fakes/node-pool.js';
 import { passFunction } from './lambda.js';
 import type { Session } from './session.js';
@@ -35,6 +37,11 @@ export async function meterPasses(session: Session): Promise<{ readonly scaleAct
     scaleInvocation(
       new ClusterSet([config], () => scaleRunner(context, { nodePool: pool })),
       scaleObs,
+      // As the scale function does: the cluster's capacity view after each pass.
+      capacityReader(
+        [config],
+        new DynamoCapacityLedger({ client: context.dynamo, tableName: context.tableName }),
+      ),
     ),
   );
   let scaleActions = 0;
