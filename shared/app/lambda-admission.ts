@@ -27,7 +27,9 @@ import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleQueue, SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { ownValueOf } from '../vocabulary/opaque.js';
+import { capacityReader } from './capacity.js';
 import { type FrontsAccount, frontsWiring, lambdaFrontQueue, sdkFrontsAccount } from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
 import { type BerthRuntime, createRuntime, type RuntimeDeps } from './runtime.js';
@@ -80,6 +82,13 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
 } {
   const { config, observers } = deps;
   const now = deps.now ?? Date.now;
+  const ledger = new DynamoCapacityLedger({
+    client: deps.dynamo,
+    tableName: deps.tableName,
+    ...(deps.meter ? { meter: deps.meter } : {}),
+  });
+  const read = capacityReader([config], ledger, now);
+  const capacity = () => read(config.cluster);
   const runtime = createRuntime({
     config,
     dynamo: deps.dynamo,
@@ -102,8 +111,18 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
         admission: runtime.admission,
         healthy: () => runtime.healthy(),
         status: () => runtime.status(),
-        // Behind the same secret path as the webhook: `/metrics/<secret>`.
-        metrics: async (format) => metricsText(format, [await metricsReading(runtime)], now()),
+        // Behind the same secret path as the webhook: `/metrics/<secret>`, with the cluster's
+        // capacity view (one more item read a scrape).
+        metrics: async (format) =>
+          metricsText(
+            format,
+            [
+              await metricsReading(runtime, {
+                capacity: async () => (await capacity()).clusters[0],
+              }),
+            ],
+            now(),
+          ),
         pathSecret,
         onDecision: observers.onDecision,
         storeName: `DynamoDB table ${deps.tableName}`,
