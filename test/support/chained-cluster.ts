@@ -154,8 +154,7 @@ export async function startChainedCluster(
     ...overrides,
   });
   const dynamo = dynamoClient({ endpoint: inject('dynamodbEndpoint') });
-  const tableName =
-    options.tableName ?? `chained-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
+  const tableName = options.tableName ?? `chained-${Date.now()}-${Math.floor(Math.random() * 1e6)}`;
   await ensureTable(dynamo, tableName);
   const clusterApi = new ClientNodeClusterApi({ kubeConfig: api.kubeConfig() });
   const pending = new Set<Promise<unknown>>();
@@ -203,9 +202,10 @@ export async function startChainedCluster(
     tableName,
     repairPass: () => repairRunner({ config, dynamo, tableName, clusterApi, now })('chained-test'),
     scalePass: () =>
-      scaleRunner({ config, dynamo, tableName, clusterApi, now }, { triggers: false })(
-        'chained-test',
-      ),
+      scaleRunner(
+        { config, dynamo, tableName, clusterApi, now },
+        { triggers: false },
+      )('chained-test'),
     listenerHolders: async () => {
       if (!wiring) throw new Error('no fronts configured');
       return (await wiring.store.listSlots()).map((record) => record.owner.allocationId).sort();
