@@ -22,11 +22,15 @@
  * Counters"; Counters are on by default, `pkg/util/runtime/features.go`):
  * - the FleetAutoscaler's Counter policy keeps `bufferSize` of the Counter's capacity available
  *   across the fleet: short of it, it adds `ceil(short / (capacity - count))` replicas of the
- *   template; above it, it walks the game servers in the GameServerSet's deletion order (not yet
- *   placed, then the least full nodes) taking each one's capacity and count off until one more
- *   would leave less than the buffer (`pkg/fleetautoscalers/fleetautoscalers.go`,
- *   `applyCounterOrListPolicy`, `scaleUp`, `scaleDown`); the GameServerSet then deletes as above,
- *   never an Allocated server;
+ *   template; above it, it walks every game server of the fleet, Allocated ones included, in the
+ *   GameServerSet's deletion order (not yet placed, then the least full nodes) taking each one's
+ *   capacity and count off, and stops at the first that brings the room to the buffer (or the
+ *   capacity to `minCapacity`), or before one that would take it below; outside
+ *   `minCapacity`..`maxCapacity` it only steps back inside (`pkg/fleetautoscalers/
+ *   fleetautoscalers.go`, `applyCounterOrListPolicy`, `scaleUp`, `scaleDown`, `scaleUpLimited`,
+ *   `scaleDownLimited`); the GameServerSet then deletes as above, never an Allocated server, so
+ *   a full Allocated server walked before the Ready ones lowers the replicas without freeing room
+ *   and the Ready ones deleted take the room below the buffer until the next sync;
  * - a match is the documented allocation: first an Allocated server with room (`gameServerState:
  *   Allocated`, `counters: {minAvailable: 1}`), else a Ready one; `scheduling: Packed` with
  *   `priorities: [{type: Counter, order: Ascending}]` orders the candidates by node as above,
@@ -156,26 +160,7 @@ export class FleetController<S> {
       count += c.count;
       capacity += c.capacity;
     }
-    const { bufferSize, minCapacity, maxCapacity } = policy;
-    let replicas = ordered.length;
-    if (capacity - count < bufferSize && policy.capacity > 0) {
-      let more = Math.ceil((bufferSize - (capacity - count)) / policy.capacity);
-      if (capacity + more * policy.capacity > maxCapacity) {
-        more = Math.max(0, Math.floor((maxCapacity - capacity) / policy.capacity));
-      }
-      replicas += more;
-    } else if (capacity - count > bufferSize) {
-      for (const c of ordered) {
-        if (capacity - c.capacity - (count - c.count) < bufferSize) break;
-        if (capacity - c.capacity < minCapacity) break;
-        capacity -= c.capacity;
-        count -= c.count;
-        replicas -= 1;
-      }
-      // Agones keeps at least one replica.
-      replicas = Math.max(1, replicas);
-    }
-    this.replicas = replicas;
+    this.replicas = counterPolicyReplicas(policy, ordered, count, capacity);
   }
 
   /**
@@ -240,4 +225,85 @@ export class FleetController<S> {
     }
     return pick;
   }
+}
+
+/**
+ * The Counter policy's replicas for the fleet's servers `ordered` in the GameServerSet's deletion
+ * order, with their summed `count` and `capacity`, as Agones computes them (googleforgames/agones
+ * v1.56.0 `pkg/fleetautoscalers/fleetautoscalers.go`: `applyCounterOrListPolicy`, `scaleUp`,
+ * `scaleDown`, `scaleUpLimited`, `scaleDownLimited`).
+ */
+function counterPolicyReplicas(
+  policy: CounterPolicy,
+  ordered: readonly SessionCounter[],
+  count: number,
+  capacity: number,
+): number {
+  const { bufferSize, minCapacity, maxCapacity } = policy;
+  const replicas = ordered.length;
+  const limited = capacity < minCapacity ? 1 : capacity > maxCapacity ? -1 : 0;
+  const available = capacity - count;
+  if (available < bufferSize || (available === bufferSize && limited !== 0)) {
+    if (limited !== 0) return limitedReplicas(policy, ordered, capacity, limited);
+    if (policy.capacity <= 0) return replicas;
+    let more = Math.ceil((bufferSize - available) / policy.capacity);
+    const after = capacity + more * policy.capacity;
+    if (after < minCapacity || after > maxCapacity) {
+      more = Math.trunc((maxCapacity - capacity) / policy.capacity);
+    }
+    return replicas + more;
+  }
+  if (available === bufferSize) return replicas;
+  if (limited === 1) return limitedReplicas(policy, ordered, capacity, limited);
+  return scaleDownReplicas(policy, ordered, count, capacity);
+}
+
+/**
+ * Scale-down: each server in deletion order is taken off, Allocated ones too (the walk lists the
+ * whole fleet), until the room reaches the buffer or the capacity its minimum; the one that would
+ * go below either stays. A full server taken off frees no room, so the replicas can fall below
+ * the Allocated servers plus the buffer; the GameServerSet, which never deletes an Allocated
+ * server, then deletes that many more Ready ones.
+ */
+function scaleDownReplicas(
+  policy: CounterPolicy,
+  ordered: readonly SessionCounter[],
+  count: number,
+  capacity: number,
+): number {
+  const { bufferSize, minCapacity } = policy;
+  let replicas = ordered.length;
+  if (capacity === minCapacity) return replicas;
+  let left = { count, capacity };
+  for (const c of ordered) {
+    const next = { count: left.count - c.count, capacity: left.capacity - c.capacity };
+    if (next.capacity - next.count < bufferSize || next.capacity < minCapacity) return replicas;
+    replicas -= 1;
+    left = next;
+    if (left.capacity - left.count === bufferSize || left.capacity === minCapacity) return replicas;
+  }
+  // Agones keeps at least one replica.
+  return Math.max(1, replicas);
+}
+
+/** Outside `minCapacity`..`maxCapacity`: servers added or taken off until back inside. */
+function limitedReplicas(
+  policy: CounterPolicy,
+  ordered: readonly SessionCounter[],
+  capacity: number,
+  scale: 1 | -1,
+): number {
+  let replicas = ordered.length;
+  let total = capacity;
+  if (scale === 1) {
+    if (policy.capacity <= 0) return replicas;
+    for (; total < policy.minCapacity; total += policy.capacity) replicas += 1;
+    return replicas;
+  }
+  for (const c of ordered) {
+    if (total <= policy.maxCapacity) break;
+    total -= c.capacity;
+    replicas -= 1;
+  }
+  return Math.max(1, replicas);
 }

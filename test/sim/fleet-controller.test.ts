@@ -105,13 +105,49 @@ describe("FleetController: the FleetAutoscaler's Counter policy", () => {
     expect(fleet.replicas).toBe(4);
   });
 
+  it('stops at the server that brings the room down to the buffer, keeping a full one after it', () => {
+    const fleet = controller();
+    // Available 4 + 4 + 0 + 4 = 12 of a buffer of 8: a-1 goes (8 left, the buffer); the full
+    // b-1 after it would free no room, and Agones stops before it.
+    fleet.autoscaleCounter(
+      0,
+      policy,
+      [
+        fleetNode('a', server('a-1', false, 0)),
+        fleetNode('b', server('b-1', true, 4), server('b-2', false, 0), server('b-3', false, 0)),
+      ],
+      0,
+      counter,
+    );
+    expect(fleet.replicas).toBe(3);
+  });
+
+  it('walks Allocated servers too, so a full one first lowers the replicas without freeing room', () => {
+    const fleet = controller();
+    // The least full node holds a full Allocated server: it is taken off (room still 12), then
+    // a Ready one (room 8): replicas 2 of 4, so the GameServerSet deletes both Ready servers
+    // it may, leaving room 4 until the next sync, as Agones' scaleDown does.
+    fleet.autoscaleCounter(
+      0,
+      policy,
+      [
+        fleetNode('a', server('a-1', true, 4)),
+        fleetNode('b', server('b-1', false, 0), server('b-2', false, 0), server('b-3', false, 0)),
+      ],
+      0,
+      counter,
+    );
+    expect(fleet.replicas).toBe(2);
+  });
+
   it('looks again only once a sync period has begun', () => {
     const fleet = controller();
     const synced = { ...policy, syncIntervalMs: 30_000 };
+    // No capacity, below minCapacity 4: Agones adds only what reaches the minimum.
     fleet.autoscaleCounter(0, synced, [], 0, counter);
-    expect(fleet.replicas).toBe(2);
+    expect(fleet.replicas).toBe(1);
     fleet.autoscaleCounter(10_000, synced, [], 5, counter);
-    expect(fleet.replicas).toBe(2);
+    expect(fleet.replicas).toBe(1);
     fleet.autoscaleCounter(30_000, synced, [fleetNode('a', server('a-1', true, 4))], 0, counter);
     expect(fleet.replicas).toBe(3);
   });
