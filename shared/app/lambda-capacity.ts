@@ -1,10 +1,9 @@
 /**
  * The capacity function as the stack deploys it (functions/capacity/handler.ts): `GET
  * /v1/capacity` behind a function URL with IAM authentication, answering only the roles the
- * stack granted, from the stack's own table and for the stack's own clusters (the config's,
- * never a scan of the table, which another deployment may share by name in no way berth knows).
+ * stack granted. It reads the items of the config's clusters by key, never a scan, so it answers
+ * the stack's own clusters only, whatever else the table holds.
  */
-
 import type { HttpHandler } from '../clusters/http-routes.js';
 import { EVERY_CLUSTER, nodeCallerCheck } from '../clusters/node-callers.js';
 import { type LambdaSettings, lambdaSettings } from '../config/load.js';
