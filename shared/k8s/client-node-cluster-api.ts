@@ -218,6 +218,28 @@ export class ClientNodeClusterApi implements ClusterApi {
     return withoutUnknownGroup(pages);
   }
 
+  async patchGameServer(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<AgonesGameServer> {
+    const target = {
+      verb: 'patch',
+      resource: `namespaces/${namespace}/gameservers.agones.dev/${name}`,
+    };
+    try {
+      // application/json-patch+json is the first media type client-node offers for custom objects.
+      return (await this.#custom.patchNamespacedCustomObject({
+        ...AGONES_GAME_SERVERS,
+        namespace,
+        name,
+        body: patch,
+      })) as AgonesGameServer;
+    } catch (error) {
+      throw translateKubernetesError(error, target, { jsonPatch: true });
+    }
+  }
+
   async deleteGameServer(
     namespace: string,
     name: string,

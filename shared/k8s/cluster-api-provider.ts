@@ -101,6 +101,14 @@ export class ProvidedClusterApi implements ClusterApi {
     return this.#call((api) => api.deleteGameServer(namespace, name, preconditions));
   }
 
+  async patchGameServer(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<AgonesGameServer> {
+    return this.#call((api) => api.patchGameServer(namespace, name, patch));
+  }
+
   async getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined> {
     return this.#call((api) => api.getKarpenterNodePool(name));
   }

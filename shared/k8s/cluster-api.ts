@@ -142,6 +142,15 @@ export interface ClusterApi {
     name: string,
     preconditions?: DeletePreconditions,
   ): Promise<'deleted' | 'changed' | 'gone'>;
+  /**
+   * Applies a JSON patch to an Agones `GameServer` (the label a multi-session server's
+   * matchmaker selects on); the patched GameServer.
+   */
+  patchGameServer(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<AgonesGameServer>;
   /** A Karpenter NodePool by name; undefined when absent or Karpenter is not installed. */
   getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined>;
   /**

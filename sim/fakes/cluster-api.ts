@@ -42,6 +42,7 @@ const MUTATING: ReadonlySet<keyof ClusterApi> = new Set<keyof ClusterApi>([
   'patchPod',
   'evictPod',
   'deleteGameServer',
+  'patchGameServer',
 ]);
 
 /** The apiserver's default page when a list names none; client-node asks for 500 too. */
@@ -229,6 +230,21 @@ export class FakeClusterApi implements ClusterApi {
     return 'deleted';
   }
 
+  async patchGameServer(
+    namespace: string,
+    name: string,
+    patch: readonly JsonPatchOperation[],
+  ): Promise<AgonesGameServer> {
+    const key = `${namespace}/${name}`;
+    this.#enter('patchGameServer', [namespace, name, patch], key);
+    return this.#patched(
+      this.gameServers,
+      key,
+      `namespaces/${namespace}/gameservers.agones.dev/${name}`,
+      patch,
+    );
+  }
+
   async getKarpenterNodePool(name: string): Promise<KarpenterNodePool | undefined> {
     this.#enter('getKarpenterNodePool', [name], name);
     const pool = this.nodePools.get(name);
@@ -252,7 +268,7 @@ export class FakeClusterApi implements ClusterApi {
    * The stored object after `patch`, stored under a new resourceVersion: 404 when absent, and 422
    * (a `KubernetesConflictError`, as the adapter reports it) when an operation cannot apply.
    */
-  #patched<T extends V1Node | V1Pod>(
+  #patched<T extends V1Node | V1Pod | AgonesGameServer>(
     objects: Map<string, T>,
     key: string,
     resource: string,
@@ -272,9 +288,12 @@ export class FakeClusterApi implements ClusterApi {
         { cause: error },
       );
     }
-    patched.metadata = { ...patched.metadata, resourceVersion: this.#nextVersion() };
-    objects.set(key, patched);
-    return structuredClone(patched);
+    const versioned = {
+      ...patched,
+      metadata: { ...patched.metadata, resourceVersion: this.#nextVersion() },
+    };
+    objects.set(key, versioned);
+    return structuredClone(versioned);
   }
 
   /**

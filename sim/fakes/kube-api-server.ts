@@ -19,7 +19,7 @@
  *   as the eviction registry answers it: delete preconditions checked (409), the one
  *   PodDisruptionBudget matching the pod checked (429 `TooManyRequests` with a `DisruptionBudget`
  *   cause when it allows no disruption, 500 when more than one matches), then the pod deleted;
- * - with `agones: true`, Agones `GameServer`s (`agones.dev/v1`): list, get, create, and delete
+ * - with `agones: true`, Agones `GameServer`s (`agones.dev/v1`): list, get, create, JSON patch, and delete
  *   with preconditions, the GameServer's pods going with it (ownerReference garbage collection);
  *   without it, the group is unknown (404), as on a cluster without Agones.
  * - with `serviceCIDRs`, a Kubernetes 1.33+ cluster's `networking.k8s.io/v1` ServiceCIDRs (the
@@ -388,7 +388,7 @@ export async function startKubeApiServer(
   /** A JSON patch of a stored node or pod, with the apiserver's answers. */
   /** The object a JSON patch of `key` makes, and the one it was made from; nothing stored. */
   const patchedObject = (
-    resource: 'nodes' | 'pods' | 'services',
+    resource: 'nodes' | 'pods' | 'services' | 'gameservers',
     key: string,
     name: string,
     contentType: string,
@@ -431,7 +431,7 @@ export async function startKubeApiServer(
 
   /** Stores a patched object: its name unchanged, its resourceVersion still the stored one. */
   const storePatched = (
-    resource: 'nodes' | 'pods' | 'services',
+    resource: 'nodes' | 'pods' | 'services' | 'gameservers',
     key: string,
     name: string,
     object: JsonObject,
@@ -898,6 +898,11 @@ export async function startKubeApiServer(
       }
       if (method === 'DELETE')
         return { status: 200, body: deleteGameServer(namespace, name, body) };
+      if (method === 'PATCH') {
+        const key = `${namespace}/${name}`;
+        const { object } = patchedObject('gameservers', key, name, contentType, body);
+        return { status: 200, body: storePatched('gameservers', key, name, object) };
+      }
       throw methodNotAllowed();
     }
     // /apis/networking.k8s.io/v1/{servicecidrs,ipaddresses}[/name] (Kubernetes 1.33+).

@@ -2,7 +2,7 @@
  * What every `ClusterApi` answers, registered against a factory so the in-memory fake the domain
  * tests use and the client-node adapter over the loopback apiserver cannot drift apart: absent
  * reads, selectors and key order of lists, JSON patches as compare-and-swap, deletes, evictions
- * and GameServer deletes with their preconditions.
+ * and GameServer deletes with their preconditions, and GameServer JSON patches.
  */
 import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -166,6 +166,39 @@ export function clusterApiContract(name: string, make: () => Promise<ContractClu
       expect(await api.deleteGameServer('games', 'gs-1', { uid: 'uid-gs-1' })).toBe('deleted');
       expect(await api.getPod('games', 'gs-1')).toBeUndefined();
       expect(await api.deleteGameServer('games', 'gs-1')).toBe('gone');
+    });
+
+    it("patches a GameServer's labels with a JSON patch, its test a compare-and-swap", async () => {
+      const { api, seed } = await start();
+      await seed({
+        gameServers: [
+          {
+            apiVersion: 'agones.dev/v1',
+            kind: 'GameServer',
+            metadata: {
+              namespace: 'games',
+              name: 'gs-1',
+              uid: 'uid-gs-1',
+              labels: { 'agones.dev/sdk-gs-session-ready': 'true' },
+            },
+            status: { state: 'Allocated' },
+          },
+        ],
+      });
+      const path = '/metadata/labels/agones.dev~1sdk-gs-session-ready';
+      const patched = await api.patchGameServer('games', 'gs-1', [
+        { op: 'add', path, value: 'false' },
+      ]);
+      expect(patched.metadata?.labels?.['agones.dev/sdk-gs-session-ready']).toBe('false');
+      const listed: AgonesGameServer[] = [];
+      for await (const gs of api.listGameServers()) listed.push(gs);
+      expect(listed[0]?.metadata?.labels?.['agones.dev/sdk-gs-session-ready']).toBe('false');
+      await expect(
+        api.patchGameServer('games', 'gs-1', [{ op: 'test', path, value: 'true' }]),
+      ).rejects.toBeInstanceOf(KubernetesConflictError);
+      await expect(
+        api.patchGameServer('games', 'gs-2', [{ op: 'add', path, value: 'true' }]),
+      ).rejects.toBeInstanceOf(KubernetesNotFoundError);
     });
   });
 }

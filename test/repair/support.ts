@@ -314,6 +314,7 @@ export function clusterDuring(inner: ClusterApi, during: () => Promise<void>): C
     evictPod: (ns, n, p) => inner.evictPod(ns, n, p),
     listGameServers: (o) => inner.listGameServers(o),
     deleteGameServer: (ns, n, p) => inner.deleteGameServer(ns, n, p),
+    patchGameServer: (ns, n, p) => inner.patchGameServer(ns, n, p),
     getKarpenterNodePool: (n) => inner.getKarpenterNodePool(n),
     async *listServices(o) {
       for await (const item of inner.listServices(o)) {
