@@ -36,7 +36,9 @@
  *   `priorities: [{type: Counter, order: Ascending}]` orders the candidates by node as above,
  *   then the least room left (the fullest server), then name (`ListSortedGameServers`, and
  *   `pkg/apis/agones/v1/gameserver.go`, `compareCountAndListPriority`); the allocation moves a
- *   Ready server to Allocated and increments its Counter by one;
+ *   Ready server to Allocated and increments its Counter by one; the Allocated selector also
+ *   matches a label (`agones.dev/sdk-gs-session-ready: "true"`, the doc's "GameServer Label
+ *   Locking"), so an Allocated server whose label is closed takes no more matches;
  * - the game server decrements the Counter as a match ends. Agones never returns an Allocated
  *   server to Ready by itself (only the game server's `SDK.Ready()` would), so the world decides
  *   what a server does at a count of 0 (the benchmark's shuts down, as a single-session one does).
@@ -164,13 +166,14 @@ export class FleetController<S> {
   }
 
   /**
-   * The game server a match takes (see the header): an Allocated one with room, else a Ready one
-   * with room; on the node with the most Allocated servers, then the most Ready ones, then the
+   * The game server a match takes (see the header): an Allocated one with room whose session
+   * label is `open`, else a Ready one with room; on the node with the most Allocated servers, then the most Ready ones, then the
    * fullest server. Undefined when no server has room.
    */
   allocateSession(
     nodes: Iterable<FleetNode<S>>,
     counter: (server: S) => SessionCounter,
+    open: (server: S) => boolean = () => true,
   ): S | undefined {
     const listed = [...nodes];
     for (const wantAllocated of [true, false]) {
@@ -182,6 +185,7 @@ export class FleetController<S> {
         const ready = node.games.size - allocated;
         for (const server of node.games) {
           if (this.#allocated(server) !== wantAllocated) continue;
+          if (wantAllocated && !open(server)) continue;
           const c = counter(server);
           const room = c.capacity - c.count;
           if (room <= 0) continue;

@@ -2,7 +2,8 @@
  * The scale pass's act phase over a stepped simulated cluster (the scale benchmark's day,
  * bench/scale/day.ts): the few Kubernetes and node pool calls its actions make, answered from
  * the cluster's own state, so the benchmark measures the pass's own cordons, removals (mark,
- * look at the node's pods, release, delete) and moves instead of a copy of them. Node patches
+ * look at the node's pods, release, delete), moves and GameServer label patches instead of a
+ * copy of them. Node patches
  * go through the API stand-in's JSON Patch applier, so a cordon that changed since the listing
  * fails its `test` as it would against an apiserver.
  */
@@ -35,6 +36,9 @@ export interface SteppedCluster {
   /** Deletes a game server that holds no players; false for one that does. */
   evict(game: SteppedGame): boolean;
   setPlaceholderReplicas(replicas: number): void;
+  /** The labels of a game server's GameServer, as a patch last left them. */
+  gameServerLabels(game: SteppedGame): Readonly<Record<string, string>> | undefined;
+  setGameServerLabels(game: SteppedGame, labels: Readonly<Record<string, string>>): void;
 }
 
 /** The name of a game server's pod, as the cluster's snapshot lists it. */
@@ -46,6 +50,12 @@ export const gameServerName = (game: SteppedGame): string => `gs-${game.id}`;
 export function steppedScaleDeps(cluster: SteppedCluster): ScaleActDeps {
   const nodeNamed = (name: string) => cluster.nodes.find((node) => node.name === name);
   /** Deletes the game server `named` names, as a delete with preconditions would end. */
+  const gameNamed = (name: string) => {
+    for (const node of cluster.nodes) {
+      for (const game of node.games) if (gameServerName(game) === name) return game;
+    }
+    return undefined;
+  };
   const move = (name: string, named: (game: SteppedGame) => string) => {
     for (const node of cluster.nodes) {
       for (const game of node.games) {
@@ -96,6 +106,17 @@ export function steppedScaleDeps(cluster: SteppedCluster): ScaleActDeps {
       },
       async deleteGameServer(_namespace, name) {
         return move(name, gameServerName);
+      },
+      async patchGameServer(namespace, name, patch) {
+        const game = gameNamed(name);
+        if (!game) throw new Error(`GameServer ${namespace}/${name} not found`);
+        const labels = cluster.gameServerLabels(game);
+        const listed = {
+          metadata: { name, namespace, ...(labels ? { labels: { ...labels } } : {}) },
+        };
+        const patched = applyPatch(listed, patch);
+        cluster.setGameServerLabels(game, { ...patched.metadata?.labels });
+        return patched;
       },
     },
     pool: {

@@ -23,6 +23,10 @@
 import { parseConfig } from '../../shared/config/schema.js';
 import { scalePolicy } from '../../shared/scale/policy.js';
 import { TRIGGER_DEBOUNCE_MS } from '../../shared/scale/trigger.js';
+import {
+  AGONES_SESSION_READY_LABEL,
+  SESSION_LABEL_VALUES,
+} from '../../shared/vocabulary/labels.js';
 import type { Arrival } from '../../sim/arrivals.js';
 import {
   type CounterPolicy,
@@ -117,6 +121,13 @@ export class SessionsCluster extends SimCluster {
     );
   }
 
+  /** The Fleet's template opens every server's session label; a pass's patch may close it. */
+  override gameServerLabels(game: SimGame): Readonly<Record<string, string>> {
+    return (
+      super.gameServerLabels(game) ?? { [AGONES_SESSION_READY_LABEL]: SESSION_LABEL_VALUES.open }
+    );
+  }
+
   /** A server holds players while a match is on it. */
   override holdsPlayers(game: SimGame): boolean {
     return (this.#matchEnds.get(game)?.length ?? 0) > 0;
@@ -160,6 +171,10 @@ export class SessionsCluster extends SimCluster {
   /** The FleetAutoscaler, the GameServerSet, the scheduler, then the allocator. */
   override schedule(): void {
     const counter = (game: SimGame) => this.sessionsOf(game);
+    // The matchmaker's Allocated selector: the session label "true"; berth closes it on the
+    // servers of the nodes it cordons.
+    const open = (game: SimGame) =>
+      this.gameServerLabels(game)[AGONES_SESSION_READY_LABEL] === SESSION_LABEL_VALUES.open;
     this.fleet.autoscaleCounter(this.now, this.policy, this.nodes, this.queue.length, counter);
     applyReconciliation(
       this,
@@ -168,7 +183,7 @@ export class SessionsCluster extends SimCluster {
     );
     super.schedule();
     while (this.#matches.length > 0) {
-      const server = this.fleet.allocateSession(this.nodes, counter);
+      const server = this.fleet.allocateSession(this.nodes, counter, open);
       const match = this.#matches[0];
       if (!server || !match) return;
       this.#matches.shift();

@@ -117,6 +117,7 @@ function gameServerObject(
       namespace: 'games',
       uid: gameServerName(game),
       ownerReferences: [GAME_SERVER_SET],
+      ...(sessions === undefined ? {} : { labels: { ...cluster.gameServerLabels(game) } }),
       ...(allocatedAtMs === undefined
         ? {}
         : { annotations: { [AGONES_LAST_ALLOCATED]: formatRfc3339(allocatedAtMs) } }),

@@ -492,6 +492,17 @@ export class SimCluster {
    * Evicts a game server that holds no players (its fleet makes another, `holdsPlayers`); false,
    * and nothing done, for one that does.
    */
+  /** GameServer labels a pass patched (multi-session servers' session label), by server. */
+  readonly #gameServerLabels = new Map<SimGame, Readonly<Record<string, string>>>();
+
+  gameServerLabels(game: SimGame): Readonly<Record<string, string>> | undefined {
+    return this.#gameServerLabels.get(game);
+  }
+
+  setGameServerLabels(game: SimGame, labels: Readonly<Record<string, string>>): void {
+    this.#gameServerLabels.set(game, labels);
+  }
+
   evict(game: SimGame): boolean {
     const node = game.node;
     if (!node || this.holdsPlayers(game) || !node.games.delete(game)) return false;

@@ -103,6 +103,20 @@ const agonesCounterName = z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-
     'must name an Agones Counter or List as the Fleet template declares it, e.g. "sessions": 1-63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit',
 });
 
+/**
+ * A GameServer label key (`scale.gameState.sessionLabel`): an optional DNS-subdomain prefix and
+ * a name of 1-63 letters, digits, ".", "_" or "-" (Kubernetes' qualified names).
+ */
+const gameServerLabelKey = z
+  .string()
+  .regex(
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
+    {
+      message:
+        'must be a Kubernetes label key such as "agones.dev/sdk-gs-session-ready": an optional DNS prefix and "/", then 1-63 letters, digits, ".", "_" or "-"',
+    },
+  );
+
 const poolName = (what: string) =>
   z.string({ error: `required: ${what}` }).min(1, { message: `required: ${what}` });
 
@@ -267,9 +281,17 @@ const configSchema = z.strictObject({
       // Multi-session game servers (shared/scale/game-state.ts, docs/game-state.md): the Agones
       // Counter (or, with no Counter of that name, the List) a server counts its sessions in.
       // A count above zero holds players; the room below capacity counts toward the buffer.
+      // `sessionLabel`: the GameServer label the matchmaker's "Allocated with room" selector
+      // requires "true"; berth sets it "false" on the counted servers of nodes it cordons.
       gameState: z
         .strictObject({
           counter: agonesCounterName.optional(),
+          sessionLabel: gameServerLabelKey.optional(),
+        })
+        .refine((g) => g.sessionLabel === undefined || g.counter !== undefined, {
+          message:
+            'sessionLabel needs counter: name the Counter the multi-session servers count matches in, or remove sessionLabel',
+          path: ['sessionLabel'],
         })
         .prefault({}),
     })

@@ -33,8 +33,9 @@ export function berthClusterRole(): V1ClusterRole {
       // Event it made before (read, then patch), as client-go's recorder does.
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
       // Scale reads Agones game state and moves a ready Agones game server by deleting its
-      // GameServer (its fleet makes another; deleting the pod would fight Agones' controller).
-      { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
+      // GameServer (its fleet makes another; deleting the pod would fight Agones' controller),
+      // and sets multi-session servers' session label as it cordons and uncordons (patch).
+      { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'patch', 'delete'] },
       // With node pool karpenter, scale reads the NodePool's expireAfter (forced node lifetimes).
       { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get'] },
       // Start and repair read the cluster's Service ranges and its record of every cluster IP

@@ -87,6 +87,15 @@ export interface GameStateReading {
   readonly sessions?: SessionCount;
   /** Of `sessions`, the matches it can take now: `capacity - count` while it serves, else 0. */
   readonly room?: number;
+  /**
+   * With `sessions`: its GameServer, whose session label a cordon closes and an uncordon opens
+   * (`ScalePolicy.sessionLabel`); `labels` as listed, undefined when it has none.
+   */
+  readonly gameServer?: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly labels: Readonly<Record<string, string>> | undefined;
+  };
 }
 
 /** A multi-session server's sessions, from its Counter or List. */
@@ -193,6 +202,7 @@ export function gameStateOf(pod: V1Pod, agones: AgonesIndex, counter?: string): 
         ? {}
         : {
             sessions,
+            gameServer: { namespace, name: owner.name, labels: gs.metadata?.labels },
             room:
               SERVING_STATES.has(state ?? '') && !deleting && !gsDeleting
                 ? Math.max(0, sessions.capacity - sessions.count)

@@ -22,8 +22,12 @@ import type { Lease } from '../lease/lease.js';
 import { withLease } from '../lease/lease.js';
 import { autoModePoolProblem } from '../node-pool/auto-mode.js';
 import { deletesNodes, karpenterNodePoolOf, type NodePool } from '../node-pool/node-pool.js';
-import { CORDONED_AT, REMOVAL_STARTED_AT } from '../vocabulary/labels.js';
-import { annotationPath, type JsonPatchOperation } from '../vocabulary/patch.js';
+import { CORDONED_AT, REMOVAL_STARTED_AT, SESSION_LABEL_VALUES } from '../vocabulary/labels.js';
+import {
+  annotationPath,
+  type JsonPatchOperation,
+  setMetadataEntries,
+} from '../vocabulary/patch.js';
 import { nodePoolLifetimeMs } from './drain.js';
 import { planEvictions } from './eviction.js';
 import { agonesOwnerOf, indexAgones } from './game-state.js';
@@ -35,6 +39,7 @@ import {
   type ScaleAction,
   type ScaleNote,
   type ScalePlan,
+  type SessionServer,
   type SlotTally,
   toScaleAction,
 } from './plan.js';
@@ -365,6 +370,7 @@ export interface ScaleActDeps {
     | 'scaleDeployment'
     | 'evictPod'
     | 'deleteGameServer'
+    | 'patchGameServer'
   >;
   readonly pool: Pick<NodePool, 'type' | 'growTo' | 'releaseInstance'>;
   readonly now: () => number;
@@ -391,7 +397,7 @@ export async function actOnPlan(
     await renew();
     await forEachBounded(group, policy.concurrency, async (action) => {
       try {
-        const outcome = await perform(deps, action);
+        const outcome = await perform(deps, action, policy.sessionLabel);
         // A change the pool only reported (node pool none) says so first: its type stays the one
         // the CLI's JSON promises, and its reason never reads as a change made.
         const reason =
@@ -411,22 +417,59 @@ export async function actOnPlan(
 }
 
 /**
+ * Sets `label` to its `value` (`SESSION_LABEL_VALUES`) on each of `servers`, so the matchmaker's
+ * "Allocated with room" selector skips the servers of a node being drained and takes those of a
+ * node back in service. Each GameServer is patched on its own; a failure is reported in the
+ * action's reason, not thrown: the node is cordoned (or uncordoned) either way.
+ */
+async function setSessionLabels(
+  deps: ScaleActDeps,
+  servers: readonly SessionServer[] | undefined,
+  label: string | undefined,
+  value: keyof typeof SESSION_LABEL_VALUES,
+): Promise<string> {
+  if (label === undefined || servers === undefined || servers.length === 0) return '';
+  const wanted = SESSION_LABEL_VALUES[value];
+  const failed: string[] = [];
+  for (const gs of servers) {
+    if (gs.labels?.[label] === wanted) continue;
+    const patch = setMetadataEntries({ labels: gs.labels }, 'labels', { [label]: wanted });
+    try {
+      await deps.cluster.patchGameServer(gs.namespace, gs.name, patch);
+    } catch (error) {
+      failed.push(
+        `${gs.namespace}/${gs.name} (${error instanceof Error ? error.message : String(error)})`,
+      );
+    }
+  }
+  const set = `; ${label}="${wanted}" on its ${servers.length} multi-session GameServer(s)`;
+  return failed.length === 0 ? set : `${set}, not set on ${failed.join(', ')}`;
+}
+
+/**
  * What carrying out an action did: a suffix for its reason saying what the pool did, or, for a
  * change the pool only reports (node pool `none` grows and removes nothing), what it would have
  * done.
  */
 type Outcome = { readonly did: string } | { readonly wouldHave: string };
 
-/** Carries out one action. */
-async function perform(deps: ScaleActDeps, action: PlannedAction): Promise<Outcome> {
+/**
+ * Carries out one action; with `sessionLabel` (multi-session servers), a cordon closes and an
+ * uncordon opens the label on the node's counted GameServers once the node is patched.
+ */
+async function perform(
+  deps: ScaleActDeps,
+  action: PlannedAction,
+  sessionLabel: string | undefined,
+): Promise<Outcome> {
   const at = formatRfc3339(deps.now());
   switch (action.type) {
     case 'cordon':
       await deps.cluster.patchNode(action.target.name, cordonPatch(action.target, at));
-      return { did: '' };
+      return { did: await setSessionLabels(deps, action.sessionServers, sessionLabel, 'closed') };
     case 'uncordon':
       await deps.cluster.patchNode(action.target.name, uncordonPatch(action.target));
-      return { did: '' };
+      return { did: await setSessionLabels(deps, action.sessionServers, sessionLabel, 'open') };
     case 'grow': {
       const change = await deps.pool.growTo(action.to);
       return change.applied

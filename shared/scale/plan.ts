@@ -83,6 +83,11 @@ export type PlannedAction =
       /** `withdraw`: take back a removal mark, a game server having come to the node. */
       readonly type: 'cordon' | 'uncordon' | 'withdraw';
       readonly target: NodeView;
+      /**
+       * `cordon`, `uncordon`: the node's multi-session GameServers (those counting sessions),
+       * whose session label the act phase closes or opens with the node.
+       */
+      readonly sessionServers?: readonly SessionServer[];
     })
   | (ScaleAction & { readonly type: 'grow'; readonly from: number; readonly to: number })
   /** The buffer's placeholder pods (node pool `karpenter`): the Deployment's replicas. */
@@ -100,6 +105,9 @@ export type PlannedAction =
       readonly gameServer: string;
       readonly route: MoveRoute;
     });
+
+/** A multi-session GameServer on a node the plan cordons or uncordons. */
+export type SessionServer = NonNullable<GameServerView['gameServer']>;
 
 /** Something the plan left alone on purpose, with why (for logs; not an action). */
 export interface ScaleNote {
@@ -575,7 +583,24 @@ export function planScale(
     surplus,
     ...(counted === undefined ? {} : { matchesPerSlot: counted }),
   };
-  return { actions, notes, tally };
+  return { actions: withSessionServers(actions, snapshot.gameServers), notes, tally };
+}
+
+/** Each cordon and uncordon with the multi-session GameServers on its node (`sessionServers`). */
+function withSessionServers(
+  actions: readonly PlannedAction[],
+  gameServers: readonly GameServerView[],
+): PlannedAction[] {
+  const byNode = new Map<string, SessionServer[]>();
+  for (const gs of gameServers) {
+    if (gs.gameServer === undefined) continue;
+    byNode.set(gs.node, [...(byNode.get(gs.node) ?? []), gs.gameServer]);
+  }
+  return actions.map((a) => {
+    if (a.type !== 'cordon' && a.type !== 'uncordon') return a;
+    const servers = byNode.get(a.node ?? '');
+    return servers === undefined ? a : { ...a, sessionServers: servers };
+  });
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { ScaleConfig } from '../config/schema.js';
 import { karpenterNodePoolOf } from '../node-pool/node-pool.js';
+import { AGONES_SESSION_READY_LABEL } from '../vocabulary/labels.js';
 import { type DrainPolicy, drainPolicy } from './drain.js';
 
 /** Thresholds and grace periods of one scale pass. */
@@ -12,6 +13,12 @@ export interface ScalePolicy {
   readonly slotMillis: number;
   /** Free slots to keep (after pending game servers are placed). */
   readonly bufferSlots: number;
+  /**
+   * Multi-session servers (`scale.gameState.counter` set): the GameServer label their
+   * matchmaker takes an Allocated server with room on only while `"true"`; set `"false"` on the
+   * counted servers of a node as it is cordoned, `"true"` as it is uncordoned.
+   */
+  readonly sessionLabel?: string;
   readonly minNodes: number;
   readonly maxNodes: number;
   /** A berth cordon this old, on a node without game servers, lets the node be removed. */
@@ -124,6 +131,9 @@ export function scalePolicy(
     reactionMs: passIntervalMs,
     placeholders: karpenterNodePoolOf(config.nodePool) !== undefined,
     drain: drainPolicy(config),
+    ...(config.gameState.counter === undefined
+      ? {}
+      : { sessionLabel: config.gameState.sessionLabel ?? AGONES_SESSION_READY_LABEL }),
     ...SCALE_POLICY_DEFAULTS,
     ...overrides,
   };

@@ -100,6 +100,17 @@ export const NODE_CLASS_LABEL = 'eks.amazonaws.com/nodeclass';
  */
 export const AGONES_LAST_ALLOCATED = 'agones.dev/last-allocated';
 /**
+ * The GameServer label a multi-session server's matchmaker selects "Allocated with room" on
+ * (`scale.gameState.sessionLabel` by default): `"true"` takes more matches, `"false"` none.
+ * berth sets it `"false"` on the nodes it cordons and `"true"` on those it uncordons. The key of
+ * Agones' "GameServer Label Locking" example, which a game server also sets with
+ * `SDK.SetLabel("gs-session-ready", ...)` (googleforgames/agones v1.56.0 `site/content/en/docs/
+ * Integration Patterns/high-density-gameservers.md`).
+ */
+export const AGONES_SESSION_READY_LABEL = 'agones.dev/sdk-gs-session-ready';
+/** `AGONES_SESSION_READY_LABEL`'s values: takes more matches, or none. */
+export const SESSION_LABEL_VALUES = { open: 'true', closed: 'false' } as const;
+/**
  * The fleet of an Agones GameServer, set by Agones on every GameServer of a Fleet and copied onto
  * its pod with the GameServer's other labels (agones.dev docs, "Allocation from a Fleet";
  * googleforgames/agones `pkg/apis/agones/v1/gameserver.go`, `podObjectMeta`).

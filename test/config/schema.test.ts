@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../shared/config/errors.js';
 import { parseConfig } from '../../shared/config/schema.js';
+import { scalePolicy } from '../../shared/scale/policy.js';
 
 function problemsOf(document: unknown): readonly string[] {
   try {
@@ -194,6 +195,24 @@ describe('parseConfig', () => {
     expect(parseConfig({ scale: { gameState: { counter: 'rooms.v2' } } }).scale.gameState).toEqual({
       counter: 'rooms.v2',
     });
+  });
+
+  it("takes a session label key only beside a counter, the policy defaulting it to Agones' key", () => {
+    const counted = parseConfig({ scale: { gameState: { counter: 'sessions' } } }).scale;
+    expect(scalePolicy(counted).sessionLabel).toBe('agones.dev/sdk-gs-session-ready');
+    expect(scalePolicy(parseConfig({}).scale).sessionLabel).toBeUndefined();
+    const named = parseConfig({
+      scale: { gameState: { counter: 'sessions', sessionLabel: 'agones.dev/sdk-open' } },
+    }).scale;
+    expect(scalePolicy(named).sessionLabel).toBe('agones.dev/sdk-open');
+    expect(problemsOf({ scale: { gameState: { sessionLabel: 'agones.dev/sdk-open' } } })).toEqual([
+      'scale.gameState.sessionLabel: sessionLabel needs counter: name the Counter the multi-session servers count matches in, or remove sessionLabel',
+    ]);
+    expect(
+      problemsOf({ scale: { gameState: { counter: 'sessions', sessionLabel: 'Bad Key/x' } } }),
+    ).toEqual([
+      'scale.gameState.sessionLabel: must be a Kubernetes label key such as "agones.dev/sdk-gs-session-ready": an optional DNS prefix and "/", then 1-63 letters, digits, ".", "_" or "-"',
+    ]);
   });
 
   it('rejects a counter name Agones would not match, an empty one, and unknown keys, at once', () => {

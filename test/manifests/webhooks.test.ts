@@ -283,7 +283,7 @@ describe('berth RBAC', () => {
       { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'patch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'get', 'patch'] },
-      { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'delete'] },
+      { apiGroups: ['agones.dev'], resources: ['gameservers'], verbs: ['list', 'patch', 'delete'] },
       { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['get'] },
       {
         apiGroups: ['networking.k8s.io'],

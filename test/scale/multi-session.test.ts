@@ -2,7 +2,7 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { gameStateOf, indexAgones, sessionCountOf } from '../../shared/scale/game-state.js';
-import { runScalePass } from '../../shared/scale/pass.js';
+import { actOnPlan, runScalePass } from '../../shared/scale/pass.js';
 import { matchesPerSlot, planScale } from '../../shared/scale/plan.js';
 import { scalePolicy } from '../../shared/scale/policy.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
@@ -210,5 +210,105 @@ describe('the scale pass with multi-session servers', () => {
       'games/gs-1',
       'games/gs-2',
     ]);
+  });
+});
+
+describe('the session label on multi-session servers (scale.gameState.sessionLabel)', () => {
+  const LABEL = 'agones.dev/sdk-gs-session-ready';
+  const labelled = (server: ReturnType<typeof counted>, value: string) => ({
+    pod: server.pod,
+    gameServer: {
+      ...server.gameServer,
+      metadata: { ...server.gameServer.metadata, labels: { [LABEL]: value } },
+    },
+  });
+
+  function setup(nodes: V1Node[], servers: ReturnType<typeof counted>[]) {
+    const cluster = new FakeClusterApi()
+      .withNodes(...nodes)
+      .withPods(...servers.map((s) => s.pod))
+      .withGameServers(...servers.map((s) => s.gameServer));
+    const deps = {
+      cluster,
+      pool: new FakeNodePool(nodes.length),
+      lease: new FakeLease(() => T0),
+      now: () => T0,
+      holder: 'pass-1',
+      memory: new InProcessScaleMemory(),
+    };
+    return { cluster, deps };
+  }
+  const labelOf = (cluster: FakeClusterApi, name: string) =>
+    cluster.gameServers.get(`games/${name}`)?.metadata?.labels?.[LABEL];
+
+  it('opens the label on the counted servers of a node it uncordons, and on no other', async () => {
+    const plain = agonesServer('gs-3', 'b', 'Allocated');
+    const { cluster, deps } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [
+        labelled(counted('gs-1', 'b', 'Allocated', 2), 'false'),
+        counted('gs-2', 'b', 'Ready', 0),
+        plain,
+      ],
+    );
+    const config = passConfig({ minNodes: 2, gameState: { counter: 'sessions' } });
+    const report = await runScalePass(deps, config, { dryRun: false });
+    expect(report.actions.map((a) => `${a.type} ${a.node}`)).toContain('uncordon b');
+    expect(labelOf(cluster, 'gs-1')).toBe('true');
+    expect(labelOf(cluster, 'gs-2')).toBe('true');
+    const patched = cluster.calls
+      .filter((c) => c.method === 'patchGameServer')
+      .map((c) => c.args[1]);
+    expect(patched).toEqual(['gs-1', 'gs-2']);
+  });
+
+  it('patches no GameServer when no counter is named', async () => {
+    const { cluster, deps } = setup(
+      [node('a'), berthCordoned('b', T0 - 10 * MINUTE)],
+      [labelled(counted('gs-1', 'b', 'Allocated', 2), 'false')],
+    );
+    await runScalePass(deps, passConfig({ minNodes: 2 }), { dryRun: false });
+    expect(cluster.calls.some((c) => c.method === 'patchGameServer')).toBe(false);
+    expect(labelOf(cluster, 'gs-1')).toBe('false');
+  });
+
+  it('closes the configured label on the counted servers of a node it cordons', async () => {
+    const servers = [
+      labelled(counted('gs-1', 'a', 'Allocated', 1), 'true'),
+      counted('gs-2', 'a', 'Ready', 0),
+    ];
+    const { cluster, deps } = setup([node('a'), node('b')], servers);
+    const config = passConfig({
+      gameState: { counter: 'sessions', sessionLabel: 'example.com/open' },
+    });
+    const policy = scalePolicy(config);
+    const snapshot = buildSnapshot(
+      [node('a'), node('b')],
+      servers.map((s) => s.pod),
+      {},
+      indexAgones(servers.map((s) => s.gameServer)),
+      'sessions',
+    );
+    const target = snapshot.nodes.find((n) => n.name === 'a');
+    if (!target) throw new Error('no node a');
+    const sessionServers = snapshot.gameServers.flatMap((gs) =>
+      gs.gameServer ? [gs.gameServer] : [],
+    );
+    const report = await actOnPlan({ cluster, pool: deps.pool, now: () => T0 }, policy, {
+      actions: [{ type: 'cordon', node: 'a', target, reason: 'test', sessionServers }],
+      notes: [],
+      tally: planScale(snapshot, policy, T0).tally,
+    });
+    expect(report.failures).toEqual([]);
+    expect(cluster.gameServers.get('games/gs-1')?.metadata?.labels).toEqual({
+      [LABEL]: 'true',
+      'example.com/open': 'false',
+    });
+    expect(cluster.gameServers.get('games/gs-2')?.metadata?.labels?.['example.com/open']).toBe(
+      'false',
+    );
+    expect(report.actions[0]?.reason).toContain(
+      'example.com/open="false" on its 2 multi-session GameServer(s)',
+    );
   });
 });

@@ -59,6 +59,16 @@ describe('FleetController: Counter-based allocation (Packed, priority Ascending)
     expect(controller().allocateSession(nodes, counter)?.name).toBe('b-1');
   });
 
+  it('takes no Allocated server whose session label is closed, falling back to a Ready one', () => {
+    const nodes = [
+      fleetNode('a', server('a-1', false, 0)),
+      fleetNode('b', server('b-1', true, 1), server('b-2', true, 3)),
+    ];
+    const open = (s: Server) => s.name !== 'b-2';
+    expect(controller().allocateSession(nodes, counter, open)?.name).toBe('b-1');
+    expect(controller().allocateSession(nodes, counter, () => false)?.name).toBe('a-1');
+  });
+
   it('falls back to a Ready server when no Allocated one has room, and to none when all are full', () => {
     const full = fleetNode('b', server('b-1', true, 4));
     expect(
