@@ -40,6 +40,11 @@ export interface PoolRecord {
    * written by the pass; absent or 0 before anything was learned.
    */
   readonly floor?: number;
+  /**
+   * How far the pool's first growth goes (at most `floor`): what its node group needed in the
+   * current UTC hour of the day (`group-use.ts`), written by the pass; absent or 0: to the floor.
+   */
+  readonly opening?: number;
   readonly version: number;
 }
 
@@ -223,6 +228,11 @@ export interface DayPeak {
   /** Days since the epoch (UTC). */
   readonly day: number;
   readonly inUse: number;
+  /**
+   * The most in use on one node of the type in each UTC hour of that day (index = hour; an hour
+   * the pass never saw is 0). Absent on peaks recorded before the hours were kept.
+   */
+  readonly byHour?: readonly number[];
 }
 
 /** A cluster's learned use, per instance type. */

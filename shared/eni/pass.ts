@@ -21,7 +21,7 @@ import { isAutoModeNode } from '../node-pool/auto-mode.js';
 import { instanceIdOf } from '../node-pool/provider-id.js';
 import { isLiveVpcCniPod } from '../node-pool/vpc-cni.js';
 import { type EniDeps, leaseHolder } from './deps.js';
-import { floorFor, groupPeak, withUse } from './group-use.js';
+import { floorFor, groupPeak, hourPeak, openingFor, withUse } from './group-use.js';
 import { gateRelease } from './handout/handshake.js';
 import { markWanted } from './handout/node-api.js';
 import { poolInStep } from './in-step.js';
@@ -172,6 +172,8 @@ export async function runEniPass(
   const groups = (await attempt(actions, 'GroupUse', () => deps.store.groupUse())) ?? NO_GROUP_USE;
   const floorOf = (pool: PoolRecord) =>
     floorFor(groupPeak(groups, pool.instanceType, started), deps.policy.minIdle);
+  const openingOf = (pool: PoolRecord) =>
+    openingFor(hourPeak(groups, pool.instanceType, started), floorOf(pool), deps.policy.minIdle);
   /** The most addresses in use on one node of each type, as this pass saw them. */
   const inUse = new Map<string, number>();
   // Actual state first.
@@ -274,6 +276,7 @@ export async function runEniPass(
         interfaces: interfaces ? (byInstance.get(pool.instanceId) ?? []) : undefined,
         livePods: livePods.get(pool.node) ?? new Set(),
         floor: floorOf(pool),
+        opening: openingOf(pool),
         seen: (assigned) =>
           inUse.set(pool.instanceType, Math.max(assigned, inUse.get(pool.instanceType) ?? 0)),
         actions,
@@ -326,6 +329,8 @@ interface PoolContext {
   readonly livePods: ReadonlySet<string>;
   /** The pool's floor from its node group's use. */
   readonly floor: number;
+  /** How far its first growth goes: its node group's use in this hour. */
+  readonly opening: number;
   /** Hears how many addresses the pool's pods hold. */
   readonly seen: (assigned: number) => void;
   readonly actions: ActionTally;
@@ -352,8 +357,17 @@ async function passPool(deps: EniDeps, found: PoolRecord, ctx: PoolContext): Pro
   }
   let pool = found;
   const floor = ctx.inCluster ? ctx.floor : 0;
-  if (pool.draining === ctx.inCluster || (pool.floor ?? 0) !== floor) {
-    const next = { ...pool, draining: !ctx.inCluster, floor, version: pool.version + 1 };
+  // The opening counts only until the pool's first growth: the pass writes it while the pool
+  // is new (the hour's value at its first plan), so the hours do not rewrite every pool.
+  const opening = ctx.inCluster && pool.opening === undefined ? ctx.opening : pool.opening;
+  if (pool.draining === ctx.inCluster || (pool.floor ?? 0) !== floor || pool.opening !== opening) {
+    const next = {
+      ...pool,
+      draining: !ctx.inCluster,
+      floor,
+      ...(opening === undefined ? {} : { opening }),
+      version: pool.version + 1,
+    };
     await deps.store.putPool(next, pool.version);
     pool = next;
   }

@@ -20,7 +20,10 @@
  *   and only what of them lies beyond maxIdle (+ surge), so a node's normal swing costs no call;
  * - a pool whose node group has a learned floor (its peak on one node over the last week plus
  *   minIdle, `group-use.ts`: the VPC CNI's MINIMUM_IP_TARGET, learned) grows to it in the call
- *   that first falls due, is never trimmed below it, and at it grows only when nothing is ready;
+ *   that falls due once it holds anything, is never trimmed below it, and at it grows only when
+ *   nothing is ready; an empty pool's first growth goes only to its opening (what the group
+ *   needed in this UTC hour, plus minIdle), so a node that joins in its group's quiet hours
+ *   holds the day's peak only once its own pods come near the opening;
  * - growth goes to the primary ENI first, then to the ENIs berth attached; a new ENI only when
  *   every attached one is full, as the VPC CNI's ipamd does (aws/amazon-vpc-cni-k8s
  *   docs/prefix-and-ip-target.md at v1.23.0: "New ENI will only be allocated after we exhaust
@@ -353,6 +356,11 @@ export interface PlanInput {
    * at least this far in one call, and a trim never goes below it.
    */
   readonly floor?: number;
+  /**
+   * How far an empty pool's first growth goes, at most the floor (`PoolRecord.opening`); absent
+   * or 0: to the floor.
+   */
+  readonly opening?: number;
 }
 
 /** What one slot-filling request asks for: single addresses, or /28 prefixes. */
@@ -408,13 +416,17 @@ export function planPool(input: PlanInput): PoolPlan {
   // A pool at its floor holds its group's peak with minIdle on top: it grows past it only for a
   // pod that would find nothing ready, so that margin is not bought a second time at every
   // swing of the group's usual day. Below the floor, the growth that falls due goes to the
-  // floor in the same call.
+  // floor in the same call; an empty pool's, only to its opening (the group's hour), so the
+  // day's peak is bought by the call a node's own rise makes due.
   const atFloor = floor > 0 && stats.total + pendingIps >= floor;
+  const empty = stats.total + pendingIps === 0;
+  const opening = input.opening ? Math.min(input.opening, floor) : floor;
+  const target = empty ? opening : floor;
   const due = input.mayGrow && !input.draining && coming < (atFloor ? 1 : minIdle);
   // One batch up to maxIdle ready (and up to the floor), within capacity.
   const batch = due ? Math.min(maxIdle - coming, room) : 0;
   const wanted = due
-    ? Math.min(Math.max(maxIdle - coming, floor - stats.total - pendingIps), room)
+    ? Math.min(Math.max(maxIdle - coming, target - stats.total - pendingIps), room)
     : 0;
   const growth = planGrowth(input, byEni, wanted, input.growByPrefix ? 'prefix' : 'ip');
   // Should the subnet turn out to have no free /28, the batch without the floor in single

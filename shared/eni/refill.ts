@@ -109,6 +109,7 @@ export async function planStoredPool(
     growByPrefix: prefixesShortUntil !== undefined && prefixesShortUntil <= now,
     waiting: waiting + surgeOf(ips, now),
     floor: heldFloor(pool.floor, Math.max(exhaustedUntil, prefixesShortUntil ?? 0), now),
+    ...(pool.opening ? { opening: pool.opening } : {}),
   });
 }
 

@@ -479,6 +479,7 @@ function decodePool(item: Record<string, AttributeValue>): PoolRecord {
     ...(f.handout === 'node' ? { handout: 'node' as const } : {}),
     ...(nodeUseOf(f.nodeUse) ?? {}),
     ...(typeof f.floor === 'number' ? { floor: f.floor } : {}),
+    ...(typeof f.opening === 'number' ? { opening: f.opening } : {}),
     version: Number(f.version ?? 0),
   };
 }

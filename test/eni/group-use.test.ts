@@ -6,6 +6,9 @@ import {
   GROUP_MEMORY_DAYS,
   groupPeak,
   heldFloor,
+  hourOf,
+  hourPeak,
+  openingFor,
   SHORTAGE_MEMORY_MS,
   withUse,
 } from '../../shared/eni/group-use.js';
@@ -22,10 +25,36 @@ const MONDAY = Date.parse('2026-03-02T12:00:00Z');
 describe('what a node group needed', () => {
   it("raises today's peak, and changes nothing when the pass saw no more", () => {
     const first = withUse(NO_GROUP_USE, new Map([['c5.large', 9]]), MONDAY);
-    expect(first.byType).toEqual({ 'c5.large': [{ day: dayOf(MONDAY), inUse: 9 }] });
-    expect(withUse(first, new Map([['c5.large', 7]]), MONDAY + 3_600_000)).toBe(first);
+    expect(first.byType['c5.large']?.map(({ day, inUse }) => ({ day, inUse }))).toEqual([
+      { day: dayOf(MONDAY), inUse: 9 },
+    ]);
+    expect(withUse(first, new Map([['c5.large', 7]]), MONDAY + 60_000)).toBe(first);
     const higher = withUse(first, new Map([['c5.large', 12]]), MONDAY + 3_600_000);
-    expect(higher.byType['c5.large']).toEqual([{ day: dayOf(MONDAY), inUse: 12 }]);
+    expect(higher.byType['c5.large']?.map((p) => p.inUse)).toEqual([12]);
+  });
+
+  it('keeps the most of each UTC hour beside the day peak', () => {
+    const HOUR = 3_600_000;
+    const night = MONDAY - 10 * HOUR; // 02:00
+    let use = withUse(NO_GROUP_USE, new Map([['c5.4xlarge', 30]]), night);
+    use = withUse(use, new Map([['c5.4xlarge', 64]]), MONDAY);
+    // A quieter hour later in the day is a change too: its own hour's most rose.
+    const quiet = withUse(use, new Map([['c5.4xlarge', 20]]), MONDAY + 6 * HOUR);
+    expect(quiet).not.toBe(use);
+    const [peak] = quiet.byType['c5.4xlarge'] ?? [];
+    expect(peak?.inUse).toBe(64);
+    expect(peak?.byHour?.[hourOf(night)]).toBe(30);
+    expect(peak?.byHour?.[hourOf(MONDAY)]).toBe(64);
+    expect(peak?.byHour?.[hourOf(MONDAY + 6 * HOUR)]).toBe(20);
+    // From the next day on: the hour's most, and the day's at every other time.
+    expect(hourPeak(quiet, 'c5.4xlarge', night + DAY)).toBe(30);
+    expect(hourPeak(quiet, 'c5.4xlarge', MONDAY + DAY)).toBe(64);
+    expect(hourPeak(quiet, 'c5.4xlarge', night)).toBe(0);
+  });
+
+  it('counts a day recorded without its hours as its peak in every hour', () => {
+    const use = { byType: { 'm5.xlarge': [{ day: dayOf(MONDAY), inUse: 16 }] }, version: 3 };
+    expect(hourPeak(use, 'm5.xlarge', MONDAY + DAY)).toBe(16);
   });
 
   it('counts a peak from the next day, for a week', () => {
@@ -50,7 +79,9 @@ describe('what a node group needed', () => {
     expect(groupPeak(use, 'c5.4xlarge', MONDAY + 3 * DAY)).toBe(50);
     // A week after the 50, only the 20 is left.
     const later = withUse(use, new Map(), MONDAY + (GROUP_MEMORY_DAYS + 1) * DAY);
-    expect(later.byType['c5.4xlarge']).toEqual([{ day: dayOf(MONDAY) + 2, inUse: 20 }]);
+    expect(later.byType['c5.4xlarge']?.map(({ day, inUse }) => ({ day, inUse }))).toEqual([
+      { day: dayOf(MONDAY) + 2, inUse: 20 },
+    ]);
     expect(groupPeak(later, 'c5.4xlarge', MONDAY + (GROUP_MEMORY_DAYS + 1) * DAY)).toBe(20);
   });
 
@@ -58,6 +89,15 @@ describe('what a node group needed', () => {
     expect(heldFloor(48, MONDAY - SHORTAGE_MEMORY_MS, MONDAY)).toBe(48);
     expect(heldFloor(48, MONDAY - SHORTAGE_MEMORY_MS + 1, MONDAY)).toBe(0);
     expect(heldFloor(undefined, 0, MONDAY)).toBe(0);
+  });
+
+  it("opens a pool at its hour's most plus minIdle, at most the floor", () => {
+    expect(openingFor(40, 66, 2)).toBe(42);
+    expect(openingFor(64, 66, 2)).toBe(66);
+    expect(openingFor(70, 66, 2)).toBe(66);
+    // An hour nothing was learned of opens at the floor; no floor, no opening.
+    expect(openingFor(0, 66, 2)).toBe(66);
+    expect(openingFor(40, 0, 2)).toBe(0);
   });
 
   it('puts minIdle on top of a peak, and no floor without one', () => {
@@ -85,7 +125,7 @@ const prefixOf = (k: number, busy: number, releasedAt = 0): IpRecord[] =>
     version: 1,
   }));
 
-const plan = (ips: IpRecord[], floor: number, growByPrefix = true) =>
+const plan = (ips: IpRecord[], floor: number, growByPrefix = true, opening?: number) =>
   planPool({
     limits: c54xl,
     enis: [primary],
@@ -96,6 +136,7 @@ const plan = (ips: IpRecord[], floor: number, growByPrefix = true) =>
     mayGrow: true,
     growByPrefix,
     floor,
+    ...(opening === undefined ? {} : { opening }),
   });
 
 describe('a pool with a floor', () => {
@@ -106,6 +147,20 @@ describe('a pool with a floor', () => {
     expect(grown.fallback?.assign).toEqual([{ eniId: 'eni-0', unit: 'ip', count: policy.maxIdle }]);
     // Without the floor, one /28 for the batch.
     expect(plan([], 0).assign).toEqual([{ eniId: 'eni-0', unit: 'prefix', count: 1 }]);
+  });
+
+  it('opens at its opening, and its next growth that falls due goes to the floor', () => {
+    expect(plan([], 66, true, 42).assign).toEqual([{ eniId: 'eni-0', unit: 'prefix', count: 3 }]);
+    // An opening above the floor opens at the floor.
+    expect(plan([], 66, true, 90).assign).toEqual([{ eniId: 'eni-0', unit: 'prefix', count: 5 }]);
+    // 48 held, 47 in use: due, and to the floor in one call whatever the opening.
+    const opened = [...prefixOf(0, 16), ...prefixOf(1, 16), ...prefixOf(2, 15)];
+    expect(plan(opened, 66, true, 42).assign).toEqual([
+      { eniId: 'eni-0', unit: 'prefix', count: 2 },
+    ]);
+    // 48 held, 30 in use: nothing due yet.
+    const quiet = [...prefixOf(0, 16), ...prefixOf(1, 14), ...prefixOf(2, 0)];
+    expect(plan(quiet, 66, true, 42).assign).toEqual([]);
   });
 
   it('keeps no floor while the pool grows by single addresses', () => {
@@ -162,6 +217,37 @@ describe('the pass', () => {
     expect(assigns).toHaveLength(1);
     const state = await world.store.loadNode('node-b');
     expect(state.ips.length).toBe(48);
+  });
+
+  it("opens the next day's new node at its group's hour, then grows it to the floor", async () => {
+    const world = eniWorld({ eni: { mode: 'prefix' } });
+    world.addNode('node-a', 'c5.4xlarge');
+    const assign = async (node: string, from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        world.cluster.withPods(boundPod('g', `${node}-${i}`, node));
+        await assignIp(world.deps, node, { namespace: 'g', pod: `${node}-${i}` });
+      }
+    };
+    await runEniPass(world.deps);
+    // A quiet hour of 10 pods, then a busy one of 40 two hours later.
+    await assign('node-a', 0, 10);
+    await runEniPass(world.deps);
+    world.clock.now += 2 * 3_600_000;
+    await assign('node-a', 10, 40);
+    await runEniPass(world.deps);
+
+    // The next day, in the quiet hour: one /28 (10 + minIdle), the floor kept for later.
+    world.clock.now += DAY - 2 * 3_600_000;
+    world.addNode('node-b', 'c5.4xlarge');
+    await runEniPass(world.deps);
+    const pool = await world.store.getPool('node-b');
+    expect(pool?.floor).toBe(40 + policy.minIdle);
+    expect(pool?.opening).toBe(10 + policy.minIdle);
+    expect((await world.store.loadNode('node-b')).ips.length).toBe(16);
+    // Its own pods come near the opening: the growth that falls due goes to the floor.
+    await assign('node-b', 0, 15);
+    await runEniPass(world.deps);
+    expect((await world.store.loadNode('node-b')).ips.length).toBe(48);
   });
 
   it('holds no floor on a subnet found short within the hour', async () => {
