@@ -1,11 +1,11 @@
 /** The repair pass, wired once per process, and the repair function's body. */
 import type { Context } from 'aws-lambda';
-import { hostPortRangesOf } from '../admission/pods.js';
 import { exclusiveRangeUsage, type RangeUsage } from '../allocation/usage.js';
 import { hostPortFigures } from '../capacity/figures.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { hostPortRangeUsage } from '../hostports/allocator.js';
 import { clusterIpRange, hostPortRange, nodePortRange } from '../net/value-range.js';
+import { toHostPortRange } from '../repair/host-port-diff.js';
 import { type RepairSummary, runRepairPass } from '../repair/pass.js';
 import { ServiceCidrGate } from '../services/cidr-gate.js';
 import { DynamoAllocationStore } from '../store/dynamo-allocation-store.js';
@@ -60,7 +60,7 @@ export function repairRunner(context: PassContext): RepairRunner {
   /** The host port ranges' use as the table holds it after the pass, for the capacity view. */
   const recordHostPorts = async () => {
     const usage = await Promise.all(
-      hostPortRangesOf(config).map(async (range) => {
+      ranges.hostPorts.map(toHostPortRange).map(async (range) => {
         const { counts, foreign } = await deps.hostPorts.readCounts(range, 'eventual');
         return hostPortRangeUsage(range, counts, foreign);
       }),
