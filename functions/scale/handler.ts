@@ -5,16 +5,17 @@
  * a triggered pass from acting at once.
  */
 import { parser } from '@aws-lambda-powertools/parser/middleware';
+import { clusterCapacityReader } from '../../shared/app/capacity.js';
 import { lambdaPassContexts } from '../../shared/app/lambda.js';
-import { lambdaCapacityReader } from '../../shared/app/lambda-capacity.js';
 import { observability, observedHandler } from '../../shared/app/observability.js';
 import { scaleInput, scaleInvocation, scaleRunner } from '../../shared/app/scale-pass.js';
 
 const observe = observability('scale');
+const contexts = lambdaPassContexts();
 const run = scaleInvocation(
-  lambdaPassContexts().map((context) => scaleRunner(context)),
+  contexts.map((context) => scaleRunner(context)),
   observe,
-  lambdaCapacityReader(),
+  contexts.map(clusterCapacityReader),
 );
 
 export const handler = (await observedHandler('scale', observe, run)).use(

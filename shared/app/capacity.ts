@@ -4,10 +4,17 @@
  */
 import type { CapacitySource } from '../capacity/figures.js';
 import type { CapacityLedger } from '../capacity/store.js';
-import { type CapacityView, capacityView, type RecordingIntervals } from '../capacity/view.js';
+import {
+  type CapacityView,
+  type ClusterCapacity,
+  capacityView,
+  type RecordingIntervals,
+} from '../capacity/view.js';
 import { UnknownClusterError } from '../clusters/cluster-set.js';
 import type { BerthConfig } from '../config/schema.js';
+import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { FRONTS_PASS_SECONDS, plannedPasses } from './local-passes.js';
+import type { PassContext } from './pass-context.js';
 
 /**
  * How often each pass of `config` records its figures: the repair pass records the host port
@@ -53,4 +60,20 @@ export function capacityReader(
       now(),
     );
   };
+}
+
+/**
+ * One cluster's view over the table of its pass context: what the scale function publishes after
+ * each pass and a `/metrics` scrape answers, read with the clients the host already holds.
+ */
+export function clusterCapacityReader(
+  context: Pick<PassContext, 'config' | 'dynamo' | 'tableName' | 'meter' | 'now'>,
+): () => Promise<ClusterCapacity> {
+  const ledger = new DynamoCapacityLedger({
+    client: context.dynamo,
+    tableName: context.tableName,
+    ...(context.meter ? { meter: context.meter } : {}),
+  });
+  const read = capacityReader([context.config], ledger, context.now);
+  return async () => (await read()).clusters[0] as ClusterCapacity;
 }

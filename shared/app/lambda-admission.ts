@@ -27,9 +27,8 @@ import type { GateLog } from '../services/cidr-gate.js';
 import { QueueSettler, taggedWithCluster } from '../settle/settler.js';
 import type { SettleQueue, SettleTask } from '../settle/task.js';
 import { dynamoClient } from '../store/client.js';
-import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { ownValueOf } from '../vocabulary/opaque.js';
-import { capacityReader } from './capacity.js';
+import { clusterCapacityReader } from './capacity.js';
 import { type FrontsAccount, frontsWiring, lambdaFrontQueue, sdkFrontsAccount } from './fronts.js';
 import { lambdaSettleQueue } from './lambda-settle.js';
 import { type BerthRuntime, createRuntime, type RuntimeDeps } from './runtime.js';
@@ -82,13 +81,13 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
 } {
   const { config, observers } = deps;
   const now = deps.now ?? Date.now;
-  const ledger = new DynamoCapacityLedger({
-    client: deps.dynamo,
+  const capacity = clusterCapacityReader({
+    config,
+    dynamo: deps.dynamo,
     tableName: deps.tableName,
+    now,
     ...(deps.meter ? { meter: deps.meter } : {}),
   });
-  const read = capacityReader([config], ledger, now);
-  const capacity = () => read(config.cluster);
   const runtime = createRuntime({
     config,
     dynamo: deps.dynamo,
@@ -114,15 +113,7 @@ export function clusterAdmission(deps: ClusterAdmissionDeps): {
         // Behind the same secret path as the webhook: `/metrics/<secret>`, with the cluster's
         // capacity view (one more item read a scrape).
         metrics: async (format) =>
-          metricsText(
-            format,
-            [
-              await metricsReading(runtime, {
-                capacity: async () => (await capacity()).clusters[0],
-              }),
-            ],
-            now(),
-          ),
+          metricsText(format, [await metricsReading(runtime, { capacity })], now()),
         pathSecret,
         onDecision: observers.onDecision,
         storeName: `DynamoDB table ${deps.tableName}`,

@@ -18,15 +18,6 @@ const NOT_FOUND = {
   body: JSON.stringify({ error: 'the capacity API answers GET /v1/capacity only' }),
 };
 
-/** The capacity view of the Lambda environment's clusters. */
-export function lambdaCapacityReader(settings: LambdaSettings = lambdaSettings()) {
-  const ledger = new DynamoCapacityLedger({
-    client: dynamoClient({ region: settings.region }),
-    tableName: settings.tableName,
-  });
-  return capacityReader(settings.configs, ledger);
-}
-
 /**
  * The capacity API: 403 for a signed caller whose role the stack did not grant (IAM has already
  * refused every unsigned one), else the view.
@@ -53,5 +44,9 @@ export function capacityApi(
 
 /** The capacity API of the Lambda environment. */
 export function lambdaCapacityApi(settings: LambdaSettings = lambdaSettings()): HttpHandler {
-  return capacityApi(lambdaCapacityReader(settings), settings.capacityCallers);
+  const ledger = new DynamoCapacityLedger({
+    client: dynamoClient({ region: settings.region }),
+    tableName: settings.tableName,
+  });
+  return capacityApi(capacityReader(settings.configs, ledger), settings.capacityCallers);
 }

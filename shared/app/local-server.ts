@@ -33,7 +33,7 @@ import type { StatusReport } from '../status/report.js';
 import { DynamoCapacityLedger } from '../store/dynamo-capacity-ledger.js';
 import { clusterViewReader } from '../ui/cluster-view.js';
 import { WEB_VIEW_PAGE } from '../ui/page.js';
-import { capacityReader } from './capacity.js';
+import { capacityReader, clusterCapacityReader } from './capacity.js';
 import { clusterContexts } from './cluster-contexts.js';
 import { type Ec2Account, nodeIpFault, sdkEc2Account } from './eni-pass.js';
 import { type FrontsWiring, frontsWiring, sdkFrontsAccount } from './fronts.js';
@@ -224,7 +224,11 @@ function serveCluster(
           [
             await metricsReading(runtime, {
               passes: () => passRecords.records(),
-              capacity: async () => (await capacity(config.cluster)).clusters[0],
+              capacity: clusterCapacityReader({
+                config,
+                dynamo: store.client,
+                tableName: store.tableName,
+              }),
             }),
           ],
           Date.now(),

@@ -2,7 +2,7 @@
 import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import { scaleFigures } from '../capacity/figures.js';
-import type { CapacityView } from '../capacity/view.js';
+import type { ClusterCapacity } from '../capacity/view.js';
 import type { ClusterSet } from '../clusters/cluster-set.js';
 import { servingSeatsByNode } from '../fronts/slots/store.js';
 import { createNodePool } from '../node-pool/create.js';
@@ -130,7 +130,7 @@ export interface ScaleInvocationResult {
 export function scaleInvocation(
   passes: ClusterSet<ScaleRunner>,
   observe: Observability,
-  capacity?: (cluster: string) => Promise<CapacityView>,
+  capacity?: ClusterSet<() => Promise<ClusterCapacity>>,
 ): (input: ScaleInput, context: Pick<Context, 'awsRequestId'>) => Promise<ScaleInvocationResult> {
   return async (input, context) => {
     const { config, value: scale } = passes.get(input.cluster);
@@ -141,8 +141,10 @@ export function scaleInvocation(
     });
     recordScalePass(observe, report);
     // Once a minute per cluster: the whole capacity view, every pass's figures, to CloudWatch.
-    const view = capacity && !report.dryRun && (await capacity(config.cluster)).clusters[0];
-    if (view) recordCapacity(observe, view, config.capacity.cloudWatchMetrics);
+    if (capacity && !report.dryRun) {
+      const view = await capacity.get(config.cluster).value();
+      recordCapacity(observe, view, config.capacity.cloudWatchMetrics);
+    }
     failWhenNothingWorked('scale', report.actions.length, report.failures);
     return {
       cluster: config.cluster,

@@ -2,12 +2,11 @@
  * Scale and repair pass metering: each pass at the world's size through its function's body
  * (`scaleInvocation`, `repairInvocation`), over the reference cluster's wiring.
  */
-import { capacityReader } from '../../../shared/app/capacity.js';
+import { clusterCapacityReader } from '../../../shared/app/capacity.js';
 import { observability } from '../../../shared/app/observability.js';
 import { repairInvocation, repairPasses } from '../../../shared/app/repair-pass.js';
 import { scaleInvocation, scaleRunner } from '../../../shared/app/scale-pass.js';
 import { ClusterSet } from '../../../shared/clusters/cluster-set.js';
-import { DynamoCapacityLedger } from '../../../shared/store/dynamo-capacity-ledger.js';
 import { FakeNodePool } from '../../../sim/fakes/node-pool.js';
 import { passFunction } from './lambda.js';
 import type { Session } from './session.js';
@@ -38,10 +37,7 @@ export async function meterPasses(session: Session): Promise<{ readonly scaleAct
       new ClusterSet([config], () => scaleRunner(context, { nodePool: pool })),
       scaleObs,
       // As the scale function does: the cluster's capacity view after each pass.
-      capacityReader(
-        [config],
-        new DynamoCapacityLedger({ client: context.dynamo, tableName: context.tableName }),
-      ),
+      new ClusterSet([config], () => clusterCapacityReader(context)),
     ),
   );
   let scaleActions = 0;
