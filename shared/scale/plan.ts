@@ -458,18 +458,15 @@ export function planScale(
     const nodes =
       slotsPerNewNode === undefined ? 1 : Math.ceil(missing / (slotsPerNewNode * perSlot));
     target += nodes;
+    const unit = counted === undefined ? 'slot(s)' : 'match slot(s)';
+    const perNewNode =
+      slotsPerNewNode === undefined
+        ? 'node size unknown, one node at a time'
+        : `${slotsPerNewNode * perSlot} ${unit} per new node`;
     reasons.push(
       counted === undefined
-        ? `free ${free}${ready ? ` + ready game servers ${ready}` : ''} + coming ${coming} - pending ${pending} = ${available} slot(s), ${missing} short of the buffer of ${bufferSlots}; ${
-            slotsPerNewNode === undefined
-              ? 'node size unknown, one node at a time'
-              : `${slotsPerNewNode} slot(s) per new node`
-          }`
-        : `in match slots (${counted} per game-server slot): free ${free} + room on game servers ${ready} + coming ${coming} - pending ${pending} = ${available}, ${missing} short of the buffer of ${bufferSlots} (${buffer.slots} game servers' worth); ${
-            slotsPerNewNode === undefined
-              ? 'node size unknown, one node at a time'
-              : `${slotsPerNewNode * counted} match slot(s) per new node`
-          }`,
+        ? `free ${free}${ready ? ` + ready game servers ${ready}` : ''} + coming ${coming} - pending ${pending} = ${available} slot(s), ${missing} short of the buffer of ${bufferSlots}; ${perNewNode}`
+        : `in match slots (${counted} per game-server slot): free ${free} + room on game servers ${ready} + coming ${coming} - pending ${pending} = ${available}, ${missing} short of the buffer of ${bufferSlots} (${buffer.slots} game servers' worth); ${perNewNode}`,
     );
   }
   if (poolSize < minNodes && target < minNodes) {
