@@ -414,15 +414,16 @@ export function planPool(input: PlanInput): PoolPlan {
   const floor =
     input.draining || !input.growByPrefix ? 0 : Math.min(input.floor ?? 0, stats.capacity);
   // A pool at its floor holds its group's peak with minIdle on top: it grows past it only for a
-  // pod that would find nothing ready, so that margin is not bought a second time at every
-  // swing of the group's usual day. Below the floor, the growth that falls due goes to the
+  // pod that would find nothing ready (and never where minIdle 0 asks for no growth ahead of
+  // pods), so that margin is not bought a second time at every swing of the group's usual day. Below the floor, the growth that falls due goes to the
   // floor in the same call; an empty pool's, only to its opening (the group's hour), so the
   // day's peak is bought by the call a node's own rise makes due.
   const atFloor = floor > 0 && stats.total + pendingIps >= floor;
   const empty = stats.total + pendingIps === 0;
   const opening = input.opening ? Math.min(input.opening, floor) : floor;
   const target = empty ? opening : floor;
-  const due = input.mayGrow && !input.draining && coming < (atFloor ? 1 : minIdle);
+  const due =
+    input.mayGrow && !input.draining && coming < (atFloor ? Math.min(1, minIdle) : minIdle);
   // One batch up to maxIdle ready (and up to the floor), within capacity.
   const batch = due ? Math.min(maxIdle - coming, room) : 0;
   const wanted = due

@@ -575,6 +575,39 @@ describe('planPool in prefix mode', () => {
     );
   });
 
+  it('at its floor with minIdle 0, grows nothing ahead of pods even when every address cools', () => {
+    // One /28, every address released this instant (cooling): nothing is ready.
+    const ips: IpRecord[] = Array.from({ length: 16 }, (_, i) => ({
+      kind: 'ip',
+      ip: `10.0.0.${i}`,
+      eniId: 'eni-0',
+      prefix: '10.0.0.0/28',
+      state: 'free',
+      sticky: false,
+      releasedAt: NOW,
+      createdAt: NOW - 3_600_000,
+      version: 1,
+    }));
+    const base = {
+      limits: { maxInterfaces: 3, ipv4PerInterface: 10, prefixDelegation: true },
+      enis: [{ eniId: 'eni-0', createdAt: NOW - 3_600_000 }],
+      ips,
+      now: NOW,
+      draining: false,
+      mayGrow: true,
+      growByPrefix: true,
+      floor: 1,
+    };
+    const grown = (policy: PoolPolicy) => {
+      const plan = planPool({ ...base, policy });
+      return [...plan.assign, ...plan.create, ...(plan.fallback?.assign ?? [])].length;
+    };
+    const policy = { ...poolPolicy(parseConfig({}).eni), cooldownMs: 1, maxIdle: 1 };
+    expect(grown({ ...policy, minIdle: 0 })).toBe(0);
+    // With minIdle 1 the pool at its floor still buys the one address a pod would miss.
+    expect(grown({ ...policy, minIdle: 1 })).toBeGreaterThan(0);
+  });
+
   it('gives a prefix back only whole, and only when every address of it has rested', () => {
     fc.assert(
       fc.property(prefixPoolArb, fc.boolean(), (pool, draining) => {
