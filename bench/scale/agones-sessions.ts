@@ -11,8 +11,10 @@
  * 0 shuts down, as the single-session day's servers do after their match (Agones never moves it
  * back to Ready itself), and the GameServerSet makes another.
  *
- * A server hosting `capacity` matches requests `capacity` single-session servers' CPU, so a node
- * holds as many matches either way, and berth's slot is one such server
+ * A server hosting `capacity` matches requests `capacity` single-session servers' CPU, so a match
+ * costs the same CPU either way (a node holds whole servers only: where its room for game servers
+ * is not a multiple of a server's request, the larger servers leave more of it unused), and
+ * berth's slot is one such server
  * (`gameServerCpuMillis`), its buffer the single-session day's in match slots (rounded up to
  * whole servers), with `scale.gameState.counter` naming the Counter.
  *

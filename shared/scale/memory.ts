@@ -38,13 +38,16 @@ export interface ArrivalWindows {
  * window's busiest pass kept. The first pass has no earlier one to count from: it sees a level,
  * not arrivals. The level (every game server listed) is sampled too, and its rise within the
  * horizon filed in the week's profile; what of it the profile did not forecast is kept in the
- * burst window's largest rises (rise.ts), the reserve.
+ * burst window's largest rises (rise.ts), the reserve. `level` replaces the count of game servers
+ * where the plan reads demand elsewhere: a multi-session fleet's matches (plan.ts,
+ * `demandLevel`).
  */
 export function withArrivals(
   memory: ScaleMemory,
   gameServerCreatedAtMs: readonly number[],
   nowMs: number,
   windows: ArrivalWindows,
+  level: number = gameServerCreatedAtMs.length,
 ): ScaleMemory {
   const since = memory.lastPassAtMs;
   const arrived =
@@ -54,7 +57,6 @@ export function withArrivals(
   const priorPeak =
     memory.burstPeaks.find((entry) => entry.atMs > nowMs - windows.burstWindowMs)?.count ?? 0;
   const peaks = withPeak(memory.burstPeaks, arrived, nowMs, windows.burstWindowMs);
-  const level = gameServerCreatedAtMs.length;
   const levels = memory.levels ?? [];
   const rise = riseWithin(levels, level, nowMs, riseHorizonMs(memory, windows));
   // Only what the week's profile did not forecast stands in the reserve (profile.ts).

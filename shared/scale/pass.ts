@@ -34,6 +34,7 @@ import { agonesOwnerOf, indexAgones } from './game-state.js';
 import { passOutcome, rememberPass, withArrivals } from './memory.js';
 import { PLACEHOLDER_DEPLOYMENT, PLACEHOLDER_NAMESPACE } from './placeholders.js';
 import {
+  demandLevel,
   type PlannedAction,
   planScale,
   type ScaleAction,
@@ -257,8 +258,10 @@ export function planOnSnapshot(
       protection: [],
     };
   }
+  const level =
+    demandLevel(snapshot.gameServers, policy.slotMillis) ?? snapshot.gameServerCreatedAtMs.length;
   const memory = withSessionsSeen(
-    withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy),
+    withArrivals(remembered, snapshot.gameServerCreatedAtMs, now, policy, level),
     snapshot,
     now,
   );

@@ -23,7 +23,8 @@
  * quantity in game-server slots (free, coming, pending, the buffer, a new node) is multiplied by
  * the match slots one game-server slot holds (`matchesPerSlot`: the smallest capacity among the
  * counted servers, over the slots each requests, at least 1). So `bufferGameServers` keeps its
- * meaning, game servers' worth of room, and a server half full counts half a server's room.
+ * meaning, game servers' worth of room, and a server half full counts half a server's room. The
+ * demand the buffer follows is read from the matches hosted (`demandLevel`), not the servers.
  * With no counter named, or none counted, that factor is 1 and every count is as above.
  *
  * The buffer is `bufferGameServers`, or more when demand asks (demand.ts). Shrinking is damped by
@@ -217,6 +218,28 @@ export function matchesPerSlot(
   return fewest;
 }
 
+/**
+ * The level demand is read from (memory.ts, rise.ts): undefined while no game server counts
+ * sessions, so the count of game servers listed stands; once some do, the matches they host in
+ * game-server slots (each count over `matchesPerSlot`; a server that counts none is one). A
+ * counted fleet's autoscaler turns matches into servers in its own quanta and churns them:
+ * Agones' Counter policy deletes Ready servers below its buffer and makes them again at the next
+ * sync (sim/fleet-controller.ts, after googleforgames/agones v1.56.0
+ * `pkg/fleetautoscalers/fleetautoscalers.go`, `scaleDown`). Server creations overstate the
+ * rise there; the matches are the demand. Rounded to thousandths, so a sum of fractions does
+ * not carry float noise into the buffer.
+ */
+export function demandLevel(
+  gameServers: readonly GameServerView[],
+  slotMillis: number,
+): number | undefined {
+  const per = matchesPerSlot(gameServers, slotMillis);
+  if (per === undefined) return undefined;
+  let level = 0;
+  for (const gs of gameServers) level += gs.sessions === undefined ? 1 : gs.sessions.count / per;
+  return Math.round(level * 1000) / 1000;
+}
+
 /** Fullest first: most game servers, then most requested CPU, then name (stable). */
 function fullestFirst(a: NodeView, b: NodeView): number {
   return (
@@ -339,7 +362,8 @@ export function planScale(
   // Multi-session: everything in match slots (the header); 1 keeps game-server slots.
   const counted = matchesPerSlot(snapshot.gameServers, slotMillis);
   const perSlot = counted ?? 1;
-  const bufferSlots = buffer.slots * perSlot;
+  // A counted fleet's buffer may be fractional (its level is, demandLevel): whole match slots.
+  const bufferSlots = Math.ceil(Math.round(buffer.slots * perSlot * 1000) / 1000);
   const actions: PlannedAction[] = [];
   const notes: ScaleNote[] = [];
   const slots = (n: NodeView): number => slotsOf(n, slotMillis) * perSlot;

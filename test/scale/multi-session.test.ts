@@ -2,10 +2,11 @@ import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { AgonesGameServer } from '../../shared/k8s/cluster-api.js';
 import { gameStateOf, indexAgones, sessionCountOf } from '../../shared/scale/game-state.js';
-import { actOnPlan, runScalePass } from '../../shared/scale/pass.js';
-import { matchesPerSlot, planScale } from '../../shared/scale/plan.js';
+import { actOnPlan, planOnSnapshot, runScalePass } from '../../shared/scale/pass.js';
+import { demandLevel, matchesPerSlot, planScale } from '../../shared/scale/plan.js';
 import { scalePolicy } from '../../shared/scale/policy.js';
 import { buildSnapshot } from '../../shared/scale/snapshot.js';
+import { EMPTY_SCALE_MEMORY, type ScaleMemory } from '../../shared/scale/store.js';
 import { slackOf } from '../../shared/scale/trigger.js';
 import { FakeClusterApi } from '../../sim/fakes/cluster-api.js';
 import { FakeLease } from '../../sim/fakes/lease.js';
@@ -161,6 +162,55 @@ describe('planScale with multi-session servers', () => {
     // 48 match slots short, 40 per new node (10 slots x 4): two nodes.
     expect(grow).toMatchObject({ from: 1, to: 3 });
     expect(grow?.reason).toContain('48 short of the buffer of 48 (12 game servers');
+  });
+});
+
+describe('demand of multi-session servers', () => {
+  /** `ready` empty Ready servers and three hosting 1, 3 and 4 matches, each made at T0. */
+  const fleet = (ready: number) =>
+    [
+      ...Array.from({ length: ready }, (_, i) => counted(`ready-${i}`, 'a', 'Ready', 0)),
+      counted('one', 'a', 'Allocated', 1),
+      counted('three', 'a', 'Allocated', 3),
+      counted('full', 'a', 'Allocated', 4),
+    ].map((s) => ({
+      ...s,
+      pod: { ...s.pod, metadata: { ...s.pod.metadata, creationTimestamp: new Date(T0 - MINUTE) } },
+    }));
+
+  it('reads the level as the matches hosted, in game-server slots, and nothing without a counter', () => {
+    // 8 matches, 4 to a 400m slot; the Ready servers host none.
+    expect(demandLevel(snapshotOf([node('a')], fleet(3), 'sessions').gameServers, 400)).toBe(2);
+    expect(demandLevel(snapshotOf([node('a')], fleet(3)).gameServers, 400)).toBeUndefined();
+    // 8 matches at 3 to a slot: 2.667, in thousandths.
+    const threes = fleet(0).map((s) => ({
+      ...s,
+      gameServer: {
+        ...s.gameServer,
+        status: {
+          ...s.gameServer.status,
+          counters: {
+            sessions: { count: s.gameServer.status?.counters?.sessions?.count ?? 0, capacity: 3 },
+          },
+        },
+      },
+    }));
+    expect(demandLevel(snapshotOf([node('a')], threes, 'sessions').gameServers, 400)).toBe(2.667);
+  });
+
+  it("takes no rise from a Counter policy's churn of Ready servers, where counting servers would", () => {
+    // Agones' Counter policy deletes three Ready servers below its buffer and makes them again
+    // at the next sync (sim/fleet-controller.ts): the servers dip and rise by 3, the matches stay.
+    const passes = (counter: string | undefined) => {
+      let memory: ScaleMemory = EMPTY_SCALE_MEMORY;
+      [5, 2, 5].forEach((ready, i) => {
+        const snapshot = snapshotOf([node('a'), node('b')], fleet(ready), counter);
+        memory = planOnSnapshot(snapshot, memory, policy(), T0 + i * MINUTE).memory;
+      });
+      return memory.risePeaks?.[0]?.count ?? 0;
+    };
+    expect(passes('sessions')).toBe(0);
+    expect(passes(undefined)).toBe(3);
   });
 });
 
